@@ -1,0 +1,87 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// call is one command's run: its settings, its fence and the header of its
+// result.
+type call struct {
+	app      *App
+	settings *config.Settings
+	fence    *sandbox.Fence
+}
+
+// begin starts the call of op on path: it loads the settings from the
+// command's flags, the environment and the config file, and builds the
+// fence, with the escalation asked for by --escalate.
+func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
+	a.started = true
+	a.current = header{Op: op, Path: path}
+	s, err := config.Load(config.Source{Flags: c.Flags()})
+	if err != nil {
+		var de *sandbox.DeniedError
+		if errors.As(err, &de) {
+			de.Op, de.Path = op, path
+		}
+		return nil, err
+	}
+	a.pretty = a.StdoutTTY && s.Output == "json"
+	a.current.Mode = string(s.Policy.Mode)
+	fence := sandbox.NewFence(s.Policy)
+	if to, _ := c.Flags().GetString(config.FlagEscalate); to != "" {
+		mode, err := sandbox.ParseMode(to)
+		if err != nil {
+			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
+		}
+		fence.SetEscalation(mode, nil)
+	}
+	if s.Output == "text" {
+		return nil, fserr.New(fserr.InvalidArgument, "--output text is not available yet")
+	}
+	return &call{app: a, settings: s, fence: fence}, nil
+}
+
+// resolve canonicalizes path and records it in the result's header.
+func (c *call) resolve(path string) (sandbox.Target, error) {
+	t, err := c.fence.Resolve(path)
+	c.app.current.Resolved = t.Path
+	return t, err
+}
+
+// print writes the success result: the header followed by result's own
+// fields, one JSON object with keys in a fixed order.
+func (c *call) print(result any) error {
+	h := c.app.current
+	h.OK = true
+	h.Mode = string(c.fence.Mode())
+	h.Escalated = c.fence.Escalated()
+	var head, body bytes.Buffer
+	if err := encodeJSON(&head, h, false); err != nil {
+		return err
+	}
+	if err := encodeJSON(&body, result, false); err != nil {
+		return err
+	}
+	out := bytes.TrimSpace(head.Bytes())
+	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
+		out = append(append(out[:len(out)-1], ','), obj[1:]...)
+	}
+	return encodeJSON(c.app.Stdout, json.RawMessage(out), c.app.pretty)
+}
+
+// failWith records the effective mode (which an escalation may have
+// changed) before err travels up to Main.
+func (c *call) failWith(err error) error {
+	c.app.current.Mode = string(c.fence.Mode())
+	c.app.current.Escalated = c.fence.Escalated()
+	return err
+}

@@ -1,0 +1,61 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+)
+
+// LsOptions are the inputs of ls.
+type LsOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path string
+	fsops.ListOptions
+}
+
+// NewCmdLs returns the ls command; runF replaces lsRun in tests.
+func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
+	opts := &LsOptions{App: app}
+	c := &cobra.Command{
+		Use:   "ls [PATH]",
+		Short: "List a folder",
+		Example: `  dsh-fs ls
+  dsh-fs ls src --recursive --depth 2
+  dsh-fs ls . --all --limit 50`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command = c
+			opts.Path = "."
+			if len(args) == 1 {
+				opts.Path = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return lsRun(opts)
+		},
+	}
+	c.Flags().BoolVar(&opts.All, "all", false, "include names that start with a dot")
+	c.Flags().BoolVar(&opts.Recursive, "recursive", false, "descend into folders (never through symlinks)")
+	c.Flags().IntVar(&opts.Depth, "depth", 0, "how many levels to list (1 = the folder's own entries; 0 = no bound); implies --recursive above 1")
+	c.Flags().IntVar(&opts.Limit, "limit", fsops.DefaultListLimit, "most entries to return; total still counts all")
+	return c
+}
+
+func lsRun(opts *LsOptions) error {
+	call, err := opts.App.begin(opts.Command, "ls", opts.Path)
+	if err != nil {
+		return err
+	}
+	t, err := call.resolve(opts.Path)
+	if err != nil {
+		return err
+	}
+	res, err := fsops.List(call.fence, t, opts.ListOptions)
+	if err != nil {
+		return call.failWith(err)
+	}
+	return call.print(res)
+}

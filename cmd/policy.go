@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// PolicyOptions are the inputs of policy.
+type PolicyOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	// Context prints the sandbox:policy block for a model's context
+	// instead of the JSON result.
+	Context bool
+}
+
+// NewCmdPolicy returns the policy command; runF replaces policyRun in tests.
+func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
+	opts := &PolicyOptions{App: app}
+	c := &cobra.Command{
+		Use:   "policy",
+		Short: "Print the effective policy, where each setting came from, and the writable roots",
+		Example: `  dsh-fs policy
+  dsh-fs policy --context   # the sandbox:policy block for a model's context`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command = c
+			if runF != nil {
+				return runF(opts)
+			}
+			return policyRun(opts)
+		},
+	}
+	c.Flags().BoolVar(&opts.Context, "context", false, "print the sandbox:policy block a harness adds to the model's context")
+	return c
+}
+
+type policyResult struct {
+	ConfigFile    string         `json:"config_file"`
+	Settings      []config.Value `json:"settings"`
+	WritableRoots []sandbox.Root `json:"writable_roots"`
+	Protected     []string       `json:"protected"`
+	DenyRead      []string       `json:"deny_read"`
+	Enforcement   sandbox.Layers `json:"enforcement"`
+}
+
+func policyRun(opts *PolicyOptions) error {
+	call, err := opts.App.begin(opts.Command, "policy", "")
+	if err != nil {
+		return err
+	}
+	p := call.settings.Policy
+	roots, err := call.fence.Roots()
+	if err != nil {
+		return call.failWith(err)
+	}
+	if opts.Context {
+		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
+		return err
+	}
+	return call.print(policyResult{
+		ConfigFile:    p.ConfigFile,
+		Settings:      call.settings.Values,
+		WritableRoots: roots,
+		Protected:     nonNil(p.Protected),
+		DenyRead:      nonNil(p.DenyRead),
+		Enforcement:   sandbox.ActiveLayers(p),
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// contextBlock is the short sandbox:policy text a harness puts in the
+// model's context. It depends on the policy alone, never on time or
+// process, so an identical policy gives identical bytes and a prompt cache
+// stays warm.
+func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
+	var b strings.Builder
+	b.WriteString("<sandbox:policy>\n")
+	fmt.Fprintf(&b, "mode: %s\n", p.Mode)
+	switch p.Mode {
+	case sandbox.ReadOnly:
+		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
+	case sandbox.WorkspaceWrite:
+		fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		fmt.Fprintf(&b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
+	case sandbox.DangerFullAccess:
+		b.WriteString("writes: anywhere the operating system allows\n")
+	}
+	if len(p.DenyRead) > 0 {
+		fmt.Fprintf(&b, "reads: everywhere except %s\n", strings.Join(p.DenyRead, ", "))
+	} else {
+		b.WriteString("reads: everywhere\n")
+	}
+	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
+	switch p.Approval {
+	case sandbox.ApprovalNever:
+		b.WriteString("escalation: disabled; ask the user to change the policy\n")
+	default:
+		fmt.Fprintf(&b, "escalation: retry one denied call with --escalate <mode> (up to %s) only when the user agrees\n", p.MaxMode)
+	}
+	b.WriteString("</sandbox:policy>\n")
+	return b.String()
+}

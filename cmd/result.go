@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// header opens every result: ok, op, path (as given), resolved (canonical)
+// and the effective mode, in this order.
+type header struct {
+	OK        bool   `json:"ok"`
+	Op        string `json:"op"`
+	Path      string `json:"path"`
+	Resolved  string `json:"resolved"`
+	Mode      string `json:"mode"`
+	Escalated bool   `json:"escalated,omitempty"`
+}
+
+// failure is the result of a failed call.
+type failure struct {
+	header
+	Error      errorBody       `json:"error"`
+	Marker     string          `json:"marker,omitempty"`
+	Escalation *escalationBody `json:"escalation,omitempty"`
+}
+
+type errorBody struct {
+	Code          fserr.Code `json:"code"`
+	Message       string     `json:"message"`
+	Mode          string     `json:"mode,omitempty"`
+	Reason        string     `json:"reason,omitempty"`
+	Matched       string     `json:"matched,omitempty"`
+	WritableRoots []string   `json:"writable_roots,omitempty"`
+	Detail        any        `json:"detail,omitempty"`
+	Hint          string     `json:"hint,omitempty"`
+}
+
+type escalationBody struct {
+	Mode string `json:"mode"`
+	Hint string `json:"hint"`
+}
+
+// newFailure renders err for the call described by h.
+func newFailure(h header, err error) failure {
+	h.OK = false
+	f := failure{header: h, Error: errorBody{Code: fserr.CodeOf(err), Message: err.Error()}}
+	var fe *fserr.Error
+	if errors.As(err, &fe) {
+		f.Error.Detail, f.Error.Hint = fe.Detail, fe.Hint
+	}
+	var de *sandbox.DeniedError
+	if errors.As(err, &de) {
+		f.Mode = string(de.Mode)
+		f.Error.Mode = string(de.Mode)
+		f.Error.Reason = de.Reason
+		f.Error.Matched = de.Matched
+		f.Error.WritableRoots = de.WritableRoots
+		f.Marker = de.Marker()
+		if hint := de.Hint(); hint != "" {
+			f.Escalation = &escalationBody{Mode: string(de.Needed), Hint: hint}
+		}
+	}
+	return f
+}
+
+// encodeJSON writes v as one line, or indented for a person at a terminal.
+// HTML escaping is off: agents read "<" and "&" in code as they are.
+func encodeJSON(w io.Writer, v any, pretty bool) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if pretty {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

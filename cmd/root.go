@@ -1,0 +1,60 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// NewCmdRoot returns the dsh-fs command tree bound to app.
+func NewCmdRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dsh-fs",
+		Short: "Sandboxed file reads, writes and edits for coding agents",
+		Long: `dsh-fs reads, writes, edits and lists files under a sandbox policy and
+prints one JSON result per call: the data, a bounded diff of what changed, or
+a structured denial with the marker models recognise.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return fserr.New(fserr.InvalidArgument, "missing command")
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
+	})
+	addPolicyFlags(root.PersistentFlags())
+	root.AddCommand(
+		NewCmdRead(app, nil),
+		NewCmdWrite(app, nil),
+		NewCmdEdit(app, nil),
+		NewCmdLs(app, nil),
+		NewCmdStat(app, nil),
+		NewCmdPolicy(app, nil),
+	)
+	return root
+}
+
+// addPolicyFlags adds the flags every command shares: the policy sources
+// and the per-call escalation.
+func addPolicyFlags(fs *pflag.FlagSet) {
+	fs.String(config.FlagMode, "", "sandbox mode: read-only, workspace-write or danger-full-access")
+	fs.String(config.FlagCwd, "", "session cwd: the workspace root and base of relative paths")
+	fs.StringArray(config.FlagWritableRoot, nil, "an extra writable root (repeatable)")
+	fs.Bool(config.FlagTmp, true, "include /tmp and the OS temp folder among the writable roots")
+	fs.String(config.FlagConfig, "", "config file (default $XDG_CONFIG_HOME/dsh-fs/config.yaml, then /etc/dsh-fs/config.yaml)")
+	fs.String(config.FlagOutput, "", "output format: json or text")
+	fs.String(config.FlagEnforce, "", "kernel enforcement: auto, landlock or off")
+	fs.String(config.FlagEscalate, "", "ask for this mode for this one call, with approval")
+}
+
+// addDiffFlags adds the flags that bound a write's or an edit's diff.
+func addDiffFlags(fs *pflag.FlagSet) {
+	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
+	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
+	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")
+}

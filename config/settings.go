@@ -1,0 +1,99 @@
+// Package config turns flags, DSH_FS_* environment variables and the config
+// file into the effective settings of one call, and remembers where each
+// setting came from for `dsh-fs policy`. It is the only importer of viper.
+package config
+
+// Key is a config file key; the same setting has one name everywhere:
+// key diff_basis_max_bytes, env DSH_FS_DIFF_BASIS_MAX_BYTES, flag
+// --diff-basis-max-bytes.
+type Key string
+
+// The settings of DESIGN.md §2.
+const (
+	KeyMode              Key = "mode"
+	KeyCwd               Key = "cwd"
+	KeyWritableRoots     Key = "writable_roots"
+	KeyTmp               Key = "tmp"
+	KeyProtected         Key = "protected"
+	KeyProtectedExtra    Key = "protected_extra"
+	KeyDenyRead          Key = "deny_read"
+	KeyMaxMode           Key = "max_mode"
+	KeyApproval          Key = "approval"
+	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
+	KeyDiffMaxBytes      Key = "diff_max_bytes"
+	KeyDiffContext       Key = "diff_context"
+	KeyReadMaxLines      Key = "read_max_lines"
+	KeyReadMaxBytes      Key = "read_max_bytes"
+	KeyOutput            Key = "output"
+	KeyEnforce           Key = "enforce"
+)
+
+// Flag names. A setting without a flag has none here; the read window's
+// flag (--limit) belongs to the read command alone.
+const (
+	FlagMode              = "mode"
+	FlagCwd               = "cwd"
+	FlagWritableRoot      = "writable-root"
+	FlagTmp               = "tmp"
+	FlagDiffBasisMaxBytes = "diff-basis-max-bytes"
+	FlagDiffMaxBytes      = "diff-max-bytes"
+	FlagDiffContext       = "context"
+	FlagOutput            = "output"
+	FlagEnforce           = "enforce"
+	FlagConfig            = "config"
+	FlagEscalate          = "escalate"
+)
+
+// EnvConfig names the config file, below --config.
+const EnvConfig = "DSH_FS_CONFIG"
+
+type kind int
+
+const (
+	kindString kind = iota
+	kindBool
+	kindInt
+	kindList
+)
+
+// setting describes one setting: its key, flag, environment variable, type
+// and default.
+type setting struct {
+	key  Key
+	flag string // "" when there is none
+	env  string // "" when there is none
+	kind kind
+	def  any
+}
+
+// Defaults of DESIGN.md §2.
+const (
+	DefaultDiffBasisMaxBytes = 1 << 20
+	DefaultDiffMaxBytes      = 64 << 10
+	DefaultDiffContext       = 3
+	DefaultReadMaxLines      = 2000
+	DefaultReadMaxBytes      = 256 << 10
+)
+
+// settings is the table of every setting, in the order `dsh-fs policy`
+// prints them. The policy-shaping settings a model could use to widen its
+// own fence (protected, deny_read, max_mode, approval) have no flag and no
+// environment variable: only the deployment's config file sets them.
+var settings = []setting{
+	{KeyMode, FlagMode, "DSH_FS_MODE", kindString, "workspace-write"},
+	{KeyCwd, FlagCwd, "DSH_FS_CWD", kindString, ""},
+	{KeyWritableRoots, FlagWritableRoot, "DSH_FS_WRITABLE_ROOTS", kindList, []string{}},
+	{KeyTmp, FlagTmp, "DSH_FS_TMP", kindBool, true},
+	{KeyProtected, "", "", kindList, nil},
+	{KeyProtectedExtra, "", "", kindList, []string{}},
+	{KeyDenyRead, "", "", kindList, []string{}},
+	{KeyMaxMode, "", "", kindString, "danger-full-access"},
+	{KeyApproval, "", "", kindString, "tty"},
+	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes},
+	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes},
+	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext},
+	{KeyReadMaxLines, "", "DSH_FS_READ_MAX_LINES", kindInt, DefaultReadMaxLines},
+	{KeyReadMaxBytes, "", "DSH_FS_READ_MAX_BYTES", kindInt, DefaultReadMaxBytes},
+	{KeyOutput, FlagOutput, "DSH_FS_OUTPUT", kindString, "json"},
+	{KeyEnforce, FlagEnforce, "DSH_FS_ENFORCE", kindString, "auto"},
+}

@@ -1,0 +1,63 @@
+package fsops
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// StatResult describes a path. A path that does not exist is a result with
+// Exists false, not an error, so a caller can ask before it writes.
+type StatResult struct {
+	Exists bool   `json:"exists"`
+	Type   string `json:"type,omitempty"`
+	Size   int64  `json:"size"`
+	Perm   string `json:"perm,omitempty"`
+	Mtime  string `json:"mtime,omitempty"`
+	// Target is what a symlink points to, as stored in the link.
+	Target string `json:"target,omitempty"`
+	// Writable says whether a mutation of the path would pass the current
+	// policy; WritableReason says why not.
+	Writable       bool   `json:"writable"`
+	WritableReason string `json:"writable_reason,omitempty"`
+}
+
+// Stat describes t without following a final symlink, and judges whether a
+// mutation of it would pass the fence. A path under deny_read is denied.
+func Stat(f *sandbox.Fence, t sandbox.Target) (*StatResult, error) {
+	if err := f.CheckRead("stat", t); err != nil {
+		return nil, err
+	}
+	res := &StatResult{}
+	res.Writable, res.WritableReason = f.Writable(t)
+	fi, err := os.Lstat(asWritten(f, t.Given))
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, fserr.FromOS("stat", t.Given, err)
+	}
+	res.Exists = true
+	res.Type = typeOf(fi.Mode())
+	res.Size = fi.Size()
+	res.Perm = permString(fi.Mode())
+	res.Mtime = mtimeString(fi.ModTime())
+	if res.Type == TypeSymlink {
+		res.Target, _ = os.Readlink(asWritten(f, t.Given))
+	}
+	return res, nil
+}
+
+// asWritten returns the path as the caller wrote it, made absolute against
+// the session cwd without cleaning, so the kernel resolves "link/.." the
+// way it always does.
+func asWritten(f *sandbox.Fence, given string) string {
+	if filepath.IsAbs(given) {
+		return given
+	}
+	return f.Policy().Cwd + string(filepath.Separator) + given
+}

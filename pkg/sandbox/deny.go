@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"fmt"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// The reasons of a denial. They are API: scripts match on them.
+const (
+	ReasonReadOnly      = "read-only mode"
+	ReasonOutsideRoots  = "outside writable roots"
+	ReasonProtected     = "protected path"
+	ReasonBareRepo      = "would complete a bare repository"
+	ReasonDenyRead      = "deny_read"
+	ReasonEscaped       = "resolution escaped the root"
+	ReasonLandlock      = "refused by landlock"
+	ReasonAboveMaxMode  = "above max_mode"
+	ReasonNotApproved   = "escalation not approved"
+	reasonMarkerPattern = "[sandbox: file access denied under %s mode]"
+)
+
+// DeniedError is a sandbox denial: FS_SANDBOX_DENIED, exit status 3.
+type DeniedError struct {
+	// Op is the operation that was denied ("write", "read", …).
+	Op string
+	// Path is the path as given.
+	Path string
+	// Mode is the effective mode under which the call was denied.
+	Mode Mode
+	// Reason is one of the Reason constants.
+	Reason string
+	// Matched is what the path matched, when that helps: the protected or
+	// deny_read glob, or the protected path.
+	Matched string
+	// WritableRoots are the canonical writable roots, so a model can
+	// recover without guessing.
+	WritableRoots []string
+	// Needed is the narrowest mode that would allow the call, or "" when
+	// no mode would (deny_read).
+	Needed Mode
+	// MaxMode and Approval shape the escalation hint.
+	MaxMode  Mode
+	Approval Approval
+	// Refusal says why an escalation that was asked for was not granted.
+	Refusal string
+}
+
+// Code returns FS_SANDBOX_DENIED.
+func (e *DeniedError) Code() fserr.Code { return fserr.SandboxDenied }
+
+func (e *DeniedError) Error() string {
+	msg := fmt.Sprintf("%s: %s: %s", e.Op, e.Path, e.Reason)
+	if e.Matched != "" {
+		msg += " (" + e.Matched + ")"
+	}
+	if e.Refusal != "" {
+		msg += "; " + e.Refusal
+	}
+	return msg
+}
+
+// Marker is the text models recognise as a sandbox denial.
+func (e *DeniedError) Marker() string { return Marker(e.Mode) }
+
+// Marker returns "[sandbox: file access denied under <mode> mode]".
+func Marker(m Mode) string { return fmt.Sprintf(reasonMarkerPattern, m) }
+
+// Hint tells the model how to retry: once, with --escalate and a person's
+// approval, or not at all. Empty when no mode would allow the call.
+func (e *DeniedError) Hint() string {
+	switch {
+	case e.Needed == "":
+		return ""
+	case e.Needed.Wider(e.MaxMode):
+		return fmt.Sprintf("this needs %s, above this deployment's max_mode %s: ask the user to change the policy", e.Needed, e.MaxMode)
+	case e.Approval == ApprovalNever:
+		return fmt.Sprintf("this needs %s, and escalation is disabled here (approval: never): ask the user to change the policy", e.Needed)
+	case e.Approval == ApprovalTrust:
+		return fmt.Sprintf("if the user agrees, retry this one call with --escalate %s", e.Needed)
+	}
+	return fmt.Sprintf("retry this one call with --escalate %s; a person at the terminal must approve it", e.Needed)
+}

@@ -1,0 +1,47 @@
+package sandbox
+
+import (
+	"path"
+	"strings"
+)
+
+// matchGlob reports whether the slash-separated path name matches pattern.
+// A pattern component "**" matches any number of components, none
+// included; every other component is matched by path.Match, so "*" never
+// crosses a "/". A malformed pattern matches nothing.
+func matchGlob(pattern, name string) bool {
+	return matchParts(splitSlash(pattern), splitSlash(name))
+}
+
+func matchParts(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			for i := 0; i <= len(name); i++ {
+				if matchParts(rest, name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, err := path.Match(pat[0], name[0]); err != nil || !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+func splitSlash(s string) []string {
+	parts := strings.Split(s, "/")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" && p != "." {
+			out = append(out, p)
+		}
+	}
+	return out
+}

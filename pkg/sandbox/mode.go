@@ -1,0 +1,85 @@
+// Package sandbox decides whether dsh-fs may touch a path: the modes, the
+// policy, the writable roots, canonicalization, containment, protected and
+// read-denied paths, and the denial. It also holds the confined handles
+// through which every mutation runs. It knows nothing of JSON or cobra.
+package sandbox
+
+import (
+	"fmt"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// Mode is a sandbox mode, ordered from narrowest to widest.
+type Mode string
+
+// The three modes of DESIGN.md §1.
+const (
+	ReadOnly         Mode = "read-only"
+	WorkspaceWrite   Mode = "workspace-write"
+	DangerFullAccess Mode = "danger-full-access"
+)
+
+// Modes lists every mode, narrowest first.
+var Modes = []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess}
+
+// ParseMode returns the mode named s, or an FS_CONFIG_INVALID error that
+// lists the valid names.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown mode %q (want read-only, workspace-write or danger-full-access)", s))
+}
+
+func (m Mode) rank() int {
+	for i, x := range Modes {
+		if x == m {
+			return i
+		}
+	}
+	return -1
+}
+
+// Wider reports whether m allows more than o.
+func (m Mode) Wider(o Mode) bool { return m.rank() > o.rank() }
+
+// Approval says who approves an escalation (DESIGN.md §7).
+type Approval string
+
+// The approval settings.
+const (
+	ApprovalTTY   Approval = "tty"
+	ApprovalTrust Approval = "trust"
+	ApprovalNever Approval = "never"
+)
+
+// ParseApproval returns the approval setting named s.
+func ParseApproval(s string) (Approval, error) {
+	switch a := Approval(s); a {
+	case ApprovalTTY, ApprovalTrust, ApprovalNever:
+		return a, nil
+	}
+	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown approval %q (want tty, trust or never)", s))
+}
+
+// Enforce selects the kernel enforcement layer (DESIGN.md §4 step 7).
+type Enforce string
+
+// The enforcement settings.
+const (
+	EnforceAuto     Enforce = "auto"
+	EnforceLandlock Enforce = "landlock"
+	EnforceOff      Enforce = "off"
+)
+
+// ParseEnforce returns the enforcement setting named s.
+func ParseEnforce(s string) (Enforce, error) {
+	switch e := Enforce(s); e {
+	case EnforceAuto, EnforceLandlock, EnforceOff:
+		return e, nil
+	}
+	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown enforce %q (want auto, landlock or off)", s))
+}

@@ -1,0 +1,65 @@
+// Package text recognizes what kind of text a file holds: whether it is
+// text at all, its byte-order mark and its line endings. read, edit and the
+// diff all ask the same questions and must get the same answers.
+package text
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// BOM is the UTF-8 byte-order mark.
+var BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// SniffLen is how much of a file IsBinary needs to see to decide.
+const SniffLen = 8192
+
+// IsBinary reports whether b, the first bytes of a file, is not UTF-8 text:
+// it holds a NUL byte or an invalid UTF-8 sequence. A sequence cut by the
+// end of b is not held against it, so a prefix of a text file is text.
+func IsBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			if !utf8.FullRune(b) {
+				return false // cut at the end of the sample
+			}
+			return true
+		}
+		b = b[size:]
+	}
+	return false
+}
+
+// HasBOM reports whether b starts with the UTF-8 byte-order mark.
+func HasBOM(b []byte) bool { return bytes.HasPrefix(b, BOM) }
+
+// Encoding names the encoding of text that starts with b: "utf-8" or
+// "utf-8-bom".
+func Encoding(b []byte) string {
+	if HasBOM(b) {
+		return "utf-8-bom"
+	}
+	return "utf-8"
+}
+
+// LineEndings names the line endings of b: "lf", "crlf", "mixed", or
+// "none" when b has no line break at all. A file is "crlf" only when every
+// "\n" is preceded by "\r".
+func LineEndings(b []byte) string {
+	lf := bytes.Count(b, []byte{'\n'})
+	if lf == 0 {
+		return "none"
+	}
+	crlf := bytes.Count(b, []byte("\r\n"))
+	switch crlf {
+	case 0:
+		return "lf"
+	case lf:
+		return "crlf"
+	}
+	return "mixed"
+}

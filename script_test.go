@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/dshfs/dsh-fs/cmd"
+)
+
+// TestMain makes this test binary double as the dsh-fs command: testscript
+// puts it on $PATH under that name, for scripts and for the Go tests that
+// exec the real binary.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"dsh-fs": func() { os.Exit(cmd.Main()) },
+	})
+}
+
+// TestScripts runs every testscripts/*.txtar file against the real command.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testscripts",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitcode,
+		},
+		Setup: func(env *testscript.Env) error {
+			// Scripts start clean: no config file found by accident.
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.no-xdg")
+			env.Setenv("HOME", env.WorkDir+"/home")
+			// $WORK lives in the temp area, itself a writable root by
+			// default: left on, every "outside" path of a script would be
+			// writable and a fence test could not fail. A script about the
+			// temp roots turns it back on.
+			env.Setenv("DSH_FS_TMP", "false")
+			return nil
+		},
+	})
+}
+
+// cmdExitcode runs a command and checks its exact exit status:
+//
+//	exitcode 3 dsh-fs write ../x --content y
+//
+// testscript's "!" only asserts "non-zero"; dsh-fs's statuses are API.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: exitcode N command [args...] (no !)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}

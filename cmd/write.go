@@ -1,0 +1,112 @@
+package cmd
+
+import (
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/pkg/diff"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+)
+
+// WriteOptions are the inputs of write.
+type WriteOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path    string
+	Content string
+	From    string
+	Mkdir   bool
+	IfMatch string
+	DryRun  bool
+}
+
+// NewCmdWrite returns the write command; runF replaces writeRun in tests.
+func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
+	opts := &WriteOptions{App: app}
+	c := &cobra.Command{
+		Use:   "write PATH",
+		Short: "Replace a file atomically with new content and show the diff",
+		Long: `write replaces PATH atomically with the content of --content, --from FILE,
+or standard input: a temp file in the same folder, written, synced and renamed
+over the target. A reader sees the old file or the new one; a failure leaves
+the old file as it was.`,
+		Example: `  dsh-fs write notes.md < draft.md
+  dsh-fs write src/new.go --mkdir --content 'package main'
+  dsh-fs write go.mod --from /tmp/go.mod --if-match <sha256 from read>`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Path = c, args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return writeRun(opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
+	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file")
+	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
+	c.Flags().StringVar(&opts.IfMatch, "if-match", "", "write only if the current content has this SHA-256")
+	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute the result and diff without writing")
+	addDiffFlags(c.Flags())
+	return c
+}
+
+func writeRun(opts *WriteOptions) error {
+	call, err := opts.App.begin(opts.Command, "write", opts.Path)
+	if err != nil {
+		return err
+	}
+	if opts.Command.Flags().Changed("content") && opts.From != "" {
+		return fserr.New(fserr.InvalidArgument, "write: give --content or --from, not both")
+	}
+	t, err := call.resolve(opts.Path)
+	if err != nil {
+		return err
+	}
+	var content io.Reader = opts.App.Stdin
+	switch {
+	case opts.Command.Flags().Changed("content"):
+		content = strings.NewReader(opts.Content)
+	case opts.From != "":
+		// The source is a read like any other: deny_read applies to it.
+		src, err := call.resolve(opts.From)
+		call.app.current.Resolved = t.Path
+		if err != nil {
+			return err
+		}
+		if err := call.fence.CheckRead("write", src); err != nil {
+			return call.failWith(err)
+		}
+		file, err := os.Open(src.Path)
+		if err != nil {
+			return fserr.FromOS("write: --from", opts.From, err)
+		}
+		defer file.Close()
+		content = file
+	}
+	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
+		Content: content,
+		Mkdir:   opts.Mkdir,
+		IfMatch: opts.IfMatch,
+		DryRun:  opts.DryRun,
+		Diff:    call.diffOptions(),
+	})
+	if err != nil {
+		return call.failWith(err)
+	}
+	return call.print(res)
+}
+
+// diffOptions are the diff bounds of the call's settings.
+func (c *call) diffOptions() diff.Options {
+	return diff.Options{
+		Context:       c.settings.DiffContext,
+		BasisMaxBytes: c.settings.DiffBasisMaxBytes,
+		MaxBytes:      c.settings.DiffMaxBytes,
+	}
+}

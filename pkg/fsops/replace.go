@@ -1,0 +1,129 @@
+package fsops
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// locked is a mutation's target, held for the critical section: its folder
+// opened through the fence, and the file itself, if it exists, opened and
+// locked with an exclusive flock. write and edit both take this lock, so
+// writes and edits from many processes serialize and none loses an update.
+type locked struct {
+	op   string
+	dir  *sandbox.Dir
+	name string
+	// file is the locked current file; nil when the target does not
+	// exist.
+	file *os.File
+	st   unix.Stat_t
+}
+
+// maxLockRetries bounds how often the lock is taken again because another
+// process replaced the file while this one waited. Each retry means
+// somebody else made progress, so it is never reached in practice.
+const maxLockRetries = 1000
+
+// lockTarget opens the folder of t (creating missing folders with mkdir)
+// and locks the file at t, verifying after the lock that the name still
+// names the locked file: a writer that replaced it in the meantime leaves
+// the lock on an unlinked file, and this process starts over.
+func lockTarget(f *sandbox.Fence, op string, t sandbox.Target, mkdir bool) (*locked, error) {
+	dir, name, err := f.OpenDir(op, t, mkdir)
+	if err != nil {
+		return nil, err
+	}
+	l := &locked{op: op, dir: dir, name: name}
+	for range maxLockRetries {
+		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
+		file, err := dir.Open(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return l, nil
+		}
+		if err != nil {
+			dir.Close()
+			return nil, fserr.FromOS(op, t.Given, err)
+		}
+		if err := unix.Flock(int(file.Fd()), unix.LOCK_EX); err != nil {
+			file.Close()
+			dir.Close()
+			return nil, fserr.FromOS(op, t.Given, os.NewSyscallError("flock", err))
+		}
+		var held unix.Stat_t
+		if err := unix.Fstat(int(file.Fd()), &held); err != nil {
+			file.Close()
+			dir.Close()
+			return nil, fserr.FromOS(op, t.Given, os.NewSyscallError("fstat", err))
+		}
+		now, err := dir.Lstat(name)
+		if err == nil && now.Dev == held.Dev && now.Ino == held.Ino {
+			switch held.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				l.file, l.st = file, held
+				return l, nil
+			case unix.S_IFDIR:
+				file.Close()
+				dir.Close()
+				return nil, fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
+			}
+			file.Close()
+			dir.Close()
+			return nil, fserr.New(fserr.InvalidArgument, op+": "+t.Given+": not a regular file")
+		}
+		file.Close() // replaced while we waited: take the new one
+	}
+	dir.Close()
+	return nil, fserr.New(fserr.IO, op+": "+t.Given+": the file kept changing while waiting for its lock")
+}
+
+// Close releases the lock and the folder.
+func (l *locked) Close() {
+	if l.file != nil {
+		l.file.Close()
+	}
+	l.dir.Close()
+}
+
+// exists reports whether the target existed when it was locked.
+func (l *locked) exists() bool { return l.file != nil }
+
+// replace writes a new file with fill and renames it over the target: a
+// temp file in the same folder, written, given the old file's permission
+// bits and owner, synced, renamed into place, the folder synced. On any
+// failure the old file is untouched and no temp file remains.
+func (l *locked) replace(fill func(w io.Writer) error) error {
+	perm := uint32(0o666) // less the umask, as for any new file
+	if l.exists() {
+		perm = l.st.Mode & 0o7777
+	}
+	tmp, err := l.dir.TempFile(perm)
+	if err != nil {
+		return fserr.FromOS(l.op, l.dir.Path, err)
+	}
+	defer tmp.Discard()
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if l.exists() {
+		fd := int(tmp.Fd())
+		// The owner where the process may set it (root, or the same
+		// user); chown clears set-id bits, so the mode comes after.
+		_ = unix.Fchown(fd, int(l.st.Uid), int(l.st.Gid))
+		if err := unix.Fchmod(fd, perm); err != nil {
+			return fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return fserr.FromOS(l.op, l.dir.Path, err)
+	}
+	if err := tmp.Commit(l.name); err != nil {
+		return fserr.FromOS(l.op, l.dir.Path, err)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package fsops
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/dshfs/dsh-fs/pkg/diff"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// WriteOptions shape a write.
+type WriteOptions struct {
+	// Content is the new content, read once, streamed to disk.
+	Content io.Reader
+	// Mkdir creates missing parent folders, each inside the fence.
+	Mkdir bool
+	// IfMatch, when set, is the SHA-256 (hex) the current content must
+	// have; a missing file matches nothing.
+	IfMatch string
+	// DryRun computes the result and the diff without touching the disk.
+	DryRun bool
+	// Diff bounds the diff.
+	Diff diff.Options
+}
+
+// WriteResult is the result of a write.
+type WriteResult struct {
+	Created        bool   `json:"created"`
+	Bytes          int64  `json:"bytes"`
+	SHA256         string `json:"sha256"`
+	PreviousSHA256 string `json:"previous_sha256,omitempty"`
+	// HardlinkBroken says the old file had other hard links: they keep
+	// the old content, since the new file replaced the name rather than
+	// being written through.
+	HardlinkBroken bool        `json:"hardlink_broken,omitempty"`
+	DryRun         bool        `json:"dry_run,omitempty"`
+	Diff           diff.Result `json:"diff"`
+}
+
+// Write replaces the file t with opt.Content atomically, through the
+// fence: a reader sees the old file or the new one, a failure leaves the
+// old file as it was and no temp file behind. Writing through a symlink
+// writes its target and keeps the link. The input is streamed; only the
+// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held.
+func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	if err := f.CheckWrite("write", &t); err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(t.Given, "/") {
+		return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": names a folder")
+	}
+	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
+		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
+	}
+	if opt.DryRun {
+		return dryWrite(t, opt)
+	}
+	l, err := lockTarget(f, "write", t, opt.Mkdir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+
+	res := &WriteResult{Created: !l.exists()}
+	old, err := readOld(l.file, t.Given, opt.Diff.BasisMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	res.PreviousSHA256 = old.sum
+	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
+		return nil, err
+	}
+	res.HardlinkBroken = l.exists() && l.st.Nlink > 1
+
+	basis := &capped{limit: opt.Diff.BasisMaxBytes}
+	sum := sha256.New()
+	err = l.replace(func(w io.Writer) error {
+		n, err := copyInput(io.MultiWriter(markWrites{w}, sum, basis), opt.Content, t.Given)
+		res.Bytes = n
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
+	return res, nil
+}
+
+// dryWrite computes a write's result without a lock or a temp file.
+func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	res := &WriteResult{DryRun: true}
+	file, err := os.Open(t.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		file = nil
+	case err != nil:
+		return nil, fserr.FromOS("write", t.Given, err)
+	default:
+		defer file.Close()
+		if fi, err := file.Stat(); err == nil && fi.IsDir() {
+			return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": is a folder")
+		}
+	}
+	res.Created = file == nil
+	old, err := readOld(file, t.Given, opt.Diff.BasisMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	res.PreviousSHA256 = old.sum
+	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
+		return nil, err
+	}
+	basis := &capped{limit: opt.Diff.BasisMaxBytes}
+	sum := sha256.New()
+	n, err := copyInput(io.MultiWriter(sum, basis), opt.Content, t.Given)
+	if err != nil {
+		return nil, err
+	}
+	res.Bytes = n
+	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
+	return res, nil
+}
+
+// oldContent is what a mutation knows of the file it replaces.
+type oldContent struct {
+	exists bool
+	sum    string // hex SHA-256; "" when the file did not exist
+	basis  *capped
+}
+
+// readOld hashes the current file and keeps it as diff basis when it is
+// small enough. A nil file is a file that does not exist.
+func readOld(file *os.File, given string, basisMax int64) (oldContent, error) {
+	if file == nil {
+		return oldContent{basis: &capped{limit: basisMax}}, nil
+	}
+	basis := &capped{limit: basisMax}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(h, basis), file); err != nil {
+		return oldContent{}, fserr.FromOS("read", given, err)
+	}
+	return oldContent{exists: true, sum: hexSum(h), basis: basis}, nil
+}
+
+func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// checkIfMatch refuses with FS_STALE when the caller's expected hash is not
+// the current content's.
+func checkIfMatch(op, given, want, current string) error {
+	if want == "" || strings.EqualFold(want, current) {
+		return nil
+	}
+	e := fserr.New(fserr.Stale, op+": "+given+": changed since it was read (sha256 "+shortSum(current)+", expected "+shortSum(want)+")")
+	e.Hint = "read the file again and redo the change against its current content"
+	return e
+}
+
+func shortSum(s string) string {
+	if s == "" {
+		return "none: the file does not exist"
+	}
+	if len(s) > 12 {
+		return s[:12] + "…"
+	}
+	return s
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// copyInput streams the new content; a failure to read it is the input's
+// fault, a failure to write it the disk's.
+func copyInput(w io.Writer, r io.Reader, given string) (int64, error) {
+	if r == nil {
+		r = bytes.NewReader(nil)
+	}
+	n, err := io.CopyBuffer(w, r, make([]byte, copyBufferSize))
+	if err == nil {
+		return n, nil
+	}
+	var we *writeErr
+	if errors.As(err, &we) {
+		return n, fserr.FromOS("write", given, we.err)
+	}
+	return n, fserr.FromOS("write: reading the content", given, err)
+}
+
+// copyBufferSize is large enough that a big write costs few system calls.
+const copyBufferSize = 1 << 20
+
+// writeErr marks an error of the destination inside io.Copy.
+type writeErr struct{ err error }
+
+func (e *writeErr) Error() string { return e.err.Error() }
+
+// markWrites tells the destination's errors apart from the source's.
+type markWrites struct{ w io.Writer }
+
+func (m markWrites) Write(p []byte) (int, error) {
+	n, err := m.w.Write(p)
+	if err != nil {
+		err = &writeErr{err}
+	}
+	return n, err
+}
+
+func writeDiff(name string, old oldContent, basis *capped, opt diff.Options) diff.Result {
+	if old.basis.over || basis.over {
+		return diff.Omitted(diff.ReasonBasisTooLarge)
+	}
+	if !old.exists {
+		return diff.UnifiedCreated(name, basis.buf.Bytes(), opt)
+	}
+	return diff.Unified(name, old.basis.buf.Bytes(), basis.buf.Bytes(), opt)
+}
+
+// capped keeps what is written to it up to limit bytes and then only
+// remembers that there was more, so a 10 GiB stream costs no more memory
+// than the diff basis. A limit of zero keeps nothing: no diff.
+type capped struct {
+	limit int64
+	buf   bytes.Buffer
+	over  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.over {
+		return len(p), nil
+	}
+	if int64(c.buf.Len()+len(p)) > c.limit {
+		c.over = true
+		c.buf = bytes.Buffer{}
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}

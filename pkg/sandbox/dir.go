@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// Dir is the folder a mutation happens in, opened as a file descriptor:
+// in workspace-write mode through a resolution confined beneath the
+// matched writable root, in danger-full-access mode plainly. Every method
+// takes a single name inside the folder and never follows a symlink in
+// that name, so nothing done through a Dir can land outside the folder it
+// was opened on.
+type Dir struct {
+	fd int
+	// Path is the folder's canonical path, for messages.
+	Path string
+	// escaped turns a symlink met at use time into a denial; nil in
+	// danger-full-access mode, where there is no fence to escape.
+	escaped func(error) error
+}
+
+// resolveConfined is the openat2 resolution of workspace-write mode:
+// beneath the directory fd, and through no symlink at all. The canonical
+// path the fence checked has no symlinks in it, so a symlink met now was
+// put there after the check: a race, which is denied rather than followed.
+const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+
+// OpenDir opens the folder holding t for a mutation, after CheckWrite has
+// passed. It re-canonicalizes t first: if the path no longer resolves to
+// what was checked, the call is denied. With mkdir, missing folders are
+// created one at a time, each through the confined handle of its parent.
+// It returns the folder and the name of t inside it.
+func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
+	again, err := Canonical(f.policy.Cwd, t.Given)
+	if err != nil {
+		return nil, "", err
+	}
+	if again != t.Path {
+		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
+	}
+	if t.Path == "/" {
+		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
+	}
+	name := filepath.Base(t.Path)
+	parent := filepath.Dir(t.Path)
+	if f.mode == DangerFullAccess || t.Root == "" {
+		if f.mode != DangerFullAccess {
+			return nil, "", fmt.Errorf("%s: %s: no writable root matched", op, t.Given)
+		}
+		if mkdir {
+			if err := os.MkdirAll(parent, 0o777); err != nil {
+				return nil, "", fserr.FromOS(op, parent, err)
+			}
+		}
+		fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, "", fserr.FromOS(op, parent, os.NewSyscallError("open", err))
+		}
+		return &Dir{fd: fd, Path: parent}, name, nil
+	}
+	d, err := f.openConfined(op, t, strings.TrimSuffix(t.Root, "/"), parentRel(t.Rel), mkdir)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, name, nil
+}
+
+// parentRel returns the folder part of a root-relative path ("." for a
+// name at the top of the root).
+func parentRel(rel string) string { return filepath.Dir(rel) }
+
+func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (*Dir, error) {
+	// The root itself is canonical: opened from "/" with no symlink
+	// allowed, so a root swapped for a symlink after the check is refused
+	// too.
+	rootFD, err := openat2(unix.AT_FDCWD, root, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if err != nil {
+		return nil, f.confinedErr(op, t, root, err)
+	}
+	cur := rootFD
+	curPath := root
+	if rel != "." {
+		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+			next, err := openat2(cur, name, resolveConfined)
+			if errors.Is(err, unix.ENOENT) && mkdir {
+				if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
+					next, err = openat2(cur, name, resolveConfined)
+				}
+			}
+			unix.Close(cur)
+			curPath = filepath.Join(curPath, name)
+			if err != nil {
+				return nil, f.confinedErr(op, t, curPath, err)
+			}
+			cur = next
+		}
+	}
+	return &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}, nil
+}
+
+func openat2(dirfd int, path string, resolve uint64) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
+	for {
+		fd, err := unix.Openat2(dirfd, path, how)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue // the kernel asks for a retry when a rename raced the lookup
+		}
+		return fd, err
+	}
+}
+
+// confinedErr classifies a failure of the confined resolution: an escape
+// is a denial, anything else keeps the OS's code.
+func (f *Fence) confinedErr(op string, t Target, path string, err error) error {
+	if isEscape(err) {
+		return f.escaped(op, t, err)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
+		e.Hint = "add --mkdir to create missing folders"
+		return e
+	}
+	return fserr.FromOS(op, path, os.NewSyscallError("openat2", err))
+}
+
+// isEscape is the one place that recognizes a confined resolution refused
+// for leaving its root: EXDEV from RESOLVE_BENEATH (".." or an absolute
+// path out), ELOOP from RESOLVE_NO_SYMLINKS (a symlink where the checked
+// path had none).
+func isEscape(err error) bool {
+	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP)
+}
+
+func (f *Fence) escaped(op string, t Target, cause error) error {
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonEscaped, Matched: cause.Error(),
+		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+}
+
+// Close releases the folder.
+func (d *Dir) Close() error { return unix.Close(d.fd) }
+
+// Open opens name in the folder without following a symlink: a name that
+// is a symlink at this moment is denied as an escape (the checked path had
+// none) rather than followed.
+func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
+	fd, err := unix.Openat(d.fd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		perr := &os.PathError{Op: "open", Path: filepath.Join(d.Path, name), Err: err}
+		if errors.Is(err, unix.ELOOP) && d.escaped != nil {
+			return nil, d.escaped(perr)
+		}
+		return nil, perr
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
+}
+
+// Lstat describes name in the folder without following a symlink.
+func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return st, &os.PathError{Op: "stat", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return st, nil
+}
+
+// TempFile creates an unnamed file in the folder (O_TMPFILE): it has no
+// name until Commit links it in, so a crash or a kill leaves nothing
+// behind. Where the file system lacks O_TMPFILE, it falls back to a hidden
+// name that Discard removes.
+func (d *Dir) TempFile(perm uint32) (*Temp, error) {
+	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
+	if err == nil {
+		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: err}
+	}
+	for range 100 {
+		name := tempName()
+		file, err := d.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Temp{File: file, dir: d, name: name}, nil
+	}
+	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: unix.EEXIST}
+}
+
+// Sync flushes the folder's entries to disk, so a rename survives a crash.
+func (d *Dir) Sync() error {
+	if err := unix.Fsync(d.fd); err != nil {
+		return &os.PathError{Op: "sync", Path: d.Path, Err: err}
+	}
+	return nil
+}
+
+// Mkdir creates name in the folder.
+func (d *Dir) Mkdir(name string, perm uint32) error {
+	if err := unix.Mkdirat(d.fd, name, perm); err != nil {
+		return &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return nil
+}
+
+// Temp is a file being written that will replace a name in its folder.
+type Temp struct {
+	*os.File
+	dir  *Dir
+	name string // "" while unnamed (O_TMPFILE)
+}
+
+// Commit makes the temp file the folder's entry name, atomically replacing
+// what was there: a reader sees the old file or the new one, never a mix.
+// The caller has synced the file; Commit syncs the folder.
+func (t *Temp) Commit(name string) error {
+	if t.name == "" {
+		// An O_TMPFILE is linked in under a fresh hidden name and renamed
+		// over the target: linkat cannot replace an existing name. The
+		// hidden name lives for the two system calls in between.
+		hidden := tempName()
+		proc := fmt.Sprintf("/proc/self/fd/%d", t.Fd())
+		err := unix.Linkat(unix.AT_FDCWD, proc, t.dir.fd, hidden, unix.AT_SYMLINK_FOLLOW)
+		if errors.Is(err, unix.ENOENT) {
+			// No /proc: AT_EMPTY_PATH does the same where the process
+			// has CAP_DAC_READ_SEARCH.
+			err = unix.Linkat(int(t.Fd()), "", t.dir.fd, hidden, unix.AT_EMPTY_PATH)
+		}
+		if err != nil {
+			return &os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err}
+		}
+		t.name = hidden
+	}
+	if err := unix.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
+		return &os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err}
+	}
+	t.name = ""
+	return t.dir.Sync()
+}
+
+// Discard closes the temp file and removes its name, if it has one. It is
+// safe to call after Commit, and more than once.
+func (t *Temp) Discard() {
+	t.File.Close()
+	if t.name != "" {
+		unix.Unlinkat(t.dir.fd, t.name, 0)
+		t.name = ""
+	}
+}
+
+// tempName is a hidden name no user file is likely to have; a crash after
+// a named temp file was created leaves it recognizable.
+func tempName() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf(".dsh-fs-%x.tmp", b)
+}

@@ -108,6 +108,12 @@ func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error
 	if err := f.CheckRead(op, t); err != nil {
 		return nil, err
 	}
+	return openFile(op, t)
+}
+
+// openFile opens t for reading, refusing a folder. The caller has done the
+// deny_read check.
+func openFile(op string, t sandbox.Target) (*os.File, error) {
 	file, err := os.Open(t.Path)
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)

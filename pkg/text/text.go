@@ -21,6 +21,9 @@ func IsBinary(b []byte) bool {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return true
 	}
+	if utf8.Valid(b) {
+		return false // the common case, many times faster than decoding
+	}
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		if r == utf8.RuneError && size <= 1 {

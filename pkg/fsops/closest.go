@@ -1,0 +1,247 @@
+package fsops
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Closest is the region of a file that nearly matches an edit's old text,
+// reported with FS_EDIT_NO_MATCH so a model can fix its call in one step
+// without reading the file again. It is never applied.
+type Closest struct {
+	StartLine int `json:"start_line"`
+	EndLine   int `json:"end_line"`
+	// Differences says what differs, in words ("indentation: the file
+	// uses tabs, old uses spaces").
+	Differences []string `json:"differences"`
+	// Text is the file's text of the region, bounded, to copy into old.
+	Text string `json:"text"`
+	// Partial says only the first MatchedLines lines of old were found;
+	// the line after them differs.
+	Partial      bool `json:"partial,omitempty"`
+	MatchedLines int  `json:"matched_lines,omitempty"`
+}
+
+// Bounds of the diagnosis: it is a courtesy and must stay cheap.
+const (
+	closestMaxFile  = 16 << 20
+	closestMaxText  = 2048
+	closestMaxLines = 20
+)
+
+// normalizers erase, cumulatively, the differences models make most:
+// trailing white space, indentation (tabs vs spaces, depth), curly quotes,
+// and white space inside a line. The first level at which old is found
+// names what differs.
+var normalizers = []func(string) string{
+	func(s string) string { return strings.TrimRight(s, " \t") },
+	func(s string) string { return strings.TrimSpace(s) },
+	func(s string) string { return straightQuotes(strings.TrimSpace(s)) },
+	func(s string) string { return strings.Join(strings.Fields(straightQuotes(s)), " ") },
+}
+
+var curly = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201c", `"`, "\u201d", `"`)
+
+func straightQuotes(s string) string { return curly.Replace(s) }
+
+// splitForMatch splits text into lines without their terminators.
+func splitForMatch(s string) []string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// findClosest looks for the region of content that matches old once the
+// differences models make most are erased; failing that, for the longest
+// run of old's first lines. It returns nil when nothing is close.
+func findClosest(content []byte, old string) *Closest {
+	if len(content) > closestMaxFile {
+		return nil
+	}
+	file := splitForMatch(string(content))
+	want := splitForMatch(old)
+	if len(want) > 1 && want[len(want)-1] == "" {
+		want = want[:len(want)-1] // old ended with a newline
+	}
+	for _, norm := range normalizers {
+		if start, ok := findNormalized(file, want, norm); ok {
+			region := file[start : start+len(want)]
+			return &Closest{
+				StartLine:   start + 1,
+				EndLine:     start + len(want),
+				Differences: differences(content, region, want, old),
+				Text:        boundedText(region),
+			}
+		}
+	}
+	return longestPrefix(file, want)
+}
+
+// findNormalized finds the first window of file whose lines match want
+// under norm. old may begin and end inside a line, so its first line need
+// only end the file's line and its last line only begin it.
+func findNormalized(file, want []string, norm func(string) string) (int, bool) {
+	k := len(want)
+	nw := make([]string, k)
+	for i, w := range want {
+		nw[i] = norm(w)
+	}
+	if k == 1 && nw[0] == "" {
+		return 0, false
+	}
+	for i := 0; i+k <= len(file); i++ {
+		if lineMatches(norm(file[i]), nw, 0) && runMatches(file[i+1:i+k], nw, 1, norm) == k-1 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// lineMatches compares file line f with old's line j (both normalized).
+func lineMatches(f string, nw []string, j int) bool {
+	k := len(nw)
+	switch {
+	case k == 1:
+		return strings.Contains(f, nw[0])
+	case j == 0:
+		return strings.HasSuffix(f, nw[0])
+	case j == k-1:
+		return strings.HasPrefix(f, nw[j])
+	}
+	return f == nw[j]
+}
+
+// runMatches counts how many of lines match old's lines from j on.
+func runMatches(lines, nw []string, j int, norm func(string) string) int {
+	n := 0
+	for ; n < len(lines) && j+n < len(nw); n++ {
+		if !lineMatches(norm(lines[n]), nw, j+n) {
+			break
+		}
+	}
+	return n
+}
+
+// longestPrefix finds where most of old's first lines match, at the
+// loosest normalization, and reports the line after them as the one that
+// differs.
+func longestPrefix(file, want []string) *Closest {
+	if len(want) < 2 {
+		return nil
+	}
+	norm := normalizers[len(normalizers)-1]
+	nw := make([]string, len(want))
+	for i, w := range want {
+		nw[i] = norm(w)
+	}
+	best, bestLen := -1, 0
+	for i := range file {
+		if !lineMatches(norm(file[i]), nw, 0) {
+			continue
+		}
+		n := 1 + runMatches(file[i+1:], nw, 1, norm)
+		if n > bestLen {
+			best, bestLen = i, n
+		}
+	}
+	if best < 0 || nw[0] == "" {
+		return nil
+	}
+	end := min(best+bestLen+1, len(file))
+	c := &Closest{
+		StartLine:    best + 1,
+		EndLine:      end,
+		Partial:      true,
+		MatchedLines: bestLen,
+		Text:         boundedText(file[best:end]),
+	}
+	if best+bestLen < len(file) {
+		c.Differences = []string{fmt.Sprintf("line %d of the file differs from line %d of old: file has %q, old has %q",
+			best+bestLen+1, bestLen+1, clip(file[best+bestLen]), clip(want[bestLen]))}
+	} else {
+		c.Differences = []string{fmt.Sprintf("the file ends after line %d; old goes on", len(file))}
+	}
+	return c
+}
+
+// differences names what separates the file's region from old.
+func differences(content []byte, region, want []string, old string) []string {
+	var out []string
+	fileCRLF := strings.Contains(string(content), "\r\n")
+	if strings.Contains(old, "\r\n") && !fileCRLF {
+		out = append(out, "line endings: old has CRLF, the file LF")
+	}
+	var trailing, indent, quotes, inner bool
+	var fileTabs, oldTabs bool
+	for i := range want {
+		f, w := region[i], want[i]
+		if i == 0 && len(want) > 1 {
+			// old may start inside the line: compare the overlap only.
+			f = f[max(0, len(f)-len(w)):]
+		}
+		last := i == len(want)-1 && len(want) > 1 // old may end inside this line
+		if !last && trailingDiffers(f, w) {
+			trailing = true
+		}
+		fi, wi := leading(f), leading(w)
+		if fi != wi && (i > 0 || len(want) == 1) {
+			indent = true
+			fileTabs = fileTabs || strings.Contains(fi, "\t")
+			oldTabs = oldTabs || strings.Contains(wi, "\t")
+		}
+		if (straightQuotes(f) != f) != (straightQuotes(w) != w) {
+			quotes = true
+		}
+		if strings.Join(strings.Fields(f), " ") == strings.Join(strings.Fields(w), " ") &&
+			strings.TrimSpace(f) != strings.TrimSpace(w) {
+			inner = true
+		}
+	}
+	if trailing {
+		out = append(out, "trailing white space")
+	}
+	switch {
+	case indent && fileTabs && !oldTabs:
+		out = append(out, "indentation: the file uses tabs, old uses spaces")
+	case indent && oldTabs && !fileTabs:
+		out = append(out, "indentation: the file uses spaces, old uses tabs")
+	case indent:
+		out = append(out, "indentation depth")
+	}
+	if quotes {
+		out = append(out, "quotes: curly in one, straight in the other")
+	}
+	if inner {
+		out = append(out, "white space inside lines")
+	}
+	if len(out) == 0 {
+		out = append(out, "white space")
+	}
+	return out
+}
+
+func trailingDiffers(f, w string) bool {
+	return f[len(strings.TrimRight(f, " \t")):] != w[len(strings.TrimRight(w, " \t")):]
+}
+
+func leading(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
+
+func boundedText(lines []string) string {
+	if len(lines) > closestMaxLines {
+		lines = lines[:closestMaxLines]
+	}
+	s := strings.Join(lines, "\n")
+	if len(s) > closestMaxText {
+		s = string(trimToRune([]byte(s[:closestMaxText])))
+	}
+	return s
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return string(trimToRune([]byte(s[:80]))) + "…"
+	}
+	return s
+}

@@ -1,0 +1,232 @@
+package fsops
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dshfs/dsh-fs/pkg/diff"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/text"
+)
+
+// EditOptions shape an edit.
+type EditOptions struct {
+	// Edits are applied in order, each to the content the previous one
+	// left; all or nothing.
+	Edits   []Replacement
+	IfMatch string
+	DryRun  bool
+	Diff    diff.Options
+}
+
+// EditResult is the result of an edit.
+type EditResult struct {
+	Replacements   int         `json:"replacements"`
+	SHA256         string      `json:"sha256"`
+	PreviousSHA256 string      `json:"previous_sha256"`
+	LineEndings    string      `json:"line_endings"`
+	DryRun         bool        `json:"dry_run,omitempty"`
+	Diff           diff.Result `json:"diff"`
+}
+
+// AmbiguousDetail is the detail of FS_EDIT_AMBIGUOUS.
+type AmbiguousDetail struct {
+	Edit  int   `json:"edit"`
+	Count int   `json:"count"`
+	Lines []int `json:"lines"`
+}
+
+// NoMatchDetail is the detail of FS_EDIT_NO_MATCH.
+type NoMatchDetail struct {
+	Edit    int      `json:"edit"`
+	Closest *Closest `json:"closest,omitempty"`
+}
+
+// Edit replaces exact text in the file t. The critical section runs under
+// the same exclusive lock as write: read, match, build, replace atomically,
+// release; concurrent edits and writes never lose an update. Each edit's
+// old text must occur exactly once unless ReplaceAll. Line endings, a BOM
+// and the final newline are kept. The file is held in memory once; the
+// last edit is written straight from it.
+func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
+	if err := checkEdits(opt.Edits); err != nil {
+		return nil, err
+	}
+	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
+		return nil, fserr.New(fserr.InvalidArgument, "edit: --if-match takes a SHA-256 in hex (64 characters)")
+	}
+	if err := f.CheckRead("edit", t); err != nil {
+		return nil, err
+	}
+	if err := f.CheckWrite("edit", &t); err != nil {
+		return nil, err
+	}
+	if opt.DryRun {
+		content, err := readAllFile(t)
+		if err != nil {
+			return nil, err
+		}
+		res, _, err := planEdit(t.Given, content, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.DryRun = true
+		return res, nil
+	}
+	l, err := lockTarget(f, "edit", t, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if !l.exists() {
+		return nil, notFound("edit", t.Given)
+	}
+	content, err := readAll(l.file, l.st.Size, t.Given)
+	if err != nil {
+		return nil, err
+	}
+	res, last, err := planEdit(t.Given, content, opt)
+	if err != nil {
+		return nil, err
+	}
+	err = l.replace(func(w io.Writer) error {
+		_, err := last.writeTo(w)
+		return fserr.FromOS("edit", t.Given, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkEdits refuses edits that could only be mistakes.
+func checkEdits(edits []Replacement) error {
+	if len(edits) == 0 {
+		return fserr.New(fserr.InvalidArgument, "edit: no edits given")
+	}
+	for i, e := range edits {
+		which := ""
+		if len(edits) > 1 {
+			which = " (edit " + strconv.Itoa(i+1) + ")"
+		}
+		if e.Old == "" {
+			return fserr.New(fserr.InvalidArgument, "edit: old text is empty"+which)
+		}
+		if e.Old == e.New {
+			return fserr.New(fserr.InvalidArgument, "edit: old and new text are the same"+which)
+		}
+	}
+	return nil
+}
+
+// planEdit applies the edits to content, checks every count, and returns
+// the result with the diff, and the last edit as a splice so the caller
+// can write it straight from the buffer. Nothing is written here.
+func planEdit(given string, content []byte, opt EditOptions) (*EditResult, splice, error) {
+	if text.IsBinary(content) {
+		e := fserr.New(fserr.Binary, "edit: "+given+": binary content")
+		e.Hint = "write replaces a binary file whole"
+		return nil, splice{}, e
+	}
+	sum := sha256.Sum256(content)
+	res := &EditResult{PreviousSHA256: fmt.Sprintf("%x", sum[:]), LineEndings: text.LineEndings(content)}
+	if err := checkIfMatch("edit", given, opt.IfMatch, res.PreviousSHA256); err != nil {
+		return nil, splice{}, err
+	}
+	cur := content
+	var sp splice
+	for i, e := range opt.Edits {
+		sp = locate(cur, e.Old, e.New)
+		if err := checkCount(given, i, len(opt.Edits), sp, e); err != nil {
+			return nil, splice{}, err
+		}
+		res.Replacements += len(sp.at)
+		if i < len(opt.Edits)-1 {
+			cur = sp.bytes()
+		}
+	}
+	h := sha256.New()
+	sp.writeTo(h)
+	res.SHA256 = hexSum(h)
+	if int64(len(content)) > opt.Diff.BasisMaxBytes || int64(sp.size()) > opt.Diff.BasisMaxBytes {
+		res.Diff = diff.Omitted(diff.ReasonBasisTooLarge)
+	} else {
+		res.Diff = diff.Unified(given, content, sp.bytes(), opt.Diff)
+	}
+	return res, sp, nil
+}
+
+func checkCount(given string, i, n int, sp splice, e Replacement) error {
+	which := ""
+	if n > 1 {
+		which = fmt.Sprintf(" (edit %d of %d)", i+1, n)
+	}
+	switch {
+	case len(sp.at) == 0:
+		c := findClosest(sp.content, e.Old)
+		msg := "edit: " + given + ": old text not found" + which
+		err := fserr.New(fserr.EditNoMatch, msg)
+		err.Detail = NoMatchDetail{Edit: i + 1, Closest: c}
+		if c != nil {
+			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
+			err.Hint = "copy detail.closest.text exactly into old; nothing was changed"
+		} else {
+			err.Hint = "read the file and copy the text exactly, white space included; nothing was changed"
+		}
+		return err
+	case len(sp.at) > 1 && !e.ReplaceAll:
+		lines := sp.lines()
+		err := fserr.New(fserr.EditAmbiguous, fmt.Sprintf("edit: %s: %d matches for old text%s (lines %s)",
+			given, len(lines), which, joinInts(lines, 20)))
+		err.Detail = AmbiguousDetail{Edit: i + 1, Count: len(lines), Lines: lines}
+		err.Hint = "add surrounding lines to old until it is unique, or pass --replace-all; nothing was changed"
+		return err
+	}
+	return nil
+}
+
+func joinInts(xs []int, most int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i == most {
+			fmt.Fprintf(&b, ", … %d more", len(xs)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	return b.String()
+}
+
+func notFound(op, given string) error {
+	return fserr.New(fserr.NotFound, op+": "+given+": no such file")
+}
+
+// readAll reads the whole locked file in one allocation of its size.
+func readAll(file *os.File, size int64, given string) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(int(size) + 1)
+	if _, err := b.ReadFrom(file); err != nil {
+		return nil, fserr.FromOS("edit", given, err)
+	}
+	return b.Bytes(), nil
+}
+
+// readAllFile reads t for a dry run, which takes no lock.
+func readAllFile(t sandbox.Target) ([]byte, error) {
+	file, err := openFile("edit", t)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	fi, _ := file.Stat()
+	return readAll(file, fi.Size(), t.Given)
+}

@@ -1,0 +1,127 @@
+package fsops
+
+import (
+	"bytes"
+	"io"
+	"strings"
+)
+
+// Replacement is one edit: replace Old with New, exactly once unless
+// ReplaceAll.
+type Replacement struct {
+	Old        string `json:"old"`
+	New        string `json:"new"`
+	ReplaceAll bool   `json:"replace_all"`
+}
+
+// splice is an edit located in a content: the matches of old, to be
+// replaced by new. It writes the result straight from the content it was
+// found in, so the edited file is never held twice.
+type splice struct {
+	content []byte
+	at      []int // offsets of the non-overlapping matches, ascending
+	oldLen  int
+	new     string
+}
+
+// locate finds old in content, leftmost first and without overlaps, as
+// strings.Count and strings.Replace count them. When content uses CRLF line
+// endings and old does not match as typed, old and new are retried with
+// their bare "\n" written as "\r\n": a model types "\n", and a CRLF file
+// must stay CRLF.
+func locate(content []byte, old, new string) splice {
+	at := indexAll(content, old)
+	if len(at) == 0 && bytes.Contains(content, []byte("\r\n")) && hasBareLF(old) {
+		if crOld := toCRLF(old); crOld != old {
+			if at = indexAll(content, crOld); len(at) > 0 {
+				old, new = crOld, toCRLF(new)
+			}
+		}
+	}
+	return splice{content: content, at: at, oldLen: len(old), new: new}
+}
+
+func indexAll(content []byte, old string) []int {
+	if old == "" {
+		return nil // Edit refuses an empty old text before it gets here
+	}
+	var at []int
+	sep := []byte(old)
+	for off := 0; ; {
+		i := bytes.Index(content[off:], sep)
+		if i < 0 {
+			return at
+		}
+		at = append(at, off+i)
+		off += i + len(sep)
+	}
+}
+
+func hasBareLF(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' && (i == 0 || s[i-1] != '\r') {
+			return true
+		}
+	}
+	return false
+}
+
+// toCRLF writes every bare "\n" of s as "\r\n", leaving "\r\n" alone.
+func toCRLF(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + strings.Count(s, "\n"))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' && (i == 0 || s[i-1] != '\r') {
+			b.WriteByte('\r')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// size is the length of the edited content.
+func (s splice) size() int {
+	return len(s.content) + len(s.at)*(len(s.new)-s.oldLen)
+}
+
+// writeTo writes the edited content: the unchanged spans straight from the
+// content, the new text in between.
+func (s splice) writeTo(w io.Writer) (int64, error) {
+	var n int64
+	prev := 0
+	for _, i := range s.at {
+		m, err := w.Write(s.content[prev:i])
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		m, err = io.WriteString(w, s.new)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		prev = i + s.oldLen
+	}
+	m, err := w.Write(s.content[prev:])
+	return n + int64(m), err
+}
+
+// bytes returns the edited content as a new slice.
+func (s splice) bytes() []byte {
+	var b bytes.Buffer
+	b.Grow(s.size())
+	s.writeTo(&b)
+	return b.Bytes()
+}
+
+// lines returns the 1-based line number of each match.
+func (s splice) lines() []int {
+	out := make([]int, len(s.at))
+	line, prev := 1, 0
+	for k, i := range s.at {
+		line += bytes.Count(s.content[prev:i], []byte{'\n'})
+		out[k] = line
+		prev = i
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dshfs/dsh-fs/cmd"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // TestMain makes this test binary double as the dsh-fs command: testscript
@@ -17,7 +19,8 @@ import (
 // exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"dsh-fs": func() { os.Exit(cmd.Main()) },
+		"dsh-fs":         func() { os.Exit(cmd.Main()) },
+		"landlock-probe": landlockProbe,
 	})
 }
 
@@ -29,6 +32,15 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "landlock":
+				return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI > 0, nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			// Scripts start clean: no config file found by accident.
@@ -71,4 +83,33 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// landlockProbe is a test-only command that shows the kernel layer on its
+// own, with the fence out of the way: it restricts itself as a
+// workspace-write mutation would, for the workspace $1, then writes each
+// further argument with a plain os.WriteFile, which no fence checks, and
+// reads /etc/hostname. It prints one line per path: "ok PATH" or
+// "denied PATH". Exit 2 when Landlock is not available.
+//
+//	landlock-probe $WORK/ws $WORK/ws/in.txt $WORK/outside.txt
+func landlockProbe() {
+	args := os.Args[1:]
+	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: args[0], Enforce: sandbox.EnforceLandlock})
+	if err := f.Enforce(); err != nil {
+		fmt.Println("no landlock:", err)
+		os.Exit(2)
+	}
+	for _, p := range args[1:] {
+		if err := os.WriteFile(p, []byte("probe\n"), 0o644); err != nil {
+			fmt.Println("denied", p, errors.Unwrap(err))
+			continue
+		}
+		fmt.Println("ok", p)
+	}
+	if _, err := os.ReadFile("/etc/hostname"); err != nil {
+		fmt.Println("read denied /etc/hostname")
+		os.Exit(1)
+	}
+	fmt.Println("read ok /etc/hostname")
 }

@@ -179,32 +179,71 @@ func (l *loader) settingFlag(s setting) *pflag.Flag {
 	return f
 }
 
-// resolve finds one setting's value by precedence.
+// resolve finds one setting's value by precedence. Every source that sets
+// it is checked, the overridden ones too: a bad value in the config file
+// is an error even on a call that overrides it, so a broken deployment is
+// found on the first call rather than on the first call without the
+// override.
 func (l *loader) resolve(s setting) (Value, error) {
-	if f := l.settingFlag(s); f != nil && f.Changed {
-		v, err := flagValue(l.src.Flags, s)
-		if err != nil {
-			return Value{}, fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
-		}
-		return Value{s.key, v, Origin{"flag", "--" + s.flag}}, nil
-	}
-	if s.env != "" {
-		if raw, ok := l.src.LookupEnv(s.env); ok {
-			v, err := parseEnv(s, raw)
-			if err != nil {
-				return Value{}, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", s.env, err))
-			}
-			return Value{s.key, v, Origin{"env", s.env}}, nil
-		}
-	}
+	v := Value{s.key, s.def, Origin{Source: "default"}}
 	if raw, ok := l.fileKeys[string(s.key)]; ok {
-		v, err := fileValue(s, raw)
+		x, err := fileValue(s, raw)
+		if err == nil {
+			err = validate(s.key, x)
+		}
 		if err != nil {
 			return Value{}, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %v", l.file, s.key, err))
 		}
-		return Value{s.key, v, Origin{"file", l.file}}, nil
+		v = Value{s.key, x, Origin{"file", l.file}}
 	}
-	return Value{s.key, s.def, Origin{Source: "default"}}, nil
+	if s.env != "" {
+		// An empty variable is unset: harnesses blank what they mean
+		// to leave to the defaults.
+		if raw, ok := l.src.LookupEnv(s.env); ok && raw != "" {
+			x, err := parseEnv(s, raw)
+			if err == nil {
+				err = validate(s.key, x)
+			}
+			if err != nil {
+				return Value{}, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", s.env, err))
+			}
+			v = Value{s.key, x, Origin{"env", s.env}}
+		}
+	}
+	if f := l.settingFlag(s); f != nil && f.Changed {
+		x, err := flagValue(l.src.Flags, s)
+		if err == nil {
+			err = validate(s.key, x)
+		}
+		if err != nil {
+			return Value{}, fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
+		}
+		v = Value{s.key, x, Origin{"flag", "--" + s.flag}}
+	}
+	return v, nil
+}
+
+// validate checks a value beyond its type: names from a fixed set, sizes
+// that cannot be negative.
+func validate(k Key, v any) error {
+	var err error
+	switch k {
+	case KeyMode, KeyMaxMode:
+		_, err = sandbox.ParseMode(v.(string))
+	case KeyApproval:
+		_, err = sandbox.ParseApproval(v.(string))
+	case KeyEnforce:
+		_, err = sandbox.ParseEnforce(v.(string))
+	case KeyOutput:
+		if o := v.(string); o != "json" && o != "text" {
+			err = fmt.Errorf("unknown output %q (want json or text)", o)
+		}
+	case KeyDiffBasisMaxBytes, KeyDiffMaxBytes, KeyDiffContext, KeyReadMaxLines, KeyReadMaxBytes:
+		if n := v.(int); n < 0 {
+			err = fmt.Errorf("want zero or more, got %d", n)
+		}
+	}
+	return err
 }
 
 func flagValue(fs *pflag.FlagSet, s setting) (any, error) {
@@ -326,31 +365,12 @@ func (l *loader) build() (*Settings, error) {
 		return nil
 	}
 
-	mode, err := sandbox.ParseMode(str(KeyMode))
-	if err != nil {
-		return nil, bad(l.value(KeyMode), err)
-	}
-	maxMode, err := sandbox.ParseMode(str(KeyMaxMode))
-	if err != nil {
-		return nil, bad(l.value(KeyMaxMode), err)
-	}
-	approval, err := sandbox.ParseApproval(str(KeyApproval))
-	if err != nil {
-		return nil, bad(l.value(KeyApproval), err)
-	}
-	enforce, err := sandbox.ParseEnforce(str(KeyEnforce))
-	if err != nil {
-		return nil, bad(l.value(KeyEnforce), err)
-	}
+	// validate has checked every name: these parse.
+	mode, _ := sandbox.ParseMode(str(KeyMode))
+	maxMode, _ := sandbox.ParseMode(str(KeyMaxMode))
+	approval, _ := sandbox.ParseApproval(str(KeyApproval))
+	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
 	output := str(KeyOutput)
-	if output != "json" && output != "text" {
-		return nil, bad(l.value(KeyOutput), fmt.Errorf("unknown output %q (want json or text)", output))
-	}
-	for _, k := range []Key{KeyDiffBasisMaxBytes, KeyDiffMaxBytes, KeyDiffContext, KeyReadMaxLines, KeyReadMaxBytes} {
-		if num(k) < 0 {
-			return nil, bad(l.value(k), fmt.Errorf("want zero or more, got %d", num(k)))
-		}
-	}
 	cwd, err := l.cwd()
 	if err != nil {
 		return nil, bad(l.value(KeyCwd), err)

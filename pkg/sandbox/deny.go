@@ -50,7 +50,11 @@ type DeniedError struct {
 func (e *DeniedError) Code() fserr.Code { return fserr.SandboxDenied }
 
 func (e *DeniedError) Error() string {
-	msg := fmt.Sprintf("%s: %s: %s", e.Op, e.Path, e.Reason)
+	msg := e.Op + ": "
+	if e.Path != "" {
+		msg += e.Path + ": "
+	}
+	msg += e.Reason
 	if e.Matched != "" {
 		msg += " (" + e.Matched + ")"
 	}

@@ -26,6 +26,9 @@ type Dir struct {
 	// escaped turns a symlink met at use time into a denial; nil in
 	// danger-full-access mode, where there is no fence to escape.
 	escaped func(error) error
+	// kernelDenied turns a write the kernel layer refused into a denial;
+	// nil when Landlock is not in place.
+	kernelDenied func(error) error
 }
 
 // resolveConfined is the openat2 resolution of workspace-write mode:
@@ -104,7 +107,11 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			cur = next
 		}
 	}
-	return &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}, nil
+	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
+	if f.enforced {
+		d.kernelDenied = func(err error) error { return f.kernelRefused(op, t, err) }
+	}
+	return d, nil
 }
 
 func openat2(dirfd int, path string, resolve uint64) (int, error) {
@@ -140,6 +147,23 @@ func isEscape(err error) bool {
 	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP)
 }
 
+// kernelRefused is a write Landlock refused: the fence passed it, so the
+// path must have changed under it.
+func (f *Fence) kernelRefused(op string, t Target, cause error) error {
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonLandlock, Matched: cause.Error(),
+		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+}
+
+// refused classifies a mutation's failure in the folder: EACCES where the
+// file's permission bits allow the write can only be Landlock's refusal
+// (faccessat consults the permission bits, not Landlock).
+func (d *Dir) refused(err error) error {
+	if d.kernelDenied != nil && errors.Is(err, unix.EACCES) && unix.Faccessat(d.fd, ".", unix.W_OK, unix.AT_EACCESS) == nil {
+		return d.kernelDenied(err)
+	}
+	return err
+}
+
 func (f *Fence) escaped(op string, t Target, cause error) error {
 	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonEscaped, Matched: cause.Error(),
 		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
@@ -158,7 +182,7 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 		if errors.Is(err, unix.ELOOP) && d.escaped != nil {
 			return nil, d.escaped(perr)
 		}
-		return nil, perr
+		return nil, d.refused(perr)
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
 }
@@ -183,7 +207,7 @@ func (d *Dir) TempFile(perm uint32) (*Temp, error) {
 		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
 	}
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-		return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: err}
+		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
 	}
 	for range 100 {
 		name := tempName()
@@ -210,7 +234,7 @@ func (d *Dir) Sync() error {
 // Mkdir creates name in the folder.
 func (d *Dir) Mkdir(name string, perm uint32) error {
 	if err := unix.Mkdirat(d.fd, name, perm); err != nil {
-		return &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
+		return d.refused(&os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err})
 	}
 	return nil
 }
@@ -239,12 +263,12 @@ func (t *Temp) Commit(name string) error {
 			err = unix.Linkat(int(t.Fd()), "", t.dir.fd, hidden, unix.AT_EMPTY_PATH)
 		}
 		if err != nil {
-			return &os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err}
+			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
 		t.name = hidden
 	}
 	if err := unix.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
-		return &os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err}
+		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
 	}
 	t.name = ""
 	return t.dir.Sync()

@@ -27,6 +27,7 @@ type Fence struct {
 	policy    Policy
 	mode      Mode
 	escalated bool
+	enforced  bool // the kernel layer is in place
 
 	escalateTo Mode
 	ask        func(EscalationRequest) error

@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// landlockABI returns the kernel's Landlock ABI version, 0 when it has
+// none. It is asked once per process.
+var landlockABI = sync.OnceValue(func() int {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return 0
+	}
+	return abi
+})
+
+// writeRights returns the Landlock rights that change the file system,
+// as far as the kernel's ABI knows them. Refer (ABI 2) and truncate
+// (ABI 3) are added only where the ABI has them: asking for a right the
+// kernel lacks would fail, and a best-effort downgrade would silently drop
+// the whole restriction.
+func writeRights(abi int) landlock.AccessFSSet {
+	rights := landlock.AccessFSSet(llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
+		llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock |
+		llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym)
+	if abi >= 2 {
+		rights |= llsys.AccessFSRefer
+	}
+	if abi >= 3 {
+		rights |= llsys.AccessFSTruncate
+	}
+	return rights
+}
+
+// kernelLayer reports whether the Landlock layer guards mutations under p,
+// and fails when p demands it and the kernel lacks it.
+func kernelLayer(p Policy) (bool, error) {
+	if p.Mode != WorkspaceWrite {
+		return false, nil
+	}
+	switch p.Enforce {
+	case EnforceAuto:
+		return landlockABI() > 0, nil
+	case EnforceLandlock:
+		if landlockABI() == 0 {
+			return false, fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
+		}
+		return true, nil
+	}
+	return false, nil // off, or unset in a library caller's Policy
+}
+
+// Enforce restricts this process, before its first mutation, so that the
+// kernel itself refuses any write outside the writable roots: a bug in
+// the fence still cannot write outside. Only the write rights are handled,
+// so reads stay unrestricted everywhere; the writable roots and /dev/null
+// get them all. It runs once per fence, in workspace-write mode only, and
+// is permanent for the process. Reads, ls and stat never call it.
+func (f *Fence) Enforce() error {
+	if f.enforced {
+		return nil
+	}
+	on, err := kernelLayer(Policy{Mode: f.mode, Enforce: f.policy.Enforce})
+	if err != nil || !on {
+		return err
+	}
+	roots, err := f.Roots()
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	for _, r := range roots {
+		if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
+			dirs = append(dirs, r.Path)
+		}
+	}
+	abi := landlockABI()
+	rights := writeRights(abi)
+	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
+	if abi >= 3 {
+		fileRights |= llsys.AccessFSTruncate
+	}
+	cfg := landlock.Config{HandledAccessFS: rights}
+	err = cfg.RestrictPaths(
+		landlock.PathAccess(rights, dirs...),
+		landlock.PathAccess(fileRights, os.DevNull).IgnoreIfMissing(),
+	)
+	if err != nil {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
+	}
+	f.enforced = true
+	return nil
+}
+
+// Layers says which enforcement layers guard a mutation under a policy.
+type Layers struct {
+	// Layers names the active layers, outermost first: "lexical" (the
+	// fence's check of canonical paths), "root" (the mutation runs
+	// through a handle confined to the writable root) and "landlock"
+	// (the kernel refuses writes outside the writable roots).
+	Layers []string `json:"layers"`
+	// LandlockABI is the kernel's Landlock ABI version; 0 without one.
+	LandlockABI int `json:"landlock_abi"`
+}
+
+// ActiveLayers returns the layers that guard a mutation under p. In
+// read-only mode no mutation runs, and in danger-full-access there is no
+// fence: both have none.
+func ActiveLayers(p Policy) Layers {
+	l := Layers{Layers: []string{}, LandlockABI: landlockABI()}
+	if p.Mode == WorkspaceWrite {
+		l.Layers = append(l.Layers, "lexical", "root")
+		if on, _ := kernelLayer(p); on {
+			l.Layers = append(l.Layers, "landlock")
+		}
+	}
+	return l
+}

@@ -44,9 +44,7 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 		}
 		fence.SetEscalation(mode, nil)
 	}
-	if s.Output == "text" {
-		return nil, fserr.New(fserr.InvalidArgument, "--output text is not available yet")
-	}
+	a.text = s.Output == "text"
 	return &call{app: a, settings: s, fence: fence}, nil
 }
 
@@ -57,13 +55,22 @@ func (c *call) resolve(path string) (sandbox.Target, error) {
 	return t, err
 }
 
-// print writes the success result: the header followed by result's own
-// fields, one JSON object with keys in a fixed order.
+// print writes the success result, as JSON or, with --output text, for
+// people.
 func (c *call) print(result any) error {
 	h := c.app.current
 	h.OK = true
 	h.Mode = string(c.fence.Mode())
 	h.Escalated = c.fence.Escalated()
+	if c.app.text {
+		return c.app.textOut().result(h, result)
+	}
+	return printJSON(c.app, h, result)
+}
+
+// printJSON writes a success result: the header followed by result's own
+// fields, one JSON object with keys in a fixed order.
+func printJSON(app *App, h header, result any) error {
 	var head, body bytes.Buffer
 	if err := encodeJSON(&head, h, false); err != nil {
 		return err
@@ -75,7 +82,7 @@ func (c *call) print(result any) error {
 	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
 		out = append(append(out[:len(out)-1], ','), obj[1:]...)
 	}
-	return encodeJSON(c.app.Stdout, json.RawMessage(out), c.app.pretty)
+	return encodeJSON(app.Stdout, json.RawMessage(out), app.pretty)
 }
 
 // failWith records the effective mode (which an escalation may have

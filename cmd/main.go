@@ -28,6 +28,7 @@ type App struct {
 	// before that is a usage error.
 	started bool
 	pretty  bool
+	text    bool
 }
 
 // Main runs dsh-fs with the process's arguments and streams and returns
@@ -68,6 +69,10 @@ func (a *App) Run(args []string) int {
 
 // fail prints the failure result of the current call.
 func (a *App) fail(err error) {
+	if a.text {
+		a.textOut().failure(newFailure(a.current, err))
+		return
+	}
 	if err := encodeJSON(a.Stdout, newFailure(a.current, err), a.pretty); err != nil {
 		fmt.Fprintln(a.Stderr, "dsh-fs:", err)
 	}
@@ -76,4 +81,8 @@ func (a *App) fail(err error) {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+func (a *App) textOut() textOut {
+	return textOut{out: a.Stdout, note: a.Stderr, color: a.StdoutTTY}
 }

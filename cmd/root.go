@@ -23,7 +23,8 @@ a structured denial with the marker models recognise.`,
 			return fserr.New(fserr.InvalidArgument, "missing command")
 		},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
 	})
@@ -35,6 +36,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdLs(app, nil),
 		NewCmdStat(app, nil),
 		NewCmdPolicy(app, nil),
+		NewCmdVersion(app),
 	)
 	return root
 }

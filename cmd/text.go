@@ -1,0 +1,194 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dshfs/dsh-fs/pkg/diff"
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+)
+
+// ANSI colors for a diff on a terminal.
+const (
+	colorReset = "\x1b[0m"
+	colorBold  = "\x1b[1m"
+	colorRed   = "\x1b[31m"
+	colorGreen = "\x1b[32m"
+	colorCyan  = "\x1b[36m"
+)
+
+// textOut renders results for people (--output text): the content on
+// stdout, the notes about it (truncation, counts) on stderr, so that
+// `dsh-fs read f --output text > copy` keeps only the lines.
+type textOut struct {
+	out, note io.Writer
+	color     bool
+}
+
+// result writes one success result as text.
+func (t textOut) result(h header, result any) error {
+	switch r := result.(type) {
+	case *fsops.ReadResult:
+		return t.read(r)
+	case *fsops.ListResult:
+		return t.list(r)
+	case *fsops.StatResult:
+		return t.stat(h, r)
+	case *fsops.WriteResult:
+		t.diff(r.Diff)
+		verb := "wrote"
+		if r.DryRun {
+			verb = "would write"
+		}
+		fmt.Fprintf(t.note, "%s %d bytes to %s (sha256 %s)\n", verb, r.Bytes, h.Path, short(r.SHA256))
+	case *fsops.EditResult:
+		t.diff(r.Diff)
+		verb := "replaced"
+		if r.DryRun {
+			verb = "would replace"
+		}
+		fmt.Fprintf(t.note, "%s %d occurrence(s) in %s (sha256 %s)\n", verb, r.Replacements, h.Path, short(r.SHA256))
+	case policyResult:
+		return t.policy(h, r)
+	default:
+		return fmt.Errorf("no text rendering for %T", result)
+	}
+	return nil
+}
+
+func (t textOut) read(r *fsops.ReadResult) error {
+	lines := strings.SplitAfter(r.Content, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		if _, err := fmt.Fprintf(t.out, "%d\t%s\n", r.StartLine+i, l); err != nil {
+			return err
+		}
+	}
+	if r.CutLine != 0 {
+		fmt.Fprintf(t.note, "(line %d was cut at the byte budget)\n", r.CutLine)
+	}
+	if r.NextOffset != 0 {
+		fmt.Fprintf(t.note, "(lines %d-%d of %d; continue with --offset %d)\n", r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
+	}
+	return nil
+}
+
+func (t textOut) list(r *fsops.ListResult) error {
+	width := 1
+	for _, e := range r.Entries {
+		width = max(width, len(fmt.Sprint(e.Size)))
+	}
+	for _, e := range r.Entries {
+		name := e.Name
+		if e.Target != "" {
+			name += " -> " + e.Target
+		}
+		mtime := e.Mtime
+		if len(mtime) > 19 {
+			mtime = mtime[:19] // to the second, as ls shows it
+		}
+		if _, err := fmt.Fprintf(t.out, "%-7s %s %*d %s %s\n", e.Type, e.Perm, width, e.Size, mtime, name); err != nil {
+			return err
+		}
+	}
+	if r.Truncated {
+		fmt.Fprintf(t.note, "(%d of %d entries; raise --limit for more)\n", len(r.Entries), r.Total)
+	}
+	if r.Hidden > 0 {
+		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", r.Hidden)
+	}
+	return nil
+}
+
+func (t textOut) stat(h header, r *fsops.StatResult) error {
+	tw := tabwriter.NewWriter(t.out, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "path:\t%s\nresolved:\t%s\nexists:\t%t\n", h.Path, h.Resolved, r.Exists)
+	if r.Exists {
+		fmt.Fprintf(tw, "type:\t%s\nsize:\t%d\nperm:\t%s\nmtime:\t%s\n", r.Type, r.Size, r.Perm, r.Mtime)
+	}
+	if r.Target != "" {
+		fmt.Fprintf(tw, "target:\t%s\n", r.Target)
+	}
+	writable := fmt.Sprint(r.Writable)
+	if r.WritableReason != "" {
+		writable += " (" + r.WritableReason + ")"
+	}
+	fmt.Fprintf(tw, "writable:\t%s\nmode:\t%s\n", writable, h.Mode)
+	return tw.Flush()
+}
+
+func (t textOut) policy(h header, r policyResult) error {
+	tw := tabwriter.NewWriter(t.out, 0, 0, 2, ' ', 0)
+	for _, v := range r.Settings {
+		origin := v.Source
+		if v.Name != "" {
+			origin += " " + v.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\n", v.Key, origin, v.Value)
+	}
+	fmt.Fprintf(tw, "\nwritable roots:\t\t\n")
+	for _, root := range r.WritableRoots {
+		fmt.Fprintf(tw, "  %s\t%s\t\n", root.Path, root.Origin)
+	}
+	fmt.Fprintf(tw, "\nenforcement:\t%s\tlandlock ABI %d\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	return tw.Flush()
+}
+
+// diff prints a diff, colored on a terminal.
+func (t textOut) diff(d diff.Result) {
+	if d.Omitted != "" {
+		fmt.Fprintf(t.note, "(diff omitted: %s)\n", d.Omitted)
+		return
+	}
+	for _, line := range strings.SplitAfter(d.Text, "\n") {
+		if line == "" {
+			continue
+		}
+		color := ""
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			color = colorBold
+		case strings.HasPrefix(line, "@@"):
+			color = colorCyan
+		case strings.HasPrefix(line, "+"):
+			color = colorGreen
+		case strings.HasPrefix(line, "-"):
+			color = colorRed
+		}
+		if t.color && color != "" {
+			fmt.Fprint(t.out, color+strings.TrimSuffix(line, "\n")+colorReset+"\n")
+		} else {
+			fmt.Fprint(t.out, line)
+		}
+	}
+	if d.Truncated {
+		fmt.Fprintln(t.note, "(diff truncated at diff_max_bytes)")
+	}
+}
+
+// failure prints a failed call for people: the message, the marker of a
+// denial, and what to do.
+func (t textOut) failure(f failure) {
+	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
+	if f.Marker != "" {
+		fmt.Fprintln(t.note, f.Marker)
+	}
+	if f.Error.Hint != "" {
+		fmt.Fprintf(t.note, "hint: %s\n", f.Error.Hint)
+	}
+	if f.Escalation != nil {
+		fmt.Fprintf(t.note, "hint: %s\n", f.Escalation.Hint)
+	}
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}

@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// versionInfo is what `dsh-fs version` reports, from the build info the Go
+// toolchain embeds: the module version (v1.2.3 from `go install …@v1.2.3`,
+// "(devel)" from a checkout) and the commit when the build recorded it.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+}
+
+func buildVersion() versionInfo {
+	v := versionInfo{Version: "(devel)", Go: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if bi.Main.Version != "" {
+		v.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+func (v versionInfo) String() string {
+	s := "dsh-fs " + v.Version
+	if v.Commit != "" {
+		s += " (" + v.Commit
+		if v.Modified {
+			s += ", modified"
+		}
+		s += ")"
+	}
+	return s + " " + v.Go
+}
+
+// NewCmdVersion returns the version command. It needs no policy.
+func NewCmdVersion(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version, commit and Go version of this build",
+		Example: "  dsh-fs version\n  dsh-fs --version",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			app.started = true
+			app.current = header{Op: "version"}
+			v := buildVersion()
+			if out, _ := c.Flags().GetString("output"); out == "text" {
+				_, err := fmt.Fprintln(app.Stdout, v)
+				return err
+			}
+			h := app.current
+			h.OK = true
+			return printJSON(app, h, v)
+		},
+	}
+}

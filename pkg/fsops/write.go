@@ -48,8 +48,14 @@ type WriteResult struct {
 // fence: a reader sees the old file or the new one, a failure leaves the
 // old file as it was and no temp file behind. Writing through a symlink
 // writes its target and keeps the link. The input is streamed; only the
-// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held.
+// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. A
+// path under deny_read is denied, since the diff would show it.
 func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	// The result's diff shows the old content: a path no mode may read is
+	// no more writable than readable.
+	if err := f.CheckRead("write", t); err != nil {
+		return nil, err
+	}
 	if err := f.CheckWrite("write", &t); err != nil {
 		return nil, err
 	}

@@ -37,8 +37,8 @@ type Fence struct {
 	rootsErr   error
 	rootsReady bool
 
-	absProtected []string // canonical paths protected with all beneath them
-	denyRead     []string // deny_read globs, "~" expanded, anchored
+	absProtected []string   // canonical paths protected with all beneath them
+	denyRead     []denyGlob // deny_read globs, "~" expanded, anchored
 }
 
 // EscalationRequest is what a person is asked to approve.
@@ -59,9 +59,43 @@ func NewFence(p Policy) *Fence {
 			// A relative glob names such a path wherever it is.
 			g = "**/" + g
 		}
-		f.denyRead = append(f.denyRead, g)
+		f.denyRead = append(f.denyRead, denyGlob{g, g})
+		// A secret folder reached through a symlinked spelling of the
+		// glob's own prefix ($HOME a symlink, ~/.ssh a symlink) is
+		// matched by its canonical spelling too.
+		if c := canonicalGlob(p.Cwd, g); c != g {
+			f.denyRead = append(f.denyRead, denyGlob{c, g})
+		}
 	}
 	return f
+}
+
+// denyGlob is a deny_read glob to match, and the glob to name in a denial
+// (the configured one, when match is its canonical spelling).
+type denyGlob struct{ match, shown string }
+
+// canonicalGlob resolves the symlinks in the literal leading folders of an
+// absolute glob: "/home/u/.ssh/**" with /home/u a symlink to /data/u
+// becomes "/data/u/.ssh/**". Globs with no absolute literal prefix come
+// back as they are.
+func canonicalGlob(cwd, g string) string {
+	if !strings.HasPrefix(g, "/") {
+		return g
+	}
+	parts := strings.Split(g, "/")
+	n := 0
+	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
+		n++
+	}
+	prefix := strings.Join(parts[:n], "/")
+	if prefix == "" {
+		return g
+	}
+	canon, err := Canonical(cwd, prefix)
+	if err != nil {
+		return g
+	}
+	return strings.Join(append([]string{canon}, parts[n:]...), "/")
 }
 
 // SetEscalation asks, for this one call, for mode to when a mutation is
@@ -114,26 +148,48 @@ func (f *Fence) loadAbsProtected() {
 		if gitdir, ok := readGitdir(dotgit); ok {
 			if c, err := Canonical(r.Path, gitdir); err == nil {
 				f.absProtected = append(f.absProtected, c)
+				// A worktree's gitdir names, in commondir, the repository
+				// whose hooks and config git uses for it.
+				if common, ok := readCommondir(c); ok {
+					if cc, err := Canonical(c, common); err == nil {
+						f.absProtected = append(f.absProtected, cc)
+					}
+				}
 			}
+		} else if c, err := Canonical(r.Path, ".git"); err == nil && c != dotgit {
+			// .git is a symlink: its target is the repository.
+			f.absProtected = append(f.absProtected, c)
 		}
 	}
 }
 
 // readGitdir returns the target of a ".git" pointer file ("gitdir: …").
 func readGitdir(dotgit string) (string, bool) {
-	fi, err := os.Lstat(dotgit)
+	line, ok := firstLine(dotgit)
+	gitdir, found := strings.CutPrefix(line, "gitdir:")
+	gitdir = strings.TrimSpace(gitdir)
+	return gitdir, ok && found && gitdir != ""
+}
+
+// readCommondir returns what a worktree gitdir's commondir file names.
+func readCommondir(gitdir string) (string, bool) {
+	line, ok := firstLine(filepath.Join(gitdir, "commondir"))
+	return line, ok && line != ""
+}
+
+// firstLine returns the trimmed first line of a small regular file.
+func firstLine(path string) (string, bool) {
+	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return "", false
 	}
-	file, err := os.Open(dotgit)
+	file, err := os.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer file.Close()
 	line, _ := bufio.NewReader(file).ReadString('\n')
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	gitdir = strings.TrimSpace(gitdir)
-	return gitdir, ok && gitdir != ""
+	return strings.TrimSpace(line), true
 }
 
 // Resolve canonicalizes path against the session cwd.
@@ -174,8 +230,8 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 	}
 	lexical = filepath.Clean(lexical)
 	for _, g := range f.denyRead {
-		if matchGlob(g, t.Path) || matchGlob(g, lexical) {
-			return g, true
+		if matchGlob(g.match, t.Path) || matchGlob(g.match, lexical) {
+			return g.shown, true
 		}
 	}
 	return "", false
@@ -249,31 +305,54 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 	if err != nil {
 		return ReasonOutsideRoots, "", DangerFullAccess
 	}
-	var found bool
+	written := f.asWritten(t.Given)
+	var root, rel string
 	for i, r := range roots {
-		rel, ok := within(r.Path, t.Path)
+		r := r.Path
+		inRel, ok := within(r, t.Path)
 		if !ok {
-			rel, ok = f.identityWithin(i, t.Path)
+			inRel, ok = f.identityWithin(i, t.Path)
 		}
 		if !ok {
 			continue
 		}
-		if g, hit := f.protectedIn(r.Path, rel, t.Path); hit {
+		if g, hit := f.protectedIn(inRel, t.Path); hit {
 			return ReasonProtected, g, DangerFullAccess
 		}
-		if completesBareRepo(r.Path, rel) {
+		// The path as written may name a protected folder through a
+		// symlink (.vscode => editor): that spelling is protected too.
+		if wRel, ok := within(r, written); ok {
+			if g, hit := f.protectedIn(wRel, written); hit {
+				return ReasonProtected, g, DangerFullAccess
+			}
+		}
+		if dir, hit := insideGitDir(r, t.Path); hit {
+			return ReasonProtected, dir, DangerFullAccess
+		}
+		if completesGitDir(r, inRel) {
 			return ReasonBareRepo, "", DangerFullAccess
 		}
 		// The innermost root confines the handle most tightly; roots
 		// nest rarely, so keep the longest match.
-		if !found || len(r.Path) > len(t.Root) {
-			t.Root, t.Rel, found = r.Path, rel, true
+		if root == "" || len(r) > len(root) {
+			root, rel = r, inRel
 		}
 	}
-	if !found {
+	if root == "" {
 		return ReasonOutsideRoots, "", DangerFullAccess
 	}
+	t.Root, t.Rel = root, rel
 	return "", "", ""
+}
+
+// asWritten is the path as the caller wrote it, made absolute against the
+// session cwd and cleaned lexically: not where it leads, but how it is
+// spelled, for the checks that must hold for both.
+func (f *Fence) asWritten(given string) string {
+	if !filepath.IsAbs(given) {
+		given = filepath.Join(f.policy.Cwd, given)
+	}
+	return filepath.Clean(given)
 }
 
 // identityWithin is the identity fallback of DESIGN.md §4 step 4. It runs
@@ -292,9 +371,9 @@ func (f *Fence) identityWithin(i int, target string) (string, bool) {
 	return sameFileAncestor(f.rootInfos[i], target)
 }
 
-// protectedIn reports the protected glob or path that rel (inside root)
-// falls under.
-func (f *Fence) protectedIn(root, rel, canonical string) (string, bool) {
+// protectedIn reports the protected glob or path that rel (inside its
+// root) or the absolute path falls under.
+func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 	if rel != "." {
 		for _, g := range f.policy.Protected {
 			if matchGlob(g, rel) {
@@ -310,25 +389,54 @@ func (f *Fence) protectedIn(root, rel, canonical string) (string, bool) {
 	return "", false
 }
 
-// bareRepoParts are the entries whose presence together at the top of a
-// folder make git treat it as a bare repository.
-var bareRepoParts = []string{"HEAD", "objects", "refs"}
+// isGitDir reports whether dir is a git directory: HEAD with objects/ and
+// refs/ (a repository's .git, a bare repository, a submodule's module
+// folder), or HEAD with a commondir file (a worktree's git folder).
+func isGitDir(dir string) bool {
+	has := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
+}
 
-// completesBareRepo reports whether writing rel inside root touches one of
-// HEAD, objects/ or refs/ at the top of the root while the other two exist:
-// git run later outside any sandbox would take the root for a repository
-// and honour a config planted there.
-func completesBareRepo(root, rel string) bool {
-	first, _, _ := strings.Cut(rel, string(filepath.Separator))
-	hit := false
-	for _, p := range bareRepoParts {
-		if p == first {
-			hit = true
-			continue
+// insideGitDir reports the git directory, between root and target, that
+// target lies in. It recognizes a repository by what it holds, whatever
+// symlinks or names lead to it (".repo/projects/p.git", a worktree's
+// commondir), where the protected globs only know the usual names.
+func insideGitDir(root, target string) (string, bool) {
+	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
+		if _, ok := within(root, dir); !ok {
+			return "", false
 		}
-		if _, err := os.Lstat(filepath.Join(root, p)); err != nil {
-			return false
+		if isGitDir(dir) {
+			return dir, true
+		}
+		if dir == root {
+			return "", false
 		}
 	}
-	return hit
+}
+
+// gitDirParts are the entries whose presence together at the top of a
+// folder make git treat it as a git directory.
+var gitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
+
+// completesGitDir reports whether writing rel inside root would make the
+// root a git directory (HEAD with objects/ and refs/, or HEAD with
+// commondir): git run later outside any sandbox would take the root for a
+// repository and honour a config planted there.
+func completesGitDir(root, rel string) bool {
+	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	present := map[string]bool{}
+	touched := false
+	for _, p := range gitDirParts {
+		if p == first {
+			present[p], touched = true, true
+			continue
+		}
+		_, err := os.Lstat(filepath.Join(root, p))
+		present[p] = err == nil
+	}
+	return touched && present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])
 }

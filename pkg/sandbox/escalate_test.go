@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEscalation(t *testing.T) {
+	refuse := func(EscalationRequest) error { return errors.New("the user said no thanks") }
+	grant := func(EscalationRequest) error { return nil }
+	for _, tc := range []struct {
+		name     string
+		mode     Mode
+		maxMode  Mode
+		approval Approval
+		to       Mode
+		ask      func(EscalationRequest) error // nil: never expected to be asked
+		path     string
+
+		pass     bool
+		mode2    Mode   // the fence's mode afterwards
+		reason   string // on denial
+		refusal  string // a substring of DeniedError.Refusal; "" for none
+		askCalls int
+	}{
+		{name: "trust: read-only to workspace-write inside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
+			pass: true, mode2: WorkspaceWrite},
+		{name: "trust: read-only to workspace-write outside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
+			reason: ReasonReadOnly, refusal: "--escalate workspace-write would not allow it", mode2: ReadOnly},
+		{name: "trust: read-only to workspace-write, protected", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: ".git/config",
+			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
+		{name: "trust: read-only to danger outside", mode: ReadOnly, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "trust: workspace-write to danger outside", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "trust: workspace-write to danger, protected", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: ".git/config",
+			pass: true, mode2: DangerFullAccess},
+		{name: "never", mode: ReadOnly, approval: ApprovalNever, to: WorkspaceWrite, path: "f",
+			reason: ReasonReadOnly, refusal: "approval is never", mode2: ReadOnly},
+		{name: "never, workspace-write", mode: WorkspaceWrite, approval: ApprovalNever, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonOutsideRoots, refusal: "approval is never", mode2: WorkspaceWrite},
+		{name: "above max_mode", mode: WorkspaceWrite, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonOutsideRoots, refusal: ReasonAboveMaxMode, mode2: WorkspaceWrite},
+		{name: "above max_mode is refused before asking", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f",
+			ask: grant, reason: ReasonReadOnly, refusal: ReasonAboveMaxMode, mode2: ReadOnly},
+		{name: "within max_mode", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
+			pass: true, mode2: WorkspaceWrite},
+		{name: "tty granted", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: grant, askCalls: 1,
+			pass: true, mode2: WorkspaceWrite},
+		{name: "tty refused", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: refuse, askCalls: 1,
+			reason: ReasonReadOnly, refusal: "the user said no thanks", mode2: ReadOnly},
+		{name: "tty, escalation would not allow it: not asked", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "../out/x", ask: grant,
+			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
+		{name: "not wider: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
+			reason: ReasonOutsideRoots, mode2: WorkspaceWrite},
+		{name: "narrower: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: ReadOnly, path: "../out/x",
+			reason: ReasonOutsideRoots, mode2: WorkspaceWrite},
+		{name: "allowed anyway: no escalation", mode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f", ask: grant,
+			pass: true, mode2: WorkspaceWrite},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, fenceLayout...)
+			p := testPolicy(root, tc.mode)
+			p.Approval = tc.approval
+			if tc.maxMode != "" {
+				p.MaxMode = tc.maxMode
+			}
+			fence := NewFence(p)
+			calls := 0
+			var req EscalationRequest
+			fence.SetEscalation(tc.to, func(r EscalationRequest) error {
+				calls++
+				req = r
+				if tc.ask == nil {
+					t.Errorf("asked for %+v, want no question", r)
+					return errors.New("unexpected question")
+				}
+				return tc.ask(r)
+			})
+			target, err := fence.Resolve(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = fence.CheckWrite("write", &target)
+			if calls != tc.askCalls {
+				t.Errorf("asked %d times, want %d", calls, tc.askCalls)
+			}
+			if calls > 0 && (req.Op != "write" || req.Path != tc.path || req.From != tc.mode || req.To != tc.to || req.Reason == "") {
+				t.Errorf("EscalationRequest = %+v", req)
+			}
+			if fence.Mode() != tc.mode2 {
+				t.Errorf("Mode() = %s, want %s", fence.Mode(), tc.mode2)
+			}
+			if fence.Escalated() != (tc.mode2 != tc.mode) {
+				t.Errorf("Escalated() = %v", fence.Escalated())
+			}
+			if tc.pass {
+				if err != nil {
+					t.Fatalf("CheckWrite: %v", err)
+				}
+				if tc.mode2 == WorkspaceWrite && target.Root != filepath.Join(root, "ws") {
+					t.Errorf("escalated to workspace-write, Root = %q", target.Root)
+				}
+				return
+			}
+			de := deniedAs(t, err)
+			if de.Reason != tc.reason || de.Mode != tc.mode {
+				t.Errorf("reason %q mode %s; want %q, %s", de.Reason, de.Mode, tc.reason, tc.mode)
+			}
+			if tc.refusal == "" && de.Refusal != "" || !strings.Contains(de.Refusal, tc.refusal) {
+				t.Errorf("Refusal = %q, want %q", de.Refusal, tc.refusal)
+			}
+			if tc.refusal != "" && !strings.Contains(err.Error(), de.Refusal) {
+				t.Errorf("Error() = %q does not say the refusal", err)
+			}
+		})
+	}
+}
+
+// TestEscalationOnce: a granted escalation covers one widening; a later
+// denial on the same fence does not ask again.
+func TestEscalationOnce(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	p := testPolicy(root, ReadOnly)
+	p.Approval = ApprovalTTY
+	fence := NewFence(p)
+	calls := 0
+	fence.SetEscalation(WorkspaceWrite, func(EscalationRequest) error { calls++; return nil })
+	for _, tc := range []struct {
+		path string
+		pass bool
+	}{{"f", true}, {"d/g", true}, {"../out/x", false}} {
+		target, err := fence.Resolve(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fence.CheckWrite("write", &target); (err == nil) != tc.pass {
+			t.Errorf("CheckWrite(%s) = %v, want pass %v", tc.path, err, tc.pass)
+		}
+	}
+	if calls != 1 || !fence.Escalated() || fence.Mode() != WorkspaceWrite {
+		t.Errorf("asked %d times, Escalated %v, Mode %s; want 1, true, workspace-write", calls, fence.Escalated(), fence.Mode())
+	}
+}
+
+func TestDeniedHint(t *testing.T) {
+	for _, tc := range []struct {
+		needed, maxMode Mode
+		approval        Approval
+		want            string
+	}{
+		{WorkspaceWrite, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
+		{DangerFullAccess, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate danger-full-access; a person at the terminal must approve it"},
+		{WorkspaceWrite, DangerFullAccess, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
+		{DangerFullAccess, DangerFullAccess, ApprovalNever, "this needs danger-full-access, and escalation is disabled here (approval: never): ask the user to change the policy"},
+		{DangerFullAccess, WorkspaceWrite, ApprovalTrust, "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
+		{DangerFullAccess, ReadOnly, ApprovalNever, "this needs danger-full-access, above this deployment's max_mode read-only: ask the user to change the policy"},
+		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
+		{"", DangerFullAccess, ApprovalTrust, ""},
+	} {
+		e := &DeniedError{Needed: tc.needed, MaxMode: tc.maxMode, Approval: tc.approval}
+		if got := e.Hint(); got != tc.want {
+			t.Errorf("Hint(needed %q, max %s, approval %s) = %q\nwant %q", tc.needed, tc.maxMode, tc.approval, got, tc.want)
+		}
+	}
+}
+
+// TestDeniedHintFromFence: the hint a real denial carries follows the
+// policy's approval and ceiling.
+func TestDeniedHintFromFence(t *testing.T) {
+	for _, tc := range []struct {
+		mode     Mode
+		maxMode  Mode
+		approval Approval
+		path     string
+		want     string
+	}{
+		{ReadOnly, DangerFullAccess, ApprovalTTY, "f", "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
+		{ReadOnly, DangerFullAccess, ApprovalTrust, "f", "if the user agrees, retry this one call with --escalate workspace-write"},
+		{ReadOnly, DangerFullAccess, ApprovalNever, "f", "this needs workspace-write, and escalation is disabled here (approval: never): ask the user to change the policy"},
+		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "../out/x", "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
+	} {
+		root := tempRoot(t)
+		makeLayout(t, root, fenceLayout...)
+		p := testPolicy(root, tc.mode)
+		p.MaxMode, p.Approval = tc.maxMode, tc.approval
+		fence := NewFence(p)
+		target, err := fence.Resolve(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		de := deniedAs(t, fence.CheckWrite("edit", &target))
+		if got := de.Hint(); got != tc.want {
+			t.Errorf("%s %s %s: Hint() = %q\nwant %q", tc.mode, tc.approval, tc.path, got, tc.want)
+		}
+		if want := "[sandbox: file access denied under " + string(tc.mode) + " mode]"; de.Marker() != want {
+			t.Errorf("Marker() = %q, want %q", de.Marker(), want)
+		}
+	}
+}
+
+func TestMarker(t *testing.T) {
+	if got, want := Marker(WorkspaceWrite), "[sandbox: file access denied under workspace-write mode]"; got != want {
+		t.Errorf("Marker(workspace-write) = %q, want %q", got, want)
+	}
+	e := &DeniedError{Op: "write", Path: "/etc/hosts", Mode: WorkspaceWrite, Reason: ReasonOutsideRoots}
+	if got, want := e.Marker(), "[sandbox: file access denied under workspace-write mode]"; got != want {
+		t.Errorf("Marker() = %q, want %q", got, want)
+	}
+	if got, want := e.Error(), "write: /etc/hosts: outside writable roots"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	e.Matched, e.Refusal = "**/.git/**", "escalation to danger-full-access refused: approval is never"
+	if got, want := e.Error(), "write: /etc/hosts: outside writable roots (**/.git/**); escalation to danger-full-access refused: approval is never"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}

@@ -51,6 +51,9 @@ func TestScripts(t *testing.T) {
 			// writable and a fence test could not fail. A script about the
 			// temp roots turns it back on.
 			env.Setenv("DSH_FS_TMP", "false")
+			// A -race build sleeps a second at exit by default: a second
+			// for every dsh-fs call of every script.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 	})

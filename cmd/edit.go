@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -101,16 +100,9 @@ func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 	var src io.Reader = opts.App.Stdin
 	if opts.Edits != "-" {
 		// The edits file is a read like any other: deny_read applies.
-		t, err := call.fence.Resolve(opts.Edits)
+		file, err := fsops.OpenSource(call.fence, "edit --edits", opts.Edits)
 		if err != nil {
 			return nil, err
-		}
-		if err := call.fence.CheckRead("edit", t); err != nil {
-			return nil, err
-		}
-		file, err := os.Open(t.Path)
-		if err != nil {
-			return nil, fserr.FromOS("edit: --edits", opts.Edits, err)
 		}
 		defer file.Close()
 		src = file

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -59,7 +60,7 @@ func (a *App) Run(args []string) int {
 			err = fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
 		}
 		if a.current.Op == "" && c != root {
-			a.current.Op = c.Name()
+			a.current.Op = topCommand(c, root).Name()
 		}
 		fmt.Fprint(a.Stderr, c.UsageString())
 	}
@@ -85,4 +86,13 @@ func isTerminal(f *os.File) bool {
 
 func (a *App) textOut() textOut {
 	return textOut{out: a.Stdout, note: a.Stderr, color: a.StdoutTTY}
+}
+
+// topCommand is the command of the tree's first level that c belongs to:
+// "completion" for "completion bash".
+func topCommand(c, root *cobra.Command) *cobra.Command {
+	for c.HasParent() && c.Parent() != root {
+		c = c.Parent()
+	}
+	return c
 }

@@ -36,6 +36,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdLs(app, nil),
 		NewCmdStat(app, nil),
 		NewCmdPolicy(app, nil),
+		NewCmdTools(app),
 		NewCmdVersion(app),
 	)
 	return root

@@ -131,12 +131,15 @@ func (t textOut) policy(h header, r policyResult) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%v\n", v.Key, origin, v.Value)
 	}
-	fmt.Fprintf(tw, "\nwritable roots:\t\t\n")
-	for _, root := range r.WritableRoots {
-		fmt.Fprintf(tw, "  %s\t%s\t\n", root.Path, root.Origin)
+	if err := tw.Flush(); err != nil {
+		return err
 	}
-	fmt.Fprintf(tw, "\nenforcement:\t%s\tlandlock ABI %d\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
-	return tw.Flush()
+	fmt.Fprintln(t.out, "\nwritable roots:")
+	for _, root := range r.WritableRoots {
+		fmt.Fprintf(t.out, "  %s (%s)\n", root.Path, root.Origin)
+	}
+	_, err := fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	return err
 }
 
 // diff prints a diff, colored on a terminal.

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,30 +60,27 @@ func writeRun(opts *WriteOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Command.Flags().Changed("content") && opts.From != "" {
-		return fserr.New(fserr.InvalidArgument, "write: give --content or --from, not both")
-	}
 	t, err := call.resolve(opts.Path)
 	if err != nil {
 		return err
+	}
+	flags := opts.Command.Flags()
+	if flags.Changed("content") && flags.Changed("from") {
+		return fserr.New(fserr.InvalidArgument, "write: give --content or --from, not both")
+	}
+	if flags.Changed("from") && opts.From == "" {
+		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
 	var content io.Reader = opts.App.Stdin
 	switch {
 	case opts.Command.Flags().Changed("content"):
 		content = strings.NewReader(opts.Content)
 	case opts.From != "":
-		// The source is a read like any other: deny_read applies to it.
-		src, err := call.resolve(opts.From)
-		call.app.current.Resolved = t.Path
+		// The source is a read like any other: deny_read applies to it,
+		// and it must be a regular file.
+		file, err := fsops.OpenSource(call.fence, "write --from", opts.From)
 		if err != nil {
-			return err
-		}
-		if err := call.fence.CheckRead("write", src); err != nil {
 			return call.failWith(err)
-		}
-		file, err := os.Open(src.Path)
-		if err != nil {
-			return fserr.FromOS("write: --from", opts.From, err)
 		}
 		defer file.Close()
 		content = file

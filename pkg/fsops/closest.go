@@ -37,7 +37,7 @@ var normalizers = []func(string) string{
 	func(s string) string { return strings.TrimRight(s, " \t") },
 	func(s string) string { return strings.TrimSpace(s) },
 	func(s string) string { return straightQuotes(strings.TrimSpace(s)) },
-	func(s string) string { return strings.Join(strings.Fields(straightQuotes(s)), " ") },
+	func(s string) string { return collapse(straightQuotes(s)) },
 }
 
 var curly = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201c", `"`, "\u201d", `"`)
@@ -61,6 +61,9 @@ func findClosest(content []byte, old string) *Closest {
 		return nil
 	}
 	file := splitForMatch(string(content))
+	if len(file) > 1 && file[len(file)-1] == "" {
+		file = file[:len(file)-1] // the file ends with a newline
+	}
 	want := splitForMatch(old)
 	if len(want) > 1 && want[len(want)-1] == "" {
 		want = want[:len(want)-1] // old ended with a newline
@@ -177,26 +180,28 @@ func differences(content []byte, region, want []string, old string) []string {
 	var fileTabs, oldTabs bool
 	for i := range want {
 		f, w := region[i], want[i]
-		if i == 0 && len(want) > 1 {
-			// old may start inside the line: compare the overlap only.
-			f = f[max(0, len(f)-len(w)):]
-		}
-		last := i == len(want)-1 && len(want) > 1 // old may end inside this line
-		if !last && trailingDiffers(f, w) {
+		// old may start inside its first line and end inside its last:
+		// there, white space at the edge of old says nothing unless old
+		// has some.
+		fragStart := i == 0 && leading(w) == ""
+		fragEnd := i == len(want)-1 && strings.TrimRight(w, " \t") == w
+		if !fragEnd && trailingDiffers(f, w) {
 			trailing = true
 		}
-		fi, wi := leading(f), leading(w)
-		if fi != wi && (i > 0 || len(want) == 1) {
+		if fi, wi := leading(f), leading(w); fi != wi && !fragStart {
 			indent = true
 			fileTabs = fileTabs || strings.Contains(fi, "\t")
 			oldTabs = oldTabs || strings.Contains(wi, "\t")
 		}
-		if (straightQuotes(f) != f) != (straightQuotes(w) != w) {
+		tf, tw := strings.TrimSpace(f), strings.TrimSpace(w)
+		switch {
+		case strings.Contains(tf, tw):
+		case strings.Contains(straightQuotes(tf), straightQuotes(tw)):
 			quotes = true
-		}
-		if strings.Join(strings.Fields(f), " ") == strings.Join(strings.Fields(w), " ") &&
-			strings.TrimSpace(f) != strings.TrimSpace(w) {
+		case strings.Contains(collapse(tf), collapse(tw)):
 			inner = true
+		default:
+			quotes, inner = true, true
 		}
 	}
 	if trailing {
@@ -221,6 +226,9 @@ func differences(content []byte, region, want []string, old string) []string {
 	}
 	return out
 }
+
+// collapse writes every run of white space as one space.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func trailingDiffers(f, w string) bool {
 	return f[len(strings.TrimRight(f, " \t")):] != w[len(strings.TrimRight(w, " \t")):]

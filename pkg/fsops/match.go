@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"strings"
+
+	"github.com/dshfs/dsh-fs/pkg/text"
 )
 
 // Replacement is one edit: replace Old with New, exactly once unless
@@ -25,11 +27,16 @@ type splice struct {
 }
 
 // locate finds old in content, leftmost first and without overlaps, as
-// strings.Count and strings.Replace count them. When content uses CRLF line
-// endings and old does not match as typed, old and new are retried with
-// their bare "\n" written as "\r\n": a model types "\n", and a CRLF file
-// must stay CRLF.
+// strings.Count and strings.Replace count them. A model types "\n", and a
+// CRLF file must stay CRLF: in a file whose every line ends in CRLF, old
+// and new are taken with their bare "\n" written as "\r\n" (so "\nb" can
+// neither match the "\n" of a "\r\n" nor leave a lone "\r"); in a file
+// with mixed endings, that spelling is tried when old does not match as
+// typed.
 func locate(content []byte, old, new string) splice {
+	if text.LineEndings(content) == "crlf" {
+		old, new = toCRLF(old), toCRLF(new)
+	}
 	at := indexAll(content, old)
 	if len(at) == 0 && bytes.Contains(content, []byte("\r\n")) && hasBareLF(old) {
 		if crOld := toCRLF(old); crOld != old {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -111,10 +112,24 @@ func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error
 	return openFile(op, t)
 }
 
-// openFile opens t for reading, refusing a folder. The caller has done the
-// deny_read check.
+// OpenSource opens a file a command reads its input from (write --from,
+// edit --edits): a read like any other, so deny_read applies, and only a
+// regular file will do.
+func OpenSource(f *sandbox.Fence, op, path string) (*os.File, error) {
+	t, err := f.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	return openForRead(f, op, t)
+}
+
+// openFile opens t for reading, refusing anything but a regular file: a
+// folder is FS_IS_DIR, and a FIFO or a device, which could block or never
+// end, is FS_INVALID_ARGUMENT. The caller has done the deny_read check.
 func openFile(op string, t sandbox.Target) (*os.File, error) {
-	file, err := os.Open(t.Path)
+	// O_NONBLOCK: opening a FIFO with no writer must not hang; it has no
+	// effect on the regular files read afterwards.
+	file, err := os.OpenFile(t.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
@@ -123,11 +138,15 @@ func openFile(op string, t sandbox.Target) (*os.File, error) {
 		file.Close()
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	if fi.IsDir() {
+	switch {
+	case fi.IsDir():
 		file.Close()
 		e := fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
 		e.Hint = "use ls to list a folder"
 		return nil, e
+	case !fi.Mode().IsRegular():
+		file.Close()
+		return nil, fserr.New(fserr.InvalidArgument, op+": "+t.Given+": not a regular file")
 	}
 	return file, nil
 }

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/pkg/diff"
@@ -103,17 +104,19 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 // dryWrite computes a write's result without a lock or a temp file.
 func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	res := &WriteResult{DryRun: true}
-	file, err := os.Open(t.Path)
+	file, err := openFile("write", t)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case fserr.CodeOf(err) == fserr.NotFound:
+		// As the real write would: the folder must exist, or --mkdir
+		// must be able to make it.
+		if err := checkParent(t, opt.Mkdir); err != nil {
+			return nil, err
+		}
 		file = nil
 	case err != nil:
-		return nil, fserr.FromOS("write", t.Given, err)
+		return nil, err
 	default:
 		defer file.Close()
-		if fi, err := file.Stat(); err == nil && fi.IsDir() {
-			return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": is a folder")
-		}
 	}
 	res.Created = file == nil
 	old, err := readOld(file, t.Given, opt.Diff.BasisMaxBytes)
@@ -134,6 +137,26 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
 	return res, nil
+}
+
+// checkParent checks that the folder of t exists, or, with mkdir, that the
+// nearest existing ancestor is a folder, without creating anything.
+func checkParent(t sandbox.Target, mkdir bool) error {
+	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return fserr.New(fserr.NotDir, "write: "+t.Given+": "+dir+" is not a folder")
+		case !errors.Is(err, os.ErrNotExist):
+			return fserr.FromOS("write", t.Given, err)
+		case !mkdir:
+			e := fserr.New(fserr.NotFound, "write: "+t.Given+": folder "+dir+" does not exist")
+			e.Hint = "add --mkdir to create missing folders"
+			return e
+		}
+	}
 }
 
 // oldContent is what a mutation knows of the file it replaces.

@@ -14,6 +14,10 @@ import (
 // maxSymlinkHops bounds symlink resolution, as the kernel's ELOOP does.
 const maxSymlinkHops = 40
 
+// maxRaceRetries bounds how often a component that stopped being a symlink
+// between Lstat and Readlink is looked at again.
+const maxRaceRetries = 100
+
 // Canonical returns the canonical absolute form of path, taken relative to
 // base (an absolute, canonical folder) when it is not absolute.
 //
@@ -40,7 +44,7 @@ func Canonical(base, path string) (string, error) {
 	pending := splitPath(path)
 	resolved := "/"
 	missing := 0 // how many trailing components of resolved do not exist
-	hops := 0
+	hops, retries := 0, 0
 	for len(pending) > 0 {
 		name := pending[0]
 		pending = pending[1:]
@@ -78,13 +82,19 @@ func Canonical(base, path string) (string, error) {
 			resolved = next
 			continue
 		}
+		target, err := os.Readlink(next)
+		if errors.Is(err, syscall.EINVAL) && retries < maxRaceRetries {
+			// Replaced by a non-link since the Lstat: look again.
+			retries++
+			pending = append([]string{name}, pending...)
+			continue
+		}
+		if err != nil {
+			return "", fserr.FromOS("resolve", path, err)
+		}
 		hops++
 		if hops > maxSymlinkHops {
 			return "", fserr.Wrap(fserr.IO, path+": too many levels of symbolic links", syscall.ELOOP)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fserr.FromOS("resolve", path, err)
 		}
 		if target == "" {
 			return "", fserr.New(fserr.InvalidArgument, path+": "+next+" is an empty symlink")

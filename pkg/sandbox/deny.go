@@ -16,7 +16,6 @@ const (
 	ReasonEscaped       = "resolution escaped the root"
 	ReasonLandlock      = "refused by landlock"
 	ReasonAboveMaxMode  = "above max_mode"
-	ReasonNotApproved   = "escalation not approved"
 	reasonMarkerPattern = "[sandbox: file access denied under %s mode]"
 )
 
@@ -76,6 +75,9 @@ func (e *DeniedError) Hint() string {
 	switch {
 	case e.Needed == "":
 		return ""
+	case e.Refusal != "":
+		// Asking again would be refused again: a model must not loop.
+		return fmt.Sprintf("the escalation was refused (%s): do not retry; ask the user to allow %s", e.Refusal, e.Needed)
 	case e.Needed.Wider(e.MaxMode):
 		return fmt.Sprintf("this needs %s, above this deployment's max_mode %s: ask the user to change the policy", e.Needed, e.MaxMode)
 	case e.Approval == ApprovalNever:

@@ -54,9 +54,9 @@ func TestEscalation(t *testing.T) {
 		{name: "tty, escalation would not allow it: not asked", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "../out/x", ask: grant,
 			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
 		{name: "not wider: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
-			reason: ReasonOutsideRoots, mode2: WorkspaceWrite},
+			reason: ReasonOutsideRoots, refusal: "--escalate workspace-write would not allow it", mode2: WorkspaceWrite},
 		{name: "narrower: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: ReadOnly, path: "../out/x",
-			reason: ReasonOutsideRoots, mode2: WorkspaceWrite},
+			reason: ReasonOutsideRoots, refusal: "--escalate read-only would not allow it", mode2: WorkspaceWrite},
 		{name: "allowed anyway: no escalation", mode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f", ask: grant,
 			pass: true, mode2: WorkspaceWrite},
 	} {

@@ -55,7 +55,7 @@ func NewFence(p Policy) *Fence {
 		switch {
 		case g == "~" || strings.HasPrefix(g, "~/"):
 			g = home + g[1:]
-		case !strings.HasPrefix(g, "/"):
+		case !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "**/"):
 			// A relative glob names such a path wherever it is.
 			g = "**/" + g
 		}
@@ -248,10 +248,10 @@ func (f *Fence) CheckWrite(op string, t *Target) error {
 	}
 	denied := &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: reason, Matched: matched,
 		WritableRoots: f.rootPaths(), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
-	if f.escalateTo == "" || f.escalated || !f.escalateTo.Wider(f.mode) {
+	if f.escalateTo == "" || f.escalated {
 		return denied
 	}
-	if needed.Wider(f.escalateTo) {
+	if !f.escalateTo.Wider(f.mode) || needed.Wider(f.escalateTo) {
 		denied.Refusal = fmt.Sprintf("--escalate %s would not allow it", f.escalateTo)
 		return denied
 	}

@@ -1,0 +1,72 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Reasons a diff is omitted. They are part of the JSON API: new ones may be
+// added, existing ones are never renamed.
+const (
+	// ReasonBasisTooLarge: a side is larger than Options.BasisMaxBytes, or
+	// the caller streamed it and never held it.
+	ReasonBasisTooLarge = "basis_too_large"
+	// ReasonBinary: a side is not UTF-8 text (text.IsBinary).
+	ReasonBinary = "binary"
+)
+
+// Result is the "diff" object of a write or edit result. It has exactly one
+// of three JSON shapes, keys in this order:
+//
+//	computed:  {"added":N,"removed":N,"text":"--- a/x\n+++ b/x\n@@ …","truncated":true}
+//	           ("truncated" only when true)
+//	omitted:   {"omitted":"basis_too_large"} or {"omitted":"binary"}
+//	           (no counts: they are unknown)
+//	no change: {"added":0,"removed":0,"text":""}
+//
+// Added and Removed count the '+' and '-' lines of the whole diff, even when
+// Text is truncated. When Omitted is set, the other fields are zero and
+// meaningless.
+type Result struct {
+	Added     int    `json:"added"`
+	Removed   int    `json:"removed"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Omitted   string `json:"omitted,omitempty"`
+}
+
+// Omitted returns the result of a diff that was not computed, for reason
+// (ReasonBasisTooLarge or ReasonBinary). Callers that streamed a large input
+// and never held it use it; it carries no counts.
+func Omitted(reason string) Result { return Result{Omitted: reason} }
+
+// computedJSON and omittedJSON are the two wire shapes of Result; separate
+// types rather than omitempty on Result, because "added":0 must stay in a
+// computed result and must not appear in an omitted one.
+type computedJSON struct {
+	Added     int    `json:"added"`
+	Removed   int    `json:"removed"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+type omittedJSON struct {
+	Omitted string `json:"omitted"`
+}
+
+// MarshalJSON writes r in one of the shapes documented on Result. It does
+// not escape '<', '>' and '&' (code is full of them, and the result is not
+// HTML); an enclosing encoder that does escape HTML still will.
+func (r Result) MarshalJSON() ([]byte, error) {
+	var v any = computedJSON{r.Added, r.Removed, r.Text, r.Truncated}
+	if r.Omitted != "" {
+		v = omittedJSON{r.Omitted}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

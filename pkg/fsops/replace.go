@@ -125,7 +125,7 @@ func (l *locked) replace(fill func(w io.Writer) error) error {
 	if err := tmp.Sync(); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)
 	}
-	if err := tmp.Commit(l.name); err != nil {
+	if err := tmp.Commit(l.name, l.exists()); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)
 	}
 	return nil

@@ -217,7 +217,9 @@ func copyInput(w io.Writer, r io.Reader, given string) (int64, error) {
 	if r == nil {
 		r = bytes.NewReader(nil)
 	}
-	n, err := io.CopyBuffer(w, r, make([]byte, copyBufferSize))
+	// The struct hides r's WriteTo, which would copy in small chunks and
+	// ignore the buffer.
+	n, err := io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, copyBufferSize))
 	if err == nil {
 		return n, nil
 	}

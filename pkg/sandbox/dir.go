@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -246,32 +247,61 @@ type Temp struct {
 	name string // "" while unnamed (O_TMPFILE)
 }
 
-// Commit makes the temp file the folder's entry name, atomically replacing
-// what was there: a reader sees the old file or the new one, never a mix.
-// The caller has synced the file; Commit syncs the folder.
-func (t *Temp) Commit(name string) error {
+// Commit makes the temp file the folder's entry name, atomically: a
+// reader sees the old file or the new one, never a mix. The caller has
+// synced the file; Commit syncs the folder.
+//
+// An unnamed file (O_TMPFILE) that creates name is linked in under name
+// itself: nothing else is ever named, and a concurrent creator makes the
+// link fail rather than be overwritten (FS_EXISTS). One that replaces
+// name is linked in under a hidden name and renamed over it, since linkat
+// cannot replace an existing name. The caller holds the target's lock
+// (see fsops), so the hidden name can be the target's own, deterministic
+// one: a process killed between the two calls leaves at most that one
+// file, which the next replacement of the same target removes first.
+func (t *Temp) Commit(name string, replace bool) error {
 	if t.name == "" {
-		// An O_TMPFILE is linked in under a fresh hidden name and renamed
-		// over the target: linkat cannot replace an existing name. The
-		// hidden name lives for the two system calls in between.
-		hidden := tempName()
-		proc := fmt.Sprintf("/proc/self/fd/%d", t.Fd())
-		err := unix.Linkat(unix.AT_FDCWD, proc, t.dir.fd, hidden, unix.AT_SYMLINK_FOLLOW)
-		if errors.Is(err, unix.ENOENT) {
-			// No /proc: AT_EMPTY_PATH does the same where the process
-			// has CAP_DAC_READ_SEARCH.
-			err = unix.Linkat(int(t.Fd()), "", t.dir.fd, hidden, unix.AT_EMPTY_PATH)
+		link := name
+		if replace {
+			link = stagingName(name)
+			unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
 		}
-		if err != nil {
+		if err := t.link(link); err != nil {
+			if errors.Is(err, unix.EEXIST) {
+				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
+			}
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
-		t.name = hidden
+		if !replace {
+			return t.dir.Sync()
+		}
+		t.name = link
 	}
 	if err := unix.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
 		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
 	}
 	t.name = ""
 	return t.dir.Sync()
+}
+
+// link gives the unnamed file the name link in its folder.
+func (t *Temp) link(link string) error {
+	proc := fmt.Sprintf("/proc/self/fd/%d", t.Fd())
+	err := unix.Linkat(unix.AT_FDCWD, proc, t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		// No /proc: AT_EMPTY_PATH does the same where the process has
+		// CAP_DAC_READ_SEARCH.
+		err = unix.Linkat(int(t.Fd()), "", t.dir.fd, link, unix.AT_EMPTY_PATH)
+	}
+	return err
+}
+
+// stagingName is the hidden name a replacement of name is staged under:
+// fixed for a name, so a leftover is found again, and of fixed length, so
+// it fits wherever name does.
+func stagingName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return fmt.Sprintf(".dsh-fs-%x.tmp", sum[:8])
 }
 
 // Discard closes the temp file and removes its name, if it has one. It is

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The proc_* tests run the real dsh-fs command as separate processes:
+// TestMain (script_test.go) put this test binary on $PATH under that name,
+// race-instrumented under -race. Locks, kills and crashes are properties
+// of processes, so goroutines would not test them.
+
+// procBin finds the dsh-fs command that TestMain installed.
+func procBin(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("dsh-fs")
+	if err != nil {
+		t.Fatalf("dsh-fs is not on $PATH (TestMain should have put it there): %v", err)
+	}
+	return bin
+}
+
+// procEnv is the whole environment of a child: the workspace as cwd and
+// only writable root, and no config file found by accident.
+func procEnv(t testing.TB, ws string) []string {
+	t.Helper()
+	home := t.TempDir()
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"DSH_FS_CWD=" + ws,
+		"DSH_FS_TMP=false",
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "none"),
+		// A race-instrumented child otherwise sleeps a second at exit.
+		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
+	}
+}
+
+// procCmd is one dsh-fs invocation in the workspace ws.
+func procCmd(bin string, env []string, ws string, args ...string) *exec.Cmd {
+	c := exec.Command(bin, args...)
+	c.Env = env
+	c.Dir = ws
+	return c
+}
+
+// procResult is the part of a result line the tests look at.
+type procResult struct {
+	OK    bool   `json:"ok"`
+	Op    string `json:"op"`
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Replacements int    `json:"replacements"`
+	SHA256       string `json:"sha256"`
+	Bytes        int64  `json:"bytes"`
+}
+
+// procTimeout bounds one dsh-fs process; even a race-instrumented one on
+// a loaded machine takes well under a second.
+const procTimeout = 20 * time.Second
+
+// procRun runs c with stdin and returns its exit status, stdout, stderr
+// and the decoded result line (zero if stdout is not one JSON line).
+func procRun(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, procResult, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c.Stdin, c.Stdout, c.Stderr = stdin, &out, &errb
+	if err := c.Start(); err != nil {
+		t.Errorf("start %v: %v", c.Args, err)
+		return -1, procResult{}, "", ""
+	}
+	// A hung process (a lock never released) fails the test rather than
+	// hanging the suite.
+	hung := time.AfterFunc(procTimeout, func() { c.Process.Kill() })
+	err := c.Wait()
+	if !hung.Stop() {
+		t.Errorf("%v: still running after %v: killed", c.Args, procTimeout)
+	}
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("run %v: %v", c.Args, err)
+			return -1, procResult{}, out.String(), errb.String()
+		}
+		code = ee.ExitCode()
+	}
+	var res procResult
+	_ = json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res)
+	return code, res, out.String(), errb.String()
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func fileSHA256(t testing.TB, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// dirNames lists every entry of dir, hidden ones included (ls -A).
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names
+}

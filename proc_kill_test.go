@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWriteKilledIsAtomic kills a streaming write with SIGKILL at random
+// moments (while it starts, while it copies, around the commit, after it)
+// and checks that the file is always exactly the old or the new content
+// and that the folder holds nothing else: O_TMPFILE leaves no temp file.
+func TestWriteKilledIsAtomic(t *testing.T) {
+	bin := procBin(t)
+	ws := t.TempDir()
+	env := procEnv(t, ws)
+	target := filepath.Join(ws, "big.bin")
+
+	oldData := bytes.Repeat([]byte("AAAAAAA old pattern A\n"), (8<<20)/22)
+	newData := bytes.Repeat([]byte("BBBBBBBBB new pattern B\n"), (8<<20)/24)
+	oldSum, newSum := sha256Hex(oldData), sha256Hex(newData)
+
+	const chunk = 256 << 10
+	const pause = time.Millisecond
+
+	// run starts a write of newData over a fresh old file, feeding stdin in
+	// chunks, and kills it as kill says: once the input reached atByte
+	// (the child has then read all but at most a pipe buffer of it), or
+	// delay after the input ended. A nil kill lets it finish. It returns
+	// the exit error and the time from the end of the input to the exit.
+	type killAt struct {
+		afterInput bool
+		atByte     int
+		delay      time.Duration
+	}
+	run := func(kill *killAt) (error, time.Duration) {
+		t.Helper()
+		if err := os.WriteFile(target, oldData, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := procCmd(bin, env, ws, "write", "big.bin")
+		c.Stdin = r // an *os.File: the child reads the pipe itself
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		reached := make(chan struct{})
+		inputDone := make(chan time.Time, 1)
+		go func() {
+			defer w.Close()
+			signalled := false
+			for off := 0; off < len(newData); off += chunk {
+				end := min(off+chunk, len(newData))
+				if kill != nil && !kill.afterInput && !signalled && end >= kill.atByte {
+					close(reached)
+					signalled = true
+				}
+				if _, err := w.Write(newData[off:end]); err != nil {
+					inputDone <- time.Time{} // the child died: EPIPE
+					return
+				}
+				time.Sleep(pause)
+			}
+			w.Close()
+			inputDone <- time.Now()
+		}()
+		exited := make(chan error, 1)
+		go func() { exited <- c.Wait() }()
+
+		var closedAt time.Time
+		var werr error
+		switch {
+		case kill == nil:
+			closedAt = <-inputDone
+			werr = <-exited
+		case !kill.afterInput:
+			select {
+			case werr = <-exited:
+			case <-reached:
+				time.Sleep(kill.delay)
+				c.Process.Signal(syscall.SIGKILL)
+				werr = <-exited
+			}
+			closedAt = <-inputDone
+		default:
+			closedAt = <-inputDone
+			if !closedAt.IsZero() {
+				select {
+				case werr = <-exited:
+				case <-time.After(time.Until(closedAt.Add(kill.delay))):
+					c.Process.Signal(syscall.SIGKILL)
+					werr = <-exited
+				}
+			} else {
+				werr = <-exited
+			}
+		}
+		if closedAt.IsZero() {
+			return werr, 0
+		}
+		return werr, time.Since(closedAt)
+	}
+
+	// check asserts old-or-new and no litter; it returns which one.
+	check := func(iter int) (isNew bool, litter bool) {
+		t.Helper()
+		sum := fileSHA256(t, target)
+		if sum != oldSum && sum != newSum {
+			fi, _ := os.Stat(target)
+			t.Errorf("iteration %d: big.bin is neither the old nor the new content (size %d, sha256 %s)", iter, fi.Size(), sum)
+		}
+		names := dirNames(t, ws)
+		if len(names) != 1 || names[0] != "big.bin" {
+			litter = true
+			for _, n := range names {
+				if n != "big.bin" && strings.HasPrefix(n, ".dsh-fs-") && strings.HasSuffix(n, ".tmp") {
+					os.Remove(filepath.Join(ws, n)) // keep later iterations meaningful
+				}
+			}
+			t.Logf("iteration %d: the folder holds %q, want only big.bin", iter, names)
+		}
+		return sum == newSum, litter
+	}
+
+	// Uninterrupted, the new content is reachable; and the time the
+	// command needs after its input ends sets the window to kill in.
+	err, tail := run(nil)
+	if err != nil {
+		t.Fatalf("an uninterrupted write failed: %v", err)
+	}
+	if isNew, litter := check(0); !isNew || litter {
+		t.Fatalf("an uninterrupted write did not leave exactly the new content alone")
+	}
+	t.Logf("uninterrupted: %v after the input ended", tail)
+
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d", seed)
+
+	const iterations = 20
+	budget := 8 * time.Second
+	began := time.Now()
+	var nOld, nNew, nLitter, nExit0, done int
+	for i := 1; i <= iterations; i++ {
+		if time.Since(began) > budget {
+			t.Logf("time budget spent: skipping iterations %d-%d", i, iterations)
+			break
+		}
+		var k killAt
+		switch i % 3 {
+		case 0: // while it copies
+			k.atByte = rng.Intn(len(newData))
+			k.delay = time.Duration(rng.Int63n(int64(pause)))
+		default: // around the commit: sync, link, rename, folder sync, exit
+			k.afterInput = true
+			k.delay = time.Duration(rng.Int63n(int64(tail + tail/2 + time.Millisecond)))
+		}
+		err, _ := run(&k)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			nExit0++
+		case errors.As(err, &ee) && ee.ExitCode() == -1:
+			// killed
+		default:
+			t.Errorf("iteration %d: the write ended with %v, neither killed nor done", i, err)
+		}
+		isNew, litter := check(i)
+		if t.Failed() {
+			t.Logf("iteration %d: kill %+v: %v", i, k, err)
+		}
+		if err == nil && !isNew {
+			t.Errorf("iteration %d: the write exited 0 but big.bin holds the old content", i)
+		}
+		if isNew {
+			nNew++
+		} else {
+			nOld++
+		}
+		if litter {
+			nLitter++
+		}
+		done++
+	}
+	t.Logf("%d kills: %d left the old content, %d the new (%d exited before the kill), %d left litter", done, nOld, nNew, nExit0, nLitter)
+	if nLitter > 0 {
+		t.Errorf("%d of %d killed writes left a temp file behind; DESIGN §5 promises that kill -9 leaves nothing", nLitter, done)
+	}
+}
+
+// TestWriteKilledAtRenameLeavesNoTemp stops a replacing write exactly at
+// rename(2), after its new content was linked in under the staging name:
+// the target keeps the old content, at most that one staging file is
+// left, and the next write of the same file removes it. A creating write
+// killed at its link leaves nothing but, at most, the complete new file.
+func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("needs strace to stop the write exactly at a system call")
+	}
+	bin := procBin(t)
+	ws := t.TempDir()
+	env := procEnv(t, ws)
+	target := filepath.Join(ws, "f.txt")
+	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killAt := func(calls string, args ...string) int {
+		c := procCmd(strace, env, ws, append([]string{"-f", "-o", os.DevNull,
+			"-e", "trace=" + calls, "-e", "inject=" + calls + ":signal=KILL", bin}, args...)...)
+		code, _, _, _ := procRun(t, c, nil)
+		return code
+	}
+
+	if code := killAt("rename,renameat,renameat2", "write", "f.txt", "--content", "new\n"); code == 0 {
+		t.Skipf("strace did not kill the write at rename (exit %d)", code)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "old\n" {
+		t.Fatalf("killed before rename, f.txt holds %q, want the old content", got)
+	}
+	if names := dirNames(t, ws); len(names) > 2 {
+		t.Fatalf("killed at rename, the folder holds %v: more than f.txt and one staging file", names)
+	}
+	code, _, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--content", "newer\n"), nil)
+	if code != 0 {
+		t.Fatalf("write after the kill: exit %d: %s %s", code, out, errs)
+	}
+	if names := dirNames(t, ws); len(names) != 1 || names[0] != "f.txt" {
+		t.Errorf("the next write left %v, want only f.txt: the staging file of the killed write is still there", names)
+	}
+
+	// A creating write links its file in under its own name: killed at
+	// the link, it leaves nothing, or the whole new file.
+	killAt("link,linkat", "write", "new.txt", "--content", "created\n")
+	for _, n := range dirNames(t, ws) {
+		switch n {
+		case "f.txt":
+		case "new.txt":
+			if got, _ := os.ReadFile(filepath.Join(ws, n)); string(got) != "created\n" {
+				t.Errorf("new.txt holds %q, want all of the new content", got)
+			}
+		default:
+			t.Errorf("a creating write killed at its link left %s", n)
+		}
+	}
+}

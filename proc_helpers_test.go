@@ -136,3 +136,18 @@ func dirNames(t testing.TB, dir string) []string {
 	sort.Strings(names)
 	return names
 }
+
+// writeTree creates each file of files (path relative to dir => content),
+// with the folders it needs.
+func writeTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -199,15 +199,7 @@ func newRaceLayout(t *testing.T) raceLayout {
 	for name, content := range raceOutsideFiles {
 		files["outside/"+name] = content
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	for _, d := range []string{l.home, l.xdg, l.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

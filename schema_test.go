@@ -208,15 +208,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		"xdg/dsh-fs/.keep":    "",
 		"ws/tree/sub/deep.md": "deep\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	if err := os.Symlink("b.txt", filepath.Join(ws, "tree", "link")); err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	a.pretty = a.StdoutTTY && s.Output == "json"
 	a.current.Mode = string(s.Policy.Mode)
 	fence := sandbox.NewFence(s.Policy)
+	a.fence = fence
 	if to, _ := c.Flags().GetString(config.FlagEscalate); to != "" {
 		mode, err := sandbox.ParseMode(to)
 		if err != nil {
@@ -46,6 +47,16 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	}
 	a.text = s.Output == "text"
 	return &call{app: a, settings: s, fence: fence}, nil
+}
+
+// beginPath is begin for a command on one path, resolved.
+func (a *App) beginPath(c *cobra.Command, op, path string) (*call, sandbox.Target, error) {
+	call, err := a.begin(c, op, path)
+	if err != nil {
+		return nil, sandbox.Target{}, err
+	}
+	t, err := call.resolve(path)
+	return call, t, err
 }
 
 // resolve canonicalizes path and records it in the result's header.
@@ -83,12 +94,4 @@ func printJSON(app *App, h header, result any) error {
 		out = append(append(out[:len(out)-1], ','), obj[1:]...)
 	}
 	return encodeJSON(app.Stdout, json.RawMessage(out), app.pretty)
-}
-
-// failWith records the effective mode (which an escalation may have
-// changed) before err travels up to Main.
-func (c *call) failWith(err error) error {
-	c.app.current.Mode = string(c.fence.Mode())
-	c.app.current.Escalated = c.fence.Escalated()
-	return err
 }

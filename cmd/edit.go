@@ -54,24 +54,18 @@ Line endings (LF/CRLF) and a BOM are kept: type "\n" in a CRLF file.`,
 	c.Flags().StringVar(&opts.New, "new", "", "the text to put in its place")
 	c.Flags().BoolVar(&opts.ReplaceAll, "replace-all", false, "replace every occurrence")
 	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
-	c.Flags().StringVar(&opts.IfMatch, "if-match", "", "edit only if the current content has this SHA-256")
-	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute the result and diff without writing")
-	addDiffFlags(c.Flags())
+	addMutationFlags(c.Flags(), "edit", &opts.IfMatch, &opts.DryRun)
 	return c
 }
 
 func editRun(opts *EditOptions) error {
-	call, err := opts.App.begin(opts.Command, "edit", opts.Path)
-	if err != nil {
-		return err
-	}
-	t, err := call.resolve(opts.Path)
+	call, t, err := opts.App.beginPath(opts.Command, "edit", opts.Path)
 	if err != nil {
 		return err
 	}
 	edits, err := opts.edits(call)
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	res, err := fsops.Edit(call.fence, t, fsops.EditOptions{
 		Edits:   edits,
@@ -80,7 +74,7 @@ func editRun(opts *EditOptions) error {
 		Diff:    call.diffOptions(),
 	})
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	return call.print(res)
 }

@@ -45,17 +45,13 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 }
 
 func lsRun(opts *LsOptions) error {
-	call, err := opts.App.begin(opts.Command, "ls", opts.Path)
-	if err != nil {
-		return err
-	}
-	t, err := call.resolve(opts.Path)
+	call, t, err := opts.App.beginPath(opts.Command, "ls", opts.Path)
 	if err != nil {
 		return err
 	}
 	res, err := fsops.List(call.fence, t, opts.ListOptions)
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	return call.print(res)
 }

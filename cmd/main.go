@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // App holds what every command needs from the process, so tests can run
@@ -30,6 +31,9 @@ type App struct {
 	started bool
 	pretty  bool
 	text    bool
+	// fence is the call's fence once its policy is loaded; its mode,
+	// which an escalation may have widened, goes into a failure.
+	fence *sandbox.Fence
 }
 
 // Main runs dsh-fs with the process's arguments and streams and returns
@@ -70,6 +74,10 @@ func (a *App) Run(args []string) int {
 
 // fail prints the failure result of the current call.
 func (a *App) fail(err error) {
+	if a.fence != nil {
+		a.current.Mode = string(a.fence.Mode())
+		a.current.Escalated = a.fence.Escalated()
+	}
 	if a.text {
 		a.textOut().failure(newFailure(a.current, err))
 		return

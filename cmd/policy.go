@@ -59,7 +59,7 @@ func policyRun(opts *PolicyOptions) error {
 	p := call.settings.Policy
 	roots, err := call.fence.Roots()
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	if opts.Context {
 		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))

@@ -42,17 +42,13 @@ func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
 }
 
 func readRun(opts *ReadOptions) error {
-	call, err := opts.App.begin(opts.Command, "read", opts.Path)
-	if err != nil {
-		return err
-	}
-	t, err := call.resolve(opts.Path)
+	call, t, err := opts.App.beginPath(opts.Command, "read", opts.Path)
 	if err != nil {
 		return err
 	}
 	if opts.Raw {
 		_, err := fsops.ReadRaw(call.fence, t, opts.App.Stdout)
-		return call.failWith(err)
+		return err
 	}
 	limit := call.settings.ReadMaxLines
 	if opts.Command.Flags().Changed("limit") {
@@ -60,7 +56,7 @@ func readRun(opts *ReadOptions) error {
 	}
 	res, err := fsops.Read(call.fence, t, fsops.ReadOptions{Offset: opts.Offset, Limit: limit, MaxBytes: call.settings.ReadMaxBytes})
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	return call.print(res)
 }

@@ -55,9 +55,13 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 	fs.String(config.FlagEscalate, "", "ask for this mode for this one call, with approval")
 }
 
-// addDiffFlags adds the flags that bound a write's or an edit's diff.
-func addDiffFlags(fs *pflag.FlagSet) {
+// addMutationFlags adds the flags write and edit share: optimistic
+// concurrency, the dry run, and the bounds of the diff.
+func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
+	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
+	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")
 }
+

@@ -34,17 +34,13 @@ func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
 }
 
 func statRun(opts *StatOptions) error {
-	call, err := opts.App.begin(opts.Command, "stat", opts.Path)
-	if err != nil {
-		return err
-	}
-	t, err := call.resolve(opts.Path)
+	call, t, err := opts.App.beginPath(opts.Command, "stat", opts.Path)
 	if err != nil {
 		return err
 	}
 	res, err := fsops.Stat(call.fence, t)
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	return call.print(res)
 }

@@ -49,18 +49,12 @@ the old file as it was.`,
 	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
 	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file")
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
-	c.Flags().StringVar(&opts.IfMatch, "if-match", "", "write only if the current content has this SHA-256")
-	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute the result and diff without writing")
-	addDiffFlags(c.Flags())
+	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
 	return c
 }
 
 func writeRun(opts *WriteOptions) error {
-	call, err := opts.App.begin(opts.Command, "write", opts.Path)
-	if err != nil {
-		return err
-	}
-	t, err := call.resolve(opts.Path)
+	call, t, err := opts.App.beginPath(opts.Command, "write", opts.Path)
 	if err != nil {
 		return err
 	}
@@ -80,7 +74,7 @@ func writeRun(opts *WriteOptions) error {
 		// and it must be a regular file.
 		file, err := fsops.OpenSource(call.fence, "write --from", opts.From)
 		if err != nil {
-			return call.failWith(err)
+			return err
 		}
 		defer file.Close()
 		content = file
@@ -93,7 +87,7 @@ func writeRun(opts *WriteOptions) error {
 		Diff:    call.diffOptions(),
 	})
 	if err != nil {
-		return call.failWith(err)
+		return err
 	}
 	return call.print(res)
 }

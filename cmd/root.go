@@ -64,4 +64,3 @@ func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *boo
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")
 }
-

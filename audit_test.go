@@ -1,0 +1,116 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mutatingCalls are the functions that change the file system through a
+// plain path. In workspace-write mode every mutation must go through the
+// sandbox's confined Dir instead, so these may appear only in the files
+// listed in mayMutate.
+var mutatingCalls = map[string]bool{
+	"os.WriteFile": true, "os.Create": true, "os.CreateTemp": true, "os.MkdirTemp": true,
+	"os.Rename": true, "os.Remove": true, "os.RemoveAll": true, "os.Mkdir": true, "os.MkdirAll": true,
+	"os.Symlink": true, "os.Link": true, "os.Chmod": true, "os.Chown": true, "os.Lchown": true,
+	"os.Chtimes": true, "os.Truncate": true,
+	"unix.Open": true, "unix.Openat": true, "unix.Openat2": true, "unix.Creat": true,
+	"unix.Rename": true, "unix.Renameat": true, "unix.Renameat2": true,
+	"unix.Unlink": true, "unix.Unlinkat": true, "unix.Mkdir": true, "unix.Mkdirat": true,
+	"unix.Link": true, "unix.Linkat": true, "unix.Symlink": true, "unix.Symlinkat": true,
+	"unix.Truncate": true, "unix.Fchmodat": true, "unix.Fchownat": true,
+}
+
+// writeFlags are the open flags that make os.OpenFile a mutation.
+var writeFlags = []string{"O_WRONLY", "O_RDWR", "O_CREATE", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE"}
+
+// mayMutate is where mutations of user paths live: the confined handles,
+// and danger-full-access's plain folder open beside them; and the one
+// file that opens a fixed path for writing, /dev/tty, to ask a person.
+var mayMutate = map[string]bool{
+	"pkg/sandbox/dir.go":     true,
+	"pkg/sandbox/approve.go": true,
+}
+
+// TestNoPlainPathMutations audits the product code (tests, scripts and
+// the docs generator aside): no file outside pkg/sandbox/dir.go calls a
+// function that mutates the file system by path, or opens a file for
+// writing by path. A new write path that bypasses the confined handle
+// fails here.
+func TestNoPlainPathMutations(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch path {
+			case "scripts", "bench", "testscripts", "docs", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			name := calleeName(call)
+			switch {
+			case mutatingCalls[name] && !mayMutate[path]:
+				t.Errorf("%s: %s mutates by path outside the confined handle (pkg/sandbox/dir.go)", fset.Position(call.Pos()), name)
+			case name == "os.OpenFile" && len(call.Args) > 1 && opensForWriting(call.Args[1]) && !mayMutate[path]:
+				t.Errorf("%s: os.OpenFile for writing outside the confined handle", fset.Position(call.Pos()))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("audited only %d files: the walk is broken", checked)
+	}
+}
+
+func calleeName(call *ast.CallExpr) string {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	return pkg.Name + "." + sel.Sel.Name
+}
+
+func opensForWriting(flags ast.Expr) bool {
+	found := false
+	ast.Inspect(flags, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			for _, f := range writeFlags {
+				if sel.Sel.Name == f {
+					found = true
+				}
+			}
+		}
+		return true
+	})
+	return found
+}

@@ -1,11 +1,9 @@
 package fsops
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -68,11 +66,21 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 		return nil, err
 	}
 	if opt.DryRun {
-		content, err := readAllFile(t)
+		file, err := openFile("edit", t)
 		if err != nil {
 			return nil, err
 		}
-		res, _, err := planEdit(t.Given, content, opt)
+		defer file.Close()
+		fi, err := file.Stat()
+		if err != nil {
+			return nil, fserr.FromOS("edit", t.Given, err)
+		}
+		content, err := loadFile(file, fi.Size(), t.Given)
+		if err != nil {
+			return nil, err
+		}
+		defer content.release()
+		res, _, err := planEdit(t.Given, content.data, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -87,11 +95,12 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if !l.exists() {
 		return nil, notFound("edit", t.Given)
 	}
-	content, err := readAll(l.file, l.st.Size, t.Given)
+	content, err := loadFile(l.file, l.st.Size, t.Given)
 	if err != nil {
 		return nil, err
 	}
-	res, last, err := planEdit(t.Given, content, opt)
+	defer content.release()
+	res, last, err := planEdit(t.Given, content.data, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -208,25 +217,4 @@ func joinInts(xs []int, most int) string {
 
 func notFound(op, given string) error {
 	return fserr.New(fserr.NotFound, op+": "+given+": no such file")
-}
-
-// readAll reads the whole locked file in one allocation of its size.
-func readAll(file *os.File, size int64, given string) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(int(size) + 1)
-	if _, err := b.ReadFrom(file); err != nil {
-		return nil, fserr.FromOS("edit", given, err)
-	}
-	return b.Bytes(), nil
-}
-
-// readAllFile reads t for a dry run, which takes no lock.
-func readAllFile(t sandbox.Target) ([]byte, error) {
-	file, err := openFile("edit", t)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	fi, _ := file.Stat()
-	return readAll(file, fi.Size(), t.Given)
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/text"
@@ -279,11 +281,30 @@ func ReadRaw(f *sandbox.Fence, t sandbox.Target, w io.Writer) (int64, error) {
 		return 0, err
 	}
 	defer file.Close()
-	// io.Copy lets *os.File use copy_file_range, splice or sendfile when w
-	// is a file, a pipe or a socket: the bytes need not pass through here.
-	n, err := io.Copy(w, file)
-	if err != nil {
-		return n, fserr.FromOS("read", t.Given, err)
+	var n int64
+	if out, ok := w.(*os.File); ok {
+		// sendfile moves the bytes inside the kernel, to a pipe, a file or
+		// a socket alike (io.Copy would fall back to 32 KiB chunks for a
+		// pipe). Where it cannot, the copy below goes on from where it
+		// stopped.
+		for {
+			m, err := unix.Sendfile(int(out.Fd()), int(file.Fd()), nil, 1<<30)
+			n += int64(max(m, 0))
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || m == 0 {
+				if err == nil {
+					return n, nil
+				}
+				break
+			}
+		}
 	}
-	return n, nil
+	// The structs hide the shortcuts that would ignore the buffer.
+	m, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{file}, make([]byte, 1<<20))
+	if err != nil {
+		return n + m, fserr.FromOS("read", t.Given, err)
+	}
+	return n + m, nil
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -75,27 +77,41 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	}
 	defer l.Close()
 
-	res := &WriteResult{Created: !l.exists()}
-	old, err := readOld(l.file, t.Given, opt.Diff.BasisMaxBytes)
-	if err != nil {
-		return nil, err
+	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
+	// The old file is hashed for previous_sha256 while the new content is
+	// copied, on the other core; with --if-match it must be known first.
+	var old oldContent
+	var oldErr error
+	oldDone := make(chan struct{})
+	loadOld := func() {
+		defer close(oldDone)
+		old, oldErr = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
 	}
-	res.PreviousSHA256 = old.sum
-	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
-		return nil, err
+	if opt.IfMatch != "" {
+		if loadOld(); oldErr != nil {
+			return nil, oldErr
+		}
+		if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
+			return nil, err
+		}
+	} else {
+		go loadOld()
 	}
-	res.HardlinkBroken = l.exists() && l.st.Nlink > 1
 
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
 	err = l.replace(func(w io.Writer) error {
-		n, err := copyInput(io.MultiWriter(markWrites{w}, sum, basis), opt.Content, t.Given)
+		n, err := copyHashed(w, opt.Content, t.Given, sum, basis)
 		res.Bytes = n
 		return err
 	})
+	if <-oldDone; err == nil {
+		err = oldErr
+	}
 	if err != nil {
 		return nil, err
 	}
+	res.PreviousSHA256 = old.sum
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
 	return res, nil
@@ -119,7 +135,13 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 		defer file.Close()
 	}
 	res.Created = file == nil
-	old, err := readOld(file, t.Given, opt.Diff.BasisMaxBytes)
+	var size int64
+	if file != nil {
+		if fi, err := file.Stat(); err == nil {
+			size = fi.Size()
+		}
+	}
+	old, err := readOld(file, size, t.Given, opt.Diff.BasisMaxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +151,7 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
-	n, err := copyInput(io.MultiWriter(sum, basis), opt.Content, t.Given)
+	n, err := copyHashed(io.Discard, opt.Content, t.Given, sum, basis)
 	if err != nil {
 		return nil, err
 	}
@@ -168,13 +190,19 @@ type oldContent struct {
 
 // readOld hashes the current file and keeps it as diff basis when it is
 // small enough. A nil file is a file that does not exist.
-func readOld(file *os.File, given string, basisMax int64) (oldContent, error) {
-	if file == nil {
-		return oldContent{basis: &capped{limit: basisMax}}, nil
-	}
+func readOld(file *os.File, size int64, given string, basisMax int64) (oldContent, error) {
 	basis := &capped{limit: basisMax}
+	if file == nil {
+		return oldContent{basis: basis}, nil
+	}
+	if size <= basisMax {
+		basis.buf.Grow(int(size))
+	}
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(h, basis), file); err != nil {
+	// The structs hide the file's WriteTo and the writer's ReadFrom,
+	// which would copy in 32 KiB chunks and ignore the buffer.
+	buf := make([]byte, copyBufferSize)
+	if _, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(h, basis)}, struct{ io.Reader }{file}, buf); err != nil {
 		return oldContent{}, fserr.FromOS("read", given, err)
 	}
 	return oldContent{exists: true, sum: hexSum(h), basis: basis}, nil
@@ -211,43 +239,67 @@ func isSHA256(s string) bool {
 	return err == nil
 }
 
-// copyInput streams the new content; a failure to read it is the input's
+// copyHashed streams the new content from r to dst, and hashes it (and
+// keeps the diff basis) on another goroutine while the next chunk is read
+// and written: hashing 128 MiB costs as much as writing it, and the
+// machine has a second core. A failure to read the content is the input's
 // fault, a failure to write it the disk's.
-func copyInput(w io.Writer, r io.Reader, given string) (int64, error) {
+func copyHashed(dst io.Writer, r io.Reader, given string, h hash.Hash, basis *capped) (int64, error) {
 	if r == nil {
 		r = bytes.NewReader(nil)
 	}
-	// The struct hides r's WriteTo, which would copy in small chunks and
-	// ignore the buffer.
-	n, err := io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, copyBufferSize))
-	if err == nil {
-		return n, nil
+	// Writeback of what is written starts every few MiB, so the disk works
+	// while the rest is hashed and copied and the final fsync has little
+	// left to wait for.
+	fd := -1
+	if f, ok := dst.(interface{ Fd() uintptr }); ok {
+		fd = int(f.Fd())
 	}
-	var we *writeErr
-	if errors.As(err, &we) {
-		return n, fserr.FromOS("write", given, we.err)
+	var flushed int64
+	bufs := [2][]byte{make([]byte, copyBufferSize), make([]byte, copyBufferSize)}
+	hashed := make(chan struct{}, 1)
+	hashed <- struct{}{} // no hash under way
+	var n int64
+	for i := 0; ; i ^= 1 {
+		m, rerr := io.ReadFull(r, bufs[i])
+		if m > 0 {
+			chunk := bufs[i][:m]
+			// The other buffer's hash must be done before this one
+			// starts: the next read reuses that buffer.
+			<-hashed
+			go func() {
+				h.Write(chunk)
+				basis.Write(chunk)
+				hashed <- struct{}{}
+			}()
+			if _, err := dst.Write(chunk); err != nil {
+				<-hashed
+				return n, fserr.FromOS("write", given, err)
+			}
+			n += int64(m)
+			if fd >= 0 && n-flushed >= writebackChunk {
+				// Only a hint: a file system without it syncs at the end.
+				_ = unix.SyncFileRange(fd, flushed, n-flushed, unix.SYNC_FILE_RANGE_WRITE)
+				flushed = n
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			<-hashed
+			return n, fserr.FromOS("write: reading the content", given, rerr)
+		}
 	}
-	return n, fserr.FromOS("write: reading the content", given, err)
+	<-hashed
+	return n, nil
 }
+
+// writebackChunk is how much is written before its writeback is started.
+const writebackChunk = 8 << 20
 
 // copyBufferSize is large enough that a big write costs few system calls.
 const copyBufferSize = 1 << 20
-
-// writeErr marks an error of the destination inside io.Copy.
-type writeErr struct{ err error }
-
-func (e *writeErr) Error() string { return e.err.Error() }
-
-// markWrites tells the destination's errors apart from the source's.
-type markWrites struct{ w io.Writer }
-
-func (m markWrites) Write(p []byte) (int, error) {
-	n, err := m.w.Write(p)
-	if err != nil {
-		err = &writeErr{err}
-	}
-	return n, err
-}
 
 func writeDiff(name string, old oldContent, basis *capped, opt diff.Options) diff.Result {
 	if old.basis.over || basis.over {

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# bench.sh: dsh-fs against the plain tool a user would otherwise call, side
+# by side in one run. Builds bench/tmp/dsh-fs and the measuring helper
+# (scripts/benchrun), makes the fixtures under bench/tmp, runs every
+# comparison interleaved (plain, dsh-fs, plain, dsh-fs, …) after one
+# warm-up of each, and prints one table of medians, ratios and dsh-fs's
+# peak RSS, also written to bench/results.md with the machine's
+# description. A "## Notes" section already in bench/results.md is kept.
+#
+#   scripts/bench.sh            # 7 runs a side
+#   BENCH_RUNS=11 scripts/bench.sh
+#
+# Nothing here drops the page cache: every fixture is read once in the
+# warm-up, so both sides read from memory. Dirty pages are flushed (sync,
+# untimed) before each write and edit sample, so no side pays for the
+# writeback of the one before it.
+set -euo pipefail
+
+RUNS=${BENCH_RUNS:-7}
+if ((RUNS < 5)); then
+	echo "bench.sh: BENCH_RUNS must be at least 5 for a median" >&2
+	exit 2
+fi
+
+cd "$(dirname "$0")/.."
+REPO=$PWD
+TMP=$REPO/bench/tmp
+WS=$TMP/ws     # the session cwd of every dsh-fs call
+HOMEDIR=$TMP/home
+BIN=$TMP/dsh-fs
+RUNNER=$TMP/benchrun
+mkdir -p "$WS" "$HOMEDIR/.config"
+
+echo "bench.sh: building" >&2
+go build -o "$BIN" .
+go build -o "$RUNNER" ./scripts/benchrun
+
+# No user or system config, no temp areas: the policy is the default one
+# on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
+export DSH_FS_CWD=$WS DSH_FS_TMP=false DSH_FS_CONFIG=
+export HOME=$HOMEDIR XDG_CONFIG_HOME=$HOMEDIR/.config
+unset DSH_FS_MODE DSH_FS_WRITABLE_ROOTS DSH_FS_OUTPUT DSH_FS_ENFORCE DSH_FS_DIFF_BASIS_MAX_BYTES 2>/dev/null || true
+export LC_ALL=C # the same, fastest locale for sed and ls
+
+MiB=$((1 << 20))
+
+# sized FILE BYTES: FILE exists with exactly BYTES bytes.
+sized() { [[ -f $1 && $(stat -c %s "$1") == "$2" ]]; }
+
+# textfile FILE BYTES SEED: source-like text of whole lines, at most BYTES
+# bytes, with unique numbered lines and the popular ones ("}", blank) that
+# real code has.
+textfile() {
+	awk -v n="$2" -v seed="$3" 'BEGIN {
+		for (i = 1; ; i++) {
+			if (i % 7 == 0) l = "}"
+			else if (i % 11 == 0) l = ""
+			else l = sprintf("\tline %09d of %s: x := compute(x, %d) // a comment", i, seed, i % 97)
+			if (b + length(l) + 1 > n) exit
+			print l
+			b += length(l) + 1
+		}
+	}' >"$1"
+}
+
+echo "bench.sh: fixtures in $TMP" >&2
+cd "$WS"
+printf 'hello\n' >small.txt
+
+# read --raw and write --from: 128 MiB, two contents so a replacing write
+# always changes the file.
+sized big.bin $((128 * MiB)) || head -c $((128 * MiB)) /dev/urandom >big.bin
+sized big-b.bin $((128 * MiB)) || head -c $((128 * MiB)) /dev/urandom >big-b.bin
+cp big.bin w-rep-plain.bin
+cp big.bin w-rep-dsh.bin
+
+# edit: 64 MiB of text with one unique line in the middle, one copy a side,
+# made afresh each time so an interrupted run cannot leave them out of step.
+[[ -f edit-src.txt ]] || {
+	textfile edit-a.tmp $((32 * MiB)) a
+	textfile edit-b.tmp $((32 * MiB - 22)) b
+	{ cat edit-a.tmp; printf 'BENCH_MARK_LINE_OLD=1\n'; cat edit-b.tmp; } >edit-src.txt
+	rm -f edit-a.tmp edit-b.tmp
+}
+cp edit-src.txt edit-plain.txt
+cp edit-src.txt edit-dsh.txt
+
+# diff overhead: 1 MiB (at most the default diff_basis_max_bytes, so the
+# basis is kept) and the same with one line changed in the middle.
+[[ -f diff-a.txt ]] || textfile diff-a.txt $MiB d
+sed 's/^\tline 000008000 of d: x := compute(x, 46)/\tline 000008000 of d: x := compute(y, 46)/' diff-a.txt >diff-b.txt
+if cmp -s diff-a.txt diff-b.txt; then
+	echo "bench.sh: diff fixture: no line changed" >&2
+	exit 1
+fi
+cp diff-a.txt diff-with.txt
+cp diff-a.txt diff-without.txt
+
+# ls: a folder of 50,000 empty files.
+if [[ ! -d ls50k || $(find ls50k -mindepth 1 -maxdepth 1 | wc -l) != 50000 ]]; then
+	rm -rf ls50k
+	mkdir ls50k
+	(cd ls50k && seq -f 'file-%05g.txt' 0 49999 | xargs touch)
+fi
+sync
+
+cd "$REPO"
+SPEC=$TMP/spec.json
+SYNC='["sync"]'
+cat >"$SPEC" <<EOF
+[
+  {"name": "stat of a small file", "loop": 50, "target": 2.0,
+   "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
+   "dsh": {"label": "dsh-fs stat", "runs": [["$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "read --raw 128 MiB, stdout a pipe", "target": 1.25, "mem_mib": 32,
+   "plain": {"label": "cat", "runs": [["cat", "big.bin"]]},
+   "dsh": {"label": "dsh-fs read --raw", "runs": [["$BIN", "read", "--raw", "big.bin"]]}},
+
+  {"name": "read --raw 128 MiB, stdout /dev/null", "target": 1.25, "mem_mib": 32,
+   "plain": {"label": "cat", "runs": [["cat", "big.bin"]], "sink": "null"},
+   "dsh": {"label": "dsh-fs read --raw", "runs": [["$BIN", "read", "--raw", "big.bin"]], "sink": "null"}},
+
+  {"name": "write --from 128 MiB, replacing a 128 MiB file", "target": 1.3, "mem_mib": 48,
+   "plain": {"label": "dd bs=1M conv=fsync", "prep": [$SYNC], "runs": [
+      ["dd", "if=big-b.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"],
+      ["dd", "if=big.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"]]},
+   "dsh": {"label": "dsh-fs write --from", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
+      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big-b.bin"],
+      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big.bin"]]}},
+
+  {"name": "write --from 128 MiB, new file", "target": 1.3, "mem_mib": 48,
+   "plain": {"label": "dd bs=1M conv=fsync", "prep": [["rm", "-f", "w-new-plain.bin"], $SYNC], "runs": [
+      ["dd", "if=big.bin", "of=w-new-plain.bin", "bs=1M", "conv=fsync", "status=none"]]},
+   "dsh": {"label": "dsh-fs write --from", "prep": [["rm", "-f", "w-new-dsh.bin"], $SYNC], "expect": "\"created\":true", "runs": [
+      ["$BIN", "write", "w-new-dsh.bin", "--from", "big.bin"]]}},
+
+  {"name": "edit one unique line, 64 MiB file", "target": 1.5, "mem_mib": 96,
+   "plain": {"label": "sed -i", "prep": [$SYNC], "runs": [
+      ["sed", "-i", "s/^BENCH_MARK_LINE_OLD=1\$/BENCH_MARK_LINE_NEW=2/", "edit-plain.txt"],
+      ["sed", "-i", "s/^BENCH_MARK_LINE_NEW=2\$/BENCH_MARK_LINE_OLD=1/", "edit-plain.txt"]]},
+   "dsh": {"label": "dsh-fs edit", "prep": [$SYNC], "expect": "\"replacements\":1", "runs": [
+      ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_OLD=1", "--new", "BENCH_MARK_LINE_NEW=2"],
+      ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_NEW=2", "--new", "BENCH_MARK_LINE_OLD=1"]]}},
+
+  {"name": "ls --limit 0, 50,000 entries", "target": 1.0, "mem_mib": 96,
+   "plain": {"label": "ls -la", "runs": [["ls", "-la", "ls50k"]]},
+   "dsh": {"label": "dsh-fs ls --limit 0", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "0"]]}},
+
+  {"name": "diff overhead: write 1 MiB, one line changed", "target": 1.5,
+   "plain": {"label": "dsh-fs write, --diff-basis-max-bytes 0 (no diff)", "prep": [$SYNC], "expect": "\"omitted\":\"basis_too_large\"", "runs": [
+      ["$BIN", "write", "diff-without.txt", "--from", "diff-b.txt", "--diff-basis-max-bytes", "0"],
+      ["$BIN", "write", "diff-without.txt", "--from", "diff-a.txt", "--diff-basis-max-bytes", "0"]]},
+   "dsh": {"label": "dsh-fs write (diff)", "prep": [$SYNC], "expect": "\"added\":1,\"removed\":1", "runs": [
+      ["$BIN", "write", "diff-with.txt", "--from", "diff-b.txt"],
+      ["$BIN", "write", "diff-with.txt", "--from", "diff-a.txt"]]}}
+]
+EOF
+
+TABLE=$TMP/table.md
+DETAILS=$TMP/details.md
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+"$RUNNER" -spec "$SPEC" -runs "$RUNS" -dir "$WS" -details "$DETAILS" >"$TABLE"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+floor=$(sed -n 's/^harness peak RSS: //p' "$DETAILS")
+
+# Every fixture that was edited back and forth must be where it started:
+# an even number of runs of each variant, or the comparison did not do
+# the work it claims.
+for f in edit-plain.txt edit-dsh.txt; do
+	grep -q '^BENCH_MARK_LINE_\(OLD=1\|NEW=2\)$' "$WS/$f" || {
+		echo "bench.sh: $f lost its marker line" >&2
+		exit 1
+	}
+done
+
+commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ -n $(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+	commit="$commit (+ uncommitted changes)"
+fi
+model=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+memtotal=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+fstype=$(df -T "$TMP" | awk 'NR == 2 { print $2 " (" $1 ")" }')
+
+OUT=$REPO/bench/results.md
+NOTES=""
+if [[ -f $OUT ]] && grep -q '^## Notes' "$OUT"; then
+	NOTES=$(sed -n '/^## Notes/,$p' "$OUT")
+fi
+{
+	echo "# dsh-fs benchmark results"
+	echo
+	echo "Made by \`scripts/bench.sh\`: the plain tool and dsh-fs interleaved, one warm-up"
+	echo "each, then $RUNS runs a side; medians of wall time as the caller sees it (fork,"
+	echo "exec and wait included, stdout a pipe drained by the harness unless noted);"
+	echo "peak RSS is dsh-fs's ru_maxrss, the largest over its runs. The ratio is"
+	echo "dsh-fs ÷ plain. Write and edit samples start after an untimed \`sync\`. The"
+	echo "last column is the same ratio of user + system time (the children's"
+	echo "rusage): it moves less than wall time when other work shares the machine."
+	echo "A child's ru_maxrss cannot be below the harness's own peak ($floor), which"
+	echo "Linux carries over at exec."
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- commit: $commit"
+	echo "- CPU: $model, $(nproc) CPUs"
+	echo "- memory: $memtotal"
+	echo "- kernel: $(uname -sr)"
+	echo "- go: $(go version | cut -d' ' -f3-)"
+	echo "- bench/tmp file system: $fstype"
+	echo "- load average (1, 5, 15 min) before: $load_before; after: $load_after"
+	echo "- tools: $(cat --version | head -1), $(sed --version | head -1), $(dd --version | head -1 | sed 's/ (.*//')"
+	echo
+	echo "## Results"
+	echo
+	cat "$TABLE"
+	echo
+	echo "Spread of the samples (per invocation):"
+	echo
+	grep -v '^harness peak RSS: ' "$DETAILS"
+	if [[ -n $NOTES ]]; then
+		echo
+		echo "$NOTES"
+	fi
+} >"$OUT"
+
+cat "$TABLE"
+echo >&2
+echo "bench.sh: written to bench/results.md" >&2

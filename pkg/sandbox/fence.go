@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -428,15 +429,15 @@ var gitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
 // repository and honour a config planted there.
 func completesGitDir(root, rel string) bool {
 	first, _, _ := strings.Cut(rel, string(filepath.Separator))
-	present := map[string]bool{}
-	touched := false
-	for _, p := range gitDirParts {
-		if p == first {
-			present[p], touched = true, true
-			continue
-		}
-		_, err := os.Lstat(filepath.Join(root, p))
-		present[p] = err == nil
+	if !slices.Contains(gitDirParts, first) {
+		return false // the common case costs no system call
 	}
-	return touched && present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])
+	present := map[string]bool{first: true}
+	for _, p := range gitDirParts {
+		if p != first {
+			_, err := os.Lstat(filepath.Join(root, p))
+			present[p] = err == nil
+		}
+	}
+	return present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])
 }

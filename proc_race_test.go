@@ -68,12 +68,12 @@ var raceDenials = []string{sandbox.ReasonOutsideRoots, sandbox.ReasonEscaped, sa
 
 // raceMinCalls is how many calls a run makes at least, when time allows:
 // a run below it after its duration goes on for at most raceGrace more.
-// A binary built with -race costs 0.1 to 0.5 s a process to start, so
-// under -race a run makes tens of calls, not hundreds (logged); run
-// without -race, or with DSHFS_RACE_SECONDS, for more.
+// A binary built with -race makes about ten calls a second on this
+// machine, so under -race a run takes some 20 s to reach its hundreds of
+// calls; without -race it is done in a few seconds.
 const (
 	raceMinCalls = 200
-	raceGrace    = time.Second
+	raceGrace    = 20 * time.Second
 	// raceJudgeCalls is the fewest calls from which zero denials fail the
 	// run: about two calls in five meet a link pointing outside, so
 	// twenty calls all allowed would happen by chance once in 25,000 runs.
@@ -85,8 +85,8 @@ const (
 // confined handle alone (enforce off) and with Landlock (enforce auto)
 // must each keep outside/ unchanged.
 func TestSymlinkSwapRace(t *testing.T) {
-	// Two runs of this length, plus the minimum count's grace (raceGrace),
-	// keep the whole test within about 8 s.
+	// Two runs of this length, each extended (by raceGrace at most) until
+	// it has made raceMinCalls calls: about 45 s under -race, 10 s without.
 	dur := 2200 * time.Millisecond
 	if testing.Short() {
 		dur = 800 * time.Millisecond

@@ -82,7 +82,7 @@ func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
 	if lim := opt.BasisMaxBytes; lim > 0 && (int64(len(old)) > lim || int64(len(new)) > lim) {
 		return Omitted(ReasonBasisTooLarge)
 	}
-	if isBinary(old) || isBinary(new) {
+	if text.IsBinary(old) || text.IsBinary(new) {
 		return Omitted(ReasonBinary)
 	}
 	if bytes.Equal(old, new) {
@@ -102,16 +102,6 @@ func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
 	s.writeHunks(w, ctx)
 	r.Text, r.Truncated = w.text()
 	return r
-}
-
-// isBinary is text.IsBinary, with a fast path for the common case: valid
-// UTF-8 without NUL is text for both, and utf8.Valid is many times faster
-// than decoding rune by rune (a 1 MiB file is checked in tens of µs).
-func isBinary(b []byte) bool {
-	if bytes.IndexByte(b, 0) < 0 && utf8.Valid(b) {
-		return false
-	}
-	return text.IsBinary(b)
 }
 
 // script is the edit script of a comparison, restricted to a window of

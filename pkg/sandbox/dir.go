@@ -71,16 +71,12 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		}
 		return &Dir{fd: fd, Path: parent}, name, nil
 	}
-	d, err := f.openConfined(op, t, strings.TrimSuffix(t.Root, "/"), parentRel(t.Rel), mkdir)
+	d, err := f.openConfined(op, t, t.Root, filepath.Dir(t.Rel), mkdir)
 	if err != nil {
 		return nil, "", err
 	}
 	return d, name, nil
 }
-
-// parentRel returns the folder part of a root-relative path ("." for a
-// name at the top of the root).
-func parentRel(rel string) string { return filepath.Dir(rel) }
 
 func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (*Dir, error) {
 	// The root itself is canonical: opened from "/" with no symlink
@@ -98,10 +94,17 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			if errors.Is(err, unix.ENOENT) && mkdir {
 				if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
 					next, err = openat2(cur, name, resolveConfined)
+				} else if f.enforced {
+					// A folder Landlock refused to make is a denial.
+					err = (&Dir{fd: cur, kernelDenied: func(e error) error { return f.kernelRefused(op, t, e) }}).refused(err)
 				}
 			}
 			unix.Close(cur)
 			curPath = filepath.Join(curPath, name)
+			var denied *DeniedError
+			if errors.As(err, &denied) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, f.confinedErr(op, t, curPath, err)
 			}

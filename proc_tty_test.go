@@ -124,3 +124,37 @@ func TestEscalateTTY(t *testing.T) {
 		})
 	}
 }
+
+// TestPrettyOnTerminal: on a terminal the result is indented for a person;
+// anywhere else it is one line (every other test reads it from a pipe).
+func TestPrettyOnTerminal(t *testing.T) {
+	bin := procBin(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"f.txt": "x\n"})
+	master, slavePath := openPTY(t)
+	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("cannot open %s: %v", slavePath, err)
+	}
+	defer slave.Close()
+	c := procCmd(bin, procEnv(t, ws), ws, "stat", "f.txt")
+	c.Stdout = slave
+	if err := c.Run(); err != nil {
+		t.Fatalf("stat on a terminal: %v", err)
+	}
+	slave.Close()
+	var screen bytes.Buffer
+	buf := make([]byte, 4096)
+	for !strings.Contains(screen.String(), "}") {
+		master.SetReadDeadline(time.Now().Add(procTimeout))
+		n, err := master.Read(buf)
+		screen.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
+	if !strings.HasPrefix(out, "{\n  \"ok\": true,\n  \"op\": \"stat\",") {
+		t.Errorf("on a terminal the result is not indented: %q", out)
+	}
+}

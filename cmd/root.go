@@ -39,6 +39,16 @@ a structured denial with the marker models recognise.`,
 		NewCmdTools(app),
 		NewCmdVersion(app),
 	)
+	// Cobra adds its completion command when it runs; adding it now lets it
+	// carry examples and appear in the man pages like the others.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = `  source <(dsh-fs completion bash)
+  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"
+  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`
+		}
+	}
 	return root
 }
 

@@ -49,7 +49,9 @@ type WriteResult struct {
 
 // Write replaces the file t with opt.Content atomically, through the
 // fence: a reader sees the old file or the new one, a failure leaves the
-// old file as it was and no temp file behind. Writing through a symlink
+// old file as it was and no temp file behind (a process killed between
+// link and rename leaves one staging file, see sandbox.Temp.Commit, which
+// the next write of t removes). Writing through a symlink
 // writes its target and keeps the link. The input is streamed; only the
 // diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. A
 // path under deny_read is denied, since the diff would show it.

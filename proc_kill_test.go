@@ -41,7 +41,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 		atByte     int
 		delay      time.Duration
 	}
-	run := func(kill *killAt) (error, time.Duration) {
+	run := func(kill *killAt) (time.Duration, error) {
 		t.Helper()
 		if err := os.WriteFile(target, oldData, 0o644); err != nil {
 			t.Fatal(err)
@@ -108,9 +108,9 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 			}
 		}
 		if closedAt.IsZero() {
-			return werr, 0
+			return 0, werr
 		}
-		return werr, time.Since(closedAt)
+		return time.Since(closedAt), werr
 	}
 
 	// staging is the one hidden name a replacement of big.bin may leave
@@ -146,7 +146,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 
 	// Uninterrupted, the new content is reachable; and the time the
 	// command needs after its input ends sets the window to kill in.
-	err, tail := run(nil)
+	tail, err := run(nil)
 	if err != nil {
 		t.Fatalf("an uninterrupted write failed: %v", err)
 	}
@@ -177,7 +177,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 			k.afterInput = true
 			k.delay = time.Duration(rng.Int63n(int64(tail + tail/2 + time.Millisecond)))
 		}
-		err, _ := run(&k)
+		_, err := run(&k)
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
@@ -207,7 +207,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 	t.Logf("%d kills: %d left the old content, %d the new (%d exited before the kill), %d the staging file", done, nOld, nNew, nExit0, nStaged)
 
 	// Whatever the kills left, the next write leaves big.bin alone.
-	if err, _ := run(nil); err != nil {
+	if _, err := run(nil); err != nil {
 		t.Fatalf("a write after the kills failed: %v", err)
 	}
 	if isNew, staged := check(iterations + 1); !isNew || staged {

@@ -49,6 +49,20 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	return &call{app: a, settings: s, fence: fence}, nil
 }
 
+// beginStatic starts a call that needs no policy (version, tools): its
+// result has no path and an empty mode.
+func (a *App) beginStatic(op string) {
+	a.started = true
+	a.current = header{Op: op}
+}
+
+// printStatic prints the success result of a call begun with beginStatic.
+func (a *App) printStatic(result any) error {
+	h := a.current
+	h.OK = true
+	return printJSON(a, h, result)
+}
+
 // beginPath is begin for a command on one path, resolved.
 func (a *App) beginPath(c *cobra.Command, op, path string) (*call, sandbox.Target, error) {
 	call, err := a.begin(c, op, path)

@@ -37,19 +37,9 @@ func (t textOut) result(h header, result any) error {
 	case *fsops.StatResult:
 		return t.stat(h, r)
 	case *fsops.WriteResult:
-		t.diff(r.Diff)
-		verb := "wrote"
-		if r.DryRun {
-			verb = "would write"
-		}
-		fmt.Fprintf(t.note, "%s %d bytes to %s (sha256 %s)\n", verb, r.Bytes, h.Path, short(r.SHA256))
+		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
-		t.diff(r.Diff)
-		verb := "replaced"
-		if r.DryRun {
-			verb = "would replace"
-		}
-		fmt.Fprintf(t.note, "%s %d occurrence(s) in %s (sha256 %s)\n", verb, r.Replacements, h.Path, short(r.SHA256))
+		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
 	case policyResult:
 		return t.policy(h, r)
 	default:
@@ -140,6 +130,21 @@ func (t textOut) policy(h header, r policyResult) error {
 	}
 	_, err := fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
 	return err
+}
+
+// mutation prints a write's or an edit's diff, then what was done on the
+// notes stream.
+func (t textOut) mutation(d diff.Result, done, sum string) {
+	t.diff(d)
+	fmt.Fprintf(t.note, "%s (sha256 %s)\n", done, short(sum))
+}
+
+// tense is the verb for what was done, or, in a dry run, would be.
+func tense(dryRun bool, done, would string) string {
+	if dryRun {
+		return would
+	}
+	return done
 }
 
 // diff prints a diff, colored on a terminal.

@@ -73,15 +73,12 @@ to be safe is reported as writing, destructive and not concurrency-safe.`,
 		Example: "  dsh-fs tools | jq '.tools[] | {name, read_only}'",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			app.started = true
-			app.current = header{Op: "tools"}
+			app.beginStatic("tools")
 			res, err := buildTools()
 			if err != nil {
 				return err
 			}
-			h := app.current
-			h.OK = true
-			return printJSON(app, h, res)
+			return app.printStatic(res)
 		},
 	}
 }

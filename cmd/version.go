@@ -58,16 +58,13 @@ func NewCmdVersion(app *App) *cobra.Command {
 		Example: "  dsh-fs version\n  dsh-fs --version",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			app.started = true
-			app.current = header{Op: "version"}
+			app.beginStatic("version")
 			v := buildVersion()
 			if out, _ := c.Flags().GetString("output"); out == "text" {
 				_, err := fmt.Fprintln(app.Stdout, v)
 				return err
 			}
-			h := app.current
-			h.OK = true
-			return printJSON(app, h, v)
+			return app.printStatic(v)
 		},
 	}
 }

@@ -7,6 +7,7 @@ package fsops
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 )
 
@@ -17,6 +18,26 @@ const (
 	TypeSymlink = "symlink"
 	TypeOther   = "other"
 )
+
+// Info is what ls and stat say of one file system entry, without
+// following it when it is a symlink.
+type Info struct {
+	Type  string `json:"type,omitempty"`
+	Size  int64  `json:"size"`
+	Perm  string `json:"perm,omitempty"`
+	Mtime string `json:"mtime,omitempty"`
+	// Target is what a symlink points to, as stored in the link.
+	Target string `json:"target,omitempty"`
+}
+
+// describe fills an Info from fi, the Lstat of path.
+func describe(path string, fi fs.FileInfo) Info {
+	in := Info{Type: typeOf(fi.Mode()), Size: fi.Size(), Perm: permString(fi.Mode()), Mtime: mtimeString(fi.ModTime())}
+	if in.Type == TypeSymlink {
+		in.Target, _ = os.Readlink(path)
+	}
+	return in
+}
 
 func typeOf(m fs.FileMode) string {
 	switch {

@@ -30,12 +30,8 @@ type ListOptions struct {
 // Entry is one listed file system entry.
 type Entry struct {
 	// Name is the path relative to the listed folder ("src/main.go").
-	Name   string `json:"name"`
-	Type   string `json:"type"`
-	Size   int64  `json:"size"`
-	Perm   string `json:"perm"`
-	Mtime  string `json:"mtime"`
-	Target string `json:"target,omitempty"`
+	Name string `json:"name"`
+	Info
 }
 
 // ListResult is a listing, sorted by name, each folder's entries followed
@@ -139,10 +135,6 @@ func (l *lister) add(full, name string) error {
 		}
 		return fserr.FromOS("ls", full, err)
 	}
-	e := Entry{Name: name, Type: typeOf(fi.Mode()), Size: fi.Size(), Perm: permString(fi.Mode()), Mtime: mtimeString(fi.ModTime())}
-	if e.Type == TypeSymlink {
-		e.Target, _ = os.Readlink(full)
-	}
-	l.res.Entries = append(l.res.Entries, e)
+	l.res.Entries = append(l.res.Entries, Entry{Name: name, Info: describe(full, fi)})
 	return nil
 }

@@ -13,13 +13,8 @@ import (
 // StatResult describes a path. A path that does not exist is a result with
 // Exists false, not an error, so a caller can ask before it writes.
 type StatResult struct {
-	Exists bool   `json:"exists"`
-	Type   string `json:"type,omitempty"`
-	Size   int64  `json:"size"`
-	Perm   string `json:"perm,omitempty"`
-	Mtime  string `json:"mtime,omitempty"`
-	// Target is what a symlink points to, as stored in the link.
-	Target string `json:"target,omitempty"`
+	Exists bool `json:"exists"`
+	Info
 	// Writable says whether a mutation of the path would pass the current
 	// policy; WritableReason says why not.
 	Writable       bool   `json:"writable"`
@@ -42,13 +37,7 @@ func Stat(f *sandbox.Fence, t sandbox.Target) (*StatResult, error) {
 		return nil, fserr.FromOS("stat", t.Given, err)
 	}
 	res.Exists = true
-	res.Type = typeOf(fi.Mode())
-	res.Size = fi.Size()
-	res.Perm = permString(fi.Mode())
-	res.Mtime = mtimeString(fi.ModTime())
-	if res.Type == TypeSymlink {
-		res.Target, _ = os.Readlink(asWritten(f, t.Given))
-	}
+	res.Info = describe(asWritten(f, t.Given), fi)
 	return res, nil
 }
 

@@ -271,3 +271,54 @@ func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteConcurrentCreateIsExists holds a creating write just before it
+// links its new file in, creates the same name meanwhile, and lets it go
+// on: the write fails with FS_EXISTS and leaves the other file as it is,
+// where a rename would have silently replaced it.
+func TestWriteConcurrentCreateIsExists(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("needs strace to hold the write at linkat(2)")
+	}
+	bin := procBin(t)
+	ws := t.TempDir()
+	env := procEnv(t, ws)
+	// The temp file's fsync comes just before the link: once strace has
+	// logged it, the write is held at linkat for 3 s.
+	trace := filepath.Join(t.TempDir(), "trace")
+	c := procCmd(strace, env, ws, "-f", "-o", trace,
+		"-e", "trace=fsync,linkat", "-e", "inject=linkat:delay_enter=3000000",
+		bin, "write", "new.txt", "--content", "mine\n")
+	var out bytes.Buffer
+	c.Stdout = &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(procTimeout); ; time.Sleep(5 * time.Millisecond) {
+		if log, _ := os.ReadFile(trace); bytes.Contains(log, []byte("fsync(")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatal("the write never reached its fsync")
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "new.txt"), []byte("theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1: %s", err, out.String())
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"code":"FS_EXISTS"`)) {
+		t.Fatalf("want FS_EXISTS: %s", out.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "new.txt")); string(got) != "theirs\n" {
+		t.Errorf("new.txt holds %q: the other process's file was replaced", got)
+	}
+	if names := dirNames(t, ws); len(names) != 1 {
+		t.Errorf("the folder holds %v, want only new.txt", names)
+	}
+}

@@ -3,7 +3,7 @@ package fsops
 import (
 	"crypto/sha256"
 	"fmt"
-	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -104,9 +104,9 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if err != nil {
 		return nil, err
 	}
-	err = l.replace(func(w io.Writer) error {
-		_, err := last.writeTo(w)
-		return fserr.FromOS("edit", t.Given, err)
+	err = l.replace(func(tmp *os.File) (func() error, error) {
+		_, err := last.writeTo(tmp)
+		return nil, fserr.FromOS("edit", t.Given, err)
 	})
 	if err != nil {
 		return nil, err

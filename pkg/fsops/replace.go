@@ -2,7 +2,6 @@ package fsops
 
 import (
 	"errors"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -100,7 +99,13 @@ func (l *locked) exists() bool { return l.file != nil }
 // temp file in the same folder, written, given the old file's permission
 // bits and owner, synced, renamed into place, the folder synced. On any
 // failure the old file is untouched and no temp file remains.
-func (l *locked) replace(fill func(w io.Writer) error) error {
+//
+// fill writes the content into the temp file. The settle function it may
+// return finishes work that trails the writing (the hash read back behind
+// it): replace calls it once, after the sync, so the two overlap, and
+// before the rename, so its failure still leaves the old file; on an
+// earlier failure replace calls it too, and ignores what it returns.
+func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error)) error {
 	perm := uint32(0o666) // less the umask, as for any new file
 	if l.exists() {
 		perm = l.st.Mode & 0o7777
@@ -110,8 +115,16 @@ func (l *locked) replace(fill func(w io.Writer) error) error {
 		return fserr.FromOS(l.op, l.dir.Path, err)
 	}
 	defer tmp.Discard()
-	if err := fill(tmp); err != nil {
+	settle, err := fill(tmp.File)
+	if err != nil {
 		return err
+	}
+	if settle != nil {
+		defer func() {
+			if settle != nil {
+				settle()
+			}
+		}()
 	}
 	if l.exists() {
 		fd := int(tmp.Fd())
@@ -124,6 +137,12 @@ func (l *locked) replace(fill func(w io.Writer) error) error {
 	}
 	if err := tmp.Sync(); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)
+	}
+	if settle != nil {
+		err, settle = settle(), nil
+		if err != nil {
+			return err
+		}
 	}
 	if err := tmp.Commit(l.name, l.exists()); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)

@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -80,36 +78,52 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	defer l.Close()
 
 	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
-	// The old file is hashed for previous_sha256 while the new content is
-	// copied, on the other core; with --if-match it must be known first.
+	// With --if-match the old content must be known before anything is
+	// written.
 	var old oldContent
-	var oldErr error
-	oldDone := make(chan struct{})
-	loadOld := func() {
-		defer close(oldDone)
-		old, oldErr = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
-	}
-	if opt.IfMatch != "" {
-		if loadOld(); oldErr != nil {
-			return nil, oldErr
+	oldKnown := opt.IfMatch != ""
+	if oldKnown {
+		if old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes); err != nil {
+			return nil, err
 		}
 		if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
 			return nil, err
 		}
-	} else {
-		go loadOld()
 	}
 
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
-	err = l.replace(func(w io.Writer) error {
-		n, err := copyHashed(w, opt.Content, t.Given, sum, basis)
+	err = l.replace(func(tmp *os.File) (func() error, error) {
+		tail := startTailHash(tmp, sum, basis)
+		n, err := streamTo(tmp, opt.Content, t.Given, tail)
 		res.Bytes = n
-		return err
+		if err != nil {
+			tail.abort()
+			return nil, err
+		}
+		// The old file is hashed for previous_sha256 only now: the copy
+		// and its writeback are the critical path and get a core of their
+		// own beside the new content's hash; the sync that follows leaves
+		// both cores to the two hashes.
+		oldDone := make(chan error, 1)
+		if oldKnown {
+			oldDone <- nil
+		} else {
+			go func() {
+				var err error
+				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
+				oldDone <- err
+			}()
+		}
+		return func() error {
+			tailErr := tail.finish()
+			oldErr := <-oldDone
+			if tailErr != nil {
+				return fserr.FromOS("write: reading back what was written", t.Given, tailErr)
+			}
+			return oldErr
+		}, nil
 	})
-	if <-oldDone; err == nil {
-		err = oldErr
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +167,14 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
-	n, err := copyHashed(io.Discard, opt.Content, t.Given, sum, basis)
+	content := opt.Content
+	if content == nil {
+		content = bytes.NewReader(nil)
+	}
+	// The structs hide io.Copy's shortcuts, which would ignore the buffer.
+	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(sum, basis)}, struct{ io.Reader }{content}, make([]byte, copyBufferSize))
 	if err != nil {
-		return nil, err
+		return nil, fserr.FromOS("write: reading the content", t.Given, err)
 	}
 	res.Bytes = n
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
@@ -239,62 +258,6 @@ func isSHA256(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// copyHashed streams the new content from r to dst, and hashes it (and
-// keeps the diff basis) on another goroutine while the next chunk is read
-// and written: hashing 128 MiB costs as much as writing it, and the
-// machine has a second core. A failure to read the content is the input's
-// fault, a failure to write it the disk's.
-func copyHashed(dst io.Writer, r io.Reader, given string, h hash.Hash, basis *capped) (int64, error) {
-	if r == nil {
-		r = bytes.NewReader(nil)
-	}
-	// Writeback of what is written starts every few MiB, so the disk works
-	// while the rest is hashed and copied and the final fsync has little
-	// left to wait for.
-	fd := -1
-	if f, ok := dst.(interface{ Fd() uintptr }); ok {
-		fd = int(f.Fd())
-	}
-	var flushed int64
-	bufs := [2][]byte{make([]byte, copyBufferSize), make([]byte, copyBufferSize)}
-	hashed := make(chan struct{}, 1)
-	hashed <- struct{}{} // no hash under way
-	var n int64
-	for i := 0; ; i ^= 1 {
-		m, rerr := io.ReadFull(r, bufs[i])
-		if m > 0 {
-			chunk := bufs[i][:m]
-			// The other buffer's hash must be done before this one
-			// starts: the next read reuses that buffer.
-			<-hashed
-			go func() {
-				h.Write(chunk)
-				basis.Write(chunk)
-				hashed <- struct{}{}
-			}()
-			if _, err := dst.Write(chunk); err != nil {
-				<-hashed
-				return n, fserr.FromOS("write", given, err)
-			}
-			n += int64(m)
-			if fd >= 0 && n-flushed >= writebackChunk {
-				// Only a hint: a file system without it syncs at the end.
-				_ = unix.SyncFileRange(fd, flushed, n-flushed, unix.SYNC_FILE_RANGE_WRITE)
-				flushed = n
-			}
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			<-hashed
-			return n, fserr.FromOS("write: reading the content", given, rerr)
-		}
-	}
-	<-hashed
-	return n, nil
 }
 
 // writebackChunk is how much is written before its writeback is started.

@@ -203,10 +203,11 @@ func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 
 // TempFile creates an unnamed file in the folder (O_TMPFILE): it has no
 // name until Commit links it in, so a crash or a kill leaves nothing
-// behind. Where the file system lacks O_TMPFILE, it falls back to a hidden
+// behind. It is open for reading too, so the writer can hash what it
+// wrote. Where the file system lacks O_TMPFILE, it falls back to a hidden
 // name that Discard removes.
 func (d *Dir) TempFile(perm uint32) (*Temp, error) {
-	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, perm)
+	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, perm)
 	if err == nil {
 		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
 	}
@@ -215,7 +216,7 @@ func (d *Dir) TempFile(perm uint32) (*Temp, error) {
 	}
 	for range 100 {
 		name := tempName()
-		file, err := d.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, perm)
+		file, err := d.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

@@ -34,6 +34,12 @@ mkdir -p "$WS" "$HOMEDIR/.config"
 echo "bench.sh: building" >&2
 go build -o "$BIN" .
 go build -o "$RUNNER" ./scripts/benchrun
+# Start-up floors for the stat row: what any Go program, and what the bare
+# cobra + viper stack dsh-fs is built on, cost before doing anything.
+FLOOR_GO=$TMP/floor-gostat
+FLOOR_CV=$TMP/floor-cobraviper
+go build -o "$FLOOR_GO" ./scripts/floor/gostat
+go build -o "$FLOOR_CV" ./scripts/floor/cobraviper
 
 # No user or system config, no temp areas: the policy is the default one
 # on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
@@ -111,6 +117,18 @@ cat >"$SPEC" <<EOF
 [
   {"name": "stat of a small file", "loop": 50, "target": 2.0,
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
+   "dsh": {"label": "dsh-fs stat", "runs": [["$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "floor: a Go program that stats and prints JSON (scripts/floor/gostat)", "loop": 50, "reference": true,
+   "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
+   "dsh": {"label": "gostat", "runs": [["$FLOOR_GO", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "floor: bare cobra + viper, the same (scripts/floor/cobraviper)", "loop": 50, "reference": true,
+   "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
+   "dsh": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "dsh-fs stat over the cobra + viper floor", "loop": 50, "reference": true,
+   "plain": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"},
    "dsh": {"label": "dsh-fs stat", "runs": [["$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
   {"name": "read --raw 128 MiB, stdout a pipe", "target": 1.25, "mem_mib": 32,

@@ -159,3 +159,49 @@ func TestTailHashRefusesBytesTheFileDoesNotHave(t *testing.T) {
 		t.Fatalf("finish: %v, want EOF", err)
 	}
 }
+
+// Work that trails the copy (the hashes) can still refuse the write: its
+// failure comes before the rename, so the old file stays and no temp file
+// is left, and a failure before it is reached still waits for it.
+func TestReplaceSettleRunsBeforeTheRename(t *testing.T) {
+	for _, failAt := range []string{"settle", "fill"} {
+		t.Run(failAt, func(t *testing.T) {
+			f, dir := editFence(t)
+			path := filepath.Join(dir, "f.txt")
+			if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target, err := f.Resolve(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.CheckWrite("write", &target); err != nil {
+				t.Fatal(err)
+			}
+			l, err := lockTarget(f, "write", target, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := errors.New("refused")
+			err = l.replace(func(tmp *os.File) (func() error, error) {
+				if _, err := tmp.WriteString("new\n"); err != nil {
+					return nil, err
+				}
+				if failAt == "fill" {
+					return nil, refused
+				}
+				return func() error { return refused }, nil
+			})
+			l.Close()
+			if err != refused {
+				t.Fatalf("replace: %v, want the failure of %s", err, failAt)
+			}
+			if got, _ := os.ReadFile(path); string(got) != "old\n" {
+				t.Errorf("the file holds %q, want the old content", got)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("the folder holds %d entries, want only f.txt", len(entries))
+			}
+		})
+	}
+}

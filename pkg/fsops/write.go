@@ -78,21 +78,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	defer l.Close()
 
 	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
-	// With --if-match the old content must be known before anything is
-	// written.
-	var old oldContent
-	oldKnown := opt.IfMatch != ""
-	if oldKnown {
-		if old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes); err != nil {
-			return nil, err
-		}
-		if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
-			return nil, err
-		}
-	}
-
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
+	var old oldContent
 	err = l.replace(func(tmp *os.File) (func() error, error) {
 		tail := startTailHash(tmp, sum, basis)
 		n, err := streamTo(tmp, opt.Content, t.Given, tail)
@@ -101,20 +89,21 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 			tail.abort()
 			return nil, err
 		}
-		// The old file is hashed for previous_sha256 only now: the copy
-		// and its writeback are the critical path and get a core of their
-		// own beside the new content's hash; the sync that follows leaves
-		// both cores to the two hashes.
+		// The old file is hashed, for previous_sha256 and --if-match, only
+		// now: the copy and its writeback are the critical path and get a
+		// core of their own beside the new content's hash, and the sync
+		// that follows leaves both cores to the two hashes. The lock keeps
+		// other dsh-fs writers out meanwhile, and a stale --if-match still
+		// refuses before the rename, with the old file untouched.
 		oldDone := make(chan error, 1)
-		if oldKnown {
-			oldDone <- nil
-		} else {
-			go func() {
-				var err error
-				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
-				oldDone <- err
-			}()
-		}
+		go func() {
+			var err error
+			old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
+			if err == nil {
+				err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
+			}
+			oldDone <- err
+		}()
 		return func() error {
 			tailErr := tail.finish()
 			oldErr := <-oldDone

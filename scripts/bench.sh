@@ -34,11 +34,14 @@ mkdir -p "$WS" "$HOMEDIR/.config"
 echo "bench.sh: building" >&2
 go build -o "$BIN" .
 go build -o "$RUNNER" ./scripts/benchrun
-# Start-up floors for the stat row: what any Go program, and what the bare
-# cobra + viper stack dsh-fs is built on, cost before doing anything.
+# Start-up floors for the stat row: what any Go program, a bare cobra
+# command, and the bare cobra + viper stack dsh-fs is built on cost before
+# doing anything.
 FLOOR_GO=$TMP/floor-gostat
 FLOOR_CV=$TMP/floor-cobraviper
+FLOOR_COBRA=$TMP/floor-cobra
 go build -o "$FLOOR_GO" ./scripts/floor/gostat
+go build -o "$FLOOR_COBRA" ./scripts/floor/cobra
 go build -o "$FLOOR_CV" ./scripts/floor/cobraviper
 
 # No user or system config, no temp areas: the policy is the default one
@@ -122,6 +125,10 @@ cat >"$SPEC" <<EOF
   {"name": "floor: a Go program that stats and prints JSON (scripts/floor/gostat)", "loop": 50, "reference": true,
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
    "dsh": {"label": "gostat", "runs": [["$FLOOR_GO", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "floor: bare cobra, the same (scripts/floor/cobra)", "loop": 50, "reference": true,
+   "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
+   "dsh": {"label": "cobra stat", "runs": [["$FLOOR_COBRA", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
   {"name": "floor: bare cobra + viper, the same (scripts/floor/cobraviper)", "loop": 50, "reference": true,
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},

@@ -41,8 +41,8 @@ FLOOR_GO=$TMP/floor-gostat
 FLOOR_CV=$TMP/floor-cobraviper
 FLOOR_COBRA=$TMP/floor-cobra
 go build -o "$FLOOR_GO" ./scripts/floor/gostat
-go build -o "$FLOOR_COBRA" ./scripts/floor/cobra
-go build -o "$FLOOR_CV" ./scripts/floor/cobraviper
+go build -o "$FLOOR_COBRA" ./scripts/floor/cli
+go build -tags viper -o "$FLOOR_CV" ./scripts/floor/cli
 
 # No user or system config, no temp areas: the policy is the default one
 # on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
@@ -126,11 +126,11 @@ cat >"$SPEC" <<EOF
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
    "dsh": {"label": "gostat", "runs": [["$FLOOR_GO", "small.txt"]], "expect": "\"ok\":true"}},
 
-  {"name": "floor: bare cobra, the same (scripts/floor/cobra)", "loop": 50, "reference": true,
+  {"name": "floor: bare cobra, the same (scripts/floor/cli)", "loop": 50, "reference": true,
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
    "dsh": {"label": "cobra stat", "runs": [["$FLOOR_COBRA", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
-  {"name": "floor: bare cobra + viper, the same (scripts/floor/cobraviper)", "loop": 50, "reference": true,
+  {"name": "floor: bare cobra + viper, the same (scripts/floor/cli -tags viper)", "loop": 50, "reference": true,
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
    "dsh": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -93,11 +96,16 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 // workspace-write mutation would, for the workspace $1, then writes each
 // further argument with a plain os.WriteFile, which no fence checks, and
 // reads /etc/hostname. It prints one line per path: "ok PATH" or
-// "denied PATH". Exit 2 when Landlock is not available.
+// "denied PATH". Then each of probeThreads OS threads that existed before
+// the restriction writes thread-N.txt beside the workspace (outside it)
+// and prints "thread ok" or "thread denied": the restriction must reach
+// every thread of the process, not only the one that asked for it. Exit 2
+// when Landlock is not available.
 //
 //	landlock-probe $WORK/ws $WORK/ws/in.txt $WORK/outside.txt
 func landlockProbe() {
 	args := os.Args[1:]
+	threads := startProbeThreads()
 	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: args[0], Enforce: sandbox.EnforceLandlock})
 	if err := f.Enforce(); err != nil {
 		fmt.Println("no landlock:", err)
@@ -110,9 +118,54 @@ func landlockProbe() {
 		}
 		fmt.Println("ok", p)
 	}
+	for i, t := range threads {
+		p := filepath.Join(filepath.Dir(args[0]), fmt.Sprintf("thread-%d.txt", i))
+		if err := t.write(p); err != nil {
+			fmt.Println("thread denied", errors.Unwrap(err))
+			continue
+		}
+		fmt.Println("thread ok", p)
+	}
 	if _, err := os.ReadFile("/etc/hostname"); err != nil {
 		fmt.Println("read denied /etc/hostname")
 		os.Exit(1)
 	}
 	fmt.Println("read ok /etc/hostname")
+}
+
+// probeThreads is how many OS threads landlockProbe starts before it
+// restricts itself.
+const probeThreads = 4
+
+// probeThread is a goroutine locked to its own OS thread, which writes
+// files on request.
+type probeThread struct {
+	paths chan string
+	errs  chan error
+}
+
+func (t probeThread) write(path string) error {
+	t.paths <- path
+	return <-t.errs
+}
+
+// startProbeThreads starts probeThreads goroutines, each locked to a
+// thread no other goroutine uses, and returns once all of them run.
+func startProbeThreads() []probeThread {
+	var threads []probeThread
+	var started sync.WaitGroup
+	for range probeThreads {
+		t := probeThread{paths: make(chan string), errs: make(chan error)}
+		started.Add(1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the process
+			started.Done()
+			for p := range t.paths {
+				t.errs <- os.WriteFile(p, []byte("probe\n"), 0o644)
+			}
+		}()
+		threads = append(threads, t)
+	}
+	started.Wait()
+	return threads
 }

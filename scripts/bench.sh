@@ -32,6 +32,9 @@ RUNNER=$TMP/benchrun
 mkdir -p "$WS" "$HOMEDIR/.config"
 
 echo "bench.sh: building" >&2
+# The release build (README, Install): static, as are the floors below, so
+# that they compare like with like.
+export CGO_ENABLED=0
 go build -o "$BIN" .
 go build -o "$RUNNER" ./scripts/benchrun
 # Start-up floors for the stat row: what any Go program, a bare cobra
@@ -230,7 +233,7 @@ fi
 	echo "- CPU: $model, $(nproc) CPUs"
 	echo "- memory: $memtotal"
 	echo "- kernel: $(uname -sr)"
-	echo "- go: $(go version | cut -d' ' -f3-)"
+	echo "- go: $(go version | cut -d' ' -f3-); dsh-fs and the floors built with CGO_ENABLED=0 (static), as README's Install says"
 	echo "- bench/tmp file system: $fstype"
 	echo "- load average (1, 5, 15 min) before: $load_before; after: $load_after"
 	echo "- tools: $(cat --version | head -1), $(sed --version | head -1), $(dd --version | head -1 | sed 's/ (.*//')"

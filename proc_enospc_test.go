@@ -67,6 +67,29 @@ func TestWriteNoSpace(t *testing.T) {
 		assertUnchanged(t, ws, target, old)
 	})
 
+	// The source on the same file system: the kernel copies it
+	// (copy_file_range), and its ENOSPC is the same failure.
+	t.Run("write --from", func(t *testing.T) {
+		if err := os.WriteFile(target, old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := filepath.Join(mnt, "src.txt")
+		if err := os.WriteFile(src, bytes.Repeat([]byte("NEW content that cannot fit\n"), (300<<10)/28), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(src)
+		filler := filepath.Join(mnt, "filler")
+		if err := os.WriteFile(filler, make([]byte, freeBytes(t, mnt)-64<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(filler)
+		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--from", src), nil)
+		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
+			t.Errorf("write --from of 300 KiB into 64 KiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
+		}
+		assertUnchanged(t, ws, target, old)
+	})
+
 	t.Run("edit", func(t *testing.T) {
 		if err := os.WriteFile(target, old, 0o644); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
@@ -69,6 +71,25 @@ func TestStreamToCopiesAndHashesEveryByte(t *testing.T) {
 			t.Cleanup(func() { f.Close() })
 			return f
 		},
+		// copy_file_range refuses (EXDEV): read and write
+		"file on another file system": func(t *testing.T) io.Reader {
+			shm := "/dev/shm"
+			if !otherFileSystem(shm, srcPath) {
+				t.Skipf("%s is missing or on the same file system as %s", shm, srcPath)
+			}
+			f, err := os.CreateTemp(shm, "dsh-fs-stream-test-")
+			if err != nil {
+				t.Skip(err)
+			}
+			t.Cleanup(func() { f.Close(); os.Remove(f.Name()) })
+			if _, err := f.Write(content); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			return f
+		},
 		// read and write, in chunks ReadFull fills
 		"plain reader": func(t *testing.T) io.Reader { return struct{ io.Reader }{bytes.NewReader(content)} },
 		// read and write, with short reads
@@ -99,6 +120,12 @@ func TestStreamToCopiesAndHashesEveryByte(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherFileSystem reports whether a and b both exist on different devices.
+func otherFileSystem(a, b string) bool {
+	var sa, sb unix.Stat_t
+	return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev != sb.Dev
 }
 
 func TestStreamToStartsAtTheSourceOffset(t *testing.T) {

@@ -119,13 +119,15 @@ func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error
 	if err != nil {
 		return err
 	}
-	if settle != nil {
-		defer func() {
-			if settle != nil {
-				settle()
-			}
-		}()
+	if settle == nil {
+		settle = func() error { return nil }
 	}
+	settled := false
+	defer func() {
+		if !settled {
+			settle()
+		}
+	}()
 	if l.exists() {
 		fd := int(tmp.Fd())
 		// The owner where the process may set it (root, or the same
@@ -138,11 +140,9 @@ func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error
 	if err := tmp.Sync(); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)
 	}
-	if settle != nil {
-		err, settle = settle(), nil
-		if err != nil {
-			return err
-		}
+	settled = true
+	if err := settle(); err != nil {
+		return err
 	}
 	if err := tmp.Commit(l.name, l.exists()); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)

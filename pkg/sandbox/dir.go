@@ -236,14 +236,6 @@ func (d *Dir) Sync() error {
 	return nil
 }
 
-// Mkdir creates name in the folder.
-func (d *Dir) Mkdir(name string, perm uint32) error {
-	if err := unix.Mkdirat(d.fd, name, perm); err != nil {
-		return d.refused(&os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err})
-	}
-	return nil
-}
-
 // Temp is a file being written that will replace a name in its folder.
 type Temp struct {
 	*os.File

@@ -78,11 +78,7 @@ func TestWriteNoSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Remove(src)
-		filler := filepath.Join(mnt, "filler")
-		if err := os.WriteFile(filler, make([]byte, freeBytes(t, mnt)-64<<10), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(filler)
+		fillTmpfs(t, mnt, 64<<10)
 		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--from", src), nil)
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("write --from of 300 KiB into 64 KiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
@@ -96,13 +92,7 @@ func TestWriteNoSpace(t *testing.T) {
 		}
 		// Leave a few KiB: the edited copy of f.txt (100 KiB and more)
 		// cannot be written beside the original.
-		filler := filepath.Join(mnt, "filler")
-		free := freeBytes(t, mnt)
-		if err := os.WriteFile(filler, make([]byte, free-8<<10), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(filler)
-		t.Logf("%d bytes free on the tmpfs", freeBytes(t, mnt))
+		fillTmpfs(t, mnt, 8<<10)
 		edits := `[{"old": "MARK: the one line", "new": "` + strings.Repeat("grown ", 10<<10) + `"}]`
 		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "edit", "f.txt", "--edits", "-"), strings.NewReader(edits))
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
@@ -110,6 +100,18 @@ func TestWriteNoSpace(t *testing.T) {
 		}
 		assertUnchanged(t, ws, target, old)
 	})
+}
+
+// fillTmpfs fills the tmpfs at mnt until about leave bytes are free, for
+// the rest of the (sub)test.
+func fillTmpfs(t *testing.T, mnt string, leave int64) {
+	t.Helper()
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, make([]byte, freeBytes(t, mnt)-leave), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(filler) })
+	t.Logf("%d bytes free on the tmpfs", freeBytes(t, mnt))
 }
 
 // assertUnchanged checks that path holds want exactly and that its folder

@@ -160,8 +160,7 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	if content == nil {
 		content = bytes.NewReader(nil)
 	}
-	// The structs hide io.Copy's shortcuts, which would ignore the buffer.
-	n, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(sum, basis)}, struct{ io.Reader }{content}, make([]byte, copyBufferSize))
+	n, err := hashAndKeep(content, sum, basis)
 	if err != nil {
 		return nil, fserr.FromOS("write: reading the content", t.Given, err)
 	}
@@ -209,13 +208,18 @@ func readOld(file *os.File, size int64, given string, basisMax int64) (oldConten
 		basis.buf.Grow(int(size))
 	}
 	h := sha256.New()
-	// The structs hide the file's WriteTo and the writer's ReadFrom,
-	// which would copy in 32 KiB chunks and ignore the buffer.
-	buf := make([]byte, copyBufferSize)
-	if _, err := io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(h, basis)}, struct{ io.Reader }{file}, buf); err != nil {
+	if _, err := hashAndKeep(file, h, basis); err != nil {
 		return oldContent{}, fserr.FromOS("read", given, err)
 	}
 	return oldContent{exists: true, sum: hexSum(h), basis: basis}, nil
+}
+
+// hashAndKeep reads r to its end into h and basis, in copyBufferSize
+// chunks, and returns how many bytes it read.
+func hashAndKeep(r io.Reader, h hash.Hash, basis *capped) (int64, error) {
+	// The structs hide a file's WriteTo and the writer's ReadFrom, which
+	// would copy in 32 KiB chunks and ignore the buffer.
+	return io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(h, basis)}, struct{ io.Reader }{r}, make([]byte, copyBufferSize))
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }

@@ -1,6 +1,6 @@
 package main
 
-// The symlink-swap race of DESIGN.md §4 steps 6 and 7, run as STYLE.md asks:
+// The symlink-swap race of docs/design.md §4 steps 6 and 7, run as STYLE.md asks:
 // processes, not goroutines. An attacker process swaps symlinks and
 // exchanges real folders and files with links to a sibling folder outside
 // the workspace, as fast as it can, while two goroutines exec the real
@@ -714,7 +714,7 @@ func TestRaceAttacker(t *testing.T) {
 // DSHFS_NAIVE_WRITER=1. It makes dsh-fs's check (canonical path,
 // containment, protected paths) and then writes the path as given with
 // os.WriteFile, which follows whatever symlink is there by then: the
-// residual race that DESIGN.md §4 steps 6 and 7 close. With
+// residual race that docs/design.md §4 steps 6 and 7 close. With
 // DSH_FS_ENFORCE=auto it puts the Landlock layer in place first, so the
 // kernel layer can be shown on its own. Arguments follow "--":
 //

@@ -2,7 +2,7 @@ package cmd
 
 import "github.com/dshfs/dsh-fs/pkg/fserr"
 
-// Exit statuses of DESIGN.md §6. They are API.
+// Exit statuses of docs/design.md §6. They are API.
 const (
 	ExitOK     = 0
 	ExitFailed = 1

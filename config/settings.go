@@ -8,7 +8,7 @@ package config
 // --diff-basis-max-bytes.
 type Key string
 
-// The settings of DESIGN.md §2.
+// The settings of docs/design.md §2.
 const (
 	KeyMode              Key = "mode"
 	KeyCwd               Key = "cwd"
@@ -66,7 +66,7 @@ type setting struct {
 	def  any
 }
 
-// Defaults of DESIGN.md §2.
+// Defaults of docs/design.md §2.
 const (
 	DefaultDiffBasisMaxBytes = 1 << 20
 	DefaultDiffMaxBytes      = 64 << 10

@@ -1,5 +1,5 @@
 // Package diff computes the bounded context diff that write and edit report
-// (DESIGN.md §6): a unified diff of a file's old and new content, omitted
+// (docs/design.md §6): a unified diff of a file's old and new content, omitted
 // with a reason when a side is too large or binary, cut at a byte limit.
 //
 // The hunks are printed exactly as GNU `diff -u` prints them (same hunk

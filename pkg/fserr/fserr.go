@@ -13,7 +13,7 @@ import (
 // added, existing ones are never renamed.
 type Code string
 
-// The error codes of DESIGN.md §6.
+// The error codes of docs/design.md §6.
 const (
 	SandboxDenied   Code = "FS_SANDBOX_DENIED"
 	NotFound        Code = "FS_NOT_FOUND"

@@ -51,7 +51,7 @@ func benchFence(b *testing.B) (*sandbox.Fence, string) {
 	}), dir
 }
 
-// benchDiffOptions are the default diff bounds (DESIGN.md §2).
+// benchDiffOptions are the default diff bounds (docs/design.md §2).
 var benchDiffOptions = diff.Options{Context: 3, BasisMaxBytes: 1 << 20, MaxBytes: 64 << 10}
 
 // BenchmarkReadWindow is read of a 2000-line window from the middle of a

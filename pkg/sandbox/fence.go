@@ -356,7 +356,7 @@ func (f *Fence) asWritten(given string) string {
 	return filepath.Clean(given)
 }
 
-// identityWithin is the identity fallback of DESIGN.md §4 step 4. It runs
+// identityWithin is the identity fallback of docs/design.md §4 step 4. It runs
 // only when the lexical test failed, so the common denial pays for it and
 // the common success does not.
 func (f *Fence) identityWithin(i int, target string) (string, bool) {

@@ -514,7 +514,7 @@ func TestCheckRead(t *testing.T) {
 
 // TestIdentityFallback reaches the workspace through a bind mount: the
 // canonical path is not lexically inside, but its ancestor is the same
-// folder (DESIGN.md §4 step 4).
+// folder (docs/design.md §4 step 4).
 func TestIdentityFallback(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)

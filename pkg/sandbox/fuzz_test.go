@@ -85,7 +85,7 @@ func indexOf(list []string, s string) int {
 //   - Canonical never returns a path that is not absolute and clean;
 //   - where the kernel resolves the whole path, Canonical agrees;
 //   - where it does not, Canonical agrees with a component-by-component
-//     kernel walk that appends the missing rest (DESIGN.md §4 step 2);
+//     kernel walk that appends the missing rest (docs/design.md §4 step 2);
 //   - the existing part of a canonical path has no symlink left in it;
 //   - the fence passes a write exactly when the canonical path lies
 //     inside ws, and then the kernel's resolution of what exists lies

@@ -13,7 +13,7 @@ import (
 // Mode is a sandbox mode, ordered from narrowest to widest.
 type Mode string
 
-// The three modes of DESIGN.md §1.
+// The three modes of docs/design.md §1.
 const (
 	ReadOnly         Mode = "read-only"
 	WorkspaceWrite   Mode = "workspace-write"
@@ -46,7 +46,7 @@ func (m Mode) rank() int {
 // Wider reports whether m allows more than o.
 func (m Mode) Wider(o Mode) bool { return m.rank() > o.rank() }
 
-// Approval says who approves an escalation (DESIGN.md §7).
+// Approval says who approves an escalation (docs/design.md §7).
 type Approval string
 
 // The approval settings.
@@ -65,7 +65,7 @@ func ParseApproval(s string) (Approval, error) {
 	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown approval %q (want tty, trust or never)", s))
 }
 
-// Enforce selects the kernel enforcement layer (DESIGN.md §4 step 7).
+// Enforce selects the kernel enforcement layer (docs/design.md §4 step 7).
 type Enforce string
 
 // The enforcement settings.

@@ -29,7 +29,7 @@ type Policy struct {
 }
 
 // DefaultProtected is the default list of protected globs, relative to each
-// writable root (DESIGN.md §4 step 5). "**" matches any number of folders,
+// writable root (docs/design.md §4 step 5). "**" matches any number of folders,
 // including none, so ".vscode/**" protects the folder itself too.
 //
 // .git is protected at any depth, not only at the top of a root: a nested

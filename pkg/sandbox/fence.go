@@ -214,13 +214,17 @@ func (f *Fence) CheckRead(op string, t Target) error {
 	return nil
 }
 
-// ReadDenied reports whether the canonical path is under a deny_read glob.
+// ReadDenied reports whether the canonical path is under a deny_read glob
+// (or is a folder such a glob names, or lies beneath one).
 // ls uses it to leave such entries out of a listing.
 func (f *Fence) ReadDenied(canonical string) bool {
 	_, ok := f.deniedRead(Target{Given: canonical, Path: canonical})
 	return ok
 }
 
+// deniedRead returns the glob that denies reading t, by name: a glob that
+// matches t's canonical path or its path as written, or a folder above
+// either (a folder entry covers everything beneath it).
 func (f *Fence) deniedRead(t Target) (string, bool) {
 	if len(f.denyRead) == 0 {
 		return "", false
@@ -231,7 +235,7 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 	}
 	lexical = filepath.Clean(lexical)
 	for _, g := range f.denyRead {
-		if matchGlob(g.match, t.Path) || matchGlob(g.match, lexical) {
+		if matchCovers(g.match, t.Path) || matchCovers(g.match, lexical) {
 			return g.shown, true
 		}
 	}

@@ -1,0 +1,41 @@
+package sandbox
+
+import "path"
+
+// A deny_read entry that names a folder covers everything beneath it, as
+// gitignore does: deny_read: ["~/.ssh"] denies ~/.ssh/id_ed25519, and
+// ["secret"] every file in any folder named secret. So a path is denied
+// when it, or any folder above it, matches a glob.
+
+// matchCovers reports whether the slash-separated path name, or one of
+// its ancestors, matches pattern (in matchGlob's syntax).
+func matchCovers(pattern, name string) bool {
+	return coverParts(splitSlash(pattern), splitSlash(name))
+}
+
+// coverParts is matchParts, except that a pattern used up before the
+// name is a match: what remains of the name lies beneath what matched.
+func coverParts(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			if len(rest) == 0 {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if coverParts(rest, name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, err := path.Match(pat[0], name[0]); err != nil || !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return true
+}

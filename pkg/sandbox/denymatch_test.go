@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"testing"
+)
+
+func TestMatchCovers(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		// A folder entry covers what lies beneath it, as in gitignore.
+		{"/home/u/.ssh", "/home/u/.ssh", true},
+		{"/home/u/.ssh", "/home/u/.ssh/id_ed25519", true},
+		{"/home/u/.ssh", "/home/u/.ssh/keys/old/id", true},
+		{"/home/u/.ssh", "/home/u/.sshx/id", false},
+		{"/home/u/.ssh", "/home/u", false},
+		{"**/secret", "/ws/secret/key", true},
+		{"**/secret", "/ws/a/secret/deep/key", true},
+		{"**/secret", "/ws/secretary/key", false},
+		{"**/secret", "/ws/my-secret/key", false},
+		// A file glob covers a folder that happens to match it.
+		{"**/*.pem", "/ws/certs.pem/inner", true},
+		{"**/.env", "/ws/svc/.env", true},
+		{"**/.env", "/ws/svc/.env.example", false},
+		// "*" still matches one component, and what is under it.
+		{"/s/*", "/s/a", true},
+		{"/s/*", "/s/a/b", true},
+		{"/s/*", "/s", false},
+		// Globs ending in "**" behave as before.
+		{"/s/**", "/s", true},
+		{"/s/**", "/s/a/b", true},
+		{"**", "/anything", true},
+		// "**" in the middle.
+		{"/a/**/k", "/a/k", true},
+		{"/a/**/k", "/a/x/y/k/z", true},
+		{"/a/**/k", "/a/x/y/kk", false},
+		// A malformed pattern covers nothing.
+		{"/a/[", "/a/[/b", false},
+	} {
+		if got := matchCovers(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("matchCovers(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+		// Whatever matchGlob matches is covered.
+		if matchGlob(tc.pattern, tc.name) && !matchCovers(tc.pattern, tc.name) {
+			t.Errorf("matchGlob(%q, %q) but not matchCovers", tc.pattern, tc.name)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 		return nil, err
 	}
 	if opt.DryRun {
-		file, err := openFile("edit", t)
+		file, err := openForRead(f, "edit", t)
 		if err != nil {
 			return nil, err
 		}

@@ -7,8 +7,11 @@ package fsops
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // File types as results name them.
@@ -30,13 +33,40 @@ type Info struct {
 	Target string `json:"target,omitempty"`
 }
 
-// describe fills an Info from fi, the Lstat of path.
-func describe(path string, fi fs.FileInfo) Info {
-	in := Info{Type: typeOf(fi.Mode()), Size: fi.Size(), Perm: permString(fi.Mode()), Mtime: mtimeString(fi.ModTime())}
-	if in.Type == TypeSymlink {
-		in.Target, _ = os.Readlink(path)
+// describe fills an Info from what the fence saw of an entry.
+func describe(st *sandbox.Stat) Info {
+	m := fileMode(st.Mode)
+	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+	return Info{Type: typeOf(m), Size: st.Size, Perm: permString(m), Mtime: mtimeString(mtime), Target: st.Target}
+}
+
+// fileMode turns a stat mode into an fs.FileMode, as os.Lstat does.
+func fileMode(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
 	}
-	return in
+	if mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }
 
 func typeOf(m fs.FileMode) string {

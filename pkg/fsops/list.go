@@ -1,8 +1,8 @@
 package fsops
 
 import (
-	"os"
-	"path/filepath"
+	"errors"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -44,13 +44,11 @@ type ListResult struct {
 	Hidden int `json:"hidden,omitempty"`
 }
 
-// List lists the folder t. Entries past the limit are counted but never
-// stat'ed, so counting a huge folder costs one directory read. A path
-// under deny_read is denied; entries under deny_read are left out.
+// List lists the folder t, by handle: each folder is opened in the one
+// above it, never through a symlink, so a listing lists only what the
+// fence checked. Entries past the limit are counted but never described.
+// A path under deny_read is denied; entries under deny_read are left out.
 func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, error) {
-	if err := f.CheckRead("ls", t); err != nil {
-		return nil, err
-	}
 	if opt.Limit < 0 {
 		return nil, fserr.New(fserr.InvalidArgument, "ls: --limit must be zero or more")
 	}
@@ -63,17 +61,18 @@ func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, err
 	if !opt.Recursive {
 		opt.Depth = 1
 	}
-	fi, err := os.Stat(t.Path)
-	if err != nil {
-		return nil, fserr.FromOS("ls", t.Given, err)
-	}
-	if !fi.IsDir() {
-		e := fserr.New(fserr.NotDir, "ls: "+t.Given+": not a folder")
+	d, err := f.OpenList("ls", t)
+	if fserr.CodeOf(err) == fserr.NotDir {
+		e := fserr.Wrap(fserr.NotDir, "ls: "+t.Given+": not a folder", err)
 		e.Hint = "use stat for a single file"
 		return nil, e
 	}
-	l := &lister{fence: f, opt: opt, res: &ListResult{Entries: []Entry{}}}
-	if err := l.walk(t.Path, "", 1); err != nil {
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	l := &lister{opt: opt, res: &ListResult{Entries: []Entry{}}}
+	if err := l.walk(d, "", 1); err != nil {
 		return nil, err
 	}
 	l.res.Truncated = l.res.Total > len(l.res.Entries)
@@ -81,60 +80,48 @@ func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, err
 }
 
 type lister struct {
-	fence *sandbox.Fence
-	opt   ListOptions
-	res   *ListResult
+	opt ListOptions
+	res *ListResult
 }
 
-func (l *lister) walk(dir, prefix string, depth int) error {
-	d, err := os.Open(dir)
+// walk lists the folder d, whose entries are named prefix+name, at depth
+// depth.
+func (l *lister) walk(d *sandbox.ListDir, prefix string, depth int) error {
+	names, err := d.Names()
 	if err != nil {
-		return fserr.FromOS("ls", dir, err)
+		return fserr.FromOS("ls", d.Path, err)
 	}
-	ents, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return fserr.FromOS("ls", dir, err)
-	}
-	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	for _, de := range ents {
-		name := de.Name()
+	slices.Sort(names)
+	for _, name := range names {
 		if !l.opt.All && strings.HasPrefix(name, ".") {
 			continue
 		}
-		full := dir + string(filepath.Separator) + name
-		if dir == "/" {
-			full = "/" + name
-		}
-		if l.fence.ReadDenied(full) {
+		st, err := d.Lstat(name)
+		var denied *sandbox.DeniedError
+		switch {
+		case errors.As(err, &denied):
 			l.res.Hidden++
 			continue
+		case errors.Is(err, fs.ErrNotExist):
+			continue // gone since the folder was read
+		case err != nil:
+			return fserr.FromOS("ls", d.Path+"/"+name, err)
 		}
 		l.res.Total++
 		if len(l.res.Entries) < l.opt.Limit {
-			if err := l.add(full, prefix+name); err != nil {
-				return err
-			}
+			l.res.Entries = append(l.res.Entries, Entry{Name: prefix + name, Info: describe(&st)})
 		}
-		if de.IsDir() && (l.opt.Depth == 0 || depth < l.opt.Depth) {
-			if err := l.walk(full, prefix+name+"/", depth+1); err != nil {
+		if st.IsDir() && (l.opt.Depth == 0 || depth < l.opt.Depth) {
+			sub, err := d.Open(name)
+			if err != nil {
+				return fserr.FromOS("ls", d.Path+"/"+name, err)
+			}
+			err = l.walk(sub, prefix+name+"/", depth+1)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 		}
 	}
-	return nil
-}
-
-func (l *lister) add(full, name string) error {
-	fi, err := os.Lstat(full)
-	if err != nil {
-		// The entry vanished between reading the folder and now.
-		if os.IsNotExist(err) {
-			l.res.Total--
-			return nil
-		}
-		return fserr.FromOS("ls", full, err)
-	}
-	l.res.Entries = append(l.res.Entries, Entry{Name: name, Info: describe(full, fi)})
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -105,35 +104,14 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 	return res, nil
 }
 
-// openForRead opens t for reading after the deny_read check, refusing a
-// folder.
+// openForRead opens t for reading through the fence, which decides on
+// what it opened, and refuses anything but a regular file: a folder is
+// FS_IS_DIR, and a FIFO or a device, which could block or never end, is
+// FS_INVALID_ARGUMENT.
 func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
-	if err := f.CheckRead(op, t); err != nil {
-		return nil, err
-	}
-	return openFile(op, t)
-}
-
-// OpenSource opens a file a command reads its input from (write --from,
-// edit --edits): a read like any other, so deny_read applies, and only a
-// regular file will do.
-func OpenSource(f *sandbox.Fence, op, path string) (*os.File, error) {
-	t, err := f.Resolve(path)
+	file, err := f.OpenRead(op, t)
 	if err != nil {
 		return nil, err
-	}
-	return openForRead(f, op, t)
-}
-
-// openFile opens t for reading, refusing anything but a regular file: a
-// folder is FS_IS_DIR, and a FIFO or a device, which could block or never
-// end, is FS_INVALID_ARGUMENT. The caller has done the deny_read check.
-func openFile(op string, t sandbox.Target) (*os.File, error) {
-	// O_NONBLOCK: opening a FIFO with no writer must not hang; it has no
-	// effect on the regular files read afterwards.
-	file, err := os.OpenFile(t.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fserr.FromOS(op, t.Given, err)
 	}
 	fi, err := file.Stat()
 	if err != nil {
@@ -151,6 +129,17 @@ func openFile(op string, t sandbox.Target) (*os.File, error) {
 		return nil, fserr.New(fserr.InvalidArgument, op+": "+t.Given+": not a regular file")
 	}
 	return file, nil
+}
+
+// OpenSource opens a file a command reads its input from (write --from,
+// edit --edits): a read like any other, so deny_read applies, and only a
+// regular file will do.
+func OpenSource(f *sandbox.Fence, op, path string) (*os.File, error) {
+	t, err := f.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	return openForRead(f, op, t)
 }
 
 // window collects the lines of a read window from the chunks of a file,

@@ -3,10 +3,7 @@ package fsops
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 
-	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -22,31 +19,19 @@ type StatResult struct {
 }
 
 // Stat describes t without following a final symlink, and judges whether a
-// mutation of it would pass the fence. A path under deny_read is denied.
+// mutation of it would pass the fence. A path under deny_read is denied,
+// and so is what the path leads to when it is looked at (the fence looks
+// at it through a handle and checks that).
 func Stat(f *sandbox.Fence, t sandbox.Target) (*StatResult, error) {
-	if err := f.CheckRead("stat", t); err != nil {
+	st, err := f.Lstat("stat", t)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	res := &StatResult{}
 	res.Writable, res.WritableReason = f.Writable(t)
-	fi, err := os.Lstat(asWritten(f, t.Given))
-	if errors.Is(err, fs.ErrNotExist) {
-		return res, nil
+	if err == nil {
+		res.Exists = true
+		res.Info = describe(&st)
 	}
-	if err != nil {
-		return nil, fserr.FromOS("stat", t.Given, err)
-	}
-	res.Exists = true
-	res.Info = describe(asWritten(f, t.Given), fi)
 	return res, nil
-}
-
-// asWritten returns the path as the caller wrote it, made absolute against
-// the session cwd without cleaning, so the kernel resolves "link/.." the
-// way it always does.
-func asWritten(f *sandbox.Fence, given string) string {
-	if filepath.IsAbs(given) {
-		return given
-	}
-	return f.Policy().Cwd + string(filepath.Separator) + given
 }

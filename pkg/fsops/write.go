@@ -69,7 +69,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
 	}
 	if opt.DryRun {
-		return dryWrite(t, opt)
+		return dryWrite(f, t, opt)
 	}
 	l, err := lockTarget(f, "write", t, opt.Mkdir)
 	if err != nil {
@@ -123,9 +123,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 }
 
 // dryWrite computes a write's result without a lock or a temp file.
-func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	res := &WriteResult{DryRun: true}
-	file, err := openFile("write", t)
+	file, err := openForRead(f, "write", t)
 	switch {
 	case fserr.CodeOf(err) == fserr.NotFound:
 		// As the real write would: the folder must exist, or --mkdir

@@ -205,7 +205,9 @@ func (f *Fence) Resolve(path string) (Target, error) {
 // CheckRead denies reading t when it matches a deny_read glob, in every
 // mode. Both the canonical path and the path as written (made absolute,
 // cleaned) are tested, so neither a symlink into a secret folder nor a
-// symlinked secret folder reads what the list forbids.
+// symlinked secret folder reads what the list forbids. It decides on
+// names only, before anything is opened: a read then opens through
+// OpenRead, Lstat or OpenList, which check what they opened.
 func (f *Fence) CheckRead(op string, t Target) error {
 	if g, ok := f.deniedRead(t); ok {
 		return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonDenyRead, Matched: g,

@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// Reads decide on what they opened (docs/design.md §9): a path is opened
+// first, one component at a time by handle, and the object opened is then
+// checked against deny_read by its own path, its identity and its type;
+// only then is it read, through the same descriptor. A name checked
+// before the open is a race by construction: a symlink swapped in between
+// the two would be followed to whatever it names.
+
+// Stat is what the fence saw of an object it looked at for a read: its
+// status, not following a final symlink, and what a symlink points to,
+// as stored in the link.
+type Stat struct {
+	unix.Stat_t
+	// Target is a symlink's content; "" for anything else.
+	Target string
+}
+
+// IsDir reports whether the object is a folder (never a symlink to one).
+func (s *Stat) IsDir() bool { return s.Mode&unix.S_IFMT == unix.S_IFDIR }
+
+// IsRegular reports whether the object is a regular file.
+func (s *Stat) IsRegular() bool { return s.Mode&unix.S_IFMT == unix.S_IFREG }
+
+// OpenRead opens t for reading, following symlinks, and decides on what
+// it opened: t as written and as resolved must pass deny_read, and so
+// must the opened file's own path (the folders walked to reach it, and
+// what /proc/self/fd says of it). A symlink swapped in after
+// Resolve is followed by this walk, and what it leads to is checked as
+// anything else. The file may be of any type, opened without blocking
+// (a FIFO with no writer, a device): the caller decides what it reads.
+// It never follows a /proc magic link in the kernel: the text of every
+// symlink is resolved here.
+func (f *Fence) OpenRead(op string, t Target) (*os.File, error) {
+	if err := f.CheckRead(op, t); err != nil {
+		return nil, err
+	}
+	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, true)
+	if err != nil {
+		return nil, fserr.FromOS(op, t.Given, err)
+	}
+	if err := f.checkOpened(op, t, w.fd, w.path, &w.st); err != nil {
+		unix.Close(w.fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(w.fd), w.path), nil
+}
+
+// Lstat describes t without following a final symlink (the folders on
+// the way are followed), after the same checks as OpenRead on what it
+// looked at: the object is opened as a handle (O_PATH), never for
+// reading, and described through it. A path that does not exist is an
+// error that errors.Is(err, fs.ErrNotExist) recognizes, once t has
+// passed deny_read by name.
+func (f *Fence) Lstat(op string, t Target) (Stat, error) {
+	if err := f.CheckRead(op, t); err != nil {
+		return Stat{}, err
+	}
+	w, err := openWalk(f.givenAbs(t), unix.O_PATH, false)
+	if err != nil {
+		return Stat{}, fserr.FromOS(op, t.Given, err)
+	}
+	defer unix.Close(w.fd)
+	if err := f.checkOpened(op, t, w.fd, w.path, &w.st); err != nil {
+		return Stat{}, err
+	}
+	st := Stat{Stat_t: w.st}
+	if w.st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		st.Target, _ = readlinkat(w.fd, "")
+	}
+	return st, nil
+}
+
+// checkOpened is the decision on an opened object: walked is the path it
+// was reached by, one handle at a time. If /proc/self/fd names it
+// otherwise (a folder on the way was renamed meanwhile), that path must
+// pass too.
+func (f *Fence) checkOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+	if len(f.denyRead) == 0 {
+		return nil
+	}
+	if g, ok := f.deniedRead(Target{Given: walked, Path: walked}); ok {
+		return f.readDenied(op, t, g)
+	}
+	if p, ok := fdPath(fd); ok && p != walked {
+		if g, ok := f.deniedRead(Target{Given: p, Path: p}); ok {
+			return f.readDenied(op, t, g)
+		}
+	}
+	return nil
+}
+
+// readDenied is the deny_read denial of t, matched by g.
+func (f *Fence) readDenied(op string, t Target, g string) error {
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonDenyRead, Matched: g,
+		WritableRoots: f.rootPaths(), MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+}
+
+// givenAbs is t as the caller wrote it, made absolute against the session
+// cwd but not cleaned: the walk resolves "link/.." as the kernel does.
+func (f *Fence) givenAbs(t Target) string {
+	if filepath.IsAbs(t.Given) {
+		return t.Given
+	}
+	return f.policy.Cwd + string(filepath.Separator) + t.Given
+}
+
+// fdPath is what /proc/self/fd says of fd: its path now, or false where
+// /proc is missing, the path is too long for it, or the object has no
+// path (a pipe, a socket). A deleted file keeps the path it had.
+func fdPath(fd int) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	return strings.TrimSuffix(p, " (deleted)"), true
+}
+
+// walked is an object openWalk opened: its descriptor, the path it was
+// reached by and its status.
+type walked struct {
+	fd   int
+	path string
+	st   unix.Stat_t
+}
+
+// readFlags are the only open flags the read side passes to the kernel:
+// nothing here opens a file for writing or creates one.
+const readFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
+
+// openRead opens name in the folder dirfd (or an absolute name) for a
+// read, never following a final symlink, with only readFlags.
+func openRead(dirfd int, name string, flags int) (int, error) {
+	for range maxRaceRetries {
+		fd, err := unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue // a signal during a slow open (a FIFO, a network file system)
+		}
+		return fd, err
+	}
+	return -1, unix.EINTR
+}
+
+// openWalk opens the absolute path one component at a time, each by name
+// in the folder opened before it, never letting the kernel follow a
+// symlink: a symlink met is read and its text resolved here, as
+// Canonical does, so the path of what was opened is the path walked,
+// whatever was swapped meanwhile, with no /proc needed to know it. ".."
+// goes back to the folder held before, never looked up by name. flags
+// open the last component; with follow, a symlink there is followed too,
+// otherwise (O_PATH, for Lstat) the link itself is opened.
+//
+// Errors are *os.PathError with the errno the kernel gave (ENOENT,
+// ENOTDIR, EACCES…) naming the path walked so far, and ELOOP past
+// maxSymlinkHops links.
+func openWalk(path string, flags int, follow bool) (w walked, err error) {
+	root, err := openRead(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return w, &os.PathError{Op: "open", Path: "/", Err: err}
+	}
+	held := []int{root} // held[i] is the folder of names[:i]
+	var names []string
+	defer func() {
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+	}()
+	at := func(name string) string { return "/" + filepath.Join(append(append([]string{}, names...), name)...) }
+	pending := splitPath(path)
+	hops, retries := 0, 0
+	for len(pending) > 0 {
+		name := pending[0]
+		pending = pending[1:]
+		switch name {
+		case ".":
+			continue
+		case "..":
+			if len(names) > 0 {
+				unix.Close(held[len(held)-1])
+				held, names = held[:len(held)-1], names[:len(names)-1]
+			}
+			continue
+		}
+		dir := held[len(held)-1]
+		last := len(pending) == 0
+		if last && flags&unix.O_PATH == 0 {
+			// The common case: the object itself, opened at once. A
+			// symlink there fails with ELOOP (O_NOFOLLOW).
+			fd, err := openRead(dir, name, flags)
+			if err == nil {
+				err = w.finish(fd, at(name))
+				return w, err
+			}
+			// With O_DIRECTORY, a symlink fails with ENOTDIR instead.
+			maybeLink := err == unix.ELOOP || err == unix.ENOTDIR && flags&unix.O_DIRECTORY != 0
+			if !maybeLink || !follow {
+				return w, &os.PathError{Op: "open", Path: at(name), Err: err}
+			}
+		}
+		// A folder on the way, a symlink to follow, or an O_PATH handle:
+		// look at it as a handle.
+		fd, err := openRead(dir, name, unix.O_PATH)
+		if err != nil {
+			return w, &os.PathError{Op: "open", Path: at(name), Err: err}
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return w, &os.PathError{Op: "fstat", Path: at(name), Err: err}
+		}
+		isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
+		switch {
+		case last && flags&unix.O_PATH != 0 && (!isLink || !follow):
+			w.fd, w.path, w.st = fd, at(name), st
+			return w, nil
+		case isLink:
+			// Followed below.
+		case last && flags&unix.O_DIRECTORY != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			unix.Close(fd)
+			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOTDIR}
+		case last:
+			// A symlink at the first look (ELOOP), not one now: look
+			// again, a bounded number of times.
+			unix.Close(fd)
+			if retries++; retries > maxRaceRetries {
+				return w, &os.PathError{Op: "open", Path: at(name), Err: unix.EAGAIN}
+			}
+			pending = []string{name}
+			continue
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			held, names = append(held, fd), append(names, name)
+			continue
+		default:
+			unix.Close(fd)
+			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOTDIR}
+		}
+		target, err := readlinkat(fd, "")
+		unix.Close(fd)
+		if err != nil {
+			return w, &os.PathError{Op: "readlink", Path: at(name), Err: err}
+		}
+		if hops++; hops > maxSymlinkHops {
+			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ELOOP}
+		}
+		if target == "" {
+			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOENT}
+		}
+		if strings.HasPrefix(target, "/") {
+			for _, fd := range held[1:] {
+				unix.Close(fd)
+			}
+			held, names = held[:1], nil
+		}
+		pending = append(splitPath(target), pending...)
+	}
+	// The path ends in "/", "." or "..": the folder held is the object.
+	p := "/" + filepath.Join(names...)
+	fd, err := openRead(held[len(held)-1], ".", flags)
+	if err != nil {
+		return w, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	err = w.finish(fd, p)
+	return w, err
+}
+
+// finish makes fd, opened at path, the walk's object.
+func (w *walked) finish(fd int, path string) error {
+	if err := unix.Fstat(fd, &w.st); err != nil {
+		unix.Close(fd)
+		return &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	w.fd, w.path = fd, path
+	return nil
+}
+
+// readlinkat reads the symlink name in dirfd ("" with an O_PATH handle on
+// the link itself).
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+		if size > 1<<20 {
+			return "", unix.ENAMETOOLONG
+		}
+	}
+}

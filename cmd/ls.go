@@ -40,7 +40,7 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 	c.Flags().BoolVar(&opts.All, "all", false, "include names that start with a dot")
 	c.Flags().BoolVar(&opts.Recursive, "recursive", false, "descend into folders (never through symlinks)")
 	c.Flags().IntVar(&opts.Depth, "depth", 0, "how many levels to list (1 = the folder's own entries; 0 = no bound); implies --recursive above 1")
-	c.Flags().IntVar(&opts.Limit, "limit", fsops.DefaultListLimit, "most entries to return; total still counts all")
+	c.Flags().IntVar(&opts.Limit, "limit", fsops.DefaultListLimit, "most entries to return; the walk stops there, and total counts what it read")
 	return c
 }
 

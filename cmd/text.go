@@ -78,6 +78,9 @@ func (t textOut) list(r *fsops.ListResult) error {
 		if e.Target != "" {
 			name += " -> " + e.Target
 		}
+		if e.Error != nil {
+			name += " (" + string(e.Error.Code) + ": " + e.Error.Message + ")"
+		}
 		mtime := e.Mtime
 		if len(mtime) > 19 {
 			mtime = mtime[:19] // to the second, as ls shows it

@@ -23,7 +23,7 @@ type ListOptions struct {
 	// Depth bounds the descent: 1 lists the folder's own entries; 0 means
 	// no bound. A depth above 1 implies Recursive.
 	Depth int
-	// Limit is the most entries returned; Total still counts them all.
+	// Limit is the most entries returned; the walk stops there.
 	Limit int
 }
 
@@ -32,22 +32,38 @@ type Entry struct {
 	// Name is the path relative to the listed folder ("src/main.go").
 	Name string `json:"name"`
 	Info
+	// Error says why the entry could not be described, or, for a folder,
+	// listed: the rest of the listing goes on without it.
+	Error *EntryError `json:"error,omitempty"`
+}
+
+// EntryError is what went wrong with one entry of a listing.
+type EntryError struct {
+	Code    fserr.Code `json:"code"`
+	Message string     `json:"message"`
 }
 
 // ListResult is a listing, sorted by name, each folder's entries followed
 // by their own entries when recursive.
 type ListResult struct {
-	Entries   []Entry `json:"entries"`
-	Total     int     `json:"total"`
-	Truncated bool    `json:"truncated"`
+	Entries []Entry `json:"entries"`
+	// Total counts the entries of every folder read. Past the limit the
+	// walk stops: the rest of the folders already read are counted by
+	// name, and no further folder is read, so a truncated recursive
+	// listing's Total is a lower bound.
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated"`
 	// Hidden counts entries left out because they are under deny_read.
 	Hidden int `json:"hidden,omitempty"`
 }
 
 // List lists the folder t, by handle: each folder is opened in the one
-// above it, never through a symlink, so a listing lists only what the
-// fence checked. Entries past the limit are counted but never described.
-// A path under deny_read is denied; entries under deny_read are left out.
+// above it, never through a symlink, so a listing reaches any depth and
+// lists only what the fence checked. A path under deny_read is denied;
+// entries under deny_read are left out. A folder that cannot be listed is
+// an entry with an error, not a failed call. The walk stops at the limit:
+// it looks at no more than Limit entries and reads no more than Limit+1
+// folders.
 func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, error) {
 	if opt.Limit < 0 {
 		return nil, fserr.New(fserr.InvalidArgument, "ls: --limit must be zero or more")
@@ -71,11 +87,12 @@ func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, err
 		return nil, err
 	}
 	defer d.Close()
-	l := &lister{opt: opt, res: &ListResult{Entries: []Entry{}}}
-	if err := l.walk(d, "", 1); err != nil {
-		return nil, err
+	names, err := d.Names()
+	if err != nil {
+		return nil, fserr.FromOS("ls", t.Given, err)
 	}
-	l.res.Truncated = l.res.Total > len(l.res.Entries)
+	l := &lister{opt: opt, res: &ListResult{Entries: []Entry{}}}
+	l.walk(d, names, "", 1)
 	return l.res, nil
 }
 
@@ -84,16 +101,22 @@ type lister struct {
 	res *ListResult
 }
 
-// walk lists the folder d, whose entries are named prefix+name, at depth
-// depth.
-func (l *lister) walk(d *sandbox.ListDir, prefix string, depth int) error {
-	names, err := d.Names()
-	if err != nil {
-		return fserr.FromOS("ls", d.Path, err)
-	}
+// walk lists the entries names of the folder d, whose entries are named
+// prefix+name, at depth depth.
+func (l *lister) walk(d *sandbox.ListDir, names []string, prefix string, depth int) {
 	slices.Sort(names)
 	for _, name := range names {
 		if !l.opt.All && strings.HasPrefix(name, ".") {
+			continue
+		}
+		if len(l.res.Entries) >= l.opt.Limit {
+			// Past the limit: counted by name, never looked at.
+			if d.Hidden(name) {
+				l.res.Hidden++
+				continue
+			}
+			l.res.Total++
+			l.res.Truncated = true
 			continue
 		}
 		st, err := d.Lstat(name)
@@ -104,24 +127,48 @@ func (l *lister) walk(d *sandbox.ListDir, prefix string, depth int) error {
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			continue // gone since the folder was read
-		case err != nil:
-			return fserr.FromOS("ls", d.Path+"/"+name, err)
 		}
 		l.res.Total++
-		if len(l.res.Entries) < l.opt.Limit {
-			l.res.Entries = append(l.res.Entries, Entry{Name: prefix + name, Info: describe(&st)})
+		e := Entry{Name: prefix + name}
+		if err != nil {
+			e.Type = TypeOther
+			e.Error = entryError(err)
+			l.res.Entries = append(l.res.Entries, e)
+			continue
 		}
-		if st.IsDir() && (l.opt.Depth == 0 || depth < l.opt.Depth) {
-			sub, err := d.Open(name)
-			if err != nil {
-				return fserr.FromOS("ls", d.Path+"/"+name, err)
+		e.Info = describe(&st)
+		l.res.Entries = append(l.res.Entries, e)
+		if !st.IsDir() || (l.opt.Depth != 0 && depth >= l.opt.Depth) {
+			continue
+		}
+		at := len(l.res.Entries) - 1
+		sub, err := d.Open(name)
+		if err == nil {
+			var subNames []string
+			subNames, err = sub.Names()
+			if err == nil {
+				l.walk(sub, subNames, prefix+name+"/", depth+1)
 			}
-			err = l.walk(sub, prefix+name+"/", depth+1)
 			sub.Close()
-			if err != nil {
-				return err
-			}
+		}
+		if err != nil {
+			l.res.Entries[at].Error = entryError(err)
 		}
 	}
-	return nil
+}
+
+// entryError is err as an entry's error: its code, and the reason alone,
+// since the entry names the path.
+func entryError(err error) *EntryError {
+	code := fserr.CodeOf(err)
+	msg := err.Error()
+	var pe *fs.PathError
+	var de *sandbox.DeniedError
+	switch {
+	case errors.As(err, &de):
+		msg = de.Reason
+	case errors.As(err, &pe):
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	return &EntryError{Code: code, Message: msg}
 }

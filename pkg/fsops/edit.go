@@ -95,6 +95,11 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if !l.exists() {
 		return nil, notFound("edit", t.Given)
 	}
+	// What was locked is what the edit reads: a hard link to a secret is
+	// denied like the secret.
+	if err := f.CheckOpened("edit", t, l.file); err != nil {
+		return nil, err
+	}
 	content, err := loadFile(l.file, l.st.Size, t.Given)
 	if err != nil {
 		return nil, err

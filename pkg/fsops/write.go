@@ -76,6 +76,13 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		return nil, err
 	}
 	defer l.Close()
+	if l.exists() {
+		// What was locked is what the diff shows: a hard link to a secret
+		// is denied like the secret.
+		if err := f.CheckOpened("write", t, l.file); err != nil {
+			return nil, err
+		}
+	}
 
 	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}

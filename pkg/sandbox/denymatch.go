@@ -39,3 +39,18 @@ func coverParts(pat, name []string) bool {
 	}
 	return true
 }
+
+// mayCover reports whether name, or something beneath it, could be
+// covered by pat: whether a walk looking for what pat covers must look
+// at name (and into it, when it is a folder).
+func mayCover(pat, name []string) bool {
+	for ; len(name) > 0; pat, name = pat[1:], name[1:] {
+		if len(pat) == 0 || pat[0] == "**" {
+			return true // covered, or "**" takes the rest and more
+		}
+		if ok, err := path.Match(pat[0], name[0]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -47,3 +47,30 @@ func TestMatchCovers(t *testing.T) {
 		}
 	}
 }
+
+func TestMayCover(t *testing.T) {
+	split := func(s string) []string { return splitSlash(s) }
+	for _, tc := range []struct {
+		pattern, name string // the pattern relative to the walk's top
+		want          bool
+	}{
+		{"", "a", true},       // the top is covered: all beneath
+		{"**", "a/b/c", true}, // anything
+		{"*/key", "a", true},  // a may hold key
+		{"*/key", "a/key", true},
+		{"*/key", "a/other", false}, // a file that cannot match, or a folder whose insides cannot
+		{"a*/**", "b", false},
+		{"a*/**", "ab/c/d", true},
+		{"a/**/k", "a/x/y", true},
+		{"a/**/k", "b", false},
+		{"[", "a", false},
+	} {
+		if got := mayCover(split(tc.pattern), split(tc.name)); got != tc.want {
+			t.Errorf("mayCover(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+		// mayCover never prunes what the pattern covers.
+		if coverParts(split(tc.pattern), split(tc.name)) && !mayCover(split(tc.pattern), split(tc.name)) {
+			t.Errorf("mayCover(%q, %q) prunes a covered name", tc.pattern, tc.name)
+		}
+	}
+}

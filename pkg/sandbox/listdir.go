@@ -60,7 +60,8 @@ func (d *ListDir) Hidden(name string) bool {
 }
 
 // Lstat looks at the entry name without following it. An entry under
-// deny_read is a *DeniedError: a listing leaves it out.
+// deny_read, by its path or, for a file with several links, by its
+// identity, is a *DeniedError: a listing leaves it out.
 func (d *ListDir) Lstat(name string) (Stat, error) {
 	p := d.join(name)
 	if g, ok := d.f.deniedRead(Target{Given: p, Path: p}); ok {
@@ -69,6 +70,9 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 	var st Stat
 	if err := unix.Fstatat(d.fd(), name, &st.Stat_t, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Stat{}, &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if g, ok := d.f.deniedIdentity(&st.Stat_t); ok {
+		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		// Replaced by something else since the look: no target then.

@@ -14,7 +14,7 @@ import (
 )
 
 // TestListDir lists a folder by handle: names unsorted and unlooked-at,
-// entries under deny_read (by path, by folder entry) denied,
+// entries under deny_read (by path, by folder entry, by identity) denied,
 // symlinks described and never opened as folders, and a folder swapped
 // for a symlink after its look refused rather than followed.
 func TestListDir(t *testing.T) {
@@ -23,6 +23,9 @@ func TestListDir(t *testing.T) {
 	makeLayout(t, root, "ws/list/a.txt", "ws/list/sub/b", "ws/list/secret/k", "ws/list/out => ../../out",
 		"home/.ssh/id", "ws/list/gone/")
 	f := readFence(t, root, "secret", "~/.ssh/**")
+	if err := os.Link(filepath.Join(root, "home/.ssh/id"), filepath.Join(root, "ws/list/id-link")); err != nil {
+		t.Fatal(err)
+	}
 	target, err := f.Resolve("list")
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +43,16 @@ func TestListDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	if want := []string{"a.txt", "gone", "out", "secret", "sub"}; !slices.Equal(names, want) {
+	if want := []string{"a.txt", "gone", "id-link", "out", "secret", "sub"}; !slices.Equal(names, want) {
 		t.Errorf("Names() = %v, want %v", names, want)
 	}
 
-	// By path, without a look and with one.
-	if !d.Hidden("secret") || d.Hidden("a.txt") {
-		t.Errorf("Hidden: secret %v, a.txt %v", d.Hidden("secret"), d.Hidden("a.txt"))
+	// By path, without a look.
+	if !d.Hidden("secret") || d.Hidden("a.txt") || d.Hidden("id-link") {
+		t.Errorf("Hidden: secret %v, a.txt %v, id-link %v", d.Hidden("secret"), d.Hidden("a.txt"), d.Hidden("id-link"))
 	}
-	for _, name := range []string{"secret"} {
+	// By path and by identity, with a look.
+	for _, name := range []string{"secret", "id-link"} {
 		if _, err := d.Lstat(name); fserr.CodeOf(err) != fserr.SandboxDenied {
 			t.Errorf("Lstat(%s): %v, want a denial", name, err)
 		}

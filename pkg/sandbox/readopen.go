@@ -36,7 +36,8 @@ func (s *Stat) IsRegular() bool { return s.Mode&unix.S_IFMT == unix.S_IFREG }
 // OpenRead opens t for reading, following symlinks, and decides on what
 // it opened: t as written and as resolved must pass deny_read, and so
 // must the opened file's own path (the folders walked to reach it, and
-// what /proc/self/fd says of it). A symlink swapped in after
+// what /proc/self/fd says of it) and its identity (a file with several
+// links may be a secret's hard link). A symlink swapped in after
 // Resolve is followed by this walk, and what it leads to is checked as
 // anything else. The file may be of any type, opened without blocking
 // (a FIFO with no writer, a device): the caller decides what it reads.
@@ -82,10 +83,23 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	return st, nil
 }
 
+// CheckOpened decides on a file opened by other means for a read of t
+// (the target of a write or an edit, whose old content the result shows,
+// opened through the confined folder at t.Path): its path and its
+// identity must pass deny_read, as for OpenRead.
+func (f *Fence) CheckOpened(op string, t Target, file *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+		return fserr.FromOS(op, t.Given, os.NewSyscallError("fstat", err))
+	}
+	return f.checkOpened(op, t, int(file.Fd()), t.Path, &st)
+}
+
 // checkOpened is the decision on an opened object: walked is the path it
 // was reached by, one handle at a time. If /proc/self/fd names it
 // otherwise (a folder on the way was renamed meanwhile), that path must
-// pass too.
+// pass too. A regular file with several links must not be a file beneath
+// an anchored deny_read glob (see deniedIdentity).
 func (f *Fence) checkOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
 	if len(f.denyRead) == 0 {
 		return nil
@@ -97,6 +111,9 @@ func (f *Fence) checkOpened(op string, t Target, fd int, walked string, st *unix
 		if g, ok := f.deniedRead(Target{Given: p, Path: p}); ok {
 			return f.readDenied(op, t, g)
 		}
+	}
+	if g, ok := f.deniedIdentity(st); ok {
+		return f.readDenied(op, t, g)
 	}
 	return nil
 }

@@ -271,6 +271,64 @@ func TestOpenReadDecidesOnWhatItOpened(t *testing.T) {
 	}
 }
 
+// TestOpenReadHardLink: a hard link to a file an anchored glob covers is
+// denied by its identity, whatever its own name; a file with several
+// links that is no secret is not.
+func TestOpenReadHardLink(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		denyRead string
+		secret   string // linked as ws/link
+		denied   bool
+	}{
+		{name: "home glob", denyRead: "~/.ssh/**", secret: "home/.ssh/id", denied: true},
+		{name: "home folder entry", denyRead: "~/.ssh", secret: "home/.ssh/id", denied: true},
+		{name: "absolute glob", denyRead: "$ROOT/etc/secrets/*.key", secret: "etc/secrets/db.key", denied: true},
+		{name: "absolute glob, another name in the folder", denyRead: "$ROOT/etc/secrets/*.key", secret: "etc/secrets/db.txt"},
+		{name: "absolute file", denyRead: "$ROOT/etc/shadow", secret: "etc/shadow", denied: true},
+		{name: "glob with a wildcard folder", denyRead: "$ROOT/srv/*/token", secret: "srv/app/token", denied: true},
+		{name: "unanchored glob: the link's name does not match", denyRead: "**/.env", secret: "ws/app/.env"},
+		{name: "not a secret", denyRead: "~/.ssh/**", secret: "ws/plain.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, fenceLayout...)
+			makeLayout(t, root, tc.secret)
+			f := readFence(t, root, tc.denyRead)
+			if err := os.Link(filepath.Join(root, tc.secret), filepath.Join(root, "ws/link")); err != nil {
+				t.Fatal(err)
+			}
+			target, err := f.Resolve("link")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, err := f.OpenRead("read", target)
+			if !tc.denied {
+				if err != nil {
+					t.Fatalf("OpenRead: %v", err)
+				}
+				file.Close()
+				return
+			}
+			if de := deniedAs(t, err); de.Reason != ReasonDenyRead {
+				t.Errorf("denial %+v", de)
+			}
+			if _, err := f.Lstat("stat", target); fserr.CodeOf(err) != fserr.SandboxDenied {
+				t.Errorf("Lstat: %v, want a denial", err)
+			}
+			// A file opened by other means (a write's locked target).
+			plain, err := os.Open(filepath.Join(root, "ws/link"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer plain.Close()
+			if err := f.CheckOpened("write", target, plain); fserr.CodeOf(err) != fserr.SandboxDenied {
+				t.Errorf("CheckOpened: %v, want a denial", err)
+			}
+		})
+	}
+}
+
 // TestLstatMissing: a path that does not exist is fs.ErrNotExist, once
 // it passed deny_read by name; under a denied folder it is a denial.
 func TestLstatMissing(t *testing.T) {

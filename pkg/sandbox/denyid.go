@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// deny_read by identity. A hard link is the same file under another name:
+// a link in the workspace to ~/.ssh/id_ed25519 reads the key while its
+// own path matches nothing. So a regular file with more than one link is
+// also denied when it is the same file (device and inode) as a file an
+// anchored deny_read glob covers, one that starts at an absolute folder
+// ("/etc/secrets/**", "~/.ssh/**" once "~" is expanded): those trees are
+// bounded, and walked once per call, lazily, the first time a file with
+// several links is met, up to maxIdentityEntries entries.
+//
+// An unanchored glob ("**/.env", or "secret", which the fence reads as
+// "**/secret") names files anywhere: its tree is the whole file system,
+// which no call can walk. It catches a hard link only by the link's own
+// name: a link named .env is denied, the same file linked as notes.txt
+// is not. Secrets that must hold against hard links belong under an
+// anchored glob.
+
+// maxIdentityEntries bounds the entries (names read in the folders
+// walked) of one call's walk of the anchored deny_read trees. Past it, a
+// file with several links cannot be told apart from the files not yet
+// seen, and is denied.
+const maxIdentityEntries = 20000
+
+// fileID is a file's identity.
+type fileID struct{ dev, ino uint64 }
+
+// denyIDs are the identities of the files with several links that the
+// anchored deny_read globs cover, each with the glob to name in a denial.
+type denyIDs struct {
+	ids map[fileID]string
+	// cut is the glob whose tree was not walked to its end for want of
+	// budget; "" when every tree was.
+	cut string
+	// budget is what is left of maxIdentityEntries.
+	budget int
+}
+
+// idCache holds the identities of one fence, so a listing, or a write
+// with a --from source, walks the trees once. The fence of a call lives as
+// long as the call; a new fence is a new call, and walks again, so the
+// identities never outlive what they were read from by more than a call.
+var idCache struct {
+	sync.Mutex
+	fence *Fence
+	ids   *denyIDs
+}
+
+// deniedIdentity returns the anchored deny_read glob that covers a file
+// that is the same as the regular file st, when st has more than one
+// link. A file with one link is its own path, which deniedRead judges.
+func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 || !f.hasAnchoredDenyRead() {
+		return "", false
+	}
+	idCache.Lock()
+	if idCache.fence != f {
+		idCache.fence, idCache.ids = f, walkIdentities(f.denyRead, maxIdentityEntries)
+	}
+	ids := idCache.ids
+	idCache.Unlock()
+	if g, ok := ids.ids[fileID{uint64(st.Dev), uint64(st.Ino)}]; ok {
+		return g, true
+	}
+	if ids.cut != "" {
+		return ids.cut + " (a file with several links, and more than " + strconv.Itoa(maxIdentityEntries) +
+			" entries to compare it with)", true
+	}
+	return "", false
+}
+
+func (f *Fence) hasAnchoredDenyRead() bool {
+	for _, g := range f.denyRead {
+		if strings.HasPrefix(g.match, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// walkIdentities walks the tree of every anchored glob, by handle and
+// never through a symlink, looking only where the glob could match, and
+// collects the regular files with several links the glob covers. A tree
+// that does not exist, or cannot be opened, holds nothing this process
+// could have linked to.
+func walkIdentities(globs []denyGlob, budget int) *denyIDs {
+	ids := &denyIDs{ids: map[fileID]string{}, budget: budget}
+	seen := map[string]bool{}
+	for _, g := range globs {
+		if !strings.HasPrefix(g.match, "/") {
+			continue
+		}
+		parts := splitSlash(g.match)
+		n := 0
+		for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
+			n++
+		}
+		rest := parts[n:]
+		top, err := openWalk("/"+strings.Join(parts[:n], "/"), unix.O_PATH, true)
+		if err != nil {
+			continue
+		}
+		key := top.path + "\x00" + strings.Join(rest, "/")
+		if seen[key] {
+			unix.Close(top.fd)
+			continue
+		}
+		seen[key] = true
+		switch top.st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if top.st.Nlink > 1 && coverParts(rest, nil) {
+				ids.ids[fileID{uint64(top.st.Dev), uint64(top.st.Ino)}] = g.shown
+			}
+		case unix.S_IFDIR:
+			if fd, err := openRead(top.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY); err == nil {
+				ids.walk(fd, nil, rest, g.shown)
+			}
+		}
+		unix.Close(top.fd)
+		if ids.cut != "" {
+			break
+		}
+	}
+	return ids
+}
+
+// walk collects, beneath the folder dirfd (at rel in the glob's tree),
+// the files rest covers. It closes dirfd. It returns false once the
+// budget is spent.
+func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
+	dir := os.NewFile(uintptr(dirfd), "")
+	defer dir.Close()
+	for {
+		names, err := dir.Readdirnames(256)
+		if err != nil {
+			return true // the end of the folder, or a folder that cannot be read
+		}
+		for _, name := range names {
+			if ids.budget == 0 {
+				ids.cut = shown
+				return false
+			}
+			ids.budget--
+			child := append(rel[:len(rel):len(rel)], name)
+			if !mayCover(rest, child) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+				if st.Nlink > 1 && coverParts(rest, child) {
+					ids.ids[fileID{uint64(st.Dev), uint64(st.Ino)}] = shown
+				}
+			case unix.S_IFDIR:
+				fd, err := openRead(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY)
+				if err == nil && !ids.walk(fd, child, rest, shown) {
+					return false
+				}
+			}
+		}
+	}
+}

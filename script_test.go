@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dshfs/dsh-fs/cmd"
+	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -22,9 +23,26 @@ import (
 // exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"dsh-fs":         func() { os.Exit(cmd.Main()) },
+		"dsh-fs":         func() { os.Exit(cmd.NewApp(testLocations()).Run(os.Args[1:])) },
 		"landlock-probe": landlockProbe,
 	})
+}
+
+// testLocations are the trusted files' places for this test binary's
+// dsh-fs: DSH_FS_TEST_SYSTEM_DIR holds the system file and the managed
+// requirements, and DSH_FS_TEST_HOME stands for the home folder of the
+// user database, so tests can write trusted files without touching
+// /etc/dsh-fs or the real user's. Only the test binary reads these
+// variables; the release build's places are fixed (config.DefaultLocations).
+func testLocations() config.Locations {
+	loc := config.DefaultLocations()
+	if dir := os.Getenv("DSH_FS_TEST_SYSTEM_DIR"); dir != "" {
+		loc.SystemDir = dir
+	}
+	if home := os.Getenv("DSH_FS_TEST_HOME"); home != "" {
+		loc.Home = func() (string, error) { return home, nil }
+	}
+	return loc
 }
 
 // TestScripts runs every testscripts/*.txtar file against the real command.
@@ -49,6 +67,10 @@ func TestScripts(t *testing.T) {
 			// Scripts start clean: no config file found by accident.
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.no-xdg")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			// The trusted files (docs/design.md §2) live here, not in
+			// /etc/dsh-fs and the real user's home: see testLocations.
+			env.Setenv("DSH_FS_TEST_SYSTEM_DIR", env.WorkDir+"/etc/dsh-fs")
+			env.Setenv("DSH_FS_TEST_HOME", env.WorkDir+"/home")
 			// $WORK lives in the temp area, itself a writable root by
 			// default: left on, every "outside" path of a script would be
 			// writable and a fence test could not fail. A script about the

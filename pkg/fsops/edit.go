@@ -63,29 +63,12 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 		return nil, err
 	}
 	if err := f.CheckWrite("edit", &t); err != nil {
-		return nil, err
+		if opt, err = escalateEdit(f, &t, err, opt); err != nil {
+			return nil, err
+		}
 	}
 	if opt.DryRun {
-		file, err := openFile("edit", t)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		fi, err := file.Stat()
-		if err != nil {
-			return nil, fserr.FromOS("edit", t.Given, err)
-		}
-		content, err := loadFile(file, fi.Size(), t.Given)
-		if err != nil {
-			return nil, err
-		}
-		defer content.release()
-		res, _, err := planEdit(t.Given, content.data, opt)
-		if err != nil {
-			return nil, err
-		}
-		res.DryRun = true
-		return res, nil
+		return dryEdit(t, opt)
 	}
 	l, err := lockTarget(f, "edit", t, false)
 	if err != nil {
@@ -111,6 +94,31 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if err != nil {
 		return nil, err
 	}
+	return res, nil
+}
+
+// dryEdit plans an edit on the file as it is, without a lock, and
+// returns its result; nothing is written.
+func dryEdit(t sandbox.Target, opt EditOptions) (*EditResult, error) {
+	file, err := openFile("edit", t)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, fserr.FromOS("edit", t.Given, err)
+	}
+	content, err := loadFile(file, fi.Size(), t.Given)
+	if err != nil {
+		return nil, err
+	}
+	defer content.release()
+	res, _, err := planEdit(t.Given, content.data, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.DryRun = true
 	return res, nil
 }
 

@@ -59,14 +59,16 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if err := f.CheckRead("write", t); err != nil {
 		return nil, err
 	}
-	if err := f.CheckWrite("write", &t); err != nil {
-		return nil, err
-	}
 	if strings.HasSuffix(t.Given, "/") {
 		return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": names a folder")
 	}
 	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
 		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
+	}
+	if err := f.CheckWrite("write", &t); err != nil {
+		if opt, err = escalateWrite(f, &t, err, opt); err != nil {
+			return nil, err
+		}
 	}
 	if opt.DryRun {
 		return dryWrite(t, opt)

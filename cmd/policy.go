@@ -94,7 +94,7 @@ func policyRun(opts *PolicyOptions) error {
 		Settings:    call.settings.Values,
 		Ceilings: ceilings{MaxMode: p.MaxMode, Approval: p.Approval,
 			AllowRoots: nonNil(p.AllowRoots), Workspaces: nonNil(p.Workspaces)},
-		WritableRoots: roots,
+		WritableRoots: nonNilSlice(roots),
 		NotWritable:   nonNilSlice(refused),
 		Protected:     nonNil(p.Protected),
 		DenyRead:      nonNil(p.DenyRead),

@@ -218,6 +218,10 @@ func (l *loader) resolveBase() error {
 			}
 		}
 	}
+	if l.base[KeyApproval].value == string(sandbox.ApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
+		a := l.base[KeyApproval]
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval: command needs approval_command", a.origin.Name))
+	}
 	// The default mode stays within a trusted max_mode; a mode a trusted
 	// file sets above it is a broken deployment, said at once.
 	m, maxMode := l.base[KeyMode], l.base[KeyMaxMode]

@@ -227,8 +227,10 @@ func TestCheckWrite(t *testing.T) {
 		// The loaded config file.
 		{
 			name: "config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")} },
-			path:  "dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
+			setup: func(_ *testing.T, root string, p *Policy) {
+				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
+			},
+			path: "dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
 		},
 		{
 			name: "config file through a symlink", layout: []string{"ws/conf/dsh-fs.yaml", "ws/c => conf/dsh-fs.yaml"},
@@ -259,8 +261,10 @@ func TestCheckWrite(t *testing.T) {
 		},
 		{
 			name: "beside the config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")} },
-			path:  "dsh-fs.yaml.bak", root: "ws", rel: "dsh-fs.yaml.bak",
+			setup: func(_ *testing.T, root string, p *Policy) {
+				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
+			},
+			path: "dsh-fs.yaml.bak", root: "ws", rel: "dsh-fs.yaml.bak",
 		},
 
 		// The bare-repository triple.

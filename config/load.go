@@ -438,11 +438,12 @@ func maps(m map[Key]sourced) map[Key]sourced {
 // policy, and returns the denial that names its source when it would.
 func (l *loader) narrows(s setting, v sourced) error {
 	base := l.base[s.key]
-	deny := func(needed sandbox.Mode) error {
+	denyRaw := func(needed sandbox.Mode, raw string) error {
 		return &sandbox.DeniedError{Mode: mode(l.base[KeyMode]), Reason: sandbox.ReasonSessionWiden,
-			Matched: v.origin.describe(s.key, v.raw), Needed: needed,
+			Matched: v.origin.describe(s.key, raw), Needed: needed,
 			MaxMode: mode(l.base[KeyMaxMode]), Approval: sandbox.Approval(l.base[KeyApproval].value.(string))}
 	}
+	deny := func(needed sandbox.Mode) error { return denyRaw(needed, v.raw) }
 	if s.trustedOnly {
 		return deny("")
 	}
@@ -483,7 +484,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 			return deny(sandbox.DangerFullAccess)
 		}
 	case KeyWritableRoots:
-		return l.checkSessionRoots(v, deny)
+		return l.checkSessionRoots(v, denyRaw)
 	}
 	return nil
 }
@@ -491,7 +492,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 // checkSessionRoots allows each writable root a session adds only beneath
 // an allow_roots entry or a root the trusted policy already makes
 // writable.
-func (l *loader) checkSessionRoots(v sourced, deny func(sandbox.Mode) error) error {
+func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw string) error) error {
 	base, err := l.policy(l.base)
 	if err != nil {
 		return err
@@ -506,8 +507,7 @@ func (l *loader) checkSessionRoots(v sourced, deny func(sandbox.Mode) error) err
 			return err
 		}
 		if !ok {
-			v.raw = r
-			return deny(sandbox.DangerFullAccess)
+			return deny(sandbox.DangerFullAccess, r)
 		}
 	}
 	return nil

@@ -237,7 +237,9 @@ func fileLayer(kind Kind, path string, f *os.File, allowed []Key) (*layer, error
 		}
 		x, err := fileValue(s, raw)
 		if err == nil {
-			err = validate(s.key, x)
+			if err = validate(s.key, x); err != nil {
+				err = withoutValue(err)
+			}
 		}
 		if err != nil {
 			return nil, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %v", path, s.key, err))
@@ -245,6 +247,21 @@ func fileLayer(kind Kind, path string, f *os.File, allowed []Key) (*layer, error
 		l.values[s.key] = sourced{value: x, origin: origin(kind, path), raw: string(s.key)}
 	}
 	return l, nil
+}
+
+var wantPart = regexp.MustCompile(`\(want [^)]*\)`)
+
+// withoutValue rewords a validation error without the value it quotes:
+// what a file holds stays out of messages, and only what was wanted is
+// said.
+func withoutValue(err error) error {
+	if strings.HasPrefix(err.Error(), "malformed glob") {
+		return errors.New("a malformed glob (an unclosed [ or a trailing \\)")
+	}
+	if want := wantPart.FindString(err.Error()); want != "" {
+		return errors.New("not a valid value " + want)
+	}
+	return errors.New("not a valid value")
 }
 
 func containsKey(keys []Key, k Key) bool {

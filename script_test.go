@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -24,6 +26,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dsh-fs":         func() { os.Exit(cmd.Main()) },
 		"landlock-probe": landlockProbe,
+		"fake-approver":  fakeApprover,
 	})
 }
 
@@ -49,6 +52,13 @@ func TestScripts(t *testing.T) {
 			// Scripts start clean: no config file found by accident.
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.no-xdg")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			// The trusted sources of docs/design.md (issue 11) live at
+			// fixed paths; the test binary's dsh-fs reads them here
+			// instead: the system file and the managed requirements in
+			// $WORK/etc/dsh-fs, the user file under $WORK/home, which is
+			// also the user database's home ("~", "home is too broad").
+			env.Setenv("DSH_FS_TEST_SYSTEM_DIR", env.WorkDir+"/etc/dsh-fs")
+			env.Setenv("DSH_FS_TEST_HOME", env.WorkDir+"/home")
 			// $WORK lives in the temp area, itself a writable root by
 			// default: left on, every "outside" path of a script would be
 			// writable and a fence test could not fail. A script about the
@@ -89,6 +99,44 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// fakeApprover is a test-only approval_command, a harness's approver:
+//
+//	fake-approver RECORD_FILE EXIT_CODE [SLEEP_SECONDS]
+//
+// It copies the escalation request it gets on stdin to RECORD_FILE, sleeps
+// SLEEP_SECONDS when asked (to outlast approval_timeout), and exits with
+// EXIT_CODE: 0 approves, anything else refuses.
+func fakeApprover() {
+	args := os.Args[1:]
+	if len(args) < 2 || len(args) > 3 {
+		fmt.Fprintln(os.Stderr, "usage: fake-approver RECORD_FILE EXIT_CODE [SLEEP_SECONDS]")
+		os.Exit(100)
+	}
+	code, err := strconv.Atoi(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver: bad exit code:", args[1])
+		os.Exit(100)
+	}
+	req, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver: read stdin:", err)
+		os.Exit(100)
+	}
+	if err := os.WriteFile(args[0], req, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver:", err)
+		os.Exit(100)
+	}
+	if len(args) == 3 {
+		secs, err := strconv.ParseFloat(args[2], 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake-approver: bad sleep:", args[2])
+			os.Exit(100)
+		}
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+	}
+	os.Exit(code)
 }
 
 // landlockProbe is a test-only command that shows the kernel layer on its

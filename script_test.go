@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
+			"exitcode":  cmdExitcode,
+			"expandenv": cmdExpandenv,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -45,6 +47,8 @@ func TestScripts(t *testing.T) {
 				return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI > 0, nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "worktmp":
+				return workUnderTmp(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -70,6 +74,26 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// workUnderTmp reports whether the scripts' $WORK lies beneath /tmp, as it
+// does unless GOTMPDIR or TMPDIR say otherwise: then /tmp, a temp root,
+// holds every "outside" path of a script, and a script that turns the
+// temp roots on cannot show a write outside being denied.
+func workUnderTmp() bool {
+	dir := os.Getenv("GOTMPDIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return true
+	}
+	tmp, err := filepath.EvalSymlinks("/tmp")
+	if err != nil {
+		tmp = "/tmp"
+	}
+	return dir == tmp || strings.HasPrefix(dir, tmp+"/")
 }
 
 // cmdExitcode runs a command and checks its exact exit status:
@@ -137,6 +161,25 @@ func fakeApprover() {
 		time.Sleep(time.Duration(secs * float64(time.Second)))
 	}
 	os.Exit(code)
+}
+
+// cmdExpandenv rewrites files in place with $VAR and ${VAR} expanded from
+// the script's environment:
+//
+//	expandenv etc/dsh-fs/config.yaml
+//
+// txtar sections are copied as they are, and a trusted config file needs
+// absolute paths under $WORK (cwd: $WORK/ws).
+func cmdExpandenv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expandenv FILE...")
+	}
+	for _, name := range args {
+		p := ts.MkAbs(name)
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
+	}
 }
 
 // landlockProbe is a test-only command that shows the kernel layer on its

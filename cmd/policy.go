@@ -135,7 +135,11 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 		b.WriteString("reads: everywhere\n")
 	}
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
-	b.WriteString("only --escalate, approved by a person, widens this fence; flags, variables and config files can only narrow it\n")
+	b.WriteString("flags, variables and config files can only narrow this fence")
+	if p.Approval != sandbox.ApprovalNever {
+		b.WriteString("; only --escalate, approved by a person, widens it")
+	}
+	b.WriteString("\n")
 	switch p.Approval {
 	case sandbox.ApprovalNever:
 		b.WriteString("escalation: disabled; ask the user to change the policy\n")

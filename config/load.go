@@ -493,7 +493,12 @@ func (l *loader) narrows(s setting, v sourced) error {
 // an allow_roots entry or a root the trusted policy already makes
 // writable.
 func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw string) error) error {
-	base, err := l.policy(l.base)
+	// The trusted policy, with the cwd this call settled on: a root
+	// beneath the workspace widens nothing, but the workspace counts only
+	// when the trusted policy accepts it (not too broad, in workspaces).
+	vals := maps(l.base)
+	vals[KeyCwd] = l.eff[KeyCwd]
+	base, err := l.policy(vals)
 	if err != nil {
 		return err
 	}

@@ -212,8 +212,10 @@ func TestEscalateTTYEscapesPath(t *testing.T) {
 	env := procEnv(t, ws)
 	writeSystemConfig(t, env, "approval: tty\n")
 
+	// The "/" of "[y/N]" makes the name a path in a folder that does not
+	// exist: --mkdir, or the write would fail before anyone is asked.
 	name := "x\r\x1b[2Kdsh-fs: read notes.txt? [y/N] \x1b[8m.txt"
-	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/"+name, "--content", "pwned\n", "--escalate", "danger-full-access")
+	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/"+name, "--content", "pwned\n", "--mkdir", "--escalate", "danger-full-access")
 	if !r.prompted {
 		t.Fatalf("no prompt on the terminal; it shows %q; result %s", r.screen, r.stdout)
 	}

@@ -36,7 +36,7 @@ func procBin(t testing.TB) string {
 func procEnv(t testing.TB, ws string) []string {
 	t.Helper()
 	home := t.TempDir()
-	return []string{
+	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DSH_FS_CWD=" + ws,
 		"DSH_FS_TMP=false",
@@ -45,6 +45,12 @@ func procEnv(t testing.TB, ws string) []string {
 		// A race-instrumented child otherwise sleeps a second at exit.
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 	}
+	// Under go test -cover, the child writes its coverage there at exit
+	// (see cover_test.go).
+	if d := os.Getenv("GOCOVERDIR"); d != "" {
+		env = append(env, "GOCOVERDIR="+d)
+	}
+	return env
 }
 
 // procCmd is one dsh-fs invocation in the workspace ws.

@@ -22,6 +22,7 @@ import (
 // exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
+		"seccomp-errno":  seccompErrno,
 		"dsh-fs":         func() { os.Exit(cmd.Main()) },
 		"landlock-probe": landlockProbe,
 	})

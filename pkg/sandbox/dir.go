@@ -118,22 +118,50 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	return d, nil
 }
 
+// openat2MaxRetries bounds how often one openat2 call is repeated when
+// the kernel asks for a retry, as filepath-securejoin's
+// scopedLookupMaxRetries does: EAGAIN comes when a rename or mount raced
+// the lookup, so a process renaming folders in a loop could otherwise
+// keep the call spinning; EINTR when a signal interrupted it.
+const openat2MaxRetries = 32
+
+// sysOpenat2 is the system call; tests replace it.
+var sysOpenat2 = unix.Openat2
+
+// errOpenat2Retries is openat2 still asking for a retry after
+// openat2MaxRetries tries.
+var errOpenat2Retries = fmt.Errorf("openat2 still asked for a retry after %d tries (renames racing the lookup)", openat2MaxRetries)
+
 func openat2(dirfd int, path string, resolve uint64) (int, error) {
 	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
-	for {
-		fd, err := unix.Openat2(dirfd, path, how)
+	for range openat2MaxRetries {
+		fd, err := sysOpenat2(dirfd, path, how)
 		if err == unix.EAGAIN || err == unix.EINTR {
-			continue // the kernel asks for a retry when a rename raced the lookup
+			continue
 		}
 		return fd, err
 	}
+	return -1, errOpenat2Retries
 }
 
 // confinedErr classifies a failure of the confined resolution: an escape
-// is a denial, anything else keeps the OS's code.
+// is a denial, a missing or filtered openat2 and a lookup raced beyond
+// the retry bound are FS_IO, anything else keeps the OS's code.
 func (f *Fence) confinedErr(op string, t Target, path string, err error) error {
 	if isEscape(err) {
 		return f.escaped(op, t, err)
+	}
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// ENOSYS: a kernel before 5.6, or a seccomp filter that hides the
+		// call; EPERM: a filter that refuses it (older container
+		// profiles). Opening a folder to read has no other cause of EPERM.
+		e := fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: the openat2 system call is not available (%v): the confined resolution of workspace-write mode needs it",
+			op, t.Given, err), err)
+		e.Hint = "run on Linux 5.6 or later, and allow openat2 in the seccomp profile of the container"
+		return e
+	}
+	if errors.Is(err, errOpenat2Retries) {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: %v; try again", op, t.Given, err), err)
 	}
 	if errors.Is(err, unix.ENOENT) {
 		e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)

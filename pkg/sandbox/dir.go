@@ -51,7 +51,10 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if again != t.Path {
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 	}
-	if t.Path == "/" {
+	if t.Path == "/" || t.Root != "" && t.Rel == "." {
+		// A writable root is a folder. Split into folder and name, it
+		// would name the root's parent, outside the confined handle, or
+		// (split by Rel) a file named like the root inside it.
 		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
 	}
 	name := filepath.Base(t.Path)

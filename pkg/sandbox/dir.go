@@ -278,29 +278,33 @@ type Temp struct {
 // reader sees the old file or the new one, never a mix. The caller has
 // synced the file; Commit syncs the folder.
 //
-// An unnamed file (O_TMPFILE) that creates name is linked in under name
-// itself: nothing else is ever named, and a concurrent creator makes the
-// link fail rather than be overwritten (FS_EXISTS). One that replaces
-// name is linked in under a hidden name and renamed over it, since linkat
-// cannot replace an existing name. The caller holds the target's lock
-// (see fsops), so the hidden name can be the target's own, deterministic
-// one: a process killed between the two calls leaves at most that one
-// file, which the next replacement of the same target removes first.
+// A temp file that creates name is given that name only if it is still
+// free: a concurrent creator makes Commit fail rather than be overwritten
+// (FS_EXISTS). An unnamed file (O_TMPFILE) is linked in under name itself,
+// so nothing else is ever named; a named one is renamed without replacing
+// (RENAME_NOREPLACE, or link and unlink where the file system lacks it).
+//
+// An unnamed file that replaces name is linked in under a hidden name and
+// renamed over it, since linkat cannot replace an existing name. The
+// caller holds the target's lock (see fsops), so the hidden name can be
+// the target's own, deterministic one: a process killed between the two
+// calls leaves at most that one file, which the next replacement of the
+// same target removes first.
 func (t *Temp) Commit(name string, replace bool) error {
-	if t.name == "" {
-		link := name
-		if replace {
-			link = stagingName(name)
-			unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
-		}
-		if err := t.link(link); err != nil {
+	if !replace {
+		if err := t.create(name); err != nil {
 			if errors.Is(err, unix.EEXIST) {
 				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
 			}
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
-		if !replace {
-			return t.dir.Sync()
+		return t.dir.Sync()
+	}
+	if t.name == "" {
+		link := stagingName(name)
+		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
+		if err := t.link(link); err != nil {
+			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
 		t.name = link
 	}
@@ -309,6 +313,25 @@ func (t *Temp) Commit(name string, replace bool) error {
 	}
 	t.name = ""
 	return t.dir.Sync()
+}
+
+// create gives the temp file the name name, failing with EEXIST when
+// something has that name by now.
+func (t *Temp) create(name string) error {
+	if t.name == "" {
+		return t.link(name)
+	}
+	err := unix.Renameat2(t.dir.fd, t.name, t.dir.fd, name, unix.RENAME_NOREPLACE)
+	if err == nil {
+		t.name = ""
+		return nil
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
+		// Discard removes the temp name.
+		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
+	}
+	return err
 }
 
 // link gives the unnamed file the name link in its folder.

@@ -222,6 +222,16 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
 }
 
+// Access checks name in the folder for the access mode (unix.W_OK…) with
+// the effective user and groups, as the OS decides permission, without
+// following a symlink in name.
+func (d *Dir) Access(name string, mode uint32) error {
+	if err := unix.Faccessat(d.fd, name, mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return nil
+}
+
 // Lstat describes name in the folder without following a symlink.
 func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t

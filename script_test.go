@@ -23,6 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"seccomp-errno":  seccompErrno,
+		"exchange-loop":  exchangeLoop,
 		"dsh-fs":         func() { os.Exit(cmd.Main()) },
 		"landlock-probe": landlockProbe,
 	})

@@ -78,7 +78,36 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.checkOpened(op, t, d, name); err != nil {
+		d.Close()
+		return nil, "", err
+	}
 	return d, name, nil
+}
+
+// checkOpened decides on the folder opened rather than on the name that
+// was checked: its real path, read back from the handle, must be the path
+// it was opened as, since a folder moved or exchanged between the check
+// and the open (d and .git swapped) carries the write somewhere the check
+// never saw. A folder that now sits under a protected path is denied as
+// protected, any other move as an escape. Without /proc there is no path
+// to read back; the git-directory checks of openConfined, which look at
+// what each opened folder holds, still apply.
+func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
+	opened, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", d.fd))
+	if err != nil {
+		return nil
+	}
+	if rel, ok := within(t.Root, opened); ok {
+		target := filepath.Join(opened, name)
+		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
+			return f.protectedDenied(op, t, g)
+		}
+	}
+	if opened != d.Path {
+		return f.escaped(op, t, fmt.Errorf("the folder opened as %s is %s by now", d.Path, opened))
+	}
+	return nil
 }
 
 func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (*Dir, error) {
@@ -91,6 +120,13 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	}
 	cur := rootFD
 	curPath := root
+	// Every folder on the way is looked at once opened: a git directory
+	// is protected by what it holds, so one exchanged into the path after
+	// the check is caught whatever it is called by now.
+	if isGitDirAt(cur) {
+		unix.Close(cur)
+		return nil, f.protectedDenied(op, t, curPath)
+	}
 	if rel != "." {
 		for _, name := range strings.Split(rel, string(filepath.Separator)) {
 			next, err := openat2(cur, name, resolveConfined)
@@ -112,6 +148,10 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 				return nil, f.confinedErr(op, t, curPath, err)
 			}
 			cur = next
+			if isGitDirAt(cur) {
+				unix.Close(cur)
+				return nil, f.protectedDenied(op, t, curPath)
+			}
 		}
 	}
 	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
@@ -197,6 +237,12 @@ func (d *Dir) refused(err error) error {
 		return d.kernelDenied(err)
 	}
 	return err
+}
+
+// protectedDenied is a protected path found on what was opened.
+func (f *Fence) protectedDenied(op string, t Target, matched string) error {
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonProtected, Matched: matched,
+		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
 }
 
 func (f *Fence) escaped(op string, t Target, cause error) error {

@@ -73,9 +73,16 @@ func fakeOpenat2(t *testing.T, f func(int, string, *unix.OpenHow) (int, error)) 
 // swapEntry puts entry (layout notation) in place of what its name holds
 // now, which is moved aside to name.old first: "d => ../out" turns the
 // folder d into a symlink, "ws => ws.old" the root into a symlink to its
-// own old content, "d" a folder into a file.
+// own old content, "d" a folder into a file. "a <=> b" exchanges a and b
+// (renameat2 RENAME_EXCHANGE).
 func swapEntry(t testing.TB, root, entry string) {
 	t.Helper()
+	if a, b, ok := strings.Cut(entry, " <=> "); ok {
+		if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, a), unix.AT_FDCWD, filepath.Join(root, b), unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	name, _, _ := strings.Cut(entry, " => ")
 	name = strings.TrimSuffix(name, "/")
 	p := filepath.Join(root, name)
@@ -120,6 +127,12 @@ func TestOpenDir(t *testing.T) {
 			absent: []string{"out/new"}},
 		{name: "mkdir where a missing folder became a symlink", path: "new/deeper/x", mkdir: true, swap: []string{"ws/new => ../out"}, reason: ReasonEscaped,
 			absent: []string{"out/deeper"}},
+		{name: "folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/g", swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected},
+		{name: "deep folder exchanged with a repository", layout: append(repoLayout("ws/vendor/x.git"), "ws/d/e/"), path: "d/e/new",
+			swap: []string{"ws/d/e <=> ws/vendor/x.git"}, reason: ReasonProtected, absent: []string{"ws/vendor/x.git/new", "ws/d/e/new"}},
+		{name: "root exchanged with a repository", layout: repoLayout("repo"), path: "f", swap: []string{"ws <=> repo"}, reason: ReasonProtected},
+		{name: "mkdir in a folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/hooks/pre-commit", mkdir: true,
+			swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected, absent: []string{"ws/.git/hooks", "ws/d/hooks"}},
 		{name: "mkdir where the root became a symlink", path: "new/x", mkdir: true, swap: []string{"ws => out"}, reason: ReasonEscaped,
 			absent: []string{"out/new"}},
 	} {
@@ -181,6 +194,63 @@ func TestOpenDir(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// repoLayout is a git directory at dir, in the layout notation.
+func repoLayout(dir string) []string {
+	return []string{dir + "/HEAD", dir + "/objects/", dir + "/refs/", dir + "/config"}
+}
+
+// TestCheckOpened: the folder opened is judged by its real path, read back
+// from the handle: moved under a protected name after the open it is a
+// protected path, moved anywhere else an escape.
+func TestCheckOpened(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		path   string
+		move   string // the opened folder's new place, under the temp root
+		reason string
+	}{
+		{name: "unmoved", path: "d/g"},
+		{name: "moved to .git", path: "d/g", move: "ws/.git", reason: ReasonProtected},
+		{name: "moved to .vscode", path: "d/g", move: "ws/.vscode", reason: ReasonProtected},
+		{name: "moved beside", path: "d/g", move: "ws/e", reason: ReasonEscaped},
+		{name: "moved out", path: "d/g", move: "out/d", reason: ReasonEscaped},
+		{name: "the root moved", path: "f", move: "ws2", reason: ReasonEscaped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, fenceLayout...)
+			fence := NewFence(testPolicy(root, WorkspaceWrite))
+			target, err := fence.Resolve(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fence.CheckWrite("write", &target); err != nil {
+				t.Fatal(err)
+			}
+			d, name, err := fence.OpenDir("write", target, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if tc.move != "" {
+				if err := os.Rename(d.Path, filepath.Join(root, tc.move)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = fence.checkOpened("write", target, d, name)
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if de := deniedAs(t, err); de.Reason != tc.reason {
+				t.Errorf("reason %q, want %q (%v)", de.Reason, tc.reason, err)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Git-directory detection: a repository is recognized by what it holds,
@@ -19,6 +21,16 @@ func isGitDir(dir string) bool {
 	has := func(name string) bool {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		return err == nil
+	}
+	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
+}
+
+// isGitDirAt is isGitDir for a folder already opened, as fd: it looks at
+// what the folder holds, whatever name it has by now.
+func isGitDirAt(fd int) bool {
+	has := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 	}
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }

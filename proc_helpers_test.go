@@ -41,7 +41,7 @@ func procBin(t testing.TB) string {
 func procEnv(t testing.TB, ws string) []string {
 	t.Helper()
 	home := t.TempDir()
-	return []string{
+	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DSH_FS_CWD=" + ws,
 		"DSH_FS_TMP=false",
@@ -52,6 +52,12 @@ func procEnv(t testing.TB, ws string) []string {
 		// A race-instrumented child otherwise sleeps a second at exit.
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 	}
+	// Under go test -cover, the child writes its coverage there at exit
+	// (see cover_test.go).
+	if d := os.Getenv("GOCOVERDIR"); d != "" {
+		env = append(env, "GOCOVERDIR="+d)
+	}
+	return env
 }
 
 // writeSystemConfig writes the trusted system file, config.yaml in the

@@ -26,6 +26,8 @@ import (
 // exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
+		"seccomp-errno":  seccompErrno,
+		"exchange-loop":  exchangeLoop,
 		"dsh-fs":         func() { os.Exit(cmd.NewApp(testLocations()).Run(os.Args[1:])) },
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -105,6 +107,9 @@ func dryEdit(t sandbox.Target, opt EditOptions) (*EditResult, error) {
 		return nil, err
 	}
 	defer file.Close()
+	if err := checkWritable("edit", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+		return nil, err
+	}
 	fi, err := file.Stat()
 	if err != nil {
 		return nil, fserr.FromOS("edit", t.Given, err)

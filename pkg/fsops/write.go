@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -140,6 +142,9 @@ func dryWrite(t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 		return nil, err
 	default:
 		defer file.Close()
+		if err := checkWritable("write", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+			return nil, err
+		}
 	}
 	res.Created = file == nil
 	var size int64

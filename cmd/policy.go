@@ -93,16 +93,14 @@ func policyRun(opts *PolicyOptions) error {
 		ConfigFiles: nonNilSlice(files),
 		Settings:    call.settings.Values,
 		Ceilings: ceilings{MaxMode: p.MaxMode, Approval: p.Approval,
-			AllowRoots: nonNil(p.AllowRoots), Workspaces: nonNil(p.Workspaces)},
+			AllowRoots: nonNilSlice(p.AllowRoots), Workspaces: nonNilSlice(p.Workspaces)},
 		WritableRoots: nonNilSlice(roots),
 		NotWritable:   nonNilSlice(refused),
-		Protected:     nonNil(p.Protected),
-		DenyRead:      nonNil(p.DenyRead),
+		Protected:     nonNilSlice(p.Protected),
+		DenyRead:      nonNilSlice(p.DenyRead),
 		Enforcement:   sandbox.ActiveLayers(p),
 	})
 }
-
-func nonNil(s []string) []string { return nonNilSlice(s) }
 
 // nonNilSlice makes a nil list an empty one, so JSON says [] and not null.
 func nonNilSlice[T any](s []T) []T {
@@ -124,7 +122,11 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	case sandbox.ReadOnly:
 		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
 	case sandbox.WorkspaceWrite:
-		fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		if len(roots) == 0 {
+			b.WriteString("writable roots: none\n")
+		} else {
+			fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		}
 		fmt.Fprintf(&b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
 	case sandbox.DangerFullAccess:
 		b.WriteString("writes: anywhere the operating system allows\n")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -399,7 +400,7 @@ func (l *loader) settingFlag(s setting) *pflag.Flag {
 // applySession applies the session layers on top of the base, lowest
 // precedence first, refusing any value that would widen the base.
 func (l *loader) applySession() error {
-	l.eff = maps(l.base)
+	l.eff = maps.Clone(l.base)
 	wd, err := l.src.Getwd()
 	if err != nil {
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("cannot get the working directory: %v", err))
@@ -424,14 +425,6 @@ func (l *loader) applySession() error {
 		}
 	}
 	return nil
-}
-
-func maps(m map[Key]sourced) map[Key]sourced {
-	out := make(map[Key]sourced, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // narrows checks that the session value v of s does not widen the base
@@ -496,7 +489,7 @@ func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw
 	// The trusted policy, with the cwd this call settled on: a root
 	// beneath the workspace widens nothing, but the workspace counts only
 	// when the trusted policy accepts it (not too broad, in workspaces).
-	vals := maps(l.base)
+	vals := maps.Clone(l.base)
 	vals[KeyCwd] = l.eff[KeyCwd]
 	base, err := l.policy(vals)
 	if err != nil {

@@ -51,26 +51,26 @@ func askTTY(req EscalationRequest) error {
 // change itself, and whether to allow it once.
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "dsh-fs: %s %s was denied under %s mode (%s).\n", req.Op, EscapeControl(req.Path), req.From, req.Reason)
+	fmt.Fprintf(&b, "dsh-fs: %s %s was denied under %s mode (%s).\n", req.Op, escapeControl(req.Path), req.From, req.Reason)
 	if req.Resolved != "" && req.Resolved != req.Path {
-		fmt.Fprintf(&b, "It resolves to %s.\n", EscapeControl(req.Resolved))
+		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
 	}
 	if req.DiffText != "" {
 		b.WriteString("The change:\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
-			b.WriteString("  " + EscapeControl(strings.TrimSuffix(line, "\n")) + "\n")
+			b.WriteString("  " + escapeControl(strings.TrimSuffix(line, "\n")) + "\n")
 		}
 	}
 	fmt.Fprintf(&b, "Allow this one call under %s mode? [y/N] ", req.To)
 	return b.String()
 }
 
-// EscapeControl returns s with every character that could move the
+// escapeControl returns s with every character that could move the
 // cursor, recolour, hide or reorder text on a terminal written as an
 // escape: C0 and C1 controls and DEL as \r, \x1b, \u0085, bidirectional
 // overrides as \u202e, and bytes that are not UTF-8 as \xff. Printable
 // text, tabs included, stays as it is.
-func EscapeControl(s string) string {
+func escapeControl(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestEscapeControl: nothing a model writes into a path or a file can
+// TestescapeControl: nothing a model writes into a path or a file can
 // move the cursor, recolour, hide or reorder what the person reads.
 func TestEscapeControl(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -24,8 +24,8 @@ func TestEscapeControl(t *testing.T) {
 		{"bad \xff byte", `bad \xff byte`},
 		{"héllo wörld ✓", "héllo wörld ✓"},
 	} {
-		if got := EscapeControl(tc.in); got != tc.want {
-			t.Errorf("EscapeControl(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := escapeControl(tc.in); got != tc.want {
+			t.Errorf("escapeControl(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,8 +251,8 @@ type Preview struct {
 // escalate, the escalation would allow it, and the approval is neither
 // trust nor never.
 func (f *Fence) AsksApprover(err error) bool {
-	denied, ok := err.(*DeniedError)
-	if !ok || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
+	var denied *DeniedError
+	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
 		return false
 	}
 	return f.policy.Approval == ApprovalTTY || f.policy.Approval == ApprovalCommand
@@ -265,8 +266,8 @@ func (f *Fence) AsksApprover(err error) bool {
 // denial comes back with reason ReasonNotApproved and the refusal. Any
 // other error, or no escalation asked for, comes back as it is.
 func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
-	denied, ok := err.(*DeniedError)
-	if !ok || f.escalateTo == "" || f.escalated {
+	var denied *DeniedError
+	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated {
 		return err
 	}
 	if refusal := f.escalationRefusal(denied); refusal != "" {

@@ -46,7 +46,14 @@ const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.R
 // passed. It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
-// It returns the folder and the name of t inside it.
+// In workspace-write mode it then decides on what it opened: a folder on
+// the way that holds a git directory is a protected path, whatever its
+// name by now, and so is an opened folder whose real path now lies under
+// a protected glob; one moved anywhere else is an escape. A write of a
+// part of a git directory at the top of the root holds the root's lock
+// until the Dir is closed (see openConfined). A target that is a writable
+// root itself is FS_IS_DIR. It returns the folder and the name of t
+// inside it.
 func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	again, err := Canonical(f.policy.Cwd, t.Given)
 	if err != nil {

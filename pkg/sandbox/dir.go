@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +31,9 @@ type Dir struct {
 	// kernelDenied turns a write the kernel layer refused into a denial;
 	// nil when Landlock is not in place.
 	kernelDenied func(error) error
+	// unlock releases the lock on the root that a write of a part of a
+	// git directory holds until Close (see openConfined); nil when none.
+	unlock func()
 }
 
 // resolveConfined is the openat2 resolution of workspace-write mode:
@@ -42,7 +46,14 @@ const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.R
 // passed. It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
-// It returns the folder and the name of t inside it.
+// In workspace-write mode it then decides on what it opened: a folder on
+// the way that holds a git directory is a protected path, whatever its
+// name by now, and so is an opened folder whose real path now lies under
+// a protected glob; one moved anywhere else is an escape. A write of a
+// part of a git directory at the top of the root holds the root's lock
+// until the Dir is closed (see openConfined). A target that is a writable
+// root itself is FS_IS_DIR. It returns the folder and the name of t
+// inside it.
 func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	again, err := Canonical(f.policy.Cwd, t.Given)
 	if err != nil {
@@ -110,7 +121,7 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 	return nil
 }
 
-func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (*Dir, error) {
+func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (d *Dir, err error) {
 	// The root itself is canonical: opened from "/" with no symlink
 	// allowed, so a root swapped for a symlink after the check is refused
 	// too.
@@ -120,11 +131,38 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	}
 	cur := rootFD
 	curPath := root
+	// A write whose first name is a part of a git directory (HEAD,
+	// objects, refs, commondir) must not complete one at the top of the
+	// root, and several processes each adding a part must not either: the
+	// check and the creation of that name happen under an exclusive lock
+	// on the root, held until the Dir is closed, after the commit. Only
+	// such writes take it; the check looks at the root opened.
+	held := -1
+	defer func() {
+		if err != nil {
+			if cur != held {
+				unix.Close(cur)
+			}
+			if held >= 0 {
+				unix.Close(held)
+			}
+		}
+	}()
+	first, _, _ := strings.Cut(t.Rel, string(filepath.Separator))
+	if slices.Contains(gitDirParts, first) {
+		if err := flock(rootFD); err != nil {
+			return nil, fserr.FromOS(op, root, err)
+		}
+		held = rootFD
+		if completesGitDirAt(rootFD, first) {
+			return nil, &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonBareRepo,
+				WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+		}
+	}
 	// Every folder on the way is looked at once opened: a git directory
 	// is protected by what it holds, so one exchanged into the path after
 	// the check is caught whatever it is called by now.
 	if isGitDirAt(cur) {
-		unix.Close(cur)
 		return nil, f.protectedDenied(op, t, curPath)
 	}
 	if rel != "." {
@@ -138,7 +176,6 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 					err = (&Dir{fd: cur, kernelDenied: func(e error) error { return f.kernelRefused(op, t, e) }}).refused(err)
 				}
 			}
-			unix.Close(cur)
 			curPath = filepath.Join(curPath, name)
 			var denied *DeniedError
 			if errors.As(err, &denied) {
@@ -147,18 +184,33 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			if err != nil {
 				return nil, f.confinedErr(op, t, curPath, err)
 			}
+			if cur != held {
+				unix.Close(cur)
+			}
 			cur = next
 			if isGitDirAt(cur) {
-				unix.Close(cur)
 				return nil, f.protectedDenied(op, t, curPath)
 			}
 		}
 	}
-	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
+	d = &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
 	if f.enforced {
 		d.kernelDenied = func(err error) error { return f.kernelRefused(op, t, err) }
 	}
+	if held >= 0 && held != cur {
+		d.unlock = func() { unix.Close(held) }
+	}
 	return d, nil
+}
+
+// flock takes an exclusive lock on the open folder fd, waiting for it.
+func flock(fd int) error {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			return os.NewSyscallError("flock", err)
+		}
+	}
 }
 
 // openat2MaxRetries bounds how often one openat2 call is repeated when
@@ -250,8 +302,14 @@ func (f *Fence) escaped(op string, t Target, cause error) error {
 		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
 }
 
-// Close releases the folder.
-func (d *Dir) Close() error { return unix.Close(d.fd) }
+// Close releases the folder, and the lock on the root, if it holds one.
+func (d *Dir) Close() error {
+	if d.unlock != nil {
+		d.unlock()
+		d.unlock = nil
+	}
+	return unix.Close(d.fd)
+}
 
 // Open opens name in the folder without following a symlink: a name that
 // is a symlink at this moment is denied as an escape (the checked path had

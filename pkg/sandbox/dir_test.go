@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -430,4 +431,93 @@ func namedTemp(t *testing.T, d *Dir) *Temp {
 		t.Fatal(err)
 	}
 	return &Temp{File: file, dir: d, name: name}
+}
+
+// TestBareRepoLock: a write of a part of a git directory at the top of a
+// root holds a lock on the root from its check to its Close, after the
+// commit, so a second such write waits and then sees the first one's
+// part: with refs/ there, HEAD written first makes objects/x complete a
+// repository, which is denied, and objects is never made.
+func TestBareRepoLock(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	makeLayout(t, root, "ws/refs/")
+	open := func(path string, mkdir bool) (*Dir, string, error) {
+		fence := NewFence(testPolicy(root, WorkspaceWrite))
+		target, err := fence.Resolve(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fence.CheckWrite("write", &target); err != nil {
+			t.Fatal(err)
+		}
+		return fence.OpenDir("write", target, mkdir)
+	}
+	head, name, err := open("HEAD", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		d, _, err := open("objects/x", true)
+		if err == nil {
+			d.Close()
+		}
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		t.Fatalf("the second write did not wait for the first: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	tmp, err := head.TempFile(0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.WriteString("ref: refs/heads/main\n")
+	if err := tmp.Commit(name, false); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Discard()
+	head.Close()
+	select {
+	case err := <-second:
+		if de := deniedAs(t, err); de.Reason != ReasonBareRepo {
+			t.Errorf("reason %q, want %q", de.Reason, ReasonBareRepo)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second write still waits after the first closed")
+	}
+	if _, err := os.Lstat(filepath.Join(root, "ws/objects")); err == nil {
+		t.Error("objects was made")
+	}
+}
+
+// TestBareRepoLockOthersFree: writes of other names never take the lock.
+func TestBareRepoLockOthersFree(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	openTestDir(t, root, "HEAD") // holds the lock until the test ends
+	done := make(chan error, 1)
+	go func() {
+		fence := NewFence(testPolicy(root, WorkspaceWrite))
+		target, _ := fence.Resolve("d/new")
+		if err := fence.CheckWrite("write", &target); err != nil {
+			done <- err
+			return
+		}
+		d, _, err := fence.OpenDir("write", target, false)
+		if err == nil {
+			d.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write of d/new waited for the lock of a write of HEAD")
+	}
 }

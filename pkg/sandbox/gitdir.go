@@ -66,11 +66,28 @@ func completesGitDir(root, rel string) bool {
 	if !slices.Contains(gitDirParts, first) {
 		return false // the common case costs no system call
 	}
+	return completesWith(first, func(p string) bool {
+		_, err := os.Lstat(filepath.Join(root, p))
+		return err == nil
+	})
+}
+
+// completesGitDirAt is completesGitDir for the root opened as fd, when
+// the write's first component is first.
+func completesGitDirAt(fd int, first string) bool {
+	return completesWith(first, func(p string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	})
+}
+
+// completesWith reports whether adding first to the parts that has finds
+// makes a git directory.
+func completesWith(first string, has func(string) bool) bool {
 	present := map[string]bool{first: true}
 	for _, p := range gitDirParts {
 		if p != first {
-			_, err := os.Lstat(filepath.Join(root, p))
-			present[p] = err == nil
+			present[p] = has(p)
 		}
 	}
 	return present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])

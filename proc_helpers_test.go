@@ -32,19 +32,46 @@ func procBin(t testing.TB) string {
 }
 
 // procEnv is the whole environment of a child: the workspace as cwd and
-// only writable root, and no config file found by accident.
+// only writable root, and no config file found by accident. The trusted
+// sources of issue 11 are pointed at empty folders of the test's own
+// (DSH_FS_TEST_SYSTEM_DIR for the system file and the managed
+// requirements, DSH_FS_TEST_HOME for the user database's home), so the
+// machine's /etc/dsh-fs and the real home folder play no part;
+// writeSystemConfig puts a trusted file there.
 func procEnv(t testing.TB, ws string) []string {
 	t.Helper()
 	home := t.TempDir()
-	return []string{
+	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"DSH_FS_CWD=" + ws,
 		"DSH_FS_TMP=false",
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, "none"),
+		"DSH_FS_TEST_SYSTEM_DIR=" + filepath.Join(t.TempDir(), "etc", "dsh-fs"),
+		"DSH_FS_TEST_HOME=" + home,
 		// A race-instrumented child otherwise sleeps a second at exit.
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 	}
+	// Under go test -cover, the child writes its coverage there at exit
+	// (see cover_test.go).
+	if d := os.Getenv("GOCOVERDIR"); d != "" {
+		env = append(env, "GOCOVERDIR="+d)
+	}
+	return env
+}
+
+// writeSystemConfig writes the trusted system file, config.yaml in the
+// DSH_FS_TEST_SYSTEM_DIR of env (made by procEnv), with content.
+func writeSystemConfig(t testing.TB, env []string, content string) {
+	t.Helper()
+	const key = "DSH_FS_TEST_SYSTEM_DIR="
+	for _, kv := range env {
+		if dir, ok := strings.CutPrefix(kv, key); ok {
+			writeTree(t, dir, map[string]string{"config.yaml": content})
+			return
+		}
+	}
+	t.Fatalf("no %s in the environment %q", key, env)
 }
 
 // procCmd is one dsh-fs invocation in the workspace ws.

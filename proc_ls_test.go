@@ -265,27 +265,3 @@ func TestLsUnreadableFolder(t *testing.T) {
 	}
 	validate(t, loadSchemas(t)["result-ls.json"], "result-ls.json", strings.TrimSpace(out))
 }
-
-// copyExecutable copies the file from to a new executable to, with its
-// folders, all open to every user.
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-}

@@ -264,7 +264,11 @@ func runSwapRace(t *testing.T, runner raceRunner, enforce string, dur time.Durat
 	l := newRaceLayout(t)
 	before := snapshotTree(t, l.outside)
 
-	env := raceEnv(l, enforce, runner.env)
+	// enforce is the deployment's choice: a session variable may raise
+	// it but never turn the kernel layer off (docs/design.md §2).
+	system := filepath.Join(l.dir, "etc")
+	writeTree(t, system, map[string]string{"config.yaml": "enforce: " + enforce + "\n"})
+	env := append(raceEnv(l, enforce, runner.env), "DSH_FS_TEST_SYSTEM_DIR="+system, "DSH_FS_TEST_HOME="+l.home)
 	attacker := startRaceAttacker(t, l, dur)
 
 	res := &raceResult{runner: filepath.Base(runner.argv[0]), enforce: enforce,

@@ -202,8 +202,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/tree/.hidden":     "h\n",
 		"outside/o.txt":       "outside\n",
 		"cfg/bad.yaml":        "mode: bogus\n",
-		"cfg/trust.yaml":      "deny_read: [\"**/.env\"]\napproval: trust\n",
-		"cfg/never.yaml":      "max_mode: workspace-write\napproval: never\n",
+		"cfg/narrow.yaml":     "deny_read: [\"**/.env\"]\n",
+		"trust/config.yaml":   "deny_read: [\"**/.env\"]\napproval: trust\n",
+		"never/config.yaml":   "max_mode: workspace-write\napproval: never\n",
 		"home/.keep":          "",
 		"xdg/dsh-fs/.keep":    "",
 		"ws/tree/sub/deep.md": "deep\n",
@@ -218,8 +219,11 @@ func TestResultsMatchSchema(t *testing.T) {
 	if err := os.Link(filepath.Join(ws, "hl.txt"), filepath.Join(ws, "hl-other.txt")); err != nil {
 		t.Fatal(err)
 	}
-	trust := "DSH_FS_CONFIG=" + filepath.Join(cfg, "trust.yaml")
-	never := "DSH_FS_CONFIG=" + filepath.Join(cfg, "never.yaml")
+	// The approval and max_mode settings are trusted-only: they come from
+	// the system file, which the test binary's dsh-fs finds here.
+	trust := "DSH_FS_TEST_SYSTEM_DIR=" + filepath.Join(dir, "trust")
+	never := "DSH_FS_TEST_SYSTEM_DIR=" + filepath.Join(dir, "never")
+	narrow := "DSH_FS_CONFIG=" + filepath.Join(cfg, "narrow.yaml")
 	staleSum := strings.Repeat("0", 64)
 
 	cases := []schemaCase{
@@ -257,15 +261,20 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "stat read-only", args: []string{"stat", "a.txt", "--mode", "read-only"}, schema: "result-stat.json", want: []string{`"writable_reason":"read-only mode"`}},
 		// policy, version
 		{name: "policy", args: []string{"policy"}, schema: "result-policy.json", want: []string{`"op":"policy"`}},
-		{name: "policy config file", args: []string{"policy", "--mode", "read-only"}, env: []string{trust}, schema: "result-policy.json", want: []string{`"origin":"file"`, `"origin":"flag"`}},
+		{name: "policy config file", args: []string{"policy", "--mode", "read-only"}, env: []string{trust, narrow}, schema: "result-policy.json",
+			want: []string{`"origin":"file"`, `"origin":"flag"`, `"origin":"system"`, `"trust":"session"`, `"trust":"trusted"`}},
+		{name: "policy refused workspace", args: []string{"policy"}, env: []string{"DSH_FS_CWD=/"}, schema: "result-policy.json",
+			want: []string{`"not_writable":[{"path":"/","origin":"cwd","reason":"workspace too broad"`}},
 		{name: "version", args: []string{"version"}, schema: "result-version.json", want: []string{`"op":"version"`}},
 		// failures
 		{name: "denied with escalation", args: []string{"write", "../outside/x.txt", "--content", "pwned"}, schema: "failure.json", exit: 3, want: []string{`"escalation":{"mode":"danger-full-access"`}},
 		{name: "denied read-only", args: []string{"edit", "a.txt", "--old", "one", "--new", "1", "--mode", "read-only"}, schema: "failure.json", exit: 3, want: []string{`"reason":"read-only mode"`}},
 		{name: "denied protected", args: []string{"write", ".git/config", "--content", "x", "--mkdir"}, schema: "failure.json", exit: 3, want: []string{`"reason":"protected path"`}},
 		{name: "denied deny_read", args: []string{"read", ".env"}, env: []string{trust}, schema: "failure.json", exit: 3, want: []string{`"reason":"deny_read"`}},
-		{name: "denied above max_mode", args: []string{"read", "a.txt"}, env: []string{never, "DSH_FS_MODE=danger-full-access"}, schema: "failure.json", exit: 3, want: []string{`"reason":"above max_mode"`}},
+		{name: "denied session widening", args: []string{"read", "a.txt"}, env: []string{never, "DSH_FS_MODE=danger-full-access"}, schema: "failure.json", exit: 3, want: []string{`"reason":"session cannot widen the policy"`}},
+		{name: "denied workspace too broad", args: []string{"write", "x.txt", "--content", "x"}, env: []string{"DSH_FS_CWD=/"}, schema: "failure.json", exit: 3, want: []string{`"reason":"workspace too broad"`}},
 		{name: "denied escalation refused", args: []string{"write", "../outside/y.txt", "--content", "y", "--escalate", "danger-full-access"}, env: []string{never}, schema: "failure.json", exit: 3, want: []string{`refused`}},
+		{name: "denied escalation not approved", args: []string{"write", "../outside/y.txt", "--content", "y", "--escalate", "danger-full-access"}, schema: "failure.json", exit: 3, want: []string{`"reason":"escalation not approved"`}},
 		{name: "not found", args: []string{"read", "nope.txt"}, schema: "failure.json", exit: 1, want: []string{`"FS_NOT_FOUND"`}},
 		{name: "is dir", args: []string{"read", "tree"}, schema: "failure.json", exit: 1, want: []string{`"FS_IS_DIR"`}},
 		{name: "binary", args: []string{"read", "bin.dat"}, schema: "failure.json", exit: 1, want: []string{`"FS_BINARY"`}},
@@ -282,7 +291,7 @@ func TestResultsMatchSchema(t *testing.T) {
 
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "DSH_FS_") || k == "HOME" || k == "XDG_CONFIG_HOME" {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "DSH_FS_") || k == "HOME" || k == "XDG_CONFIG_HOME" || k == "TMPDIR" {
 			continue
 		}
 		env = append(env, kv)
@@ -292,6 +301,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		"DSH_FS_TMP=false",
 		"HOME="+filepath.Join(dir, "home"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "xdg"),
+		"DSH_FS_TEST_SYSTEM_DIR="+filepath.Join(dir, "etc"),
+		"DSH_FS_TEST_HOME="+filepath.Join(dir, "home"),
 	)
 
 	for _, tc := range cases {

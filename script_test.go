@@ -3,17 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dshfs/dsh-fs/cmd"
+	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -22,9 +26,29 @@ import (
 // exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"dsh-fs":         func() { os.Exit(cmd.Main()) },
+		"seccomp-errno":  seccompErrno,
+		"exchange-loop":  exchangeLoop,
+		"dsh-fs":         func() { os.Exit(cmd.NewApp(testLocations()).Run(os.Args[1:])) },
 		"landlock-probe": landlockProbe,
+		"fake-approver":  fakeApprover,
 	})
+}
+
+// testLocations are the trusted files' places for this test binary's
+// dsh-fs: DSH_FS_TEST_SYSTEM_DIR holds the system file and the managed
+// requirements, and DSH_FS_TEST_HOME stands for the home folder of the
+// user database, so tests can write trusted files without touching
+// /etc/dsh-fs or the real user's. Only the test binary reads these
+// variables; the release build's places are fixed (config.DefaultLocations).
+func testLocations() config.Locations {
+	loc := config.DefaultLocations()
+	if dir := os.Getenv("DSH_FS_TEST_SYSTEM_DIR"); dir != "" {
+		loc.SystemDir = dir
+	}
+	if home := os.Getenv("DSH_FS_TEST_HOME"); home != "" {
+		loc.Home = func() (string, error) { return home, nil }
+	}
+	return loc
 }
 
 // TestScripts runs every testscripts/*.txtar file against the real command.
@@ -34,7 +58,8 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
+			"exitcode":  cmdExitcode,
+			"expandenv": cmdExpandenv,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -42,6 +67,8 @@ func TestScripts(t *testing.T) {
 				return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI > 0, nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "worktmp":
+				return workUnderTmp(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -49,6 +76,13 @@ func TestScripts(t *testing.T) {
 			// Scripts start clean: no config file found by accident.
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.no-xdg")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			// The trusted sources of docs/design.md (issue 11) live at
+			// fixed paths; the test binary's dsh-fs reads them here
+			// instead: the system file and the managed requirements in
+			// $WORK/etc/dsh-fs, the user file under $WORK/home, which is
+			// also the user database's home ("~", "home is too broad").
+			env.Setenv("DSH_FS_TEST_SYSTEM_DIR", env.WorkDir+"/etc/dsh-fs")
+			env.Setenv("DSH_FS_TEST_HOME", env.WorkDir+"/home")
 			// $WORK lives in the temp area, itself a writable root by
 			// default: left on, every "outside" path of a script would be
 			// writable and a fence test could not fail. A script about the
@@ -60,6 +94,26 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// workUnderTmp reports whether the scripts' $WORK lies beneath /tmp, as it
+// does unless GOTMPDIR or TMPDIR say otherwise: then /tmp, a temp root,
+// holds every "outside" path of a script, and a script that turns the
+// temp roots on cannot show a write outside being denied.
+func workUnderTmp() bool {
+	dir := os.Getenv("GOTMPDIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return true
+	}
+	tmp, err := filepath.EvalSymlinks("/tmp")
+	if err != nil {
+		tmp = "/tmp"
+	}
+	return dir == tmp || strings.HasPrefix(dir, tmp+"/")
 }
 
 // cmdExitcode runs a command and checks its exact exit status:
@@ -88,6 +142,63 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// fakeApprover is a test-only approval_command, a harness's approver:
+//
+//	fake-approver RECORD_FILE EXIT_CODE [SLEEP_SECONDS]
+//
+// It copies the escalation request it gets on stdin to RECORD_FILE, sleeps
+// SLEEP_SECONDS when asked (to outlast approval_timeout), and exits with
+// EXIT_CODE: 0 approves, anything else refuses.
+func fakeApprover() {
+	args := os.Args[1:]
+	if len(args) < 2 || len(args) > 3 {
+		fmt.Fprintln(os.Stderr, "usage: fake-approver RECORD_FILE EXIT_CODE [SLEEP_SECONDS]")
+		os.Exit(100)
+	}
+	code, err := strconv.Atoi(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver: bad exit code:", args[1])
+		os.Exit(100)
+	}
+	req, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver: read stdin:", err)
+		os.Exit(100)
+	}
+	if err := os.WriteFile(args[0], req, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "fake-approver:", err)
+		os.Exit(100)
+	}
+	if len(args) == 3 {
+		secs, err := strconv.ParseFloat(args[2], 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake-approver: bad sleep:", args[2])
+			os.Exit(100)
+		}
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+	}
+	os.Exit(code)
+}
+
+// cmdExpandenv rewrites files in place with $VAR and ${VAR} expanded from
+// the script's environment:
+//
+//	expandenv etc/dsh-fs/config.yaml
+//
+// txtar sections are copied as they are, and a trusted config file needs
+// absolute paths under $WORK (cwd: $WORK/ws).
+func cmdExpandenv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expandenv FILE...")
+	}
+	for _, name := range args {
+		p := ts.MkAbs(name)
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
 	}
 }
 

@@ -26,7 +26,7 @@ type call struct {
 func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	a.started = true
 	a.current = header{Op: op, Path: path}
-	s, err := config.Load(config.Source{Flags: c.Flags()})
+	s, err := config.Load(config.Source{Flags: c.Flags(), Locations: a.Locations})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {

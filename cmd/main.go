@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
@@ -23,6 +24,10 @@ type App struct {
 	Stdout    io.Writer
 	Stderr    io.Writer
 	StdoutTTY bool
+	// Locations are where the trusted config files are: fixed in a
+	// release build (config.DefaultLocations); only a test binary sets
+	// others.
+	Locations config.Locations
 
 	// current describes the call under way, for the failure result.
 	current header
@@ -39,8 +44,13 @@ type App struct {
 // Main runs dsh-fs with the process's arguments and streams and returns
 // the exit status. main.go calls it and nothing else.
 func Main() int {
-	app := &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTTY: isTerminal(os.Stdout)}
-	return app.Run(os.Args[1:])
+	return NewApp(config.DefaultLocations()).Run(os.Args[1:])
+}
+
+// NewApp returns the App of this process's streams, with the trusted
+// config files at loc.
+func NewApp(loc config.Locations) *App {
+	return &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTTY: isTerminal(os.Stdout), Locations: loc}
 }
 
 // Run executes one call and returns its exit status. It alone prints

@@ -43,12 +43,26 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 }
 
 type policyResult struct {
-	ConfigFile    string         `json:"config_file"`
-	Settings      []config.Value `json:"settings"`
-	WritableRoots []sandbox.Root `json:"writable_roots"`
-	Protected     []string       `json:"protected"`
-	DenyRead      []string       `json:"deny_read"`
-	Enforcement   sandbox.Layers `json:"enforcement"`
+	// ConfigFile is the loaded config file of highest precedence.
+	ConfigFile    string                `json:"config_file"`
+	ConfigFiles   []config.File         `json:"config_files"`
+	Settings      []config.Value        `json:"settings"`
+	Ceilings      ceilings              `json:"ceilings"`
+	WritableRoots []sandbox.Root        `json:"writable_roots"`
+	NotWritable   []sandbox.RefusedRoot `json:"not_writable"`
+	Protected     []string              `json:"protected"`
+	DenyRead      []string              `json:"deny_read"`
+	Enforcement   sandbox.Layers        `json:"enforcement"`
+}
+
+// ceilings are the limits only trusted sources set: how far an escalation
+// may reach, who approves it, where a session may add roots and which
+// folders may be its workspace.
+type ceilings struct {
+	MaxMode    sandbox.Mode     `json:"max_mode"`
+	Approval   sandbox.Approval `json:"approval"`
+	AllowRoots []string         `json:"allow_roots"`
+	Workspaces []string         `json:"workspaces"`
 }
 
 func policyRun(opts *PolicyOptions) error {
@@ -65,19 +79,33 @@ func policyRun(opts *PolicyOptions) error {
 		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
 		return err
 	}
+	refused, err := sandbox.RefusedRoots(p)
+	if err != nil {
+		return err
+	}
+	files := call.settings.Files
+	configFile := ""
+	if len(files) > 0 {
+		configFile = files[len(files)-1].Path
+	}
 	return call.print(policyResult{
-		ConfigFile:    p.ConfigFile,
-		Settings:      call.settings.Values,
-		WritableRoots: roots,
-		Protected:     nonNil(p.Protected),
-		DenyRead:      nonNil(p.DenyRead),
+		ConfigFile:  configFile,
+		ConfigFiles: nonNilSlice(files),
+		Settings:    call.settings.Values,
+		Ceilings: ceilings{MaxMode: p.MaxMode, Approval: p.Approval,
+			AllowRoots: nonNilSlice(p.AllowRoots), Workspaces: nonNilSlice(p.Workspaces)},
+		WritableRoots: nonNilSlice(roots),
+		NotWritable:   nonNilSlice(refused),
+		Protected:     nonNilSlice(p.Protected),
+		DenyRead:      nonNilSlice(p.DenyRead),
 		Enforcement:   sandbox.ActiveLayers(p),
 	})
 }
 
-func nonNil(s []string) []string {
+// nonNilSlice makes a nil list an empty one, so JSON says [] and not null.
+func nonNilSlice[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -94,7 +122,11 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	case sandbox.ReadOnly:
 		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
 	case sandbox.WorkspaceWrite:
-		fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		if len(roots) == 0 {
+			b.WriteString("writable roots: none\n")
+		} else {
+			fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		}
 		fmt.Fprintf(&b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
 	case sandbox.DangerFullAccess:
 		b.WriteString("writes: anywhere the operating system allows\n")
@@ -105,9 +137,16 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 		b.WriteString("reads: everywhere\n")
 	}
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
+	b.WriteString("flags, variables and config files can only narrow this fence")
+	if p.Approval != sandbox.ApprovalNever {
+		b.WriteString("; only --escalate, approved by a person, widens it")
+	}
+	b.WriteString("\n")
 	switch p.Approval {
 	case sandbox.ApprovalNever:
 		b.WriteString("escalation: disabled; ask the user to change the policy\n")
+	case sandbox.ApprovalSupervisor:
+		fmt.Fprintf(&b, "escalation: only under a dsh-fs exec session, whose person approves; retry one denied call with --escalate <mode> (up to %s)\n", p.MaxMode)
 	default:
 		fmt.Fprintf(&b, "escalation: retry one denied call with --escalate <mode> (up to %s) only when the user agrees\n", p.MaxMode)
 	}

@@ -55,14 +55,16 @@ a structured denial with the marker models recognise.`,
 // addPolicyFlags adds the flags every command shares: the policy sources
 // and the per-call escalation.
 func addPolicyFlags(fs *pflag.FlagSet) {
-	fs.String(config.FlagMode, "", "sandbox mode: read-only, workspace-write or danger-full-access")
-	fs.String(config.FlagCwd, "", "session cwd: the workspace root and base of relative paths")
-	fs.StringArray(config.FlagWritableRoot, nil, "an extra writable root (repeatable)")
-	fs.Bool(config.FlagTmp, true, "include /tmp and the OS temp folder among the writable roots")
-	fs.String(config.FlagConfig, "", "config file (default $XDG_CONFIG_HOME/dsh-fs/config.yaml, then /etc/dsh-fs/config.yaml)")
+	// Every policy flag is a session source: it may narrow the trusted
+	// policy, never widen it (docs/design.md §2).
+	fs.String(config.FlagMode, "", "sandbox mode, at most the trusted one: read-only, workspace-write or danger-full-access")
+	fs.String(config.FlagCwd, "", "session cwd: the workspace root and base of relative paths, if the trusted policy allows it")
+	fs.StringArray(config.FlagWritableRoot, nil, "an extra writable root beneath an allowed root (repeatable)")
+	fs.Bool(config.FlagTmp, true, "include /tmp and the OS temp folder among the writable roots (=false to leave them out)")
+	fs.String(config.FlagConfig, "", "a session config file, which may only narrow the policy of the trusted files")
 	fs.String(config.FlagOutput, "", "output format: json or text")
-	fs.String(config.FlagEnforce, "", "kernel enforcement: auto, landlock or off")
-	fs.String(config.FlagEscalate, "", "ask for this mode for this one call, with approval")
+	fs.String(config.FlagEnforce, "", "kernel enforcement, at least the trusted one: auto, landlock or off")
+	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
 }
 
 // addMutationFlags adds the flags write and edit share: optimistic

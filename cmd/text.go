@@ -118,11 +118,11 @@ func (t textOut) stat(h header, r *fsops.StatResult) error {
 func (t textOut) policy(h header, r policyResult) error {
 	tw := tabwriter.NewWriter(t.out, 0, 0, 2, ' ', 0)
 	for _, v := range r.Settings {
-		origin := v.Source
+		origin := string(v.Source)
 		if v.Name != "" {
 			origin += " " + v.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\n", v.Key, origin, v.Value)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", v.Key, v.Trust, origin, v.Value)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -130,6 +130,12 @@ func (t textOut) policy(h header, r policyResult) error {
 	fmt.Fprintln(t.out, "\nwritable roots:")
 	for _, root := range r.WritableRoots {
 		fmt.Fprintf(t.out, "  %s (%s)\n", root.Path, root.Origin)
+	}
+	if len(r.NotWritable) > 0 {
+		fmt.Fprintln(t.out, "\nnot writable:")
+		for _, root := range r.NotWritable {
+			fmt.Fprintf(t.out, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
+		}
 	}
 	_, err := fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
 	return err

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,16 +13,22 @@ import (
 // loads, names every setting, and every value in it is the default, so the
 // documented defaults cannot drift from the real ones.
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	env := map[string]string{EnvConfig: "example.yaml"}
-	fromFile, err := Load(Source{LookupEnv: lookup(env)})
-	if err != nil {
-		t.Fatalf("example.yaml does not load: %v", err)
-	}
-	defaults, err := Load(Source{LookupEnv: lookup(map[string]string{"XDG_CONFIG_HOME": t.TempDir()})})
+	// It is the example of a trusted file: a session file may not set
+	// the trusted-only keys, whatever their value.
+	raw, err := os.ReadFile("example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile("example.yaml")
+	system := t.TempDir()
+	if err := os.WriteFile(filepath.Join(system, "config.yaml"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noHome := func() (string, error) { return "", errors.New("no home in this test") }
+	fromFile, err := Load(Source{LookupEnv: lookup(nil), Locations: Locations{SystemDir: system, Home: noHome}})
+	if err != nil {
+		t.Fatalf("example.yaml does not load: %v", err)
+	}
+	defaults, err := Load(Source{LookupEnv: lookup(nil), Locations: Locations{SystemDir: t.TempDir(), Home: noHome}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +36,8 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 		if !strings.Contains(string(raw), "\n"+string(v.Key)+":") {
 			t.Errorf("example.yaml does not set %s", v.Key)
 		}
-		if v.Source != "file" {
-			t.Errorf("%s: origin %q, want file", v.Key, v.Source)
+		if v.Source != KindSystem {
+			t.Errorf("%s: origin %q, want system", v.Key, v.Source)
 		}
 		if want := defaults.Values[i].Value; !reflect.DeepEqual(v.Value, want) {
 			t.Errorf("%s: example.yaml says %v, the default is %v", v.Key, v.Value, want)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,25 +13,21 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// Origin says where a setting's value came from.
-type Origin struct {
-	// Source is "flag", "env", "file" or "default".
-	Source string `json:"origin"`
-	// Name is the flag ("--mode"), the variable ("DSH_FS_MODE") or the
-	// config file's path; empty for a default.
-	Name string `json:"from,omitempty"`
-}
-
 // Value is one setting's effective value and its origin.
 type Value struct {
 	Key   Key `json:"key"`
 	Value any `json:"value"`
+	Origin
+}
+
+// File is a config file this call loaded.
+type File struct {
+	Path string `json:"path"`
 	Origin
 }
 
@@ -45,6 +42,8 @@ type Settings struct {
 	Output            string
 	// Values lists every setting with its origin, in table order.
 	Values []Value
+	// Files are the config files loaded, lowest precedence first.
+	Files []File
 }
 
 // Source is what Load reads. Flags may lack flags a command does not have.
@@ -52,14 +51,36 @@ type Source struct {
 	Flags     *pflag.FlagSet
 	LookupEnv func(string) (string, bool)
 	Getwd     func() (string, error)
+	// Locations are the trusted files' places; zero means
+	// DefaultLocations.
+	Locations Locations
 }
 
-// Load resolves every setting by precedence, flag > environment > config
-// file > default, and builds the policy. A malformed config file, an
-// unknown key, a value of the wrong type or a bad name is FS_CONFIG_INVALID
-// naming the key and the file; nothing ever falls back silently to a wider
-// policy. A session override of the mode (flag or environment) wider than
-// max_mode is a *sandbox.DeniedError with reason "above max_mode".
+// layer is one source's values.
+type layer struct {
+	kind   Kind
+	name   string // a file's path
+	values map[Key]sourced
+}
+
+// sourced is one value and where it came from; raw is how the source
+// spelled it, for a denial's "matched".
+type sourced struct {
+	value  any
+	origin Origin
+	raw    string
+}
+
+// Load resolves every setting of one call (docs/design.md §2). The trusted
+// sources — built-in defaults, the system file, the user's file, capped by
+// the managed requirements — make the base policy. The session sources —
+// a session config file, DSH_FS_* variables, flags — are applied on top
+// and may only narrow it: a session value that would widen it is a
+// *sandbox.DeniedError with reason "session cannot widen the policy"
+// naming the source, never a silent clamp. A malformed file, an unknown
+// key, a value of the wrong type, a bad name or a malformed glob is
+// FS_CONFIG_INVALID naming the key and the file, and quotes nothing a
+// file holds beyond a key's name.
 func Load(src Source) (*Settings, error) {
 	if src.LookupEnv == nil {
 		src.LookupEnv = os.LookupEnv
@@ -67,31 +88,236 @@ func Load(src Source) (*Settings, error) {
 	if src.Getwd == nil {
 		src.Getwd = os.Getwd
 	}
+	if src.Locations.SystemDir == "" {
+		src.Locations = DefaultLocations()
+	}
 	l := &loader{src: src}
-	if err := l.readFile(); err != nil {
+	if home, err := src.Locations.Home(); err == nil && filepath.IsAbs(home) {
+		l.home = filepath.Clean(home)
+	}
+	if err := l.readTrusted(); err != nil {
 		return nil, err
 	}
-	for _, s := range settings {
-		v, err := l.resolve(s)
-		if err != nil {
-			return nil, err
-		}
-		l.values = append(l.values, v)
+	if err := l.resolveBase(); err != nil {
+		return nil, err
+	}
+	if err := l.readSession(); err != nil {
+		return nil, err
+	}
+	if err := l.applySession(); err != nil {
+		return nil, err
 	}
 	return l.build()
 }
 
 type loader struct {
-	src      Source
-	file     string
-	fileKeys map[string]any
-	values   []Value
+	src  Source
+	home string
+
+	trusted []*layer // system, user: base values
+	managed *layer
+	session []*layer // file, env, flag: narrowing only
+	files   []File
+
+	// base and eff hold the base (trusted) and effective value of each
+	// setting, in table order.
+	base, eff map[Key]sourced
+	// cwdSource names the session source of the cwd, for denials.
+	cwdSource string
 }
 
-// configPath finds the config file: --config, DSH_FS_CONFIG, then the XDG
-// and system locations when a file is there. explicit is true when the
-// caller named the file, which must then exist.
-func (l *loader) configPath() (path string, explicit bool) {
+// readTrusted reads the system file, the user's file and the managed
+// requirements, each when present.
+func (l *loader) readTrusted() error {
+	loc := l.src.Locations
+	for _, f := range []struct {
+		kind Kind
+		path string
+	}{{KindSystem, loc.SystemFile()}, {KindUser, loc.UserFile(l.home)}, {KindManaged, loc.RequirementsFile()}} {
+		if f.path == "" {
+			continue
+		}
+		var allowed []Key
+		if f.kind == KindManaged {
+			allowed = managedKeys
+		}
+		ly, err := readTrusted(f.kind, f.path, allowed)
+		if err != nil {
+			return err
+		}
+		if ly == nil {
+			continue
+		}
+		if err := l.checkTrustedPaths(ly); err != nil {
+			return err
+		}
+		l.files = append(l.files, File{Path: f.path, Origin: origin(f.kind, f.path)})
+		if f.kind == KindManaged {
+			l.managed = ly
+		} else {
+			l.trusted = append(l.trusted, ly)
+		}
+	}
+	return nil
+}
+
+// checkTrustedPaths refuses relative paths in a trusted file's path
+// settings: relative to the session cwd, they would move with it.
+func (l *loader) checkTrustedPaths(ly *layer) error {
+	for _, k := range []Key{KeyWritableRoots, KeyAllowRoots, KeyWorkspaces, KeyCwd} {
+		v, ok := ly.values[k]
+		if !ok {
+			continue
+		}
+		var paths []string
+		switch x := v.value.(type) {
+		case string:
+			paths = []string{x}
+		case []string:
+			paths = x
+		}
+		for _, p := range paths {
+			if p != "" && !filepath.IsAbs(p) && p != "~" && !strings.HasPrefix(p, "~/") {
+				return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %q is relative; a trusted file names absolute paths (or ~/…)", ly.name, k, p))
+			}
+		}
+	}
+	return nil
+}
+
+// resolveBase folds the defaults and the trusted files into the base
+// values, then applies the managed requirements' ceilings.
+func (l *loader) resolveBase() error {
+	l.base = map[Key]sourced{}
+	for _, s := range settings {
+		l.base[s.key] = sourced{value: s.def, origin: origin(KindDefault, "")}
+	}
+	for _, ly := range l.trusted {
+		for k, v := range ly.values {
+			if accumulates(k) {
+				v.value = union(l.base[k].value, v.value)
+			}
+			l.base[k] = v
+		}
+	}
+	if m := l.managed; m != nil {
+		for k, v := range m.values {
+			switch k {
+			case KeyMaxMode:
+				if !mode(v).Wider(mode(l.base[k])) {
+					l.base[k] = v
+				}
+			case KeyDenyRead, KeyProtectedExtra:
+				v.value = union(l.base[k].value, v.value)
+				l.base[k] = v
+			case KeyTmp:
+				if v.value == false {
+					l.base[k] = v
+				}
+			default: // approval, approval_command, approval_timeout, allow_roots, workspaces
+				l.base[k] = v
+			}
+		}
+	}
+	if l.base[KeyApproval].value == string(sandbox.ApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
+		a := l.base[KeyApproval]
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval: command needs approval_command", a.origin.Name))
+	}
+	// The default mode stays within a trusted max_mode; a mode a trusted
+	// file sets above it is a broken deployment, said at once.
+	m, maxMode := l.base[KeyMode], l.base[KeyMaxMode]
+	if mode(m).Wider(mode(maxMode)) {
+		if m.origin.Source != KindDefault {
+			return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key mode: %s is wider than max_mode %s (%s)",
+				m.origin.Name, mode(m), mode(maxMode), originText(maxMode.origin)))
+		}
+		l.base[KeyMode] = sourced{value: string(mode(maxMode)), origin: maxMode.origin}
+	}
+	return nil
+}
+
+func originText(o Origin) string {
+	if o.Name == "" {
+		return string(o.Source)
+	}
+	return string(o.Source) + " " + o.Name
+}
+
+func mode(v sourced) sandbox.Mode { return sandbox.Mode(v.value.(string)) }
+
+// accumulates reports whether a setting's values from several sources add
+// up rather than replace each other: a secret or protected glob named
+// anywhere stays named.
+func accumulates(k Key) bool { return k == KeyDenyRead || k == KeyProtectedExtra }
+
+func union(a, b any) []string {
+	out := slices.Clone(asList(a))
+	for _, x := range asList(b) {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func asList(v any) []string {
+	l, _ := v.([]string)
+	return l
+}
+
+// readSession reads the session sources: a config file the call names
+// (--config, DSH_FS_CONFIG) or finds through $XDG_CONFIG_HOME, the
+// variables and the flags.
+func (l *loader) readSession() error {
+	if path, explicit := l.sessionFilePath(); path != "" {
+		ly, err := l.readSessionFile(path, explicit)
+		if err != nil {
+			return err
+		}
+		if ly != nil {
+			l.session = append(l.session, ly)
+		}
+	}
+	env := &layer{kind: KindEnv, values: map[Key]sourced{}}
+	flags := &layer{kind: KindFlag, values: map[Key]sourced{}}
+	for _, s := range settings {
+		if s.env != "" {
+			// An empty variable is unset: harnesses blank what they
+			// mean to leave to the defaults.
+			if raw, ok := l.src.LookupEnv(s.env); ok && raw != "" {
+				x, err := parseEnv(s, raw)
+				if err == nil {
+					err = validate(s.key, x)
+				}
+				if err != nil {
+					return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", s.env, err))
+				}
+				env.values[s.key] = sourced{value: x, origin: origin(KindEnv, s.env), raw: raw}
+			}
+		}
+		if f := l.settingFlag(s); f != nil && f.Changed {
+			x, err := flagValue(l.src.Flags, s)
+			if err == nil {
+				err = validate(s.key, x)
+			}
+			if err != nil {
+				return fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
+			}
+			flags.values[s.key] = sourced{value: x, origin: origin(KindFlag, "--"+s.flag), raw: f.Value.String()}
+		}
+	}
+	l.session = append(l.session, env, flags)
+	return nil
+}
+
+// sessionFilePath finds the session config file: --config, DSH_FS_CONFIG,
+// then $XDG_CONFIG_HOME/dsh-fs/config.yaml when that is set, present and
+// not the user's trusted file. explicit is true when the call named the
+// file, which must then exist.
+func (l *loader) sessionFilePath() (path string, explicit bool) {
 	if f := l.flag(FlagConfig); f != nil && f.Changed {
 		return f.Value.String(), true
 	}
@@ -100,64 +326,56 @@ func (l *loader) configPath() (path string, explicit bool) {
 	}
 	xdg, ok := l.src.LookupEnv("XDG_CONFIG_HOME")
 	if !ok || xdg == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			xdg = filepath.Join(home, ".config")
-		}
+		return "", false
 	}
-	for _, p := range []string{filepath.Join(xdg, "dsh-fs", "config.yaml"), "/etc/dsh-fs/config.yaml"} {
-		if _, err := os.Stat(p); err == nil {
-			return p, false
-		}
+	p := filepath.Join(xdg, "dsh-fs", "config.yaml")
+	if user := l.src.Locations.UserFile(l.home); user != "" && sameFile(p, user) {
+		return "", false // the trusted user file, read already
 	}
-	return "", false
+	if _, err := os.Stat(p); err != nil {
+		return "", false
+	}
+	return p, false
 }
 
-func (l *loader) readFile() error {
-	path, explicit := l.configPath()
-	if path == "" {
-		return nil
-	}
-	if _, err := os.Stat(path); err != nil {
-		if explicit && errors.Is(err, fs.ErrNotExist) {
-			return fserr.New(fserr.ConfigInvalid, "config "+path+": no such file")
-		}
-		return fserr.Wrap(fserr.ConfigInvalid, "config "+path+": "+err.Error(), err)
-	}
-	abs, err := filepath.Abs(path)
-	if err == nil {
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// readSessionFile reads a session config file. A file the trusted policy
+// does not let this call read (deny_read) is refused before a byte of it
+// is read, judged on what was opened.
+func (l *loader) readSessionFile(path string, explicit bool) (*layer, error) {
+	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	v := viper.New()
-	v.SetConfigFile(path)
-	switch strings.TrimPrefix(filepath.Ext(path), ".") {
-	case "yaml", "yml", "json", "toml":
-	default:
-		v.SetConfigType("yaml")
-	}
-	if err := v.ReadInConfig(); err != nil {
-		return fserr.Wrap(fserr.ConfigInvalid, "config "+path+": malformed: "+oneLine(err.Error()), err)
-	}
-	l.file = path
-	l.fileKeys = map[string]any{}
-	for _, k := range v.AllKeys() {
-		if !known(Key(k)) {
-			return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: unknown key %q", path, k))
+	f, real, err := openConfig(path)
+	if err != nil {
+		if explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": no such file")
 		}
-		l.fileKeys[k] = v.Get(k)
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fserr.Wrap(fserr.ConfigInvalid, "config "+path+": "+err.Error(), err)
 	}
-	return nil
-}
-
-func known(k Key) bool {
-	for _, s := range settings {
-		if s.key == k {
-			return true
+	defer f.Close()
+	wd, _ := l.src.Getwd()
+	fence := sandbox.NewFence(sandbox.Policy{Mode: mode(l.base[KeyMode]), Cwd: wd, Home: l.home, DenyRead: asList(l.base[KeyDenyRead].value)})
+	for _, p := range []string{real, path} {
+		if err := fence.CheckRead("config", sandbox.Target{Given: path, Path: p}); err != nil {
+			return nil, err
 		}
 	}
-	return false
+	ly, err := fileLayer(KindFile, path, f, nil)
+	if err != nil {
+		return nil, err
+	}
+	l.files = append(l.files, File{Path: path, Origin: origin(KindFile, path)})
+	return ly, nil
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (l *loader) flag(name string) *pflag.Flag {
 	if l.src.Flags == nil || name == "" {
@@ -179,52 +397,261 @@ func (l *loader) settingFlag(s setting) *pflag.Flag {
 	return f
 }
 
-// resolve finds one setting's value by precedence. Every source that sets
-// it is checked, the overridden ones too: a bad value in the config file
-// is an error even on a call that overrides it, so a broken deployment is
-// found on the first call rather than on the first call without the
-// override.
-func (l *loader) resolve(s setting) (Value, error) {
-	v := Value{s.key, s.def, Origin{Source: "default"}}
-	if raw, ok := l.fileKeys[string(s.key)]; ok {
-		x, err := fileValue(s, raw)
-		if err == nil {
-			err = validate(s.key, x)
-		}
-		if err != nil {
-			return Value{}, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %v", l.file, s.key, err))
-		}
-		v = Value{s.key, x, Origin{"file", l.file}}
+// applySession applies the session layers on top of the base, lowest
+// precedence first, refusing any value that would widen the base.
+func (l *loader) applySession() error {
+	l.eff = maps.Clone(l.base)
+	wd, err := l.src.Getwd()
+	if err != nil {
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("cannot get the working directory: %v", err))
 	}
-	if s.env != "" {
-		// An empty variable is unset: harnesses blank what they mean
-		// to leave to the defaults.
-		if raw, ok := l.src.LookupEnv(s.env); ok && raw != "" {
-			x, err := parseEnv(s, raw)
-			if err == nil {
-				err = validate(s.key, x)
+	l.cwdSource = "working directory " + wd
+	for _, ly := range l.session {
+		for _, s := range settings {
+			v, ok := ly.values[s.key]
+			if !ok {
+				continue
 			}
-			if err != nil {
-				return Value{}, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", s.env, err))
+			if err := l.narrows(s, v); err != nil {
+				return err
 			}
-			v = Value{s.key, x, Origin{"env", s.env}}
+			if accumulates(s.key) {
+				v.value = union(l.eff[s.key].value, v.value)
+			}
+			if s.key == KeyCwd {
+				l.cwdSource = v.origin.describe(s.key, v.raw)
+			}
+			l.eff[s.key] = v
 		}
 	}
-	if f := l.settingFlag(s); f != nil && f.Changed {
-		x, err := flagValue(l.src.Flags, s)
-		if err == nil {
-			err = validate(s.key, x)
+	return nil
+}
+
+// narrows checks that the session value v of s does not widen the base
+// policy, and returns the denial that names its source when it would.
+func (l *loader) narrows(s setting, v sourced) error {
+	base := l.base[s.key]
+	denyRaw := func(needed sandbox.Mode, raw string) error {
+		return &sandbox.DeniedError{Mode: mode(l.base[KeyMode]), Reason: sandbox.ReasonSessionWiden,
+			Matched: v.origin.describe(s.key, raw), Needed: needed,
+			MaxMode: mode(l.base[KeyMaxMode]), Approval: sandbox.Approval(l.base[KeyApproval].value.(string))}
+	}
+	deny := func(needed sandbox.Mode) error { return denyRaw(needed, v.raw) }
+	if s.trustedOnly {
+		return deny("")
+	}
+	switch s.key {
+	case KeyMode:
+		if m := sandbox.Mode(v.value.(string)); m.Wider(mode(base)) {
+			return deny(m)
 		}
+	case KeyTmp:
+		if v.value == true && base.value == false {
+			return deny(sandbox.DangerFullAccess)
+		}
+	case KeyEnforce:
+		if sandbox.Enforce(v.value.(string)).Weaker(sandbox.Enforce(base.value.(string))) {
+			return deny(sandbox.DangerFullAccess)
+		}
+	case KeyProtected:
+		keep := asList(base.value)
+		if keep == nil {
+			keep = sandbox.DefaultProtected
+		}
+		for _, g := range keep {
+			if !slices.Contains(asList(v.value), g) {
+				return deny(sandbox.DangerFullAccess)
+			}
+		}
+	case KeyCwd:
+		if base.origin.Source == KindDefault {
+			return nil // the workspace rules decide (sandbox.WritableRoots)
+		}
+		pinned, err := l.canonicalCwd(base.value.(string))
 		if err != nil {
-			return Value{}, fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
+			return err
 		}
-		v = Value{s.key, x, Origin{"flag", "--" + s.flag}}
+		wd, _ := l.src.Getwd()
+		c, err := sandbox.Canonical(wd, v.value.(string))
+		if err != nil || !sandbox.Beneath(pinned, c) {
+			return deny(sandbox.DangerFullAccess)
+		}
+	case KeyWritableRoots:
+		return l.checkSessionRoots(v, denyRaw)
 	}
-	return v, nil
+	return nil
+}
+
+// checkSessionRoots allows each writable root a session adds only beneath
+// an allow_roots entry or a root the trusted policy already makes
+// writable.
+func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw string) error) error {
+	// The trusted policy, with the cwd this call settled on: a root
+	// beneath the workspace widens nothing, but the workspace counts only
+	// when the trusted policy accepts it (not too broad, in workspaces).
+	vals := maps.Clone(l.base)
+	vals[KeyCwd] = l.eff[KeyCwd]
+	base, err := l.policy(vals)
+	if err != nil {
+		return err
+	}
+	for _, r := range asList(v.value) {
+		c, err := sandbox.Canonical(base.Cwd, expandHome(l.home, r))
+		if err != nil {
+			return fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("%s: %v", v.origin.describe(KeyWritableRoots, r), err), err)
+		}
+		ok, err := sandbox.AllowsSessionRoot(base, c)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return deny(sandbox.DangerFullAccess, r)
+		}
+	}
+	return nil
+}
+
+func expandHome(home, p string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return home + p[1:]
+	}
+	return p
+}
+
+// canonicalCwd resolves a cwd setting against the process's directory.
+func (l *loader) canonicalCwd(raw string) (string, error) {
+	wd, err := l.src.Getwd()
+	if err != nil {
+		return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("cannot get the working directory: %v", err))
+	}
+	if raw == "" {
+		raw = wd
+	}
+	canon, err := sandbox.Canonical(wd, expandHome(l.home, raw))
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(canon)
+	if err != nil {
+		return "", fmt.Errorf("%s: no such folder", raw)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s: not a folder", raw)
+	}
+	return canon, nil
+}
+
+// policy makes the sandbox policy of the values vals.
+func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
+	str := func(k Key) string { return vals[k].value.(string) }
+	cwdVal := vals[KeyCwd]
+	cwd, err := l.canonicalCwd(str(KeyCwd))
+	if err != nil {
+		return sandbox.Policy{}, l.bad(cwdVal, err)
+	}
+	protected := asList(vals[KeyProtected].value)
+	if protected == nil {
+		protected = sandbox.DefaultProtected
+	}
+	protected = append(slices.Clip(protected), asList(vals[KeyProtectedExtra].value)...)
+	var roots []string
+	for _, r := range asList(vals[KeyWritableRoots].value) {
+		roots = append(roots, expandHome(l.home, r))
+	}
+	// validate has checked every name: these parse.
+	m, _ := sandbox.ParseMode(str(KeyMode))
+	maxMode, _ := sandbox.ParseMode(str(KeyMaxMode))
+	approval, _ := sandbox.ParseApproval(str(KeyApproval))
+	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
+	loc := l.src.Locations
+	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
+	if u := loc.UserFile(l.home); u != "" {
+		trustedFiles = append(trustedFiles, u)
+	}
+	var loaded []string
+	for _, f := range l.files {
+		loaded = append(loaded, f.Path)
+	}
+	return sandbox.Policy{
+		Mode:                   m,
+		Cwd:                    cwd,
+		CwdTrusted:             cwdVal.origin.Trust != TrustSession && cwdVal.origin.Source != KindDefault,
+		CwdSource:              l.cwdSource,
+		Workspaces:             asList(vals[KeyWorkspaces].value),
+		AllowRoots:             asList(vals[KeyAllowRoots].value),
+		WritableRoots:          roots,
+		Tmp:                    vals[KeyTmp].value.(bool),
+		Protected:              protected,
+		DenyRead:               asList(vals[KeyDenyRead].value),
+		MaxMode:                maxMode,
+		Approval:               approval,
+		ApprovalCommand:        asList(vals[KeyApprovalCommand].value),
+		ApprovalTimeoutSeconds: vals[KeyApprovalTimeout].value.(int),
+		Enforce:                enforce,
+		Home:                   l.home,
+		ConfigFiles:            loaded,
+		TrustedFiles:           trustedFiles,
+	}, nil
+}
+
+// bad is the error of a value that is well-formed but unusable.
+func (l *loader) bad(v sourced, err error) error {
+	switch v.origin.Source {
+	case KindFlag:
+		return fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag %s: %v", v.origin.Name, err))
+	case KindEnv:
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", v.origin.Name, err))
+	case KindDefault:
+		return fserr.New(fserr.ConfigInvalid, err.Error())
+	}
+	return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %v", v.origin.Name, v.raw, err))
+}
+
+// build makes the Settings from the effective values.
+func (l *loader) build() (*Settings, error) {
+	p, err := l.policy(l.eff)
+	if err != nil {
+		return nil, err
+	}
+	num := func(k Key) int { return l.eff[k].value.(int) }
+	values := make([]Value, 0, len(settings))
+	for _, s := range settings {
+		v := l.eff[s.key]
+		x := v.value
+		switch s.key {
+		case KeyCwd:
+			x = p.Cwd
+		case KeyProtected:
+			if x == nil {
+				x = sandbox.DefaultProtected
+			}
+		}
+		values = append(values, Value{Key: s.key, Value: x, Origin: v.origin})
+	}
+	return &Settings{
+		Policy:            p,
+		DiffBasisMaxBytes: int64(num(KeyDiffBasisMaxBytes)),
+		DiffMaxBytes:      num(KeyDiffMaxBytes),
+		DiffContext:       num(KeyDiffContext),
+		ReadMaxLines:      num(KeyReadMaxLines),
+		ReadMaxBytes:      num(KeyReadMaxBytes),
+		Output:            l.eff[KeyOutput].value.(string),
+		Values:            values,
+		Files:             l.files,
+	}, nil
+}
+
+func lookupSetting(k Key) (setting, bool) {
+	for _, s := range settings {
+		if s.key == k {
+			return s, true
+		}
+	}
+	return setting{}, false
 }
 
 // validate checks a value beyond its type: names from a fixed set, sizes
-// that cannot be negative.
+// that cannot be negative, globs that are well-formed.
 func validate(k Key, v any) error {
 	var err error
 	switch k {
@@ -241,6 +668,16 @@ func validate(k Key, v any) error {
 	case KeyDiffBasisMaxBytes, KeyDiffMaxBytes, KeyDiffContext, KeyReadMaxLines, KeyReadMaxBytes:
 		if n := v.(int); n < 0 {
 			err = fmt.Errorf("want zero or more, got %d", n)
+		}
+	case KeyApprovalTimeout:
+		if n := v.(int); n < 1 {
+			err = fmt.Errorf("want one second or more, got %d", n)
+		}
+	case KeyProtected, KeyProtectedExtra, KeyDenyRead, KeyWorkspaces, KeyAllowRoots:
+		for _, g := range asList(v) {
+			if err = sandbox.CheckGlob(g); err != nil {
+				break
+			}
 		}
 	}
 	return err
@@ -267,7 +704,11 @@ func parseEnv(s setting, raw string) (any, error) {
 		}
 		return b, nil
 	case kindInt:
-		return parseInt(raw)
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil {
+			return nil, fmt.Errorf("want a whole number, got %q", raw)
+		}
+		return n, nil
 	case kindList:
 		var out []string
 		for _, p := range filepath.SplitList(raw) {
@@ -280,23 +721,16 @@ func parseEnv(s setting, raw string) (any, error) {
 	return raw, nil
 }
 
-func parseInt(raw string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(raw))
-	if err != nil {
-		return 0, fmt.Errorf("want a whole number, got %q", raw)
-	}
-	return n, nil
-}
-
-// fileValue checks the type of a value read from the config file. Viper
-// hands over YAML, TOML and JSON values alike as any.
+// fileValue checks the type of a value read from a config file. Viper
+// hands over YAML, TOML and JSON values alike as any. Its errors name the
+// type found, never the value: the file may be a secret.
 func fileValue(s setting, raw any) (any, error) {
 	switch s.kind {
 	case kindBool:
 		if b, ok := raw.(bool); ok {
 			return b, nil
 		}
-		return nil, fmt.Errorf("want true or false, got %v", raw)
+		return nil, fmt.Errorf("want true or false, got %s", typeName(raw))
 	case kindInt:
 		switch n := raw.(type) {
 		case int:
@@ -308,20 +742,20 @@ func fileValue(s setting, raw any) (any, error) {
 				return int(n), nil
 			}
 		}
-		return nil, fmt.Errorf("want a whole number, got %v", raw)
+		return nil, fmt.Errorf("want a whole number, got %s", typeName(raw))
 	case kindList:
 		items, ok := raw.([]any)
 		if !ok {
 			if ss, ok := raw.([]string); ok {
 				return ss, nil
 			}
-			return nil, fmt.Errorf("want a list of strings, got %v", raw)
+			return nil, fmt.Errorf("want a list of strings, got %s", typeName(raw))
 		}
 		out := make([]string, 0, len(items))
 		for _, it := range items {
 			str, ok := it.(string)
 			if !ok {
-				return nil, fmt.Errorf("want a list of strings, got item %v", it)
+				return nil, fmt.Errorf("want a list of strings, got an item that is %s", typeName(it))
 			}
 			out = append(out, str)
 		}
@@ -330,112 +764,23 @@ func fileValue(s setting, raw any) (any, error) {
 	if str, ok := raw.(string); ok {
 		return str, nil
 	}
-	return nil, fmt.Errorf("want a string, got %v", raw)
+	return nil, fmt.Errorf("want a string, got %s", typeName(raw))
 }
 
-func (l *loader) value(k Key) *Value {
-	for i := range l.values {
-		if l.values[i].Key == k {
-			return &l.values[i]
-		}
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "true or false"
+	case int, int64, float64:
+		return "a number"
+	case []any, []string:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	case nil:
+		return "nothing"
 	}
-	panic("config: no setting " + string(k))
-}
-
-// build checks the values against each other and makes the Settings.
-func (l *loader) build() (*Settings, error) {
-	bad := func(v *Value, err error) error {
-		where := v.Origin.Source
-		switch v.Origin.Source {
-		case "flag":
-			return fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag %s: %v", v.Name, err))
-		case "env":
-			where = "env " + v.Name
-		case "file":
-			where = "config " + v.Name + ": key " + string(v.Key)
-		}
-		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("%s: %v", where, err))
-	}
-	str := func(k Key) string { return l.value(k).Value.(string) }
-	num := func(k Key) int { return l.value(k).Value.(int) }
-	list := func(k Key) []string {
-		if v, ok := l.value(k).Value.([]string); ok {
-			return v
-		}
-		return nil
-	}
-
-	// validate has checked every name: these parse.
-	mode, _ := sandbox.ParseMode(str(KeyMode))
-	maxMode, _ := sandbox.ParseMode(str(KeyMaxMode))
-	approval, _ := sandbox.ParseApproval(str(KeyApproval))
-	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
-	output := str(KeyOutput)
-	cwd, err := l.cwd()
-	if err != nil {
-		return nil, bad(l.value(KeyCwd), err)
-	}
-	l.value(KeyCwd).Value = cwd
-
-	protected := list(KeyProtected)
-	if protected == nil {
-		protected = sandbox.DefaultProtected
-		l.value(KeyProtected).Value = protected
-	}
-	protected = append(slices.Clip(protected), list(KeyProtectedExtra)...)
-
-	modeValue := l.value(KeyMode)
-	if mode.Wider(maxMode) {
-		if modeValue.Source == "file" || modeValue.Source == "default" {
-			return nil, bad(modeValue, fmt.Errorf("mode %s is wider than max_mode %s", mode, maxMode))
-		}
-		return nil, &sandbox.DeniedError{Mode: maxMode, Reason: sandbox.ReasonAboveMaxMode,
-			Matched: modeValue.Name + " " + string(mode), MaxMode: maxMode, Approval: approval}
-	}
-
-	return &Settings{
-		Policy: sandbox.Policy{
-			Mode:          mode,
-			Cwd:           cwd,
-			WritableRoots: list(KeyWritableRoots),
-			Tmp:           l.value(KeyTmp).Value.(bool),
-			Protected:     protected,
-			DenyRead:      list(KeyDenyRead),
-			MaxMode:       maxMode,
-			Approval:      approval,
-			Enforce:       enforce,
-			ConfigFile:    l.file,
-		},
-		DiffBasisMaxBytes: int64(num(KeyDiffBasisMaxBytes)),
-		DiffMaxBytes:      num(KeyDiffMaxBytes),
-		DiffContext:       num(KeyDiffContext),
-		ReadMaxLines:      num(KeyReadMaxLines),
-		ReadMaxBytes:      num(KeyReadMaxBytes),
-		Output:            output,
-		Values:            l.values,
-	}, nil
-}
-
-// cwd returns the canonical session cwd, which must be an existing folder.
-func (l *loader) cwd() (string, error) {
-	wd, err := l.src.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("cannot get the working directory: %v", err)
-	}
-	raw := l.value(KeyCwd).Value.(string)
-	if raw == "" {
-		raw = wd
-	}
-	canon, err := sandbox.Canonical(wd, raw)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(canon)
-	if err != nil {
-		return "", fmt.Errorf("%s: no such folder", raw)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s: not a folder", raw)
-	}
-	return canon, nil
+	return "another type"
 }

@@ -19,6 +19,10 @@ const (
 	KeyDenyRead          Key = "deny_read"
 	KeyMaxMode           Key = "max_mode"
 	KeyApproval          Key = "approval"
+	KeyApprovalCommand   Key = "approval_command"
+	KeyApprovalTimeout   Key = "approval_timeout"
+	KeyAllowRoots        Key = "allow_roots"
+	KeyWorkspaces        Key = "workspaces"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -57,13 +61,16 @@ const (
 )
 
 // setting describes one setting: its key, flag, environment variable, type
-// and default.
+// and default, and whether only a trusted source may set it.
 type setting struct {
 	key  Key
 	flag string // "" when there is none
 	env  string // "" when there is none
 	kind kind
 	def  any
+	// trustedOnly settings decide who may widen the fence, or how far:
+	// any value from a session source is a denial.
+	trustedOnly bool
 }
 
 // Defaults of docs/design.md §2.
@@ -76,24 +83,34 @@ const (
 )
 
 // settings is the table of every setting, in the order `dsh-fs policy`
-// prints them. The policy-shaping settings a model could use to widen its
-// own fence (protected, deny_read, max_mode, approval) have no flag and no
-// environment variable: only the deployment's config file sets them.
+// prints them. The settings a model could use to widen its own fence
+// (protected, deny_read, max_mode, approval, …) have no flag and no
+// environment variable, and session config files may only narrow them
+// (docs/design.md §2).
 var settings = []setting{
-	{KeyMode, FlagMode, "DSH_FS_MODE", kindString, "workspace-write"},
-	{KeyCwd, FlagCwd, "DSH_FS_CWD", kindString, ""},
-	{KeyWritableRoots, FlagWritableRoot, "DSH_FS_WRITABLE_ROOTS", kindList, []string{}},
-	{KeyTmp, FlagTmp, "DSH_FS_TMP", kindBool, true},
-	{KeyProtected, "", "", kindList, nil},
-	{KeyProtectedExtra, "", "", kindList, []string{}},
-	{KeyDenyRead, "", "", kindList, []string{}},
-	{KeyMaxMode, "", "", kindString, "danger-full-access"},
-	{KeyApproval, "", "", kindString, "tty"},
-	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes},
-	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes},
-	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext},
-	{KeyReadMaxLines, "", "DSH_FS_READ_MAX_LINES", kindInt, DefaultReadMaxLines},
-	{KeyReadMaxBytes, "", "DSH_FS_READ_MAX_BYTES", kindInt, DefaultReadMaxBytes},
-	{KeyOutput, FlagOutput, "DSH_FS_OUTPUT", kindString, "json"},
-	{KeyEnforce, FlagEnforce, "DSH_FS_ENFORCE", kindString, "auto"},
+	{KeyMode, FlagMode, "DSH_FS_MODE", kindString, "workspace-write", false},
+	{KeyCwd, FlagCwd, "DSH_FS_CWD", kindString, "", false},
+	{KeyWritableRoots, FlagWritableRoot, "DSH_FS_WRITABLE_ROOTS", kindList, []string{}, false},
+	{KeyTmp, FlagTmp, "DSH_FS_TMP", kindBool, true, false},
+	{KeyProtected, "", "", kindList, nil, false},
+	{KeyProtectedExtra, "", "", kindList, []string{}, false},
+	{KeyDenyRead, "", "", kindList, []string{}, false},
+	{KeyMaxMode, "", "", kindString, "danger-full-access", true},
+	{KeyApproval, "", "", kindString, "supervisor", true},
+	{KeyApprovalCommand, "", "", kindList, []string{}, true},
+	{KeyApprovalTimeout, "", "", kindInt, 60, true},
+	{KeyAllowRoots, "", "", kindList, []string{}, true},
+	{KeyWorkspaces, "", "", kindList, []string{}, true},
+	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
+	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
+	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
+	{KeyReadMaxLines, "", "DSH_FS_READ_MAX_LINES", kindInt, DefaultReadMaxLines, false},
+	{KeyReadMaxBytes, "", "DSH_FS_READ_MAX_BYTES", kindInt, DefaultReadMaxBytes, false},
+	{KeyOutput, FlagOutput, "DSH_FS_OUTPUT", kindString, "json", false},
+	{KeyEnforce, FlagEnforce, "DSH_FS_ENFORCE", kindString, "auto", false},
 }
+
+// managedKeys are what the managed requirements file may say: ceilings
+// and additions that even the user's own file cannot undo.
+var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
+	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp}

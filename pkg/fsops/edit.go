@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -63,29 +65,12 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 		return nil, err
 	}
 	if err := f.CheckWrite("edit", &t); err != nil {
-		return nil, err
+		if opt, err = escalateEdit(f, &t, err, opt); err != nil {
+			return nil, err
+		}
 	}
 	if opt.DryRun {
-		file, err := openForRead(f, "edit", t)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		fi, err := file.Stat()
-		if err != nil {
-			return nil, fserr.FromOS("edit", t.Given, err)
-		}
-		content, err := loadFile(file, fi.Size(), t.Given)
-		if err != nil {
-			return nil, err
-		}
-		defer content.release()
-		res, _, err := planEdit(t.Given, content.data, opt)
-		if err != nil {
-			return nil, err
-		}
-		res.DryRun = true
-		return res, nil
+		return dryEdit(f, t, opt)
 	}
 	l, err := lockTarget(f, "edit", t, false)
 	if err != nil {
@@ -97,7 +82,7 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	}
 	// What was locked is what the edit reads: a hard link to a secret is
 	// denied like the secret.
-	if err := f.CheckOpened("edit", t, l.file); err != nil {
+	if err := f.CheckReadOpened("edit", t, l.file); err != nil {
 		return nil, err
 	}
 	content, err := loadFile(l.file, l.st.Size, t.Given)
@@ -116,6 +101,34 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if err != nil {
 		return nil, err
 	}
+	return res, nil
+}
+
+// dryEdit plans an edit on the file as it is, without a lock, and
+// returns its result; nothing is written.
+func dryEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
+	file, err := openForRead(f, "edit", t)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	if err := checkWritable("edit", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+		return nil, err
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, fserr.FromOS("edit", t.Given, err)
+	}
+	content, err := loadFile(file, fi.Size(), t.Given)
+	if err != nil {
+		return nil, err
+	}
+	defer content.release()
+	res, _, err := planEdit(t.Given, content.data, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.DryRun = true
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -15,9 +16,10 @@ import (
 // locked with an exclusive flock. write and edit both take this lock, so
 // writes and edits from many processes serialize and none loses an update.
 type locked struct {
-	op   string
-	dir  *sandbox.Dir
-	name string
+	op    string
+	given string // the target as the caller wrote it, for messages
+	dir   *sandbox.Dir
+	name  string
 	// file is the locked current file; nil when the target does not
 	// exist.
 	file *os.File
@@ -41,7 +43,7 @@ func lockTarget(f *sandbox.Fence, op string, t sandbox.Target, mkdir bool) (*loc
 	if err != nil {
 		return nil, err
 	}
-	l := &locked{op: op, dir: dir, name: name}
+	l := &locked{op: op, given: t.Given, dir: dir, name: name}
 	for range maxLockRetries {
 		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 		file, err := dir.Open(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -67,6 +69,11 @@ func lockTarget(f *sandbox.Fence, op string, t sandbox.Target, mkdir bool) (*loc
 		if err == nil && now.Dev == held.Dev && now.Ino == held.Ino {
 			switch held.Mode & unix.S_IFMT {
 			case unix.S_IFREG:
+				if err := checkWritable(op, t.Given, file, func() error { return dir.Access(name, unix.W_OK) }); err != nil {
+					file.Close()
+					dir.Close()
+					return nil, err
+				}
 				l.file, l.st = file, held
 				return l, nil
 			case unix.S_IFDIR:
@@ -130,9 +137,10 @@ func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error
 	}()
 	if l.exists() {
 		fd := int(tmp.Fd())
-		// The owner where the process may set it (root, or the same
-		// user); chown clears set-id bits, so the mode comes after.
-		_ = unix.Fchown(fd, int(l.st.Uid), int(l.st.Gid))
+		// chown clears set-id bits, so the mode comes after.
+		if err := l.keepOwner(fd); err != nil {
+			return err
+		}
 		if err := unix.Fchmod(fd, perm); err != nil {
 			return fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
 		}
@@ -146,6 +154,53 @@ func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error
 	}
 	if err := tmp.Commit(l.name, l.exists()); err != nil {
 		return fserr.FromOS(l.op, l.dir.Path, err)
+	}
+	return nil
+}
+
+// checkWritable decides, on the opened file, whether this process may
+// write it, as the OS decides for `sh -c '> f'`: the permission bits and
+// ACLs against the effective user and groups (root may write any file), a
+// read-only mount, an immutable flag. A replacement never writes through
+// the file, but a file its user could not overwrite is not replaced
+// either: FS_PERMISSION, before anything changes. A running program
+// (ETXTBSY) may be replaced. The check goes through /proc/self/fd, so it
+// is about the file opened, not whatever the name holds by then; without
+// /proc, byName checks the name, which the caller has verified to be the
+// opened file.
+func checkWritable(op, given string, file *os.File, byName func() error) error {
+	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
+	if errors.Is(err, unix.ENOENT) && byName != nil {
+		err = byName()
+	}
+	switch {
+	case err == nil, errors.Is(err, unix.ETXTBSY):
+		return nil
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
+		e := fserr.Wrap(fserr.Permission, op+": "+given+": permission denied: the file is not writable by this user", err)
+		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
+		return e
+	}
+	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
+}
+
+// keepOwner gives the temp file fd the owner and group of the file it
+// replaces, or refuses with FS_PERMISSION where the process may not set
+// them (another user's file, a group it is not in): a replacement never
+// hands a file over to another owner silently.
+func (l *locked) keepOwner(fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fserr.FromOS(l.op, l.given, os.NewSyscallError("fstat", err))
+	}
+	if st.Uid == l.st.Uid && st.Gid == l.st.Gid {
+		return nil
+	}
+	if err := unix.Fchown(fd, int(l.st.Uid), int(l.st.Gid)); err != nil {
+		e := fserr.Wrap(fserr.Permission, fmt.Sprintf("%s: %s: cannot keep the file's owner and group %d:%d (a replacement would belong to %d:%d): %v",
+			l.op, l.given, l.st.Uid, l.st.Gid, st.Uid, st.Gid, err), err)
+		e.Hint = "the file belongs to another user or group; nothing was changed"
+		return e
 	}
 	return nil
 }

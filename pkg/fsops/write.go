@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -59,14 +61,16 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if err := f.CheckRead("write", t); err != nil {
 		return nil, err
 	}
-	if err := f.CheckWrite("write", &t); err != nil {
-		return nil, err
-	}
 	if strings.HasSuffix(t.Given, "/") {
 		return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": names a folder")
 	}
 	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
 		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
+	}
+	if err := f.CheckWrite("write", &t); err != nil {
+		if opt, err = escalateWrite(f, &t, err, opt); err != nil {
+			return nil, err
+		}
 	}
 	if opt.DryRun {
 		return dryWrite(f, t, opt)
@@ -79,7 +83,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if l.exists() {
 		// What was locked is what the diff shows: a hard link to a secret
 		// is denied like the secret.
-		if err := f.CheckOpened("write", t, l.file); err != nil {
+		if err := f.CheckReadOpened("write", t, l.file); err != nil {
 			return nil, err
 		}
 	}
@@ -145,6 +149,9 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 		return nil, err
 	default:
 		defer file.Close()
+		if err := checkWritable("write", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+			return nil, err
+		}
 	}
 	res.Created = file == nil
 	var size int64

@@ -2,29 +2,133 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ttyPath is the controlling terminal; never taken from the environment,
 // where the model could point it at a file that says "y".
 const ttyPath = "/dev/tty"
 
+// noSupervisor is the refusal of the default approval outside a dsh-fs
+// exec session: no person the model cannot impersonate is there to ask.
+const noSupervisor = "no dsh-fs exec supervisor to ask (the default approval); a trusted config file can set " +
+	"approval: command with approval_command (the harness's approver), approval: trust, or approval: tty"
+
+// DefaultApprovalTimeout is how long an approval_command may take, in
+// seconds, before the escalation is refused.
+const DefaultApprovalTimeout = 60
+
 // askTTY asks the person at the controlling terminal to approve req and
-// refuses when there is no terminal or the answer is not yes.
+// refuses when there is no terminal or the answer is not yes. Every
+// string the model chose (the path, the diff) is shown with its control
+// characters escaped, so it cannot redraw the question.
 func askTTY(req EscalationRequest) error {
 	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("escalation to %s refused: no terminal to ask", req.To)
 	}
 	defer tty.Close()
-	fmt.Fprintf(tty, "dsh-fs: %s %s was denied under %s mode (%s).\nAllow this one call under %s mode? [y/N] ",
-		req.Op, req.Path, req.From, req.Reason, req.To)
+	_, _ = tty.WriteString(prompt(req))
 	answer, _ := bufio.NewReader(tty).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
+}
+
+// prompt is the question put to a person: what was denied and why, the
+// change itself, and whether to allow it once.
+func prompt(req EscalationRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dsh-fs: %s %s was denied under %s mode (%s).\n", req.Op, escapeControl(req.Path), req.From, req.Reason)
+	if req.Resolved != "" && req.Resolved != req.Path {
+		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
+	}
+	if req.DiffText != "" {
+		b.WriteString("The change:\n")
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
+			b.WriteString("  " + escapeControl(strings.TrimSuffix(line, "\n")) + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "Allow this one call under %s mode? [y/N] ", req.To)
+	return b.String()
+}
+
+// escapeControl returns s with every character that could move the
+// cursor, recolour, hide or reorder text on a terminal written as an
+// escape: C0 and C1 controls and DEL as \r, \x1b, \u0085, bidirectional
+// overrides as \u202e, and bytes that are not UTF-8 as \xff. Printable
+// text, tabs included, stays as it is.
+func escapeControl(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t':
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0, unicode.Is(unicode.Bidi_Control, r), r == '\u2028', r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// runApprovalCommand runs the harness's approver, argv, with req as one
+// JSON object on its standard input: exit status 0 approves; anything
+// else, a failure to start, or no answer within timeout seconds refuses.
+// The command's output is passed to dsh-fs's standard error, never to the
+// result.
+func runApprovalCommand(argv []string, timeout int, req EscalationRequest) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("escalation to %s refused: approval is command but approval_command is empty", req.To)
+	}
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("escalation to %s refused: %v", req.To, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Stdin = bytes.NewReader(append(body, '\n'))
+	c.Stdout, c.Stderr = os.Stderr, os.Stderr
+	// The approver's own children must not keep it waiting past the
+	// timeout either.
+	c.WaitDelay = time.Second
+	err = c.Run()
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("escalation to %s refused: approval_command gave no answer within %d s", req.To, timeout)
+	case err == nil:
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return fmt.Errorf("escalation to %s refused: approval_command exited with status %d", req.To, ee.ExitCode())
+	}
+	return fmt.Errorf("escalation to %s refused: approval_command: %v", req.To, err)
 }

@@ -2,20 +2,36 @@ package sandbox
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
 // The reasons of a denial. They are API: scripts match on them.
 const (
-	ReasonReadOnly      = "read-only mode"
-	ReasonOutsideRoots  = "outside writable roots"
-	ReasonProtected     = "protected path"
-	ReasonBareRepo      = "would complete a bare repository"
-	ReasonDenyRead      = "deny_read"
-	ReasonEscaped       = "resolution escaped the root"
-	ReasonLandlock      = "refused by landlock"
-	ReasonAboveMaxMode  = "above max_mode"
+	ReasonReadOnly     = "read-only mode"
+	ReasonOutsideRoots = "outside writable roots"
+	ReasonProtected    = "protected path"
+	ReasonBareRepo     = "would complete a bare repository"
+	ReasonDenyRead     = "deny_read"
+	ReasonEscaped      = "resolution escaped the root"
+	ReasonLandlock     = "refused by landlock"
+	ReasonAboveMaxMode = "above max_mode"
+	// ReasonSessionWiden: a flag, variable, session config file or the
+	// working directory asked for more than the trusted policy allows.
+	ReasonSessionWiden = "session cannot widen the policy"
+	// ReasonWorkspaceTooBroad: the session cwd is /, the home folder or
+	// a system tree, which no session may make writable.
+	ReasonWorkspaceTooBroad = "workspace too broad"
+	// ReasonOutsideWorkspaces: the session cwd is not among the trusted
+	// workspaces.
+	ReasonOutsideWorkspaces = "outside workspaces"
+	// ReasonTmpdirNotAllowed: $TMPDIR lies outside /tmp and the allowed
+	// roots; it is not a writable root.
+	ReasonTmpdirNotAllowed = "TMPDIR outside the allowed roots"
+	// ReasonNotApproved: an escalation was asked for and its approver
+	// refused it, or there was no approver to ask.
+	ReasonNotApproved   = "escalation not approved"
 	reasonMarkerPattern = "[sandbox: file access denied under %s mode]"
 )
 
@@ -43,6 +59,9 @@ type DeniedError struct {
 	Approval Approval
 	// Refusal says why an escalation that was asked for was not granted.
 	Refusal string
+	// Cause is the reason of the denial an escalation failed to lift,
+	// when Reason is ReasonNotApproved.
+	Cause string
 }
 
 // Code returns FS_SANDBOX_DENIED.
@@ -54,8 +73,8 @@ func (e *DeniedError) Error() string {
 		msg += e.Path + ": "
 	}
 	msg += e.Reason
-	if e.Matched != "" {
-		msg += " (" + e.Matched + ")"
+	if details := nonEmpty(e.Cause, e.Matched); len(details) > 0 {
+		msg += " (" + strings.Join(details, ": ") + ")"
 	}
 	if e.Refusal != "" {
 		msg += "; " + e.Refusal
@@ -84,6 +103,20 @@ func (e *DeniedError) Hint() string {
 		return fmt.Sprintf("this needs %s, and escalation is disabled here (approval: never): ask the user to change the policy", e.Needed)
 	case e.Approval == ApprovalTrust:
 		return fmt.Sprintf("if the user agrees, retry this one call with --escalate %s", e.Needed)
+	case e.Approval == ApprovalTTY:
+		return fmt.Sprintf("retry this one call with --escalate %s; a person at the terminal must approve it", e.Needed)
+	case e.Approval == ApprovalCommand:
+		return fmt.Sprintf("retry this one call with --escalate %s; the harness's approver decides", e.Needed)
 	}
-	return fmt.Sprintf("retry this one call with --escalate %s; a person at the terminal must approve it", e.Needed)
+	return fmt.Sprintf("this needs %s: under a dsh-fs exec session, retry this one call with --escalate %s and the person at its terminal decides; elsewhere ask the user to change the policy", e.Needed, e.Needed)
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +31,9 @@ type Dir struct {
 	// kernelDenied turns a write the kernel layer refused into a denial;
 	// nil when Landlock is not in place.
 	kernelDenied func(error) error
+	// unlock releases the lock on the root that a write of a part of a
+	// git directory holds until Close (see openConfined); nil when none.
+	unlock func()
 }
 
 // resolveConfined is the openat2 resolution of workspace-write mode:
@@ -42,7 +46,14 @@ const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.R
 // passed. It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
-// It returns the folder and the name of t inside it.
+// In workspace-write mode it then decides on what it opened: a folder on
+// the way that holds a git directory is a protected path, whatever its
+// name by now, and so is an opened folder whose real path now lies under
+// a protected glob; one moved anywhere else is an escape. A write of a
+// part of a git directory at the top of the root holds the root's lock
+// until the Dir is closed (see openConfined). A target that is a writable
+// root itself is FS_IS_DIR. It returns the folder and the name of t
+// inside it.
 func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	again, err := Canonical(f.policy.Cwd, t.Given)
 	if err != nil {
@@ -51,7 +62,10 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if again != t.Path {
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 	}
-	if t.Path == "/" {
+	if t.Path == "/" || t.Root != "" && t.Rel == "." {
+		// A writable root is a folder. Split into folder and name, it
+		// would name the root's parent, outside the confined handle, or
+		// (split by Rel) a file named like the root inside it.
 		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
 	}
 	name := filepath.Base(t.Path)
@@ -75,10 +89,39 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.checkOpened(op, t, d, name); err != nil {
+		d.Close()
+		return nil, "", err
+	}
 	return d, name, nil
 }
 
-func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (*Dir, error) {
+// checkOpened decides on the folder opened rather than on the name that
+// was checked: its real path, read back from the handle, must be the path
+// it was opened as, since a folder moved or exchanged between the check
+// and the open (d and .git swapped) carries the write somewhere the check
+// never saw. A folder that now sits under a protected path is denied as
+// protected, any other move as an escape. Without /proc there is no path
+// to read back; the git-directory checks of openConfined, which look at
+// what each opened folder holds, still apply.
+func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
+	opened, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", d.fd))
+	if err != nil {
+		return nil
+	}
+	if rel, ok := within(t.Root, opened); ok {
+		target := filepath.Join(opened, name)
+		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
+			return f.protectedDenied(op, t, g)
+		}
+	}
+	if opened != d.Path {
+		return f.escaped(op, t, fmt.Errorf("the folder opened as %s is %s by now", d.Path, opened))
+	}
+	return nil
+}
+
+func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (d *Dir, err error) {
 	// The root itself is canonical: opened from "/" with no symlink
 	// allowed, so a root swapped for a symlink after the check is refused
 	// too.
@@ -88,6 +131,40 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	}
 	cur := rootFD
 	curPath := root
+	// A write whose first name is a part of a git directory (HEAD,
+	// objects, refs, commondir) must not complete one at the top of the
+	// root, and several processes each adding a part must not either: the
+	// check and the creation of that name happen under an exclusive lock
+	// on the root, held until the Dir is closed, after the commit. Only
+	// such writes take it; the check looks at the root opened.
+	held := -1
+	defer func() {
+		if err != nil {
+			if cur != held {
+				unix.Close(cur)
+			}
+			if held >= 0 {
+				unix.Close(held)
+			}
+		}
+	}()
+	first, _, _ := strings.Cut(t.Rel, string(filepath.Separator))
+	if slices.Contains(gitDirParts, first) {
+		if err := flock(rootFD); err != nil {
+			return nil, fserr.FromOS(op, root, err)
+		}
+		held = rootFD
+		if completesGitDirAt(rootFD, first) {
+			return nil, &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonBareRepo,
+				WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+		}
+	}
+	// Every folder on the way is looked at once opened: a git directory
+	// is protected by what it holds, so one exchanged into the path after
+	// the check is caught whatever it is called by now.
+	if isGitDirAt(cur) {
+		return nil, f.protectedDenied(op, t, curPath)
+	}
 	if rel != "." {
 		for _, name := range strings.Split(rel, string(filepath.Separator)) {
 			next, err := openat2(cur, name, resolveConfined)
@@ -99,7 +176,6 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 					err = (&Dir{fd: cur, kernelDenied: func(e error) error { return f.kernelRefused(op, t, e) }}).refused(err)
 				}
 			}
-			unix.Close(cur)
 			curPath = filepath.Join(curPath, name)
 			var denied *DeniedError
 			if errors.As(err, &denied) {
@@ -108,32 +184,79 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			if err != nil {
 				return nil, f.confinedErr(op, t, curPath, err)
 			}
+			if cur != held {
+				unix.Close(cur)
+			}
 			cur = next
+			if isGitDirAt(cur) {
+				return nil, f.protectedDenied(op, t, curPath)
+			}
 		}
 	}
-	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
+	d = &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
 	if f.enforced {
 		d.kernelDenied = func(err error) error { return f.kernelRefused(op, t, err) }
+	}
+	if held >= 0 && held != cur {
+		d.unlock = func() { unix.Close(held) }
 	}
 	return d, nil
 }
 
-func openat2(dirfd int, path string, resolve uint64) (int, error) {
-	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
+// flock takes an exclusive lock on the open folder fd, waiting for it.
+func flock(fd int) error {
 	for {
-		fd, err := unix.Openat2(dirfd, path, how)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			continue // the kernel asks for a retry when a rename raced the lookup
+		err := unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			return os.NewSyscallError("flock", err)
 		}
-		return fd, err
 	}
 }
 
+// openat2MaxRetries bounds how often one openat2 call is repeated when
+// the kernel asks for a retry, as filepath-securejoin's
+// scopedLookupMaxRetries does: EAGAIN comes when a rename or mount raced
+// the lookup, so a process renaming folders in a loop could otherwise
+// keep the call spinning; EINTR when a signal interrupted it.
+const openat2MaxRetries = 32
+
+// sysOpenat2 is the system call; tests replace it.
+var sysOpenat2 = unix.Openat2
+
+// errOpenat2Retries is openat2 still asking for a retry after
+// openat2MaxRetries tries.
+var errOpenat2Retries = fmt.Errorf("openat2 still asked for a retry after %d tries (renames racing the lookup)", openat2MaxRetries)
+
+func openat2(dirfd int, path string, resolve uint64) (int, error) {
+	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
+	for range openat2MaxRetries {
+		fd, err := sysOpenat2(dirfd, path, how)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+	return -1, errOpenat2Retries
+}
+
 // confinedErr classifies a failure of the confined resolution: an escape
-// is a denial, anything else keeps the OS's code.
+// is a denial, a missing or filtered openat2 and a lookup raced beyond
+// the retry bound are FS_IO, anything else keeps the OS's code.
 func (f *Fence) confinedErr(op string, t Target, path string, err error) error {
 	if isEscape(err) {
 		return f.escaped(op, t, err)
+	}
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// ENOSYS: a kernel before 5.6, or a seccomp filter that hides the
+		// call; EPERM: a filter that refuses it (older container
+		// profiles). Opening a folder to read has no other cause of EPERM.
+		e := fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: the openat2 system call is not available (%v): the confined resolution of workspace-write mode needs it",
+			op, t.Given, err), err)
+		e.Hint = "run on Linux 5.6 or later, and allow openat2 in the seccomp profile of the container"
+		return e
+	}
+	if errors.Is(err, errOpenat2Retries) {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: %v; try again", op, t.Given, err), err)
 	}
 	if errors.Is(err, unix.ENOENT) {
 		e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
@@ -168,13 +291,25 @@ func (d *Dir) refused(err error) error {
 	return err
 }
 
+// protectedDenied is a protected path found on what was opened.
+func (f *Fence) protectedDenied(op string, t Target, matched string) error {
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonProtected, Matched: matched,
+		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+}
+
 func (f *Fence) escaped(op string, t Target, cause error) error {
 	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonEscaped, Matched: cause.Error(),
 		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
 }
 
-// Close releases the folder.
-func (d *Dir) Close() error { return unix.Close(d.fd) }
+// Close releases the folder, and the lock on the root, if it holds one.
+func (d *Dir) Close() error {
+	if d.unlock != nil {
+		d.unlock()
+		d.unlock = nil
+	}
+	return unix.Close(d.fd)
+}
 
 // Open opens name in the folder without following a symlink: a name that
 // is a symlink at this moment is denied as an escape (the checked path had
@@ -189,6 +324,16 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 		return nil, d.refused(perr)
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
+}
+
+// Access checks name in the folder for the access mode (unix.W_OK…) with
+// the effective user and groups, as the OS decides permission, without
+// following a symlink in name.
+func (d *Dir) Access(name string, mode uint32) error {
+	if err := unix.Faccessat(d.fd, name, mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return nil
 }
 
 // Lstat describes name in the folder without following a symlink.
@@ -247,29 +392,33 @@ type Temp struct {
 // reader sees the old file or the new one, never a mix. The caller has
 // synced the file; Commit syncs the folder.
 //
-// An unnamed file (O_TMPFILE) that creates name is linked in under name
-// itself: nothing else is ever named, and a concurrent creator makes the
-// link fail rather than be overwritten (FS_EXISTS). One that replaces
-// name is linked in under a hidden name and renamed over it, since linkat
-// cannot replace an existing name. The caller holds the target's lock
-// (see fsops), so the hidden name can be the target's own, deterministic
-// one: a process killed between the two calls leaves at most that one
-// file, which the next replacement of the same target removes first.
+// A temp file that creates name is given that name only if it is still
+// free: a concurrent creator makes Commit fail rather than be overwritten
+// (FS_EXISTS). An unnamed file (O_TMPFILE) is linked in under name itself,
+// so nothing else is ever named; a named one is renamed without replacing
+// (RENAME_NOREPLACE, or link and unlink where the file system lacks it).
+//
+// An unnamed file that replaces name is linked in under a hidden name and
+// renamed over it, since linkat cannot replace an existing name. The
+// caller holds the target's lock (see fsops), so the hidden name can be
+// the target's own, deterministic one: a process killed between the two
+// calls leaves at most that one file, which the next replacement of the
+// same target removes first.
 func (t *Temp) Commit(name string, replace bool) error {
-	if t.name == "" {
-		link := name
-		if replace {
-			link = stagingName(name)
-			unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
-		}
-		if err := t.link(link); err != nil {
+	if !replace {
+		if err := t.create(name); err != nil {
 			if errors.Is(err, unix.EEXIST) {
 				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
 			}
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
-		if !replace {
-			return t.dir.Sync()
+		return t.dir.Sync()
+	}
+	if t.name == "" {
+		link := stagingName(name)
+		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
+		if err := t.link(link); err != nil {
+			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
 		t.name = link
 	}
@@ -278,6 +427,25 @@ func (t *Temp) Commit(name string, replace bool) error {
 	}
 	t.name = ""
 	return t.dir.Sync()
+}
+
+// create gives the temp file the name name, failing with EEXIST when
+// something has that name by now.
+func (t *Temp) create(name string) error {
+	if t.name == "" {
+		return t.link(name)
+	}
+	err := unix.Renameat2(t.dir.fd, t.name, t.dir.fd, name, unix.RENAME_NOREPLACE)
+	if err == nil {
+		t.name = ""
+		return nil
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
+		// Discard removes the temp name.
+		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
+	}
+	return err
 }
 
 // link gives the unnamed file the name link in its folder.

@@ -17,6 +17,8 @@ func TestEscalation(t *testing.T) {
 		approval Approval
 		to       Mode
 		ask      func(EscalationRequest) error // nil: never expected to be asked
+		command  []string                      // approval_command
+		timeout  int                           // approval_timeout
 		path     string
 
 		pass     bool
@@ -38,9 +40,19 @@ func TestEscalation(t *testing.T) {
 		{name: "trust: workspace-write to danger, protected", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: ".git/config",
 			pass: true, mode2: DangerFullAccess},
 		{name: "never", mode: ReadOnly, approval: ApprovalNever, to: WorkspaceWrite, path: "f",
-			reason: ReasonReadOnly, refusal: "approval is never", mode2: ReadOnly},
+			reason: ReasonNotApproved, refusal: "approval is never", mode2: ReadOnly},
 		{name: "never, workspace-write", mode: WorkspaceWrite, approval: ApprovalNever, to: DangerFullAccess, path: "../out/x",
-			reason: ReasonOutsideRoots, refusal: "approval is never", mode2: WorkspaceWrite},
+			reason: ReasonNotApproved, refusal: "approval is never", mode2: WorkspaceWrite},
+		{name: "supervisor: none outside dsh-fs exec, nobody asked", mode: WorkspaceWrite, approval: ApprovalSupervisor, to: DangerFullAccess, path: "../out/x",
+			ask: grant, reason: ReasonNotApproved, refusal: "no dsh-fs exec supervisor to ask", mode2: WorkspaceWrite},
+		{name: "command: exit 0 approves", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"true"}, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "command: exit 1 refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"false"}, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonNotApproved, refusal: "approval_command exited with status 1", mode2: WorkspaceWrite},
+		{name: "command: no answer in time refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"sleep", "10"}, timeout: 1,
+			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command gave no answer within 1 s", mode2: WorkspaceWrite},
+		{name: "command: missing program refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/nonexistent/approver"},
+			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command", mode2: WorkspaceWrite},
 		{name: "above max_mode", mode: WorkspaceWrite, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
 			reason: ReasonOutsideRoots, refusal: ReasonAboveMaxMode, mode2: WorkspaceWrite},
 		{name: "above max_mode is refused before asking", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f",
@@ -50,7 +62,7 @@ func TestEscalation(t *testing.T) {
 		{name: "tty granted", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: grant, askCalls: 1,
 			pass: true, mode2: WorkspaceWrite},
 		{name: "tty refused", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: refuse, askCalls: 1,
-			reason: ReasonReadOnly, refusal: "the user said no thanks", mode2: ReadOnly},
+			reason: ReasonNotApproved, refusal: "the user said no thanks", mode2: ReadOnly},
 		{name: "tty, escalation would not allow it: not asked", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "../out/x", ask: grant,
 			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
 		{name: "not wider: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
@@ -65,6 +77,7 @@ func TestEscalation(t *testing.T) {
 			makeLayout(t, root, fenceLayout...)
 			p := testPolicy(root, tc.mode)
 			p.Approval = tc.approval
+			p.ApprovalCommand, p.ApprovalTimeoutSeconds = tc.command, tc.timeout
 			if tc.maxMode != "" {
 				p.MaxMode = tc.maxMode
 			}
@@ -84,7 +97,7 @@ func TestEscalation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = fence.CheckWrite("write", &target)
+			err = checkAndEscalate(fence, &target)
 			if calls != tc.askCalls {
 				t.Errorf("asked %d times, want %d", calls, tc.askCalls)
 			}
@@ -120,6 +133,16 @@ func TestEscalation(t *testing.T) {
 	}
 }
 
+// checkAndEscalate is what a mutation does: check, and put a denial to
+// the escalation asked for.
+func checkAndEscalate(f *Fence, t *Target) error {
+	err := f.CheckWrite("write", t)
+	if err != nil {
+		err = f.Escalate(err, t, Preview{})
+	}
+	return err
+}
+
 // TestEscalationOnce: a granted escalation covers one widening; a later
 // denial on the same fence does not ask again.
 func TestEscalationOnce(t *testing.T) {
@@ -138,7 +161,7 @@ func TestEscalationOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fence.CheckWrite("write", &target); (err == nil) != tc.pass {
+		if err := checkAndEscalate(fence, &target); (err == nil) != tc.pass {
 			t.Errorf("CheckWrite(%s) = %v, want pass %v", tc.path, err, tc.pass)
 		}
 	}

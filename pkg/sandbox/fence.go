@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +34,7 @@ type Fence struct {
 	ask        func(EscalationRequest) error
 
 	roots      []Root
+	refused    []RefusedRoot
 	rootInfos  []os.FileInfo
 	rootsErr   error
 	rootsReady bool
@@ -42,20 +43,32 @@ type Fence struct {
 	denyRead     []denyGlob // deny_read globs, "~" expanded, anchored
 }
 
-// EscalationRequest is what a person is asked to approve.
+// EscalationRequest is what an approver is asked to approve. An
+// approval_command reads it as one JSON object on its standard input.
 type EscalationRequest struct {
-	Op, Path, Reason string
-	From, To         Mode
+	Op       string `json:"op"`
+	Path     string `json:"path"`
+	Resolved string `json:"resolved"`
+	From     Mode   `json:"from"`
+	To       Mode   `json:"to"`
+	Reason   string `json:"reason"`
+	Matched  string `json:"matched,omitempty"`
+	// Diff is the bounded diff the change would apply, for write and edit.
+	Diff any `json:"diff,omitempty"`
+	// DiffText is Diff's text, for a person.
+	DiffText string `json:"-"`
 }
 
 // NewFence returns the fence of policy p.
 func NewFence(p Policy) *Fence {
 	f := &Fence{policy: p, mode: p.Mode, ask: askTTY}
-	home, _ := os.UserHomeDir()
 	for _, g := range p.DenyRead {
+		g = p.expandHome(g)
 		switch {
-		case g == "~" || strings.HasPrefix(g, "~/"):
-			g = home + g[1:]
+		case strings.HasPrefix(g, "~"):
+			// No home to expand it from: it names nothing, and a "~"
+			// taken from $HOME would let the session move the secret.
+			continue
 		case !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "**/"):
 			// A relative glob names such a path wherever it is.
 			g = "**/" + g
@@ -100,8 +113,9 @@ func canonicalGlob(cwd, g string) string {
 }
 
 // SetEscalation asks, for this one call, for mode to when a mutation is
-// denied and to would allow it. The policy's approval setting decides;
-// with approval "tty", ask is called (nil keeps the /dev/tty prompt).
+// denied and to would allow it. The policy's approval setting decides
+// (see Escalate); with approval "tty", ask is called (nil keeps the
+// /dev/tty prompt).
 func (f *Fence) SetEscalation(to Mode, ask func(EscalationRequest) error) {
 	f.escalateTo = to
 	if ask != nil {
@@ -122,7 +136,7 @@ func (f *Fence) Policy() Policy { return f.policy }
 func (f *Fence) Roots() ([]Root, error) {
 	if !f.rootsReady {
 		f.rootsReady = true
-		f.roots, f.rootsErr = WritableRoots(f.policy)
+		f.roots, f.refused, f.rootsErr = deriveRoots(f.policy)
 		if f.rootsErr == nil {
 			f.loadAbsProtected()
 		}
@@ -135,12 +149,15 @@ func (f *Fence) rootPaths() []string {
 	return RootPaths(roots)
 }
 
-// loadAbsProtected collects the protected paths that are not globs: the
-// loaded config file, and the gitdir a ".git" pointer file names at the top
-// of a root (a worktree's or submodule's real git folder).
+// loadAbsProtected collects the protected paths that are not globs: every
+// trusted config path, whether it exists or was loaded or not (a session
+// that could create the user's config file would set the next call's
+// policy), the config files this call loaded, and the gitdir a ".git"
+// pointer file names at the top of a root (a worktree's or submodule's
+// real git folder).
 func (f *Fence) loadAbsProtected() {
-	if f.policy.ConfigFile != "" {
-		if c, err := Canonical(f.policy.Cwd, f.policy.ConfigFile); err == nil {
+	for _, file := range append(slices.Clip(f.policy.TrustedFiles), f.policy.ConfigFiles...) {
+		if c, err := Canonical(f.policy.Cwd, file); err == nil {
 			f.absProtected = append(f.absProtected, c)
 		}
 	}
@@ -162,35 +179,6 @@ func (f *Fence) loadAbsProtected() {
 			f.absProtected = append(f.absProtected, c)
 		}
 	}
-}
-
-// readGitdir returns the target of a ".git" pointer file ("gitdir: …").
-func readGitdir(dotgit string) (string, bool) {
-	line, ok := firstLine(dotgit)
-	gitdir, found := strings.CutPrefix(line, "gitdir:")
-	gitdir = strings.TrimSpace(gitdir)
-	return gitdir, ok && found && gitdir != ""
-}
-
-// readCommondir returns what a worktree gitdir's commondir file names.
-func readCommondir(gitdir string) (string, bool) {
-	line, ok := firstLine(filepath.Join(gitdir, "commondir"))
-	return line, ok && line != ""
-}
-
-// firstLine returns the trimmed first line of a small regular file.
-func firstLine(path string) (string, bool) {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
-		return "", false
-	}
-	file, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer file.Close()
-	line, _ := bufio.NewReader(file).ReadString('\n')
-	return strings.TrimSpace(line), true
 }
 
 // Resolve canonicalizes path against the session cwd.
@@ -246,42 +234,88 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 
 // CheckWrite decides whether t may be mutated under the effective mode, and
 // on success in workspace-write mode fills in t.Root and t.Rel for the
-// confined handle. A denial that an approved escalation would lift is
-// escalated once, and the check repeated in the wider mode.
+// confined handle. A denial is a *DeniedError; an escalation asked for
+// in this call is Escalate's to decide, with a preview of the change.
 func (f *Fence) CheckWrite(op string, t *Target) error {
 	reason, matched, needed := f.writeVerdict(t)
 	if reason == "" {
 		return nil
 	}
-	denied := &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: reason, Matched: matched,
+	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: reason, Matched: matched,
 		WritableRoots: f.rootPaths(), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
-	if f.escalateTo == "" || f.escalated {
+}
+
+// Preview is what an approver is shown of a denied change: the bounded
+// diff, as a result's "diff" object and as text.
+type Preview struct {
+	Diff any
+	Text string
+}
+
+// AsksApprover reports whether Escalate would put err to a person or a
+// command, who should then see a preview of the change: the call asked to
+// escalate, the escalation would allow it, and the approval is neither
+// trust nor never.
+func (f *Fence) AsksApprover(err error) bool {
+	var denied *DeniedError
+	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
+		return false
+	}
+	return f.policy.Approval == ApprovalTTY || f.policy.Approval == ApprovalCommand
+}
+
+// Escalate decides, once per call, whether the escalation asked for with
+// --escalate lifts err, a denial CheckWrite returned for t: the mode it
+// asks for must allow the change and be within max_mode, and the policy's
+// approver must approve it, shown preview. Granted, the fence's mode
+// widens for the rest of this call and t is checked again; refused, the
+// denial comes back with reason ReasonNotApproved and the refusal. Any
+// other error, or no escalation asked for, comes back as it is.
+func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
+	var denied *DeniedError
+	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated {
+		return err
+	}
+	if refusal := f.escalationRefusal(denied); refusal != "" {
+		denied.Refusal = refusal
 		return denied
 	}
-	if !f.escalateTo.Wider(f.mode) || needed.Wider(f.escalateTo) {
-		denied.Refusal = fmt.Sprintf("--escalate %s would not allow it", f.escalateTo)
-		return denied
-	}
-	if err := f.approve(EscalationRequest{Op: op, Path: t.Given, Reason: reason, From: f.mode, To: f.escalateTo}); err != nil {
+	req := EscalationRequest{Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
+		Matched: denied.Matched, From: f.mode, To: f.escalateTo, Diff: preview.Diff, DiffText: preview.Text}
+	if err := f.approve(req); err != nil {
+		denied.Cause, denied.Reason = denied.Reason, ReasonNotApproved
 		denied.Refusal = err.Error()
 		return denied
 	}
 	f.mode, f.escalated = f.escalateTo, true
-	return f.CheckWrite(op, t)
+	return f.CheckWrite(denied.Op, t)
 }
 
-// approve applies the policy's approval setting to one escalation.
-func (f *Fence) approve(req EscalationRequest) error {
-	if req.To.Wider(f.policy.MaxMode) {
-		return fmt.Errorf("escalation to %s refused: %s %s", req.To, ReasonAboveMaxMode, f.policy.MaxMode)
+// escalationRefusal says why the escalation asked for cannot lift denied
+// whoever approves it, or "" when it could.
+func (f *Fence) escalationRefusal(denied *DeniedError) string {
+	switch {
+	case !f.escalateTo.Wider(f.mode) || denied.Needed == "" || denied.Needed.Wider(f.escalateTo):
+		return fmt.Sprintf("--escalate %s would not allow it", f.escalateTo)
+	case f.escalateTo.Wider(f.policy.MaxMode):
+		return fmt.Sprintf("escalation to %s refused: %s %s", f.escalateTo, ReasonAboveMaxMode, f.policy.MaxMode)
 	}
+	return ""
+}
+
+// approve puts one escalation to the policy's approver.
+func (f *Fence) approve(req EscalationRequest) error {
 	switch f.policy.Approval {
 	case ApprovalTrust:
 		return nil
 	case ApprovalNever:
 		return fmt.Errorf("escalation to %s refused: approval is never", req.To)
+	case ApprovalTTY:
+		return f.ask(req)
+	case ApprovalCommand:
+		return runApprovalCommand(f.policy.ApprovalCommand, f.policy.ApprovalTimeoutSeconds, req)
 	}
-	return f.ask(req)
+	return fmt.Errorf("escalation to %s refused: %s", req.To, noSupervisor)
 }
 
 // Writable reports whether a mutation of t would pass the current policy,
@@ -346,6 +380,14 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 		}
 	}
 	if root == "" {
+		// Beneath a session cwd the trusted policy refused as a
+		// workspace, say so: "outside writable roots" would leave the
+		// model guessing why its own folder is not writable.
+		for _, r := range f.refused {
+			if _, ok := within(r.Path, t.Path); ok && r.Origin == "cwd" {
+				return r.Reason, r.Matched, DangerFullAccess
+			}
+		}
 		return ReasonOutsideRoots, "", DangerFullAccess
 	}
 	t.Root, t.Rel = root, rel
@@ -380,12 +422,21 @@ func (f *Fence) identityWithin(i int, target string) (string, bool) {
 
 // protectedIn reports the protected glob or path that rel (inside its
 // root) or the absolute path falls under.
+//
+// A glob names a path relative to the root, or, when it starts with "/"
+// or "~" (the user database's home), an absolute one. A glob that names a
+// folder covers everything beneath it, as in gitignore: "secrets" protects
+// "secrets/key" as "secrets/**" does.
 func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
-	if rel != "." {
-		for _, g := range f.policy.Protected {
-			if matchGlob(g, rel) {
-				return g, true
-			}
+	for _, g := range f.policy.Protected {
+		name, pattern := rel, f.policy.expandHome(g)
+		if strings.HasPrefix(pattern, "/") {
+			name = canonical
+		} else if rel == "." {
+			continue
+		}
+		if matchAncestor(pattern, name) {
+			return g, true
 		}
 	}
 	for _, p := range f.absProtected {
@@ -394,56 +445,4 @@ func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isGitDir reports whether dir is a git directory: HEAD with objects/ and
-// refs/ (a repository's .git, a bare repository, a submodule's module
-// folder), or HEAD with a commondir file (a worktree's git folder).
-func isGitDir(dir string) bool {
-	has := func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
-		return err == nil
-	}
-	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
-}
-
-// insideGitDir reports the git directory, between root and target, that
-// target lies in. It recognizes a repository by what it holds, whatever
-// symlinks or names lead to it (".repo/projects/p.git", a worktree's
-// commondir), where the protected globs only know the usual names.
-func insideGitDir(root, target string) (string, bool) {
-	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
-		if _, ok := within(root, dir); !ok {
-			return "", false
-		}
-		if isGitDir(dir) {
-			return dir, true
-		}
-		if dir == root {
-			return "", false
-		}
-	}
-}
-
-// gitDirParts are the entries whose presence together at the top of a
-// folder make git treat it as a git directory.
-var gitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
-
-// completesGitDir reports whether writing rel inside root would make the
-// root a git directory (HEAD with objects/ and refs/, or HEAD with
-// commondir): git run later outside any sandbox would take the root for a
-// repository and honour a config planted there.
-func completesGitDir(root, rel string) bool {
-	first, _, _ := strings.Cut(rel, string(filepath.Separator))
-	if !slices.Contains(gitDirParts, first) {
-		return false // the common case costs no system call
-	}
-	present := map[string]bool{first: true}
-	for _, p := range gitDirParts {
-		if p != first {
-			_, err := os.Lstat(filepath.Join(root, p))
-			present[p] = err == nil
-		}
-	}
-	return present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])
 }

@@ -227,23 +227,44 @@ func TestCheckWrite(t *testing.T) {
 		// The loaded config file.
 		{
 			name: "config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFile = filepath.Join(root, "ws/dsh-fs.yaml") },
-			path:  "dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
+			setup: func(_ *testing.T, root string, p *Policy) {
+				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
+			},
+			path: "dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
 		},
 		{
 			name: "config file through a symlink", layout: []string{"ws/conf/dsh-fs.yaml", "ws/c => conf/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFile = filepath.Join(root, "ws/c") },
+			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFiles = []string{filepath.Join(root, "ws/c")} },
 			path:  "conf/dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/conf/dsh-fs.yaml",
 		},
 		{
 			name: "relative config file", layout: []string{"ws/cfg.yaml"},
-			setup: func(_ *testing.T, _ string, p *Policy) { p.ConfigFile = "cfg.yaml" },
+			setup: func(_ *testing.T, _ string, p *Policy) { p.ConfigFiles = []string{"cfg.yaml"} },
 			path:  "$ROOT/ws/cfg.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/cfg.yaml",
 		},
 		{
+			name: "a trusted config path that does not exist yet", layout: []string{"ws/"},
+			setup: func(_ *testing.T, root string, p *Policy) {
+				p.TrustedFiles = []string{filepath.Join(root, "ws/etc/dsh-fs/requirements.yaml")}
+			},
+			path: "etc/dsh-fs/requirements.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/etc/dsh-fs/requirements.yaml",
+		},
+		{
+			name: "a protected entry naming a folder covers what is in it", layout: []string{"ws/secrets/"},
+			setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = append(p.Protected, "secrets") },
+			path:  "secrets/deep/key", reason: ReasonProtected, needed: DangerFullAccess, matched: "secrets",
+		},
+		{
+			name: "an absolute protected glob", layout: []string{"ws/gen/"},
+			setup: func(_ *testing.T, root string, p *Policy) { p.Protected = append(p.Protected, root+"/ws/gen/*.lock") },
+			path:  "gen/a.lock", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/gen/*.lock",
+		},
+		{
 			name: "beside the config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFile = filepath.Join(root, "ws/dsh-fs.yaml") },
-			path:  "dsh-fs.yaml.bak", root: "ws", rel: "dsh-fs.yaml.bak",
+			setup: func(_ *testing.T, root string, p *Policy) {
+				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
+			},
+			path: "dsh-fs.yaml.bak", root: "ws", rel: "dsh-fs.yaml.bak",
 		},
 
 		// The bare-repository triple.
@@ -422,7 +443,7 @@ func TestCheckRead(t *testing.T) {
 		name     string
 		layout   []string
 		denyRead []string // "$ROOT" expanded
-		home     string   // HOME, relative to the temp root
+		home     string   // the user database's home, relative to the temp root
 		mode     Mode
 		path     string
 		denied   string // the matched glob; "" when the read passes
@@ -470,15 +491,17 @@ func TestCheckRead(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, fenceLayout...)
 			makeLayout(t, root, tc.layout...)
-			if tc.home != "" {
-				makeLayout(t, root, "home/")
-				t.Setenv("HOME", filepath.Join(root, tc.home))
-			}
+			// $HOME is the session's to set: it must change nothing.
+			t.Setenv("HOME", "/nonexistent")
 			mode := tc.mode
 			if mode == "" {
 				mode = WorkspaceWrite
 			}
 			p := testPolicy(root, mode)
+			if tc.home != "" {
+				makeLayout(t, root, "home/")
+				p.Home = filepath.Join(root, tc.home)
+			}
 			for _, g := range tc.denyRead {
 				p.DenyRead = append(p.DenyRead, expandRoot(g, root))
 			}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -44,4 +45,33 @@ func splitSlash(s string) []string {
 		}
 	}
 	return out
+}
+
+// CheckGlob reports a malformed glob (an unclosed "[", a trailing "\"):
+// matchGlob would silently match nothing with it, so a deny_read entry
+// meant to hide a secret would hide none.
+func CheckGlob(pattern string) error {
+	for _, part := range splitSlash(pattern) {
+		if part == "**" {
+			continue
+		}
+		if _, err := path.Match(part, ""); err != nil {
+			return fmt.Errorf("malformed glob %q", pattern)
+		}
+	}
+	return nil
+}
+
+// matchAncestor reports whether pattern matches name or one of the
+// folders name lies in: an entry that names a folder covers everything
+// beneath it.
+func matchAncestor(pattern, name string) bool {
+	parts := splitSlash(name)
+	pat := splitSlash(pattern)
+	for n := len(parts); n > 0; n-- {
+		if matchParts(pat, parts[:n]) {
+			return true
+		}
+	}
+	return len(parts) == 0 && matchParts(pat, parts)
 }

@@ -57,6 +57,15 @@ func kernelLayer(p Policy) (bool, error) {
 	return false, nil // off, or unset in a library caller's Policy
 }
 
+// KernelWritableExtra names folders, besides the writable roots, that the
+// kernel layer leaves writable. dsh-fs itself never sets it, and nothing a
+// session controls (flags, environment, config) reaches it: it exists for
+// test binaries that run dsh-fs in their own process, whose coverage
+// runtime writes GOCOVERDIR at exit, after the restriction is in place.
+// The fence ignores it: no operation of dsh-fs may write there, and
+// `dsh-fs policy` does not list it.
+var KernelWritableExtra []string
+
 // Enforce restricts this process, before its first mutation, so that the
 // kernel itself refuses any write outside the writable roots: a bug in
 // the fence still cannot write outside. Only the write rights are handled,
@@ -79,6 +88,11 @@ func (f *Fence) Enforce() error {
 	for _, r := range roots {
 		if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
 			dirs = append(dirs, r.Path)
+		}
+	}
+	for _, d := range KernelWritableExtra {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
 		}
 	}
 	abi := landlockABI()

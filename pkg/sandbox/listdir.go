@@ -32,7 +32,7 @@ func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	if err := f.checkOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
 		unix.Close(w.fd)
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (d *ListDir) Open(name string) (*ListDir, error) {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
-	if err := d.f.checkOpened(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
+	if err := d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}

@@ -1,31 +1,63 @@
 package sandbox
 
+import "strings"
+
 // Policy is the effective sandbox policy of one call, as loaded by the
-// config package from flags, environment, config file and defaults.
+// config package from the trusted and session sources (docs/design.md §2).
 type Policy struct {
 	// Mode is the session's mode.
 	Mode Mode
 	// Cwd is the session's working directory: the workspace root and the
 	// base of relative paths. Absolute.
 	Cwd string
-	// WritableRoots are the configured extra writable roots.
+	// CwdTrusted says a trusted source pinned Cwd: it is then a
+	// workspace whatever the workspaces list and the too-broad rule say.
+	CwdTrusted bool
+	// CwdSource names the session source of Cwd for a denial: "working
+	// directory /", "--cwd ..", "DSH_FS_CWD=/".
+	CwdSource string
+	// Workspaces are the trusted globs a session cwd must match, or lie
+	// beneath a folder matching, to be a writable root; empty allows any
+	// cwd that is not too broad.
+	Workspaces []string
+	// AllowRoots are the trusted folders beneath which a session may add
+	// writable roots.
+	AllowRoots []string
+	// WritableRoots are the configured extra writable roots, each allowed
+	// by the trusted policy.
 	WritableRoots []string
 	// Tmp includes /tmp and os.TempDir() among the writable roots.
 	Tmp bool
 	// Protected are the globs, relative to each writable root, under which
 	// nothing may be written even in workspace-write mode.
 	Protected []string
-	// DenyRead are the globs no mode may read ("~" already expanded or not:
-	// the fence expands it).
+	// DenyRead are the globs no mode may read ("~" is expanded from Home).
 	DenyRead []string
-	// MaxMode is the ceiling of session overrides and escalations.
+	// MaxMode is the ceiling of escalations.
 	MaxMode Mode
-	// Approval says who approves an escalation.
-	Approval Approval
+	// Approval says who approves an escalation, and ApprovalCommand and
+	// ApprovalTimeoutSeconds shape the "command" approval.
+	Approval               Approval
+	ApprovalCommand        []string
+	ApprovalTimeoutSeconds int
 	// Enforce selects the kernel enforcement layer.
 	Enforce Enforce
-	// ConfigFile is the loaded config file, if any; it is protected.
-	ConfigFile string
+	// Home is the user's home folder from the user database, never from
+	// $HOME, which the session sets: "~" in every glob expands to it.
+	Home string
+	// ConfigFiles are the config files this call loaded and TrustedFiles
+	// every trusted config path, loaded or not: all are protected.
+	ConfigFiles  []string
+	TrustedFiles []string
+}
+
+// expandHome expands a leading "~" of a glob or path to p.Home. Without
+// a home the "~" stays, and matches nothing.
+func (p Policy) expandHome(g string) string {
+	if p.Home != "" && (g == "~" || strings.HasPrefix(g, "~/")) {
+		return p.Home + g[1:]
+	}
+	return g
 }
 
 // DefaultProtected is the default list of protected globs, relative to each

@@ -51,7 +51,7 @@ func (f *Fence) OpenRead(op string, t Target) (*os.File, error) {
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	if err := f.checkOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
 		unix.Close(w.fd)
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 		return Stat{}, fserr.FromOS(op, t.Given, err)
 	}
 	defer unix.Close(w.fd)
-	if err := f.checkOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
 		return Stat{}, err
 	}
 	st := Stat{Stat_t: w.st}
@@ -83,24 +83,24 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	return st, nil
 }
 
-// CheckOpened decides on a file opened by other means for a read of t
+// CheckReadOpened decides on a file opened by other means for a read of t
 // (the target of a write or an edit, whose old content the result shows,
 // opened through the confined folder at t.Path): its path and its
 // identity must pass deny_read, as for OpenRead.
-func (f *Fence) CheckOpened(op string, t Target, file *os.File) error {
+func (f *Fence) CheckReadOpened(op string, t Target, file *os.File) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
 		return fserr.FromOS(op, t.Given, os.NewSyscallError("fstat", err))
 	}
-	return f.checkOpened(op, t, int(file.Fd()), t.Path, &st)
+	return f.checkReadOpened(op, t, int(file.Fd()), t.Path, &st)
 }
 
-// checkOpened is the decision on an opened object: walked is the path it
+// checkReadOpened is the decision on an opened object: walked is the path it
 // was reached by, one handle at a time. If /proc/self/fd names it
 // otherwise (a folder on the way was renamed meanwhile), that path must
 // pass too. A regular file with several links must not be a file beneath
 // an anchored deny_read glob (see deniedIdentity).
-func (f *Fence) checkOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+func (f *Fence) checkReadOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
 	if len(f.denyRead) == 0 {
 		return nil
 	}

@@ -193,12 +193,12 @@ func TestOpenWalkBeyondPathMax(t *testing.T) {
 }
 
 // readFence is a fence whose deny_read list is denyRead ("$ROOT"
-// expanded), with HOME at $ROOT/home.
+// expanded), with the home folder at $ROOT/home.
 func readFence(t *testing.T, root string, denyRead ...string) *Fence {
 	t.Helper()
 	makeLayout(t, root, "home/")
-	t.Setenv("HOME", filepath.Join(root, "home"))
 	p := testPolicy(root, WorkspaceWrite)
+	p.Home = filepath.Join(root, "home")
 	for _, g := range denyRead {
 		p.DenyRead = append(p.DenyRead, expandRoot(g, root))
 	}
@@ -322,8 +322,8 @@ func TestOpenReadHardLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer plain.Close()
-			if err := f.CheckOpened("write", target, plain); fserr.CodeOf(err) != fserr.SandboxDenied {
-				t.Errorf("CheckOpened: %v, want a denial", err)
+			if err := f.CheckReadOpened("write", target, plain); fserr.CodeOf(err) != fserr.SandboxDenied {
+				t.Errorf("CheckReadOpened: %v, want a denial", err)
 			}
 		})
 	}

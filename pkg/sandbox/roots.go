@@ -14,6 +14,23 @@ type Root struct {
 	Origin string `json:"origin"`
 }
 
+// RefusedRoot is a folder that would have been a writable root but that
+// the trusted policy does not allow: a workspace that is too broad or
+// outside the trusted workspaces, or a TMPDIR outside the allowed roots.
+// Calls go on; writes beneath it are denied with Reason.
+type RefusedRoot struct {
+	// Path is the canonical absolute path.
+	Path string `json:"path"`
+	// Origin is "cwd" or "tmp".
+	Origin string `json:"origin"`
+	// Reason is ReasonWorkspaceTooBroad, ReasonOutsideWorkspaces or
+	// ReasonTmpdirNotAllowed.
+	Reason string `json:"reason"`
+	// Matched names the session source that proposed it: "working
+	// directory /", "--cwd ..", "DSH_FS_CWD=/", "TMPDIR=/".
+	Matched string `json:"matched"`
+}
+
 // WritableRoots derives the writable set of p: the session cwd, the temp
 // areas (/tmp and os.TempDir(), unless p.Tmp is false) and p.WritableRoots,
 // each canonicalized once and listed once. It is the single place that
@@ -21,29 +38,177 @@ type Root struct {
 // it, so they never drift apart. A relative configured root is taken
 // relative to the session cwd. A root that does not exist yet stays in
 // the set under its canonical spelling.
+//
+// The cwd and os.TempDir() are proposed by the session, which the trusted
+// policy does not let widen the fence (docs/design.md §2): the cwd counts
+// only as an allowed workspace, and os.TempDir() only beneath /tmp, a
+// configured root or an allow_roots entry. What is refused is listed by
+// RefusedRoots.
 func WritableRoots(p Policy) ([]Root, error) {
-	type candidate struct{ path, origin string }
-	cands := []candidate{{p.Cwd, "cwd"}}
-	if p.Tmp {
-		cands = append(cands, candidate{"/tmp", "tmp"}, candidate{os.TempDir(), "tmp"})
-	}
-	for _, r := range p.WritableRoots {
-		cands = append(cands, candidate{r, "writable_roots"})
-	}
+	roots, _, err := deriveRoots(p)
+	return roots, err
+}
+
+// RefusedRoots lists the candidates WritableRoots left out, and why.
+func RefusedRoots(p Policy) ([]RefusedRoot, error) {
+	_, refused, err := deriveRoots(p)
+	return refused, err
+}
+
+func deriveRoots(p Policy) ([]Root, []RefusedRoot, error) {
 	var roots []Root
+	var refused []RefusedRoot
 	seen := map[string]bool{}
-	for _, c := range cands {
-		canon, err := Canonical(p.Cwd, c.path)
+	add := func(path, origin string) error {
+		canon, err := Canonical(p.Cwd, path)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if seen[canon] {
-			continue
+		if !seen[canon] {
+			seen[canon] = true
+			roots = append(roots, Root{Path: canon, Origin: origin})
 		}
-		seen[canon] = true
-		roots = append(roots, Root{Path: canon, Origin: c.origin})
+		return nil
 	}
-	return roots, nil
+	if reason := workspaceRefusal(p); reason != "" {
+		refused = append(refused, RefusedRoot{Path: p.Cwd, Origin: "cwd", Reason: reason, Matched: p.CwdSource})
+	} else if err := add(p.Cwd, "cwd"); err != nil {
+		return nil, nil, err
+	}
+	var configured []string
+	for _, r := range p.WritableRoots {
+		c, err := Canonical(p.Cwd, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		configured = append(configured, c)
+	}
+	if p.Tmp {
+		if err := add("/tmp", "tmp"); err != nil {
+			return nil, nil, err
+		}
+		tmpdir, err := Canonical(p.Cwd, os.TempDir())
+		if err != nil {
+			return nil, nil, err
+		}
+		allowed := append(append(RootPaths(roots), configured...), p.canonicalAllowRoots()...)
+		if beneathAny(allowed, tmpdir) {
+			if err := add(tmpdir, "tmp"); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			refused = append(refused, RefusedRoot{Path: tmpdir, Origin: "tmp", Reason: ReasonTmpdirNotAllowed, Matched: "TMPDIR=" + os.Getenv("TMPDIR")})
+		}
+	}
+	for _, c := range configured {
+		if err := add(c, "writable_roots"); err != nil {
+			return nil, nil, err
+		}
+	}
+	return roots, refused, nil
+}
+
+// tooBroadTrees are system trees no session cwd at or beneath is a
+// workspace; tooBroadExact are folders that hold projects (/srv/app,
+// /opt/tool, /var/www/site) but are never a workspace themselves.
+var (
+	tooBroadTrees = []string{"/etc", "/usr", "/bin", "/sbin", "/lib*", "/boot", "/proc", "/sys", "/dev", "/run"}
+	tooBroadExact = []string{"/", "/var", "/opt", "/srv"}
+)
+
+// workspaceRefusal says why the session cwd of p is not a writable
+// workspace, or "" when it is. A cwd a trusted source pins, or that a
+// trusted workspaces entry names exactly, is never too broad.
+func workspaceRefusal(p Policy) string {
+	if p.CwdTrusted || p.Cwd == "" {
+		return ""
+	}
+	exact := false
+	for _, w := range p.Workspaces {
+		if p.expandHome(w) == p.Cwd {
+			exact = true
+		}
+	}
+	if !exact && tooBroad(p.Cwd, p.Home) {
+		return ReasonWorkspaceTooBroad
+	}
+	if len(p.Workspaces) == 0 || exact {
+		return ""
+	}
+	for _, w := range p.Workspaces {
+		g := p.expandHome(w)
+		// An entry names a folder and everything beneath it.
+		for dir := p.Cwd; ; dir = filepath.Dir(dir) {
+			if matchGlob(g, dir) {
+				return ""
+			}
+			if dir == "/" {
+				break
+			}
+		}
+	}
+	return ReasonOutsideWorkspaces
+}
+
+// tooBroad reports whether a workspace at dir would open the whole
+// system or the whole home folder to writes.
+func tooBroad(dir, home string) bool {
+	if home != "" && dir == home {
+		return true
+	}
+	for _, e := range tooBroadExact {
+		if dir == e {
+			return true
+		}
+	}
+	for _, tree := range tooBroadTrees {
+		for d := dir; d != "/"; d = filepath.Dir(d) {
+			if matchGlob(tree, d) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// canonicalAllowRoots returns p.AllowRoots, "~" expanded, canonicalized;
+// an entry that cannot be canonicalized allows nothing.
+func (p Policy) canonicalAllowRoots() []string {
+	var out []string
+	for _, r := range p.AllowRoots {
+		if c, err := Canonical(p.Cwd, p.expandHome(r)); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// AllowsSessionRoot reports whether a session source may add the
+// canonical folder dir as a writable root: it must lie beneath an
+// allow_roots entry or beneath a root the trusted policy p already makes
+// writable, so adding it widens nothing.
+func AllowsSessionRoot(trusted Policy, dir string) (bool, error) {
+	roots, err := WritableRoots(trusted)
+	if err != nil {
+		return false, err
+	}
+	return beneathAny(append(RootPaths(roots), trusted.canonicalAllowRoots()...), dir), nil
+}
+
+func beneathAny(roots []string, target string) bool {
+	for _, r := range roots {
+		if _, ok := within(r, target); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Beneath reports whether the canonical target lies at or beneath the
+// canonical folder root, by whole components.
+func Beneath(root, target string) bool {
+	_, ok := within(root, target)
+	return ok
 }
 
 // RootPaths returns the paths of roots, in order.

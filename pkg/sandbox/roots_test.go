@@ -147,3 +147,111 @@ func TestSameFileAncestor(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionWorkspace: the session's cwd is a writable root only when the
+// trusted policy allows it as a workspace (docs/design.md §2).
+func TestSessionWorkspace(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "ws/sub/", "home/proj/", "other/")
+	for _, tc := range []struct {
+		name       string
+		cwd        string
+		home       string
+		workspaces []string
+		trusted    bool
+		refusal    string
+	}{
+		{name: "a project folder", cwd: "$ROOT/ws"},
+		{name: "/", cwd: "/", refusal: ReasonWorkspaceTooBroad},
+		{name: "/etc", cwd: "/etc", refusal: ReasonWorkspaceTooBroad},
+		{name: "beneath /usr", cwd: "/usr/lib", refusal: ReasonWorkspaceTooBroad},
+		{name: "/lib64 by glob", cwd: "/lib64", refusal: ReasonWorkspaceTooBroad},
+		{name: "/var itself", cwd: "/var", refusal: ReasonWorkspaceTooBroad},
+		{name: "a site beneath /var", cwd: "/var/tmp"},
+		{name: "the home folder itself", cwd: "$ROOT/home", home: "$ROOT/home", refusal: ReasonWorkspaceTooBroad},
+		{name: "a project in the home folder", cwd: "$ROOT/home/proj", home: "$ROOT/home"},
+		{name: "/ pinned by a trusted source", cwd: "/", trusted: true},
+		{name: "the home named exactly by workspaces", cwd: "$ROOT/home", home: "$ROOT/home", workspaces: []string{"~"}},
+		{name: "inside a workspaces folder", cwd: "$ROOT/ws/sub", workspaces: []string{"$ROOT/ws"}},
+		{name: "matching a workspaces glob", cwd: "$ROOT/ws", workspaces: []string{"$ROOT/w*"}},
+		{name: "outside workspaces", cwd: "$ROOT/other", workspaces: []string{"$ROOT/ws"}, refusal: ReasonOutsideWorkspaces},
+		{name: "a parent of a workspace", cwd: "$ROOT", workspaces: []string{"$ROOT/ws"}, refusal: ReasonOutsideWorkspaces},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Policy{Mode: WorkspaceWrite, Cwd: expandRoot(tc.cwd, root), Home: expandRoot(tc.home, root),
+				CwdTrusted: tc.trusted, CwdSource: "working directory " + tc.cwd}
+			for _, w := range tc.workspaces {
+				p.Workspaces = append(p.Workspaces, expandRoot(w, root))
+			}
+			roots, refused, err := deriveRoots(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.refusal == "" {
+				if len(refused) != 0 || len(roots) != 1 || roots[0].Path != p.Cwd {
+					t.Errorf("roots %v, refused %v; want the cwd a root", roots, refused)
+				}
+				return
+			}
+			if len(roots) != 0 || len(refused) != 1 || refused[0].Reason != tc.refusal || refused[0].Matched != p.CwdSource {
+				t.Errorf("roots %v, refused %v; want the cwd refused: %s", roots, refused, tc.refusal)
+			}
+			// A write beneath it says why, naming the cwd's source.
+			f := NewFence(p)
+			target := Target{Given: "x", Path: filepath.Join(p.Cwd, "x")}
+			de := deniedAs(t, f.CheckWrite("write", &target))
+			if de.Reason != tc.refusal || de.Matched != p.CwdSource {
+				t.Errorf("denial %q (%s), want %q (%s)", de.Reason, de.Matched, tc.refusal, p.CwdSource)
+			}
+			if ok, reason := f.Writable(target); ok || reason != tc.refusal {
+				t.Errorf("Writable = %v, %q; want false, %q", ok, reason, tc.refusal)
+			}
+		})
+	}
+}
+
+// TestTmpdirOutsideAllowedRoots: $TMPDIR, which the session sets, is a
+// writable root only beneath /tmp, a configured root or allow_roots.
+func TestTmpdirOutsideAllowedRoots(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "ws/", "allowed/t/", "elsewhere/")
+	base := Policy{Mode: WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Tmp: true}
+	for _, tc := range []struct {
+		tmpdir string
+		allow  []string
+		want   bool
+	}{
+		{"/", nil, false},
+		{"/etc", nil, false},
+		{"/tmp", nil, true},
+		{"$ROOT/allowed/t", nil, strings.HasPrefix(root, "/tmp/")},
+		{"$ROOT/allowed/t", []string{"$ROOT/allowed"}, true},
+	} {
+		t.Setenv("TMPDIR", expandRoot(tc.tmpdir, root))
+		p := base
+		for _, a := range tc.allow {
+			p.AllowRoots = append(p.AllowRoots, expandRoot(a, root))
+		}
+		roots, refused, err := deriveRoots(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpdir, _ := Canonical("/", expandRoot(tc.tmpdir, root))
+		got := slicesContains(RootPaths(roots), tmpdir)
+		if got != tc.want {
+			t.Errorf("TMPDIR=%s allow %v: a root = %v, want %v (refused %v)", tc.tmpdir, tc.allow, got, tc.want, refused)
+		}
+		if !got && (len(refused) != 1 || refused[0].Reason != ReasonTmpdirNotAllowed) {
+			t.Errorf("TMPDIR=%s: refused %v, want it listed", tc.tmpdir, refused)
+		}
+	}
+}
+
+func slicesContains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,279 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// loadCase is one call's sources: trusted files, a session file, the
+// environment and the flags, with $ROOT the test's temp folder.
+type loadCase struct {
+	name         string
+	system, user string // trusted files' YAML; "" for none
+	requirements string
+	session      string // a session file's YAML, named by --config
+	files        map[string]string
+	symlinks     map[string]string
+	env          map[string]string
+	flags        []string
+
+	// want: a denial's reason and matched, an error code, or a check of
+	// the settings.
+	reason, matched string
+	code            fserr.Code
+	check           func(t *testing.T, s *Settings)
+}
+
+func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := func(s string) string { return strings.ReplaceAll(s, "$ROOT", root) }
+	for _, d := range []string{"ws/sub", "home", "etc", "allowed", "outside"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path, body string) {
+		if body == "" {
+			return
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(x(body)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "etc/config.yaml"), tc.system)
+	write(filepath.Join(root, "etc/requirements.yaml"), tc.requirements)
+	write(filepath.Join(root, "home/.config/dsh-fs/config.yaml"), tc.user)
+	write(filepath.Join(root, "session.yaml"), tc.session)
+	for name, body := range tc.files {
+		write(filepath.Join(root, name), body)
+	}
+	for name, target := range tc.symlinks {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.String(FlagMode, "", "")
+	fs.String(FlagCwd, "", "")
+	fs.StringArray(FlagWritableRoot, nil, "")
+	fs.Bool(FlagTmp, true, "")
+	fs.String(FlagConfig, "", "")
+	fs.String(FlagEnforce, "", "")
+	args := []string{}
+	for _, a := range tc.flags {
+		args = append(args, x(a))
+	}
+	if tc.session != "" {
+		args = append(args, "--config", filepath.Join(root, "session.yaml"))
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for k, v := range tc.env {
+		env[k] = x(v)
+	}
+	s, err := Load(Source{
+		Flags:     fs,
+		LookupEnv: lookup(env),
+		Getwd:     func() (string, error) { return filepath.Join(root, "ws"), nil },
+		Locations: Locations{SystemDir: filepath.Join(root, "etc"), Home: func() (string, error) { return filepath.Join(root, "home"), nil }},
+	})
+	return s, err, root
+}
+
+// TestSessionNarrowsNeverWidens: every lever a call's flags, variables or
+// session file hold may narrow the trusted policy; each that would widen
+// it is a denial naming its source.
+func TestSessionNarrowsNeverWidens(t *testing.T) {
+	lockedDown := "max_mode: workspace-write\napproval: never\ntmp: false\n"
+	for _, tc := range []loadCase{
+		// Widening, each refused with its source.
+		{name: "--mode", flags: []string{"--mode", "danger-full-access"}, reason: sandbox.ReasonSessionWiden, matched: "--mode danger-full-access"},
+		{name: "DSH_FS_MODE", env: map[string]string{"DSH_FS_MODE": "danger-full-access"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=danger-full-access"},
+		{name: "--mode under a locked-down trusted file", system: lockedDown, flags: []string{"--mode", "danger-full-access"}, reason: sandbox.ReasonSessionWiden},
+		{name: "session file mode", session: "mode: danger-full-access\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: mode"},
+		{name: "session file approval", session: "approval: trust\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
+		{name: "session file narrower max_mode is still trusted-only", session: "max_mode: read-only\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: max_mode"},
+		{name: "session file approval_command", session: "approval_command: [\"true\"]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session file allow_roots", session: "allow_roots: [\"/\"]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session file workspaces", session: "workspaces: [\"/\"]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session file dropping a protected glob", session: "protected: [\".git/**\"]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: protected"},
+		{name: "--tmp over a trusted tmp: false", system: "tmp: false\n", flags: []string{"--tmp"}, reason: sandbox.ReasonSessionWiden, matched: "--tmp"},
+		{name: "DSH_FS_TMP over a managed tmp: false", requirements: "tmp: false\n", env: map[string]string{"DSH_FS_TMP": "true"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_TMP=true"},
+		{name: "--enforce off", flags: []string{"--enforce", "off"}, reason: sandbox.ReasonSessionWiden, matched: "--enforce off"},
+		{name: "--writable-root outside", system: "tmp: false\n", flags: []string{"--writable-root", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--writable-root .."},
+		{name: "DSH_FS_WRITABLE_ROOTS outside", system: "tmp: false\n", env: map[string]string{"DSH_FS_WRITABLE_ROOTS": "$ROOT/ws/sub:$ROOT/outside"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_WRITABLE_ROOTS=$ROOT/outside"},
+		{name: "--cwd above a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--cwd .."},
+
+		// Narrowing, each allowed.
+		{name: "--mode read-only", flags: []string{"--mode", "read-only"}, check: func(t *testing.T, s *Settings) {
+			if s.Policy.Mode != sandbox.ReadOnly {
+				t.Errorf("mode %s", s.Policy.Mode)
+			}
+		}},
+		{name: "--tmp=false", flags: []string{"--tmp=false"}, check: func(t *testing.T, s *Settings) {
+			if s.Policy.Tmp {
+				t.Error("tmp still on")
+			}
+		}},
+		{name: "--enforce landlock", flags: []string{"--enforce", "landlock"}},
+		{name: "session protected_extra and deny_read add to the trusted ones", system: "deny_read: [\"~/.ssh/**\"]\n",
+			session: "protected_extra: [\"notes/**\"]\ndeny_read: [\"**/.env\"]\nprotected: [\"**/.git/**\", \".dsh-fs/**\", \".mcp.json\", \".vscode/**\", \".idea/**\", \".claude/**\", \".codex/**\", \".agents/**\", \"**/.bashrc\", \"**/.bash_profile\", \"**/.zshrc\", \"**/.zprofile\", \"**/.profile\", \"build/**\"]\n",
+			check: func(t *testing.T, s *Settings) {
+				if got := strings.Join(s.Policy.DenyRead, ","); got != "~/.ssh/**,**/.env" {
+					t.Errorf("deny_read %s", got)
+				}
+				if p := strings.Join(s.Policy.Protected, ","); !strings.Contains(p, "build/**") || !strings.HasSuffix(p, "notes/**") {
+					t.Errorf("protected %s", p)
+				}
+			}},
+		{name: "a session root beneath allow_roots", system: "tmp: false\nallow_roots: [$ROOT/allowed]\n", flags: []string{"--writable-root", "$ROOT/allowed/build"}},
+		{name: "a session root beneath the workspace", system: "tmp: false\n", flags: []string{"--writable-root", "sub"}},
+		{name: "--cwd beneath a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", "sub"}, check: func(t *testing.T, s *Settings) {
+			if !strings.HasSuffix(s.Policy.Cwd, "/ws/sub") {
+				t.Errorf("cwd %s", s.Policy.Cwd)
+			}
+		}},
+		{name: "a trusted mode is no session's widening", user: "mode: danger-full-access\n", check: func(t *testing.T, s *Settings) {
+			if s.Policy.Mode != sandbox.DangerFullAccess || s.Values[0].Source != KindUser || s.Values[0].Trust != TrustTrusted {
+				t.Errorf("mode %s from %+v", s.Policy.Mode, s.Values[0].Origin)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err, root := runLoad(t, tc)
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if tc.check != nil {
+					tc.check(t, s)
+				}
+				return
+			}
+			var de *sandbox.DeniedError
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a denial", err)
+			}
+			if de.Reason != tc.reason {
+				t.Errorf("reason %q, want %q", de.Reason, tc.reason)
+			}
+			if want := strings.ReplaceAll(tc.matched, "$ROOT", root); tc.matched != "" && de.Matched != want {
+				t.Errorf("matched %q, want %q", de.Matched, want)
+			}
+		})
+	}
+}
+
+// TestTrustedSources: the user's file beats the system's, the managed
+// requirements cap both, and what a trusted file may say is checked.
+func TestTrustedSources(t *testing.T) {
+	for _, tc := range []loadCase{
+		{name: "user beats system", system: "diff_context: 5\napproval: never\n", user: "diff_context: 7\n", check: func(t *testing.T, s *Settings) {
+			if s.DiffContext != 7 || s.Policy.Approval != sandbox.ApprovalNever {
+				t.Errorf("diff_context %d approval %s", s.DiffContext, s.Policy.Approval)
+			}
+		}},
+		{name: "managed max_mode caps the user's", user: "max_mode: danger-full-access\n", requirements: "max_mode: workspace-write\n", check: func(t *testing.T, s *Settings) {
+			if s.Policy.MaxMode != sandbox.WorkspaceWrite {
+				t.Errorf("max_mode %s", s.Policy.MaxMode)
+			}
+		}},
+		{name: "managed approval replaces the user's", user: "approval: trust\n", requirements: "approval: never\n", check: func(t *testing.T, s *Settings) {
+			if s.Policy.Approval != sandbox.ApprovalNever {
+				t.Errorf("approval %s", s.Policy.Approval)
+			}
+		}},
+		{name: "managed deny_read adds to the user's", user: "deny_read: [a]\n", requirements: "deny_read: [b]\n", check: func(t *testing.T, s *Settings) {
+			if got := strings.Join(s.Policy.DenyRead, ","); got != "a,b" {
+				t.Errorf("deny_read %s", got)
+			}
+		}},
+		{name: "the default mode stays within a trusted max_mode", system: "max_mode: read-only\n", check: func(t *testing.T, s *Settings) {
+			if s.Policy.Mode != sandbox.ReadOnly {
+				t.Errorf("mode %s", s.Policy.Mode)
+			}
+		}},
+		{name: "a user mode above the managed max_mode", user: "mode: danger-full-access\n", requirements: "max_mode: workspace-write\n", code: fserr.ConfigInvalid},
+		{name: "a key requirements do not set", requirements: "mode: read-only\n", code: fserr.ConfigInvalid},
+		{name: "a relative trusted root", system: "writable_roots: [build]\n", code: fserr.ConfigInvalid},
+		{name: "approval command without a command", system: "approval: command\n", code: fserr.ConfigInvalid},
+		{name: "malformed deny_read glob", system: "deny_read: [\"secre[t/**\"]\n", code: fserr.ConfigInvalid},
+		{name: "malformed protected glob", system: "protected: [\"a[\"]\n", code: fserr.ConfigInvalid},
+		{name: "malformed protected_extra glob", session: "protected_extra: [\"a[\"]\n", code: fserr.ConfigInvalid},
+		{name: "malformed workspaces glob", system: "workspaces: [\"/w[\"]\n", code: fserr.ConfigInvalid},
+		{name: "trusted files are protected whether or not they exist", check: func(t *testing.T, s *Settings) {
+			got := strings.Join(s.Policy.TrustedFiles, ",")
+			for _, want := range []string{"/etc/config.yaml", "/etc/requirements.yaml", "/home/.config/dsh-fs/config.yaml"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("trusted files %s lack %s", got, want)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err, _ := runLoad(t, tc)
+			if tc.code != "" {
+				if fserr.CodeOf(err) != tc.code {
+					t.Fatalf("err = %v, want %s", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, s)
+		})
+	}
+}
+
+// TestSessionConfigSecrets: a session config file that is a secret is
+// refused unread, and no config error quotes what a file holds.
+func TestSessionConfigSecrets(t *testing.T) {
+	secret := "AKIAEXAMPLESECRET"
+	for _, tc := range []struct {
+		name, body string
+		code       fserr.Code
+	}{
+		{"not YAML", "aws_secret_access_key = " + secret + "\n\t- [\n", fserr.ConfigInvalid},
+		{"a scalar", secret + "\n", fserr.ConfigInvalid},
+		{"a wrong type", "mode: [" + secret + "]\n", fserr.ConfigInvalid},
+		{"a bad name", "mode: " + secret + "\n", fserr.ConfigInvalid},
+		{"a malformed glob", "deny_read: [\"" + secret + "[\"]\n", fserr.ConfigInvalid},
+		{"a secret as a key", secret + "/x: 1\n", fserr.ConfigInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err, _ := runLoad(t, loadCase{session: tc.body})
+			if fserr.CodeOf(err) != tc.code || strings.Contains(err.Error(), secret) {
+				t.Errorf("err = %v, want %s without the secret", err, tc.code)
+			}
+		})
+	}
+	for _, name := range []string{"$ROOT/home/.ssh/id", "$ROOT/ws/key-link"} {
+		t.Run("deny_read file "+filepath.Base(name), func(t *testing.T) {
+			_, err, _ := runLoad(t, loadCase{system: "deny_read: [\"~/.ssh/**\"]\n", flags: []string{"--config", name},
+				files: map[string]string{"home/.ssh/id": "mode: " + secret + "\n"}, symlinks: map[string]string{"ws/key-link": "../home/.ssh/id"}})
+			var de *sandbox.DeniedError
+			if !errors.As(err, &de) || de.Reason != sandbox.ReasonDenyRead || strings.Contains(err.Error(), secret) {
+				t.Errorf("err = %v, want a deny_read denial without the secret", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gitDirLayouts are folders, in the layout notation, each with whether git
+// takes it for a git directory. One table serves every rule about git
+// directories: isGitDir reads it directly, and completesGitDir must agree
+// with it for every part a write could add (see TestCompletesGitDir).
+var gitDirLayouts = []struct {
+	name   string
+	layout []string // under the folder r
+	gitDir bool
+}{
+	{name: "empty"},
+	{name: "HEAD alone", layout: []string{"r/HEAD"}},
+	{name: "objects and refs", layout: []string{"r/objects/", "r/refs/"}},
+	{name: "HEAD and objects", layout: []string{"r/HEAD", "r/objects/"}},
+	{name: "HEAD and refs", layout: []string{"r/HEAD", "r/refs/"}},
+	{name: "HEAD, objects, refs", layout: []string{"r/HEAD", "r/objects/", "r/refs/"}, gitDir: true},
+	{name: "HEAD and commondir", layout: []string{"r/HEAD", "r/commondir"}, gitDir: true},
+	{name: "commondir alone", layout: []string{"r/commondir"}},
+	{name: "parts as files", layout: []string{"r/HEAD", "r/objects", "r/refs"}, gitDir: true},
+	{name: "parts as symlinks", layout: []string{"r/HEAD => nowhere", "r/objects => nowhere", "r/refs => nowhere"}, gitDir: true},
+	{name: "parts one level down", layout: []string{"r/sub/HEAD", "r/sub/objects/", "r/sub/refs/"}},
+	{name: "lowercase head", layout: []string{"r/head", "r/objects/", "r/refs/"}},
+}
+
+func TestIsGitDir(t *testing.T) {
+	for _, tc := range gitDirLayouts {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, "r/")
+			makeLayout(t, root, tc.layout...)
+			if got := isGitDir(filepath.Join(root, "r")); got != tc.gitDir {
+				t.Errorf("isGitDir = %v, want %v", got, tc.gitDir)
+			}
+		})
+	}
+}
+
+// TestCompletesGitDir: writing a part (or something beneath it) at the top
+// of r completes a git directory exactly when r with that part added is
+// one, by the table above; a name that is no part never does.
+func TestCompletesGitDir(t *testing.T) {
+	for _, tc := range gitDirLayouts {
+		for _, part := range append(append([]string{}, gitDirParts...), "config", "hooks") {
+			for _, rel := range []string{part, filepath.Join(part, "x")} {
+				t.Run(tc.name+"/"+rel, func(t *testing.T) {
+					root := tempRoot(t)
+					makeLayout(t, root, "r/")
+					makeLayout(t, root, tc.layout...)
+					r := filepath.Join(root, "r")
+					got := completesGitDir(r, rel)
+					if _, err := os.Lstat(filepath.Join(r, part)); os.IsNotExist(err) {
+						makeLayout(t, root, "r/"+part)
+					}
+					want := isGitDir(r)
+					if !slices.Contains(gitDirParts, part) {
+						want = false
+					}
+					if got != want {
+						t.Errorf("completesGitDir(r, %q) = %v; r with %s added is a git directory: %v", rel, got, part, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestInsideGitDir(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout []string
+		target string // under the temp root
+		root   string
+		want   string // "" when not inside one
+	}{
+		{name: "plain folder", layout: []string{"ws/d/"}, root: "ws", target: "ws/d/f"},
+		{name: "in a repository", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git/hooks/pre-commit", want: "ws/x.git"},
+		{name: "the repository's own entry", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git/config", want: "ws/x.git"},
+		{name: "a worktree's gitdir", layout: []string{"ws/wt/HEAD", "ws/wt/commondir"}, root: "ws", target: "ws/wt/a/b", want: "ws/wt"},
+		{name: "the root is one", layout: []string{"ws/HEAD", "ws/objects/", "ws/refs/"}, root: "ws", target: "ws/f", want: "ws"},
+		{name: "above the root is not looked at", layout: []string{"HEAD", "objects/", "refs/", "ws/"}, root: "ws", target: "ws/f"},
+		{name: "the repository itself", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := tempRoot(t)
+			makeLayout(t, tmp, tc.layout...)
+			dir, ok := insideGitDir(filepath.Join(tmp, tc.root), filepath.Join(tmp, tc.target))
+			want := ""
+			if tc.want != "" {
+				want = filepath.Join(tmp, tc.want)
+			}
+			if ok != (want != "") || dir != want {
+				t.Errorf("insideGitDir = %q, %v; want %q", dir, ok, want)
+			}
+		})
+	}
+}
+
+func TestReadGitdir(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content string // "" with dir: .git is a folder
+		dir     bool
+		want    string
+		ok      bool
+	}{
+		{name: "pointer", content: "gitdir: ../real\n", want: "../real", ok: true},
+		{name: "no newline, spaces", content: "gitdir:   /abs/path  ", want: "/abs/path", ok: true},
+		{name: "second line ignored", content: "gitdir: a\ngitdir: b\n", want: "a", ok: true},
+		{name: "no prefix", content: "../real\n"},
+		{name: "empty target", content: "gitdir: \n"},
+		{name: "empty file", content: ""},
+		{name: "too large", content: "gitdir: x\n" + strings.Repeat("#", 5000)},
+		{name: "a folder", dir: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			dotgit := filepath.Join(root, ".git")
+			if tc.dir {
+				makeLayout(t, root, ".git/")
+			} else if err := os.WriteFile(dotgit, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := readGitdir(dotgit)
+			if ok != tc.ok || ok && got != tc.want {
+				t.Errorf("readGitdir = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestReadCommondir(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "wt/", "plain/", "empty/")
+	writeFile(t, root, "wt/commondir", "../..\n")
+	writeFile(t, root, "empty/commondir", "\n")
+	for dir, want := range map[string]string{"wt": "../..", "plain": "", "empty": ""} {
+		got, ok := readCommondir(filepath.Join(root, dir))
+		if got != want || ok != (want != "") {
+			t.Errorf("readCommondir(%s) = %q, %v; want %q", dir, got, ok, want)
+		}
+	}
+}

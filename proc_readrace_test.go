@@ -27,6 +27,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 const envReadRaceCalls = "DSHFS_READRACE_CALLS" // calls of each kind
@@ -88,7 +90,9 @@ func TestReadSwapRace(t *testing.T) {
 	}
 	bin := procBin(t)
 	l := newReadRaceLayout(t)
-	env := append(raceEnv(l.raceLayout, "off", nil), "DSH_FS_CONFIG="+l.config)
+	// deny_read is the deployment's: in the trusted system file, found
+	// through the test binary's hook, as the write race sets enforce.
+	env := append(raceEnv(l.raceLayout, "auto", nil), "DSH_FS_TEST_SYSTEM_DIR="+l.system, "DSH_FS_TEST_HOME="+l.home)
 
 	// The schedule: perKind calls of each kind, shuffled, so that every
 	// kind meets the attacker in every phase of the run.
@@ -144,7 +148,7 @@ func TestReadSwapRace(t *testing.T) {
 	elapsed := time.Since(start)
 	t.Logf("%d calls in %v; %s", len(jobs), elapsed.Round(time.Millisecond), attacker.stop(t))
 
-	leaks, denied := 0, 0
+	leaks := 0
 	for _, k := range readRaceKinds {
 		s := stats[k.kind]
 		t.Logf("  %-15s %4d calls: %4d leaked  %s", k.kind, s.calls, s.leaks, s.histogram())
@@ -152,26 +156,39 @@ func TestReadSwapRace(t *testing.T) {
 			t.Logf("      leak: %s", e)
 		}
 		leaks += s.leaks
+		// Each kind must have met both states of the attacker's names:
+		// some calls read the workspace, some were denied by deny_read
+		// (or, for a recursive listing, hid an entry). A kind with only
+		// one of them proves nothing: a policy that refuses every call
+		// leaks nothing either.
+		var ok, denied int
 		for c, n := range s.classes {
-			if strings.HasPrefix(c, "3 ") || strings.Contains(c, "hidden") {
+			switch {
+			case c == "0 ok":
+				ok += n
+			case c == "0 ok, entries hidden":
+				ok += n
+				denied += n
+			case strings.HasSuffix(c, ": "+sandbox.ReasonDenyRead):
 				denied += n
 			}
+		}
+		if ok == 0 || denied == 0 {
+			t.Errorf("%s: %d calls succeeded and %d met deny_read: the race was not exercised", k.kind, ok, denied)
 		}
 	}
 	if leaks > 0 {
 		t.Errorf("LEAK: %d of %d calls showed the deny_read secret's content, names or size", leaks, len(jobs))
 	}
-	if denied == 0 {
-		t.Errorf("no call was denied or had an entry hidden in %d calls: the race was not exercised", len(jobs))
-	}
 }
 
 // readRaceLayout is the write race's layout with a secret outside/: its
 // files hold the secret's word and size, its folder the secret's names,
-// and a config file puts it under deny_read by its absolute path.
+// and the trusted system file in system/ puts it under deny_read by its
+// absolute path.
 type readRaceLayout struct {
 	raceLayout
-	config string
+	system string
 }
 
 func newReadRaceLayout(t *testing.T) readRaceLayout {
@@ -190,10 +207,8 @@ func newReadRaceLayout(t *testing.T) readRaceLayout {
 		"outside/dir/" + readRaceSecretName + "-sub/" + readRaceSecretName + "-deep.txt": secret("deep"),
 		"ws/d/sub/g.txt": "inside d sub g\n",
 	})
-	l.config = filepath.Join(l.dir, "config.yaml")
-	if err := os.WriteFile(l.config, []byte("deny_read: [\""+l.outside+"/**\"]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	l.system = filepath.Join(l.dir, "etc")
+	writeTree(t, l.system, map[string]string{"config.yaml": "deny_read: [\"" + l.outside + "/**\"]\n"})
 	return l
 }
 

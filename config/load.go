@@ -364,10 +364,14 @@ func (l *loader) readSessionFile(path string, explicit bool) (*layer, error) {
 	defer f.Close()
 	wd, _ := l.src.Getwd()
 	fence := sandbox.NewFence(sandbox.Policy{Mode: mode(l.base[KeyMode]), Cwd: wd, Home: l.home, DenyRead: asList(l.base[KeyDenyRead].value)})
-	for _, p := range []string{real, path} {
-		if err := fence.CheckRead("config", sandbox.Target{Given: path, Path: p}); err != nil {
-			return nil, err
-		}
+	// By the name given and the real path of what was opened, and by
+	// identity: a hard link to a secret is the secret.
+	opened := sandbox.Target{Given: path, Path: real}
+	if err := fence.CheckRead("config", opened); err != nil {
+		return nil, err
+	}
+	if err := fence.CheckReadOpened("config", opened, f); err != nil {
+		return nil, err
 	}
 	ly, err := fileLayer(KindFile, path, f, nil)
 	if err != nil {

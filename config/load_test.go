@@ -22,6 +22,7 @@ type loadCase struct {
 	session      string // a session file's YAML, named by --config
 	files        map[string]string
 	symlinks     map[string]string
+	hardlinks    map[string]string // link => existing file, both under $ROOT
 	env          map[string]string
 	flags        []string
 
@@ -61,6 +62,11 @@ func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
 	write(filepath.Join(root, "session.yaml"), tc.session)
 	for name, body := range tc.files {
 		write(filepath.Join(root, name), body)
+	}
+	for name, target := range tc.hardlinks {
+		if err := os.Link(filepath.Join(root, target), filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for name, target := range tc.symlinks {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
@@ -266,10 +272,11 @@ func TestSessionConfigSecrets(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"$ROOT/home/.ssh/id", "$ROOT/ws/key-link"} {
+	for _, name := range []string{"$ROOT/home/.ssh/id", "$ROOT/ws/key-link", "$ROOT/ws/key-hardlink"} {
 		t.Run("deny_read file "+filepath.Base(name), func(t *testing.T) {
 			_, err, _ := runLoad(t, loadCase{system: "deny_read: [\"~/.ssh/**\"]\n", flags: []string{"--config", name},
-				files: map[string]string{"home/.ssh/id": "mode: " + secret + "\n"}, symlinks: map[string]string{"ws/key-link": "../home/.ssh/id"}})
+				files: map[string]string{"home/.ssh/id": "mode: " + secret + "\n"}, symlinks: map[string]string{"ws/key-link": "../home/.ssh/id"},
+				hardlinks: map[string]string{"ws/key-hardlink": "home/.ssh/id"}})
 			var de *sandbox.DeniedError
 			if !errors.As(err, &de) || de.Reason != sandbox.ReasonDenyRead || strings.Contains(err.Error(), secret) {
 				t.Errorf("err = %v, want a deny_read denial without the secret", err)

@@ -2,10 +2,10 @@ package sandbox
 
 import "path"
 
-// A deny_read entry that names a folder covers everything beneath it, as
-// gitignore does: deny_read: ["~/.ssh"] denies ~/.ssh/id_ed25519, and
-// ["secret"] every file in any folder named secret. So a path is denied
-// when it, or any folder above it, matches a glob.
+// A deny_read or protected entry that names a folder covers everything
+// beneath it, as gitignore does: deny_read: ["~/.ssh"] denies
+// ~/.ssh/id_ed25519, and ["secret"] every file in any folder named secret.
+// So a path is denied when it, or any folder above it, matches a glob.
 
 // matchCovers reports whether the slash-separated path name, or one of
 // its ancestors, matches pattern (in matchGlob's syntax).

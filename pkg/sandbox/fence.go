@@ -435,7 +435,7 @@ func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 		} else if rel == "." {
 			continue
 		}
-		if matchAncestor(pattern, name) {
+		if matchCovers(pattern, name) {
 			return g, true
 		}
 	}

@@ -61,17 +61,3 @@ func CheckGlob(pattern string) error {
 	}
 	return nil
 }
-
-// matchAncestor reports whether pattern matches name or one of the
-// folders name lies in: an entry that names a folder covers everything
-// beneath it.
-func matchAncestor(pattern, name string) bool {
-	parts := splitSlash(name)
-	pat := splitSlash(pattern)
-	for n := len(parts); n > 0; n-- {
-		if matchParts(pat, parts[:n]) {
-			return true
-		}
-	}
-	return len(parts) == 0 && matchParts(pat, parts)
-}

@@ -155,8 +155,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		}
 		held = rootFD
 		if completesGitDirAt(rootFD, first) {
-			return nil, &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonBareRepo,
-				WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+			return nil, f.denial(op, t, ReasonBareRepo, "", DangerFullAccess)
 		}
 	}
 	// Every folder on the way is looked at once opened: a git directory
@@ -277,8 +276,7 @@ func isEscape(err error) bool {
 // kernelRefused is a write Landlock refused: the fence passed it, so the
 // path must have changed under it.
 func (f *Fence) kernelRefused(op string, t Target, cause error) error {
-	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonLandlock, Matched: cause.Error(),
-		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	return f.denial(op, t, ReasonLandlock, cause.Error(), DangerFullAccess)
 }
 
 // refused classifies a mutation's failure in the folder: EACCES where the
@@ -293,13 +291,11 @@ func (d *Dir) refused(err error) error {
 
 // protectedDenied is a protected path found on what was opened.
 func (f *Fence) protectedDenied(op string, t Target, matched string) error {
-	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonProtected, Matched: matched,
-		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	return f.denial(op, t, ReasonProtected, matched, DangerFullAccess)
 }
 
 func (f *Fence) escaped(op string, t Target, cause error) error {
-	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonEscaped, Matched: cause.Error(),
-		WritableRoots: f.rootPaths(), Needed: DangerFullAccess, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	return f.denial(op, t, ReasonEscaped, cause.Error(), DangerFullAccess)
 }
 
 // Close releases the folder, and the lock on the root, if it holds one.

@@ -198,8 +198,7 @@ func (f *Fence) Resolve(path string) (Target, error) {
 // OpenRead, Lstat or OpenList, which check what they opened.
 func (f *Fence) CheckRead(op string, t Target) error {
 	if g, ok := f.deniedRead(t); ok {
-		return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonDenyRead, Matched: g,
-			WritableRoots: f.rootPaths(), MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+		return f.readDenied(op, t, g)
 	}
 	return nil
 }
@@ -241,6 +240,13 @@ func (f *Fence) CheckWrite(op string, t *Target) error {
 	if reason == "" {
 		return nil
 	}
+	return f.denial(op, *t, reason, matched, needed)
+}
+
+// denial is the denial of op on t under the fence's mode, with the
+// narrowest mode that would allow it ("" when none would) and what the
+// model needs to recover: the writable roots and how to escalate.
+func (f *Fence) denial(op string, t Target, reason, matched string, needed Mode) *DeniedError {
 	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: reason, Matched: matched,
 		WritableRoots: f.rootPaths(), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
 }

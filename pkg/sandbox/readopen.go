@@ -120,8 +120,7 @@ func (f *Fence) checkReadOpened(op string, t Target, fd int, walked string, st *
 
 // readDenied is the deny_read denial of t, matched by g.
 func (f *Fence) readDenied(op string, t Target, g string) error {
-	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: ReasonDenyRead, Matched: g,
-		WritableRoots: f.rootPaths(), MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	return f.denial(op, t, ReasonDenyRead, g, "")
 }
 
 // givenAbs is t as the caller wrote it, made absolute against the session

@@ -29,6 +29,8 @@ var failSafe = safety{ReadOnly: false, Destructive: true, ConcurrencySafe: false
 var knownSafety = map[string]safety{
 	"read":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"ls":     {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"grep":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"find":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"stat":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"policy": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"write":  {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
@@ -36,7 +38,7 @@ var knownSafety = map[string]safety{
 }
 
 // toolCommands are the commands offered as tools, in this order.
-var toolCommands = []string{"read", "write", "edit", "ls", "stat", "policy"}
+var toolCommands = []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy"}
 
 func safetyOf(name string) safety {
 	if s, ok := knownSafety[name]; ok {

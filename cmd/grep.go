@@ -1,0 +1,82 @@
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// GrepOptions are the inputs of grep.
+type GrepOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Paths []string
+	fsops.GrepOptions
+}
+
+// NewCmdGrep returns the grep command; runF replaces grepRun in tests.
+func NewCmdGrep(app *App, runF func(*GrepOptions) error) *cobra.Command {
+	opts := &GrepOptions{App: app}
+	c := &cobra.Command{
+		Use:   "grep PATTERN [PATH...]",
+		Short: "Search file contents for a regular expression, bounded and sorted",
+		Long: `grep searches the files beneath each PATH (default ".") for PATTERN, an RE2
+regular expression (Go's regexp syntax) matched within one line, or a literal
+string with --fixed. Matches come sorted by path, then line, the same bytes
+for the same tree. The walk never follows a symlink, never opens a file under
+deny_read (counted in hidden), and skips .git, what .gitignore and .ignore
+files exclude (--no-ignore to search them) and binary files. At most --limit
+matches and --max-bytes of them are shown; total counts them all, and a
+truncated result's cursor continues with --after.`,
+		Example: `  dsh-fs grep 'func \w+Handler' src
+  dsh-fs grep TODO --glob '*.go' --glob '!*_test.go' --context 2
+  dsh-fs grep -i --fixed 'a.b(' --files
+  dsh-fs grep parseConfig --after CURSOR`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Pattern, opts.Paths = c, args[0], args[1:]
+			if len(opts.Paths) == 0 {
+				opts.Paths = []string{"."}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return grepRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVar(&opts.Fixed, "fixed", false, "take PATTERN as a literal string")
+	fl.BoolVarP(&opts.IgnoreCase, "ignore-case", "i", false, "match letters of either case")
+	fl.StringArrayVar(&opts.Globs, "glob", nil, "search only files whose path matches this glob; \"!GLOB\" excludes (repeatable; no \"/\" matches the base name)")
+	fl.IntVarP(&opts.Context, "context", "C", 0, "lines of context before and after each match")
+	fl.BoolVar(&opts.Files, "files", false, "list the files that match instead of the matches")
+	fl.BoolVar(&opts.Count, "count", false, "list the files that match, with how many lines match")
+	fl.IntVar(&opts.Limit, "limit", fsops.DefaultGrepLimit, "most matches (with --files or --count, files) to show; total counts them all")
+	fl.IntVar(&opts.MaxBytes, "max-bytes", fsops.DefaultSearchMaxBytes, "most bytes of JSON the shown matches may take")
+	fl.IntVar(&opts.MaxLineBytes, "max-line-bytes", fsops.DefaultMaxLineBytes, "longest line text to show; longer lines are cut around the match and marked …")
+	fl.BoolVar(&opts.NoIgnore, "no-ignore", false, "also search .git and what .gitignore and .ignore files exclude")
+	fl.StringVar(&opts.After, "after", "", "continue after this cursor, from a truncated result of the same search")
+	return c
+}
+
+func grepRun(opts *GrepOptions) error {
+	call, first, err := opts.App.beginPath(opts.Command, "grep", opts.Paths[0])
+	if err != nil {
+		return err
+	}
+	targets := []sandbox.Target{first}
+	for _, p := range opts.Paths[1:] {
+		t, err := call.fence.Resolve(p)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	res, err := fsops.Grep(call.fence, targets, opts.GrepOptions)
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}

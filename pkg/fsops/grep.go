@@ -1,0 +1,503 @@
+package fsops
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"regexp"
+	"regexp/syntax"
+	"unicode/utf8"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/text"
+)
+
+// The default bounds of a search, so a search of a large tree never
+// floods an agent's context.
+const (
+	// DefaultGrepLimit is the most matches grep shows.
+	DefaultGrepLimit = 200
+	// DefaultFindLimit is the most entries find shows.
+	DefaultFindLimit = 1000
+	// DefaultSearchMaxBytes is the most bytes of JSON the matches or
+	// entries of one result may take.
+	DefaultSearchMaxBytes = 64 << 10
+	// DefaultMaxLineBytes is the longest line text a match shows; a
+	// longer line is cut around the match.
+	DefaultMaxLineBytes = 512
+)
+
+// grepBufSize is a search's first buffer; it doubles, up to
+// grepMaxBufSize, for a line (with its context) longer than it. A file
+// with a longer line is skipped as too large: memory stays bounded.
+const (
+	grepBufSize    = 256 << 10
+	grepMaxBufSize = 16 << 20
+)
+
+// ellipsis marks where a line was cut.
+const ellipsis = "…"
+
+// GrepOptions shape a search of file contents.
+type GrepOptions struct {
+	// Pattern is an RE2 regular expression (Go's regexp syntax), or a
+	// literal string with Fixed. It matches within one line.
+	Pattern string
+	// Fixed takes Pattern as a literal string.
+	Fixed bool
+	// IgnoreCase matches letters of either case.
+	IgnoreCase bool
+	// Context is how many lines before and after each match to show.
+	Context int
+	// Files lists the files that match instead of the matches.
+	Files bool
+	// Count lists the files that match with how many lines match.
+	Count bool
+	// Limit is the most matches (with Files or Count, files) shown.
+	Limit int
+	// MaxBytes is the most bytes of JSON the shown matches may take.
+	MaxBytes int
+	// MaxLineBytes is the longest line text shown; longer lines are cut
+	// around the match and marked with "…".
+	MaxLineBytes int
+	WalkOptions
+}
+
+// Match is one line that matches.
+type Match struct {
+	// Path names the file as the searched path was given, joined with
+	// the file's path beneath it ("src/a.go").
+	Path string `json:"path"`
+	// Line is the line's number, from 1.
+	Line int `json:"line"`
+	// Column is the byte offset of the first match in the line, from 1.
+	Column int `json:"column"`
+	// Text is the line without its line break, cut around the match
+	// (and marked "…") when longer than MaxLineBytes.
+	Text string `json:"text"`
+	// Before and After are the context lines (cut at MaxLineBytes).
+	Before []string `json:"before,omitempty"`
+	After  []string `json:"after,omitempty"`
+	// Cut says Text was cut.
+	Cut bool `json:"cut,omitempty"`
+}
+
+// FileMatch is a file that matches, with --files or --count.
+type FileMatch struct {
+	Path string `json:"path"`
+	// Count is how many lines match, with --count.
+	Count int `json:"count,omitempty"`
+}
+
+// GrepResult is what a search found, sorted by path, then line.
+type GrepResult struct {
+	// Matches are the matching lines (absent with Files or Count).
+	Matches []Match `json:"matches,omitzero"`
+	// Files are the matching files (only with Files or Count).
+	Files []FileMatch `json:"files,omitzero"`
+	// Total counts every match (with Files or Count, file) found after
+	// the cursor, shown or not: the search reads every file.
+	Total int `json:"total"`
+	// Truncated says the limit or the byte budget left some out.
+	Truncated bool `json:"truncated"`
+	// LeftOut counts those left out: Total less those shown.
+	LeftOut int `json:"left_out,omitzero"`
+	// Cursor continues the search after the last one shown (--after).
+	Cursor        string  `json:"cursor,omitempty"`
+	FilesSearched int     `json:"files_searched"`
+	FilesSkipped  Skipped `json:"files_skipped"`
+	// Hidden counts entries under deny_read, never opened.
+	Hidden int `json:"hidden,omitempty"`
+}
+
+// matcher finds the first match in b: its start and end, or -1.
+type matcher interface {
+	find(b []byte) (int, int)
+}
+
+type literal []byte
+
+func (l literal) find(b []byte) (int, int) {
+	i := bytes.Index(b, l)
+	if i < 0 {
+		return -1, -1
+	}
+	return i, i + len(l)
+}
+
+type re struct{ *regexp.Regexp }
+
+func (r re) find(b []byte) (int, int) {
+	loc := r.FindIndex(b)
+	if loc == nil {
+		return -1, -1
+	}
+	return loc[0], loc[1]
+}
+
+// compileMatcher turns the pattern into a matcher: bytes.Index for a
+// literal (Fixed, or a regular expression with no special character),
+// Go's regexp otherwise, in multi-line mode so "^" and "$" match at line
+// boundaries.
+func compileMatcher(opt GrepOptions) (matcher, error) {
+	pat := opt.Pattern
+	if !opt.Fixed {
+		parsed, err := syntax.Parse(pat, syntax.Perl)
+		if err != nil {
+			e := fserr.Wrap(fserr.InvalidArgument, "grep: bad pattern: "+err.Error(), err)
+			e.Hint = "RE2 syntax (Go's regexp); --fixed takes the pattern literally"
+			return nil, e
+		}
+		if parsed.Op == syntax.OpLiteral && parsed.Flags&syntax.FoldCase == 0 {
+			pat, opt.Fixed = string(parsed.Rune), true
+		} else if parsed.Op == syntax.OpEmptyMatch {
+			pat, opt.Fixed = "", true
+		}
+	}
+	if opt.Fixed && !opt.IgnoreCase {
+		return literal(pat), nil
+	}
+	if opt.Fixed {
+		pat = regexp.QuoteMeta(pat)
+	}
+	flags := "(?m)"
+	if opt.IgnoreCase {
+		flags = "(?mi)"
+	}
+	r, err := regexp.Compile(flags + pat)
+	if err != nil {
+		return nil, fserr.Wrap(fserr.InvalidArgument, "grep: bad pattern: "+err.Error(), err)
+	}
+	return re{r}, nil
+}
+
+// Grep searches the files of each target: a folder is walked (see
+// WalkOptions), a file is searched as it is. Each file is opened by
+// handle after the fence has judged its name, checked on what was opened,
+// and read in bounded chunks; binary files are skipped. Every file is
+// searched even past the limit, so Total is exact.
+func Grep(f *sandbox.Fence, targets []sandbox.Target, opt GrepOptions) (*GrepResult, error) {
+	if opt.Limit < 0 || opt.MaxBytes < 0 || opt.Context < 0 || opt.MaxLineBytes < 0 {
+		return nil, fserr.New(fserr.InvalidArgument, "grep: --limit, --max-bytes, --context and --max-line-bytes must be zero or more")
+	}
+	if opt.Files && opt.Count {
+		return nil, fserr.New(fserr.InvalidArgument, "grep: --files and --count exclude each other")
+	}
+	if opt.MaxLineBytes == 0 {
+		opt.MaxLineBytes = DefaultMaxLineBytes
+	}
+	m, err := compileMatcher(opt)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWalker(f, "grep", opt.WalkOptions)
+	if err != nil {
+		return nil, err
+	}
+	g := &grepper{w: w, opt: opt, m: m, buf: make([]byte, grepBufSize), res: &GrepResult{}}
+	if opt.Files || opt.Count {
+		g.res.Files = []FileMatch{}
+	} else {
+		g.res.Matches = []Match{}
+	}
+	for i, t := range targets {
+		if w.resume(i) {
+			continue
+		}
+		g.arg = i
+		if err := g.target(t); err != nil {
+			return nil, err
+		}
+	}
+	g.res.FilesSkipped, g.res.Hidden = w.skip, w.hidden
+	if g.res.Truncated {
+		g.res.LeftOut = g.res.Total - len(g.res.Matches) - len(g.res.Files)
+		g.res.Cursor = g.last.String()
+	}
+	return g.res, nil
+}
+
+type grepper struct {
+	w   *walker
+	opt GrepOptions
+	m   matcher
+	buf []byte
+	res *GrepResult
+	arg int
+	// used is the bytes of JSON the shown matches take.
+	used int
+	// full: the limit or the byte budget is reached; the rest is counted.
+	full bool
+	// last is the last match (or file) shown.
+	last cursor
+}
+
+// target searches one path given: a folder walked, or a file.
+func (g *grepper) target(t sandbox.Target) error {
+	d, err := g.w.f.OpenList("grep", t)
+	if fserr.CodeOf(err) == fserr.NotDir {
+		if g.w.cur != nil && g.w.cur.line == 0 {
+			return nil // shown before the cursor
+		}
+		file, err := openForRead(g.w.f, "grep", t)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		g.file(file, t.Given, "", g.w.minLine(""))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	g.w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
+		switch e.Type {
+		case sandbox.EntryDir:
+			return nil
+		case sandbox.EntrySymlink:
+			g.w.skip.Symlink++
+			return nil
+		case sandbox.EntryOther:
+			return nil // a FIFO, a socket, a device: nothing to search
+		}
+		h, err := d.OpenFile(e.Name)
+		if err != nil {
+			if fserr.CodeOf(err) == fserr.SandboxDenied {
+				g.w.hidden++ // by identity or real path, decided on what was opened
+			} else {
+				g.w.skip.Unreadable++
+			}
+			return nil
+		}
+		g.file(h, displayPath(t.Given, rel), rel, g.w.minLine(rel))
+		h.Close()
+		return nil
+	}
+	return g.w.walk(d, "", nil)
+}
+
+// file searches one opened file, named display in results and rel in a
+// cursor, showing only lines after minLine.
+func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
+	g.res.FilesSearched++
+	ctx := g.opt.Context
+	buf := g.buf
+	n, from, lineAtFrom := 0, 0, 1
+	eof, first := false, true
+	count := 0 // lines matched in this file
+	stop := false
+	for !stop {
+		for n < len(buf) && !eof {
+			m, err := r.Read(buf[n:])
+			n += m
+			if errors.Is(err, io.EOF) {
+				eof = true
+			} else if err != nil {
+				g.w.skip.Unreadable++
+				return
+			}
+		}
+		if first {
+			first = false
+			if text.IsBinary(buf[:min(n, text.SniffLen)]) {
+				g.res.FilesSearched--
+				g.w.skip.Binary++
+				return
+			}
+		}
+		end := n
+		if !eof {
+			end = bytes.LastIndexByte(buf[:n], '\n') + 1
+		}
+		searchEnd := end
+		if !eof && ctx > 0 {
+			searchEnd = linesBack(buf, end, ctx)
+		}
+		if searchEnd > from {
+			lineAtFrom, stop = g.region(buf[:n], from, searchEnd, lineAtFrom, display, rel, minLine, &count)
+		}
+		if eof {
+			break
+		}
+		keep := max(searchEnd, from)
+		if ctx > 0 {
+			keep = linesBack(buf, keep, ctx)
+		}
+		if keep > 0 {
+			copy(buf, buf[keep:n])
+			n -= keep
+			from = max(searchEnd, from) - keep
+		}
+		if n == len(buf) {
+			if len(buf) >= grepMaxBufSize {
+				g.res.FilesSearched--
+				g.w.skip.TooLarge++
+				return
+			}
+			bigger := make([]byte, 2*len(buf))
+			copy(bigger, buf[:n])
+			buf = bigger
+		}
+	}
+	if count > 0 && (g.opt.Files || g.opt.Count) {
+		g.res.Total++
+		fm := FileMatch{Path: display}
+		if g.opt.Count {
+			fm.Count = count
+		}
+		g.keep(fm, rel, 0)
+	}
+}
+
+// linesBack is where the k-th line before the line starting at end
+// starts in buf (0 when there are fewer).
+func linesBack(buf []byte, end, k int) int {
+	i := end
+	for ; k > 0 && i > 0; k-- {
+		j := bytes.LastIndexByte(buf[:i-1], '\n')
+		i = j + 1
+	}
+	return i
+}
+
+// region searches the whole lines buf[from:to], the first of which is
+// line lineAtFrom, and returns the line number at to. stop says the
+// file need not be read further (Files: one match is enough).
+func (g *grepper) region(buf []byte, from, to, lineAtFrom int, display, rel string, minLine int, count *int) (int, bool) {
+	p, ln := from, lineAtFrom
+	for p < to {
+		s, e := g.m.find(buf[p:to])
+		if s < 0 {
+			break
+		}
+		s, e = s+p, e+p
+		ls := p + bytes.LastIndexByte(buf[p:s], '\n') + 1
+		le := to
+		if i := bytes.IndexByte(buf[s:to], '\n'); i >= 0 {
+			le = s + i
+		}
+		ln += bytes.Count(buf[p:ls], []byte{'\n'})
+		if e > le {
+			// The match runs past the line's end: a match must lie in
+			// one line, so look again in the line alone.
+			s2, e2 := g.m.find(buf[ls:le])
+			if s2 < 0 {
+				ln++
+				p = le + 1
+				continue
+			}
+			s, e = ls+s2, ls+e2
+		}
+		if ln > minLine {
+			*count++
+			switch {
+			case g.opt.Files:
+				return ln + 1, true
+			case g.opt.Count:
+			default:
+				g.res.Total++
+				if !g.full {
+					g.keep(g.match(buf, ls, le, s, e, ln, display), rel, ln)
+				}
+			}
+		}
+		ln++
+		p = le + 1
+	}
+	if p < to {
+		ln += bytes.Count(buf[p:to], []byte{'\n'})
+	}
+	return ln, false
+}
+
+// keep shows one match (or file), unless it would pass the limit or the
+// byte budget: then the result is truncated, and the rest only counted.
+func (g *grepper) keep(v any, rel string, line int) {
+	if g.full {
+		return
+	}
+	size := 1
+	if b, err := json.Marshal(v); err == nil {
+		size += len(b)
+	}
+	shown := len(g.res.Matches) + len(g.res.Files)
+	if shown >= g.opt.Limit || g.used+size > g.opt.MaxBytes {
+		g.full, g.res.Truncated = true, true
+		return
+	}
+	g.used += size
+	switch v := v.(type) {
+	case Match:
+		g.res.Matches = append(g.res.Matches, v)
+	case FileMatch:
+		g.res.Files = append(g.res.Files, v)
+	}
+	g.last = cursor{arg: g.arg, rel: rel, line: line}
+}
+
+// match builds the match of the line buf[ls:le], matched at [s, e).
+func (g *grepper) match(buf []byte, ls, le, s, e, ln int, display string) Match {
+	m := Match{Path: display, Line: ln, Column: s - ls + 1}
+	m.Text, m.Cut = cutAround(trimCR(buf[ls:le]), s-ls, e-ls, g.opt.MaxLineBytes)
+	if k := g.opt.Context; k > 0 {
+		start := linesBack(buf, ls, k)
+		for i := start; i < ls; {
+			j := i + bytes.IndexByte(buf[i:ls], '\n')
+			m.Before = append(m.Before, cutLine(trimCR(buf[i:j]), g.opt.MaxLineBytes))
+			i = j + 1
+		}
+		for i := le + 1; i < len(buf) && len(m.After) < k; {
+			j := bytes.IndexByte(buf[i:], '\n')
+			if j < 0 {
+				j = len(buf) - i
+			}
+			m.After = append(m.After, cutLine(trimCR(buf[i:i+j]), g.opt.MaxLineBytes))
+			i += j + 1
+		}
+	}
+	return m
+}
+
+func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\r'}) }
+
+// cutLine is line, cut at max bytes (at a character boundary) and marked.
+func cutLine(line []byte, max int) string {
+	if len(line) <= max {
+		return string(line)
+	}
+	return string(trimToRune(line[:max])) + ellipsis
+}
+
+// cutAround is line, cut to about max bytes around the match [s, e) when
+// longer, each cut end marked, and whether it was cut.
+func cutAround(line []byte, s, e, max int) (string, bool) {
+	if len(line) <= max {
+		return string(line), false
+	}
+	e = min(e, len(line))
+	start := s - (max-(e-s))/2
+	start = min(max0(start), len(line)-max)
+	start = max0(start)
+	for start > 0 && start < len(line) && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	end := min(start+max, len(line))
+	out := string(trimToRune(line[start:end]))
+	if start > 0 {
+		out = ellipsis + out
+	}
+	if end < len(line) {
+		out += ellipsis
+	}
+	return out, true
+}
+
+func max0(i int) int {
+	if i < 0 {
+		return 0
+	}
+	return i
+}

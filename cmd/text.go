@@ -36,6 +36,10 @@ func (t textOut) result(h header, result any) error {
 		return t.list(r)
 	case *fsops.StatResult:
 		return t.stat(h, r)
+	case *fsops.GrepResult:
+		return t.grep(r)
+	case *fsops.FindResult:
+		return t.find(r)
 	case *fsops.WriteResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
@@ -96,6 +100,87 @@ func (t textOut) list(r *fsops.ListResult) error {
 		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", r.Hidden)
 	}
 	return nil
+}
+
+// grep prints matches as grep -n does, "path:line:text", with context
+// lines as "path-line-text" and "--" between groups that do not touch;
+// --files prints paths, --count "path:count".
+func (t textOut) grep(r *fsops.GrepResult) error {
+	var b strings.Builder
+	for _, f := range r.Files {
+		if f.Count > 0 {
+			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		} else {
+			fmt.Fprintf(&b, "%s\n", f.Path)
+		}
+	}
+	ctx := hasContext(r)
+	lastPath, lastLine := "", 0 // the last line printed
+	for i, m := range r.Matches {
+		if m.Path != lastPath {
+			lastLine = 0
+		}
+		first := m.Line - len(m.Before)
+		if ctx && lastPath != "" && (m.Path != lastPath || first > lastLine+1) {
+			b.WriteString("--\n")
+		}
+		for j, l := range m.Before {
+			if n := first + j; n > lastLine {
+				fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+			}
+		}
+		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		lastPath, lastLine = m.Path, m.Line
+		next := 0 // the next match's line in this file: context stops there
+		if i+1 < len(r.Matches) && r.Matches[i+1].Path == m.Path {
+			next = r.Matches[i+1].Line
+		}
+		for j, l := range m.After {
+			n := m.Line + 1 + j
+			if next != 0 && n >= next {
+				break
+			}
+			fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+			lastLine = n
+		}
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
+		return err
+	}
+	t.searchNotes(r.Truncated, len(r.Matches)+len(r.Files), r.Total, r.Cursor, r.Hidden)
+	return nil
+}
+
+func hasContext(r *fsops.GrepResult) bool {
+	for _, m := range r.Matches {
+		if len(m.Before) > 0 || len(m.After) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// find prints one path a line.
+func (t textOut) find(r *fsops.FindResult) error {
+	var b strings.Builder
+	for _, e := range r.Entries {
+		fmt.Fprintf(&b, "%s\n", e.Path)
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
+		return err
+	}
+	t.searchNotes(r.Truncated, len(r.Entries), r.Total, r.Cursor, r.Hidden)
+	return nil
+}
+
+// searchNotes says on the notes stream what a search left out.
+func (t textOut) searchNotes(truncated bool, shown, total int, cursor string, hidden int) {
+	if truncated {
+		fmt.Fprintf(t.note, "(%d of %d shown; continue with --after %s)\n", shown, total, cursor)
+	}
+	if hidden > 0 {
+		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", hidden)
+	}
 }
 
 func (t textOut) stat(h header, r *fsops.StatResult) error {

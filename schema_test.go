@@ -81,14 +81,14 @@ func TestSchemasAreValid(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, op := range []string{"read", "write", "edit", "ls", "stat", "policy", "version"} {
+	for _, op := range []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy", "version"} {
 		if schemas["result-"+op+".json"] == nil {
 			t.Errorf("missing result-%s.json", op)
 		}
 	}
 
 	root := cmd.NewCmdRoot(&cmd.App{})
-	for _, op := range []string{"read", "write", "edit", "ls", "stat", "policy"} {
+	for _, op := range []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy"} {
 		t.Run("input-"+op, func(t *testing.T) {
 			data, err := docs.Schema.ReadFile("schema/input-" + op + ".json")
 			if err != nil {
@@ -119,20 +119,20 @@ func TestSchemasAreValid(t *testing.T) {
 				if p.Description == "" {
 					t.Errorf("%s: no description", name)
 				}
-				if name == "path" {
-					continue
+				if name == "path" || name == "paths" || name == "pattern" {
+					continue // positional arguments
 				}
 				f := c.Flag(strings.ReplaceAll(name, "_", "-"))
 				if f == nil {
 					t.Errorf("%s: %s has no flag --%s", name, op, strings.ReplaceAll(name, "_", "-"))
 					continue
 				}
-				wantType := map[string]string{"bool": "boolean", "int": "integer", "string": "string"}[f.Value.Type()]
+				wantType := map[string]string{"bool": "boolean", "int": "integer", "string": "string", "stringArray": "array"}[f.Value.Type()]
 				if name == "edits" {
 					wantType = "array" // --edits - reads the array on stdin
 				}
-				if name == "escalate" {
-					wantType = "" // an enum of modes
+				if name == "escalate" || op == "find" && name == "type" {
+					wantType = "" // an enum
 				}
 				if p.Type != wantType {
 					t.Errorf("%s: type %q, want %q (flag type %s)", name, p.Type, wantType, f.Value.Type())
@@ -208,6 +208,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		"home/.keep":          "",
 		"xdg/dsh-fs/.keep":    "",
 		"ws/tree/sub/deep.md": "deep\n",
+		"ws/tree/sub/long.txt": strings.Repeat("x", 600) + "deep" + strings.Repeat("y", 600) + "\n",
+		"ws/tree/.gitignore":   "*.log\n",
+		"ws/tree/sub/out.log":  "deep\n",
 	}
 	writeTree(t, dir, files)
 	if err := os.Symlink("b.txt", filepath.Join(ws, "tree", "link")); err != nil {
@@ -252,6 +255,23 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "ls recursive all", args: []string{"ls", "tree", "--recursive", "--all"}, schema: "result-ls.json", want: []string{`"name":"sub/c.txt"`, `".hidden"`}},
 		{name: "ls truncated", args: []string{"ls", "tree", "--limit", "1"}, schema: "result-ls.json", want: []string{`"truncated":true`}},
 		{name: "ls hidden by deny_read", args: []string{"ls", "--all"}, env: []string{trust}, schema: "result-ls.json", want: []string{`"hidden":1`}},
+		// grep
+		{name: "grep", args: []string{"grep", "deep", "tree"}, schema: "result-grep.json", want: []string{`"path":"tree/sub/deep.md","line":1,"column":1,"text":"deep"`, `"ignored":1`}},
+		{name: "grep context", args: []string{"grep", "two", "a.txt", "--context", "1"}, schema: "result-grep.json", want: []string{`"before":["one"],"after":["three"]`}},
+		{name: "grep cut line", args: []string{"grep", "deep", "tree/sub/long.txt"}, schema: "result-grep.json", want: []string{`"cut":true`}},
+		{name: "grep files", args: []string{"grep", "deep", "tree", "--files"}, schema: "result-grep.json", want: []string{`"files":[{"path":"tree/sub/deep.md"}`}},
+		{name: "grep count", args: []string{"grep", "e", "tree", "--count", "--no-ignore"}, schema: "result-grep.json", want: []string{`"count":1`}},
+		{name: "grep truncated", args: []string{"grep", "deep", "tree", "--limit", "1"}, schema: "result-grep.json", want: []string{`"truncated":true,"left_out":1,"cursor":"`}},
+		{name: "grep limit zero", args: []string{"grep", "deep", "tree", "--limit", "0"}, schema: "result-grep.json", want: []string{`"truncated":true,"left_out":2,"files_searched"`}},
+		{name: "grep binary and hidden", args: []string{"grep", "SECRET"}, env: []string{trust}, schema: "result-grep.json", want: []string{`"binary":2`, `"hidden":1`}},
+		{name: "grep symlink", args: []string{"grep", "b", "tree"}, schema: "result-grep.json", want: []string{`"symlink":1`}},
+		// find
+		{name: "find", args: []string{"find", "*.txt", "tree"}, schema: "result-find.json", want: []string{`{"path":"tree/b.txt","type":"file","size":2}`}},
+		{name: "find symlink", args: []string{"find", "link", "tree"}, schema: "result-find.json", want: []string{`"type":"symlink"`}},
+		{name: "find truncated", args: []string{"find", "**", "tree", "--limit", "1"}, schema: "result-find.json", want: []string{`"truncated":true,"left_out":`, `"cursor":"`}},
+		{name: "find hidden", args: []string{"find", "*"}, env: []string{trust}, schema: "result-find.json", want: []string{`"hidden":1`}},
+		{name: "find not a folder", args: []string{"find", "*", "a.txt"}, schema: "failure.json", exit: 1, want: []string{`"FS_NOT_DIR"`}},
+		{name: "grep bad pattern", args: []string{"grep", "a("}, schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
 		// stat
 		{name: "stat file", args: []string{"stat", "a.txt"}, schema: "result-stat.json", want: []string{`"exists":true`}},
 		{name: "stat dir", args: []string{"stat", "tree"}, schema: "result-stat.json", want: []string{`"type":"dir"`}},

@@ -134,7 +134,9 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 	res.Skipped, res.Hidden = w.skip, w.hidden
 	if res.Truncated {
 		res.LeftOut = res.Total - len(res.Entries)
-		res.Cursor = last.String()
+		if len(res.Entries) > 0 {
+			res.Cursor = last.String()
+		}
 	}
 	return res, nil
 }

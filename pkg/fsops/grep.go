@@ -213,8 +213,11 @@ func Grep(f *sandbox.Fence, targets []sandbox.Target, opt GrepOptions) (*GrepRes
 	}
 	g.res.FilesSkipped, g.res.Hidden = w.skip, w.hidden
 	if g.res.Truncated {
-		g.res.LeftOut = g.res.Total - len(g.res.Matches) - len(g.res.Files)
-		g.res.Cursor = g.last.String()
+		shown := len(g.res.Matches) + len(g.res.Files)
+		g.res.LeftOut = g.res.Total - shown
+		if shown > 0 {
+			g.res.Cursor = g.last.String()
+		}
 	}
 	return g.res, nil
 }

@@ -32,7 +32,8 @@ const (
 // grepBufSize is a search's first buffer; it doubles, up to
 // grepMaxBufSize, for a line (with its context) longer than it. A file
 // with a longer line is skipped as too large: memory stays bounded.
-const (
+// Variables so tests can make a buffer boundary fall anywhere.
+var (
 	grepBufSize    = 256 << 10
 	grepMaxBufSize = 16 << 20
 )
@@ -325,18 +326,20 @@ func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
 		if eof {
 			break
 		}
-		keep := max(searchEnd, from)
+		from = max(searchEnd, from)
+		keep := from
 		if ctx > 0 {
 			keep = linesBack(buf, keep, ctx)
 		}
 		if keep > 0 {
 			copy(buf, buf[keep:n])
 			n -= keep
-			from = max(searchEnd, from) - keep
+			from -= keep
 		}
 		if n == len(buf) {
 			if len(buf) >= grepMaxBufSize {
-				g.res.FilesSearched--
+				// A line longer than any buffer: the file is searched up
+				// to it, and said to be too large.
 				g.w.skip.TooLarge++
 				return
 			}

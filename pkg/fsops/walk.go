@@ -53,7 +53,9 @@ type WalkOptions struct {
 type Skipped struct {
 	// Binary files: a NUL byte or invalid UTF-8 in the first 8 KiB.
 	Binary int `json:"binary"`
-	// TooLarge files have a line longer than the search can hold.
+	// TooLarge files have a line (with its context) longer than the
+	// search's bounded buffer (16 MiB) holds: they are searched up to
+	// that line.
 	TooLarge int `json:"too_large"`
 	// Symlink entries are never followed, to a file or a folder.
 	Symlink int `json:"symlink"`

@@ -116,6 +116,25 @@ if [[ ! -d ls50k || $(find ls50k -mindepth 1 -maxdepth 1 | wc -l) != 50000 ]]; t
 fi
 sync
 
+# grep and find: the Go standard library's source, as the toolchain ships
+# it (read in place: nothing there is written). rg is compared where it is
+# installed (Debian: apt-get install ripgrep).
+GOSRC=$(go env GOROOT)/src
+GOSRC_FILES=$(find "$GOSRC" -type f | wc -l)
+RG_ROWS=""
+if command -v rg >/dev/null; then
+	RG_ROWS=$(cat <<RG
+  {"name": "grep literal ErrNotExist, Go source ($GOSRC_FILES files), against rg", "target": 2.0, "mem_mib": 64,
+   "plain": {"label": "rg -n", "runs": [["rg", "-n", "ErrNotExist", "$GOSRC"]]},
+   "dsh": {"label": "dsh-fs grep", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "ErrNotExist", "$GOSRC"]]}},
+
+  {"name": "grep regex 'err(or)? != nil', Go source, against rg", "target": 2.0, "mem_mib": 64,
+   "plain": {"label": "rg -n", "runs": [["rg", "-n", "err(or)? != nil", "$GOSRC"]]},
+   "dsh": {"label": "dsh-fs grep", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "err(or)? != nil", "$GOSRC"]]}},
+RG
+)
+fi
+
 cd "$REPO"
 SPEC=$TMP/spec.json
 SYNC='["sync"]'
@@ -174,6 +193,22 @@ cat >"$SPEC" <<EOF
   {"name": "ls --limit 0, 50,000 entries", "target": 1.0, "mem_mib": 96,
    "plain": {"label": "ls -la", "runs": [["ls", "-la", "ls50k"]]},
    "dsh": {"label": "dsh-fs ls --limit 0", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "0"]]}},
+
+  {"name": "grep literal ErrNotExist, Go source ($GOSRC_FILES files)", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "grep -rn", "runs": [["grep", "-rn", "ErrNotExist", "$GOSRC"]]},
+   "dsh": {"label": "dsh-fs grep", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "ErrNotExist", "$GOSRC"]]}},
+
+  {"name": "grep regex 'err(or)? != nil', Go source (23,000+ matches; dsh-fs shows 200)", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "grep -rnE", "runs": [["grep", "-rnE", "err(or)? != nil", "$GOSRC"]]},
+   "dsh": {"label": "dsh-fs grep", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "err(or)? != nil", "$GOSRC"]]}},
+
+  {"name": "grep regex, every match shown (--limit 1000000 --max-bytes 1000000000)", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "grep -rnE", "runs": [["grep", "-rnE", "err(or)? != nil", "$GOSRC"]]},
+   "dsh": {"label": "dsh-fs grep", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "err(or)? != nil", "$GOSRC", "--limit", "1000000", "--max-bytes", "1000000000"]]}},
+$RG_ROWS
+  {"name": "find '*.go', Go source", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "find -name", "runs": [["find", "$GOSRC", "-name", "*.go"]]},
+   "dsh": {"label": "dsh-fs find", "expect": "\"ok\":true", "runs": [["$BIN", "find", "*.go", "$GOSRC"]]}},
 
   {"name": "diff overhead: write 1 MiB, one line changed", "target": 1.5,
    "plain": {"label": "dsh-fs write, --diff-basis-max-bytes 0 (no diff)", "prep": [$SYNC], "expect": "\"omitted\":\"basis_too_large\"", "runs": [
@@ -236,7 +271,7 @@ fi
 	echo "- go: $(go version | cut -d' ' -f3-); dsh-fs and the floors built with CGO_ENABLED=0 (static), as README's Install says"
 	echo "- bench/tmp file system: $fstype"
 	echo "- load average (1, 5, 15 min) before: $load_before; after: $load_after"
-	echo "- tools: $(cat --version | head -1), $(sed --version | head -1), $(dd --version | head -1 | sed 's/ (.*//')"
+	echo "- tools: $(cat --version | head -1), $(sed --version | head -1), $(dd --version | head -1 | sed 's/ (.*//'), $(grep --version | head -1), $(find --version | head -1)$(command -v rg >/dev/null && echo ", $(rg --version | head -1)")"
 	echo
 	echo "## Results"
 	echo

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/pkg/diff"
@@ -211,5 +212,31 @@ func BenchmarkWrite(b *testing.B) {
 		if err != nil || res.Bytes != size {
 			b.Fatalf("write: %v (%+v)", err, res)
 		}
+	}
+}
+
+// BenchmarkGrepGoSource searches the Go standard library's source, a
+// literal and a regular expression, with the default bounds: the walk,
+// the opens and the search of every file (scripts/bench.sh compares the
+// same with grep -rn and rg).
+func BenchmarkGrepGoSource(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no Go source:", err)
+	}
+	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly})
+	t, err := f.Resolve(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, pat := range []string{"ErrNotExist", `err(or)? != nil`} {
+		b.Run(pat, func(b *testing.B) {
+			for b.Loop() {
+				res, err := Grep(f, []sandbox.Target{t}, GrepOptions{Pattern: pat, Limit: DefaultGrepLimit, MaxBytes: DefaultSearchMaxBytes, MaxLineBytes: DefaultMaxLineBytes})
+				if err != nil || res.Total == 0 {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }

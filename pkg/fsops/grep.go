@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -138,12 +139,65 @@ func (r re) find(b []byte) (int, int) {
 	return loc[0], loc[1]
 }
 
+// prefiltered is a regular expression every match of which holds lit: a
+// line is looked at only where bytes.Index finds lit in it, and the
+// expression runs on that line alone. That is what makes grep and rg fast.
+type prefiltered struct {
+	lit []byte
+	re  *regexp.Regexp
+}
+
+func (p prefiltered) find(b []byte) (int, int) {
+	for off := 0; off <= len(b); {
+		i := bytes.Index(b[off:], p.lit)
+		if i < 0 {
+			return -1, -1
+		}
+		i += off
+		ls := bytes.LastIndexByte(b[:i], '\n') + 1
+		le := len(b)
+		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+			le = i + j
+		}
+		if loc := p.re.FindIndex(b[ls:le]); loc != nil {
+			return ls + loc[0], ls + loc[1]
+		}
+		off = le + 1
+	}
+	return -1, -1
+}
+
+// requiredLiteral is the longest case-sensitive literal that every match
+// of the parsed expression holds, found among the parts of a top-level
+// concatenation; "" when there is none worth searching for.
+func requiredLiteral(re *syntax.Regexp) string {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	best := ""
+	if re.Op == syntax.OpConcat {
+		for _, sub := range re.Sub {
+			for sub.Op == syntax.OpCapture {
+				sub = sub.Sub[0]
+			}
+			if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 && len(string(sub.Rune)) > len(best) {
+				best = string(sub.Rune)
+			}
+		}
+	}
+	if len(best) < 3 || strings.ContainsRune(best, '\n') {
+		return ""
+	}
+	return best
+}
+
 // compileMatcher turns the pattern into a matcher: bytes.Index for a
 // literal (Fixed, or a regular expression with no special character),
 // Go's regexp otherwise, in multi-line mode so "^" and "$" match at line
 // boundaries.
 func compileMatcher(opt GrepOptions) (matcher, error) {
 	pat := opt.Pattern
+	required := ""
 	if !opt.Fixed {
 		parsed, err := syntax.Parse(pat, syntax.Perl)
 		if err != nil {
@@ -155,6 +209,8 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 			pat, opt.Fixed = string(parsed.Rune), true
 		} else if parsed.Op == syntax.OpEmptyMatch {
 			pat, opt.Fixed = "", true
+		} else if !opt.IgnoreCase {
+			required = requiredLiteral(parsed.Simplify())
 		}
 	}
 	if opt.Fixed && !opt.IgnoreCase {
@@ -170,6 +226,9 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 	r, err := regexp.Compile(flags + pat)
 	if err != nil {
 		return nil, fserr.Wrap(fserr.InvalidArgument, "grep: bad pattern: "+err.Error(), err)
+	}
+	if required != "" {
+		return prefiltered{lit: []byte(required), re: r}, nil
 	}
 	return re{r}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"testing"
 
@@ -46,8 +47,8 @@ func TestGrepAgainstReference(t *testing.T) {
 	defer func(n int) { grepBufSize = n }(grepBufSize)
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"ab", "abc", "x", "", "  ab  ", "cab", "zzzzzzzzzzzzzzzzzzzz", "a\rb"}
-	patterns := []string{"ab", "^ab", "b$", "a.c", `\bab\b`, "c?ab", "z+", `\s`}
-	for iter := range 300 {
+	patterns := []string{"ab", "^ab", "b$", "a.c", `\bab\b`, "c?ab", "z+", `\s`, "c?abc$", `zzz\s*ab`, `x?(abc)\s`, `\nabc`}
+	for iter := range 500 {
 		var b strings.Builder
 		for n := r.IntN(40); n > 0; n-- {
 			for k := r.IntN(4); k > 0; k-- {
@@ -152,5 +153,25 @@ func TestCutAround(t *testing.T) {
 	}
 	if strings.ContainsRune(got, '\uFFFD') {
 		t.Errorf("cut inside a character: %q", got)
+	}
+}
+
+func TestRequiredLiteral(t *testing.T) {
+	for pat, want := range map[string]string{
+		`err(or)? != nil`: " != nil",
+		`c?abc$`:          "abc",
+		`(func) \w+\(`:    "func",
+		`a|bcd`:           "",
+		`(?i)abcdef`:      "",
+		`ab`:              "",
+		`\nabc`:           "",
+	} {
+		re, err := syntax.Parse(pat, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := requiredLiteral(re.Simplify()); got != want {
+			t.Errorf("requiredLiteral(%q) = %q, want %q", pat, got, want)
+		}
 	}
 }

@@ -53,9 +53,16 @@ type FindResult struct {
 	Hidden int `json:"hidden,omitempty"`
 }
 
+// typeName is the result's name of each type a folder gives.
+var typeName = map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox.EntryDir: TypeDir,
+	sandbox.EntrySymlink: TypeSymlink, sandbox.EntryOther: TypeOther}
+
 // Find walks the folder t (see WalkOptions) and lists the entries whose
 // path matches the glob. Symlinks are listed as symlinks, never followed.
-// The whole tree is walked even past the limit, so Total is exact.
+// The whole tree is walked even past the limit; past it, entries are
+// counted by name and by the type their folder gives, never looked at,
+// as ls counts: a file with several links that a deny_read glob covers
+// is then counted in Total rather than in Hidden.
 func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, error) {
 	if opt.Limit < 0 || opt.MaxBytes < 0 {
 		return nil, fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be zero or more")
@@ -92,9 +99,13 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		if !globMatch(opt.Glob, rel) {
 			return nil
 		}
-		typ := map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox.EntryDir: TypeDir,
-			sandbox.EntrySymlink: TypeSymlink, sandbox.EntryOther: TypeOther}[e.Type]
-		if opt.Type != "" && typ != opt.Type {
+		if opt.Type != "" && typeName[e.Type] != opt.Type {
+			return nil
+		}
+		if full {
+			// Past the limit: counted by name and by the type the folder
+			// gives, never looked at, as ls counts.
+			res.Total++
 			return nil
 		}
 		st, err := d.Lstat(e.Name)
@@ -111,9 +122,6 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 			return nil // changed type since the folder was read
 		}
 		res.Total++
-		if full {
-			return nil
-		}
 		found := Found{Path: displayPath(t.Given, rel), Type: info.Type, Size: info.Size}
 		size := 1
 		if b, err := json.Marshal(found); err == nil {

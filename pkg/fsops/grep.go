@@ -7,7 +7,10 @@ import (
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -256,21 +259,25 @@ func Grep(f *sandbox.Fence, targets []sandbox.Target, opt GrepOptions) (*GrepRes
 	if err != nil {
 		return nil, err
 	}
-	g := &grepper{w: w, opt: opt, m: m, buf: make([]byte, grepBufSize), res: &GrepResult{}}
+	g := &grepper{w: w, opt: opt, res: &GrepResult{}}
+	g.scan = scanner{opt: opt, m: m, full: &g.fullFlag}
 	if opt.Files || opt.Count {
 		g.res.Files = []FileMatch{}
 	} else {
 		g.res.Matches = []Match{}
 	}
+	g.start()
 	for i, t := range targets {
 		if w.resume(i) {
 			continue
 		}
 		g.arg = i
 		if err := g.target(t); err != nil {
+			g.stop()
 			return nil, err
 		}
 	}
+	g.stop()
 	g.res.FilesSkipped, g.res.Hidden = w.skip, w.hidden
 	if g.res.Truncated {
 		shown := len(g.res.Matches) + len(g.res.Files)
@@ -282,19 +289,142 @@ func Grep(f *sandbox.Fence, targets []sandbox.Target, opt GrepOptions) (*GrepRes
 	return g.res, nil
 }
 
+// grepper is one search. The walk (in the calling goroutine) judges and
+// opens each file in order; workers read and search the files, as many
+// at a time as there are CPUs; their findings are taken in the order the
+// files were opened, so parallel search never changes the output.
 type grepper struct {
-	w   *walker
-	opt GrepOptions
-	m   matcher
-	buf []byte
-	res *GrepResult
-	arg int
+	w    *walker
+	opt  GrepOptions
+	scan scanner
+	res  *GrepResult
+	arg  int
 	// used is the bytes of JSON the shown matches take.
 	used int
 	// full: the limit or the byte budget is reached; the rest is counted.
 	full bool
+	// fullFlag tells the workers that nothing more will be shown, so
+	// they only count.
+	fullFlag atomic.Bool
 	// last is the last match (or file) shown.
 	last cursor
+
+	jobs    chan *fileJob
+	pending []*fileJob // in the walk's order
+	window  int
+	workers sync.WaitGroup
+}
+
+// fileJob is one opened file to search, and what was found in it.
+type fileJob struct {
+	r            io.ReadCloser
+	display, rel string
+	minLine      int
+	done         chan found
+}
+
+// found is what the search of one file found.
+type found struct {
+	// matches are the first matching lines, as many as could be shown.
+	matches []Match
+	// count is how many lines match after minLine.
+	count                        int
+	binary, tooLarge, unreadable bool
+}
+
+// start starts the workers; with one CPU the files are searched in the
+// walk's goroutine.
+func (g *grepper) start() {
+	n := runtime.GOMAXPROCS(0)
+	if n < 2 {
+		return
+	}
+	g.window = 8 * n
+	g.jobs = make(chan *fileJob, n)
+	for range n {
+		g.workers.Add(1)
+		go func() {
+			defer g.workers.Done()
+			s := g.scan // each worker has its own buffer
+			for j := range g.jobs {
+				j.done <- s.file(j.r, j.display, j.minLine)
+				j.r.Close()
+			}
+		}()
+	}
+}
+
+// stop takes the findings still pending and stops the workers.
+func (g *grepper) stop() {
+	for len(g.pending) > 0 {
+		g.take()
+	}
+	if g.jobs != nil {
+		close(g.jobs)
+		g.workers.Wait()
+		g.jobs = nil
+	}
+}
+
+// search searches the opened file r, now or by a worker, and closes it.
+func (g *grepper) search(r io.ReadCloser, display, rel string, minLine int) {
+	if g.jobs == nil {
+		f := g.scan.file(r, display, minLine)
+		r.Close()
+		g.apply(f, display, rel)
+		return
+	}
+	j := &fileJob{r: r, display: display, rel: rel, minLine: minLine, done: make(chan found, 1)}
+	g.jobs <- j
+	g.pending = append(g.pending, j)
+	if len(g.pending) >= g.window {
+		g.take()
+	}
+}
+
+// take applies the findings of the oldest pending file.
+func (g *grepper) take() {
+	j := g.pending[0]
+	g.pending[0] = nil
+	g.pending = g.pending[1:]
+	g.apply(<-j.done, j.display, j.rel)
+}
+
+// apply counts and shows, in the walk's order, what one file held.
+func (g *grepper) apply(f found, display, rel string) {
+	switch {
+	case f.binary:
+		g.w.skip.Binary++
+		return
+	case f.unreadable:
+		g.w.skip.Unreadable++
+		return
+	}
+	g.res.FilesSearched++
+	if f.tooLarge {
+		g.w.skip.TooLarge++
+	}
+	if g.opt.Files || g.opt.Count {
+		if f.count > 0 {
+			g.res.Total++
+			fm := FileMatch{Path: display}
+			if g.opt.Count {
+				fm.Count = f.count
+			}
+			g.keep(fm, rel, 0)
+		}
+		return
+	}
+	g.res.Total += f.count
+	for _, m := range f.matches {
+		g.keep(m, rel, m.Line)
+	}
+	if f.count > len(f.matches) && !g.full {
+		// The scanner built no more than could be shown: the rest of
+		// this file's matches are past the limit or the byte budget.
+		g.full, g.res.Truncated = true, true
+		g.fullFlag.Store(true)
+	}
 }
 
 // target searches one path given: a folder walked, or a file.
@@ -308,8 +438,7 @@ func (g *grepper) target(t sandbox.Target) error {
 		if err != nil {
 			return err
 		}
-		defer file.Close()
-		g.file(file, t.Given, "", g.w.minLine(""))
+		g.search(file, t.Given, "", g.w.minLine(""))
 		return nil
 	}
 	if err != nil {
@@ -335,23 +464,33 @@ func (g *grepper) target(t sandbox.Target) error {
 			}
 			return nil
 		}
-		g.file(h, displayPath(t.Given, rel), rel, g.w.minLine(rel))
-		h.Close()
+		g.search(h, displayPath(t.Given, rel), rel, g.w.minLine(rel))
 		return nil
 	}
 	return g.w.walk(d, "", nil)
 }
 
-// file searches one opened file, named display in results and rel in a
-// cursor, showing only lines after minLine.
-func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
-	g.res.FilesSearched++
-	ctx := g.opt.Context
-	buf := g.buf
+// scanner searches one file at a time in a buffer of its own.
+type scanner struct {
+	opt  GrepOptions
+	m    matcher
+	buf  []byte
+	full *atomic.Bool
+	// built is the bytes of JSON of the matches built for this file.
+	built int
+}
+
+// file searches one opened file, named display in results, for the
+// lines after minLine.
+func (s *scanner) file(r io.Reader, display string, minLine int) (f found) {
+	if s.buf == nil {
+		s.buf = make([]byte, grepBufSize)
+	}
+	s.built = 0
+	ctx := s.opt.Context
+	buf := s.buf
 	n, from, lineAtFrom := 0, 0, 1
-	eof, first := false, true
-	count := 0 // lines matched in this file
-	stop := false
+	eof, first, stop := false, true, false
 	for !stop {
 		for n < len(buf) && !eof {
 			m, err := r.Read(buf[n:])
@@ -359,16 +498,13 @@ func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
 			if errors.Is(err, io.EOF) {
 				eof = true
 			} else if err != nil {
-				g.w.skip.Unreadable++
-				return
+				return found{unreadable: true}
 			}
 		}
 		if first {
 			first = false
 			if text.IsBinary(buf[:min(n, text.SniffLen)]) {
-				g.res.FilesSearched--
-				g.w.skip.Binary++
-				return
+				return found{binary: true}
 			}
 		}
 		end := n
@@ -380,7 +516,7 @@ func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
 			searchEnd = linesBack(buf, end, ctx)
 		}
 		if searchEnd > from {
-			lineAtFrom, stop = g.region(buf[:n], from, searchEnd, lineAtFrom, display, rel, minLine, &count)
+			lineAtFrom, stop = s.region(buf[:n], from, searchEnd, lineAtFrom, display, minLine, &f)
 		}
 		if eof {
 			break
@@ -399,22 +535,15 @@ func (g *grepper) file(r io.Reader, display, rel string, minLine int) {
 			if len(buf) >= grepMaxBufSize {
 				// A line longer than any buffer: the file is searched up
 				// to it, and said to be too large.
-				g.w.skip.TooLarge++
-				return
+				f.tooLarge = true
+				break
 			}
 			bigger := make([]byte, 2*len(buf))
 			copy(bigger, buf[:n])
 			buf = bigger
 		}
 	}
-	if count > 0 && (g.opt.Files || g.opt.Count) {
-		g.res.Total++
-		fm := FileMatch{Path: display}
-		if g.opt.Count {
-			fm.Count = count
-		}
-		g.keep(fm, rel, 0)
-	}
+	return f
 }
 
 // linesBack is where the k-th line before the line starting at end
@@ -430,43 +559,46 @@ func linesBack(buf []byte, end, k int) int {
 
 // region searches the whole lines buf[from:to], the first of which is
 // line lineAtFrom, and returns the line number at to. stop says the
-// file need not be read further (Files: one match is enough).
-func (g *grepper) region(buf []byte, from, to, lineAtFrom int, display, rel string, minLine int, count *int) (int, bool) {
+// file need not be read further (Files: one match is enough). It builds
+// no more matches than could be shown: Limit of them, or until their
+// JSON passes MaxBytes, or none once the search is full.
+func (s *scanner) region(buf []byte, from, to, lineAtFrom int, display string, minLine int, f *found) (int, bool) {
 	p, ln := from, lineAtFrom
 	for p < to {
-		s, e := g.m.find(buf[p:to])
-		if s < 0 {
+		ms, me := s.m.find(buf[p:to])
+		if ms < 0 {
 			break
 		}
-		s, e = s+p, e+p
-		ls := p + bytes.LastIndexByte(buf[p:s], '\n') + 1
+		ms, me = ms+p, me+p
+		ls := p + bytes.LastIndexByte(buf[p:ms], '\n') + 1
 		le := to
-		if i := bytes.IndexByte(buf[s:to], '\n'); i >= 0 {
-			le = s + i
+		if i := bytes.IndexByte(buf[ms:to], '\n'); i >= 0 {
+			le = ms + i
 		}
 		ln += bytes.Count(buf[p:ls], []byte{'\n'})
-		if e > le {
+		if me > le {
 			// The match runs past the line's end: a match must lie in
 			// one line, so look again in the line alone.
-			s2, e2 := g.m.find(buf[ls:le])
+			s2, e2 := s.m.find(buf[ls:le])
 			if s2 < 0 {
 				ln++
 				p = le + 1
 				continue
 			}
-			s, e = ls+s2, ls+e2
+			ms, me = ls+s2, ls+e2
 		}
 		if ln > minLine {
-			*count++
+			f.count++
 			switch {
-			case g.opt.Files:
+			case s.opt.Files:
 				return ln + 1, true
-			case g.opt.Count:
-			default:
-				g.res.Total++
-				if !g.full {
-					g.keep(g.match(buf, ls, le, s, e, ln, display), rel, ln)
+			case s.opt.Count:
+			case len(f.matches) < s.opt.Limit && s.built <= s.opt.MaxBytes && !s.full.Load():
+				m := s.match(buf, ls, le, ms, me, ln, display)
+				if b, err := json.Marshal(m); err == nil {
+					s.built += len(b) + 1
 				}
+				f.matches = append(f.matches, m)
 			}
 		}
 		ln++
@@ -491,6 +623,7 @@ func (g *grepper) keep(v any, rel string, line int) {
 	shown := len(g.res.Matches) + len(g.res.Files)
 	if shown >= g.opt.Limit || g.used+size > g.opt.MaxBytes {
 		g.full, g.res.Truncated = true, true
+		g.fullFlag.Store(true)
 		return
 	}
 	g.used += size
@@ -504,14 +637,14 @@ func (g *grepper) keep(v any, rel string, line int) {
 }
 
 // match builds the match of the line buf[ls:le], matched at [s, e).
-func (g *grepper) match(buf []byte, ls, le, s, e, ln int, display string) Match {
+func (sc *scanner) match(buf []byte, ls, le, s, e, ln int, display string) Match {
 	m := Match{Path: display, Line: ln, Column: s - ls + 1}
-	m.Text, m.Cut = cutAround(trimCR(buf[ls:le]), s-ls, e-ls, g.opt.MaxLineBytes)
-	if k := g.opt.Context; k > 0 {
+	m.Text, m.Cut = cutAround(trimCR(buf[ls:le]), s-ls, e-ls, sc.opt.MaxLineBytes)
+	if k := sc.opt.Context; k > 0 {
 		start := linesBack(buf, ls, k)
 		for i := start; i < ls; {
 			j := i + bytes.IndexByte(buf[i:ls], '\n')
-			m.Before = append(m.Before, cutLine(trimCR(buf[i:j]), g.opt.MaxLineBytes))
+			m.Before = append(m.Before, cutLine(trimCR(buf[i:j]), sc.opt.MaxLineBytes))
 			i = j + 1
 		}
 		for i := le + 1; i < len(buf) && len(m.After) < k; {
@@ -519,7 +652,7 @@ func (g *grepper) match(buf []byte, ls, le, s, e, ln int, display string) Match 
 			if j < 0 {
 				j = len(buf) - i
 			}
-			m.After = append(m.After, cutLine(trimCR(buf[i:i+j]), g.opt.MaxLineBytes))
+			m.After = append(m.After, cutLine(trimCR(buf[i:i+j]), sc.opt.MaxLineBytes))
 			i += j + 1
 		}
 	}

@@ -325,8 +325,10 @@ type fileJob struct {
 
 // found is what the search of one file found.
 type found struct {
-	// matches are the first matching lines, as many as could be shown.
+	// matches are the first matching lines, as many as could be shown,
+	// and sizes the bytes of JSON each takes.
 	matches []Match
+	sizes   []int
 	// count is how many lines match after minLine.
 	count                        int
 	binary, tooLarge, unreadable bool
@@ -411,13 +413,13 @@ func (g *grepper) apply(f found, display, rel string) {
 			if g.opt.Count {
 				fm.Count = f.count
 			}
-			g.keep(fm, rel, 0)
+			g.keep(fm, jsonSize(fm), rel, 0)
 		}
 		return
 	}
 	g.res.Total += f.count
-	for _, m := range f.matches {
-		g.keep(m, rel, m.Line)
+	for i, m := range f.matches {
+		g.keep(m, f.sizes[i], rel, m.Line)
 	}
 	if f.count > len(f.matches) && !g.full {
 		// The scanner built no more than could be shown: the rest of
@@ -595,10 +597,10 @@ func (s *scanner) region(buf []byte, from, to, lineAtFrom int, display string, m
 			case s.opt.Count:
 			case len(f.matches) < s.opt.Limit && s.built <= s.opt.MaxBytes && !s.full.Load():
 				m := s.match(buf, ls, le, ms, me, ln, display)
-				if b, err := json.Marshal(m); err == nil {
-					s.built += len(b) + 1
-				}
+				size := jsonSize(m)
+				s.built += size
 				f.matches = append(f.matches, m)
+				f.sizes = append(f.sizes, size)
 			}
 		}
 		ln++
@@ -612,13 +614,9 @@ func (s *scanner) region(buf []byte, from, to, lineAtFrom int, display string, m
 
 // keep shows one match (or file), unless it would pass the limit or the
 // byte budget: then the result is truncated, and the rest only counted.
-func (g *grepper) keep(v any, rel string, line int) {
+func (g *grepper) keep(v any, size int, rel string, line int) {
 	if g.full {
 		return
-	}
-	size := 1
-	if b, err := json.Marshal(v); err == nil {
-		size += len(b)
 	}
 	shown := len(g.res.Matches) + len(g.res.Files)
 	if shown >= g.opt.Limit || g.used+size > g.opt.MaxBytes {
@@ -657,6 +655,15 @@ func (sc *scanner) match(buf []byte, ls, le, s, e, ln int, display string) Match
 		}
 	}
 	return m
+}
+
+// jsonSize is the bytes v takes in a JSON list: its encoding and a comma.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 1
+	}
+	return len(b) + 1
 }
 
 func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\r'}) }

@@ -1,12 +1,14 @@
 package fsops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -172,6 +174,55 @@ func TestRequiredLiteral(t *testing.T) {
 		}
 		if got := requiredLiteral(re.Simplify()); got != want {
 			t.Errorf("requiredLiteral(%q) = %q, want %q", pat, got, want)
+		}
+	}
+}
+
+// TestGrepParallelSameAsSequential: the workers never change the result,
+// whatever the limits, against a search in the walk's own goroutine.
+func TestGrepParallelSameAsSequential(t *testing.T) {
+	f, dir := editFence(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		var b strings.Builder
+		for n := r.IntN(30); n > 0; n-- {
+			if r.IntN(4) == 0 {
+				b.WriteString("match here ")
+			}
+			b.WriteString("line\n")
+		}
+		p := filepath.Join(dir, fmt.Sprintf("d%d/s%d/f%03d.txt", i%7, i%3, i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target, _ := f.Resolve(".")
+	for _, opt := range []GrepOptions{
+		{Pattern: "match", Limit: 1 << 20, MaxBytes: 1 << 30},
+		{Pattern: "match", Limit: 37, MaxBytes: 1 << 30, Context: 1},
+		{Pattern: "match", Limit: 1 << 20, MaxBytes: 3000},
+		{Pattern: "m.tch", Limit: 5, MaxBytes: 1 << 30, Count: true},
+		{Pattern: "match", Limit: 0, MaxBytes: 1 << 30},
+	} {
+		opt.MaxLineBytes = DefaultMaxLineBytes
+		par, err := Grep(f, []sandbox.Target{target}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := runtime.GOMAXPROCS(1)
+		seq, err := Grep(f, []sandbox.Target{target}, opt)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(par, seq) {
+			t.Errorf("%+v: parallel and sequential differ:\n%+v\n%+v", opt, par, seq)
+		}
+		if prev < 2 {
+			t.Log("one CPU: both searches were sequential")
 		}
 	}
 }

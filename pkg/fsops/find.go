@@ -64,8 +64,8 @@ var typeName = map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox
 // as ls counts: a file with several links that a deny_read glob covers
 // is then counted in Total rather than in Hidden.
 func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, error) {
-	if opt.Limit < 0 || opt.MaxBytes < 0 {
-		return nil, fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be zero or more")
+	if opt.Limit < 1 || opt.MaxBytes < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be 1 or more")
 	}
 	if !doublestar.ValidatePattern(opt.Glob) {
 		return nil, fserr.New(fserr.InvalidArgument, "find: "+strconv.Quote(opt.Glob)+": not a valid glob")

@@ -60,7 +60,8 @@ type GrepOptions struct {
 	Files bool
 	// Count lists the files that match with how many lines match.
 	Count bool
-	// Limit is the most matches (with Files or Count, files) shown.
+	// Limit is the most matches (with Files or Count, files) shown, 1 or
+	// more, as every limit is (docs/design.md §5).
 	Limit int
 	// MaxBytes is the most bytes of JSON the shown matches may take.
 	MaxBytes int
@@ -242,14 +243,14 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 // and read in bounded chunks; binary files are skipped. Every file is
 // searched even past the limit, so Total is exact.
 func Grep(f *sandbox.Fence, targets []sandbox.Target, opt GrepOptions) (*GrepResult, error) {
-	if opt.Limit < 0 || opt.MaxBytes < 0 || opt.Context < 0 || opt.MaxLineBytes < 0 {
-		return nil, fserr.New(fserr.InvalidArgument, "grep: --limit, --max-bytes, --context and --max-line-bytes must be zero or more")
+	if opt.Limit < 1 || opt.MaxBytes < 1 || opt.MaxLineBytes < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "grep: --limit, --max-bytes and --max-line-bytes must be 1 or more")
+	}
+	if opt.Context < 0 {
+		return nil, fserr.New(fserr.InvalidArgument, "grep: --context must be zero or more")
 	}
 	if opt.Files && opt.Count {
 		return nil, fserr.New(fserr.InvalidArgument, "grep: --files and --count exclude each other")
-	}
-	if opt.MaxLineBytes == 0 {
-		opt.MaxLineBytes = DefaultMaxLineBytes
 	}
 	m, err := compileMatcher(opt)
 	if err != nil {

@@ -205,7 +205,7 @@ func TestGrepParallelSameAsSequential(t *testing.T) {
 		{Pattern: "match", Limit: 37, MaxBytes: 1 << 30, Context: 1},
 		{Pattern: "match", Limit: 1 << 20, MaxBytes: 3000},
 		{Pattern: "m.tch", Limit: 5, MaxBytes: 1 << 30, Count: true},
-		{Pattern: "match", Limit: 0, MaxBytes: 1 << 30},
+		{Pattern: "match", Limit: 1, MaxBytes: 1 << 30},
 	} {
 		opt.MaxLineBytes = DefaultMaxLineBytes
 		par, err := Grep(f, []sandbox.Target{target}, opt)

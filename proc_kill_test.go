@@ -50,7 +50,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := procCmd(bin, env, ws, "write", "big.bin")
+		c := procCmd(bin, env, ws, "write", "big.bin", "--from", "-")
 		c.Stdin = r // an *os.File: the child reads the pipe itself
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

@@ -235,7 +235,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		// write
 		{name: "write create", args: []string{"write", "created.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"created":true`}},
 		{name: "write overwrite", args: []string{"write", "over.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"previous_sha256"`}},
-		{name: "write stdin", args: []string{"write", "stdin.txt", "--mkdir"}, stdin: "from stdin\n", schema: "result-write.json", want: []string{`"bytes":11`}},
+		{name: "write stdin", args: []string{"write", "stdin.txt", "--mkdir", "--from", "-"}, stdin: "from stdin\n", schema: "result-write.json", want: []string{`"bytes":11`}},
 		{name: "write dry run", args: []string{"write", "a.txt", "--content", "x", "--dry-run"}, schema: "result-write.json", want: []string{`"dry_run":true`}},
 		{name: "write omitted diff", args: []string{"write", "big.txt", "--content", "y"}, env: []string{"DSH_FS_DIFF_BASIS_MAX_BYTES=1"}, schema: "result-write.json", want: []string{`"diff":{"omitted":"basis_too_large"}`}},
 		{name: "write binary diff", args: []string{"write", "bin2.dat", "--content", "text"}, schema: "result-write.json", want: []string{`"diff":{"omitted":"binary"}`}},

@@ -30,11 +30,12 @@ func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "write PATH",
 		Short: "Replace a file atomically with new content and show the diff",
-		Long: `write replaces PATH atomically with the content of --content, --from FILE,
-or standard input: a temp file in the same folder, written, synced and renamed
-over the target. A reader sees the old file or the new one; a failure leaves
-the old file as it was.`,
-		Example: `  dsh-fs write notes.md < draft.md
+		Long: `write replaces PATH atomically with the content of --content TEXT, --from FILE,
+or --from - (standard input, read only when asked): a temp file in the same
+folder, written, synced and renamed over the target. A reader sees the old file
+or the new one; a failure leaves the old file as it was.`,
+		Example: `  dsh-fs write notes.md --from draft.md
+  dsh-fs write notes.md --from - < draft.md
   dsh-fs write src/new.go --mkdir --content 'package main'
   dsh-fs write go.mod --from /tmp/go.mod --if-match <sha256 from read>`,
 		Args: cobra.ExactArgs(1),
@@ -47,7 +48,7 @@ the old file as it was.`,
 		},
 	}
 	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
-	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file")
+	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file, or - for standard input")
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
 	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
 	return c
@@ -65,10 +66,12 @@ func writeRun(opts *WriteOptions) error {
 	if flags.Changed("from") && opts.From == "" {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
-	var content io.Reader = opts.App.Stdin
+	var content io.Reader
 	switch {
-	case opts.Command.Flags().Changed("content"):
+	case flags.Changed("content"):
 		content = strings.NewReader(opts.Content)
+	case opts.From == "-":
+		content = opts.App.Stdin
 	case opts.From != "":
 		// The source is a read like any other: deny_read applies to it,
 		// and it must be a regular file.
@@ -78,6 +81,10 @@ func writeRun(opts *WriteOptions) error {
 		}
 		defer file.Close()
 		content = file
+	default:
+		// Standard input is read only when asked: an empty or never-ending
+		// stdin must neither empty the file nor hang the call.
+		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
 	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
 		Content: content,

@@ -16,12 +16,13 @@ type WriteOptions struct {
 	App     *App
 	Command *cobra.Command
 
-	Path    string
-	Content string
-	From    string
-	Mkdir   bool
-	IfMatch string
-	DryRun  bool
+	Path      string
+	Content   string
+	From      string
+	Mkdir     bool
+	IfMatch   string
+	Overwrite bool
+	DryRun    bool
 }
 
 // NewCmdWrite returns the write command; runF replaces writeRun in tests.
@@ -50,6 +51,7 @@ or the new one; a failure leaves the old file as it was.`,
 	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
 	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file, or - for standard input")
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
+	c.Flags().BoolVar(&opts.Overwrite, "overwrite", false, "replace an existing file unseen; without it (or --if-match) an existing file is FS_EXISTS")
 	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
 	return c
 }
@@ -87,11 +89,12 @@ func writeRun(opts *WriteOptions) error {
 		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
 	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
-		Content: content,
-		Mkdir:   opts.Mkdir,
-		IfMatch: opts.IfMatch,
-		DryRun:  opts.DryRun,
-		Diff:    call.diffOptions(),
+		Content:   content,
+		Mkdir:     opts.Mkdir,
+		IfMatch:   opts.IfMatch,
+		Overwrite: opts.Overwrite,
+		DryRun:    opts.DryRun,
+		Diff:      call.diffOptions(),
 	})
 	if err != nil {
 		return err

@@ -57,8 +57,9 @@ const matchBudget = 1 << 16
 
 // Unified compares old and new, the whole contents of the file shown as
 // name, and returns the bounded diff, with the headers "--- a/<name>" and
-// "+++ b/<name>" (name is quoted as git quotes it when it holds a control
-// character, '"' or '\\'). Checks run in this order: a side larger than
+// "+++ b/<name>" (an absolute name without its leading slash, a/tmp/x;
+// name is quoted as git quotes it when it holds a control character, '"'
+// or '\\'). Checks run in this order: a side larger than
 // opt.BasisMaxBytes gives Omitted(ReasonBasisTooLarge); a side that is not
 // text (text.IsBinary on the whole content; a BOM is text) gives
 // Omitted(ReasonBinary); equal contents give the no-change result with an
@@ -516,8 +517,14 @@ func commonSuffix(a, b []byte) int {
 
 // label is prefix+name for a file header, in double quotes with C escapes
 // when name holds a control character, '"' or '\\', as git writes such
-// names, so that a newline in a name cannot forge a line of the diff.
+// names, so that a newline in a name cannot forge a line of the diff. An
+// absolute name loses its leading slashes, and runs of slashes count as
+// one, so the header reads a/tmp/x, never a//tmp/x.
 func label(prefix, name string) string {
+	name = strings.TrimLeft(name, "/")
+	for strings.Contains(name, "//") {
+		name = strings.ReplaceAll(name, "//", "/")
+	}
 	quote := false
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\\' {

@@ -336,6 +336,9 @@ func TestLabel(t *testing.T) {
 		{"été.txt", "a/été.txt"},
 		{"evil\n+++ b/x", `"a/evil\n+++ b/x"`},
 		{"tab\tquote\"back\\slash\r", `"a/tab\tquote\"back\\slash\015"`},
+		{"/abs/path.go", "a/abs/path.go"},
+		{"//abs//path.go", "a/abs/path.go"},
+		{"./rel/../x", "a/./rel/../x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -191,6 +191,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/e1.txt":           "alpha\nbeta\n",
 		"ws/e2.txt":           "x y x\n",
 		"ws/e3.txt":           "first\nsecond\n",
+		"ws/e4.txt":           "a\n",
 		"ws/amb.txt":          "dup\nmid\ndup\n",
 		"ws/nm.txt":           "func f() {\n\treturn 1\n}\n",
 		"ws/stale.txt":        "v1\n",
@@ -234,7 +235,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "read cut line", args: []string{"read", "long.txt"}, env: []string{"DSH_FS_READ_MAX_BYTES=8"}, schema: "result-read.json", want: []string{`"cut_line":1`}},
 		{name: "read past end", args: []string{"read", "a.txt", "--offset", "9"}, schema: "result-read.json", want: []string{`"content":""`}},
 		// write
-		{name: "write create", args: []string{"write", "created.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"created":true`}},
+		{name: "write create", args: []string{"write", "created.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"created":true`, `"diff":{"added":1,"removed":0,"summary":true}`}},
+		{name: "write create full diff", args: []string{"write", "created-full.txt", "--content", "new\n", "--diff", "full"}, schema: "result-write.json", want: []string{`"text":"--- /dev/null\n`}},
 		{name: "write overwrite", args: []string{"write", "over.txt", "--overwrite", "--content", "new\n"}, schema: "result-write.json", want: []string{`"previous_sha256"`}},
 		{name: "write stdin", args: []string{"write", "stdin.txt", "--mkdir", "--from", "-"}, stdin: "from stdin\n", schema: "result-write.json", want: []string{`"bytes":11`}},
 		{name: "write dry run", args: []string{"write", "a.txt", "--overwrite", "--content", "x", "--dry-run"}, schema: "result-write.json", want: []string{`"dry_run":true`}},
@@ -246,6 +248,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		// edit
 		{name: "edit", args: []string{"edit", "e1.txt", "--old", "beta", "--new", "BETA"}, schema: "result-edit.json", want: []string{`"replacements":1`}},
 		{name: "edit replace all", args: []string{"edit", "e2.txt", "--old", "x", "--new", "z", "--replace-all"}, schema: "result-edit.json", want: []string{`"replacements":2`}},
+		{name: "edit diff summary", args: []string{"edit", "e4.txt", "--old", "a", "--new", "b", "--diff", "summary"}, schema: "result-edit.json", want: []string{`"diff":{"added":1,"removed":1,"summary":true}`}},
 		{name: "edit dry run", args: []string{"edit", "a.txt", "--old", "two", "--new", "TWO", "--dry-run"}, schema: "result-edit.json", want: []string{`"dry_run":true`}},
 		{name: "edit edits stdin", args: []string{"edit", "e3.txt", "--edits", "-"}, stdin: `[{"old":"first","new":"1st"},{"old":"second","new":"2nd","replace_all":true}]`, schema: "result-edit.json", want: []string{`"replacements":2`}},
 		// ls

@@ -63,6 +63,10 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
+	diffOpts, err := call.diffOptions(opts.Command, "edit")
+	if err != nil {
+		return err
+	}
 	edits, err := opts.edits(call)
 	if err != nil {
 		return err
@@ -71,7 +75,7 @@ func editRun(opts *EditOptions) error {
 		Edits:   edits,
 		IfMatch: opts.IfMatch,
 		DryRun:  opts.DryRun,
-		Diff:    call.diffOptions(),
+		Diff:    diffOpts,
 	})
 	if err != nil {
 		return err

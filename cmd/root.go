@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
@@ -67,11 +68,15 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
 }
 
+// flagDiff is write's and edit's --diff: how much of the diff to give.
+const flagDiff = "diff"
+
 // addMutationFlags adds the flags write and edit share: optimistic
-// concurrency, the dry run, and the bounds of the diff.
+// concurrency, the dry run, and the form and bounds of the diff.
 func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
 	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
 	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
+	fs.String(flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")

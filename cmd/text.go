@@ -159,6 +159,10 @@ func (t textOut) diff(d diff.Result) {
 		fmt.Fprintf(t.note, "(diff omitted: %s)\n", d.Omitted)
 		return
 	}
+	if d.Summary {
+		fmt.Fprintf(t.note, "(diff summary: %d line(s) added, %d removed; --diff full shows them)\n", d.Added, d.Removed)
+		return
+	}
 	for _, line := range strings.SplitAfter(d.Text, "\n") {
 		if line == "" {
 			continue

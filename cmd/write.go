@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -68,6 +69,10 @@ func writeRun(opts *WriteOptions) error {
 	if flags.Changed("from") && opts.From == "" {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
+	diffOpts, err := call.diffOptions(opts.Command, "write")
+	if err != nil {
+		return err
+	}
 	var content io.Reader
 	switch {
 	case flags.Changed("content"):
@@ -94,7 +99,7 @@ func writeRun(opts *WriteOptions) error {
 		IfMatch:   opts.IfMatch,
 		Overwrite: opts.Overwrite,
 		DryRun:    opts.DryRun,
-		Diff:      call.diffOptions(),
+		Diff:      diffOpts,
 	})
 	if err != nil {
 		return err
@@ -102,11 +107,18 @@ func writeRun(opts *WriteOptions) error {
 	return call.print(res)
 }
 
-// diffOptions are the diff bounds of the call's settings.
-func (c *call) diffOptions() diff.Options {
+// diffOptions are the diff bounds of the call's settings and the form its
+// --diff flag asks for.
+func (c *call) diffOptions(cmd *cobra.Command, op string) (diff.Options, error) {
+	raw, _ := cmd.Flags().GetString(flagDiff)
+	form, ok := diff.ParseForm(raw)
+	if !ok {
+		return diff.Options{}, fserr.New(fserr.InvalidArgument, fmt.Sprintf("%s: --diff takes auto, full or summary, not %q", op, raw))
+	}
 	return diff.Options{
 		Context:       c.settings.DiffContext,
 		BasisMaxBytes: c.settings.DiffBasisMaxBytes,
 		MaxBytes:      c.settings.DiffMaxBytes,
-	}
+		Form:          form,
+	}, nil
 }

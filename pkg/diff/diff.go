@@ -38,6 +38,34 @@ type Options struct {
 	// bytes (diff_max_bytes), at a line boundary, and sets Truncated;
 	// <= 0 means no limit.
 	MaxBytes int
+	// Form says how much of the diff to give (write and edit's --diff):
+	// the zero value is FormAuto.
+	Form Form
+}
+
+// Form is how much of a diff a result carries.
+type Form string
+
+// The forms of --diff (docs/design.md §6).
+const (
+	// FormAuto is a summary for a created file, whose every line the
+	// caller just sent, and the unified diff otherwise.
+	FormAuto Form = "auto"
+	// FormFull is always the unified diff.
+	FormFull Form = "full"
+	// FormSummary is always a summary: the counts, no text.
+	FormSummary Form = "summary"
+)
+
+// ParseForm reads a --diff value; "" is FormAuto.
+func ParseForm(s string) (Form, bool) {
+	switch f := Form(s); f {
+	case "", FormAuto:
+		return FormAuto, true
+	case FormFull, FormSummary:
+		return f, true
+	}
+	return "", false
 }
 
 // maxContext caps Options.Context so that 2*Context, the largest gap
@@ -68,23 +96,59 @@ const matchBudget = 1 << 16
 //
 // Unified never fails and never panics; it does not modify or retain old
 // and new.
+//
+// With opt.Form FormSummary the result is a summary: the same counts,
+// no text (Result.Summary).
 func Unified(name string, old, new []byte, opt Options) Result {
-	return unified(label("a/", name), label("b/", name), old, new, opt)
+	r := unified(label("a/", name), label("b/", name), old, new, opt)
+	if opt.Form == FormSummary {
+		return r.summary()
+	}
+	return r
 }
 
 // UnifiedCreated is Unified for a file that did not exist before: the old
 // side is empty and its header is "--- /dev/null", as git and `diff -N`
 // show a new file. Creating an empty file is no change (empty Text).
+//
+// Unless opt.Form is FormFull, the result is a summary: Added counts the
+// new file's lines, and no text repeats what the caller just sent. A side
+// over opt.BasisMaxBytes or binary is still Omitted.
 func UnifiedCreated(name string, new []byte, opt Options) Result {
+	if opt.Form != FormFull {
+		if r, ok := precheck(nil, new, opt); !ok {
+			return r
+		}
+		return Result{Added: countLines(new), Summary: true}
+	}
 	return unified("/dev/null", label("b/", name), nil, new, opt)
 }
 
-func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
+// precheck gives the result of a comparison that is not computed: a side
+// over the basis limit or binary. ok says the diff can be computed.
+func precheck(old, new []byte, opt Options) (Result, bool) {
 	if lim := opt.BasisMaxBytes; lim > 0 && (int64(len(old)) > lim || int64(len(new)) > lim) {
-		return Omitted(ReasonBasisTooLarge)
+		return Omitted(ReasonBasisTooLarge), false
 	}
 	if text.IsBinary(old) || text.IsBinary(new) {
-		return Omitted(ReasonBinary)
+		return Omitted(ReasonBinary), false
+	}
+	return Result{}, true
+}
+
+// countLines counts b's lines as a diff counts them: a last line without
+// a newline is a line.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
+	if r, ok := precheck(old, new, opt); !ok {
+		return r
 	}
 	if bytes.Equal(old, new) {
 		return Result{}

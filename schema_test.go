@@ -289,7 +289,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "edit no match partial", args: []string{"edit", "nm.txt", "--old", "func f() {\n\treturn 9\n}", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"partial":true`}},
 		{name: "edit no match none", args: []string{"edit", "nm.txt", "--old", "absent", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1}`}},
 		{name: "config invalid", args: []string{"read", "a.txt"}, env: []string{"DSH_FS_CONFIG=" + filepath.Join(cfg, "bad.yaml")}, schema: "failure.json", exit: 2, want: []string{`"FS_CONFIG_INVALID"`}},
-		{name: "usage unknown flag", args: []string{"read", "a.txt", "--bogus"}, schema: "failure.json", exit: 2, want: []string{`"op":"read"`, `"FS_INVALID_ARGUMENT"`}},
+		{name: "usage unknown flag", args: []string{"read", "a.txt", "--bogus"}, schema: "failure.json", exit: 2, want: []string{`"op":"read"`, `"FS_INVALID_ARGUMENT"`, `"detail":{"usage":"dsh-fs read PATH [flags]"}`}},
+		{name: "usage did you mean", args: []string{"edit", "a.txt", "--old-text", "x"}, schema: "failure.json", exit: 2, want: []string{`"did_you_mean":["--old"]`}},
 		{name: "usage bad escalate", args: []string{"write", "z.txt", "--content", "z", "--escalate", "root"}, schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
 		{name: "usage missing command", args: nil, schema: "failure.json", exit: 2, want: []string{`"op":""`}},
 	}

@@ -29,8 +29,9 @@ type EditOptions struct {
 func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
 	c := &cobra.Command{
-		Use:   "edit PATH",
-		Short: "Replace exact text in a file, once or everywhere, and show the diff",
+		Use:        "edit PATH",
+		SuggestFor: []string{"sed", "patch", "replace", "str_replace", "modify"},
+		Short:      "Replace exact text in a file, once or everywhere, and show the diff",
 		Long: `edit replaces --old with --new in PATH. The old text must occur exactly once
 unless --replace-all; otherwise nothing changes and the error says where the
 matches are, or which lines come closest. --edits FILE (or - for stdin) takes

@@ -24,6 +24,8 @@ a structured denial with the marker models recognise.`,
 			return fserr.New(fserr.InvalidArgument, "missing command")
 		},
 	}
+	// A usage error suggests the commands this close to an unknown one.
+	root.SuggestionsMinimumDistance = 2
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -193,6 +193,9 @@ func (t textOut) diff(d diff.Result) {
 // denial, and what to do.
 func (t textOut) failure(f failure) {
 	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
+	if d, ok := f.Error.Detail.(UsageDetail); ok {
+		fmt.Fprintf(t.note, "usage: %s\n", d.Usage)
+	}
 	if f.Marker != "" {
 		fmt.Fprintln(t.note, f.Marker)
 	}

@@ -30,8 +30,9 @@ type WriteOptions struct {
 func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
 	opts := &WriteOptions{App: app}
 	c := &cobra.Command{
-		Use:   "write PATH",
-		Short: "Replace a file atomically with new content and show the diff",
+		Use:        "write PATH",
+		SuggestFor: []string{"echo", "tee", "create", "put", "save"},
+		Short:      "Replace a file atomically with new content and show the diff",
 		Long: `write replaces PATH atomically with the content of --content TEXT, --from FILE,
 or --from - (standard input, read only when asked): a temp file in the same
 folder, written, synced and renamed over the target. A reader sees the old file

@@ -114,3 +114,17 @@ var settings = []setting{
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp}
+
+// OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
+// lookupEnv, or "" when it is unset or empty. It serves the output of the
+// calls that print before their settings are loaded, or without them:
+// usage errors, version, tools; Load decides it for every other call.
+func OutputFromEnv(lookupEnv func(string) (string, bool)) string {
+	for _, s := range settings {
+		if s.key == KeyOutput {
+			v, _ := lookupEnv(s.env)
+			return v
+		}
+	}
+	return ""
+}

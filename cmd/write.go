@@ -55,6 +55,7 @@ or the new one; a failure leaves the old file as it was.`,
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
 	c.Flags().BoolVar(&opts.Overwrite, "overwrite", false, "replace an existing file unseen; without it (or --if-match) an existing file is FS_EXISTS")
 	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
+	c.MarkFlagsMutuallyExclusive("content", "from")
 	return c
 }
 
@@ -64,9 +65,6 @@ func writeRun(opts *WriteOptions) error {
 		return err
 	}
 	flags := opts.Command.Flags()
-	if flags.Changed("content") && flags.Changed("from") {
-		return fserr.New(fserr.InvalidArgument, "write: give --content or --from, not both")
-	}
 	if flags.Changed("from") && opts.From == "" {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}

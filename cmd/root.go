@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -28,6 +31,13 @@ a structured denial with the marker models recognise.`,
 	root.SuggestionsMinimumDistance = 2
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
+  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
+  dsh-fs write notes.md --from draft.md
+  dsh-fs policy --context`
+	// --help names the variables every command reads; subcommands
+	// inherit the template.
+	root.SetHelpTemplate(root.HelpTemplate() + environmentHelp())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
 	})
@@ -45,14 +55,37 @@ a structured denial with the marker models recognise.`,
 	// Cobra adds its completion command when it runs; adding it now lets it
 	// carry examples and appear in the man pages like the others.
 	root.InitDefaultCompletionCmd()
+	completionExamples := map[string]string{
+		"bash":       `  source <(dsh-fs completion bash)`,
+		"zsh":        `  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"`,
+		"fish":       `  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`,
+		"powershell": `  dsh-fs completion powershell | Out-String | Invoke-Expression`,
+	}
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
-			c.Example = `  source <(dsh-fs completion bash)
-  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"
-  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`
+			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"] + "\n" + completionExamples["fish"]
+			for _, sub := range c.Commands() {
+				sub.Example = completionExamples[sub.Name()]
+			}
 		}
 	}
 	return root
+}
+
+// environmentHelp is the help's last section: the DSH_FS_* variables,
+// each a session source.
+func environmentHelp() string {
+	vars := config.Environment()
+	width := 0
+	for _, v := range vars {
+		width = max(width, len(v.Name))
+	}
+	var b strings.Builder
+	b.WriteString("\nEnvironment (session sources: they may narrow the trusted policy, never widen it):\n")
+	for _, v := range vars {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, v.Name, v.Doc)
+	}
+	return b.String()
 }
 
 // addPolicyFlags adds the flags every command shares: the policy sources

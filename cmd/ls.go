@@ -19,8 +19,9 @@ type LsOptions struct {
 func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 	opts := &LsOptions{App: app}
 	c := &cobra.Command{
-		Use:   "ls [PATH]",
-		Short: "List a folder",
+		Use:        "ls [PATH]",
+		SuggestFor: []string{"list", "dir", "find", "tree"},
+		Short:      "List a folder",
 		Example: `  dsh-fs ls
   dsh-fs ls src --recursive --depth 2
   dsh-fs ls . --all --limit 50`,

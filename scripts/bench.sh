@@ -153,9 +153,9 @@ cat >"$SPEC" <<EOF
    "plain": {"label": "dd bs=1M conv=fsync", "prep": [$SYNC], "runs": [
       ["dd", "if=big-b.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"],
       ["dd", "if=big.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"]]},
-   "dsh": {"label": "dsh-fs write --from", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
-      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big-b.bin"],
-      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big.bin"]]}},
+   "dsh": {"label": "dsh-fs write --overwrite --from", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
+      ["$BIN", "write", "w-rep-dsh.bin", "--overwrite", "--from", "big-b.bin"],
+      ["$BIN", "write", "w-rep-dsh.bin", "--overwrite", "--from", "big.bin"]]}},
 
   {"name": "write --from 128 MiB, new file", "target": 1.3, "mem_mib": 48,
    "plain": {"label": "dd bs=1M conv=fsync", "prep": [["rm", "-f", "w-new-plain.bin"], $SYNC], "runs": [
@@ -177,11 +177,11 @@ cat >"$SPEC" <<EOF
 
   {"name": "diff overhead: write 1 MiB, one line changed", "target": 1.5,
    "plain": {"label": "dsh-fs write, --diff-basis-max-bytes 0 (no diff)", "prep": [$SYNC], "expect": "\"omitted\":\"basis_too_large\"", "runs": [
-      ["$BIN", "write", "diff-without.txt", "--from", "diff-b.txt", "--diff-basis-max-bytes", "0"],
-      ["$BIN", "write", "diff-without.txt", "--from", "diff-a.txt", "--diff-basis-max-bytes", "0"]]},
+      ["$BIN", "write", "diff-without.txt", "--overwrite", "--from", "diff-b.txt", "--diff-basis-max-bytes", "0"],
+      ["$BIN", "write", "diff-without.txt", "--overwrite", "--from", "diff-a.txt", "--diff-basis-max-bytes", "0"]]},
    "dsh": {"label": "dsh-fs write (diff)", "prep": [$SYNC], "expect": "\"added\":1,\"removed\":1", "runs": [
-      ["$BIN", "write", "diff-with.txt", "--from", "diff-b.txt"],
-      ["$BIN", "write", "diff-with.txt", "--from", "diff-a.txt"]]}}
+      ["$BIN", "write", "diff-with.txt", "--overwrite", "--from", "diff-b.txt"],
+      ["$BIN", "write", "diff-with.txt", "--overwrite", "--from", "diff-a.txt"]]}}
 ]
 EOF
 

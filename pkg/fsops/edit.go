@@ -200,10 +200,14 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 		msg := "edit: " + given + ": old text not found" + which
 		err := fserr.New(fserr.EditNoMatch, msg)
 		err.Detail = NoMatchDetail{Edit: i + 1, Closest: c}
-		if c != nil {
+		switch {
+		case c != nil && c.literalEscapes:
+			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
+			err.Hint = "old holds escape sequences the file does not: pass the real characters (--old-file reads them from a file), or copy detail.closest.text exactly into old; nothing was changed"
+		case c != nil:
 			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
 			err.Hint = "copy detail.closest.text exactly into old; nothing was changed"
-		} else {
+		default:
 			err.Hint = "read the file and copy the text exactly, white space included; nothing was changed"
 		}
 		return err

@@ -27,6 +27,10 @@ type WriteOptions struct {
 	// IfMatch, when set, is the SHA-256 (hex) the current content must
 	// have; a missing file matches nothing.
 	IfMatch string
+	// Overwrite allows replacing an existing file unseen. Without it, or
+	// IfMatch, an existing file is FS_EXISTS and nothing is written
+	// (docs/design.md §5).
+	Overwrite bool
 	// DryRun computes the result and the diff without touching the disk.
 	DryRun bool
 	// Diff bounds the diff.
@@ -85,6 +89,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		// is denied like the secret.
 		if err := f.CheckReadOpened("write", t, l.file); err != nil {
 			return nil, err
+		}
+		if !opt.mayReplace() {
+			return nil, existsError(l.file, t.Given)
 		}
 	}
 
@@ -153,6 +160,9 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 			return nil, err
 		}
 	}
+	if file != nil && !opt.mayReplace() {
+		return nil, existsError(file, t.Given)
+	}
 	res.Created = file == nil
 	var size int64
 	if file != nil {
@@ -182,6 +192,35 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
 	return res, nil
+}
+
+// mayReplace reports whether the write may replace an existing file: the
+// caller proved it saw the content (IfMatch, checked later) or asked to
+// replace it unseen (Overwrite).
+func (opt WriteOptions) mayReplace() bool { return opt.Overwrite || opt.IfMatch != "" }
+
+// ExistsDetail is the detail of FS_EXISTS for a write that would replace a
+// file unseen: what the file holds now, so the caller can read it or pass
+// the hash as --if-match.
+type ExistsDetail struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// existsError refuses to replace file, which the caller has not seen,
+// with its current hash and size. Nothing is written.
+func existsError(file *os.File, given string) error {
+	h := sha256.New()
+	// ReadAt from 0: the file's offset says nothing, and nothing else
+	// reads it after this.
+	size, err := io.Copy(h, io.NewSectionReader(file, 0, 1<<62))
+	if err != nil {
+		return fserr.FromOS("write", given, err)
+	}
+	e := fserr.New(fserr.Exists, "write: "+given+": the file exists; replacing it needs --if-match SHA256 or --overwrite")
+	e.Detail = ExistsDetail{SHA256: hexSum(h), Size: size}
+	e.Hint = "read the file and pass its sha256 as --if-match to replace what you read, or add --overwrite to replace it unseen; nothing was written"
+	return e
 }
 
 // checkParent checks that the folder of t exists, or, with mkdir, that the

@@ -196,6 +196,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/stale.txt":        "v1\n",
 		"ws/bin.dat":          "\x00\x01\x02",
 		"ws/bin2.dat":         "\x00\x01\x02",
+		"ws/cp1252.txt":       "caf\xe9\r\n",
+		"ws/utf16.txt":        "\xff\xfea\x00\n\x00",
 		"ws/.env":             "SECRET=1\n",
 		"ws/tree/b.txt":       "b\n",
 		"ws/tree/sub/c.txt":   "c\n",
@@ -231,7 +233,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "read", args: []string{"read", "a.txt"}, schema: "result-read.json", want: []string{`"total_lines":4`}},
 		{name: "read window", args: []string{"read", "a.txt", "--offset", "2", "--limit", "2"}, schema: "result-read.json", want: []string{`"next_offset":4`}},
 		{name: "read cut line", args: []string{"read", "long.txt"}, env: []string{"DSH_FS_READ_MAX_BYTES=8"}, schema: "result-read.json", want: []string{`"cut_line":1`}},
-		{name: "read past end", args: []string{"read", "a.txt", "--offset", "9"}, schema: "result-read.json", want: []string{`"content":""`}},
+		{name: "read past end", args: []string{"read", "a.txt", "--offset", "9"}, schema: "result-read.json", want: []string{`"content":""`, `"past_end":true`}},
+		{name: "read windows-1252", args: []string{"read", "cp1252.txt"}, schema: "result-read.json", want: []string{`"encoding":"windows-1252"`}},
+		{name: "read utf-16", args: []string{"read", "utf16.txt"}, schema: "result-read.json", want: []string{`"encoding":"utf-16le"`}},
 		// write
 		{name: "write create", args: []string{"write", "created.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"created":true`}},
 		{name: "write overwrite", args: []string{"write", "over.txt", "--content", "new\n"}, schema: "result-write.json", want: []string{`"previous_sha256"`}},
@@ -245,6 +249,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		// edit
 		{name: "edit", args: []string{"edit", "e1.txt", "--old", "beta", "--new", "BETA"}, schema: "result-edit.json", want: []string{`"replacements":1`}},
 		{name: "edit replace all", args: []string{"edit", "e2.txt", "--old", "x", "--new", "z", "--replace-all"}, schema: "result-edit.json", want: []string{`"replacements":2`}},
+		{name: "edit windows-1252", args: []string{"edit", "cp1252.txt", "--old", "café", "--new", "CAFÉ", "--dry-run"}, schema: "result-edit.json", want: []string{`"encoding":"windows-1252"`}},
+		{name: "edit unencodable", args: []string{"edit", "cp1252.txt", "--old", "café", "--new", "→"}, schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
 		{name: "edit dry run", args: []string{"edit", "a.txt", "--old", "two", "--new", "TWO", "--dry-run"}, schema: "result-edit.json", want: []string{`"dry_run":true`}},
 		{name: "edit edits stdin", args: []string{"edit", "e3.txt", "--edits", "-"}, stdin: `[{"old":"first","new":"1st"},{"old":"second","new":"2nd","replace_all":true}]`, schema: "result-edit.json", want: []string{`"replacements":2`}},
 		// ls

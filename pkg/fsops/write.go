@@ -35,9 +35,13 @@ type WriteOptions struct {
 
 // WriteResult is the result of a write.
 type WriteResult struct {
-	Created        bool   `json:"created"`
-	Bytes          int64  `json:"bytes"`
-	SHA256         string `json:"sha256"`
+	Created bool   `json:"created"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	// PreviousSHA256 is the replaced file's hash, when the write read it:
+	// with --if-match, or when it was small enough to be the diff basis.
+	// Absent for a new file, and for a large file replaced without
+	// --if-match, which is not read at all.
 	PreviousSHA256 string `json:"previous_sha256,omitempty"`
 	// HardlinkBroken says the old file had other hard links: they keep
 	// the old content, since the new file replaced the name rather than
@@ -53,8 +57,9 @@ type WriteResult struct {
 // link and rename leaves one staging file, see sandbox.Temp.Commit, which
 // the next write of t removes). Writing through a symlink
 // writes its target and keeps the link. The input is streamed; only the
-// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. A
-// path under deny_read is denied, since the diff would show it.
+// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. The
+// old file is read only when --if-match or the diff needs it. A path
+// under deny_read is denied, since the diff would show it.
 func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	// The result's diff shows the old content: a path no mode may read is
 	// no more writable than readable.
@@ -106,15 +111,25 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		// that follows leaves both cores to the two hashes. The lock keeps
 		// other dsh-fs writers out meanwhile, and a stale --if-match still
 		// refuses before the rename, with the old file untouched.
+		//
+		// Only when something needs it: --if-match, or a diff basis. A
+		// replace of a file larger than diff_basis_max_bytes without
+		// --if-match does not read the old file at all, and reports no
+		// previous_sha256 (docs/design.md §5).
 		oldDone := make(chan error, 1)
-		go func() {
-			var err error
-			old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
-			if err == nil {
-				err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
-			}
-			oldDone <- err
-		}()
+		if l.exists() && !needOld(opt, l.st.Size) {
+			old = unreadOld()
+			oldDone <- nil
+		} else {
+			go func() {
+				var err error
+				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
+				if err == nil {
+					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
+				}
+				oldDone <- err
+			}()
+		}
 		return func() error {
 			tailErr := tail.finish()
 			oldErr := <-oldDone
@@ -160,9 +175,11 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 			size = fi.Size()
 		}
 	}
-	old, err := readOld(file, size, t.Given, opt.Diff.BasisMaxBytes)
-	if err != nil {
-		return nil, err
+	old := unreadOld()
+	if file == nil || needOld(opt, size) {
+		if old, err = readOld(file, size, t.Given, opt.Diff.BasisMaxBytes); err != nil {
+			return nil, err
+		}
 	}
 	res.PreviousSHA256 = old.sum
 	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
@@ -207,8 +224,20 @@ func checkParent(t sandbox.Target, mkdir bool) error {
 // oldContent is what a mutation knows of the file it replaces.
 type oldContent struct {
 	exists bool
-	sum    string // hex SHA-256; "" when the file did not exist
+	sum    string // hex SHA-256; "" when the file did not exist or was not read
 	basis  *capped
+}
+
+// needOld reports whether a write of opt over a file of size bytes needs
+// the old content: to compare it with --if-match, or as the diff basis.
+func needOld(opt WriteOptions, size int64) bool {
+	return opt.IfMatch != "" || size <= opt.Diff.BasisMaxBytes
+}
+
+// unreadOld is an existing file a write did not read: no hash, and a
+// basis too large to diff.
+func unreadOld() oldContent {
+	return oldContent{exists: true, basis: &capped{over: true}}
 }
 
 // readOld hashes the current file and keeps it as diff basis when it is

@@ -243,6 +243,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "write stdin", args: []string{"write", "stdin.txt", "--mkdir"}, stdin: "from stdin\n", schema: "result-write.json", want: []string{`"bytes":11`}},
 		{name: "write dry run", args: []string{"write", "a.txt", "--content", "x", "--dry-run"}, schema: "result-write.json", want: []string{`"dry_run":true`}},
 		{name: "write omitted diff", args: []string{"write", "big.txt", "--content", "y"}, env: []string{"DSH_FS_DIFF_BASIS_MAX_BYTES=1"}, schema: "result-write.json", want: []string{`"diff":{"omitted":"basis_too_large"}`}},
+		{name: "write encoding", args: []string{"write", "enc.txt", "--content", "café\n", "--encoding", "utf-16be"}, schema: "result-write.json", want: []string{`"encoding":"utf-16be"`}},
 		{name: "write large unread", args: []string{"write", "big2.txt", "--content", "z"}, env: []string{"DSH_FS_DIFF_BASIS_MAX_BYTES=1"}, schema: "result-write.json", want: []string{`"sha256":"`, `"diff":{"omitted":"basis_too_large"}`}},
 		{name: "write binary diff", args: []string{"write", "bin2.dat", "--content", "text"}, schema: "result-write.json", want: []string{`"diff":{"omitted":"binary"}`}},
 		{name: "write truncated diff", args: []string{"write", "trunc.txt", "--content", strings.Repeat("line\n", 50)}, env: []string{"DSH_FS_DIFF_MAX_BYTES=40"}, schema: "result-write.json", want: []string{`"truncated":true}`}},

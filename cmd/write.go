@@ -16,12 +16,13 @@ type WriteOptions struct {
 	App     *App
 	Command *cobra.Command
 
-	Path    string
-	Content string
-	From    string
-	Mkdir   bool
-	IfMatch string
-	DryRun  bool
+	Path     string
+	Content  string
+	From     string
+	Mkdir    bool
+	IfMatch  string
+	DryRun   bool
+	Encoding string
 }
 
 // NewCmdWrite returns the write command; runF replaces writeRun in tests.
@@ -49,6 +50,7 @@ the old file as it was.`,
 	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
 	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file")
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
+	c.Flags().StringVar(&opts.Encoding, "encoding", "", "write the UTF-8 content in this encoding, BOM included: utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, latin-1 (default: the bytes as given)")
 	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
 	return c
 }
@@ -80,11 +82,12 @@ func writeRun(opts *WriteOptions) error {
 		content = file
 	}
 	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
-		Content: content,
-		Mkdir:   opts.Mkdir,
-		IfMatch: opts.IfMatch,
-		DryRun:  opts.DryRun,
-		Diff:    call.diffOptions(),
+		Content:  content,
+		Mkdir:    opts.Mkdir,
+		IfMatch:  opts.IfMatch,
+		DryRun:   opts.DryRun,
+		Diff:     call.diffOptions(),
+		Encoding: opts.Encoding,
 	})
 	if err != nil {
 		return err

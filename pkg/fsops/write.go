@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/text"
 )
 
 // WriteOptions shape a write.
@@ -31,6 +34,10 @@ type WriteOptions struct {
 	DryRun bool
 	// Diff bounds the diff.
 	Diff diff.Options
+	// Encoding, when set, is the name of the encoding (text.Encoding) the
+	// UTF-8 Content is written in, BOM included; empty writes Content's
+	// bytes as they are.
+	Encoding string
 }
 
 // WriteResult is the result of a write.
@@ -46,9 +53,12 @@ type WriteResult struct {
 	// HardlinkBroken says the old file had other hard links: they keep
 	// the old content, since the new file replaced the name rather than
 	// being written through.
-	HardlinkBroken bool        `json:"hardlink_broken,omitempty"`
-	DryRun         bool        `json:"dry_run,omitempty"`
-	Diff           diff.Result `json:"diff"`
+	HardlinkBroken bool `json:"hardlink_broken,omitempty"`
+	// Encoding is the encoding the content was written in, when the
+	// caller asked for one.
+	Encoding string      `json:"encoding,omitempty"`
+	DryRun   bool        `json:"dry_run,omitempty"`
+	Diff     diff.Result `json:"diff"`
 }
 
 // Write replaces the file t with opt.Content atomically, through the
@@ -72,6 +82,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
 		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
 	}
+	if err := encodeContent(&opt); err != nil {
+		return nil, err
+	}
 	if err := f.CheckWrite("write", &t); err != nil {
 		if opt, err = escalateWrite(f, &t, err, opt); err != nil {
 			return nil, err
@@ -93,7 +106,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		}
 	}
 
-	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
+	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1, Encoding: opt.Encoding}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
 	var old oldContent
@@ -150,7 +163,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 
 // dryWrite computes a write's result without a lock or a temp file.
 func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
-	res := &WriteResult{DryRun: true}
+	res := &WriteResult{DryRun: true, Encoding: opt.Encoding}
 	file, err := openForRead(f, "write", t)
 	switch {
 	case fserr.CodeOf(err) == fserr.NotFound:
@@ -307,9 +320,57 @@ func writeDiff(name string, old oldContent, basis *capped, opt diff.Options) dif
 		return diff.Omitted(diff.ReasonBasisTooLarge)
 	}
 	if !old.exists {
-		return diff.UnifiedCreated(name, basis.buf.Bytes(), opt)
+		return diff.UnifiedCreated(name, diffText(basis.buf.Bytes()), opt)
 	}
-	return diff.Unified(name, old.basis.buf.Bytes(), basis.buf.Bytes(), opt)
+	return diff.Unified(name, diffText(old.basis.buf.Bytes()), diffText(basis.buf.Bytes()), opt)
+}
+
+// diffText is a side of a diff as the model reads it: a text file that is
+// not UTF-8 (UTF-16, Windows-1252, Latin-1) decoded to UTF-8, anything
+// else as it is.
+func diffText(b []byte) []byte {
+	if enc, binary := text.Detect(b); !binary && !enc.IsUTF8() {
+		return enc.Decode(b)
+	}
+	return b
+}
+
+// encodeContent makes opt.Content the encoding of its UTF-8 text in
+// opt.Encoding. A character the encoding cannot store is
+// FS_INVALID_ARGUMENT, found as the content streams: the write then fails
+// and leaves the old file as it was.
+func encodeContent(opt *WriteOptions) error {
+	if opt.Encoding == "" {
+		return nil
+	}
+	enc, ok := text.ParseEncoding(opt.Encoding)
+	if !ok {
+		return fserr.New(fserr.InvalidArgument, "write: --encoding: unknown encoding "+strconv.Quote(opt.Encoding)+" (want "+strings.Join(text.Names(), ", ")+")")
+	}
+	if enc == text.UTF8 {
+		return nil // the bytes as they are
+	}
+	content := opt.Content
+	if content == nil {
+		content = bytes.NewReader(nil)
+	}
+	opt.Content = &encodingReader{r: enc.NewEncoder(content)}
+	return nil
+}
+
+// encodingReader turns a character the encoding cannot store into
+// FS_INVALID_ARGUMENT.
+type encodingReader struct{ r io.Reader }
+
+func (e *encodingReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	var ue *text.UnencodableError
+	if errors.As(err, &ue) {
+		x := fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("write: the content has %q (%U), which %s cannot store", ue.Rune, ue.Rune, ue.Encoding), err)
+		x.Hint = "use characters the encoding can store, or another --encoding; nothing was changed"
+		return n, x
+	}
+	return n, err
 }
 
 // capped keeps what is written to it up to limit bytes and then only

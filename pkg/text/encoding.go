@@ -103,21 +103,28 @@ type Sniffer struct {
 // Feed looks at the next chunk of the file. It reports false once the file
 // is known to be binary; the caller may stop there.
 func (s *Sniffer) Feed(b []byte) bool {
-	if !s.started {
-		// The BOM decides: wait for its three bytes.
-		s.head = append(s.head, b...)
-		if len(s.head) < len(BOM) {
-			return true
-		}
-		return s.start()
+	if s.started {
+		return s.feed(b)
 	}
-	return s.feed(b)
+	if len(s.head) == 0 && len(b) >= len(BOM) {
+		return s.start(b)
+	}
+	// The BOM decides: gather its three bytes first, and no more, so a
+	// whole file fed at once is never copied.
+	take := min(len(BOM)-len(s.head), len(b))
+	s.head = append(s.head, b[:take]...)
+	if len(s.head) < len(BOM) {
+		return true
+	}
+	if !s.start(s.head) {
+		return false
+	}
+	return s.feed(b[take:])
 }
 
-// start decides by the first bytes, held in head, and feeds them.
-func (s *Sniffer) start() bool {
+// start decides by b, the first bytes, and feeds them.
+func (s *Sniffer) start(b []byte) bool {
 	s.started = true
-	b := s.head
 	s.head = nil
 	switch {
 	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}):
@@ -240,7 +247,7 @@ func (s *Sniffer) unit16(b []byte) {
 // text: a NUL byte outside UTF-16, or UTF-16 that does not decode.
 func (s *Sniffer) Result() (enc Encoding, binary bool) {
 	if !s.started {
-		s.start()
+		s.start(s.head)
 	}
 	if s.binary {
 		return 0, true
@@ -465,3 +472,89 @@ func (c *EndingCounter) LF() int { return c.lf }
 
 // String names the line endings so far, as LineEndings does.
 func (c *EndingCounter) String() string { return endings(c.lf, c.crlf) }
+
+// ParseEncoding returns the encoding of a name as results spell it.
+func ParseEncoding(name string) (Encoding, bool) {
+	for i, n := range encodingNames {
+		if n == name {
+			return Encoding(i), true
+		}
+	}
+	return 0, false
+}
+
+// Names lists the encodings' names, in their order.
+func Names() []string { return encodingNames[:] }
+
+// NewEncoder returns the UTF-8 text of r encoded in e, in a stream: the
+// BOM first for the encodings that have one (a BOM r starts with is not
+// doubled), then the text. A character e cannot store, or invalid UTF-8
+// where e is not UTF-8, is an *UnencodableError from Read.
+func (e Encoding) NewEncoder(r io.Reader) io.Reader {
+	c := &encoder{enc: e, r: r, first: true}
+	switch e {
+	case UTF8BOM:
+		c.out = append(c.out, BOM...)
+	case UTF16LE:
+		c.out = []byte{0xFF, 0xFE}
+	case UTF16BE:
+		c.out = []byte{0xFE, 0xFF}
+	}
+	return c
+}
+
+type encoder struct {
+	enc   Encoding
+	r     io.Reader
+	first bool   // no input read yet: a BOM there is dropped
+	buf   []byte // input
+	carry []byte // an incomplete UTF-8 sequence at the end of the last input
+	out   []byte // encoded, not yet returned
+	err   error  // to return once out is drained
+}
+
+func (c *encoder) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, 256<<10)
+		}
+		k := copy(c.buf, c.carry)
+		n, err := c.r.Read(c.buf[k:])
+		chunk := c.buf[:k+n]
+		c.carry = c.carry[:0]
+		if c.first && (len(chunk) >= len(BOM) || err != nil) {
+			c.first = false
+			chunk = bytes.TrimPrefix(chunk, BOM)
+		} else if c.first {
+			c.carry = append(c.carry, chunk...) // too short to tell yet
+			continue
+		}
+		if err == nil {
+			cut := len(chunk)
+			for i := 1; i <= utf8.UTFMax && i <= len(chunk); i++ {
+				if utf8.RuneStart(chunk[len(chunk)-i]) {
+					if !utf8.FullRune(chunk[len(chunk)-i:]) {
+						cut = len(chunk) - i
+					}
+					break
+				}
+			}
+			c.carry = append(c.carry, chunk[cut:]...)
+			chunk = chunk[:cut]
+		} else {
+			c.err = err
+		}
+		out, encErr := c.enc.Encode(string(chunk))
+		if encErr != nil {
+			c.err = encErr
+			return 0, encErr
+		}
+		c.out = out
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
+}

@@ -460,7 +460,9 @@ func (c *EndingCounter) Feed(b []byte) {
 		return
 	}
 	c.lf += bytes.Count(b, []byte{'\n'})
-	c.crlf += bytes.Count(b, []byte("\r\n"))
+	if bytes.IndexByte(b, '\r') >= 0 { // most files have none: skip the slower count
+		c.crlf += bytes.Count(b, []byte("\r\n"))
+	}
 	if c.cr && b[0] == '\n' {
 		c.crlf++
 	}

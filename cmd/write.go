@@ -24,6 +24,7 @@ type WriteOptions struct {
 	IfMatch   string
 	Overwrite bool
 	DryRun    bool
+	Encoding  string
 }
 
 // NewCmdWrite returns the write command; runF replaces writeRun in tests.
@@ -54,6 +55,7 @@ or the new one; a failure leaves the old file as it was.`,
 	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file, or - for standard input")
 	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
 	c.Flags().BoolVar(&opts.Overwrite, "overwrite", false, "replace an existing file unseen; without it (or --if-match) an existing file is FS_EXISTS")
+	c.Flags().StringVar(&opts.Encoding, "encoding", "", "write the UTF-8 content in this encoding, BOM included: utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, latin-1 (default: the bytes as given)")
 	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
 	c.MarkFlagsMutuallyExclusive("content", "from")
 	return c
@@ -99,6 +101,7 @@ func writeRun(opts *WriteOptions) error {
 		Overwrite: opts.Overwrite,
 		DryRun:    opts.DryRun,
 		Diff:      diffOpts,
+		Encoding:  opts.Encoding,
 	})
 	if err != nil {
 		return err

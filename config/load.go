@@ -686,9 +686,16 @@ func validate(k Key, v any) error {
 		if o := v.(string); o != "json" && o != "text" {
 			err = fmt.Errorf("unknown output %q (want json or text)", o)
 		}
-	case KeyDiffBasisMaxBytes, KeyDiffMaxBytes, KeyDiffContext, KeyReadMaxLines, KeyReadMaxBytes:
+	case KeyDiffBasisMaxBytes, KeyDiffContext:
+		// 0 has a meaning here: no diff, no context lines.
 		if n := v.(int); n < 0 {
 			err = fmt.Errorf("want zero or more, got %d", n)
+		}
+	case KeyDiffMaxBytes, KeyReadMaxLines, KeyReadMaxBytes:
+		// A budget of 0 would be an empty page, or an unbounded one: it
+		// means nothing, so it is refused (docs/design.md §2.2).
+		if n := v.(int); n < 1 {
+			err = fmt.Errorf("want 1 or more, got %d", n)
 		}
 	case KeyApprovalTimeout:
 		if n := v.(int); n < 1 {

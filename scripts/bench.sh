@@ -171,9 +171,9 @@ cat >"$SPEC" <<EOF
       ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_OLD=1", "--new", "BENCH_MARK_LINE_NEW=2"],
       ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_NEW=2", "--new", "BENCH_MARK_LINE_OLD=1"]]}},
 
-  {"name": "ls --limit 0, 50,000 entries", "target": 1.0, "mem_mib": 96,
+  {"name": "ls --limit 1, 50,000 entries", "target": 1.0, "mem_mib": 96,
    "plain": {"label": "ls -la", "runs": [["ls", "-la", "ls50k"]]},
-   "dsh": {"label": "dsh-fs ls --limit 0", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "0"]]}},
+   "dsh": {"label": "dsh-fs ls --limit 1", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "1"]]}},
 
   {"name": "diff overhead: write 1 MiB, one line changed", "target": 1.5,
    "plain": {"label": "dsh-fs write, --diff-basis-max-bytes 0 (no diff)", "prep": [$SYNC], "expect": "\"omitted\":\"basis_too_large\"", "runs": [

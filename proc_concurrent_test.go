@@ -166,7 +166,7 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 						return
 					}
 					next := append(bytes.Clone(cur), line...)
-					c := procCmd(bin, env, ws, "write", "shared.txt", "--if-match", sha256Hex(cur))
+					c := procCmd(bin, env, ws, "write", "shared.txt", "--from", "-", "--if-match", sha256Hex(cur))
 					code, res, out, errs := procRun(t, c, bytes.NewReader(next))
 					if code == 0 && res.OK {
 						if res.SHA256 != sha256Hex(next) {

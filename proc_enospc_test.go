@@ -60,7 +60,7 @@ func TestWriteNoSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 		input := bytes.Repeat([]byte("NEW content that cannot fit\n"), (4<<20)/28)
-		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt"), bytes.NewReader(input))
+		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", "-"), bytes.NewReader(input))
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("write of 4 MiB into 1 MiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 		}
@@ -79,7 +79,7 @@ func TestWriteNoSpace(t *testing.T) {
 		}
 		defer os.Remove(src)
 		fillTmpfs(t, mnt, 64<<10)
-		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--from", src), nil)
+		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", src), nil)
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("write --from of 300 KiB into 64 KiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 		}

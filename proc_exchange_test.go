@@ -133,7 +133,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 				if n > calls || time.Now().After(deadline) {
 					return
 				}
-				args := []string{"write", fmt.Sprintf("d/planted-%d", n), "--content", "planted\n"}
+				args := []string{"write", fmt.Sprintf("d/planted-%d", n), "--content", "planted\n", "--overwrite"}
 				if n%4 == 0 {
 					args[1] = "d/config"
 				}

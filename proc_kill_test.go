@@ -50,7 +50,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := procCmd(bin, env, ws, "write", "big.bin")
+		c := procCmd(bin, env, ws, "write", "big.bin", "--overwrite", "--from", "-")
 		c.Stdin = r // an *os.File: the child reads the pipe itself
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -239,7 +239,7 @@ func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
 		return code
 	}
 
-	if code := killAt("rename,renameat,renameat2", "write", "f.txt", "--content", "new\n"); code == 0 {
+	if code := killAt("rename,renameat,renameat2", "write", "f.txt", "--overwrite", "--content", "new\n"); code == 0 {
 		t.Skipf("strace did not kill the write at rename (exit %d)", code)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "old\n" {
@@ -248,7 +248,7 @@ func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
 	if names := dirNames(t, ws); len(names) > 2 {
 		t.Fatalf("killed at rename, the folder holds %v: more than f.txt and one staging file", names)
 	}
-	code, _, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--content", "newer\n"), nil)
+	code, _, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--content", "newer\n"), nil)
 	if code != 0 {
 		t.Fatalf("write after the kill: exit %d: %s %s", code, out, errs)
 	}

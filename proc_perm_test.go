@@ -73,9 +73,9 @@ func TestWritePermissionUnprivileged(t *testing.T) {
 		{name: "another user's file, writable by all", uid: 1000, gid: 1000, perm: 0o666, code: "FS_PERMISSION", ownerOnly: true},
 	} {
 		for _, args := range [][]string{
-			{"write", "f.txt", "--content", "new\n"},
+			{"write", "f.txt", "--overwrite", "--content", "new\n"},
 			{"edit", "f.txt", "--old", "old", "--new", "new"},
-			{"write", "f.txt", "--content", "new\n", "--dry-run"},
+			{"write", "f.txt", "--overwrite", "--content", "new\n", "--dry-run"},
 			{"edit", "f.txt", "--old", "old", "--new", "new", "--dry-run"},
 		} {
 			t.Run(tc.name+"/"+strings.Join(args, " "), func(t *testing.T) {

@@ -231,14 +231,14 @@ func newRaceLayout(t *testing.T) raceLayout {
 func raceCommands(w, n int) [][]string {
 	tag := func(what string) string { return fmt.Sprintf("race w%d#%d %s\n", w, n, what) }
 	return [][]string{
-		{"write", "d/f.txt", "--content", tag("write d/f.txt")},
-		{"write", "ln/new.txt", "--mkdir", "--content", tag("write ln/new.txt")},
-		{"write", "d/sub/deep.txt", "--mkdir", "--content", tag("write d/sub/deep.txt")},
+		{"write", "d/f.txt", "--overwrite", "--content", tag("write d/f.txt")},
+		{"write", "ln/new.txt", "--overwrite", "--mkdir", "--content", tag("write ln/new.txt")},
+		{"write", "d/sub/deep.txt", "--overwrite", "--mkdir", "--content", tag("write d/sub/deep.txt")},
 		{"edit", "file.txt", "--old", "A", "--new", "B"},
-		{"write", "file.txt", "--content", "A " + tag("write file.txt")},
-		{"write", "ln", "--content", tag("write ln")},
-		{"write", "d2/f.txt", "--content", tag("write d2/f.txt")},
-		{"write", "lnf", "--content", tag("write lnf")},
+		{"write", "file.txt", "--overwrite", "--content", "A " + tag("write file.txt")},
+		{"write", "ln", "--overwrite", "--content", tag("write ln")},
+		{"write", "d2/f.txt", "--overwrite", "--content", tag("write d2/f.txt")},
+		{"write", "lnf", "--overwrite", "--content", tag("write lnf")},
 	}
 }
 

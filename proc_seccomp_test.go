@@ -84,7 +84,7 @@ func TestOpenat2Retries(t *testing.T) {
 			writeTree(t, ws, map[string]string{"f.txt": "old\n"})
 			env := procEnv(t, ws)
 			for _, args := range [][]string{
-				{"write", "f.txt", "--content", "new\n"},
+				{"write", "f.txt", "--overwrite", "--content", "new\n"},
 				{"edit", "f.txt", "--old", "old", "--new", "new"},
 				{"write", "sub/g.txt", "--mkdir", "--content", "new\n"},
 			} {

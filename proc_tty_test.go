@@ -183,7 +183,7 @@ func TestEscalateTTYShowsDiff(t *testing.T) {
 	env := procEnv(t, ws)
 	writeSystemConfig(t, env, "approval: tty\n")
 
-	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/x.txt", "--content", "new-line-42\n", "--escalate", "danger-full-access")
+	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/x.txt", "--overwrite", "--content", "new-line-42\n", "--escalate", "danger-full-access")
 	if !r.prompted {
 		t.Fatalf("no prompt on the terminal; it shows %q; result %s", r.screen, r.stdout)
 	}

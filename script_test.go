@@ -83,6 +83,11 @@ func TestScripts(t *testing.T) {
 			// also the user database's home ("~", "home is too broad").
 			env.Setenv("DSH_FS_TEST_SYSTEM_DIR", env.WorkDir+"/etc/dsh-fs")
 			env.Setenv("DSH_FS_TEST_HOME", env.WorkDir+"/home")
+			// approval_command names its program by an absolute path (a
+			// PATH lookup would be the session's to steer).
+			if p, err := lookPathIn("fake-approver", env.Getenv("PATH")); err == nil {
+				env.Setenv("FAKE_APPROVER", p)
+			}
 			// $WORK lives in the temp area, itself a writable root by
 			// default: left on, every "outside" path of a script would be
 			// writable and a fence test could not fail. A script about the
@@ -114,6 +119,17 @@ func workUnderTmp() bool {
 		tmp = "/tmp"
 	}
 	return dir == tmp || strings.HasPrefix(dir, tmp+"/")
+}
+
+// lookPathIn finds an executable named name in the folders of path.
+func lookPathIn(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in %s", name, path)
 }
 
 // cmdExitcode runs a command and checks its exact exit status:

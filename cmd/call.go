@@ -35,6 +35,7 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 		return nil, err
 	}
 	a.pretty = a.StdoutTTY && s.Output == "json"
+	a.text = s.Output == "text"
 	a.current.Mode = string(s.Policy.Mode)
 	fence := sandbox.NewFence(s.Policy)
 	a.fence = fence
@@ -45,7 +46,6 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 		}
 		fence.SetEscalation(mode, nil)
 	}
-	a.text = s.Output == "text"
 	return &call{app: a, settings: s, fence: fence}, nil
 }
 

@@ -20,3 +20,19 @@ func exitStatus(code fserr.Code) int {
 	}
 	return ExitFailed
 }
+
+// ExitStatus is one exit status and what it means, for the man pages.
+type ExitStatus struct {
+	Status  int
+	Meaning string
+}
+
+// ExitStatuses lists the exit statuses of docs/design.md §6, in order.
+func ExitStatuses() []ExitStatus {
+	return []ExitStatus{
+		{ExitOK, "success"},
+		{ExitFailed, "the operation failed (not found, no match, stale, exists, I/O, …); the result says why"},
+		{ExitUsage, "bad usage or config: " + string(fserr.InvalidArgument) + ", " + string(fserr.ConfigInvalid)},
+		{ExitDenied, "the sandbox denied the call: " + string(fserr.SandboxDenied)},
+	}
+}

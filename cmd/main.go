@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -24,6 +25,8 @@ type App struct {
 	Stdout    io.Writer
 	Stderr    io.Writer
 	StdoutTTY bool
+	// LookupEnv reads the environment; nil is os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 	// Locations are where the trusted config files are: fixed in a
 	// release build (config.DefaultLocations); only a test binary sets
 	// others.
@@ -50,13 +53,16 @@ func Main() int {
 // NewApp returns the App of this process's streams, with the trusted
 // config files at loc.
 func NewApp(loc config.Locations) *App {
-	return &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTTY: isTerminal(os.Stdout), Locations: loc}
+	return &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTTY: isTerminal(os.Stdout), LookupEnv: os.LookupEnv, Locations: loc}
 }
 
 // Run executes one call and returns its exit status. It alone prints
 // errors and picks the status.
 func (a *App) Run(args []string) int {
 	a.pretty = a.StdoutTTY
+	// Until the settings are loaded (and for the calls that never load
+	// them), the output is what the flag or the variable asks for.
+	a.text = outputAsked(args, a.LookupEnv) == "text"
 	root := NewCmdRoot(a)
 	root.SetArgs(args)
 	root.SetIn(a.Stdin)
@@ -68,15 +74,15 @@ func (a *App) Run(args []string) int {
 	}
 	if !a.started {
 		// Cobra's own complaints (unknown command or flag, wrong number
-		// of arguments) carry no code: they are usage errors.
+		// of arguments, conflicting flags) are usage errors: one result
+		// with the command's one-line usage, never the usage dump.
 		var coder fserr.Coder
-		if !errors.As(err, &coder) {
-			err = fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
+		if !errors.As(err, &coder) || coder.Code() == fserr.InvalidArgument {
+			err = usageError(c, root, err)
 		}
 		if a.current.Op == "" && c != root {
 			a.current.Op = topCommand(c, root).Name()
 		}
-		fmt.Fprint(a.Stderr, c.UsageString())
 	}
 	a.fail(err)
 	return exitStatus(fserr.CodeOf(err))
@@ -95,6 +101,33 @@ func (a *App) fail(err error) {
 	if err := encodeJSON(a.Stdout, newFailure(a.current, err), a.pretty); err != nil {
 		fmt.Fprintln(a.Stderr, "dsh-fs:", err)
 	}
+}
+
+// outputAsked is the output format of a call before its settings are
+// loaded: the last --output on the command line, else DSH_FS_OUTPUT. The
+// command line is scanned as pflag would read it, up to "--", since a
+// usage error may stop the parse before it reaches --output.
+func outputAsked(args []string, lookupEnv func(string) (string, bool)) string {
+	out := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--"+config.FlagOutput+"="); ok {
+			out = v
+		} else if a == "--"+config.FlagOutput && i+1 < len(args) {
+			out = args[i+1]
+			i++
+		}
+	}
+	if out != "" {
+		return out
+	}
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	return config.OutputFromEnv(lookupEnv)
 }
 
 func isTerminal(f *os.File) bool {

@@ -21,8 +21,9 @@ type ReadOptions struct {
 func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
 	opts := &ReadOptions{App: app}
 	c := &cobra.Command{
-		Use:   "read PATH",
-		Short: "Read a window of a text file, or stream its bytes with --raw",
+		Use:        "read PATH",
+		SuggestFor: []string{"cat", "head", "tail", "less", "more", "view", "show", "open"},
+		Short:      "Read a window of a text file, or stream its bytes with --raw",
 		Example: `  dsh-fs read src/main.go
   dsh-fs read src/main.go --offset 120 --limit 40
   dsh-fs read image.png --raw > copy.png`,

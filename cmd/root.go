@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
@@ -23,8 +27,17 @@ a structured denial with the marker models recognise.`,
 			return fserr.New(fserr.InvalidArgument, "missing command")
 		},
 	}
+	// A usage error suggests the commands this close to an unknown one.
+	root.SuggestionsMinimumDistance = 2
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
+  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
+  dsh-fs write notes.md --from draft.md
+  dsh-fs policy --context`
+	// --help names the variables every command reads; subcommands
+	// inherit the template.
+	root.SetHelpTemplate(root.HelpTemplate() + environmentHelp())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
 	})
@@ -44,14 +57,37 @@ a structured denial with the marker models recognise.`,
 	// Cobra adds its completion command when it runs; adding it now lets it
 	// carry examples and appear in the man pages like the others.
 	root.InitDefaultCompletionCmd()
+	completionExamples := map[string]string{
+		"bash":       `  source <(dsh-fs completion bash)`,
+		"zsh":        `  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"`,
+		"fish":       `  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`,
+		"powershell": `  dsh-fs completion powershell | Out-String | Invoke-Expression`,
+	}
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
-			c.Example = `  source <(dsh-fs completion bash)
-  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"
-  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`
+			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"] + "\n" + completionExamples["fish"]
+			for _, sub := range c.Commands() {
+				sub.Example = completionExamples[sub.Name()]
+			}
 		}
 	}
 	return root
+}
+
+// environmentHelp is the help's last section: the DSH_FS_* variables,
+// each a session source.
+func environmentHelp() string {
+	vars := config.Environment()
+	width := 0
+	for _, v := range vars {
+		width = max(width, len(v.Name))
+	}
+	var b strings.Builder
+	b.WriteString("\nEnvironment (session sources: they may narrow the trusted policy, never widen it):\n")
+	for _, v := range vars {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, v.Name, v.Doc)
+	}
+	return b.String()
 }
 
 // addPolicyFlags adds the flags every command shares: the policy sources
@@ -69,11 +105,15 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
 }
 
+// flagDiff is write's and edit's --diff: how much of the diff to give.
+const flagDiff = "diff"
+
 // addMutationFlags adds the flags write and edit share: optimistic
-// concurrency, the dry run, and the bounds of the diff.
+// concurrency, the dry run, and the form and bounds of the diff.
 func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
 	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
 	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
+	fs.String(flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")

@@ -18,8 +18,9 @@ type StatOptions struct {
 func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
 	opts := &StatOptions{App: app}
 	return &cobra.Command{
-		Use:   "stat PATH",
-		Short: "Describe a path and whether a write there would pass the policy",
+		Use:        "stat PATH",
+		SuggestFor: []string{"info", "exists", "file"},
+		Short:      "Describe a path and whether a write there would pass the policy",
 		Example: `  dsh-fs stat go.mod
   dsh-fs stat /etc/hosts   # "writable": false, "writable_reason": "outside writable roots"`,
 		Args: cobra.ExactArgs(1),

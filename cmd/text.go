@@ -31,7 +31,7 @@ type textOut struct {
 func (t textOut) result(h header, result any) error {
 	switch r := result.(type) {
 	case *fsops.ReadResult:
-		return t.read(r)
+		return t.read(h, r)
 	case *fsops.ListResult:
 		return t.list(r)
 	case *fsops.StatResult:
@@ -52,22 +52,60 @@ func (t textOut) result(h header, result any) error {
 	return nil
 }
 
-func (t textOut) read(r *fsops.ReadResult) error {
+// read prints a header line, "PATH: lines A-B of N, sha256 HEX", then the
+// window's lines numbered as `cat -n` numbers them, so the text can be
+// copied without JSON escapes and the hash passed to --if-match.
+func (t textOut) read(h header, r *fsops.ReadResult) error {
+	if _, err := fmt.Fprintln(t.out, readHeader(h.Path, r)); err != nil {
+		return err
+	}
 	lines := strings.SplitAfter(r.Content, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	for i, l := range lines {
-		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		if _, err := fmt.Fprintf(t.out, "%d\t%s\n", r.StartLine+i, l); err != nil {
-			return err
-		}
+	if err := t.numbered(r.StartLine, lines); err != nil {
+		return err
 	}
 	if r.CutLine != 0 {
 		fmt.Fprintf(t.note, "(line %d was cut at the byte budget)\n", r.CutLine)
 	}
 	if r.NextOffset != 0 {
 		fmt.Fprintf(t.note, "(lines %d-%d of %d; continue with --offset %d)\n", r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
+	}
+	return nil
+}
+
+// readHeader describes a read window: where it is, the hash of the whole
+// file, and the line endings and encoding when they are not plain.
+func readHeader(path string, r *fsops.ReadResult) string {
+	var where string
+	switch {
+	case r.TotalLines == 0:
+		where = "empty"
+	case r.EndLine < r.StartLine:
+		where = fmt.Sprintf("no line %d, the file has %d", r.StartLine, r.TotalLines)
+	default:
+		where = fmt.Sprintf("lines %d-%d of %d", r.StartLine, r.EndLine, r.TotalLines)
+	}
+	s := fmt.Sprintf("%s: %s, sha256 %s", path, where, r.SHA256)
+	if r.LineEndings != "lf" && r.LineEndings != "none" && r.LineEndings != "" {
+		s += ", " + r.LineEndings + " line endings"
+	}
+	if r.Encoding != "utf-8" && r.Encoding != "" {
+		s += ", " + r.Encoding
+	}
+	return s
+}
+
+// numbered prints lines, the first numbered from, as `cat -n` does: the
+// number right-aligned in six columns, a tab, the line without its line
+// break.
+func (t textOut) numbered(from int, lines []string) error {
+	for i, l := range lines {
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		if _, err := fmt.Fprintf(t.out, "%6d\t%s\n", from+i, l); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -227,10 +265,11 @@ func (t textOut) policy(h header, r policyResult) error {
 }
 
 // mutation prints a write's or an edit's diff, then what was done on the
-// notes stream.
+// notes stream, with the new content's full sha256, which --if-match
+// takes.
 func (t textOut) mutation(d diff.Result, done, sum string) {
 	t.diff(d)
-	fmt.Fprintf(t.note, "%s (sha256 %s)\n", done, short(sum))
+	fmt.Fprintf(t.note, "%s (sha256 %s)\n", done, sum)
 }
 
 // tense is the verb for what was done, or, in a dry run, would be.
@@ -245,6 +284,10 @@ func tense(dryRun bool, done, would string) string {
 func (t textOut) diff(d diff.Result) {
 	if d.Omitted != "" {
 		fmt.Fprintf(t.note, "(diff omitted: %s)\n", d.Omitted)
+		return
+	}
+	if d.Summary {
+		fmt.Fprintf(t.note, "(diff summary: %d line(s) added, %d removed; --diff full shows them)\n", d.Added, d.Removed)
 		return
 	}
 	for _, line := range strings.SplitAfter(d.Text, "\n") {
@@ -277,6 +320,16 @@ func (t textOut) diff(d diff.Result) {
 // denial, and what to do.
 func (t textOut) failure(f failure) {
 	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
+	switch d := f.Error.Detail.(type) {
+	case UsageDetail:
+		fmt.Fprintf(t.note, "usage: %s\n", d.Usage)
+	case fsops.NoMatchDetail:
+		// The region to copy, numbered as read numbers lines.
+		if c := d.Closest; c != nil {
+			fmt.Fprintf(t.note, "closest region, %s lines %d-%d:\n", f.Path, c.StartLine, c.EndLine)
+			textOut{out: t.note}.numbered(c.StartLine, strings.Split(c.Text, "\n"))
+		}
+	}
 	if f.Marker != "" {
 		fmt.Fprintln(t.note, f.Marker)
 	}
@@ -286,11 +339,4 @@ func (t textOut) failure(f failure) {
 	if f.Escalation != nil {
 		fmt.Fprintf(t.note, "hint: %s\n", f.Escalation.Hint)
 	}
-}
-
-func short(sum string) string {
-	if len(sum) > 12 {
-		return sum[:12]
-	}
-	return sum
 }

@@ -3,6 +3,9 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -80,6 +83,9 @@ to be safe is reported as writing, destructive and not concurrency-safe.`,
 			if err != nil {
 				return err
 			}
+			if app.text {
+				return printToolsText(app.Stdout, res)
+			}
 			return app.printStatic(res)
 		},
 	}
@@ -120,4 +126,28 @@ func buildTools() (toolsResult, error) {
 			InputSchema: in, ResultSchema: out, safety: safetyOf(name)})
 	}
 	return res, nil
+}
+
+// printToolsText prints one line per tool for people: its name, its
+// safety in words, and the first sentence of its description. The
+// schemas are for machines; --output json has them.
+func printToolsText(w io.Writer, res toolsResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range res.Tools {
+		var props []string
+		if t.ReadOnly {
+			props = append(props, "read-only")
+		} else {
+			props = append(props, "writes")
+		}
+		if t.Destructive {
+			props = append(props, "destructive")
+		}
+		if t.ConcurrencySafe {
+			props = append(props, "concurrency-safe")
+		}
+		desc, _, _ := strings.Cut(t.Description, ". ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strings.Join(props, ", "), strings.TrimSuffix(desc, "."))
+	}
+	return tw.Flush()
 }

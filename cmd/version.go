@@ -60,7 +60,7 @@ func NewCmdVersion(app *App) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			app.beginStatic("version")
 			v := buildVersion()
-			if out, _ := c.Flags().GetString("output"); out == "text" {
+			if app.text {
 				_, err := fmt.Fprintln(app.Stdout, v)
 				return err
 			}

@@ -223,6 +223,23 @@ func (l *loader) resolveBase() error {
 		a := l.base[KeyApproval]
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval: command needs approval_command", a.origin.Name))
 	}
+	if cmd := asList(l.base[KeyApprovalCommand].value); len(cmd) > 0 && !filepath.IsAbs(cmd[0]) {
+		// Looked up on a PATH the session sets, it could be the model's
+		// own program answering for the approver.
+		c := l.base[KeyApprovalCommand]
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval_command: name the program by an absolute path", c.origin.Name))
+	}
+	// A "~" glob with no home in the user database would silently name
+	// nothing: a secret meant to be hidden would not be.
+	if l.home == "" {
+		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots} {
+			for _, g := range asList(l.base[k].value) {
+				if g == "~" || strings.HasPrefix(g, "~/") {
+					return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %s needs the home folder, and the user database names none", l.base[k].origin.Name, k, g))
+				}
+			}
+		}
+	}
 	// The default mode stays within a trusted max_mode; a mode a trusted
 	// file sets above it is a broken deployment, said at once.
 	m, maxMode := l.base[KeyMode], l.base[KeyMaxMode]
@@ -669,9 +686,16 @@ func validate(k Key, v any) error {
 		if o := v.(string); o != "json" && o != "text" {
 			err = fmt.Errorf("unknown output %q (want json or text)", o)
 		}
-	case KeyDiffBasisMaxBytes, KeyDiffMaxBytes, KeyDiffContext, KeyReadMaxLines, KeyReadMaxBytes:
+	case KeyDiffBasisMaxBytes, KeyDiffContext:
+		// 0 has a meaning here: no diff, no context lines.
 		if n := v.(int); n < 0 {
 			err = fmt.Errorf("want zero or more, got %d", n)
+		}
+	case KeyDiffMaxBytes, KeyReadMaxLines, KeyReadMaxBytes:
+		// A budget of 0 would be an empty page, or an unbounded one: it
+		// means nothing, so it is refused (docs/design.md §2.2).
+		if n := v.(int); n < 1 {
+			err = fmt.Errorf("want 1 or more, got %d", n)
 		}
 	case KeyApprovalTimeout:
 		if n := v.(int); n < 1 {

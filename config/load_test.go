@@ -23,6 +23,7 @@ type loadCase struct {
 	files        map[string]string
 	symlinks     map[string]string
 	hardlinks    map[string]string // link => existing file, both under $ROOT
+	noHome       bool              // the user database names no home
 	env          map[string]string
 	flags        []string
 
@@ -99,7 +100,12 @@ func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
 		Flags:     fs,
 		LookupEnv: lookup(env),
 		Getwd:     func() (string, error) { return filepath.Join(root, "ws"), nil },
-		Locations: Locations{SystemDir: filepath.Join(root, "etc"), Home: func() (string, error) { return filepath.Join(root, "home"), nil }},
+		Locations: Locations{SystemDir: filepath.Join(root, "etc"), Home: func() (string, error) {
+			if tc.noHome {
+				return "", errors.New("no home in the user database")
+			}
+			return filepath.Join(root, "home"), nil
+		}},
 	})
 	return s, err, root
 }
@@ -221,6 +227,13 @@ func TestTrustedSources(t *testing.T) {
 		{name: "a key requirements do not set", requirements: "mode: read-only\n", code: fserr.ConfigInvalid},
 		{name: "a relative trusted root", system: "writable_roots: [build]\n", code: fserr.ConfigInvalid},
 		{name: "approval command without a command", system: "approval: command\n", code: fserr.ConfigInvalid},
+		{name: "approval command on the PATH", system: "approval: command\napproval_command: [approver]\n", code: fserr.ConfigInvalid},
+		{name: "a ~ glob with no home to expand it", system: "deny_read: [\"~/.ssh/**\"]\n", noHome: true, code: fserr.ConfigInvalid},
+		{name: "no home, no ~ glob: fine", system: "deny_read: [\"**/.env\"]\n", noHome: true, check: func(t *testing.T, s *Settings) {
+			if s.Policy.Home != "" {
+				t.Errorf("home %q", s.Policy.Home)
+			}
+		}},
 		{name: "malformed deny_read glob", system: "deny_read: [\"secre[t/**\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed protected glob", system: "protected: [\"a[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed protected_extra glob", session: "protected_extra: [\"a[\"]\n", code: fserr.ConfigInvalid},

@@ -3,6 +3,8 @@
 // setting came from for `dsh-fs policy`. It is the only importer of viper.
 package config
 
+import "fmt"
+
 // Key is a config file key; the same setting has one name everywhere:
 // key diff_basis_max_bytes, env DSH_FS_DIFF_BASIS_MAX_BYTES, flag
 // --diff-basis-max-bytes.
@@ -114,3 +116,83 @@ var settings = []setting{
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp}
+
+// OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
+// lookupEnv, or "" when it is unset or empty. It serves the output of the
+// calls that print before their settings are loaded, or without them:
+// usage errors, version, tools; Load decides it for every other call.
+func OutputFromEnv(lookupEnv func(string) (string, bool)) string {
+	for _, s := range settings {
+		if s.key == KeyOutput {
+			v, _ := lookupEnv(s.env)
+			return v
+		}
+	}
+	return ""
+}
+
+// EnvVar is one DSH_FS_* variable, for the help and the man pages.
+type EnvVar struct {
+	Name string
+	Doc  string
+}
+
+// envDocs says what each setting's variable does; every setting with a
+// variable has one (TestEnvironmentDocumented).
+var envDocs = map[Key]string{
+	KeyMode:              "sandbox mode: read-only, workspace-write or danger-full-access; at most the trusted mode",
+	KeyCwd:               "session cwd: the workspace root and the base of relative paths",
+	KeyWritableRoots:     "extra writable roots, a colon-separated path list, each beneath an allowed or trusted root",
+	KeyTmp:               "false leaves /tmp and the OS temp folder out of the writable roots",
+	KeyDiffBasisMaxBytes: "largest old content a write or edit diffs against",
+	KeyDiffMaxBytes:      "largest diff text a result carries",
+	KeyDiffContext:       "lines of context in a diff",
+	KeyReadMaxLines:      "most lines one read returns",
+	KeyReadMaxBytes:      "most bytes one read returns",
+	KeyOutput:            "json or text",
+	KeyEnforce:           "kernel enforcement, at least the trusted one: auto, landlock or off",
+}
+
+// Environment lists every DSH_FS_* variable a call reads: the session
+// config file, then each setting's, in the order `dsh-fs policy` prints
+// them, with the default where there is one. All are session sources:
+// they may narrow the trusted policy, never widen it (docs/design.md §2).
+func Environment() []EnvVar {
+	vars := []EnvVar{{EnvConfig, "a session config file, which may only narrow the policy of the trusted files"}}
+	for _, s := range settings {
+		if s.env == "" {
+			continue
+		}
+		doc := envDocs[s.key]
+		switch d := s.def.(type) {
+		case int:
+			doc += fmt.Sprintf(" (default %d)", d)
+		case string:
+			if d != "" {
+				doc += " (default " + d + ")"
+			}
+		case bool:
+			doc += fmt.Sprintf(" (default %t)", d)
+		}
+		vars = append(vars, EnvVar{s.env, doc})
+	}
+	return vars
+}
+
+// ConfigFile is one config file dsh-fs looks for, for the man pages.
+type ConfigFile struct {
+	Path string
+	Doc  string
+}
+
+// Files lists the config files of docs/design.md §2.1 at l, as a user
+// reads their paths: the user file under "~" (home from the user
+// database).
+func (l Locations) Files() []ConfigFile {
+	return []ConfigFile{
+		{l.SystemFile(), "the system config (trusted)"},
+		{l.UserFile("~"), "the user's config (trusted); ~ is the home folder from the user database, never $HOME"},
+		{l.RequirementsFile(), "managed requirements: ceilings even the user's config cannot exceed (trusted)"},
+		{"$XDG_CONFIG_HOME/dsh-fs/config.yaml", "a session config file, read when XDG_CONFIG_HOME is set, that path is not the user's config, and neither --config nor " + EnvConfig + " names one; it may only narrow the policy"},
+	}
+}

@@ -172,9 +172,9 @@ cat >"$SPEC" <<EOF
    "plain": {"label": "dd bs=1M conv=fsync", "prep": [$SYNC], "runs": [
       ["dd", "if=big-b.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"],
       ["dd", "if=big.bin", "of=w-rep-plain.bin", "bs=1M", "conv=fsync", "status=none"]]},
-   "dsh": {"label": "dsh-fs write --from", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
-      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big-b.bin"],
-      ["$BIN", "write", "w-rep-dsh.bin", "--from", "big.bin"]]}},
+   "dsh": {"label": "dsh-fs write --overwrite --from", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
+      ["$BIN", "write", "w-rep-dsh.bin", "--overwrite", "--from", "big-b.bin"],
+      ["$BIN", "write", "w-rep-dsh.bin", "--overwrite", "--from", "big.bin"]]}},
 
   {"name": "write --from 128 MiB, new file", "target": 1.3, "mem_mib": 48,
    "plain": {"label": "dd bs=1M conv=fsync", "prep": [["rm", "-f", "w-new-plain.bin"], $SYNC], "runs": [
@@ -190,9 +190,9 @@ cat >"$SPEC" <<EOF
       ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_OLD=1", "--new", "BENCH_MARK_LINE_NEW=2"],
       ["$BIN", "edit", "edit-dsh.txt", "--old", "BENCH_MARK_LINE_NEW=2", "--new", "BENCH_MARK_LINE_OLD=1"]]}},
 
-  {"name": "ls --limit 0, 50,000 entries", "target": 1.0, "mem_mib": 96,
+  {"name": "ls --limit 1, 50,000 entries", "target": 1.0, "mem_mib": 96,
    "plain": {"label": "ls -la", "runs": [["ls", "-la", "ls50k"]]},
-   "dsh": {"label": "dsh-fs ls --limit 0", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "0"]]}},
+   "dsh": {"label": "dsh-fs ls --limit 1", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "ls50k", "--limit", "1"]]}},
 
   {"name": "grep literal ErrNotExist, Go source ($GOSRC_FILES files)", "target": 1.0, "mem_mib": 64,
    "plain": {"label": "grep -rn", "runs": [["grep", "-rn", "ErrNotExist", "$GOSRC"]]},
@@ -212,11 +212,11 @@ $RG_ROWS
 
   {"name": "diff overhead: write 1 MiB, one line changed", "target": 1.5,
    "plain": {"label": "dsh-fs write, --diff-basis-max-bytes 0 (no diff)", "prep": [$SYNC], "expect": "\"omitted\":\"basis_too_large\"", "runs": [
-      ["$BIN", "write", "diff-without.txt", "--from", "diff-b.txt", "--diff-basis-max-bytes", "0"],
-      ["$BIN", "write", "diff-without.txt", "--from", "diff-a.txt", "--diff-basis-max-bytes", "0"]]},
+      ["$BIN", "write", "diff-without.txt", "--overwrite", "--from", "diff-b.txt", "--diff-basis-max-bytes", "0"],
+      ["$BIN", "write", "diff-without.txt", "--overwrite", "--from", "diff-a.txt", "--diff-basis-max-bytes", "0"]]},
    "dsh": {"label": "dsh-fs write (diff)", "prep": [$SYNC], "expect": "\"added\":1,\"removed\":1", "runs": [
-      ["$BIN", "write", "diff-with.txt", "--from", "diff-b.txt"],
-      ["$BIN", "write", "diff-with.txt", "--from", "diff-a.txt"]]}}
+      ["$BIN", "write", "diff-with.txt", "--overwrite", "--from", "diff-b.txt"],
+      ["$BIN", "write", "diff-with.txt", "--overwrite", "--from", "diff-a.txt"]]}}
 ]
 EOF
 

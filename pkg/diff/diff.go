@@ -38,6 +38,34 @@ type Options struct {
 	// bytes (diff_max_bytes), at a line boundary, and sets Truncated;
 	// <= 0 means no limit.
 	MaxBytes int
+	// Form says how much of the diff to give (write and edit's --diff):
+	// the zero value is FormAuto.
+	Form Form
+}
+
+// Form is how much of a diff a result carries.
+type Form string
+
+// The forms of --diff (docs/design.md §6).
+const (
+	// FormAuto is a summary for a created file, whose every line the
+	// caller just sent, and the unified diff otherwise.
+	FormAuto Form = "auto"
+	// FormFull is always the unified diff.
+	FormFull Form = "full"
+	// FormSummary is always a summary: the counts, no text.
+	FormSummary Form = "summary"
+)
+
+// ParseForm reads a --diff value; "" is FormAuto.
+func ParseForm(s string) (Form, bool) {
+	switch f := Form(s); f {
+	case "", FormAuto:
+		return FormAuto, true
+	case FormFull, FormSummary:
+		return f, true
+	}
+	return "", false
 }
 
 // maxContext caps Options.Context so that 2*Context, the largest gap
@@ -57,8 +85,9 @@ const matchBudget = 1 << 16
 
 // Unified compares old and new, the whole contents of the file shown as
 // name, and returns the bounded diff, with the headers "--- a/<name>" and
-// "+++ b/<name>" (name is quoted as git quotes it when it holds a control
-// character, '"' or '\\'). Checks run in this order: a side larger than
+// "+++ b/<name>" (an absolute name without its leading slash, a/tmp/x;
+// name is quoted as git quotes it when it holds a control character, '"'
+// or '\\'). Checks run in this order: a side larger than
 // opt.BasisMaxBytes gives Omitted(ReasonBasisTooLarge); a side that is not
 // text (text.IsBinary on the whole content; a BOM is text) gives
 // Omitted(ReasonBinary); equal contents give the no-change result with an
@@ -67,23 +96,59 @@ const matchBudget = 1 << 16
 //
 // Unified never fails and never panics; it does not modify or retain old
 // and new.
+//
+// With opt.Form FormSummary the result is a summary: the same counts,
+// no text (Result.Summary).
 func Unified(name string, old, new []byte, opt Options) Result {
-	return unified(label("a/", name), label("b/", name), old, new, opt)
+	r := unified(label("a/", name), label("b/", name), old, new, opt)
+	if opt.Form == FormSummary {
+		return r.summary()
+	}
+	return r
 }
 
 // UnifiedCreated is Unified for a file that did not exist before: the old
 // side is empty and its header is "--- /dev/null", as git and `diff -N`
 // show a new file. Creating an empty file is no change (empty Text).
+//
+// Unless opt.Form is FormFull, the result is a summary: Added counts the
+// new file's lines, and no text repeats what the caller just sent. A side
+// over opt.BasisMaxBytes or binary is still Omitted.
 func UnifiedCreated(name string, new []byte, opt Options) Result {
+	if opt.Form != FormFull {
+		if r, ok := precheck(nil, new, opt); !ok {
+			return r
+		}
+		return Result{Added: countLines(new), Summary: true}
+	}
 	return unified("/dev/null", label("b/", name), nil, new, opt)
 }
 
-func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
+// precheck gives the result of a comparison that is not computed: a side
+// over the basis limit or binary. ok says the diff can be computed.
+func precheck(old, new []byte, opt Options) (Result, bool) {
 	if lim := opt.BasisMaxBytes; lim > 0 && (int64(len(old)) > lim || int64(len(new)) > lim) {
-		return Omitted(ReasonBasisTooLarge)
+		return Omitted(ReasonBasisTooLarge), false
 	}
 	if text.IsBinary(old) || text.IsBinary(new) {
-		return Omitted(ReasonBinary)
+		return Omitted(ReasonBinary), false
+	}
+	return Result{}, true
+}
+
+// countLines counts b's lines as a diff counts them: a last line without
+// a newline is a line.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+func unified(oldLabel, newLabel string, old, new []byte, opt Options) Result {
+	if r, ok := precheck(old, new, opt); !ok {
+		return r
 	}
 	if bytes.Equal(old, new) {
 		return Result{}
@@ -516,8 +581,14 @@ func commonSuffix(a, b []byte) int {
 
 // label is prefix+name for a file header, in double quotes with C escapes
 // when name holds a control character, '"' or '\\', as git writes such
-// names, so that a newline in a name cannot forge a line of the diff.
+// names, so that a newline in a name cannot forge a line of the diff. An
+// absolute name loses its leading slashes, and runs of slashes count as
+// one, so the header reads a/tmp/x, never a//tmp/x.
 func label(prefix, name string) string {
+	name = strings.TrimLeft(name, "/")
+	for strings.Contains(name, "//") {
+		name = strings.ReplaceAll(name, "//", "/")
+	}
 	quote := false
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\\' {

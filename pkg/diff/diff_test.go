@@ -209,20 +209,46 @@ func TestUnifiedCreated(t *testing.T) {
 	tests := []struct {
 		name    string
 		content string
-		want    Result
+		full    Result // Form: FormFull
+		summary Result // Form: FormAuto and FormSummary
 	}{
-		{"two lines", "a\nb\n", Result{Added: 2, Text: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n"}},
-		{"no final newline", "a", Result{Added: 1, Text: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+a\n\\ No newline at end of file\n"}},
-		{"empty file is no change", "", Result{}},
-		{"binary", "a\x00b", Omitted(ReasonBinary)},
+		{"two lines", "a\nb\n",
+			Result{Added: 2, Text: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+			Result{Added: 2, Summary: true}},
+		{"no final newline", "a",
+			Result{Added: 1, Text: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+a\n\\ No newline at end of file\n"},
+			Result{Added: 1, Summary: true}},
+		{"empty file is no change", "", Result{}, Result{Summary: true}},
+		{"binary", "a\x00b", Omitted(ReasonBinary), Omitted(ReasonBinary)},
+		{"over the basis", strings.Repeat("x\n", 10), Omitted(ReasonBasisTooLarge), Omitted(ReasonBasisTooLarge)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := UnifiedCreated("new.txt", []byte(tc.content), Options{Context: 3})
-			if got != tc.want {
-				t.Errorf("UnifiedCreated() = %+v\nwant               %+v", got, tc.want)
+			for form, want := range map[Form]Result{"": tc.summary, FormAuto: tc.summary, FormSummary: tc.summary, FormFull: tc.full} {
+				got := UnifiedCreated("new.txt", []byte(tc.content), Options{Context: 3, BasisMaxBytes: 16, Form: form})
+				if got != want {
+					t.Errorf("UnifiedCreated(), form %q = %+v\nwant %+v", form, got, want)
+				}
 			}
 		})
+	}
+}
+
+func TestUnifiedSummary(t *testing.T) {
+	opt := Options{Context: 3, Form: FormSummary}
+	if got, want := Unified("x", []byte("a\nb\nc\n"), []byte("a\nB\nc\nd\n"), opt), (Result{Added: 2, Removed: 1, Summary: true}); got != want {
+		t.Errorf("Unified() = %+v, want %+v", got, want)
+	}
+	if got, want := Unified("x", []byte("a\x00"), []byte("b"), opt), Omitted(ReasonBinary); got != want {
+		t.Errorf("Unified() of binary = %+v, want %+v", got, want)
+	}
+	for _, in := range []string{"", "auto", "full", "summary"} {
+		if _, ok := ParseForm(in); !ok {
+			t.Errorf("ParseForm(%q) refused", in)
+		}
+	}
+	if _, ok := ParseForm("some"); ok {
+		t.Errorf("ParseForm(some) accepted")
 	}
 }
 
@@ -336,6 +362,9 @@ func TestLabel(t *testing.T) {
 		{"été.txt", "a/été.txt"},
 		{"evil\n+++ b/x", `"a/evil\n+++ b/x"`},
 		{"tab\tquote\"back\\slash\r", `"a/tab\tquote\"back\\slash\015"`},
+		{"/abs/path.go", "a/abs/path.go"},
+		{"//abs//path.go", "a/abs/path.go"},
+		{"./rel/../x", "a/./rel/../x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -357,6 +386,7 @@ func TestResultJSON(t *testing.T) {
 		{"no change", Result{}, `{"added":0,"removed":0,"text":""}`},
 		{"basis too large", Omitted(ReasonBasisTooLarge), `{"omitted":"basis_too_large"}`},
 		{"binary", Omitted(ReasonBinary), `{"omitted":"binary"}`},
+		{"summary", Result{Added: 3, Removed: 1, Summary: true}, `{"added":3,"removed":1,"summary":true}`},
 		{"html is not escaped", Result{Text: "<a>&"}, `{"added":0,"removed":0,"text":"<a>&"}`},
 	}
 	// As cmd renders results: HTML escaping off.

@@ -16,10 +16,13 @@ const (
 )
 
 // Result is the "diff" object of a write or edit result. It has exactly one
-// of three JSON shapes, keys in this order:
+// of four JSON shapes, keys in this order:
 //
 //	computed:  {"added":N,"removed":N,"text":"--- a/x\n+++ b/x\n@@ …","truncated":true}
 //	           ("truncated" only when true)
+//	summary:   {"added":N,"removed":N,"summary":true}
+//	           (exact counts, the text left out on purpose: a created
+//	           file, or --diff summary)
 //	omitted:   {"omitted":"basis_too_large"} or {"omitted":"binary"}
 //	           (no counts: they are unknown)
 //	no change: {"added":0,"removed":0,"text":""}
@@ -32,7 +35,17 @@ type Result struct {
 	Removed   int    `json:"removed"`
 	Text      string `json:"text"`
 	Truncated bool   `json:"truncated,omitempty"`
-	Omitted   string `json:"omitted,omitempty"`
+	// Summary says Text was left out on purpose; the counts are exact.
+	Summary bool   `json:"summary,omitempty"`
+	Omitted string `json:"omitted,omitempty"`
+}
+
+// summary is r without its text, unless r was omitted.
+func (r Result) summary() Result {
+	if r.Omitted != "" {
+		return r
+	}
+	return Result{Added: r.Added, Removed: r.Removed, Summary: true}
 }
 
 // Omitted returns the result of a diff that was not computed, for reason
@@ -40,9 +53,10 @@ type Result struct {
 // and never held it use it; it carries no counts.
 func Omitted(reason string) Result { return Result{Omitted: reason} }
 
-// computedJSON and omittedJSON are the two wire shapes of Result; separate
-// types rather than omitempty on Result, because "added":0 must stay in a
-// computed result and must not appear in an omitted one.
+// computedJSON, summaryJSON and omittedJSON are the wire shapes of
+// Result; separate types rather than omitempty on Result, because
+// "added":0 must stay in a computed result and must not appear in an
+// omitted one.
 type computedJSON struct {
 	Added     int    `json:"added"`
 	Removed   int    `json:"removed"`
@@ -54,13 +68,22 @@ type omittedJSON struct {
 	Omitted string `json:"omitted"`
 }
 
+type summaryJSON struct {
+	Added   int  `json:"added"`
+	Removed int  `json:"removed"`
+	Summary bool `json:"summary"`
+}
+
 // MarshalJSON writes r in one of the shapes documented on Result. It does
 // not escape '<', '>' and '&' (code is full of them, and the result is not
 // HTML); an enclosing encoder that does escape HTML still will.
 func (r Result) MarshalJSON() ([]byte, error) {
 	var v any = computedJSON{r.Added, r.Removed, r.Text, r.Truncated}
-	if r.Omitted != "" {
+	switch {
+	case r.Omitted != "":
 		v = omittedJSON{r.Omitted}
+	case r.Summary:
+		v = summaryJSON{r.Added, r.Removed, true}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -207,7 +207,7 @@ func BenchmarkWrite(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := Write(f, t, WriteOptions{Content: content, Diff: benchDiffOptions})
+		res, err := Write(f, t, WriteOptions{Content: content, Overwrite: true, Diff: benchDiffOptions})
 		content.Close()
 		if err != nil || res.Bytes != size {
 			b.Fatalf("write: %v (%+v)", err, res)

@@ -2,7 +2,10 @@ package fsops
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Closest is the region of a file that nearly matches an edit's old text,
@@ -20,6 +23,10 @@ type Closest struct {
 	// the line after them differs.
 	Partial      bool `json:"partial,omitempty"`
 	MatchedLines int  `json:"matched_lines,omitempty"`
+
+	// literalEscapes says old came close only once its escape sequences
+	// were read as the characters they stand for.
+	literalEscapes bool
 }
 
 // Bounds of the diagnosis: it is a courtesy and must stay cheap.
@@ -27,6 +34,8 @@ const (
 	closestMaxFile  = 16 << 20
 	closestMaxText  = 2048
 	closestMaxLines = 20
+	// closestMaxEscapeNotes bounds the kinds of escape named.
+	closestMaxEscapeNotes = 4
 )
 
 // normalizers erase, cumulatively, the differences models make most:
@@ -56,6 +65,11 @@ func splitForMatch(s string) []string {
 // findClosest looks for the region of content that matches old once the
 // differences models make most are erased; failing that, for the longest
 // run of old's first lines. It returns nil when nothing is close.
+//
+// An old that holds escape sequences (\t, \n, \", \\, \u00e9: text
+// copied out of a JSON string) where the file has the characters they
+// stand for is recognised: the region is found with the escapes read, and
+// the differences say which escapes old holds.
 func findClosest(content []byte, old string) *Closest {
 	if len(content) > closestMaxFile {
 		return nil
@@ -64,10 +78,45 @@ func findClosest(content []byte, old string) *Closest {
 	if len(file) > 1 && file[len(file)-1] == "" {
 		file = file[:len(file)-1] // the file ends with a newline
 	}
+	want := splitWant(old)
+	if c := closestNormalized(content, file, want, old); c != nil {
+		if len(c.Differences) == 0 {
+			c.Differences = []string{"white space"}
+		}
+		return c
+	}
+	c := longestPrefix(file, want)
+	unescaped, notes := unescapeLiteral(old)
+	if len(notes) == 0 {
+		return c
+	}
+	wantU := splitWant(unescaped)
+	if cu := closestNormalized(content, file, wantU, unescaped); cu != nil {
+		cu.Differences = append(notes, cu.Differences...)
+		cu.literalEscapes = true
+		return cu
+	}
+	if cu := longestPrefix(file, wantU); cu != nil && (c == nil || cu.MatchedLines >= c.MatchedLines) {
+		cu.Differences = append(notes, cu.Differences...)
+		cu.literalEscapes = true
+		return cu
+	}
+	return c
+}
+
+// splitWant splits old into lines as findClosest compares them.
+func splitWant(old string) []string {
 	want := splitForMatch(old)
 	if len(want) > 1 && want[len(want)-1] == "" {
 		want = want[:len(want)-1] // old ended with a newline
 	}
+	return want
+}
+
+// closestNormalized finds the region of the file that matches want at the
+// first normalization that finds one, or nil. An exact match has no
+// differences.
+func closestNormalized(content []byte, file, want []string, old string) *Closest {
 	for _, norm := range normalizers {
 		if start, ok := findNormalized(file, want, norm); ok {
 			region := file[start : start+len(want)]
@@ -79,7 +128,86 @@ func findClosest(content []byte, old string) *Closest {
 			}
 		}
 	}
-	return longestPrefix(file, want)
+	return nil
+}
+
+// jsonEscapes are the escape sequences unescapeLiteral reads, by the
+// letter after the backslash: what each stands for, and how a note names
+// that.
+var jsonEscapes = map[byte]struct{ char, name string }{
+	't':  {"\t", "a tab"},
+	'n':  {"\n", "a line break"},
+	'r':  {"\r", "a carriage return"},
+	'"':  {`"`, `"`},
+	'\'': {"'", "'"},
+	'/':  {"/", "/"},
+	'\\': {`\`, "a single backslash"},
+}
+
+// unescapeLiteral reads the escape sequences of a JSON string in s (\t,
+// \n, \r, \", \\, \/, \uXXXX with surrogate pairs) and \', and
+// returns the text they stand for, with one note per kind of escape
+// found, in the order first met. Any other backslash stays as it is. No
+// notes: s holds no such escape.
+func unescapeLiteral(s string) (string, []string) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	var notes []string
+	noted := map[string]bool{}
+	note := func(seq, what string) {
+		if !noted[seq] && len(notes) < closestMaxEscapeNotes {
+			noted[seq] = true
+			notes = append(notes, "old holds the literal escape "+seq+" where the file has "+what)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if e, ok := jsonEscapes[s[i+1]]; ok {
+			b.WriteString(e.char)
+			note(s[i:i+2], e.name)
+			i++
+			continue
+		}
+		if r, n := unicodeEscape(s[i:]); n > 0 {
+			b.WriteRune(r)
+			note(s[i:i+n], string(r))
+			i += n - 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), notes
+}
+
+// unicodeEscape reads a \uXXXX escape at the start of s, or a surrogate
+// pair of two, and returns the rune and the bytes it took; 0 bytes when s
+// starts with none.
+func unicodeEscape(s string) (rune, int) {
+	hex4 := func(s string) (rune, bool) {
+		if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(s[2:6], 16, 16)
+		return rune(v), err == nil
+	}
+	r, ok := hex4(s)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(s[6:]); ok {
+			if p := utf16.DecodeRune(r, r2); p != utf8.RuneError {
+				return p, 12
+			}
+		}
+		return 0, 0
+	}
+	return r, 6
 }
 
 // findNormalized finds the first window of file whose lines match want
@@ -169,7 +297,8 @@ func longestPrefix(file, want []string) *Closest {
 	return c
 }
 
-// differences names what separates the file's region from old.
+// differences names what separates the file's region from old; none when
+// they are equal.
 func differences(content []byte, region, want []string, old string) []string {
 	var out []string
 	fileCRLF := strings.Contains(string(content), "\r\n")
@@ -220,9 +349,6 @@ func differences(content []byte, region, want []string, old string) []string {
 	}
 	if inner {
 		out = append(out, "white space inside lines")
-	}
-	if len(out) == 0 {
-		out = append(out, "white space")
 	}
 	return out
 }

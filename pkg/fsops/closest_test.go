@@ -165,6 +165,56 @@ func TestFindClosest(t *testing.T) {
 				Text:        "b\nc"},
 			bug: "the empty string after the final newline counts as a line 4 of the file",
 		},
+		{
+			name:    "literal \\t and \\n where the file has a tab and a line break",
+			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
+			old:     `\tif x {\n\t\treturn 1\n\t}`,
+			want: &Closest{StartLine: 2, EndLine: 4,
+				Differences: []string{`old holds the literal escape \t where the file has a tab`, `old holds the literal escape \n where the file has a line break`},
+				Text:        "\tif x {\n\t\treturn 1\n\t}", literalEscapes: true},
+		},
+		{
+			name:    "literal escapes and spaces for tabs",
+			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
+			old:     `    if x {\n        return 1`,
+			want: &Closest{StartLine: 2, EndLine: 3,
+				Differences: []string{`old holds the literal escape \n where the file has a line break`, "indentation: the file uses tabs, old uses spaces"},
+				Text:        "\tif x {\n\t\treturn 1", literalEscapes: true},
+		},
+		{
+			name:    "an escaped backslash stays a backslash",
+			content: "s := \"a\\\\b\"\n",
+			old:     `s := \"a\\\\b\"`,
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{`old holds the literal escape \" where the file has "`, `old holds the literal escape \\ where the file has a single backslash`},
+				Text:        "s := \"a\\\\b\"", literalEscapes: true},
+		},
+		{
+			name:    "a surrogate pair",
+			content: "// 😀 ok\n",
+			old:     `// \ud83d\ude00 ok`,
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{`old holds the literal escape \ud83d\ude00 where the file has 😀`},
+				Text:        "// 😀 ok", literalEscapes: true},
+		},
+		{
+			name:    "a backslash the file has too is no escape",
+			content: "re := `\\d+\\s`\n",
+			old:     "re := `\\d+\\s`  ",
+			want: &Closest{StartLine: 1, EndLine: 1,
+				Differences: []string{"trailing white space"},
+				Text:        "re := `\\d+\\s`"},
+		},
+		{
+			name:    "literal escapes, partial",
+			content: "func f() {\n\treturn 1\n}\n",
+			old:     `func f() {\n\treturn 2\n}`,
+			want: &Closest{StartLine: 1, EndLine: 2, Partial: true, MatchedLines: 1,
+				Differences: []string{`old holds the literal escape \n where the file has a line break`, `old holds the literal escape \t where the file has a tab`,
+					`line 2 of the file differs from line 2 of old: file has "\treturn 1", old has "\treturn 2"`},
+				Text: "func f() {\n\treturn 1", literalEscapes: true},
+		},
+		{name: "literal escapes, nothing close", content: "alpha\n", old: `beta\ngamma`},
 		{name: "nothing close", content: "alpha\nbeta\n", old: "gamma"},
 		{name: "nothing close, several lines", content: "alpha\nbeta\n", old: "gamma\ndelta"},
 		{name: "old only white space", content: "a\n\nb\n", old: "   "},
@@ -256,4 +306,26 @@ func TestFindClosestBounded(t *testing.T) {
 			t.Errorf("findClosest on %d bytes = %+v, want nil (too large to diagnose)", len(big), c)
 		}
 	})
+}
+
+func TestUnescapeLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		notes    int
+	}{
+		{`plain`, `plain`, 0},
+		{`a\tb\nc\rd`, "a\tb\nc\rd", 3},
+		{`\"q\" \'s\' \/ \\`, `"q" 's' / \`, 4},
+		{`\u00e9\u00e9`, "éé", 1},
+		{`\ud83d\ude00`, "😀", 1},
+		{`\ud83d alone`, `\ud83d alone`, 0},
+		{`\d \w \x41 \u12`, `\d \w \x41 \u12`, 0},
+		{`trailing \`, `trailing \`, 0},
+		{`\\n`, `\n`, 1},
+	} {
+		got, notes := unescapeLiteral(tc.in)
+		if got != tc.want || len(notes) != tc.notes {
+			t.Errorf("unescapeLiteral(%q) = %q, %d notes %q; want %q, %d notes", tc.in, got, len(notes), notes, tc.want, tc.notes)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -27,12 +28,14 @@ type EditOptions struct {
 
 // EditResult is the result of an edit.
 type EditResult struct {
-	Replacements   int         `json:"replacements"`
-	SHA256         string      `json:"sha256"`
-	PreviousSHA256 string      `json:"previous_sha256"`
-	LineEndings    string      `json:"line_endings"`
-	DryRun         bool        `json:"dry_run,omitempty"`
-	Diff           diff.Result `json:"diff"`
+	Replacements   int    `json:"replacements"`
+	SHA256         string `json:"sha256"`
+	PreviousSHA256 string `json:"previous_sha256"`
+	LineEndings    string `json:"line_endings"`
+	// Encoding is the file's encoding, which the edit kept.
+	Encoding string      `json:"encoding"`
+	DryRun   bool        `json:"dry_run,omitempty"`
+	Diff     diff.Result `json:"diff"`
 }
 
 // AmbiguousDetail is the detail of FS_EDIT_AMBIGUOUS.
@@ -156,20 +159,24 @@ func checkEdits(edits []Replacement) error {
 // the result with the diff, and the last edit as a splice so the caller
 // can write it straight from the buffer. Nothing is written here.
 func planEdit(given string, content []byte, opt EditOptions) (*EditResult, splice, error) {
-	if text.IsBinary(content) {
+	enc, binary := text.Detect(content)
+	if binary {
 		e := fserr.New(fserr.Binary, "edit: "+given+": binary content")
 		e.Hint = "write replaces a binary file whole"
 		return nil, splice{}, e
 	}
 	sum := sha256.Sum256(content)
-	res := &EditResult{PreviousSHA256: fmt.Sprintf("%x", sum[:]), LineEndings: text.LineEndings(content)}
+	res := &EditResult{PreviousSHA256: fmt.Sprintf("%x", sum[:]), LineEndings: enc.LineEndings(content), Encoding: enc.String()}
 	if err := checkIfMatch("edit", given, opt.IfMatch, res.PreviousSHA256); err != nil {
 		return nil, splice{}, err
 	}
 	cur := content
 	var sp splice
 	for i, e := range opt.Edits {
-		sp = locate(cur, e.Old, e.New)
+		var err error
+		if sp, err = locateIn(cur, enc, e.Old, e.New); err != nil {
+			return nil, splice{}, unencodable(given, i, len(opt.Edits), err)
+		}
 		if err := checkCount(given, i, len(opt.Edits), sp, e); err != nil {
 			return nil, splice{}, err
 		}
@@ -184,9 +191,30 @@ func planEdit(given string, content []byte, opt EditOptions) (*EditResult, splic
 	if int64(len(content)) > opt.Diff.BasisMaxBytes || int64(sp.size()) > opt.Diff.BasisMaxBytes {
 		res.Diff = diff.Omitted(diff.ReasonBasisTooLarge)
 	} else {
-		res.Diff = diff.Unified(given, content, sp.bytes(), opt.Diff)
+		before, after := content, sp.bytes()
+		if !enc.IsUTF8() {
+			// The diff is of the text, in UTF-8, as the model reads it.
+			before, after = enc.Decode(before), enc.Decode(after)
+		}
+		res.Diff = diff.Unified(given, before, after, opt.Diff)
 	}
 	return res, sp, nil
+}
+
+// unencodable is the error of a new text the file's encoding cannot store.
+func unencodable(given string, i, n int, err error) error {
+	which := ""
+	if n > 1 {
+		which = fmt.Sprintf(" (edit %d of %d)", i+1, n)
+	}
+	var ue *text.UnencodableError
+	if !errors.As(err, &ue) {
+		return fserr.Wrap(fserr.InvalidArgument, "edit: "+given+": "+err.Error()+which, err)
+	}
+	e := fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("edit: %s: new text has %q (%U), which %s cannot store%s",
+		given, ue.Rune, ue.Rune, ue.Encoding, which), err)
+	e.Hint = "the file keeps its encoding; use characters it can store, or write the file whole; nothing was changed"
+	return e
 }
 
 func checkCount(given string, i, n int, sp splice, e Replacement) error {
@@ -196,14 +224,18 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 	}
 	switch {
 	case len(sp.at) == 0:
-		c := findClosest(sp.content, e.Old)
+		c := findClosest(sp.text(), e.Old)
 		msg := "edit: " + given + ": old text not found" + which
 		err := fserr.New(fserr.EditNoMatch, msg)
 		err.Detail = NoMatchDetail{Edit: i + 1, Closest: c}
-		if c != nil {
+		switch {
+		case c != nil && c.literalEscapes:
+			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
+			err.Hint = "old holds escape sequences the file does not: pass the real characters (--old-file reads them from a file), or copy detail.closest.text exactly into old; nothing was changed"
+		case c != nil:
 			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
 			err.Hint = "copy detail.closest.text exactly into old; nothing was changed"
-		} else {
+		default:
 			err.Hint = "read the file and copy the text exactly, white space included; nothing was changed"
 		}
 		return err

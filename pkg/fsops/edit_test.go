@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -85,6 +86,7 @@ func TestPlanEdit(t *testing.T) {
 		SHA256:         sumHex(want),
 		PreviousSHA256: sumHex(content),
 		LineEndings:    "lf",
+		Encoding:       "utf-8",
 		Diff: diff.Result{Added: 1, Removed: 1,
 			Text: "--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,5 @@\n package main\n \n func retries() int {\n-\treturn 3\n+\treturn 5\n }\n"},
 	}
@@ -179,6 +181,44 @@ func TestPlanEditResults(t *testing.T) {
 	}
 }
 
+// TestPlanEditEncodings edits files in every encoding: the text is typed
+// in UTF-8, the file keeps its encoding, and only the edited bytes change.
+func TestPlanEditEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		edits         []Replacement
+		want, enc     string
+		line          int // the line of the first match, for FS_EDIT_AMBIGUOUS-style counting
+	}{
+		{name: "windows-1252", content: "caf\xe9\n\x80 one\ntwo\n", edits: []Replacement{{Old: "€ one", New: "€ ONE ü"}},
+			want: "caf\xe9\n\x80 ONE \xfc\ntwo\n", enc: "windows-1252"},
+		{name: "latin-1", content: "\x81\nna\xefve\n", edits: []Replacement{{Old: "naïve", New: "NAÏVE"}},
+			want: "\x81\nNA\xcfVE\n", enc: "latin-1"},
+		{name: "utf-16le crlf", content: "\xff\xfea\x00\r\x00\n\x00b\x00\r\x00\n\x00", edits: []Replacement{{Old: "b\n", New: "c\nd\n"}},
+			want: "\xff\xfea\x00\r\x00\n\x00c\x00\r\x00\n\x00d\x00\r\x00\n\x00", enc: "utf-16le"},
+		{name: "utf-16be astral", content: "\xfe\xff\x00a\x00\n", edits: []Replacement{{Old: "a", New: "😀"}},
+			want: "\xfe\xff\xd8\x3d\xde\x00\x00\n", enc: "utf-16be"},
+		{name: "utf-16le unaligned bytes are no match", content: "\xff\xfe\x00\x01\x01\x00\x01\x01", edits: []Replacement{{Old: "ā", New: "x"}},
+			want: "\xff\xfe\x00\x01\x01\x00x\x00", enc: "utf-16le"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, sp, err := planEdit("f", []byte(tc.content), editOpts(tc.edits...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(sp.bytes()); got != tc.want {
+				t.Errorf("edited = %q, want %q", got, tc.want)
+			}
+			if res.Encoding != tc.enc {
+				t.Errorf("encoding %s, want %s", res.Encoding, tc.enc)
+			}
+			if res.Diff.Added == 0 || !utf8.ValidString(res.Diff.Text) {
+				t.Errorf("diff %+v: want a UTF-8 diff of the text", res.Diff)
+			}
+		})
+	}
+}
+
 func TestPlanEditErrors(t *testing.T) {
 	content := "func f() {\n\tx := 1\n}\nfunc g() {\n\tx := 1\n\tx := 1\n}\n"
 	tests := []struct {
@@ -267,7 +307,21 @@ func TestPlanEditErrors(t *testing.T) {
 			hint: "write replaces a binary file whole",
 		},
 		{
-			name: "invalid utf-8", content: "a\xffb",
+			// not UTF-8 and no NUL: Windows-1252, which has no arrow
+			name: "new text windows-1252 cannot store", content: "a\xe9b\n",
+			opt:  editOpts(Replacement{Old: "a", New: "→"}),
+			code: fserr.InvalidArgument,
+			msg:  `edit: f.go: new text has '→' (U+2192), which windows-1252 cannot store`,
+			hint: "the file keeps its encoding; use characters it can store, or write the file whole; nothing was changed",
+		},
+		{
+			name: "new text latin-1 cannot store", content: "a\x81b\n",
+			opt:  editOpts(Replacement{Old: "b", New: "B"}, Replacement{Old: "a", New: "€"}),
+			code: fserr.InvalidArgument,
+			msg:  `edit: f.go: new text has '€' (U+20AC), which latin-1 cannot store (edit 2 of 2)`,
+		},
+		{
+			name: "utf-16 with a lone surrogate", content: "\xff\xfea\x00\x00\xd8",
 			opt:  editOpts(Replacement{Old: "a", New: "b"}),
 			code: fserr.Binary,
 			msg:  "edit: f.go: binary content",

@@ -14,7 +14,8 @@ import (
 // diff the write would apply: the content read for it is put back in
 // front of the rest of the stream, and the change is pinned to the file
 // it was shown against, so a file changed after the approval is FS_STALE
-// rather than a change nobody saw.
+// rather than a change nobody saw. The approver is shown the full diff,
+// whatever the caller's --diff.
 func escalateWrite(f *sandbox.Fence, t *sandbox.Target, denied error, opt WriteOptions) (WriteOptions, error) {
 	var preview sandbox.Preview
 	if f.AsksApprover(denied) {
@@ -29,6 +30,9 @@ func escalateWrite(f *sandbox.Fence, t *sandbox.Target, denied error, opt WriteO
 		}
 		tooLarge := int64(len(head)) > limit
 		peek := opt
+		// The approver sees every line, even of a file this creates,
+		// whatever --diff the caller asked for its own result.
+		peek.Diff.Form = diff.FormFull
 		peek.Content = bytes.NewReader(head)
 		if tooLarge {
 			peek.Content = bytes.NewReader(nil)
@@ -56,7 +60,9 @@ func escalateWrite(f *sandbox.Fence, t *sandbox.Target, denied error, opt WriteO
 func escalateEdit(f *sandbox.Fence, t *sandbox.Target, denied error, opt EditOptions) (EditOptions, error) {
 	var preview sandbox.Preview
 	if f.AsksApprover(denied) {
-		res, err := dryEdit(f, *t, opt)
+		peek := opt
+		peek.Diff.Form = diff.FormFull
+		res, err := dryEdit(f, *t, peek)
 		if err != nil {
 			return opt, err
 		}

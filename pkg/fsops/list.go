@@ -20,10 +20,11 @@ type ListOptions struct {
 	All bool
 	// Recursive descends into folders (never through a symlink).
 	Recursive bool
-	// Depth bounds the descent: 1 lists the folder's own entries; 0 means
-	// no bound. A depth above 1 implies Recursive.
+	// Depth bounds the descent: 1 lists the folder's own entries; 0, the
+	// zero value, means no bound (ls refuses a typed --depth 0). A depth
+	// above 1 implies Recursive.
 	Depth int
-	// Limit is the most entries returned; the walk stops there.
+	// Limit is the most entries returned, 1 or more; the walk stops there.
 	Limit int
 }
 
@@ -65,11 +66,11 @@ type ListResult struct {
 // it looks at no more than Limit entries and reads no more than Limit+1
 // folders.
 func List(f *sandbox.Fence, t sandbox.Target, opt ListOptions) (*ListResult, error) {
-	if opt.Limit < 0 {
-		return nil, fserr.New(fserr.InvalidArgument, "ls: --limit must be zero or more")
+	if opt.Limit < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "ls: --limit must be 1 or more")
 	}
 	if opt.Depth < 0 {
-		return nil, fserr.New(fserr.InvalidArgument, "ls: --depth must be zero or more")
+		return nil, fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
 	}
 	if opt.Depth > 1 {
 		opt.Recursive = true

@@ -23,29 +23,52 @@ type splice struct {
 	content []byte
 	at      []int // offsets of the non-overlapping matches, ascending
 	oldLen  int
-	new     string
+	new     string        // in the content's encoding
+	enc     text.Encoding // the content's encoding
 }
 
-// locate finds old in content, leftmost first and without overlaps, as
-// strings.Count and strings.Replace count them. A model types "\n", and a
-// CRLF file must stay CRLF: in a file whose every line ends in CRLF, old
-// and new are taken with their bare "\n" written as "\r\n" (so "\nb" can
-// neither match the "\n" of a "\r\n" nor leave a lone "\r"); in a file
-// with mixed endings, that spelling is tried when old does not match as
-// typed.
+// locate finds old in the UTF-8 content, as locateIn does.
 func locate(content []byte, old, new string) splice {
-	if text.LineEndings(content) == "crlf" {
+	sp, _ := locateIn(content, text.UTF8, old, new)
+	return sp
+}
+
+// locateIn finds old in content, a file in enc, leftmost first and
+// without overlaps, as strings.Count and strings.Replace count them, never
+// in the BOM and only at the start of a character. old and new are UTF-8
+// and are encoded into enc, so the splice replaces the file's own bytes
+// and leaves every other byte as it was; a new text enc cannot store is
+// an *text.UnencodableError (an old text it cannot store cannot match).
+// A model types "\n", and a CRLF file must stay CRLF: in a file whose
+// every line ends in CRLF, old and new are taken with their bare "\n"
+// written as "\r\n" (so "\nb" can neither match the "\n" of a "\r\n" nor
+// leave a lone "\r"); in a file with mixed endings, that spelling is tried
+// when old does not match as typed.
+func locateIn(content []byte, enc text.Encoding, old, new string) (splice, error) {
+	endings := enc.LineEndings(content)
+	if endings == "crlf" {
 		old, new = toCRLF(old), toCRLF(new)
 	}
-	at := indexAll(content, old)
-	if len(at) == 0 && bytes.Contains(content, []byte("\r\n")) && hasBareLF(old) {
+	encNew, err := enc.Encode(new)
+	if err != nil {
+		return splice{}, err
+	}
+	var at []int
+	encOld, err := enc.Encode(old)
+	if err == nil {
+		at = enc.IndexAll(content, encOld, enc.BOMLen())
+	}
+	if len(at) == 0 && endings == "mixed" && hasBareLF(old) {
 		if crOld := toCRLF(old); crOld != old {
-			if at = indexAll(content, crOld); len(at) > 0 {
-				old, new = crOld, toCRLF(new)
+			if o, err := enc.Encode(crOld); err == nil {
+				if at = enc.IndexAll(content, o, enc.BOMLen()); len(at) > 0 {
+					encOld = o
+					encNew, _ = enc.Encode(toCRLF(new))
+				}
 			}
 		}
 	}
-	return splice{content: content, at: at, oldLen: len(old), new: new}
+	return splice{content: content, at: at, oldLen: len(encOld), new: string(encNew), enc: enc}, nil
 }
 
 func indexAll(content []byte, old string) []int {
@@ -126,9 +149,18 @@ func (s splice) lines() []int {
 	out := make([]int, len(s.at))
 	line, prev := 1, 0
 	for k, i := range s.at {
-		line += bytes.Count(s.content[prev:i], []byte{'\n'})
+		line += s.enc.CountLF(s.content[prev:i])
 		out[k] = line
 		prev = i
 	}
 	return out
+}
+
+// text returns the content as UTF-8 text, for the closest region. A
+// UTF-8 content is itself, BOM and all, as it always was.
+func (s splice) text() []byte {
+	if s.enc.IsUTF8() {
+		return s.content
+	}
+	return s.enc.Decode(s.content)
 }

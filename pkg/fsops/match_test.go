@@ -384,3 +384,62 @@ func FuzzLocate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLocateEncoded checks matching in a file of another encoding against
+// the reference on its UTF-8 text: as many matches as strings.Count, and
+// the edited file decodes to strings.Replace of the text. A match at an
+// odd offset of UTF-16, or inside a character, would break either.
+func FuzzLocateEncoded(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"café\n€ one\ntwo\n", "€ one", "€ ONE ü"},
+		{"\u0100\u0001\u0101", "\u0101", "x"},
+		{"ĀāĀā", "ā", "ĀĀ"},
+		{"a😀b😀", "😀", "c"},
+		{"\u010a\n\n", "\n", "\n\n"},
+		{"aaaa", "aa", "a"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], uint8(0))
+		f.Add(seed[0], seed[1], seed[2], uint8(1))
+		f.Add(seed[0], seed[1], seed[2], uint8(2))
+	}
+	encs := []text.Encoding{text.UTF16LE, text.UTF16BE, text.Windows1252}
+	f.Fuzz(func(t *testing.T, content, old, new string, which uint8) {
+		enc := encs[int(which)%len(encs)]
+		// The reference knows nothing of CRLF, a BOM or invalid text.
+		if old == "" || strings.ContainsAny(content+old+new, "\r\ufeff") {
+			return
+		}
+		raw, err := enc.Encode(content)
+		if err != nil {
+			return
+		}
+		bom := map[text.Encoding]string{text.UTF16LE: "\xff\xfe", text.UTF16BE: "\xfe\xff"}[enc]
+		file := append([]byte(bom), raw...)
+		if got, binary := text.Detect(file); binary || (got != enc && !(enc == text.Windows1252 && got.IsUTF8())) {
+			return // 1252 text that happens to be valid UTF-8 is UTF-8
+		}
+		sp, err := locateIn(file, enc, old, new)
+		if err != nil {
+			if _, e := enc.Encode(new); e == nil {
+				t.Fatalf("locateIn(%q, %s, %q, %q): %v", content, enc, old, new, err)
+			}
+			return
+		}
+		if _, e := enc.Encode(old); e != nil {
+			if len(sp.at) != 0 {
+				t.Fatalf("%q, which %s cannot store, matched %v", old, enc, sp.at)
+			}
+			return
+		}
+		if want := strings.Count(content, old); len(sp.at) != want {
+			t.Fatalf("locateIn(%q, %s, %q) found %d, strings.Count %d", content, enc, old, len(sp.at), want)
+		}
+		edited := sp.bytes()
+		if !bytes.HasPrefix(edited, []byte(bom)) {
+			t.Fatalf("the BOM was lost: %q", edited)
+		}
+		if got, want := string(enc.Decode(edited)), strings.ReplaceAll(content, old, new); got != want {
+			t.Fatalf("locateIn(%q, %s, %q, %q) decodes to %q, want %q", content, enc, old, new, got, want)
+		}
+	})
+}

@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"hash"
 	"io"
 	"os"
-	"strconv"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -22,10 +20,10 @@ import (
 type ReadOptions struct {
 	// Offset is the first line, counted from 1 as editors count; 0 is 1.
 	Offset int
-	// Limit is the most lines returned.
+	// Limit is the most lines returned: 1 or more.
 	Limit int
-	// MaxBytes is the most bytes of content returned; a single line
-	// longer than that is cut at a character boundary.
+	// MaxBytes is the most bytes of content returned, 1 or more; a single
+	// line longer than that is cut at a character boundary.
 	MaxBytes int
 }
 
@@ -42,7 +40,10 @@ type ReadResult struct {
 	NextOffset int `json:"next_offset,omitempty"`
 	// CutLine is the line whose end was cut off because it alone was
 	// longer than the byte budget.
-	CutLine     int    `json:"cut_line,omitempty"`
+	CutLine int `json:"cut_line,omitempty"`
+	// PastEnd says Offset names a line after the file's last one: the
+	// window is empty and there is nothing more to read.
+	PastEnd     bool   `json:"past_end,omitempty"`
 	Size        int64  `json:"size"`
 	SHA256      string `json:"sha256"`
 	Encoding    string `json:"encoding"`
@@ -52,43 +53,63 @@ type ReadResult struct {
 // readChunk is how much of the file is read at a time.
 const readChunk = 256 << 10
 
-// Read returns a window of the text file t. The whole file is read once,
-// in constant memory besides the window, to give its SHA-256 and line
-// count. Binary content (text.IsBinary on the first block, or an invalid
-// UTF-8 window) is refused with FS_BINARY. A UTF-8 BOM is kept out of the
-// content and reported as the encoding.
+// Read returns a window of the text file t, as UTF-8 whatever the file's
+// encoding (text.Encoding). The whole file is read once, in constant
+// memory besides the window, to give its SHA-256, its line count, its
+// encoding and its line endings; a file that turns out not to be UTF-8 is
+// read a second time, decoded, for the window, and must still hash the
+// same. Binary content (a NUL byte outside UTF-16, or UTF-16 that does not
+// decode) is refused with FS_BINARY. A BOM is kept out of the content and
+// reported as the encoding.
 func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, error) {
+	if opt.Offset < 0 {
+		return nil, fserr.New(fserr.InvalidArgument, "read: --offset must be 1 or more")
+	}
+	if opt.Limit < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "read: --limit must be 1 or more")
+	}
+	if opt.MaxBytes < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "read: the byte budget (read_max_bytes) must be 1 or more")
+	}
 	file, err := openForRead(f, "read", t)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	if opt.Offset < 0 || opt.Limit < 0 || opt.MaxBytes < 0 {
-		return nil, fserr.New(fserr.InvalidArgument, "read: --offset and --limit must be zero or more")
-	}
 	if opt.Offset == 0 {
 		opt.Offset = 1
 	}
-	w := &window{opt: opt, line: 1, h: sha256.New()}
+	binary := func() error {
+		e := fserr.New(fserr.Binary, "read: "+t.Given+": binary content")
+		e.Hint = "read --raw streams the bytes unchanged"
+		return e
+	}
+	w := &window{opt: opt, line: 1}
+	h := sha256.New()
+	var size int64
+	var sniff text.Sniffer
 	buf := make([]byte, readChunk)
-	first := true
-	var encoding, endings string
+	first, plain := true, true
 	for {
 		n, err := io.ReadFull(file, buf)
 		chunk := buf[:n]
+		h.Write(chunk)
+		size += int64(n)
+		if !sniff.Feed(chunk) {
+			return nil, binary()
+		}
 		if first {
 			first = false
-			if text.IsBinary(chunk[:min(len(chunk), text.SniffLen)]) {
-				e := fserr.New(fserr.Binary, "read: "+t.Given+": binary content")
-				e.Hint = "read --raw streams the bytes unchanged"
-				return nil, e
-			}
-			encoding, endings = text.Encoding(chunk), text.LineEndings(chunk)
-			if text.HasBOM(chunk) && opt.Offset == 1 {
-				w.skipBOM = true
+			switch {
+			case text.HasBOM(chunk):
+				chunk = chunk[len(text.BOM):]
+			case text.HasUTF16BOM(chunk):
+				plain = false // the second pass decodes it
 			}
 		}
-		w.feed(chunk)
+		if plain {
+			w.feed(chunk)
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
 		}
@@ -96,12 +117,60 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 			return nil, fserr.FromOS("read", t.Given, err)
 		}
 	}
-	res, err := w.finish(t.Given)
-	if err != nil {
-		return nil, err
+	enc, bin := sniff.Result()
+	if bin {
+		return nil, binary()
 	}
-	res.Encoding, res.LineEndings = encoding, endings
+	sum := hex.EncodeToString(h.Sum(nil))
+	if !enc.IsUTF8() {
+		if w, err = readDecoded(file, t.Given, enc, size, sum, opt); err != nil {
+			return nil, err
+		}
+	}
+	res := w.finish()
+	res.Size, res.SHA256 = size, sum
+	res.Encoding, res.LineEndings = enc.String(), w.endings.String()
 	return res, nil
+}
+
+// readDecoded reads file again from its start, decoded from enc, into a
+// new window. The bytes it decodes must be the size bytes whose SHA-256
+// was sum: a file changed between the two passes is FS_IO, never a
+// window of one content with the hash of another.
+func readDecoded(file *os.File, given string, enc text.Encoding, size int64, sum string, opt ReadOptions) (*window, error) {
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, fserr.FromOS("read", given, err)
+	}
+	h := sha256.New()
+	raw := &countingReader{r: io.TeeReader(io.LimitReader(file, size), h)}
+	dec := enc.NewReader(raw)
+	w := &window{opt: opt, line: 1}
+	buf := make([]byte, readChunk)
+	for {
+		n, err := io.ReadFull(dec, buf)
+		w.feed(buf[:n])
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, fserr.FromOS("read", given, err)
+		}
+	}
+	if raw.n != size || hex.EncodeToString(h.Sum(nil)) != sum {
+		return nil, fserr.New(fserr.IO, "read: "+given+": the file changed while it was read")
+	}
+	return w, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // openForRead opens t for reading through the fence, which decides on
@@ -142,21 +211,20 @@ func OpenSource(f *sandbox.Fence, op, path string) (*os.File, error) {
 	return openForRead(f, op, t)
 }
 
-// window collects the lines of a read window from the chunks of a file,
-// and hashes and counts the whole file on the way.
+// window collects the lines of a read window from the chunks of a file's
+// text, UTF-8 without a BOM, and counts the lines and line breaks of the
+// whole text on the way.
 type window struct {
 	opt     ReadOptions
-	h       hash.Hash
-	size    int64
-	newline int  // '\n' bytes seen in the whole file
-	lastNL  bool // the file's last byte so far is '\n'
-	skipBOM bool
+	endings text.EndingCounter
+	size    int64 // bytes of text seen
+	lastNL  bool  // the text's last byte so far is '\n'
 
 	line    int    // the line the next byte belongs to
 	content []byte // the complete lines taken, then the current one
 	partial int    // where the current line starts in content
 	taken   int    // complete lines in content
-	done    bool   // the window is closed: only hashing and counting go on
+	done    bool   // the window is closed: only counting goes on
 	cut     bool   // the one line taken was cut at the byte budget
 }
 
@@ -164,14 +232,9 @@ func (w *window) feed(chunk []byte) {
 	if len(chunk) == 0 {
 		return
 	}
-	w.h.Write(chunk)
 	w.size += int64(len(chunk))
-	w.newline += bytes.Count(chunk, []byte{'\n'})
+	w.endings.Feed(chunk)
 	w.lastNL = chunk[len(chunk)-1] == '\n'
-	if w.skipBOM {
-		w.skipBOM = false
-		chunk = chunk[len(text.BOM):]
-	}
 	for len(chunk) > 0 && !w.done {
 		i := bytes.IndexByte(chunk, '\n')
 		if w.line < w.opt.Offset {
@@ -215,27 +278,20 @@ func (w *window) feed(chunk []byte) {
 }
 
 // finish closes the window at the end of the file.
-func (w *window) finish(given string) (*ReadResult, error) {
+func (w *window) finish() *ReadResult {
 	if !w.done && w.partial < len(w.content) {
 		w.taken++ // a last line without a final newline
 	}
-	total := w.newline
+	total := w.endings.LF()
 	if w.size > 0 && !w.lastNL {
 		total++
-	}
-	if !utf8.Valid(w.content) {
-		e := fserr.New(fserr.Binary, "read: "+given+": not UTF-8 text in lines "+
-			strconv.Itoa(w.opt.Offset)+"-"+strconv.Itoa(w.opt.Offset+w.taken-1))
-		e.Hint = "read --raw streams the bytes unchanged"
-		return nil, e
 	}
 	res := &ReadResult{
 		Content:    string(w.content),
 		StartLine:  w.opt.Offset,
 		EndLine:    w.opt.Offset + w.taken - 1,
 		TotalLines: total,
-		Size:       w.size,
-		SHA256:     hex.EncodeToString(w.h.Sum(nil)),
+		PastEnd:    w.opt.Offset > 1 && w.opt.Offset > total,
 	}
 	if w.cut {
 		res.CutLine = res.StartLine
@@ -244,7 +300,7 @@ func (w *window) finish(given string) (*ReadResult, error) {
 		res.NextOffset = res.EndLine + 1
 	}
 	res.Truncated = w.cut || res.NextOffset != 0
-	return res, nil
+	return res
 }
 
 // trimToRune drops an incomplete UTF-8 sequence from the end of b, left

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/text"
 )
 
 // WriteOptions shape a write.
@@ -27,24 +30,39 @@ type WriteOptions struct {
 	// IfMatch, when set, is the SHA-256 (hex) the current content must
 	// have; a missing file matches nothing.
 	IfMatch string
+	// Overwrite allows replacing an existing file unseen. Without it, or
+	// IfMatch, an existing file is FS_EXISTS and nothing is written
+	// (docs/design.md §5).
+	Overwrite bool
 	// DryRun computes the result and the diff without touching the disk.
 	DryRun bool
 	// Diff bounds the diff.
 	Diff diff.Options
+	// Encoding, when set, is the name of the encoding (text.Encoding) the
+	// UTF-8 Content is written in, BOM included; empty writes Content's
+	// bytes as they are.
+	Encoding string
 }
 
 // WriteResult is the result of a write.
 type WriteResult struct {
-	Created        bool   `json:"created"`
-	Bytes          int64  `json:"bytes"`
-	SHA256         string `json:"sha256"`
+	Created bool   `json:"created"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	// PreviousSHA256 is the replaced file's hash, when the write read it:
+	// with --if-match, or when it was small enough to be the diff basis.
+	// Absent for a new file, and for a large file replaced without
+	// --if-match, which is not read at all.
 	PreviousSHA256 string `json:"previous_sha256,omitempty"`
 	// HardlinkBroken says the old file had other hard links: they keep
 	// the old content, since the new file replaced the name rather than
 	// being written through.
-	HardlinkBroken bool        `json:"hardlink_broken,omitempty"`
-	DryRun         bool        `json:"dry_run,omitempty"`
-	Diff           diff.Result `json:"diff"`
+	HardlinkBroken bool `json:"hardlink_broken,omitempty"`
+	// Encoding is the encoding the content was written in, when the
+	// caller asked for one.
+	Encoding string      `json:"encoding,omitempty"`
+	DryRun   bool        `json:"dry_run,omitempty"`
+	Diff     diff.Result `json:"diff"`
 }
 
 // Write replaces the file t with opt.Content atomically, through the
@@ -53,8 +71,9 @@ type WriteResult struct {
 // link and rename leaves one staging file, see sandbox.Temp.Commit, which
 // the next write of t removes). Writing through a symlink
 // writes its target and keeps the link. The input is streamed; only the
-// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. A
-// path under deny_read is denied, since the diff would show it.
+// diff basis (at most opt.Diff.BasisMaxBytes of each side) is held. The
+// old file is read only when --if-match or the diff needs it. A path
+// under deny_read is denied, since the diff would show it.
 func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	// The result's diff shows the old content: a path no mode may read is
 	// no more writable than readable.
@@ -66,6 +85,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	}
 	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
 		return nil, fserr.New(fserr.InvalidArgument, "write: --if-match takes a SHA-256 in hex (64 characters)")
+	}
+	if err := encodeContent(&opt); err != nil {
+		return nil, err
 	}
 	if err := f.CheckWrite("write", &t); err != nil {
 		if opt, err = escalateWrite(f, &t, err, opt); err != nil {
@@ -86,9 +108,12 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		if err := f.CheckReadOpened("write", t, l.file); err != nil {
 			return nil, err
 		}
+		if !opt.mayReplace() {
+			return nil, existsError(l.file, t.Given)
+		}
 	}
 
-	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1}
+	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1, Encoding: opt.Encoding}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
 	var old oldContent
@@ -106,15 +131,25 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		// that follows leaves both cores to the two hashes. The lock keeps
 		// other dsh-fs writers out meanwhile, and a stale --if-match still
 		// refuses before the rename, with the old file untouched.
+		//
+		// Only when something needs it: --if-match, or a diff basis. A
+		// replace of a file larger than diff_basis_max_bytes without
+		// --if-match does not read the old file at all, and reports no
+		// previous_sha256 (docs/design.md §5).
 		oldDone := make(chan error, 1)
-		go func() {
-			var err error
-			old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
-			if err == nil {
-				err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
-			}
-			oldDone <- err
-		}()
+		if l.exists() && !needOld(opt, l.st.Size) {
+			old = unreadOld()
+			oldDone <- nil
+		} else {
+			go func() {
+				var err error
+				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
+				if err == nil {
+					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
+				}
+				oldDone <- err
+			}()
+		}
 		return func() error {
 			tailErr := tail.finish()
 			oldErr := <-oldDone
@@ -135,7 +170,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 
 // dryWrite computes a write's result without a lock or a temp file.
 func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
-	res := &WriteResult{DryRun: true}
+	res := &WriteResult{DryRun: true, Encoding: opt.Encoding}
 	file, err := openForRead(f, "write", t)
 	switch {
 	case fserr.CodeOf(err) == fserr.NotFound:
@@ -153,6 +188,9 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 			return nil, err
 		}
 	}
+	if file != nil && !opt.mayReplace() {
+		return nil, existsError(file, t.Given)
+	}
 	res.Created = file == nil
 	var size int64
 	if file != nil {
@@ -160,9 +198,11 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 			size = fi.Size()
 		}
 	}
-	old, err := readOld(file, size, t.Given, opt.Diff.BasisMaxBytes)
-	if err != nil {
-		return nil, err
+	old := unreadOld()
+	if file == nil || needOld(opt, size) {
+		if old, err = readOld(file, size, t.Given, opt.Diff.BasisMaxBytes); err != nil {
+			return nil, err
+		}
 	}
 	res.PreviousSHA256 = old.sum
 	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
@@ -182,6 +222,35 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
 	return res, nil
+}
+
+// mayReplace reports whether the write may replace an existing file: the
+// caller proved it saw the content (IfMatch, checked later) or asked to
+// replace it unseen (Overwrite).
+func (opt WriteOptions) mayReplace() bool { return opt.Overwrite || opt.IfMatch != "" }
+
+// ExistsDetail is the detail of FS_EXISTS for a write that would replace a
+// file unseen: what the file holds now, so the caller can read it or pass
+// the hash as --if-match.
+type ExistsDetail struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// existsError refuses to replace file, which the caller has not seen,
+// with its current hash and size. Nothing is written.
+func existsError(file *os.File, given string) error {
+	h := sha256.New()
+	// ReadAt from 0: the file's offset says nothing, and nothing else
+	// reads it after this.
+	size, err := io.Copy(h, io.NewSectionReader(file, 0, 1<<62))
+	if err != nil {
+		return fserr.FromOS("write", given, err)
+	}
+	e := fserr.New(fserr.Exists, "write: "+given+": the file exists; replacing it needs --if-match SHA256 or --overwrite")
+	e.Detail = ExistsDetail{SHA256: hexSum(h), Size: size}
+	e.Hint = "read the file and pass its sha256 as --if-match to replace what you read, or add --overwrite to replace it unseen; nothing was written"
+	return e
 }
 
 // checkParent checks that the folder of t exists, or, with mkdir, that the
@@ -207,8 +276,20 @@ func checkParent(t sandbox.Target, mkdir bool) error {
 // oldContent is what a mutation knows of the file it replaces.
 type oldContent struct {
 	exists bool
-	sum    string // hex SHA-256; "" when the file did not exist
+	sum    string // hex SHA-256; "" when the file did not exist or was not read
 	basis  *capped
+}
+
+// needOld reports whether a write of opt over a file of size bytes needs
+// the old content: to compare it with --if-match, or as the diff basis.
+func needOld(opt WriteOptions, size int64) bool {
+	return opt.IfMatch != "" || size <= opt.Diff.BasisMaxBytes
+}
+
+// unreadOld is an existing file a write did not read: no hash, and a
+// basis too large to diff.
+func unreadOld() oldContent {
+	return oldContent{exists: true, basis: &capped{over: true}}
 }
 
 // readOld hashes the current file and keeps it as diff basis when it is
@@ -278,9 +359,57 @@ func writeDiff(name string, old oldContent, basis *capped, opt diff.Options) dif
 		return diff.Omitted(diff.ReasonBasisTooLarge)
 	}
 	if !old.exists {
-		return diff.UnifiedCreated(name, basis.buf.Bytes(), opt)
+		return diff.UnifiedCreated(name, diffText(basis.buf.Bytes()), opt)
 	}
-	return diff.Unified(name, old.basis.buf.Bytes(), basis.buf.Bytes(), opt)
+	return diff.Unified(name, diffText(old.basis.buf.Bytes()), diffText(basis.buf.Bytes()), opt)
+}
+
+// diffText is a side of a diff as the model reads it: a text file that is
+// not UTF-8 (UTF-16, Windows-1252, Latin-1) decoded to UTF-8, anything
+// else as it is.
+func diffText(b []byte) []byte {
+	if enc, binary := text.Detect(b); !binary && !enc.IsUTF8() {
+		return enc.Decode(b)
+	}
+	return b
+}
+
+// encodeContent makes opt.Content the encoding of its UTF-8 text in
+// opt.Encoding. A character the encoding cannot store is
+// FS_INVALID_ARGUMENT, found as the content streams: the write then fails
+// and leaves the old file as it was.
+func encodeContent(opt *WriteOptions) error {
+	if opt.Encoding == "" {
+		return nil
+	}
+	enc, ok := text.ParseEncoding(opt.Encoding)
+	if !ok {
+		return fserr.New(fserr.InvalidArgument, "write: --encoding: unknown encoding "+strconv.Quote(opt.Encoding)+" (want "+strings.Join(text.Names(), ", ")+")")
+	}
+	if enc == text.UTF8 {
+		return nil // the bytes as they are
+	}
+	content := opt.Content
+	if content == nil {
+		content = bytes.NewReader(nil)
+	}
+	opt.Content = &encodingReader{r: enc.NewEncoder(content)}
+	return nil
+}
+
+// encodingReader turns a character the encoding cannot store into
+// FS_INVALID_ARGUMENT.
+type encodingReader struct{ r io.Reader }
+
+func (e *encodingReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	var ue *text.UnencodableError
+	if errors.As(err, &ue) {
+		x := fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("write: the content has %q (%U), which %s cannot store", ue.Rune, ue.Rune, ue.Encoding), err)
+		x.Hint = "use characters the encoding can store, or another --encoding; nothing was changed"
+		return n, x
+	}
+	return n, err
 }
 
 // capped keeps what is written to it up to limit bytes and then only

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -95,14 +96,36 @@ func escapeControl(s string) string {
 	return b.String()
 }
 
-// runApprovalCommand runs the harness's approver, argv, with req as one
-// JSON object on its standard input: exit status 0 approves; anything
-// else, a failure to start, or no answer within timeout seconds refuses.
-// The command's output is passed to dsh-fs's standard error, never to the
-// result.
-func runApprovalCommand(argv []string, timeout int, req EscalationRequest) error {
-	if len(argv) == 0 {
-		return fmt.Errorf("escalation to %s refused: approval is command but approval_command is empty", req.To)
+// approverPath is the search path of an approval_command's own children;
+// the program itself is named by an absolute path.
+const approverPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// approverEnv is the whole environment an approval_command runs with. The
+// session sets dsh-fs's own environment, so none of it is passed on: a
+// PATH, LD_PRELOAD or HOME of the model's choosing could make a program
+// of its own answer for the approver. Only the locale and time zone pass.
+func approverEnv(home string) []string {
+	env := []string{"PATH=" + approverPath}
+	if home != "" {
+		env = append(env, "HOME="+home)
+	}
+	for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// runApprovalCommand runs the harness's approver, argv (an absolute path
+// and its arguments, from a trusted file), with req as one JSON object on
+// its standard input, in the environment approverEnv makes: exit status 0
+// approves; anything else, a failure to start, or no answer within
+// timeout seconds refuses. The command's output is passed to dsh-fs's
+// standard error, never to the result.
+func runApprovalCommand(argv []string, timeout int, home string, req EscalationRequest) error {
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return fmt.Errorf("escalation to %s refused: approval_command must name its program by an absolute path", req.To)
 	}
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
@@ -114,6 +137,8 @@ func runApprovalCommand(argv []string, timeout int, req EscalationRequest) error
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Env = approverEnv(home)
+	c.Dir = "/"
 	c.Stdin = bytes.NewReader(append(body, '\n'))
 	c.Stdout, c.Stderr = os.Stderr, os.Stderr
 	// The approver's own children must not keep it waiting past the

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestApprovalCommandGetsTheRequest(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "req.json")
 	req := EscalationRequest{Op: "edit", Path: "../x", Resolved: "/w/x", From: WorkspaceWrite, To: DangerFullAccess,
 		Reason: ReasonOutsideRoots, Diff: map[string]any{"added": 1, "text": "+y\n"}, DiffText: "+y\n"}
-	if err := runApprovalCommand([]string{"sh", "-c", `cat > "$0"`, out}, 10, req); err != nil {
+	if err := runApprovalCommand([]string{lookPath(t, "sh"), "-c", `cat > "$0"`, out}, 10, "/home/u", req); err != nil {
 		t.Fatalf("approver exiting 0 refused: %v", err)
 	}
 	raw, err := os.ReadFile(out)
@@ -76,7 +77,50 @@ func TestApprovalCommandGetsTheRequest(t *testing.T) {
 	if d, _ := got["diff"].(map[string]any); d["text"] != "+y\n" {
 		t.Errorf("diff = %v, want the change", got["diff"])
 	}
-	if err := runApprovalCommand(nil, 10, req); err == nil {
+	if err := runApprovalCommand(nil, 10, "", req); err == nil {
 		t.Error("an empty approval_command approved")
 	}
+	if err := runApprovalCommand([]string{"true"}, 10, "", req); err == nil {
+		t.Error("an approval_command named by a relative path approved")
+	}
+}
+
+// TestApprovalCommandEnvironment: the approver runs with an environment of
+// its own, not the session's: a PATH, LD_PRELOAD or HOME the model chose
+// must not decide which program answers, or how.
+func TestApprovalCommandEnvironment(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "env")
+	t.Setenv("PATH", t.TempDir()+":"+os.Getenv("PATH"))
+	t.Setenv("LD_PRELOAD", "/tmp/evil.so")
+	t.Setenv("DSH_FS_MODE", "danger-full-access")
+	t.Setenv("HOME", "/nonexistent")
+	t.Setenv("LANG", "C.UTF-8")
+	req := EscalationRequest{Op: "write", Path: "x", From: WorkspaceWrite, To: DangerFullAccess}
+	if err := runApprovalCommand([]string{lookPath(t, "sh"), "-c", `env > "$0"; pwd >> "$0"`, out}, 10, "/home/u", req); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(raw)
+	for _, want := range []string{"PATH=" + approverPath + "\n", "HOME=/home/u\n", "LANG=C.UTF-8\n", "\n/\n"} {
+		if !strings.Contains("\n"+got, want) {
+			t.Errorf("the approver's environment lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"LD_PRELOAD", "DSH_FS_", "/nonexistent", "evil"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the approver's environment carries %q from the session:\n%s", bad, got)
+		}
+	}
+}
+
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("no %s here: %v", name, err)
+	}
+	return p
 }

@@ -15,30 +15,7 @@ func matchCovers(pattern, name string) bool {
 
 // coverParts is matchParts, except that a pattern used up before the
 // name is a match: what remains of the name lies beneath what matched.
-func coverParts(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			rest := pat[1:]
-			if len(rest) == 0 {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if coverParts(rest, name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, err := path.Match(pat[0], name[0]); err != nil || !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return true
-}
+func coverParts(pat, name []string) bool { return matchFrom(pat, name, true) }
 
 // mayCover reports whether name, or something beneath it, could be
 // covered by pat: whether a walk looking for what pat covers must look

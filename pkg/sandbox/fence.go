@@ -319,7 +319,7 @@ func (f *Fence) approve(req EscalationRequest) error {
 	case ApprovalTTY:
 		return f.ask(req)
 	case ApprovalCommand:
-		return runApprovalCommand(f.policy.ApprovalCommand, f.policy.ApprovalTimeoutSeconds, req)
+		return runApprovalCommand(f.policy.ApprovalCommand, f.policy.ApprovalTimeoutSeconds, f.policy.Home, req)
 	}
 	return fmt.Errorf("escalation to %s refused: %s", req.To, noSupervisor)
 }

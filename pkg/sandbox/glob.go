@@ -14,12 +14,17 @@ func matchGlob(pattern, name string) bool {
 	return matchParts(splitSlash(pattern), splitSlash(name))
 }
 
-func matchParts(pat, name []string) bool {
+func matchParts(pat, name []string) bool { return matchFrom(pat, name, false) }
+
+// matchFrom matches the components name against pat. With covers, a
+// pattern used up before the name is a match too: what remains of the
+// name lies beneath the folder that matched.
+func matchFrom(pat, name []string, covers bool) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
 			rest := pat[1:]
 			for i := 0; i <= len(name); i++ {
-				if matchParts(rest, name[i:]) {
+				if matchFrom(rest, name[i:], covers) {
 					return true
 				}
 			}
@@ -33,7 +38,7 @@ func matchParts(pat, name []string) bool {
 		}
 		pat, name = pat[1:], name[1:]
 	}
-	return len(name) == 0
+	return covers || len(name) == 0
 }
 
 func splitSlash(s string) []string {

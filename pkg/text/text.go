@@ -37,17 +37,14 @@ func IsBinary(b []byte) bool {
 	return false
 }
 
+// HasUTF16BOM reports whether b starts with a UTF-16 byte-order mark,
+// little- or big-endian.
+func HasUTF16BOM(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{0xFF, 0xFE}) || bytes.HasPrefix(b, []byte{0xFE, 0xFF})
+}
+
 // HasBOM reports whether b starts with the UTF-8 byte-order mark.
 func HasBOM(b []byte) bool { return bytes.HasPrefix(b, BOM) }
-
-// Encoding names the encoding of text that starts with b: "utf-8" or
-// "utf-8-bom".
-func Encoding(b []byte) string {
-	if HasBOM(b) {
-		return "utf-8-bom"
-	}
-	return "utf-8"
-}
 
 // LineEndings names the line endings of b: "lf", "crlf", "mixed", or
 // "none" when b has no line break at all. A file is "crlf" only when every
@@ -57,12 +54,5 @@ func LineEndings(b []byte) string {
 	if lf == 0 {
 		return "none"
 	}
-	crlf := bytes.Count(b, []byte("\r\n"))
-	switch crlf {
-	case 0:
-		return "lf"
-	case lf:
-		return "crlf"
-	}
-	return "mixed"
+	return endings(lf, bytes.Count(b, []byte("\r\n")))
 }

@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/config"
 )
 
 // thLine is the man page title line, which carries the generation date.
@@ -32,6 +35,33 @@ func TestManPagesUpToDate(t *testing.T) {
 		}
 		if thLine.ReplaceAllString(string(got), "") != thLine.ReplaceAllString(string(want), "") {
 			t.Errorf("docs/man/%s is stale: run go run ./scripts/gen-docs", filepath.Base(f))
+		}
+	}
+}
+
+// TestManPagesSections: every page has an example, ENVIRONMENT naming
+// every DSH_FS_* variable, FILES naming the config files, and EXIT
+// STATUS.
+func TestManPagesSections(t *testing.T) {
+	dir := t.TempDir()
+	if err := generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
+	if len(pages) == 0 {
+		t.Fatal("no pages")
+	}
+	want := []string{".SH EXAMPLE", ".SH ENVIRONMENT", ".SH FILES", ".SH EXIT STATUS",
+		"/etc/dsh-fs/config.yaml", "/etc/dsh-fs/requirements.yaml", "~/.config/dsh-fs/config.yaml"}
+	for _, v := range config.Environment() {
+		want = append(want, `\fB`+v.Name+`\fP`)
+	}
+	for _, p := range pages {
+		b, _ := os.ReadFile(p)
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %s", filepath.Base(p), w)
+			}
 		}
 	}
 }

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -124,6 +126,69 @@ func TestOpenListDenied(t *testing.T) {
 				d.Close()
 			}
 			t.Errorf("OpenList(%s): %v, want %s", path, err, code)
+		}
+	}
+}
+
+// TestListDirEntriesAndOpenFile: Entries gives each name with the type
+// its folder gives, and OpenFile opens a regular file by handle, denies
+// a deny_read name before opening it and a secret's hard link on what it
+// opened, never follows a symlink and refuses anything but a regular
+// file.
+func TestListDirEntriesAndOpenFile(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	makeLayout(t, root, "ws/s/a.txt", "ws/s/sub/", "ws/s/key.pem", "ws/s/link => a.txt", "home/.ssh/id")
+	if err := os.Link(filepath.Join(root, "home/.ssh/id"), filepath.Join(root, "ws/s/id-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(root, "ws/s/fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := readFence(t, root, "*.pem", "~/.ssh/**")
+	target, err := f.Resolve("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.OpenList("grep", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	entries, err := d.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(entries, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) })
+	want := []DirEntry{{"a.txt", EntryFile}, {"fifo", EntryOther}, {"id-link", EntryFile},
+		{"key.pem", EntryFile}, {"link", EntrySymlink}, {"sub", EntryDir}}
+	if !slices.Equal(entries, want) {
+		t.Errorf("Entries() = %v, want %v", entries, want)
+	}
+
+	h, err := d.OpenFile("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(h)
+	h.Close()
+	if err != nil || h.Path != filepath.Join(root, "ws/s/a.txt") || h.Size != int64(len(data)) {
+		t.Errorf("OpenFile(a.txt): %q, %v, path %s, size %d", data, err, h.Path, h.Size)
+	}
+	for name, code := range map[string]fserr.Code{
+		"key.pem": fserr.SandboxDenied,   // by name, before any open
+		"id-link": fserr.SandboxDenied,   // by identity, on what was opened
+		"link":    fserr.IO,              // a symlink is not followed
+		"sub":     fserr.InvalidArgument, // not a regular file
+		"fifo":    fserr.InvalidArgument, // opened without blocking, refused
+		"gone":    fserr.NotFound,
+	} {
+		h, err := d.OpenFile(name)
+		if h != nil {
+			h.Close()
+		}
+		if fserr.CodeOf(err) != code {
+			t.Errorf("OpenFile(%s): %v, want %s", name, err, code)
 		}
 	}
 }

@@ -103,6 +103,7 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 	fs.String(config.FlagOutput, "", "output format: json or text")
 	fs.String(config.FlagEnforce, "", "kernel enforcement, at least the trusted one: auto, landlock or off")
 	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
+	config.MarkSetting(fs, config.FlagMode, config.FlagCwd, config.FlagWritableRoot, config.FlagTmp, config.FlagOutput, config.FlagEnforce)
 }
 
 // flagDiff is write's and edit's --diff: how much of the diff to give.
@@ -117,4 +118,5 @@ func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *boo
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")
+	config.MarkSetting(fs, config.FlagDiffBasisMaxBytes, config.FlagDiffMaxBytes, config.FlagDiffContext)
 }

@@ -405,14 +405,25 @@ func (l *loader) flag(name string) *pflag.Flag {
 	return l.src.Flags.Lookup(name)
 }
 
-// flagTypes are the pflag type names of each kind. A command's own flag
-// may share a setting flag's name with another meaning (policy --context
-// is a switch, write --context a number of lines); it is not the setting.
-var flagTypes = map[kind]string{kindString: "string", kindBool: "bool", kindInt: "int", kindList: "stringArray"}
+// settingAnnotation marks a flag as the command-line source of a setting
+// (MarkSetting). A command's own flag may share a setting flag's name with
+// another meaning (grep --context is lines around a match, write --context
+// the diff's; policy --context a switch): unmarked, it is not the setting.
+const settingAnnotation = "dsh-fs/setting"
+
+// MarkSetting marks the flags of fs named names as the flags of their
+// settings, which Load then reads.
+func MarkSetting(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, settingAnnotation, []string{"true"}); err != nil {
+			panic("config: no flag --" + n + " to mark as a setting")
+		}
+	}
+}
 
 func (l *loader) settingFlag(s setting) *pflag.Flag {
 	f := l.flag(s.flag)
-	if f == nil || f.Value.Type() != flagTypes[s.kind] {
+	if f == nil || f.Annotations[settingAnnotation] == nil {
 		return nil
 	}
 	return f

@@ -82,6 +82,7 @@ func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
 	fs.Bool(FlagTmp, true, "")
 	fs.String(FlagConfig, "", "")
 	fs.String(FlagEnforce, "", "")
+	MarkSetting(fs, FlagMode, FlagCwd, FlagWritableRoot, FlagTmp, FlagEnforce)
 	args := []string{}
 	for _, a := range tc.flags {
 		args = append(args, x(a))

@@ -507,6 +507,11 @@ func (s *scanner) file(r io.Reader, display string, minLine int) (f found) {
 		if first {
 			first = false
 			if text.IsBinary(buf[:min(n, text.SniffLen)]) {
+				// Not UTF-8: UTF-16, a legacy single-byte encoding, or
+				// binary. It is searched as read shows it, decoded.
+				if d, ok := decodedForSearch(r, buf[:n]); ok {
+					return s.file(d, display, minLine)
+				}
 				return found{binary: true}
 			}
 		}
@@ -547,6 +552,38 @@ func (s *scanner) file(r io.Reader, display string, minLine int) (f found) {
 		}
 	}
 	return f
+}
+
+// decodedForSearch names the encoding of a file that is not UTF-8 as read
+// does, on the whole file (head is what was read of r so far), and returns
+// the file from its start again, decoded to UTF-8; ok is false for a binary
+// file, or one that cannot be read from its start again.
+func decodedForSearch(r io.Reader, head []byte) (io.Reader, bool) {
+	f, ok := r.(io.ReadSeeker)
+	if !ok {
+		return nil, false
+	}
+	var sniff text.Sniffer
+	sniff.Feed(head)
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(chunk)
+		sniff.Feed(chunk[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	enc, binary := sniff.Result()
+	if binary {
+		return nil, false
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, false
+	}
+	return enc.NewReader(f), true
 }
 
 // linesBack is where the k-th line before the line starting at end

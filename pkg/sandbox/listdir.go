@@ -243,5 +243,15 @@ func (h *FileHandle) Read(b []byte) (int, error) {
 	return 0, &os.PathError{Op: "read", Path: h.Path, Err: unix.EINTR}
 }
 
+// Seek sets the offset of the next Read, as lseek(2) does: a search that
+// found the file is not UTF-8 reads it again from its start, decoded.
+func (h *FileHandle) Seek(offset int64, whence int) (int64, error) {
+	off, err := unix.Seek(h.fd, offset, whence)
+	if err != nil {
+		return 0, &os.PathError{Op: "seek", Path: h.Path, Err: err}
+	}
+	return off, nil
+}
+
 // Close releases the file.
 func (h *FileHandle) Close() error { return unix.Close(h.fd) }

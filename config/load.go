@@ -54,6 +54,12 @@ type Source struct {
 	// Locations are the trusted files' places; zero means
 	// DefaultLocations.
 	Locations Locations
+	// FlagsTrusted says Flags were typed by the harness, not the model:
+	// they are then a KindCommandLine source, trusted, applied after the
+	// user's file and capped by the managed requirements, and their
+	// relative paths are taken from the process's directory. Only
+	// `dsh-fs mcp` sets it (docs/design.md §2.1).
+	FlagsTrusted bool
 }
 
 // layer is one source's values.
@@ -158,7 +164,65 @@ func (l *loader) readTrusted() error {
 			l.trusted = append(l.trusted, ly)
 		}
 	}
+	if l.src.FlagsTrusted {
+		ly, err := l.flagLayer(KindCommandLine)
+		if err != nil {
+			return err
+		}
+		l.trusted = append(l.trusted, ly)
+	}
 	return nil
+}
+
+// flagLayer reads the setting flags that were set into a layer of kind k.
+// A trusted command line's relative paths are made absolute from the
+// process's directory, as a trusted file's must be absolute.
+func (l *loader) flagLayer(k Kind) (*layer, error) {
+	ly := &layer{kind: k, values: map[Key]sourced{}}
+	for _, s := range settings {
+		f := l.settingFlag(s)
+		if f == nil || !f.Changed {
+			continue
+		}
+		x, err := flagValue(l.src.Flags, s)
+		if err == nil {
+			err = validate(s.key, x)
+		}
+		if err != nil {
+			return nil, fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
+		}
+		if k == KindCommandLine {
+			x = l.absolute(s.key, x)
+		}
+		ly.values[s.key] = sourced{value: x, origin: origin(k, "--"+s.flag), raw: f.Value.String()}
+	}
+	return ly, nil
+}
+
+// absolute makes the path values of a trusted command line absolute from
+// the process's directory, the one the harness started it in.
+func (l *loader) absolute(k Key, x any) any {
+	if k != KeyCwd && k != KeyWritableRoots {
+		return x
+	}
+	wd, err := l.src.Getwd()
+	if err != nil {
+		return x
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") {
+			return p
+		}
+		return filepath.Join(wd, p)
+	}
+	if list, ok := x.([]string); ok {
+		out := make([]string, len(list))
+		for i, p := range list {
+			out[i] = abs(p)
+		}
+		return out
+	}
+	return abs(x.(string))
 }
 
 // checkTrustedPaths refuses relative paths in a trusted file's path
@@ -299,7 +363,6 @@ func (l *loader) readSession() error {
 		}
 	}
 	env := &layer{kind: KindEnv, values: map[Key]sourced{}}
-	flags := &layer{kind: KindFlag, values: map[Key]sourced{}}
 	for _, s := range settings {
 		if s.env != "" {
 			// An empty variable is unset: harnesses blank what they
@@ -315,18 +378,16 @@ func (l *loader) readSession() error {
 				env.values[s.key] = sourced{value: x, origin: origin(KindEnv, s.env), raw: raw}
 			}
 		}
-		if f := l.settingFlag(s); f != nil && f.Changed {
-			x, err := flagValue(l.src.Flags, s)
-			if err == nil {
-				err = validate(s.key, x)
-			}
-			if err != nil {
-				return fserr.Wrap(fserr.InvalidArgument, fmt.Sprintf("flag --%s: %v", s.flag, err), err)
-			}
-			flags.values[s.key] = sourced{value: x, origin: origin(KindFlag, "--"+s.flag), raw: f.Value.String()}
-		}
 	}
-	l.session = append(l.session, env, flags)
+	l.session = append(l.session, env)
+	if l.src.FlagsTrusted {
+		return nil // read as the trusted command line
+	}
+	flags, err := l.flagLayer(KindFlag)
+	if err != nil {
+		return err
+	}
+	l.session = append(l.session, flags)
 	return nil
 }
 
@@ -629,7 +690,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 // bad is the error of a value that is well-formed but unusable.
 func (l *loader) bad(v sourced, err error) error {
 	switch v.origin.Source {
-	case KindFlag:
+	case KindFlag, KindCommandLine:
 		return fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag %s: %v", v.origin.Name, err))
 	case KindEnv:
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", v.origin.Name, err))

@@ -26,6 +26,7 @@ type loadCase struct {
 	noHome       bool              // the user database names no home
 	env          map[string]string
 	flags        []string
+	trustedFlags bool // flags are a trusted command line (dsh-fs mcp)
 
 	// want: a denial's reason and matched, an error code, or a check of
 	// the settings.
@@ -98,9 +99,10 @@ func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
 		env[k] = x(v)
 	}
 	s, err := Load(Source{
-		Flags:     fs,
-		LookupEnv: lookup(env),
-		Getwd:     func() (string, error) { return filepath.Join(root, "ws"), nil },
+		Flags:        fs,
+		LookupEnv:    lookup(env),
+		Getwd:        func() (string, error) { return filepath.Join(root, "ws"), nil },
+		FlagsTrusted: tc.trustedFlags,
 		Locations: Locations{SystemDir: filepath.Join(root, "etc"), Home: func() (string, error) {
 			if tc.noHome {
 				return "", errors.New("no home in the user database")
@@ -260,6 +262,57 @@ func TestTrustedSources(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, s)
+		})
+	}
+}
+
+// TestCommandLineSource: the command line of dsh-fs mcp, written by the
+// harness, is a trusted source: it may set what a session flag may not,
+// below the managed requirements, which still cap it.
+func TestCommandLineSource(t *testing.T) {
+	for _, tc := range []loadCase{
+		{name: "a root outside allow_roots is trusted", trustedFlags: true, flags: []string{"--writable-root", "/srv/dsh-fs-test"}, check: func(t *testing.T, s *Settings) {
+			if got := strings.Join(s.Policy.WritableRoots, ","); !strings.HasSuffix(got, "/srv/dsh-fs-test") {
+				t.Errorf("writable roots %s", got)
+			}
+			for _, v := range s.Values {
+				if v.Key == KeyWritableRoots && (v.Source != KindCommandLine || v.Trust != TrustTrusted || v.Name != "--writable-root") {
+					t.Errorf("origin %+v", v.Origin)
+				}
+			}
+		}},
+		{name: "the same root as a session flag widens", flags: []string{"--writable-root", "/srv/dsh-fs-test"}, reason: sandbox.ReasonSessionWiden, matched: "--writable-root /srv/dsh-fs-test"},
+		{name: "a relative cwd is the process's directory's, pinned", trustedFlags: true, flags: []string{"--cwd", "sub"}, check: func(t *testing.T, s *Settings) {
+			if !strings.HasSuffix(s.Policy.Cwd, "/ws/sub") || !s.Policy.CwdTrusted {
+				t.Errorf("cwd %s trusted %v", s.Policy.Cwd, s.Policy.CwdTrusted)
+			}
+		}},
+		{name: "a wider mode than the system's", trustedFlags: true, system: "mode: read-only\n", flags: []string{"--mode", "workspace-write"}, check: func(t *testing.T, s *Settings) {
+			if s.Policy.Mode != sandbox.WorkspaceWrite {
+				t.Errorf("mode %s", s.Policy.Mode)
+			}
+		}},
+		{name: "the managed max_mode still caps it", trustedFlags: true, requirements: "max_mode: read-only\n", flags: []string{"--mode", "workspace-write"}, code: fserr.ConfigInvalid},
+		{name: "the environment still only narrows it", trustedFlags: true, flags: []string{"--mode", "read-only"}, env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err, root := runLoad(t, tc)
+			switch {
+			case tc.code != "":
+				if fserr.CodeOf(err) != tc.code {
+					t.Fatalf("err = %v, want %s", err, tc.code)
+				}
+			case tc.reason != "":
+				var de *sandbox.DeniedError
+				if !errors.As(err, &de) || de.Reason != tc.reason || de.Matched != strings.ReplaceAll(tc.matched, "$ROOT", root) {
+					t.Fatalf("err = %v, want %s (%s)", err, tc.reason, tc.matched)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.check(t, s)
+			}
 		})
 	}
 }

@@ -28,10 +28,15 @@ const (
 	KindDefault Kind = "default" // built in
 	KindSystem  Kind = "system"  // <SystemDir>/config.yaml
 	KindUser    Kind = "user"    // ~/.config/dsh-fs/config.yaml, home from the user database
-	KindManaged Kind = "managed" // <SystemDir>/requirements.yaml: ceilings
-	KindFile    Kind = "file"    // a session config file: --config, DSH_FS_CONFIG, $XDG_CONFIG_HOME
-	KindEnv     Kind = "env"     // a DSH_FS_* variable
-	KindFlag    Kind = "flag"    // a command-line flag
+	// KindCommandLine is the command line of a process a harness
+	// starts from its own config, never the model: `dsh-fs mcp`'s flags
+	// and folders (docs/design.md §2.1). Trusted, below the managed
+	// requirements, which still cap it.
+	KindCommandLine Kind = "command-line"
+	KindManaged     Kind = "managed" // <SystemDir>/requirements.yaml: ceilings
+	KindFile        Kind = "file"    // a session config file: --config, DSH_FS_CONFIG, $XDG_CONFIG_HOME
+	KindEnv         Kind = "env"     // a DSH_FS_* variable
+	KindFlag        Kind = "flag"    // a command-line flag
 )
 
 // The trust of a source.
@@ -46,7 +51,7 @@ const (
 // model writes: flags, variables, files it names — may only narrow it.
 func (k Kind) Trust() string {
 	switch k {
-	case KindDefault, KindSystem, KindUser:
+	case KindDefault, KindSystem, KindUser, KindCommandLine:
 		return TrustTrusted
 	case KindManaged:
 		return TrustManaged
@@ -70,7 +75,7 @@ func origin(k Kind, name string) Origin { return Origin{Source: k, Name: name, T
 // "file /tmp/p.yaml: approval".
 func (o Origin) describe(k Key, raw string) string {
 	switch o.Source {
-	case KindFlag:
+	case KindFlag, KindCommandLine:
 		if raw == "true" {
 			return o.Name
 		}

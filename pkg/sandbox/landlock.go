@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -66,6 +67,15 @@ func kernelLayer(p Policy) (bool, error) {
 // `dsh-fs policy` does not list it.
 var KernelWritableExtra []string
 
+// applied records the folders this process already restricted its writes
+// to: a long-lived process (dsh-fs mcp) builds one fence per call, and
+// Landlock stacks at most 16 rulesets, so the same restriction is applied
+// once and never again.
+var applied struct {
+	sync.Mutex
+	dirs string
+}
+
 // Enforce restricts this process, before its first mutation, so that the
 // kernel itself refuses any write outside the writable roots: a bug in
 // the fence still cannot write outside. Only the write rights are handled,
@@ -95,6 +105,13 @@ func (f *Fence) Enforce() error {
 			dirs = append(dirs, d)
 		}
 	}
+	applied.Lock()
+	defer applied.Unlock()
+	key := strings.Join(dirs, "\x00")
+	if applied.dirs == key {
+		f.enforced = true
+		return nil
+	}
 	abi := landlockABI()
 	rights := writeRights(abi)
 	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
@@ -110,6 +127,7 @@ func (f *Fence) Enforce() error {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
 	}
 	f.enforced = true
+	applied.dirs = key
 	return nil
 }
 

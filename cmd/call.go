@@ -96,16 +96,26 @@ func (c *call) print(result any) error {
 // printJSON writes a success result: the header followed by result's own
 // fields, one JSON object with keys in a fixed order.
 func printJSON(app *App, h header, result any) error {
-	var head, body bytes.Buffer
-	if err := encodeJSON(&head, h, false); err != nil {
+	out, err := resultJSON(h, result)
+	if err != nil {
 		return err
 	}
+	return encodeJSON(app.Stdout, out, app.pretty)
+}
+
+// resultJSON is a success result as one JSON object: the header followed
+// by result's own fields, keys in a fixed order.
+func resultJSON(h header, result any) (json.RawMessage, error) {
+	var head, body bytes.Buffer
+	if err := encodeJSON(&head, h, false); err != nil {
+		return nil, err
+	}
 	if err := encodeJSON(&body, result, false); err != nil {
-		return err
+		return nil, err
 	}
 	out := bytes.TrimSpace(head.Bytes())
 	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
 		out = append(append(out[:len(out)-1], ','), obj[1:]...)
 	}
-	return encodeJSON(app.Stdout, json.RawMessage(out), app.pretty)
+	return json.RawMessage(out), nil
 }

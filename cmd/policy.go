@@ -79,19 +79,30 @@ func policyRun(opts *PolicyOptions) error {
 		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
 		return err
 	}
-	refused, err := sandbox.RefusedRoots(p)
+	res, err := newPolicyResult(call.settings, roots)
 	if err != nil {
 		return err
 	}
-	files := call.settings.Files
+	return call.print(res)
+}
+
+// newPolicyResult is what policy prints of the settings s, whose fence
+// has the writable roots roots.
+func newPolicyResult(s *config.Settings, roots []sandbox.Root) (policyResult, error) {
+	p := s.Policy
+	refused, err := sandbox.RefusedRoots(p)
+	if err != nil {
+		return policyResult{}, err
+	}
+	files := s.Files
 	configFile := ""
 	if len(files) > 0 {
 		configFile = files[len(files)-1].Path
 	}
-	return call.print(policyResult{
+	return policyResult{
 		ConfigFile:  configFile,
 		ConfigFiles: nonNilSlice(files),
-		Settings:    call.settings.Values,
+		Settings:    s.Values,
 		Ceilings: ceilings{MaxMode: p.MaxMode, Approval: p.Approval,
 			AllowRoots: nonNilSlice(p.AllowRoots), Workspaces: nonNilSlice(p.Workspaces)},
 		WritableRoots: nonNilSlice(roots),
@@ -99,7 +110,7 @@ func policyRun(opts *PolicyOptions) error {
 		Protected:     nonNilSlice(p.Protected),
 		DenyRead:      nonNilSlice(p.DenyRead),
 		Enforcement:   sandbox.ActiveLayers(p),
-	})
+	}, nil
 }
 
 // nonNilSlice makes a nil list an empty one, so JSON says [] and not null.

@@ -51,6 +51,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdFind(app, nil),
 		NewCmdStat(app, nil),
 		NewCmdPolicy(app, nil),
+		NewCmdMcp(app, nil),
 		NewCmdTools(app),
 		NewCmdVersion(app),
 	)

@@ -483,3 +483,26 @@ func tempName() string {
 	}
 	return fmt.Sprintf(".dsh-fs-%x.tmp", b)
 }
+
+// Mkdir makes the folder name in the folder, through its handle. A name
+// that already is a folder is no error (created is then false); one that
+// is anything else, a symlink included, is never followed and is
+// FS_EXISTS.
+func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
+	err = unix.Mkdirat(d.fd, name, perm)
+	if err == nil {
+		return true, nil
+	}
+	perr := &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
+	if !errors.Is(err, unix.EEXIST) {
+		return false, d.refused(perr)
+	}
+	st, serr := d.Lstat(name)
+	if serr != nil {
+		return false, serr
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, fserr.New(fserr.Exists, "mkdir: "+perr.Path+": exists and is not a folder")
+	}
+	return false, nil
+}

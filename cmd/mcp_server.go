@@ -1,0 +1,684 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/diff"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// mcpServer holds what every tool call of dsh-fs mcp shares: the settings
+// loaded once at start. Each call builds its own fence from them, so each
+// re-checks its paths and acts through the confined handles, as a CLI
+// call does.
+type mcpServer struct {
+	settings *config.Settings
+	// allowed are the allowed folders, canonical: the DIR arguments, or
+	// the cwd and the writable roots when none were given.
+	allowed []string
+}
+
+// mcpListLimit bounds a listing, a tree or a search of the drop-in tools,
+// which have no limit argument; a longer one ends with a note.
+const mcpListLimit = 10000
+
+// textResult is the structured content of the drop-in tools, as the
+// official server's: {"content": TEXT}.
+type textResult struct {
+	Content string `json:"content"`
+}
+
+// newMcpServer registers the tools; in read-only mode no tool that
+// mutates is registered at all.
+func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
+	m := &mcpServer{settings: s}
+	p := s.Policy
+	for _, d := range dirs {
+		if c, err := sandbox.Canonical(p.Cwd, d); err == nil && !slices.Contains(m.allowed, c) {
+			m.allowed = append(m.allowed, c)
+		}
+	}
+	if len(m.allowed) == 0 {
+		m.allowed = []string{p.Cwd}
+		for _, r := range p.WritableRoots {
+			if c, err := sandbox.Canonical(p.Cwd, r); err == nil && !slices.Contains(m.allowed, c) {
+				m.allowed = append(m.allowed, c)
+			}
+		}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: buildVersion().Version}, &mcp.ServerOptions{
+		Instructions: "File tools behind the dsh-fs sandbox (mode " + string(p.Mode) + "). A denied call's text carries the marker " +
+			sandbox.Marker(p.Mode) + " and a code; do not retry it, ask the user.",
+	})
+	mutates := p.Mode != sandbox.ReadOnly
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+	read := &mcp.Tool{Name: "read_text_file", Title: "Read Text File", Annotations: readOnly,
+		Description: "Read the contents of a file as text (decoded to UTF-8 whatever its encoding). Use 'head' for the first N lines or 'tail' for the last N, not both. " +
+			"A file larger than read_max_bytes is cut there, with a note saying where; dsh_read pages through it."}
+	mcp.AddTool(srv, read, m.readTextFile)
+	alias := *read
+	alias.Name, alias.Title = "read_file", "Read File (Deprecated)"
+	alias.Description = "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."
+	mcp.AddTool(srv, &alias, m.readTextFile)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_multiple_files", Title: "Read Multiple Files", Annotations: readOnly,
+		Description: "Read several files at once. Each file's content is returned with its path; a file that cannot be read gives its error in its place and the others are still returned."}, m.readMultipleFiles)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Title: "List Directory", Annotations: readOnly,
+		Description: "List a folder's entries, each prefixed [DIR] or [FILE], sorted by name."}, m.listDirectory)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory_with_sizes", Title: "List Directory with Sizes", Annotations: readOnly,
+		Description: "List a folder's entries with their sizes, each prefixed [DIR] or [FILE], sorted by name or size, with totals."}, m.listDirectoryWithSizes)
+	mcp.AddTool(srv, &mcp.Tool{Name: "directory_tree", Title: "Directory Tree", Annotations: readOnly,
+		Description: "A recursive tree of a folder as JSON (2-space indent): each entry has 'name', 'type' (file or directory) and, for a directory, 'children'. Symlinks are never followed."}, m.directoryTree)
+	mcp.AddTool(srv, &mcp.Tool{Name: "search_files", Title: "Search Files", Annotations: readOnly,
+		Description: "Find files and folders beneath a folder whose path relative to it matches a glob ('**/*.go'; a glob with no '/' matches the base name at any depth). Returns full paths, one per line."}, m.searchFiles)
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_file_info", Title: "Get File Info", Annotations: readOnly,
+		Description: "Describe a file or folder: size, modification time, type, permissions, and whether a write there would pass the policy. A symlink is described, not followed."}, m.getFileInfo)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_allowed_directories", Title: "List Allowed Directories", Annotations: readOnly,
+		Description: "The folders this server was given. In workspace-write mode each is writable; reads follow the dsh-fs policy (dsh_policy shows it all)."}, m.listAllowedDirectories)
+	if mutates {
+		mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Title: "Write File",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(true)},
+			Description: "Create a file or replace one with new content, atomically (a reader sees the old file or the new one). Only inside the writable roots."}, m.writeFile)
+		mcp.AddTool(srv, &mcp.Tool{Name: "edit_file", Title: "Edit File",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+			Description: "Replace exact text in a file and return a unified diff. Each oldText must occur exactly once (otherwise nothing changes and the error gives the lines of the matches, or the closest region); all edits apply or none. " +
+				"Line endings (CRLF) and a BOM are kept: write \\n in oldText. dryRun previews the diff."}, m.editFile)
+		mcp.AddTool(srv, &mcp.Tool{Name: "create_directory", Title: "Create Directory",
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false)},
+			Description: "Create a folder and its missing parents; one that exists already is no error. Only inside the writable roots."}, m.createDirectory)
+	}
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_read", Title: "dsh-fs read", Annotations: readOnly,
+		Description: "dsh-fs read: a window of a text file (offset, limit) with its sha256, encoding and line endings; the same JSON result as the CLI."}, m.dshRead)
+	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_ls", Title: "dsh-fs ls", Annotations: readOnly,
+		Description: "dsh-fs ls: list a folder (all, recursive, depth, limit); the same JSON result as the CLI."}, m.dshLs)
+	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_stat", Title: "dsh-fs stat", Annotations: readOnly,
+		Description: "dsh-fs stat: describe a path and say whether a write there would pass the policy (writable, writable_reason)."}, m.dshStat)
+	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_policy", Title: "dsh-fs policy", Annotations: readOnly,
+		Description: "dsh-fs policy: the effective policy, each setting's origin, the writable roots, the protected and deny_read globs."}, m.dshPolicy)
+	if mutates {
+		mcp.AddTool(srv, &mcp.Tool{Name: "dsh_write", Title: "dsh-fs write",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+			Description: "dsh-fs write: replace a file atomically and return the diff. An existing file is replaced only with overwrite or if_match (its sha256 from dsh_read)."}, m.dshWrite)
+		mcp.AddTool(srv, &mcp.Tool{Name: "dsh_edit", Title: "dsh-fs edit",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+			Description: "dsh-fs edit: replace exact text, each old exactly once unless replace_all, applied in order, all or none; returns the diff."}, m.dshEdit)
+	}
+	return srv
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// begin makes the fence of one call, from the settings loaded at start,
+// and resolves its path.
+func (m *mcpServer) begin(path string) (*sandbox.Fence, sandbox.Target, error) {
+	f := sandbox.NewFence(m.settings.Policy)
+	t, err := f.Resolve(path)
+	return f, t, err
+}
+
+func (m *mcpServer) diffOptions(form diff.Form) diff.Options {
+	s := m.settings
+	return diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes, Form: form}
+}
+
+// toolError is the text of a failed drop-in call: the message, the code,
+// and for a denial the marker and the writable roots. The SDK returns it
+// as a tool error (isError), which the model sees.
+func toolError(err error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Error: %s\ncode: %s", err.Error(), fserr.CodeOf(err))
+	var de *sandbox.DeniedError
+	if errors.As(err, &de) {
+		fmt.Fprintf(&b, "\n%s", de.Marker())
+		if de.Reason != "" {
+			fmt.Fprintf(&b, "\nreason: %s", de.Reason)
+		}
+		if len(de.WritableRoots) > 0 {
+			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(de.WritableRoots, ", "))
+		}
+		b.WriteString("\nThis call cannot be retried into success by changing its arguments; ask the user.")
+	}
+	var fe *fserr.Error
+	if errors.As(err, &fe) && fe.Hint != "" {
+		fmt.Fprintf(&b, "\nhint: %s", fe.Hint)
+	}
+	return errors.New(b.String())
+}
+
+// text is the success of a drop-in tool.
+func text(s string) (*mcp.CallToolResult, textResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}, textResult{Content: s}, nil
+}
+
+func fail(err error) (*mcp.CallToolResult, textResult, error) {
+	return nil, textResult{}, toolError(err)
+}
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+type readTextArgs struct {
+	Path string `json:"path"`
+	Head *int   `json:"head,omitempty" jsonschema:"If provided, returns only the first N lines of the file"`
+	Tail *int   `json:"tail,omitempty" jsonschema:"If provided, returns only the last N lines of the file"`
+}
+
+func (m *mcpServer) readTextFile(_ context.Context, _ *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
+	if in.Head != nil && in.Tail != nil {
+		return fail(fserr.New(fserr.InvalidArgument, "Cannot specify both head and tail parameters simultaneously"))
+	}
+	content, err := m.readText(in.Path, in.Head, in.Tail)
+	if err != nil {
+		return fail(err)
+	}
+	return text(content)
+}
+
+// readText reads path whole, its first head lines or its last tail
+// lines, within read_max_bytes; a cut is said in a note at the end.
+func (m *mcpServer) readText(path string, head, tail *int) (string, error) {
+	f, t, err := m.begin(path)
+	if err != nil {
+		return "", err
+	}
+	opt := fsops.ReadOptions{Offset: 1, Limit: math.MaxInt32, MaxBytes: m.settings.ReadMaxBytes}
+	switch {
+	case head != nil:
+		if *head < 1 {
+			return "", fserr.New(fserr.InvalidArgument, "head must be 1 or more")
+		}
+		opt.Limit = *head
+	case tail != nil:
+		if *tail < 1 {
+			return "", fserr.New(fserr.InvalidArgument, "tail must be 1 or more")
+		}
+		first, err := fsops.Read(f, t, fsops.ReadOptions{Offset: 1, Limit: 1, MaxBytes: 1})
+		if err != nil {
+			return "", err
+		}
+		opt.Offset, opt.Limit = max(1, first.TotalLines-*tail+1), *tail
+	}
+	res, err := fsops.Read(f, t, opt)
+	if err != nil {
+		return "", err
+	}
+	content := res.Content
+	if res.Truncated && (head == nil || res.EndLine < *head) && (tail == nil || res.NextOffset != 0) {
+		content += fmt.Sprintf("\n[dsh-fs: cut at read_max_bytes (%d bytes) after line %d of %d; dsh_read with offset %d gives the rest]",
+			m.settings.ReadMaxBytes, res.EndLine, res.TotalLines, res.NextOffset)
+	}
+	return content, nil
+}
+
+type readMultipleArgs struct {
+	Paths []string `json:"paths" jsonschema:"Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories."`
+}
+
+func (m *mcpServer) readMultipleFiles(_ context.Context, _ *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
+	if len(in.Paths) == 0 {
+		return fail(fserr.New(fserr.InvalidArgument, "At least one file path must be provided"))
+	}
+	parts := make([]string, len(in.Paths))
+	for i, p := range in.Paths {
+		content, err := m.readText(p, nil, nil)
+		if err != nil {
+			msg := err.Error()
+			var de *sandbox.DeniedError
+			if errors.As(err, &de) {
+				msg += " " + de.Marker()
+			}
+			parts[i] = fmt.Sprintf("%s: Error - %s (%s)", p, msg, fserr.CodeOf(err))
+			continue
+		}
+		parts[i] = p + ":\n" + content + "\n"
+	}
+	return text(strings.Join(parts, "\n---\n"))
+}
+
+type writeFileArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func (m *mcpServer) writeFile(_ context.Context, _ *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
+	if err != nil {
+		return fail(err)
+	}
+	return text("Successfully wrote to " + in.Path)
+}
+
+type editOp struct {
+	OldText string `json:"oldText" jsonschema:"Text to search for - must match exactly, once"`
+	NewText string `json:"newText" jsonschema:"Text to replace with"`
+}
+
+type editFileArgs struct {
+	Path   string   `json:"path"`
+	Edits  []editOp `json:"edits"`
+	DryRun bool     `json:"dryRun,omitempty" jsonschema:"Preview changes using git-style diff format"`
+}
+
+func (m *mcpServer) editFile(_ context.Context, _ *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	edits := make([]fsops.Replacement, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
+	}
+	res, err := fsops.Edit(f, t, fsops.EditOptions{Edits: edits, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormFull)})
+	if err != nil {
+		return fail(err)
+	}
+	d := res.Diff.Text
+	if d != "" && !strings.HasSuffix(d, "\n") {
+		d += "\n"
+	}
+	fence := "```"
+	for strings.Contains(d, fence) {
+		fence += "`"
+	}
+	out := fence + "diff\n" + d + fence + "\n\n"
+	if res.Diff.Omitted != "" || res.Diff.Truncated {
+		out += fmt.Sprintf("[dsh-fs: diff %s; +%d -%d lines]\n", cmp(res.Diff.Omitted, "truncated"), res.Diff.Added, res.Diff.Removed)
+	}
+	return text(out)
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return "omitted (" + a + ")"
+	}
+	return b
+}
+
+func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := fsops.Mkdir(f, t); err != nil {
+		return fail(err)
+	}
+	return text("Successfully created directory " + in.Path)
+}
+
+// list lists the folder path, every name included.
+func (m *mcpServer) list(path string, recursive bool) (*fsops.ListResult, error) {
+	f, t, err := m.begin(path)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: mcpListLimit})
+}
+
+func listNote(res *fsops.ListResult) string {
+	if !res.Truncated {
+		return ""
+	}
+	return fmt.Sprintf("\n[dsh-fs: %d of %d entries shown; dsh_ls pages through the rest]", len(res.Entries), res.Total)
+}
+
+func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }
+
+func (m *mcpServer) listDirectory(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	res, err := m.list(in.Path, false)
+	if err != nil {
+		return fail(err)
+	}
+	lines := make([]string, 0, len(res.Entries))
+	for _, e := range res.Entries {
+		lines = append(lines, dirPrefix(e)+" "+e.Name)
+	}
+	return text(strings.Join(lines, "\n") + listNote(res))
+}
+
+func dirPrefix(e fsops.Entry) string {
+	if isDir(e) {
+		return "[DIR]"
+	}
+	return "[FILE]"
+}
+
+type listSizesArgs struct {
+	Path   string `json:"path"`
+	SortBy string `json:"sortBy,omitempty" jsonschema:"Sort entries by name or size"`
+}
+
+func (m *mcpServer) listDirectoryWithSizes(_ context.Context, _ *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
+	if in.SortBy != "" && in.SortBy != "name" && in.SortBy != "size" {
+		return fail(fserr.New(fserr.InvalidArgument, `sortBy must be "name" or "size"`))
+	}
+	res, err := m.list(in.Path, false)
+	if err != nil {
+		return fail(err)
+	}
+	entries := res.Entries
+	if in.SortBy == "size" {
+		entries = slices.Clone(entries)
+		slices.SortStableFunc(entries, func(a, b fsops.Entry) int { return int(b.Size - a.Size) })
+	}
+	var lines []string
+	var files, dirs int
+	var total int64
+	for _, e := range entries {
+		size := ""
+		if isDir(e) {
+			dirs++
+		} else {
+			files++
+			total += e.Size
+			size = fmt.Sprintf("%10s", formatSize(e.Size))
+		}
+		lines = append(lines, fmt.Sprintf("%s %-30s %s", dirPrefix(e), e.Name, size))
+	}
+	lines = append(lines, "", fmt.Sprintf("Total: %d files, %d directories", files, dirs), "Combined size: "+formatSize(total))
+	return text(strings.Join(lines, "\n") + listNote(res))
+}
+
+// formatSize says a size as the official server does: "0 B", "512 B",
+// "1.50 KB".
+func formatSize(n int64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	if n <= 0 {
+		return "0 B"
+	}
+	i := int(math.Floor(math.Log(float64(n)) / math.Log(1024)))
+	i = min(i, len(units)-1)
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.2f %s", float64(n)/math.Pow(1024, float64(i)), units[i])
+}
+
+type treeArgs struct {
+	Path            string   `json:"path"`
+	ExcludePatterns []string `json:"excludePatterns,omitempty"`
+}
+
+type treeEntry struct {
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`
+	Children *[]treeEntry `json:"children,omitempty"`
+}
+
+func (m *mcpServer) directoryTree(_ context.Context, _ *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
+	for _, p := range in.ExcludePatterns {
+		if !doublestar.ValidatePattern(p) {
+			return fail(fserr.New(fserr.InvalidArgument, fmt.Sprintf("excludePatterns: %q: not a valid glob", p)))
+		}
+	}
+	res, err := m.list(in.Path, true)
+	if err != nil {
+		return fail(err)
+	}
+	root := []treeEntry{}
+	// Entries come sorted, each folder before its own entries; a folder's
+	// children slice is found again by its relative path.
+	children := map[string]*[]treeEntry{".": &root}
+	for _, e := range res.Entries {
+		if excluded(e.Name, in.ExcludePatterns) {
+			continue
+		}
+		parent, ok := children[filepath.Dir(e.Name)]
+		if !ok {
+			continue // beneath an excluded folder
+		}
+		te := treeEntry{Name: filepath.Base(e.Name), Type: "file"}
+		if isDir(e) {
+			te.Type = "directory"
+			te.Children = &[]treeEntry{}
+		}
+		*parent = append(*parent, te)
+		if te.Children != nil {
+			children[e.Name] = (*parent)[len(*parent)-1].Children
+		}
+	}
+	out, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return fail(err)
+	}
+	return text(string(out) + listNote(res))
+}
+
+// excluded matches rel against the patterns as the official server does:
+// a pattern with a "*" matches the whole relative path; one without also
+// matches at any depth and everything beneath it. Dot names count.
+func excluded(rel string, patterns []string) bool {
+	for _, p := range patterns {
+		if match(p, rel) {
+			return true
+		}
+		if !strings.Contains(p, "*") && (match("**/"+p, rel) || match("**/"+p+"/**", rel)) {
+			return true
+		}
+	}
+	return false
+}
+
+func match(pattern, name string) bool {
+	ok, _ := doublestar.Match(pattern, name)
+	return ok
+}
+
+type searchArgs struct {
+	Path            string   `json:"path"`
+	Pattern         string   `json:"pattern"`
+	ExcludePatterns []string `json:"excludePatterns,omitempty"`
+}
+
+func (m *mcpServer) searchFiles(_ context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	// Searched by its canonical path, so what is found is named by full
+	// paths, as the official server names them.
+	if t, err = f.Resolve(t.Path); err != nil {
+		return fail(err)
+	}
+	globs := []string{}
+	for _, p := range in.ExcludePatterns {
+		globs = append(globs, "!"+p)
+	}
+	res, err := fsops.Find(f, t, fsops.FindOptions{Glob: in.Pattern, Limit: mcpListLimit, MaxBytes: 16 << 20,
+		WalkOptions: fsops.WalkOptions{NoIgnore: true, Globs: globs}})
+	if err != nil {
+		return fail(err)
+	}
+	if len(res.Entries) == 0 {
+		return text("No matches found")
+	}
+	lines := make([]string, len(res.Entries))
+	for i, e := range res.Entries {
+		lines[i] = e.Path
+	}
+	out := strings.Join(lines, "\n")
+	if res.Truncated {
+		out += fmt.Sprintf("\n[dsh-fs: %d of %d matches shown; narrow the pattern]", len(res.Entries), res.Total)
+	}
+	return text(out)
+}
+
+func (m *mcpServer) getFileInfo(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := fsops.Stat(f, t)
+	if err != nil {
+		return fail(err)
+	}
+	if !res.Exists {
+		return fail(fserr.New(fserr.NotFound, "get_file_info: "+in.Path+": no such file or folder"))
+	}
+	perm := strings.TrimPrefix(res.Perm, "0")
+	lines := []string{
+		fmt.Sprintf("size: %d", res.Size),
+		"modified: " + res.Mtime,
+		fmt.Sprintf("isDirectory: %t", res.Type == fsops.TypeDir),
+		fmt.Sprintf("isFile: %t", res.Type == fsops.TypeFile),
+		"permissions: " + perm,
+		"type: " + res.Type,
+	}
+	if res.Target != "" {
+		lines = append(lines, "target: "+res.Target)
+	}
+	lines = append(lines, fmt.Sprintf("writable: %t", res.Writable))
+	if res.WritableReason != "" {
+		lines = append(lines, "writableReason: "+res.WritableReason)
+	}
+	return text(strings.Join(lines, "\n"))
+}
+
+func (m *mcpServer) listAllowedDirectories(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, textResult, error) {
+	return text("Allowed directories:\n" + strings.Join(m.allowed, "\n"))
+}
+
+// dsh tools: the CLI's results, header included, as structured content.
+
+// dshResult is a dsh tool's result: the CLI's JSON object, as text and as
+// structured content; a failure is a tool error whose structured content
+// is the CLI's failure object (the denial with its marker included).
+func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Target, result any, err error) (*mcp.CallToolResult, any, error) {
+	h := header{Op: op, Path: path, Resolved: t.Path, Mode: string(m.settings.Policy.Mode)}
+	if f != nil {
+		h.Mode = string(f.Mode())
+	}
+	if err != nil {
+		fl := newFailure(h, err)
+		raw, jerr := json.Marshal(fl)
+		if jerr != nil {
+			return nil, nil, jerr
+		}
+		msg := toolError(err).Error()
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg + "\n" + string(raw)}}}, json.RawMessage(raw), nil
+	}
+	h.OK = true
+	raw, jerr := resultJSON(h, result)
+	if jerr != nil {
+		return nil, nil, jerr
+	}
+	return nil, raw, nil
+}
+
+type dshReadArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, counted from 1"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"most lines to return (default read_max_lines)"`
+}
+
+func (m *mcpServer) dshRead(_ context.Context, _ *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(in.Path)
+	var res *fsops.ReadResult
+	if err == nil {
+		limit := m.settings.ReadMaxLines
+		if in.Limit != 0 {
+			limit = in.Limit
+		}
+		res, err = fsops.Read(f, t, fsops.ReadOptions{Offset: in.Offset, Limit: limit, MaxBytes: m.settings.ReadMaxBytes})
+	}
+	return m.dshResult("read", in.Path, f, t, res, err)
+}
+
+type dshWriteArgs struct {
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	IfMatch   string `json:"if_match,omitempty" jsonschema:"write only if the current content has this sha256"`
+	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing file unseen"`
+	Mkdir     bool   `json:"mkdir,omitempty" jsonschema:"create missing parent folders"`
+	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+}
+
+func (m *mcpServer) dshWrite(_ context.Context, _ *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(in.Path)
+	var res *fsops.WriteResult
+	if err == nil {
+		res, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, IfMatch: in.IfMatch,
+			Overwrite: in.Overwrite, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
+	}
+	return m.dshResult("write", in.Path, f, t, res, err)
+}
+
+type dshEditArgs struct {
+	Path    string              `json:"path"`
+	Edits   []fsops.Replacement `json:"edits" jsonschema:"applied in order, all or none; each old must occur exactly once unless replace_all"`
+	IfMatch string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
+	DryRun  bool                `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+}
+
+func (m *mcpServer) dshEdit(_ context.Context, _ *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(in.Path)
+	var res *fsops.EditResult
+	if err == nil {
+		if len(in.Edits) == 0 {
+			err = fserr.New(fserr.InvalidArgument, "edit: edits: give at least one {old, new}")
+		} else {
+			res, err = fsops.Edit(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
+		}
+	}
+	return m.dshResult("edit", in.Path, f, t, res, err)
+}
+
+type dshLsArgs struct {
+	Path      string `json:"path,omitempty" jsonschema:"the folder (default the session cwd)"`
+	All       bool   `json:"all,omitempty" jsonschema:"include names that start with a dot"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"descend into folders (never through symlinks)"`
+	Depth     int    `json:"depth,omitempty" jsonschema:"how many levels to list, 1 or more"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"most entries to return (default 1000)"`
+}
+
+func (m *mcpServer) dshLs(_ context.Context, _ *mcp.CallToolRequest, in dshLsArgs) (*mcp.CallToolResult, any, error) {
+	if in.Path == "" {
+		in.Path = "."
+	}
+	if in.Limit == 0 {
+		in.Limit = fsops.DefaultListLimit
+	}
+	f, t, err := m.begin(in.Path)
+	var res *fsops.ListResult
+	if err == nil {
+		res, err = fsops.List(f, t, fsops.ListOptions{All: in.All, Recursive: in.Recursive, Depth: in.Depth, Limit: in.Limit})
+	}
+	return m.dshResult("ls", in.Path, f, t, res, err)
+}
+
+func (m *mcpServer) dshStat(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(in.Path)
+	var res *fsops.StatResult
+	if err == nil {
+		res, err = fsops.Stat(f, t)
+	}
+	return m.dshResult("stat", in.Path, f, t, res, err)
+}
+
+func (m *mcpServer) dshPolicy(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	f := sandbox.NewFence(m.settings.Policy)
+	roots, err := f.Roots()
+	var res policyResult
+	if err == nil {
+		res, err = newPolicyResult(m.settings, roots)
+	}
+	return m.dshResult("policy", "", f, sandbox.Target{}, res, err)
+}

@@ -1,0 +1,417 @@
+package main
+
+// dsh-fs mcp (issue 15) run as a real subprocess over stdio, driven by the
+// official Go SDK's own client: the tools it lists, each tool's success
+// and failure, and the fence holding for a long-lived process.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpLayout is a workspace (the allowed folder) and a folder outside it,
+// both canonical.
+func mcpLayout(t *testing.T) (ws, outside string) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside = filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	writeTree(t, ws, map[string]string{
+		"a.txt":          "one\ntwo\nthree\nfour\nfive\n",
+		"dup.txt":        "x = 1\nx = 1\n",
+		"crlf.txt":       "\ufeffalpha\r\nbeta\r\n",
+		"src/main.go":    "package main\n",
+		"src/util/u.go":  "package util\n",
+		"node_modules/m": "m\n",
+		".hidden":        "h\n",
+	})
+	writeTree(t, outside, map[string]string{"keep.txt": "keep\n"})
+	return ws, outside
+}
+
+// mcpStart starts dsh-fs mcp ARGS in ws and connects the SDK's client to
+// it. The child's environment is procEnv's without DSH_FS_CWD: the DIR
+// arguments name the workspace.
+func mcpStart(t *testing.T, ws string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	var env []string
+	for _, kv := range procEnv(t, ws) {
+		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
+			env = append(env, kv)
+		}
+	}
+	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
+	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect to dsh-fs mcp: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); cancel() })
+	return s
+}
+
+// mcpCall calls a tool and returns its result; a protocol error fails
+// the test.
+func mcpCall(t *testing.T, s *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func mcpText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func mcpTools(t *testing.T, s *mcp.ClientSession) map[string]*mcp.Tool {
+	t.Helper()
+	res, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		tools[tool.Name] = tool
+	}
+	return tools
+}
+
+var mcpMutating = []string{"write_file", "edit_file", "create_directory", "dsh_write", "dsh_edit"}
+
+// TestMcpListTools: every tool is listed with the official server's
+// annotations; read-only mode registers no tool that mutates.
+func TestMcpListTools(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	all := []string{"read_text_file", "read_file", "read_multiple_files", "write_file", "edit_file", "create_directory",
+		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
+		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_ls", "dsh_stat", "dsh_policy"}
+	tools := mcpTools(t, mcpStart(t, ws, ws))
+	for _, name := range all {
+		tool, ok := tools[name]
+		if !ok {
+			t.Errorf("tool %s not listed", name)
+			continue
+		}
+		ro := tool.Annotations != nil && tool.Annotations.ReadOnlyHint
+		if ro == slices.Contains(mcpMutating, name) {
+			t.Errorf("%s: readOnlyHint %v", name, ro)
+		}
+	}
+	if len(tools) != len(all) {
+		t.Errorf("%d tools listed, want %d", len(tools), len(all))
+	}
+	if a := tools["write_file"].Annotations; !a.IdempotentHint || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Errorf("write_file annotations %+v", a)
+	}
+	if a := tools["create_directory"].Annotations; !a.IdempotentHint || a.DestructiveHint == nil || *a.DestructiveHint {
+		t.Errorf("create_directory annotations %+v", a)
+	}
+
+	t.Run("read-only", func(t *testing.T) {
+		s := mcpStart(t, ws, "--mode", "read-only", ws)
+		tools := mcpTools(t, s)
+		for _, name := range mcpMutating {
+			if _, ok := tools[name]; ok {
+				t.Errorf("read-only mode lists %s", name)
+			}
+		}
+		if len(tools) != len(all)-len(mcpMutating) {
+			t.Errorf("%d tools listed, want %d", len(tools), len(all)-len(mcpMutating))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+		defer cancel()
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "x"}})
+		if err == nil && !res.IsError {
+			t.Errorf("write_file in read-only mode: %s", mcpText(res))
+		}
+		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\nthree\nfour\nfive\n" {
+			t.Errorf("a.txt = %q", got)
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestMcpDropIn calls each drop-in tool with the official server's
+// arguments, for success and for failure, and checks the text and the
+// disk.
+func TestMcpDropIn(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	s := mcpStart(t, ws, ws)
+	marker := "[sandbox: file access denied under workspace-write mode]"
+	for _, tc := range []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		isError bool
+		want    []string // substrings of the text
+		exact   string   // the whole text, when set
+		check   func(t *testing.T)
+	}{
+		{name: "read whole", tool: "read_text_file", args: map[string]any{"path": "a.txt"}, exact: "one\ntwo\nthree\nfour\nfive\n"},
+		{name: "read head", tool: "read_text_file", args: map[string]any{"path": "a.txt", "head": 2}, exact: "one\ntwo\n"},
+		{name: "read tail", tool: "read_text_file", args: map[string]any{"path": "a.txt", "tail": 2}, exact: "four\nfive\n"},
+		{name: "read head and tail", tool: "read_text_file", args: map[string]any{"path": "a.txt", "head": 1, "tail": 1}, isError: true, want: []string{"Cannot specify both head and tail", "FS_INVALID_ARGUMENT"}},
+		{name: "read missing", tool: "read_text_file", args: map[string]any{"path": "nope.txt"}, isError: true, want: []string{"FS_NOT_FOUND"}},
+		{name: "read_file alias", tool: "read_file", args: map[string]any{"path": filepath.Join(ws, "src/main.go")}, exact: "package main\n"},
+		{name: "read multiple, one missing", tool: "read_multiple_files", args: map[string]any{"paths": []string{"a.txt", "nope.txt", "src/main.go"}},
+			want: []string{"a.txt:\none\n", "\n---\nnope.txt: Error - ", "FS_NOT_FOUND", "\n---\nsrc/main.go:\npackage main\n"}},
+		{name: "read multiple, none", tool: "read_multiple_files", args: map[string]any{"paths": []string{}}, isError: true, want: []string{"At least one file path"}},
+		{name: "write", tool: "write_file", args: map[string]any{"path": "new.txt", "content": "hello\n"}, exact: "Successfully wrote to new.txt",
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "new.txt")); got != "hello\n" {
+					t.Errorf("new.txt = %q", got)
+				}
+			}},
+		{name: "write replaces", tool: "write_file", args: map[string]any{"path": "new.txt", "content": "again\n"}, exact: "Successfully wrote to new.txt"},
+		{name: "write outside", tool: "write_file", args: map[string]any{"path": filepath.Join(outside, "pwned.txt"), "content": "x"}, isError: true,
+			want: []string{marker, "FS_SANDBOX_DENIED", "outside writable roots"},
+			check: func(t *testing.T) {
+				if _, err := os.Lstat(filepath.Join(outside, "pwned.txt")); err == nil {
+					t.Error("outside/pwned.txt was written")
+				}
+			}},
+		{name: "write through ..", tool: "write_file", args: map[string]any{"path": "../outside/keep.txt", "content": "x"}, isError: true, want: []string{marker},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
+					t.Errorf("outside/keep.txt = %q", got)
+				}
+			}},
+		{name: "write protected .git", tool: "write_file", args: map[string]any{"path": ".git/config", "content": "x"}, isError: true, want: []string{marker, "protected"}},
+		{name: "edit", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "two", "newText": "TWO"}, {"oldText": "four\n", "newText": ""}}},
+			want: []string{"```diff\n", "-two\n+TWO\n", "-four\n", "```\n\n"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+					t.Errorf("a.txt = %q", got)
+				}
+			}},
+		{name: "edit dry run", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "one", "newText": "ONE"}}, "dryRun": true},
+			want: []string{"-one\n+ONE\n"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+					t.Errorf("a dry run changed a.txt: %q", got)
+				}
+			}},
+		{name: "edit ambiguous refused", tool: "edit_file", args: map[string]any{"path": "dup.txt", "edits": []map[string]string{{"oldText": "x = 1", "newText": "x = 2"}}},
+			isError: true, want: []string{"FS_EDIT_AMBIGUOUS", "lines 1, 2"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
+					t.Errorf("dup.txt = %q", got)
+				}
+			}},
+		{name: "edit all or none", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "one", "newText": "ONE"}, {"oldText": "absent", "newText": "x"}}},
+			isError: true, want: []string{"FS_EDIT_NO_MATCH"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+					t.Errorf("a failed edit changed a.txt: %q", got)
+				}
+			}},
+		{name: "edit keeps CRLF and BOM", tool: "edit_file", args: map[string]any{"path": "crlf.txt", "edits": []map[string]string{{"oldText": "alpha\nbeta", "newText": "alpha\ngamma"}}},
+			want: []string{"+gamma"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "crlf.txt")); got != "\ufeffalpha\r\ngamma\r\n" {
+					t.Errorf("crlf.txt = %q", got)
+				}
+			}},
+		{name: "edit outside", tool: "edit_file", args: map[string]any{"path": filepath.Join(outside, "keep.txt"), "edits": []map[string]string{{"oldText": "keep", "newText": "x"}}},
+			isError: true, want: []string{marker}},
+		{name: "mkdir", tool: "create_directory", args: map[string]any{"path": "d/e/f"}, exact: "Successfully created directory d/e/f",
+			check: func(t *testing.T) {
+				if fi, err := os.Stat(filepath.Join(ws, "d/e/f")); err != nil || !fi.IsDir() {
+					t.Errorf("d/e/f: %v", err)
+				}
+			}},
+		{name: "mkdir again", tool: "create_directory", args: map[string]any{"path": "d/e/f"}, exact: "Successfully created directory d/e/f"},
+		{name: "mkdir the allowed folder", tool: "create_directory", args: map[string]any{"path": ws}, exact: "Successfully created directory " + ws},
+		{name: "mkdir over a file", tool: "create_directory", args: map[string]any{"path": "a.txt"}, isError: true, want: []string{"FS_EXISTS"}},
+		{name: "mkdir outside", tool: "create_directory", args: map[string]any{"path": filepath.Join(outside, "d")}, isError: true, want: []string{marker},
+			check: func(t *testing.T) {
+				if _, err := os.Lstat(filepath.Join(outside, "d")); err == nil {
+					t.Error("outside/d was made")
+				}
+			}},
+		{name: "list", tool: "list_directory", args: map[string]any{"path": "src"}, exact: "[FILE] main.go\n[DIR] util"},
+		{name: "list missing", tool: "list_directory", args: map[string]any{"path": "nope"}, isError: true, want: []string{"FS_NOT_FOUND"}},
+		{name: "list with sizes", tool: "list_directory_with_sizes", args: map[string]any{"path": "src", "sortBy": "size"},
+			// A folder's size is its own (tens of bytes on tmpfs, 4096 on ext4), as the official server's
+			// fs.stat gives it: it sorts first.
+			exact: fmt.Sprintf("[DIR] %-30s \n[FILE] %-30s %10s\n\nTotal: 1 files, 1 directories\nCombined size: 13 B", "util", "main.go", "13 B")},
+		{name: "list with sizes by name", tool: "list_directory_with_sizes", args: map[string]any{"path": "src"},
+			exact: fmt.Sprintf("[FILE] %-30s %10s\n[DIR] %-30s \n\nTotal: 1 files, 1 directories\nCombined size: 13 B", "main.go", "13 B", "util")},
+		{name: "list with sizes, bad sort", tool: "list_directory_with_sizes", args: map[string]any{"path": "src", "sortBy": "date"}, isError: true},
+		{name: "tree", tool: "directory_tree", args: map[string]any{"path": "src"},
+			exact: "[\n  {\n    \"name\": \"main.go\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"util\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"u.go\",\n        \"type\": \"file\"\n      }\n    ]\n  }\n]"},
+		{name: "tree excludes", tool: "directory_tree", args: map[string]any{"path": ".", "excludePatterns": []string{"node_modules", "*.txt", "d", "src"}},
+			exact: "[\n  {\n    \"name\": \".hidden\",\n    \"type\": \"file\"\n  }\n]"},
+		{name: "search", tool: "search_files", args: map[string]any{"path": ".", "pattern": "**/*.go"},
+			exact: filepath.Join(ws, "src/main.go") + "\n" + filepath.Join(ws, "src/util/u.go")},
+		{name: "search excludes", tool: "search_files", args: map[string]any{"path": ".", "pattern": "**/*.go", "excludePatterns": []string{"src/util"}},
+			exact: filepath.Join(ws, "src/main.go")},
+		{name: "search, nothing", tool: "search_files", args: map[string]any{"path": ".", "pattern": "*.rs"}, exact: "No matches found"},
+		{name: "info", tool: "get_file_info", args: map[string]any{"path": "src/main.go"},
+			want: []string{"size: 13\n", "modified: ", "isDirectory: false\n", "isFile: true\n", "permissions: 644\n", "writable: true"}},
+		{name: "info outside", tool: "get_file_info", args: map[string]any{"path": filepath.Join(outside, "keep.txt")},
+			want: []string{"isFile: true", "writable: false", "writableReason: outside writable roots"}},
+		{name: "info missing", tool: "get_file_info", args: map[string]any{"path": "nope"}, isError: true, want: []string{"FS_NOT_FOUND"}},
+		{name: "allowed", tool: "list_allowed_directories", args: map[string]any{}, exact: "Allowed directories:\n" + ws},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := mcpCall(t, s, tc.tool, tc.args)
+			got := mcpText(res)
+			if res.IsError != tc.isError {
+				t.Errorf("isError %v, want %v: %s", res.IsError, tc.isError, got)
+			}
+			if tc.exact != "" && got != tc.exact {
+				t.Errorf("text\n%q\nwant\n%q", got, tc.exact)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text %q lacks %q", got, w)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t)
+			}
+		})
+	}
+}
+
+// TestMcpManyWrites: one server process makes many mutations, each with
+// a fence of its own; the kernel layer is applied once, not stacked per
+// call (Landlock allows 16 layers), and still holds outside.
+func TestMcpManyWrites(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	s := mcpStart(t, ws, ws)
+	for i := range 40 {
+		if res := mcpCall(t, s, "write_file", map[string]any{"path": "n.txt", "content": strings.Repeat("x", i)}); res.IsError {
+			t.Fatalf("write %d: %s", i, mcpText(res))
+		}
+	}
+	if res := mcpCall(t, s, "create_directory", map[string]any{"path": filepath.Join(outside, "late")}); !res.IsError {
+		t.Fatal("a late mkdir outside passed")
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "late")); err == nil {
+		t.Fatal("outside/late exists")
+	}
+}
+
+// TestMcpDshTools: the dsh tools return the CLI's JSON results as
+// structured content, failures included.
+func TestMcpDshTools(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	s := mcpStart(t, ws, ws)
+	structured := func(t *testing.T, res *mcp.CallToolResult) map[string]any {
+		t.Helper()
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("structured content %s: %v", b, err)
+		}
+		return m
+	}
+
+	res := mcpCall(t, s, "dsh_read", map[string]any{"path": "a.txt", "offset": 2, "limit": 2})
+	r := structured(t, res)
+	if res.IsError || r["ok"] != true || r["op"] != "read" || r["content"] != "two\nthree\n" || r["sha256"] != sha256Hex([]byte("one\ntwo\nthree\nfour\nfive\n")) {
+		t.Errorf("dsh_read: %v", r)
+	}
+	sum := r["sha256"].(string)
+
+	res = mcpCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n"})
+	if r := structured(t, res); !res.IsError || r["ok"] != false || r["error"].(map[string]any)["code"] != "FS_EXISTS" {
+		t.Errorf("dsh_write over an existing file unseen: %v", r)
+	}
+	res = mcpCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n", "if_match": sum})
+	if r := structured(t, res); res.IsError || r["ok"] != true || r["created"] != false {
+		t.Errorf("dsh_write if_match: %v", r)
+	}
+
+	res = mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x"), "content": "x"})
+	r = structured(t, res)
+	if !res.IsError || r["marker"] != "[sandbox: file access denied under workspace-write mode]" || r["error"].(map[string]any)["code"] != "FS_SANDBOX_DENIED" {
+		t.Errorf("dsh_write outside: %v", r)
+	}
+	if !strings.Contains(mcpText(res), "[sandbox: file access denied under workspace-write mode]") {
+		t.Errorf("dsh_write outside text: %s", mcpText(res))
+	}
+
+	res = mcpCall(t, s, "dsh_edit", map[string]any{"path": "dup.txt", "edits": []map[string]any{{"old": "x = 1", "new": "x = 2", "replace_all": true}}})
+	if r := structured(t, res); res.IsError || r["replacements"] != float64(2) {
+		t.Errorf("dsh_edit replace_all: %v", r)
+	}
+	res = mcpCall(t, s, "dsh_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{}})
+	if r := structured(t, res); !res.IsError || r["error"].(map[string]any)["code"] != "FS_INVALID_ARGUMENT" {
+		t.Errorf("dsh_edit without edits: %v", r)
+	}
+
+	res = mcpCall(t, s, "dsh_ls", map[string]any{"path": "src", "recursive": true})
+	if r := structured(t, res); res.IsError || r["total"] != float64(3) {
+		t.Errorf("dsh_ls: %v", r)
+	}
+	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": filepath.Join(outside, "keep.txt")})
+	if r := structured(t, res); res.IsError || r["exists"] != true || r["writable"] != false {
+		t.Errorf("dsh_stat: %v", r)
+	}
+
+	res = mcpCall(t, s, "dsh_policy", map[string]any{})
+	r = structured(t, res)
+	if res.IsError || r["mode"] != "workspace-write" {
+		t.Fatalf("dsh_policy: %v", r)
+	}
+	var cwdOrigin any
+	for _, v := range r["settings"].([]any) {
+		if v := v.(map[string]any); v["key"] == "cwd" {
+			cwdOrigin = v
+		}
+	}
+	if o, _ := cwdOrigin.(map[string]any); o["origin"] != "command-line" || o["trust"] != "trusted" || o["value"] != ws {
+		t.Errorf("cwd setting %v", cwdOrigin)
+	}
+}
+
+// TestMcpColdStart: the time from starting dsh-fs mcp to the answer of
+// its first call, logged (go test -v -run TestMcpColdStart).
+func TestMcpColdStart(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	start := time.Now()
+	s := mcpStart(t, ws, ws)
+	if res := mcpCall(t, s, "get_file_info", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Fatal(mcpText(res))
+	}
+	t.Logf("cold start to the first answer: %v", time.Since(start))
+}

@@ -101,13 +101,13 @@ func mcpTools(t *testing.T, s *mcp.ClientSession) map[string]*mcp.Tool {
 	return tools
 }
 
-var mcpMutating = []string{"write_file", "edit_file", "create_directory", "dsh_write", "dsh_edit"}
+var mcpMutating = []string{"write_file", "edit_file", "create_directory", "move_file", "dsh_write", "dsh_edit"}
 
 // TestMcpListTools: every tool is listed with the official server's
 // annotations; read-only mode registers no tool that mutates.
 func TestMcpListTools(t *testing.T) {
 	ws, _ := mcpLayout(t)
-	all := []string{"read_text_file", "read_file", "read_multiple_files", "write_file", "edit_file", "create_directory",
+	all := []string{"read_text_file", "read_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
 		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
 		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_ls", "dsh_stat", "dsh_policy"}
 	tools := mcpTools(t, mcpStart(t, ws, ws))
@@ -262,6 +262,32 @@ func TestMcpDropIn(t *testing.T) {
 					t.Error("outside/d was made")
 				}
 			}},
+		{name: "move", tool: "move_file", args: map[string]any{"source": "d/e", "destination": "moved"}, exact: "Successfully moved d/e to moved",
+			check: func(t *testing.T) {
+				if fi, err := os.Stat(filepath.Join(ws, "moved/f")); err != nil || !fi.IsDir() {
+					t.Errorf("moved/f: %v", err)
+				}
+			}},
+		{name: "move never replaces", tool: "move_file", args: map[string]any{"source": "dup.txt", "destination": "a.txt"}, isError: true, want: []string{"FS_EXISTS"},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
+					t.Errorf("dup.txt = %q", got)
+				}
+			}},
+		{name: "move missing", tool: "move_file", args: map[string]any{"source": "nope", "destination": "nope2"}, isError: true, want: []string{"FS_NOT_FOUND"}},
+		{name: "move out", tool: "move_file", args: map[string]any{"source": "dup.txt", "destination": filepath.Join(outside, "dup.txt")}, isError: true, want: []string{marker},
+			check: func(t *testing.T) {
+				if _, err := os.Lstat(filepath.Join(outside, "dup.txt")); err == nil {
+					t.Error("dup.txt was moved outside")
+				}
+			}},
+		{name: "move in from outside", tool: "move_file", args: map[string]any{"source": filepath.Join(outside, "keep.txt"), "destination": "stolen.txt"}, isError: true, want: []string{marker},
+			check: func(t *testing.T) {
+				if got := readFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
+					t.Errorf("outside/keep.txt = %q", got)
+				}
+			}},
+		{name: "move into .git", tool: "move_file", args: map[string]any{"source": "dup.txt", "destination": ".git/hooks/pre-commit"}, isError: true, want: []string{marker, "protected"}},
 		{name: "list", tool: "list_directory", args: map[string]any{"path": "src"}, exact: "[FILE] main.go\n[DIR] util"},
 		{name: "list missing", tool: "list_directory", args: map[string]any{"path": "nope"}, isError: true, want: []string{"FS_NOT_FOUND"}},
 		{name: "list with sizes", tool: "list_directory_with_sizes", args: map[string]any{"path": "src", "sortBy": "size"},
@@ -274,7 +300,8 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "tree", tool: "directory_tree", args: map[string]any{"path": "src"},
 			exact: "[\n  {\n    \"name\": \"main.go\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"util\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"u.go\",\n        \"type\": \"file\"\n      }\n    ]\n  }\n]"},
 		{name: "tree excludes", tool: "directory_tree", args: map[string]any{"path": ".", "excludePatterns": []string{"node_modules", "*.txt", "d", "src"}},
-			exact: "[\n  {\n    \"name\": \".hidden\",\n    \"type\": \"file\"\n  }\n]"},
+			// An empty folder has "children": [], as the official server's.
+			exact: "[\n  {\n    \"name\": \".hidden\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"moved\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"f\",\n        \"type\": \"directory\",\n        \"children\": []\n      }\n    ]\n  }\n]"},
 		{name: "search", tool: "search_files", args: map[string]any{"path": ".", "pattern": "**/*.go"},
 			exact: filepath.Join(ws, "src/main.go") + "\n" + filepath.Join(ws, "src/util/u.go")},
 		{name: "search excludes", tool: "search_files", args: map[string]any{"path": ".", "pattern": "**/*.go", "excludePatterns": []string{"src/util"}},

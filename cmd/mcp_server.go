@@ -96,6 +96,9 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "Replace exact text in a file and return a unified diff. Each oldText must occur exactly once (otherwise nothing changes and the error gives the lines of the matches, or the closest region); all edits apply or none. " +
 				"Line endings (CRLF) and a BOM are kept: write \\n in oldText. dryRun previews the diff."}, m.editFile)
+		mcp.AddTool(srv, &mcp.Tool{Name: "move_file", Title: "Move File",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false)},
+			Description: "Move or rename a file or folder. The destination must not exist: a move never replaces. Both ends only inside the writable roots; a symlink is moved as a link."}, m.moveFile)
 		mcp.AddTool(srv, &mcp.Tool{Name: "create_directory", Title: "Create Directory",
 			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false)},
 			Description: "Create a folder and its missing parents; one that exists already is no error. Only inside the writable roots."}, m.createDirectory)
@@ -322,6 +325,26 @@ func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, i
 		return fail(err)
 	}
 	return text("Successfully created directory " + in.Path)
+}
+
+type moveArgs struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+func (m *mcpServer) moveFile(_ context.Context, _ *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
+	f, src, err := m.begin(in.Source)
+	if err != nil {
+		return fail(err)
+	}
+	dst, err := f.Resolve(in.Destination)
+	if err != nil {
+		return fail(err)
+	}
+	if err := fsops.Move(f, src, dst); err != nil {
+		return fail(err)
+	}
+	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }
 
 // list lists the folder path, every name included.

@@ -506,3 +506,27 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 	}
 	return false, nil
 }
+
+// Rename moves name in the folder d to toName in the folder to, through
+// both handles and with RENAME_NOREPLACE: what is at the destination is
+// never replaced (FS_EXISTS), and a symlink is moved as a link, never
+// followed.
+func (d *Dir) Rename(name string, to *Dir, toName string) error {
+	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fserr.New(fserr.Exists, "move: "+filepath.Join(to.Path, toName)+": exists; a move never replaces")
+	}
+	return d.refused(&os.PathError{Op: "rename", Path: filepath.Join(d.Path, name), Err: err})
+}
+
+// LocksRoot reports whether opening the folder of t for a mutation takes
+// the lock on its writable root (a part of a git directory at the top of
+// the root, see openConfined): a caller that opens two such folders of
+// one root at once would wait on itself.
+func LocksRoot(t Target) bool {
+	first, _, _ := strings.Cut(t.Rel, string(filepath.Separator))
+	return t.Root != "" && slices.Contains(gitDirParts, first)
+}

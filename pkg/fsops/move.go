@@ -1,0 +1,43 @@
+package fsops
+
+import (
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// Move renames the file or folder src to dst, which must not exist: it
+// never replaces. Both are mutations the fence decides (taking a file out
+// of a protected path is one, as is putting one there), neither may be
+// under deny_read, and the rename runs between the two confined folder
+// handles, so a folder swapped for a symlink on either side is refused,
+// never followed. A symlink is moved as a link.
+func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
+	for _, t := range []sandbox.Target{src, dst} {
+		if err := f.CheckRead("move", t); err != nil {
+			return err
+		}
+	}
+	if err := f.CheckWrite("move", &src); err != nil {
+		return err
+	}
+	if err := f.CheckWrite("move", &dst); err != nil {
+		return err
+	}
+	if src.Root == dst.Root && sandbox.LocksRoot(src) && sandbox.LocksRoot(dst) {
+		return fserr.New(fserr.InvalidArgument, "move: "+src.Given+" to "+dst.Given+": both are parts of a git directory at the top of a writable root; move them one step at a time")
+	}
+	if err := f.Enforce(); err != nil {
+		return err
+	}
+	to, toName, err := f.OpenDir("move", dst, false)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	from, fromName, err := f.OpenDir("move", src, false)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	return fserr.FromOS("move", src.Given, from.Rename(fromName, to, toName))
+}

@@ -35,6 +35,7 @@ func mcpLayout(t *testing.T) (ws, outside string) {
 		"src/main.go":    "package main\n",
 		"src/util/u.go":  "package util\n",
 		"node_modules/m": "m\n",
+		"img.png":        "\x89PNG\r\n\x1a\n",
 		".hidden":        "h\n",
 	})
 	writeTree(t, outside, map[string]string{"keep.txt": "keep\n"})
@@ -46,11 +47,20 @@ func mcpLayout(t *testing.T) (ws, outside string) {
 // arguments name the workspace.
 func mcpStart(t *testing.T, ws string, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return mcpStartSystem(t, ws, "", args...)
+}
+
+// mcpStartSystem is mcpStart with a trusted system config file.
+func mcpStartSystem(t *testing.T, ws, system string, args ...string) *mcp.ClientSession {
+	t.Helper()
 	var env []string
 	for _, kv := range procEnv(t, ws) {
 		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
 			env = append(env, kv)
 		}
+	}
+	if system != "" {
+		writeSystemConfig(t, env, system)
 	}
 	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
 	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
@@ -107,7 +117,7 @@ var mcpMutating = []string{"write_file", "edit_file", "create_directory", "move_
 // annotations; read-only mode registers no tool that mutates.
 func TestMcpListTools(t *testing.T) {
 	ws, _ := mcpLayout(t)
-	all := []string{"read_text_file", "read_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
+	all := []string{"read_text_file", "read_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
 		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
 		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_ls", "dsh_stat", "dsh_policy"}
 	tools := mcpTools(t, mcpStart(t, ws, ws))
@@ -299,7 +309,7 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "list with sizes, bad sort", tool: "list_directory_with_sizes", args: map[string]any{"path": "src", "sortBy": "date"}, isError: true},
 		{name: "tree", tool: "directory_tree", args: map[string]any{"path": "src"},
 			exact: "[\n  {\n    \"name\": \"main.go\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"util\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"u.go\",\n        \"type\": \"file\"\n      }\n    ]\n  }\n]"},
-		{name: "tree excludes", tool: "directory_tree", args: map[string]any{"path": ".", "excludePatterns": []string{"node_modules", "*.txt", "d", "src"}},
+		{name: "tree excludes", tool: "directory_tree", args: map[string]any{"path": ".", "excludePatterns": []string{"node_modules", "*.txt", "*.png", "d", "src"}},
 			// An empty folder has "children": [], as the official server's.
 			exact: "[\n  {\n    \"name\": \".hidden\",\n    \"type\": \"file\"\n  },\n  {\n    \"name\": \"moved\",\n    \"type\": \"directory\",\n    \"children\": [\n      {\n        \"name\": \"f\",\n        \"type\": \"directory\",\n        \"children\": []\n      }\n    ]\n  }\n]"},
 		{name: "search", tool: "search_files", args: map[string]any{"path": ".", "pattern": "**/*.go"},
@@ -332,6 +342,64 @@ func TestMcpDropIn(t *testing.T) {
 				tc.check(t)
 			}
 		})
+	}
+}
+
+// TestMcpReadMedia: an image comes back as image content with its MIME
+// type and its bytes.
+func TestMcpReadMedia(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	s := mcpStart(t, ws, ws)
+	res := mcpCall(t, s, "read_media_file", map[string]any{"path": "img.png"})
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("read_media_file: %+v", res)
+	}
+	img, ok := res.Content[0].(*mcp.ImageContent)
+	if !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG\r\n\x1a\n" {
+		t.Errorf("content %#v", res.Content[0])
+	}
+	res = mcpCall(t, s, "read_media_file", map[string]any{"path": "nope.png"})
+	if !res.IsError || !strings.Contains(mcpText(res), "FS_NOT_FOUND") {
+		t.Errorf("missing file: %s", mcpText(res))
+	}
+}
+
+// TestMcpDenyRead: a trusted deny_read glob holds for every tool that
+// reads, lists or searches; the file is never shown.
+func TestMcpDenyRead(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	writeTree(t, ws, map[string]string{".env": "SECRET=hunter2\n"})
+	s := mcpStartSystem(t, ws, "deny_read: [\"**/.env\"]\n", ws)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_text_file", map[string]any{"path": ".env"}},
+		{"read_media_file", map[string]any{"path": ".env"}},
+		{"get_file_info", map[string]any{"path": ".env"}},
+		{"write_file", map[string]any{"path": ".env", "content": "x"}},
+		{"edit_file", map[string]any{"path": ".env", "edits": []map[string]string{{"oldText": "hunter2", "newText": "x"}}}},
+		{"dsh_read", map[string]any{"path": ".env"}},
+	} {
+		res := mcpCall(t, s, c.tool, c.args)
+		if got := mcpText(res); !res.IsError || !strings.Contains(got, "[sandbox: file access denied under workspace-write mode]") || !strings.Contains(got, "deny_read") || strings.Contains(got, "hunter2") {
+			t.Errorf("%s: isError %v: %s", c.tool, res.IsError, got)
+		}
+	}
+	res := mcpCall(t, s, "read_multiple_files", map[string]any{"paths": []string{".env", "a.txt"}})
+	if got := mcpText(res); strings.Contains(got, "hunter2") || !strings.Contains(got, ".env: Error - ") || !strings.Contains(got, "a.txt:\none\n") {
+		t.Errorf("read_multiple_files: %s", got)
+	}
+	for _, tool := range []string{"list_directory", "directory_tree"} {
+		if got := mcpText(mcpCall(t, s, tool, map[string]any{"path": "."})); strings.Contains(got, ".env") {
+			t.Errorf("%s shows .env: %s", tool, got)
+		}
+	}
+	if got := mcpText(mcpCall(t, s, "search_files", map[string]any{"path": ".", "pattern": "**/.env"})); got != "No matches found" {
+		t.Errorf("search_files: %s", got)
+	}
+	if got := readFile(t, filepath.Join(ws, ".env")); got != "SECRET=hunter2\n" {
+		t.Errorf(".env = %q", got)
 	}
 }
 

@@ -33,7 +33,7 @@ func NewCmdMcp(app *App, runF func(*McpOptions) error) *cobra.Command {
 		Use:   "mcp [DIR...]",
 		Short: "Serve the file tools over the Model Context Protocol (stdio), behind the same fence",
 		Long: `mcp serves dsh-fs's operations to an MCP client over stdin and stdout: the
-official filesystem server's tools (read_text_file, write_file, edit_file…),
+official filesystem server's tools (read_text_file, write_file, edit_file, move_file…),
 under the same names and arguments, and dsh_read, dsh_write, dsh_edit, dsh_ls,
 dsh_stat and dsh_policy with the CLI's JSON results.
 

@@ -74,6 +74,8 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 	alias.Name, alias.Title = "read_file", "Read File (Deprecated)"
 	alias.Description = "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."
 	mcp.AddTool(srv, &alias, m.readTextFile)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_media_file", Title: "Read Media File", Annotations: readOnly,
+		Description: "Read an image or audio file (at most 16 MiB) and return it base64-encoded with its MIME type, as image or audio content; another type comes as an embedded blob."}, m.readMediaFile)
 	mcp.AddTool(srv, &mcp.Tool{Name: "read_multiple_files", Title: "Read Multiple Files", Annotations: readOnly,
 		Description: "Read several files at once. Each file's content is returned with its path; a file that cannot be read gives its error in its place and the others are still returned."}, m.readMultipleFiles)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Title: "List Directory", Annotations: readOnly,
@@ -226,6 +228,61 @@ func (m *mcpServer) readText(path string, head, tail *int) (string, error) {
 			m.settings.ReadMaxBytes, res.EndLine, res.TotalLines, res.NextOffset)
 	}
 	return content, nil
+}
+
+// mcpMediaMaxBytes bounds read_media_file: the file is held in memory
+// and sent base64-encoded in one message.
+const mcpMediaMaxBytes = 16 << 20
+
+// mediaTypes are the official server's MIME types by extension.
+var mediaTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+	".bmp": "image/bmp", ".svg": "image/svg+xml", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg",
+	".flac": "audio/flac",
+}
+
+// cappedBuffer holds at most limit bytes and fails past them.
+type cappedBuffer struct {
+	buf   []byte
+	limit int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if len(c.buf)+len(p) > c.limit {
+		return 0, errTooLarge
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+var errTooLarge = errors.New("too large")
+
+func (m *mcpServer) readMediaFile(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(in.Path)
+	if err != nil {
+		return nil, nil, toolError(err)
+	}
+	buf := &cappedBuffer{limit: mcpMediaMaxBytes}
+	if _, err := fsops.ReadRaw(f, t, buf); err != nil {
+		if errors.Is(err, errTooLarge) {
+			err = fserr.New(fserr.TooLarge, fmt.Sprintf("read_media_file: %s: larger than %d bytes", in.Path, mcpMediaMaxBytes))
+		}
+		return nil, nil, toolError(err)
+	}
+	mime, ok := mediaTypes[strings.ToLower(filepath.Ext(t.Path))]
+	if !ok {
+		mime = "application/octet-stream"
+	}
+	var c mcp.Content
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		c = &mcp.ImageContent{Data: buf.buf, MIMEType: mime}
+	case strings.HasPrefix(mime, "audio/"):
+		c = &mcp.AudioContent{Data: buf.buf, MIMEType: mime}
+	default:
+		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file://" + t.Path, MIMEType: mime, Blob: buf.buf}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{c}}, nil, nil
 }
 
 type readMultipleArgs struct {

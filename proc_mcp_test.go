@@ -583,3 +583,23 @@ func TestMcpSwapRace(t *testing.T) {
 		})
 	}
 }
+
+// TestMcpTwoDirs: DIR arguments are trusted, relative to the directory
+// the harness started the server in; the first is the cwd, each is a
+// writable root, and list_allowed_directories names them all.
+func TestMcpTwoDirs(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	s := mcpStart(t, ws, ".", "../outside")
+	if got, want := mcpText(mcpCall(t, s, "list_allowed_directories", map[string]any{})), "Allowed directories:\n"+ws+"\n"+outside; got != want {
+		t.Errorf("allowed %q, want %q", got, want)
+	}
+	if res := mcpCall(t, s, "write_file", map[string]any{"path": "../outside/new.txt", "content": "ok\n"}); res.IsError {
+		t.Fatalf("write in the second DIR: %s", mcpText(res))
+	}
+	if got := readFile(t, filepath.Join(outside, "new.txt")); got != "ok\n" {
+		t.Errorf("outside/new.txt = %q", got)
+	}
+	if res := mcpCall(t, s, "write_file", map[string]any{"path": "../elsewhere.txt", "content": "x"}); !res.IsError {
+		t.Errorf("a write beside both DIRs passed")
+	}
+}

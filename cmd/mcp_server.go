@@ -47,6 +47,11 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 	m := &mcpServer{settings: s}
 	p := s.Policy
 	for _, d := range dirs {
+		// Relative to the directory the harness started the server in,
+		// as config took them.
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
 		if c, err := sandbox.Canonical(p.Cwd, d); err == nil && !slices.Contains(m.allowed, c) {
 			m.allowed = append(m.allowed, c)
 		}
@@ -155,7 +160,7 @@ func toolError(err error) error {
 		if len(de.WritableRoots) > 0 {
 			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(de.WritableRoots, ", "))
 		}
-		b.WriteString("\nThis call cannot be retried into success by changing its arguments; ask the user.")
+		b.WriteString("\nThe sandbox refused this call: do not try to get around it; if the change is needed, ask the user.")
 	}
 	var fe *fserr.Error
 	if errors.As(err, &fe) && fe.Hint != "" {

@@ -603,3 +603,64 @@ func TestMcpTwoDirs(t *testing.T) {
 		t.Errorf("a write beside both DIRs passed")
 	}
 }
+
+// TestMcpInputSchemas: each drop-in tool takes the official server's
+// arguments (2026.8.31, src/filesystem/index.ts): the same property
+// names, the same required ones, so an existing client's calls validate.
+func TestMcpInputSchemas(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	tools := mcpTools(t, mcpStart(t, ws, ws))
+	for name, want := range map[string]struct{ props, required []string }{
+		"read_text_file":            {[]string{"head", "path", "tail"}, []string{"path"}},
+		"read_file":                 {[]string{"head", "path", "tail"}, []string{"path"}},
+		"read_media_file":           {[]string{"path"}, []string{"path"}},
+		"read_multiple_files":       {[]string{"paths"}, []string{"paths"}},
+		"write_file":                {[]string{"content", "path"}, []string{"content", "path"}},
+		"edit_file":                 {[]string{"dryRun", "edits", "path"}, []string{"edits", "path"}},
+		"create_directory":          {[]string{"path"}, []string{"path"}},
+		"list_directory":            {[]string{"path"}, []string{"path"}},
+		"list_directory_with_sizes": {[]string{"path", "sortBy"}, []string{"path"}},
+		"directory_tree":            {[]string{"excludePatterns", "path"}, []string{"path"}},
+		"move_file":                 {[]string{"destination", "source"}, []string{"destination", "source"}},
+		"search_files":              {[]string{"excludePatterns", "path", "pattern"}, []string{"path", "pattern"}},
+		"get_file_info":             {[]string{"path"}, []string{"path"}},
+		"list_allowed_directories":  {nil, nil},
+	} {
+		tool, ok := tools[name]
+		if !ok {
+			t.Errorf("%s not listed", name)
+			continue
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var props []string
+		for p := range schema.Properties {
+			props = append(props, p)
+		}
+		slices.Sort(props)
+		slices.Sort(schema.Required)
+		if schema.Type != "object" || !slices.Equal(props, want.props) || !slices.Equal(schema.Required, want.required) {
+			t.Errorf("%s: type %s properties %v required %v, want %v %v", name, schema.Type, props, schema.Required, want.props, want.required)
+		}
+		if name == "edit_file" {
+			var edits struct {
+				Items struct {
+					Properties map[string]any `json:"properties"`
+					Required   []string       `json:"required"`
+				} `json:"items"`
+			}
+			json.Unmarshal(schema.Properties["edits"], &edits)
+			slices.Sort(edits.Items.Required)
+			if _, ok := edits.Items.Properties["oldText"]; !ok || !slices.Equal(edits.Items.Required, []string{"newText", "oldText"}) {
+				t.Errorf("edit_file edits items: %s", schema.Properties["edits"])
+			}
+		}
+	}
+}

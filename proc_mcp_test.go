@@ -120,7 +120,15 @@ func TestMcpListTools(t *testing.T) {
 	all := []string{"read_text_file", "read_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
 		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
 		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_ls", "dsh_stat", "dsh_policy"}
-	tools := mcpTools(t, mcpStart(t, ws, ws))
+	s := mcpStart(t, ws, ws)
+	tools := mcpTools(t, s)
+	// The instructions are the sandbox:policy block, for a server.
+	instr := s.InitializeResult().Instructions
+	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "[sandbox: file access denied under workspace-write mode]", "no escalation over MCP"} {
+		if !strings.Contains(instr, want) {
+			t.Errorf("instructions %q lack %q", instr, want)
+		}
+	}
 	for _, name := range all {
 		tool, ok := tools[name]
 		if !ok {

@@ -65,8 +65,7 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: buildVersion().Version}, &mcp.ServerOptions{
-		Instructions: "File tools behind the dsh-fs sandbox (mode " + string(p.Mode) + "). A denied call's text carries the marker " +
-			sandbox.Marker(p.Mode) + " and a code; do not retry it, ask the user.",
+		Instructions: mcpInstructions(p),
 	})
 	mutates := p.Mode != sandbox.ReadOnly
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -131,6 +130,24 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// mcpInstructions are the server's instructions to the client: the
+// sandbox:policy block of policy --context, for a server. Nothing a tool
+// call sends widens the fence, and there is no escalation over MCP.
+func mcpInstructions(p sandbox.Policy) string {
+	var b strings.Builder
+	b.WriteString("<sandbox:policy>\n")
+	roots, err := sandbox.NewFence(p).Roots()
+	if err == nil {
+		fenceLines(&b, p, roots)
+	} else {
+		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
+	}
+	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
+	b.WriteString("nothing a tool call sends widens this fence, and there is no escalation over MCP: ask the user\n")
+	b.WriteString("</sandbox:policy>\n")
+	return b.String()
+}
 
 // begin makes the fence of one call, from the settings loaded at start,
 // and resolves its path.

@@ -128,25 +128,7 @@ func nonNilSlice[T any](s []T) []T {
 func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
-	fmt.Fprintf(&b, "mode: %s\n", p.Mode)
-	switch p.Mode {
-	case sandbox.ReadOnly:
-		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
-	case sandbox.WorkspaceWrite:
-		if len(roots) == 0 {
-			b.WriteString("writable roots: none\n")
-		} else {
-			fmt.Fprintf(&b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
-		}
-		fmt.Fprintf(&b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
-	case sandbox.DangerFullAccess:
-		b.WriteString("writes: anywhere the operating system allows\n")
-	}
-	if len(p.DenyRead) > 0 {
-		fmt.Fprintf(&b, "reads: everywhere except %s\n", strings.Join(p.DenyRead, ", "))
-	} else {
-		b.WriteString("reads: everywhere\n")
-	}
+	fenceLines(&b, p, roots)
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {
@@ -163,4 +145,29 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	}
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
+}
+
+// fenceLines are the lines of the sandbox:policy block that say what the
+// fence lets through, shared by policy --context and the instructions of
+// dsh-fs mcp.
+func fenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
+	fmt.Fprintf(b, "mode: %s\n", p.Mode)
+	switch p.Mode {
+	case sandbox.ReadOnly:
+		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
+	case sandbox.WorkspaceWrite:
+		if len(roots) == 0 {
+			b.WriteString("writable roots: none\n")
+		} else {
+			fmt.Fprintf(b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
+		}
+		fmt.Fprintf(b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
+	case sandbox.DangerFullAccess:
+		b.WriteString("writes: anywhere the operating system allows\n")
+	}
+	if len(p.DenyRead) > 0 {
+		fmt.Fprintf(b, "reads: everywhere except %s\n", strings.Join(p.DenyRead, ", "))
+	} else {
+		b.WriteString("reads: everywhere\n")
+	}
 }

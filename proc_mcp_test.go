@@ -657,6 +657,11 @@ func TestMcpInputSchemas(t *testing.T) {
 		if schema.Type != "object" || !slices.Equal(props, want.props) || !slices.Equal(schema.Required, want.required) {
 			t.Errorf("%s: type %s properties %v required %v, want %v %v", name, schema.Type, props, schema.Required, want.props, want.required)
 		}
+		if name == "list_directory_with_sizes" {
+			if got := string(schema.Properties["sortBy"]); !strings.Contains(got, `"enum":["name","size"]`) || !strings.Contains(got, `"default":"name"`) {
+				t.Errorf("sortBy schema %s", got)
+			}
+		}
 		if name == "edit_file" {
 			var edits struct {
 				Items struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/config"
@@ -84,7 +85,7 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 		Description: "Read several files at once. Each file's content is returned with its path; a file that cannot be read gives its error in its place and the others are still returned."}, m.readMultipleFiles)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Title: "List Directory", Annotations: readOnly,
 		Description: "List a folder's entries, each prefixed [DIR] or [FILE], sorted by name."}, m.listDirectory)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory_with_sizes", Title: "List Directory with Sizes", Annotations: readOnly,
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory_with_sizes", Title: "List Directory with Sizes", Annotations: readOnly, InputSchema: listSizesSchema(),
 		Description: "List a folder's entries with their sizes, each prefixed [DIR] or [FILE], sorted by name or size, with totals."}, m.listDirectoryWithSizes)
 	mcp.AddTool(srv, &mcp.Tool{Name: "directory_tree", Title: "Directory Tree", Annotations: readOnly,
 		Description: "A recursive tree of a folder as JSON (2-space indent): each entry has 'name', 'type' (file or directory) and, for a directory, 'children'. Symlinks are never followed."}, m.directoryTree)
@@ -466,6 +467,19 @@ func dirPrefix(e fsops.Entry) string {
 type listSizesArgs struct {
 	Path   string `json:"path"`
 	SortBy string `json:"sortBy,omitempty" jsonschema:"Sort entries by name or size"`
+}
+
+// listSizesSchema is listSizesArgs' schema with sortBy an enum that
+// defaults to "name", as the official server declares it.
+func listSizesSchema() *jsonschema.Schema {
+	schema, err := jsonschema.For[listSizesArgs](nil)
+	if err != nil {
+		panic("mcp: list_directory_with_sizes schema: " + err.Error())
+	}
+	sortBy := schema.Properties["sortBy"]
+	sortBy.Enum = []any{"name", "size"}
+	sortBy.Default = json.RawMessage(`"name"`)
+	return schema
 }
 
 func (m *mcpServer) listDirectoryWithSizes(_ context.Context, _ *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {

@@ -677,3 +677,19 @@ func TestMcpInputSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestMcpUsage: what the server's command line cannot say is a usage
+// error at start (exit 2), before any MCP message.
+func TestMcpUsage(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	for _, args := range [][]string{
+		{"mcp", "--escalate", "danger-full-access", ws},
+		{"mcp", "--cwd", ws, ws},
+		{"mcp", "--mode", "bogus", ws},
+	} {
+		code, res, _, _ := procRun(t, procCmd(procBin(t), procEnv(t, ws), ws, args...), nil)
+		if code != 2 || res.Error.Code != "FS_INVALID_ARGUMENT" {
+			t.Errorf("%v: exit %d, %+v", args, code, res)
+		}
+	}
+}

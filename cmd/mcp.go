@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -65,11 +66,11 @@ mutates.`,
 func mcpRun(opts *McpOptions) error {
 	a, flags := opts.App, opts.Command.Flags()
 	if to, _ := flags.GetString(config.FlagEscalate); to != "" {
-		return fserr.New(fserr.InvalidArgument, "mcp: --escalate applies to one call of the CLI, not to a server")
+		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call of the CLI, not to a server")
 	}
 	if len(opts.Dirs) > 0 {
 		if flags.Changed(config.FlagCwd) {
-			return fserr.New(fserr.InvalidArgument, "mcp: give the allowed folders as DIR arguments or --cwd, not both")
+			return fserr.New(fserr.InvalidArgument, "give the allowed folders as DIR arguments or --cwd, not both")
 		}
 		if err := flags.Set(config.FlagCwd, opts.Dirs[0]); err != nil {
 			return err
@@ -90,7 +91,7 @@ func mcpRun(opts *McpOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.Stdin), Writer: nopWriteCloser{a.Stdout}}
-	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !isEOF(err) {
+	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fserr.Wrap(fserr.IO, "mcp: "+err.Error(), err)
 	}
 	return nil
@@ -99,17 +100,3 @@ func mcpRun(opts *McpOptions) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-func isEOF(err error) bool {
-	for e := err; e != nil; {
-		if e == io.EOF {
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
-}

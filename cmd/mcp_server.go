@@ -384,16 +384,18 @@ func (m *mcpServer) editFile(_ context.Context, _ *mcp.CallToolRequest, in editF
 	}
 	out := fence + "diff\n" + d + fence + "\n\n"
 	if res.Diff.Omitted != "" || res.Diff.Truncated {
-		out += fmt.Sprintf("[dsh-fs: diff %s; +%d -%d lines]\n", cmp(res.Diff.Omitted, "truncated"), res.Diff.Added, res.Diff.Removed)
+		out += fmt.Sprintf("[dsh-fs: diff %s; +%d -%d lines]\n", diffCut(res.Diff.Omitted), res.Diff.Added, res.Diff.Removed)
 	}
 	return text(out)
 }
 
-func cmp(a, b string) string {
-	if a != "" {
-		return "omitted (" + a + ")"
+// diffCut says why an edit's diff is not whole: omitted for a reason
+// (basis_too_large, binary), or truncated at diff_max_bytes.
+func diffCut(omitted string) string {
+	if omitted != "" {
+		return "omitted (" + omitted + ")"
 	}
-	return b
+	return "truncated"
 }
 
 func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {

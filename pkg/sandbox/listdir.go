@@ -86,26 +86,43 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 // folder replaced by a symlink since Lstat is FS_IO, not followed. What it
 // opened is checked as OpenList's folder is.
 func (d *ListDir) Open(name string) (*ListDir, error) {
+	fd, _, err := d.openEntry(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
 	p := d.join(name)
-	fd, err := openRead(d.fd(), name, unix.O_RDONLY|unix.O_DIRECTORY)
+	return &ListDir{f: d.f, op: d.op, file: os.NewFile(uintptr(fd), p), Path: p}, nil
+}
+
+// openEntry opens the entry name with flags, never through a symlink, and
+// decides on what it opened (checkReadOpened) before anything is read.
+// With wantType (unix.S_IFREG) anything of another type is closed unread:
+// FS_INVALID_ARGUMENT.
+func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
+	p := d.join(name)
+	fd, err := openRead(d.fd(), name, flags)
 	switch {
 	case err == unix.ELOOP:
-		return nil, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
+		return -1, nil, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
 	case err == unix.ENOTDIR:
-		return nil, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
+		return -1, nil, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
 	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+		return -1, nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: p, Err: err}
+		return -1, nil, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	if wantType != 0 && st.Mode&unix.S_IFMT != wantType {
+		unix.Close(fd)
+		return -1, nil, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
 	if err := d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return -1, nil, err
 	}
-	return &ListDir{f: d.f, op: d.op, file: os.NewFile(uintptr(fd), p), Path: p}, nil
+	return fd, &st, nil
 }
 
 func (d *ListDir) fd() int { return int(d.file.Fd()) }
@@ -200,24 +217,8 @@ func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	if g, ok := d.f.deniedRead(Target{Given: p, Path: p}); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	fd, err := openRead(d.fd(), name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY)
-	switch {
-	case err == unix.ELOOP:
-		return nil, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
-	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: p, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: p, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, fserr.New(fserr.InvalidArgument, p+": not a regular file")
-	}
-	if err := d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
-		unix.Close(fd)
+	fd, st, err := d.openEntry(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	if err != nil {
 		return nil, err
 	}
 	return &FileHandle{fd: fd, Path: p, Size: st.Size}, nil

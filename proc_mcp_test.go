@@ -124,7 +124,7 @@ func TestMcpListTools(t *testing.T) {
 	tools := mcpTools(t, s)
 	// The instructions are the sandbox:policy block, for a server.
 	instr := s.InitializeResult().Instructions
-	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "[sandbox: file access denied under workspace-write mode]", "no escalation over MCP"} {
+	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "[sandbox: file access denied under workspace-write mode]", "escalate argument is refused over MCP"} {
 		if !strings.Contains(instr, want) {
 			t.Errorf("instructions %q lack %q", instr, want)
 		}
@@ -623,13 +623,13 @@ func TestMcpInputSchemas(t *testing.T) {
 		"read_file":                 {[]string{"head", "path", "tail"}, []string{"path"}},
 		"read_media_file":           {[]string{"path"}, []string{"path"}},
 		"read_multiple_files":       {[]string{"paths"}, []string{"paths"}},
-		"write_file":                {[]string{"content", "path"}, []string{"content", "path"}},
-		"edit_file":                 {[]string{"dryRun", "edits", "path"}, []string{"edits", "path"}},
-		"create_directory":          {[]string{"path"}, []string{"path"}},
+		"write_file":                {[]string{"content", "escalate", "path"}, []string{"content", "path"}},
+		"edit_file":                 {[]string{"dryRun", "edits", "escalate", "path"}, []string{"edits", "path"}},
+		"create_directory":          {[]string{"escalate", "path"}, []string{"path"}},
 		"list_directory":            {[]string{"path"}, []string{"path"}},
 		"list_directory_with_sizes": {[]string{"path", "sortBy"}, []string{"path"}},
 		"directory_tree":            {[]string{"excludePatterns", "path"}, []string{"path"}},
-		"move_file":                 {[]string{"destination", "source"}, []string{"destination", "source"}},
+		"move_file":                 {[]string{"destination", "escalate", "source"}, []string{"destination", "source"}},
 		"search_files":              {[]string{"excludePatterns", "path", "pattern"}, []string{"path", "pattern"}},
 		"get_file_info":             {[]string{"path"}, []string{"path"}},
 		"list_allowed_directories":  {nil, nil},
@@ -691,5 +691,101 @@ func TestMcpUsage(t *testing.T) {
 		if code != 2 || res.Error.Code != "FS_INVALID_ARGUMENT" {
 			t.Errorf("%v: exit %d, %+v", args, code, res)
 		}
+	}
+}
+
+// mcpEscalateCalls are the mutating tools, each asking to write outside
+// the workspace with escalate: danger-full-access.
+func mcpEscalateCalls(ws, outside string) []struct {
+	name string
+	args map[string]any
+} {
+	const esc = "danger-full-access"
+	return []struct {
+		name string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "pwned\n", "escalate": esc}},
+		{"edit_file", map[string]any{"path": filepath.Join(outside, "keep.txt"), "edits": []map[string]string{{"oldText": "keep", "newText": "pwned"}}, "escalate": esc}},
+		{"create_directory", map[string]any{"path": filepath.Join(outside, "d"), "escalate": esc}},
+		{"move_file", map[string]any{"source": filepath.Join(ws, "a.txt"), "destination": filepath.Join(outside, "moved.txt"), "escalate": esc}},
+		{"dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "pwned\n", "escalate": esc}},
+		{"dsh_edit", map[string]any{"path": filepath.Join(outside, "keep.txt"), "edits": []map[string]any{{"old": "keep", "new": "pwned", "replace_all": false}}, "escalate": esc}},
+	}
+}
+
+// TestMcpEscalateRefused (issue 15): the escalate argument only asks; the
+// trusted approval decides, and over MCP no escalation is granted yet.
+// Under the default (supervisor), never, tty (no terminal: stdio is the
+// MCP pipe), command (the approver is never asked) and trust, every
+// mutating tool is refused with reason "escalation not approved", the
+// hint says not to retry, and nothing outside changes.
+func TestMcpEscalateRefused(t *testing.T) {
+	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, config, refusal string
+	}{
+		{"supervisor", "", "no dsh-fs exec supervisor"},
+		{"never", "approval: never\n", "approval is never"},
+		{"tty", "approval: tty\n", "standard input and output are the MCP pipe"},
+		{"command", "", "not carried out over MCP yet"},
+		{"trust", "approval: trust\n", "not carried out over MCP yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, outside := mcpLayout(t)
+			record := filepath.Join(filepath.Dir(ws), "req.json")
+			config := tc.config
+			if tc.name == "command" {
+				config = fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record)
+			}
+			s := mcpStartSystem(t, ws, config, ws)
+			for _, c := range mcpEscalateCalls(ws, outside) {
+				res := mcpCall(t, s, c.name, c.args)
+				out := mcpText(res)
+				if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, tc.refusal) ||
+					!strings.Contains(out, "do not retry") || !strings.Contains(out, "[sandbox: file access denied under workspace-write mode]") {
+					t.Errorf("%s: isError %t, text:\n%s", c.name, res.IsError, out)
+				}
+				if strings.HasPrefix(c.name, "dsh_") {
+					var fl struct {
+						Error struct {
+							Code   string `json:"code"`
+							Reason string `json:"reason"`
+						} `json:"error"`
+					}
+					b, _ := json.Marshal(res.StructuredContent)
+					if json.Unmarshal(b, &fl) != nil || fl.Error.Code != "FS_SANDBOX_DENIED" || fl.Error.Reason != "escalation not approved" {
+						t.Errorf("%s: structured content %s", c.name, b)
+					}
+				}
+			}
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Errorf("the approver was asked for a change the server would not make (%v)", err)
+			}
+			entries, _ := os.ReadDir(outside)
+			if len(entries) != 1 || readFile(t, filepath.Join(outside, "keep.txt")) != "keep\n" {
+				t.Errorf("outside changed: %v", entries)
+			}
+			if readFile(t, filepath.Join(ws, "a.txt")) != "one\ntwo\nthree\nfour\nfive\n" {
+				t.Error("a.txt moved or changed")
+			}
+		})
+	}
+}
+
+// TestMcpEscalateBadMode: an escalate that names no mode is an invalid
+// argument, and nothing is written.
+func TestMcpEscalateBadMode(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	s := mcpStart(t, ws, ws)
+	res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "root"})
+	if out := mcpText(res); !res.IsError || !strings.Contains(out, "FS_INVALID_ARGUMENT") {
+		t.Errorf("isError %t, text:\n%s", res.IsError, out)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); !os.IsNotExist(err) {
+		t.Errorf("written outside: %v", err)
 	}
 }

@@ -134,7 +134,8 @@ func ptr[T any](v T) *T { return &v }
 
 // mcpInstructions are the server's instructions to the client: the
 // sandbox:policy block of policy --context, for a server. Nothing a tool
-// call sends widens the fence, and there is no escalation over MCP.
+// call sends widens the fence, and no escalation over MCP is granted yet
+// (mcpNoGrant).
 func mcpInstructions(p sandbox.Policy) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
@@ -145,7 +146,7 @@ func mcpInstructions(p sandbox.Policy) string {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
 	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
-	b.WriteString("nothing a tool call sends widens this fence, and there is no escalation over MCP: ask the user\n")
+	b.WriteString("nothing a tool call sends widens this fence; the escalate argument is refused over MCP for now: ask the user\n")
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
 }
@@ -156,6 +157,40 @@ func (m *mcpServer) begin(path string) (*sandbox.Fence, sandbox.Target, error) {
 	f := sandbox.NewFence(m.settings.Policy)
 	t, err := f.Resolve(path)
 	return f, t, err
+}
+
+// beginMutation is begin for a tool that mutates: the escalation the call
+// asks for is set on its fence as the CLI's --escalate sets it, and
+// refused before any approver is asked when it could be granted
+// (mcpNoGrant). The model's argument only asks; it never approves.
+func (m *mcpServer) beginMutation(path, escalate string) (*sandbox.Fence, sandbox.Target, error) {
+	f := sandbox.NewFence(m.settings.Policy)
+	if escalate != "" {
+		mode, err := sandbox.ParseMode(escalate)
+		if err != nil {
+			return f, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
+		}
+		f.SetEscalation(mode, nil)
+		f.SetNoGrant(mcpNoGrant(m.settings.Policy.Approval))
+	}
+	t, err := f.Resolve(path)
+	return f, t, err
+}
+
+// mcpNoGrant says why dsh-fs mcp refuses an escalation that the trusted
+// approval could grant. A grant would have to write outside the writable
+// roots, but the kernel layer restricts this process for good at its
+// first write (Landlock cannot be lifted), so a granted call would fail
+// or succeed depending on the calls before it; running it in another
+// process needs a channel by which the server hands that process the
+// trusted approval without making the model's arguments trusted, which
+// does not exist yet. tty has no terminal here: the server's standard
+// input and output are the MCP pipe.
+func mcpNoGrant(a sandbox.Approval) string {
+	if a == sandbox.ApprovalTTY {
+		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
+	}
+	return "an approved escalation is not carried out over MCP yet (the server's writes are kernel-restricted to the writable roots); ask the user to make the change or to run dsh-fs with --escalate"
 }
 
 func (m *mcpServer) diffOptions(form diff.Form) diff.Options {
@@ -177,6 +212,11 @@ func toolError(err error) error {
 		}
 		if len(de.WritableRoots) > 0 {
 			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(de.WritableRoots, ", "))
+		}
+		// Only a refused escalation's hint: the others name the CLI's
+		// --escalate, which over MCP is refused (mcpNoGrant).
+		if h := de.Hint(); h != "" && de.Refusal != "" {
+			fmt.Fprintf(&b, "\nhint: %s", h)
 		}
 		b.WriteString("\nThe sandbox refused this call: do not try to get around it; if the change is needed, ask the user.")
 	}
@@ -334,12 +374,13 @@ func (m *mcpServer) readMultipleFiles(_ context.Context, _ *mcp.CallToolRequest,
 }
 
 type writeFileArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
 func (m *mcpServer) writeFile(_ context.Context, _ *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(in.Path)
+	f, t, err := m.beginMutation(in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -356,13 +397,14 @@ type editOp struct {
 }
 
 type editFileArgs struct {
-	Path   string   `json:"path"`
-	Edits  []editOp `json:"edits"`
-	DryRun bool     `json:"dryRun,omitempty" jsonschema:"Preview changes using git-style diff format"`
+	Path     string   `json:"path"`
+	Edits    []editOp `json:"edits"`
+	DryRun   bool     `json:"dryRun,omitempty" jsonschema:"Preview changes using git-style diff format"`
+	Escalate string   `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
 func (m *mcpServer) editFile(_ context.Context, _ *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(in.Path)
+	f, t, err := m.beginMutation(in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -398,13 +440,18 @@ func diffCut(omitted string) string {
 	return "truncated"
 }
 
-func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(in.Path)
+type mkdirArgs struct {
+	Path     string `json:"path"`
+	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+}
+
+func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
 	if _, err := fsops.Mkdir(f, t); err != nil {
-		return fail(err)
+		return fail(f.Escalate(err, &t, sandbox.Preview{}))
 	}
 	return text("Successfully created directory " + in.Path)
 }
@@ -412,10 +459,11 @@ func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, i
 type moveArgs struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
+	Escalate    string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
 func (m *mcpServer) moveFile(_ context.Context, _ *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	f, src, err := m.begin(in.Source)
+	f, src, err := m.beginMutation(in.Source, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -424,7 +472,15 @@ func (m *mcpServer) moveFile(_ context.Context, _ *mcp.CallToolRequest, in moveA
 		return fail(err)
 	}
 	if err := fsops.Move(f, src, dst); err != nil {
-		return fail(err)
+		// The escalate argument is put to the fence as for a write; it
+		// is refused whatever approval says (SetNoGrant), so a denied
+		// move or folder never needs to be carried out escalated.
+		denied := &src
+		var de *sandbox.DeniedError
+		if errors.As(err, &de) && de.Path == dst.Given {
+			denied = &dst
+		}
+		return fail(f.Escalate(err, denied, sandbox.Preview{}))
 	}
 	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }
@@ -727,10 +783,11 @@ type dshWriteArgs struct {
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing file unseen"`
 	Mkdir     bool   `json:"mkdir,omitempty" jsonschema:"create missing parent folders"`
 	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+	Escalate  string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
 func (m *mcpServer) dshWrite(_ context.Context, _ *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(in.Path)
+	f, t, err := m.beginMutation(in.Path, in.Escalate)
 	var res *fsops.WriteResult
 	if err == nil {
 		res, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, IfMatch: in.IfMatch,
@@ -740,14 +797,15 @@ func (m *mcpServer) dshWrite(_ context.Context, _ *mcp.CallToolRequest, in dshWr
 }
 
 type dshEditArgs struct {
-	Path    string              `json:"path"`
-	Edits   []fsops.Replacement `json:"edits" jsonschema:"applied in order, all or none; each old must occur exactly once unless replace_all"`
-	IfMatch string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
-	DryRun  bool                `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+	Path     string              `json:"path"`
+	Edits    []fsops.Replacement `json:"edits" jsonschema:"applied in order, all or none; each old must occur exactly once unless replace_all"`
+	IfMatch  string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
+	DryRun   bool                `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+	Escalate string              `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
 func (m *mcpServer) dshEdit(_ context.Context, _ *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(in.Path)
+	f, t, err := m.beginMutation(in.Path, in.Escalate)
 	var res *fsops.EditResult
 	if err == nil {
 		if len(in.Edits) == 0 {

@@ -32,6 +32,9 @@ type Fence struct {
 
 	escalateTo Mode
 	ask        func(EscalationRequest) error
+	// noGrant, when set, refuses every escalation an approver could
+	// grant, before anyone is asked (SetNoGrant).
+	noGrant string
 
 	roots      []Root
 	refused    []RefusedRoot
@@ -122,6 +125,14 @@ func (f *Fence) SetEscalation(to Mode, ask func(EscalationRequest) error) {
 		f.ask = ask
 	}
 }
+
+// SetNoGrant is for a front end that could not carry out a granted
+// escalation (dsh-fs mcp, whose process the kernel layer may already
+// restrict): every escalation that approval tty, command or trust would
+// put to its approver is refused with why, before anyone is asked, so no
+// person approves a change that then fails. never and supervisor keep
+// their own refusals. It never widens anything.
+func (f *Fence) SetNoGrant(why string) { f.noGrant = why }
 
 // Mode returns the effective mode: the session's, or the escalated one.
 func (f *Fence) Mode() Mode { return f.mode }
@@ -267,7 +278,7 @@ func (f *Fence) AsksApprover(err error) bool {
 	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
 		return false
 	}
-	return f.policy.Approval == ApprovalTTY || f.policy.Approval == ApprovalCommand
+	return f.noGrant == "" && (f.policy.Approval == ApprovalTTY || f.policy.Approval == ApprovalCommand)
 }
 
 // Escalate decides, once per call, whether the escalation asked for with
@@ -311,6 +322,12 @@ func (f *Fence) escalationRefusal(denied *DeniedError) string {
 
 // approve puts one escalation to the policy's approver.
 func (f *Fence) approve(req EscalationRequest) error {
+	switch f.policy.Approval {
+	case ApprovalTrust, ApprovalTTY, ApprovalCommand:
+		if f.noGrant != "" {
+			return fmt.Errorf("escalation to %s refused: %s", req.To, f.noGrant)
+		}
+	}
 	switch f.policy.Approval {
 	case ApprovalTrust:
 		return nil

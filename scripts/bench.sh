@@ -9,6 +9,12 @@
 #
 #   scripts/bench.sh            # 7 runs a side
 #   BENCH_RUNS=11 scripts/bench.sh
+#   BENCH_ONLY=mcp scripts/bench.sh   # only the MCP server rows (below),
+#                                     # replacing that section of results.md
+#
+# The MCP rows (scripts/mcpbench) drive `dsh-fs mcp` and, where node and
+# npm can install it, the official @modelcontextprotocol/server-filesystem
+# in the same run, over raw JSON-RPC lines on stdio.
 #
 # Nothing here drops the page cache: every fixture is read once in the
 # warm-up, so both sides read from memory. Dirty pages are flushed (sync,
@@ -37,6 +43,7 @@ echo "bench.sh: building" >&2
 export CGO_ENABLED=0
 go build -o "$BIN" .
 go build -o "$RUNNER" ./scripts/benchrun
+go build -o "$TMP/mcpbench" ./scripts/mcpbench
 # Start-up floors for the stat row: what any Go program, a bare cobra
 # command, and the bare cobra + viper stack dsh-fs is built on cost before
 # doing anything.
@@ -56,6 +63,7 @@ export LC_ALL=C # the same, fastest locale for sed and ls
 
 MiB=$((1 << 20))
 
+
 # sized FILE BYTES: FILE exists with exactly BYTES bytes.
 sized() { [[ -f $1 && $(stat -c %s "$1") == "$2" ]]; }
 
@@ -74,6 +82,58 @@ textfile() {
 		}
 	}' >"$1"
 }
+
+# mcp_rows: the MCP server table, in $TMP/mcp.md. The official server is
+# installed with npm into bench/tmp/npm and run as `node dist/index.js`
+# (npx's own start-up would be counted otherwise, and its peak RSS would
+# be npx's, not the server's).
+mcp_rows() {
+	local mws=$TMP/mcp-ws official="" note=""
+	mkdir -p "$mws"
+	# 50 MiB of text (whole lines, a few bytes short) with one unique line
+	# in the middle.
+	if [[ ! -f $mws/big.txt ]]; then
+		textfile "$TMP/mcp-a.tmp" $((25 * MiB - 11)) m
+		{ cat "$TMP/mcp-a.tmp"; printf 'BENCH_MARK_LINE_OLD=1\n'; cat "$TMP/mcp-a.tmp"; } >"$mws/big.txt"
+		rm -f "$TMP/mcp-a.tmp"
+	fi
+	if command -v node >/dev/null && command -v npm >/dev/null &&
+		npm install --prefix "$TMP/npm" --no-audit --no-fund @modelcontextprotocol/server-filesystem >/dev/null 2>&1; then
+		official=$TMP/npm/node_modules/@modelcontextprotocol/server-filesystem
+		note="official: @modelcontextprotocol/server-filesystem $(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$official/package.json"), node $(node --version)"
+	else
+		note="official: not measured (node or npm missing, or the package did not install)"
+	fi
+	{
+		echo "| server | cold start to first answer | read_text_file 1 KiB | write_file 1 KiB | get_file_info | edit_file one line, 50 MiB | peak RSS (edit) |"
+		echo "| --- | --- | --- | --- | --- | --- | --- |"
+		"$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" -- "$BIN" mcp "$mws"
+		if [[ -n $official ]]; then
+			"$TMP/mcpbench" -label official -dir "$mws" -- node "$official/dist/index.js" "$mws"
+		fi
+		echo
+		echo "Cold: median of 21 (spawn, initialize, one get_file_info answered). Warm: median of"
+		echo "1001 calls each in one server after 20 warm-up calls. Edit: median of 5, each in a"
+		echo "fresh server (the peak RSS, the largest, is then the edit's). Targets (issue 15):"
+		echo "cold ≤ 15 ms, warm ≤ 0.1 ms, the edit ≤ 0.5 s at ≤ 200 MiB. $note."
+	} >"$TMP/mcp.md"
+}
+
+if [[ ${BENCH_ONLY:-} == mcp ]]; then
+	mcp_rows
+	OUT=$REPO/bench/results.md
+	{
+		sed -n '/^## MCP server/q;/^## Notes/q;p' "$OUT"
+		echo "## MCP server ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
+		echo
+		cat "$TMP/mcp.md"
+		echo
+		sed -n '/^## Notes/,$p' "$OUT"
+	} >"$OUT.new"
+	mv "$OUT.new" "$OUT"
+	cat "$TMP/mcp.md"
+	exit 0
+fi
 
 echo "bench.sh: fixtures in $TMP" >&2
 cd "$WS"
@@ -220,6 +280,7 @@ $RG_ROWS
 ]
 EOF
 
+mcp_rows
 TABLE=$TMP/table.md
 DETAILS=$TMP/details.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -280,6 +341,10 @@ fi
 	echo "Spread of the samples (per invocation):"
 	echo
 	grep -v '^harness peak RSS: ' "$DETAILS"
+	echo
+	echo "## MCP server"
+	echo
+	cat "$TMP/mcp.md"
 	if [[ -n $NOTES ]]; then
 		echo
 		echo "$NOTES"

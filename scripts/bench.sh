@@ -107,7 +107,8 @@ mcp_rows() {
 	{
 		echo "| server | cold start to first answer | read_text_file 1 KiB | write_file 1 KiB | get_file_info | edit_file one line, 50 MiB | peak RSS (edit) |"
 		echo "| --- | --- | --- | --- | --- | --- | --- |"
-		"$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" -- "$BIN" mcp "$mws"
+		# DSH_FS_CWD (the other rows' session cwd) would clash with the DIR.
+		env -u DSH_FS_CWD "$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" -- "$BIN" mcp "$mws"
 		if [[ -n $official ]]; then
 			"$TMP/mcpbench" -label official -dir "$mws" -- node "$official/dist/index.js" "$mws"
 		fi

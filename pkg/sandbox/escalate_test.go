@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -240,5 +241,51 @@ func TestMarker(t *testing.T) {
 	e.Matched, e.Refusal = "**/.git/**", "escalation to danger-full-access refused: approval is never"
 	if got, want := e.Error(), "write: /etc/hosts: outside writable roots (**/.git/**); escalation to danger-full-access refused: approval is never"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// TestEscalationNoGrant: a fence told it cannot carry out a grant
+// (SetNoGrant, dsh-fs mcp's) refuses under every approval, asks no one
+// (tty's ask and command's approver are never run), and its mode stays.
+func TestEscalationNoGrant(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	record := filepath.Join(t.TempDir(), "asked")
+	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+		t.Run(string(approval), func(t *testing.T) {
+			p := testPolicy(root, WorkspaceWrite)
+			p.Approval = approval
+			p.ApprovalCommand = []string{"/bin/sh", "-c", "touch " + record}
+			fence := NewFence(p)
+			asked := 0
+			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
+			fence.SetNoGrant("not here")
+			target, err := fence.Resolve("../out/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = fence.CheckWrite("write", &target)
+			if fence.AsksApprover(err) {
+				t.Error("AsksApprover = true")
+			}
+			err = fence.Escalate(err, &target, Preview{})
+			var de *DeniedError
+			if !errors.As(err, &de) || de.Reason != ReasonNotApproved || fence.Escalated() || fence.Mode() != WorkspaceWrite {
+				t.Fatalf("Escalate = %v; Escalated %v, Mode %s", err, fence.Escalated(), fence.Mode())
+			}
+			if asked != 0 {
+				t.Errorf("tty asked %d times", asked)
+			}
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Errorf("approval_command ran (%v)", err)
+			}
+			if want := map[Approval]string{ApprovalNever: "approval is never", ApprovalSupervisor: "supervisor"}[approval]; want != "" {
+				if !strings.Contains(de.Refusal, want) {
+					t.Errorf("refusal %q lacks %q", de.Refusal, want)
+				}
+			} else if !strings.Contains(de.Refusal, "not here") {
+				t.Errorf("refusal %q lacks the no-grant reason", de.Refusal)
+			}
+		})
 	}
 }

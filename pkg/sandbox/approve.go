@@ -9,11 +9,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // ttyPath is the controlling terminal; never taken from the environment,
@@ -46,6 +50,36 @@ func askTTY(req EscalationRequest) error {
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
+}
+
+// AskAtTerminal is the supervisor's approver: it asks the person at the
+// dsh-fs exec supervisor's controlling terminal, as askTTY does. The
+// session's shell may have made another process group the terminal's
+// foreground (an interactive bash running the call), so the supervisor
+// takes the foreground for the question and gives it back after.
+func AskAtTerminal(req EscalationRequest) error {
+	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("escalation to %s refused: no terminal at the dsh-fs exec supervisor to ask (approval supervisor; a harness without one sets approval: command)", req.To)
+	}
+	defer tty.Close()
+	fd := int(tty.Fd())
+	// A background process group that sets the foreground is sent
+	// SIGTTOU unless it ignores it.
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	if fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil {
+		if me := unix.Getpgrp(); fg != me && unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, me) == nil {
+			defer unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
+		}
+	}
+	_, _ = tty.WriteString(prompt(req))
+	answer, _ := bufio.NewReader(tty).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)
 }
 
 // prompt is the question put to a person: what was denied and why, the

@@ -31,7 +31,10 @@ const (
 	ReasonTmpdirNotAllowed = "TMPDIR outside the allowed roots"
 	// ReasonNotApproved: an escalation was asked for and its approver
 	// refused it, or there was no approver to ask.
-	ReasonNotApproved   = "escalation not approved"
+	ReasonNotApproved = "escalation not approved"
+	// ReasonSessionRecord: DSH_FS_SESSION names a record the session
+	// could have written, or no record at all; the call does not run.
+	ReasonSessionRecord = "session record not trusted"
 	reasonMarkerPattern = "[sandbox: file access denied under %s mode]"
 )
 

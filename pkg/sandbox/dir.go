@@ -55,7 +55,7 @@ const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.R
 // root itself is FS_IS_DIR. It returns the folder and the name of t
 // inside it.
 func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
-	again, err := Canonical(f.policy.Cwd, t.Given)
+	again, err := Canonical(f.policy.base(), t.Given)
 	if err != nil {
 		return nil, "", err
 	}

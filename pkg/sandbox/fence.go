@@ -32,6 +32,9 @@ type Fence struct {
 
 	escalateTo Mode
 	ask        func(EscalationRequest) error
+	// supervisor asks the dsh-fs exec supervisor (approval supervisor);
+	// nil outside a call the supervisor runs.
+	supervisor func(EscalationRequest) error
 	// noGrant, when set, refuses every escalation an approver could
 	// grant, before anyone is asked (SetNoGrant).
 	noGrant string
@@ -126,6 +129,12 @@ func (f *Fence) SetEscalation(to Mode, ask func(EscalationRequest) error) {
 	}
 }
 
+// SetSupervisor makes ask the approver of approval "supervisor" for this
+// call: the call is one a dsh-fs exec supervisor runs outside its
+// session's kernel layer, and ask reaches that supervisor over a channel
+// it handed down (docs/design.md §10).
+func (f *Fence) SetSupervisor(ask func(EscalationRequest) error) { f.supervisor = ask }
+
 // SetNoGrant is for a front end that could not carry out a granted
 // escalation (dsh-fs mcp, whose process the kernel layer may already
 // restrict): every escalation that approval tty, command or trust would
@@ -194,7 +203,7 @@ func (f *Fence) loadAbsProtected() {
 
 // Resolve canonicalizes path against the session cwd.
 func (f *Fence) Resolve(path string) (Target, error) {
-	canon, err := Canonical(f.policy.Cwd, path)
+	canon, err := Canonical(f.policy.base(), path)
 	if err != nil {
 		return Target{Given: path}, err
 	}
@@ -231,7 +240,7 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 	}
 	lexical := t.Given
 	if !filepath.IsAbs(lexical) {
-		lexical = filepath.Join(f.policy.Cwd, lexical)
+		lexical = filepath.Join(f.policy.base(), lexical)
 	}
 	lexical = filepath.Clean(lexical)
 	for _, g := range f.denyRead {
@@ -278,7 +287,13 @@ func (f *Fence) AsksApprover(err error) bool {
 	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
 		return false
 	}
-	return f.noGrant == "" && (f.policy.Approval == ApprovalTTY || f.policy.Approval == ApprovalCommand)
+	switch f.policy.Approval {
+	case ApprovalTTY, ApprovalCommand:
+		return f.noGrant == ""
+	case ApprovalSupervisor:
+		return f.noGrant == "" && f.supervisor != nil
+	}
+	return false
 }
 
 // Escalate decides, once per call, whether the escalation asked for with
@@ -323,8 +338,8 @@ func (f *Fence) escalationRefusal(denied *DeniedError) string {
 // approve puts one escalation to the policy's approver.
 func (f *Fence) approve(req EscalationRequest) error {
 	switch f.policy.Approval {
-	case ApprovalTrust, ApprovalTTY, ApprovalCommand:
-		if f.noGrant != "" {
+	case ApprovalTrust, ApprovalTTY, ApprovalCommand, ApprovalSupervisor:
+		if f.noGrant != "" && (f.policy.Approval != ApprovalSupervisor || f.supervisor != nil) {
 			return fmt.Errorf("escalation to %s refused: %s", req.To, f.noGrant)
 		}
 	}
@@ -337,6 +352,10 @@ func (f *Fence) approve(req EscalationRequest) error {
 		return f.ask(req)
 	case ApprovalCommand:
 		return runApprovalCommand(f.policy.ApprovalCommand, f.policy.ApprovalTimeoutSeconds, f.policy.Home, req)
+	case ApprovalSupervisor:
+		if f.supervisor != nil {
+			return f.supervisor(req)
+		}
 	}
 	return fmt.Errorf("escalation to %s refused: %s", req.To, noSupervisor)
 }
@@ -422,7 +441,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 // spelled, for the checks that must hold for both.
 func (f *Fence) asWritten(given string) string {
 	if !filepath.IsAbs(given) {
-		given = filepath.Join(f.policy.Cwd, given)
+		given = filepath.Join(f.policy.base(), given)
 	}
 	return filepath.Clean(given)
 }

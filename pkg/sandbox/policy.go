@@ -10,6 +10,10 @@ type Policy struct {
 	// Cwd is the session's working directory: the workspace root and the
 	// base of relative paths. Absolute.
 	Cwd string
+	// Dir, when set, is the base of relative paths instead of Cwd: the
+	// shell's directory inside a dsh-fs exec session, whose workspace
+	// root stays the one exec pinned. Absolute, canonical.
+	Dir string
 	// CwdTrusted says a trusted source pinned Cwd: it is then a
 	// workspace whatever the workspaces list and the too-broad rule say.
 	CwdTrusted bool
@@ -49,6 +53,14 @@ type Policy struct {
 	// every trusted config path, loaded or not: all are protected.
 	ConfigFiles  []string
 	TrustedFiles []string
+}
+
+// base is the folder relative paths are taken from.
+func (p Policy) base() string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return p.Cwd
 }
 
 // expandHome expands a leading "~" of a glob or path to p.Home. Without

@@ -129,7 +129,7 @@ func (f *Fence) givenAbs(t Target) string {
 	if filepath.IsAbs(t.Given) {
 		return t.Given
 	}
-	return f.policy.Cwd + string(filepath.Separator) + t.Given
+	return f.policy.base() + string(filepath.Separator) + t.Given
 }
 
 // fdPath is what /proc/self/fd says of fd: its path now, or false where

@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// ShellDevices are the device files a shell and the programs it runs
+// write to whatever the policy: the bit bucket, the random sources and
+// the terminal. /dev/pts holds the terminals themselves.
+var ShellDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// shellTerminals is the folder of the pseudo-terminals a shell, script(1)
+// or an editor opens for writing.
+const shellTerminals = "/dev/pts"
+
+// TreeLayer says whether the kernel layer of a dsh-fs exec session can
+// restrict its process tree under policy p: its Landlock ABI, or 0 and
+// why not. enforce landlock on a kernel without it is FS_CONFIG_INVALID.
+func TreeLayer(p Policy) (abi int, why string, err error) {
+	switch {
+	case p.Mode == DangerFullAccess:
+		return 0, "danger-full-access mode", nil
+	case p.Enforce == EnforceOff:
+		return 0, "enforce: off", nil
+	case landlockABI() == 0:
+		if p.Enforce == EnforceLandlock {
+			return 0, "", fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
+		}
+		return 0, "this kernel has no Landlock", nil
+	}
+	return landlockABI(), "", nil
+}
+
+// RestrictTree restricts this process, and every process it will start,
+// so that the kernel refuses every write except beneath roots (all write
+// rights) and to the ShellDevices and terminals (writing to them, never
+// making or removing files there). No process of the tree can lift it.
+// dsh-fs exec's child calls it last, just before it executes the shell;
+// in read-only mode roots is empty. Reads stay unrestricted: deny_read is
+// the mount layer's.
+func RestrictTree(roots []string) error {
+	abi := landlockABI()
+	if abi == 0 {
+		return fserr.New(fserr.IO, "landlock is not available on this kernel")
+	}
+	rights := writeRights(abi)
+	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
+	if abi >= 3 {
+		fileRights |= llsys.AccessFSTruncate
+	}
+	var dirs []string
+	for _, r := range roots {
+		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+			dirs = append(dirs, r)
+		}
+	}
+	rules := []landlock.Rule{
+		landlock.PathAccess(rights, dirs...),
+		landlock.PathAccess(fileRights, shellTerminals).IgnoreIfMissing(),
+	}
+	for _, d := range ShellDevices {
+		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())
+	}
+	cfg := landlock.Config{HandledAccessFS: rights}
+	if err := cfg.RestrictPaths(rules...); err != nil {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
+	}
+	return nil
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // Value is one setting's effective value and its origin.
@@ -44,6 +45,10 @@ type Settings struct {
 	Values []Value
 	// Files are the config files loaded, lowest precedence first.
 	Files []File
+	// Session is the record of the dsh-fs exec session this call runs
+	// in, read from SessionPath; nil outside a session.
+	Session     *session.Record
+	SessionPath string
 }
 
 // Source is what Load reads. Flags may lack flags a command does not have.
@@ -101,6 +106,9 @@ func Load(src Source) (*Settings, error) {
 	if home, err := src.Locations.Home(); err == nil && filepath.IsAbs(home) {
 		l.home = filepath.Clean(home)
 	}
+	if err := l.readPinned(); err != nil {
+		return nil, err
+	}
 	if err := l.readTrusted(); err != nil {
 		return nil, err
 	}
@@ -130,7 +138,58 @@ type loader struct {
 	base, eff map[Key]sourced
 	// cwdSource names the session source of the cwd, for denials.
 	cwdSource string
+
+	// pinned is the record of the exec session this call runs in, read
+	// from pinnedPath.
+	pinned     *session.Record
+	pinnedPath string
 }
+
+// readPinned reads the session record DSH_FS_SESSION names, if any. A
+// record the session could have written, or one that is malformed, is a
+// denial: the call never falls back to a policy of its own choosing.
+func (l *loader) readPinned() error {
+	path, ok := l.src.LookupEnv(session.Env)
+	if !ok || path == "" {
+		return nil
+	}
+	refuse := func(why string) error {
+		return &sandbox.DeniedError{Mode: sandbox.ReadOnly, Reason: sandbox.ReasonSessionRecord,
+			Matched: session.Env + "=" + path + ": " + why}
+	}
+	rec, err := session.Read(path)
+	if err != nil {
+		var re *session.RefusedError
+		if errors.As(err, &re) {
+			return refuse(re.Why)
+		}
+		return refuse(err.Error())
+	}
+	ly := &layer{kind: KindPinned, name: path, values: map[Key]sourced{}}
+	for k, raw := range rec.Values {
+		s, ok := lookupSetting(Key(k))
+		if !ok {
+			return refuse("unknown key " + shownKey(k))
+		}
+		x, err := fileValue(s, raw)
+		if err == nil {
+			err = validate(s.key, x)
+		}
+		if err != nil {
+			return refuse(fmt.Sprintf("key %s: %v", k, err))
+		}
+		ly.values[s.key] = sourced{value: x, origin: origin(KindPinned, path), raw: string(s.key)}
+	}
+	l.pinned, l.pinnedPath = rec, path
+	l.trusted = append(l.trusted, ly)
+	l.files = append(l.files, File{Path: path, Origin: origin(KindPinned, path)})
+	return nil
+}
+
+// flagsTrusted says the command line is a trusted source: the harness
+// typed it (dsh-fs mcp, dsh-fs exec), and this call is not inside an exec
+// session, whose model may type those commands too.
+func (l *loader) flagsTrusted() bool { return l.src.FlagsTrusted && l.pinned == nil }
 
 // readTrusted reads the system file, the user's file and the managed
 // requirements, each when present.
@@ -140,7 +199,9 @@ func (l *loader) readTrusted() error {
 		kind Kind
 		path string
 	}{{KindSystem, loc.SystemFile()}, {KindUser, loc.UserFile(l.home)}, {KindManaged, loc.RequirementsFile()}} {
-		if f.path == "" {
+		if f.path == "" || (l.pinned != nil && f.kind != KindManaged) {
+			// A session's record replaces the system and user files:
+			// exec resolved them once. The requirements still cap it.
 			continue
 		}
 		var allowed []Key
@@ -164,7 +225,7 @@ func (l *loader) readTrusted() error {
 			l.trusted = append(l.trusted, ly)
 		}
 	}
-	if l.src.FlagsTrusted {
+	if l.flagsTrusted() {
 		ly, err := l.flagLayer(KindCommandLine)
 		if err != nil {
 			return err
@@ -380,7 +441,7 @@ func (l *loader) readSession() error {
 		}
 	}
 	l.session = append(l.session, env)
-	if l.src.FlagsTrusted {
+	if l.flagsTrusted() {
 		return nil // read as the trusted command line
 	}
 	flags, err := l.flagLayer(KindFlag)
@@ -665,9 +726,21 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	for _, f := range l.files {
 		loaded = append(loaded, f.Path)
 	}
+	// Inside an exec session the workspace root stays the one exec
+	// pinned, and relative paths are the shell's: `cd src && dsh-fs read
+	// main.go` reads src/main.go.
+	dir := ""
+	if cwdVal.origin.Source == KindPinned {
+		if wd, err := l.src.Getwd(); err == nil {
+			if c, err := sandbox.Canonical("/", wd); err == nil && c != cwd {
+				dir = c
+			}
+		}
+	}
 	return sandbox.Policy{
 		Mode:                   m,
 		Cwd:                    cwd,
+		Dir:                    dir,
 		CwdTrusted:             cwdVal.origin.Trust != TrustSession && cwdVal.origin.Source != KindDefault,
 		CwdSource:              l.cwdSource,
 		Workspaces:             asList(vals[KeyWorkspaces].value),
@@ -731,6 +804,8 @@ func (l *loader) build() (*Settings, error) {
 		Output:            l.eff[KeyOutput].value.(string),
 		Values:            values,
 		Files:             l.files,
+		Session:           l.pinned,
+		SessionPath:       l.pinnedPath,
 	}, nil
 }
 

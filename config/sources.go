@@ -33,10 +33,15 @@ const (
 	// and folders (docs/design.md §2.1). Trusted, below the managed
 	// requirements, which still cap it.
 	KindCommandLine Kind = "command-line"
-	KindManaged     Kind = "managed" // <SystemDir>/requirements.yaml: ceilings
-	KindFile        Kind = "file"    // a session config file: --config, DSH_FS_CONFIG, $XDG_CONFIG_HOME
-	KindEnv         Kind = "env"     // a DSH_FS_* variable
-	KindFlag        Kind = "flag"    // a command-line flag
+	// KindPinned is the record of a dsh-fs exec session (DSH_FS_SESSION):
+	// the policy exec resolved from its own trusted sources, in place of
+	// the system and user files, for every call inside (docs/design.md
+	// §10). Read only where the session could not have written it.
+	KindPinned  Kind = "pinned"
+	KindManaged Kind = "managed" // <SystemDir>/requirements.yaml: ceilings
+	KindFile    Kind = "file"    // a session config file: --config, DSH_FS_CONFIG, $XDG_CONFIG_HOME
+	KindEnv     Kind = "env"     // a DSH_FS_* variable
+	KindFlag    Kind = "flag"    // a command-line flag
 )
 
 // The trust of a source.
@@ -51,7 +56,7 @@ const (
 // model writes: flags, variables, files it names — may only narrow it.
 func (k Kind) Trust() string {
 	switch k {
-	case KindDefault, KindSystem, KindUser, KindCommandLine:
+	case KindDefault, KindSystem, KindUser, KindCommandLine, KindPinned:
 		return TrustTrusted
 	case KindManaged:
 		return TrustManaged

@@ -45,6 +45,9 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}
 		fence.SetEscalation(mode, nil)
+		if err := a.brokerEscalation(op, s, fence); err != nil {
+			return nil, err
+		}
 	}
 	return &call{app: a, settings: s, fence: fence}, nil
 }

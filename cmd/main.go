@@ -39,6 +39,8 @@ type App struct {
 	started bool
 	pretty  bool
 	text    bool
+	// args are the call's arguments, as a forwarded call sends them.
+	args []string
 	// fence is the call's fence once its policy is loaded; its mode,
 	// which an escalation may have widened, goes into a failure.
 	fence *sandbox.Fence
@@ -59,6 +61,10 @@ func NewApp(loc config.Locations) *App {
 // Run executes one call and returns its exit status. It alone prints
 // errors and picks the status.
 func (a *App) Run(args []string) int {
+	if len(args) == 1 && args[0] == execChildArg {
+		return execChild()
+	}
+	a.args = args
 	a.pretty = a.StdoutTTY
 	// Until the settings are loaded (and for the calls that never load
 	// them), the output is what the flag or the variable asks for.
@@ -71,6 +77,10 @@ func (a *App) Run(args []string) int {
 	c, err := root.ExecuteC()
 	if err == nil {
 		return ExitOK
+	}
+	var passed exitWith
+	if errors.As(err, &passed) {
+		return int(passed)
 	}
 	if !a.started {
 		// Cobra's own complaints (unknown command or flag, wrong number

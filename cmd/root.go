@@ -52,6 +52,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdStat(app, nil),
 		NewCmdPolicy(app, nil),
 		NewCmdMcp(app, nil),
+		NewCmdExec(app, nil),
 		NewCmdTools(app),
 		NewCmdVersion(app),
 	)

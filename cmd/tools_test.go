@@ -37,8 +37,8 @@ func TestToolsCoverEveryCommand(t *testing.T) {
 		switch c.Name() {
 		case "version", "tools", "help", "completion":
 			continue // about dsh-fs itself, not the files
-		case "mcp":
-			continue // a server a harness starts, not a call a model makes
+		case "mcp", "exec":
+			continue // a server or a session a harness starts, not a call a model makes
 		}
 		if !offered[c.Name()] {
 			t.Errorf("command %s is not offered as a tool", c.Name())

@@ -1,0 +1,366 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/session"
+)
+
+// ExecOptions are the options of dsh-fs exec.
+type ExecOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	// Argv is the command the session runs, its program first.
+	Argv []string
+}
+
+// NewCmdExec returns the exec command: the agent's shell (or any command)
+// under the same policy as the file tool, pinned for every call inside and
+// enforced on the whole process tree by the kernel (docs/design.md §10).
+func NewCmdExec(app *App, runF func(*ExecOptions) error) *cobra.Command {
+	opts := &ExecOptions{App: app}
+	c := &cobra.Command{
+		Use:   "exec [flags] [--] CMD [ARG...]",
+		Short: "Run the agent's shell under the same policy, enforced by the kernel, with brokered escalation",
+		Long: `exec runs CMD (the agent's shell) as a session of the policy: it resolves the
+policy once, from the trusted sources and its own command line (the harness or
+person who types this line is trusted; the managed requirements still cap it),
+pins it in a session record the session cannot write (DSH_FS_SESSION), and
+restricts CMD's whole process tree with Landlock: writes only beneath the
+writable roots and to the terminal and /dev/null-like devices. As root it also
+binds the protected paths (.git…) read-only and hides deny_read paths.
+
+Every dsh-fs call inside takes the pinned policy as its trusted base. A call
+with --escalate is sent to this supervisor over an inherited socket; the
+trusted approval (the person at this terminal by default) decides, and the one
+approved operation runs outside the kernel layer.
+
+exec passes CMD's exit status through (128+N when a signal N ended it) and
+forwards the signals it receives.`,
+		Example: `  dsh-fs exec --cwd ~/proj -- bash
+  dsh-fs exec --mode read-only -- sh -c 'make test'
+  dsh-fs exec --writable-root "$(go env GOCACHE)" -- go build ./...`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Argv = c, args
+			if runF != nil {
+				return runF(opts)
+			}
+			return execRun(opts)
+		},
+	}
+	// Everything after CMD is CMD's own: `dsh-fs exec sh -c x`.
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+// exitWith is a run's exit status passed through without a result of its
+// own: CMD's under exec, the supervisor's for a forwarded call.
+type exitWith int
+
+func (e exitWith) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func execRun(opts *ExecOptions) error {
+	a, flags := opts.App, opts.Command.Flags()
+	if to, _ := flags.GetString(config.FlagEscalate); to != "" {
+		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call, not to a session")
+	}
+	a.started = true
+	a.current = header{Op: "exec"}
+	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
+	if err != nil {
+		var de *sandbox.DeniedError
+		if errors.As(err, &de) {
+			de.Op = "exec"
+		}
+		return err
+	}
+	a.current.Mode = string(s.Policy.Mode)
+	path, err := exec.LookPath(opts.Argv[0])
+	if err != nil {
+		return fserr.Wrap(fserr.NotFound, "exec: "+opts.Argv[0]+": command not found", err)
+	}
+	sup, err := newSupervisor(a, s)
+	if err != nil {
+		return err
+	}
+	defer sup.close()
+	status, err := sup.run(path, opts.Argv)
+	if err != nil {
+		return err
+	}
+	return exitWith(status)
+}
+
+// supervisor is the process that starts a session and stays outside it:
+// it holds the record and the escalation channel, forwards signals, and
+// runs the escalated calls the session sends it.
+type supervisor struct {
+	app      *App
+	settings *config.Settings
+	self     string // this executable, to run the child and escalated calls
+	dir      string // the record's private folder
+	record   string
+	rec      *session.Record
+	// askMu puts one question at a time to the person at the terminal.
+	askMu sync.Mutex
+}
+
+// newSupervisor resolves the layers of the session of s and writes its
+// record.
+func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
+	}
+	p := s.Policy
+	fence := sandbox.NewFence(p)
+	roots, err := fence.Roots()
+	if err != nil {
+		return nil, err
+	}
+	abi, kernelWhy, err := sandbox.TreeLayer(p)
+	if err != nil {
+		return nil, err
+	}
+	var kernelRoots []string
+	if p.Mode == sandbox.WorkspaceWrite {
+		kernelRoots = sandbox.RootPaths(roots)
+	}
+	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true}
+	if p.Mode == sandbox.DangerFullAccess {
+		shell.MountsWhy = "danger-full-access mode"
+	} else if ok, why := sandbox.MountLayer(); !ok {
+		shell.MountsWhy = why
+	} else {
+		plan := sandbox.PlanMounts(p, roots)
+		shell.Mounts = &plan
+	}
+	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
+	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	sup := &supervisor{app: a, settings: s, self: self, dir: dir}
+	values := map[string]any{}
+	for _, v := range s.Values {
+		values[string(v.Key)] = v.Value
+	}
+	sup.rec = &session.Record{Values: values, Roots: kernelRoots, Shell: shell, Supervisor: os.Getpid()}
+	if sup.record, err = session.Write(dir, sup.rec); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles) > 0 {
+		if err := os.WriteFile(sup.emptyFile(), nil, 0o400); err != nil {
+			sup.close()
+			return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+		}
+	}
+	return sup, nil
+}
+
+func (s *supervisor) emptyFile() string { return s.dir + "/empty" }
+
+// close removes the session's record: a record left behind could be
+// named by a later session.
+func (s *supervisor) close() { os.RemoveAll(s.dir) }
+
+// childSpec is what the child applies before it becomes CMD.
+type childSpec struct {
+	Path     string             `json:"path"`
+	Argv     []string           `json:"argv"`
+	Landlock bool               `json:"landlock"`
+	Roots    []string           `json:"roots"`
+	Mounts   *sandbox.MountPlan `json:"mounts"`
+	Empty    string             `json:"empty"`
+}
+
+// childFailure is what the child reports when it could not become CMD.
+type childFailure struct {
+	Code    fserr.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+// The child's inherited descriptors: the shell keeps the broker, the
+// others are the child's alone.
+const (
+	brokerFD     = 3
+	childSpecFD  = 4
+	childErrorFD = 5
+)
+
+// execChildArg is the argument that makes a dsh-fs process exec's child.
+// It is not a command: nothing but the spec exec writes reaches it, and a
+// process that runs it only restricts itself.
+const execChildArg = "__exec-child"
+
+// run starts CMD at path with argv as the session's child and returns its
+// exit status once it ends.
+func (s *supervisor) run(path string, argv []string) (int, error) {
+	brokerEnd, shellEnd, err := session.NewBroker()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	defer brokerEnd.Close()
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	a := s.app
+	child := exec.Command(s.self, execChildArg)
+	child.Args[0] = "dsh-fs"
+	child.Env = s.childEnv()
+	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
+	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
+	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
+	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
+		spec.Mounts, spec.Empty = m, s.emptyFile()
+		child.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	}
+	// Signals are forwarded from the start: one that arrives while CMD
+	// runs is CMD's to act on.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	err = child.Start()
+	shellEnd.Close()
+	specR.Close()
+	errW.Close()
+	if err != nil {
+		specW.Close()
+		errR.Close()
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	json.NewEncoder(specW).Encode(spec)
+	specW.Close()
+	// The child's error pipe closes on its exec of CMD: anything read
+	// before that is why the child could not become CMD.
+	report, _ := io.ReadAll(errR)
+	errR.Close()
+	if len(report) > 0 {
+		child.Wait()
+		var f childFailure
+		if json.Unmarshal(report, &f) != nil || f.Code == "" {
+			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
+		}
+		return 0, fserr.New(f.Code, "exec: "+f.Message)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				child.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	go session.Serve(brokerEnd, s.escalate)
+	err = child.Wait()
+	close(done)
+	return exitStatusOf(child.ProcessState, err), nil
+}
+
+// exitStatusOf is a process's exit status as a shell reports it: its own,
+// or 128+N when signal N ended it.
+func exitStatusOf(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return ExitFailed
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// settingVariables are the DSH_FS_* variables that are session sources
+// of a setting.
+func settingVariables() []string {
+	var names []string
+	for _, v := range config.Environment() {
+		names = append(names, v.Name)
+	}
+	return names
+}
+
+// childEnv is CMD's environment: exec's own, without the DSH_FS_*
+// settings (folded into the record already) and any session variables it
+// inherited, plus the record and the channel.
+func (s *supervisor) childEnv() []string {
+	env := withoutSessionVars(os.Environ())
+	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
+}
+
+func withoutSessionVars(env []string) []string {
+	drop := append(settingVariables(), session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv)
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, d := range drop {
+			if name == d {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// execChild is the child's whole life: it reads the spec, mounts the
+// mount layer (in the private namespace it was started in), restricts the
+// process tree with Landlock, and becomes CMD. What fails is written to
+// the error pipe, which exec turns into the failure result.
+func execChild() int {
+	report := os.NewFile(childErrorFD, "exec-error")
+	unix.CloseOnExec(childErrorFD)
+	fail := func(code fserr.Code, msg string) int {
+		json.NewEncoder(report).Encode(childFailure{Code: code, Message: msg})
+		return ExitFailed
+	}
+	specFile := os.NewFile(childSpecFD, "exec-spec")
+	var spec childSpec
+	err := json.NewDecoder(specFile).Decode(&spec)
+	specFile.Close()
+	if err != nil || len(spec.Argv) == 0 {
+		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
+	}
+	if spec.Mounts != nil {
+		if err := spec.Mounts.Apply(spec.Empty); err != nil {
+			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
+		}
+	}
+	if spec.Landlock {
+		if err := sandbox.RestrictTree(spec.Roots); err != nil {
+			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
+		}
+	}
+	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
+	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}

@@ -53,6 +53,78 @@ type policyResult struct {
 	Protected     []string              `json:"protected"`
 	DenyRead      []string              `json:"deny_read"`
 	Enforcement   sandbox.Layers        `json:"enforcement"`
+	// Shell is what fences the model's shell, beside the file tool.
+	Shell shellLayers `json:"shell"`
+}
+
+// shellLayers says, per layer, what holds for the model's shell: inside a
+// dsh-fs exec session what exec applied, outside one nothing, and what
+// exec would apply on this machine (docs/design.md §10).
+type shellLayers struct {
+	// Session is the record of the session this call runs in; "" outside
+	// one.
+	Session        string `json:"session"`
+	WritesFenced   bool   `json:"writes_fenced"`
+	Writes         string `json:"writes"`
+	ProtectedHeld  bool   `json:"protected_held"`
+	Protected      string `json:"protected"`
+	DenyReadHeld   bool   `json:"deny_read_held"`
+	DenyRead       string `json:"deny_read"`
+	Escalation     string `json:"escalation"`
+	// Mounts are the paths the session's mount layer covers; null
+	// without one.
+	Mounts *sandbox.MountPlan `json:"mounts"`
+}
+
+// newShellLayers describes the shell's fence under s.
+func newShellLayers(s *config.Settings) shellLayers {
+	p := s.Policy
+	rec := s.Session
+	if rec == nil {
+		l := shellLayers{Escalation: "none for the shell; dsh-fs calls escalate as the approval says"}
+		abi, why, err := sandbox.TreeLayer(p)
+		switch {
+		case err != nil:
+			why = err.Error()
+		case abi > 0:
+			why = fmt.Sprintf("dsh-fs exec would apply Landlock ABI %d here", abi)
+		default:
+			why = "dsh-fs exec could not: " + why
+		}
+		l.Writes = "not fenced: no dsh-fs exec session (" + why + ")"
+		mounts := "dsh-fs exec would bind them read-only here"
+		if ok, why := sandbox.MountLayer(); !ok {
+			mounts = "dsh-fs exec could not: " + why
+		}
+		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
+		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
+		return l
+	}
+	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
+	switch {
+	case rec.Shell.Landlock == 0:
+		l.Writes = "not fenced: " + rec.Shell.Kernel
+	case len(rec.Roots) == 0:
+		l.WritesFenced, l.Writes = true, fmt.Sprintf("Landlock ABI %d: no writes but the terminal and null devices", rec.Shell.Landlock)
+	default:
+		l.WritesFenced, l.Writes = true, fmt.Sprintf("Landlock ABI %d: writes only beneath %s and to the terminal and null devices", rec.Shell.Landlock, strings.Join(rec.Roots, ", "))
+	}
+	if m := rec.Shell.Mounts; m != nil {
+		l.ProtectedHeld, l.Protected = true, fmt.Sprintf("%d protected paths that existed at the start are bound read-only", len(m.ReadOnly))
+		l.DenyReadHeld, l.DenyRead = true, fmt.Sprintf("%d deny_read paths that existed at the start are hidden", len(m.Hidden)+len(m.HiddenFiles))
+		if len(m.Partial) > 0 {
+			l.Protected += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+			l.DenyRead += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+		}
+	} else {
+		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
+		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
+	}
+	l.Escalation = "none"
+	if rec.Shell.Broker {
+		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"
+	}
+	return l
 }
 
 // ceilings are the limits only trusted sources set: how far an escalation
@@ -110,6 +182,7 @@ func newPolicyResult(s *config.Settings, roots []sandbox.Root) (policyResult, er
 		Protected:     nonNilSlice(p.Protected),
 		DenyRead:      nonNilSlice(p.DenyRead),
 		Enforcement:   sandbox.ActiveLayers(p),
+		Shell:         newShellLayers(s),
 	}, nil
 }
 

@@ -260,7 +260,14 @@ func (t textOut) policy(h header, r policyResult) error {
 			fmt.Fprintf(t.out, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
 		}
 	}
-	_, err := fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	sh := r.Shell
+	if sh.Session != "" {
+		fmt.Fprintf(t.out, "\nshell (dsh-fs exec session %s):\n", sh.Session)
+	} else {
+		fmt.Fprintln(t.out, "\nshell:")
+	}
+	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  escalation: %s\n", sh.Writes, sh.Protected, sh.DenyRead, sh.Escalation)
 	return err
 }
 

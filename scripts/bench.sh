@@ -196,6 +196,18 @@ RG
 )
 fi
 
+# A session whose record the "stat inside" row names; it ends with the run.
+"$BIN" exec -- sleep 100000 &
+SESSION_PID=$!
+trap 'kill $SESSION_PID 2>/dev/null || true' EXIT
+SESSION_RECORD=""
+for _ in $(seq 100); do
+	SESSION_RECORD=$(ls -t /run/dsh-fs/session-*/session.json "${XDG_RUNTIME_DIR:-/nonexistent}"/dsh-fs/session-*/session.json 2>/dev/null | head -1 || true)
+	[[ -n $SESSION_RECORD ]] && break
+	sleep 0.05
+done
+[[ -n $SESSION_RECORD ]] || { echo "bench.sh: no exec session record" >&2; exit 1; }
+
 cd "$REPO"
 SPEC=$TMP/spec.json
 SYNC='["sync"]'
@@ -220,6 +232,14 @@ cat >"$SPEC" <<EOF
   {"name": "dsh-fs stat over the cobra + viper floor", "loop": 50, "reference": true,
    "plain": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"},
    "dsh": {"label": "dsh-fs stat", "runs": [["$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
+
+  {"name": "exec: a session around true (record, Landlock on the tree, broker), against true", "loop": 50, "reference": true,
+   "plain": {"label": "true", "runs": [["true"]]},
+   "dsh": {"label": "dsh-fs exec -- true", "runs": [["$BIN", "exec", "--", "true"]]}},
+
+  {"name": "stat inside an exec session (the pinned record read and checked), against outside", "loop": 50, "reference": true,
+   "plain": {"label": "dsh-fs stat", "runs": [["env", "$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"},
+   "dsh": {"label": "dsh-fs stat in a session", "runs": [["env", "DSH_FS_SESSION=$SESSION_RECORD", "$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
   {"name": "read --raw 128 MiB, stdout a pipe", "target": 1.25, "mem_mib": 32,
    "plain": {"label": "cat", "runs": [["cat", "big.bin"]]},

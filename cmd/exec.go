@@ -218,7 +218,6 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	if err != nil {
 		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
-	defer brokerEnd.Close()
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -246,6 +245,9 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	defer signal.Stop(sigs)
 	err = child.Start()
 	shellEnd.Close()
+	if err != nil {
+		brokerEnd.Close()
+	}
 	specR.Close()
 	errW.Close()
 	if err != nil {
@@ -260,6 +262,7 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	report, _ := io.ReadAll(errR)
 	errR.Close()
 	if len(report) > 0 {
+		brokerEnd.Close()
 		child.Wait()
 		var f childFailure
 		if json.Unmarshal(report, &f) != nil || f.Code == "" {
@@ -278,9 +281,10 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 			}
 		}
 	}()
-	go session.Serve(brokerEnd, s.escalate)
+	stopBroker := session.Serve(brokerEnd, s.escalate)
 	err = child.Wait()
 	close(done)
+	stopBroker()
 	return exitStatusOf(child.ProcessState, err), nil
 }
 

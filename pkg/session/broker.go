@@ -97,18 +97,34 @@ func Forward(fd int, req Request, stdio [3]*os.File) (Reply, error) {
 	return rep, nil
 }
 
-// Serve reads requests from the supervisor's end of the channel until it
-// is closed, and runs handle for each on its own goroutine; handle's
+// Serve reads requests from the supervisor's end of the channel, ch, on
+// a goroutine of its own, and runs handle for each on another; handle's
 // reply goes back to that request alone. A request that does not come
-// with its reply socket and three streams is dropped.
-func Serve(ch *os.File, handle func(Request, [3]*os.File) Reply) {
+// with its reply socket and three streams is dropped. stop ends the
+// reading and closes ch; handlers under way finish on their own.
+func Serve(ch *os.File, handle func(Request, [3]*os.File) Reply) (stop func()) {
+	fd := int(ch.Fd())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(fd, handle)
+	}()
+	return func() {
+		// Shutdown wakes the blocked receive, which close would not.
+		unix.Shutdown(fd, unix.SHUT_RDWR)
+		<-done
+		ch.Close()
+	}
+}
+
+func serve(fd int, handle func(Request, [3]*os.File) Reply) {
 	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(int(ch.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
 		if err != nil || n == 0 {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
 			return
 		}
 		fds := receivedFDs(oob[:oobn])

@@ -67,6 +67,11 @@ var walkBudget = 20000
 // insideGitDir does. A deny_read match wins over a protected one: a
 // secret that is also protected must not be readable.
 //
+// What no walk looks at is left to the fence, which the shell does not
+// pass through: a relative deny_read glob ("**/.env") is looked for
+// only inside the writable roots walked, not elsewhere on disk (Landlock
+// leaves reads open), and not inside a folder already bound read-only.
+//
 // Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
 // shared scratch space whose size no session bounds, and nothing the
 // default protected list names belongs there. Walks do cross into other
@@ -88,7 +93,7 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	var absDeny []string
 	for _, g := range NewFence(p).denyRead {
 		pl.deny = append(pl.deny, g.match)
-		if strings.HasPrefix(g.match, "/") && !strings.HasPrefix(g.match, "**/") {
+		if strings.HasPrefix(g.match, "/") {
 			absDeny = append(absDeny, g.match)
 		}
 	}
@@ -111,8 +116,9 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 			pl.addExisting(c, pl.ro, pl.ro)
 		}
 	}
+	seen := map[string]bool{}
 	for _, g := range absDeny {
-		pl.planAbsDeny(g)
+		pl.planAbsDeny(g, seen)
 	}
 	return pl.plan()
 }
@@ -205,8 +211,9 @@ func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
 // and bounded by walkBudget like a root's walk; a glob such as
 // "/**/id_rsa" thus looks at the first walkBudget entries of / and
 // reports "/" in Partial. doublestar's FilepathGlob is not used: it has
-// no bound.
-func (pl *planner) planAbsDeny(g string) {
+// no bound. seen holds the globs already planned, by their canonical
+// spelling: the fence lists a glob with a symlinked prefix twice.
+func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 	parts := strings.Split(g, "/")
 	n := 0
 	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
@@ -220,7 +227,13 @@ func (pl *planner) planAbsDeny(g string) {
 	if err != nil {
 		return
 	}
-	if rest := parts[n:]; len(rest) == 0 || len(rest) == 1 && rest[0] == "**" {
+	rest := parts[n:]
+	g = strings.TrimSuffix(c, "/") + "/" + strings.Join(rest, "/")
+	if seen[g] {
+		return
+	}
+	seen[g] = true
+	if len(rest) == 0 || len(rest) == 1 && rest[0] == "**" {
 		pl.addExisting(c, pl.hidden, pl.hiddenFiles)
 		return
 	}
@@ -270,7 +283,9 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 			pl.ro[dir] = true
 			continue
 		}
-		// Push in reverse so the walk goes in name order.
+		// Sorted, and pushed in reverse, so the walk goes in name order
+		// and a partial walk stops at the same place every time.
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		for i := len(entries) - 1; i >= 0; i-- {
 			e := entries[i]
 			abs := filepath.Join(dir, e.Name())

@@ -165,6 +165,42 @@ func TestMountPlanCovers(t *testing.T) {
 	}
 }
 
+func TestMountPlanAbsoluteGlob(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "keys/a/id_rsa", "keys/a/deep/id_rsa", "keys/a/id_rsa.pub", "keys/b/id_ed25519/x",
+		"home => keys")
+	// The glob is spelled through a symlink: matched on the canonical
+	// spelling, planned once.
+	p := Policy{Cwd: tmp, DenyRead: []string{tmp + "/home/*/id_*", tmp + "/keys/*/id_*"}}
+	tests := []struct {
+		name   string
+		budget int
+		want   MountPlan
+	}{
+		{name: "walked", want: MountPlan{
+			// "*" crosses no "/": a/deep/id_rsa is not covered.
+			ReadOnly: []string{}, Hidden: []string{tmp + "/keys/b/id_ed25519"},
+			HiddenFiles: []string{tmp + "/keys/a/id_rsa", tmp + "/keys/a/id_rsa.pub"},
+		}},
+		{name: "budget", budget: 3, want: MountPlan{
+			// keys holds 2 entries and a 3: the walk stops there.
+			ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{},
+			Partial: []string{tmp + "/keys"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.budget > 0 {
+				defer func(b int) { walkBudget = b }(walkBudget)
+				walkBudget = tc.budget
+			}
+			if got := PlanMounts(p, nil); !equalPlans(got, tc.want) {
+				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
+			}
+		})
+	}
+}
+
 func equalPlans(a, b MountPlan) bool {
 	return slices.Equal(a.ReadOnly, b.ReadOnly) && slices.Equal(a.Hidden, b.Hidden) &&
 		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial)
@@ -205,7 +241,8 @@ func TestMountApply(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"apply", "classic", "control"} {
+	// swap runs last: it moves ws/.git while it runs.
+	for _, mode := range []string{"apply", "classic", "control", "swap"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
 			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
@@ -243,10 +280,29 @@ func TestMountApplyChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, secret := os.Getenv("MOUNTS_WS"), os.Getenv("MOUNTS_SECRET")
+	if mode == "swap" {
+		applySwapped(t, plan, ws)
+		return
+	}
+	// A mount beneath a protected folder, made read-only by the
+	// recursive bind: open_tree and mount_setattr do that, the classic
+	// remount does not (bindReadOnlyClassic).
+	objects := filepath.Join(ws, ".git", "objects")
+	if mode != "classic" {
+		if err := unix.Mount("tmpfs", objects, "tmpfs", 0, "size=4k"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if mode != "control" {
 		classicMounts = mode == "classic"
 		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
 			t.Fatal(err)
+		}
+	}
+	if mode != "classic" {
+		err := os.WriteFile(filepath.Join(objects, "probe"), nil, 0o644)
+		if held := errors.Is(err, unix.EROFS); held != (mode == "apply") {
+			t.Errorf("write beneath a mount inside ws/.git: %v (mode %s)", err, mode)
 		}
 	}
 	fails := probeMounts(ws, secret)
@@ -264,6 +320,29 @@ func TestMountApplyChild(t *testing.T) {
 		t.Errorf("write elsewhere in the workspace: %v", err)
 	}
 	os.Remove(filepath.Join(ws, "sub", "new.go"))
+}
+
+// applySwapped swaps ws/.git for a symlink to a folder outside after the
+// plan: Apply must refuse it, not make the link's target read-only.
+func applySwapped(t *testing.T, plan MountPlan, ws string) {
+	dotgit := filepath.Join(ws, ".git")
+	outside := filepath.Join(filepath.Dir(ws), "outside")
+	if err := os.Rename(dotgit, dotgit+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Rename(dotgit+".moved", dotgit)
+	if err := os.Symlink(outside, dotgit); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(dotgit)
+	err := plan.Apply(os.Getenv("MOUNTS_EMPTY"))
+	if err == nil || !strings.Contains(err.Error(), dotgit) {
+		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o644); err != nil {
+		t.Errorf("the symlink's target was covered: %v", err)
+	}
+	os.Remove(filepath.Join(outside, "probe"))
 }
 
 // mountProbes are what the mount layer must make true, by name.

@@ -98,6 +98,16 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 		}
 	}
 	rootPaths := RootPaths(roots)
+	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
+		c, err := Canonical(p.Cwd, file)
+		if err != nil {
+			continue
+		}
+		pl.config = append(pl.config, c)
+		if beneathAny(rootPaths, c) {
+			pl.addExisting(c, pl.ro, pl.ro)
+		}
+	}
 	for _, r := range roots {
 		for _, g := range gitPointerTargets(r.Path) {
 			if beneathAny(rootPaths, g) {
@@ -111,11 +121,6 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 			pl.partial = append(pl.partial, r.Path)
 		}
 	}
-	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
-		if c, err := Canonical(p.Cwd, file); err == nil && beneathAny(rootPaths, c) {
-			pl.addExisting(c, pl.ro, pl.ro)
-		}
-	}
 	seen := map[string]bool{}
 	for _, g := range absDeny {
 		pl.planAbsDeny(g, seen)
@@ -127,6 +132,7 @@ type planner struct {
 	protected    []string // protected globs relative to a root
 	absProtected []string // absolute protected globs
 	deny         []string // deny_read globs, anchored, as the fence has them
+	config       []string // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	partial                 []string
@@ -136,35 +142,52 @@ type planner struct {
 // entry at abs covers, if anything, and says whether to walk into it.
 func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool {
 	return func(abs string, typ fs.FileMode) bool {
-		if pl.denied(abs, typ) {
-			return false
+		covered := false
+		for _, g := range pl.deny {
+			if matchCovers(g, abs) {
+				covered = pl.hide(abs, typ)
+				break
+			}
 		}
-		rel, _ := within(root, abs)
-		if pl.protectedPath(rel, abs) {
+		// Protected too, in case hiding is refused or fails: plan
+		// keeps the hiding when both apply.
+		if rel, _ := within(root, abs); pl.protectedPath(rel, abs) {
 			pl.ro[abs] = true
-			return false
+			covered = true
 		}
-		return true
+		return !covered
 	}
 }
 
-// denied records abs as hidden when a deny_read glob covers it.
-func (pl *planner) denied(abs string, typ fs.FileMode) bool {
-	for _, g := range pl.deny {
+// visitDeny returns the visitor of the walk for the absolute deny_read
+// glob g (canonical), pruned to what g may cover.
+func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
+	pat := splitSlash(g)
+	return func(abs string, typ fs.FileMode) bool {
 		if matchCovers(g, abs) {
-			pl.hide(abs, typ)
-			return true
+			return !pl.hide(abs, typ)
 		}
+		return mayCover(pat, splitSlash(abs))
 	}
-	return false
 }
 
-func (pl *planner) hide(abs string, typ fs.FileMode) {
+// hide records abs, which a deny_read glob covers, as hidden, and
+// reports whether it did. It never hides a config file or a folder
+// holding one: a session may add deny_read globs, and hiding the trusted
+// config from the dsh-fs the shell runs would hand that dsh-fs the
+// defaults instead of the trusted policy (the fence still denies reading
+// it by name). Such a folder is walked into instead, and what it holds
+// besides is hidden entry by entry.
+func (pl *planner) hide(abs string, typ fs.FileMode) bool {
+	if slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) }) {
+		return false
+	}
 	if typ.IsDir() {
 		pl.hidden[abs] = true
 	} else {
 		pl.hiddenFiles[abs] = true
 	}
+	return true
 }
 
 func (pl *planner) protectedPath(rel, abs string) bool {
@@ -206,9 +229,9 @@ func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
 
 // planAbsDeny finds what the absolute deny_read glob g covers outside the
 // walks of the roots. A glob without wildcards, or whose only wildcard is
-// a final "/**", names one path: its literal part. Any other is matched
-// by a walk from its literal folder, pruned to what the glob may cover
-// and bounded by walkBudget like a root's walk; a glob such as
+// a final "/**", names one path: its literal part, hidden whole. Any
+// other is matched by a walk from its literal folder, pruned to what the
+// glob may cover and bounded by walkBudget like a root's walk; a glob such as
 // "/**/id_rsa" thus looks at the first walkBudget entries of / and
 // reports "/" in Partial. doublestar's FilepathGlob is not used: it has
 // no bound. seen holds the globs already planned, by their canonical
@@ -233,23 +256,19 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 		return
 	}
 	seen[g] = true
-	if len(rest) == 0 || len(rest) == 1 && rest[0] == "**" {
-		pl.addExisting(c, pl.hidden, pl.hiddenFiles)
-		return
-	}
-	if fi, err := os.Lstat(c); err != nil || !fi.IsDir() {
-		return
-	}
-	pat := splitSlash(g)
-	visit := func(abs string, typ fs.FileMode) bool {
-		if matchCovers(g, abs) {
-			pl.hide(abs, typ)
-			return false
+	fi, err := os.Lstat(c)
+	switch {
+	case err != nil:
+	case fi.Mode().IsRegular():
+		if matchCovers(g, c) {
+			pl.hide(c, 0)
 		}
-		return mayCover(pat, splitSlash(abs))
-	}
-	if !pl.walk(c, visit, false) {
-		pl.partial = append(pl.partial, c)
+	case fi.IsDir():
+		// A glob that names this one folder is done at its top, unless
+		// it holds a config file.
+		if !pl.walk(c, pl.visitDeny(g), false) {
+			pl.partial = append(pl.partial, c)
+		}
 	}
 }
 
@@ -430,6 +449,7 @@ func (m MountPlan) Apply(emptyFile string) error {
 	if len(m.HiddenFiles) > 0 {
 		fi, err := os.Lstat(emptyFile)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			// Bound over a secret, anything else would show something.
 			return fserr.New(fserr.IO, fmt.Sprintf("mount: %s: not an empty regular file", emptyFile))
 		}
 	}
@@ -452,8 +472,10 @@ func openNoFollow(path string) (int, error) {
 		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
-	if errors.Is(err, unix.ENOSYS) {
-		// Before Linux 5.6: only the last component is checked.
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// Before Linux 5.6, or a seccomp filter that does not know
+		// openat2 (older container runtimes answer EPERM): only the
+		// last component is checked.
 		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	}
 	return fd, err
@@ -527,8 +549,8 @@ func bindReadOnly(src, target string, notType uint32) error {
 var classicMounts = false
 
 // bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
-// open_tree or mount_setattr: a bind, then a remount read-only of the new mount. The
-// remount keeps the per-mount flags the source has (nosuid, nodev,
+// open_tree or mount_setattr: a bind, then a remount read-only of the
+// new mount. The remount keeps the per-mount flags the source has (nosuid, nodev,
 // noexec, atime), which a remount would otherwise clear and which are
 // locked when set by a more privileged namespace (EPERM). Only the top
 // mount becomes read-only: a mount beneath the bound folder keeps its

@@ -201,6 +201,33 @@ func TestMountPlanAbsoluteGlob(t *testing.T) {
 	}
 }
 
+// TestMountPlanConfig pins that a deny_read glob, which a session may
+// add, never hides a config file or a folder holding one from the dsh-fs
+// the shell runs, nor stops the walk there: what else it covers is still
+// hidden entry by entry (ws/conf/.git, protected too: hiding wins).
+func TestMountPlanConfig(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp,
+		"ws/.git/HEAD", "ws/conf/dsh-fs.yaml", "ws/conf/key", "ws/conf/.git/HEAD",
+		"etc/dsh-fs/config.yaml", "etc/dsh-fs/other.yaml", "etc/passwd", "etc/ssl/cert",
+	)
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Cwd: ws, Protected: DefaultProtected,
+		DenyRead:     []string{ws, tmp + "/etc/**"},
+		ConfigFiles:  []string{ws + "/conf/dsh-fs.yaml"},
+		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
+	}
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want := MountPlan{
+		ReadOnly:    []string{ws + "/conf/dsh-fs.yaml"},
+		Hidden:      []string{tmp + "/etc/ssl", ws + "/.git", ws + "/conf/.git"},
+		HiddenFiles: []string{tmp + "/etc/dsh-fs/other.yaml", tmp + "/etc/passwd", ws + "/conf/key"},
+	}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
+}
+
 func equalPlans(a, b MountPlan) bool {
 	return slices.Equal(a.ReadOnly, b.ReadOnly) && slices.Equal(a.Hidden, b.Hidden) &&
 		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial)

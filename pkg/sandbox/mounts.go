@@ -433,11 +433,32 @@ func MountLayer() (ok bool, why string) {
 // since the plan fails instead of covering where the link leads.
 // Read-only binds are recursive and made read-only before they are
 // attached (mount_setattr), so no instant shows them writable and a mount
-// beneath a protected folder is read-only too. The first failure stops
-// Apply; what it mounted stays, and the caller must not start the shell.
+// beneath a protected folder is read-only too; tmpfs is made with
+// fsopen and fsmount. Kernels without these calls get mount(2) on
+// /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
+// anything is mounted, so a hidden folder holding it changes nothing.
+// The first failure stops Apply; what it mounted stays, and the caller
+// must not start the shell.
 func (m MountPlan) Apply(emptyFile string) error {
+	empty := -1
+	if len(m.HiddenFiles) > 0 {
+		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		var st unix.Stat_t
+		if err == nil {
+			defer unix.Close(fd)
+			err = unix.Fstat(fd, &st)
+		}
+		if err == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != 0) {
+			// Bound over a secret, anything else would show something.
+			err = errors.New("not an empty regular file")
+		}
+		if err != nil {
+			return mountErr("open empty file", emptyFile, err)
+		}
+		empty = fd
+	}
 	for _, p := range m.ReadOnly {
-		if err := bindReadOnly(p, p, 0); err != nil {
+		if err := bindReadOnly(-1, p, 0); err != nil {
 			return mountErr("bind read-only", p, err)
 		}
 	}
@@ -446,15 +467,8 @@ func (m MountPlan) Apply(emptyFile string) error {
 			return mountErr("hide", p, err)
 		}
 	}
-	if len(m.HiddenFiles) > 0 {
-		fi, err := os.Lstat(emptyFile)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-			// Bound over a secret, anything else would show something.
-			return fserr.New(fserr.IO, fmt.Sprintf("mount: %s: not an empty regular file", emptyFile))
-		}
-	}
 	for _, p := range m.HiddenFiles {
-		if err := bindReadOnly(emptyFile, p, unix.S_IFDIR); err != nil {
+		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
 			return mountErr("hide", p, err)
 		}
 	}
@@ -504,20 +518,18 @@ func openTarget(path string, notType uint32) (int, error) {
 	return fd, nil
 }
 
-// bindReadOnly binds src over target, recursively and read-only. target
+// bindReadOnly binds what the descriptor src is open on over target,
+// recursively and read-only; src -1 binds target over itself. target
 // must not be of type notType.
-func bindReadOnly(src, target string, notType uint32) error {
+func bindReadOnly(src int, target string, notType uint32) error {
 	tfd, err := openTarget(target, notType)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(tfd)
-	sfd := tfd
-	if src != target {
-		if sfd, err = openNoFollow(src); err != nil {
-			return err
-		}
-		defer unix.Close(sfd)
+	sfd := src
+	if src < 0 {
+		sfd = tfd
 	}
 	if classicMounts {
 		return bindReadOnlyClassic(sfd, tfd)
@@ -544,8 +556,8 @@ func bindReadOnly(src, target string, notType uint32) error {
 	return nil
 }
 
-// classicMounts makes bindReadOnly use bindReadOnlyClassic, so tests
-// exercise the path older kernels take.
+// classicMounts makes Apply use mount(2) as on kernels before 5.12, so
+// tests exercise the path older kernels take.
 var classicMounts = false
 
 // bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
@@ -592,13 +604,50 @@ func bindReadOnlyClassic(sfd, tfd int) error {
 
 // hideDir covers the folder path with an empty, read-only tmpfs.
 func hideDir(path string) error {
-	fd, err := openTarget(path, unix.S_IFREG)
+	tfd, err := openTarget(path, unix.S_IFREG)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd)
+	defer unix.Close(tfd)
+	if !classicMounts {
+		mfd, err := emptyTmpfs()
+		if err == nil {
+			defer unix.Close(mfd)
+			if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+				return fmt.Errorf("move_mount: %w", err)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+	}
 	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-	return unix.Mount("tmpfs", procFd(fd), "tmpfs", flags, "size=4k,mode=0500")
+	return unix.Mount("tmpfs", procFd(tfd), "tmpfs", flags, "size=4k,mode=0500")
+}
+
+// emptyTmpfs returns a detached mount of an empty tmpfs, read-only,
+// nosuid, nodev and noexec, to attach with move_mount.
+func emptyTmpfs() (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0500"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("fsconfig create: %w", err)
+	}
+	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attr)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount: %w", err)
+	}
+	return mfd, nil
 }
 
 // procFd names the file fd is open on, for a call that takes a path;

@@ -264,7 +264,8 @@ func TestMountApply(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := Policy{Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
 	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-	empty := filepath.Join(tmp, "empty")
+	// In the folder it hides: Apply opens it before mounting anything.
+	empty := filepath.Join(tmp, "secret", "empty")
 	if err := os.WriteFile(empty, nil, 0o400); err != nil {
 		t.Fatal(err)
 	}
@@ -351,8 +352,17 @@ func TestMountApplyChild(t *testing.T) {
 
 // applySwapped swaps ws/.git for a symlink to a folder outside after the
 // plan: Apply must refuse it, not make the link's target read-only.
+// Before that, Apply must refuse an empty file that is not empty, before
+// it mounts anything.
 func applySwapped(t *testing.T, plan MountPlan, ws string) {
 	dotgit := filepath.Join(ws, ".git")
+	err := plan.Apply(filepath.Join(dotgit, "HEAD"))
+	if err == nil || !strings.Contains(err.Error(), "not an empty regular file") {
+		t.Errorf("Apply with a non-empty file to bind over secrets = %v", err)
+	}
+	if fails := probeMounts(ws, os.Getenv("MOUNTS_SECRET")); len(fails) != len(mountProbes) {
+		t.Errorf("a failed Apply mounted: %v", heldProbes(fails))
+	}
 	outside := filepath.Join(filepath.Dir(ws), "outside")
 	if err := os.Rename(dotgit, dotgit+".moved"); err != nil {
 		t.Fatal(err)
@@ -362,7 +372,7 @@ func applySwapped(t *testing.T, plan MountPlan, ws string) {
 		t.Fatal(err)
 	}
 	defer os.Remove(dotgit)
-	err := plan.Apply(os.Getenv("MOUNTS_EMPTY"))
+	err = plan.Apply(os.Getenv("MOUNTS_EMPTY"))
 	if err == nil || !strings.Contains(err.Error(), dotgit) {
 		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
 	}

@@ -228,6 +228,23 @@ func TestMountPlanConfig(t *testing.T) {
 	}
 }
 
+// TestMountWalkGlobCovers pins walkGlob.covers, matchCovers with a literal
+// prefilter, to matchCovers itself: the walk and the fence must agree.
+func TestMountWalkGlobCovers(t *testing.T) {
+	globs := append([]string{"**/.env", "secrets", "/h/u/.ssh/**", "a/*/c", "**/x[ab]/**", `\*lit`, "[", ".", "**"}, DefaultProtected...)
+	names := []string{".", "a", ".git", "sub/.git", "sub/.git/hooks/pre-commit", ".gitx", "x/.vscode", ".vscode/s.json",
+		"/h/u/.ssh", "/h/u/.ssh/id", "/h/u/.sshx", "a/b/c", "a/b/c/d", "a/c", "p/xa/q", "xc", "*lit", "slit", ".bashrc",
+		"d/.bashrc", "secrets/k", "deep/secrets", "/w/.env", ".env.local"}
+	for _, g := range globs {
+		w := newWalkGlob(g)
+		for _, n := range names {
+			if got, want := w.covers(splitSlash(n)), matchCovers(g, n); got != want {
+				t.Errorf("walkGlob(%q).covers(%q) = %v, matchCovers says %v", g, n, got, want)
+			}
+		}
+	}
+}
+
 func equalPlans(a, b MountPlan) bool {
 	return slices.Equal(a.ReadOnly, b.ReadOnly) && slices.Equal(a.Hidden, b.Hidden) &&
 		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial)

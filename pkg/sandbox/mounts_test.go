@@ -266,9 +266,10 @@ func TestMountLayer(t *testing.T) {
 }
 
 // TestMountApply applies a plan in a child with its own mount namespace
-// (the way dsh-fs exec starts its shell), once with each way of binding
-// read-only, and once without applying it: the control proves the probes
-// can fail. It then checks the parent's namespace saw nothing.
+// (the way dsh-fs exec starts its shell): once with each way of mounting
+// (apply, classic), once without applying it (control: it proves the
+// probes can fail), and once with ws/.git swapped for a symlink after the
+// plan (swap). After each it checks the parent's namespace saw nothing.
 func TestMountApply(t *testing.T) {
 	if os.Getenv("MOUNTS_CHILD") != "" {
 		t.Skip("in the child")

@@ -182,23 +182,34 @@ func (f *Fence) loadAbsProtected() {
 		}
 	}
 	for _, r := range f.roots {
-		dotgit := filepath.Join(r.Path, ".git")
-		if gitdir, ok := readGitdir(dotgit); ok {
-			if c, err := Canonical(r.Path, gitdir); err == nil {
-				f.absProtected = append(f.absProtected, c)
-				// A worktree's gitdir names, in commondir, the repository
-				// whose hooks and config git uses for it.
-				if common, ok := readCommondir(c); ok {
-					if cc, err := Canonical(c, common); err == nil {
-						f.absProtected = append(f.absProtected, cc)
-					}
+		f.absProtected = append(f.absProtected, gitPointerTargets(r.Path)...)
+	}
+}
+
+// gitPointerTargets returns, canonical, the git folders the ".git" at the
+// top of root leads to when it is not the repository itself: the gitdir a
+// ".git" pointer file names (a worktree's or submodule's real git folder)
+// and, for a worktree, the repository its commondir names; or the target
+// of a ".git" symlink.
+func gitPointerTargets(root string) []string {
+	var out []string
+	dotgit := filepath.Join(root, ".git")
+	if gitdir, ok := readGitdir(dotgit); ok {
+		if c, err := Canonical(root, gitdir); err == nil {
+			out = append(out, c)
+			// A worktree's gitdir names, in commondir, the repository
+			// whose hooks and config git uses for it.
+			if common, ok := readCommondir(c); ok {
+				if cc, err := Canonical(c, common); err == nil {
+					out = append(out, cc)
 				}
 			}
-		} else if c, err := Canonical(r.Path, ".git"); err == nil && c != dotgit {
-			// .git is a symlink: its target is the repository.
-			f.absProtected = append(f.absProtected, c)
 		}
+	} else if c, err := Canonical(root, ".git"); err == nil && c != dotgit {
+		// .git is a symlink: its target is the repository.
+		out = append(out, c)
 	}
+	return out
 }
 
 // Resolve canonicalizes path against the session cwd.

@@ -1,0 +1,688 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+)
+
+// MountPlan is the mount layer of a dsh-fs exec session (docs/design.md,
+// the exec section): what the session's shell may neither write nor read
+// although Landlock alone would let it. Landlock grants a writable root
+// whole and cannot carve a protected folder (.git) out of it, nor deny
+// reads the fence denies by name; the shell's child covers those paths
+// with mounts in its own private mount namespace, which no other process
+// sees and which ends with the session.
+//
+// It is planned once, from what exists when the session starts: a
+// protected or deny_read path created later is guarded by the fence for
+// the file tool and by Landlock's roots for the shell, not by a mount.
+type MountPlan struct {
+	// ReadOnly are canonical paths (folders or files) that exist and are
+	// bound read-only over themselves: the protected paths inside the
+	// writable roots, the git folders a root's .git leads to, and trusted
+	// config files inside them.
+	ReadOnly []string `json:"read_only"`
+	// Hidden are canonical deny_read folders covered by an empty
+	// read-only tmpfs.
+	Hidden []string `json:"hidden"`
+	// HiddenFiles are canonical deny_read files covered by an empty
+	// read-only file.
+	HiddenFiles []string `json:"hidden_files"`
+	// Partial names each folder whose walk stopped at the budget, so what
+	// lies beyond was not looked at: a writable root, or the literal
+	// folder of an absolute deny_read glob with wildcards.
+	Partial []string `json:"partial,omitempty"`
+}
+
+// walkBudget bounds the entries one walk looks at (a writable root, or
+// the folder of an absolute deny_read glob). A session starts its shell
+// through this walk, so a workspace holding a vendored tree or a
+// node_modules of a million files must not stall it: past the budget the
+// walk stops and says so in Partial, and what lies beyond is guarded by
+// the fence and Landlock only. 20000 entries take about 50 ms on a warm
+// cache. A variable only so tests can lower it.
+var walkBudget = 20000
+
+// PlanMounts finds what the mount layer covers under policy p with the
+// given canonical writable roots. It never follows a symlink while
+// walking, and lists only paths that exist now, canonical, sorted and
+// once each.
+//
+// Protected globs are matched as the fence matches them (matchCovers on
+// the path relative to the root, or on the canonical path for an
+// absolute glob), and so are deny_read globs ("~" expanded from p.Home,
+// a relative glob anchored with "**/"), so the shell and the file tool
+// agree on what they guard. A folder a glob covers is listed itself and
+// not descended into; a folder holding a git directory's HEAD, objects
+// and refs (or commondir) is protected whatever its name, as the fence's
+// insideGitDir does. A deny_read match wins over a protected one: a
+// secret that is also protected must not be readable.
+//
+// What no walk looks at is left to the fence, which the shell does not
+// pass through: a relative deny_read glob ("**/.env") is looked for
+// only inside the writable roots walked, not elsewhere on disk (Landlock
+// leaves reads open), and not inside a folder already bound read-only.
+//
+// Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
+// shared scratch space whose size no session bounds, and nothing the
+// default protected list names belongs there. Walks do cross into other
+// file systems mounted beneath a root: a .git on a bind-mounted folder
+// is as writable as any other, and the budget bounds the cost.
+func PlanMounts(p Policy, roots []Root) MountPlan {
+	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{}}
+	for _, g := range p.Protected {
+		g = p.expandHome(g)
+		switch {
+		case strings.HasPrefix(g, "~"):
+			continue // no home: it names nothing, as in the fence
+		case strings.HasPrefix(g, "/"):
+			pl.absProtected = append(pl.absProtected, newWalkGlob(g))
+		default:
+			pl.protected = append(pl.protected, newWalkGlob(g))
+		}
+	}
+	var absDeny []string
+	for _, g := range NewFence(p).denyRead {
+		pl.deny = append(pl.deny, newWalkGlob(g.match))
+		if strings.HasPrefix(g.match, "/") {
+			absDeny = append(absDeny, g.match)
+		}
+	}
+	rootPaths := RootPaths(roots)
+	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
+		c, err := Canonical(p.Cwd, file)
+		if err != nil {
+			continue
+		}
+		pl.config = append(pl.config, c)
+		if beneathAny(rootPaths, c) {
+			pl.addExisting(c, pl.ro, pl.ro)
+		}
+	}
+	for _, r := range roots {
+		for _, g := range gitPointerTargets(r.Path) {
+			if beneathAny(rootPaths, g) {
+				pl.addExisting(g, pl.ro, pl.ro)
+			}
+		}
+		if r.Origin == "tmp" {
+			continue
+		}
+		if !pl.walk(r.Path, pl.visitRoot(r.Path), true) {
+			pl.partial = append(pl.partial, r.Path)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range absDeny {
+		pl.planAbsDeny(g, seen)
+	}
+	return pl.plan()
+}
+
+type planner struct {
+	protected    []walkGlob // protected globs relative to a root
+	absProtected []walkGlob // absolute protected globs
+	deny         []walkGlob // deny_read globs, anchored, as the fence has them
+	config       []string   // canonical trusted and loaded config files
+
+	ro, hidden, hiddenFiles map[string]bool
+	partial                 []string
+}
+
+// walkGlob is a glob split once for a walk that matches it against
+// every entry, with the literal components any path it covers holds.
+type walkGlob struct {
+	parts    []string
+	literals []string
+}
+
+func newWalkGlob(g string) walkGlob {
+	w := walkGlob{parts: splitSlash(g)}
+	for _, p := range w.parts {
+		if !strings.ContainsAny(p, "*?[\\") {
+			w.literals = append(w.literals, p)
+		}
+	}
+	return w
+}
+
+// covers is matchCovers on a name already split. A name lacking one of
+// the glob's literal components is not covered; path.Match, which the
+// "**" of a glob would otherwise call at every depth, is spared.
+func (w walkGlob) covers(name []string) bool {
+	for _, l := range w.literals {
+		if !slices.Contains(name, l) {
+			return false
+		}
+	}
+	return coverParts(w.parts, name)
+}
+
+// visitRoot returns the visitor of the walk of root: it records what the
+// entry at abs covers, if anything, and says whether to walk into it.
+func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool {
+	return func(abs string, typ fs.FileMode) bool {
+		covered := false
+		absParts := splitSlash(abs)
+		for _, g := range pl.deny {
+			if g.covers(absParts) {
+				covered = pl.hide(abs, typ)
+				break
+			}
+		}
+		// Protected too, in case hiding is refused or fails: plan
+		// keeps the hiding when both apply.
+		if rel, _ := within(root, abs); pl.protectedPath(rel, absParts) {
+			pl.ro[abs] = true
+			covered = true
+		}
+		return !covered
+	}
+}
+
+// visitDeny returns the visitor of the walk for the absolute deny_read
+// glob g (canonical), pruned to what g may cover.
+func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
+	pat := splitSlash(g)
+	return func(abs string, typ fs.FileMode) bool {
+		if matchCovers(g, abs) {
+			return !pl.hide(abs, typ)
+		}
+		return mayCover(pat, splitSlash(abs))
+	}
+}
+
+// hide records abs, which a deny_read glob covers, as hidden, and
+// reports whether it did. It never hides a config file or a folder
+// holding one: a session may add deny_read globs, and hiding the trusted
+// config from the dsh-fs the shell runs would hand that dsh-fs the
+// defaults instead of the trusted policy (the fence still denies reading
+// it by name). Such a folder is walked into instead, and what it holds
+// besides is hidden entry by entry.
+func (pl *planner) hide(abs string, typ fs.FileMode) bool {
+	if slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) }) {
+		return false
+	}
+	if typ.IsDir() {
+		pl.hidden[abs] = true
+	} else {
+		pl.hiddenFiles[abs] = true
+	}
+	return true
+}
+
+func (pl *planner) protectedPath(rel string, abs []string) bool {
+	// As in the fence, a relative glob never names the root itself.
+	if rel != "." {
+		relParts := splitSlash(rel)
+		for _, g := range pl.protected {
+			if g.covers(relParts) {
+				return true
+			}
+		}
+	}
+	for _, g := range pl.absProtected {
+		if g.covers(abs) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitDirNames reports whether a folder holding entries is a git
+// directory, by isGitDir's rule.
+func gitDirNames(entries []fs.DirEntry) bool {
+	has := func(n string) bool {
+		return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == n })
+	}
+	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
+}
+
+// addExisting records the canonical path c in dirs or files by what it
+// is, when it exists and is a folder or a regular file.
+func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
+	fi, err := os.Lstat(c)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		dirs[c] = true
+	case fi.Mode().IsRegular():
+		files[c] = true
+	}
+}
+
+// planAbsDeny finds what the absolute deny_read glob g covers outside the
+// walks of the roots. A glob without wildcards, or whose only wildcard is
+// a final "/**", names one path: its literal part, hidden whole. Any
+// other is matched by a walk from its literal folder, pruned to what the
+// glob may cover and bounded by walkBudget like a root's walk; a glob such as
+// "/**/id_rsa" thus looks at the first walkBudget entries of / and
+// reports "/" in Partial. doublestar's FilepathGlob is not used: it has
+// no bound. seen holds the globs already planned, by their canonical
+// spelling: the fence lists a glob with a symlinked prefix twice.
+func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
+	parts := strings.Split(g, "/")
+	n := 0
+	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
+		n++
+	}
+	prefix := strings.Join(parts[:n], "/")
+	if prefix == "" {
+		prefix = "/"
+	}
+	c, err := Canonical("/", prefix)
+	if err != nil {
+		return
+	}
+	rest := parts[n:]
+	g = strings.TrimSuffix(c, "/") + "/" + strings.Join(rest, "/")
+	if seen[g] {
+		return
+	}
+	seen[g] = true
+	fi, err := os.Lstat(c)
+	switch {
+	case err != nil:
+	case fi.Mode().IsRegular():
+		if matchCovers(g, c) {
+			pl.hide(c, 0)
+		}
+	case fi.IsDir():
+		// A glob that names this one folder is done at its top, unless
+		// it holds a config file.
+		if !pl.walk(c, pl.visitDeny(g), false) {
+			pl.partial = append(pl.partial, c)
+		}
+	}
+}
+
+// walk visits the folder top and what lies beneath it, depth first,
+// without following symlinks, until walkBudget entries have been looked
+// at; it reports whether it saw everything. visit is called on each
+// folder (typ fs.ModeDir) and regular file (typ 0) and returns whether to
+// walk into a folder. With gitDirs, a folder whose listing makes it a git
+// directory is recorded read-only and not walked into.
+//
+// A symlink is never visited: mount(2) follows it, so covering a link
+// would cover whatever the session points it at, outside the root or
+// swapped after the plan. What it leads to is met by a walk under its
+// own name when it lies in a root, and lies outside Landlock's writable
+// roots otherwise. Fifos, sockets and devices are left alone too.
+func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
+	if !visit(top, fs.ModeDir) {
+		return true
+	}
+	seen := 0
+	stack := []string{top}
+	for len(stack) > 0 {
+		dir := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		entries, ok := readDirBounded(dir, walkBudget-seen)
+		seen += len(entries)
+		if !ok {
+			return false
+		}
+		if gitDirs && gitDirNames(entries) {
+			pl.ro[dir] = true
+			continue
+		}
+		// Sorted, and pushed in reverse, so the walk goes in name order
+		// and a partial walk stops at the same place every time.
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			abs := filepath.Join(dir, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir():
+				if visit(abs, fs.ModeDir) {
+					stack = append(stack, abs)
+				}
+			case t.IsRegular():
+				visit(abs, 0)
+			}
+		}
+	}
+	return true
+}
+
+// readDirBounded reads the entries of dir, at most limit of them; ok is
+// false when dir holds more. A folder that cannot be opened (gone since,
+// no permission, swapped for a symlink) reads as empty: it holds nothing
+// the walk can name.
+func readDirBounded(dir string, limit int) (entries []fs.DirEntry, ok bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, true
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(256)
+		entries = append(entries, batch...)
+		if len(entries) > limit {
+			return entries[:limit], false
+		}
+		if err != nil {
+			// io.EOF, or a read error: what was read is all there is.
+			return entries, true
+		}
+	}
+}
+
+// plan returns what pl found, sorted, each path once, without what a
+// hidden folder or a read-only folder already covers.
+func (pl *planner) plan() MountPlan {
+	hidden := sortedKeys(pl.hidden)
+	under := func(p string, dirs []string) bool {
+		for _, d := range dirs {
+			if d != p && Beneath(d, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var m MountPlan
+	for _, h := range hidden {
+		if !under(h, hidden) {
+			m.Hidden = append(m.Hidden, h)
+		}
+	}
+	for _, f := range sortedKeys(pl.hiddenFiles) {
+		if !under(f, m.Hidden) {
+			m.HiddenFiles = append(m.HiddenFiles, f)
+		}
+	}
+	for _, r := range sortedKeys(pl.ro) {
+		// Hiding wins: a secret that is also protected stays unreadable.
+		if !pl.hidden[r] && !pl.hiddenFiles[r] && !under(r, m.Hidden) && !under(r, m.ReadOnly) {
+			m.ReadOnly = append(m.ReadOnly, r)
+		}
+	}
+	m.ReadOnly = nonNil(m.ReadOnly)
+	m.Hidden = nonNil(m.Hidden)
+	m.HiddenFiles = nonNil(m.HiddenFiles)
+	if len(pl.partial) > 0 {
+		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
+	}
+	return m
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nonNil keeps an empty list a JSON [], not null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// MountLayer reports whether this process can build a private mount
+// namespace for its child (running as root: euid 0 with CAP_SYS_ADMIN),
+// and when it cannot, why, in a short lowercase phrase. It never uses an
+// unprivileged user namespace: inside one, the mounts would be locked
+// to the namespace's own root, and unprivileged user namespaces are a
+// kernel attack surface many systems switch off.
+func MountLayer() (ok bool, why string) {
+	if os.Geteuid() != 0 {
+		return false, "needs root: unprivileged user namespaces are not used"
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false, "cannot read capabilities: " + err.Error()
+	}
+	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
+		return false, "needs cap_sys_admin"
+	}
+	return true, ""
+}
+
+// Apply mounts the plan. It must run in the child, inside its own private
+// mount namespace, before Landlock (a Landlock-restricted process may not
+// mount): run in the parent's namespace it would change what every
+// process sees. emptyFile is an existing empty regular file (mode 0400)
+// to bind over hidden files.
+//
+// Every path is opened without following any symlink, checked to still be
+// what the plan says (a folder for Hidden, not a folder for HiddenFiles),
+// and mounted on through that descriptor, so a path swapped for a symlink
+// since the plan fails instead of covering where the link leads.
+// Read-only binds are recursive and made read-only before they are
+// attached (mount_setattr), so no instant shows them writable and a mount
+// beneath a protected folder is read-only too; tmpfs is made with
+// fsopen and fsmount. Kernels without these calls get mount(2) on
+// /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
+// anything is mounted, so a hidden folder holding it changes nothing.
+// The first failure stops Apply; what it mounted stays, and the caller
+// must not start the shell.
+func (m MountPlan) Apply(emptyFile string) error {
+	empty := -1
+	if len(m.HiddenFiles) > 0 {
+		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		var st unix.Stat_t
+		if err == nil {
+			defer unix.Close(fd)
+			err = unix.Fstat(fd, &st)
+		}
+		if err == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != 0) {
+			// Bound over a secret, anything else would show something.
+			err = errors.New("not an empty regular file")
+		}
+		if err != nil {
+			return mountErr("open empty file", emptyFile, err)
+		}
+		empty = fd
+	}
+	for _, p := range m.ReadOnly {
+		if err := bindReadOnly(-1, p, 0); err != nil {
+			return mountErr("bind read-only", p, err)
+		}
+	}
+	for _, p := range m.Hidden {
+		if err := hideDir(p); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	for _, p := range m.HiddenFiles {
+		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	return nil
+}
+
+func mountErr(op, path string, err error) error {
+	return fserr.Wrap(fserr.IO, fmt.Sprintf("mount: %s %s: %v", op, path, err), err)
+}
+
+// openNoFollow opens path as an O_PATH descriptor, refusing any symlink on
+// the way: the plan's paths are canonical, so one is a swap.
+func openNoFollow(path string) (int, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// Before Linux 5.6, or a seccomp filter that does not know
+		// openat2 (older container runtimes answer EPERM): only the
+		// last component is checked.
+		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	}
+	return fd, err
+}
+
+// openTarget opens the mount point path and checks its type: not a
+// symlink, and not of type notType (S_IFDIR or S_IFREG; 0 for either).
+func openTarget(path string, notType uint32) (int, error) {
+	fd, err := openNoFollow(path)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	switch t := st.Mode & unix.S_IFMT; {
+	case t == unix.S_IFLNK || t == notType:
+		unix.Close(fd)
+		return -1, fmt.Errorf("changed since the plan")
+	case t != unix.S_IFDIR && t != unix.S_IFREG:
+		unix.Close(fd)
+		return -1, fmt.Errorf("not a folder or a regular file")
+	}
+	return fd, nil
+}
+
+// bindReadOnly binds what the descriptor src is open on over target,
+// recursively and read-only; src -1 binds target over itself. target
+// must not be of type notType.
+func bindReadOnly(src int, target string, notType uint32) error {
+	tfd, err := openTarget(target, notType)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	sfd := src
+	if src < 0 {
+		sfd = tfd
+	}
+	if classicMounts {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree) // an unattached clone goes with its descriptor
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(tree, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// classicMounts makes Apply use mount(2) as on kernels before 5.12, so
+// tests exercise the path older kernels take.
+var classicMounts = false
+
+// bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
+// open_tree or mount_setattr: a bind, then a remount read-only of the
+// new mount. The remount keeps the per-mount flags the source has (nosuid, nodev,
+// noexec, atime), which a remount would otherwise clear and which are
+// locked when set by a more privileged namespace (EPERM). Only the top
+// mount becomes read-only: a mount beneath the bound folder keeps its
+// flags, a limit of these kernels.
+func bindReadOnlyClassic(sfd, tfd int) error {
+	src, target := procFd(sfd), procFd(tfd)
+	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	// tfd still names the folder beneath the new mount; its path now
+	// leads to the mount, so the remount goes by the path, checked again.
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(sfd, &sfs); err != nil {
+		return fmt.Errorf("statfs: %w", err)
+	}
+	var keep uintptr
+	for _, f := range [...]struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(sfs.Flags)&f.st != 0 {
+			keep |= f.ms
+		}
+	}
+	path, ok := fdPath(tfd)
+	if !ok {
+		return fmt.Errorf("remount read-only: no path for the mount point")
+	}
+	fd, err := openNoFollow(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Mount("", procFd(fd), "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, ""); err != nil {
+		return fmt.Errorf("remount read-only: %w", err)
+	}
+	return nil
+}
+
+// hideDir covers the folder path with an empty, read-only tmpfs.
+func hideDir(path string) error {
+	tfd, err := openTarget(path, unix.S_IFREG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	if !classicMounts {
+		mfd, err := emptyTmpfs()
+		if err == nil {
+			defer unix.Close(mfd)
+			if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+				return fmt.Errorf("move_mount: %w", err)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+	}
+	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	return unix.Mount("tmpfs", procFd(tfd), "tmpfs", flags, "size=4k,mode=0500")
+}
+
+// emptyTmpfs returns a detached mount of an empty tmpfs, read-only,
+// nosuid, nodev and noexec, to attach with move_mount.
+func emptyTmpfs() (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0500"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("fsconfig create: %w", err)
+	}
+	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attr)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount: %w", err)
+	}
+	return mfd, nil
+}
+
+// procFd names the file fd is open on, for a call that takes a path;
+// the kernel resolves it to the very file opened.
+func procFd(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }

@@ -1,0 +1,448 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// makeTree builds a layout under dir in os.Root's notation: "d/" a folder,
+// "f" a file (its content its name), "a => t" a symlink to t.
+func makeTree(t *testing.T, dir string, layout ...string) {
+	t.Helper()
+	for _, e := range layout {
+		path := filepath.Join(dir, e)
+		var err error
+		switch name, target, link := strings.Cut(e, " => "); {
+		case link:
+			path = filepath.Join(dir, name)
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				err = os.Symlink(target, path)
+			}
+		case strings.HasSuffix(e, "/"):
+			err = os.MkdirAll(path, 0o755)
+		default:
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				err = os.WriteFile(path, []byte(e), 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// canonTemp is a canonical t.TempDir().
+func canonTemp(t *testing.T) string {
+	t.Helper()
+	d, err := Canonical("/", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// mountsTree is the shared layout of the mount tests: a workspace "ws"
+// with protected paths, a git directory by content only, a .git symlink
+// pointing out, deny_read files, and a secret folder outside it.
+var mountsTree = []string{
+	"ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/.git/config",
+	"ws/sub/.git/HEAD", "ws/sub/code.go",
+	"ws/.vscode/settings.json",
+	"ws/.mcp.json",
+	"ws/src/.bashrc", "ws/src/main.go",
+	"ws/other/.git => ../../outside",
+	"ws/vendor/lib.git/HEAD", "ws/vendor/lib.git/objects/", "ws/vendor/lib.git/refs/",
+	"ws/.env", "ws/app/.env", "ws/app/env.go",
+	"ws/dsh-fs.yaml",
+	"outside/HEAD",
+	"secret/key",
+	"keys/a.pem", "keys/b.txt",
+}
+
+func TestMountPlan(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, mountsTree...)
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{
+		Cwd:          ws,
+		Protected:    DefaultProtected,
+		DenyRead:     []string{".env", tmp + "/secret/**", tmp + "/keys/*.pem", tmp + "/missing/**"},
+		ConfigFiles:  []string{filepath.Join(ws, "dsh-fs.yaml")},
+		TrustedFiles: []string{filepath.Join(tmp, "outside", "HEAD"), filepath.Join(ws, "absent.yaml")},
+	}
+	in := func(names ...string) []string {
+		out := []string{}
+		for _, n := range names {
+			out = append(out, filepath.Join(tmp, n))
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		origin string
+		budget int
+		want   MountPlan
+	}{
+		{
+			name: "workspace", origin: "cwd",
+			want: MountPlan{
+				// ws/other/.git is a symlink: skipped, and outside/ is not
+				// walked. dsh-fs.yaml is a loaded config file in the root;
+				// outside/HEAD is trusted but outside every root.
+				ReadOnly:    in("ws/.git", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc", "ws/sub/.git", "ws/vendor/lib.git"),
+				Hidden:      in("secret"),
+				HiddenFiles: in("keys/a.pem", "ws/.env", "ws/app/.env"),
+			},
+		},
+		{
+			name: "tmp root not walked", origin: "tmp",
+			want: MountPlan{
+				ReadOnly:    in("ws/dsh-fs.yaml"),
+				Hidden:      in("secret"),
+				HiddenFiles: in("keys/a.pem"),
+			},
+		},
+		{
+			name: "budget", origin: "writable_roots", budget: 5,
+			want: MountPlan{
+				// The walk reads ws's 12 entries, over the budget, and
+				// stops before looking at any of them.
+				ReadOnly:    in("ws/dsh-fs.yaml"),
+				Hidden:      in("secret"),
+				HiddenFiles: in("keys/a.pem"),
+				Partial:     in("ws"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.budget > 0 {
+				defer func(b int) { walkBudget = b }(walkBudget)
+				walkBudget = tc.budget
+			}
+			got := PlanMounts(p, []Root{{Path: ws, Origin: tc.origin}})
+			if !equalPlans(got, tc.want) {
+				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
+			}
+		})
+	}
+}
+
+func TestMountPlanCovers(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp,
+		"ws/secrets/a", "ws/secrets/deep/secrets/b",
+		"ws/.vscode/tasks.json",
+		"ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/",
+		"ws/.git/hooks/secrets/x",
+	)
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want := MountPlan{
+		// Hiding wins over protection (.vscode), a hidden folder covers
+		// what lies beneath it (deep/secrets), and a read-only folder is
+		// not walked into (.git/hooks/secrets).
+		ReadOnly:    []string{ws + "/.git"},
+		Hidden:      []string{ws + "/.vscode", ws + "/secrets"},
+		HiddenFiles: []string{},
+	}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
+	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[]}` {
+		t.Errorf("empty plan = %s", j)
+	}
+}
+
+func TestMountPlanAbsoluteGlob(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "keys/a/id_rsa", "keys/a/deep/id_rsa", "keys/a/id_rsa.pub", "keys/b/id_ed25519/x",
+		"home => keys")
+	// The glob is spelled through a symlink: matched on the canonical
+	// spelling, planned once.
+	p := Policy{Cwd: tmp, DenyRead: []string{tmp + "/home/*/id_*", tmp + "/keys/*/id_*"}}
+	tests := []struct {
+		name   string
+		budget int
+		want   MountPlan
+	}{
+		{name: "walked", want: MountPlan{
+			// "*" crosses no "/": a/deep/id_rsa is not covered.
+			ReadOnly: []string{}, Hidden: []string{tmp + "/keys/b/id_ed25519"},
+			HiddenFiles: []string{tmp + "/keys/a/id_rsa", tmp + "/keys/a/id_rsa.pub"},
+		}},
+		{name: "budget", budget: 3, want: MountPlan{
+			// keys holds 2 entries and a 3: the walk stops there.
+			ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{},
+			Partial: []string{tmp + "/keys"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.budget > 0 {
+				defer func(b int) { walkBudget = b }(walkBudget)
+				walkBudget = tc.budget
+			}
+			if got := PlanMounts(p, nil); !equalPlans(got, tc.want) {
+				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
+			}
+		})
+	}
+}
+
+// TestMountPlanConfig pins that a deny_read glob, which a session may
+// add, never hides a config file or a folder holding one from the dsh-fs
+// the shell runs, nor stops the walk there: what else it covers is still
+// hidden entry by entry (ws/conf/.git, protected too: hiding wins).
+func TestMountPlanConfig(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp,
+		"ws/.git/HEAD", "ws/conf/dsh-fs.yaml", "ws/conf/key", "ws/conf/.git/HEAD",
+		"etc/dsh-fs/config.yaml", "etc/dsh-fs/other.yaml", "etc/passwd", "etc/ssl/cert",
+	)
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Cwd: ws, Protected: DefaultProtected,
+		DenyRead:     []string{ws, tmp + "/etc/**"},
+		ConfigFiles:  []string{ws + "/conf/dsh-fs.yaml"},
+		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
+	}
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want := MountPlan{
+		ReadOnly:    []string{ws + "/conf/dsh-fs.yaml"},
+		Hidden:      []string{tmp + "/etc/ssl", ws + "/.git", ws + "/conf/.git"},
+		HiddenFiles: []string{tmp + "/etc/dsh-fs/other.yaml", tmp + "/etc/passwd", ws + "/conf/key"},
+	}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
+}
+
+// TestMountWalkGlobCovers pins walkGlob.covers, matchCovers with a literal
+// prefilter, to matchCovers itself: the walk and the fence must agree.
+func TestMountWalkGlobCovers(t *testing.T) {
+	globs := append([]string{"**/.env", "secrets", "/h/u/.ssh/**", "a/*/c", "**/x[ab]/**", `\*lit`, "[", ".", "**"}, DefaultProtected...)
+	names := []string{".", "a", ".git", "sub/.git", "sub/.git/hooks/pre-commit", ".gitx", "x/.vscode", ".vscode/s.json",
+		"/h/u/.ssh", "/h/u/.ssh/id", "/h/u/.sshx", "a/b/c", "a/b/c/d", "a/c", "p/xa/q", "xc", "*lit", "slit", ".bashrc",
+		"d/.bashrc", "secrets/k", "deep/secrets", "/w/.env", ".env.local"}
+	for _, g := range globs {
+		w := newWalkGlob(g)
+		for _, n := range names {
+			if got, want := w.covers(splitSlash(n)), matchCovers(g, n); got != want {
+				t.Errorf("walkGlob(%q).covers(%q) = %v, matchCovers says %v", g, n, got, want)
+			}
+		}
+	}
+}
+
+func equalPlans(a, b MountPlan) bool {
+	return slices.Equal(a.ReadOnly, b.ReadOnly) && slices.Equal(a.Hidden, b.Hidden) &&
+		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial)
+}
+
+func planJSON(m MountPlan) string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestMountLayer(t *testing.T) {
+	ok, why := MountLayer()
+	if root := os.Geteuid() == 0; ok != root && why != "needs cap_sys_admin" {
+		t.Errorf("MountLayer() = %v, %q as euid %d", ok, why, os.Geteuid())
+	}
+	if !ok && why == "" {
+		t.Error("MountLayer() refused without saying why")
+	}
+}
+
+// TestMountApply applies a plan in a child with its own mount namespace
+// (the way dsh-fs exec starts its shell): once with each way of mounting
+// (apply, classic), once without applying it (control: it proves the
+// probes can fail), and once with ws/.git swapped for a symlink after the
+// plan (swap). After each it checks the parent's namespace saw nothing.
+func TestMountApply(t *testing.T) {
+	if os.Getenv("MOUNTS_CHILD") != "" {
+		t.Skip("in the child")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount (run the tests as root to cover the mount layer)")
+	}
+	tmp := canonTemp(t)
+	makeTree(t, tmp, mountsTree...)
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
+	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	// In the folder it hides: Apply opens it before mounting anything.
+	empty := filepath.Join(tmp, "secret", "empty")
+	if err := os.WriteFile(empty, nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// swap runs last: it moves ws/.git while it runs.
+	for _, mode := range []string{"apply", "classic", "control", "swap"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
+			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
+			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(plan),
+				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestMountApplyChild") {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			// Nothing leaked into this namespace.
+			if fails := probeMounts(ws, tmp+"/secret"); len(fails) != len(mountProbes) {
+				t.Errorf("after the child, in the parent, these still hold: %v", heldProbes(fails))
+			}
+			info, err := os.ReadFile("/proc/self/mountinfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(info), tmp) {
+				t.Errorf("the parent's mountinfo lists %s:\n%s", tmp, info)
+			}
+		})
+	}
+}
+
+// TestMountApplyChild is TestMountApply's child, run in its own mount
+// namespace; it does nothing elsewhere.
+func TestMountApplyChild(t *testing.T) {
+	mode := os.Getenv("MOUNTS_CHILD")
+	if mode == "" {
+		t.Skip("run by TestMountApply in a mount namespace of its own")
+	}
+	var plan MountPlan
+	if err := json.Unmarshal([]byte(os.Getenv("MOUNTS_PLAN")), &plan); err != nil {
+		t.Fatal(err)
+	}
+	ws, secret := os.Getenv("MOUNTS_WS"), os.Getenv("MOUNTS_SECRET")
+	if mode == "swap" {
+		applySwapped(t, plan, ws)
+		return
+	}
+	// A mount beneath a protected folder, made read-only by the
+	// recursive bind: open_tree and mount_setattr do that, the classic
+	// remount does not (bindReadOnlyClassic).
+	objects := filepath.Join(ws, ".git", "objects")
+	if mode != "classic" {
+		if err := unix.Mount("tmpfs", objects, "tmpfs", 0, "size=4k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mode != "control" {
+		classicMounts = mode == "classic"
+		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mode != "classic" {
+		err := os.WriteFile(filepath.Join(objects, "probe"), nil, 0o644)
+		if held := errors.Is(err, unix.EROFS); held != (mode == "apply") {
+			t.Errorf("write beneath a mount inside ws/.git: %v (mode %s)", err, mode)
+		}
+	}
+	fails := probeMounts(ws, secret)
+	if mode == "control" {
+		if len(fails) != len(mountProbes) {
+			t.Errorf("without the mounts, these hold anyway: %v", heldProbes(fails))
+		}
+	} else {
+		for _, f := range fails {
+			t.Error(f)
+		}
+	}
+	// The mount layer narrows, it never blocks the workspace itself.
+	if err := os.WriteFile(filepath.Join(ws, "sub", "new.go"), []byte("x"), 0o644); err != nil {
+		t.Errorf("write elsewhere in the workspace: %v", err)
+	}
+	os.Remove(filepath.Join(ws, "sub", "new.go"))
+}
+
+// applySwapped swaps ws/.git for a symlink to a folder outside after the
+// plan: Apply must refuse it, not make the link's target read-only.
+// Before that, Apply must refuse an empty file that is not empty, before
+// it mounts anything.
+func applySwapped(t *testing.T, plan MountPlan, ws string) {
+	dotgit := filepath.Join(ws, ".git")
+	err := plan.Apply(filepath.Join(dotgit, "HEAD"))
+	if err == nil || !strings.Contains(err.Error(), "not an empty regular file") {
+		t.Errorf("Apply with a non-empty file to bind over secrets = %v", err)
+	}
+	if fails := probeMounts(ws, os.Getenv("MOUNTS_SECRET")); len(fails) != len(mountProbes) {
+		t.Errorf("a failed Apply mounted: %v", heldProbes(fails))
+	}
+	outside := filepath.Join(filepath.Dir(ws), "outside")
+	if err := os.Rename(dotgit, dotgit+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Rename(dotgit+".moved", dotgit)
+	if err := os.Symlink(outside, dotgit); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(dotgit)
+	err = plan.Apply(os.Getenv("MOUNTS_EMPTY"))
+	if err == nil || !strings.Contains(err.Error(), dotgit) {
+		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o644); err != nil {
+		t.Errorf("the symlink's target was covered: %v", err)
+	}
+	os.Remove(filepath.Join(outside, "probe"))
+}
+
+// mountProbes are what the mount layer must make true, by name.
+var mountProbes = []string{"ws/.git read-only", "ws/sub/.git read-only", "ws/.mcp.json read-only",
+	"secret lists empty", "secret read-only", "ws/.env reads empty"}
+
+// probeMounts returns "probe: why" for each of mountProbes that does not
+// hold now. It undoes what a probe that got through wrote.
+func probeMounts(ws, secret string) []string {
+	var fails []string
+	fail := func(i int, format string, args ...any) {
+		fails = append(fails, mountProbes[i]+": "+fmt.Sprintf(format, args...))
+	}
+	erofs := func(i int, path string, flag int) {
+		f, err := os.OpenFile(path, flag|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			if flag&os.O_CREATE != 0 {
+				os.Remove(path)
+			}
+		}
+		if !errors.Is(err, unix.EROFS) {
+			fail(i, "open for writing: %v, want EROFS", err)
+		}
+	}
+	erofs(0, filepath.Join(ws, ".git", "probe"), os.O_CREATE)
+	erofs(1, filepath.Join(ws, "sub", ".git", "probe"), os.O_CREATE)
+	erofs(2, filepath.Join(ws, ".mcp.json"), 0)
+	if names, err := os.ReadDir(secret); err != nil || len(names) != 0 {
+		fail(3, "%d entries, %v", len(names), err)
+	}
+	erofs(4, filepath.Join(secret, "probe"), os.O_CREATE)
+	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || len(b) != 0 {
+		fail(5, "read %q, %v", b, err)
+	}
+	return fails
+}
+
+// heldProbes names the probes that fails does not list.
+func heldProbes(fails []string) []string {
+	var held []string
+	for _, p := range mountProbes {
+		if !slices.ContainsFunc(fails, func(f string) bool { return strings.HasPrefix(f, p+":") }) {
+			held = append(held, p)
+		}
+	}
+	return held
+}

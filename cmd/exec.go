@@ -118,6 +118,9 @@ type supervisor struct {
 	dir      string // the record's private folder
 	record   string
 	rec      *session.Record
+	// nested says exec runs inside a session: it writes no record and
+	// runs no broker of its own.
+	nested bool
 	// askMu puts one question at a time to the person at the terminal.
 	askMu sync.Mutex
 }
@@ -144,6 +147,12 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true}
+	if s.Session != nil {
+		// Nested: the outer session's record, broker and mount layer
+		// serve; this one only narrows (docs/design.md §10).
+		return &supervisor{app: a, settings: s, self: self, record: s.SessionPath, nested: true,
+			rec: &session.Record{Roots: kernelRoots, Shell: shell}}, nil
+	}
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
 	} else if ok, why := sandbox.MountLayer(); !ok {
@@ -180,7 +189,11 @@ func (s *supervisor) emptyFile() string { return s.dir + "/empty" }
 
 // close removes the session's record: a record left behind could be
 // named by a later session.
-func (s *supervisor) close() { os.RemoveAll(s.dir) }
+func (s *supervisor) close() {
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
 
 // childSpec is what the child applies before it becomes CMD.
 type childSpec struct {
@@ -232,6 +245,11 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	child.Env = s.childEnv()
 	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
 	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
+	if s.nested && session.CheckBroker(brokerFD) == nil {
+		// The outer session's channel stays where the shell has it;
+		// without one, the shell gets a channel nobody answers.
+		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
+	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
 	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
 		spec.Mounts, spec.Empty = m, s.emptyFile()
@@ -281,7 +299,10 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 			}
 		}
 	}()
-	stopBroker := session.Serve(brokerEnd, s.escalate)
+	stopBroker := func() { brokerEnd.Close() }
+	if !s.nested {
+		stopBroker = session.Serve(brokerEnd, s.escalate)
+	}
 	err = child.Wait()
 	close(done)
 	stopBroker()
@@ -314,6 +335,11 @@ func settingVariables() []string {
 // settings (folded into the record already) and any session variables it
 // inherited, plus the record and the channel.
 func (s *supervisor) childEnv() []string {
+	if s.nested {
+		// The outer record stays the base; this exec's flags narrow it
+		// as variables, and its own variables pass as they are.
+		return append(os.Environ(), s.settings.NarrowingEnv()...)
+	}
 	env := withoutSessionVars(os.Environ())
 	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
 }

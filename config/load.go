@@ -959,3 +959,32 @@ func typeName(v any) string {
 	}
 	return "another type"
 }
+
+// NarrowingEnv carries the session sources of this call's flags to the
+// calls of a nested dsh-fs exec session, which share the outer session's
+// record: each setting a flag set, as its DSH_FS_* variable, and the
+// session file as DSH_FS_CONFIG. Variables are session sources too, so
+// they narrow the record there exactly as the flags narrowed it here.
+func (s *Settings) NarrowingEnv() []string {
+	var env []string
+	for _, v := range s.Values {
+		st, ok := lookupSetting(v.Key)
+		if !ok || st.env == "" || v.Source != KindFlag {
+			continue
+		}
+		var text string
+		switch x := v.Value.(type) {
+		case []string:
+			text = strings.Join(x, string(filepath.ListSeparator))
+		default:
+			text = fmt.Sprint(x)
+		}
+		env = append(env, st.env+"="+text)
+	}
+	for _, f := range s.Files {
+		if f.Source == KindFile {
+			env = append(env, EnvConfig+"="+f.Path)
+		}
+	}
+	return env
+}

@@ -63,14 +63,14 @@ type policyResult struct {
 type shellLayers struct {
 	// Session is the record of the session this call runs in; "" outside
 	// one.
-	Session        string `json:"session"`
-	WritesFenced   bool   `json:"writes_fenced"`
-	Writes         string `json:"writes"`
-	ProtectedHeld  bool   `json:"protected_held"`
-	Protected      string `json:"protected"`
-	DenyReadHeld   bool   `json:"deny_read_held"`
-	DenyRead       string `json:"deny_read"`
-	Escalation     string `json:"escalation"`
+	Session       string `json:"session"`
+	WritesFenced  bool   `json:"writes_fenced"`
+	Writes        string `json:"writes"`
+	ProtectedHeld bool   `json:"protected_held"`
+	Protected     string `json:"protected"`
+	DenyReadHeld  bool   `json:"deny_read_held"`
+	DenyRead      string `json:"deny_read"`
+	Escalation    string `json:"escalation"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts *sandbox.MountPlan `json:"mounts"`

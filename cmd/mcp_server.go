@@ -30,6 +30,8 @@ type mcpServer struct {
 	// allowed are the allowed folders, canonical: the DIR arguments, or
 	// the cwd and the writable roots when none were given.
 	allowed []string
+	// roots are the client's, which narrow the allowed folders.
+	roots *clientRoots
 }
 
 // mcpListLimit bounds a listing, a tree or a search of the drop-in tools,
@@ -45,7 +47,7 @@ type textResult struct {
 // newMcpServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
 func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
-	m := &mcpServer{settings: s}
+	m := &mcpServer{settings: s, roots: newClientRoots()}
 	p := s.Policy
 	for _, d := range dirs {
 		// Relative to the directory the harness started the server in,
@@ -66,7 +68,8 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: buildVersion().Version}, &mcp.ServerOptions{
-		Instructions: mcpInstructions(p),
+		Instructions:            mcpInstructions(p),
+		RootsListChangedHandler: m.roots.changed,
 	})
 	mutates := p.Mode != sandbox.ReadOnly
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -151,10 +154,18 @@ func mcpInstructions(p sandbox.Policy) string {
 	return b.String()
 }
 
+// policy is the policy of one call from the client of ss: the one loaded
+// at start, narrowed to the client's roots when it offers them.
+func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
+	p := m.settings.Policy
+	p.Within = m.roots.within(ss)
+	return p
+}
+
 // begin makes the fence of one call, from the settings loaded at start,
 // and resolves its path.
-func (m *mcpServer) begin(path string) (*sandbox.Fence, sandbox.Target, error) {
-	f := sandbox.NewFence(m.settings.Policy)
+func (m *mcpServer) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, sandbox.Target, error) {
+	f := sandbox.NewFence(m.policy(ss))
 	t, err := f.Resolve(path)
 	return f, t, err
 }
@@ -163,8 +174,8 @@ func (m *mcpServer) begin(path string) (*sandbox.Fence, sandbox.Target, error) {
 // asks for is set on its fence as the CLI's --escalate sets it, and
 // refused before any approver is asked when it could be granted
 // (mcpNoGrant). The model's argument only asks; it never approves.
-func (m *mcpServer) beginMutation(path, escalate string) (*sandbox.Fence, sandbox.Target, error) {
-	f := sandbox.NewFence(m.settings.Policy)
+func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string) (*sandbox.Fence, sandbox.Target, error) {
+	f := sandbox.NewFence(m.policy(ss))
 	if escalate != "" {
 		mode, err := sandbox.ParseMode(escalate)
 		if err != nil {
@@ -246,11 +257,11 @@ type readTextArgs struct {
 	Tail *int   `json:"tail,omitempty" jsonschema:"If provided, returns only the last N lines of the file"`
 }
 
-func (m *mcpServer) readTextFile(_ context.Context, _ *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *mcpServer) readTextFile(_ context.Context, req *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
 	if in.Head != nil && in.Tail != nil {
 		return fail(fserr.New(fserr.InvalidArgument, "Cannot specify both head and tail parameters simultaneously"))
 	}
-	content, err := m.readText(in.Path, in.Head, in.Tail)
+	content, err := m.readText(req.Session, in.Path, in.Head, in.Tail)
 	if err != nil {
 		return fail(err)
 	}
@@ -259,8 +270,8 @@ func (m *mcpServer) readTextFile(_ context.Context, _ *mcp.CallToolRequest, in r
 
 // readText reads path whole, its first head lines or its last tail
 // lines, within read_max_bytes; a cut is said in a note at the end.
-func (m *mcpServer) readText(path string, head, tail *int) (string, error) {
-	f, t, err := m.begin(path)
+func (m *mcpServer) readText(ss *mcp.ServerSession, path string, head, tail *int) (string, error) {
+	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return "", err
 	}
@@ -320,8 +331,8 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 
 var errTooLarge = errors.New("too large")
 
-func (m *mcpServer) readMediaFile(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(in.Path)
+func (m *mcpServer) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
@@ -352,13 +363,13 @@ type readMultipleArgs struct {
 	Paths []string `json:"paths" jsonschema:"Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories."`
 }
 
-func (m *mcpServer) readMultipleFiles(_ context.Context, _ *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *mcpServer) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
 	if len(in.Paths) == 0 {
 		return fail(fserr.New(fserr.InvalidArgument, "At least one file path must be provided"))
 	}
 	parts := make([]string, len(in.Paths))
 	for i, p := range in.Paths {
-		content, err := m.readText(p, nil, nil)
+		content, err := m.readText(req.Session, p, nil, nil)
 		if err != nil {
 			msg := err.Error()
 			var de *sandbox.DeniedError
@@ -379,8 +390,8 @@ type writeFileArgs struct {
 	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) writeFile(_ context.Context, _ *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(in.Path, in.Escalate)
+func (m *mcpServer) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -403,8 +414,8 @@ type editFileArgs struct {
 	Escalate string   `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) editFile(_ context.Context, _ *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(in.Path, in.Escalate)
+func (m *mcpServer) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -445,8 +456,8 @@ type mkdirArgs struct {
 	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) createDirectory(_ context.Context, _ *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(in.Path, in.Escalate)
+func (m *mcpServer) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -462,8 +473,8 @@ type moveArgs struct {
 	Escalate    string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) moveFile(_ context.Context, _ *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	f, src, err := m.beginMutation(in.Source, in.Escalate)
+func (m *mcpServer) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
+	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate)
 	if err != nil {
 		return fail(err)
 	}
@@ -486,8 +497,8 @@ func (m *mcpServer) moveFile(_ context.Context, _ *mcp.CallToolRequest, in moveA
 }
 
 // list lists the folder path, every name included.
-func (m *mcpServer) list(path string, recursive bool) (*fsops.ListResult, error) {
-	f, t, err := m.begin(path)
+func (m *mcpServer) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
+	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return nil, err
 	}
@@ -503,8 +514,8 @@ func listNote(res *fsops.ListResult) string {
 
 func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }
 
-func (m *mcpServer) listDirectory(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
-	res, err := m.list(in.Path, false)
+func (m *mcpServer) listDirectory(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	res, err := m.list(req.Session, in.Path, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -540,11 +551,11 @@ func listSizesSchema() *jsonschema.Schema {
 	return schema
 }
 
-func (m *mcpServer) listDirectoryWithSizes(_ context.Context, _ *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *mcpServer) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
 	if in.SortBy != "" && in.SortBy != "name" && in.SortBy != "size" {
 		return fail(fserr.New(fserr.InvalidArgument, `sortBy must be "name" or "size"`))
 	}
-	res, err := m.list(in.Path, false)
+	res, err := m.list(req.Session, in.Path, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -597,13 +608,13 @@ type treeEntry struct {
 	Children *[]treeEntry `json:"children,omitempty"`
 }
 
-func (m *mcpServer) directoryTree(_ context.Context, _ *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *mcpServer) directoryTree(_ context.Context, req *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
 	for _, p := range in.ExcludePatterns {
 		if !doublestar.ValidatePattern(p) {
 			return fail(fserr.New(fserr.InvalidArgument, fmt.Sprintf("excludePatterns: %q: not a valid glob", p)))
 		}
 	}
-	res, err := m.list(in.Path, true)
+	res, err := m.list(req.Session, in.Path, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -662,8 +673,8 @@ type searchArgs struct {
 	ExcludePatterns []string `json:"excludePatterns,omitempty"`
 }
 
-func (m *mcpServer) searchFiles(_ context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(in.Path)
+func (m *mcpServer) searchFiles(_ context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return fail(err)
 	}
@@ -695,8 +706,8 @@ func (m *mcpServer) searchFiles(_ context.Context, _ *mcp.CallToolRequest, in se
 	return text(out)
 }
 
-func (m *mcpServer) getFileInfo(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(in.Path)
+func (m *mcpServer) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return fail(err)
 	}
@@ -726,8 +737,12 @@ func (m *mcpServer) getFileInfo(_ context.Context, _ *mcp.CallToolRequest, in pa
 	return text(strings.Join(lines, "\n"))
 }
 
-func (m *mcpServer) listAllowedDirectories(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, textResult, error) {
-	return text("Allowed directories:\n" + strings.Join(m.allowed, "\n"))
+func (m *mcpServer) listAllowedDirectories(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, textResult, error) {
+	allowed := m.allowed
+	if within := m.roots.within(req.Session); within != nil {
+		allowed = sandbox.Intersect(allowed, within)
+	}
+	return text("Allowed directories:\n" + strings.Join(allowed, "\n"))
 }
 
 // dsh tools: the CLI's results, header included, as structured content.
@@ -763,8 +778,8 @@ type dshReadArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"most lines to return (default read_max_lines)"`
 }
 
-func (m *mcpServer) dshRead(_ context.Context, _ *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(in.Path)
+func (m *mcpServer) dshRead(_ context.Context, req *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(req.Session, in.Path)
 	var res *fsops.ReadResult
 	if err == nil {
 		limit := m.settings.ReadMaxLines
@@ -786,8 +801,8 @@ type dshWriteArgs struct {
 	Escalate  string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) dshWrite(_ context.Context, _ *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(in.Path, in.Escalate)
+func (m *mcpServer) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
 	var res *fsops.WriteResult
 	if err == nil {
 		res, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, IfMatch: in.IfMatch,
@@ -804,8 +819,8 @@ type dshEditArgs struct {
 	Escalate string              `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) dshEdit(_ context.Context, _ *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(in.Path, in.Escalate)
+func (m *mcpServer) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
 	var res *fsops.EditResult
 	if err == nil {
 		if len(in.Edits) == 0 {
@@ -825,14 +840,14 @@ type dshLsArgs struct {
 	Limit     int    `json:"limit,omitempty" jsonschema:"most entries to return (default 1000)"`
 }
 
-func (m *mcpServer) dshLs(_ context.Context, _ *mcp.CallToolRequest, in dshLsArgs) (*mcp.CallToolResult, any, error) {
+func (m *mcpServer) dshLs(_ context.Context, req *mcp.CallToolRequest, in dshLsArgs) (*mcp.CallToolResult, any, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
 	if in.Limit == 0 {
 		in.Limit = fsops.DefaultListLimit
 	}
-	f, t, err := m.begin(in.Path)
+	f, t, err := m.begin(req.Session, in.Path)
 	var res *fsops.ListResult
 	if err == nil {
 		res, err = fsops.List(f, t, fsops.ListOptions{All: in.All, Recursive: in.Recursive, Depth: in.Depth, Limit: in.Limit})
@@ -840,8 +855,8 @@ func (m *mcpServer) dshLs(_ context.Context, _ *mcp.CallToolRequest, in dshLsArg
 	return m.dshResult("ls", in.Path, f, t, res, err)
 }
 
-func (m *mcpServer) dshStat(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(in.Path)
+func (m *mcpServer) dshStat(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(req.Session, in.Path)
 	var res *fsops.StatResult
 	if err == nil {
 		res, err = fsops.Stat(f, t)
@@ -849,12 +864,14 @@ func (m *mcpServer) dshStat(_ context.Context, _ *mcp.CallToolRequest, in pathAr
 	return m.dshResult("stat", in.Path, f, t, res, err)
 }
 
-func (m *mcpServer) dshPolicy(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-	f := sandbox.NewFence(m.settings.Policy)
+func (m *mcpServer) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	s := *m.settings
+	s.Policy = m.policy(req.Session)
+	f := sandbox.NewFence(s.Policy)
 	roots, err := f.Roots()
 	var res policyResult
 	if err == nil {
-		res, err = newPolicyResult(m.settings, roots)
+		res, err = newPolicyResult(&s, roots)
 	}
 	return m.dshResult("policy", "", f, sandbox.Target{}, res, err)
 }

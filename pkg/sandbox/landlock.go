@@ -90,7 +90,13 @@ func (f *Fence) Enforce() error {
 	if err != nil || !on {
 		return err
 	}
-	roots, err := f.Roots()
+	// The kernel layer holds the configured roots, not the ones an MCP
+	// client's roots narrowed them to: it cannot be lifted, and the
+	// client may name other folders later (roots/list_changed). The
+	// narrowing is the fence's.
+	p := f.policy
+	p.Within = nil
+	roots, err := WritableRoots(p)
 	if err != nil {
 		return err
 	}

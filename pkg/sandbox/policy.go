@@ -30,6 +30,11 @@ type Policy struct {
 	// WritableRoots are the configured extra writable roots, each allowed
 	// by the trusted policy.
 	WritableRoots []string
+	// Within, when not nil, are the folders an MCP client offered as its
+	// roots (canonical): only the parts of the writable roots within one
+	// of them stay writable, so they narrow the writable set and never
+	// widen it. An empty, non-nil list leaves nothing writable.
+	Within []string
 	// Tmp includes /tmp and os.TempDir() among the writable roots.
 	Tmp bool
 	// Protected are the globs, relative to each writable root, under which

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,10 +22,11 @@ type Root struct {
 type RefusedRoot struct {
 	// Path is the canonical absolute path.
 	Path string `json:"path"`
-	// Origin is "cwd" or "tmp".
+	// Origin is "cwd", "tmp" or, outside the client's roots,
+	// "writable_roots".
 	Origin string `json:"origin"`
-	// Reason is ReasonWorkspaceTooBroad, ReasonOutsideWorkspaces or
-	// ReasonTmpdirNotAllowed.
+	// Reason is ReasonWorkspaceTooBroad, ReasonOutsideWorkspaces,
+	// ReasonTmpdirNotAllowed or ReasonOutsideClientRoots.
 	Reason string `json:"reason"`
 	// Matched names the session source that proposed it: "working
 	// directory /", "--cwd ..", "DSH_FS_CWD=/", "TMPDIR=/".
@@ -105,7 +107,65 @@ func deriveRoots(p Policy) ([]Root, []RefusedRoot, error) {
 			return nil, nil, err
 		}
 	}
+	if p.Within != nil {
+		roots, refused = withinClient(roots, refused, p.Within)
+	}
 	return roots, refused, nil
+}
+
+// Intersect returns the parts of folders that lie within one of client:
+// a folder inside a client folder whole, a client folder inside a folder
+// itself. Both lists are canonical.
+func Intersect(folders, client []string) []string {
+	var out []string
+	for _, f := range folders {
+		for _, c := range client {
+			var m string
+			switch {
+			case Beneath(c, f):
+				m = f
+			case Beneath(f, c):
+				m = c
+			default:
+				continue
+			}
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// ReasonOutsideClientRoots: a writable root is not wholly inside the roots
+// the MCP client offered; what lies beneath one of them stays writable.
+const ReasonOutsideClientRoots = "outside the client's roots"
+
+// withinClient narrows roots to the parts inside the client's folders: a
+// root inside one stays whole, a client folder inside a root becomes a
+// root of the same origin, and a root not wholly inside one is refused
+// for the rest.
+func withinClient(roots []Root, refused []RefusedRoot, client []string) ([]Root, []RefusedRoot) {
+	var out []Root
+	seen := map[string]bool{}
+	keep := func(r Root) {
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			out = append(out, r)
+		}
+	}
+	for _, r := range roots {
+		met := Intersect([]string{r.Path}, client)
+		for _, m := range met {
+			keep(Root{Path: m, Origin: r.Origin})
+		}
+		if !slices.Contains(met, r.Path) {
+			// Partly or not at all within them: what is outside is
+			// refused, for a denial that says why.
+			refused = append(refused, RefusedRoot{Path: r.Path, Origin: r.Origin, Reason: ReasonOutsideClientRoots, Matched: "the MCP client's roots"})
+		}
+	}
+	return out, refused
 }
 
 // tooBroadTrees are system trees no session cwd at or beneath is a

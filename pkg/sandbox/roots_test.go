@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,4 +255,44 @@ func slicesContains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// The roots an MCP client offers narrow the writable set to what lies
+// within them and never widen it.
+func TestWithinClientNarrows(t *testing.T) {
+	ws := t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := Policy{Mode: WorkspaceWrite, Cwd: ws, CwdTrusted: true}
+	for _, tc := range []struct {
+		name   string
+		within []string
+		want   []string
+	}{
+		{"none offered", nil, []string{ws}},
+		{"a folder inside", []string{sub}, []string{sub}},
+		{"a folder above", []string{"/"}, []string{ws}},
+		{"elsewhere only", []string{"/etc"}, nil},
+		{"an empty list", []string{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base
+			p.Within = tc.within
+			roots, err := WritableRoots(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := RootPaths(roots); !slices.Equal(got, tc.want) {
+				t.Errorf("roots %v, want %v", got, tc.want)
+			}
+			refused, _ := RefusedRoots(p)
+			outside := len(refused) > 0 && refused[0].Reason == ReasonOutsideClientRoots
+			if wantRefused := !slices.Contains(tc.want, ws); outside != wantRefused {
+				t.Errorf("refused %+v: want the workspace refused = %v", refused, wantRefused)
+			}
+		})
+	}
 }

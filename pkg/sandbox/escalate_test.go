@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
 func TestEscalation(t *testing.T) {
@@ -287,5 +289,55 @@ func TestEscalationNoGrant(t *testing.T) {
 				t.Errorf("refusal %q lacks the no-grant reason", de.Refusal)
 			}
 		})
+	}
+}
+
+// SetElsewhere hands an escalation that could lift the denial to the
+// front end, asking no one and widening nothing here, whatever the
+// approval; one that could not lift it keeps its own refusal.
+func TestEscalationElsewhere(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	record := filepath.Join(t.TempDir(), "asked")
+	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+		t.Run(string(approval), func(t *testing.T) {
+			p := testPolicy(root, WorkspaceWrite)
+			p.Approval = approval
+			p.ApprovalCommand = []string{"/bin/sh", "-c", "touch " + record}
+			fence := NewFence(p)
+			asked := 0
+			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
+			fence.SetElsewhere()
+			target, _ := fence.Resolve("../out/x")
+			err := fence.CheckWrite("write", &target)
+			if fence.AsksApprover(err) {
+				t.Error("AsksApprover = true: a preview would be made for nobody")
+			}
+			err = fence.Escalate(err, &target, Preview{})
+			var ee *ElsewhereError
+			if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
+				t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
+			}
+			if fserr.CodeOf(err) != fserr.SandboxDenied {
+				t.Errorf("unhandled, it is %s, not the denial", fserr.CodeOf(err))
+			}
+			if asked != 0 || fence.Escalated() || fence.Mode() != WorkspaceWrite {
+				t.Errorf("asked %d, Escalated %v, Mode %s", asked, fence.Escalated(), fence.Mode())
+			}
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Errorf("approval_command ran (%v)", err)
+			}
+		})
+	}
+	p := testPolicy(root, WorkspaceWrite)
+	p.MaxMode = WorkspaceWrite
+	fence := NewFence(p)
+	fence.SetEscalation(DangerFullAccess, nil)
+	fence.SetElsewhere()
+	target, _ := fence.Resolve("../out/x")
+	err := fence.Escalate(fence.CheckWrite("write", &target), &target, Preview{})
+	var ee *ElsewhereError
+	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, ReasonAboveMaxMode) {
+		t.Errorf("above max_mode: Escalate = %v, want the denial with its refusal", err)
 	}
 }

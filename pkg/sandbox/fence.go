@@ -38,6 +38,9 @@ type Fence struct {
 	// noGrant, when set, refuses every escalation an approver could
 	// grant, before anyone is asked (SetNoGrant).
 	noGrant string
+	// elsewhere hands every escalation that could lift a denial to the
+	// front end, which carries it out in another process (SetElsewhere).
+	elsewhere bool
 
 	roots      []Root
 	refused    []RefusedRoot
@@ -142,6 +145,24 @@ func (f *Fence) SetSupervisor(ask func(EscalationRequest) error) { f.supervisor 
 // person approves a change that then fails. never and supervisor keep
 // their own refusals. It never widens anything.
 func (f *Fence) SetNoGrant(why string) { f.noGrant = why }
+
+// SetElsewhere is for a front end that carries an escalation out in
+// another process, outside this one's kernel layer (dsh-fs mcp): where
+// the escalation asked for could lift a denial, Escalate asks no one and
+// returns an *ElsewhereError, and the front end runs the call there,
+// where the trusted approval decides. It never widens anything here.
+func (f *Fence) SetElsewhere() { f.elsewhere = true }
+
+// ElsewhereError is Escalate's answer on a fence set with SetElsewhere:
+// the escalation to To could lift Denied, and no one has been asked. Left
+// unhandled it is the denial.
+type ElsewhereError struct {
+	Denied *DeniedError
+	To     Mode
+}
+
+func (e *ElsewhereError) Error() string { return e.Denied.Error() }
+func (e *ElsewhereError) Unwrap() error { return e.Denied }
 
 // Mode returns the effective mode: the session's, or the escalated one.
 func (f *Fence) Mode() Mode { return f.mode }
@@ -295,7 +316,7 @@ type Preview struct {
 // trust nor never.
 func (f *Fence) AsksApprover(err error) bool {
 	var denied *DeniedError
-	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.escalationRefusal(denied) != "" {
+	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.elsewhere || f.escalationRefusal(denied) != "" {
 		return false
 	}
 	switch f.policy.Approval {
@@ -322,6 +343,9 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 	if refusal := f.escalationRefusal(denied); refusal != "" {
 		denied.Refusal = refusal
 		return denied
+	}
+	if f.elsewhere {
+		return &ElsewhereError{Denied: denied, To: f.escalateTo}
 	}
 	req := EscalationRequest{Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
 		Matched: denied.Matched, From: f.mode, To: f.escalateTo, Diff: preview.Diff, DiffText: preview.Text}

@@ -278,9 +278,20 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 			}
 		}
 	}()
-	go session.Serve(brokerEnd, s.escalate)
+	// Serve ends when every holder of the shell's end has closed it, or
+	// when the channel is shut down once CMD has ended (a background
+	// process may still hold that end); the deferred Close waits for it,
+	// so that it never races with Serve's use of the descriptor.
+	chFD := int(brokerEnd.Fd())
+	served := make(chan struct{})
+	go func() {
+		session.Serve(brokerEnd, s.escalate)
+		close(served)
+	}()
 	err = child.Wait()
 	close(done)
+	unix.Shutdown(chFD, unix.SHUT_RDWR)
+	<-served
 	return exitStatusOf(child.ProcessState, err), nil
 }
 

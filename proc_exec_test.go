@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,12 +48,12 @@ func execEnv(t *testing.T, ws string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// execSh runs `dsh-fs exec FLAGS -- sh -c SCRIPT` in ws with stdin and
-// returns its exit status, stdout and stderr.
-func execSh(t *testing.T, env []string, ws string, flags []string, script, stdin string) (int, string, string) {
+// execSh runs `dsh-fs exec FLAGS -- sh -c SCRIPT` in ws and returns its
+// exit status, stdout and stderr.
+func execSh(t *testing.T, env []string, ws string, flags []string, script string) (int, string, string) {
 	t.Helper()
 	args := append(append([]string{"exec"}, flags...), "--", "sh", "-c", script)
-	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), strings.NewReader(stdin))
+	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), nil)
 	return code, out, errs
 }
 
@@ -171,8 +172,8 @@ func TestExecShellFence(t *testing.T) {
 	t.Run("workspace writable", func(t *testing.T) {
 		t.Parallel()
 		ws, out, env := fenceLayout(t)
-		script := `set -e; echo a >"$WS/new"; mkdir "$WS/d"; mv "$WS/in" "$WS/d/in"; ln -s d/in "$WS/link"; echo b >>"$WS/link"; rm "$WS/new"`
-		code, stdout, stderr := execSh(t, env, ws, fenced(ws), script, "")
+		script := `set -e; echo a >"$WS/new"; mkdir "$WS/d"; mv "$WS/in" "$WS/d/in"; ln -s d/in "$WS/link"; echo b >>"$WS/link"; rm "$WS/new"; echo c >/dev/null`
+		code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
 		if code != 0 {
 			t.Fatalf("exit %d in the workspace\nstdout: %s\nstderr: %s", code, stdout, stderr)
 		}
@@ -186,7 +187,7 @@ func TestExecShellFence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ws, out, env := fenceLayout(t)
-			code, stdout, stderr := execSh(t, env, ws, fenced(ws), tc.script, "")
+			code, stdout, stderr := execSh(t, env, ws, fenced(ws), tc.script)
 			if code == 0 {
 				t.Errorf("exit 0 under exec; stderr: %s", stderr)
 			}
@@ -229,17 +230,57 @@ func TestExecTmpDefault(t *testing.T) {
 	t.Parallel()
 	ws, tmp := t.TempDir(), t.TempDir()
 	env := execEnv(t, ws, "T="+tmp, "OSTMP="+os.TempDir())
-	code, stdout, stderr := execSh(t, env, ws, []string{"--cwd", ws}, `echo x >"$T/f" && d=$(mktemp -d "$OSTMP/exectest.XXXXXX") && echo y >"$d/g" && rm -r "$d"`, "")
+	code, stdout, stderr := execSh(t, env, ws, []string{"--cwd", ws}, `echo x >"$T/f" && d=$(mktemp -d "$OSTMP/exectest.XXXXXX") && echo y >"$d/g" && rm -r "$d"`)
 	if code != 0 {
 		t.Fatalf("a write under /tmp with tmp on: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	wantContent(t, filepath.Join(tmp, "f"), "x\n")
 
-	code, _, stderr = execSh(t, env, ws, fenced(ws), `echo z >"$T/h"`, "")
+	code, _, stderr = execSh(t, env, ws, fenced(ws), `echo z >"$T/h"`)
 	if code == 0 {
 		t.Errorf("a write under /tmp with --tmp=false: exit 0: %s", stderr)
 	}
 	wantAbsent(t, filepath.Join(tmp, "h"))
+}
+
+// TestExecReadOnly: in read-only mode the session writes nowhere, not
+// even in its workspace, but to the devices a shell needs.
+func TestExecReadOnly(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	ws := t.TempDir()
+	env := execEnv(t, ws, "WS="+ws)
+	flags := append(fenced(ws), "--mode", "read-only")
+	code, stdout, stderr := execSh(t, env, ws, flags, `echo x >/dev/null && echo y >"$WS/f"`)
+	if code == 0 || !strings.Contains(stderr, "Permission denied") {
+		t.Errorf("a write in the workspace in read-only mode: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	wantAbsent(t, filepath.Join(ws, "f"))
+}
+
+// TestExecEnvironment: the command gets the record (read-only, outside
+// the roots, gone once exec ends) and the channel, and none of the
+// DSH_FS_* settings exec folded into the record.
+func TestExecEnvironment(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	ws := t.TempDir()
+	env := execEnv(t, ws, "DSH_FS_DIFF_CONTEXT=5")
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws),
+		`echo "session=$DSH_FS_SESSION"; echo "broker=$DSH_FS_BROKER_FD"; echo "context=${DSH_FS_DIFF_CONTEXT-unset}"; stat -c 'perm=%a' "$DSH_FS_SESSION"`)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"\nbroker=3\n", "\ncontext=unset\n", "\nperm=400\n"} {
+		if !strings.Contains("\n"+stdout, want) {
+			t.Errorf("the session's environment lacks %q: %s", strings.TrimSpace(want), stdout)
+		}
+	}
+	rec, _, _ := strings.Cut(strings.TrimPrefix(stdout, "session="), "\n")
+	if !filepath.IsAbs(rec) || strings.HasPrefix(rec, ws) {
+		t.Errorf("record %q: want an absolute path outside the workspace", rec)
+	}
+	wantAbsent(t, rec)
 }
 
 // TestExecGoBuild: a real tool chain works under the fence: go build of
@@ -267,7 +308,7 @@ func TestExecGoBuild(t *testing.T) {
 		"GOMODCACHE="+filepath.Join(ws, "gopath", "pkg", "mod"), "GOTMPDIR="+filepath.Join(ws, ".gotmp"),
 		"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 	flags := append(fenced(ws), "--writable-root", gocache)
-	code, stdout, stderr := execSh(t, env, ws, flags, `go build -o hello . && ./hello`, "")
+	code, stdout, stderr := execSh(t, env, ws, flags, `go build -o hello . && ./hello`)
 	if code != 0 {
 		t.Fatalf("go build under exec: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -308,7 +349,7 @@ func TestExecWidening(t *testing.T) {
 			env := execEnv(t, ws, "WS="+ws, "OUT="+out)
 			writeSystemConfig(t, env, "mode: danger-full-access\nmax_mode: danger-full-access\n")
 			flags := append(fenced(ws), "--mode", "workspace-write")
-			code, stdout, stderr := execSh(t, env, ws, flags, tc.script, "")
+			code, stdout, stderr := execSh(t, env, ws, flags, tc.script)
 			if tc.denied != "" {
 				wantDenied(t, code, stdout, stderr, tc.denied)
 			} else if r := lastResult(t, stdout); code != 1 || r.Mode != "danger-full-access" || r.Error.Code != "FS_PERMISSION" {
@@ -418,7 +459,7 @@ func TestExecForgedRecord(t *testing.T) {
 			out := t.TempDir()
 			env := execEnv(t, ws, "WS="+ws, "OUT="+out, "WRITABLE="+writable, "UNDERTMP="+underTmp)
 			script := tc.script + ` && export DSH_FS_SESSION && dsh-fs write "$OUT/x" --content y`
-			code, stdout, stderr := execSh(t, env, ws, fenced(ws), script, "")
+			code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
 			wantDenied(t, code, stdout, stderr, "session record not trusted", tc.why)
 			wantAbsent(t, filepath.Join(out, "x"))
 		})
@@ -442,7 +483,7 @@ func TestExecExitStatus(t *testing.T) {
 		t.Run(tc.script, func(t *testing.T) {
 			t.Parallel()
 			ws := t.TempDir()
-			code, stdout, stderr := execSh(t, execEnv(t, ws), ws, fenced(ws), tc.script, "")
+			code, stdout, stderr := execSh(t, execEnv(t, ws), ws, fenced(ws), tc.script)
 			if code != tc.want {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.want, stdout, stderr)
 			}
@@ -499,5 +540,217 @@ func TestExecSignals(t *testing.T) {
 			}
 			wantContent(t, filepath.Join(ws, "sig"), "got\n")
 		})
+	}
+}
+
+// approverConfig is a trusted system file whose approval is the
+// fake-approver command, recording each request in record and exiting
+// with code.
+func approverConfig(t *testing.T, record string, code int) string {
+	t.Helper()
+	approver, err := exec.LookPath("fake-approver")
+	if err != nil {
+		t.Fatalf("fake-approver is not on $PATH (TestMain should have put it there): %v", err)
+	}
+	return "approval: command\napproval_command: [" + strconv.Quote(approver) + ", " + strconv.Quote(record) + ", " + strconv.Quote(strconv.Itoa(code)) + "]\n"
+}
+
+// TestExecEscalateCommand: a write outside the roots asked with
+// --escalate inside the session goes to the supervisor, which runs that
+// one call outside the kernel layer when the trusted approval command
+// approves it, and refuses it, writing nothing, when it does not. The
+// approval covers that call alone.
+func TestExecEscalateCommand(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	t.Run("approved", func(t *testing.T) {
+		t.Parallel()
+		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
+		env := execEnv(t, ws, "OUT="+out)
+		writeSystemConfig(t, env, approverConfig(t, rec, 0))
+		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		}
+		if r := lastResult(t, stdout); !r.OK || !r.Escalated {
+			t.Errorf("result %s: want ok and \"escalated\":true", stdout)
+		}
+		wantContent(t, filepath.Join(out, "x"), "hi")
+		req, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatalf("the approver was not asked: %v", err)
+		}
+		for _, want := range []string{`"write"`, filepath.Join(out, "x"), `"danger-full-access"`} {
+			if !bytes.Contains(req, []byte(want)) {
+				t.Errorf("the approver's request does not hold %s: %s", want, req)
+			}
+		}
+
+		// The approval was for that call: the next write outside,
+		// without --escalate, meets the fence again.
+		code, stdout, stderr = execSh(t, env, ws, fenced(ws), `dsh-fs write "$OUT/y" --content hi`)
+		if code != 3 {
+			t.Errorf("a write outside after an approved one: exit %d, want 3\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		}
+		wantAbsent(t, filepath.Join(out, "y"))
+	})
+	t.Run("same session, then without --escalate", func(t *testing.T) {
+		t.Parallel()
+		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
+		env := execEnv(t, ws, "OUT="+out)
+		writeSystemConfig(t, env, approverConfig(t, rec, 0))
+		script := `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access || exit 90
+dsh-fs write "$OUT/y" --content hi; echo "status $?" >&2
+echo z >"$OUT/z"; exit 0`
+		code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		}
+		if !strings.Contains(stderr, "status 3") {
+			t.Errorf("the second write was not refused with exit 3: %s", stderr)
+		}
+		wantContent(t, filepath.Join(out, "x"), "hi")
+		wantAbsent(t, filepath.Join(out, "y"))
+		wantAbsent(t, filepath.Join(out, "z"))
+	})
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
+		env := execEnv(t, ws, "OUT="+out)
+		writeSystemConfig(t, env, approverConfig(t, rec, 1))
+		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
+		wantDenied(t, code, stdout, stderr, "escalation not approved")
+		wantAbsent(t, filepath.Join(out, "x"))
+		if _, err := os.Stat(rec); err != nil {
+			t.Errorf("the approver was not asked: %v", err)
+		}
+	})
+}
+
+// TestExecEscalateStdin: a brokered call's standard streams are the
+// caller's: content read with --from - reaches the supervisor's run.
+func TestExecEscalateStdin(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	ws, out := t.TempDir(), t.TempDir()
+	env := execEnv(t, ws, "OUT="+out)
+	writeSystemConfig(t, env, "approval: trust\n")
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), `printf 'from stdin\n' | dsh-fs write "$OUT/z" --from - --escalate danger-full-access`)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if r := lastResult(t, stdout); !r.OK || !r.Escalated {
+		t.Errorf("result %s: want ok and \"escalated\":true", stdout)
+	}
+	wantContent(t, filepath.Join(out, "z"), "from stdin\n")
+}
+
+// TestExecEscalateNoChannel: without the inherited channel (the variable
+// unset, or its descriptor closed) an escalation is refused, never run
+// in the session, where the kernel would refuse it anyway.
+func TestExecEscalateNoChannel(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	for _, tc := range []struct{ name, script, msg string }{
+		{"unset", `unset DSH_FS_BROKER_FD; dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`, "DSH_FS_BROKER_FD is not set"},
+		{"closed", `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access 3>&-`, ""},
+		{"not a number", `DSH_FS_BROKER_FD=x dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws, out := t.TempDir(), t.TempDir()
+			env := execEnv(t, ws, "OUT="+out)
+			writeSystemConfig(t, env, "approval: trust\n")
+			code, stdout, stderr := execSh(t, env, ws, fenced(ws), tc.script)
+			msgs := []string{"no channel to the dsh-fs exec supervisor"}
+			if tc.msg != "" {
+				msgs = append(msgs, tc.msg)
+			}
+			wantDenied(t, code, stdout, stderr, "escalation not approved", msgs...)
+			wantAbsent(t, filepath.Join(out, "x"))
+		})
+	}
+}
+
+// TestExecEscalateTTY: under the default approval the person at the
+// terminal of dsh-fs exec (its controlling terminal, a real
+// pseudo-terminal here) is asked about a brokered write: "y" lets that
+// one call write outside, "n" refuses it.
+func TestExecEscalateTTY(t *testing.T) {
+	requireLandlock(t)
+	for _, tc := range []struct {
+		answer  string
+		code    int
+		written bool
+	}{
+		{"y\n", 0, true},
+		{"n\n", 3, false},
+	} {
+		t.Run(strings.TrimSpace(tc.answer), func(t *testing.T) {
+			ws, out := t.TempDir(), t.TempDir()
+			env := execEnv(t, ws, "OUT="+out)
+			r := runUnderTTY(t, env, ws, tc.answer, append(append([]string{"exec"}, fenced(ws)...),
+				"--", "sh", "-c", `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)...)
+			if !r.prompted || !strings.Contains(r.screen, "Allow this one call") {
+				t.Fatalf("no question at exec's terminal; it shows %q; output %s", r.screen, r.stdout)
+			}
+			if !strings.Contains(r.screen, filepath.Join(out, "x")) {
+				t.Errorf("the question does not name the path: %q", r.screen)
+			}
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d: %s", r.code, tc.code, r.stdout)
+			}
+			if tc.written {
+				wantContent(t, filepath.Join(out, "x"), "hi")
+				if !strings.Contains(r.stdout, `"escalated":true`) {
+					t.Errorf("result %s: want \"escalated\":true", r.stdout)
+				}
+			} else {
+				wantAbsent(t, filepath.Join(out, "x"))
+				if !strings.Contains(r.stdout, `"reason":"escalation not approved"`) {
+					t.Errorf("result %s: want reason \"escalation not approved\"", r.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestExecRelativePaths: inside a session a relative path resolves from
+// the shell's directory, while the workspace root stays the one exec
+// pinned, which dsh-fs policy reports, every setting with origin pinned.
+func TestExecRelativePaths(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	ws := t.TempDir()
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	writeTree(t, ws, map[string]string{"sub/.keep": ""})
+	env := execEnv(t, ws, "WS="+ws)
+	script := `cd "$WS/sub" && dsh-fs write f --content x >/dev/null && dsh-fs write ../g --content y >/dev/null && dsh-fs policy`
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	wantContent(t, filepath.Join(ws, "sub", "f"), "x")
+	wantContent(t, filepath.Join(ws, "g"), "y")
+	wantAbsent(t, filepath.Join(ws, "f"))
+	var pol struct {
+		Settings []struct {
+			Key    string `json:"key"`
+			Value  any    `json:"value"`
+			Origin string `json:"origin"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &pol); err != nil || len(pol.Settings) == 0 {
+		t.Fatalf("dsh-fs policy printed %q (%v)", stdout, err)
+	}
+	for _, s := range pol.Settings {
+		if s.Origin != "pinned" {
+			t.Errorf("setting %s has origin %q, want pinned", s.Key, s.Origin)
+		}
+		if s.Key == "cwd" && s.Value != ws {
+			t.Errorf("cwd %v, want the workspace exec pinned, %s", s.Value, ws)
+		}
 	}
 }

@@ -117,6 +117,7 @@ type supervisor struct {
 	self     string // this executable, to run the child and escalated calls
 	dir      string // the record's private folder
 	record   string
+	empty    string // the empty file the mount layer binds over hidden files
 	rec      *session.Record
 	// nested says exec runs inside a session: it writes no record and
 	// runs no broker of its own.
@@ -177,7 +178,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles) > 0 {
-		if err := os.WriteFile(sup.emptyFile(), nil, 0o400); err != nil {
+		if sup.empty, err = session.EmptyFile(dir); err != nil {
 			sup.close()
 			return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 		}
@@ -185,13 +186,11 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	return sup, nil
 }
 
-func (s *supervisor) emptyFile() string { return s.dir + "/empty" }
-
 // close removes the session's record: a record left behind could be
 // named by a later session.
 func (s *supervisor) close() {
 	if s.dir != "" {
-		os.RemoveAll(s.dir)
+		session.Remove(s.dir)
 	}
 }
 
@@ -252,7 +251,7 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
 	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
-		spec.Mounts, spec.Empty = m, s.emptyFile()
+		spec.Mounts, spec.Empty = m, s.empty
 		child.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	}
 	// Signals are forwarded from the start: one that arrives while CMD

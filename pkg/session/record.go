@@ -124,6 +124,17 @@ func Write(dir string, r *Record) (string, error) {
 	return path, nil
 }
 
+// EmptyFile writes, in a session's folder, the empty read-only file the
+// mount layer binds over hidden files, and returns its path.
+func EmptyFile(dir string) (string, error) {
+	path := filepath.Join(dir, "empty")
+	return path, os.WriteFile(path, nil, 0o400)
+}
+
+// Remove removes a session's folder, its record with it: a record left
+// behind could be named by a later session.
+func Remove(dir string) error { return os.RemoveAll(dir) }
+
 // RefusedError says why a record named by DSH_FS_SESSION was not trusted.
 type RefusedError struct {
 	Path string

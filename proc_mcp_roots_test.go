@@ -22,7 +22,7 @@ type rawMcp struct {
 	in        *json.Encoder
 	out       *bufio.Scanner
 	next      int
-	onRequest func(method string) any
+	onRequest func(method string, params json.RawMessage) any
 	// served counts the server's requests answered, by method.
 	served map[string]int
 }
@@ -73,6 +73,7 @@ func (r *rawMcp) call(method string, params any) map[string]any {
 		var msg struct {
 			ID     any             `json:"id"`
 			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 			Result map[string]any  `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
@@ -82,7 +83,7 @@ func (r *rawMcp) call(method string, params any) map[string]any {
 		switch {
 		case msg.Method != "" && msg.ID != nil:
 			r.served[msg.Method]++
-			res := r.onRequest(msg.Method)
+			res := r.onRequest(msg.Method, msg.Params)
 			if err := r.in.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": res}); err != nil {
 				r.t.Fatal(err)
 			}
@@ -132,7 +133,7 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 	writeTree(t, b, map[string]string{"keep": "k\n"})
 	current := []string{a, outside}
 	r := rawMcpStart(t, ws, map[string]any{"roots": map[string]any{"listChanged": true}}, "--tmp=false", ws)
-	r.onRequest = func(method string) any {
+	r.onRequest = func(method string, _ json.RawMessage) any {
 		if method != "roots/list" {
 			t.Errorf("the server asked %s", method)
 			return map[string]any{}
@@ -217,14 +218,17 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 func TestMcpRootsAbsentOrEmpty(t *testing.T) {
 	ws, _ := mcpLayout(t)
 	r := rawMcpStart(t, ws, map[string]any{}, "--tmp=false", ws)
-	r.onRequest = func(method string) any { t.Errorf("the server asked %s", method); return map[string]any{} }
+	r.onRequest = func(method string, _ json.RawMessage) any {
+		t.Errorf("the server asked %s", method)
+		return map[string]any{}
+	}
 	if text, isErr := r.tool("write_file", map[string]any{"path": filepath.Join(ws, "n.txt"), "content": "n"}); isErr {
 		t.Errorf("write without client roots: %s", text)
 	}
 
 	ws2, _ := mcpLayout(t)
 	r2 := rawMcpStart(t, ws2, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws2)
-	r2.onRequest = func(string) any { return map[string]any{"roots": []any{}} }
+	r2.onRequest = func(string, json.RawMessage) any { return map[string]any{"roots": []any{}} }
 	text, isErr := r2.tool("write_file", map[string]any{"path": filepath.Join(ws2, "n.txt"), "content": "n"})
 	if !isErr || !strings.Contains(text, "outside the client's roots") {
 		t.Errorf("write with an empty list of roots = %v, %q", isErr, text)

@@ -124,7 +124,7 @@ func TestMcpListTools(t *testing.T) {
 	tools := mcpTools(t, s)
 	// The instructions are the sandbox:policy block, for a server.
 	instr := s.InitializeResult().Instructions
-	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "[sandbox: file access denied under workspace-write mode]", "escalate argument is refused over MCP"} {
+	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "[sandbox: file access denied under workspace-write mode]", "but the escalate argument of write_file, edit_file, dsh_write and dsh_edit"} {
 		if !strings.Contains(instr, want) {
 			t.Errorf("instructions %q lack %q", instr, want)
 		}
@@ -715,39 +715,44 @@ func mcpEscalateCalls(ws, outside string) []struct {
 }
 
 // TestMcpEscalateRefused (issue 15): the escalate argument only asks; the
-// trusted approval decides, and over MCP no escalation is granted yet.
-// Under the default (supervisor), never, tty (no terminal: stdio is the
-// MCP pipe), command (the approver is never asked) and trust, every
-// mutating tool is refused with reason "escalation not approved", the
-// hint says not to retry, and nothing outside changes.
+// trusted approval decides. Under the default (supervisor: no exec
+// supervisor here, and this client offers no elicitation), never, tty (no
+// terminal: stdio is the MCP pipe) and an approval_command that says no,
+// every mutating tool is refused with reason "escalation not approved",
+// the hint says not to retry, and nothing outside changes.
+// create_directory and move_file have no escalated path at all.
 func TestMcpEscalateRefused(t *testing.T) {
 	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, config, refusal string
+		name, config, refusal, folderRefusal string
+		asked                                bool
 	}{
-		{"supervisor", "", "no dsh-fs exec supervisor"},
-		{"never", "approval: never\n", "approval is never"},
-		{"tty", "approval: tty\n", "standard input and output are the MCP pipe"},
-		{"command", "", "not carried out over MCP yet"},
-		{"trust", "approval: trust\n", "not carried out over MCP yet"},
+		{"supervisor", "", "offers no elicitation", "no dsh-fs exec supervisor", false},
+		{"never", "approval: never\n", "approval is never", "approval is never", false},
+		{"tty", "approval: tty\n", "standard input and output are the MCP pipe", "no escalated path", false},
+		{"command", "", "approval_command exited with status 1", "no escalated path", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, outside := mcpLayout(t)
 			record := filepath.Join(filepath.Dir(ws), "req.json")
 			config := tc.config
 			if tc.name == "command" {
-				config = fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record)
+				config = fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"1\"]\n", approver, record)
 			}
 			s := mcpStartSystem(t, ws, config, ws)
 			for _, c := range mcpEscalateCalls(ws, outside) {
 				res := mcpCall(t, s, c.name, c.args)
 				out := mcpText(res)
-				if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, tc.refusal) ||
+				refusal := tc.refusal
+				if c.name == "create_directory" || c.name == "move_file" {
+					refusal = tc.folderRefusal
+				}
+				if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, refusal) ||
 					!strings.Contains(out, "do not retry") || !strings.Contains(out, "[sandbox: file access denied under workspace-write mode]") {
-					t.Errorf("%s: isError %t, text:\n%s", c.name, res.IsError, out)
+					t.Errorf("%s: isError %t, want %q, text:\n%s", c.name, res.IsError, refusal, out)
 				}
 				if strings.HasPrefix(c.name, "dsh_") {
 					var fl struct {
@@ -762,8 +767,8 @@ func TestMcpEscalateRefused(t *testing.T) {
 					}
 				}
 			}
-			if _, err := os.Stat(record); !os.IsNotExist(err) {
-				t.Errorf("the approver was asked for a change the server would not make (%v)", err)
+			if _, err := os.Stat(record); os.IsNotExist(err) == tc.asked {
+				t.Errorf("approver asked: %v, want %v", !os.IsNotExist(err), tc.asked)
 			}
 			entries, _ := os.ReadDir(outside)
 			if len(entries) != 1 || readFile(t, filepath.Join(outside, "keep.txt")) != "keep\n" {
@@ -771,6 +776,74 @@ func TestMcpEscalateRefused(t *testing.T) {
 			}
 			if readFile(t, filepath.Join(ws, "a.txt")) != "one\ntwo\nthree\nfour\nfive\n" {
 				t.Error("a.txt moved or changed")
+			}
+		})
+	}
+}
+
+// TestMcpEscalateGranted (issue 15): an escalation the trusted approval
+// grants is carried out outside the server's kernel layer (the server has
+// written once already, so Landlock restricts it): the drop-in and dsh
+// tools write and edit outside, the dsh tools' results say
+// "escalated":true, the approver saw each change, and the next call
+// without escalate is denied again.
+func TestMcpEscalateGranted(t *testing.T) {
+	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, config string }{
+		{"command", "approval: command\napproval_command: [%q, %q, \"0\"]\n"},
+		{"trust", "approval: trust\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, outside := mcpLayout(t)
+			record := filepath.Join(filepath.Dir(ws), "req.json")
+			config := tc.config
+			if tc.name == "command" {
+				config = fmt.Sprintf(config, approver, record)
+			}
+			s := mcpStartSystem(t, ws, config, "--tmp=false", ws)
+			if res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "first\n"}); res.IsError {
+				t.Fatalf("a write inside: %s", mcpText(res))
+			}
+			const esc = "danger-full-access"
+			res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "w.txt"), "content": "written\n", "escalate": esc})
+			if out := mcpText(res); res.IsError || out != "Successfully wrote to "+filepath.Join(outside, "w.txt") {
+				t.Errorf("write_file escalated: %s", out)
+			}
+			res = mcpCall(t, s, "edit_file", map[string]any{"path": filepath.Join(outside, "keep.txt"),
+				"edits": []map[string]string{{"oldText": "keep", "newText": "kept"}}, "escalate": esc})
+			if out := mcpText(res); res.IsError || !strings.Contains(out, "-keep\n+kept\n") {
+				t.Errorf("edit_file escalated: %s", out)
+			}
+			res = mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "d.txt"), "content": "dsh\n", "escalate": esc})
+			b, _ := json.Marshal(res.StructuredContent)
+			if res.IsError || !strings.Contains(string(b), `"escalated":true`) || !strings.Contains(string(b), `"mode":"danger-full-access"`) {
+				t.Errorf("dsh_write escalated: %s", b)
+			}
+			res = mcpCall(t, s, "dsh_edit", map[string]any{"path": filepath.Join(outside, "d.txt"),
+				"edits": []map[string]any{{"old": "dsh", "new": "edited"}}, "escalate": esc})
+			b, _ = json.Marshal(res.StructuredContent)
+			if res.IsError || !strings.Contains(string(b), `"escalated":true`) || !strings.Contains(string(b), `"replacements":1`) {
+				t.Errorf("dsh_edit escalated: %s %s", b, mcpText(res))
+			}
+			for name, want := range map[string]string{"w.txt": "written\n", "keep.txt": "kept\n", "d.txt": "edited\n"} {
+				if got := readFile(t, filepath.Join(outside, name)); got != want {
+					t.Errorf("outside/%s = %q, want %q", name, got, want)
+				}
+			}
+			if tc.name == "command" {
+				if req := readFile(t, record); !strings.Contains(req, `"to":"danger-full-access"`) || !strings.Contains(req, "edited") {
+					t.Errorf("the approver's last request: %s", req)
+				}
+			}
+			res = mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "again.txt"), "content": "x"})
+			if !res.IsError || !strings.Contains(mcpText(res), "outside writable roots") {
+				t.Errorf("a write outside without escalate: %s", mcpText(res))
+			}
+			if _, err := os.Stat(filepath.Join(outside, "again.txt")); !os.IsNotExist(err) {
+				t.Error("written outside without escalate")
 			}
 		})
 	}

@@ -97,12 +97,21 @@ func (a *App) stdioFiles() ([3]*os.File, bool) {
 	return [3]*os.File{in, out, errf}, ok1 && ok2 && ok3
 }
 
-// escalate runs one call a session forwarded: only write or edit with
+// callRunner runs the calls a session forwards, for the exec supervisor
+// and for dsh-fs mcp's escalator alike.
+type callRunner struct {
+	self   string // this executable
+	record string // the record the calls run under
+	// ask answers approval supervisor: the person at exec's terminal, or
+	// the MCP client's user.
+	ask func(session.Ask) error
+}
+
+// run runs one call a session forwarded: only write or edit with
 // --escalate, as this executable, outside the kernel layer, under the
 // pinned record, with the caller's session variables (they may only
-// narrow) and streams. Approval supervisor is answered here, at this
-// process's terminal.
-func (s *supervisor) escalate(req session.Request, stdio [3]*os.File) session.Reply {
+// narrow) and streams. Approval supervisor is put to r.ask.
+func (r *callRunner) run(req session.Request, stdio [3]*os.File) session.Reply {
 	if why := checkForwarded(req.Args); why != "" {
 		return session.Reply{Status: ExitUsage, Refused: why}
 	}
@@ -111,7 +120,7 @@ func (s *supervisor) escalate(req session.Request, stdio [3]*os.File) session.Re
 		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
 	}
 	defer mine.Close()
-	c := exec.Command(s.self, req.Args...)
+	c := exec.Command(r.self, req.Args...)
 	c.Args[0] = "dsh-fs"
 	env := withoutSessionVars(os.Environ())
 	for _, kv := range req.Env {
@@ -120,7 +129,7 @@ func (s *supervisor) escalate(req session.Request, stdio [3]*os.File) session.Re
 			env = append(env, kv)
 		}
 	}
-	c.Env = append(env, session.Env+"="+s.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, 3))
+	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, 3))
 	c.Dir = req.Dir
 	c.Stdin, c.Stdout, c.Stderr = stdio[0], stdio[1], stdio[2]
 	c.ExtraFiles = []*os.File{theirs}
@@ -129,14 +138,14 @@ func (s *supervisor) escalate(req session.Request, stdio [3]*os.File) session.Re
 	if err != nil {
 		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
 	}
-	go session.AnswerAsks(mine, s.ask)
+	go session.AnswerAsks(mine, r.ask)
 	err = c.Wait()
 	return session.Reply{Status: exitStatusOf(c.ProcessState, err)}
 }
 
-// ask puts one escalation to the person at the supervisor's terminal, one
-// at a time.
-func (s *supervisor) ask(a session.Ask) error {
+// askTerminal puts one escalation to the person at the supervisor's
+// terminal, one at a time.
+func (s *supervisor) askTerminal(a session.Ask) error {
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
 	req := a.Request

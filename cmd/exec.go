@@ -101,7 +101,7 @@ func execRun(opts *ExecOptions) error {
 		return err
 	}
 	defer sup.close()
-	status, err := sup.run(path, opts.Argv)
+	status, err := sup.runCommand(path, opts.Argv)
 	if err != nil {
 		return err
 	}
@@ -112,11 +112,12 @@ func execRun(opts *ExecOptions) error {
 // it holds the record and the escalation channel, forwards signals, and
 // runs the escalated calls the session sends it.
 type supervisor struct {
+	// callRunner runs the escalated calls; its self and record are
+	// this executable and the session's record.
+	callRunner
 	app      *App
 	settings *config.Settings
-	self     string // this executable, to run the child and escalated calls
 	dir      string // the record's private folder
-	record   string
 	empty    string // the empty file the mount layer binds over hidden files
 	rec      *session.Record
 	// nested says exec runs inside a session: it writes no record and
@@ -151,7 +152,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
 		// serve; this one only narrows (docs/design.md §10).
-		return &supervisor{app: a, settings: s, self: self, record: s.SessionPath, nested: true,
+		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, app: a, settings: s, nested: true,
 			rec: &session.Record{Roots: kernelRoots, Shell: shell}}, nil
 	}
 	if p.Mode == sandbox.DangerFullAccess {
@@ -167,7 +168,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
-	sup := &supervisor{app: a, settings: s, self: self, dir: dir}
+	sup := &supervisor{app: a, settings: s, dir: dir}
+	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	values := map[string]any{}
 	for _, v := range s.Values {
 		values[string(v.Key)] = v.Value
@@ -223,9 +225,9 @@ const (
 // process that runs it only restricts itself.
 const execChildArg = "__exec-child"
 
-// run starts CMD at path with argv as the session's child and returns its
+// runCommand starts CMD at path with argv as the session's child and returns its
 // exit status once it ends.
-func (s *supervisor) run(path string, argv []string) (int, error) {
+func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	brokerEnd, shellEnd, err := session.NewBroker()
 	if err != nil {
 		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -300,7 +302,7 @@ func (s *supervisor) run(path string, argv []string) (int, error) {
 	}()
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
-		stopBroker = session.Serve(brokerEnd, s.escalate)
+		stopBroker = session.Serve(brokerEnd, s.run)
 	}
 	err = child.Wait()
 	close(done)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // McpOptions are the options of dsh-fs mcp.
@@ -87,7 +88,16 @@ func mcpRun(opts *McpOptions) error {
 	if err != nil {
 		return err
 	}
-	srv := newMcpServer(s, opts.Dirs)
+	srv, m := newMcpServer(s, opts.Dirs)
+	if s.Policy.Mode != sandbox.ReadOnly {
+		// Before the first write restricts this process for good.
+		var why string
+		m.elsewhere, why = startElsewhere(a, s, m.elicit)
+		m.noGrant = mcpNoGrant(s.Policy.Approval, why)
+		if m.elsewhere != nil {
+			defer m.elsewhere.stop()
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.Stdin), Writer: nopWriteCloser{a.Stdout}}

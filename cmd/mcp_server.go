@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -32,6 +33,13 @@ type mcpServer struct {
 	allowed []string
 	// roots are the client's, which narrow the allowed folders.
 	roots *clientRoots
+	// elsewhere runs the calls whose escalation the fence handed over;
+	// nil when no escalation can be granted here, and noGrant says why.
+	elsewhere *mcpElsewhere
+	noGrant   string
+	// session is the client's session, once a call has come: the
+	// escalator's questions are put to its user.
+	session atomic.Pointer[mcp.ServerSession]
 }
 
 // mcpListLimit bounds a listing, a tree or a search of the drop-in tools,
@@ -46,7 +54,7 @@ type textResult struct {
 
 // newMcpServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
-func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
+func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 	m := &mcpServer{settings: s, roots: newClientRoots()}
 	p := s.Policy
 	for _, d := range dirs {
@@ -130,15 +138,14 @@ func newMcpServer(s *config.Settings, dirs []string) *mcp.Server {
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "dsh-fs edit: replace exact text, each old exactly once unless replace_all, applied in order, all or none; returns the diff."}, m.dshEdit)
 	}
-	return srv
+	return srv, m
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // mcpInstructions are the server's instructions to the client: the
 // sandbox:policy block of policy --context, for a server. Nothing a tool
-// call sends widens the fence, and no escalation over MCP is granted yet
-// (mcpNoGrant).
+// call sends widens the fence but the escalate argument, which only asks.
 func mcpInstructions(p sandbox.Policy) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
@@ -149,7 +156,15 @@ func mcpInstructions(p sandbox.Policy) string {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
 	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
-	b.WriteString("nothing a tool call sends widens this fence; the escalate argument is refused over MCP for now: ask the user\n")
+	switch p.Approval {
+	case sandbox.ApprovalNever:
+		b.WriteString("nothing a tool call sends widens this fence; escalation is disabled: ask the user to change the policy\n")
+	case sandbox.ApprovalTTY:
+		b.WriteString("nothing a tool call sends widens this fence; no escalation can be approved over MCP here (approval: tty): ask the user\n")
+	default:
+		fmt.Fprintf(&b, "nothing a tool call sends widens this fence but the escalate argument of write_file, edit_file, dsh_write and dsh_edit, "+
+			"which asks for a mode (up to %s) for that one call; the trusted approval decides: retry a denied call with it only when the user agrees\n", p.MaxMode)
+	}
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
 }
@@ -157,6 +172,9 @@ func mcpInstructions(p sandbox.Policy) string {
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.
 func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
+	if ss != nil {
+		m.session.Store(ss)
+	}
 	p := m.settings.Policy
 	p.Within = m.roots.within(ss)
 	return p
@@ -171,10 +189,12 @@ func (m *mcpServer) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, s
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call
-// asks for is set on its fence as the CLI's --escalate sets it, and
-// refused before any approver is asked when it could be granted
-// (mcpNoGrant). The model's argument only asks; it never approves.
-func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string) (*sandbox.Fence, sandbox.Target, error) {
+// asks for is set on its fence as the CLI's --escalate sets it. Where the
+// server can run an escalated call elsewhere (carried is true and it has
+// an escalator), the fence hands it over; otherwise it is refused before
+// any approver is asked. The model's argument only asks; it never
+// approves.
+func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*sandbox.Fence, sandbox.Target, error) {
 	f := sandbox.NewFence(m.policy(ss))
 	if escalate != "" {
 		mode, err := sandbox.ParseMode(escalate)
@@ -182,26 +202,28 @@ func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string) 
 			return f, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
 		}
 		f.SetEscalation(mode, nil)
-		f.SetNoGrant(mcpNoGrant(m.settings.Policy.Approval))
+		switch {
+		case !carried:
+			f.SetNoGrant("create_directory and move_file have no escalated path; ask the user to make the change")
+		case m.elsewhere != nil:
+			f.SetElsewhere()
+		default:
+			f.SetNoGrant(m.noGrant)
+		}
 	}
 	t, err := f.Resolve(path)
 	return f, t, err
 }
 
 // mcpNoGrant says why dsh-fs mcp refuses an escalation that the trusted
-// approval could grant. A grant would have to write outside the writable
-// roots, but the kernel layer restricts this process for good at its
-// first write (Landlock cannot be lifted), so a granted call would fail
-// or succeed depending on the calls before it; running it in another
-// process needs a channel by which the server hands that process the
-// trusted approval without making the model's arguments trusted, which
-// does not exist yet. tty has no terminal here: the server's standard
-// input and output are the MCP pipe.
-func mcpNoGrant(a sandbox.Approval) string {
+// approval could grant, when it has no escalator: tty has no terminal
+// here (the server's standard input and output are the MCP pipe), and
+// why is why the escalator could not be started.
+func mcpNoGrant(a sandbox.Approval, why string) string {
 	if a == sandbox.ApprovalTTY {
 		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
 	}
-	return "an approved escalation is not carried out over MCP yet (the server's writes are kernel-restricted to the writable roots); ask the user to make the change or to run dsh-fs with --escalate"
+	return "no escalated call can be run here (" + why + "); ask the user to make the change or to run dsh-fs with --escalate"
 }
 
 func (m *mcpServer) diffOptions(form diff.Form) diff.Options {
@@ -230,6 +252,10 @@ func toolError(err error) error {
 			fmt.Fprintf(&b, "\nhint: %s", h)
 		}
 		b.WriteString("\nThe sandbox refused this call: do not try to get around it; if the change is needed, ask the user.")
+	}
+	var ff *forwardedFailure
+	if errors.As(err, &ff) {
+		return errors.New(ff.text())
 	}
 	var fe *fserr.Error
 	if errors.As(err, &fe) && fe.Hint != "" {
@@ -391,11 +417,15 @@ type writeFileArgs struct {
 }
 
 func (m *mcpServer) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	if err != nil {
 		return fail(err)
 	}
 	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		_, err = m.escalated(ee, []string{"write", "--overwrite", "--from", "-", "--diff", "summary", in.Path}, []byte(in.Content))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -415,7 +445,7 @@ type editFileArgs struct {
 }
 
 func (m *mcpServer) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -424,22 +454,23 @@ func (m *mcpServer) editFile(_ context.Context, req *mcp.CallToolRequest, in edi
 		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
 	}
 	res, err := fsops.Edit(f, t, fsops.EditOptions{Edits: edits, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormFull)})
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		args := []string{"edit", "--edits", "-", "--diff", "full"}
+		if in.DryRun {
+			args = append(args, "--dry-run")
+		}
+		body, _ := json.Marshal(edits)
+		var line json.RawMessage
+		if line, err = m.escalated(ee, append(args, in.Path), body); err == nil {
+			res = &fsops.EditResult{}
+			err = json.Unmarshal(line, res)
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
-	d := res.Diff.Text
-	if d != "" && !strings.HasSuffix(d, "\n") {
-		d += "\n"
-	}
-	fence := "```"
-	for strings.Contains(d, fence) {
-		fence += "`"
-	}
-	out := fence + "diff\n" + d + fence + "\n\n"
-	if res.Diff.Omitted != "" || res.Diff.Truncated {
-		out += fmt.Sprintf("[dsh-fs: diff %s; +%d -%d lines]\n", diffCut(res.Diff.Omitted), res.Diff.Added, res.Diff.Removed)
-	}
-	return text(out)
+	return text(editedText(res.Diff))
 }
 
 // diffCut says why an edit's diff is not whole: omitted for a reason
@@ -457,7 +488,7 @@ type mkdirArgs struct {
 }
 
 func (m *mcpServer) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -474,7 +505,7 @@ type moveArgs struct {
 }
 
 func (m *mcpServer) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate)
+	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -484,8 +515,8 @@ func (m *mcpServer) moveFile(_ context.Context, req *mcp.CallToolRequest, in mov
 	}
 	if err := fsops.Move(f, src, dst); err != nil {
 		// The escalate argument is put to the fence as for a write; it
-		// is refused whatever approval says (SetNoGrant), so a denied
-		// move or folder never needs to be carried out escalated.
+		// is refused whatever approval says (SetNoGrant): a move has no
+		// escalated path to carry it out.
 		denied := &src
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) && de.Path == dst.Given {
@@ -772,6 +803,31 @@ func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Targe
 	return nil, raw, nil
 }
 
+// dshForwarded is dshResult for a call run elsewhere: its result line is
+// the structured content as it is, a failure line too (as a tool error).
+func (m *mcpServer) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, error) (*mcp.CallToolResult, any, error) {
+	return func(line json.RawMessage, err error) (*mcp.CallToolResult, any, error) {
+		var ff *forwardedFailure
+		switch {
+		case errors.As(err, &ff):
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: toolError(err).Error() + "\n" + string(ff.raw)}}}, ff.raw, nil
+		case err != nil:
+			return m.dshResult(op, path, f, t, nil, err)
+		}
+		return nil, line, nil
+	}
+}
+
+// appendFlags appends each flag whose switch is on: on1, flag1, on2, ….
+func appendFlags(args []string, pairs ...any) []string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if on, _ := pairs[i].(bool); on {
+			args = append(args, pairs[i+1].(string))
+		}
+	}
+	return args
+}
+
 type dshReadArgs struct {
 	Path   string `json:"path"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, counted from 1"`
@@ -802,11 +858,20 @@ type dshWriteArgs struct {
 }
 
 func (m *mcpServer) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	var res *fsops.WriteResult
 	if err == nil {
 		res, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, IfMatch: in.IfMatch,
 			Overwrite: in.Overwrite, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
+	}
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		args := []string{"write", "--from", "-"}
+		args = appendFlags(args, in.Overwrite, "--overwrite", in.Mkdir, "--mkdir", in.DryRun, "--dry-run")
+		if in.IfMatch != "" {
+			args = append(args, "--if-match", in.IfMatch)
+		}
+		return m.dshForwarded("write", in.Path, f, t)(m.escalated(ee, append(args, in.Path), []byte(in.Content)))
 	}
 	return m.dshResult("write", in.Path, f, t, res, err)
 }
@@ -820,7 +885,7 @@ type dshEditArgs struct {
 }
 
 func (m *mcpServer) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate)
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	var res *fsops.EditResult
 	if err == nil {
 		if len(in.Edits) == 0 {
@@ -828,6 +893,15 @@ func (m *mcpServer) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshE
 		} else {
 			res, err = fsops.Edit(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
 		}
+	}
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		args := appendFlags([]string{"edit", "--edits", "-"}, in.DryRun, "--dry-run")
+		if in.IfMatch != "" {
+			args = append(args, "--if-match", in.IfMatch)
+		}
+		body, _ := json.Marshal(in.Edits)
+		return m.dshForwarded("edit", in.Path, f, t)(m.escalated(ee, append(args, in.Path), body))
 	}
 	return m.dshResult("edit", in.Path, f, t, res, err)
 }

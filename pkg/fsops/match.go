@@ -13,7 +13,7 @@ import (
 type Replacement struct {
 	Old        string `json:"old"`
 	New        string `json:"new"`
-	ReplaceAll bool   `json:"replace_all"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 // splice is an edit located in a content: the matches of old, to be

@@ -82,6 +82,12 @@ func AskAtTerminal(req EscalationRequest) error {
 	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)
 }
 
+// Question is the prompt's question without its [y/N]: for an approver
+// that asks in its own way (an MCP client's elicitation).
+func Question(req EscalationRequest) string {
+	return strings.TrimSuffix(prompt(req), " [y/N] ")
+}
+
 // prompt is the question put to a person: what was denied and why, the
 // change itself, and whether to allow it once.
 func prompt(req EscalationRequest) string {

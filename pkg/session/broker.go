@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -117,6 +118,12 @@ func Serve(ch *os.File, handle func(Request, [3]*os.File) Reply) (stop func()) {
 	}
 }
 
+// ServeAll is Serve on this goroutine: it returns once ch is closed at
+// its other end (by every holder of it).
+func ServeAll(ch *os.File, handle func(Request, [3]*os.File) Reply) {
+	serve(int(ch.Fd()), handle)
+}
+
 func serve(fd int, handle func(Request, [3]*os.File) Reply) {
 	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
 	for {
@@ -181,17 +188,38 @@ type Answer struct {
 }
 
 // AskSupervisor puts ask to the supervisor over the approver socket fd
-// and returns its refusal, or nil when it approved.
+// (one question per call, as a brokered call asks) and returns its
+// refusal, or nil when it approved.
 func AskSupervisor(fd int, ask Ask) error {
 	f := os.NewFile(uintptr(fd), "approver")
 	if f == nil {
 		return errors.New("no channel to the supervisor")
 	}
-	if err := json.NewEncoder(f).Encode(ask); err != nil {
+	return NewAsker(f).Ask(ask)
+}
+
+// Asker puts questions to whoever answers the other end of a stream, one
+// at a time, over one connection.
+type Asker struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+// NewAsker returns the Asker of conn.
+func NewAsker(conn io.ReadWriter) *Asker {
+	return &Asker{enc: json.NewEncoder(conn), dec: json.NewDecoder(bufio.NewReader(conn))}
+}
+
+// Ask puts ask and returns the refusal, or nil when it was approved.
+func (a *Asker) Ask(ask Ask) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.enc.Encode(ask); err != nil {
 		return fmt.Errorf("the supervisor cannot be asked: %v", err)
 	}
 	var ans Answer
-	if err := json.NewDecoder(bufio.NewReader(f)).Decode(&ans); err != nil {
+	if err := a.dec.Decode(&ans); err != nil {
 		return errors.New("the supervisor gave no answer")
 	}
 	if ans.Refused != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,13 +91,28 @@ func mcpRun(opts *McpOptions) error {
 	}
 	srv, m := newMcpServer(s, opts.Dirs)
 	if s.Policy.Mode != sandbox.ReadOnly {
-		// Before the first write restricts this process for good.
-		var why string
-		m.elsewhere, why = startElsewhere(a, s, m.elicit)
-		m.noGrant = mcpNoGrant(s.Policy.Approval, why)
-		if m.elsewhere != nil {
-			defer m.elsewhere.stop()
+		// At the first mutating call, before its write restricts this
+		// process for good (beginMutation): a server that only reads
+		// never starts one, and the first answer never waits for it.
+		var mu sync.Mutex
+		started := false
+		m.startElsewhere = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !started {
+				started = true
+				var why string
+				m.elsewhere, why = startElsewhere(a, s, m.elicit)
+				m.noGrant = mcpNoGrant(s.Policy.Approval, why)
+			}
 		}
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if m.elsewhere != nil {
+				m.elsewhere.stop()
+			}
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -37,6 +37,9 @@ type mcpServer struct {
 	// nil when no escalation can be granted here, and noGrant says why.
 	elsewhere *mcpElsewhere
 	noGrant   string
+	// startElsewhere sets elsewhere and noGrant, once: at the first
+	// mutating call. nil in read-only mode.
+	startElsewhere func()
 	// session is the client's session, once a call has come: the
 	// escalator's questions are put to its user.
 	session atomic.Pointer[mcp.ServerSession]
@@ -195,6 +198,11 @@ func (m *mcpServer) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, s
 // any approver is asked. The model's argument only asks; it never
 // approves.
 func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*sandbox.Fence, sandbox.Target, error) {
+	if m.startElsewhere != nil {
+		// The escalator must be forked before this call's write puts
+		// the process under Landlock, which a child would inherit.
+		m.startElsewhere()
+	}
 	f := sandbox.NewFence(m.policy(ss))
 	if escalate != "" {
 		mode, err := sandbox.ParseMode(escalate)

@@ -88,7 +88,9 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 	h := sha256.New()
 	var size int64
 	var sniff text.Sniffer
-	buf := make([]byte, readChunk)
+	pooled := readBuffer()
+	defer putReadBuffer(pooled)
+	buf := *pooled
 	first, plain := true, true
 	for {
 		n, err := io.ReadFull(file, buf)
@@ -145,7 +147,9 @@ func readDecoded(file *os.File, given string, enc text.Encoding, size int64, sum
 	raw := &countingReader{r: io.TeeReader(io.LimitReader(file, size), h)}
 	dec := enc.NewReader(raw)
 	w := &window{opt: opt, line: 1}
-	buf := make([]byte, readChunk)
+	pooled := readBuffer()
+	defer putReadBuffer(pooled)
+	buf := *pooled
 	for {
 		n, err := io.ReadFull(dec, buf)
 		w.feed(buf[:n])
@@ -347,7 +351,9 @@ func ReadRaw(f *sandbox.Fence, t sandbox.Target, w io.Writer) (int64, error) {
 		}
 	}
 	// The structs hide the shortcuts that would ignore the buffer.
-	m, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{file}, make([]byte, 1<<20))
+	buf := copyBuffer()
+	defer putCopyBuffer(buf)
+	m, err := io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{file}, *buf)
 	if err != nil {
 		return n + m, fserr.FromOS("read", t.Given, err)
 	}

@@ -58,7 +58,9 @@ func streamTo(dst *os.File, r io.Reader, given string, tail *tailHash) (int64, e
 			break
 		}
 	}
-	buf := make([]byte, copyBufferSize)
+	pooled := copyBuffer()
+	defer putCopyBuffer(pooled)
+	buf := *pooled
 	for {
 		m, rerr := io.ReadFull(r, buf)
 		if m > 0 {
@@ -119,7 +121,9 @@ func startTailHash(file *os.File, h hash.Hash, basis *capped) *tailHash {
 
 func (t *tailHash) run() {
 	defer close(t.done)
-	buf := make([]byte, copyBufferSize)
+	pooled := copyBuffer()
+	defer putCopyBuffer(pooled)
+	buf := *pooled
 	var off int64
 	for !t.stop.Load() {
 		if end := t.written.Load(); off < end {

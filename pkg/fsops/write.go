@@ -314,7 +314,9 @@ func readOld(file *os.File, size int64, given string, basisMax int64) (oldConten
 func hashAndKeep(r io.Reader, h hash.Hash, basis *capped) (int64, error) {
 	// The structs hide a file's WriteTo and the writer's ReadFrom, which
 	// would copy in 32 KiB chunks and ignore the buffer.
-	return io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(h, basis)}, struct{ io.Reader }{r}, make([]byte, copyBufferSize))
+	buf := copyBuffer()
+	defer putCopyBuffer(buf)
+	return io.CopyBuffer(struct{ io.Writer }{io.MultiWriter(h, basis)}, struct{ io.Reader }{r}, *buf)
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -89,6 +90,9 @@ func mcpRun(opts *McpOptions) error {
 	if err != nil {
 		return err
 	}
+	// A server's heap is small and lives long; collecting it at every
+	// doubling cost a warm small call about a seventh of its time.
+	debug.SetGCPercent(400)
 	srv, m := newMcpServer(s, opts.Dirs)
 	if s.Policy.Mode != sandbox.ReadOnly {
 		// At the first mutating call, before its write restricts this

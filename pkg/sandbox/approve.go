@@ -43,13 +43,22 @@ func askTTY(req EscalationRequest) error {
 		return fmt.Errorf("escalation to %s refused: no terminal to ask", req.To)
 	}
 	defer tty.Close()
+	if answeredYes(tty, req) {
+		return nil
+	}
+	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
+}
+
+// answeredYes puts req's prompt on the terminal tty and reports whether
+// the answer was y or yes.
+func answeredYes(tty *os.File, req EscalationRequest) bool {
 	_, _ = tty.WriteString(prompt(req))
 	answer, _ := bufio.NewReader(tty).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
-		return nil
+		return true
 	}
-	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
+	return false
 }
 
 // AskAtTerminal is the supervisor's approver: it asks the person at the
@@ -73,10 +82,7 @@ func AskAtTerminal(req EscalationRequest) error {
 			defer unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
 		}
 	}
-	_, _ = tty.WriteString(prompt(req))
-	answer, _ := bufio.NewReader(tty).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(answer)) {
-	case "y", "yes":
+	if answeredYes(tty, req) {
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)

@@ -246,10 +246,13 @@ func TestMarker(t *testing.T) {
 	}
 }
 
-// TestEscalationNoGrant: a fence told it cannot carry out a grant
-// (SetNoGrant, dsh-fs mcp's) refuses under every approval, asks no one
-// (tty's ask and command's approver are never run), and its mode stays.
-func TestEscalationNoGrant(t *testing.T) {
+// escalateUnderEveryApproval puts a write outside the roots, on a
+// workspace-write fence asking for danger-full-access, to Escalate under
+// each approval, with setup applied to the fence first, and hands the
+// result to check. Nobody may be asked and nothing widen: tty's ask is
+// counted, command's approver would leave a file behind, and the fence's
+// mode must stay.
+func escalateUnderEveryApproval(t *testing.T, setup func(*Fence), check func(t *testing.T, approval Approval, err error)) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
 	record := filepath.Join(t.TempDir(), "asked")
@@ -261,66 +264,16 @@ func TestEscalationNoGrant(t *testing.T) {
 			fence := NewFence(p)
 			asked := 0
 			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
-			fence.SetNoGrant("not here")
+			setup(fence)
 			target, err := fence.Resolve("../out/x")
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = fence.CheckWrite("write", &target)
 			if fence.AsksApprover(err) {
-				t.Error("AsksApprover = true")
-			}
-			err = fence.Escalate(err, &target, Preview{})
-			var de *DeniedError
-			if !errors.As(err, &de) || de.Reason != ReasonNotApproved || fence.Escalated() || fence.Mode() != WorkspaceWrite {
-				t.Fatalf("Escalate = %v; Escalated %v, Mode %s", err, fence.Escalated(), fence.Mode())
-			}
-			if asked != 0 {
-				t.Errorf("tty asked %d times", asked)
-			}
-			if _, err := os.Stat(record); !os.IsNotExist(err) {
-				t.Errorf("approval_command ran (%v)", err)
-			}
-			if want := map[Approval]string{ApprovalNever: "approval is never", ApprovalSupervisor: "supervisor"}[approval]; want != "" {
-				if !strings.Contains(de.Refusal, want) {
-					t.Errorf("refusal %q lacks %q", de.Refusal, want)
-				}
-			} else if !strings.Contains(de.Refusal, "not here") {
-				t.Errorf("refusal %q lacks the no-grant reason", de.Refusal)
-			}
-		})
-	}
-}
-
-// SetElsewhere hands an escalation that could lift the denial to the
-// front end, asking no one and widening nothing here, whatever the
-// approval; one that could not lift it keeps its own refusal.
-func TestEscalationElsewhere(t *testing.T) {
-	root := tempRoot(t)
-	makeLayout(t, root, fenceLayout...)
-	record := filepath.Join(t.TempDir(), "asked")
-	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
-		t.Run(string(approval), func(t *testing.T) {
-			p := testPolicy(root, WorkspaceWrite)
-			p.Approval = approval
-			p.ApprovalCommand = []string{"/bin/sh", "-c", "touch " + record}
-			fence := NewFence(p)
-			asked := 0
-			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
-			fence.SetElsewhere()
-			target, _ := fence.Resolve("../out/x")
-			err := fence.CheckWrite("write", &target)
-			if fence.AsksApprover(err) {
 				t.Error("AsksApprover = true: a preview would be made for nobody")
 			}
-			err = fence.Escalate(err, &target, Preview{})
-			var ee *ElsewhereError
-			if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
-				t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
-			}
-			if fserr.CodeOf(err) != fserr.SandboxDenied {
-				t.Errorf("unhandled, it is %s, not the denial", fserr.CodeOf(err))
-			}
+			check(t, approval, fence.Escalate(err, &target, Preview{}))
 			if asked != 0 || fence.Escalated() || fence.Mode() != WorkspaceWrite {
 				t.Errorf("asked %d, Escalated %v, Mode %s", asked, fence.Escalated(), fence.Mode())
 			}
@@ -329,6 +282,42 @@ func TestEscalationElsewhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEscalationNoGrant: a fence told it cannot carry out a grant
+// (SetNoGrant, dsh-fs mcp's) refuses under every approval, asks no one
+// (tty's ask and command's approver are never run), and its mode stays.
+func TestEscalationNoGrant(t *testing.T) {
+	escalateUnderEveryApproval(t, func(f *Fence) { f.SetNoGrant("not here") }, func(t *testing.T, approval Approval, err error) {
+		var de *DeniedError
+		if !errors.As(err, &de) || de.Reason != ReasonNotApproved {
+			t.Fatalf("Escalate = %v", err)
+		}
+		if want := map[Approval]string{ApprovalNever: "approval is never", ApprovalSupervisor: "supervisor"}[approval]; want != "" {
+			if !strings.Contains(de.Refusal, want) {
+				t.Errorf("refusal %q lacks %q", de.Refusal, want)
+			}
+		} else if !strings.Contains(de.Refusal, "not here") {
+			t.Errorf("refusal %q lacks the no-grant reason", de.Refusal)
+		}
+	})
+}
+
+// SetElsewhere hands an escalation that could lift the denial to the
+// front end, asking no one and widening nothing here, whatever the
+// approval; one that could not lift it keeps its own refusal.
+func TestEscalationElsewhere(t *testing.T) {
+	escalateUnderEveryApproval(t, (*Fence).SetElsewhere, func(t *testing.T, _ Approval, err error) {
+		var ee *ElsewhereError
+		if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
+			t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
+		}
+		if fserr.CodeOf(err) != fserr.SandboxDenied {
+			t.Errorf("unhandled, it is %s, not the denial", fserr.CodeOf(err))
+		}
+	})
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
 	p := testPolicy(root, WorkspaceWrite)
 	p.MaxMode = WorkspaceWrite
 	fence := NewFence(p)

@@ -105,12 +105,7 @@ func canonicalGlob(cwd, g string) string {
 	if !strings.HasPrefix(g, "/") {
 		return g
 	}
-	parts := strings.Split(g, "/")
-	n := 0
-	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
-		n++
-	}
-	prefix := strings.Join(parts[:n], "/")
+	prefix, rest := literalPrefix(g)
 	if prefix == "" {
 		return g
 	}
@@ -118,7 +113,19 @@ func canonicalGlob(cwd, g string) string {
 	if err != nil {
 		return g
 	}
-	return strings.Join(append([]string{canon}, parts[n:]...), "/")
+	return strings.Join(append([]string{canon}, rest...), "/")
+}
+
+// literalPrefix splits a glob at its first component with a wildcard:
+// the literal folders before it, joined ("" for none), and the
+// components from it on.
+func literalPrefix(g string) (prefix string, rest []string) {
+	parts := strings.Split(g, "/")
+	n := 0
+	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
+		n++
+	}
+	return strings.Join(parts[:n], "/"), parts[n:]
 }
 
 // SetEscalation asks, for this one call, for mode to when a mutation is

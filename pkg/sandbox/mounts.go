@@ -270,12 +270,7 @@ func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
 // no bound. seen holds the globs already planned, by their canonical
 // spelling: the fence lists a glob with a symlinked prefix twice.
 func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
-	parts := strings.Split(g, "/")
-	n := 0
-	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
-		n++
-	}
-	prefix := strings.Join(parts[:n], "/")
+	prefix, rest := literalPrefix(g)
 	if prefix == "" {
 		prefix = "/"
 	}
@@ -283,7 +278,6 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 	if err != nil {
 		return
 	}
-	rest := parts[n:]
 	g = strings.TrimSuffix(c, "/") + "/" + strings.Join(rest, "/")
 	if seen[g] {
 		return

@@ -144,16 +144,13 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var kernelRoots []string
-	if p.Mode == sandbox.WorkspaceWrite {
-		kernelRoots = sandbox.RootPaths(roots)
-	}
+	rec := sessionRecord(s, roots)
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true}
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
 		// serve; this one only narrows (docs/design.md §10).
 		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, app: a, settings: s, nested: true,
-			rec: &session.Record{Roots: kernelRoots, Shell: shell}}, nil
+			rec: &session.Record{Roots: rec.Roots, Shell: shell}}, nil
 	}
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
@@ -170,11 +167,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	}
 	sup := &supervisor{app: a, settings: s, dir: dir}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
-	values := map[string]any{}
-	for _, v := range s.Values {
-		values[string(v.Key)] = v.Value
-	}
-	sup.rec = &session.Record{Values: values, Roots: kernelRoots, Shell: shell, Supervisor: os.Getpid()}
+	rec.Shell = shell
+	sup.rec = rec
 	if sup.record, err = session.Write(dir, sup.rec); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
@@ -308,6 +302,21 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	close(done)
 	stopBroker()
 	return exitStatusOf(child.ProcessState, err), nil
+}
+
+// sessionRecord is the record of a session of s, whose writable roots
+// are roots: every resolved setting, and the roots the kernel layer
+// leaves writable (none in read-only mode).
+func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
+	values := map[string]any{}
+	for _, v := range s.Values {
+		values[string(v.Key)] = v.Value
+	}
+	var kernelRoots []string
+	if s.Policy.Mode == sandbox.WorkspaceWrite {
+		kernelRoots = sandbox.RootPaths(roots)
+	}
+	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid()}
 }
 
 // exitStatusOf is a process's exit status as a shell reports it: its own,

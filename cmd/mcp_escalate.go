@@ -233,15 +233,7 @@ func startElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*m
 	if err != nil {
 		return nil, "no private folder for its record: " + err.Error()
 	}
-	values := map[string]any{}
-	for _, v := range s.Values {
-		values[string(v.Key)] = v.Value
-	}
-	var kernelRoots []string
-	if p.Mode == sandbox.WorkspaceWrite {
-		kernelRoots = sandbox.RootPaths(roots)
-	}
-	record, err := session.Write(dir, &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid()})
+	record, err := session.Write(dir, sessionRecord(s, roots))
 	if err != nil {
 		session.Remove(dir)
 		return nil, "its record: " + err.Error()

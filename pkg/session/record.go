@@ -76,6 +76,7 @@ func Dir(xdg string, roots []string) (string, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
 	}
+	removeStale(base)
 	dir, err := os.MkdirTemp(base, "session-")
 	if err != nil {
 		return "", err
@@ -97,6 +98,26 @@ func Dir(xdg string, roots []string) (string, error) {
 		return "", err
 	}
 	return real, nil
+}
+
+// removeStale removes the folders of sessions whose supervisor is gone: a
+// supervisor killed with SIGKILL could not remove its own, and a record
+// left behind could be named by a later session.
+func removeStale(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, "session-*"))
+	for _, d := range dirs {
+		data, err := os.ReadFile(filepath.Join(d, "session.json"))
+		if err != nil {
+			continue // being written, or not a session's
+		}
+		var r Record
+		if json.Unmarshal(data, &r) != nil || r.Supervisor <= 0 {
+			continue
+		}
+		if errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // Write writes r as dir/session.json, read-only (0400), and returns its

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +125,32 @@ func TestDirOutsideRoots(t *testing.T) {
 	defer os.RemoveAll(d)
 	if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("runtime folder %s: %v, %v; want mode 0700", d, fi, err)
+	}
+}
+
+// A record whose supervisor is gone (killed before it could remove it)
+// is removed when the next session starts; a live one is kept.
+func TestDirRemovesStaleRecords(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the runtime folder is /run/dsh-fs")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := privateDir(t)
+	if _, err := Write(stale, &Record{Values: map[string]any{}, Supervisor: dead.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	live := privateDir(t)
+	if _, err := Write(live, &Record{Values: map[string]any{}, Supervisor: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	privateDir(t)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale session's folder is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live session's folder was removed: %v", err)
 	}
 }

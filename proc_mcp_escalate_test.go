@@ -117,3 +117,125 @@ func TestMcpEscalateInsideExec(t *testing.T) {
 		t.Errorf("policy inside the session: %s", b)
 	}
 }
+
+// mcpStartElicit is mcpStart with a client whose user answers every
+// elicitation with answer, recording each question.
+func mcpStartElicit(t *testing.T, ws string, answer *mcp.ElicitResult, asked *[]string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	var env []string
+	for _, kv := range procEnv(t, ws) {
+		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
+			env = append(env, kv)
+		}
+	}
+	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
+	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			*asked = append(*asked, req.Params.Message)
+			return answer, nil
+		},
+	})
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect to dsh-fs mcp: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); cancel() })
+	return s
+}
+
+// TestMcpEscalateElicitationRoundTrip (issue 15): on protocol 2026-07-28
+// the question is a multi-round-trip input request: the SDK's client puts
+// it to its user and calls again; accepted, the change the user saw is
+// made, once; declined, nothing is.
+func TestMcpEscalateElicitationRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer *mcp.ElicitResult
+		grant  bool
+	}{
+		{"accepted", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true},
+		{"declined", &mcp.ElicitResult{Action: "decline"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, outside := mcpLayout(t)
+			var asked []string
+			s := mcpStartElicit(t, ws, tc.answer, &asked, "--tmp=false", ws)
+			if res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "x"}); res.IsError {
+				t.Fatal(mcpText(res))
+			}
+			keep := filepath.Join(outside, "keep.txt")
+			res := mcpCall(t, s, "edit_file", map[string]any{"path": keep,
+				"edits": []map[string]string{{"oldText": "keep", "newText": "kept"}}, "escalate": "danger-full-access"})
+			if len(asked) != 1 || !strings.Contains(asked[0], keep) || !strings.Contains(asked[0], "-keep\n  +kept") {
+				t.Errorf("the user was asked %q", asked)
+			}
+			got := readFile(t, keep)
+			if tc.grant {
+				if res.IsError || !strings.Contains(mcpText(res), "+kept") || got != "kept\n" {
+					t.Errorf("granted: %s; keep.txt %q", mcpText(res), got)
+				}
+				// The approval covered that one call.
+				res = mcpCall(t, s, "write_file", map[string]any{"path": keep, "content": "again\n"})
+				if !res.IsError || readFile(t, keep) != "kept\n" {
+					t.Errorf("a second write without escalate: %s", mcpText(res))
+				}
+				return
+			}
+			if !res.IsError || !strings.Contains(mcpText(res), "not approved by the MCP client's user") || got != "keep\n" {
+				t.Errorf("declined: %s; keep.txt %q", mcpText(res), got)
+			}
+		})
+	}
+}
+
+// TestMcpEscalateApprovalBound (issue 15): the client's user approves one
+// call, shown against one content. A second round that carries other
+// content, a state the server did not sign, or a file changed since the
+// question makes nothing.
+func TestMcpEscalateApprovalBound(t *testing.T) {
+	accept := map[string]any{"action": "accept", "content": map[string]any{"approve": true}}
+	ws, outside := mcpLayout(t)
+	r := rawMcpStartOn(t, "2026-07-28", ws, map[string]any{"elicitation": map[string]any{}}, "--tmp=false", ws)
+	r.onRequest = func(method string, _ json.RawMessage) any {
+		t.Errorf("the server asked %s outside a round trip", method)
+		return map[string]any{}
+	}
+	keep := filepath.Join(outside, "keep.txt")
+	args := map[string]any{"path": keep, "content": "shown\n", "overwrite": true, "escalate": "danger-full-access"}
+	first := r.call("tools/call", map[string]any{"name": "dsh_write", "arguments": args})
+	state, _ := first["requestState"].(string)
+	if first["inputRequests"] == nil || state == "" {
+		t.Fatalf("the first round asked nothing: %v", first)
+	}
+	retry := func(args map[string]any, state string) (string, bool) {
+		res := r.call("tools/call", map[string]any{"name": "dsh_write", "arguments": args,
+			"inputResponses": map[string]any{"dsh-fs-approve": accept}, "requestState": state})
+		b, _ := json.Marshal(res)
+		isErr, _ := res["isError"].(bool)
+		return string(b), isErr
+	}
+	other := map[string]any{"path": keep, "content": "not shown\n", "overwrite": true, "escalate": "danger-full-access"}
+	if out, isErr := retry(other, state); !isErr || !strings.Contains(out, "is not this call") {
+		t.Errorf("other content with the state: %s", out)
+	}
+	if out, isErr := retry(args, "e30."+strings.Repeat("0", 64)); !isErr || !strings.Contains(out, "is not this call") {
+		t.Errorf("a forged state: %s", out)
+	}
+	if got := readFile(t, keep); got != "keep\n" {
+		t.Fatalf("keep.txt = %q after refused rounds", got)
+	}
+	// The file changes between the question and the answer: the change
+	// the user saw no longer applies, and nothing is written.
+	if err := os.WriteFile(keep, []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, isErr := retry(args, state); !isErr || !strings.Contains(out, "FS_STALE") {
+		t.Errorf("a changed file: %s", out)
+	}
+	if got := readFile(t, keep); got != "changed\n" {
+		t.Errorf("keep.txt = %q, want the change made meanwhile kept", got)
+	}
+}

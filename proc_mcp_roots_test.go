@@ -29,6 +29,12 @@ type rawMcp struct {
 
 func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *rawMcp {
 	t.Helper()
+	return rawMcpStartOn(t, "2025-06-18", ws, caps, args...)
+}
+
+// rawMcpStartOn is rawMcpStart on the protocol version given.
+func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args ...string) *rawMcp {
+	t.Helper()
 	var env []string
 	for _, kv := range procEnv(t, ws) {
 		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
@@ -47,7 +53,7 @@ func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	r := &rawMcp{t: t, in: json.NewEncoder(stdin), out: sc, served: map[string]int{}}
-	r.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": caps,
+	r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
 		"clientInfo": map[string]any{"name": "raw", "version": "0"}})
 	r.notify("notifications/initialized")
 	return r

@@ -106,7 +106,7 @@ func mcpRun(opts *McpOptions) error {
 			if !started {
 				started = true
 				var why string
-				m.elsewhere, why = startElsewhere(a, s, m.elicit)
+				m.elsewhere, why = startElsewhere(a, s, m.clientApproved)
 				m.noGrant = mcpNoGrant(s.Policy.Approval, why)
 			}
 		}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,6 +40,9 @@ type mcpElsewhere struct {
 	dir string
 	// stop ends the server's own escalator and removes its record.
 	stop func()
+	// own says the escalator is the server's, not a dsh-fs exec
+	// session's supervisor.
+	own bool
 }
 
 // run sends the call args to the supervisor with stdin as its standard
@@ -89,34 +90,53 @@ func (e *mcpElsewhere) run(args []string, stdin []byte) ([]byte, int, error) {
 	return bytes.TrimSpace(out.Bytes()), rep.Status, nil
 }
 
-// escalated runs a call whose escalation the fence handed over (an
-// *sandbox.ElsewhereError) and returns its result line: the CLI's result
-// object, or an error. args are the call's CLI arguments, the path last;
-// the escalation and the end of the flags are added here.
-func (m *mcpServer) escalated(ee *sandbox.ElsewhereError, args []string, stdin []byte) (json.RawMessage, error) {
+// escalated runs call, whose escalation the fence handed over (ee), and
+// returns its result line: the CLI's result object, or an error. Where
+// the client's user approves, the first round returns the question
+// instead (ask), and the second runs the call pinned to what was shown.
+func (m *mcpServer) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
 	if m.elsewhere == nil {
-		return nil, ee.Denied
+		return nil, nil, ee.Denied
+	}
+	args := call.args
+	if m.asksClientUser() {
+		state, ask, err := m.clientApproval(req, f, t, ee, call)
+		if err != nil || ask != nil {
+			return nil, ask, err
+		}
+		defer m.approvals.drop(grantKey(call.args[0], t.Path, ee.To))
+		args = pinned(args, state)
 	}
 	path := args[len(args)-1]
 	full := append(append(args[:len(args)-1:len(args)-1], "--"+flagEscalateName, string(ee.To), "--"), path)
-	line, _, err := m.elsewhere.run(full, stdin)
+	line, _, err = m.elsewhere.run(full, call.stdin)
 	if err != nil {
-		ee.Denied.Reason, ee.Denied.Cause = sandbox.ReasonNotApproved, ee.Denied.Reason
-		ee.Denied.Refusal = "escalation refused: the escalated call could not be run: " + err.Error()
-		return nil, ee.Denied
+		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
 	}
 	var head struct {
 		OK bool `json:"ok"`
 	}
 	if json.Unmarshal(line, &head) != nil {
-		return nil, fserr.New(fserr.IO, "the escalated call gave no result")
+		return nil, nil, fserr.New(fserr.IO, "the escalated call gave no result")
 	}
 	if !head.OK {
-		var f failure
-		json.Unmarshal(line, &f)
-		return line, &forwardedFailure{f: f, raw: line}
+		var fl failure
+		json.Unmarshal(line, &fl)
+		return line, nil, &forwardedFailure{f: fl, raw: line}
 	}
-	return line, nil
+	return line, nil, nil
+}
+
+// refuseEscalation is ee's denial, refused for why.
+func refuseEscalation(ee *sandbox.ElsewhereError, why string) error {
+	ee.Denied.Reason, ee.Denied.Cause = sandbox.ReasonNotApproved, ee.Denied.Reason
+	ee.Denied.Refusal = "escalation to " + string(ee.To) + " refused: " + why
+	return ee.Denied
+}
+
+// refusal is an approver's refusal of req.
+func refusal(req sandbox.EscalationRequest, why string) error {
+	return fmt.Errorf("escalation to %s refused: %s", req.To, why)
 }
 
 // flagEscalateName is the CLI's --escalate.
@@ -272,47 +292,5 @@ func startElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*m
 		asks.Close()
 		session.Remove(dir)
 	}
-	return &mcpElsewhere{broker: int(mine.Fd()), dir: p.Cwd, stop: stop}, ""
-}
-
-// elicit answers approval supervisor for the server's escalator: there is
-// no dsh-fs exec supervisor, so the MCP client's user is asked, through
-// elicitation, where the client offers it on a protocol where a server
-// may ask (before 2026-07-28; on that one only within a multi-round-trip
-// request, which dsh-fs does not make yet). The model cannot answer it:
-// the client puts the question to its user.
-func (m *mcpServer) elicit(a session.Ask) error {
-	req := a.Request
-	req.DiffText = a.DiffText
-	refuse := func(why string) error { return fmt.Errorf("escalation to %s refused: %s", req.To, why) }
-	ss := m.session.Load()
-	if ss == nil {
-		return refuse("no MCP client to ask")
-	}
-	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return refuse("approval supervisor: there is no dsh-fs exec supervisor here and the MCP client offers no elicitation to ask its user; a trusted config can set approval: command")
-	}
-	if ip.ProtocolVersion >= "2026-07-28" {
-		return refuse("approval supervisor: this client's protocol (" + ip.ProtocolVersion + ") lets a server ask its user only within a multi-round-trip request, which dsh-fs does not make yet; a trusted config can set approval: command")
-	}
-	timeout := m.settings.Policy.ApprovalTimeoutSeconds
-	if timeout <= 0 {
-		timeout = sandbox.DefaultApprovalTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Second)
-	defer cancel()
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-		Message: sandbox.Question(req),
-		RequestedSchema: map[string]any{"type": "object", "required": []string{"approve"},
-			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this one call",
-				"description": "yes allows exactly this change, once"}}},
-	})
-	switch {
-	case err != nil:
-		return refuse("the MCP client's user could not be asked: " + err.Error())
-	case res.Action == "accept" && res.Content["approve"] == true:
-		return nil
-	}
-	return refuse("not approved by the MCP client's user")
+	return &mcpElsewhere{broker: int(mine.Fd()), dir: p.Cwd, stop: stop, own: true}, ""
 }

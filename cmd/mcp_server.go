@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -40,9 +39,8 @@ type mcpServer struct {
 	// startElsewhere sets elsewhere and noGrant, once: at the first
 	// mutating call. nil in read-only mode.
 	startElsewhere func()
-	// session is the client's session, once a call has come: the
-	// escalator's questions are put to its user.
-	session atomic.Pointer[mcp.ServerSession]
+	// approvals are the escalations the client's user approved.
+	approvals *clientApprovals
 }
 
 // mcpListLimit bounds a listing, a tree or a search of the drop-in tools,
@@ -58,7 +56,7 @@ type textResult struct {
 // newMcpServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
 func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
-	m := &mcpServer{settings: s, roots: newClientRoots()}
+	m := &mcpServer{settings: s, roots: newClientRoots(), approvals: newClientApprovals()}
 	p := s.Policy
 	for _, d := range dirs {
 		// Relative to the directory the harness started the server in,
@@ -175,9 +173,6 @@ func mcpInstructions(p sandbox.Policy) string {
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.
 func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
-	if ss != nil {
-		m.session.Store(ss)
-	}
 	p := m.settings.Policy
 	p.Within = m.roots.within(ss)
 	return p
@@ -432,7 +427,12 @@ func (m *mcpServer) writeFile(_ context.Context, req *mcp.CallToolRequest, in wr
 	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
-		_, err = m.escalated(ee, []string{"write", "--overwrite", "--from", "-", "--diff", "summary", in.Path}, []byte(in.Content))
+		call := forwardedCall{args: []string{"write", "--overwrite", "--from", "-", "--diff", "summary", in.Path}, stdin: []byte(in.Content),
+			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true})}
+		var ask *mcp.CallToolResult
+		if _, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
+			return ask, textResult{}, nil
+		}
 	}
 	if err != nil {
 		return fail(err)
@@ -469,8 +469,13 @@ func (m *mcpServer) editFile(_ context.Context, req *mcp.CallToolRequest, in edi
 			args = append(args, "--dry-run")
 		}
 		body, _ := json.Marshal(edits)
+		call := forwardedCall{args: append(args, in.Path), stdin: body, preview: m.editPreview(f, t, fsops.EditOptions{Edits: edits})}
 		var line json.RawMessage
-		if line, err = m.escalated(ee, append(args, in.Path), body); err == nil {
+		var ask *mcp.CallToolResult
+		if line, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
+			return ask, textResult{}, nil
+		}
+		if err == nil {
 			res = &fsops.EditResult{}
 			err = json.Unmarshal(line, res)
 		}
@@ -813,16 +818,42 @@ func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Targe
 
 // dshForwarded is dshResult for a call run elsewhere: its result line is
 // the structured content as it is, a failure line too (as a tool error).
-func (m *mcpServer) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, error) (*mcp.CallToolResult, any, error) {
-	return func(line json.RawMessage, err error) (*mcp.CallToolResult, any, error) {
+func (m *mcpServer) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, *mcp.CallToolResult, error) (*mcp.CallToolResult, any, error) {
+	return func(line json.RawMessage, ask *mcp.CallToolResult, err error) (*mcp.CallToolResult, any, error) {
 		var ff *forwardedFailure
 		switch {
+		case ask != nil:
+			return ask, nil, nil
 		case errors.As(err, &ff):
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: toolError(err).Error() + "\n" + string(ff.raw)}}}, ff.raw, nil
 		case err != nil:
 			return m.dshResult(op, path, f, t, nil, err)
 		}
 		return nil, line, nil
+	}
+}
+
+// writePreview and editPreview preview a write or an edit of t for the
+// client's user (forwardedCall.preview).
+func (m *mcpServer) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.WriteOptions) func() (diff.Result, string, bool, error) {
+	return func() (diff.Result, string, bool, error) {
+		opt.Diff = m.diffOptions(diff.FormFull)
+		res, err := fsops.PreviewWrite(f, t, opt)
+		if err != nil {
+			return diff.Result{}, "", false, err
+		}
+		return res.Diff, res.PreviousSHA256, !res.Created, nil
+	}
+}
+
+func (m *mcpServer) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditOptions) func() (diff.Result, string, bool, error) {
+	return func() (diff.Result, string, bool, error) {
+		opt.Diff = m.diffOptions(diff.FormFull)
+		res, err := fsops.PreviewEdit(f, t, opt)
+		if err != nil {
+			return diff.Result{}, "", false, err
+		}
+		return res.Diff, res.PreviousSHA256, true, nil
 	}
 }
 
@@ -879,7 +910,9 @@ func (m *mcpServer) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dsh
 		if in.IfMatch != "" {
 			args = append(args, "--if-match", in.IfMatch)
 		}
-		return m.dshForwarded("write", in.Path, f, t)(m.escalated(ee, append(args, in.Path), []byte(in.Content)))
+		call := forwardedCall{args: append(args, in.Path), stdin: []byte(in.Content),
+			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite, IfMatch: in.IfMatch})}
+		return m.dshForwarded("write", in.Path, f, t)(m.escalated(req, f, t, ee, call))
 	}
 	return m.dshResult("write", in.Path, f, t, res, err)
 }
@@ -909,7 +942,8 @@ func (m *mcpServer) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshE
 			args = append(args, "--if-match", in.IfMatch)
 		}
 		body, _ := json.Marshal(in.Edits)
-		return m.dshForwarded("edit", in.Path, f, t)(m.escalated(ee, append(args, in.Path), body))
+		call := forwardedCall{args: append(args, in.Path), stdin: body, preview: m.editPreview(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch})}
+		return m.dshForwarded("edit", in.Path, f, t)(m.escalated(req, f, t, ee, call))
 	}
 	return m.dshResult("edit", in.Path, f, t, res, err)
 }

@@ -73,3 +73,19 @@ func escalateEdit(f *sandbox.Fence, t *sandbox.Target, denied error, opt EditOpt
 	}
 	return opt, f.Escalate(denied, t, preview)
 }
+
+// PreviewWrite is what a write of t would do, computed without writing
+// and whatever the fence says of t: the diff an approver is shown, and the
+// hash of the content it replaces ("" when it creates the file). A front
+// end that has the approval asked elsewhere (dsh-fs mcp's client) shows
+// this and pins the change to it.
+func PreviewWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	opt.Diff.Form = diff.FormFull
+	return dryWrite(f, t, opt)
+}
+
+// PreviewEdit is PreviewWrite for an edit.
+func PreviewEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
+	opt.Diff.Form = diff.FormFull
+	return dryEdit(f, t, opt)
+}

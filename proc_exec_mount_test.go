@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -70,5 +71,67 @@ func TestExecMountLayer(t *testing.T) {
 	ctl, _ := c.CombinedOutput()
 	if !strings.Contains(string(ctl), "git=0") || !strings.Contains(string(ctl), "SECRET") {
 		t.Errorf("without exec the shell should get through:\n%s", ctl)
+	}
+}
+
+// TestExecMountLayerUnprivileged (issue 14): a user that is not root gets
+// the mount layer too, in a user namespace that maps it to itself: the
+// shell keeps its uid and no capability, and cannot write .git.
+func TestExecMountLayerUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the session as another user")
+	}
+	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
+	}
+	const nobody = 65534
+	// A copy of this test binary that the user can run, in folders it
+	// can enter, and its runtime folder.
+	dir := t.TempDir()
+	for d := dir; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	bin := filepath.Join(dir, "bin", "dsh-fs")
+	self, err := filepath.EvalSymlinks(procBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
+	runtime := "/run/user/65534"
+	if _, err := os.Stat(runtime); os.IsNotExist(err) {
+		os.MkdirAll(runtime, 0o700)
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+	}
+	for _, p := range []string{ws, filepath.Join(ws, ".git"), filepath.Join(ws, ".git/HEAD"), filepath.Join(ws, "src"), runtime} {
+		os.Chown(p, nobody, nobody)
+	}
+	system := filepath.Join(dir, "etc")
+	os.MkdirAll(system, 0o755)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
+		`id -u; grep CapEff /proc/self/status; echo x >> .git/HEAD; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
+	c.Dir = ws
+	c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
+		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("exec as an unprivileged user: %v\n%s", err, out)
+	}
+	for _, want := range []string{"65534\n", "CapEff:\t0000000000000000", "Read-only file system", "git=2", "src=0", `"protected_held":true`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if got := readFile(t, filepath.Join(ws, ".git/HEAD")); got != "ref: refs/heads/main\n" {
+		t.Errorf(".git/HEAD = %q", got)
 	}
 }

@@ -43,8 +43,9 @@ policy once, from the trusted sources and its own command line (the harness or
 person who types this line is trusted; the managed requirements still cap it),
 pins it in a session record the session cannot write (DSH_FS_SESSION), and
 restricts CMD's whole process tree with Landlock: writes only beneath the
-writable roots and to the terminal and /dev/null-like devices. As root it also
-binds the protected paths (.git…) read-only and hides deny_read paths.
+writable roots and to the terminal and /dev/null-like devices. In a private
+mount namespace (as root, or in a user namespace that maps only this user) it
+also binds the protected paths (.git…) read-only and hides deny_read paths.
 
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the
@@ -156,6 +157,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		shell.MountsWhy = "danger-full-access mode"
 	} else if ok, why := sandbox.MountLayer(); !ok {
 		shell.MountsWhy = why
+	} else if err := probeUserNamespace(self); err != nil {
+		shell.MountsWhy = "not root, and a user namespace cannot mount here (" + err.Error() + ")"
 	} else {
 		plan := sandbox.PlanMounts(p, roots)
 		shell.Mounts = &plan
@@ -248,7 +251,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
 	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
 		spec.Mounts, spec.Empty = m, s.empty
-		child.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+		child.SysProcAttr = mountNamespace()
 	}
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
@@ -317,6 +320,79 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
 	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid()}
+}
+
+// mountNamespace starts a child in a private mount namespace: as root
+// directly; otherwise inside a new user namespace that maps this user,
+// and only it, to itself (sandbox.UserNamespace).
+func mountNamespace() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if sandbox.UserNamespace() {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// A user that is not root loses its capabilities in the new
+		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
+		// ambient capability for the mounts, and the child clears it
+		// before it becomes CMD (execChild).
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return attr
+}
+
+// dropInheritable clears the ambient and inheritable capabilities the
+// child was given for the mount layer, so CMD, which runs as a user that
+// is not root, starts with none.
+func dropInheritable() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	if data[0].Inheritable == 0 && data[1].Inheritable == 0 {
+		return nil
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	return unix.Capset(&hdr, &data[0])
+}
+
+// userNamespaceProbeArg makes a dsh-fs process try, once, what the mount
+// layer will do in a user namespace: mount. Some systems let anyone make
+// a user namespace but deny it mounting (an LSM's policy); exec then
+// says so rather than fail to start the session.
+const userNamespaceProbeArg = "__userns-probe"
+
+// probeUserNamespace reports whether a child in a user namespace can
+// mount here; as root there is nothing to probe.
+func probeUserNamespace(self string) error {
+	if !sandbox.UserNamespace() {
+		return nil
+	}
+	c := exec.Command(self, userNamespaceProbeArg)
+	c.Args[0] = "dsh-fs"
+	c.SysProcAttr = mountNamespace()
+	out, err := c.CombinedOutput()
+	if err != nil {
+		if msg := strings.TrimSpace(string(out)); msg != "" {
+			return errors.New(msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// userNamespaceProbe is the probe's whole life, in its private mount
+// namespace, where nothing it mounts is seen outside.
+func userNamespaceProbe() int {
+	if err := unix.Mount("none", os.TempDir(), "tmpfs", 0, "size=4k"); err != nil {
+		fmt.Fprintln(os.Stderr, "mount:", err)
+		return ExitFailed
+	}
+	return ExitOK
 }
 
 // exitStatusOf is a process's exit status as a shell reports it: its own,
@@ -400,6 +476,11 @@ func execChild() int {
 		if err := sandbox.RestrictTree(spec.Roots); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
+	}
+	// CMD keeps no capability the mount layer needed: with no ambient
+	// set, a user that is not root has none after its execve.
+	if err := dropInheritable(); err != nil {
+		return fail(fserr.IO, "capabilities: "+err.Error())
 	}
 	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())

@@ -67,6 +67,9 @@ func (a *App) Run(args []string) int {
 	if len(args) == 1 && args[0] == escalatorArg {
 		return runEscalator()
 	}
+	if len(args) == 1 && args[0] == userNamespaceProbeArg {
+		return userNamespaceProbe()
+	}
 	a.args = args
 	a.pretty = a.StdoutTTY
 	// Until the settings are loaded (and for the calls that never load

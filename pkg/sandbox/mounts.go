@@ -427,15 +427,18 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// MountLayer reports whether this process can build a private mount
-// namespace for its child (running as root: euid 0 with CAP_SYS_ADMIN),
-// and when it cannot, why, in a short lowercase phrase. It never uses an
-// unprivileged user namespace: inside one, the mounts would be locked
-// to the namespace's own root, and unprivileged user namespaces are a
-// kernel attack surface many systems switch off.
+// MountLayer reports whether this process can give its child a private
+// mount namespace, and when it cannot, why, in a short lowercase phrase.
+// Running as root (with CAP_SYS_ADMIN) it can. Otherwise it can only in a
+// user namespace of its own (UserNamespace), where the kernel allows
+// unprivileged ones: whether such a namespace may mount here is known only
+// by trying, which dsh-fs exec does before it relies on it.
 func MountLayer() (ok bool, why string) {
 	if os.Geteuid() != 0 {
-		return false, "needs root: unprivileged user namespaces are not used"
+		if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+			return false, "not root, and this kernel allows no unprivileged user namespace"
+		}
+		return true, ""
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -447,6 +450,14 @@ func MountLayer() (ok bool, why string) {
 	}
 	return true, ""
 }
+
+// UserNamespace reports whether the mount layer needs a user namespace:
+// this process is not root. The child is then started in a new user
+// namespace that maps only this user to itself, so what it runs keeps
+// its uid and gains no privilege outside; inside, the namespace may mount
+// on its own mount namespace, and the child's Landlock layer forbids any
+// mount once the mount layer is in place.
+func UserNamespace() bool { return os.Geteuid() != 0 }
 
 // Apply mounts the plan. It must run in the child, inside its own private
 // mount namespace, before Landlock (a Landlock-restricted process may not

@@ -74,6 +74,55 @@ func TestExecMountLayer(t *testing.T) {
 	}
 }
 
+// unprivilegedBin copies this test binary, as dsh-fs, into a fresh folder
+// that nobody can enter, and returns its path and the folder.
+func unprivilegedBin(t *testing.T) (bin, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	for d := dir; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	bin = filepath.Join(dir, "bin", "dsh-fs")
+	copyExecutable(t, procBin(t), bin)
+	return bin, dir
+}
+
+// TestExecNoRuntimeFolder (issue 14): a user that is not root needs a
+// private runtime folder for the record; without $XDG_RUNTIME_DIR, or
+// with one that others may write, exec fails with FS_IO and CMD never
+// runs.
+func TestExecNoRuntimeFolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the session as another user")
+	}
+	bin, dir := unprivilegedBin(t)
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.Chown(ws, nobody, nobody)
+	open := filepath.Join(dir, "open")
+	os.MkdirAll(open, 0o777)
+	os.Chmod(open, 0o777)
+	for _, tc := range []struct{ xdg, want string }{
+		{"", "no private runtime folder"},
+		{open, "may be written by others"},
+	} {
+		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", "touch ran")
+		c.Dir = ws
+		c.Env = []string{"PATH=/usr/bin:/bin", "DSH_FS_TEST_SYSTEM_DIR=" + filepath.Join(dir, "etc"), "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+		if tc.xdg != "" {
+			c.Env = append(c.Env, "XDG_RUNTIME_DIR="+tc.xdg)
+		}
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		out, _ := c.CombinedOutput()
+		if c.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), `"code":"FS_IO"`) || !strings.Contains(string(out), tc.want) {
+			t.Errorf("XDG_RUNTIME_DIR=%q: exit %d, want 1 and FS_IO saying %q:\n%s", tc.xdg, c.ProcessState.ExitCode(), tc.want, out)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); !os.IsNotExist(err) {
+			t.Errorf("XDG_RUNTIME_DIR=%q: CMD ran", tc.xdg)
+		}
+	}
+}
+
 // TestExecMountLayerUnprivileged (issue 14): a user that is not root gets
 // the mount layer too, in a user namespace that maps it to itself: the
 // shell keeps its uid and no capability, and cannot write .git.
@@ -84,26 +133,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	const nobody = 65534
-	// A copy of this test binary that the user can run, in folders it
-	// can enter, and its runtime folder.
-	dir := t.TempDir()
-	for d := dir; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	bin := filepath.Join(dir, "bin", "dsh-fs")
-	self, err := filepath.EvalSymlinks(procBin(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Dir(bin), 0o755)
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin, dir := unprivilegedBin(t)
 	ws := filepath.Join(dir, "ws")
 	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
 	runtime := "/run/user/65534"

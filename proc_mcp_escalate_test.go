@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -237,5 +238,43 @@ func TestMcpEscalateApprovalBound(t *testing.T) {
 	}
 	if got := readFile(t, keep); got != "changed\n" {
 		t.Errorf("keep.txt = %q, want the change made meanwhile kept", got)
+	}
+}
+
+// TestMcpEscalateNoEscalator (issue 15): a server that cannot start its
+// escalator (a user that is not root, without a private runtime folder
+// for the record) refuses every escalation, says why, and asks no one.
+func TestMcpEscalateNoEscalator(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the server as another user")
+	}
+	bin, dir := unprivilegedBin(t)
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	for _, d := range []string{ws, outside} {
+		os.MkdirAll(d, 0o755)
+		os.Chown(d, nobody, nobody)
+	}
+	system := filepath.Join(dir, "etc")
+	os.MkdirAll(system, 0o755)
+	os.WriteFile(filepath.Join(system, "config.yaml"), []byte("approval: trust\n"), 0o644)
+	c := exec.Command(bin, "mcp", "--tmp=false", ws)
+	c.Dir = ws
+	c.Env = []string{"PATH=/usr/bin:/bin", "DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	c.Stderr = os.Stderr
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer s.Close()
+	res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "danger-full-access"})
+	out := mcpText(res)
+	if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, "no private folder for its record") {
+		t.Errorf("isError %v:\n%s", res.IsError, out)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); !os.IsNotExist(err) {
+		t.Error("written outside")
 	}
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,36 +38,18 @@ func TestExecInteractiveBash(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	shown := readScreen(master)
 	waitFor := func(s string) {
 		t.Helper()
 		deadline := time.Now().Add(procTimeout)
 		for time.Now().Before(deadline) {
-			mu.Lock()
-			ok := strings.Contains(screen.String(), s)
-			mu.Unlock()
-			if ok {
+			if strings.Contains(shown(), s) {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		c.Process.Kill()
-		t.Fatalf("the terminal never showed %q; it shows:\n%s", s, screen.String())
+		t.Fatalf("the terminal never showed %q; it shows:\n%s", s, shown())
 	}
 	waitFor("$ ")
 	target := filepath.Join(outside, "x.txt")

@@ -83,22 +83,11 @@ func TestMcpEscalateInsideExec(t *testing.T) {
 	}
 	ws, outside := mcpLayout(t)
 	record := filepath.Join(filepath.Dir(ws), "req.json")
-	var env []string
-	for _, kv := range procEnv(t, ws) {
-		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
-			env = append(env, kv)
-		}
-	}
+	env := mcpEnv(t, ws)
 	writeSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
 	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
 	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
-	if err != nil {
-		t.Fatalf("connect to dsh-fs mcp under exec: %v", err)
-	}
-	defer s.Close()
+	s := mcpConnect(t, c, nil)
 	res := mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "hi\n", "escalate": "danger-full-access"})
 	b, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(b), `"escalated":true`) {
@@ -123,28 +112,14 @@ func TestMcpEscalateInsideExec(t *testing.T) {
 // elicitation with answer, recording each question.
 func mcpStartElicit(t *testing.T, ws string, answer *mcp.ElicitResult, asked *[]string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	var env []string
-	for _, kv := range procEnv(t, ws) {
-		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
-			env = append(env, kv)
-		}
-	}
 	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, &mcp.ClientOptions{
+	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
+	return mcpConnect(t, c, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			*asked = append(*asked, req.Params.Message)
 			return answer, nil
 		},
 	})
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
-	if err != nil {
-		cancel()
-		t.Fatalf("connect to dsh-fs mcp: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); cancel() })
-	return s
 }
 
 // TestMcpEscalateElicitationRoundTrip (issue 15): on protocol 2026-07-28
@@ -262,13 +237,7 @@ func TestMcpEscalateNoEscalator(t *testing.T) {
 	c.Env = []string{"PATH=/usr/bin:/bin", "DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
 	c.Stderr = os.Stderr
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	defer cancel()
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer s.Close()
+	s := mcpConnect(t, c, nil)
 	res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "danger-full-access"})
 	out := mcpText(res)
 	if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, "no private folder for its record") {

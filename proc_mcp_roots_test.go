@@ -35,14 +35,8 @@ func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *
 // rawMcpStartOn is rawMcpStart on the protocol version given.
 func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args ...string) *rawMcp {
 	t.Helper()
-	var env []string
-	for _, kv := range procEnv(t, ws) {
-		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
-			env = append(env, kv)
-		}
-	}
 	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
 	stdin, _ := c.StdinPipe()
 	stdout, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {

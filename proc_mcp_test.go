@@ -53,20 +53,34 @@ func mcpStart(t *testing.T, ws string, args ...string) *mcp.ClientSession {
 // mcpStartSystem is mcpStart with a trusted system config file.
 func mcpStartSystem(t *testing.T, ws, system string, args ...string) *mcp.ClientSession {
 	t.Helper()
+	env := mcpEnv(t, ws)
+	if system != "" {
+		writeSystemConfig(t, env, system)
+	}
+	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
+	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	return mcpConnect(t, c, nil)
+}
+
+// mcpEnv is procEnv's environment without DSH_FS_CWD: the DIR arguments
+// name the workspace.
+func mcpEnv(t *testing.T, ws string) []string {
+	t.Helper()
 	var env []string
 	for _, kv := range procEnv(t, ws) {
 		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
 			env = append(env, kv)
 		}
 	}
-	if system != "" {
-		writeSystemConfig(t, env, system)
-	}
-	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	return env
+}
+
+// mcpConnect starts c, a dsh-fs mcp (or a command that runs one), and
+// connects the SDK's client with opts to it.
+func mcpConnect(t *testing.T, c *exec.Cmd, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	client := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, nil)
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, opts).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect to dsh-fs mcp: %v", err)

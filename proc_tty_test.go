@@ -33,6 +33,30 @@ func openPTY(t *testing.T) (*os.File, string) {
 	return master, "/dev/pts/" + strconv.Itoa(n)
 }
 
+// readScreen reads everything the terminal of master shows, from now on,
+// and returns what it has shown so far.
+func readScreen(master *os.File) func() string {
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return screen.String()
+	}
+}
+
 // ttyRun is what a dsh-fs call run under a pseudo-terminal did.
 type ttyRun struct {
 	// screen is everything the terminal showed: the prompt, the echo of
@@ -77,25 +101,7 @@ func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) 
 		close(exited)
 	}()
 
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	shown := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return screen.String()
-	}
+	shown := readScreen(master)
 
 	var r ttyRun
 	deadline := time.After(procTimeout)

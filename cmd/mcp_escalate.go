@@ -253,11 +253,6 @@ func startElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*m
 	if err != nil {
 		return nil, "no private folder for its record: " + err.Error()
 	}
-	record, err := session.Write(dir, sessionRecord(s, roots))
-	if err != nil {
-		session.Remove(dir)
-		return nil, "its record: " + err.Error()
-	}
 	mine, theirs, err := session.NewBroker()
 	if err != nil {
 		session.Remove(dir)
@@ -270,6 +265,11 @@ func startElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*m
 		session.Remove(dir)
 		return nil, err.Error()
 	}
+	// The record names the escalator as the session's supervisor: the
+	// calls it runs trust an approver channel only from it
+	// (session.CheckApprover). So it is written once the escalator runs,
+	// before the first call reaches it.
+	record := session.RecordPath(dir)
 	c := exec.Command(self, escalatorArg)
 	c.Args[0] = "dsh-fs"
 	c.Env = append(withoutSessionVars(os.Environ()), session.Env+"="+record)
@@ -279,6 +279,14 @@ func startElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*m
 	err = c.Start()
 	theirs.Close()
 	asksTheirs.Close()
+	if err == nil {
+		rec := sessionRecord(s, roots)
+		rec.Supervisor = c.Process.Pid
+		if _, err = session.Write(dir, rec); err != nil {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}
 	if err != nil {
 		mine.Close()
 		asks.Close()

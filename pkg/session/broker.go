@@ -69,6 +69,21 @@ func CheckBroker(fd int) error {
 	return nil
 }
 
+// CheckApprover reports whether fd is the approver channel of the
+// session whose supervisor is the process supervisor (Record.Supervisor):
+// a socket whose other end that process made. A call that says it is
+// brokered could otherwise hand over a socket of its own that says yes.
+func CheckApprover(fd, supervisor int) error {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("fd %d is not a socket: %v", fd, err)
+	}
+	if supervisor <= 0 || int(cred.Pid) != supervisor {
+		return fmt.Errorf("fd %d does not lead to the session's supervisor", fd)
+	}
+	return nil
+}
+
 // Forward sends req, with stdio as the call's standard streams, over the
 // channel fd and waits for the supervisor's reply. A closed channel, or
 // a supervisor that is gone, is an error.

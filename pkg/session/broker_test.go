@@ -96,3 +96,28 @@ func TestAskSupervisor(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// An approver channel counts only when the supervisor named by the
+// record made its other end.
+func TestCheckApprover(t *testing.T) {
+	mine, theirs, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	defer theirs.Close()
+	if err := CheckApprover(int(theirs.Fd()), os.Getpid()); err != nil {
+		t.Errorf("the supervisor's own channel: %v", err)
+	}
+	for _, pid := range []int{os.Getpid() + 1, 0} {
+		if err := CheckApprover(int(theirs.Fd()), pid); err == nil {
+			t.Errorf("a channel made by another process passed as supervisor %d's", pid)
+		}
+	}
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	defer w.Close()
+	if err := CheckApprover(int(r.Fd()), os.Getpid()); err == nil {
+		t.Error("a pipe passed as an approver channel")
+	}
+}

@@ -120,6 +120,9 @@ func removeStale(base string) {
 	}
 }
 
+// RecordPath is where Write puts the record of the session folder dir.
+func RecordPath(dir string) string { return filepath.Join(dir, "session.json") }
+
 // Write writes r as dir/session.json, read-only (0400), and returns its
 // path.
 func Write(dir string, r *Record) (string, error) {
@@ -128,7 +131,7 @@ func Write(dir string, r *Record) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, "session.json")
+	path := RecordPath(dir)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o400)
 	if err != nil {
 		return "", err

@@ -77,7 +77,7 @@ func (a *App) forward(op string, s *config.Settings) error {
 		return refuse("no working directory: " + err.Error())
 	}
 	var env []string
-	for _, name := range settingVariables() {
+	for name := range settingVariables() {
 		if val, ok := a.LookupEnv(name); ok {
 			env = append(env, name+"="+val)
 		}
@@ -127,7 +127,7 @@ func (r *callRunner) run(req session.Request, stdio [3]*os.File) session.Reply {
 	env := withoutSessionVars(os.Environ())
 	for _, kv := range req.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(settingVariables(), name) {
+		if settingVariables()[name] {
 			env = append(env, kv)
 		}
 	}

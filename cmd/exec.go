@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -408,14 +409,14 @@ func exitStatusOf(ps *os.ProcessState, err error) int {
 }
 
 // settingVariables are the DSH_FS_* variables that are session sources
-// of a setting.
-func settingVariables() []string {
-	var names []string
+// of a setting, by name.
+var settingVariables = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
 	for _, v := range config.Environment() {
-		names = append(names, v.Name)
+		names[v.Name] = true
 	}
 	return names
-}
+})
 
 // childEnv is CMD's environment: exec's own, without the DSH_FS_*
 // settings (folded into the record already) and any session variables it
@@ -430,23 +431,17 @@ func (s *supervisor) childEnv() []string {
 	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
 }
 
+// withoutSessionVars is env without the setting variables and the
+// session's own: what a supervisor passes on is decided afresh.
 func withoutSessionVars(env []string) []string {
-	drop := append(settingVariables(), session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv)
-	out := env[:0:0]
-	for _, kv := range env {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		keep := true
-		for _, d := range drop {
-			if name == d {
-				keep = false
-				break
-			}
+		switch name {
+		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv:
+			return true
 		}
-		if keep {
-			out = append(out, kv)
-		}
-	}
-	return out
+		return settingVariables()[name]
+	})
 }
 
 // execChild is the child's whole life: it reads the spec, mounts the

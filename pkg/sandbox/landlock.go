@@ -100,17 +100,7 @@ func (f *Fence) Enforce() error {
 	if err != nil {
 		return err
 	}
-	var dirs []string
-	for _, r := range roots {
-		if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
-			dirs = append(dirs, r.Path)
-		}
-	}
-	for _, d := range KernelWritableExtra {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			dirs = append(dirs, d)
-		}
-	}
+	dirs := existingDirs(append(RootPaths(roots), KernelWritableExtra...))
 	applied.Lock()
 	defer applied.Unlock()
 	key := strings.Join(dirs, "\x00")
@@ -118,23 +108,44 @@ func (f *Fence) Enforce() error {
 		f.enforced = true
 		return nil
 	}
+	if err := restrictWrites(dirs, []string{os.DevNull}); err != nil {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
+	}
+	f.enforced = true
+	applied.dirs = key
+	return nil
+}
+
+// existingDirs returns the paths that are folders now: Landlock rules
+// are made on opened paths, and a root that is gone has nothing to allow.
+func existingDirs(paths []string) []string {
+	var dirs []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs
+}
+
+// restrictWrites restricts this process, and what it starts, for good:
+// the kernel refuses every write but beneath dirs (every write right the
+// ABI has) and to the files named in devices (writing them, never making
+// or removing anything there; a folder among them covers the files in
+// it), each where it exists.
+func restrictWrites(dirs, devices []string) error {
 	abi := landlockABI()
 	rights := writeRights(abi)
 	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
 	if abi >= 3 {
 		fileRights |= llsys.AccessFSTruncate
 	}
-	cfg := landlock.Config{HandledAccessFS: rights}
-	err = cfg.RestrictPaths(
-		landlock.PathAccess(rights, dirs...),
-		landlock.PathAccess(fileRights, os.DevNull).IgnoreIfMissing(),
-	)
-	if err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
+	rules := []landlock.Rule{landlock.PathAccess(rights, dirs...)}
+	for _, d := range devices {
+		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())
 	}
-	f.enforced = true
-	applied.dirs = key
-	return nil
+	cfg := landlock.Config{HandledAccessFS: rights}
+	return cfg.RestrictPaths(rules...)
 }
 
 // Layers says which enforcement layers guard a mutation under a policy.

@@ -2,10 +2,7 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
-
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"slices"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
@@ -45,30 +42,10 @@ func TreeLayer(p Policy) (abi int, why string, err error) {
 // in read-only mode roots is empty. Reads stay unrestricted: deny_read is
 // the mount layer's.
 func RestrictTree(roots []string) error {
-	abi := landlockABI()
-	if abi == 0 {
+	if landlockABI() == 0 {
 		return fserr.New(fserr.IO, "landlock is not available on this kernel")
 	}
-	rights := writeRights(abi)
-	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
-	if abi >= 3 {
-		fileRights |= llsys.AccessFSTruncate
-	}
-	var dirs []string
-	for _, r := range roots {
-		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
-			dirs = append(dirs, r)
-		}
-	}
-	rules := []landlock.Rule{
-		landlock.PathAccess(rights, dirs...),
-		landlock.PathAccess(fileRights, shellTerminals).IgnoreIfMissing(),
-	}
-	for _, d := range ShellDevices {
-		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())
-	}
-	cfg := landlock.Config{HandledAccessFS: rights}
-	if err := cfg.RestrictPaths(rules...); err != nil {
+	if err := restrictWrites(existingDirs(roots), append(slices.Clip(ShellDevices), shellTerminals)); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
 	}
 	return nil

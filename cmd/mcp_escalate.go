@@ -108,7 +108,7 @@ func (m *mcpServer) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sand
 		args = pinned(args, state)
 	}
 	path := args[len(args)-1]
-	full := append(append(args[:len(args)-1:len(args)-1], "--"+flagEscalateName, string(ee.To), "--"), path)
+	full := append(append(args[:len(args)-1:len(args)-1], "--"+config.FlagEscalate, string(ee.To), "--"), path)
 	line, _, err = m.elsewhere.run(full, call.stdin)
 	if err != nil {
 		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
@@ -138,9 +138,6 @@ func refuseEscalation(ee *sandbox.ElsewhereError, why string) error {
 func refusal(req sandbox.EscalationRequest, why string) error {
 	return fmt.Errorf("escalation to %s refused: %s", req.To, why)
 }
-
-// flagEscalateName is the CLI's --escalate.
-const flagEscalateName = "escalate"
 
 // forwardedFailure is the failure result of a call run elsewhere.
 type forwardedFailure struct {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/cmd"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -74,7 +75,7 @@ func TestExecMountLayer(t *testing.T) {
 	}
 }
 
-// unprivilegedBin copies this test binary, as dsh-fs, into a fresh folder
+// unprivilegedBin copies this test binary, as dsh-fs and dsh-fs-mcp, into a fresh folder
 // that nobody can enter, and returns its path and the folder.
 func unprivilegedBin(t *testing.T) (bin, dir string) {
 	t.Helper()
@@ -84,6 +85,10 @@ func unprivilegedBin(t *testing.T) (bin, dir string) {
 	}
 	bin = filepath.Join(dir, "bin", "dsh-fs")
 	copyExecutable(t, procBin(t), bin)
+	// dsh-fs mcp runs dsh-fs-mcp from beside it, as installed.
+	if err := os.Link(bin, filepath.Join(dir, "bin", cmd.MCPBinary)); err != nil {
+		t.Fatal(err)
+	}
 	return bin, dir
 }
 

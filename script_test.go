@@ -18,20 +18,31 @@ import (
 
 	"github.com/dshfs/dsh-fs/cmd"
 	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/mcpserver"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// TestMain makes this test binary double as the dsh-fs command: testscript
-// puts it on $PATH under that name, for scripts and for the Go tests that
-// exec the real binary.
+// TestMain makes this test binary double as the dsh-fs command, as
+// dsh-fs-mcp and as the helpers below: testscript puts it on $PATH under
+// each name, for scripts and for the Go tests that exec the real binary.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"seccomp-errno":  seccompErrno,
 		"exchange-loop":  exchangeLoop,
 		"dsh-fs":         func() { os.Exit(cmd.NewApp(testLocations()).Run(os.Args[1:])) },
+		cmd.MCPBinary:    dshFsMcp,
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
 	})
+}
+
+// dshFsMcp is the test binary as dsh-fs-mcp, which dsh-fs mcp runs from
+// the folder it is in: the dsh-fs above leaves the server out, as the
+// release build does, so every MCP test goes through that hand-over.
+func dshFsMcp() {
+	app := cmd.NewApp(testLocations())
+	app.ServeMCP = mcpserver.Serve
+	os.Exit(app.Run(os.Args[1:]))
 }
 
 // testLocations are the trusted files' places for this test binary's

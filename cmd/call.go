@@ -25,7 +25,7 @@ type call struct {
 // fence, with the escalation asked for by --escalate.
 func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	a.started = true
-	a.current = header{Op: op, Path: path}
+	a.current = Header{Op: op, Path: path}
 	s, err := config.Load(config.Source{Flags: c.Flags(), Locations: a.Locations})
 	if err != nil {
 		var de *sandbox.DeniedError
@@ -56,7 +56,7 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 // result has no path and an empty mode.
 func (a *App) beginStatic(op string) {
 	a.started = true
-	a.current = header{Op: op}
+	a.current = Header{Op: op}
 }
 
 // printStatic prints the success result of a call begun with beginStatic.
@@ -98,17 +98,17 @@ func (c *call) print(result any) error {
 
 // printJSON writes a success result: the header followed by result's own
 // fields, one JSON object with keys in a fixed order.
-func printJSON(app *App, h header, result any) error {
-	out, err := resultJSON(h, result)
+func printJSON(app *App, h Header, result any) error {
+	out, err := ResultJSON(h, result)
 	if err != nil {
 		return err
 	}
 	return encodeJSON(app.Stdout, out, app.pretty)
 }
 
-// resultJSON is a success result as one JSON object: the header followed
+// ResultJSON is a success result as one JSON object: the header followed
 // by result's own fields, keys in a fixed order.
-func resultJSON(h header, result any) (json.RawMessage, error) {
+func ResultJSON(h Header, result any) (json.RawMessage, error) {
 	var head, body bytes.Buffer
 	if err := encodeJSON(&head, h, false); err != nil {
 		return nil, err

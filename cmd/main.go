@@ -31,9 +31,13 @@ type App struct {
 	// release build (config.DefaultLocations); only a test binary sets
 	// others.
 	Locations config.Locations
+	// ServeMCP is the MCP server, set only where it is linked in
+	// (dsh-fs-mcp and the tests). Without it, dsh-fs mcp runs MCPBinary,
+	// so the CLI never carries the MCP SDK.
+	ServeMCP MCPServer
 
 	// current describes the call under way, for the failure result.
-	current header
+	current Header
 	// started is set once a command's run function begins; an error
 	// before that is a usage error.
 	started bool
@@ -111,10 +115,10 @@ func (a *App) fail(err error) {
 		a.current.Escalated = a.fence.Escalated()
 	}
 	if a.text {
-		a.textOut().failure(newFailure(a.current, err))
+		a.textOut().failure(NewFailure(a.current, err))
 		return
 	}
-	if err := encodeJSON(a.Stdout, newFailure(a.current, err), a.pretty); err != nil {
+	if err := encodeJSON(a.Stdout, NewFailure(a.current, err), a.pretty); err != nil {
 		fmt.Fprintln(a.Stderr, "dsh-fs:", err)
 	}
 }

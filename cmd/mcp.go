@@ -1,21 +1,16 @@
 package cmd
 
 import (
-	"context"
 	"errors"
-	"io"
+	"io/fs"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"sync"
-	"syscall"
+	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // McpOptions are the options of dsh-fs mcp.
@@ -47,7 +42,10 @@ requirements. DIR arguments are the allowed folders: the first is the session
 cwd (the base of relative paths), and in workspace-write mode each is a
 writable root. The policy is loaded once; every tool call still goes through
 its own fence and the confined handles. --mode read-only registers no tool that
-mutates.`,
+mutates.
+
+The server is dsh-fs-mcp, installed beside dsh-fs (only it links the MCP SDK):
+mcp replaces itself with it, keeping the same arguments and pipes.`,
 		Example: `  dsh-fs mcp /path/to/project
   dsh-fs mcp --mode read-only /path/to/project /path/to/docs
   dsh-fs mcp --tmp=false /path/to/project`,
@@ -68,6 +66,9 @@ mutates.`,
 
 func mcpRun(opts *McpOptions) error {
 	a, flags := opts.App, opts.Command.Flags()
+	if a.ServeMCP == nil {
+		return execMCPServer(a)
+	}
 	if to, _ := flags.GetString(config.FlagEscalate); to != "" {
 		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call of the CLI, not to a server")
 	}
@@ -85,48 +86,39 @@ func mcpRun(opts *McpOptions) error {
 		}
 	}
 	a.started = true
-	a.current = header{Op: "mcp"}
+	a.current = Header{Op: "mcp"}
 	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
 	if err != nil {
 		return err
 	}
-	// A server's heap is small and lives long; collecting it at every
-	// doubling cost a warm small call about a seventh of its time.
-	debug.SetGCPercent(400)
-	srv, m := newMcpServer(s, opts.Dirs)
-	if s.Policy.Mode != sandbox.ReadOnly {
-		// At the first mutating call, before its write restricts this
-		// process for good (beginMutation): a server that only reads
-		// never starts one, and the first answer never waits for it.
-		var mu sync.Mutex
-		started := false
-		m.startElsewhere = func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if !started {
-				started = true
-				var why string
-				m.elsewhere, why = startElsewhere(a, s, m.clientApproved)
-				m.noGrant = mcpNoGrant(s.Policy.Approval, why)
-			}
-		}
-		defer func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if m.elsewhere != nil {
-				m.elsewhere.stop()
-			}
-		}()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.Stdin), Writer: nopWriteCloser{a.Stdout}}
-	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-		return fserr.Wrap(fserr.IO, "mcp: "+err.Error(), err)
-	}
-	return nil
+	return a.ServeMCP(a, s, opts.Dirs)
 }
 
-type nopWriteCloser struct{ io.Writer }
+// MCPServer serves MCP over a's standard input and output, under the
+// settings s loaded at start; dirs are the allowed folders as given.
+type MCPServer func(a *App, s *config.Settings, dirs []string) error
 
-func (nopWriteCloser) Close() error { return nil }
+// MCPBinary is the executable that serves dsh-fs mcp, installed beside
+// dsh-fs: it links the MCP SDK, which every CLI call would otherwise carry
+// (a fifth of a small call's time; docs/design.md §5).
+const MCPBinary = "dsh-fs-mcp"
+
+// execMCPServer replaces this process with MCPBinary from beside this
+// executable, given the same arguments, so the client's pipes, the pid it
+// started and a dsh-fs exec session's channel all carry over. It returns
+// only if that fails.
+func execMCPServer(a *App) error {
+	a.started = true
+	a.current = Header{Op: "mcp"}
+	self, err := os.Executable()
+	if err != nil {
+		return fserr.Wrap(fserr.IO, "mcp: cannot find this executable: "+err.Error(), err)
+	}
+	bin := filepath.Join(filepath.Dir(self), MCPBinary)
+	err = unix.Exec(bin, append([]string{MCPBinary}, a.args...), os.Environ())
+	fe := fserr.Wrap(fserr.CodeOf(err), "mcp: cannot run "+bin+": "+err.Error(), err)
+	if errors.Is(err, fs.ErrNotExist) {
+		fe.Hint = "dsh-fs mcp runs " + MCPBinary + " from the folder dsh-fs is in; install both from one clone: go install . ./cmd/" + MCPBinary
+	}
+	return fe
+}

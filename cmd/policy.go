@@ -42,7 +42,8 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 	return c
 }
 
-type policyResult struct {
+// PolicyResult is the result of policy and of the MCP server's dsh_policy.
+type PolicyResult struct {
 	// ConfigFile is the loaded config file of highest precedence.
 	ConfigFile    string                `json:"config_file"`
 	ConfigFiles   []config.File         `json:"config_files"`
@@ -151,27 +152,27 @@ func policyRun(opts *PolicyOptions) error {
 		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
 		return err
 	}
-	res, err := newPolicyResult(call.settings, roots)
+	res, err := NewPolicyResult(call.settings, roots)
 	if err != nil {
 		return err
 	}
 	return call.print(res)
 }
 
-// newPolicyResult is what policy prints of the settings s, whose fence
+// NewPolicyResult is what policy prints of the settings s, whose fence
 // has the writable roots roots.
-func newPolicyResult(s *config.Settings, roots []sandbox.Root) (policyResult, error) {
+func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, error) {
 	p := s.Policy
 	refused, err := sandbox.RefusedRoots(p)
 	if err != nil {
-		return policyResult{}, err
+		return PolicyResult{}, err
 	}
 	files := s.Files
 	configFile := ""
 	if len(files) > 0 {
 		configFile = files[len(files)-1].Path
 	}
-	return policyResult{
+	return PolicyResult{
 		ConfigFile:  configFile,
 		ConfigFiles: nonNilSlice(files),
 		Settings:    s.Values,
@@ -201,7 +202,7 @@ func nonNilSlice[T any](s []T) []T {
 func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
-	fenceLines(&b, p, roots)
+	FenceLines(&b, p, roots)
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {
@@ -220,10 +221,10 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
 	return b.String()
 }
 
-// fenceLines are the lines of the sandbox:policy block that say what the
+// FenceLines are the lines of the sandbox:policy block that say what the
 // fence lets through, shared by policy --context and the instructions of
 // dsh-fs mcp.
-func fenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
+func FenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
 	fmt.Fprintf(b, "mode: %s\n", p.Mode)
 	switch p.Mode {
 	case sandbox.ReadOnly:

@@ -10,9 +10,9 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// header opens every result: ok, op, path (as given), resolved (canonical)
+// Header opens every result: ok, op, path (as given), resolved (canonical)
 // and the effective mode, in this order.
-type header struct {
+type Header struct {
 	OK        bool   `json:"ok"`
 	Op        string `json:"op"`
 	Path      string `json:"path"`
@@ -21,9 +21,9 @@ type header struct {
 	Escalated bool   `json:"escalated,omitempty"`
 }
 
-// failure is the result of a failed call.
-type failure struct {
-	header
+// Failure is the result of a failed call, for every front end.
+type Failure struct {
+	Header
 	Error      errorBody       `json:"error"`
 	Marker     string          `json:"marker,omitempty"`
 	Escalation *escalationBody `json:"escalation,omitempty"`
@@ -45,10 +45,10 @@ type escalationBody struct {
 	Hint string `json:"hint"`
 }
 
-// newFailure renders err for the call described by h.
-func newFailure(h header, err error) failure {
+// NewFailure renders err for the call described by h.
+func NewFailure(h Header, err error) Failure {
 	h.OK = false
-	f := failure{header: h, Error: errorBody{Code: fserr.CodeOf(err), Message: err.Error()}}
+	f := Failure{Header: h, Error: errorBody{Code: fserr.CodeOf(err), Message: err.Error()}}
 	var fe *fserr.Error
 	if errors.As(err, &fe) {
 		f.Error.Detail, f.Error.Hint = fe.Detail, fe.Hint

@@ -29,7 +29,7 @@ a structured denial with the marker models recognise.`,
 	}
 	// A usage error suggests the commands this close to an unknown one.
 	root.SuggestionsMinimumDistance = 2
-	root.Version = buildVersion().String()
+	root.Version = BuildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
   dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'

@@ -28,7 +28,7 @@ type textOut struct {
 }
 
 // result writes one success result as text.
-func (t textOut) result(h header, result any) error {
+func (t textOut) result(h Header, result any) error {
 	switch r := result.(type) {
 	case *fsops.ReadResult:
 		return t.read(h, r)
@@ -44,7 +44,7 @@ func (t textOut) result(h header, result any) error {
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
-	case policyResult:
+	case PolicyResult:
 		return t.policy(h, r)
 	default:
 		return fmt.Errorf("no text rendering for %T", result)
@@ -55,7 +55,7 @@ func (t textOut) result(h header, result any) error {
 // read prints a header line, "PATH: lines A-B of N, sha256 HEX", then the
 // window's lines numbered as `cat -n` numbers them, so the text can be
 // copied without JSON escapes and the hash passed to --if-match.
-func (t textOut) read(h header, r *fsops.ReadResult) error {
+func (t textOut) read(h Header, r *fsops.ReadResult) error {
 	if _, err := fmt.Fprintln(t.out, readHeader(h.Path, r)); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (t textOut) searchNotes(truncated bool, shown, total int, cursor string, hi
 	}
 }
 
-func (t textOut) stat(h header, r *fsops.StatResult) error {
+func (t textOut) stat(h Header, r *fsops.StatResult) error {
 	tw := tabwriter.NewWriter(t.out, 0, 0, 1, ' ', 0)
 	fmt.Fprintf(tw, "path:\t%s\nresolved:\t%s\nexists:\t%t\n", h.Path, h.Resolved, r.Exists)
 	if r.Exists {
@@ -238,7 +238,7 @@ func (t textOut) stat(h header, r *fsops.StatResult) error {
 	return tw.Flush()
 }
 
-func (t textOut) policy(h header, r policyResult) error {
+func (t textOut) policy(h Header, r PolicyResult) error {
 	tw := tabwriter.NewWriter(t.out, 0, 0, 2, ' ', 0)
 	for _, v := range r.Settings {
 		origin := string(v.Source)
@@ -325,7 +325,7 @@ func (t textOut) diff(d diff.Result) {
 
 // failure prints a failed call for people: the message, the marker of a
 // denial, and what to do.
-func (t textOut) failure(f failure) {
+func (t textOut) failure(f Failure) {
 	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
 	switch d := f.Error.Detail.(type) {
 	case UsageDetail:

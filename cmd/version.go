@@ -8,18 +8,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// versionInfo is what `dsh-fs version` reports, from the build info the Go
+// VersionInfo is what `dsh-fs version` reports, from the build info the Go
 // toolchain embeds: the module version (v1.2.3 from `go install …@v1.2.3`,
 // "(devel)" from a checkout) and the commit when the build recorded it.
-type versionInfo struct {
+type VersionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
 	Go       string `json:"go"`
 }
 
-func buildVersion() versionInfo {
-	v := versionInfo{Version: "(devel)", Go: runtime.Version()}
+// BuildVersion is this build's version, which the MCP server reports too.
+func BuildVersion() VersionInfo {
+	v := VersionInfo{Version: "(devel)", Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -38,7 +39,7 @@ func buildVersion() versionInfo {
 	return v
 }
 
-func (v versionInfo) String() string {
+func (v VersionInfo) String() string {
 	s := "dsh-fs " + v.Version
 	if v.Commit != "" {
 		s += " (" + v.Commit
@@ -59,7 +60,7 @@ func NewCmdVersion(app *App) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			app.beginStatic("version")
-			v := buildVersion()
+			v := BuildVersion()
 			if app.text {
 				_, err := fmt.Fprintln(app.Stdout, v)
 				return err

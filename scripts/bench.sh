@@ -42,6 +42,7 @@ echo "bench.sh: building" >&2
 # that they compare like with like.
 export CGO_ENABLED=0
 go build -o "$BIN" .
+go build -o "$(dirname "$BIN")/dsh-fs-mcp" ./cmd/dsh-fs-mcp # dsh-fs mcp runs it from beside dsh-fs
 go build -o "$RUNNER" ./scripts/benchrun
 go build -o "$TMP/mcpbench" ./scripts/mcpbench
 # Start-up floors for the stat row: what any Go program, a bare cobra

@@ -1,4 +1,4 @@
-package cmd
+package mcpserver
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/cmd"
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -34,7 +35,7 @@ type mcpServer struct {
 	roots *clientRoots
 	// elsewhere runs the calls whose escalation the fence handed over;
 	// nil when no escalation can be granted here, and noGrant says why.
-	elsewhere *mcpElsewhere
+	elsewhere *cmd.Elsewhere
 	noGrant   string
 	// startElsewhere sets elsewhere and noGrant, once: at the first
 	// mutating call. nil in read-only mode.
@@ -76,7 +77,7 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 			}
 		}
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: buildVersion().Version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: cmd.BuildVersion().Version}, &mcp.ServerOptions{
 		Instructions:            mcpInstructions(p),
 		RootsListChangedHandler: m.roots.changed,
 	})
@@ -152,7 +153,7 @@ func mcpInstructions(p sandbox.Policy) string {
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
 	if err == nil {
-		fenceLines(&b, p, roots)
+		cmd.FenceLines(&b, p, roots)
 	} else {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
@@ -795,12 +796,12 @@ func (m *mcpServer) listAllowedDirectories(_ context.Context, req *mcp.CallToolR
 // structured content; a failure is a tool error whose structured content
 // is the CLI's failure object (the denial with its marker included).
 func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Target, result any, err error) (*mcp.CallToolResult, any, error) {
-	h := header{Op: op, Path: path, Resolved: t.Path, Mode: string(m.settings.Policy.Mode)}
+	h := cmd.Header{Op: op, Path: path, Resolved: t.Path, Mode: string(m.settings.Policy.Mode)}
 	if f != nil {
 		h.Mode = string(f.Mode())
 	}
 	if err != nil {
-		fl := newFailure(h, err)
+		fl := cmd.NewFailure(h, err)
 		raw, jerr := json.Marshal(fl)
 		if jerr != nil {
 			return nil, nil, jerr
@@ -809,7 +810,7 @@ func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Targe
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg + "\n" + string(raw)}}}, json.RawMessage(raw), nil
 	}
 	h.OK = true
-	raw, jerr := resultJSON(h, result)
+	raw, jerr := cmd.ResultJSON(h, result)
 	if jerr != nil {
 		return nil, nil, jerr
 	}
@@ -985,9 +986,9 @@ func (m *mcpServer) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ str
 	s.Policy = m.policy(req.Session)
 	f := sandbox.NewFence(s.Policy)
 	roots, err := f.Roots()
-	var res policyResult
+	var res cmd.PolicyResult
 	if err == nil {
-		res, err = newPolicyResult(&s, roots)
+		res, err = cmd.NewPolicyResult(&s, roots)
 	}
 	return m.dshResult("policy", "", f, sandbox.Target{}, res, err)
 }

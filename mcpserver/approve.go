@@ -1,4 +1,4 @@
-package cmd
+package mcpserver
 
 import (
 	"crypto/hmac"
@@ -132,7 +132,7 @@ func callDigest(op, resolved string, to sandbox.Mode, args []string, stdin []byt
 // asksClientUser reports whether an escalation is put to the MCP client's
 // user: approval supervisor, and no dsh-fs exec supervisor above.
 func (m *mcpServer) asksClientUser() bool {
-	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.own
+	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
 }
 
 // clientApproval is the multi-round-trip question for call: on the first

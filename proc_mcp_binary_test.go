@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/cmd"
+)
+
+// mcpSDK is the MCP SDK's module path.
+const mcpSDK = "github.com/modelcontextprotocol/go-sdk"
+
+// TestCLILinksNoMCPSDK (issue 15): dsh-fs, the binary every CLI call
+// starts, does not link the MCP SDK; dsh-fs-mcp, which dsh-fs mcp runs,
+// does. With the SDK linked in, `dsh-fs stat` took 4.15 ms against
+// 3.26 ms without it (docs/design.md §5). The second half is the control:
+// were the server linked nowhere, the first could not fail.
+func TestCLILinksNoMCPSDK(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("needs the go command to list what each binary links")
+	}
+	links := func(pkg string) []string {
+		t.Helper()
+		c := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg)
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		var sdk []string
+		for _, p := range strings.Fields(string(out)) {
+			if strings.HasPrefix(p, mcpSDK) {
+				sdk = append(sdk, p)
+			}
+		}
+		return sdk
+	}
+	if sdk := links("."); len(sdk) > 0 {
+		t.Errorf("dsh-fs links the MCP SDK (%s): keep the server in package mcpserver, which only dsh-fs-mcp imports", strings.Join(sdk, ", "))
+	}
+	if sdk := links("./cmd/" + cmd.MCPBinary); len(sdk) == 0 {
+		t.Errorf("%s links no MCP SDK package", cmd.MCPBinary)
+	}
+}
+
+// TestMcpServerBinaryMissing (issue 15): dsh-fs installed without
+// dsh-fs-mcp beside it fails dsh-fs mcp with FS_NOT_FOUND, exit 1, and a
+// hint that says how to install it; it serves nothing.
+func TestMcpServerBinaryMissing(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin", "dsh-fs")
+	copyExecutable(t, procBin(t), bin)
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(bin, "mcp", ws)
+	c.Env = procEnv(t, ws)
+	code, res, out, _ := procRun(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
+	if code != cmd.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
+		t.Fatalf("exit %d, want %d and FS_NOT_FOUND:\n%s", code, cmd.ExitFailed, out)
+	}
+	want := filepath.Join(dir, "bin", cmd.MCPBinary)
+	if !strings.Contains(res.Error.Message, want) || !strings.Contains(out, "go install . ./cmd/"+cmd.MCPBinary) {
+		t.Errorf("the failure should name %s and how to install it:\n%s", want, out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -168,5 +169,67 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(ws, ".git/HEAD")); got != "ref: refs/heads/main\n" {
 		t.Errorf(".git/HEAD = %q", got)
+	}
+}
+
+// TestExecShellKeepsNoCapability (issue 14): the capabilities that the
+// mount layer needs are a thread's, and Go may run the code that clears
+// them on one thread and the execve of CMD on another. Then the shell of
+// a user that is not root kept CAP_SYS_ADMIN in its namespace, enough to
+// unmount the read-only binds over .git. Many sessions at once make that
+// likely; each shell must have none.
+func TestExecShellKeepsNoCapability(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the session as another user")
+	}
+	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
+	}
+	bin, dir := unprivilegedBin(t)
+	ws := filepath.Join(dir, "ws")
+	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+	runtime := "/run/user/65534"
+	if _, err := os.Stat(runtime); os.IsNotExist(err) {
+		os.MkdirAll(runtime, 0o700)
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+	}
+	for _, p := range []string{ws, filepath.Join(ws, ".git"), filepath.Join(ws, ".git/HEAD"), runtime} {
+		os.Chown(p, nobody, nobody)
+	}
+	system := filepath.Join(dir, "etc")
+	os.MkdirAll(system, 0o755)
+	const sessions, atOnce = 64, 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	kept := 0
+	slots := make(chan struct{}, atOnce)
+	for range sessions {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "grep", "CapEff", "/proc/self/status")
+			c.Dir = ws
+			c.Env = []string{"PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
+				"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			out, err := c.CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("exec: %v\n%s", err, out)
+			case !strings.Contains(string(out), "CapEff:\t0000000000000000"):
+				kept++
+				if kept == 1 {
+					t.Errorf("a shell kept a capability: %s", out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if kept > 0 {
+		t.Errorf("%d of %d shells kept a capability", kept, sessions)
 	}
 }

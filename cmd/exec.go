@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -84,7 +85,7 @@ func execRun(opts *ExecOptions) error {
 		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call, not to a session")
 	}
 	a.started = true
-	a.current = header{Op: "exec"}
+	a.current = Header{Op: "exec"}
 	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
 	if err != nil {
 		var de *sandbox.DeniedError
@@ -344,7 +345,8 @@ func mountNamespace() *syscall.SysProcAttr {
 
 // dropInheritable clears the ambient and inheritable capabilities the
 // child was given for the mount layer, so CMD, which runs as a user that
-// is not root, starts with none.
+// is not root, starts with none. It clears the calling thread's: the
+// caller execs CMD from that thread.
 func dropInheritable() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return err
@@ -449,6 +451,11 @@ func withoutSessionVars(env []string) []string {
 // process tree with Landlock, and becomes CMD. What fails is written to
 // the error pipe, which exec turns into the failure result.
 func execChild() int {
+	// Capabilities are a thread's: dropInheritable clears them on this
+	// thread, and the execve of CMD must be made from the same one, or
+	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
+	// user namespace, enough to unmount the mount layer).
+	runtime.LockOSThread()
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {

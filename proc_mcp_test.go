@@ -341,8 +341,8 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "search, nothing", tool: "search_files", args: map[string]any{"path": ".", "pattern": "*.rs"}, exact: "No matches found"},
 		{name: "info", tool: "get_file_info", args: map[string]any{"path": "src/main.go"},
 			want: []string{"size: 13\n", "modified: ", "isDirectory: false\n", "isFile: true\n", "permissions: 644\n", "writable: true"}},
-		{name: "info outside", tool: "get_file_info", args: map[string]any{"path": filepath.Join(outside, "keep.txt")},
-			want: []string{"isFile: true", "writable: false", "writableReason: outside writable roots"}},
+		{name: "info outside", tool: "get_file_info", args: map[string]any{"path": filepath.Join(outside, "keep.txt")}, isError: true,
+			want: []string{marker, "FS_SANDBOX_DENIED", "outside the allowed folders"}},
 		{name: "info missing", tool: "get_file_info", args: map[string]any{"path": "nope"}, isError: true, want: []string{"FS_NOT_FOUND"}},
 		{name: "allowed", tool: "list_allowed_directories", args: map[string]any{}, exact: "Allowed directories:\n" + ws},
 	} {
@@ -500,9 +500,13 @@ func TestMcpDshTools(t *testing.T) {
 	if r := structured(t, res); res.IsError || r["total"] != float64(3) {
 		t.Errorf("dsh_ls: %v", r)
 	}
-	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": filepath.Join(outside, "keep.txt")})
-	if r := structured(t, res); res.IsError || r["exists"] != true || r["writable"] != false {
+	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": "a.txt"})
+	if r := structured(t, res); res.IsError || r["exists"] != true || r["writable"] != true {
 		t.Errorf("dsh_stat: %v", r)
+	}
+	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": filepath.Join(outside, "keep.txt")})
+	if r := structured(t, res); !res.IsError || r["error"].(map[string]any)["reason"] != "outside the allowed folders" {
+		t.Errorf("dsh_stat outside: %v", r)
 	}
 
 	res = mcpCall(t, s, "dsh_policy", map[string]any{})

@@ -176,6 +176,15 @@ func mcpInstructions(p sandbox.Policy) string {
 func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
 	p := m.settings.Policy
 	p.Within = m.roots.within(ss)
+	if p.Mode != sandbox.DangerFullAccess {
+		// Reads too stay within the allowed folders (narrowed by the
+		// client's roots), as the official server keeps them: never nil
+		// here, since nil would confine nothing.
+		p.ReadWithin = slices.Clip(m.allowed)
+		if p.Within != nil {
+			p.ReadWithin = append([]string{}, sandbox.Intersect(m.allowed, p.Within)...)
+		}
+	}
 	return p
 }
 

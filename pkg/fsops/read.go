@@ -178,14 +178,30 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // openForRead opens t for reading through the fence, which decides on
-// what it opened, and refuses anything but a regular file: a folder is
-// FS_IS_DIR, and a FIFO or a device, which could block or never end, is
-// FS_INVALID_ARGUMENT.
+// what it opened, and refuses anything but a regular file (regularFile).
 func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
 	file, err := f.OpenRead(op, t)
 	if err != nil {
 		return nil, err
 	}
+	return regularFile(file, op, t)
+}
+
+// openOld is openForRead for the current content of a mutation's target
+// (a dry run, a preview): the write fence decides where that may be, not
+// the read confinement of dsh-fs mcp (sandbox.Fence.OpenOld).
+func openOld(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
+	file, err := f.OpenOld(op, t)
+	if err != nil {
+		return nil, err
+	}
+	return regularFile(file, op, t)
+}
+
+// regularFile passes on file if it is a regular file, and closes and
+// refuses anything else: a folder is FS_IS_DIR, and a FIFO or a device,
+// which could block or never end, is FS_INVALID_ARGUMENT.
+func regularFile(file *os.File, op string, t sandbox.Target) (*os.File, error) {
 	fi, err := file.Stat()
 	if err != nil {
 		file.Close()

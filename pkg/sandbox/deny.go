@@ -32,6 +32,9 @@ const (
 	// ReasonNotApproved: an escalation was asked for and its approver
 	// refused it, or there was no approver to ask.
 	ReasonNotApproved = "escalation not approved"
+	// ReasonOutsideAllowed: a read of dsh-fs mcp outside its allowed
+	// folders (Policy.ReadWithin).
+	ReasonOutsideAllowed = "outside the allowed folders"
 	// ReasonSessionRecord: DSH_FS_SESSION names a record the session
 	// could have written, or no record at all; the call does not run.
 	ReasonSessionRecord = "session record not trusted"

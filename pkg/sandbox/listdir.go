@@ -26,14 +26,14 @@ type ListDir struct {
 // decides on what it opened as OpenRead does. A file that is not a folder
 // is FS_NOT_DIR.
 func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
-	if err := f.CheckRead(op, t); err != nil {
+	if err := f.checkReadTarget(op, t); err != nil {
 		return nil, err
 	}
 	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_DIRECTORY, true)
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	if err := f.checkReadWalked(op, t, w); err != nil {
 		unix.Close(w.fd)
 		return nil, err
 	}

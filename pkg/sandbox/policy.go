@@ -35,6 +35,13 @@ type Policy struct {
 	// of them stay writable, so they narrow the writable set and never
 	// widen it. An empty, non-nil list leaves nothing writable.
 	Within []string
+	// ReadWithin, when not nil, are the only folders (canonical) that
+	// reads, listings, stats and searches may reach, besides the writable
+	// roots in workspace-write mode: dsh-fs mcp's allowed folders, as the
+	// official server confines them, since an MCP client's model has no
+	// other way to the files (docs/design.md §5). The CLI leaves it nil:
+	// the shell beside it reads whatever its user can.
+	ReadWithin []string
 	// Tmp includes /tmp and os.TempDir() among the writable roots.
 	Tmp bool
 	// Protected are the globs, relative to each writable root, under which

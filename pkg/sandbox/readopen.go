@@ -44,14 +44,36 @@ func (s *Stat) IsRegular() bool { return s.Mode&unix.S_IFMT == unix.S_IFREG }
 // It never follows a /proc magic link in the kernel: the text of every
 // symlink is resolved here.
 func (f *Fence) OpenRead(op string, t Target) (*os.File, error) {
-	if err := f.CheckRead(op, t); err != nil {
+	return f.openRead(op, t, true)
+}
+
+// OpenOld is OpenRead for the current content of a mutation's target,
+// the basis of its diff and of the preview an approver sees. deny_read
+// decides on it as on any read; the read confinement of dsh-fs mcp does
+// not, since whether the call may touch the file is the write fence's to
+// decide (CheckWrite, Escalate), and a denied change shows the model no
+// content.
+func (f *Fence) OpenOld(op string, t Target) (*os.File, error) {
+	return f.openRead(op, t, false)
+}
+
+func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
+	check := f.CheckRead
+	if confined {
+		check = f.checkReadTarget
+	}
+	if err := check(op, t); err != nil {
 		return nil, err
 	}
 	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, true)
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	err = f.checkReadOpened(op, t, w.fd, w.path, &w.st)
+	if confined {
+		err = f.checkReadWalked(op, t, w)
+	}
+	if err != nil {
 		unix.Close(w.fd)
 		return nil, err
 	}
@@ -65,7 +87,7 @@ func (f *Fence) OpenRead(op string, t Target) (*os.File, error) {
 // error that errors.Is(err, fs.ErrNotExist) recognizes, once t has
 // passed deny_read by name.
 func (f *Fence) Lstat(op string, t Target) (Stat, error) {
-	if err := f.CheckRead(op, t); err != nil {
+	if err := f.checkReadTarget(op, t); err != nil {
 		return Stat{}, err
 	}
 	w, err := openWalk(f.givenAbs(t), unix.O_PATH, false)
@@ -73,7 +95,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 		return Stat{}, fserr.FromOS(op, t.Given, err)
 	}
 	defer unix.Close(w.fd)
-	if err := f.checkReadOpened(op, t, w.fd, w.path, &w.st); err != nil {
+	if err := f.checkReadWalked(op, t, w); err != nil {
 		return Stat{}, err
 	}
 	st := Stat{Stat_t: w.st}
@@ -116,6 +138,56 @@ func (f *Fence) checkReadOpened(op string, t Target, fd int, walked string, st *
 		return f.readDenied(op, t, g)
 	}
 	return nil
+}
+
+// checkReadTarget decides, by name, on t for a read operation (a read,
+// listing or stat): deny_read, and the read confinement of dsh-fs mcp.
+// A write's or an edit's target is decided by CheckRead alone: what it
+// may mutate is the write fence's to say, and its old content comes with
+// it.
+func (f *Fence) checkReadTarget(op string, t Target) error {
+	if err := f.CheckRead(op, t); err != nil {
+		return err
+	}
+	if f.readOutside(t.Path) {
+		return f.denial(op, t, ReasonOutsideAllowed, t.Path, "")
+	}
+	return nil
+}
+
+// checkReadWalked is checkReadTarget's decision on what the walk opened:
+// the path it took and the path /proc/self/fd gives for it now must lie
+// within the allowed folders, and the object must pass deny_read.
+func (f *Fence) checkReadWalked(op string, t Target, w walked) error {
+	if f.readOutside(w.path) {
+		return f.denial(op, t, ReasonOutsideAllowed, w.path, "")
+	}
+	if p, ok := fdPath(w.fd); ok && p != w.path && f.readOutside(p) {
+		return f.denial(op, t, ReasonOutsideAllowed, p, "")
+	}
+	return f.checkReadOpened(op, t, w.fd, w.path, &w.st)
+}
+
+// readOutside reports whether the canonical path lies outside what
+// Policy.ReadWithin lets a read reach: its folders and, in
+// workspace-write mode, the writable roots. Without ReadWithin nothing
+// is outside.
+func (f *Fence) readOutside(path string) bool {
+	if f.policy.ReadWithin == nil {
+		return false
+	}
+	inside := func(roots []string) bool {
+		for _, r := range roots {
+			if _, ok := within(r, path); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if inside(f.policy.ReadWithin) {
+		return false
+	}
+	return f.mode != WorkspaceWrite || !inside(f.rootPaths())
 }
 
 // readDenied is the deny_read denial of t, matched by g.

@@ -57,14 +57,30 @@ func TestMcpServerBinaryMissing(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(bin, "mcp", ws)
-	c.Env = procEnv(t, ws)
-	code, res, out, _ := procRun(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
-	if code != cmd.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
-		t.Fatalf("exit %d, want %d and FS_NOT_FOUND:\n%s", code, cmd.ExitFailed, out)
+	// "mcp" first hands over before the command tree is built; a flag
+	// before it, from the command's run.
+	for _, args := range [][]string{{"mcp", ws}, {"--tmp=false", "mcp", ws}} {
+		c := exec.Command(bin, args...)
+		c.Env = procEnv(t, ws)
+		code, res, out, _ := procRun(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
+		if code != cmd.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
+			t.Fatalf("%v: exit %d, want %d and FS_NOT_FOUND:\n%s", args, code, cmd.ExitFailed, out)
+		}
+		want := filepath.Join(dir, "bin", cmd.MCPBinary)
+		if !strings.Contains(res.Error.Message, want) || !strings.Contains(out, "go install . ./cmd/"+cmd.MCPBinary) {
+			t.Errorf("%v: the failure should name %s and how to install it:\n%s", args, want, out)
+		}
 	}
-	want := filepath.Join(dir, "bin", cmd.MCPBinary)
-	if !strings.Contains(res.Error.Message, want) || !strings.Contains(out, "go install . ./cmd/"+cmd.MCPBinary) {
-		t.Errorf("the failure should name %s and how to install it:\n%s", want, out)
+}
+
+// TestMcpFlagsBeforeCommand (issue 15): a policy flag before "mcp" is
+// the server's too, after the hand-over from the command's run.
+func TestMcpFlagsBeforeCommand(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	c := exec.Command(procBin(t), "--mode", "read-only", "mcp", ws)
+	c.Dir, c.Env = ws, mcpEnv(t, ws)
+	s := mcpConnect(t, c, nil)
+	if tools := mcpTools(t, s); tools["write_file"] != nil || tools["read_text_file"] == nil {
+		t.Errorf("--mode read-only before mcp: write_file registered %v, read_text_file %v", tools["write_file"] != nil, tools["read_text_file"] != nil)
 	}
 }

@@ -79,6 +79,14 @@ func (a *App) Run(args []string) int {
 	// Until the settings are loaded (and for the calls that never load
 	// them), the output is what the flag or the variable asks for.
 	a.text = outputAsked(args, a.LookupEnv) == "text"
+	if a.ServeMCP == nil && len(args) > 0 && args[0] == "mcp" {
+		// Hand over to the server before the command tree is built: a
+		// server's first answer waits for this process's start. (With
+		// flags before "mcp", the command's run hands over instead.)
+		err := execMCPServer(a)
+		a.fail(err)
+		return exitStatus(fserr.CodeOf(err))
+	}
 	root := NewCmdRoot(a)
 	root.SetArgs(args)
 	root.SetIn(a.Stdin)

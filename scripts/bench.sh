@@ -45,6 +45,10 @@ go build -o "$BIN" .
 go build -o "$(dirname "$BIN")/dsh-fs-mcp" ./cmd/dsh-fs-mcp # dsh-fs mcp runs it from beside dsh-fs
 go build -o "$RUNNER" ./scripts/benchrun
 go build -o "$TMP/mcpbench" ./scripts/mcpbench
+# Floors for the MCP rows: the Go SDK with tools that do no work, and no
+# SDK at all (canned answers): what a warm call costs before dsh-fs's.
+go build -o "$TMP/floor-mcpsdk" ./scripts/floor/mcpsdk
+go build -tags raw -o "$TMP/floor-mcpraw" ./scripts/floor/mcpsdk
 # Start-up floors for the stat row: what any Go program, a bare cobra
 # command, and the bare cobra + viper stack dsh-fs is built on cost before
 # doing anything.
@@ -113,11 +117,16 @@ mcp_rows() {
 		if [[ -n $official ]]; then
 			"$TMP/mcpbench" -label official -dir "$mws" -- node "$official/dist/index.js" "$mws"
 		fi
+		env -u DSH_FS_CWD "$TMP/mcpbench" -label "reference: dsh-fs-mcp run directly (no hand-over from dsh-fs)" -dir "$mws" -edits 0 -- "$(dirname "$BIN")/dsh-fs-mcp" mcp "$mws"
+		"$TMP/mcpbench" -label "floor: the Go SDK, tools that do nothing (scripts/floor/mcpsdk)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpsdk"
+		"$TMP/mcpbench" -label "floor: no SDK, canned answers (scripts/floor/mcpsdk -tags raw)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpraw"
 		echo
 		echo "Cold: median of 21 (spawn, initialize, one get_file_info answered). Warm: median of"
 		echo "1001 calls each in one server after 20 warm-up calls. Edit: median of 5, each in a"
 		echo "fresh server (the peak RSS, the largest, is then the edit's). Targets (issue 15):"
-		echo "cold ≤ 15 ms, warm ≤ 0.1 ms, the edit ≤ 0.5 s at ≤ 200 MiB. $note."
+		echo "cold ≤ 15 ms, warm ≤ 0.1 ms, the edit ≤ 0.5 s at ≤ 200 MiB. $note. The floors"
+		echo "answer every tool with one line and touch no file: a warm call of dsh-fs mcp"
+		echo "cannot be faster than the SDK floor, which it is built on."
 	} >"$TMP/mcp.md"
 }
 

@@ -161,6 +161,14 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 			t.Errorf("%s was written", p)
 		}
 	}
+	// Reads are narrowed too: b lies in the allowed folder but outside
+	// the client's roots.
+	if text, isErr := r.tool("read_text_file", map[string]any{"path": filepath.Join(a, "keep")}); isErr {
+		t.Errorf("read inside the client's root: %s", text)
+	}
+	if text, isErr := r.tool("read_text_file", map[string]any{"path": filepath.Join(b, "keep")}); !isErr || !strings.Contains(text, "outside the allowed folders") {
+		t.Errorf("read outside the client's roots = %v, %q", isErr, text)
+	}
 	if text, _ := r.tool("list_allowed_directories", map[string]any{}); text != "Allowed directories:\n"+a {
 		t.Errorf("allowed directories = %q, want only %s", text, a)
 	}

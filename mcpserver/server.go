@@ -78,7 +78,7 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: cmd.BuildVersion().Version}, &mcp.ServerOptions{
-		Instructions:            mcpInstructions(p),
+		Instructions:            mcpInstructions(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
 	mutates := p.Mode != sandbox.ReadOnly
@@ -146,9 +146,10 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 func ptr[T any](v T) *T { return &v }
 
 // mcpInstructions are the server's instructions to the client: the
-// sandbox:policy block of policy --context, for a server. Nothing a tool
+// sandbox:policy block of policy --context, for a server, with where
+// reads may go (allowed, the allowed folders). Nothing a tool
 // call sends widens the fence but the escalate argument, which only asks.
-func mcpInstructions(p sandbox.Policy) string {
+func mcpInstructions(p sandbox.Policy, allowed []string) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
@@ -156,6 +157,13 @@ func mcpInstructions(p sandbox.Policy) string {
 		cmd.FenceLines(&b, p, roots)
 	} else {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
+	}
+	if p.Mode != sandbox.DangerFullAccess {
+		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
+		if p.Mode == sandbox.WorkspaceWrite {
+			b.WriteString(" and the writable roots")
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	switch p.Approval {

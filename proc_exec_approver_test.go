@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,67 @@ func TestExecApproverNotForged(t *testing.T) {
 	theirs.Close()
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("a forged approver got a write outside:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "escalation not approved") {
+		t.Errorf("want a refusal, got:\n%s", out.String())
+	}
+}
+
+// TestExecApproverPidReused (issue 14): a supervisor killed with SIGKILL
+// leaves its record behind, naming its pid, which another process can
+// come to hold. That process is not the supervisor: the record names the
+// supervisor by its pid and its start time, and an approver channel from
+// a process with the pid but another start is refused. Here the test
+// process stands for the one that came to hold the pid: the record names
+// its pid with the start time of an earlier process.
+func TestExecApproverPidReused(t *testing.T) {
+	ws, outside := mcpLayout(t)
+	env := procEnv(t, ws)
+	// A live session's record, copied: a record dsh-fs wrote, for the
+	// same workspace.
+	recordFile := filepath.Join(ws, "record-path")
+	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `cat "$DSH_FS_SESSION" > record-copy; echo "$DSH_FS_SESSION" > record-path`)
+	c.Env, c.Dir = env, ws
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("exec: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(recordFile); err != nil || len(b) < 2 {
+		t.Fatalf("the session never named its record: %v", err)
+	}
+	var rec map[string]any
+	data, err := os.ReadFile(filepath.Join(ws, "record-copy"))
+	if err != nil || json.Unmarshal(data, &rec) != nil {
+		t.Fatalf("the record: %v\n%s", err, data)
+	}
+	rec["supervisor_pid"] = os.Getpid()
+	rec["supervisor_start"] = 1 // an earlier process's, not this one's
+	dir, err := session.Dir("", []string{ws})
+	if err != nil {
+		t.Skipf("no private folder for a record: %v", err)
+	}
+	defer session.Remove(dir)
+	forged, _ := json.Marshal(rec)
+	record := session.RecordPath(dir)
+	if err := os.WriteFile(record, forged, 0o400); err != nil {
+		t.Fatal(err)
+	}
+
+	mine, theirs, err := session.NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	go session.AnswerAsks(mine, func(session.Ask) error { return nil })
+	target := filepath.Join(outside, "x.txt")
+	w := exec.Command(procBin(t), "write", target, "--content", "reused\n", "--escalate", "danger-full-access")
+	w.Env = append(env, session.Env+"="+record, session.BrokeredEnv+"=1", session.ApproverEnv+"=3")
+	w.Dir, w.ExtraFiles = ws, []*os.File{theirs}
+	var out bytes.Buffer
+	w.Stdout, w.Stderr = &out, &out
+	w.Run()
+	theirs.Close()
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("the process holding a dead supervisor's pid approved a write outside:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "escalation not approved") {
 		t.Errorf("want a refusal, got:\n%s", out.String())

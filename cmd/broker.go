@@ -41,7 +41,7 @@ func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fen
 		// Only a channel to the record's supervisor answers for it: the
 		// variables say nothing a caller could not say itself.
 		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {
-			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session.Supervisor) == nil {
+			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session) == nil {
 				fence.SetSupervisor(func(req sandbox.EscalationRequest) error {
 					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
 				})

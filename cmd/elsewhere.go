@@ -170,7 +170,11 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	if err == nil {
 		rec := sessionRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
-		if _, err = session.Write(dir, rec); err != nil {
+		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)
+		if err == nil {
+			_, err = session.Write(dir, rec)
+		}
+		if err != nil {
 			c.Process.Kill()
 			c.Wait()
 		}

@@ -321,8 +321,15 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	if s.Policy.Mode == sandbox.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
-	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid()}
+	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart()}
 }
+
+// selfStart is this process's start time (session.StartTime), computed
+// once: the record names its supervisor by pid and start.
+var selfStart = sync.OnceValue(func() uint64 {
+	start, _ := session.StartTime(os.Getpid())
+	return start
+})
 
 // mountNamespace starts a child in a private mount namespace: as root
 // directly; otherwise inside a new user namespace that maps this user,

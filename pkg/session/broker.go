@@ -70,16 +70,20 @@ func CheckBroker(fd int) error {
 }
 
 // CheckApprover reports whether fd is the approver channel of the
-// session whose supervisor is the process supervisor (Record.Supervisor):
-// a socket whose other end that process made. A call that says it is
-// brokered could otherwise hand over a socket of its own that says yes.
-func CheckApprover(fd, supervisor int) error {
+// session of r: a socket whose other end r's supervisor made, the process
+// with its pid and its start time. A call that says it is brokered could
+// otherwise hand over a socket of its own that says yes, made by a
+// process that came to hold a dead supervisor's pid.
+func CheckApprover(fd int, r *Record) error {
 	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return fmt.Errorf("fd %d is not a socket: %v", fd, err)
 	}
-	if supervisor <= 0 || int(cred.Pid) != supervisor {
+	if r.Supervisor <= 0 || int(cred.Pid) != r.Supervisor {
 		return fmt.Errorf("fd %d does not lead to the session's supervisor", fd)
+	}
+	if start, err := StartTime(r.Supervisor); err != nil || start != r.SupervisorStart {
+		return fmt.Errorf("fd %d leads to a process that came to hold the pid of the session's supervisor, which is gone", fd)
 	}
 	return nil
 }

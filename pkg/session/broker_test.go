@@ -2,6 +2,8 @@ package session
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +100,7 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 // An approver channel counts only when the supervisor named by the
-// record made its other end.
+// record, by its pid and its start time, made its other end.
 func TestCheckApprover(t *testing.T) {
 	mine, theirs, err := NewBroker()
 	if err != nil {
@@ -106,18 +108,55 @@ func TestCheckApprover(t *testing.T) {
 	}
 	defer mine.Close()
 	defer theirs.Close()
-	if err := CheckApprover(int(theirs.Fd()), os.Getpid()); err != nil {
+	start, err := StartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckApprover(int(theirs.Fd()), &Record{Supervisor: os.Getpid(), SupervisorStart: start}); err != nil {
 		t.Errorf("the supervisor's own channel: %v", err)
 	}
-	for _, pid := range []int{os.Getpid() + 1, 0} {
-		if err := CheckApprover(int(theirs.Fd()), pid); err == nil {
-			t.Errorf("a channel made by another process passed as supervisor %d's", pid)
+	for _, r := range []Record{
+		{Supervisor: os.Getpid() + 1, SupervisorStart: start},
+		{Supervisor: 0},
+		// The pid of a supervisor that is gone, now another process's.
+		{Supervisor: os.Getpid(), SupervisorStart: start - 1},
+		{Supervisor: os.Getpid()},
+	} {
+		if err := CheckApprover(int(theirs.Fd()), &r); err == nil {
+			t.Errorf("a channel made by another process passed as the supervisor %+v's", r)
 		}
 	}
 	r, w, _ := os.Pipe()
 	defer r.Close()
 	defer w.Close()
-	if err := CheckApprover(int(r.Fd()), os.Getpid()); err == nil {
+	if err := CheckApprover(int(r.Fd()), &Record{Supervisor: os.Getpid(), SupervisorStart: start}); err == nil {
 		t.Error("a pipe passed as an approver channel")
+	}
+}
+
+// StartTime reads field 22 of /proc/PID/stat, after a command name that
+// may hold spaces and parentheses: this process's start is after boot
+// and no later than its child's.
+func TestStartTime(t *testing.T) {
+	self, err := StartTime(os.Getpid())
+	if err != nil || self == 0 {
+		t.Fatalf("StartTime(self) = %d, %v", self, err)
+	}
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "a b) (c")
+	if err := os.Symlink("/bin/sleep", odd); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(odd, "5")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	child, err := StartTime(c.Process.Pid)
+	if err != nil || child < self {
+		t.Errorf("StartTime(child) = %d, %v; self %d", child, err, self)
+	}
+	if _, err := StartTime(1 << 30); err == nil {
+		t.Error("StartTime of a pid no process has: no error")
 	}
 }

@@ -4,6 +4,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -40,8 +42,43 @@ type Record struct {
 	Roots []string `json:"roots"`
 	// Shell is what holds for the session's shell.
 	Shell Shell `json:"shell"`
-	// Supervisor is the process id of the exec supervisor.
-	Supervisor int `json:"supervisor_pid"`
+	// Supervisor is the process id of the exec supervisor, and
+	// SupervisorStart its start time (StartTime): the pid alone may come
+	// to name another process once the supervisor is gone.
+	Supervisor      int    `json:"supervisor_pid"`
+	SupervisorStart uint64 `json:"supervisor_start"`
+}
+
+// StartTime is when the process pid started, in clock ticks since boot
+// (field 22 of /proc/PID/stat). With the pid it names one process: a pid
+// is reused, a pid and its start time are not.
+func StartTime(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces
+	// and parentheses itself: the fields that follow come after the last.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	// fields[0] is field 3 (the state), so field 22 is fields[19].
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+// supervisorGone reports whether r's supervisor has ended: no process has
+// its pid, or the one that has it started at another time.
+func (r *Record) supervisorGone() bool {
+	start, err := StartTime(r.Supervisor)
+	if err != nil {
+		return errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH)
+	}
+	return start != r.SupervisorStart
 }
 
 // Shell says which layers fence the shell of a session.
@@ -114,7 +151,7 @@ func removeStale(base string) {
 		if json.Unmarshal(data, &r) != nil || r.Supervisor <= 0 {
 			continue
 		}
-		if errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH) {
+		if r.supervisorGone() {
 			os.RemoveAll(d)
 		}
 	}

@@ -129,7 +129,8 @@ func TestDirOutsideRoots(t *testing.T) {
 }
 
 // A record whose supervisor is gone (killed before it could remove it)
-// is removed when the next session starts; a live one is kept.
+// is removed when the next session starts, also when another process
+// has come to hold its pid; a live one is kept.
 func TestDirRemovesStaleRecords(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the runtime folder is /run/dsh-fs")
@@ -142,13 +143,24 @@ func TestDirRemovesStaleRecords(t *testing.T) {
 	if _, err := Write(stale, &Record{Values: map[string]any{}, Supervisor: dead.Process.Pid}); err != nil {
 		t.Fatal(err)
 	}
+	start, err := StartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A supervisor that is gone, whose pid this process came to hold.
+	reused := privateDir(t)
+	if _, err := Write(reused, &Record{Values: map[string]any{}, Supervisor: os.Getpid(), SupervisorStart: start - 1}); err != nil {
+		t.Fatal(err)
+	}
 	live := privateDir(t)
-	if _, err := Write(live, &Record{Values: map[string]any{}, Supervisor: os.Getpid()}); err != nil {
+	if _, err := Write(live, &Record{Values: map[string]any{}, Supervisor: os.Getpid(), SupervisorStart: start}); err != nil {
 		t.Fatal(err)
 	}
 	privateDir(t)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("the stale session's folder is still there (%v)", err)
+	for _, d := range []string{stale, reused} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the stale session's folder %s is still there (%v)", d, err)
+		}
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("a live session's folder was removed: %v", err)

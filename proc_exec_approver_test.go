@@ -40,13 +40,21 @@ func TestExecApproverNotForged(t *testing.T) {
 		t.Fatal("the session never named its record")
 	}
 
+	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "a forged approver")
+}
+
+// forgeApproval runs an escalating write of target as a brokered call of
+// the session of record, handing it an approver socket this test process
+// made, which answers yes; the write must be refused and target never
+// made. who names the forger in a failure.
+func forgeApproval(t *testing.T, env []string, ws, record, target, who string) {
+	t.Helper()
 	mine, theirs, err := session.NewBroker()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mine.Close()
 	go session.AnswerAsks(mine, func(session.Ask) error { return nil })
-	target := filepath.Join(outside, "x.txt")
 	w := exec.Command(procBin(t), "write", target, "--content", "forged\n", "--escalate", "danger-full-access")
 	w.Env = append(env, session.Env+"="+record, session.BrokeredEnv+"=1", session.ApproverEnv+"=3")
 	w.Dir, w.ExtraFiles = ws, []*os.File{theirs}
@@ -55,7 +63,7 @@ func TestExecApproverNotForged(t *testing.T) {
 	w.Run()
 	theirs.Close()
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
-		t.Errorf("a forged approver got a write outside:\n%s", out.String())
+		t.Errorf("%s got a write outside:\n%s", who, out.String())
 	}
 	if !strings.Contains(out.String(), "escalation not approved") {
 		t.Errorf("want a refusal, got:\n%s", out.String())
@@ -101,24 +109,5 @@ func TestExecApproverPidReused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mine, theirs, err := session.NewBroker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mine.Close()
-	go session.AnswerAsks(mine, func(session.Ask) error { return nil })
-	target := filepath.Join(outside, "x.txt")
-	w := exec.Command(procBin(t), "write", target, "--content", "reused\n", "--escalate", "danger-full-access")
-	w.Env = append(env, session.Env+"="+record, session.BrokeredEnv+"=1", session.ApproverEnv+"=3")
-	w.Dir, w.ExtraFiles = ws, []*os.File{theirs}
-	var out bytes.Buffer
-	w.Stdout, w.Stderr = &out, &out
-	w.Run()
-	theirs.Close()
-	if _, err := os.Stat(target); !os.IsNotExist(err) {
-		t.Errorf("the process holding a dead supervisor's pid approved a write outside:\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "escalation not approved") {
-		t.Errorf("want a refusal, got:\n%s", out.String())
-	}
+	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "the process holding a dead supervisor's pid")
 }

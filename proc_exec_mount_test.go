@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,19 +140,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	bin, dir := unprivilegedBin(t)
-	ws := filepath.Join(dir, "ws")
-	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
-	runtime := "/run/user/65534"
-	if _, err := os.Stat(runtime); os.IsNotExist(err) {
-		os.MkdirAll(runtime, 0o700)
-		t.Cleanup(func() { os.RemoveAll(runtime) })
-	}
-	for _, p := range []string{ws, filepath.Join(ws, ".git"), filepath.Join(ws, ".git/HEAD"), filepath.Join(ws, "src"), runtime} {
-		os.Chown(p, nobody, nobody)
-	}
-	system := filepath.Join(dir, "etc")
-	os.MkdirAll(system, 0o755)
+	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`id -u; grep CapEff /proc/self/status; echo x >> .git/HEAD; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
 	c.Dir = ws
@@ -185,19 +174,7 @@ func TestExecShellKeepsNoCapability(t *testing.T) {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	bin, dir := unprivilegedBin(t)
-	ws := filepath.Join(dir, "ws")
-	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
-	runtime := "/run/user/65534"
-	if _, err := os.Stat(runtime); os.IsNotExist(err) {
-		os.MkdirAll(runtime, 0o700)
-		t.Cleanup(func() { os.RemoveAll(runtime) })
-	}
-	for _, p := range []string{ws, filepath.Join(ws, ".git"), filepath.Join(ws, ".git/HEAD"), runtime} {
-		os.Chown(p, nobody, nobody)
-	}
-	system := filepath.Join(dir, "etc")
-	os.MkdirAll(system, 0o755)
+	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
 	const sessions, atOnce = 64, 8
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -232,4 +209,25 @@ func TestExecShellKeepsNoCapability(t *testing.T) {
 	if kept > 0 {
 		t.Errorf("%d of %d shells kept a capability", kept, sessions)
 	}
+}
+
+// unprivilegedSession readies a session of uid 65534: this test binary
+// as its dsh-fs (unprivilegedBin), a workspace ws holding files, owned by
+// that user, its runtime folder for the record, and an empty folder for
+// the trusted system files.
+func unprivilegedSession(t *testing.T, files map[string]string) (bin, ws, runtime, system string) {
+	t.Helper()
+	bin, dir := unprivilegedBin(t)
+	ws = filepath.Join(dir, "ws")
+	writeTree(t, ws, files)
+	runtime = "/run/user/65534"
+	if _, err := os.Stat(runtime); os.IsNotExist(err) {
+		os.MkdirAll(runtime, 0o700)
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+	}
+	filepath.WalkDir(ws, func(p string, _ fs.DirEntry, _ error) error { return os.Chown(p, nobody, nobody) })
+	os.Chown(runtime, nobody, nobody)
+	system = filepath.Join(dir, "etc")
+	os.MkdirAll(system, 0o755)
+	return bin, ws, runtime, system
 }

@@ -113,11 +113,13 @@ mcp_rows() {
 		echo "| server | cold start to first answer | read_text_file 1 KiB | write_file 1 KiB | get_file_info | edit_file one line, 50 MiB | peak RSS (edit) |"
 		echo "| --- | --- | --- | --- | --- | --- | --- |"
 		# DSH_FS_CWD (the other rows' session cwd) would clash with the DIR.
-		env -u DSH_FS_CWD "$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" -- "$BIN" mcp "$mws"
+		# dsh-fs-mcp run directly, its cold starts alternating with these:
+		# what the hand-over from dsh-fs costs.
+		env -u DSH_FS_CWD "$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" \
+			-cold-with "reference: dsh-fs-mcp run directly, cold starts alternating with the row above=$(dirname "$BIN")/dsh-fs-mcp mcp $mws" -- "$BIN" mcp "$mws"
 		if [[ -n $official ]]; then
 			"$TMP/mcpbench" -label official -dir "$mws" -- node "$official/dist/index.js" "$mws"
 		fi
-		env -u DSH_FS_CWD "$TMP/mcpbench" -label "reference: dsh-fs-mcp run directly (no hand-over from dsh-fs)" -dir "$mws" -edits 0 -- "$(dirname "$BIN")/dsh-fs-mcp" mcp "$mws"
 		"$TMP/mcpbench" -label "floor: the Go SDK, tools that do nothing (scripts/floor/mcpsdk)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpsdk"
 		"$TMP/mcpbench" -label "floor: no SDK, canned answers (scripts/floor/mcpsdk -tags raw)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpraw"
 		echo

@@ -125,6 +125,7 @@ func main() {
 	cold := flag.Int("cold", 21, "cold starts")
 	warm := flag.Int("warm", 1001, "warm calls of each small tool")
 	edits := flag.Int("edits", 5, "edits of the big file, each in a fresh server (0: none, a floor's row)")
+	coldWith := flag.String("cold-with", "", "LABEL=SERVER ARGS (split at spaces): another server whose cold starts alternate with these, printed as a row of its own")
 	flag.Parse()
 	argv := flag.Args()
 	if *label == "" || *dir == "" || len(argv) == 0 {
@@ -137,9 +138,10 @@ func main() {
 	}
 	info := map[string]any{"path": small}
 
-	// Cold: spawn, initialize, one get_file_info answered.
-	var colds []time.Duration
-	for i := 0; i < *cold; i++ {
+	// Cold: spawn, initialize, one get_file_info answered. With
+	// -cold-with, the other server's cold starts alternate with these, so
+	// that both meet the same load.
+	coldStart := func(argv []string) time.Duration {
 		t0 := time.Now()
 		s, err := start(argv)
 		if err != nil {
@@ -151,8 +153,17 @@ func main() {
 		if err := s.tool("get_file_info", info); err != nil {
 			fatal(err)
 		}
-		colds = append(colds, time.Since(t0))
+		d := time.Since(t0)
 		s.stop()
+		return d
+	}
+	otherLabel, otherArgs, _ := strings.Cut(*coldWith, "=")
+	var colds, otherColds []time.Duration
+	for i := 0; i < *cold; i++ {
+		colds = append(colds, coldStart(argv))
+		if *coldWith != "" {
+			otherColds = append(otherColds, coldStart(strings.Fields(otherArgs)))
+		}
 	}
 
 	// Warm: one server, a warm-up, then each small call many times.
@@ -225,4 +236,7 @@ func main() {
 	}
 	fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", *label, ms(median(colds)),
 		ms(warmMed["read_text_file"]), ms(warmMed["write_file"]), ms(warmMed["get_file_info"]), edit, rss)
+	if *coldWith != "" {
+		fmt.Printf("| %s | %s | — | — | — | — | — |\n", otherLabel, ms(median(otherColds)))
+	}
 }

@@ -514,6 +514,9 @@ func TestMcpDshTools(t *testing.T) {
 	if res.IsError || r["mode"] != "workspace-write" {
 		t.Fatalf("dsh_policy: %v", r)
 	}
+	if within, _ := r["read_within"].([]any); len(within) != 1 || within[0] != ws {
+		t.Errorf("dsh_policy read_within = %v, want [%s]", r["read_within"], ws)
+	}
 	var cwdOrigin any
 	for _, v := range r["settings"].([]any) {
 		if v := v.(map[string]any); v["key"] == "cwd" {

@@ -53,7 +53,11 @@ type PolicyResult struct {
 	NotWritable   []sandbox.RefusedRoot `json:"not_writable"`
 	Protected     []string              `json:"protected"`
 	DenyRead      []string              `json:"deny_read"`
-	Enforcement   sandbox.Layers        `json:"enforcement"`
+	// ReadWithin, only where reads are confined (dsh-fs mcp), are the
+	// folders they may reach besides the writable roots in
+	// workspace-write; [] reaches none.
+	ReadWithin  *[]string      `json:"read_within,omitempty"`
+	Enforcement sandbox.Layers `json:"enforcement"`
 	// Shell is what fences the model's shell, beside the file tool.
 	Shell shellLayers `json:"shell"`
 }
@@ -172,6 +176,10 @@ func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, er
 	if len(files) > 0 {
 		configFile = files[len(files)-1].Path
 	}
+	var readWithin *[]string
+	if p.ReadWithin != nil {
+		readWithin = &p.ReadWithin
+	}
 	return PolicyResult{
 		ConfigFile:  configFile,
 		ConfigFiles: nonNilSlice(files),
@@ -182,6 +190,7 @@ func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, er
 		NotWritable:   nonNilSlice(refused),
 		Protected:     nonNilSlice(p.Protected),
 		DenyRead:      nonNilSlice(p.DenyRead),
+		ReadWithin:    readWithin,
 		Enforcement:   sandbox.ActiveLayers(p),
 		Shell:         newShellLayers(s),
 	}, nil

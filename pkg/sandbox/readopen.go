@@ -57,23 +57,20 @@ func (f *Fence) OpenOld(op string, t Target) (*os.File, error) {
 	return f.openRead(op, t, false)
 }
 
+// openRead is OpenRead, or OpenOld where confined is false.
 func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
-	check := f.CheckRead
+	checkName, checkOpened := f.CheckRead, func(w walked) error { return f.checkReadOpened(op, t, w.fd, w.path, &w.st) }
 	if confined {
-		check = f.checkReadTarget
+		checkName, checkOpened = f.checkReadTarget, func(w walked) error { return f.checkReadWalked(op, t, w) }
 	}
-	if err := check(op, t); err != nil {
+	if err := checkName(op, t); err != nil {
 		return nil, err
 	}
 	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, true)
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
-	err = f.checkReadOpened(op, t, w.fd, w.path, &w.st)
-	if confined {
-		err = f.checkReadWalked(op, t, w)
-	}
-	if err != nil {
+	if err := checkOpened(w); err != nil {
 		unix.Close(w.fd)
 		return nil, err
 	}
@@ -159,11 +156,13 @@ func (f *Fence) checkReadTarget(op string, t Target) error {
 // the path it took and the path /proc/self/fd gives for it now must lie
 // within the allowed folders, and the object must pass deny_read.
 func (f *Fence) checkReadWalked(op string, t Target, w walked) error {
-	if f.readOutside(w.path) {
-		return f.denial(op, t, ReasonOutsideAllowed, w.path, "")
-	}
-	if p, ok := fdPath(w.fd); ok && p != w.path && f.readOutside(p) {
-		return f.denial(op, t, ReasonOutsideAllowed, p, "")
+	if f.policy.ReadWithin != nil {
+		if f.readOutside(w.path) {
+			return f.denial(op, t, ReasonOutsideAllowed, w.path, "")
+		}
+		if p, ok := fdPath(w.fd); ok && p != w.path && f.readOutside(p) {
+			return f.denial(op, t, ReasonOutsideAllowed, p, "")
+		}
 	}
 	return f.checkReadOpened(op, t, w.fd, w.path, &w.st)
 }

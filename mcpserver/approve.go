@@ -131,7 +131,7 @@ func callDigest(op, resolved string, to sandbox.Mode, args []string, stdin []byt
 
 // asksClientUser reports whether an escalation is put to the MCP client's
 // user: approval supervisor, and no dsh-fs exec supervisor above.
-func (m *mcpServer) asksClientUser() bool {
+func (m *server) asksClientUser() bool {
 	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
 }
 
@@ -139,7 +139,7 @@ func (m *mcpServer) asksClientUser() bool {
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *mcpServer) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (*approvalState, *mcp.CallToolResult, error) {
+func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (*approvalState, *mcp.CallToolResult, error) {
 	op := call.args[0]
 	digest := callDigest(op, t.Path, ee.To, call.args, call.stdin)
 	answer := req.Params.InputResponses[approveKey]
@@ -190,7 +190,7 @@ func pinned(args []string, s *approvalState) []string {
 // clientApproved answers the escalated call's question (approval
 // supervisor, over the escalator's channel) from the approvals the
 // client's user gave on a second round; nothing else approves.
-func (m *mcpServer) clientApproved(a session.Ask) error {
+func (m *server) clientApproved(a session.Ask) error {
 	if m.approvals.take(a.Request) {
 		return nil
 	}

@@ -27,7 +27,7 @@ import (
 // returns its result line: the CLI's result object, or an error. Where
 // the client's user approves, the first round returns the question
 // instead (ask), and the second runs the call pinned to what was shown.
-func (m *mcpServer) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+func (m *server) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
 	if m.elsewhere == nil {
 		return nil, nil, ee.Denied
 	}

@@ -26,7 +26,7 @@ func Serve(a *cmd.App, s *config.Settings, dirs []string) error {
 	// A server's heap is small and lives long; collecting it at every
 	// doubling cost a warm small call about a seventh of its time.
 	debug.SetGCPercent(400)
-	srv, m := newMcpServer(s, dirs)
+	srv, m := newServer(s, dirs)
 	if s.Policy.Mode != sandbox.ReadOnly {
 		// At the first mutating call, before its write restricts this
 		// process for good (beginMutation): a server that only reads
@@ -40,7 +40,7 @@ func Serve(a *cmd.App, s *config.Settings, dirs []string) error {
 				started = true
 				var why string
 				m.elsewhere, why = cmd.StartElsewhere(a, s, m.clientApproved)
-				m.noGrant = mcpNoGrant(s.Policy.Approval, why)
+				m.noGrant = noGrantReason(s.Policy.Approval, why)
 			}
 		}
 		defer func() {

@@ -22,11 +22,11 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// mcpServer holds what every tool call of dsh-fs mcp shares: the settings
+// server holds what every tool call of dsh-fs mcp shares: the settings
 // loaded once at start. Each call builds its own fence from them, so each
 // re-checks its paths and acts through the confined handles, as a CLI
 // call does.
-type mcpServer struct {
+type server struct {
 	settings *config.Settings
 	// allowed are the allowed folders, canonical: the DIR arguments, or
 	// the cwd and the writable roots when none were given.
@@ -44,9 +44,9 @@ type mcpServer struct {
 	approvals *clientApprovals
 }
 
-// mcpListLimit bounds a listing, a tree or a search of the drop-in tools,
+// listLimit bounds a listing, a tree or a search of the drop-in tools,
 // which have no limit argument; a longer one ends with a note.
-const mcpListLimit = 10000
+const listLimit = 10000
 
 // textResult is the structured content of the drop-in tools, as the
 // official server's: {"content": TEXT}.
@@ -54,10 +54,10 @@ type textResult struct {
 	Content string `json:"content"`
 }
 
-// newMcpServer registers the tools; in read-only mode no tool that
+// newServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
-func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
-	m := &mcpServer{settings: s, roots: newClientRoots(), approvals: newClientApprovals()}
+func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
+	m := &server{settings: s, roots: newClientRoots(), approvals: newClientApprovals()}
 	p := s.Policy
 	for _, d := range dirs {
 		// Relative to the directory the harness started the server in,
@@ -78,7 +78,7 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: cmd.BuildVersion().Version}, &mcp.ServerOptions{
-		Instructions:            mcpInstructions(p, m.allowed),
+		Instructions:            instructions(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
 	mutates := p.Mode != sandbox.ReadOnly
@@ -107,7 +107,7 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_file_info", Title: "Get File Info", Annotations: readOnly,
 		Description: "Describe a file or folder: size, modification time, type, permissions, and whether a write there would pass the policy. A symlink is described, not followed."}, m.getFileInfo)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_allowed_directories", Title: "List Allowed Directories", Annotations: readOnly,
-		Description: "The folders this server was given. In workspace-write mode each is writable; reads follow the dsh-fs policy (dsh_policy shows it all)."}, m.listAllowedDirectories)
+		Description: "The folders this server was given: reads, listings and searches stay within them, and in workspace-write mode each is writable (dsh_policy shows it all)."}, m.listAllowedDirectories)
 	if mutates {
 		mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Title: "Write File",
 			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(true)},
@@ -145,11 +145,11 @@ func newMcpServer(s *config.Settings, dirs []string) (*mcp.Server, *mcpServer) {
 
 func ptr[T any](v T) *T { return &v }
 
-// mcpInstructions are the server's instructions to the client: the
+// instructions are the server's instructions to the client: the
 // sandbox:policy block of policy --context, for a server, with where
 // reads may go (allowed, the allowed folders). Nothing a tool
 // call sends widens the fence but the escalate argument, which only asks.
-func mcpInstructions(p sandbox.Policy, allowed []string) string {
+func instructions(p sandbox.Policy, allowed []string) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
@@ -181,7 +181,7 @@ func mcpInstructions(p sandbox.Policy, allowed []string) string {
 
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.
-func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
+func (m *server) policy(ss *mcp.ServerSession) sandbox.Policy {
 	p := m.settings.Policy
 	p.Within = m.roots.within(ss)
 	if p.Mode != sandbox.DangerFullAccess {
@@ -198,7 +198,7 @@ func (m *mcpServer) policy(ss *mcp.ServerSession) sandbox.Policy {
 
 // begin makes the fence of one call, from the settings loaded at start,
 // and resolves its path.
-func (m *mcpServer) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, sandbox.Target, error) {
+func (m *server) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, sandbox.Target, error) {
 	f := sandbox.NewFence(m.policy(ss))
 	t, err := f.Resolve(path)
 	return f, t, err
@@ -210,7 +210,7 @@ func (m *mcpServer) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, s
 // an escalator), the fence hands it over; otherwise it is refused before
 // any approver is asked. The model's argument only asks; it never
 // approves.
-func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*sandbox.Fence, sandbox.Target, error) {
+func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*sandbox.Fence, sandbox.Target, error) {
 	if m.startElsewhere != nil {
 		// The escalator must be forked before this call's write puts
 		// the process under Landlock, which a child would inherit.
@@ -236,18 +236,18 @@ func (m *mcpServer) beginMutation(ss *mcp.ServerSession, path, escalate string, 
 	return f, t, err
 }
 
-// mcpNoGrant says why dsh-fs mcp refuses an escalation that the trusted
+// noGrantReason says why dsh-fs mcp refuses an escalation that the trusted
 // approval could grant, when it has no escalator: tty has no terminal
 // here (the server's standard input and output are the MCP pipe), and
 // why is why the escalator could not be started.
-func mcpNoGrant(a sandbox.Approval, why string) string {
+func noGrantReason(a sandbox.Approval, why string) string {
 	if a == sandbox.ApprovalTTY {
 		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
 	}
 	return "no escalated call can be run here (" + why + "); ask the user to make the change or to run dsh-fs with --escalate"
 }
 
-func (m *mcpServer) diffOptions(form diff.Form) diff.Options {
+func (m *server) diffOptions(form diff.Form) diff.Options {
 	s := m.settings
 	return diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes, Form: form}
 }
@@ -268,7 +268,7 @@ func toolError(err error) error {
 			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(de.WritableRoots, ", "))
 		}
 		// Only a refused escalation's hint: the others name the CLI's
-		// --escalate, which over MCP is refused (mcpNoGrant).
+		// --escalate, which over MCP is refused (noGrantReason).
 		if h := de.Hint(); h != "" && de.Refusal != "" {
 			fmt.Fprintf(&b, "\nhint: %s", h)
 		}
@@ -304,7 +304,7 @@ type readTextArgs struct {
 	Tail *int   `json:"tail,omitempty" jsonschema:"If provided, returns only the last N lines of the file"`
 }
 
-func (m *mcpServer) readTextFile(_ context.Context, req *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) readTextFile(_ context.Context, req *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
 	if in.Head != nil && in.Tail != nil {
 		return fail(fserr.New(fserr.InvalidArgument, "Cannot specify both head and tail parameters simultaneously"))
 	}
@@ -317,7 +317,7 @@ func (m *mcpServer) readTextFile(_ context.Context, req *mcp.CallToolRequest, in
 
 // readText reads path whole, its first head lines or its last tail
 // lines, within read_max_bytes; a cut is said in a note at the end.
-func (m *mcpServer) readText(ss *mcp.ServerSession, path string, head, tail *int) (string, error) {
+func (m *server) readText(ss *mcp.ServerSession, path string, head, tail *int) (string, error) {
 	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return "", err
@@ -351,9 +351,9 @@ func (m *mcpServer) readText(ss *mcp.ServerSession, path string, head, tail *int
 	return content, nil
 }
 
-// mcpMediaMaxBytes bounds read_media_file: the file is held in memory
+// mediaMaxBytes bounds read_media_file: the file is held in memory
 // and sent base64-encoded in one message.
-const mcpMediaMaxBytes = 16 << 20
+const mediaMaxBytes = 16 << 20
 
 // mediaTypes are the official server's MIME types by extension.
 var mediaTypes = map[string]string{
@@ -378,15 +378,15 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 
 var errTooLarge = errors.New("too large")
 
-func (m *mcpServer) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
 	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	buf := &cappedBuffer{limit: mcpMediaMaxBytes}
+	buf := &cappedBuffer{limit: mediaMaxBytes}
 	if _, err := fsops.ReadRaw(f, t, buf); err != nil {
 		if errors.Is(err, errTooLarge) {
-			err = fserr.New(fserr.TooLarge, fmt.Sprintf("read_media_file: %s: larger than %d bytes", in.Path, mcpMediaMaxBytes))
+			err = fserr.New(fserr.TooLarge, fmt.Sprintf("read_media_file: %s: larger than %d bytes", in.Path, mediaMaxBytes))
 		}
 		return nil, nil, toolError(err)
 	}
@@ -410,7 +410,7 @@ type readMultipleArgs struct {
 	Paths []string `json:"paths" jsonschema:"Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories."`
 }
 
-func (m *mcpServer) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
 	if len(in.Paths) == 0 {
 		return fail(fserr.New(fserr.InvalidArgument, "At least one file path must be provided"))
 	}
@@ -437,7 +437,7 @@ type writeFileArgs struct {
 	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
 	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	if err != nil {
 		return fail(err)
@@ -470,7 +470,7 @@ type editFileArgs struct {
 	Escalate string   `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
 	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	if err != nil {
 		return fail(err)
@@ -518,7 +518,7 @@ type mkdirArgs struct {
 	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
 	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
 	if err != nil {
 		return fail(err)
@@ -535,7 +535,7 @@ type moveArgs struct {
 	Escalate    string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
 	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
 	if err != nil {
 		return fail(err)
@@ -559,12 +559,12 @@ func (m *mcpServer) moveFile(_ context.Context, req *mcp.CallToolRequest, in mov
 }
 
 // list lists the folder path, every name included.
-func (m *mcpServer) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
+func (m *server) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
 	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return nil, err
 	}
-	return fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: mcpListLimit})
+	return fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
 }
 
 func listNote(res *fsops.ListResult) string {
@@ -576,7 +576,7 @@ func listNote(res *fsops.ListResult) string {
 
 func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }
 
-func (m *mcpServer) listDirectory(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) listDirectory(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
 	res, err := m.list(req.Session, in.Path, false)
 	if err != nil {
 		return fail(err)
@@ -613,7 +613,7 @@ func listSizesSchema() *jsonschema.Schema {
 	return schema
 }
 
-func (m *mcpServer) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
 	if in.SortBy != "" && in.SortBy != "name" && in.SortBy != "size" {
 		return fail(fserr.New(fserr.InvalidArgument, `sortBy must be "name" or "size"`))
 	}
@@ -670,7 +670,7 @@ type treeEntry struct {
 	Children *[]treeEntry `json:"children,omitempty"`
 }
 
-func (m *mcpServer) directoryTree(_ context.Context, req *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) directoryTree(_ context.Context, req *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
 	for _, p := range in.ExcludePatterns {
 		if !doublestar.ValidatePattern(p) {
 			return fail(fserr.New(fserr.InvalidArgument, fmt.Sprintf("excludePatterns: %q: not a valid glob", p)))
@@ -735,7 +735,7 @@ type searchArgs struct {
 	ExcludePatterns []string `json:"excludePatterns,omitempty"`
 }
 
-func (m *mcpServer) searchFiles(_ context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) searchFiles(_ context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
 	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return fail(err)
@@ -749,7 +749,7 @@ func (m *mcpServer) searchFiles(_ context.Context, req *mcp.CallToolRequest, in 
 	for _, p := range in.ExcludePatterns {
 		globs = append(globs, "!"+p)
 	}
-	res, err := fsops.Find(f, t, fsops.FindOptions{Glob: in.Pattern, Limit: mcpListLimit, MaxBytes: 16 << 20,
+	res, err := fsops.Find(f, t, fsops.FindOptions{Glob: in.Pattern, Limit: listLimit, MaxBytes: 16 << 20,
 		WalkOptions: fsops.WalkOptions{NoIgnore: true, Globs: globs}})
 	if err != nil {
 		return fail(err)
@@ -768,7 +768,7 @@ func (m *mcpServer) searchFiles(_ context.Context, req *mcp.CallToolRequest, in 
 	return text(out)
 }
 
-func (m *mcpServer) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+func (m *server) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
 	f, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return fail(err)
@@ -799,7 +799,7 @@ func (m *mcpServer) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in 
 	return text(strings.Join(lines, "\n"))
 }
 
-func (m *mcpServer) listAllowedDirectories(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, textResult, error) {
+func (m *server) listAllowedDirectories(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, textResult, error) {
 	allowed := m.allowed
 	if within := m.roots.within(req.Session); within != nil {
 		allowed = sandbox.Intersect(allowed, within)
@@ -812,7 +812,7 @@ func (m *mcpServer) listAllowedDirectories(_ context.Context, req *mcp.CallToolR
 // dshResult is a dsh tool's result: the CLI's JSON object, as text and as
 // structured content; a failure is a tool error whose structured content
 // is the CLI's failure object (the denial with its marker included).
-func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Target, result any, err error) (*mcp.CallToolResult, any, error) {
+func (m *server) dshResult(op, path string, f *sandbox.Fence, t sandbox.Target, result any, err error) (*mcp.CallToolResult, any, error) {
 	h := cmd.Header{Op: op, Path: path, Resolved: t.Path, Mode: string(m.settings.Policy.Mode)}
 	if f != nil {
 		h.Mode = string(f.Mode())
@@ -836,7 +836,7 @@ func (m *mcpServer) dshResult(op, path string, f *sandbox.Fence, t sandbox.Targe
 
 // dshForwarded is dshResult for a call run elsewhere: its result line is
 // the structured content as it is, a failure line too (as a tool error).
-func (m *mcpServer) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, *mcp.CallToolResult, error) (*mcp.CallToolResult, any, error) {
+func (m *server) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, *mcp.CallToolResult, error) (*mcp.CallToolResult, any, error) {
 	return func(line json.RawMessage, ask *mcp.CallToolResult, err error) (*mcp.CallToolResult, any, error) {
 		var ff *forwardedFailure
 		switch {
@@ -853,7 +853,7 @@ func (m *mcpServer) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Ta
 
 // writePreview and editPreview preview a write or an edit of t for the
 // client's user (forwardedCall.preview).
-func (m *mcpServer) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.WriteOptions) func() (diff.Result, string, bool, error) {
+func (m *server) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.WriteOptions) func() (diff.Result, string, bool, error) {
 	return func() (diff.Result, string, bool, error) {
 		opt.Diff = m.diffOptions(diff.FormFull)
 		res, err := fsops.PreviewWrite(f, t, opt)
@@ -864,7 +864,7 @@ func (m *mcpServer) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.W
 	}
 }
 
-func (m *mcpServer) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditOptions) func() (diff.Result, string, bool, error) {
+func (m *server) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditOptions) func() (diff.Result, string, bool, error) {
 	return func() (diff.Result, string, bool, error) {
 		opt.Diff = m.diffOptions(diff.FormFull)
 		res, err := fsops.PreviewEdit(f, t, opt)
@@ -891,7 +891,7 @@ type dshReadArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"most lines to return (default read_max_lines)"`
 }
 
-func (m *mcpServer) dshRead(_ context.Context, req *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) dshRead(_ context.Context, req *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
 	f, t, err := m.begin(req.Session, in.Path)
 	var res *fsops.ReadResult
 	if err == nil {
@@ -914,7 +914,7 @@ type dshWriteArgs struct {
 	Escalate  string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
 	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	var res *fsops.WriteResult
 	if err == nil {
@@ -943,7 +943,7 @@ type dshEditArgs struct {
 	Escalate string              `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
 }
 
-func (m *mcpServer) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
 	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
 	var res *fsops.EditResult
 	if err == nil {
@@ -974,7 +974,7 @@ type dshLsArgs struct {
 	Limit     int    `json:"limit,omitempty" jsonschema:"most entries to return (default 1000)"`
 }
 
-func (m *mcpServer) dshLs(_ context.Context, req *mcp.CallToolRequest, in dshLsArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) dshLs(_ context.Context, req *mcp.CallToolRequest, in dshLsArgs) (*mcp.CallToolResult, any, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
@@ -989,7 +989,7 @@ func (m *mcpServer) dshLs(_ context.Context, req *mcp.CallToolRequest, in dshLsA
 	return m.dshResult("ls", in.Path, f, t, res, err)
 }
 
-func (m *mcpServer) dshStat(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+func (m *server) dshStat(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
 	f, t, err := m.begin(req.Session, in.Path)
 	var res *fsops.StatResult
 	if err == nil {
@@ -998,7 +998,7 @@ func (m *mcpServer) dshStat(_ context.Context, req *mcp.CallToolRequest, in path
 	return m.dshResult("stat", in.Path, f, t, res, err)
 }
 
-func (m *mcpServer) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+func (m *server) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 	s := *m.settings
 	s.Policy = m.policy(req.Session)
 	f := sandbox.NewFence(s.Policy)

@@ -98,9 +98,17 @@ func TestExecApproverPidReused(t *testing.T) {
 	}
 	rec["supervisor_pid"] = os.Getpid()
 	rec["supervisor_start"] = 1 // an earlier process's, not this one's
-	dir, err := session.Dir("", []string{ws})
+	// A private folder beside the sessions' own, not named session-*:
+	// a session starting meanwhile (another test's) removes the folders
+	// of records whose supervisor is gone, as this one's is.
+	made, err := session.Dir("", []string{ws})
 	if err != nil {
 		t.Skipf("no private folder for a record: %v", err)
+	}
+	session.Remove(made)
+	dir := filepath.Join(filepath.Dir(made), "forged-"+filepath.Base(made))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	defer session.Remove(dir)
 	forged, _ := json.Marshal(rec)

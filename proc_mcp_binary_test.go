@@ -84,3 +84,33 @@ func TestMcpFlagsBeforeCommand(t *testing.T) {
 		t.Errorf("--mode read-only before mcp: write_file registered %v, read_text_file %v", tools["write_file"] != nil, tools["read_text_file"] != nil)
 	}
 }
+
+// TestReleaseBinariesHandOver (issue 15): the binaries as README's
+// Install builds them, not this test binary standing in for both: dsh-fs
+// mcp hands over to the dsh-fs-mcp beside it, which serves. A dsh-fs-mcp
+// built without its server would hand over to itself for ever.
+func TestReleaseBinariesHandOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds both binaries")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("needs the go command to build the release binaries")
+	}
+	dir := t.TempDir()
+	build := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), ".", "./cmd/"+cmd.MCPBinary)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws, _ := mcpLayout(t)
+	c := exec.Command(filepath.Join(dir, "dsh-fs"), "mcp", "--tmp=false", ws)
+	c.Dir, c.Env = ws, mcpEnv(t, ws)
+	s := mcpConnect(t, c, nil)
+	if got := mcpText(mcpCall(t, s, "list_allowed_directories", map[string]any{})); got != "Allowed directories:\n"+ws {
+		t.Errorf("list_allowed_directories = %q", got)
+	}
+	if res := mcpCall(t, s, "read_text_file", map[string]any{"path": "a.txt"}); res.IsError || !strings.HasPrefix(mcpText(res), "one\n") {
+		t.Errorf("read_text_file: %s", mcpText(res))
+	}
+}

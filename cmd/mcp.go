@@ -114,6 +114,10 @@ func execMCPServer(a *App) error {
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "mcp: cannot find this executable: "+err.Error(), err)
 	}
+	if filepath.Base(self) == MCPBinary {
+		// Built without its server: handing over to itself would never end.
+		return fserr.New(fserr.IO, "mcp: "+self+" was built without the MCP server")
+	}
 	bin := filepath.Join(filepath.Dir(self), MCPBinary)
 	err = unix.Exec(bin, append([]string{MCPBinary}, a.args...), os.Environ())
 	fe := fserr.Wrap(fserr.CodeOf(err), "mcp: cannot run "+bin+": "+err.Error(), err)

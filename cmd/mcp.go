@@ -114,12 +114,17 @@ func execMCPServer(a *App) error {
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "mcp: cannot find this executable: "+err.Error(), err)
 	}
+	return handOver(a, self)
+}
+
+// handOver is execMCPServer from the executable self.
+func handOver(a *App, self string) error {
 	if filepath.Base(self) == MCPBinary {
 		// Built without its server: handing over to itself would never end.
 		return fserr.New(fserr.IO, "mcp: "+self+" was built without the MCP server")
 	}
 	bin := filepath.Join(filepath.Dir(self), MCPBinary)
-	err = unix.Exec(bin, append([]string{MCPBinary}, a.args...), os.Environ())
+	err := unix.Exec(bin, append([]string{MCPBinary}, a.args...), os.Environ())
 	fe := fserr.Wrap(fserr.CodeOf(err), "mcp: cannot run "+bin+": "+err.Error(), err)
 	if errors.Is(err, fs.ErrNotExist) {
 		fe.Hint = "dsh-fs mcp runs " + MCPBinary + " from the folder dsh-fs is in; install both from one clone: go install . ./cmd/" + MCPBinary

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/viper"
 	"golang.org/x/sys/unix"
@@ -195,11 +196,13 @@ func parseConfig(f *os.File, path string) (map[string]any, error) {
 	return keys, nil
 }
 
-var lineNumber = regexp.MustCompile(`line (\d+)`)
+// lineNumber and wantPart are compiled when a config error needs them,
+// not at the start of every call.
+var lineNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // parseErrorLine says where a parser failed, and nothing of what it read.
 func parseErrorLine(err error) string {
-	if m := lineNumber.FindStringSubmatch(err.Error()); m != nil {
+	if m := lineNumber().FindStringSubmatch(err.Error()); m != nil {
 		return " at line " + m[1]
 	}
 	return ""
@@ -259,7 +262,7 @@ func fileLayer(kind Kind, path string, f *os.File, allowed []Key) (*layer, error
 	return l, nil
 }
 
-var wantPart = regexp.MustCompile(`\(want [^)]*\)`)
+var wantPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(want [^)]*\)`) })
 
 // withoutValue rewords a validation error without the value it quotes:
 // what a file holds stays out of messages, and only what was wanted is
@@ -268,7 +271,7 @@ func withoutValue(err error) error {
 	if strings.HasPrefix(err.Error(), "malformed glob") {
 		return errors.New("a malformed glob (an unclosed [ or a trailing \\)")
 	}
-	if want := wantPart.FindString(err.Error()); want != "" {
+	if want := wantPart().FindString(err.Error()); want != "" {
 		return errors.New("not a valid value " + want)
 	}
 	return errors.New("not a valid value")

@@ -108,17 +108,7 @@ func TestMcpReadSwapRace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a race of some hundreds of calls")
 	}
-	n := mcpReadRaceCalls
-	if raceEnabled {
-		n = mcpReadRaceCallsRace
-	}
-	if s := os.Getenv(envMcpReadRaceCalls); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("%s=%q: want a positive number", envMcpReadRaceCalls, s)
-		}
-		n = v
-	}
+	n := raceCallCount(t, envMcpReadRaceCalls, mcpReadRaceCalls, mcpReadRaceCallsRace)
 	// The secrets are outside/ of the read race; its deny_read system file
 	// is left out: the confinement alone must hold.
 	l := newReadRaceLayout(t).raceLayout

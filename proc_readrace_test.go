@@ -77,17 +77,7 @@ func TestReadSwapRace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a race of some hundreds of processes")
 	}
-	perKind := readRaceCalls
-	if raceEnabled {
-		perKind = readRaceCallsRace
-	}
-	if s := os.Getenv(envReadRaceCalls); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number", envReadRaceCalls, s)
-		}
-		perKind = n
-	}
+	perKind := raceCallCount(t, envReadRaceCalls, readRaceCalls, readRaceCallsRace)
 	bin := procBin(t)
 	l := newReadRaceLayout(t)
 	// deny_read is the deployment's: in the trusted system file, found
@@ -293,4 +283,23 @@ func runReadRaceCall(bin string, env []string, ws string, args []string, out str
 		leak = fmt.Sprintf("%v: the secret's size: %.300q", args, shown)
 	}
 	return class, leak
+}
+
+// raceCallCount is how many calls a race test makes: normal, or underRace
+// in a race-instrumented run, or what the variable env says, for a soak
+// or a quick look.
+func raceCallCount(t *testing.T, env string, normal, underRace int) int {
+	t.Helper()
+	n := normal
+	if raceEnabled {
+		n = underRace
+	}
+	if s := os.Getenv(env); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("%s=%q: want a positive number", env, s)
+		}
+		n = v
+	}
+	return n
 }

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		cmd.MCPBinary:    dshFsMcp,
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
+		"unix-connect":   unixConnect,
 	})
 }
 

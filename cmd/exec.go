@@ -148,7 +148,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		return nil, err
 	}
 	rec := sessionRecord(s, roots)
-	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true}
+	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && sandbox.ScopesHeld(abi),
+		Privileges: session.PrivilegesKept}
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
 		// serve; this one only narrows (docs/design.md §10).
@@ -165,6 +166,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		plan := sandbox.PlanMounts(p, roots)
 		shell.Mounts = &plan
 	}
+	shell.Privileges = sessionPrivileges(p, shell.Mounts != nil)
 	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -202,7 +204,10 @@ type childSpec struct {
 	Landlock bool               `json:"landlock"`
 	Roots    []string           `json:"roots"`
 	Mounts   *sandbox.MountPlan `json:"mounts"`
-	Empty    string             `json:"empty"`
+	// Unprivileged says CMD runs with no capability and no_new_privs
+	// (sandbox.DropPrivileges).
+	Unprivileged bool   `json:"unprivileged"`
+	Empty        string `json:"empty"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -250,7 +255,8 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
-	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
+	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots,
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept}
 	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
 		spec.Mounts, spec.Empty = m, s.empty
 		child.SysProcAttr = mountNamespace()
@@ -324,6 +330,21 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart()}
 }
 
+// sessionPrivileges is what CMD keeps of its privileges under p: in
+// danger-full-access all of them (the harness asked for no sandbox);
+// otherwise none, where the bounding set can be emptied (as root, or in
+// the user namespace of the mount layer), else no_new_privs and no
+// capability to use, the bounding set left as it is.
+func sessionPrivileges(p sandbox.Policy, mounts bool) string {
+	switch {
+	case p.Mode == sandbox.DangerFullAccess:
+		return session.PrivilegesKept
+	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
+		return session.PrivilegesNone
+	}
+	return session.PrivilegesNoNewPrivs
+}
+
 // selfStart is this process's start time (session.StartTime), computed
 // once: the record names its supervisor by pid and start.
 var selfStart = sync.OnceValue(func() uint64 {
@@ -345,29 +366,11 @@ func mountNamespace() *syscall.SysProcAttr {
 		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
 		// ambient capability for the mounts, and the child clears it
 		// before it becomes CMD (execChild).
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		// CAP_SETPCAP lets it empty the bounding set and lock the
+		// securebits before CMD (sandbox.DropPrivileges).
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
 	return attr
-}
-
-// dropInheritable clears the ambient and inheritable capabilities the
-// child was given for the mount layer, so CMD, which runs as a user that
-// is not root, starts with none. It clears the calling thread's: the
-// caller execs CMD from that thread.
-func dropInheritable() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return err
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return err
-	}
-	if data[0].Inheritable == 0 && data[1].Inheritable == 0 {
-		return nil
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	return unix.Capset(&hdr, &data[0])
 }
 
 // userNamespaceProbeArg makes a dsh-fs process try, once, what the mount
@@ -458,7 +461,7 @@ func withoutSessionVars(env []string) []string {
 // process tree with Landlock, and becomes CMD. What fails is written to
 // the error pipe, which exec turns into the failure result.
 func execChild() int {
-	// Capabilities are a thread's: dropInheritable clears them on this
+	// Capabilities are a thread's: DropPrivileges clears them on this
 	// thread, and the execve of CMD must be made from the same one, or
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
@@ -486,10 +489,11 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
 	}
-	// CMD keeps no capability the mount layer needed: with no ambient
-	// set, a user that is not root has none after its execve.
-	if err := dropInheritable(); err != nil {
-		return fail(fserr.IO, "capabilities: "+err.Error())
+	// CMD keeps no capability, as root too, and can gain none.
+	if spec.Unprivileged {
+		if _, err := sandbox.DropPrivileges(); err != nil {
+			return fail(fserr.IO, "privileges: "+err.Error())
+		}
 	}
 	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())

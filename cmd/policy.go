@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -78,7 +79,11 @@ type shellLayers struct {
 	Escalation    string `json:"escalation"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
-	Mounts *sandbox.MountPlan `json:"mounts"`
+	Mounts         *sandbox.MountPlan `json:"mounts"`
+	PrivilegesHeld bool               `json:"privileges_held"`
+	Privileges     string             `json:"privileges"`
+	ScopesHeld     bool               `json:"scopes_held"`
+	Scopes         string             `json:"scopes"`
 }
 
 // newShellLayers describes the shell's fence under s.
@@ -88,6 +93,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if rec == nil {
 		l := shellLayers{Escalation: "none for the shell; dsh-fs calls escalate as the approval says"}
 		abi, why, err := sandbox.TreeLayer(p)
+		scopes := "dsh-fs exec could not: " + why
+		if abi > 0 {
+			scopes = scopesText(abi, "dsh-fs exec would scope them here")
+		}
 		switch {
 		case err != nil:
 			why = err.Error()
@@ -103,6 +112,9 @@ func newShellLayers(s *config.Settings) shellLayers {
 		}
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
+		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
+			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
@@ -125,11 +137,42 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
 	}
+	l.PrivilegesHeld = rec.Shell.Privileges == session.PrivilegesNone
+	l.Privileges = privilegesText(rec.Shell.Privileges)
+	l.ScopesHeld = rec.Shell.Scoped
+	l.Scopes = scopesText(rec.Shell.Landlock, "no signal and no abstract unix socket reaches a process outside the session")
+	if !rec.Shell.Scoped && rec.Shell.Landlock == 0 {
+		l.Scopes = "not held: " + rec.Shell.Kernel
+	}
 	l.Escalation = "none"
 	if rec.Shell.Broker {
 		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"
 	}
 	return l
+}
+
+// privilegesText says what a shell keeps of its privileges
+// (session.Shell.Privileges).
+func privilegesText(p string) string {
+	switch p {
+	case session.PrivilegesNone:
+		return "no capability in any set (bounding and ambient included) and no_new_privs, as root too"
+	case session.PrivilegesNoNewPrivs:
+		return "no capability to use and no_new_privs; the bounding set is kept (a user that is not root, without a user namespace, cannot empty it)"
+	}
+	return "every privilege it has: danger-full-access mode"
+}
+
+// scopesText says what Landlock's scopes do at ABI abi, held saying
+// what they do when they hold.
+func scopesText(abi int, held string) string {
+	if sandbox.ScopesHeld(abi) {
+		return held
+	}
+	if abi == 0 {
+		return "this kernel has no Landlock"
+	}
+	return fmt.Sprintf("Landlock ABI %d has no scopes (6 or newer has): signals and abstract unix sockets reach outside", abi)
 }
 
 // ceilings are the limits only trusted sources set: how far an escalation

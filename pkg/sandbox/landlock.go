@@ -108,7 +108,7 @@ func (f *Fence) Enforce() error {
 		f.enforced = true
 		return nil
 	}
-	if err := restrictWrites(dirs, []string{os.DevNull}); err != nil {
+	if err := restrictWrites(dirs, []string{os.DevNull}, 0); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
 	}
 	f.enforced = true
@@ -128,25 +128,48 @@ func existingDirs(paths []string) []string {
 	return dirs
 }
 
+// deviceRights are handled and granted nowhere: a device node made in a
+// writable root (a block device of the disk, /dev/mem's character
+// device) would read what deny_read hides off the disk, or write it raw.
+const deviceRights = landlock.AccessFSSet(llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock)
+
 // restrictWrites restricts this process, and what it starts, for good:
 // the kernel refuses every write but beneath dirs (every write right the
-// ABI has) and to the files named in devices (writing them, never making
-// or removing anything there; a folder among them covers the files in
-// it), each where it exists.
-func restrictWrites(dirs, devices []string) error {
+// ABI has but making device nodes) and to the files named in devices
+// (writing them, never making or removing anything there; a folder
+// among them covers the files in it), each where it exists. scoped are
+// the IPC scopes to restrict too (none for 0).
+func restrictWrites(dirs, devices []string, scoped landlock.ScopedSet) error {
 	abi := landlockABI()
 	rights := writeRights(abi)
 	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
 	if abi >= 3 {
 		fileRights |= llsys.AccessFSTruncate
 	}
-	rules := []landlock.Rule{landlock.PathAccess(rights, dirs...)}
+	rules := []landlock.Rule{landlock.PathAccess(rights&^deviceRights, dirs...)}
 	for _, d := range devices {
 		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())
 	}
-	cfg := landlock.Config{HandledAccessFS: rights}
-	return cfg.RestrictPaths(rules...)
+	cfg := landlock.Config{HandledAccessFS: rights, Scoped: scoped}
+	return cfg.Restrict(rules...)
 }
+
+// sessionScopes are the IPC scopes of a session's tree where the ABI has
+// them (6 and newer): no signal, and no connection to an abstract unix
+// socket, reaches a process outside the session's Landlock domain — the
+// supervisor, the person's shell, a tmux or D-Bus server. Within the
+// session both work as ever. ptrace of outside processes Landlock
+// refuses at every ABI.
+func sessionScopes(abi int) landlock.ScopedSet {
+	if abi < 6 {
+		return 0
+	}
+	return landlock.ScopedSet(llsys.ScopeSignal | llsys.ScopeAbstractUnixSocket)
+}
+
+// ScopesHeld says whether a session's tree on this kernel is scoped
+// (sessionScopes): its Landlock ABI is 6 or newer.
+func ScopesHeld(abi int) bool { return sessionScopes(abi) != 0 }
 
 // Layers says which enforcement layers guard a mutation under a policy.
 type Layers struct {

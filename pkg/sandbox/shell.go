@@ -39,13 +39,14 @@ func TreeLayer(p Policy) (abi int, why string, err error) {
 // rights) and to the ShellDevices and terminals (writing to them, never
 // making or removing files there). No process of the tree can lift it.
 // dsh-fs exec's child calls it last, just before it executes the shell;
-// in read-only mode roots is empty. Reads stay unrestricted: deny_read is
-// the mount layer's.
+// in read-only mode roots is empty. No device node can be made, and where
+// the ABI has scopes no signal or abstract socket reaches outside the
+// tree. Reads stay unrestricted: deny_read is the mount layer's.
 func RestrictTree(roots []string) error {
 	if landlockABI() == 0 {
 		return fserr.New(fserr.IO, "landlock is not available on this kernel")
 	}
-	if err := restrictWrites(existingDirs(roots), append(slices.Clip(ShellDevices), shellTerminals)); err != nil {
+	if err := restrictWrites(existingDirs(roots), append(slices.Clip(ShellDevices), shellTerminals), sessionScopes(landlockABI())); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
 	}
 	return nil

@@ -96,7 +96,26 @@ type Shell struct {
 	// Broker says an escalation channel to the supervisor was handed to
 	// the shell.
 	Broker bool `json:"broker"`
+	// Privileges is what CMD keeps of its privileges: PrivilegesNone,
+	// PrivilegesNoNewPrivs or PrivilegesKept.
+	Privileges string `json:"privileges"`
+	// Scoped says Landlock's IPC scopes hold for the tree: no signal and
+	// no abstract unix socket reaches a process outside it.
+	Scoped bool `json:"scoped"`
 }
+
+// What a session's CMD keeps of its privileges (Shell.Privileges).
+const (
+	// PrivilegesNone: every capability set empty, bounding and ambient
+	// included, securebits locked, no_new_privs.
+	PrivilegesNone = "none"
+	// PrivilegesNoNewPrivs: no capability to use and no_new_privs; the
+	// bounding set is as it was (a user that is not root, without a
+	// user namespace, cannot empty it).
+	PrivilegesNoNewPrivs = "no_new_privs"
+	// PrivilegesKept: danger-full-access, no sandbox.
+	PrivilegesKept = "kept"
+)
 
 // Dir makes the private folder of one session's record: under
 // /run/dsh-fs when running as root, else under $XDG_RUNTIME_DIR (xdg),

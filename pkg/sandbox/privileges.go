@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// DropPrivileges leaves this thread, and what it executes next, with no
+// privilege to gain or to use: every capability set empty (bounding,
+// ambient, inheritable, and with them, at the execve, permitted and
+// effective) and no_new_privs, so neither a set-user-ID program nor file
+// capabilities give any back. dsh-fs exec's child calls it last, on the
+// thread that executes CMD: capabilities belong to a thread, and uid 0
+// keeps its uid but loses what made it root (CAP_MKNOD, CAP_SYS_ADMIN,
+// CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_LINUX_IMMUTABLE …).
+//
+// The bounding set can be emptied only with CAP_SETPCAP: as root, or in
+// the user namespace exec makes for the mount layer, which keeps it as an
+// ambient capability for this. Without it (a user that is not root and
+// has no user namespace) the bounding set stays as it is; with
+// no_new_privs and no other set, nothing can raise a capability from it.
+// It reports whether the bounding set is empty.
+func DropPrivileges() (bounded bool, err error) {
+	last, err := lastCap()
+	if err != nil {
+		return false, err
+	}
+	bounded = true
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if !errors.Is(err, unix.EPERM) {
+				return false, fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+			}
+			bounded = false
+			break
+		}
+	}
+	if bounded {
+		// uid 0 is given no capability at an execve, and none can be
+		// made ambient again; locked, so nothing undoes it.
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, lockedSecurebits, 0, 0, 0); err != nil {
+			return false, fmt.Errorf("securebits: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return false, fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false, fmt.Errorf("capget: %w", err)
+	}
+	if data[0].Inheritable|data[1].Inheritable != 0 {
+		data[0].Inheritable, data[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return false, fmt.Errorf("clear inheritable capabilities: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return false, fmt.Errorf("no_new_privs: %w", err)
+	}
+	return bounded, nil
+}
+
+// lockedSecurebits (linux/securebits.h, which x/sys lacks): uid 0 gains
+// nothing at an execve (noroot), keep_caps stays off, and no capability
+// can be raised to the ambient set; each locked.
+const lockedSecurebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
+	1<<5 | // SECBIT_KEEP_CAPS_LOCKED
+	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
+
+// lastCap is the highest capability this kernel knows.
+func lastCap() (int, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		// Older kernels without the file: probe the bounding set.
+		for c := 0; c < 64; c++ {
+			if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+				return c - 1, nil
+			}
+		}
+		return 63, nil
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}

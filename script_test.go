@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
 		"unix-connect":   unixConnect,
+		"broker-send":    brokerSend,
 	})
 }
 

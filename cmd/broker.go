@@ -1,41 +1,41 @@
 package cmd
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/fsops"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // Brokered escalation (docs/design.md §10): inside a dsh-fs exec session
 // the kernel layer refuses a write outside the writable roots whatever a
-// call decides, so a call that asks to escalate does not try: it sends
-// itself, its arguments, directory, DSH_FS_* variables and standard
-// streams, to the supervisor over the socket the session inherited. The
-// supervisor runs exactly that call outside the kernel layer under the
-// pinned policy, where the trusted approval decides, and the call's
-// result is written to the caller's own stdout.
+// call decides, so a call that asks to escalate does not try: once it has
+// read its inputs (the content under its own fence, the edits), it sends
+// the supervisor a typed request (session.Request) over the socket the
+// session inherited. The supervisor carries it out outside the kernel
+// layer under the pinned policy, through the same fence and confined
+// opens as any write, where the trusted approval decides; the call prints
+// the result it gets back and exits with its status.
 
-// escalatingOps are the operations a supervisor runs for a session: the
-// only ones --escalate can lift.
-var escalatingOps = []string{"write", "edit"}
-
-// brokerEscalation decides what a call of op that asks to escalate does
-// inside an exec session: the call the supervisor runs asks the
-// supervisor through the channel it was given (approval supervisor);
-// any other call is forwarded. It returns the forwarded call's exit
-// status as an exitWith, a denial when there is no channel, or nil to run
-// the call here.
-func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fence) error {
-	if s.Session == nil || !slices.Contains(escalatingOps, op) {
-		return nil
+// brokerEscalation decides where a call of op that asks to escalate
+// runs inside an exec session: the call the supervisor runs asks the
+// supervisor through the channel it was given (approval supervisor) and
+// runs here; any other write or edit is forwarded (forward is true).
+func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fence) (forward bool) {
+	if s.Session == nil || op != session.OpWrite && op != session.OpEdit {
+		return false
 	}
 	if v, _ := a.LookupEnv(session.BrokeredEnv); v == "1" {
 		// Only a channel to the record's supervisor answers for it: the
@@ -47,17 +47,19 @@ func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fen
 				})
 			}
 		}
-		return nil
+		return false
 	}
-	return a.forward(op, s)
+	return true
 }
 
-// forward sends this call to the session's supervisor and returns its
+// forward sends req, this call's operation with its inputs, to the
+// session's supervisor, prints the result it ran into and returns its
 // exit status. A missing or closed channel is a denial, never a run of
 // the call here, where the kernel would refuse it anyway.
-func (a *App) forward(op string, s *config.Settings) error {
+func (c *call) forward(req session.Request) error {
+	a, s := c.app, c.settings
 	refuse := func(why string) error {
-		return &sandbox.DeniedError{Op: op, Path: a.current.Path, Mode: s.Policy.Mode, Reason: sandbox.ReasonNotApproved,
+		return &sandbox.DeniedError{Op: req.Op, Path: a.current.Path, Mode: s.Policy.Mode, Reason: sandbox.ReasonNotApproved,
 			Refusal: "escalation refused: " + why, MaxMode: s.Policy.MaxMode, Approval: s.Policy.Approval}
 	}
 	v, ok := a.LookupEnv(session.BrokerEnv)
@@ -68,39 +70,53 @@ func (a *App) forward(op string, s *config.Settings) error {
 	if err != nil {
 		return refuse("no channel to the dsh-fs exec supervisor: " + session.BrokerEnv + " " + err.Error())
 	}
-	stdio, ok := a.stdioFiles()
-	if !ok {
-		return refuse("this call's streams cannot be handed to the supervisor")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
+	if req.Dir, err = os.Getwd(); err != nil {
 		return refuse("no working directory: " + err.Error())
 	}
-	var env []string
+	req.Path, req.Escalate = a.current.Path, string(c.escalate)
 	for name := range settingVariables() {
 		if val, ok := a.LookupEnv(name); ok {
-			env = append(env, name+"="+val)
+			req.Env = append(req.Env, name+"="+val)
 		}
 	}
-	rep, err := session.Forward(fd, session.Request{Args: a.args, Dir: wd, Env: env}, stdio)
+	// This call's own setting flags narrow there as they did here.
+	req.Env = append(req.Env, s.NarrowingEnv()...)
+	rep, err := session.Forward(fd, req)
 	if err != nil {
 		return refuse("no channel to the dsh-fs exec supervisor: " + err.Error())
 	}
 	if rep.Refused != "" {
 		return refuse(rep.Refused)
 	}
+	io.WriteString(a.Stderr, rep.Stderr)
+	out := []byte(rep.Stdout)
+	var pretty bytes.Buffer
+	if a.pretty && !a.text && json.Indent(&pretty, bytes.TrimSpace(out), "", "  ") == nil {
+		out = append(pretty.Bytes(), '\n')
+	}
+	a.Stdout.Write(out)
 	return exitWith(rep.Status)
 }
 
-func (a *App) stdioFiles() ([3]*os.File, bool) {
-	in, ok1 := a.Stdin.(*os.File)
-	out, ok2 := a.Stdout.(*os.File)
-	errf, ok3 := a.Stderr.(*os.File)
-	return [3]*os.File{in, out, errf}, ok1 && ok2 && ok3
+// readForwarded reads the content a forwarded write carries, at most
+// maxForwardBytes of it.
+func readForwarded(op, given string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxForwardBytes+1))
+	if err != nil {
+		return nil, fserr.FromOS(op+": reading the content", given, err)
+	}
+	if len(data) > maxForwardBytes {
+		return nil, fserr.New(fserr.TooLarge, fmt.Sprintf("%s: %s: an escalated %s carries at most %d MiB", op, given, op, maxForwardBytes>>20))
+	}
+	return data, nil
 }
 
-// callRunner runs the calls a session forwards, for the exec supervisor
-// and for dsh-fs mcp's escalator alike.
+// maxForwardBytes bounds the content of an escalated write: the request
+// carries it whole (encoded, under session's bound of a request).
+const maxForwardBytes = 32 << 20
+
+// callRunner carries out the requests a session forwards, for the exec
+// supervisor and for dsh-fs mcp's escalator alike.
 type callRunner struct {
 	self   string // this executable
 	record string // the record the calls run under
@@ -109,20 +125,27 @@ type callRunner struct {
 	ask func(session.Ask) error
 }
 
-// run runs one call a session forwarded: only write or edit with
-// --escalate, as this executable, outside the kernel layer, under the
-// pinned record, with the caller's session variables (they may only
-// narrow) and streams. Approval supervisor is put to r.ask.
-func (r *callRunner) run(req session.Request, stdio [3]*os.File) session.Reply {
-	if why := checkForwarded(req.Args); why != "" {
-		return session.Reply{Status: ExitUsage, Refused: why}
+// run carries out one request a session forwarded (session.DecodeRequest
+// checked its shape): as this executable in a process of its own
+// (brokeredCallArg), outside the kernel layer, under the pinned record,
+// with the caller's session variables (they may only narrow). The
+// request reaches that process typed, over a pipe; approval supervisor
+// is put to r.ask.
+func (r *callRunner) run(req session.Request) session.Reply {
+	cannot := func(err error) session.Reply {
+		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
 	}
 	mine, theirs, err := socketPair()
 	if err != nil {
-		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
+		return cannot(err)
 	}
 	defer mine.Close()
-	c := exec.Command(r.self, req.Args...)
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		theirs.Close()
+		return cannot(err)
+	}
+	c := exec.Command(r.self, brokeredCallArg)
 	c.Args[0] = "dsh-fs"
 	env := withoutSessionVars(os.Environ())
 	for _, kv := range req.Env {
@@ -131,18 +154,101 @@ func (r *callRunner) run(req session.Request, stdio [3]*os.File) session.Reply {
 			env = append(env, kv)
 		}
 	}
-	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, 3))
+	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, brokeredApproverFD))
 	c.Dir = req.Dir
-	c.Stdin, c.Stdout, c.Stderr = stdio[0], stdio[1], stdio[2]
-	c.ExtraFiles = []*os.File{theirs}
+	var stdout, stderr boundedBuffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	c.ExtraFiles = []*os.File{theirs, reqR}
 	err = c.Start()
 	theirs.Close()
+	reqR.Close()
 	if err != nil {
-		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
+		reqW.Close()
+		return cannot(err)
 	}
+	go func() {
+		json.NewEncoder(reqW).Encode(req)
+		reqW.Close()
+	}()
 	go session.AnswerAsks(mine, r.ask)
 	err = c.Wait()
-	return session.Reply{Status: exitStatusOf(c.ProcessState, err)}
+	return session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+}
+
+// boundedBuffer keeps the first maxReplyOutput bytes written to it and
+// drops the rest: a call's result is bounded already, its notes may not be.
+type boundedBuffer struct{ bytes.Buffer }
+
+const maxReplyOutput = 8 << 20
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if room := maxReplyOutput - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// brokeredCallArg makes a dsh-fs process carry out one request the
+// supervisor hands it: not a command, and nothing but the request on
+// brokeredRequestFD reaches it.
+const brokeredCallArg = "__brokered-call"
+
+// The brokered call's inherited descriptors: the approver channel to the
+// supervisor, and the request.
+const (
+	brokeredApproverFD = 3
+	brokeredRequestFD  = 4
+)
+
+// runBrokered is the brokered call's whole life: it decodes the request,
+// strictly again, and carries it out as the file tool carries out the
+// same write or edit, with its escalation; the result goes to stdout.
+func (a *App) runBrokered() int {
+	a.current = Header{Op: "escalate"}
+	f := os.NewFile(brokeredRequestFD, "request")
+	req, err := session.DecodeRequest(f)
+	f.Close()
+	if err == nil {
+		err = a.brokeredCall(req)
+	} else {
+		err = fserr.New(fserr.InvalidArgument, err.Error())
+	}
+	if err == nil {
+		return ExitOK
+	}
+	a.fail(err)
+	return exitStatus(fserr.CodeOf(err))
+}
+
+func (a *App) brokeredCall(req session.Request) error {
+	// No flag: the pinned record and the caller's variables are the
+	// sources, as for any call inside the session.
+	flags := pflag.NewFlagSet(req.Op, pflag.ContinueOnError)
+	call, err := a.beginWith(flags, req.Op, req.Path, req.Escalate)
+	if err != nil {
+		return err
+	}
+	t, err := call.resolve(req.Path)
+	if err != nil {
+		return err
+	}
+	diffOpts, err := call.diffOptionsFor(req.Op, req.Diff)
+	if err != nil {
+		return err
+	}
+	var res any
+	switch req.Op {
+	case session.OpWrite:
+		w := req.Write
+		res, err = fsops.Write(call.fence, t, fsops.WriteOptions{Content: bytes.NewReader(w.Content), Mkdir: w.Mkdir,
+			IfMatch: req.IfMatch, Overwrite: w.Overwrite, DryRun: req.DryRun, Diff: diffOpts, Encoding: w.Encoding})
+	case session.OpEdit:
+		res, err = fsops.Edit(call.fence, t, fsops.EditOptions{Edits: req.Edit.Edits, IfMatch: req.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
+	}
+	if err != nil {
+		return err
+	}
+	return call.print(res)
 }
 
 // askTerminal puts one escalation to the person at the supervisor's
@@ -153,25 +259,6 @@ func (s *supervisor) askTerminal(a session.Ask) error {
 	req := a.Request
 	req.DiffText = a.DiffText
 	return sandbox.AskAtTerminal(req)
-}
-
-// checkForwarded says why the supervisor will not run args, or "": the
-// command must be write or edit, and the call must ask to escalate.
-func checkForwarded(args []string) string {
-	root := NewCmdRoot(&App{})
-	c, _, err := root.Find(args)
-	if err != nil || !slices.Contains(escalatingOps, c.Name()) || c.Parent() != root {
-		return "the supervisor runs only write and edit calls that ask to escalate"
-	}
-	for _, arg := range args {
-		if arg == "--" {
-			break
-		}
-		if arg == "--"+config.FlagEscalate || strings.HasPrefix(arg, "--"+config.FlagEscalate+"=") {
-			return ""
-		}
-	}
-	return "the supervisor runs only write and edit calls that ask to escalate"
 }
 
 // socketPair returns two connected stream sockets, neither inherited by

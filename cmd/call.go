@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -18,15 +19,27 @@ type call struct {
 	app      *App
 	settings *config.Settings
 	fence    *sandbox.Fence
+	// escalate is the mode the call asks for with --escalate, "" for
+	// none; forwarded says the session's supervisor carries it out
+	// (brokerEscalation), once its inputs are read.
+	escalate  sandbox.Mode
+	forwarded bool
 }
 
 // begin starts the call of op on path: it loads the settings from the
 // command's flags, the environment and the config file, and builds the
 // fence, with the escalation asked for by --escalate.
 func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
+	to, _ := c.Flags().GetString(config.FlagEscalate)
+	return a.beginWith(c.Flags(), op, path, to)
+}
+
+// beginWith is begin with the setting flags flags and the escalation to
+// ("" for none): the brokered call has no command line of its own.
+func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error) {
 	a.started = true
 	a.current = Header{Op: op, Path: path}
-	s, err := config.Load(config.Source{Flags: c.Flags(), Locations: a.Locations})
+	s, err := config.Load(config.Source{Flags: flags, Locations: a.Locations})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {
@@ -39,17 +52,16 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 	a.current.Mode = string(s.Policy.Mode)
 	fence := sandbox.NewFence(s.Policy)
 	a.fence = fence
-	if to, _ := c.Flags().GetString(config.FlagEscalate); to != "" {
+	cl := &call{app: a, settings: s, fence: fence}
+	if to != "" {
 		mode, err := sandbox.ParseMode(to)
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}
 		fence.SetEscalation(mode, nil)
-		if err := a.brokerEscalation(op, s, fence); err != nil {
-			return nil, err
-		}
+		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, fence)
 	}
-	return &call{app: a, settings: s, fence: fence}, nil
+	return cl, nil
 }
 
 // beginStatic starts a call that needs no policy (version, tools): its

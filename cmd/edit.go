@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // EditOptions are the inputs of edit.
@@ -82,13 +83,18 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
-	diffOpts, err := call.diffOptions(opts.Command, "edit")
+	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
+	diffOpts, err := call.diffOptionsFor("edit", diffForm)
 	if err != nil {
 		return err
 	}
 	edits, err := opts.edits(call)
 	if err != nil {
 		return err
+	}
+	if call.forwarded {
+		return call.forward(session.Request{Op: session.OpEdit, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
+			Edit: &session.EditRequest{Edits: edits}})
 	}
 	res, err := fsops.Edit(call.fence, t, fsops.EditOptions{
 		Edits:   edits,

@@ -3,10 +3,8 @@ package cmd
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
-	"sync"
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -34,49 +32,18 @@ type Elsewhere struct {
 	own bool
 }
 
-// Run sends the call args to the supervisor with stdin as its standard
-// input, and returns its result line and exit status.
-func (e *Elsewhere) Run(args []string, stdin []byte) ([]byte, int, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, 0, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, 0, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, 0, err
-	}
-	var wg sync.WaitGroup
-	var out, notes bytes.Buffer
-	wg.Add(3)
-	go func() { defer wg.Done(); inW.Write(stdin); inW.Close() }()
-	go func() { defer wg.Done(); io.Copy(&out, outR); outR.Close() }()
-	go func() { defer wg.Done(); io.Copy(&notes, errR); errR.Close() }()
-	rep, err := session.Forward(e.broker, session.Request{Args: args, Dir: e.dir, Env: e.env}, [3]*os.File{inR, outW, errW})
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		// The reader of stdin may never have been taken: unblock it.
-		inW.Close()
-	}
-	wg.Wait()
+// Run sends req to the supervisor, with the server's directory and
+// narrowing variables, and returns its result line and exit status.
+func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
+	req.Dir, req.Env = e.dir, e.env
+	rep, err := session.Forward(e.broker, req)
 	if err != nil {
 		return nil, 0, err
 	}
 	if rep.Refused != "" {
 		return nil, rep.Status, errors.New(rep.Refused)
 	}
-	return bytes.TrimSpace(out.Bytes()), rep.Status, nil
+	return bytes.TrimSpace([]byte(rep.Stdout)), rep.Status, nil
 }
 
 // escalatorArg is the argument that makes a dsh-fs process dsh-fs mcp's

@@ -71,6 +71,9 @@ func (a *App) Run(args []string) int {
 	if len(args) == 1 && args[0] == escalatorArg {
 		return runEscalator()
 	}
+	if len(args) == 1 && args[0] == brokeredCallArg {
+		return a.runBrokered()
+	}
 	if len(args) == 1 && args[0] == userNamespaceProbeArg {
 		return userNamespaceProbe()
 	}

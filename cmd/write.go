@@ -10,6 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // WriteOptions are the inputs of write.
@@ -70,7 +71,8 @@ func writeRun(opts *WriteOptions) error {
 	if flags.Changed("from") && opts.From == "" {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
-	diffOpts, err := call.diffOptions(opts.Command, "write")
+	diffForm, _ := flags.GetString(flagDiff)
+	diffOpts, err := call.diffOptionsFor("write", diffForm)
 	if err != nil {
 		return err
 	}
@@ -94,6 +96,14 @@ func writeRun(opts *WriteOptions) error {
 		// stdin must neither empty the file nor hang the call.
 		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
+	if call.forwarded {
+		data, err := readForwarded("write", opts.Path, content)
+		if err != nil {
+			return err
+		}
+		return call.forward(session.Request{Op: session.OpWrite, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
+			Write: &session.WriteRequest{Content: data, Mkdir: opts.Mkdir, Overwrite: opts.Overwrite, Encoding: opts.Encoding}})
+	}
 	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
 		Content:   content,
 		Mkdir:     opts.Mkdir,
@@ -109,10 +119,9 @@ func writeRun(opts *WriteOptions) error {
 	return call.print(res)
 }
 
-// diffOptions are the diff bounds of the call's settings and the form its
-// --diff flag asks for.
-func (c *call) diffOptions(cmd *cobra.Command, op string) (diff.Options, error) {
-	raw, _ := cmd.Flags().GetString(flagDiff)
+// diffOptionsFor are the diff bounds of the call's settings and the form
+// raw (its --diff) asks for.
+func (c *call) diffOptionsFor(op, raw string) (diff.Options, error) {
 	form, ok := diff.ParseForm(raw)
 	if !ok {
 		return diff.Options{}, fserr.New(fserr.InvalidArgument, fmt.Sprintf("%s: --diff takes auto, full or summary, not %q", op, raw))

@@ -31,11 +31,10 @@ import (
 // approveKey names the one input request of an escalation.
 const approveKey = "dsh-fs-approve"
 
-// forwardedCall is a mutation to run elsewhere: its CLI arguments (the
-// path last), its standard input, and how to preview it.
+// forwardedCall is a mutation to run elsewhere: the typed request (its
+// escalation is filled in when it is sent), and how to preview it.
 type forwardedCall struct {
-	args    []string
-	stdin   []byte
+	req     session.Request
 	preview func() (d diff.Result, previous string, exists bool, err error)
 }
 
@@ -116,16 +115,14 @@ func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
 	return true
 }
 
-// callDigest binds an approval to the exact call: operation, path, mode,
-// arguments and input. A second round with other content is not the call
-// the user saw.
-func callDigest(op, resolved string, to sandbox.Mode, args []string, stdin []byte) string {
+// callDigest binds an approval to the exact call: the resolved path, the
+// mode and the whole request (operation, options and input). A second
+// round with other content is not the call the user saw.
+func callDigest(resolved string, to sandbox.Mode, req session.Request) string {
 	h := sha256.New()
-	for _, s := range append([]string{op, resolved, string(to)}, args...) {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	h.Write(stdin)
+	h.Write([]byte(resolved + "\x00" + string(to) + "\x00"))
+	body, _ := json.Marshal(req)
+	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -140,8 +137,8 @@ func (m *server) asksClientUser() bool {
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
 func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (*approvalState, *mcp.CallToolResult, error) {
-	op := call.args[0]
-	digest := callDigest(op, t.Path, ee.To, call.args, call.stdin)
+	op := call.req.Op
+	digest := callDigest(t.Path, ee.To, call.req)
 	answer := req.Params.InputResponses[approveKey]
 	if answer == nil || req.Params.RequestState == "" {
 		ip := req.Session.InitializeParams()
@@ -175,16 +172,19 @@ var approveSchema = map[string]any{"type": "object", "required": []string{"appro
 	"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this one call",
 		"description": "yes allows exactly this change, once"}}}
 
-// pinned is args changed to make only the change the user saw: a file
+// pinned is req changed to make only the change the user saw: a file
 // that existed is replaced only while it has the content shown
-// (--if-match); one that did not is only created.
-func pinned(args []string, s *approvalState) []string {
-	out := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--overwrite" })
-	if s.Exists {
-		path := out[len(out)-1]
-		out = append(append(out[:len(out)-1], "--if-match", s.Previous), path)
+// (if_match); one that did not is only created.
+func pinned(req session.Request, s *approvalState) session.Request {
+	if req.Write != nil {
+		w := *req.Write
+		w.Overwrite = false
+		req.Write = &w
 	}
-	return out
+	if s.Exists {
+		req.IfMatch = s.Previous
+	}
+	return req
 }
 
 // clientApproved answers the escalated call's question (approval

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/cmd"
-	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/diff"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -31,18 +30,17 @@ func (m *server) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox
 	if m.elsewhere == nil {
 		return nil, nil, ee.Denied
 	}
-	args := call.args
+	forward := call.req
 	if m.asksClientUser() {
 		state, ask, err := m.clientApproval(req, f, t, ee, call)
 		if err != nil || ask != nil {
 			return nil, ask, err
 		}
-		defer m.approvals.drop(grantKey(call.args[0], t.Path, ee.To))
-		args = pinned(args, state)
+		defer m.approvals.drop(grantKey(call.req.Op, t.Path, ee.To))
+		forward = pinned(forward, state)
 	}
-	path := args[len(args)-1]
-	full := append(append(args[:len(args)-1:len(args)-1], "--"+config.FlagEscalate, string(ee.To), "--"), path)
-	line, _, err = m.elsewhere.Run(full, call.stdin)
+	forward.Escalate = string(ee.To)
+	line, _, err = m.elsewhere.Run(forward)
 	if err != nil {
 		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
 	}

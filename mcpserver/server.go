@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/fsops"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // server holds what every tool call of dsh-fs mcp shares: the settings
@@ -445,7 +446,8 @@ func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in write
 	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
-		call := forwardedCall{args: []string{"write", "--overwrite", "--from", "-", "--diff", "summary", in.Path}, stdin: []byte(in.Content),
+		call := forwardedCall{req: session.Request{Op: session.OpWrite, Path: in.Path, Diff: "summary",
+			Write: &session.WriteRequest{Content: []byte(in.Content), Overwrite: true}},
 			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true})}
 		var ask *mcp.CallToolResult
 		if _, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
@@ -482,12 +484,9 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 	res, err := fsops.Edit(f, t, fsops.EditOptions{Edits: edits, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormFull)})
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
-		args := []string{"edit", "--edits", "-", "--diff", "full"}
-		if in.DryRun {
-			args = append(args, "--dry-run")
-		}
-		body, _ := json.Marshal(edits)
-		call := forwardedCall{args: append(args, in.Path), stdin: body, preview: m.editPreview(f, t, fsops.EditOptions{Edits: edits})}
+		call := forwardedCall{req: session.Request{Op: session.OpEdit, Path: in.Path, Diff: "full", DryRun: in.DryRun,
+			Edit: &session.EditRequest{Edits: edits}},
+			preview: m.editPreview(f, t, fsops.EditOptions{Edits: edits})}
 		var line json.RawMessage
 		var ask *mcp.CallToolResult
 		if line, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
@@ -875,16 +874,6 @@ func (m *server) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditO
 	}
 }
 
-// appendFlags appends each flag whose switch is on: on1, flag1, on2, ….
-func appendFlags(args []string, pairs ...any) []string {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if on, _ := pairs[i].(bool); on {
-			args = append(args, pairs[i+1].(string))
-		}
-	}
-	return args
-}
-
 type dshReadArgs struct {
 	Path   string `json:"path"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first line to return, counted from 1"`
@@ -923,12 +912,8 @@ func (m *server) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWri
 	}
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
-		args := []string{"write", "--from", "-"}
-		args = appendFlags(args, in.Overwrite, "--overwrite", in.Mkdir, "--mkdir", in.DryRun, "--dry-run")
-		if in.IfMatch != "" {
-			args = append(args, "--if-match", in.IfMatch)
-		}
-		call := forwardedCall{args: append(args, in.Path), stdin: []byte(in.Content),
+		call := forwardedCall{req: session.Request{Op: session.OpWrite, Path: in.Path, IfMatch: in.IfMatch, DryRun: in.DryRun,
+			Write: &session.WriteRequest{Content: []byte(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite}},
 			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite, IfMatch: in.IfMatch})}
 		return m.dshForwarded("write", in.Path, f, t)(m.escalated(req, f, t, ee, call))
 	}
@@ -955,12 +940,8 @@ func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEdit
 	}
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
-		args := appendFlags([]string{"edit", "--edits", "-"}, in.DryRun, "--dry-run")
-		if in.IfMatch != "" {
-			args = append(args, "--if-match", in.IfMatch)
-		}
-		body, _ := json.Marshal(in.Edits)
-		call := forwardedCall{args: append(args, in.Path), stdin: body, preview: m.editPreview(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch})}
+		call := forwardedCall{req: session.Request{Op: session.OpEdit, Path: in.Path, IfMatch: in.IfMatch, DryRun: in.DryRun,
+			Edit: &session.EditRequest{Edits: in.Edits}}, preview: m.editPreview(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch})}
 		return m.dshForwarded("edit", in.Path, f, t)(m.escalated(req, f, t, ee, call))
 	}
 	return m.dshResult("edit", in.Path, f, t, res, err)

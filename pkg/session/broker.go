@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/pkg/fsops"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -25,23 +28,117 @@ const (
 	ApproverEnv = "DSH_FS_APPROVER_FD"
 )
 
-// maxRequestBytes bounds one request: its arguments may carry content.
+// maxRequestBytes bounds one request: it carries a write's content.
 const maxRequestBytes = 64 << 20
 
-// Request is a call a session forwards to the supervisor: its arguments
-// (the command first), its directory and its DSH_FS_* variables. Its
-// standard streams travel beside it as file descriptors.
+// maxOutputBytes bounds what a reply carries of the call's output: a
+// result line, bounded diff included, and the notes on its stderr.
+const maxOutputBytes = 16 << 20
+
+// maxPending bounds the requests a supervisor holds at once, waiting
+// for their approval or running: past it a request is refused at once.
+// A flood of escalations is refused, never let through, and never
+// queues questions for the person faster than they can read them.
+const maxPending = 16
+
+// The operations a supervisor carries out for a session: the only ones
+// --escalate can lift.
+const (
+	OpWrite = "write"
+	OpEdit  = "edit"
+)
+
+// Request is one escalated operation a session asks the supervisor to
+// carry out (docs/design.md §10): typed, decoded strictly, and never an
+// argv that the supervisor parses again. The supervisor runs it through
+// the same fence, with the trusted approval deciding, as the file tool
+// would run it in place.
 type Request struct {
-	Args []string `json:"args"`
-	Dir  string   `json:"dir"`
-	Env  []string `json:"env"`
+	// Op is OpWrite or OpEdit; exactly the matching Write or Edit is set.
+	Op string `json:"op"`
+	// Path is the file, as the caller gave it; a relative one is taken
+	// from Dir.
+	Path string `json:"path"`
+	// Escalate is the mode the call asks for.
+	Escalate string `json:"escalate"`
+	// Dir is the caller's working directory, absolute.
+	Dir string `json:"dir"`
+	// Env are the caller's DSH_FS_* setting variables: they may only
+	// narrow the pinned record there.
+	Env []string `json:"env,omitempty"`
+	// Diff is the caller's --diff: auto, full or summary ("" is auto).
+	Diff    string `json:"diff,omitempty"`
+	IfMatch string `json:"if_match,omitempty"`
+	DryRun  bool   `json:"dry_run,omitempty"`
+
+	Write *WriteRequest `json:"write,omitempty"`
+	Edit  *EditRequest  `json:"edit,omitempty"`
+}
+
+// WriteRequest is what a write carries: its content, read by the caller
+// under its own fence (--content, --from FILE or standard input).
+type WriteRequest struct {
+	Content   []byte `json:"content"`
+	Mkdir     bool   `json:"mkdir,omitempty"`
+	Overwrite bool   `json:"overwrite,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+}
+
+// EditRequest is what an edit carries: its replacements, in order.
+type EditRequest struct {
+	Edits []fsops.Replacement `json:"edits"`
+}
+
+// DecodeRequest reads one request from r, strictly: no unknown field, no
+// data after it, and Check must pass. A request of any other shape (an
+// argv, a mkdir, one that asks for no escalation) is an error, and
+// nothing runs.
+func DecodeRequest(r io.Reader) (Request, error) {
+	dec := json.NewDecoder(io.LimitReader(r, maxRequestBytes))
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return Request{}, fmt.Errorf("a malformed request: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Request{}, errors.New("a malformed request: data after the request")
+	}
+	return req, req.Check()
+}
+
+// Check says what is wrong with req, or nil.
+func (req Request) Check() error {
+	switch {
+	case req.Op != OpWrite && req.Op != OpEdit:
+		return fmt.Errorf("the supervisor carries out only write and edit, not %q", req.Op)
+	case req.Path == "":
+		return errors.New("a request with no path")
+	case req.Escalate == "":
+		return errors.New("the supervisor carries out only calls that ask to escalate")
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		return errors.New("a request whose directory is not absolute")
+	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil):
+		return errors.New("a write carries its content and nothing of an edit")
+	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil):
+		return errors.New("an edit carries its edits and nothing of a write")
+	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
+		return errors.New("an edit with no edits")
+	}
+	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
+		return fmt.Errorf("escalate: %v", err)
+	}
+	return nil
 }
 
 // Reply is the supervisor's answer: the exit status of the call it ran,
-// or why it ran none.
+// with what it printed, or why it ran none.
 type Reply struct {
 	Status  int    `json:"status"`
 	Refused string `json:"refused,omitempty"`
+	// Stdout is the call's result; Stderr its notes (an
+	// approval_command's output among them).
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // NewBroker returns the two ends of a session's escalation channel: the
@@ -88,10 +185,9 @@ func CheckApprover(fd int, r *Record) error {
 	return nil
 }
 
-// Forward sends req, with stdio as the call's standard streams, over the
-// channel fd and waits for the supervisor's reply. A closed channel, or
-// a supervisor that is gone, is an error.
-func Forward(fd int, req Request, stdio [3]*os.File) (Reply, error) {
+// Forward sends req over the channel fd and waits for the supervisor's
+// reply. A closed channel, or a supervisor that is gone, is an error.
+func Forward(fd int, req Request) (Reply, error) {
 	if err := CheckBroker(fd); err != nil {
 		return Reply{}, err
 	}
@@ -101,17 +197,21 @@ func Forward(fd int, req Request, stdio [3]*os.File) (Reply, error) {
 	}
 	mine := os.NewFile(uintptr(pair[0]), "reply")
 	defer mine.Close()
-	rights := unix.UnixRights(pair[1], int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()))
-	err = unix.Sendmsg(fd, []byte{'r'}, rights, nil, 0)
+	err = unix.Sendmsg(fd, []byte{'r'}, unix.UnixRights(pair[1]), nil, 0)
 	unix.Close(pair[1])
 	if err != nil {
 		return Reply{}, fmt.Errorf("the supervisor's channel is closed: %v", err)
 	}
-	if err := json.NewEncoder(mine).Encode(req); err != nil {
-		return Reply{}, fmt.Errorf("the supervisor did not take the request: %v", err)
-	}
+	// A supervisor that refuses at once (too many pending) answers
+	// without reading: its reply is the answer, not the failed write.
+	sendErr := json.NewEncoder(mine).Encode(req)
+	// The request ends here: the supervisor reads to the end of it.
+	unix.Shutdown(pair[0], unix.SHUT_WR)
 	var rep Reply
-	if err := json.NewDecoder(mine).Decode(&rep); err != nil {
+	if err := json.NewDecoder(io.LimitReader(mine, 2*maxOutputBytes+4096)).Decode(&rep); err != nil {
+		if sendErr != nil {
+			return Reply{}, fmt.Errorf("the supervisor did not take the request: %v", sendErr)
+		}
 		return Reply{}, errors.New("the supervisor gave no answer (it is gone)")
 	}
 	return rep, nil
@@ -120,9 +220,10 @@ func Forward(fd int, req Request, stdio [3]*os.File) (Reply, error) {
 // Serve reads requests from the supervisor's end of the channel, ch, on
 // a goroutine of its own, and runs handle for each on another; handle's
 // reply goes back to that request alone. A request that does not come
-// with its reply socket and three streams is dropped. stop ends the
-// reading and closes ch; handlers under way finish on their own.
-func Serve(ch *os.File, handle func(Request, [3]*os.File) Reply) (stop func()) {
+// with its reply socket alone is dropped; one that is malformed, or that
+// finds maxPending requests under way, is refused without handle. stop
+// ends the reading and closes ch; handlers under way finish on their own.
+func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
 	fd := int(ch.Fd())
 	done := make(chan struct{})
 	go func() {
@@ -139,12 +240,13 @@ func Serve(ch *os.File, handle func(Request, [3]*os.File) Reply) (stop func()) {
 
 // ServeAll is Serve on this goroutine: it returns once ch is closed at
 // its other end (by every holder of it).
-func ServeAll(ch *os.File, handle func(Request, [3]*os.File) Reply) {
+func ServeAll(ch *os.File, handle func(Request) Reply) {
 	serve(int(ch.Fd()), handle)
 }
 
-func serve(fd int, handle func(Request, [3]*os.File) Reply) {
+func serve(fd int, handle func(Request) Reply) {
 	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
+	pending := make(chan struct{}, maxPending)
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
@@ -154,30 +256,42 @@ func serve(fd int, handle func(Request, [3]*os.File) Reply) {
 			return
 		}
 		fds := receivedFDs(oob[:oobn])
-		if len(fds) != 4 {
+		if len(fds) != 1 {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
 			continue
 		}
+		// Non-blocking, so the read deadline below holds.
+		unix.SetNonblock(fds[0], true)
 		conn := os.NewFile(uintptr(fds[0]), "reply")
-		stdio := [3]*os.File{os.NewFile(uintptr(fds[1]), "stdin"), os.NewFile(uintptr(fds[2]), "stdout"), os.NewFile(uintptr(fds[3]), "stderr")}
-		go func() {
-			defer conn.Close()
-			defer func() {
-				for _, f := range stdio {
-					f.Close()
-				}
+		select {
+		case pending <- struct{}{}:
+		default:
+			go func() {
+				defer conn.Close()
+				json.NewEncoder(conn).Encode(Reply{Status: 3, Refused: fmt.Sprintf("%d escalations are pending already; try again once they are answered", maxPending)})
 			}()
-			var req Request
-			if err := json.NewDecoder(io.LimitReader(conn, maxRequestBytes)).Decode(&req); err != nil {
-				json.NewEncoder(conn).Encode(Reply{Status: 2, Refused: "a malformed request"})
+			continue
+		}
+		go func() {
+			defer func() { <-pending }()
+			defer conn.Close()
+			// A request that never finishes arriving must not hold its
+			// place for ever.
+			conn.SetReadDeadline(time.Now().Add(requestTimeout))
+			req, err := DecodeRequest(conn)
+			if err != nil {
+				json.NewEncoder(conn).Encode(Reply{Status: 2, Refused: err.Error()})
 				return
 			}
-			json.NewEncoder(conn).Encode(handle(req, stdio))
+			json.NewEncoder(conn).Encode(handle(req))
 		}()
 	}
 }
+
+// requestTimeout bounds how long a request may take to arrive.
+const requestTimeout = 30 * time.Second
 
 func receivedFDs(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)

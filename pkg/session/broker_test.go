@@ -7,44 +7,97 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Requests from many callers sharing the one inherited end each get their
-// own reply, and the streams they hand over are the ones the handler
-// writes to.
+// own reply.
 func TestBrokerRepliesToEachCaller(t *testing.T) {
 	sup, shell, err := NewBroker()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer shell.Close()
-	stop := Serve(sup, func(req Request, stdio [3]*os.File) Reply {
-		stdio[1].WriteString(strings.Join(req.Args, " ") + "\n")
-		return Reply{Status: len(req.Args)}
+	stop := Serve(sup, func(req Request) Reply {
+		return Reply{Status: len(req.Path), Stdout: req.Path}
 	})
 	var wg sync.WaitGroup
 	for i := 1; i <= 8; i++ {
 		wg.Add(1)
 		go func(n int) {
 			defer wg.Done()
-			r, w, _ := os.Pipe()
-			defer r.Close()
-			args := strings.Fields(strings.Repeat("x ", n))
-			rep, err := Forward(int(shell.Fd()), Request{Args: args}, [3]*os.File{os.Stdin, w, os.Stderr})
-			w.Close()
-			if err != nil || rep.Status != n {
+			path := strings.Repeat("x", n)
+			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Path: path, Escalate: "danger-full-access", Write: &WriteRequest{}})
+			if err != nil || rep.Status != n || rep.Stdout != path {
 				t.Errorf("caller %d: reply %+v, %v", n, rep, err)
-				return
-			}
-			out := make([]byte, 64)
-			k, _ := r.Read(out)
-			if got := strings.TrimSpace(string(out[:k])); got != strings.Join(args, " ") {
-				t.Errorf("caller %d: its stdout got %q", n, got)
 			}
 		}(i)
 	}
 	wg.Wait()
 	stop()
+}
+
+// A flood of requests is refused past maxPending, never let through or
+// queued: the handler sees at most maxPending at once.
+func TestBrokerBoundsPending(t *testing.T) {
+	sup, shell, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	running, most := 0, 0
+	stop := Serve(sup, func(req Request) Reply {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return Reply{}
+	})
+	const callers = 3 * maxPending
+	var wg sync.WaitGroup
+	var refused, served sync.Map
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Path: "x", Escalate: "danger-full-access", Write: &WriteRequest{}})
+			switch {
+			case err != nil:
+				t.Errorf("caller %d: %v", i, err)
+			case rep.Refused != "":
+				refused.Store(i, rep.Refused)
+			default:
+				served.Store(i, true)
+			}
+		}()
+	}
+	// The refused callers are answered at once, while the others wait.
+	deadline := time.Now().Add(10 * time.Second)
+	for n := 0; n < callers-maxPending && time.Now().Before(deadline); {
+		n = 0
+		refused.Range(func(any, any) bool { n++; return true })
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	stop()
+	n := 0
+	refused.Range(func(_, why any) bool {
+		n++
+		if !strings.Contains(why.(string), "pending") {
+			t.Errorf("refusal %q does not say why", why)
+		}
+		return true
+	})
+	if n != callers-maxPending || most > maxPending {
+		t.Errorf("%d refused, at most %d handled at once; want %d refused and at most %d at once", n, most, callers-maxPending, maxPending)
+	}
 }
 
 // A supervisor that is gone, or a descriptor that is not its channel, is
@@ -55,19 +108,52 @@ func TestForwardWithoutSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup.Close()
-	stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
-	if _, err := Forward(int(shell.Fd()), Request{Args: []string{"write"}}, stdio); err == nil {
+	if _, err := Forward(int(shell.Fd()), Request{Op: OpWrite}); err == nil {
 		t.Error("Forward to a closed supervisor succeeded")
 	}
 	shell.Close()
 	r, w, _ := os.Pipe()
 	defer r.Close()
 	defer w.Close()
-	if _, err := Forward(int(r.Fd()), Request{}, stdio); err == nil || !strings.Contains(err.Error(), "not a socket") {
+	if _, err := Forward(int(r.Fd()), Request{}); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Errorf("Forward over a pipe = %v, want not a socket", err)
 	}
 	if _, err := EnvFD("1"); err == nil {
 		t.Error("EnvFD(1) accepted a standard stream")
+	}
+}
+
+// The channel's requests are typed and decoded strictly: anything but a
+// write or an edit that asks to escalate, with exactly its own inputs,
+// is refused, whatever it carries.
+func TestDecodeRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"write", `{"op":"write","path":"x","escalate":"danger-full-access","dir":"/w","write":{"content":"aGk="}}`, ""},
+		{"edit", `{"op":"edit","path":"x","escalate":"workspace-write","edit":{"edits":[{"old":"a","new":"b"}]}}`, ""},
+		{"argv", `{"args":["write","x","--content","--escalate"],"dir":"/w"}`, "unknown field"},
+		{"no escalation", `{"op":"write","path":"x","write":{"content":""}}`, "ask to escalate"},
+		{"escalate spelled as content", `{"op":"write","path":"x","write":{"content":"LS1lc2NhbGF0ZQ=="}}`, "ask to escalate"},
+		{"unknown mode", `{"op":"write","path":"x","escalate":"root","write":{}}`, "escalate:"},
+		{"other op", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "only write and edit"},
+		{"no path", `{"op":"write","escalate":"danger-full-access","write":{}}`, "no path"},
+		{"relative dir", `{"op":"write","path":"x","dir":"w","escalate":"danger-full-access","write":{}}`, "not absolute"},
+		{"write with edits", `{"op":"write","path":"x","escalate":"danger-full-access","write":{},"edit":{"edits":[{"old":"a","new":"b"}]}}`, "nothing of an edit"},
+		{"write without content", `{"op":"write","path":"x","escalate":"danger-full-access"}`, "carries its content"},
+		{"edit without edits", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[]}}`, "no edits"},
+		{"unknown edit field", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b","regex":true}]}}`, "unknown field"},
+		{"trailing data", `{"op":"write","path":"x","escalate":"danger-full-access","write":{}} {}`, "data after"},
+		{"not JSON", `write x`, "malformed"},
+		{"empty", ``, "malformed"},
+	} {
+		_, err := DecodeRequest(strings.NewReader(tc.body))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
+		}
 	}
 }
 

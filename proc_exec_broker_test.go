@@ -113,3 +113,42 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 	wantContent(t, target, "hi")
 	_ = session.BrokerEnv
 }
+
+// TestExecEscalatedWritePinned (issue 21): the supervisor carried out an
+// approved write through a plain open that follows symlinks, deciding
+// nothing on what it opened: the session swaps a folder of the path for
+// a symlink while the approver looks, and the write lands where the
+// approver never saw. Here the approver itself makes the swap as it
+// answers (the worst timing the session could reach), for a write of a
+// protected path in the workspace that needs danger-full-access. The
+// write must not land in the victim folder: danger-full-access widens
+// where a write may land, never how its path is opened, and a path
+// that changed since it was shown is FS_STALE.
+func TestExecEscalatedWritePinned(t *testing.T) {
+	requireLandlock(t)
+	ws, victim := t.TempDir(), t.TempDir()
+	writeTree(t, ws, map[string]string{"d/keep": "k"})
+	swap := filepath.Join(t.TempDir(), "swap.sh")
+	os.WriteFile(swap, []byte(fmt.Sprintf("#!/bin/sh\ncat >/dev/null\nmv %q %q && ln -s %q %q\n", filepath.Join(ws, "d"), filepath.Join(ws, "d.shown"), victim, filepath.Join(ws, "d"))), 0o755)
+	env := execEnv(t, ws)
+	writeSystemConfig(t, env, "approval: command\napproval_command: ["+fmt.Sprintf("%q", swap)+"]\n")
+	for _, tc := range []struct{ name, script string }{
+		{"mkdir", `dsh-fs write d/.git/x --mkdir --content planted --escalate danger-full-access`},
+		{"existing folder", `dsh-fs write d/.git/x --content planted --escalate danger-full-access`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(filepath.Join(ws, "d"))
+			os.RemoveAll(filepath.Join(ws, "d.shown"))
+			writeTree(t, ws, map[string]string{"d/keep": "k"})
+			if tc.name == "existing folder" {
+				os.MkdirAll(filepath.Join(ws, "d/.git"), 0o755)
+				os.MkdirAll(filepath.Join(victim, ".git"), 0o755)
+			}
+			code, out, errs := execSh(t, env, ws, fenced(ws), tc.script)
+			wantAbsent(t, filepath.Join(victim, ".git/x"))
+			if code == 0 || !strings.Contains(out, `"FS_STALE"`) {
+				t.Errorf("exit %d, want FS_STALE\nstdout: %s\nstderr: %s", code, out, errs)
+			}
+		})
+	}
+}

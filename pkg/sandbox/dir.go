@@ -60,6 +60,9 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		return nil, "", err
 	}
 	if again != t.Path {
+		if f.mode == DangerFullAccess {
+			return nil, "", stale(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
+		}
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 	}
 	if t.Path == "/" || t.Root != "" && t.Rel == "." {
@@ -74,16 +77,11 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		if f.mode != DangerFullAccess {
 			return nil, "", fmt.Errorf("%s: %s: no writable root matched", op, t.Given)
 		}
-		if mkdir {
-			if err := os.MkdirAll(parent, 0o777); err != nil {
-				return nil, "", fserr.FromOS(op, parent, err)
-			}
-		}
-		fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		d, err := openPinned(op, t, parent, mkdir)
 		if err != nil {
-			return nil, "", fserr.FromOS(op, parent, os.NewSyscallError("open", err))
+			return nil, "", err
 		}
-		return &Dir{fd: fd, Path: parent}, name, nil
+		return d, name, nil
 	}
 	d, err := f.openConfined(op, t, t.Root, filepath.Dir(t.Rel), mkdir)
 	if err != nil {
@@ -94,6 +92,58 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		return nil, "", err
 	}
 	return d, name, nil
+}
+
+// openPinned opens the folder parent of t in danger-full-access mode:
+// that mode widens where a write may land, never how its path is opened.
+// parent is canonical (what the approver of an escalation was shown), so
+// it is walked from "/" one component at a time through no symlink at
+// all, missing folders made one at a time with mkdir, and read back from
+// the handle once opened: a folder swapped for a symlink, or moved,
+// since t was resolved carries the write somewhere nobody saw, and is
+// FS_STALE. Names met later in the folder are never followed either.
+func openPinned(op string, t Target, parent string, mkdir bool) (*Dir, error) {
+	cur, err := openat2(unix.AT_FDCWD, "/", unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	if err != nil {
+		return nil, fserr.FromOS(op, "/", os.NewSyscallError("openat2", err))
+	}
+	curPath := "/"
+	for _, name := range strings.Split(strings.TrimPrefix(parent, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		next, err := openat2(cur, name, resolveConfined)
+		if errors.Is(err, unix.ENOENT) && mkdir {
+			if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
+				next, err = openat2(cur, name, resolveConfined)
+			}
+		}
+		curPath = filepath.Join(curPath, name)
+		unix.Close(cur)
+		switch {
+		case isEscape(err):
+			return nil, stale(op, t, fmt.Errorf("%s is a symlink by now", curPath))
+		case errors.Is(err, unix.ENOENT):
+			e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, curPath), err)
+			e.Hint = "add --mkdir to create missing folders"
+			return nil, e
+		case err != nil:
+			return nil, fserr.FromOS(op, curPath, os.NewSyscallError("openat2", err))
+		}
+		cur = next
+	}
+	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return stale(op, t, err) }}
+	if opened, err := os.Readlink(procFd(cur)); err == nil && opened != curPath {
+		d.Close()
+		return nil, stale(op, t, fmt.Errorf("the folder opened as %s is %s by now", curPath, opened))
+	}
+	return d, nil
+}
+
+// stale is a path that changed between its resolution (what the caller,
+// or an approver, was shown) and the mutation.
+func stale(op string, t Target, cause error) error {
+	return fserr.Wrap(fserr.Stale, fmt.Sprintf("%s: %s: the path changed since it was resolved to %s (%v); nothing was written", op, t.Given, t.Path, cause), cause)
 }
 
 // checkOpened decides on the folder opened rather than on the name that

@@ -521,3 +521,88 @@ func TestBareRepoLockOthersFree(t *testing.T) {
 		t.Fatal("a write of d/new waited for the lock of a write of HEAD")
 	}
 }
+
+// TestOpenDirDangerPinned (issue 21): danger-full-access widens where a
+// write may land, never how its path is opened. The approved write of an
+// escalation opened its folder with a plain open(2), which follows
+// symlinks, and checked nothing it opened: a folder of the path swapped
+// for a symlink between the approval and the open sent the write where
+// the approver never looked. In both windows (before OpenDir's own
+// re-resolution, and inside it, after) the swap is FS_STALE and nothing
+// lands outside. naiveDangerOpen, the old open, must be caught by the
+// same cases: it shows that they can fail.
+func TestOpenDirDangerPinned(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		path   string // relative to ws
+		mkdir  bool
+		swap   string // after the resolution
+		absent []string
+	}{
+		{name: "folder swapped for a symlink out", path: "d/g", swap: "ws/d => ../out"},
+		{name: "folder swapped for an absolute symlink out", path: "d/g", swap: "ws/d => $ROOT/out"},
+		{name: "mkdir under a folder swapped for a symlink", path: "d/new/x", mkdir: true, swap: "ws/d => ../out", absent: []string{"out/new"}},
+		{name: "root replaced by a symlink out", path: "f", swap: "ws => out"},
+		{name: "mkdir where a missing folder became a symlink", path: "new/deeper/x", mkdir: true, swap: "ws/new => ../out", absent: []string{"out/deeper"}},
+	} {
+		for _, window := range []string{"before OpenDir", "inside OpenDir", "naive control"} {
+			t.Run(tc.name+"/"+window, func(t *testing.T) {
+				root := tempRoot(t)
+				makeLayout(t, root, fenceLayout...)
+				fence := NewFence(testPolicy(root, DangerFullAccess))
+				target, err := fence.Resolve(tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				swapEntry(t, root, expandRoot(tc.swap, root))
+				var d *Dir
+				switch window {
+				case "before OpenDir":
+					d, _, err = fence.OpenDir("write", target, tc.mkdir)
+				case "inside OpenDir":
+					d, err = openPinned("write", target, filepath.Dir(target.Path), tc.mkdir)
+				default:
+					d, err = naiveDangerOpen(filepath.Dir(target.Path), tc.mkdir)
+				}
+				outside := func() bool {
+					real, _ := os.Readlink(procFd(d.fd))
+					return !Beneath(filepath.Join(root, "ws"), real)
+				}
+				if window == "naive control" {
+					if err != nil || !outside() {
+						t.Fatalf("the naive open was not led outside (%v): the case cannot fail", err)
+					}
+					d.Close()
+					return
+				}
+				if err == nil {
+					defer d.Close()
+					t.Fatalf("opened %s (outside: %v), want FS_STALE", d.Path, outside())
+				}
+				if c := fserr.CodeOf(err); c != fserr.Stale {
+					t.Errorf("code %s, want FS_STALE (%v)", c, err)
+				}
+				for _, p := range tc.absent {
+					if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+						t.Errorf("%s exists", p)
+					}
+				}
+			})
+		}
+	}
+}
+
+// naiveDangerOpen is the danger-full-access open before issue 21: make
+// the folders and open the path, following every symlink on the way.
+func naiveDangerOpen(parent string, mkdir bool) (*Dir, error) {
+	if mkdir {
+		if err := os.MkdirAll(parent, 0o777); err != nil {
+			return nil, err
+		}
+	}
+	fd, err := unix.Open(parent, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{fd: fd, Path: parent}, nil
+}

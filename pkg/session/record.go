@@ -87,17 +87,18 @@ func StartTime(pid int) (uint64, error) {
 }
 
 // supervisorGone reports whether r's supervisor has ended: no process has
-// its pid, or the one that has it started at another time. It can tell
-// only in the supervisor's pid namespace; judged says whether it could.
-func (r *Record) supervisorGone() (gone, judged bool) {
+// its pid, or the one that has it started at another time. Only a
+// process in the supervisor's pid namespace can tell; from any other it
+// reports false, and the record's place alone decides.
+func (r *Record) supervisorGone() bool {
 	if ns, err := PidNamespace(); err != nil || r.SupervisorPidNS == 0 || ns != r.SupervisorPidNS {
-		return false, false
+		return false
 	}
 	start, err := StartTime(r.Supervisor)
 	if err != nil {
-		return errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH), true
+		return errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH)
 	}
-	return start != r.SupervisorStart, true
+	return start != r.SupervisorStart
 }
 
 // Shell says which layers fence the shell of a session.
@@ -194,7 +195,7 @@ func removeStale(base string) {
 		}
 		// A record of another pid namespace is left: its supervisor
 		// cannot be seen from here, so it cannot be judged gone.
-		if gone, _ := r.supervisorGone(); gone {
+		if r.supervisorGone() {
 			os.RemoveAll(d)
 		}
 	}
@@ -254,9 +255,10 @@ func (e *RefusedError) Error() string { return "session record " + e.Path + ": "
 // Read reads the record at path and returns it only when the session it
 // pins could not have written it: a regular file with no write bit,
 // owned by root or this user, whose real path is session.json in a
-// session-* folder of RuntimeBase (mode 0700), in folders no one else may write, outside
-// every writable root the record names (the roots of its policy and of
-// its kernel layer), naming a supervisor that is still running: the
+// session-* folder of RuntimeBase (mode 0700), in folders no one else
+// may write, outside every writable root the record names (the roots of
+// its policy and of its kernel layer), naming a supervisor that is still
+// running: the
 // process of its pid and start time, judged where the caller shares the
 // supervisor's pid namespace (in a session's own, the location rule
 // alone decides). Owners are judged as this process's user namespace
@@ -312,7 +314,7 @@ func Read(path string) (*Record, error) {
 	if r.Supervisor <= 0 || r.SupervisorPidNS == 0 {
 		return nil, refuse("it names no supervisor")
 	}
-	if gone, _ := r.supervisorGone(); gone {
+	if r.supervisorGone() {
 		return nil, refuse(fmt.Sprintf("its supervisor (pid %d) is gone", r.Supervisor))
 	}
 	return &r, nil

@@ -40,14 +40,14 @@ func TestExecApproverNotForged(t *testing.T) {
 		t.Fatal("the session never named its record")
 	}
 
-	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "a forged approver")
+	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "a forged approver", "escalation not approved")
 }
 
 // forgeApproval runs an escalating write of target as a brokered call of
 // the session of record, handing it an approver socket this test process
-// made, which answers yes; the write must be refused and target never
-// made. who names the forger in a failure.
-func forgeApproval(t *testing.T, env []string, ws, record, target, who string) {
+// made, which answers yes; the write must be refused, saying refusal,
+// and target never made. who names the forger in a failure.
+func forgeApproval(t *testing.T, env []string, ws, record, target, who, refusal string) {
 	t.Helper()
 	mine, theirs, err := session.NewBroker()
 	if err != nil {
@@ -65,8 +65,8 @@ func forgeApproval(t *testing.T, env []string, ws, record, target, who string) {
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("%s got a write outside:\n%s", who, out.String())
 	}
-	if !strings.Contains(out.String(), "escalation not approved") {
-		t.Errorf("want a refusal, got:\n%s", out.String())
+	if !strings.Contains(out.String(), refusal) {
+		t.Errorf("want a refusal saying %q, got:\n%s", refusal, out.String())
 	}
 }
 
@@ -117,5 +117,8 @@ func TestExecApproverPidReused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "the process holding a dead supervisor's pid")
+	// Since issue 21 the record itself is refused: it is not in a
+	// session folder, and its supervisor is gone. CheckApprover's own
+	// refusal of the pid is TestCheckApprover's.
+	forgeApproval(t, env, ws, record, filepath.Join(outside, "x.txt"), "the process holding a dead supervisor's pid", "session record not trusted")
 }

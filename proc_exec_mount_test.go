@@ -1,13 +1,13 @@
 package main
 
 import (
-	"io/fs"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/cmd"
@@ -94,24 +94,29 @@ func unprivilegedBin(t *testing.T) (bin, dir string) {
 	return bin, dir
 }
 
-// TestExecNoRuntimeFolder (issue 14): a user that is not root needs a
-// private runtime folder for the record; without $XDG_RUNTIME_DIR, or
-// with one that others may write, exec fails with FS_IO and CMD never
-// runs.
+// TestExecNoRuntimeFolder (issues 14, 21): a user that is not root
+// needs its private runtime folder, /run/user/UID, for the record:
+// without $XDG_RUNTIME_DIR, or with one elsewhere (a record is trusted
+// only in /run/user/UID/dsh-fs, never where a variable says), exec fails
+// with FS_IO and CMD never runs.
 func TestExecNoRuntimeFolder(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the session as another user")
-	}
+	uid := agentUser(t)
 	bin, dir := unprivilegedBin(t)
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o755)
-	os.Chown(ws, nobody, nobody)
+	chownTree(t, ws)
 	open := filepath.Join(dir, "open")
 	os.MkdirAll(open, 0o777)
 	os.Chmod(open, 0o777)
+	own := filepath.Join(dir, "own")
+	os.MkdirAll(own, 0o700)
+	chownTree(t, own)
+	runtime := fmt.Sprintf("/run/user/%d", uid)
 	for _, tc := range []struct{ xdg, want string }{
 		{"", "no private runtime folder"},
-		{open, "may be written by others"},
+		{open, "not " + runtime},
+		// Private and the user's own, but not where records are read.
+		{own, "not " + runtime},
 	} {
 		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", "touch ran")
 		c.Dir = ws
@@ -119,7 +124,7 @@ func TestExecNoRuntimeFolder(t *testing.T) {
 		if tc.xdg != "" {
 			c.Env = append(c.Env, "XDG_RUNTIME_DIR="+tc.xdg)
 		}
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		asAgent(t, c)
 		out, _ := c.CombinedOutput()
 		if c.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), `"code":"FS_IO"`) || !strings.Contains(string(out), tc.want) {
 			t.Errorf("XDG_RUNTIME_DIR=%q: exit %d, want 1 and FS_IO saying %q:\n%s", tc.xdg, c.ProcessState.ExitCode(), tc.want, out)
@@ -134,24 +139,19 @@ func TestExecNoRuntimeFolder(t *testing.T) {
 // the mount layer too, in a user namespace that maps it to itself: the
 // shell keeps its uid and no capability, and cannot write .git.
 func TestExecMountLayerUnprivileged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the session as another user")
-	}
-	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
-		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
-	}
+	requireUserNamespaces(t)
 	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`id -u; grep CapEff /proc/self/status; echo x >> .git/HEAD; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
 	c.Dir = ws
 	c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
 		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	asAgent(t, c)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("exec as an unprivileged user: %v\n%s", err, out)
 	}
-	for _, want := range []string{"65534\n", "CapEff:\t0000000000000000", "Read-only file system", "git=2", "src=0", `"protected_held":true`} {
+	for _, want := range []string{strconv.Itoa(agentUser(t)) + "\n", "CapEff:\t0000000000000000", "Read-only file system", "git=2", "src=0", `"protected_held":true`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
@@ -168,12 +168,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 // unmount the read-only binds over .git. Many sessions at once make that
 // likely; each shell must have none.
 func TestExecShellKeepsNoCapability(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run the session as another user")
-	}
-	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
-		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
-	}
+	requireUserNamespaces(t)
 	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
 	const sessions, atOnce = 64, 8
 	var wg sync.WaitGroup
@@ -190,7 +185,7 @@ func TestExecShellKeepsNoCapability(t *testing.T) {
 			c.Dir = ws
 			c.Env = []string{"PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
 				"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
-			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			asAgent(t, c)
 			out, err := c.CombinedOutput()
 			mu.Lock()
 			defer mu.Unlock()
@@ -211,23 +206,81 @@ func TestExecShellKeepsNoCapability(t *testing.T) {
 	}
 }
 
-// unprivilegedSession readies a session of uid 65534: this test binary
-// as its dsh-fs (unprivilegedBin), a workspace ws holding files, owned by
-// that user, its runtime folder for the record, and an empty folder for
-// the trusted system files.
+// requireUserNamespaces skips a test of a session as the ordinary user
+// where there is none to run (not root), or where the kernel gives it no
+// user namespace for the mount layer.
+func requireUserNamespaces(t *testing.T) {
+	t.Helper()
+	agentUser(t)
+	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
+	}
+}
+
+// unprivilegedSession readies a session of the ordinary user of
+// agentUser (uid 23456, a real user: not the overflow uid, which would
+// hide how root's files show in its user namespace): this test binary as
+// its dsh-fs (unprivilegedBin), a workspace ws holding files, owned by
+// that user, its runtime folder for the record, and an empty folder,
+// root's, for the trusted system files.
 func unprivilegedSession(t *testing.T, files map[string]string) (bin, ws, runtime, system string) {
 	t.Helper()
 	bin, dir := unprivilegedBin(t)
 	ws = filepath.Join(dir, "ws")
 	writeTree(t, ws, files)
-	runtime = "/run/user/65534"
-	if _, err := os.Stat(runtime); os.IsNotExist(err) {
-		os.MkdirAll(runtime, 0o700)
-		t.Cleanup(func() { os.RemoveAll(runtime) })
-	}
-	filepath.WalkDir(ws, func(p string, _ fs.DirEntry, _ error) error { return os.Chown(p, nobody, nobody) })
-	os.Chown(runtime, nobody, nobody)
+	chownTree(t, ws)
+	runtime = agentRuntimeDir(t)
 	system = filepath.Join(dir, "etc")
 	os.MkdirAll(system, 0o755)
 	return bin, ws, runtime, system
+}
+
+// agentSession runs script in a dsh-fs exec session of the ordinary
+// user (unprivilegedSession's), and returns its combined output.
+func agentSession(t *testing.T, bin, ws, runtime, system, script string) string {
+	t.Helper()
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", script)
+	c.Dir = ws
+	c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
+		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	asAgent(t, c)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("exec as %s: %v\n%s", agentUserName, err, out)
+	}
+	return string(out)
+}
+
+// TestExecFileToolRealUser (issue 21): inside a session of a real
+// ordinary user, with the mount layer (a user namespace that maps that
+// user alone), the file tool works: the record, the user's, and the
+// trusted files, root's, which show as the overflow uid there, are
+// judged as the kernel maps them. Before, every call inside was refused:
+// the record's folders "owned by uid 65534, neither root nor this user".
+func TestExecFileToolRealUser(t *testing.T) {
+	requireUserNamespaces(t)
+	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+		t.Skip("no Landlock here: exec's kernel layer cannot be tested")
+	}
+	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{"src/a.go": "package a\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	// A trusted file inside the session is root's: the managed
+	// requirements, read by every call.
+	writeTree(t, system, map[string]string{"requirements.yaml": "max_mode: workspace-write\n"})
+	out := agentSession(t, bin, ws, runtime, system,
+		`id -u; stat -c 'root shows as %u' /; dsh-fs stat src/a.go; echo "stat=$?"; dsh-fs write src/b.go --content 'package a'; echo "write=$?"; dsh-fs policy; echo "policy=$?"`)
+	for _, want := range []string{
+		strconv.Itoa(agentUser(t)) + "\n",
+		"root shows as 65534",
+		`"ok":true,"op":"stat","path":"src/a.go"`, "stat=0",
+		`"ok":true,"op":"write","path":"src/b.go"`, "write=0",
+		`"ok":true,"op":"policy"`, `"protected_held":true`, "policy=0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "session record not trusted") {
+		t.Errorf("the session's own record was refused:\n%s", out)
+	}
+	wantContent(t, filepath.Join(ws, "src/b.go"), "package a")
 }

@@ -440,6 +440,10 @@ func TestExecForgedRecord(t *testing.T) {
 		why       string
 	}{
 		{"copy in the workspace", true, `cp "$DSH_FS_SESSION" "$WS/rec.json" && DSH_FS_SESSION="$WS/rec.json"`, "writable root"},
+		// issue 21: a record of its own that names no root, read-only,
+		// in a workspace whose folders are private: only exec's runtime
+		// folder holds records.
+		{"forged in a private workspace", true, `printf '%s' "$FORGED" > "$WS/rec.json" && chmod 0400 "$WS/rec.json" && DSH_FS_SESSION="$WS/rec.json"`, "not in a session folder of exec's runtime folder"},
 		{"copy in a workspace under /tmp", false, `cp "$DSH_FS_SESSION" "$WS/rec.json" && DSH_FS_SESSION="$WS/rec.json"`, "may be written by others"},
 		{"symlink to the record", true, `ln -s "$DSH_FS_SESSION" "$WS/rec.json" && DSH_FS_SESSION="$WS/rec.json"`, "a symlink"},
 		{"writable mode bits", false, `DSH_FS_SESSION="$WRITABLE"`, "mode 0600"},
@@ -457,7 +461,7 @@ func TestExecForgedRecord(t *testing.T) {
 				}
 			}
 			out := t.TempDir()
-			env := execEnv(t, ws, "WS="+ws, "OUT="+out, "WRITABLE="+writable, "UNDERTMP="+underTmp)
+			env := execEnv(t, ws, "WS="+ws, "OUT="+out, "WRITABLE="+writable, "UNDERTMP="+underTmp, "FORGED="+forgedRecord)
 			script := tc.script + ` && export DSH_FS_SESSION && dsh-fs write "$OUT/x" --content y`
 			code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
 			wantDenied(t, code, stdout, stderr, "session record not trusted", tc.why)

@@ -327,7 +327,7 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	if s.Policy.Mode == sandbox.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
-	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart()}
+	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
 }
 
 // sessionPrivileges is what CMD keeps of its privileges under p: in
@@ -344,6 +344,12 @@ func sessionPrivileges(p sandbox.Policy, mounts bool) string {
 	}
 	return session.PrivilegesNoNewPrivs
 }
+// selfPidNS is this process's pid namespace (session.PidNamespace): a
+// record's supervisor pid means something only there.
+var selfPidNS = sync.OnceValue(func() uint64 {
+	ns, _ := session.PidNamespace()
+	return ns
+})
 
 // selfStart is this process's start time (session.StartTime), computed
 // once: the record names its supervisor by pid and start.

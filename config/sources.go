@@ -218,10 +218,11 @@ func shownKey(k string) string {
 	return "(not shown)"
 }
 
-// readTrusted reads a trusted file when it exists. Only the keys of allowed
+// readTrusted reads a trusted file when it exists, and refuses it when
+// others could have written it (checkTrusted). Only the keys of allowed
 // (every setting when nil) may appear.
 func readTrusted(kind Kind, path string, allowed []Key) (*layer, error) {
-	f, _, err := openConfig(path)
+	f, real, err := openConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -229,6 +230,9 @@ func readTrusted(kind Kind, path string, allowed []Key) (*layer, error) {
 		return nil, fserr.Wrap(fserr.ConfigInvalid, fmt.Sprintf("config %s: %v", path, err), err)
 	}
 	defer f.Close()
+	if err := checkTrusted(path, real, f); err != nil {
+		return nil, err
+	}
 	return fileLayer(kind, path, f, allowed)
 }
 

@@ -47,6 +47,21 @@ type Record struct {
 	// to name another process once the supervisor is gone.
 	Supervisor      int    `json:"supervisor_pid"`
 	SupervisorStart uint64 `json:"supervisor_start"`
+	// SupervisorPidNS is the supervisor's pid namespace (the inode of
+	// its /proc/self/ns/pid): its pid and start time name it only to a
+	// process in that namespace. A session's shell may have a pid
+	// namespace of its own, where the supervisor cannot be seen.
+	SupervisorPidNS uint64 `json:"supervisor_pidns"`
+}
+
+// PidNamespace is the pid namespace of this process: the inode of
+// /proc/self/ns/pid, which names the namespace while it lives.
+func PidNamespace() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
 }
 
 // StartTime is when the process pid started, in clock ticks since boot
@@ -72,8 +87,13 @@ func StartTime(pid int) (uint64, error) {
 }
 
 // supervisorGone reports whether r's supervisor has ended: no process has
-// its pid, or the one that has it started at another time.
+// its pid, or the one that has it started at another time. Only a
+// process in the supervisor's pid namespace can tell; from any other it
+// reports false, and the record's place alone decides.
 func (r *Record) supervisorGone() bool {
+	if ns, err := PidNamespace(); err != nil || r.SupervisorPidNS == 0 || ns != r.SupervisorPidNS {
+		return false
+	}
 	start, err := StartTime(r.Supervisor)
 	if err != nil {
 		return errors.Is(unix.Kill(r.Supervisor, 0), unix.ESRCH)
@@ -117,17 +137,36 @@ const (
 	PrivilegesKept = "kept"
 )
 
-// Dir makes the private folder of one session's record: under
-// /run/dsh-fs when running as root, else under $XDG_RUNTIME_DIR (xdg),
-// a folder only its owner may enter. It must lie outside every root in
-// roots, which the session may write.
+// RuntimeBase is the one folder that holds the records of this user's
+// sessions, and the only one a record is read from: /run/dsh-fs for root,
+// /run/user/UID/dsh-fs for any other user (its runtime folder, as
+// pam_systemd makes it). It is never taken from a variable: the model
+// sets the variables of every call inside a session.
+func RuntimeBase() string {
+	if uid := os.Geteuid(); uid != 0 {
+		return filepath.Join("/run/user", strconv.Itoa(uid), "dsh-fs")
+	}
+	return "/run/dsh-fs"
+}
+
+// Dir makes the private folder of one session's record: a new
+// session-* folder, mode 0700, in RuntimeBase. A user that is not root
+// needs its runtime folder: xdg, the caller's $XDG_RUNTIME_DIR, must be
+// /run/user/UID, where its records are trusted; any other is refused
+// rather than ignored, since its owner meant the record to go there. The
+// folder must lie outside every root in roots, which the session may
+// write, and it and every folder above it be owned by root or this user
+// and writable by no one else.
 func Dir(xdg string, roots []string) (string, error) {
-	base := "/run/dsh-fs"
+	base := RuntimeBase()
 	if os.Geteuid() != 0 {
-		if xdg == "" || !filepath.IsAbs(xdg) {
+		want := filepath.Dir(base)
+		switch {
+		case xdg == "":
 			return "", errors.New("no private runtime folder: XDG_RUNTIME_DIR is not set (or run as root, which uses /run/dsh-fs)")
+		case filepath.Clean(xdg) != want:
+			return "", fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, base)
 		}
-		base = filepath.Join(xdg, "dsh-fs")
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
@@ -138,6 +177,9 @@ func Dir(xdg string, roots []string) (string, error) {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(dir)
+	if err == nil && real != dir {
+		err = fmt.Errorf("the runtime folder %s leads to %s: a record is trusted only in %s", dir, real, base)
+	}
 	if err == nil {
 		err = checkPrivate(real)
 	}
@@ -170,6 +212,8 @@ func removeStale(base string) {
 		if json.Unmarshal(data, &r) != nil || r.Supervisor <= 0 {
 			continue
 		}
+		// A record of another pid namespace is left: its supervisor
+		// cannot be seen from here, so it cannot be judged gone.
 		if r.supervisorGone() {
 			os.RemoveAll(d)
 		}
@@ -180,8 +224,12 @@ func removeStale(base string) {
 func RecordPath(dir string) string { return filepath.Join(dir, "session.json") }
 
 // Write writes r as dir/session.json, read-only (0400), and returns its
-// path.
+// path. r must name its supervisor, by pid and pid namespace: Read
+// trusts no record that does not.
 func Write(dir string, r *Record) (string, error) {
+	if r.Supervisor <= 0 || r.SupervisorPidNS == 0 {
+		return "", errors.New("the record names no supervisor (its pid and pid namespace)")
+	}
 	r.Version = Version
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -224,10 +272,16 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return "session record " + e.Path + ": " + e.Why }
 
 // Read reads the record at path and returns it only when the session it
-// pins could not have written it: a regular file with no write bit, owned
-// by root or this user, in folders no one else may write, whose real
-// path lies outside every writable root the record names (the roots of
-// its policy and of its kernel layer). Anything else is a *RefusedError.
+// pins could not have written it: a regular file with no write bit,
+// owned by root or this user, whose real path is session.json in a
+// session-* folder of RuntimeBase (mode 0700), in folders no one else
+// may write, outside every writable root the record names (the roots of
+// its policy and of its kernel layer), naming a supervisor that is still
+// running: the
+// process of its pid and start time, judged where the caller shares the
+// supervisor's pid namespace (in a session's own, the location rule
+// alone decides). Owners are judged as this process's user namespace
+// shows them (sandbox.OwnerTrusted). Anything else is a *RefusedError.
 func Read(path string) (*Record, error) {
 	refuse := func(why string) error { return &RefusedError{Path: path, Why: why} }
 	if !filepath.IsAbs(path) {
@@ -249,7 +303,8 @@ func Read(path string) (*Record, error) {
 	if why := ownedSafely(fi, false); why != "" {
 		return nil, refuse(why)
 	}
-	if err := checkPrivate(filepath.Dir(real)); err != nil {
+	dir := filepath.Dir(real)
+	if err := checkPrivate(dir); err != nil {
 		return nil, refuse(err.Error())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
@@ -268,12 +323,26 @@ func Read(path string) (*Record, error) {
 			return nil, refuse("it lies in the writable root " + root + ", where the session could have written it")
 		}
 	}
+	base := RuntimeBase()
+	if filepath.Dir(dir) != base || !strings.HasPrefix(filepath.Base(dir), "session-") || real != RecordPath(dir) {
+		return nil, refuse("it is not in a session folder of exec's runtime folder " + base + ", where only exec writes records")
+	}
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		return nil, refuse("its session folder is not private (mode 0700)")
+	}
+	if r.Supervisor <= 0 || r.SupervisorPidNS == 0 {
+		return nil, refuse("it names no supervisor")
+	}
+	if r.supervisorGone() {
+		return nil, refuse(fmt.Sprintf("its supervisor (pid %d) is gone", r.Supervisor))
+	}
 	return &r, nil
 }
 
 // ownedSafely says why fi cannot be trusted, or "": it must be a regular
-// file (or, with dir, a folder), owned by root or this user, and nobody
-// may write it (a folder: nobody but its owner).
+// file (or, with dir, a folder), owned by root or this user (as this
+// user namespace shows owners), and nobody may write it (a folder:
+// nobody but its owner).
 func ownedSafely(fi os.FileInfo, dir bool) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -284,7 +353,7 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 		return fi.Name() + " is not a folder"
 	case !dir && !fi.Mode().IsRegular():
 		return "not a regular file"
-	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
+	case !sandbox.OwnerTrusted(st.Uid):
 		return fmt.Sprintf("owned by uid %d, neither root nor this user", st.Uid)
 	case dir && fi.Mode().Perm()&0o022 != 0:
 		return fmt.Sprintf("the folder %s may be written by others (mode %04o)", fi.Name(), fi.Mode().Perm())
@@ -295,21 +364,15 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 }
 
 // checkPrivate checks that dir and every folder above it are owned by
-// root or this user and writable by no one else: otherwise someone else
-// could have swapped the record.
+// root or this user and writable by no one else, a sticky /tmp included:
+// otherwise someone else could have swapped the record.
 func checkPrivate(dir string) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return err
-		}
-		if why := ownedSafely(fi, true); why != "" {
-			return errors.New(why)
-		}
-		if d == "/" {
-			return nil
-		}
+	err := sandbox.CheckTrustedFolders(dir, false)
+	var ue *sandbox.UnsafeError
+	if errors.As(err, &ue) && strings.HasPrefix(ue.Why, "the folder may be written") {
+		return fmt.Errorf("the folder %s may be written by others%s", ue.Path, strings.TrimPrefix(ue.Why, "the folder may be written by others"))
 	}
+	return err
 }
 
 func reason(err error) string {

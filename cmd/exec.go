@@ -344,6 +344,7 @@ func sessionPrivileges(p sandbox.Policy, mounts bool) string {
 	}
 	return session.PrivilegesNoNewPrivs
 }
+
 // selfPidNS is this process's pid namespace (session.PidNamespace): a
 // record's supervisor pid means something only there.
 var selfPidNS = sync.OnceValue(func() uint64 {

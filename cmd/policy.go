@@ -76,6 +76,10 @@ type shellLayers struct {
 	DenyReadHeld  bool   `json:"deny_read_held"`
 	DenyRead      string `json:"deny_read"`
 	Escalation    string `json:"escalation"`
+	// SocketsHeld says no unix socket outside the session but the
+	// allowed ones is reachable from the shell; Sockets says how.
+	SocketsHeld bool   `json:"sockets_held"`
+	Sockets     string `json:"sockets"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts *sandbox.MountPlan `json:"mounts"`
@@ -103,6 +107,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		}
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
+		l.Sockets = socketsOutsideText(p)
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
@@ -124,6 +129,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
+	}
+	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
+	if l.Sockets == "" {
+		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
 	l.Escalation = "none"
 	if rec.Shell.Broker {

@@ -96,6 +96,11 @@ type Shell struct {
 	// Broker says an escalation channel to the supervisor was handed to
 	// the shell.
 	Broker bool `json:"broker"`
+	// SocketsHeld says no unix socket outside the session but the
+	// allowed ones is reachable from the shell, by Landlock or by the
+	// mount layer, and Sockets says how, or why not.
+	SocketsHeld bool   `json:"sockets_held"`
+	Sockets     string `json:"sockets"`
 }
 
 // Dir makes the private folder of one session's record: under

@@ -372,3 +372,22 @@ func waitForSocket(t *testing.T, path string) {
 	}
 	t.Fatalf("no socket %s", path)
 }
+
+// TestPolicySocketsOutsideSession: outside a session nothing holds for
+// the shell's sockets, and policy says what exec would do here, with the
+// allowed list.
+func TestPolicySocketsOutsideSession(t *testing.T) {
+	ws := t.TempDir()
+	env := procEnv(t, ws)
+	writeSystemConfig(t, env, "allow_unix_sockets: [/run/user/1000/ssh-agent.socket]\n")
+	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, "policy"), nil)
+	if code != 0 {
+		t.Fatalf("policy: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{`"sockets_held":false`, `"sockets":"not held for the shell: no dsh-fs exec session (dsh-fs exec `,
+		`allowed (allow_unix_sockets): /run/user/1000/ssh-agent.socket`, `"key":"allow_unix_sockets","value":["/run/user/1000/ssh-agent.socket"],"origin":"system"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("policy, want %s in:\n%s", want, out)
+		}
+	}
+}

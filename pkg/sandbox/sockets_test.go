@@ -311,6 +311,12 @@ func TestHideSocketsChild(t *testing.T) {
 		} else {
 			c.Close()
 		}
+		// Swapped for a file: no longer what the plan says either.
+		os.Remove(hidden)
+		os.WriteFile(hidden, nil, 0o644)
+		if err := plan.Apply(os.Getenv("SOCKETS_EMPTY")); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
+			t.Errorf("Apply with %s swapped for a file = %v, want changed since the plan", hidden, err)
+		}
 		return
 	}
 	if mode != "control" {

@@ -228,12 +228,16 @@ func TestExecSocketsOutside(t *testing.T) {
 		run := socketPlace(t, "/run")
 		tmp := socketPlace(t, "/tmp")
 		outside, inTmp, inWs := filepath.Join(run, "outside.sock"), filepath.Join(tmp, "tmp.sock"), filepath.Join(s.ws, "ws.sock")
-		for _, p := range []string{outside, inTmp, inWs} {
+		// git's fsmonitor daemon listens in .git, which the mount layer
+		// binds read-only (a socket there stays reachable).
+		writeTree(t, s.ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/objects/.keep": "", ".git/refs/.keep": ""})
+		inGit := filepath.Join(s.ws, ".git", "fsmonitor--daemon.ipc")
+		for _, p := range []string{outside, inTmp, inWs, inGit} {
 			serveUnix(t, p)
 		}
-		script := fmt.Sprintf("unix-dial %s; unix-dial %s; unix-dial %s; true", outside, inTmp, inWs)
+		script := fmt.Sprintf("unix-dial %s; unix-dial %s; unix-dial %s; unix-dial %s; true", outside, inTmp, inWs, inGit)
 		out := s.run(t, nil, script)
-		wantReached(t, out, map[string]bool{outside: false, inTmp: false, inWs: false})
+		wantReached(t, out, map[string]bool{outside: false, inTmp: false, inWs: false, inGit: false})
 		// Nor through the supervisor's view of the tree, which has no
 		// mount over the socket: Landlock refuses /proc/PID/root of a
 		// process outside the session.
@@ -245,7 +249,7 @@ func TestExecSocketsOutside(t *testing.T) {
 		// Allowed by name, and by a glob: those two only.
 		s.config(t, fmt.Sprintf("allow_unix_sockets: [%q, %q]\n", outside, filepath.Join(filepath.Dir(tmp), "dsh-fs-sockets-*", "*.sock")))
 		out = s.run(t, nil, script)
-		wantReached(t, out, map[string]bool{outside: true, inTmp: true, inWs: false})
+		wantReached(t, out, map[string]bool{outside: true, inTmp: true, inWs: false, inGit: false})
 		// What exec applied is in the record; policy says it as root.
 		// (As the ordinary user, the file tool inside a session refuses
 		// the record, owned by uid 65534 as the user namespace maps

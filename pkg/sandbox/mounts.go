@@ -42,8 +42,9 @@ type MountPlan struct {
 	// those that exist at the start, but the allowed ones (sockets.go).
 	HiddenSockets []string `json:"hidden_sockets"`
 	// Partial names each folder whose walk stopped at the budget, so what
-	// lies beyond was not looked at: a writable root, or the literal
-	// folder of an absolute deny_read glob with wildcards.
+	// lies beyond was not looked at: a writable root, the literal
+	// folder of an absolute deny_read glob with wildcards, or a place
+	// searched for sockets (sockets.go).
 	Partial []string `json:"partial,omitempty"`
 }
 

@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		"fake-approver":  fakeApprover,
 		"unix-connect":   unixConnect,
 		"broker-send":    brokerSend,
+		"unix-dial":      unixDial,
+		"unix-serve":     unixServe,
 	})
 }
 

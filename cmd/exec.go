@@ -128,6 +128,9 @@ type supervisor struct {
 	nested bool
 	// askMu puts one question at a time to the person at the terminal.
 	askMu sync.Mutex
+	// sockets are the paths the Landlock socket right is granted on;
+	// nil when the kernel has no such right (sandbox.SocketGrants).
+	sockets []string
 }
 
 // newSupervisor resolves the layers of the session of s and writes its
@@ -150,11 +153,15 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	rec := sessionRecord(s, roots)
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && sandbox.ScopesHeld(abi),
 		Privileges: session.PrivilegesKept}
+	var sockets []string
+	if sandbox.SocketLandlock(p) {
+		sockets = sandbox.SocketGrants(p)
+	}
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
 		// serve; this one only narrows (docs/design.md §10).
 		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, app: a, settings: s, nested: true,
-			rec: &session.Record{Roots: rec.Roots, Shell: shell}}, nil
+			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
@@ -172,7 +179,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
-	sup := &supervisor{app: a, settings: s, dir: dir}
+	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	rec.Shell = shell
 	sup.rec = rec
@@ -180,7 +188,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
-	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles) > 0 {
+	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles)+len(shell.Mounts.HiddenSockets) > 0 {
 		if sup.empty, err = session.EmptyFile(dir); err != nil {
 			sup.close()
 			return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -208,6 +216,9 @@ type childSpec struct {
 	// (sandbox.DropPrivileges).
 	Unprivileged bool   `json:"unprivileged"`
 	Empty        string `json:"empty"`
+	// Sockets, when not nil, are the grants of the Landlock socket
+	// layer (sandbox.RestrictSockets).
+	Sockets []string `json:"sockets"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -255,9 +266,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
-	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots,
+	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept}
-	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
+	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)) > 0 {
 		spec.Mounts, spec.Empty = m, s.empty
 		child.SysProcAttr = mountNamespace()
 	}
@@ -494,6 +505,11 @@ func execChild() int {
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(spec.Roots); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
+		}
+	}
+	if spec.Sockets != nil {
+		if err := sandbox.RestrictSockets(spec.Sockets); err != nil {
+			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
 		}
 	}
 	// CMD keeps no capability, as root too, and can gain none.

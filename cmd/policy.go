@@ -77,6 +77,10 @@ type shellLayers struct {
 	DenyReadHeld  bool   `json:"deny_read_held"`
 	DenyRead      string `json:"deny_read"`
 	Escalation    string `json:"escalation"`
+	// SocketsHeld says no unix socket outside the session but the
+	// allowed ones is reachable from the shell; Sockets says how.
+	SocketsHeld bool   `json:"sockets_held"`
+	Sockets     string `json:"sockets"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts         *sandbox.MountPlan `json:"mounts"`
@@ -115,6 +119,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
 			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
+		l.Sockets = socketsOutsideText(p)
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
@@ -143,6 +148,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 	l.Scopes = scopesText(rec.Shell.Landlock, "no signal and no abstract unix socket reaches a process outside the session")
 	if !rec.Shell.Scoped && rec.Shell.Landlock == 0 {
 		l.Scopes = "not held: " + rec.Shell.Kernel
+	}
+	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
+	if l.Sockets == "" {
+		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
 	l.Escalation = "none"
 	if rec.Shell.Broker {

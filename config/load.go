@@ -339,7 +339,7 @@ func (l *loader) resolveBase() error {
 				if v.value == false {
 					l.base[k] = v
 				}
-			default: // approval, approval_command, approval_timeout, allow_roots, workspaces
+			default: // approval, approval_command, approval_timeout, allow_roots, workspaces, allow_unix_sockets
 				l.base[k] = v
 			}
 		}
@@ -357,7 +357,7 @@ func (l *loader) resolveBase() error {
 	// A "~" glob with no home in the user database would silently name
 	// nothing: a secret meant to be hidden would not be.
 	if l.home == "" {
-		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots} {
+		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots, KeyAllowUnixSockets} {
 			for _, g := range asList(l.base[k].value) {
 				if g == "~" || strings.HasPrefix(g, "~/") {
 					return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %s needs the home folder, and the user database names none", l.base[k].origin.Name, k, g))
@@ -632,6 +632,14 @@ func (l *loader) narrows(s setting, v sourced) error {
 		}
 	case KeyWritableRoots:
 		return l.checkSessionRoots(v, denyRaw)
+	case KeyAllowUnixSockets:
+		// A session may drop sockets from the trusted list, never add
+		// one: each entry must be one of the trusted list's, as spelled.
+		for _, g := range asList(v.value) {
+			if !slices.Contains(asList(base.value), g) {
+				return denyRaw("", g)
+			}
+		}
 	}
 	return nil
 }
@@ -754,6 +762,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		ApprovalCommand:        asList(vals[KeyApprovalCommand].value),
 		ApprovalTimeoutSeconds: vals[KeyApprovalTimeout].value.(int),
 		Enforce:                enforce,
+		AllowUnixSockets:       asList(vals[KeyAllowUnixSockets].value),
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,
@@ -850,6 +859,17 @@ func validate(k Key, v any) error {
 		}
 	case KeyProtected, KeyProtectedExtra, KeyDenyRead, KeyWorkspaces, KeyAllowRoots:
 		for _, g := range asList(v) {
+			if err = sandbox.CheckGlob(g); err != nil {
+				break
+			}
+		}
+	case KeyAllowUnixSockets:
+		// Relative to a cwd the session picks, an entry would name a
+		// socket of the session's choosing.
+		for _, g := range asList(v) {
+			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") {
+				return fmt.Errorf("%q is not absolute; name a socket by its absolute path (or ~/…)", g)
+			}
 			if err = sandbox.CheckGlob(g); err != nil {
 				break
 			}

@@ -137,6 +137,9 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 		{name: "--writable-root outside", system: "tmp: false\n", flags: []string{"--writable-root", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--writable-root .."},
 		{name: "DSH_FS_WRITABLE_ROOTS outside", system: "tmp: false\n", env: map[string]string{"DSH_FS_WRITABLE_ROOTS": "$ROOT/ws/sub:$ROOT/outside"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_WRITABLE_ROOTS=$ROOT/outside"},
 		{name: "--cwd above a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--cwd .."},
+		{name: "session file allow_unix_sockets adding a socket", system: "allow_unix_sockets: [/run/a.sock]\n",
+			session: "allow_unix_sockets: [/run/a.sock, /run/docker.sock]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_unix_sockets"},
+		{name: "session file allow_unix_sockets over none", session: "allow_unix_sockets: [\"/run/user/*/bus\"]\n", reason: sandbox.ReasonSessionWiden},
 
 		// Narrowing, each allowed.
 		{name: "--mode read-only", flags: []string{"--mode", "read-only"}, check: func(t *testing.T, s *Settings) {
@@ -150,6 +153,12 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			}
 		}},
 		{name: "--enforce landlock", flags: []string{"--enforce", "landlock"}},
+		{name: "session file allow_unix_sockets dropping a socket", system: "allow_unix_sockets: [/run/a.sock, \"~/.gnupg/S.*\"]\n",
+			session: "allow_unix_sockets: [\"~/.gnupg/S.*\"]\n", check: func(t *testing.T, s *Settings) {
+				if got := strings.Join(s.Policy.AllowUnixSockets, ","); got != "~/.gnupg/S.*" {
+					t.Errorf("allow_unix_sockets %s", got)
+				}
+			}},
 		{name: "session protected_extra and deny_read add to the trusted ones", system: "deny_read: [\"~/.ssh/**\"]\n",
 			session: "protected_extra: [\"notes/**\"]\ndeny_read: [\"**/.env\"]\nprotected: [\"**/.git/**\", \".dsh-fs/**\", \".mcp.json\", \".vscode/**\", \".idea/**\", \".claude/**\", \".codex/**\", \".agents/**\", \"**/.bashrc\", \"**/.bash_profile\", \"**/.zshrc\", \"**/.zprofile\", \"**/.profile\", \"build/**\"]\n",
 			check: func(t *testing.T, s *Settings) {
@@ -242,6 +251,14 @@ func TestTrustedSources(t *testing.T) {
 		{name: "malformed protected glob", system: "protected: [\"a[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed protected_extra glob", session: "protected_extra: [\"a[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed workspaces glob", system: "workspaces: [\"/w[\"]\n", code: fserr.ConfigInvalid},
+		{name: "malformed allow_unix_sockets glob", system: "allow_unix_sockets: [\"/run/a[\"]\n", code: fserr.ConfigInvalid},
+		{name: "a relative allow_unix_sockets entry", system: "allow_unix_sockets: [agent.sock]\n", code: fserr.ConfigInvalid},
+		{name: "an allow_unix_sockets ~ entry with no home", system: "allow_unix_sockets: [\"~/.gnupg/S.gpg-agent\"]\n", noHome: true, code: fserr.ConfigInvalid},
+		{name: "managed allow_unix_sockets replaces the user's", user: "allow_unix_sockets: [/run/a.sock]\n", requirements: "allow_unix_sockets: []\n", check: func(t *testing.T, s *Settings) {
+			if len(s.Policy.AllowUnixSockets) != 0 {
+				t.Errorf("allow_unix_sockets %q", s.Policy.AllowUnixSockets)
+			}
+		}},
 		{name: "trusted files are protected whether or not they exist", check: func(t *testing.T, s *Settings) {
 			got := strings.Join(s.Policy.TrustedFiles, ",")
 			for _, want := range []string{"/etc/config.yaml", "/etc/requirements.yaml", "/home/.config/dsh-fs/config.yaml"} {

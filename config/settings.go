@@ -25,6 +25,7 @@ const (
 	KeyApprovalTimeout   Key = "approval_timeout"
 	KeyAllowRoots        Key = "allow_roots"
 	KeyWorkspaces        Key = "workspaces"
+	KeyAllowUnixSockets  Key = "allow_unix_sockets"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -103,6 +104,9 @@ var settings = []setting{
 	{KeyApprovalTimeout, "", "", kindInt, 60, true},
 	{KeyAllowRoots, "", "", kindList, []string{}, true},
 	{KeyWorkspaces, "", "", kindList, []string{}, true},
+	// Who may reach a socket outside a session; a session source may
+	// only drop entries (loader.narrows).
+	{KeyAllowUnixSockets, "", "", kindList, []string{}, false},
 	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
 	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
 	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
@@ -115,7 +119,7 @@ var settings = []setting{
 // managedKeys are what the managed requirements file may say: ceilings
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
-	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp}
+	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -37,9 +37,14 @@ type MountPlan struct {
 	// HiddenFiles are canonical deny_read files covered by an empty
 	// read-only file.
 	HiddenFiles []string `json:"hidden_files"`
+	// HiddenSockets are canonical unix sockets of processes outside the
+	// session, covered by the empty read-only file: below Landlock ABI 9,
+	// those that exist at the start, but the allowed ones (sockets.go).
+	HiddenSockets []string `json:"hidden_sockets"`
 	// Partial names each folder whose walk stopped at the budget, so what
-	// lies beyond was not looked at: a writable root, or the literal
-	// folder of an absolute deny_read glob with wildcards.
+	// lies beyond was not looked at: a writable root, the literal
+	// folder of an absolute deny_read glob with wildcards, or a place
+	// searched for sockets (sockets.go).
 	Partial []string `json:"partial,omitempty"`
 }
 
@@ -125,6 +130,7 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	for _, g := range absDeny {
 		pl.planAbsDeny(g, seen)
 	}
+	pl.planSockets(p)
 	return pl.plan()
 }
 
@@ -135,6 +141,7 @@ type planner struct {
 	config       []string   // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
+	sockets                 map[string]bool // met by the walks (sockets.go)
 	partial                 []string
 }
 
@@ -310,7 +317,8 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // would cover whatever the session points it at, outside the root or
 // swapped after the plan. What it leads to is met by a walk under its
 // own name when it lies in a root, and lies outside Landlock's writable
-// roots otherwise. Fifos, sockets and devices are left alone too.
+// roots otherwise. A socket is recorded for the socket layer
+// (sockets.go); fifos and devices are left alone.
 func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
 	if !visit(top, fs.ModeDir) {
 		return true
@@ -342,6 +350,8 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 				}
 			case t.IsRegular():
 				visit(abs, 0)
+			case t&fs.ModeSocket != 0:
+				pl.sawSocket(abs)
 			}
 		}
 	}
@@ -404,6 +414,12 @@ func (pl *planner) plan() MountPlan {
 	m.ReadOnly = nonNil(m.ReadOnly)
 	m.Hidden = nonNil(m.Hidden)
 	m.HiddenFiles = nonNil(m.HiddenFiles)
+	m.HiddenSockets = []string{}
+	for _, sock := range sortedKeys(pl.sockets) {
+		if !under(sock, m.Hidden) {
+			m.HiddenSockets = append(m.HiddenSockets, sock)
+		}
+	}
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}
@@ -479,7 +495,7 @@ func UserNamespace() bool { return os.Geteuid() != 0 }
 // must not start the shell.
 func (m MountPlan) Apply(emptyFile string) error {
 	empty := -1
-	if len(m.HiddenFiles) > 0 {
+	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
 		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		var st unix.Stat_t
 		if err == nil {
@@ -510,7 +526,7 @@ func (m MountPlan) Apply(emptyFile string) error {
 			return mountErr("hide", p, err)
 		}
 	}
-	return nil
+	return hideSockets(empty, m.HiddenSockets)
 }
 
 func mountErr(op, path string, err error) error {

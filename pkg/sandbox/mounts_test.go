@@ -160,7 +160,7 @@ func TestMountPlanCovers(t *testing.T) {
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
-	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[]}` {
+	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[]}` {
 		t.Errorf("empty plan = %s", j)
 	}
 }

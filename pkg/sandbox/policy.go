@@ -58,6 +58,10 @@ type Policy struct {
 	ApprovalTimeoutSeconds int
 	// Enforce selects the kernel enforcement layer.
 	Enforce Enforce
+	// AllowUnixSockets are the trusted globs of the unix sockets outside
+	// a dsh-fs exec session that its shell may connect to ("~" is
+	// expanded from Home); every other is out of its reach (sockets.go).
+	AllowUnixSockets []string
 	// Home is the user's home folder from the user database, never from
 	// $HOME, which the session sets: "~" in every glob expands to it.
 	Home string

@@ -122,6 +122,11 @@ type Shell struct {
 	// Scoped says Landlock's IPC scopes hold for the tree: no signal and
 	// no abstract unix socket reaches a process outside it.
 	Scoped bool `json:"scoped"`
+	// SocketsHeld says no unix socket outside the session but the
+	// allowed ones is reachable from the shell, by Landlock or by the
+	// mount layer, and Sockets says how, or why not.
+	SocketsHeld bool   `json:"sockets_held"`
+	Sockets     string `json:"sockets"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

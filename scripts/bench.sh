@@ -11,6 +11,10 @@
 #   BENCH_RUNS=11 scripts/bench.sh
 #   BENCH_ONLY=mcp scripts/bench.sh   # only the MCP server rows (below),
 #                                     # replacing that section of results.md
+#   BENCH_ONLY=exec BENCH_BASE=REV scripts/bench.sh
+#                                     # only exec's start-up and calls inside a
+#                                     # session, this build against REV's, in one
+#                                     # run; replacing that section
 #
 # The MCP rows (scripts/mcpbench) drive `dsh-fs mcp` and, where node and
 # npm can install it, the official @modelcontextprotocol/server-filesystem
@@ -131,6 +135,82 @@ mcp_rows() {
 		echo "cannot be faster than the SDK floor, which it is built on."
 	} >"$TMP/mcp.md"
 }
+
+# exec_rows: exec's start-up in a small workspace (the record, the mount
+# layer's walk, the read-only tree, Landlock, the privileges dropped,
+# the pty relay where there is a terminal) and a dsh-fs call inside a
+# session, this build against BENCH_BASE's, interleaved, in $TMP/exec.md.
+# stdin is not a terminal here, so the relay is not in these rows.
+exec_rows() {
+	local base=${BENCH_BASE:?BENCH_ONLY=exec needs BENCH_BASE=REV, the build to compare with}
+	local bdir=$TMP/base-src xws=$TMP/exec-ws
+	rm -rf "$bdir" && mkdir -p "$bdir" "$TMP/base"
+	git -C "$REPO" archive "$base" | tar -x -C "$bdir"
+	(cd "$bdir" && go build -o "$TMP/base/dsh-fs" .)
+	mkdir -p "$xws/src" "$xws/.git/objects" "$xws/.git/refs"
+	printf 'ref: refs/heads/main\n' >"$xws/.git/HEAD"
+	for i in $(seq 20); do printf 'package src\n' >"$xws/src/f$i.go"; done
+	printf 'hello\n' >"$xws/small.txt"
+	local spec=$TMP/exec-spec.json sessions=() rec_new="" rec_base="" r b
+	# A session of each build, whose record the rows inside name.
+	for b in "$BIN" "$TMP/base/dsh-fs"; do
+		env -u DSH_FS_CWD "$b" exec --cwd "$xws" --tmp=false -- sleep 100000 &
+		sessions+=($!)
+		sleep 0.3
+		r=$(ls -t /run/dsh-fs/session-*/session.json /run/user/"$(id -u)"/dsh-fs/session-*/session.json \
+			"${XDG_RUNTIME_DIR:-/nonexistent}"/dsh-fs/session-*/session.json 2>/dev/null | head -1 || true)
+		[[ -n $r ]] || { echo "bench.sh: no exec session record" >&2; kill "${sessions[@]}"; exit 1; }
+		if [[ $b == "$BIN" ]]; then rec_new=$r; else rec_base=$r; fi
+	done
+	local new_path base_path
+	new_path="$(dirname "$BIN"):/usr/bin:/bin"
+	base_path="$TMP/base:/usr/bin:/bin"
+	cat >"$spec" <<JSON
+[
+  {"name": "dsh-fs exec -- true, small workspace: this build against $base", "loop": 50, "reference": true,
+   "plain": {"label": "$base", "runs": [["env", "-u", "DSH_FS_CWD", "$TMP/base/dsh-fs", "exec", "--cwd", "$xws", "--tmp=false", "--", "true"]]},
+   "dsh": {"label": "this build", "runs": [["env", "-u", "DSH_FS_CWD", "$BIN", "exec", "--cwd", "$xws", "--tmp=false", "--", "true"]]}},
+  {"name": "dsh-fs exec -- dsh-fs stat (a session and one call inside): this build against $base", "loop": 30, "reference": true,
+   "plain": {"label": "$base", "runs": [["env", "-u", "DSH_FS_CWD", "PATH=$base_path", "$TMP/base/dsh-fs", "exec", "--cwd", "$xws", "--tmp=false", "--", "dsh-fs", "stat", "small.txt"]], "expect": "\"ok\":true"},
+   "dsh": {"label": "this build", "runs": [["env", "-u", "DSH_FS_CWD", "PATH=$new_path", "$BIN", "exec", "--cwd", "$xws", "--tmp=false", "--", "dsh-fs", "stat", "small.txt"]], "expect": "\"ok\":true"}},
+  {"name": "dsh-fs stat inside a session (the pinned record read and checked): this build against $base", "loop": 50, "reference": true,
+   "plain": {"label": "$base", "runs": [["env", "-u", "DSH_FS_CWD", "DSH_FS_SESSION=$rec_base", "$TMP/base/dsh-fs", "stat", "$xws/small.txt"]], "expect": "\"ok\":true"},
+   "dsh": {"label": "this build", "runs": [["env", "-u", "DSH_FS_CWD", "DSH_FS_SESSION=$rec_new", "$BIN", "stat", "$xws/small.txt"]], "expect": "\"ok\":true"}}
+]
+JSON
+	"$RUNNER" -spec "$spec" -runs "$RUNS" -dir "$xws" -details "$TMP/exec-details.md" >"$TMP/exec-table.md"
+	kill "${sessions[@]}" 2>/dev/null || true
+	{
+		echo "Start-up of a session, and a call inside one, against $base ($(git -C "$REPO" rev-parse --short "$base")),"
+		echo "interleaved in one run, $RUNS runs a side; a small workspace (20 files and a .git);"
+		echo "stdin a pipe, so no pty relay. Target (issue 21): exec -- true under 15 ms."
+		echo
+		cat "$TMP/exec-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/exec-details.md"
+	} >"$TMP/exec.md"
+}
+
+if [[ ${BENCH_ONLY:-} == exec ]]; then
+	exec_rows
+	OUT=$REPO/bench/results.md
+	{
+		echo "## exec sessions ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
+		echo
+		cat "$TMP/exec.md"
+		echo
+	} >"$TMP/exec-section.md"
+	# The old section goes; the new one stands before the MCP section (which
+	# BENCH_ONLY=mcp rewrites to the end) or the notes.
+	awk -v sec="$TMP/exec-section.md" '
+		/^## / { skip = /^## exec sessions/ }
+		!done && /^## (MCP server|Notes)/ { while ((getline l < sec) > 0) print l; done = 1 }
+		!skip { print }
+		END { if (!done) while ((getline l < sec) > 0) print l }' "$OUT" >"$OUT.new"
+	mv "$OUT.new" "$OUT"
+	cat "$TMP/exec.md"
+	exit 0
+fi
 
 if [[ ${BENCH_ONLY:-} == mcp ]]; then
 	mcp_rows

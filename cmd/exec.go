@@ -165,6 +165,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		plan := sandbox.PlanMounts(p, roots)
 		shell.Mounts = &plan
 	}
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -174,15 +175,22 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	rec.Shell = shell
 	sup.rec = rec
+	if m := shell.Mounts; m != nil {
+		rec.DenyIdentities = m.DenyIdentities
+		if len(m.HiddenFiles) > 0 {
+			// Before the record, which names it: a hidden hard link
+			// reads as this file inside, and the file tool refuses it.
+			var id sandbox.DenyIdentity
+			if sup.empty, id, err = session.EmptyFile(dir); err != nil {
+				sup.close()
+				return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+			}
+			rec.DenyIdentities = append(rec.DenyIdentities, id)
+		}
+	}
 	if sup.record, err = session.Write(dir, sup.rec); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
-	}
-	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles) > 0 {
-		if sup.empty, err = session.EmptyFile(dir); err != nil {
-			sup.close()
-			return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-		}
 	}
 	return sup, nil
 }
@@ -251,7 +259,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots}
-	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)) > 0 {
+	if m := s.rec.Shell.Mounts; m != nil && !m.Empty() {
 		spec.Mounts, spec.Empty = m, s.empty
 		child.SysProcAttr = mountNamespace()
 	}

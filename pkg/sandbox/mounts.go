@@ -41,6 +41,34 @@ type MountPlan struct {
 	// lies beyond was not looked at: a writable root, or the literal
 	// folder of an absolute deny_read glob with wildcards.
 	Partial []string `json:"partial,omitempty"`
+	// OutsideReadOnly says the whole tree is made read-only, recursively,
+	// before anything else is mounted, with the folders in Writable
+	// bound writable again: outside them chmod, chown, utime, setxattr
+	// and chattr fail with EROFS whatever the uid (see rotree.go). False
+	// on a kernel without mount_setattr (ReadOnlyTree).
+	OutsideReadOnly bool `json:"outside_read_only"`
+	// Writable are the canonical writable roots that stay writable under
+	// the read-only tree, nodev and nosuid: the kernel layer's roots
+	// (none in read-only mode).
+	Writable []string `json:"writable"`
+	// Pinned are canonical folders bound over themselves, outermost
+	// first, so that the kernel refuses to rename or remove them (EBUSY):
+	// every folder from the outermost writable root down to a path in
+	// ReadOnly that lies in one, so that renaming a parent cannot put a
+	// planted .git where the protected one was.
+	Pinned []string `json:"pinned"`
+	// Unpinned are the paths of ReadOnly whose folders are not pinned,
+	// for want of budget (maxPinned).
+	Unpinned []string `json:"unpinned,omitempty"`
+	// DenyIdentities are the identities of the deny_read files with
+	// several links, seen before anything is hidden. The session record
+	// carries them (session.Record), not the plan.
+	DenyIdentities []DenyIdentity `json:"-"`
+}
+
+// Empty reports whether applying m would mount nothing.
+func (m MountPlan) Empty() bool {
+	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.Pinned) == 0
 }
 
 // walkBudget bounds the entries one walk looks at (a writable root, or
@@ -78,7 +106,8 @@ var walkBudget = 20000
 // file systems mounted beneath a root: a .git on a bind-mounted folder
 // is as writable as any other, and the budget bounds the cost.
 func PlanMounts(p Policy, roots []Root) MountPlan {
-	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{}}
+	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
+		linked: map[string]fileID{}, denyIDs: map[fileID]string{}}
 	for _, g := range p.Protected {
 		g = p.expandHome(g)
 		switch {
@@ -91,11 +120,19 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 		}
 	}
 	var absDeny []string
-	for _, g := range NewFence(p).denyRead {
+	fence := NewFence(p)
+	for _, g := range fence.denyRead {
 		pl.deny = append(pl.deny, newWalkGlob(g.match))
+		pl.denyShown = append(pl.denyShown, g.shown)
 		if strings.HasPrefix(g.match, "/") {
 			absDeny = append(absDeny, g.match)
 		}
+	}
+	if len(absDeny) > 0 {
+		// Before anything is hidden: inside the session the hidden
+		// files are out of the file tool's reach, identities included.
+		ids := walkIdentities(fence.denyRead, maxIdentityEntries)
+		pl.denyIDs, pl.idsCut = ids.ids, ids.cut
 	}
 	rootPaths := RootPaths(roots)
 	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
@@ -125,17 +162,42 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	for _, g := range absDeny {
 		pl.planAbsDeny(g, seen)
 	}
-	return pl.plan()
+	pl.hideLinks()
+	m := pl.plan()
+	if p.Mode == WorkspaceWrite {
+		m.Writable = existingDirs(rootPaths)
+		slices.Sort(m.Writable)
+	}
+	m.Writable = nonNil(m.Writable)
+	m.OutsideReadOnly = readOnlyTreeWhy() == ""
+	if !m.OutsideReadOnly || p.Mode == WorkspaceWrite {
+		// Under a read-only tree in read-only mode nothing can be
+		// renamed anyway.
+		m.Pinned, m.Unpinned = planPins(m.ReadOnly, rootPaths, m.OutsideReadOnly)
+	}
+	m.Pinned = nonNil(m.Pinned)
+	return m
 }
 
 type planner struct {
 	protected    []walkGlob // protected globs relative to a root
 	absProtected []walkGlob // absolute protected globs
 	deny         []walkGlob // deny_read globs, anchored, as the fence has them
+	denyShown    []string   // the glob to name for each of deny, in a denial
 	config       []string   // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	partial                 []string
+
+	// linked are the regular files with several links the walks of the
+	// roots met and did not hide, by path, and denyIDs the identities of
+	// the deny_read files with several links, each with its glob: a
+	// linked file that is one of them is hidden like it (hideLinks).
+	linked  map[string]fileID
+	denyIDs map[fileID]string
+	// idsCut is the anchored glob whose tree was too large to collect
+	// every identity in (walkIdentities); "" when none was.
+	idsCut string
 }
 
 // walkGlob is a glob split once for a walk that matches it against
@@ -173,11 +235,15 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 	return func(abs string, typ fs.FileMode) bool {
 		covered := false
 		absParts := splitSlash(abs)
-		for _, g := range pl.deny {
+		denied := -1
+		for i, g := range pl.deny {
 			if g.covers(absParts) {
-				covered = pl.hide(abs, typ)
+				covered, denied = pl.hide(abs, typ), i
 				break
 			}
+		}
+		if typ.IsRegular() {
+			pl.noteLinks(abs, denied)
 		}
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
@@ -186,6 +252,37 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 			covered = true
 		}
 		return !covered
+	}
+}
+
+// noteLinks records the regular file abs when it has several links: as
+// a deny_read file (denied, the index of the glob in pl.deny that covers
+// it) whose other names are to be hidden too, or, when no glob covers it
+// (denied -1), as a name that may be one of those.
+func (pl *planner) noteLinks(abs string, denied int) {
+	var st unix.Stat_t
+	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		return
+	}
+	id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if denied < 0 {
+		pl.linked[abs] = id
+	} else if _, ok := pl.denyIDs[id]; !ok {
+		pl.denyIDs[id] = pl.denyShown[denied]
+	}
+}
+
+// hideLinks hides every linked file that is the same file as a deny_read
+// file: a hard link made before the session reads the secret under a
+// name no glob covers. When the identities of an anchored glob's tree
+// could not all be collected (idsCut), a linked file cannot be told
+// apart from the ones not collected, and is hidden too, as the fence
+// denies it.
+func (pl *planner) hideLinks() {
+	for abs, id := range pl.linked {
+		if _, ok := pl.denyIDs[id]; ok || pl.idsCut != "" {
+			pl.hide(abs, 0)
+		}
 	}
 }
 
@@ -407,6 +504,7 @@ func (pl *planner) plan() MountPlan {
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}
+	m.DenyIdentities = denyIdentities(pl.denyIDs)
 	return m
 }
 
@@ -465,6 +563,11 @@ func UserNamespace() bool { return os.Geteuid() != 0 }
 // process sees. emptyFile is an existing empty regular file (mode 0400)
 // to bind over hidden files.
 //
+// The read-only tree comes first (readOnlyTree), then the pins, outermost
+// first, then the read-only binds, then the hiding: a pin made after a
+// bind beneath it would be a copy made before, and each mount is made on
+// what the ones before it left.
+//
 // Every path is opened without following any symlink, checked to still be
 // what the plan says (a folder for Hidden, not a folder for HiddenFiles),
 // and mounted on through that descriptor, so a path swapped for a symlink
@@ -495,6 +598,24 @@ func (m MountPlan) Apply(emptyFile string) error {
 		}
 		empty = fd
 	}
+	// The working folder was entered before anything was mounted: a
+	// relative path would still lead into the mounts beneath the plan's
+	// (the read-only tree's, what is hidden), so it is entered again by
+	// its name once all is mounted.
+	wd, err := os.Getwd()
+	if err != nil {
+		return mountErr("working folder", ".", err)
+	}
+	if m.OutsideReadOnly {
+		if err := readOnlyTree(m.Writable); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Pinned {
+		if err := pin(p); err != nil {
+			return mountErr("pin", p, err)
+		}
+	}
 	for _, p := range m.ReadOnly {
 		if err := bindReadOnly(-1, p, 0); err != nil {
 			return mountErr("bind read-only", p, err)
@@ -509,6 +630,9 @@ func (m MountPlan) Apply(emptyFile string) error {
 		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
 			return mountErr("hide", p, err)
 		}
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return mountErr("enter the working folder", wd, err)
 	}
 	return nil
 }

@@ -147,6 +147,14 @@ func TestExecReadOnlyTree(t *testing.T) {
 			t.Errorf("want %q in:\n%s%s", want, out, errs)
 		}
 	}
+
+	// Outside a session nothing holds, and policy says what exec would do.
+	_, _, out, errs = procRun(t, procCmd(procBin(t), env, ws, "policy", "--cwd", ws), nil)
+	for _, want := range []string{`"outside_read_only_held":false`, "dsh-fs exec would make everything outside the writable roots read-only here"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("policy outside a session: want %q in:\n%s%s", want, out, errs)
+		}
+	}
 }
 
 // TestExecReadOnlyTreeAgent is TestExecReadOnlyTree for a real ordinary
@@ -158,28 +166,10 @@ func TestExecReadOnlyTreeAgent(t *testing.T) {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	bin, dir := unprivilegedBin(t)
-	ws := filepath.Join(dir, "ws")
-	outside := filepath.Join(dir, "outside")
-	writeTree(t, ws, map[string]string{"src/a.go": "package a\n"})
-	writeTree(t, outside, map[string]string{"f": "outside\n"})
-	chownTree(t, ws)
-	chownTree(t, outside)
-	system := filepath.Join(dir, "etc")
-	os.MkdirAll(system, 0o755)
-	f := filepath.Join(outside, "f")
-	run := func(args ...string) (string, error) {
-		c := exec.Command(bin, args...)
-		c.Dir = ws
-		c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + agentRuntimeDir(t),
-			"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
-		asAgent(t, c)
-		out, err := c.CombinedOutput()
-		return string(out), err
-	}
+	a := newAgentSession(t, map[string]string{"ws/src/a.go": "package a\n", "outside/f": "outside\n"})
+	f := filepath.Join(a.dir, "outside", "f")
 	before := map[string]metadata{f: metadataOf(t, f)}
-	out, err := run("exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
-		metadataScript(uid, false, f)+`echo x > src/b.go; echo "ws=$?"; echo x > /dev/null; echo "null=$?"`)
+	out, err := a.exec(metadataScript(uid, false, f) + `echo x > src/b.go; echo "ws=$?"; echo x > /dev/null; echo "null=$?"`)
 	if err != nil {
 		t.Fatalf("exec as %s: %v\n%s", agentUserName, err, out)
 	}
@@ -199,6 +189,47 @@ func TestExecReadOnlyTreeAgent(t *testing.T) {
 	if m := metadataOf(t, f); m.mode.Perm() != 0o666 {
 		t.Errorf("without exec the chmod should get through: mode %v", m.mode)
 	}
+}
+
+// agentSession is a session of the real ordinary user (agentUser): this
+// test binary as its dsh-fs (unprivilegedBin), a folder dir holding the
+// files given (the workspace is dir/ws), all owned by that user, and the
+// folder of its trusted system config (system).
+type agentSession struct {
+	t            *testing.T
+	bin, dir, ws string
+	system       string
+}
+
+func newAgentSession(t *testing.T, files map[string]string) agentSession {
+	t.Helper()
+	agentUser(t)
+	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
+	}
+	bin, dir := unprivilegedBin(t)
+	a := agentSession{t: t, bin: bin, dir: dir, ws: filepath.Join(dir, "ws"), system: filepath.Join(dir, "etc")}
+	writeTree(t, dir, files)
+	os.MkdirAll(a.ws, 0o755)
+	for _, e := range dirNames(t, dir) {
+		if e != "bin" {
+			chownTree(t, filepath.Join(dir, e))
+		}
+	}
+	os.MkdirAll(a.system, 0o755)
+	return a
+}
+
+// exec runs `dsh-fs exec --cwd WS --tmp=false -- sh -c script` in the
+// workspace as the ordinary user.
+func (a agentSession) exec(script string) (string, error) {
+	c := exec.Command(a.bin, "exec", "--cwd", a.ws, "--tmp=false", "--", "sh", "-c", script)
+	c.Dir = a.ws
+	c.Env = []string{"PATH=" + filepath.Dir(a.bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + agentRuntimeDir(a.t),
+		"DSH_FS_TEST_SYSTEM_DIR=" + a.system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	asAgent(a.t, c)
+	out, err := c.CombinedOutput()
+	return string(out), err
 }
 
 // TestExecNodev: as root, a device node in the workspace made before the
@@ -275,6 +306,14 @@ func TestExecPinnedGit(t *testing.T) {
 		t.Errorf("renaming the workspace's parent in /tmp: want mvparent=1 in:\n%s%s", out, errs)
 	}
 	wantAbsent(t, base+".moved")
+
+	// The same for a real ordinary user, in its user namespace.
+	a := newAgentSession(t, map[string]string{"ws/sub/.git/HEAD": "ref: refs/heads/main\n", "ws/sub/.git/config": "[core]\n"})
+	out, err := a.exec(script)
+	if err != nil || !strings.Contains(out, "mv=1") || !strings.Contains(out, "Device or resource busy") || strings.Contains(out, "plant=0") {
+		t.Errorf("as %s: %v\n%s", agentUserName, err, out)
+	}
+	wantContent(t, filepath.Join(a.ws, "sub/.git/config"), "[core]\n")
 }
 
 // TestExecDenyHardLink: a hard link in the workspace, made before the
@@ -306,5 +345,27 @@ func TestExecDenyHardLink(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in:\n%s%s", want, out, errs)
 		}
+	}
+
+	// A link outside every root walked is not hidden (a documented gap),
+	// but the file tool inside refuses it by the identities the record
+	// carries: the original is hidden, and no walk inside can find it.
+	if err := os.Link(filepath.Join(base, "secrets/key"), filepath.Join(base, "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errs = execSh(t, env, ws, fenced(ws), `dsh-fs read ../elsewhere; echo "read=$?"`)
+	if !strings.Contains(out, `"reason":"deny_read"`) || !strings.Contains(out, "read=3") || strings.Contains(out, "SECRET") {
+		t.Errorf("dsh-fs read of a link outside the roots inside the session:\n%s%s", out, errs)
+	}
+
+	// The shell of a real ordinary user sees nothing of it either.
+	a := newAgentSession(t, map[string]string{"secrets/key": "SECRET-KEY\n", "ws/a.go": "package a\n"})
+	writeTree(t, a.system, map[string]string{"config.yaml": "deny_read: [" + filepath.Join(a.dir, "secrets") + "/**]\n"})
+	if err := os.Link(filepath.Join(a.dir, "secrets/key"), filepath.Join(a.ws, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.exec(`cat notes.txt; echo "cat=$?"`)
+	if err != nil || strings.Contains(out, "SECRET") || !strings.Contains(out, "cat=0") {
+		t.Errorf("as %s: %v\n%s", agentUserName, err, out)
 	}
 }

@@ -152,9 +152,9 @@ func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
 	if m == nil {
 		return false, "not held for the shell: " + why
 	}
-	pins := fmt.Sprintf("%d folders above protected paths pinned against rename", len(m.Pinned))
+	pins := fmt.Sprintf("folders above protected paths pinned against rename: %d", len(m.Pinned))
 	if len(m.Unpinned) > 0 {
-		pins += fmt.Sprintf(" (%d protected paths left unpinned past the budget)", len(m.Unpinned))
+		pins += fmt.Sprintf(" (protected paths left unpinned past the budget: %d)", len(m.Unpinned))
 	}
 	if !m.OutsideReadOnly {
 		_, why := sandbox.ReadOnlyTree()

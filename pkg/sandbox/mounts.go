@@ -80,6 +80,11 @@ func (m MountPlan) Empty() bool {
 // cache. A variable only so tests can lower it.
 var walkBudget = 20000
 
+// identityBudget is the budget of the plan's walk of the anchored
+// deny_read trees for identities, the fence's; a variable only so tests
+// can lower it.
+var identityBudget = maxIdentityEntries
+
 // PlanMounts finds what the mount layer covers under policy p with the
 // given canonical writable roots. It never follows a symlink while
 // walking, and lists only paths that exist now, canonical, sorted and
@@ -124,6 +129,7 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	for _, g := range fence.denyRead {
 		pl.deny = append(pl.deny, newWalkGlob(g.match))
 		pl.denyShown = append(pl.denyShown, g.shown)
+		pl.denyMatch = append(pl.denyMatch, g.match)
 		if strings.HasPrefix(g.match, "/") {
 			absDeny = append(absDeny, g.match)
 		}
@@ -131,7 +137,7 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	if len(absDeny) > 0 {
 		// Before anything is hidden: inside the session the hidden
 		// files are out of the file tool's reach, identities included.
-		ids := walkIdentities(fence.denyRead, maxIdentityEntries)
+		ids := walkIdentities(fence.denyRead, identityBudget)
 		pl.denyIDs, pl.idsCut = ids.ids, ids.cut
 	}
 	rootPaths := RootPaths(roots)
@@ -184,6 +190,7 @@ type planner struct {
 	absProtected []walkGlob // absolute protected globs
 	deny         []walkGlob // deny_read globs, anchored, as the fence has them
 	denyShown    []string   // the glob to name for each of deny, in a denial
+	denyMatch    []string   // each of deny as the fence matches it
 	config       []string   // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
@@ -275,13 +282,27 @@ func (pl *planner) noteLinks(abs string, denied int) {
 // hideLinks hides every linked file that is the same file as a deny_read
 // file: a hard link made before the session reads the secret under a
 // name no glob covers. When the identities of an anchored glob's tree
-// could not all be collected (idsCut), a linked file cannot be told
-// apart from the ones not collected, and is hidden too, as the fence
-// denies it.
+// could not all be collected (idsCut), the glob's literal folder is
+// listed in Partial: the fence outside denies every file with several
+// links then, but hiding them all would cover each hard-linked file of
+// a workspace (a pnpm store, a git clone --local) with a mount.
 func (pl *planner) hideLinks() {
 	for abs, id := range pl.linked {
-		if _, ok := pl.denyIDs[id]; ok || pl.idsCut != "" {
+		if _, ok := pl.denyIDs[id]; ok {
 			pl.hide(abs, 0)
+		}
+	}
+	if pl.idsCut == "" {
+		return
+	}
+	for i, shown := range pl.denyShown {
+		if shown != pl.idsCut || !strings.HasPrefix(pl.denyMatch[i], "/") {
+			continue
+		}
+		prefix, _ := literalPrefix(pl.denyMatch[i])
+		if c, err := Canonical("/", prefix); err == nil {
+			pl.partial = append(pl.partial, c)
+			return
 		}
 	}
 }

@@ -545,6 +545,16 @@ func TestMountPlanLinks(t *testing.T) {
 	if want := []string{"**/.env", tmp + "/sec/**"}; !slices.Equal(globs, want) {
 		t.Errorf("identities for %q, want %q", globs, want)
 	}
+
+	// A tree too large for the identity budget: its folder is partial,
+	// and the links to what was not collected stay.
+	defer func(b int) { identityBudget = b }(identityBudget)
+	identityBudget = 0
+	got = PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want.HiddenFiles, want.Partial = []string{ws + "/.env", ws + "/env.txt"}, []string{tmp + "/sec"}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts past the identity budget:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
 }
 
 // TestMountPlanPins pins planPins: every folder from the outermost root

@@ -18,9 +18,11 @@ import (
 // the exec section): what the session's shell may neither write nor read
 // although Landlock alone would let it. Landlock grants a writable root
 // whole and cannot carve a protected folder (.git) out of it, nor deny
-// reads the fence denies by name; the shell's child covers those paths
-// with mounts in its own private mount namespace, which no other process
-// sees and which ends with the session.
+// reads the fence denies by name, nor govern metadata (chmod, chown,
+// utime, xattrs, inode flags) anywhere; the shell's child covers those
+// paths, and makes everything outside the roots read-only, with mounts
+// in its own private mount namespace, which no other process sees and
+// which ends with the session.
 //
 // It is planned once, from what exists when the session starts: a
 // protected or deny_read path created later is guarded by the fence for
@@ -104,6 +106,15 @@ var identityBudget = maxIdentityEntries
 // pass through: a relative deny_read glob ("**/.env") is looked for
 // only inside the writable roots walked, not elsewhere on disk (Landlock
 // leaves reads open), and not inside a folder already bound read-only.
+//
+// The read-only tree is planned where the kernel has mount_setattr
+// (OutsideReadOnly), with the roots of p's kernel layer as Writable (in
+// workspace-write mode; none otherwise); the folders above each
+// read-only path in a root are Pinned (planPins). A regular file with
+// several links that a root's walk meets is hidden when it is the same
+// file as a deny_read file: one in an anchored glob's tree
+// (walkIdentities, before anything is hidden) or one the walk hides;
+// those identities are DenyIdentities.
 //
 // Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
 // shared scratch space whose size no session bounds, and nothing the

@@ -369,3 +369,32 @@ func TestExecDenyHardLink(t *testing.T) {
 		t.Errorf("as %s: %v\n%s", agentUserName, err, out)
 	}
 }
+
+// TestExecReadOnlyTreeTerminal: under the read-only tree the devices a
+// shell needs outside the roots still take writes: its controlling
+// terminal (/dev/tty and its /dev/pts entry), and a pseudo-terminal it
+// opens itself, as script(1) or an editor does. The kernel checks a
+// mount's read-only flag for regular files, folders and symlinks only.
+func TestExecReadOnlyTreeTerminal(t *testing.T) {
+	requireMountLayer(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) here to open a pseudo-terminal inside the session")
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside := filepath.Join(t.TempDir(), "f")
+	writeTree(t, filepath.Dir(outside), map[string]string{"f": "outside\n"})
+	env := execEnv(t, ws, "OUTSIDE="+outside)
+	r := runUnderTTY(t, env, ws, "", "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
+		`echo on-the-terminal > /dev/tty; echo "tty=$?"; echo on-pts > "$(tty)"; echo "pts=$?"; `+
+			`script -qc 'echo inside-script' /dev/null; echo "script=$?"; chmod 0666 "$OUTSIDE"; echo "chmod=$?"`)
+	for _, want := range []string{"tty=0", "pts=0", "script=0", "chmod=1"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("want %q in the output:\n%s\nthe terminal showed:\n%s", want, r.stdout, r.screen)
+		}
+	}
+	for _, want := range []string{"on-the-terminal", "on-pts"} {
+		if !strings.Contains(r.screen, want) {
+			t.Errorf("the terminal did not show %q:\n%s", want, r.screen)
+		}
+	}
+}

@@ -458,6 +458,20 @@ func applySwapped(t *testing.T, plan MountPlan, ws string) {
 	if err == nil || !strings.Contains(err.Error(), dotgit) {
 		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
 	}
+	// A folder to pin, or a writable root, swapped for a symlink fails
+	// the same way, before anything is mounted on where it leads.
+	for _, bad := range []MountPlan{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}}} {
+		if err := bad.Apply(""); err == nil || !strings.Contains(err.Error(), dotgit) {
+			t.Errorf("Apply(%s) = %v, want an error naming %s", planJSON(bad), err, dotgit)
+		}
+	}
+	// Without mount_setattr there is no read-only tree to make.
+	classicMounts = true
+	err = MountPlan{OutsideReadOnly: true}.Apply("")
+	classicMounts = false
+	if err == nil || !strings.Contains(err.Error(), "needs mount_setattr") {
+		t.Errorf("Apply of a read-only tree with classic mounts = %v", err)
+	}
 	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o644); err != nil {
 		t.Errorf("the symlink's target was covered: %v", err)
 	}

@@ -298,6 +298,10 @@ func TestMountApply(t *testing.T) {
 	if !plan.OutsideReadOnly {
 		t.Log("no mount_setattr here: the read-only tree is not tested")
 	}
+	// Where a test binary's coverage goes (KernelWritableExtra).
+	if err := os.Mkdir(filepath.Join(tmp, "extra"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// A device node made before the session: nodev must make it useless.
 	if err := unix.Mknod(filepath.Join(ws, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 		t.Fatal(err)
@@ -313,7 +317,7 @@ func TestMountApply(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
 			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
 			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(plan),
-				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret")
+				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret", "MOUNTS_EXTRA="+tmp+"/extra")
 			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: TestMountApplyChild") {
@@ -366,6 +370,7 @@ func TestMountApplyChild(t *testing.T) {
 	}
 	if mode != "control" {
 		classicMounts = mode == "classic"
+		KernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
 		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
 			t.Fatal(err)
 		}
@@ -401,6 +406,11 @@ func TestMountApplyChild(t *testing.T) {
 	}
 	if plan.OutsideReadOnly {
 		probeReadOnlyTree(t, ws)
+		extra := filepath.Join(os.Getenv("MOUNTS_EXTRA"), "covcounters")
+		if err := os.WriteFile(extra, nil, 0o644); err != nil {
+			t.Errorf("KernelWritableExtra under the read-only tree: %v", err)
+		}
+		os.Remove(extra)
 	}
 }
 

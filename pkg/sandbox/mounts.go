@@ -123,7 +123,7 @@ var identityBudget = maxIdentityEntries
 // is as writable as any other, and the budget bounds the cost.
 func PlanMounts(p Policy, roots []Root) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
-		linked: map[string]fileID{}, denyIDs: map[fileID]string{}}
+		denyIDs: map[fileID]string{}}
 	for _, g := range p.Protected {
 		g = p.expandHome(g)
 		switch {
@@ -207,11 +207,11 @@ type planner struct {
 	ro, hidden, hiddenFiles map[string]bool
 	partial                 []string
 
-	// linked are the regular files with several links the walks of the
-	// roots met and did not hide, by path, and denyIDs the identities of
-	// the deny_read files with several links, each with its glob: a
-	// linked file that is one of them is hidden like it (hideLinks).
-	linked  map[string]fileID
+	// files are the regular files the walks of the roots met and did not
+	// hide (with deny_read globs only), and denyIDs the identities of the
+	// deny_read files with several links, each with its glob: a file that
+	// is one of them is hidden like it (hideLinks).
+	files   []string
 	denyIDs map[fileID]string
 	// idsCut is the anchored glob whose tree was too large to collect
 	// every identity in (walkIdentities); "" when none was.
@@ -260,8 +260,12 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 				break
 			}
 		}
-		if typ.IsRegular() {
-			pl.noteLinks(abs, denied)
+		switch {
+		case !typ.IsRegular() || len(pl.deny) == 0:
+		case denied >= 0:
+			pl.noteDenied(abs, denied)
+		default:
+			pl.files = append(pl.files, abs)
 		}
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
@@ -273,34 +277,44 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 	}
 }
 
-// noteLinks records the regular file abs when it has several links: as
-// a deny_read file (denied, the index of the glob in pl.deny that covers
-// it) whose other names are to be hidden too, or, when no glob covers it
-// (denied -1), as a name that may be one of those.
-func (pl *planner) noteLinks(abs string, denied int) {
-	var st unix.Stat_t
-	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
-		return
-	}
-	id := fileID{uint64(st.Dev), uint64(st.Ino)}
-	if denied < 0 {
-		pl.linked[abs] = id
-	} else if _, ok := pl.denyIDs[id]; !ok {
-		pl.denyIDs[id] = pl.denyShown[denied]
+// noteDenied records the identity of the regular file abs, which the
+// glob pl.deny[denied] covers, when it has several links: its other
+// names are to be hidden too.
+func (pl *planner) noteDenied(abs string, denied int) {
+	if id, ok := linkedID(abs); ok {
+		if _, seen := pl.denyIDs[id]; !seen {
+			pl.denyIDs[id] = pl.denyShown[denied]
+		}
 	}
 }
 
-// hideLinks hides every linked file that is the same file as a deny_read
-// file: a hard link made before the session reads the secret under a
-// name no glob covers. When the identities of an anchored glob's tree
+// linkedID is the identity of the regular file abs, when it has several
+// links.
+func linkedID(abs string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+// hideLinks hides every file the walks met that is the same file as a
+// deny_read file: a hard link made before the session reads the secret
+// under a name no glob covers. Files are looked at only when some
+// deny_read file has several links, so a workspace with no such secret
+// pays no stat per file. When the identities of an anchored glob's tree
 // could not all be collected (idsCut), the glob's literal folder is
 // listed in Partial: the fence outside denies every file with several
 // links then, but hiding them all would cover each hard-linked file of
 // a workspace (a pnpm store, a git clone --local) with a mount.
 func (pl *planner) hideLinks() {
-	for abs, id := range pl.linked {
-		if _, ok := pl.denyIDs[id]; ok {
-			pl.hide(abs, 0)
+	if len(pl.denyIDs) > 0 {
+		for _, abs := range pl.files {
+			if id, ok := linkedID(abs); ok {
+				if _, secret := pl.denyIDs[id]; secret {
+					pl.hide(abs, 0)
+				}
+			}
 		}
 	}
 	if pl.idsCut == "" {

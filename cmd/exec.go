@@ -47,7 +47,8 @@ pins it in a session record the session cannot write (DSH_FS_SESSION), and
 restricts CMD's whole process tree with Landlock: writes only beneath the
 writable roots and to the terminal and /dev/null-like devices. In a private
 mount namespace (as root, or in a user namespace that maps only this user) it
-also binds the protected paths (.git…) read-only and hides deny_read paths.
+also makes everything outside the writable roots read-only (metadata too),
+binds the protected paths (.git…) read-only and hides deny_read paths.
 
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the

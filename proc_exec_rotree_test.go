@@ -136,6 +136,8 @@ func TestExecReadOnlyTree(t *testing.T) {
 	before := map[string]metadata{f: metadataOf(t, f), trusted: metadataOf(t, trusted)}
 	script := metadataScript(1, true, f, trusted) +
 		`chmod 0644 "$DSH_FS_SESSION"; echo chmodrecord=$?; stat -c 'record=%a' "$DSH_FS_SESSION"; ` +
+		// The supervisor's root is in the mount namespace outside.
+		`sup=$(sed 's/.*"supervisor_pid":\([0-9]*\).*/\1/' "$DSH_FS_SESSION"); chmod 0666 "/proc/$sup/root` + f + `"; echo chmodviasupervisor=$?; ` +
 		`echo x > src/b.go; echo "ws=$?"; echo x > /dev/null; echo "null=$?"; dsh-fs policy`
 	code, out, errs := execSh(t, env, ws, fenced(ws), script)
 	if code != 0 {

@@ -47,7 +47,8 @@ pins it in a session record the session cannot write (DSH_FS_SESSION), and
 restricts CMD's whole process tree with Landlock: writes only beneath the
 writable roots and to the terminal and /dev/null-like devices. In a private
 mount namespace (as root, or in a user namespace that maps only this user) it
-also binds the protected paths (.git…) read-only and hides deny_read paths.
+also makes everything outside the writable roots read-only (metadata too),
+binds the protected paths (.git…) read-only and hides deny_read paths.
 
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the
@@ -174,6 +175,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		shell.Mounts = &plan
 	}
 	shell.Privileges = sessionPrivileges(p, shell.Mounts != nil)
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -184,15 +186,22 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	rec.Shell = shell
 	sup.rec = rec
+	if m := shell.Mounts; m != nil {
+		rec.DenyIdentities = m.DenyIdentities
+		if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+			// Before the record, which names it: a hidden hard link
+			// reads as this file inside, and the file tool refuses it.
+			var id sandbox.DenyIdentity
+			if sup.empty, id, err = session.EmptyFile(dir); err != nil {
+				sup.close()
+				return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+			}
+			rec.DenyIdentities = append(rec.DenyIdentities, id)
+		}
+	}
 	if sup.record, err = session.Write(dir, sup.rec); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
-	}
-	if shell.Mounts != nil && len(shell.Mounts.HiddenFiles)+len(shell.Mounts.HiddenSockets) > 0 {
-		if sup.empty, err = session.EmptyFile(dir); err != nil {
-			sup.close()
-			return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-		}
 	}
 	return sup, nil
 }
@@ -268,7 +277,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept}
-	if m := s.rec.Shell.Mounts; m != nil && (len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)) > 0 {
+	if m := s.rec.Shell.Mounts; m != nil && !m.Empty() {
 		spec.Mounts, spec.Empty = m, s.empty
 		child.SysProcAttr = mountNamespace()
 	}

@@ -76,11 +76,16 @@ type shellLayers struct {
 	Protected     string `json:"protected"`
 	DenyReadHeld  bool   `json:"deny_read_held"`
 	DenyRead      string `json:"deny_read"`
-	Escalation    string `json:"escalation"`
 	// SocketsHeld says no unix socket outside the session but the
 	// allowed ones is reachable from the shell; Sockets says how.
 	SocketsHeld bool   `json:"sockets_held"`
 	Sockets     string `json:"sockets"`
+	// OutsideReadOnlyHeld says everything outside the writable roots is
+	// read-only for the shell, metadata included (the mount layer's
+	// read-only tree); OutsideReadOnly says what holds, or why not.
+	OutsideReadOnlyHeld bool   `json:"outside_read_only_held"`
+	OutsideReadOnly     string `json:"outside_read_only"`
+	Escalation          string `json:"escalation"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts         *sandbox.MountPlan `json:"mounts"`
@@ -120,9 +125,17 @@ func newShellLayers(s *config.Settings) shellLayers {
 			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
 		l.Sockets = socketsOutsideText(p)
+		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
+		if ok, why := sandbox.MountLayer(); !ok {
+			outside = "dsh-fs exec could not: " + why
+		} else if ok, why := sandbox.ReadOnlyTree(); !ok {
+			outside = "dsh-fs exec could not: " + why
+		}
+		l.OutsideReadOnly = "not held for the shell: no dsh-fs exec session (" + outside + ")"
 		return l
 	}
-	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
+	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
+		OutsideReadOnlyHeld: rec.Shell.OutsideReadOnlyHeld, OutsideReadOnly: rec.Shell.OutsideReadOnly}
 	switch {
 	case rec.Shell.Landlock == 0:
 		l.Writes = "not fenced: " + rec.Shell.Kernel
@@ -182,6 +195,28 @@ func scopesText(abi int, held string) string {
 		return "this kernel has no Landlock"
 	}
 	return fmt.Sprintf("Landlock ABI %d has no scopes (6 or newer has): signals and abstract unix sockets reach outside", abi)
+}
+
+// outsideReadOnlyLayer says whether the mount plan m (nil: no mount
+// layer, for the reason why) makes everything outside the writable roots
+// read-only, and what of it holds, for the session record and policy.
+func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
+	if m == nil {
+		return false, "not held for the shell: " + why
+	}
+	pins := fmt.Sprintf("folders above protected paths pinned against rename: %d", len(m.Pinned))
+	if len(m.Unpinned) > 0 {
+		pins += fmt.Sprintf(" (protected paths left unpinned past the budget: %d)", len(m.Unpinned))
+	}
+	if !m.OutsideReadOnly {
+		_, why := sandbox.ReadOnlyTree()
+		return false, "not held for the shell: " + why + "; " + pins
+	}
+	if len(m.Writable) == 0 {
+		return true, "everything is read-only, metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS)"
+	}
+	return true, "read-only outside " + strings.Join(m.Writable, ", ") +
+		", metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS); those roots are nodev and nosuid; " + pins
 }
 
 // ceilings are the limits only trusted sources set: how far an escalation

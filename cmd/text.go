@@ -267,7 +267,8 @@ func (t textOut) policy(h Header, r PolicyResult) error {
 	} else {
 		fmt.Fprintln(t.out, "\nshell:")
 	}
-	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  escalation: %s\n", sh.Writes, sh.Protected, sh.DenyRead, sh.Escalation)
+	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
+		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
 	return err
 }
 

@@ -745,7 +745,12 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 			}
 		}
 	}
+	var denyIDs []sandbox.DenyIdentity
+	if l.pinned != nil {
+		denyIDs = l.pinned.DenyIdentities
+	}
 	return sandbox.Policy{
+		DenyIdentities:         denyIDs,
 		Mode:                   m,
 		Cwd:                    cwd,
 		Dir:                    dir,

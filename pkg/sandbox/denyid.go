@@ -58,8 +58,28 @@ var idCache struct {
 // deniedIdentity returns the anchored deny_read glob that covers a file
 // that is the same as the regular file st, when st has more than one
 // link. A file with one link is its own path, which deniedRead judges.
+//
+// Inside a session the mount layer has hidden the deny_read files, so no
+// walk finds them: the identities the supervisor saw before hiding them
+// (Policy.DenyIdentities) are looked up first, whatever st's number of
+// links (the empty file the mount layer binds over a hidden hard link
+// has one, and is among them).
 func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 || !f.hasAnchoredDenyRead() {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", false
+	}
+	if len(f.policy.DenyIdentities) > 0 {
+		f.sessionIDs.once.Do(func() {
+			f.sessionIDs.ids = map[fileID]string{}
+			for _, d := range f.policy.DenyIdentities {
+				f.sessionIDs.ids[fileID{d.Dev, d.Ino}] = d.Glob
+			}
+		})
+		if g, ok := f.sessionIDs.ids[fileID{uint64(st.Dev), uint64(st.Ino)}]; ok {
+			return g, true
+		}
+	}
+	if st.Nlink < 2 || !f.hasAnchoredDenyRead() {
 		return "", false
 	}
 	idCache.Lock()

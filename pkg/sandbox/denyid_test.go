@@ -122,3 +122,38 @@ func TestDeniedIdentityCut(t *testing.T) {
 	}
 	file.Close()
 }
+
+// TestDeniedSessionIdentity: inside a session the deny_read files are
+// hidden, so the fence cannot find them; the identities the record
+// carries (Policy.DenyIdentities) deny a file that has one, whatever its
+// name and number of links, with the record's glob, and no other.
+func TestDeniedSessionIdentity(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(root, "ws/f"), &st); err != nil {
+		t.Fatal(err)
+	}
+	makeLayout(t, root, "home/")
+	p := testPolicy(root, WorkspaceWrite)
+	p.DenyRead = []string{"**/.env"}
+	p.DenyIdentities = []DenyIdentity{{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "~/.ssh/**"}}
+	f := NewFence(p)
+	target, err := f.Resolve("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.OpenRead("read", target)
+	if de := deniedAs(t, err); de.Matched != "~/.ssh/**" || de.Reason != ReasonDenyRead {
+		t.Errorf("denial %+v", de)
+	}
+	target, err = f.Resolve("d/g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := f.OpenRead("read", target)
+	if err != nil {
+		t.Fatalf("a file of another identity: %v", err)
+	}
+	file.Close()
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Target is a path the fence has resolved.
@@ -50,6 +51,12 @@ type Fence struct {
 
 	absProtected []string   // canonical paths protected with all beneath them
 	denyRead     []denyGlob // deny_read globs, "~" expanded, anchored
+	// sessionIDs are the policy's DenyIdentities by identity, made on
+	// first use.
+	sessionIDs struct {
+		once sync.Once
+		ids  map[fileID]string
+	}
 }
 
 // EscalationRequest is what an approver is asked to approve. An

@@ -18,9 +18,11 @@ import (
 // the exec section): what the session's shell may neither write nor read
 // although Landlock alone would let it. Landlock grants a writable root
 // whole and cannot carve a protected folder (.git) out of it, nor deny
-// reads the fence denies by name; the shell's child covers those paths
-// with mounts in its own private mount namespace, which no other process
-// sees and which ends with the session.
+// reads the fence denies by name, nor govern metadata (chmod, chown,
+// utime, xattrs, inode flags) anywhere; the shell's child covers those
+// paths, and makes everything outside the roots read-only, with mounts
+// in its own private mount namespace, which no other process sees and
+// which ends with the session.
 //
 // It is planned once, from what exists when the session starts: a
 // protected or deny_read path created later is guarded by the fence for
@@ -46,6 +48,34 @@ type MountPlan struct {
 	// folder of an absolute deny_read glob with wildcards, or a place
 	// searched for sockets (sockets.go).
 	Partial []string `json:"partial,omitempty"`
+	// OutsideReadOnly says the whole tree is made read-only, recursively,
+	// before anything else is mounted, with the folders in Writable
+	// bound writable again: outside them chmod, chown, utime, setxattr
+	// and chattr fail with EROFS whatever the uid (see rotree.go). False
+	// on a kernel without mount_setattr (ReadOnlyTree).
+	OutsideReadOnly bool `json:"outside_read_only"`
+	// Writable are the canonical writable roots that stay writable under
+	// the read-only tree, nodev and nosuid: the kernel layer's roots
+	// (none in read-only mode).
+	Writable []string `json:"writable"`
+	// Pinned are canonical folders bound over themselves, outermost
+	// first, so that the kernel refuses to rename or remove them (EBUSY):
+	// every folder from the outermost writable root down to a path in
+	// ReadOnly that lies in one, so that renaming a parent cannot put a
+	// planted .git where the protected one was.
+	Pinned []string `json:"pinned"`
+	// Unpinned are the paths of ReadOnly whose folders are not pinned,
+	// for want of budget (maxPinned).
+	Unpinned []string `json:"unpinned,omitempty"`
+	// DenyIdentities are the identities of the deny_read files with
+	// several links, seen before anything is hidden. The session record
+	// carries them (session.Record), not the plan.
+	DenyIdentities []DenyIdentity `json:"-"`
+}
+
+// Empty reports whether applying m would mount nothing.
+func (m MountPlan) Empty() bool {
+	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned) == 0
 }
 
 // walkBudget bounds the entries one walk looks at (a writable root, or
@@ -56,6 +86,11 @@ type MountPlan struct {
 // the fence and Landlock only. 20000 entries take about 50 ms on a warm
 // cache. A variable only so tests can lower it.
 var walkBudget = 20000
+
+// identityBudget is the budget of the plan's walk of the anchored
+// deny_read trees for identities, the fence's; a variable only so tests
+// can lower it.
+var identityBudget = maxIdentityEntries
 
 // PlanMounts finds what the mount layer covers under policy p with the
 // given canonical writable roots. It never follows a symlink while
@@ -77,13 +112,23 @@ var walkBudget = 20000
 // only inside the writable roots walked, not elsewhere on disk (Landlock
 // leaves reads open), and not inside a folder already bound read-only.
 //
+// The read-only tree is planned where the kernel has mount_setattr
+// (OutsideReadOnly), with the roots of p's kernel layer as Writable (in
+// workspace-write mode; none otherwise); the folders above each
+// read-only path in a root are Pinned (planPins). A regular file with
+// several links that a root's walk meets is hidden when it is the same
+// file as a deny_read file: one in an anchored glob's tree
+// (walkIdentities, before anything is hidden) or one the walk hides;
+// those identities are DenyIdentities.
+//
 // Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
 // shared scratch space whose size no session bounds, and nothing the
 // default protected list names belongs there. Walks do cross into other
 // file systems mounted beneath a root: a .git on a bind-mounted folder
 // is as writable as any other, and the budget bounds the cost.
 func PlanMounts(p Policy, roots []Root) MountPlan {
-	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{}}
+	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
+		denyIDs: map[fileID]string{}}
 	for _, g := range p.Protected {
 		g = p.expandHome(g)
 		switch {
@@ -96,11 +141,20 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 		}
 	}
 	var absDeny []string
-	for _, g := range NewFence(p).denyRead {
+	fence := NewFence(p)
+	for _, g := range fence.denyRead {
 		pl.deny = append(pl.deny, newWalkGlob(g.match))
+		pl.denyShown = append(pl.denyShown, g.shown)
+		pl.denyMatch = append(pl.denyMatch, g.match)
 		if strings.HasPrefix(g.match, "/") {
 			absDeny = append(absDeny, g.match)
 		}
+	}
+	if len(absDeny) > 0 {
+		// Before anything is hidden: inside the session the hidden
+		// files are out of the file tool's reach, identities included.
+		ids := walkIdentities(fence.denyRead, identityBudget)
+		pl.denyIDs, pl.idsCut = ids.ids, ids.cut
 	}
 	rootPaths := RootPaths(roots)
 	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
@@ -131,18 +185,44 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 		pl.planAbsDeny(g, seen)
 	}
 	pl.planSockets(p)
-	return pl.plan()
+	pl.hideLinks()
+	m := pl.plan()
+	if p.Mode == WorkspaceWrite {
+		m.Writable = existingDirs(rootPaths)
+		slices.Sort(m.Writable)
+	}
+	m.Writable = nonNil(m.Writable)
+	m.OutsideReadOnly = readOnlyTreeWhy() == ""
+	if !m.OutsideReadOnly || p.Mode == WorkspaceWrite {
+		// Under a read-only tree in read-only mode nothing can be
+		// renamed anyway.
+		m.Pinned, m.Unpinned = planPins(m.ReadOnly, rootPaths, m.OutsideReadOnly)
+	}
+	m.Pinned = nonNil(m.Pinned)
+	return m
 }
 
 type planner struct {
 	protected    []walkGlob // protected globs relative to a root
 	absProtected []walkGlob // absolute protected globs
 	deny         []walkGlob // deny_read globs, anchored, as the fence has them
+	denyShown    []string   // the glob to name for each of deny, in a denial
+	denyMatch    []string   // each of deny as the fence matches it
 	config       []string   // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	sockets                 map[string]bool // met by the walks (sockets.go)
 	partial                 []string
+
+	// files are the regular files the walks of the roots met and did not
+	// hide (with deny_read globs only), and denyIDs the identities of the
+	// deny_read files with several links, each with its glob: a file that
+	// is one of them is hidden like it (hideLinks).
+	files   []string
+	denyIDs map[fileID]string
+	// idsCut is the anchored glob whose tree was too large to collect
+	// every identity in (walkIdentities); "" when none was.
+	idsCut string
 }
 
 // walkGlob is a glob split once for a walk that matches it against
@@ -180,11 +260,19 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 	return func(abs string, typ fs.FileMode) bool {
 		covered := false
 		absParts := splitSlash(abs)
-		for _, g := range pl.deny {
+		denied := -1
+		for i, g := range pl.deny {
 			if g.covers(absParts) {
-				covered = pl.hide(abs, typ)
+				covered, denied = pl.hide(abs, typ), i
 				break
 			}
+		}
+		switch {
+		case !typ.IsRegular() || len(pl.deny) == 0:
+		case denied >= 0:
+			pl.noteDenied(abs, denied)
+		default:
+			pl.files = append(pl.files, abs)
 		}
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
@@ -193,6 +281,61 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 			covered = true
 		}
 		return !covered
+	}
+}
+
+// noteDenied records the identity of the regular file abs, which the
+// glob pl.deny[denied] covers, when it has several links: its other
+// names are to be hidden too.
+func (pl *planner) noteDenied(abs string, denied int) {
+	if id, ok := linkedID(abs); ok {
+		if _, seen := pl.denyIDs[id]; !seen {
+			pl.denyIDs[id] = pl.denyShown[denied]
+		}
+	}
+}
+
+// linkedID is the identity of the regular file abs, when it has several
+// links.
+func linkedID(abs string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+// hideLinks hides every file the walks met that is the same file as a
+// deny_read file: a hard link made before the session reads the secret
+// under a name no glob covers. Files are looked at only when some
+// deny_read file has several links, so a workspace with no such secret
+// pays no stat per file. When the identities of an anchored glob's tree
+// could not all be collected (idsCut), the glob's literal folder is
+// listed in Partial: the fence outside denies every file with several
+// links then, but hiding them all would cover each hard-linked file of
+// a workspace (a pnpm store, a git clone --local) with a mount.
+func (pl *planner) hideLinks() {
+	if len(pl.denyIDs) > 0 {
+		for _, abs := range pl.files {
+			if id, ok := linkedID(abs); ok {
+				if _, secret := pl.denyIDs[id]; secret {
+					pl.hide(abs, 0)
+				}
+			}
+		}
+	}
+	if pl.idsCut == "" {
+		return
+	}
+	for i, shown := range pl.denyShown {
+		if shown != pl.idsCut || !strings.HasPrefix(pl.denyMatch[i], "/") {
+			continue
+		}
+		prefix, _ := literalPrefix(pl.denyMatch[i])
+		if c, err := Canonical("/", prefix); err == nil {
+			pl.partial = append(pl.partial, c)
+			return
+		}
 	}
 }
 
@@ -423,6 +566,7 @@ func (pl *planner) plan() MountPlan {
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}
+	m.DenyIdentities = denyIdentities(pl.denyIDs)
 	return m
 }
 
@@ -481,6 +625,11 @@ func UserNamespace() bool { return os.Geteuid() != 0 }
 // process sees. emptyFile is an existing empty regular file (mode 0400)
 // to bind over hidden files.
 //
+// The read-only tree comes first (readOnlyTree), then the pins, outermost
+// first, then the read-only binds, then the hiding: a pin made after a
+// bind beneath it would be a copy made before, and each mount is made on
+// what the ones before it left.
+//
 // Every path is opened without following any symlink, checked to still be
 // what the plan says (a folder for Hidden, not a folder for HiddenFiles),
 // and mounted on through that descriptor, so a path swapped for a symlink
@@ -511,6 +660,24 @@ func (m MountPlan) Apply(emptyFile string) error {
 		}
 		empty = fd
 	}
+	// The working folder was entered before anything was mounted: a
+	// relative path would still lead into the mounts beneath the plan's
+	// (the read-only tree's, what is hidden), so it is entered again by
+	// its name once all is mounted.
+	wd, err := os.Getwd()
+	if err != nil {
+		return mountErr("working folder", ".", err)
+	}
+	if m.OutsideReadOnly {
+		if err := readOnlyTree(m.Writable); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Pinned {
+		if err := pin(p); err != nil {
+			return mountErr("pin", p, err)
+		}
+	}
 	for _, p := range m.ReadOnly {
 		if err := bindReadOnly(-1, p, 0); err != nil {
 			return mountErr("bind read-only", p, err)
@@ -526,7 +693,15 @@ func (m MountPlan) Apply(emptyFile string) error {
 			return mountErr("hide", p, err)
 		}
 	}
-	return hideSockets(empty, m.HiddenSockets)
+	// Last: a cover over a socket must lie above every bind that
+	// re-mounts a folder holding it (the writable roots, the pins).
+	if err := hideSockets(empty, m.HiddenSockets); err != nil {
+		return err
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return mountErr("enter the working folder", wd, err)
+	}
+	return nil
 }
 
 func mountErr(op, path string, err error) error {

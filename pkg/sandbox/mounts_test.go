@@ -74,6 +74,7 @@ func TestMountPlan(t *testing.T) {
 	makeTree(t, tmp, mountsTree...)
 	ws := filepath.Join(tmp, "ws")
 	p := Policy{
+		Mode:         WorkspaceWrite,
 		Cwd:          ws,
 		Protected:    DefaultProtected,
 		DenyRead:     []string{".env", tmp + "/secret/**", tmp + "/keys/*.pem", tmp + "/missing/**"},
@@ -102,6 +103,10 @@ func TestMountPlan(t *testing.T) {
 				ReadOnly:    in("ws/.git", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc", "ws/sub/.git", "ws/vendor/lib.git"),
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem", "ws/.env", "ws/app/.env"),
+				// The folders between the root (rebound by the read-only
+				// tree) and each read-only path.
+				Pinned:   in("ws/src", "ws/sub", "ws/vendor"),
+				Writable: in("ws"),
 			},
 		},
 		{
@@ -110,6 +115,8 @@ func TestMountPlan(t *testing.T) {
 				ReadOnly:    in("ws/dsh-fs.yaml"),
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem"),
+				Pinned:      []string{},
+				Writable:    in("ws"),
 			},
 		},
 		{
@@ -121,6 +128,8 @@ func TestMountPlan(t *testing.T) {
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem"),
 				Partial:     in("ws"),
+				Pinned:      []string{},
+				Writable:    in("ws"),
 			},
 		},
 	}
@@ -160,7 +169,7 @@ func TestMountPlanCovers(t *testing.T) {
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
-	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[]}` {
+	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[],"outside_read_only":true,"writable":[],"pinned":[]}` {
 		t.Errorf("empty plan = %s", j)
 	}
 }
@@ -245,9 +254,13 @@ func TestMountWalkGlobCovers(t *testing.T) {
 	}
 }
 
+// equalPlans compares the paths of two plans; a nil Pinned or Writable
+// in b is not compared.
 func equalPlans(a, b MountPlan) bool {
 	return slices.Equal(a.ReadOnly, b.ReadOnly) && slices.Equal(a.Hidden, b.Hidden) &&
-		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial)
+		slices.Equal(a.HiddenFiles, b.HiddenFiles) && slices.Equal(a.Partial, b.Partial) &&
+		(b.Pinned == nil || slices.Equal(a.Pinned, b.Pinned)) && (b.Writable == nil || slices.Equal(a.Writable, b.Writable)) &&
+		slices.Equal(a.Unpinned, b.Unpinned)
 }
 
 func planJSON(m MountPlan) string {
@@ -280,8 +293,19 @@ func TestMountApply(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, mountsTree...)
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
 	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	if !plan.OutsideReadOnly {
+		t.Log("no mount_setattr here: the read-only tree is not tested")
+	}
+	// Where a test binary's coverage goes (KernelWritableExtra).
+	if err := os.Mkdir(filepath.Join(tmp, "extra"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A device node made before the session: nodev must make it useless.
+	if err := unix.Mknod(filepath.Join(ws, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
 	// In the folder it hides: Apply opens it before mounting anything.
 	empty := filepath.Join(tmp, "secret", "empty")
 	if err := os.WriteFile(empty, nil, 0o400); err != nil {
@@ -293,7 +317,7 @@ func TestMountApply(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
 			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
 			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(plan),
-				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret")
+				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret", "MOUNTS_EXTRA="+tmp+"/extra")
 			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: TestMountApplyChild") {
@@ -326,6 +350,11 @@ func TestMountApplyChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, secret := os.Getenv("MOUNTS_WS"), os.Getenv("MOUNTS_SECRET")
+	if mode != "apply" {
+		// Without mount_setattr (classic) the supervisor plans no
+		// read-only tree; swap tests the binds after it.
+		plan.OutsideReadOnly = false
+	}
 	if mode == "swap" {
 		applySwapped(t, plan, ws)
 		return
@@ -341,6 +370,7 @@ func TestMountApplyChild(t *testing.T) {
 	}
 	if mode != "control" {
 		classicMounts = mode == "classic"
+		KernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
 		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
 			t.Fatal(err)
 		}
@@ -366,6 +396,50 @@ func TestMountApplyChild(t *testing.T) {
 		t.Errorf("write elsewhere in the workspace: %v", err)
 	}
 	os.Remove(filepath.Join(ws, "sub", "new.go"))
+	// A pinned folder above a protected path cannot be renamed.
+	if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")); (mode == "control") != (err == nil) {
+		t.Errorf("rename of ws/sub, above ws/sub/.git: %v (mode %s)", err, mode)
+	} else if err == nil {
+		os.Rename(filepath.Join(ws, "sub2"), filepath.Join(ws, "sub"))
+	} else if !errors.Is(err, unix.EBUSY) {
+		t.Errorf("rename of ws/sub: %v, want EBUSY", err)
+	}
+	if plan.OutsideReadOnly {
+		probeReadOnlyTree(t, ws)
+		extra := filepath.Join(os.Getenv("MOUNTS_EXTRA"), "covcounters")
+		if err := os.WriteFile(extra, nil, 0o644); err != nil {
+			t.Errorf("KernelWritableExtra under the read-only tree: %v", err)
+		}
+		os.Remove(extra)
+	}
+}
+
+// probeReadOnlyTree checks, under the read-only tree, that metadata
+// outside ws cannot change, that devices still take writes, and that a
+// device node in ws opens for nothing.
+func probeReadOnlyTree(t *testing.T, ws string) {
+	outside := filepath.Join(filepath.Dir(ws), "outside", "HEAD")
+	if err := os.Chmod(outside, 0o666); !errors.Is(err, unix.EROFS) {
+		t.Errorf("chmod outside the roots: %v, want EROFS", err)
+	}
+	if err := os.Chown(outside, 1, 1); !errors.Is(err, unix.EROFS) {
+		t.Errorf("chown outside the roots: %v, want EROFS", err)
+	}
+	if err := unix.Setxattr(outside, "user.x", []byte("1"), 0); !errors.Is(err, unix.EROFS) {
+		t.Errorf("setxattr outside the roots: %v, want EROFS", err)
+	}
+	if err := os.Chmod(filepath.Join(ws, "src", "main.go"), 0o600); err != nil {
+		t.Errorf("chmod in the root: %v", err)
+	}
+	if f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+		t.Errorf("open /dev/null for writing: %v", err)
+	} else {
+		f.Close()
+	}
+	if f, err := os.OpenFile(filepath.Join(ws, "null"), os.O_WRONLY, 0); err == nil {
+		f.Close()
+		t.Error("a device node in the root opened: want nodev")
+	}
 }
 
 // applySwapped swaps ws/.git for a symlink to a folder outside after the
@@ -393,6 +467,20 @@ func applySwapped(t *testing.T, plan MountPlan, ws string) {
 	err = plan.Apply(os.Getenv("MOUNTS_EMPTY"))
 	if err == nil || !strings.Contains(err.Error(), dotgit) {
 		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
+	}
+	// A folder to pin, or a writable root, swapped for a symlink fails
+	// the same way, before anything is mounted on where it leads.
+	for _, bad := range []MountPlan{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}}} {
+		if err := bad.Apply(""); err == nil || !strings.Contains(err.Error(), dotgit) {
+			t.Errorf("Apply(%s) = %v, want an error naming %s", planJSON(bad), err, dotgit)
+		}
+	}
+	// Without mount_setattr there is no read-only tree to make.
+	classicMounts = true
+	err = MountPlan{OutsideReadOnly: true}.Apply("")
+	classicMounts = false
+	if err == nil || !strings.Contains(err.Error(), "needs mount_setattr") {
+		t.Errorf("Apply of a read-only tree with classic mounts = %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o644); err != nil {
 		t.Errorf("the symlink's target was covered: %v", err)
@@ -445,4 +533,82 @@ func heldProbes(fails []string) []string {
 		}
 	}
 	return held
+}
+
+// TestMountPlanLinks: a regular file in a root that is the same file as
+// a deny_read file (a hard link made before the session) is hidden like
+// it, for an anchored glob outside the root and a relative one inside;
+// the plan hands over the identities it saw, each with its glob. A file
+// with several links that is no secret's stays.
+func TestMountPlanLinks(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "sec/key", "ws/.env", "ws/plain", "ws/deep/x/")
+	ws := filepath.Join(tmp, "ws")
+	for old, link := range map[string]string{"sec/key": "ws/deep/x/notes", "ws/.env": "ws/env.txt", "ws/plain": "ws/plain2"} {
+		if err := os.Link(filepath.Join(tmp, old), filepath.Join(tmp, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want := MountPlan{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
+		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
+	var globs []string
+	for _, id := range got.DenyIdentities {
+		var st unix.Stat_t
+		unix.Stat(filepath.Join(ws, map[string]string{tmp + "/sec/**": "deep/x/notes", "**/.env": "env.txt"}[id.Glob]), &st)
+		if uint64(st.Ino) != id.Ino || uint64(st.Dev) != id.Dev {
+			t.Errorf("identity %+v is not the linked file's (%d, %d)", id, st.Dev, st.Ino)
+		}
+		globs = append(globs, id.Glob)
+	}
+	slices.Sort(globs)
+	if want := []string{"**/.env", tmp + "/sec/**"}; !slices.Equal(globs, want) {
+		t.Errorf("identities for %q, want %q", globs, want)
+	}
+
+	// A tree too large for the identity budget: its folder is partial,
+	// and the links to what was not collected stay.
+	defer func(b int) { identityBudget = b }(identityBudget)
+	identityBudget = 0
+	got = PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	want.HiddenFiles, want.Partial = []string{ws + "/.env", ws + "/env.txt"}, []string{tmp + "/sec"}
+	if !equalPlans(got, want) {
+		t.Errorf("PlanMounts past the identity budget:\n got %s\nwant %s", planJSON(got), planJSON(want))
+	}
+}
+
+// TestMountPlanPins pins planPins: every folder from the outermost root
+// holding a read-only path down to its parent, the root itself only when
+// the read-only tree does not rebind it, nested roots not twice, paths
+// outside every root not at all, and past the budget the path unpinned.
+func TestMountPlanPins(t *testing.T) {
+	roots := []string{"/tmp", "/tmp/a/ws", "/w"}
+	ro := []string{"/tmp/a/ws/sub/.git", "/tmp/a/ws/.git", "/w/x/y/.git", "/elsewhere/.git"}
+	tests := []struct {
+		name     string
+		rebound  bool
+		budget   int
+		pinned   []string
+		unpinned []string
+	}{
+		{name: "rebound", rebound: true, pinned: []string{"/tmp/a", "/tmp/a/ws/sub", "/w/x", "/w/x/y"}},
+		{name: "not rebound", pinned: []string{"/tmp", "/tmp/a", "/tmp/a/ws", "/tmp/a/ws/sub", "/w", "/w/x", "/w/x/y"}},
+		{name: "budget", rebound: true, budget: 3, pinned: []string{"/tmp/a", "/tmp/a/ws/sub"}, unpinned: []string{"/w/x/y/.git"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.budget > 0 {
+				defer func(b int) { maxPinned = b }(maxPinned)
+				maxPinned = tc.budget
+			}
+			pinned, unpinned := planPins(ro, roots, tc.rebound)
+			if !slices.Equal(pinned, tc.pinned) || !slices.Equal(unpinned, tc.unpinned) {
+				t.Errorf("planPins = %q, %q; want %q, %q", pinned, unpinned, tc.pinned, tc.unpinned)
+			}
+		})
+	}
 }

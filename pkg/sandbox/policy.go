@@ -69,6 +69,11 @@ type Policy struct {
 	// every trusted config path, loaded or not: all are protected.
 	ConfigFiles  []string
 	TrustedFiles []string
+	// DenyIdentities, inside a dsh-fs exec session, are the identities
+	// of deny_read files its supervisor saw before the mount layer hid
+	// them (the record's): a file that is one of them is denied whatever
+	// its name or number of links.
+	DenyIdentities []DenyIdentity
 }
 
 // base is the folder relative paths are taken from.

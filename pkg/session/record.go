@@ -52,6 +52,12 @@ type Record struct {
 	// process in that namespace. A session's shell may have a pid
 	// namespace of its own, where the supervisor cannot be seen.
 	SupervisorPidNS uint64 `json:"supervisor_pidns"`
+	// DenyIdentities are the identities of the deny_read files with
+	// several links that the supervisor saw before the mount layer hid
+	// them, and of the empty file it binds over hidden files: every call
+	// inside refuses a file that has one (sandbox.Policy.DenyIdentities),
+	// since inside, the hidden originals are not there to compare with.
+	DenyIdentities []sandbox.DenyIdentity `json:"deny_identities,omitempty"`
 }
 
 // PidNamespace is the pid namespace of this process: the inode of
@@ -113,6 +119,11 @@ type Shell struct {
 	// then says why.
 	Mounts    *sandbox.MountPlan `json:"mounts"`
 	MountsWhy string             `json:"mounts_unavailable,omitempty"`
+	// OutsideReadOnlyHeld says everything outside the writable roots is
+	// read-only for the shell, metadata included, the roots nodev and
+	// nosuid; OutsideReadOnly says what holds, or why not.
+	OutsideReadOnlyHeld bool   `json:"outside_read_only_held"`
+	OutsideReadOnly     string `json:"outside_read_only"`
 	// Broker says an escalation channel to the supervisor was handed to
 	// the shell.
 	Broker bool `json:"broker"`
@@ -258,10 +269,20 @@ func Write(dir string, r *Record) (string, error) {
 }
 
 // EmptyFile writes, in a session's folder, the empty read-only file the
-// mount layer binds over hidden files, and returns its path.
-func EmptyFile(dir string) (string, error) {
+// mount layer binds over hidden files, and returns its path and its
+// identity: inside the session a hidden file reads as this one, which
+// the file tool must refuse as the file it hides.
+func EmptyFile(dir string) (string, sandbox.DenyIdentity, error) {
 	path := filepath.Join(dir, "empty")
-	return path, os.WriteFile(path, nil, 0o400)
+	if err := os.WriteFile(path, nil, 0o400); err != nil {
+		return "", sandbox.DenyIdentity{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return "", sandbox.DenyIdentity{}, err
+	}
+	id := sandbox.DenyIdentity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "a deny_read file the mount layer hides"}
+	return path, id, nil
 }
 
 // Remove removes a session's folder, its record with it: a record left

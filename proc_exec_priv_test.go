@@ -16,30 +16,6 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// unixConnect is a test-only command: it connects to a unix socket, a
-// path or an abstract name ("@name"), sends one line, and prints what
-// comes back. Exit 0 when connected, 1 when refused, 100 on misuse.
-//
-//	unix-connect SOCKET
-func unixConnect() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: unix-connect SOCKET")
-		os.Exit(100)
-	}
-	c, err := net.DialTimeout("unix", os.Args[1], 5*time.Second)
-	if err != nil {
-		fmt.Println("refused:", err)
-		os.Exit(1)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintln(c, "hello")
-	buf := make([]byte, 64)
-	n, _ := c.Read(buf)
-	fmt.Printf("connected: %s\n", buf[:n])
-	os.Exit(0)
-}
-
 // listenUnix serves name (a path, or "@name" for an abstract socket)
 // from this test process, outside any session, answering every
 // connection with "served"; it returns how many connections it took.
@@ -58,7 +34,7 @@ func listenUnix(t *testing.T, name string) func() int {
 				return
 			}
 			served <- struct{}{}
-			fmt.Fprint(c, "served")
+			fmt.Fprintln(c, "served")
 			c.Close()
 		}
 	}()
@@ -180,7 +156,7 @@ func TestExecReachesNothingOutside(t *testing.T) {
 		// The supervisor's pid is in the record the shell can read.
 		`sup=$(sed -n 's/.*"supervisor_pid": *\([0-9]*\).*/\1/p' "$DSH_FS_SESSION")
 		 kill -9 $OUTSIDE; echo "outside=$?"; kill -9 "$sup"; echo "supervisor=$? ($sup)"
-		 unix-connect "$ABSTRACT"; echo "abstract=$?"
+		 unix-dial "$ABSTRACT"; echo "abstract=$?"
 		 sleep 30 & kill -9 $!; echo "inside=$?"`)...)
 	c.Env = append(c.Env, "OUTSIDE="+strconv.Itoa(outside.Process.Pid), "ABSTRACT="+abstract)
 	outb, _ := c.CombinedOutput()

@@ -33,7 +33,6 @@ func TestMain(m *testing.M) {
 		cmd.MCPBinary:    dshFsMcp,
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
-		"unix-connect":   unixConnect,
 		"broker-send":    brokerSend,
 		"unix-dial":      unixDial,
 		"unix-serve":     unixServe,

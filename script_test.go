@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		cmd.MCPBinary:    dshFsMcp,
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
+		"tiocsti-push":   tiocstiPush,
+		"tty-thief":      ttyThief,
 	})
 }
 

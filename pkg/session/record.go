@@ -96,6 +96,15 @@ type Shell struct {
 	// Broker says an escalation channel to the supervisor was handed to
 	// the shell.
 	Broker bool `json:"broker"`
+	// TerminalHeld says the session never holds the person's terminal,
+	// and Terminal how: its own pseudo-terminal or none, and TIOCSTI
+	// refused.
+	TerminalHeld bool   `json:"terminal_held"`
+	Terminal     string `json:"terminal"`
+	// ProcessesHeld says every process of the session ends with CMD (a
+	// PID namespace), and Processes how, or why not.
+	ProcessesHeld bool   `json:"processes_held"`
+	Processes     string `json:"processes"`
 }
 
 // Dir makes the private folder of one session's record: under

@@ -136,6 +136,7 @@ func requireLegacyTIOCSTI(t *testing.T) {
 type personTerm struct {
 	t      *testing.T
 	master *os.File
+	path   string // the person's terminal, /dev/pts/N
 	shown  func() string
 	cmd    *exec.Cmd
 	done   chan error
@@ -151,6 +152,11 @@ func startPerson(t *testing.T, env []string, ws string, as func(*exec.Cmd)) *per
 		t.Skipf("cannot open %s: %v", slavePath, err)
 	}
 	defer slave.Close()
+	if as != nil {
+		// The terminal belongs to the person, as a login makes it.
+		uid := agentUser(t)
+		os.Chown(slavePath, uid, uid)
+	}
 	c := exec.Command("sh", "-i")
 	c.Env, c.Dir = append(slices.Clone(env), "PS1=$ ", "TERM=dumb"), ws
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
@@ -164,7 +170,7 @@ func startPerson(t *testing.T, env []string, ws string, as func(*exec.Cmd)) *per
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &personTerm{t: t, master: master, shown: readScreen(master), cmd: c, done: make(chan error, 1)}
+	p := &personTerm{t: t, master: master, path: slavePath, shown: readScreen(master), cmd: c, done: make(chan error, 1)}
 	go func() { p.done <- c.Wait() }()
 	t.Cleanup(func() {
 		c.Process.Kill()
@@ -407,5 +413,37 @@ func TestExecProcessesLayer(t *testing.T) {
 	}
 	if inside.Shell.ProcessesHeld || !strings.Contains(inside.Shell.Processes, "would give it a PID namespace") {
 		t.Errorf("policy outside, processes: %v %q", inside.Shell.ProcessesHeld, inside.Shell.Processes)
+	}
+}
+
+// TestExecPersonTerminalByPath: the session cannot open the person's
+// terminal by its name either (a process of the person's uid may open
+// /dev/pts/N, and root any): to write an imitation of the supervisor's
+// question there, or to read what the person types. The session's
+// /dev/pts holds only the terminals the session makes.
+func TestExecPersonTerminalByPath(t *testing.T) {
+	requireLandlock(t)
+	for _, who := range people {
+		t.Run(who.name, func(t *testing.T) {
+			as := who.as(t)
+			ws := t.TempDir()
+			env := append(execEnv(t, ws), who.setup(t, ws)...)
+			p := startPerson(t, env, ws, as)
+			// \111 is "I": the screen shows IMITATION only if it was
+			// written, not in the echo of the command line.
+			p.typeLine(execLine(ws, `printf '\111MITATION\n' >`+shellQuote(p.path)+`; ls /dev/pts >"$PWD/pts"; script -qec 'echo inner-$((2+2))' /dev/null`))
+			p.waitFor("exited-0")
+			p.marker(41)
+			if strings.Contains(p.shown(), "IMITATION") {
+				t.Errorf("the session wrote to the person's terminal by its name %s:\n%s", p.path, p.shown())
+			}
+			pts, _ := os.ReadFile(filepath.Join(ws, "pts"))
+			if names := strings.Fields(string(pts)); slices.Contains(names, filepath.Base(p.path)) {
+				t.Errorf("the session's /dev/pts shows the person's terminal %s: %q", p.path, names)
+			}
+			if _, err := exec.LookPath("script"); err == nil && !strings.Contains(p.shown(), "inner-4") {
+				t.Errorf("a terminal made inside the session (script) does not work:\n%s", p.shown())
+			}
+		})
 	}
 }

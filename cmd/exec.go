@@ -169,7 +169,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		plan := sandbox.PlanMounts(p, roots)
 		shell.Mounts = &plan
 	}
-	shell.TerminalHeld, shell.Terminal = terminalLayer(a)
+	shell.TerminalHeld, shell.Terminal = terminalLayer(a, shell.Mounts != nil)
 	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
 	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
@@ -461,6 +461,10 @@ func userNamespaceProbe() int {
 		fmt.Fprintln(os.Stderr, err)
 		return ExitFailed
 	}
+	if err := tty.IsolateTerminals(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return ExitFailed
+	}
 	return ExitOK
 }
 
@@ -543,6 +547,9 @@ func execChild() int {
 	if spec.Init {
 		if err := mountProc(); err != nil {
 			return fail(fserr.IO, "processes layer: "+err.Error())
+		}
+		if err := tty.IsolateTerminals(); err != nil {
+			return fail(fserr.IO, "terminal layer: "+err.Error())
 		}
 	}
 	if spec.Landlock {

@@ -65,9 +65,15 @@ func giveTerminal(child *exec.Cmd, slave *os.File) int {
 }
 
 // terminalLayer says what holds for the person's terminal in a session
-// exec starts from a, for the record and policy.
-func terminalLayer(a *App) (bool, string) {
-	const seccomp = "; TIOCSTI and TIOCLINUX refused to the whole tree (seccomp)"
+// exec starts from a, for the record and policy; ownNamespace says the
+// session has a mount namespace, where its /dev/pts is its own.
+func terminalLayer(a *App, ownNamespace bool) (bool, string) {
+	seccomp := "; TIOCSTI and TIOCLINUX refused to the whole tree (seccomp)"
+	if ownNamespace {
+		seccomp += "; /dev/pts shows only the session's own terminals"
+	} else {
+		seccomp += "; no mount namespace, so the person's terminals can still be opened by name (/dev/pts/N) as their uid allows"
+	}
 	in, out, errs := execFiles(a)
 	if tty.IsTerminal(in) || tty.IsTerminal(out) || tty.IsTerminal(errs) {
 		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal; the supervisor's question pauses the relay and has the person's terminal alone" + seccomp

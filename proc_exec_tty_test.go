@@ -366,8 +366,8 @@ func TestExecResize(t *testing.T) {
 }
 
 // TestExecProcessesLayer: the session is a PID namespace of its own, with
-// its own /proc: CMD is one of its first pids, under the session's init, and /proc lists
-// the session's processes only. policy says so inside, and outside says
+// its own /proc: CMD is one of its first pids, under the session's init,
+// and /proc lists the session's processes only. policy says so inside, and outside says
 // what exec would do here.
 func TestExecProcessesLayer(t *testing.T) {
 	requireLandlock(t)

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		"broker-send":    brokerSend,
 		"unix-dial":      unixDial,
 		"unix-serve":     unixServe,
+		"tiocsti-push":   tiocstiPush,
+		"tty-thief":      ttyThief,
 	})
 }
 

@@ -258,6 +258,15 @@ func (s *supervisor) askTerminal(a session.Ask) error {
 	defer s.askMu.Unlock()
 	req := a.Request
 	req.DiffText = a.DiffText
+	if s.relay != nil {
+		// Nothing of the session reaches the person's terminal while
+		// the question is up, nor reads the answer.
+		in, out, resume := s.relay.Pause()
+		defer resume()
+		if in != nil {
+			return sandbox.AskOnTerminal(in, out, req)
+		}
+	}
 	return sandbox.AskAtTerminal(req)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
+	"github.com/dshfs/dsh-fs/pkg/tty"
 )
 
 // ExecOptions are the options of dsh-fs exec.
@@ -132,6 +133,9 @@ type supervisor struct {
 	// sockets are the paths the Landlock socket right is granted on;
 	// nil when the kernel has no such right (sandbox.SocketGrants).
 	sockets []string
+	// relay stands between the person's terminal and the session's
+	// own, while CMD runs; nil when exec's streams hold no terminal.
+	relay *tty.Relay
 }
 
 // newSupervisor resolves the layers of the session of s and writes its
@@ -176,6 +180,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	}
 	shell.Privileges = sessionPrivileges(p, shell.Mounts != nil)
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
+	shell.TerminalHeld, shell.Terminal = terminalLayer(a, shell.Mounts != nil)
+	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
 	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -228,6 +234,12 @@ type childSpec struct {
 	// Sockets, when not nil, are the grants of the Landlock socket
 	// layer (sandbox.RestrictSockets).
 	Sockets []string `json:"sockets"`
+	// Init makes the child pid 1 of the session's PID namespace: it
+	// mounts the session's /proc, starts CMD and stays its init
+	// (session.Init). Ctty is the descriptor of CMD's terminal (0 to
+	// 2), whose foreground CMD gets; -1 without one.
+	Init bool `json:"init"`
+	Ctty int  `json:"ctty"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -270,17 +282,35 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	child.Env = s.childEnv()
 	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
 	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
+	// CMD never holds the person's terminal: the child starts a new
+	// session, without a controlling terminal, and the streams that
+	// were a terminal are a pseudo-terminal of its own instead.
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ctty := -1
+	if s.relay, err = openRelay(a); err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+	}
+	if s.relay != nil {
+		defer s.relay.Close()
+		ctty = giveTerminal(child, s.relay.Slave())
+	}
 	if s.nested && session.CheckBroker(brokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept}
-	if m := s.rec.Shell.Mounts; m != nil && !m.Empty() {
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty}
+	// A planned mount layer brings the session's namespaces even when
+	// it mounts nothing: the PID namespace and its /proc are the
+	// processes layer's (processesLayer).
+	if m := s.rec.Shell.Mounts; m != nil {
 		spec.Mounts, spec.Empty = m, s.empty
-		child.SysProcAttr = mountNamespace()
+		ns := mountNamespace()
+		ns.Setsid, ns.Setctty, ns.Ctty = child.SysProcAttr.Setsid, child.SysProcAttr.Setctty, child.SysProcAttr.Ctty
+		child.SysProcAttr = ns
 	}
+	spec.Init = s.rec.Shell.ProcessesHeld
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
 	sigs := make(chan os.Signal, 8)
@@ -288,6 +318,11 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
 	err = child.Start()
+	if s.relay != nil {
+		// The child holds the session's terminal now; only its
+		// processes may, so the relay sees the session end.
+		s.relay.Slave().Close()
+	}
 	shellEnd.Close()
 	if err != nil {
 		brokerEnd.Close()
@@ -314,11 +349,25 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		}
 		return 0, fserr.New(f.Code, "exec: "+f.Message)
 	}
+	if s.relay != nil {
+		if err := s.relay.Start(); err != nil {
+			child.Process.Kill()
+			child.Wait()
+			brokerEnd.Close()
+			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case sig := <-sigs:
+				if sig == syscall.SIGWINCH && s.relay != nil {
+					// The person's terminal was resized: the
+					// session's follows, and the kernel tells CMD.
+					s.relay.Resize()
+					continue
+				}
 				child.Process.Signal(sig)
 			case <-done:
 				return
@@ -332,6 +381,12 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	err = child.Wait()
 	close(done)
 	stopBroker()
+	if s.relay != nil {
+		// CMD ended: what it wrote last reaches the person, and a
+		// process left behind holding the session's terminal gets a
+		// hang-up, never the person's terminal.
+		s.relay.Close()
+	}
 	return exitStatusOf(child.ProcessState, err), nil
 }
 
@@ -382,10 +437,13 @@ var selfStart = sync.OnceValue(func() uint64 {
 // mountNamespace starts a child in a private mount namespace: as root
 // directly; otherwise inside a new user namespace that maps this user,
 // and only it, to itself (sandbox.UserNamespace).
+//
+// The child is also pid 1 of a new PID namespace (session.Init): when it
+// exits, every process the session started goes with it.
 func mountNamespace() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
 	if sandbox.UserNamespace() {
-		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
@@ -430,6 +488,14 @@ func probeUserNamespace(self string) error {
 func userNamespaceProbe() int {
 	if err := unix.Mount("none", os.TempDir(), "tmpfs", 0, "size=4k"); err != nil {
 		fmt.Fprintln(os.Stderr, "mount:", err)
+		return ExitFailed
+	}
+	if err := mountProc(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return ExitFailed
+	}
+	if err := tty.IsolateTerminals(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return ExitFailed
 	}
 	return ExitOK
@@ -511,6 +577,14 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
+	if spec.Init {
+		if err := mountProc(); err != nil {
+			return fail(fserr.IO, "processes layer: "+err.Error())
+		}
+		if err := tty.IsolateTerminals(); err != nil {
+			return fail(fserr.IO, "terminal layer: "+err.Error())
+		}
+	}
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(spec.Roots); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
@@ -526,6 +600,20 @@ func execChild() int {
 		if _, err := sandbox.DropPrivileges(); err != nil {
 			return fail(fserr.IO, "privileges: "+err.Error())
 		}
+	}
+	// Last, so nothing above needs what it refuses: no process of the
+	// session may type into a terminal (TIOCSTI), whichever it reaches.
+	if err := sandbox.RefuseTerminalInjection(); err != nil {
+		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
+	}
+	if spec.Init {
+		status := session.Init(spec.Path, spec.Argv, os.Environ(), spec.Ctty, func(err error) {
+			if err != nil {
+				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+			}
+			report.Close()
+		})
+		os.Exit(status)
 	}
 	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/config"
@@ -86,6 +87,13 @@ type shellLayers struct {
 	OutsideReadOnlyHeld bool   `json:"outside_read_only_held"`
 	OutsideReadOnly     string `json:"outside_read_only"`
 	Escalation          string `json:"escalation"`
+	// TerminalHeld says the session's shell never holds the person's
+	// terminal (its own pseudo-terminal, TIOCSTI refused);
+	// ProcessesHeld that nothing it started outlives it.
+	TerminalHeld  bool   `json:"terminal_held"`
+	Terminal      string `json:"terminal"`
+	ProcessesHeld bool   `json:"processes_held"`
+	Processes     string `json:"processes"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts         *sandbox.MountPlan `json:"mounts"`
@@ -132,6 +140,12 @@ func newShellLayers(s *config.Settings) shellLayers {
 			outside = "dsh-fs exec could not: " + why
 		}
 		l.OutsideReadOnly = "not held for the shell: no dsh-fs exec session (" + outside + ")"
+		l.Terminal = "not held for the shell: no dsh-fs exec session (" + wouldTerminal() + ")"
+		processes := "dsh-fs exec would give it a PID namespace here"
+		if ok, why := sandbox.MountLayer(); !ok {
+			processes = "dsh-fs exec could not: " + why
+		}
+		l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -166,6 +180,8 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
+	l.TerminalHeld, l.Terminal = rec.Shell.TerminalHeld, rec.Shell.Terminal
+	l.ProcessesHeld, l.Processes = rec.Shell.ProcessesHeld, rec.Shell.Processes
 	l.Escalation = "none"
 	if rec.Shell.Broker {
 		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"
@@ -217,6 +233,15 @@ func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
 	}
 	return true, "read-only outside " + strings.Join(m.Writable, ", ") +
 		", metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS); those roots are nodev and nosuid; " + pins
+}
+
+// wouldTerminal says what dsh-fs exec would do with the person's
+// terminal on this machine.
+func wouldTerminal() string {
+	if !seccomp.Supported() {
+		return "dsh-fs exec could not: this kernel has no seccomp filters to refuse TIOCSTI"
+	}
+	return "dsh-fs exec would give the session a pseudo-terminal of its own and refuse TIOCSTI and TIOCLINUX here"
 }
 
 // ceilings are the limits only trusted sources set: how far an escalation

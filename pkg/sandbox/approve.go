@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -52,8 +53,14 @@ func askTTY(req EscalationRequest) error {
 // answeredYes puts req's prompt on the terminal tty and reports whether
 // the answer was y or yes.
 func answeredYes(tty *os.File, req EscalationRequest) bool {
-	_, _ = tty.WriteString(prompt(req))
-	answer, _ := bufio.NewReader(tty).ReadString('\n')
+	return answeredYesOn(tty, tty, req)
+}
+
+// answeredYesOn puts req's prompt on out and reports whether the line
+// read from in was y or yes.
+func answeredYesOn(in io.Reader, out io.Writer, req EscalationRequest) bool {
+	_, _ = io.WriteString(out, prompt(req))
+	answer, _ := bufio.NewReader(in).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return true
@@ -82,7 +89,22 @@ func AskAtTerminal(req EscalationRequest) error {
 			defer unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
 		}
 	}
+	// What was typed before the question does not answer it.
+	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 	if answeredYes(tty, req) {
+		return nil
+	}
+	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)
+}
+
+// AskOnTerminal is the supervisor's approver while dsh-fs exec relays the
+// person's terminal: the relay, paused, hands over the person's terminal
+// (read from in, written to out) in its own modes, and nothing of the
+// session reaches it until the answer is read. What was typed before the
+// question is discarded first, so it cannot answer it.
+func AskOnTerminal(in, out *os.File, req EscalationRequest) error {
+	unix.IoctlSetInt(int(in.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	if answeredYesOn(in, out, req) {
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)

@@ -138,6 +138,15 @@ type Shell struct {
 	// mount layer, and Sockets says how, or why not.
 	SocketsHeld bool   `json:"sockets_held"`
 	Sockets     string `json:"sockets"`
+	// TerminalHeld says the session never holds the person's terminal,
+	// and Terminal how: its own pseudo-terminal or none, and TIOCSTI
+	// refused.
+	TerminalHeld bool   `json:"terminal_held"`
+	Terminal     string `json:"terminal"`
+	// ProcessesHeld says every process of the session ends with CMD (a
+	// PID namespace), and Processes how, or why not.
+	ProcessesHeld bool   `json:"processes_held"`
+	Processes     string `json:"processes"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

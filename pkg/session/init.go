@@ -1,0 +1,72 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// InitSignals are the signals a session's init passes on to the command:
+// the ones dsh-fs exec forwards to its child, and SIGWINCH for a session
+// without a terminal of its own (with one, the kernel sends it).
+var InitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+
+// Init is the session's first process, pid 1 of its PID namespace, once
+// it applied the session's layers (they are inherited by what it starts).
+// It starts the command at path with argv and env, its standard streams
+// and the broker descriptor (fds 0 to 3) inherited, in a process group of
+// its own, which becomes the foreground of the terminal at descriptor ctty
+// when ctty is 0, 1 or 2. Then it reaps every process of the session
+// (orphans are its children), passes the InitSignals it receives to the
+// command, and returns the command's exit status (128+N when signal N
+// ended it) once the command ended. started is called once the command
+// runs, or with the error that kept it from running.
+//
+// The caller exits with that status at once: when pid 1 of a PID
+// namespace exits, the kernel kills every other process in it, so nothing
+// the session started survives it. Init must run on the thread that
+// applied the layers (its capabilities and seccomp filter are the
+// thread's), and the kernel delivers to pid 1 only the signals it has a
+// handler for, so the session cannot kill it.
+func Init(path string, argv, env []string, ctty int, started func(error)) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, InitSignals...)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if ctty >= 0 && ctty <= 2 {
+		attr.Foreground, attr.Ctty = true, ctty
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2, 3}, Sys: attr})
+	started(err)
+	if err != nil {
+		return 126
+	}
+	go func() {
+		for sig := range sigs {
+			syscall.Kill(pid, sig.(syscall.Signal))
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			// No child left: the command is gone without a status.
+			return 1
+		}
+		if got != pid {
+			continue // an orphan of the session, reaped
+		}
+		switch {
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		case ws.Exited():
+			return ws.ExitStatus()
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package tty
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// person is a person's terminal for a test: keys types into it and
+// screen is what it showed; term is the side exec has as its streams.
+type person struct {
+	keys *os.File
+	term *os.File
+	mu   sync.Mutex
+	seen bytes.Buffer
+}
+
+func newPerson(t *testing.T) *person {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	p := &person{keys: master, term: slave}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			p.mu.Lock()
+			p.seen.Write(buf[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *person) screen() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen.String()
+}
+
+// eventually waits until cond holds, for at most two seconds.
+func eventually(cond func() bool) bool {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// startRelay starts a relay for p and returns it with the session's
+// side of its terminal (a copy of the slave, as a child would hold it).
+func startRelay(t *testing.T, p *person) (*Relay, *os.File) {
+	t.Helper()
+	r, err := Open(p.term, p.term, p.term)
+	if err != nil || r == nil {
+		t.Fatalf("Open: %v, %v", r, err)
+	}
+	fd, err := unix.Dup(int(r.Slave().Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := os.NewFile(uintptr(fd), "session")
+	t.Cleanup(func() { session.Close(); r.Close() })
+	if err := r.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return r, session
+}
+
+func TestOpenWithoutTerminal(t *testing.T) {
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	defer wr.Close()
+	if r, err := Open(rd, wr, nil); r != nil || err != nil {
+		t.Errorf("Open on pipes = %v, %v; want nil, nil", r, err)
+	}
+}
+
+// TestRelayCopiesAndRestores: typed bytes reach the session as they are
+// (the person's terminal in raw mode: no echo of its own, ^C a byte), the
+// session's output reaches the person, and Close puts the person's modes
+// back.
+func TestRelayCopiesAndRestores(t *testing.T) {
+	p := newPerson(t)
+	before, err := unix.IoctlGetTermios(int(p.term.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, session := startRelay(t, p)
+	raw, _ := unix.IoctlGetTermios(int(p.term.Fd()), unix.TCGETS)
+	if raw.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != 0 {
+		t.Errorf("the person's terminal is not raw while relaying: lflag %#x", raw.Lflag)
+	}
+	// The session's terminal does its own line editing: put it raw
+	// too, so ^C arrives as a byte to read here.
+	s := *before
+	s.Lflag &^= unix.ICANON | unix.ECHO | unix.ISIG
+	unix.IoctlSetTermios(int(session.Fd()), unix.TCSETS, &s)
+	p.keys.Write([]byte("ab\x03"))
+	got := make([]byte, 0, 3)
+	buf := make([]byte, 16)
+	session.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for len(got) < 3 {
+		n, err := session.Read(buf)
+		if err != nil {
+			t.Fatalf("the session read %q, then %v", got, err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != "ab\x03" {
+		t.Errorf("the session read %q, want \"ab\\x03\"", got)
+	}
+	session.Write([]byte("from-session"))
+	if !eventually(func() bool { return strings.Contains(p.screen(), "from-session") }) {
+		t.Errorf("the person's terminal shows %q", p.screen())
+	}
+	r.Close()
+	after, _ := unix.IoctlGetTermios(int(p.term.Fd()), unix.TCGETS)
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Errorf("modes after Close: %+v, want %+v", after, before)
+	}
+}
+
+// TestRelayPause: while paused, what the session writes does not reach
+// the person's terminal, what the person typed before is discarded, and
+// what the person types is read by the one who paused, in the person's
+// own modes, never by the session; after resume both flow again.
+func TestRelayPause(t *testing.T) {
+	p := newPerson(t)
+	r, session := startRelay(t, p)
+	// Typed before the question, not yet taken by the session: the
+	// relay holds it (the session does not read), or the person's
+	// terminal does.
+	in, out, resume := r.Pause()
+	if in == nil || out == nil {
+		t.Fatal("Pause handed over no terminal")
+	}
+	modes, _ := unix.IoctlGetTermios(int(in.Fd()), unix.TCGETS)
+	if modes.Lflag&unix.ICANON == 0 {
+		t.Errorf("paused, the person's terminal is not in its own (cooked) modes")
+	}
+	session.Write([]byte("FAKE-QUESTION"))
+	time.Sleep(100 * time.Millisecond)
+	if strings.Contains(p.screen(), "FAKE-QUESTION") {
+		t.Errorf("the session's output reached the person while paused: %q", p.screen())
+	}
+	out.WriteString("real question? ")
+	p.keys.Write([]byte("y\n"))
+	answer := make([]byte, 16)
+	in.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, err := in.Read(answer)
+	if err != nil || string(answer[:n]) != "y\n" {
+		t.Errorf("the asker read %q, %v; want the person's \"y\\n\"", answer[:n], err)
+	}
+	resume()
+	if !eventually(func() bool { return strings.Contains(p.screen(), "FAKE-QUESTION") }) {
+		t.Errorf("after resume the session's output does not flow: %q", p.screen())
+	}
+	// The answer was the asker's: the session reads only what comes
+	// after the resume.
+	p.keys.Write([]byte("z\n"))
+	buf := make([]byte, 16)
+	session.SetReadDeadline(time.Now().Add(2 * time.Second))
+	m, err := session.Read(buf)
+	if err != nil || strings.Contains(string(buf[:m]), "y") {
+		t.Errorf("the session read %q, %v after the question", buf[:m], err)
+	}
+}
+
+// TestRelayPauseDiscardsTypeAhead: what was typed before the question and
+// not yet relayed does not answer it.
+func TestRelayPauseDiscardsTypeAhead(t *testing.T) {
+	p := newPerson(t)
+	r, _ := startRelay(t, p)
+	in, _, resume := r.Pause()
+	defer resume()
+	// Typed while the relay is paused but before the asker flushed: a
+	// pushed or early "y".
+	p.keys.Write([]byte("y\n"))
+	time.Sleep(50 * time.Millisecond)
+	unix.IoctlSetInt(int(in.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	p.keys.Write([]byte("n\n"))
+	answer := make([]byte, 16)
+	in.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, _ := in.Read(answer)
+	if string(answer[:n]) != "n\n" {
+		t.Errorf("the asker read %q, want the answer typed after the flush", answer[:n])
+	}
+}
+
+// TestRelayCloseHangsUp: what the session wrote last reaches the person,
+// and a process that still holds the session's terminal after Close (one
+// left behind) reads EOF or EIO, never the person's input.
+func TestRelayCloseHangsUp(t *testing.T) {
+	p := newPerson(t)
+	r, session := startRelay(t, p)
+	session.Write([]byte("last-words"))
+	r.Close()
+	if !strings.Contains(p.screen(), "last-words") && !eventually(func() bool { return strings.Contains(p.screen(), "last-words") }) {
+		t.Errorf("the session's last output was lost: %q", p.screen())
+	}
+	p.keys.Write([]byte("secret\n"))
+	buf := make([]byte, 16)
+	n, err := session.Read(buf)
+	if err == nil && n > 0 {
+		t.Errorf("after Close the session's terminal still reads %q", buf[:n])
+	}
+}

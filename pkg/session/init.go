@@ -44,11 +44,26 @@ func Init(path string, argv, env []string, ctty int, started func(error)) int {
 	if err != nil {
 		return 126
 	}
-	go func() {
-		for sig := range sigs {
+	// The reaper waits on any thread; the signals are passed on from
+	// this one. Landlock gives each thread of this process a domain of
+	// its own (go-landlock restricts every thread), and its signal scope
+	// lets only the thread that started the command, whose domain the
+	// command inherited, signal it.
+	ended := make(chan int, 1)
+	go func() { ended <- reap(pid) }()
+	for {
+		select {
+		case sig := <-sigs:
 			syscall.Kill(pid, sig.(syscall.Signal))
+		case status := <-ended:
+			return status
 		}
-	}()
+	}
+}
+
+// reap waits for every process of the session (orphans are pid 1's
+// children) until the command, pid, ended, and returns its exit status.
+func reap(pid int) int {
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)

@@ -374,9 +374,11 @@ func TestExecDenyHardLink(t *testing.T) {
 
 // TestExecReadOnlyTreeTerminal: under the read-only tree the devices a
 // shell needs outside the roots still take writes: its controlling
-// terminal (/dev/tty and its /dev/pts entry), and a pseudo-terminal it
-// opens itself, as script(1) or an editor does. The kernel checks a
-// mount's read-only flag for regular files, folders and symlinks only.
+// terminal (/dev/tty, and the descriptor it was given: the session's
+// terminal has no name in the session's own /dev/pts, design.md §10),
+// and a pseudo-terminal it opens itself, as script(1) or an editor does.
+// The kernel checks a mount's read-only flag for regular files, folders
+// and symlinks only.
 func TestExecReadOnlyTreeTerminal(t *testing.T) {
 	requireMountLayer(t)
 	if _, err := exec.LookPath("script"); err != nil {
@@ -387,7 +389,7 @@ func TestExecReadOnlyTreeTerminal(t *testing.T) {
 	writeTree(t, filepath.Dir(outside), map[string]string{"f": "outside\n"})
 	env := execEnv(t, ws, "OUTSIDE="+outside)
 	r := runUnderTTY(t, env, ws, "", "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
-		`echo on-the-terminal > /dev/tty; echo "tty=$?"; echo on-pts > "$(tty)"; echo "pts=$?"; `+
+		`echo on-the-terminal > /dev/tty; echo "tty=$?"; echo on-pts >&0; echo "pts=$?"; `+
 			`script -qc 'echo inside-script' /dev/null; echo "script=$?"; chmod 0666 "$OUTSIDE"; echo "chmod=$?"`)
 	for _, want := range []string{"tty=0", "pts=0", "script=0", "chmod=1"} {
 		if !strings.Contains(r.stdout, want) {

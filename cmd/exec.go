@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/gitguard"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 )
@@ -128,6 +129,9 @@ type supervisor struct {
 	nested bool
 	// askMu puts one question at a time to the person at the terminal.
 	askMu sync.Mutex
+	// git is the git guard's record of the roots' git directories; nil
+	// where there is none.
+	git *gitguard.Guard
 }
 
 // newSupervisor resolves the layers of the session of s and writes its
@@ -172,6 +176,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	}
 	sup := &supervisor{app: a, settings: s, dir: dir}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	sup.git = startGitGuard(a, s, roots, &shell)
 	rec.Shell = shell
 	sup.rec = rec
 	if sup.record, err = session.Write(dir, sup.rec); err != nil {
@@ -306,6 +311,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	err = child.Wait()
 	close(done)
 	stopBroker()
+	s.endGitGuard()
 	return exitStatusOf(child.ProcessState, err), nil
 }
 

@@ -76,6 +76,10 @@ type shellLayers struct {
 	DenyReadHeld  bool   `json:"deny_read_held"`
 	DenyRead      string `json:"deny_read"`
 	Escalation    string `json:"escalation"`
+	// GitHeld says code planted in a git directory during the session is
+	// neutralized when it ends (the git guard).
+	GitHeld bool   `json:"git_held"`
+	Git     string `json:"git"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts *sandbox.MountPlan `json:"mounts"`
@@ -103,6 +107,11 @@ func newShellLayers(s *config.Settings) shellLayers {
 		}
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
+		git := "dsh-fs exec would neutralize code-running git parts planted in the writable roots here"
+		if p.Mode == sandbox.DangerFullAccess {
+			git = "dsh-fs exec would not: danger-full-access mode"
+		}
+		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts}
@@ -124,6 +133,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
+	}
+	l.GitHeld, l.Git = rec.Shell.GitHeld, rec.Shell.Git
+	if l.Git == "" {
+		l.Git = "not held: the session's supervisor has no git guard"
 	}
 	l.Escalation = "none"
 	if rec.Shell.Broker {

@@ -268,6 +268,9 @@ func (t textOut) policy(h Header, r PolicyResult) error {
 		fmt.Fprintln(t.out, "\nshell:")
 	}
 	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  escalation: %s\n", sh.Writes, sh.Protected, sh.DenyRead, sh.Escalation)
+	if err == nil {
+		_, err = fmt.Fprintf(t.out, "  git: %s\n", sh.Git)
+	}
 	return err
 }
 

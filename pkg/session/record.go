@@ -96,6 +96,11 @@ type Shell struct {
 	// Broker says an escalation channel to the supervisor was handed to
 	// the shell.
 	Broker bool `json:"broker"`
+	// GitHeld says the supervisor neutralizes, when the session ends, the
+	// code-running git parts it planted (pkg/gitguard); Git says what
+	// holds, or why nothing does.
+	GitHeld bool   `json:"git_held"`
+	Git     string `json:"git"`
 }
 
 // Dir makes the private folder of one session's record: under

@@ -118,6 +118,15 @@ func wantNeutralized(t *testing.T, errs, gitDir string, removed ...string) strin
 	return ""
 }
 
+// wantNoQuarantine fails if the git guard made a quarantine folder in
+// gitDir.
+func wantNoQuarantine(t *testing.T, gitDir string) {
+	t.Helper()
+	if m, _ := filepath.Glob(filepath.Join(gitDir, "dsh-fs-quarantine-*")); len(m) > 0 {
+		t.Errorf("the guard acted on %s: %s", gitDir, m)
+	}
+}
+
 func canonicalTemp(t *testing.T) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
@@ -158,7 +167,7 @@ func TestExecGitRenamedParent(t *testing.T) {
 	if got := fileSHA256(t, filepath.Join(ws, "sub2/.git/config")); got != before {
 		t.Errorf("sub2/.git/config changed")
 	}
-	wantAbsent(t, filepath.Join(ws, "sub2/.git/dsh-fs-quarantine"))
+	wantNoQuarantine(t, filepath.Join(ws, "sub2/.git"))
 	if code, out := personGit(t, filepath.Join(ws, "sub"), "status"); code != 0 {
 		t.Errorf("git status in the neutralized repository: exit %d: %s", code, out)
 	}
@@ -256,7 +265,7 @@ func TestExecGitUntouched(t *testing.T) {
 	if got := fileSHA256(t, filepath.Join(ws, ".git/hooks/post-commit")); got != hook {
 		t.Errorf("the person's hook changed")
 	}
-	wantAbsent(t, filepath.Join(ws, ".git/dsh-fs-quarantine"))
+	wantNoQuarantine(t, filepath.Join(ws, ".git"))
 	if _, ok := guardReport(t, errs); ok {
 		t.Errorf("exec reported acting on an unchanged repository: %s", errs)
 	}
@@ -289,7 +298,7 @@ func TestExecGitInitUntouched(t *testing.T) {
 	if got := strings.Join(dirNames(t, filepath.Join(repo, ".git/hooks")), " "); got != strings.Join(strings.Fields(readFile(t, filepath.Join(ws, "hooks.list"))), " ") {
 		t.Errorf("hooks after the session: %s", got)
 	}
-	wantAbsent(t, filepath.Join(repo, ".git/dsh-fs-quarantine"))
+	wantNoQuarantine(t, filepath.Join(repo, ".git"))
 	if _, ok := guardReport(t, errs); ok {
 		t.Errorf("exec reported acting on a fresh repository: %s", errs)
 	}

@@ -34,8 +34,7 @@ func startGitGuard(a *App, s *config.Settings, roots []sandbox.Root, shell *sess
 // gitHeldText says what the guard holds, with n git directories recorded
 // at the start and the folders it did not finish.
 func gitHeldText(n int, partial []string) string {
-	t := fmt.Sprintf("when the session ends, code-running git config entries and hooks planted in the writable roots are moved to each git directory's %s (%d git directories recorded at the start)",
-		"dsh-fs-quarantine", n)
+	t := fmt.Sprintf("when the session ends, code-running git config entries and hooks planted in the writable roots are moved to a dsh-fs-quarantine-* folder of their git directory (%d git directories recorded at the start)", n)
 	if len(partial) > 0 {
 		t += "; not searched past the walk budget in " + strings.Join(partial, ", ")
 	}

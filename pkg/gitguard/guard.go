@@ -11,6 +11,8 @@
 package gitguard
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"slices"
@@ -194,45 +196,37 @@ func (g *Guard) planted(before, now *repo) []part {
 	return out
 }
 
-// quarantineDir is the folder, inside a git directory, where the guard
-// puts what it removed. git reads no such folder.
-const quarantineDir = "dsh-fs-quarantine"
+// quarantinePrefix begins the name of the folder, inside a git
+// directory, where the guard puts what it removed; git reads no such
+// folder. Each action gets a fresh one, its name ending in the time and
+// random bytes, so a session cannot block it by making the name first.
+const quarantinePrefix = "dsh-fs-quarantine-"
 
 // neutralize moves the parts planted of the git directory gfd (read as r)
-// into a fresh folder of its quarantine, and returns that folder's name
+// into a fresh quarantine folder, and returns that folder's name
 // relative to gfd and what it moved.
 func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
-	if err := unix.Mkdirat(gfd, quarantineDir, 0o700); err != nil && err != unix.EEXIST {
-		return "", nil, fmt.Errorf("make %s: %w", quarantineDir, err)
-	}
-	qbase, err := unix.Openat(gfd, quarantineDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, fmt.Errorf("open %s: %w", quarantineDir, err)
-	}
-	defer unix.Close(qbase)
-	owner(qbase, r)
-	name := ""
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	for i := 0; ; i++ {
-		name = fmt.Sprintf("exec-%s-%d", stamp, os.Getpid())
-		if i > 0 {
-			name += fmt.Sprintf("-%d", i)
-		}
-		err = unix.Mkdirat(qbase, name, 0o700)
-		if err == nil {
+	ensureWritable(gfd)
+	var name string
+	var err error
+	for try := 0; try < 10; try++ {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		name = quarantinePrefix + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
+		if err = unix.Mkdirat(gfd, name, 0o700); err != unix.EEXIST {
 			break
 		}
-		if err != unix.EEXIST || i >= 100 {
-			return "", nil, fmt.Errorf("make the quarantine folder: %w", err)
-		}
 	}
-	qfd, err := unix.Openat(qbase, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("make the quarantine folder: %w", err)
+	}
+	qfd, err := unix.Openat(gfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", nil, fmt.Errorf("open the quarantine folder: %w", err)
 	}
 	defer unix.Close(qfd)
 	owner(qfd, r)
-	rel := quarantineDir + "/" + name
+	rel := name
 
 	var removed []string
 	// Config files: the planted entries cut, or the whole file moved.
@@ -256,8 +250,15 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 		}
 		var err error
 		if whole {
+			// The file goes whole, with every entry in it: it is named by
+			// what made it go.
 			err = moveEntry(gfd, file, qfd, file)
-			what = []string{file + " (whole file)"}
+			what = nil
+			for _, p := range planted {
+				if p.file == file && p.entry == nil {
+					what = append(what, p.what)
+				}
+			}
 		} else {
 			err = cutEntries(gfd, file, qfd, cut, r)
 		}
@@ -289,6 +290,7 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 				if hfd, err = unix.Openat(gfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
 					return rel, removed, fmt.Errorf("hooks: %w", err)
 				}
+				ensureWritable(hfd)
 				unix.Mkdirat(qfd, "hooks", 0o700)
 				if qh, err = unix.Openat(qfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
 					return rel, removed, fmt.Errorf("quarantine hooks: %w", err)
@@ -302,6 +304,17 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 		}
 	}
 	return rel, removed, nil
+}
+
+// ensureWritable gives the owner of the folder fd the rights to change
+// it, where this process is that owner: a session running as the person
+// can chmod a git directory it planted so that the guard, running as the
+// same person, could not otherwise move what it planted.
+func ensureWritable(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && int(st.Uid) == os.Geteuid() && st.Mode&0o700 != 0o700 {
+		unix.Fchmod(fd, st.Mode&0o7777|0o700)
+	}
 }
 
 // owner gives the folder or file fd to the git directory's owner, where

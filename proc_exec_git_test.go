@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
@@ -305,4 +306,47 @@ func TestExecGitInitUntouched(t *testing.T) {
 	if code, out := personGit(t, repo, "log", "--oneline"); code != 0 || !strings.Contains(out, "first") {
 		t.Errorf("git log after the session: exit %d: %s", code, out)
 	}
+}
+
+// TestExecGitRenamedParentAgent is TestExecGitRenamedParent in a session
+// of a real ordinary user (not root, not the overflow uid), whose
+// supervisor runs as that user too: it neutralizes the planted
+// repository, and what it makes there is the user's.
+func TestExecGitRenamedParentAgent(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	uid := agentUser(t)
+	runtime := agentRuntimeDir(t)
+	bin, dir := unprivilegedBin(t)
+	ws, marks, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
+	for _, d := range []string{marks, home, system} {
+		os.MkdirAll(d, 0o755)
+	}
+	gitRepo(t, filepath.Join(ws, "sub"))
+	chownTree(t, ws)
+	os.Chown(marks, uid, uid)
+	os.Chown(home, uid, uid)
+	mark := filepath.Join(marks, "PWNED")
+	env := append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "HOME=" + home,
+		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=" + home, "GORACE=atexit_sleep_ms=0", "MARK=" + mark}, gitEnv...)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
+		`mv sub sub2 && mkdir sub && git -C sub init -q && git -C sub config core.fsmonitor "touch $MARK" && echo planted`)
+	c.Dir, c.Env = ws, env
+	asAgent(t, c)
+	code, _, out, errs := procRun(t, c, nil)
+	if code != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("the attack did not run: exit %d\n%s\n%s", code, out, errs)
+	}
+	g := exec.Command("git", "-C", filepath.Join(ws, "sub"), "status")
+	g.Env = env
+	asAgent(t, g)
+	g.Run()
+	wantAbsent(t, mark)
+	q := wantNeutralized(t, errs, filepath.Join(ws, "sub/.git"), "config: core.fsmonitor")
+	if fi, err := os.Stat(q); err == nil {
+		if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid {
+			t.Errorf("the quarantine is owned by uid %d, want the user's %d", st.Uid, uid)
+		}
+	}
+	wantNoQuarantine(t, filepath.Join(ws, "sub2/.git"))
 }

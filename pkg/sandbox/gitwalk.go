@@ -12,38 +12,53 @@ import (
 // GitDirs finds the git directories that git, run later in the writable
 // roots, would take its config and hooks from (docs/design.md §10, the git
 // guard). It walks each root with the mount planner's walk, bounded by the
-// same budget and never following a symlink: a folder holding HEAD with
+// same budget and never following a symlink. A folder holding HEAD with
 // objects and refs (or commondir) is a git directory whatever its name,
-// and is not walked into. A ".git" that is a file ("gitdir: …") or a
-// symlink leads to a git directory wherever it lies, and a worktree's
-// git directory to its commondir; the submodules' git directories
-// (modules/…) and the linked worktrees' (worktrees/…) inside each are
-// found too. Roots of origin "tmp" are not walked, as the planner does
-// not walk them, but a pointer may lead into them.
+// by isGitDir's rule. Unlike the planner, the walk goes on into a git
+// directory, past its own parts (objects, refs, logs, hooks, …): a
+// session could make any folder look like one, and a repository planted
+// beneath it must not hide there; so the submodules' (modules/…) and
+// linked worktrees' (worktrees/…) git directories are found too. A ".git"
+// that is a file ("gitdir: …") or a symlink leads to a git directory
+// wherever it lies, and a worktree's to its commondir; what those lead to
+// outside the walked roots is listed, with its modules and worktrees, but
+// not walked further. Roots of origin "tmp" are not walked, as the
+// planner does not walk them, but a pointer may lead into them.
 //
 // dirs are canonical, sorted, once each; partial names each folder whose
 // walk stopped at the budget, whose git directories beyond were not
 // looked at.
 func GitDirs(roots []Root) (dirs, partial []string) {
 	found := map[string]bool{}
-	pl := planner{ro: found}
+	pl := planner{}
 	var pointers []string
 	visit := func(abs string, typ fs.FileMode) bool {
+		if !typ.IsDir() {
+			return false
+		}
+		if found[filepath.Dir(abs)] && gitDirOwnParts[filepath.Base(abs)] {
+			return false
+		}
 		// The walk lists no symlink, and .git may be one: asked of
-		// every folder, it is one fstatat more per folder.
+		// every folder, with HEAD, two fstatat more per folder.
 		var st unix.Stat_t
 		if unix.Fstatat(unix.AT_FDCWD, filepath.Join(abs, ".git"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			if t := st.Mode & unix.S_IFMT; t == unix.S_IFLNK || t == unix.S_IFREG {
 				pointers = append(pointers, filepath.Join(abs, ".git"))
 			}
 		}
+		if unix.Fstatat(unix.AT_FDCWD, filepath.Join(abs, "HEAD"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && isGitDir(abs) {
+			found[abs] = true
+		}
 		return true
 	}
+	var walked []string
 	for _, r := range roots {
 		if r.Origin == "tmp" {
 			continue
 		}
-		if !pl.walk(r.Path, visit, true) {
+		walked = append(walked, r.Path)
+		if !pl.walk(r.Path, visit, false) {
 			partial = append(partial, r.Path)
 		}
 	}
@@ -52,9 +67,9 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 			found[g] = true
 		}
 	}
-	// Worktrees name their common directory, and a repository holds its
-	// submodules' and worktrees' git directories: each found may lead to
-	// more, each looked at once.
+	// A worktree names its common directory, and a repository reached
+	// only by a pointer holds its submodules' and worktrees' git
+	// directories: each found may lead to more, each looked at once.
 	done := map[string]bool{}
 	for {
 		var next []string
@@ -70,9 +85,12 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 		for _, g := range next {
 			done[g] = true
 			if common, ok := readCommondirAt(g); ok {
-				if c, err := Canonical(g, common); err == nil {
+				if c, err := Canonical(g, common); err == nil && isGitDir(c) {
 					found[c] = true
 				}
+			}
+			if beneathAny(walked, g) {
+				continue // the walk of its root went through it
 			}
 			for _, inner := range []string{"modules", "worktrees"} {
 				top := filepath.Join(g, inner)
@@ -80,7 +98,16 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 				if unix.Fstatat(unix.AT_FDCWD, top, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 					continue
 				}
-				if !pl.walk(top, func(string, fs.FileMode) bool { return true }, true) {
+				inside := func(abs string, typ fs.FileMode) bool {
+					if found[filepath.Dir(abs)] && gitDirOwnParts[filepath.Base(abs)] {
+						return false
+					}
+					if isGitDir(abs) {
+						found[abs] = true
+					}
+					return true
+				}
+				if !pl.walk(top, inside, false) {
 					partial = append(partial, top)
 				}
 			}
@@ -91,6 +118,15 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 		partial = slices.Compact(slices.Sorted(slices.Values(partial)))
 	}
 	return dirs, partial
+}
+
+// gitDirOwnParts are the folders of a git directory that hold its own
+// data, which git never takes for another repository and which may be
+// large (objects, an annex): the guard's walk does not go into them. The
+// hooks are read on their own.
+var gitDirOwnParts = map[string]bool{
+	"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
+	"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
 }
 
 // gitPointerTarget is the canonical git directory a ".git" file

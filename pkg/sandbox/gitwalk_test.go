@@ -32,6 +32,11 @@ func TestGitDirs(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, ".git/worktrees/w/HEAD"), []byte("x\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, ".git/worktrees/w/commondir"), []byte("../..\n"), 0o644)
 	gitDir(filepath.Join(ws, "vendor/p.git"))
+	// A folder made to look like a git directory does not hide a
+	// repository beneath it; a git directory's own parts are not walked.
+	gitDir(filepath.Join(ws, "fake"))
+	gitDir(filepath.Join(ws, "fake/deeper/.git"))
+	gitDir(filepath.Join(ws, ".git/objects/xx"))
 	gitDir(filepath.Join(outside, "far"))
 	os.MkdirAll(filepath.Join(ws, "a"), 0o755)
 	os.WriteFile(filepath.Join(ws, "a/.git"), []byte("gitdir: "+filepath.Join(outside, "far")+"\n"), 0o644)
@@ -47,6 +52,7 @@ func TestGitDirs(t *testing.T) {
 
 	dirs, partial := GitDirs([]Root{{Path: ws, Origin: "cwd"}, {Path: outside, Origin: "tmp"}})
 	want := []string{filepath.Join(outside, "far"), filepath.Join(ws, ".git"), filepath.Join(ws, ".git/modules/s"),
+		filepath.Join(ws, "fake"), filepath.Join(ws, "fake/deeper/.git"),
 		filepath.Join(ws, ".git/worktrees/w"), filepath.Join(ws, "vendor/p.git")}
 	slices.Sort(want)
 	if !slices.Equal(dirs, want) {

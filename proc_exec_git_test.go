@@ -350,3 +350,22 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 	}
 	wantNoQuarantine(t, filepath.Join(ws, "sub2/.git"))
 }
+
+// TestExecGitUnderFakeGitDir: the shell makes a folder look like a git
+// directory (HEAD, objects, refs) and plants a repository beneath it; a
+// walk that stops at git directories would never see the planted one.
+func TestExecGitUnderFakeGitDir(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	ws, marks := canonicalTemp(t), t.TempDir()
+	mark := filepath.Join(marks, "PWNED")
+	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
+	code, out, errs := execSh(t, env, ws, fenced(ws), `mkdir -p fake/objects fake/refs && echo 'ref: refs/heads/x' > fake/HEAD && `+
+		`git init -q fake/deeper && git -C fake/deeper config core.fsmonitor "touch $MARK" && echo planted`)
+	if code != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	personGit(t, filepath.Join(ws, "fake/deeper"), "status")
+	wantAbsent(t, mark)
+	wantNeutralized(t, errs, filepath.Join(ws, "fake/deeper/.git"), "config: core.fsmonitor")
+}

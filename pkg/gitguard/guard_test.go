@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
@@ -343,5 +346,36 @@ func TestGuardCannotAct(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(read(t, filepath.Join(gd, "config"))), []byte("fsmonitor = evil")) {
 		t.Errorf("the config changed")
+	}
+}
+
+// TestGuardSpecialFiles: fifos where git reads a config, an include or a
+// hook are looked at without being opened for reading (the guard would
+// hang on a fifo, or set off a device's open) and go to the quarantine
+// like any planted part.
+func TestGuardSpecialFiles(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	g := Snapshot(roots, "")
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	for _, f := range []string{"config.worktree", "hooks/pre-commit", "inc"} {
+		if err := unix.Mkfifo(filepath.Join(gd, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, filepath.Join(ws, "a"), "config", "include.path", "inc")
+	done := make(chan Report)
+	go func() { done <- g.Check() }()
+	var rep Report
+	select {
+	case rep = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Check hangs on a fifo")
+	}
+	a := action(t, rep, gd)
+	slices.Sort(a.Removed)
+	want := []string{"config.worktree (not a regular file)", "config: include.path", "config: include.path -> inc", "hooks/pre-commit"}
+	if !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
 	}
 }

@@ -95,22 +95,25 @@ func readRepo(gfd int, home string) (*repo, error) {
 }
 
 // readAt reads the small regular file name in the folder dirfd, never
-// following a symlink and never blocking on a fifo. A file that is not
-// there reads as nothing (ok false, err nil).
+// following a symlink unless follow, and never opening anything else: it
+// is first opened O_PATH, which runs no device's or fifo's open, checked
+// to be a regular file, and only then opened for reading through that
+// descriptor. A file that is not there reads as nothing (ok false, err
+// nil).
 func readAt(dirfd int, name string, follow bool) (data []byte, st unix.Stat_t, ok bool, err error) {
-	flags := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	flags := unix.O_PATH | unix.O_CLOEXEC
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, err := unix.Openat(dirfd, name, flags, 0)
+	pfd, err := unix.Openat(dirfd, name, flags, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil, st, false, nil
 	}
 	if err != nil {
 		return nil, st, false, err
 	}
-	defer unix.Close(fd)
-	if err := unix.Fstat(fd, &st); err != nil {
+	defer unix.Close(pfd)
+	if err := unix.Fstat(pfd, &st); err != nil {
 		return nil, st, false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -119,12 +122,17 @@ func readAt(dirfd int, name string, follow bool) (data []byte, st unix.Stat_t, o
 	if st.Size > maxConfigBytes {
 		return nil, st, false, errors.New("too large")
 	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, st, false, err
+	}
 	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
 	data = make([]byte, 0, st.Size)
-	for {
+	for len(data) < cap(data) {
 		n, rerr := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if rerr != nil || len(data) == cap(data) {
+		if rerr != nil {
 			break
 		}
 	}

@@ -156,18 +156,25 @@ func readCommondirAt(gitdir string) (string, bool) {
 }
 
 // smallFirstLine is the trimmed first line of the small regular file at
-// path (relative to dirfd), opened without following a symlink and
-// without blocking: a session may leave a fifo where a file was.
+// path (relative to dirfd), never following a symlink and never opening
+// anything else: a session may leave a fifo or a device where a file
+// was. It is opened O_PATH, checked, and only then opened for reading
+// through that descriptor.
 func smallFirstLine(dirfd int, path string) (string, bool) {
-	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	pfd, err := unix.Openat(dirfd, path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > 4096 {
+		return "", false
+	}
+	fd, err := unix.Open(procFd(pfd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", false
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > 4096 {
-		return "", false
-	}
 	buf := make([]byte, st.Size)
 	n, _ := unix.Read(fd, buf)
 	line, _, _ := strings.Cut(string(buf[:max(n, 0)]), "\n")

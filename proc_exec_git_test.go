@@ -71,6 +71,7 @@ type gitGuardReport struct {
 			GitDir     string   `json:"git_dir"`
 			Quarantine string   `json:"quarantine"`
 			Removed    []string `json:"removed"`
+			Unfrozen   []string `json:"unfrozen"`
 		} `json:"neutralized"`
 		Failed []struct {
 			GitDir string `json:"git_dir"`
@@ -368,4 +369,80 @@ func TestExecGitUnderFakeGitDir(t *testing.T) {
 	personGit(t, filepath.Join(ws, "fake/deeper"), "status")
 	wantAbsent(t, mark)
 	wantNeutralized(t, errs, filepath.Join(ws, "fake/deeper/.git"), "config: core.fsmonitor")
+}
+
+// TestExecGitImmutable: a session that can make what it planted
+// immutable (as root, while it keeps CAP_LINUX_IMMUTABLE) does not stop
+// the guard: the supervisor clears the flag, moves what was planted and
+// says so.
+func TestExecGitImmutable(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	if _, err := exec.LookPath("chattr"); err != nil {
+		t.Skip("no chattr here")
+	}
+	ws, marks := canonicalTemp(t), t.TempDir()
+	mark := filepath.Join(marks, "PWNED")
+	gd := filepath.Join(ws, "new/.git")
+	t.Cleanup(func() { exec.Command("chattr", "-i", gd, filepath.Join(gd, "config")).Run() })
+	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
+	code, out, errs := execSh(t, env, ws, fenced(ws), `git init -q new && git -C new config core.fsmonitor "touch $MARK" && `+
+		`chattr +i new/.git/config new/.git 2>/dev/null && echo immutable`)
+	if !strings.Contains(out, "immutable") {
+		t.Skipf("the session cannot make a file immutable here (exit %d): nothing to clear", code)
+	}
+	personGit(t, filepath.Join(ws, "new"), "status")
+	wantAbsent(t, mark)
+	wantNeutralized(t, errs, gd, "config: core.fsmonitor")
+	if r, _ := guardReport(t, errs); len(r.GitGuard.Neutralized) == 1 && !slices.Contains(r.GitGuard.Neutralized[0].Unfrozen, ".") {
+		t.Errorf("the report does not say the flag was cleared: %s", errs)
+	}
+}
+
+// TestExecGitCannotAct: where the supervisor cannot move what was planted
+// it says so, loudly: a repository of root's in an ordinary user's
+// workspace includes a file of the user's, which the session fills with
+// core.fsmonitor; the user's supervisor cannot cut the include from
+// root's config, and its report names the repository, what was planted
+// and why, under failed.
+func TestExecGitCannotAct(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	uid := agentUser(t)
+	runtime := agentRuntimeDir(t)
+	bin, dir := unprivilegedBin(t)
+	ws, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
+	for _, d := range []string{ws, home, system} {
+		os.MkdirAll(d, 0o755)
+	}
+	writeTree(t, ws, map[string]string{"shared.gitconfig": "[color]\n\tui = auto\n"})
+	chownTree(t, ws)
+	os.Chown(home, uid, uid)
+	repo := filepath.Join(ws, "r")
+	gitRepo(t, repo) // root's, which the user may read and not write
+	if code, out := personGit(t, repo, "config", "include.path", "../../shared.gitconfig"); code != 0 {
+		t.Fatal(out)
+	}
+	config := fileSHA256(t, filepath.Join(repo, ".git/config"))
+	env := append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "HOME=" + home,
+		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=" + home, "GORACE=atexit_sleep_ms=0"}, gitEnv...)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
+		`printf '[core]\n\tfsmonitor = evil\n' >> shared.gitconfig && echo planted`)
+	c.Dir, c.Env = ws, env
+	asAgent(t, c)
+	code, _, out, errs := procRun(t, c, nil)
+	if code != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r, ok := guardReport(t, errs)
+	gd := filepath.Join(repo, ".git")
+	if !ok || len(r.GitGuard.Failed) != 1 || r.GitGuard.Failed[0].GitDir != gd || !strings.Contains(r.GitGuard.Failed[0].Error, "permission denied") {
+		t.Errorf("want one failure for %s (permission denied) in the report; stderr:\n%s", gd, errs)
+	}
+	if !strings.Contains(errs, "include.path -> ../../shared.gitconfig: core.fsmonitor") {
+		t.Errorf("the failure does not say what was planted: %s", errs)
+	}
+	if got := fileSHA256(t, filepath.Join(repo, ".git/config")); got != config {
+		t.Errorf("root's config changed")
+	}
 }

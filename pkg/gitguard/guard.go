@@ -102,6 +102,9 @@ type Action struct {
 	// Removed names each part: "config: core.fsmonitor",
 	// "hooks/pre-commit".
 	Removed []string `json:"removed"`
+	// Unfrozen names what the guard cleared the immutable or append-only
+	// flag of to move it ("." for the git directory itself).
+	Unfrozen []string `json:"unfrozen"`
 }
 
 // Failure says what the guard found in one git directory and why it
@@ -164,7 +167,7 @@ func (g *Guard) check(d string) (*Action, *Failure) {
 	if len(planted) == 0 {
 		return nil, nil
 	}
-	q, removed, err := neutralize(fd, now, planted)
+	q, removed, unfrozen, err := neutralize(fd, now, planted)
 	if err != nil {
 		names := []string{}
 		for _, p := range planted {
@@ -172,7 +175,7 @@ func (g *Guard) check(d string) (*Action, *Failure) {
 		}
 		return nil, &Failure{GitDir: d, Planted: slices.Compact(names), Error: err.Error()}
 	}
-	return &Action{GitDir: d, Quarantine: d + "/" + q, Removed: removed}, nil
+	return &Action{GitDir: d, Quarantine: d + "/" + q, Removed: removed, Unfrozen: unfrozen}, nil
 }
 
 // planted are the parts of now that before did not have; without a
@@ -204,11 +207,21 @@ const quarantinePrefix = "dsh-fs-quarantine-"
 
 // neutralize moves the parts planted of the git directory gfd (read as r)
 // into a fresh quarantine folder, and returns that folder's name
-// relative to gfd and what it moved.
-func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
+// relative to gfd, what it moved and what it unfroze to move it.
+func neutralize(gfd int, r *repo, planted []part) (q string, removed, unfrozen []string, err error) {
+	unfrozen = []string{}
+	thaw := func(dirfd int, name, shown string) error {
+		cleared, err := unfreeze(dirfd, name)
+		if cleared {
+			unfrozen = append(unfrozen, shown)
+		}
+		return err
+	}
+	if err := thaw(gfd, "", "."); err != nil {
+		return "", nil, unfrozen, fmt.Errorf("clear the immutable flag: %w", err)
+	}
 	ensureWritable(gfd)
 	var name string
-	var err error
 	for try := 0; try < 10; try++ {
 		var rnd [6]byte
 		rand.Read(rnd[:])
@@ -218,17 +231,15 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 		}
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("make the quarantine folder: %w", err)
+		return "", nil, unfrozen, fmt.Errorf("make the quarantine folder: %w", err)
 	}
 	qfd, err := unix.Openat(gfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", nil, fmt.Errorf("open the quarantine folder: %w", err)
+		return "", nil, unfrozen, fmt.Errorf("open the quarantine folder: %w", err)
 	}
 	defer unix.Close(qfd)
 	owner(qfd, r)
 	rel := name
-
-	var removed []string
 	// Config files: the planted entries cut, or the whole file moved.
 	for _, file := range []string{"config", "config.worktree"} {
 		var cut []*Entry
@@ -248,6 +259,9 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 		if len(what) == 0 {
 			continue
 		}
+		if err := thaw(gfd, file, file); err != nil {
+			return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", file, err)
+		}
 		var err error
 		if whole {
 			// The file goes whole, with every entry in it: it is named by
@@ -263,7 +277,7 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 			err = cutEntries(gfd, file, qfd, cut, r)
 		}
 		if err != nil {
-			return rel, removed, fmt.Errorf("%s: %w", file, err)
+			return rel, removed, unfrozen, fmt.Errorf("%s: %w", file, err)
 		}
 		removed = append(removed, slices.Compact(what)...)
 	}
@@ -281,29 +295,35 @@ func neutralize(gfd int, r *repo, planted []part) (string, []string, error) {
 		switch {
 		case p.file == "hooks":
 			if err := moveEntry(gfd, "hooks", qfd, "hooks"); err != nil {
-				return rel, removed, fmt.Errorf("hooks: %w", err)
+				return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
 			}
 			removed = append(removed, p.what)
 		case strings.HasPrefix(p.file, "hooks/"):
 			hook := strings.TrimPrefix(p.file, "hooks/")
 			if hfd < 0 {
 				if hfd, err = unix.Openat(gfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-					return rel, removed, fmt.Errorf("hooks: %w", err)
+					return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
+				}
+				if err := thaw(hfd, "", "hooks"); err != nil {
+					return rel, removed, unfrozen, fmt.Errorf("hooks: clear the immutable flag: %w", err)
 				}
 				ensureWritable(hfd)
 				unix.Mkdirat(qfd, "hooks", 0o700)
 				if qh, err = unix.Openat(qfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-					return rel, removed, fmt.Errorf("quarantine hooks: %w", err)
+					return rel, removed, unfrozen, fmt.Errorf("quarantine hooks: %w", err)
 				}
 				owner(qh, r)
 			}
+			if err := thaw(hfd, hook, p.file); err != nil {
+				return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", p.file, err)
+			}
 			if err := moveEntry(hfd, hook, qh, hook); err != nil {
-				return rel, removed, fmt.Errorf("%s: %w", p.file, err)
+				return rel, removed, unfrozen, fmt.Errorf("%s: %w", p.file, err)
 			}
 			removed = append(removed, p.what)
 		}
 	}
-	return rel, removed, nil
+	return rel, removed, unfrozen, nil
 }
 
 // ensureWritable gives the owner of the folder fd the rights to change

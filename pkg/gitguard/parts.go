@@ -28,6 +28,10 @@ import "strings"
 //   - sendemail's smtpServer (a sendmail path), sendmailCmd, toCmd,
 //     ccCmd, headerCmd, and sendemail.*.<the same> per identity;
 //   - hook.* (config-based hooks of newer git);
+//   - imap.tunnel (git imap-send runs it), init.templateDir (a later git
+//     init there copies hooks from it);
+//   - git-lfs's lfs.customtransfer.*.path and lfs.extension.*.clean and
+//     .smudge (written [lfs "customtransfer.NAME"] path = …);
 //   - include.path and includeIf.*.path, which bring in another file's
 //     keys, the code-running ones with them.
 //
@@ -52,6 +56,7 @@ var codeKeys = map[string]bool{
 	"sendemail.cccmd": true, "sendemail.headercmd": true,
 	"sendemail.*.smtpserver": true, "sendemail.*.sendmailcmd": true, "sendemail.*.tocmd": true,
 	"sendemail.*.cccmd": true, "sendemail.*.headercmd": true,
+	"imap.tunnel": true, "init.templatedir": true,
 	"include.path": true, "includeif.*.path": true,
 }
 
@@ -69,6 +74,10 @@ func RunsCode(e Entry) bool {
 		return strings.HasPrefix(strings.TrimLeft(e.Value, " \t"), "!")
 	case "submodule":
 		return e.Name == "update" && strings.HasPrefix(strings.TrimLeft(e.Value, " \t"), "!")
+	case "lfs":
+		sub := strings.ToLower(e.Subsection)
+		return strings.HasPrefix(sub, "customtransfer.") && e.Name == "path" ||
+			strings.HasPrefix(sub, "extension.") && (e.Name == "clean" || e.Name == "smudge")
 	}
 	key := e.Section + "." + e.Name
 	if e.Subsection != "" {

@@ -38,6 +38,11 @@ func TestRunsCode(t *testing.T) {
 		{"[submodule \"s\"]\n\tupdate = !x\n", true},
 		{"[submodule \"s\"]\n\tupdate = rebase\n", false},
 		{"[user]\n\tname = x\n", false},
+		{"[imap]\n\ttunnel = x\n", true},
+		{"[init]\n\ttemplateDir = x\n", true},
+		{"[lfs \"customtransfer.t\"]\n\tpath = x\n", true},
+		{"[lfs \"extension.e\"]\n\tsmudge = x\n", true},
+		{"[lfs]\n\turl = x\n", false},
 		{"[branch \"main\"]\n\tremote = origin\n", false},
 	} {
 		entries, err := ParseConfig([]byte(tc.text))

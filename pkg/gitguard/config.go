@@ -272,6 +272,13 @@ func (p *configParser) value() (string, int, error) {
 		case '\\':
 			c = p.next()
 			switch c {
+			case -1:
+				// git reads the end of the file as a line end: a final
+				// backslash continues into nothing.
+				if quoted {
+					return "", 0, p.errorf("unterminated quoted value")
+				}
+				return v.String(), p.pos, nil
 			case '\n':
 				end = p.pos
 				continue

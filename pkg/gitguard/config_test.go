@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,7 @@ var configCases = []struct{ name, text string }{
 	{"no final newline", "[core]\n\tpager = less"},
 	{"dashes and digits", "[sec-1]\n\tkey-2 = v\n"},
 	{"header blanks", "[diff   \"x\"]\n\ttextconv = t\n"},
+	{"backslash at the end", "[core]\n\tpager = less \\"},
 	{"key before any section", "pager = x\n[core]\n\tpager = y\n"},
 	{"value spacing", "[a]\n\tk=   v   \n\tl =\"  q  \"  \n"},
 }
@@ -152,4 +154,92 @@ func writeTemp(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// FuzzParseConfig: whatever the text, the entries ParseConfig returns
+// lie in order inside it, and cutting any of them leaves text that parses
+// to the others, with the same keys and values.
+func FuzzParseConfig(f *testing.F) {
+	for _, tc := range configCases {
+		f.Add(tc.text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		entries, err := ParseConfig([]byte(text))
+		if err != nil {
+			return
+		}
+		at := 0
+		for _, e := range entries {
+			if e.Start < at || e.End < e.Start || e.End > len(text) {
+				t.Fatalf("entry %s spans [%d,%d) after %d in %d bytes", e.Key(), e.Start, e.End, at, len(text))
+			}
+			at = e.End
+		}
+		for i := range entries {
+			cut, err := removeEntries([]byte(text), entries[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest, err := ParseConfig(cut)
+			if err != nil {
+				t.Fatalf("without %s, %q does not parse: %v", entries[i].Key(), cut, err)
+			}
+			want := slices.Delete(slices.Clone(entries), i, i+1)
+			if len(rest) != len(want) {
+				t.Fatalf("without %s: %d entries, want %d (%q)", entries[i].Key(), len(rest), len(want), cut)
+			}
+			for j := range rest {
+				if rest[j].Key() != want[j].Key() || rest[j].Value != want[j].Value || rest[j].HasValue != want[j].HasValue {
+					t.Fatalf("without %s: entry %d is %s=%q, want %s=%q (%q)", entries[i].Key(), j, rest[j].Key(), rest[j].Value, want[j].Key(), want[j].Value, cut)
+				}
+			}
+		}
+	})
+}
+
+// TestParseConfigRandomAsGit: configs put together at random from the
+// pieces git's syntax is made of read as git reads them, or are refused
+// where git refuses them.
+func TestParseConfigRandomAsGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here to compare with")
+	}
+	pieces := []string{"[core]", "[Core \"Sub\"]", "[a.B]", "[x \"q\\\"z\"]", "\n", "\r\n", " ", "\t", "k", "Key-2", "=", " = ",
+		"v", "\"", "\\", "\\n", "\\t", "\\\n", "#", ";", "!", "a b", "\"  \"", "[", "]", "é"}
+	rnd := uint64(1)
+	next := func(n int) int {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return int(rnd>>33) % n
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	for i := 0; i < 300; i++ {
+		var b strings.Builder
+		b.WriteString("[s]\n")
+		for n := next(12) + 1; n > 0; n-- {
+			b.WriteString(pieces[next(len(pieces))])
+		}
+		text := b.String()
+		os.WriteFile(path, []byte(text), 0o644)
+		out, gitErr := exec.Command("git", "config", "-z", "--no-includes", "--list", "--file", path).Output()
+		entries, err := ParseConfig([]byte(text))
+		if (err != nil) != (gitErr != nil) {
+			t.Errorf("%q: ParseConfig error %v, git error %v", text, err, gitErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		var got []string
+		for _, e := range entries {
+			rec := e.Key()
+			if e.HasValue {
+				rec += "\n" + e.Value
+			}
+			got = append(got, rec+"\x00")
+		}
+		if strings.Join(got, "") != string(out) {
+			t.Errorf("%q: parsed %q, git lists %q", text, strings.Join(got, ""), out)
+		}
+	}
 }

@@ -38,6 +38,11 @@ var mayMutate = map[string]bool{
 	// The exec session record, in exec's own private runtime folder
 	// (/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names.
 	"pkg/session/record.go": true,
+	// The git guard's quarantine: what a session planted in a git
+	// directory of the writable roots, moved by the supervisor after the
+	// session through descriptors of that git directory, never by a path
+	// a call names.
+	"pkg/gitguard/quarantine.go": true,
 }
 
 // mayOpenToRead is where the read side opens user paths by handle
@@ -48,6 +53,10 @@ var mayMutate = map[string]bool{
 var mayOpenToRead = map[string]bool{
 	"pkg/sandbox/readopen.go": true,
 	"pkg/sandbox/mounts.go":   true,
+	// The git guard's reads: the walk's .git pointers, and a git
+	// directory's config, includes and hooks.
+	"pkg/sandbox/gitwalk.go": true,
+	"pkg/gitguard/read.go":   true,
 }
 
 // TestNoPlainPathMutations audits the product code (tests, scripts and

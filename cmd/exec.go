@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/gitguard"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 	"github.com/dshfs/dsh-fs/pkg/tty"
@@ -136,6 +137,9 @@ type supervisor struct {
 	// relay stands between the person's terminal and the session's
 	// own, while CMD runs; nil when exec's streams hold no terminal.
 	relay *tty.Relay
+	// git is the git guard's record of the roots' git directories; nil
+	// where there is none.
+	git *gitguard.Guard
 }
 
 // newSupervisor resolves the layers of the session of s and writes its
@@ -190,6 +194,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	sup.git = startGitGuard(a, s, roots, &shell)
 	rec.Shell = shell
 	sup.rec = rec
 	if m := shell.Mounts; m != nil {
@@ -387,6 +392,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// hang-up, never the person's terminal.
 		s.relay.Close()
 	}
+	s.endGitGuard()
 	return exitStatusOf(child.ProcessState, err), nil
 }
 

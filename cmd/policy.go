@@ -94,6 +94,10 @@ type shellLayers struct {
 	Terminal      string `json:"terminal"`
 	ProcessesHeld bool   `json:"processes_held"`
 	Processes     string `json:"processes"`
+	// GitHeld says code planted in a git directory during the session is
+	// neutralized when it ends (the git guard).
+	GitHeld bool   `json:"git_held"`
+	Git     string `json:"git"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts         *sandbox.MountPlan `json:"mounts"`
@@ -146,6 +150,11 @@ func newShellLayers(s *config.Settings) shellLayers {
 			processes = "dsh-fs exec could not: " + why
 		}
 		l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
+		git := "dsh-fs exec would neutralize code-running git parts planted in the writable roots here"
+		if p.Mode == sandbox.DangerFullAccess {
+			git = "dsh-fs exec would not: danger-full-access mode"
+		}
+		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -182,6 +191,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 	}
 	l.TerminalHeld, l.Terminal = rec.Shell.TerminalHeld, rec.Shell.Terminal
 	l.ProcessesHeld, l.Processes = rec.Shell.ProcessesHeld, rec.Shell.Processes
+	l.GitHeld, l.Git = rec.Shell.GitHeld, rec.Shell.Git
+	if l.Git == "" {
+		l.Git = "not held: the session's supervisor has no git guard"
+	}
 	l.Escalation = "none"
 	if rec.Shell.Broker {
 		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"

@@ -269,6 +269,9 @@ func (t textOut) policy(h Header, r PolicyResult) error {
 	}
 	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
 		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
+	if err == nil {
+		_, err = fmt.Fprintf(t.out, "  git: %s\n", sh.Git)
+	}
 	return err
 }
 

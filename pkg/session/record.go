@@ -147,6 +147,11 @@ type Shell struct {
 	// PID namespace), and Processes how, or why not.
 	ProcessesHeld bool   `json:"processes_held"`
 	Processes     string `json:"processes"`
+	// GitHeld says the supervisor neutralizes, when the session ends, the
+	// code-running git parts it planted (pkg/gitguard); Git says what
+	// holds, or why nothing does.
+	GitHeld bool   `json:"git_held"`
+	Git     string `json:"git"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

@@ -1,0 +1,313 @@
+package gitguard
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The guard's one writer: everything it changes in a git directory is
+// done here, through descriptors of the git directory and of the
+// quarantine folder it makes in it, never by a path from outside.
+
+// quarantinePrefix begins the name of the folder, inside a git
+// directory, where the guard puts what it removed; git reads no such
+// folder. Each action gets a fresh one, its name ending in the time and
+// random bytes, so a session cannot block it by making the name first.
+const quarantinePrefix = "dsh-fs-quarantine-"
+
+// neutralize moves the parts planted of the git directory gfd (read as r)
+// into a fresh quarantine folder, and returns that folder's name
+// relative to gfd, what it moved and what it unfroze to move it.
+func neutralize(gfd int, r *repo, planted []part) (q string, removed, unfrozen []string, err error) {
+	unfrozen = []string{}
+	thaw := func(dirfd int, name, shown string) error {
+		cleared, err := unfreeze(dirfd, name)
+		if cleared {
+			unfrozen = append(unfrozen, shown)
+		}
+		return err
+	}
+	if err := thaw(gfd, "", "."); err != nil {
+		return "", nil, unfrozen, fmt.Errorf("clear the immutable flag: %w", err)
+	}
+	ensureWritable(gfd)
+	var name string
+	for try := 0; try < 10; try++ {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		name = quarantinePrefix + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
+		if err = unix.Mkdirat(gfd, name, 0o700); err != unix.EEXIST {
+			break
+		}
+	}
+	if err != nil {
+		return "", nil, unfrozen, fmt.Errorf("make the quarantine folder: %w", err)
+	}
+	qfd, err := unix.Openat(gfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, unfrozen, fmt.Errorf("open the quarantine folder: %w", err)
+	}
+	defer unix.Close(qfd)
+	owner(qfd, r)
+	rel := name
+	// Config files: the planted entries cut, or the whole file moved.
+	for _, file := range []string{"config", "config.worktree"} {
+		var cut []*Entry
+		var what []string
+		whole := false
+		for _, p := range planted {
+			if p.file != file {
+				continue
+			}
+			what = append(what, file+": "+p.what)
+			if p.entry == nil {
+				whole = true
+			} else if !slices.Contains(cut, p.entry) {
+				cut = append(cut, p.entry)
+			}
+		}
+		if len(what) == 0 {
+			continue
+		}
+		if err := thaw(gfd, file, file); err != nil {
+			return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", file, err)
+		}
+		var err error
+		if whole {
+			// The file goes whole, with every entry in it: it is named by
+			// what made it go.
+			err = moveEntry(gfd, file, qfd, file)
+			what = nil
+			for _, p := range planted {
+				if p.file == file && p.entry == nil {
+					what = append(what, p.what)
+				}
+			}
+		} else {
+			err = cutEntries(gfd, file, qfd, cut, r)
+		}
+		if err != nil {
+			return rel, removed, unfrozen, fmt.Errorf("%s: %w", file, err)
+		}
+		removed = append(removed, slices.Compact(what)...)
+	}
+	// Hooks: each moved, not followed, its execute bits cleared.
+	var hfd, qh = -1, -1
+	defer func() {
+		if hfd >= 0 {
+			unix.Close(hfd)
+		}
+		if qh >= 0 {
+			unix.Close(qh)
+		}
+	}()
+	for _, p := range planted {
+		switch {
+		case p.file == "hooks":
+			if err := moveEntry(gfd, "hooks", qfd, "hooks"); err != nil {
+				return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
+			}
+			removed = append(removed, p.what)
+		case strings.HasPrefix(p.file, "hooks/"):
+			hook := strings.TrimPrefix(p.file, "hooks/")
+			if hfd < 0 {
+				if hfd, err = unix.Openat(gfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+					return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
+				}
+				if err := thaw(hfd, "", "hooks"); err != nil {
+					return rel, removed, unfrozen, fmt.Errorf("hooks: clear the immutable flag: %w", err)
+				}
+				ensureWritable(hfd)
+				unix.Mkdirat(qfd, "hooks", 0o700)
+				if qh, err = unix.Openat(qfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+					return rel, removed, unfrozen, fmt.Errorf("quarantine hooks: %w", err)
+				}
+				owner(qh, r)
+			}
+			if err := thaw(hfd, hook, p.file); err != nil {
+				return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", p.file, err)
+			}
+			if err := moveEntry(hfd, hook, qh, hook); err != nil {
+				return rel, removed, unfrozen, fmt.Errorf("%s: %w", p.file, err)
+			}
+			removed = append(removed, p.what)
+		}
+	}
+	return rel, removed, unfrozen, nil
+}
+
+// ensureWritable gives the owner of the folder fd the rights to change
+// it, where this process is that owner: a session running as the person
+// can chmod a git directory it planted so that the guard, running as the
+// same person, could not otherwise move what it planted.
+func ensureWritable(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && int(st.Uid) == os.Geteuid() && st.Mode&0o700 != 0o700 {
+		unix.Fchmod(fd, st.Mode&0o7777|0o700)
+	}
+}
+
+// owner gives the folder or file fd to the git directory's owner, where
+// the guard runs as root: what it makes in a person's repository stays
+// the person's to remove.
+func owner(fd int, r *repo) {
+	if os.Geteuid() == 0 {
+		unix.Fchown(fd, int(r.uid), int(r.gid))
+	}
+}
+
+// moveEntry renames the entry name of the folder from to the folder to,
+// without following it if it is a symlink, and clears the execute bits of
+// a regular file it moved.
+func moveEntry(from int, name string, to int, newName string) error {
+	if err := unix.Renameat2(from, name, to, newName, unix.RENAME_NOREPLACE); err != nil {
+		return err
+	}
+	fd, err := unix.Openat(to, newName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // a symlink or a special file: moved is enough
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		unix.Fchmod(fd, st.Mode&0o7777&^0o7111)
+	}
+	return nil
+}
+
+// cutEntries writes the config file name of gfd again without the
+// entries cut (parsed from what it holds now), atomically (a new file
+// renamed over it) and with its mode and owner; the cut entries go, under
+// their sections, to config.removed in the quarantine qfd. The config is
+// read again here: if it is not the file the parts were read from any
+// more, nothing is written.
+func cutEntries(gfd int, name string, qfd int, cut []*Entry, r *repo) error {
+	data, st, ok, err := readAt(gfd, name, false)
+	if err != nil || !ok {
+		return fmt.Errorf("read again: %v", err)
+	}
+	entries, err := ParseConfig(data)
+	if err != nil {
+		return fmt.Errorf("changed since it was read: %w", err)
+	}
+	// The same entries, found again by key, value and place.
+	var drop []Entry
+	for _, c := range cut {
+		i := slices.IndexFunc(entries, func(e Entry) bool {
+			return e.Start == c.Start && e.End == c.End && e.Key() == c.Key() && e.Value == c.Value
+		})
+		if i < 0 {
+			return fmt.Errorf("changed since it was read")
+		}
+		drop = append(drop, entries[i])
+	}
+	slices.SortFunc(drop, func(a, b Entry) int { return a.Start - b.Start })
+	kept, err := removeEntries(data, drop)
+	if err != nil {
+		return err
+	}
+	var removed strings.Builder
+	for _, e := range drop {
+		if e.Subsection != "" {
+			fmt.Fprintf(&removed, "[%s %q]\n", e.Section, e.Subsection)
+		} else {
+			fmt.Fprintf(&removed, "[%s]\n", e.Section)
+		}
+		fmt.Fprintf(&removed, "\t%s\n", data[e.Start:e.End])
+	}
+	if err := writeNew(qfd, name+".removed", []byte(removed.String()), 0o600, r); err != nil {
+		return fmt.Errorf("quarantine: %w", err)
+	}
+	tmp := fmt.Sprintf(".%s.dsh-fs-%d", name, os.Getpid())
+	unix.Unlinkat(gfd, tmp, 0)
+	if err := writeNew(gfd, tmp, kept, st.Mode&0o7777, &repo{uid: st.Uid, gid: st.Gid}); err != nil {
+		return err
+	}
+	var now unix.Stat_t
+	if err := unix.Fstatat(gfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil || now.Ino != st.Ino || now.Dev != st.Dev {
+		unix.Unlinkat(gfd, tmp, 0)
+		return fmt.Errorf("replaced while the guard wrote it")
+	}
+	if err := unix.Renameat(gfd, tmp, gfd, name); err != nil {
+		unix.Unlinkat(gfd, tmp, 0)
+		return err
+	}
+	return nil
+}
+
+// writeNew creates the file name in the folder dirfd, which must not
+// exist, with data, mode and (as root) r's owner, and syncs it.
+func writeNew(dirfd int, name string, data []byte, mode uint32, r *repo) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	owner(fd, r)
+	unix.Fchmod(fd, mode)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		unix.Unlinkat(dirfd, name, 0)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		unix.Unlinkat(dirfd, name, 0)
+		return err
+	}
+	return f.Close()
+}
+
+// The inode flags that stop the guard from moving what a session planted:
+// an immutable or append-only git directory, config or hook cannot be
+// renamed or written. A session that kept CAP_LINUX_IMMUTABLE could set
+// them; the guard, as root, clears them again on what it must change
+// (linux/fs.h: FS_IMMUTABLE_FL, FS_APPEND_FL).
+const (
+	immutableFlag = 0x10
+	appendFlag    = 0x20
+)
+
+// unfreeze clears the immutable and append-only flags of the entry name
+// of the folder dirfd ("" for dirfd itself), where this process is root
+// and they are set, and reports whether it cleared any. It never follows
+// a symlink and opens nothing but a regular file or a folder.
+func unfreeze(dirfd int, name string) (bool, error) {
+	if os.Geteuid() != 0 {
+		return false, nil
+	}
+	fd := dirfd
+	if name != "" {
+		pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false, nil // not there: nothing to clear
+		}
+		defer unix.Close(pfd)
+		var st unix.Stat_t
+		if unix.Fstat(pfd, &st) != nil {
+			return false, nil
+		}
+		if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+			return false, nil // a symlink or special file carries no flags to clear here
+		}
+		if fd, err = unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err != nil {
+			return false, err
+		}
+		defer unix.Close(fd)
+	}
+	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil || flags&(immutableFlag|appendFlag) == 0 {
+		return false, nil // a file system without flags has none set
+	}
+	if err := unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags&^(immutableFlag|appendFlag)); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -138,10 +138,41 @@ func canonicalTemp(t *testing.T) string {
 	return d
 }
 
+// renamedParentAttack is the rename-parent attack of issue 21, twice: on
+// the person's repository sub (made before the session), which the mount
+// layer's pins hold, and on a repository mine that the session makes
+// itself, which nothing pins, so the git guard is what stops it. Each
+// time the folder above .git is moved aside and a new repository with
+// core.fsmonitor planted in its place.
+const renamedParentAttack = `if mv sub sub2; then echo moved-person; fi; ` +
+	`git init -q mine && mv mine mine2 && mkdir mine && git -C mine init -q && ` +
+	`git -C mine config core.fsmonitor "touch $MARK" && echo planted`
+
+// wantRenamedParentStopped checks what renamedParentAttack left in ws:
+// where the mount layer holds, the person's sub could not be moved; where
+// it moved (no mount layer), the guard neutralized what was planted in
+// its place. The planted mine is neutralized, its moved-aside original
+// untouched, and the person's git status runs nothing in either.
+func wantRenamedParentStopped(t *testing.T, ws, out, errs, mark string, status func(dir string)) string {
+	t.Helper()
+	if ok, _ := sandbox.MountLayer(); ok && strings.Contains(out, "moved-person") {
+		t.Errorf("the person's sub was moved though the mount layer pins the folders above its .git:\n%s", errs)
+	}
+	if !strings.Contains(out, "moved-person") && !strings.Contains(errs, "Device or resource busy") {
+		t.Errorf("mv sub failed otherwise than on a pin (EBUSY):\n%s", errs)
+	}
+	status(filepath.Join(ws, "mine"))
+	status(filepath.Join(ws, "sub"))
+	wantAbsent(t, mark)
+	q := wantNeutralized(t, errs, filepath.Join(ws, "mine/.git"), "config: core.fsmonitor")
+	wantNoQuarantine(t, filepath.Join(ws, "mine2/.git"))
+	return q
+}
+
 // TestExecGitRenamedParent: the shell renames the folder above a nested
-// .git that the mount layer holds read-only and plants a new repository
-// in its place with core.fsmonitor. After the session the person's git
-// status there must not run it; the repository moved aside is untouched.
+// .git and plants a new repository in its place with core.fsmonitor
+// (renamedParentAttack). After the session the person's git status there
+// must not run it; a repository moved aside is untouched.
 func TestExecGitRenamedParent(t *testing.T) {
 	requireLandlock(t)
 	requireGit(t)
@@ -151,26 +182,27 @@ func TestExecGitRenamedParent(t *testing.T) {
 	before := fileSHA256(t, config)
 	mark := filepath.Join(marks, "PWNED")
 	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
-	code, out, errs := execSh(t, env, ws, fenced(ws),
-		`mv sub sub2 && mkdir sub && git -C sub init -q && git -C sub config core.fsmonitor "touch $MARK" && echo planted`)
+	code, out, errs := execSh(t, env, ws, fenced(ws), renamedParentAttack)
 	if code != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("the attack did not run: exit %d\n%s\n%s", code, out, errs)
 	}
-	personGit(t, filepath.Join(ws, "sub"), "status")
-	wantAbsent(t, mark)
-	q := wantNeutralized(t, errs, filepath.Join(ws, "sub/.git"), "config: core.fsmonitor")
-	if code, got := personGit(t, filepath.Join(ws, "sub"), "config", "--get", "core.fsmonitor"); code != 1 {
+	q := wantRenamedParentStopped(t, ws, out, errs, mark, func(dir string) { personGit(t, dir, "status") })
+	if code, got := personGit(t, filepath.Join(ws, "mine"), "config", "--get", "core.fsmonitor"); code != 1 {
 		t.Errorf("git still reads core.fsmonitor = %q (exit %d)", got, code)
 	}
 	if q != "" && !strings.Contains(readFile(t, filepath.Join(q, "config.removed")), "fsmonitor = touch "+mark) {
 		t.Errorf("the quarantine does not hold the entry: %q", readFile(t, filepath.Join(q, "config.removed")))
 	}
-	// The repository moved aside is the person's, unchanged: untouched.
-	if got := fileSHA256(t, filepath.Join(ws, "sub2/.git/config")); got != before {
-		t.Errorf("sub2/.git/config changed")
+	// The person's repository, wherever it is now, is unchanged.
+	person := filepath.Join(ws, "sub")
+	if strings.Contains(out, "moved-person") {
+		person = filepath.Join(ws, "sub2")
 	}
-	wantNoQuarantine(t, filepath.Join(ws, "sub2/.git"))
-	if code, out := personGit(t, filepath.Join(ws, "sub"), "status"); code != 0 {
+	if got := fileSHA256(t, filepath.Join(person, ".git/config")); got != before {
+		t.Errorf("%s/.git/config changed", person)
+	}
+	wantNoQuarantine(t, filepath.Join(person, ".git"))
+	if code, out := personGit(t, filepath.Join(ws, "mine"), "status"); code != 0 {
 		t.Errorf("git status in the neutralized repository: exit %d: %s", code, out)
 	}
 }
@@ -330,26 +362,24 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 	mark := filepath.Join(marks, "PWNED")
 	env := append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "HOME=" + home,
 		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=" + home, "GORACE=atexit_sleep_ms=0", "MARK=" + mark}, gitEnv...)
-	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
-		`mv sub sub2 && mkdir sub && git -C sub init -q && git -C sub config core.fsmonitor "touch $MARK" && echo planted`)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", renamedParentAttack)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
 	code, _, out, errs := procRun(t, c, nil)
 	if code != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("the attack did not run: exit %d\n%s\n%s", code, out, errs)
 	}
-	g := exec.Command("git", "-C", filepath.Join(ws, "sub"), "status")
-	g.Env = env
-	asAgent(t, g)
-	g.Run()
-	wantAbsent(t, mark)
-	q := wantNeutralized(t, errs, filepath.Join(ws, "sub/.git"), "config: core.fsmonitor")
+	q := wantRenamedParentStopped(t, ws, out, errs, mark, func(dir string) {
+		g := exec.Command("git", "-C", dir, "status")
+		g.Env = env
+		asAgent(t, g)
+		g.Run()
+	})
 	if fi, err := os.Stat(q); err == nil {
 		if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid {
 			t.Errorf("the quarantine is owned by uid %d, want the user's %d", st.Uid, uid)
 		}
 	}
-	wantNoQuarantine(t, filepath.Join(ws, "sub2/.git"))
 }
 
 // TestExecGitUnderFakeGitDir: the shell makes a folder look like a git

@@ -557,11 +557,12 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 	return false, nil
 }
 
-// Rename moves name in the folder d to toName in the folder to, through
+// rename moves name in the folder d to toName in the folder to, through
 // both handles and with RENAME_NOREPLACE: what is at the destination is
 // never replaced (FS_EXISTS), and a symlink is moved as a link, never
-// followed.
-func (d *Dir) Rename(name string, to *Dir, toName string) error {
+// followed. Fence.Rename is the one caller: it decides first on what
+// lies beneath a folder.
+func (d *Dir) rename(name string, to *Dir, toName string) error {
 	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
 	if err == nil {
 		return nil

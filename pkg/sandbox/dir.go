@@ -252,15 +252,26 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	return d, nil
 }
 
-// flock takes an exclusive lock on the open folder fd, waiting for it.
+// flock takes an exclusive lock on the open folder fd, waiting for it. A
+// wait a signal interrupts (EINTR) is taken up again, at most
+// openat2MaxRetries times in all, as every retry here is bounded: a
+// process signalling this one in a loop must not keep it spinning.
 func flock(fd int) error {
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX)
+	for range openat2MaxRetries {
+		err := sysFlock(fd, unix.LOCK_EX)
 		if err != unix.EINTR {
 			return os.NewSyscallError("flock", err)
 		}
 	}
+	return errFlockRetries
 }
+
+// sysFlock is the system call; tests replace it.
+var sysFlock = unix.Flock
+
+// errFlockRetries is flock still interrupted after openat2MaxRetries
+// tries.
+var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", openat2MaxRetries)
 
 // openat2MaxRetries bounds how often one openat2 call is repeated when
 // the kernel asks for a retry, as filepath-securejoin's

@@ -129,6 +129,8 @@ func wantNoQuarantine(t *testing.T, gitDir string) {
 	}
 }
 
+// canonicalTemp is a fresh canonical folder (t.TempDir with its
+// symlinks resolved).
 func canonicalTemp(t *testing.T) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())

@@ -10,7 +10,10 @@ import (
 // of a protected path is one, as is putting one there), neither may be
 // under deny_read, and the rename runs between the two confined folder
 // handles, so a folder swapped for a symlink on either side is refused,
-// never followed. A symlink is moved as a link.
+// never followed. A symlink is moved as a link. A folder carries what lies
+// beneath it: the fence refuses one whose contents a deny_read or
+// protected entry would no longer cover where it lands, or newly cover
+// (sandbox.Fence.Rename).
 func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
 	for _, t := range []sandbox.Target{src, dst} {
 		if err := f.CheckRead("move", t); err != nil {
@@ -39,5 +42,5 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
 		return err
 	}
 	defer from.Close()
-	return fserr.FromOS("move", src.Given, from.Rename(fromName, to, toName))
+	return f.Rename("move", src, dst, from, fromName, to, toName)
 }

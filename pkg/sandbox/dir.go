@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -133,11 +134,24 @@ func openPinned(op string, t Target, parent string, mkdir bool) (*Dir, error) {
 		cur = next
 	}
 	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return stale(op, t, err) }}
-	if opened, err := os.Readlink(procFd(cur)); err == nil && opened != curPath {
+	opened, err := openedPath(cur)
+	if err != nil {
+		d.Close()
+		return nil, unverified(op, t, err)
+	}
+	if opened != curPath {
 		d.Close()
 		return nil, stale(op, t, fmt.Errorf("the folder opened as %s is %s by now", curPath, opened))
 	}
 	return d, nil
+}
+
+// unverified is a mutation refused because what was opened for it could
+// not be verified: its path cannot be read back from a verified /proc.
+func unverified(op string, t Target, cause error) error {
+	e := fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: the folder opened for it cannot be verified (%v); nothing was written", op, t.Given, cause), cause)
+	e.Hint = "mount a procfs on /proc"
+	return e
 }
 
 // stale is a path that changed between its resolution (what the caller,
@@ -151,13 +165,13 @@ func stale(op string, t Target, cause error) error {
 // it was opened as, since a folder moved or exchanged between the check
 // and the open (d and .git swapped) carries the write somewhere the check
 // never saw. A folder that now sits under a protected path is denied as
-// protected, any other move as an escape. Without /proc there is no path
-// to read back; the git-directory checks of openConfined, which look at
-// what each opened folder holds, still apply.
+// protected, any other move as an escape. Without a verified /proc there
+// is no path to read back, and the write is refused (FS_IO), never
+// decided on the name that was checked.
 func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
-	opened, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", d.fd))
+	opened, err := openedPath(d.fd)
 	if err != nil {
-		return nil
+		return unverified(op, t, err)
 	}
 	if rel, ok := within(t.Root, opened); ok {
 		target := filepath.Join(opened, name)
@@ -252,15 +266,26 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	return d, nil
 }
 
-// flock takes an exclusive lock on the open folder fd, waiting for it.
+// flock takes an exclusive lock on the open folder fd, waiting for it. A
+// wait a signal interrupts (EINTR) is taken up again, at most
+// openat2MaxRetries times in all, as every retry here is bounded: a
+// process signalling this one in a loop must not keep it spinning.
 func flock(fd int) error {
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX)
+	for range openat2MaxRetries {
+		err := sysFlock(fd, unix.LOCK_EX)
 		if err != unix.EINTR {
 			return os.NewSyscallError("flock", err)
 		}
 	}
+	return errFlockRetries
 }
+
+// sysFlock is the system call; tests replace it.
+var sysFlock = unix.Flock
+
+// errFlockRetries is flock still interrupted after openat2MaxRetries
+// tries.
+var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", openat2MaxRetries)
 
 // openat2MaxRetries bounds how often one openat2 call is repeated when
 // the kernel asks for a retry, as filepath-securejoin's
@@ -496,8 +521,12 @@ func (t *Temp) create(name string) error {
 
 // link gives the unnamed file the name link in its folder.
 func (t *Temp) link(link string) error {
-	proc := fmt.Sprintf("/proc/self/fd/%d", t.Fd())
-	err := unix.Linkat(unix.AT_FDCWD, proc, t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
+	var err error = unix.ENOENT
+	if proc, perr := procRoot(); perr == nil {
+		// Through the verified /proc only: a symlink laid out on a fake
+		// one would give another file the name.
+		err = unix.Linkat(proc, "thread-self/fd/"+strconv.Itoa(int(t.Fd())), t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
+	}
 	if errors.Is(err, unix.ENOENT) {
 		// No /proc: AT_EMPTY_PATH does the same where the process has
 		// CAP_DAC_READ_SEARCH.
@@ -557,11 +586,12 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 	return false, nil
 }
 
-// Rename moves name in the folder d to toName in the folder to, through
+// rename moves name in the folder d to toName in the folder to, through
 // both handles and with RENAME_NOREPLACE: what is at the destination is
 // never replaced (FS_EXISTS), and a symlink is moved as a link, never
-// followed.
-func (d *Dir) Rename(name string, to *Dir, toName string) error {
+// followed. Fence.Rename is the one caller: it decides first on what
+// lies beneath a folder.
+func (d *Dir) rename(name string, to *Dir, toName string) error {
 	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
 	if err == nil {
 		return nil

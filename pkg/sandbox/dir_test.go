@@ -606,3 +606,37 @@ func naiveDangerOpen(parent string, mkdir bool) (*Dir, error) {
 	}
 	return &Dir{fd: fd, Path: parent}, nil
 }
+
+// TestFlockRetries: a lock wait interrupted by a signal is taken up
+// again, but at most openat2MaxRetries times; any other answer is final.
+func TestFlockRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		eintr int // how many calls are interrupted before one succeeds
+		calls int
+		err   error
+	}{
+		{name: "first try", calls: 1},
+		{name: "EINTR twice", eintr: 2, calls: 3},
+		{name: "EINTR beyond the bound", eintr: 1000, calls: openat2MaxRetries, err: errFlockRetries},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			sysFlock = func(int, int) error {
+				calls++
+				if calls <= tc.eintr {
+					return unix.EINTR
+				}
+				return nil
+			}
+			t.Cleanup(func() { sysFlock = unix.Flock })
+			err := flock(-1)
+			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
+				t.Errorf("flock = %v, want %v", err, tc.err)
+			}
+			if calls != tc.calls {
+				t.Errorf("%d calls, want %d", calls, tc.calls)
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -203,15 +202,13 @@ func (f *Fence) givenAbs(t Target) string {
 	return f.policy.base() + string(filepath.Separator) + t.Given
 }
 
-// fdPath is what /proc/self/fd says of fd: its path now, or false where
-// /proc is missing, the path is too long for it, or the object has no
+// fdPath is what the verified /proc says of fd (openedPath): its path
+// now, or false where /proc is missing or not verified, the path is too
+// long for it, or the object has no
 // path (a pipe, a socket). A deleted file keeps the path it had.
 func fdPath(fd int) (string, bool) {
-	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !strings.HasPrefix(p, "/") {
-		return "", false
-	}
-	return strings.TrimSuffix(p, " (deleted)"), true
+	p, err := openedPath(fd)
+	return p, err == nil
 }
 
 // walked is an object openWalk opened: its descriptor, the path it was

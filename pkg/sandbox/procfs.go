@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// /proc is trusted only once it is verified, as filepath-securejoin
+// does: the folder mounted there must be a procfs (its magic number, by
+// fstatfs) and its root (inode 1), not a tmpfs or a bind mount of
+// something else a process could lay out with symlinks that say what it
+// likes. Where it is not, what the fence would read back from it is not
+// known, and a mutation that needs it is refused (FS_IO), never decided
+// on the name.
+
+// procRootIno is the inode of the root of every procfs.
+const procRootIno = 1
+
+// procRoot is the verified /proc, opened once per process.
+var procRoot = sync.OnceValues(openProcRoot)
+
+func openProcRoot() (int, error) {
+	fd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("/proc cannot be opened: %w", err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &fs); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/proc: fstatfs: %w", err)
+	}
+	if fs.Type != unix.PROC_SUPER_MAGIC {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/proc is not a procfs (file system magic %#x)", fs.Type)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/proc: fstat: %w", err)
+	}
+	if st.Ino != procRootIno {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/proc is not the root of a procfs (inode %d)", st.Ino)
+	}
+	return fd, nil
+}
+
+// errNoPath is a descriptor whose path the kernel does not give: an
+// object with none (a pipe), or one too long for it.
+var errNoPath = errors.New("the kernel gives no path for it")
+
+// openedPath is the path of fd now, read back from the verified /proc; a
+// deleted file keeps the path it had.
+func openedPath(fd int) (string, error) {
+	proc, err := procRoot()
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(proc, "thread-self/fd/"+strconv.Itoa(fd), buf)
+	if err != nil {
+		return "", fmt.Errorf("reading back descriptor %d from /proc: %w", fd, err)
+	}
+	p := string(buf[:n])
+	if !strings.HasPrefix(p, "/") {
+		return "", errNoPath
+	}
+	return strings.TrimSuffix(p, " (deleted)"), nil
+}

@@ -351,7 +351,6 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 	requireLandlock(t)
 	requireGit(t)
 	uid := agentUser(t)
-	runtime := agentRuntimeDir(t)
 	bin, dir := unprivilegedBin(t)
 	ws, marks, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 	for _, d := range []string{marks, home, system} {
@@ -362,8 +361,7 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 	os.Chown(marks, uid, uid)
 	os.Chown(home, uid, uid)
 	mark := filepath.Join(marks, "PWNED")
-	env := append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "HOME=" + home,
-		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=" + home, "GORACE=atexit_sleep_ms=0", "MARK=" + mark}, gitEnv...)
+	env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home, "MARK="+mark), gitEnv...)
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", renamedParentAttack)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
@@ -441,7 +439,6 @@ func TestExecGitCannotAct(t *testing.T) {
 	requireLandlock(t)
 	requireGit(t)
 	uid := agentUser(t)
-	runtime := agentRuntimeDir(t)
 	bin, dir := unprivilegedBin(t)
 	ws, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 	for _, d := range []string{ws, home, system} {
@@ -456,8 +453,7 @@ func TestExecGitCannotAct(t *testing.T) {
 		t.Fatal(out)
 	}
 	config := fileSHA256(t, filepath.Join(repo, ".git/config"))
-	env := append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "HOME=" + home,
-		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=" + home, "GORACE=atexit_sleep_ms=0"}, gitEnv...)
+	env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home), gitEnv...)
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`printf '[core]\n\tfsmonitor = evil\n' >> shared.gitconfig && echo planted`)
 	c.Dir, c.Env = ws, env

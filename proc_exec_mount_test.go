@@ -140,12 +140,11 @@ func TestExecNoRuntimeFolder(t *testing.T) {
 // shell keeps its uid and no capability, and cannot write .git.
 func TestExecMountLayerUnprivileged(t *testing.T) {
 	requireUserNamespaces(t)
-	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
+	bin, ws, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`id -u; grep CapEff /proc/self/status; echo x >> .git/HEAD; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
 	c.Dir = ws
-	c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
-		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	c.Env = agentExecEnv(t, bin, system)
 	asAgent(t, c)
 	out, err := c.CombinedOutput()
 	if err != nil {
@@ -169,7 +168,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 // likely; each shell must have none.
 func TestExecShellKeepsNoCapability(t *testing.T) {
 	requireUserNamespaces(t)
-	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+	bin, ws, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
 	const sessions, atOnce = 64, 8
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -183,8 +182,7 @@ func TestExecShellKeepsNoCapability(t *testing.T) {
 			defer func() { <-slots }()
 			c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "grep", "CapEff", "/proc/self/status")
 			c.Dir = ws
-			c.Env = []string{"PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
-				"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+			c.Env = agentExecEnv(t, bin, system)
 			asAgent(t, c)
 			out, err := c.CombinedOutput()
 			mu.Lock()
@@ -221,28 +219,26 @@ func requireUserNamespaces(t *testing.T) {
 // agentUser (uid 23456, a real user: not the overflow uid, which would
 // hide how root's files show in its user namespace): this test binary as
 // its dsh-fs (unprivilegedBin), a workspace ws holding files, owned by
-// that user, its runtime folder for the record, and an empty folder,
-// root's, for the trusted system files.
-func unprivilegedSession(t *testing.T, files map[string]string) (bin, ws, runtime, system string) {
+// that user, and an empty folder, root's, for the trusted system files.
+// Its record goes to the user's runtime folder (agentExecEnv).
+func unprivilegedSession(t *testing.T, files map[string]string) (bin, ws, system string) {
 	t.Helper()
 	bin, dir := unprivilegedBin(t)
 	ws = filepath.Join(dir, "ws")
 	writeTree(t, ws, files)
 	chownTree(t, ws)
-	runtime = agentRuntimeDir(t)
 	system = filepath.Join(dir, "etc")
 	os.MkdirAll(system, 0o755)
-	return bin, ws, runtime, system
+	return bin, ws, system
 }
 
 // agentSession runs script in a dsh-fs exec session of the ordinary
 // user (unprivilegedSession's), and returns its combined output.
-func agentSession(t *testing.T, bin, ws, runtime, system, script string) string {
+func agentSession(t *testing.T, bin, ws, system, script string) string {
 	t.Helper()
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", script)
 	c.Dir = ws
-	c.Env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime,
-		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	c.Env = agentExecEnv(t, bin, system)
 	asAgent(t, c)
 	out, err := c.CombinedOutput()
 	if err != nil {
@@ -262,11 +258,11 @@ func TestExecFileToolRealUser(t *testing.T) {
 	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
 		t.Skip("no Landlock here: exec's kernel layer cannot be tested")
 	}
-	bin, ws, runtime, system := unprivilegedSession(t, map[string]string{"src/a.go": "package a\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	bin, ws, system := unprivilegedSession(t, map[string]string{"src/a.go": "package a\n", ".git/HEAD": "ref: refs/heads/main\n"})
 	// A trusted file inside the session is root's: the managed
 	// requirements, read by every call.
 	writeTree(t, system, map[string]string{"requirements.yaml": "max_mode: workspace-write\n"})
-	out := agentSession(t, bin, ws, runtime, system,
+	out := agentSession(t, bin, ws, system,
 		`id -u; stat -c 'root shows as %u' /; dsh-fs stat src/a.go; echo "stat=$?"; dsh-fs write src/b.go --content 'package a'; echo "write=$?"; dsh-fs policy; echo "policy=$?"`)
 	for _, want := range []string{
 		strconv.Itoa(agentUser(t)) + "\n",

@@ -97,8 +97,7 @@ func TestExecShellHoldsNoPrivilege(t *testing.T) {
 		chownTree(t, ws)
 		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "cat", "/proc/self/status")
 		c.Dir = ws
-		c.Env = []string{"PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=" + agentRuntimeDir(t),
-			"DSH_FS_TEST_SYSTEM_DIR=" + filepath.Join(dir, "etc"), "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+		c.Env = agentExecEnv(t, bin, filepath.Join(dir, "etc"))
 		asAgent(t, c)
 		out, err := c.CombinedOutput()
 		if err != nil {

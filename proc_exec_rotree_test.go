@@ -227,8 +227,7 @@ func newAgentWorkspace(t *testing.T, files map[string]string) agentWorkspace {
 func (a agentWorkspace) exec(script string) (string, error) {
 	c := exec.Command(a.bin, "exec", "--cwd", a.ws, "--tmp=false", "--", "sh", "-c", script)
 	c.Dir = a.ws
-	c.Env = []string{"PATH=" + filepath.Dir(a.bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + agentRuntimeDir(a.t),
-		"DSH_FS_TEST_SYSTEM_DIR=" + a.system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
+	c.Env = agentExecEnv(a.t, a.bin, a.system)
 	asAgent(a.t, c)
 	out, err := c.CombinedOutput()
 	return string(out), err

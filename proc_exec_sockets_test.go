@@ -148,8 +148,7 @@ func newSocketSession(t *testing.T, agent bool) *socketSession {
 	}
 	chownTree(t, s.ws)
 	chownTree(t, s.home)
-	s.env = []string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "HOME=" + s.home, "XDG_RUNTIME_DIR=" + agentRuntimeDir(t),
-		"DSH_FS_TEST_SYSTEM_DIR=" + s.system, "DSH_FS_TEST_HOME=" + s.home, "GORACE=atexit_sleep_ms=0"}
+	s.env = agentExecEnv(t, bin, s.system, "HOME="+s.home, "DSH_FS_TEST_HOME="+s.home)
 	return s
 }
 

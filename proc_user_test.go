@@ -116,3 +116,13 @@ func TestAgentUserIsOrdinary(t *testing.T) {
 		t.Fatalf("id -u as %s: %q, %v", agentUserName, out, err)
 	}
 }
+
+// agentExecEnv is the environment of a dsh-fs exec session of the
+// ordinary user: bin's folder first on $PATH, the user's runtime folder,
+// system as the folder of the trusted system config, and no trusted
+// user config unless extra names one (DSH_FS_TEST_HOME=…). extra is
+// appended; a variable given again there wins, as os/exec keeps the last.
+func agentExecEnv(t testing.TB, bin, system string, extra ...string) []string {
+	return append([]string{"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin", "XDG_RUNTIME_DIR=" + agentRuntimeDir(t),
+		"DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}, extra...)
+}

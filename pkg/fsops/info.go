@@ -84,17 +84,7 @@ func typeOf(m fs.FileMode) string {
 // permString renders a mode's permission bits as an octal string with the
 // set-id and sticky bits, as chmod takes them: "0644", "4755".
 func permString(m fs.FileMode) string {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return fmt.Sprintf("%04o", p)
+	return fmt.Sprintf("%04o", sandbox.ModeBits(m))
 }
 
 // mtimeString renders a modification time in RFC 3339, in UTC so the same

@@ -234,13 +234,14 @@ func judgeFolder(p string, fi os.FileInfo, sticky bool) error {
 	case !fi.IsDir():
 		return &UnsafeError{p, "not a folder"}
 	case fi.Mode().Perm()&0o022 != 0 && !(sticky && fi.Mode()&os.ModeSticky != 0):
-		return &UnsafeError{p, fmt.Sprintf("the folder may be written by others (mode %04o)", modeBits(fi.Mode()))}
+		return &UnsafeError{p, fmt.Sprintf("the folder may be written by others (mode %04o)", ModeBits(fi.Mode()))}
 	}
 	return nil
 }
 
-// modeBits is a mode as chmod spells it, the sticky bit included.
-func modeBits(m os.FileMode) uint32 {
+// ModeBits is a mode's permission bits with the set-id and sticky bits,
+// as chmod takes them (0o4755).
+func ModeBits(m os.FileMode) uint32 {
 	b := uint32(m.Perm())
 	if m&os.ModeSticky != 0 {
 		b |= 0o1000

@@ -362,8 +362,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 		}
 	}
-	done := make(chan struct{})
+	done, forwarding := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(forwarding)
 		for {
 			select {
 			case sig := <-sigs:
@@ -384,7 +385,10 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		stopBroker = session.Serve(brokerEnd, s.run)
 	}
 	err = child.Wait()
+	// The forwarder is gone before the relay closes: a resize in flight
+	// would use the session's terminal as it is closed.
 	close(done)
+	<-forwarding
 	stopBroker()
 	if s.relay != nil {
 		// CMD ended: what it wrote last reaches the person, and a

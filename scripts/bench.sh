@@ -140,7 +140,8 @@ mcp_rows() {
 # layer's walk, the read-only tree, Landlock, the privileges dropped,
 # the pty relay where there is a terminal) and a dsh-fs call inside a
 # session, this build against BENCH_BASE's, interleaved, in $TMP/exec.md.
-# stdin is not a terminal here, so the relay is not in these rows.
+# stdin is a pipe in these rows but one, which runs both builds under
+# script(1) so that this build's pty relay is in it.
 exec_rows() {
 	local base=${BENCH_BASE:?BENCH_ONLY=exec needs BENCH_BASE=REV, the build to compare with}
 	local bdir=$TMP/base-src xws=$TMP/exec-ws
@@ -170,6 +171,9 @@ exec_rows() {
   {"name": "dsh-fs exec -- true, small workspace: this build against $base", "loop": 50, "reference": true,
    "plain": {"label": "$base", "runs": [["env", "-u", "DSH_FS_CWD", "$TMP/base/dsh-fs", "exec", "--cwd", "$xws", "--tmp=false", "--", "true"]]},
    "dsh": {"label": "this build", "runs": [["env", "-u", "DSH_FS_CWD", "$BIN", "exec", "--cwd", "$xws", "--tmp=false", "--", "true"]]}},
+  {"name": "dsh-fs exec -- true on a pseudo-terminal (script -qec, both sides; this build relays a pty of its own): this build against $base", "loop": 30, "reference": true,
+   "plain": {"label": "$base", "runs": [["script", "-qec", "env -u DSH_FS_CWD $TMP/base/dsh-fs exec --cwd $xws --tmp=false -- true", "/dev/null"]]},
+   "dsh": {"label": "this build", "runs": [["script", "-qec", "env -u DSH_FS_CWD $BIN exec --cwd $xws --tmp=false -- true", "/dev/null"]]}},
   {"name": "dsh-fs exec -- dsh-fs stat (a session and one call inside): this build against $base", "loop": 30, "reference": true,
    "plain": {"label": "$base", "runs": [["env", "-u", "DSH_FS_CWD", "PATH=$base_path", "$TMP/base/dsh-fs", "exec", "--cwd", "$xws", "--tmp=false", "--", "dsh-fs", "stat", "small.txt"]], "expect": "\"ok\":true"},
    "dsh": {"label": "this build", "runs": [["env", "-u", "DSH_FS_CWD", "PATH=$new_path", "$BIN", "exec", "--cwd", "$xws", "--tmp=false", "--", "dsh-fs", "stat", "small.txt"]], "expect": "\"ok\":true"}},
@@ -183,7 +187,7 @@ JSON
 	{
 		echo "Start-up of a session, and a call inside one, against $base ($(git -C "$REPO" rev-parse --short "$base")),"
 		echo "interleaved in one run, $RUNS runs a side; a small workspace (20 files and a .git);"
-		echo "stdin a pipe, so no pty relay. Target (issue 21): exec -- true under 15 ms."
+		echo "stdin a pipe (no pty relay) but in the script(1) row. Target (issue 21): exec -- true under 15 ms."
 		echo
 		cat "$TMP/exec-table.md"
 		echo

@@ -66,6 +66,16 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		}
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 	}
+	// The fence decides here, on the path as it resolves now, whatever
+	// the caller's Target says: its Root and Rel are what an earlier
+	// CheckWrite found, and any caller can fill them in. A denied target
+	// is refused as CheckWrite refuses it (after an escalation the
+	// fence's mode is the granted one).
+	given := t
+	t = Target{Given: given.Given, Path: again}
+	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
+		return nil, "", f.denial(op, t, reason, matched, needed)
+	}
 	if t.Path == "/" || t.Root != "" && t.Rel == "." {
 		// A writable root is a folder. Split into folder and name, it
 		// would name the root's parent, outside the confined handle, or

@@ -24,6 +24,44 @@ var mutatingCalls = map[string]bool{
 	"unix.Unlink": true, "unix.Unlinkat": true, "unix.Mkdir": true, "unix.Mkdirat": true,
 	"unix.Link": true, "unix.Linkat": true, "unix.Symlink": true, "unix.Symlinkat": true,
 	"unix.Truncate": true, "unix.Fchmodat": true, "unix.Fchownat": true,
+	"unix.Rmdir": true, "unix.Mknod": true, "unix.Mknodat": true, "unix.Chmod": true, "unix.Chown": true,
+	"unix.Lchown": true, "unix.Utimes": true, "unix.UtimesNano": true, "unix.UtimesNanoAt": true,
+	"unix.Setxattr": true, "unix.Lsetxattr": true, "unix.Removexattr": true, "unix.Lremovexattr": true,
+}
+
+// mountCalls change what the file system looks like: only the mount
+// layer of dsh-fs exec's child may call them, in the files listed in
+// mayMount, never on a path a call names.
+var mountCalls = map[string]bool{
+	"unix.Mount": true, "unix.Unmount": true, "unix.MountSetattr": true, "unix.OpenTree": true,
+	"unix.MoveMount": true, "unix.Fsopen": true, "unix.Fsmount": true, "unix.Fsconfig": true,
+	"unix.PivotRoot": true, "unix.Unshare": true,
+}
+
+var mayMount = map[string]bool{
+	"pkg/sandbox/mounts.go":  true, // the mount layer: binds, hides, pins
+	"pkg/sandbox/rotree.go":  true, // the read-only tree
+	"pkg/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
+	"pkg/tty/devpts.go":      true, // the session's own devpts
+	"cmd/exec_tty.go":        true, // the session's /proc
+	"cmd/exec.go":            true, // the user-namespace probe's test mount
+}
+
+// startCalls start another program. Each starts a fixed program (dsh-fs
+// itself, the trusted approval command, CMD of exec, git for the
+// person), never one a file names; mayStart lists where.
+var startCalls = map[string]bool{
+	"exec.Command": true, "exec.CommandContext": true, "os.StartProcess": true,
+	"unix.Exec": true, "unix.ForkExec": true,
+}
+
+var mayStart = map[string]bool{
+	"cmd/exec.go":            true, // exec's child, CMD, the user-namespace probe
+	"cmd/broker.go":          true, // the supervisor runs an escalated call as dsh-fs __brokered-call
+	"cmd/elsewhere.go":       true, // the MCP escalator: dsh-fs itself
+	"cmd/mcp.go":             true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"pkg/sandbox/approve.go": true, // the trusted approval_command
+	"pkg/session/init.go":    true, // the session's init starts CMD
 }
 
 // writeFlags are the open flags that make os.OpenFile a mutation.
@@ -73,10 +111,15 @@ var mayOpenToRead = map[string]bool{
 // the docs generator aside): no file outside pkg/sandbox/dir.go calls a
 // function that mutates the file system by path, or opens a file for
 // writing by path. A new write path that bypasses the confined handle
-// fails here.
+// fails here. So does a mount call outside the mount layer (mayMount) and
+// a program started anywhere but the places in mayStart; the syscall
+// package's functions count as x/sys/unix's.
 func TestNoPlainPathMutations(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
+	// What each registered file was found to call: a registration
+	// nothing needs any more is removed, so the lists stay exact.
+	mounted, started := map[string]bool{}, map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -101,8 +144,15 @@ func TestNoPlainPathMutations(t *testing.T) {
 			if !ok {
 				return true
 			}
-			name := calleeName(call)
+			// The syscall package's calls are x/sys/unix's, audited alike.
+			name := strings.Replace(calleeName(call), "syscall.", "unix.", 1)
+			mounted[path] = mounted[path] || mountCalls[name]
+			started[path] = started[path] || startCalls[name]
 			switch {
+			case mountCalls[name] && !mayMount[path]:
+				t.Errorf("%s: %s changes mounts outside the mount layer (mayMount)", fset.Position(call.Pos()), name)
+			case startCalls[name] && !mayStart[path]:
+				t.Errorf("%s: %s starts a program outside the places that may (mayStart)", fset.Position(call.Pos()), name)
 			case (name == "unix.Open" || name == "unix.Openat" || name == "unix.Openat2") && mayOpenToRead[path] && !argsOpenForWriting(call):
 				// A read by handle, or an O_PATH descriptor.
 			case mutatingCalls[name] && !mayMutate[path]:
@@ -119,6 +169,16 @@ func TestNoPlainPathMutations(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("audited only %d files: the walk is broken", checked)
+	}
+	for path := range mayMount {
+		if !mounted[path] {
+			t.Errorf("%s is in mayMount but makes no mount call: remove it", path)
+		}
+	}
+	for path := range mayStart {
+		if !started[path] {
+			t.Errorf("%s is in mayStart but starts no program: remove it", path)
+		}
 	}
 }
 

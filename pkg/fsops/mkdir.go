@@ -22,7 +22,7 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target) (*MkdirResult, error) {
 	if err := f.CheckWrite("mkdir", &t); err != nil {
 		return nil, err
 	}
-	if t.Root != "" && t.Rel == "." {
+	if t.IsRoot() {
 		// A writable root is a folder that exists, or the fence could
 		// not have opened it; making it again makes nothing.
 		if _, err := f.Lstat("mkdir", t); err == nil {

@@ -26,7 +26,7 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
 	if err := f.CheckWrite("move", &dst); err != nil {
 		return err
 	}
-	if src.Root == dst.Root && sandbox.LocksRoot(src) && sandbox.LocksRoot(dst) {
+	if src.SameRoot(dst) && sandbox.LocksRoot(src) && sandbox.LocksRoot(dst) {
 		return fserr.New(fserr.InvalidArgument, "move: "+src.Given+" to "+dst.Given+": both are parts of a git directory at the top of a writable root; move them one step at a time")
 	}
 	if err := f.Enforce(); err != nil {

@@ -76,7 +76,7 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
 		return nil, "", f.denial(op, t, reason, matched, needed)
 	}
-	if t.Path == "/" || t.Root != "" && t.Rel == "." {
+	if t.Path == "/" || t.root != "" && t.rel == "." {
 		// A writable root is a folder. Split into folder and name, it
 		// would name the root's parent, outside the confined handle, or
 		// (split by Rel) a file named like the root inside it.
@@ -84,17 +84,14 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	}
 	name := filepath.Base(t.Path)
 	parent := filepath.Dir(t.Path)
-	if f.mode == DangerFullAccess || t.Root == "" {
-		if f.mode != DangerFullAccess {
-			return nil, "", fmt.Errorf("%s: %s: no writable root matched", op, t.Given)
-		}
+	if f.mode == DangerFullAccess {
 		d, err := openPinned(op, t, parent, mkdir)
 		if err != nil {
 			return nil, "", err
 		}
 		return d, name, nil
 	}
-	d, err := f.openConfined(op, t, t.Root, filepath.Dir(t.Rel), mkdir)
+	d, err := f.openConfined(op, t, t.root, filepath.Dir(t.rel), mkdir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -183,7 +180,7 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 	if err != nil {
 		return unverified(op, t, err)
 	}
-	if rel, ok := within(t.Root, opened); ok {
+	if rel, ok := within(t.root, opened); ok {
 		target := filepath.Join(opened, name)
 		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
@@ -222,7 +219,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			}
 		}
 	}()
-	first, _, _ := strings.Cut(t.Rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
 	if slices.Contains(gitDirParts, first) {
 		if err := flock(rootFD); err != nil {
 			return nil, fserr.FromOS(op, root, err)
@@ -617,6 +614,6 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 // the root, see openConfined): a caller that opens two such folders of
 // one root at once would wait on itself.
 func LocksRoot(t Target) bool {
-	first, _, _ := strings.Cut(t.Rel, string(filepath.Separator))
-	return t.Root != "" && slices.Contains(gitDirParts, first)
+	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	return t.root != "" && slices.Contains(gitDirParts, first)
 }

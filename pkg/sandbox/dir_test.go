@@ -154,11 +154,11 @@ func TestOpenDir(t *testing.T) {
 					swapEntry(t, root, expandRoot(e, root))
 				}
 				var d *Dir
-				name := filepath.Base(target.Rel)
+				name := filepath.Base(target.rel)
 				if window == "before OpenDir" {
 					d, name, err = fence.OpenDir("write", target, tc.mkdir)
 				} else {
-					d, err = fence.openConfined("write", target, target.Root, filepath.Dir(target.Rel), tc.mkdir)
+					d, err = fence.openConfined("write", target, target.root, filepath.Dir(target.rel), tc.mkdir)
 				}
 				switch {
 				case tc.dir != "":

@@ -117,8 +117,8 @@ func TestEscalation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("CheckWrite: %v", err)
 				}
-				if tc.mode2 == WorkspaceWrite && target.Root != filepath.Join(root, "ws") {
-					t.Errorf("escalated to workspace-write, Root = %q", target.Root)
+				if tc.mode2 == WorkspaceWrite && target.root != filepath.Join(root, "ws") {
+					t.Errorf("escalated to workspace-write, Root = %q", target.root)
 				}
 				return
 			}

@@ -16,12 +16,22 @@ type Target struct {
 	Given string
 	// Path is the canonical absolute path (see Canonical).
 	Path string
-	// Root is the canonical writable root that contains Path, once
-	// CheckWrite has passed in workspace-write mode; "" otherwise.
-	Root string
-	// Rel is Path relative to Root ("." for the root itself).
-	Rel string
+	// root is the canonical writable root that contains Path, once
+	// CheckWrite has passed in workspace-write mode; "" otherwise. It is
+	// the fence's to fill in: OpenDir decides again and never trusts it
+	// from a caller (IsRoot and SameRoot tell what callers need of it).
+	root string
+	// rel is Path relative to root ("." for the root itself).
+	rel string
 }
+
+// IsRoot reports whether t, passed by CheckWrite, is a writable root
+// itself.
+func (t Target) IsRoot() bool { return t.root != "" && t.rel == "." }
+
+// SameRoot reports whether t and u, each passed by CheckWrite, lie in the
+// same writable root.
+func (t Target) SameRoot(u Target) bool { return t.root != "" && t.root == u.root }
 
 // Fence applies one Policy to the paths of one call. It is not safe for
 // concurrent use.
@@ -298,7 +308,7 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 }
 
 // CheckWrite decides whether t may be mutated under the effective mode, and
-// on success in workspace-write mode fills in t.Root and t.Rel for the
+// on success in workspace-write mode fills in t.root and t.rel for the
 // confined handle. A denial is a *DeniedError; an escalation asked for
 // in this call is Escalate's to decide, with a preview of the change.
 func (f *Fence) CheckWrite(op string, t *Target) error {
@@ -481,7 +491,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 		}
 		return ReasonOutsideRoots, "", DangerFullAccess
 	}
-	t.Root, t.Rel = root, rel
+	t.root, t.rel = root, rel
 	return "", "", ""
 }
 

@@ -356,7 +356,7 @@ func TestCheckWrite(t *testing.T) {
 			}
 			checkCanonShape(t, target.Path)
 			ok, why := fence.Writable(target)
-			if target.Root != "" || target.Rel != "" {
+			if target.root != "" || target.rel != "" {
 				t.Errorf("Writable filled in the caller's target: %+v", target)
 			}
 			err = fence.CheckWrite("write", &target)
@@ -371,16 +371,16 @@ func TestCheckWrite(t *testing.T) {
 				if tc.root != "" {
 					wantRoot = filepath.Join(root, tc.root)
 				}
-				if target.Root != wantRoot || target.Rel != tc.rel {
-					t.Errorf("CheckWrite(%q): Root, Rel = %q, %q; want %q, %q", path, target.Root, target.Rel, wantRoot, tc.rel)
+				if target.root != wantRoot || target.rel != tc.rel {
+					t.Errorf("CheckWrite(%q): Root, Rel = %q, %q; want %q, %q", path, target.root, target.rel, wantRoot, tc.rel)
 				}
-				if wantRoot != "" && filepath.Join(target.Root, target.Rel) != target.Path {
-					t.Errorf("Root/Rel %s/%s is not the canonical %s", target.Root, target.Rel, target.Path)
+				if wantRoot != "" && filepath.Join(target.root, target.rel) != target.Path {
+					t.Errorf("Root/Rel %s/%s is not the canonical %s", target.root, target.rel, target.Path)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("CheckWrite(%q) [canonical %s] passed with Root %q, want %q", path, target.Path, target.Root, tc.reason)
+				t.Fatalf("CheckWrite(%q) [canonical %s] passed with Root %q, want %q", path, target.Path, target.root, tc.reason)
 			}
 			de := deniedAs(t, err)
 			if de.Reason != tc.reason || de.Needed != tc.needed {
@@ -403,7 +403,7 @@ func TestCheckWrite(t *testing.T) {
 // (FS_NOT_DIR), so there is nothing to fence.
 const reasonNotDir = "test: not a folder"
 
-// TestCheckWriteDeniedLeavesNoRoot: Target.Root is "" unless CheckWrite
+// TestCheckWriteDeniedLeavesNoRoot: Target.root is "" unless CheckWrite
 // passed. With nested roots the outer root matches first and fills in
 // Root; the inner root then denies.
 func TestCheckWriteDeniedLeavesNoRoot(t *testing.T) {
@@ -431,8 +431,8 @@ func TestCheckWriteDeniedLeavesNoRoot(t *testing.T) {
 			if de := deniedAs(t, err); de.Reason != tc.reason {
 				t.Fatalf("reason %q, want %q", de.Reason, tc.reason)
 			}
-			if target.Root != "" || target.Rel != "" {
-				t.Errorf("denied target has Root, Rel = %q, %q; want them empty", target.Root, target.Rel)
+			if target.root != "" || target.rel != "" {
+				t.Errorf("denied target has Root, Rel = %q, %q; want them empty", target.root, target.rel)
 			}
 		})
 	}
@@ -581,8 +581,8 @@ func TestIdentityFallback(t *testing.T) {
 			if err != nil {
 				t.Fatalf("CheckWrite(%s) [canonical %s]: %v", tc.path, target.Path, err)
 			}
-			if target.Root != ws || target.Rel != tc.rel {
-				t.Errorf("Root, Rel = %q, %q; want %q, %q", target.Root, target.Rel, ws, tc.rel)
+			if target.root != ws || target.rel != tc.rel {
+				t.Errorf("Root, Rel = %q, %q; want %q, %q", target.root, target.rel, ws, tc.rel)
 			}
 		})
 	}

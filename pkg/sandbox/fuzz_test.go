@@ -317,8 +317,8 @@ func checkContainment(t *testing.T, ws, path string) {
 		}
 		return
 	}
-	if target.Root != ws || target.Rel != rel {
-		t.Fatalf("CheckWrite(%q): Root, Rel = %q, %q; want %q, %q", path, target.Root, target.Rel, ws, rel)
+	if target.root != ws || target.rel != rel {
+		t.Fatalf("CheckWrite(%q): Root, Rel = %q, %q; want %q, %q", path, target.root, target.rel, ws, rel)
 	}
 	if kernelOK {
 		if _, ok := within(ws, existing); !ok {

@@ -29,9 +29,6 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target) (*MkdirResult, error) {
 			return &MkdirResult{}, nil
 		}
 	}
-	if err := f.Enforce(); err != nil {
-		return nil, err
-	}
 	dir, name, err := f.OpenDir("mkdir", t, true)
 	if err != nil {
 		return nil, err

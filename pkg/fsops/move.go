@@ -29,9 +29,6 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
 	if src.SameRoot(dst) && sandbox.LocksRoot(src) && sandbox.LocksRoot(dst) {
 		return fserr.New(fserr.InvalidArgument, "move: "+src.Given+" to "+dst.Given+": both are parts of a git directory at the top of a writable root; move them one step at a time")
 	}
-	if err := f.Enforce(); err != nil {
-		return err
-	}
 	to, toName, err := f.OpenDir("move", dst, false)
 	if err != nil {
 		return err

@@ -36,9 +36,6 @@ const maxLockRetries = 1000
 // names the locked file: a writer that replaced it in the meantime leaves
 // the lock on an unlinked file, and this process starts over.
 func lockTarget(f *sandbox.Fence, op string, t sandbox.Target, mkdir bool) (*locked, error) {
-	if err := f.Enforce(); err != nil {
-		return nil, err
-	}
 	dir, name, err := f.OpenDir(op, t, mkdir)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,11 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
 		return nil, "", f.denial(op, t, reason, matched, needed)
 	}
+	// The kernel layer is in place before the first folder is opened for
+	// a mutation: no operation can open one without it.
+	if err := f.Enforce(); err != nil {
+		return nil, "", err
+	}
 	if t.Path == "/" || t.root != "" && t.rel == "." {
 		// A writable root is a folder. Split into folder and name, it
 		// would name the root's parent, outside the confined handle, or

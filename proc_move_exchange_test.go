@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,24 +52,37 @@ func moveRaceRepo(ws string) string {
 // repository entry carried out to out-N, an in-N landed in it.
 func moveRaceEscapes(t *testing.T, ws string, before map[string]string) (escapes int, example string) {
 	t.Helper()
+	out, in := 0, 0
 	for _, name := range dirNames(t, ws) {
 		if strings.HasPrefix(name, "out-") && readFile(t, filepath.Join(ws, name)) == moveRaceRepoFile {
-			escapes++
+			out++
 			example = name + " was carried out of .git"
 		}
 	}
 	repo := moveRaceRepo(ws)
 	for _, name := range dirNames(t, repo) {
 		if strings.HasPrefix(name, "in-") {
-			escapes++
+			in++
 			example = name + " landed in .git"
 		}
+	}
+	escapes = out + in
+	if escapes > 0 {
+		example = fmt.Sprintf("%d carried out of .git, %d landed in it (e.g. %s)", out, in, example)
 	}
 	if after := snapshotTree(t, repo); !maps.Equal(before, after) && escapes == 0 {
 		escapes++
 		example = "the repository changed"
 	}
 	return escapes, example
+}
+
+// mcpErrorCode is the first FS_ code in a tool's error text.
+func mcpErrorCode(text string) string {
+	if m := regexp.MustCompile(`FS_[A-Z_]+`).FindString(text); m != "" {
+		return m
+	}
+	return text
 }
 
 // naiveMove is the control: it checks the names (nothing named .git) and
@@ -91,7 +105,8 @@ func TestMoveExchangeRace(t *testing.T) {
 	if testing.Short() {
 		calls = 200
 	}
-	type mover func(t *testing.T, ws, src, dst string) (ok bool)
+	// A mover returns "" when the move succeeded, else why it was refused.
+	type mover func(t *testing.T, ws, src, dst string) (refused string)
 	cases := []struct {
 		name  string
 		start func(t *testing.T, ws string) mover
@@ -99,12 +114,21 @@ func TestMoveExchangeRace(t *testing.T) {
 	}{
 		{"mcp", func(t *testing.T, ws string) mover {
 			s := mcpStart(t, ws, "--tmp=false", ws)
-			return func(t *testing.T, ws, src, dst string) bool {
-				return !mcpCall(t, s, "move_file", map[string]any{"source": src, "destination": dst}).IsError
+			return func(t *testing.T, ws, src, dst string) string {
+				res := mcpCall(t, s, "move_file", map[string]any{"source": src, "destination": dst})
+				if !res.IsError {
+					return ""
+				}
+				return mcpErrorCode(mcpText(res))
 			}
 		}, false},
 		{"naive", func(t *testing.T, ws string) mover {
-			return func(t *testing.T, ws, src, dst string) bool { return naiveMove(ws, src, dst) == nil }
+			return func(t *testing.T, ws, src, dst string) string {
+				if err := naiveMove(ws, src, dst); err != nil {
+					return "refused"
+				}
+				return ""
+			}
 		}, true},
 	}
 	for _, c := range cases {
@@ -114,19 +138,17 @@ func TestMoveExchangeRace(t *testing.T) {
 			move := c.start(t, ws)
 			stop := startExchangeLoop(t, ws, "d", ".git", most+10*time.Second)
 			start, deadline := time.Now(), time.Now().Add(most)
-			ok, n := 0, 0
+			hist, n := map[string]int{}, 0
 			for n = 1; n <= calls && time.Now().Before(deadline); n++ {
-				if move(t, ws, fmt.Sprintf("d/s-%d", n), fmt.Sprintf("out-%d", n)) {
-					ok++
-				}
-				if move(t, ws, fmt.Sprintf("in-%d", n), fmt.Sprintf("d/in-%d", n)) {
-					ok++
-				}
+				hist[move(t, ws, fmt.Sprintf("d/s-%d", n), fmt.Sprintf("out-%d", n))]++
+				hist[move(t, ws, fmt.Sprintf("in-%d", n), fmt.Sprintf("d/in-%d", n))]++
 			}
+			ok := hist[""]
+			delete(hist, "")
 			counts := stop()
 			escapes, example := moveRaceEscapes(t, ws, before)
-			t.Logf("%d iterations (%d moves, %d succeeded) in %v; %s; %d escapes %s",
-				n-1, 2*(n-1), ok, time.Since(start).Round(time.Millisecond), counts, escapes, example)
+			t.Logf("%d iterations (%d moves, %d succeeded, refused by code: %v) in %v; %s; %d escapes: %s",
+				n-1, 2*(n-1), ok, hist, time.Since(start).Round(time.Millisecond), counts, escapes, example)
 			switch {
 			case c.naive && escapes == 0:
 				t.Errorf("the naive move never escaped: the attack is too weak")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // A git directory's code-running parts, as read through a descriptor of
@@ -66,17 +68,7 @@ func digest(b []byte) string {
 // refusing a symlink anywhere on the way: one there was put since the
 // walk, and would lead the guard out of the git directory.
 func openGitDir(path string) (int, error) {
-	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   uint64(flags),
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		// Before Linux 5.6, or a seccomp filter that does not know
-		// openat2: only the last component is checked.
-		fd, err = unix.Open(path, flags, 0)
-	}
-	return fd, err
+	return sandbox.OpenNoSymlinks(path, unix.O_RDONLY|unix.O_DIRECTORY)
 }
 
 // readRepo reads the code-running parts of the git directory open as gfd:

@@ -91,7 +91,7 @@ func TestCanonical(t *testing.T) {
 		{name: "trailing space", path: "f ", want: "ws/f "},
 		{name: "quotes", path: `"f"`, want: `ws/"f"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		eachWalk(t, tc.name, func(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, canonLayout...)
 			makeLayout(t, root, tc.layout...)

@@ -125,7 +125,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 			n++
 		}
 		rest := parts[n:]
-		top, err := openWalk("/"+strings.Join(parts[:n], "/"), unix.O_PATH, true)
+		top, err := walkPath("/"+strings.Join(parts[:n], "/"), walkSpec{flags: unix.O_PATH, followLast: true})
 		if err != nil {
 			continue
 		}

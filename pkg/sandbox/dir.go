@@ -37,12 +37,6 @@ type Dir struct {
 	unlock func()
 }
 
-// resolveConfined is the openat2 resolution of workspace-write mode:
-// beneath the directory fd, and through no symlink at all. The canonical
-// path the fence checked has no symlinks in it, so a symlink met now was
-// put there after the check: a race, which is denied rather than followed.
-const resolveConfined = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
-
 // OpenDir opens the folder holding t for a mutation, after CheckWrite has
 // passed. It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
@@ -116,35 +110,16 @@ func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 // since t was resolved carries the write somewhere nobody saw, and is
 // FS_STALE. Names met later in the folder are never followed either.
 func openPinned(op string, t Target, parent string, mkdir bool) (*Dir, error) {
-	cur, err := openat2(unix.AT_FDCWD, "/", unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
-	if err != nil {
-		return nil, fserr.FromOS(op, "/", os.NewSyscallError("openat2", err))
+	w, err := walkPath(parent, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir})
+	switch {
+	case isEscape(err):
+		return nil, stale(op, t, fmt.Errorf("%s is a symlink by now", walkedSoFar(err)))
+	case errors.Is(err, unix.ENOENT):
+		return nil, missingFolder(op, t, walkedSoFar(err), err)
+	case err != nil:
+		return nil, fserr.FromOS(op, walkedSoFar(err), err)
 	}
-	curPath := "/"
-	for _, name := range strings.Split(strings.TrimPrefix(parent, "/"), "/") {
-		if name == "" {
-			continue
-		}
-		next, err := openat2(cur, name, resolveConfined)
-		if errors.Is(err, unix.ENOENT) && mkdir {
-			if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
-				next, err = openat2(cur, name, resolveConfined)
-			}
-		}
-		curPath = filepath.Join(curPath, name)
-		unix.Close(cur)
-		switch {
-		case isEscape(err):
-			return nil, stale(op, t, fmt.Errorf("%s is a symlink by now", curPath))
-		case errors.Is(err, unix.ENOENT):
-			e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, curPath), err)
-			e.Hint = "add --mkdir to create missing folders"
-			return nil, e
-		case err != nil:
-			return nil, fserr.FromOS(op, curPath, os.NewSyscallError("openat2", err))
-		}
-		cur = next
-	}
+	cur, curPath := w.fd, w.path
 	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return stale(op, t, err) }}
 	opened, err := openedPath(cur)
 	if err != nil {
@@ -201,12 +176,12 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	// The root itself is canonical: opened from "/" with no symlink
 	// allowed, so a root swapped for a symlink after the check is refused
 	// too.
-	rootFD, err := openat2(unix.AT_FDCWD, root, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	w, err := walkPath(root, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true})
 	if err != nil {
-		return nil, f.confinedErr(op, t, root, err)
+		return nil, f.confinedErr(op, t, err)
 	}
-	cur := rootFD
-	curPath := root
+	rootFD := w.fd
+	cur, curPath := rootFD, root
 	// A write whose first name is a part of a git directory (HEAD,
 	// objects, refs, commondir) must not complete one at the top of the
 	// root, and several processes each adding a part must not either: the
@@ -237,36 +212,31 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	// Every folder on the way is looked at once opened: a git directory
 	// is protected by what it holds, so one exchanged into the path after
 	// the check is caught whatever it is called by now.
-	if isGitDirAt(cur) {
-		return nil, f.protectedDenied(op, t, curPath)
+	gitDirs := func(fd int, path string) error {
+		if isGitDirAt(fd) {
+			return f.protectedDenied(op, t, path)
+		}
+		return nil
+	}
+	if err := gitDirs(rootFD, root); err != nil {
+		return nil, err
 	}
 	if rel != "." {
-		for _, name := range strings.Split(rel, string(filepath.Separator)) {
-			next, err := openat2(cur, name, resolveConfined)
-			if errors.Is(err, unix.ENOENT) && mkdir {
-				if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
-					next, err = openat2(cur, name, resolveConfined)
-				} else if f.enforced {
-					// A folder Landlock refused to make is a denial.
-					err = (&Dir{fd: cur, kernelDenied: func(e error) error { return f.kernelRefused(op, t, e) }}).refused(err)
-				}
-			}
-			curPath = filepath.Join(curPath, name)
-			var denied *DeniedError
-			if errors.As(err, &denied) {
-				return nil, err
-			}
-			if err != nil {
-				return nil, f.confinedErr(op, t, curPath, err)
-			}
-			if cur != held {
-				unix.Close(cur)
-			}
-			cur = next
-			if isGitDirAt(cur) {
-				return nil, f.protectedDenied(op, t, curPath)
-			}
+		w, err := walkFrom(rootFD, root, rel, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir, folder: gitDirs})
+		var landlock refusedDespiteBits
+		switch {
+		case errors.As(err, &landlock) && f.enforced:
+			// A folder Landlock refused to make is a denial.
+			return nil, f.kernelRefused(op, t, landlock.PathError)
+		case errors.As(err, new(*DeniedError)):
+			return nil, err
+		case err != nil:
+			return nil, f.confinedErr(op, t, err)
 		}
+		if held < 0 {
+			unix.Close(rootFD)
+		}
+		cur, curPath = w.fd, w.path
 	}
 	d = &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
 	if f.enforced {
@@ -280,10 +250,10 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 
 // flock takes an exclusive lock on the open folder fd, waiting for it. A
 // wait a signal interrupts (EINTR) is taken up again, at most
-// openat2MaxRetries times in all, as every retry here is bounded: a
+// maxInterruptedTries times in all, as every retry here is bounded: a
 // process signalling this one in a loop must not keep it spinning.
 func flock(fd int) error {
-	for range openat2MaxRetries {
+	for range maxInterruptedTries {
 		err := sysFlock(fd, unix.LOCK_EX)
 		if err != unix.EINTR {
 			return os.NewSyscallError("flock", err)
@@ -295,67 +265,44 @@ func flock(fd int) error {
 // sysFlock is the system call; tests replace it.
 var sysFlock = unix.Flock
 
-// errFlockRetries is flock still interrupted after openat2MaxRetries
+// errFlockRetries is flock still interrupted after maxInterruptedTries
 // tries.
-var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", openat2MaxRetries)
+var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", maxInterruptedTries)
 
-// openat2MaxRetries bounds how often one openat2 call is repeated when
-// the kernel asks for a retry, as filepath-securejoin's
-// scopedLookupMaxRetries does: EAGAIN comes when a rename or mount raced
-// the lookup, so a process renaming folders in a loop could otherwise
-// keep the call spinning; EINTR when a signal interrupted it.
-const openat2MaxRetries = 32
+// maxInterruptedTries bounds how often a call a signal interrupted
+// (EINTR) is taken up again: a process signalling this one in a loop
+// must not keep it spinning.
+const maxInterruptedTries = 32
 
 // sysOpenat2 is the system call; tests replace it.
 var sysOpenat2 = unix.Openat2
 
-// errOpenat2Retries is openat2 still asking for a retry after
-// openat2MaxRetries tries.
-var errOpenat2Retries = fmt.Errorf("openat2 still asked for a retry after %d tries (renames racing the lookup)", openat2MaxRetries)
-
-func openat2(dirfd int, path string, resolve uint64) (int, error) {
-	how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
-	for range openat2MaxRetries {
-		fd, err := sysOpenat2(dirfd, path, how)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			continue
-		}
-		return fd, err
-	}
-	return -1, errOpenat2Retries
-}
-
 // confinedErr classifies a failure of the confined resolution: an escape
-// is a denial, a missing or filtered openat2 and a lookup raced beyond
-// the retry bound are FS_IO, anything else keeps the OS's code.
-func (f *Fence) confinedErr(op string, t Target, path string, err error) error {
+// is a denial, a missing folder FS_NOT_FOUND, anything else keeps the
+// OS's code.
+func (f *Fence) confinedErr(op string, t Target, err error) error {
+	path := walkedSoFar(err)
 	if isEscape(err) {
 		return f.escaped(op, t, err)
 	}
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		// ENOSYS: a kernel before 5.6, or a seccomp filter that hides the
-		// call; EPERM: a filter that refuses it (older container
-		// profiles). Opening a folder to read has no other cause of EPERM.
-		e := fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: the openat2 system call is not available (%v): the confined resolution of workspace-write mode needs it",
-			op, t.Given, err), err)
-		e.Hint = "run on Linux 5.6 or later, and allow openat2 in the seccomp profile of the container"
-		return e
-	}
-	if errors.Is(err, errOpenat2Retries) {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: %v; try again", op, t.Given, err), err)
-	}
 	if errors.Is(err, unix.ENOENT) {
-		e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
-		e.Hint = "add --mkdir to create missing folders"
-		return e
+		return missingFolder(op, t, path, err)
 	}
-	return fserr.FromOS(op, path, os.NewSyscallError("openat2", err))
+	return fserr.FromOS(op, path, err)
+}
+
+// missingFolder is a mutation's folder that does not exist, when it was
+// not to be made.
+func missingFolder(op string, t Target, path string, err error) error {
+	e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
+	e.Hint = "add --mkdir to create missing folders"
+	return e
 }
 
 // isEscape is the one place that recognizes a confined resolution refused
-// for leaving its root: EXDEV from RESOLVE_BENEATH (".." or an absolute
-// path out), ELOOP from RESOLVE_NO_SYMLINKS (a symlink where the checked
-// path had none).
+// for leaving its root: EXDEV (".." or an absolute path out of the folder
+// the walk started at), ELOOP (a symlink where the checked path had
+// none).
 func isEscape(err error) bool {
 	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP)
 }

@@ -14,53 +14,38 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
-// TestOpenat2Retries: a retry the kernel asks for (EAGAIN, EINTR) is made,
-// but at most openat2MaxRetries times in all; any other answer is final.
-func TestOpenat2Retries(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		answers []error // one per call; the call after the last succeeds
-		calls   int
-		err     error
-	}{
-		{name: "first try", calls: 1},
-		{name: "EAGAIN twice", answers: []error{unix.EAGAIN, unix.EAGAIN}, calls: 3},
-		{name: "EINTR then EAGAIN", answers: []error{unix.EINTR, unix.EAGAIN}, calls: 3},
-		{name: "EAGAIN until the bound", answers: repeatErr(unix.EAGAIN, openat2MaxRetries-1), calls: openat2MaxRetries},
-		{name: "EAGAIN beyond the bound", answers: repeatErr(unix.EAGAIN, 1000), calls: openat2MaxRetries, err: errOpenat2Retries},
-		{name: "EINTR beyond the bound", answers: repeatErr(unix.EINTR, 1000), calls: openat2MaxRetries, err: errOpenat2Retries},
-		{name: "ELOOP is final", answers: []error{unix.ELOOP}, calls: 1, err: unix.ELOOP},
-		{name: "ENOSYS is final", answers: []error{unix.ENOSYS}, calls: 1, err: unix.ENOSYS},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+// TestOpenat2Refused: whatever openat2 answers (a retry asked for without
+// end, a signal, ENOSYS or EPERM from a seccomp filter, a loop), the
+// resolver is never held up by it: the component walk gives the answer
+// the one-call path would have given. ENOSYS turns the one-call path off
+// for the rest of the process.
+func TestOpenat2Refused(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, canonLayout...)
+	for _, errno := range []unix.Errno{unix.EAGAIN, unix.EINTR, unix.EPERM, unix.ELOOP, unix.ENOSYS} {
+		t.Run(errno.Error(), func(t *testing.T) {
 			calls := 0
 			fakeOpenat2(t, func(int, string, *unix.OpenHow) (int, error) {
 				calls++
-				if calls <= len(tc.answers) {
-					return -1, tc.answers[calls-1]
-				}
-				return 42, nil
+				return -1, errno
 			})
-			fd, err := openat2(unix.AT_FDCWD, "x", resolveConfined)
-			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
-				t.Errorf("openat2 = %d, %v; want error %v", fd, err, tc.err)
+			t.Cleanup(func() { noOpenat2.Store(false) })
+			for range 2 {
+				w, err := walkPath(root+"/ws/d/g", walkSpec{flags: unix.O_RDONLY, followLast: true})
+				if err != nil || w.path != root+"/ws/d/g" {
+					t.Fatalf("walkPath = %q, %v; want the file", w.path, err)
+				}
+				unix.Close(w.fd)
 			}
-			if err == nil && fd != 42 {
-				t.Errorf("openat2 = %d, want the fake's 42", fd)
+			want := 2
+			if errno == unix.ENOSYS {
+				want = 1
 			}
-			if calls != tc.calls {
-				t.Errorf("%d calls, want %d", calls, tc.calls)
+			if calls != want {
+				t.Errorf("openat2 called %d times, want %d", calls, want)
 			}
 		})
 	}
-}
-
-func repeatErr(err error, n int) []error {
-	out := make([]error, n)
-	for i := range out {
-		out[i] = err
-	}
-	return out
 }
 
 // fakeOpenat2 replaces the openat2 system call for the test.
@@ -608,7 +593,7 @@ func naiveDangerOpen(parent string, mkdir bool) (*Dir, error) {
 }
 
 // TestFlockRetries: a lock wait interrupted by a signal is taken up
-// again, but at most openat2MaxRetries times; any other answer is final.
+// again, but at most maxInterruptedTries times; any other answer is final.
 func TestFlockRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -618,7 +603,7 @@ func TestFlockRetries(t *testing.T) {
 	}{
 		{name: "first try", calls: 1},
 		{name: "EINTR twice", eintr: 2, calls: 3},
-		{name: "EINTR beyond the bound", eintr: 1000, calls: openat2MaxRetries, err: errFlockRetries},
+		{name: "EINTR beyond the bound", eintr: 1000, calls: maxInterruptedTries, err: errFlockRetries},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0

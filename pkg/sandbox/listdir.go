@@ -29,7 +29,7 @@ func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
 	if err := f.checkReadTarget(op, t); err != nil {
 		return nil, err
 	}
-	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_DIRECTORY, true)
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, followLast: true})
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}

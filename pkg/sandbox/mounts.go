@@ -708,26 +708,13 @@ func mountErr(op, path string, err error) error {
 	return fserr.Wrap(fserr.IO, fmt.Sprintf("mount: %s %s: %v", op, path, err), err)
 }
 
-// openNoFollow opens path as an O_PATH descriptor, refusing any symlink on
-// the way: the plan's paths are canonical, so one is a swap.
-func openNoFollow(path string) (int, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		// Before Linux 5.6, or a seccomp filter that does not know
-		// openat2 (older container runtimes answer EPERM): only the
-		// last component is checked.
-		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	}
-	return fd, err
-}
-
 // openTarget opens the mount point path and checks its type: not a
 // symlink, and not of type notType (S_IFDIR or S_IFREG; 0 for either).
 func openTarget(path string, notType uint32) (int, error) {
-	fd, err := openNoFollow(path)
+	fd, err := OpenNoSymlinks(path, unix.O_PATH)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("changed since the plan: %w", err)
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -820,7 +807,7 @@ func bindReadOnlyClassic(sfd, tfd int) error {
 	if !ok {
 		return fmt.Errorf("remount read-only: no path for the mount point")
 	}
-	fd, err := openNoFollow(path)
+	fd, err := OpenNoSymlinks(path, unix.O_PATH)
 	if err != nil {
 		return err
 	}

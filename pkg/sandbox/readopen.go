@@ -3,7 +3,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -65,7 +64,7 @@ func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
 	if err := checkName(op, t); err != nil {
 		return nil, err
 	}
-	w, err := openWalk(f.givenAbs(t), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, true)
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY, followLast: true})
 	if err != nil {
 		return nil, fserr.FromOS(op, t.Given, err)
 	}
@@ -86,7 +85,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	if err := f.checkReadTarget(op, t); err != nil {
 		return Stat{}, err
 	}
-	w, err := openWalk(f.givenAbs(t), unix.O_PATH, false)
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_PATH})
 	if err != nil {
 		return Stat{}, fserr.FromOS(op, t.Given, err)
 	}
@@ -209,179 +208,4 @@ func (f *Fence) givenAbs(t Target) string {
 func fdPath(fd int) (string, bool) {
 	p, err := openedPath(fd)
 	return p, err == nil
-}
-
-// walked is an object openWalk opened: its descriptor, the path it was
-// reached by and its status.
-type walked struct {
-	fd   int
-	path string
-	st   unix.Stat_t
-}
-
-// readFlags are the only open flags the read side passes to the kernel:
-// nothing here opens a file for writing or creates one.
-const readFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
-
-// openRead opens name in the folder dirfd (or an absolute name) for a
-// read, never following a final symlink, with only readFlags.
-func openRead(dirfd int, name string, flags int) (int, error) {
-	for range maxRaceRetries {
-		fd, err := unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue // a signal during a slow open (a FIFO, a network file system)
-		}
-		return fd, err
-	}
-	return -1, unix.EINTR
-}
-
-// openWalk opens the absolute path one component at a time, each by name
-// in the folder opened before it, never letting the kernel follow a
-// symlink: a symlink met is read and its text resolved here, as
-// Canonical does, so the path of what was opened is the path walked,
-// whatever was swapped meanwhile, with no /proc needed to know it. ".."
-// goes back to the folder held before, never looked up by name. flags
-// open the last component; with follow, a symlink there is followed too,
-// otherwise (O_PATH, for Lstat) the link itself is opened.
-//
-// Errors are *os.PathError with the errno the kernel gave (ENOENT,
-// ENOTDIR, EACCES…) naming the path walked so far, and ELOOP past
-// maxSymlinkHops links.
-func openWalk(path string, flags int, follow bool) (w walked, err error) {
-	root, err := openRead(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return w, &os.PathError{Op: "open", Path: "/", Err: err}
-	}
-	held := []int{root} // held[i] is the folder of names[:i]
-	var names []string
-	defer func() {
-		for _, fd := range held {
-			unix.Close(fd)
-		}
-	}()
-	at := func(name string) string { return "/" + filepath.Join(append(append([]string{}, names...), name)...) }
-	pending := splitPath(path)
-	hops, retries := 0, 0
-	for len(pending) > 0 {
-		name := pending[0]
-		pending = pending[1:]
-		switch name {
-		case ".":
-			continue
-		case "..":
-			if len(names) > 0 {
-				unix.Close(held[len(held)-1])
-				held, names = held[:len(held)-1], names[:len(names)-1]
-			}
-			continue
-		}
-		dir := held[len(held)-1]
-		last := len(pending) == 0
-		if last && flags&unix.O_PATH == 0 {
-			// The common case: the object itself, opened at once. A
-			// symlink there fails with ELOOP (O_NOFOLLOW).
-			fd, err := openRead(dir, name, flags)
-			if err == nil {
-				err = w.finish(fd, at(name))
-				return w, err
-			}
-			// With O_DIRECTORY, a symlink fails with ENOTDIR instead.
-			maybeLink := err == unix.ELOOP || err == unix.ENOTDIR && flags&unix.O_DIRECTORY != 0
-			if !maybeLink || !follow {
-				return w, &os.PathError{Op: "open", Path: at(name), Err: err}
-			}
-		}
-		// A folder on the way, a symlink to follow, or an O_PATH handle:
-		// look at it as a handle.
-		fd, err := openRead(dir, name, unix.O_PATH)
-		if err != nil {
-			return w, &os.PathError{Op: "open", Path: at(name), Err: err}
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return w, &os.PathError{Op: "fstat", Path: at(name), Err: err}
-		}
-		isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
-		switch {
-		case last && flags&unix.O_PATH != 0 && (!isLink || !follow):
-			w.fd, w.path, w.st = fd, at(name), st
-			return w, nil
-		case isLink:
-			// Followed below.
-		case last && flags&unix.O_DIRECTORY != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR:
-			unix.Close(fd)
-			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOTDIR}
-		case last:
-			// A symlink at the first look (ELOOP), not one now: look
-			// again, a bounded number of times.
-			unix.Close(fd)
-			if retries++; retries > maxRaceRetries {
-				return w, &os.PathError{Op: "open", Path: at(name), Err: unix.EAGAIN}
-			}
-			pending = []string{name}
-			continue
-		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
-			held, names = append(held, fd), append(names, name)
-			continue
-		default:
-			unix.Close(fd)
-			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOTDIR}
-		}
-		target, err := readlinkat(fd, "")
-		unix.Close(fd)
-		if err != nil {
-			return w, &os.PathError{Op: "readlink", Path: at(name), Err: err}
-		}
-		if hops++; hops > maxSymlinkHops {
-			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ELOOP}
-		}
-		if target == "" {
-			return w, &os.PathError{Op: "open", Path: at(name), Err: unix.ENOENT}
-		}
-		if strings.HasPrefix(target, "/") {
-			for _, fd := range held[1:] {
-				unix.Close(fd)
-			}
-			held, names = held[:1], nil
-		}
-		pending = append(splitPath(target), pending...)
-	}
-	// The path ends in "/", "." or "..": the folder held is the object.
-	p := "/" + filepath.Join(names...)
-	fd, err := openRead(held[len(held)-1], ".", flags)
-	if err != nil {
-		return w, &os.PathError{Op: "open", Path: p, Err: err}
-	}
-	err = w.finish(fd, p)
-	return w, err
-}
-
-// finish makes fd, opened at path, the walk's object.
-func (w *walked) finish(fd int, path string) error {
-	if err := unix.Fstat(fd, &w.st); err != nil {
-		unix.Close(fd)
-		return &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	w.fd, w.path = fd, path
-	return nil
-}
-
-// readlinkat reads the symlink name in dirfd ("" with an O_PATH handle on
-// the link itself).
-func readlinkat(dirfd int, name string) (string, error) {
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return "", err
-		}
-		if n < size {
-			return string(buf[:n]), nil
-		}
-		if size > 1<<20 {
-			return "", unix.ENAMETOOLONG
-		}
-	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
-// TestOpenWalk opens each path of the Canonical layout one handle at a
+// TestWalkPath opens each path of the Canonical layout one handle at a
 // time, and checks the path walked against Canonical (the reference
 // resolution) and the object opened against what the kernel resolves.
-func TestOpenWalk(t *testing.T) {
+func TestWalkPath(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		layout []string // added to canonLayout
@@ -59,7 +59,7 @@ func TestOpenWalk(t *testing.T) {
 		// kernel: /proc/self/root names "/".
 		{name: "magic link read as text", path: "/proc/self/root/proc/self/root", flags: unix.O_PATH, follow: true, want: "/"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		eachWalk(t, tc.name, func(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, canonLayout...)
 			makeLayout(t, root, tc.layout...)
@@ -71,15 +71,15 @@ func TestOpenWalk(t *testing.T) {
 			if flags == 0 {
 				flags = unix.O_RDONLY
 			}
-			w, err := openWalk(path, flags, tc.follow)
+			w, err := walkPath(path, walkSpec{flags: flags, followLast: tc.follow})
 			if tc.errno != 0 {
 				if !errors.Is(err, tc.errno) {
-					t.Fatalf("openWalk(%q) = %q, %v; want %v", path, w.path, err, tc.errno)
+					t.Fatalf("walkPath(%q) = %q, %v; want %v", path, w.path, err, tc.errno)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("openWalk(%q): %v", path, err)
+				t.Fatalf("walkPath(%q): %v", path, err)
 			}
 			defer unix.Close(w.fd)
 			want := tc.want
@@ -128,9 +128,9 @@ func TestOpenWalkPipeMagicLink(t *testing.T) {
 	if _, err := os.Readlink(p); err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
-	if got, err := openWalk(p, unix.O_RDONLY|unix.O_NONBLOCK, true); !errors.Is(err, unix.ENOENT) {
+	if got, err := walkPath(p, walkSpec{flags: unix.O_RDONLY | unix.O_NONBLOCK, followLast: true}); !errors.Is(err, unix.ENOENT) {
 		unix.Close(got.fd)
-		t.Fatalf("openWalk(%s) = %q, %v; want ENOENT", p, got.path, err)
+		t.Fatalf("walkPath(%s) = %q, %v; want ENOENT", p, got.path, err)
 	}
 }
 
@@ -178,7 +178,7 @@ func TestOpenWalkBeyondPathMax(t *testing.T) {
 	if _, err := os.Stat(leaf); !errors.Is(err, unix.ENAMETOOLONG) {
 		t.Fatalf("os.Stat of %d bytes: %v, want ENAMETOOLONG", len(leaf), err)
 	}
-	w, err := openWalk(leaf, unix.O_RDONLY, true)
+	w, err := walkPath(leaf, walkSpec{flags: unix.O_RDONLY, followLast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

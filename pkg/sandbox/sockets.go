@@ -275,7 +275,7 @@ func hideSockets(empty int, sockets []string) error {
 }
 
 func hideSocket(empty int, path string) error {
-	tfd, err := openNoFollow(path)
+	tfd, err := OpenNoSymlinks(path, unix.O_PATH)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}

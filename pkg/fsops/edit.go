@@ -64,18 +64,14 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	if opt.IfMatch != "" && !isSHA256(opt.IfMatch) {
 		return nil, fserr.New(fserr.InvalidArgument, "edit: --if-match takes a SHA-256 in hex (64 characters)")
 	}
-	if err := f.CheckRead("edit", t); err != nil {
-		return nil, err
-	}
-	if err := f.CheckWrite("edit", &t); err != nil {
-		if opt, err = escalateEdit(f, &t, err, opt); err != nil {
+	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) { return previewEdit(f, t, &opt) }}
+	if opt.DryRun {
+		if err := f.DecideWrite("edit", &t, in); err != nil {
 			return nil, err
 		}
-	}
-	if opt.DryRun {
 		return dryEdit(f, t, opt)
 	}
-	l, err := lockTarget(f, "edit", t, false)
+	l, err := lockTarget(f, "edit", &t, in)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -16,20 +17,14 @@ type MkdirResult struct {
 // that already exists is no error. It is a mutation: the fence decides,
 // and the kernel layer is in place before the first folder is made.
 func Mkdir(f *sandbox.Fence, t sandbox.Target) (*MkdirResult, error) {
-	if err := f.CheckRead("mkdir", t); err != nil {
-		return nil, err
-	}
-	if err := f.CheckWrite("mkdir", &t); err != nil {
-		return nil, err
-	}
-	if t.IsRoot() {
+	dir, name, err := f.OpenForWrite("mkdir", &t, sandbox.Intent{Mkdir: true})
+	if fserr.CodeOf(err) == fserr.IsDir && t.IsRoot() {
 		// A writable root is a folder that exists, or the fence could
 		// not have opened it; making it again makes nothing.
 		if _, err := f.Lstat("mkdir", t); err == nil {
 			return &MkdirResult{}, nil
 		}
 	}
-	dir, name, err := f.OpenDir("mkdir", t, true)
 	if err != nil {
 		return nil, err
 	}

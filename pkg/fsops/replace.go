@@ -31,12 +31,12 @@ type locked struct {
 // somebody else made progress, so it is never reached in practice.
 const maxLockRetries = 1000
 
-// lockTarget opens the folder of t (creating missing folders with mkdir)
-// and locks the file at t, verifying after the lock that the name still
+// lockTarget opens the folder of t through the fence (OpenForWrite, which
+// decides on t as in says) and locks the file at t, verifying after the lock that the name still
 // names the locked file: a writer that replaced it in the meantime leaves
 // the lock on an unlinked file, and this process starts over.
-func lockTarget(f *sandbox.Fence, op string, t sandbox.Target, mkdir bool) (*locked, error) {
-	dir, name, err := f.OpenDir(op, t, mkdir)
+func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Intent) (*locked, error) {
+	dir, name, err := f.OpenForWrite(op, t, in)
 	if err != nil {
 		return nil, err
 	}

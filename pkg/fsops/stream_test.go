@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // streamSize spans several copy chunks and more than one writeback chunk,
@@ -202,10 +203,7 @@ func TestReplaceSettleRunsBeforeTheRename(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.CheckWrite("write", &target); err != nil {
-				t.Fatal(err)
-			}
-			l, err := lockTarget(f, "write", target, false)
+			l, err := lockTarget(f, "write", &target, sandbox.Intent{})
 			if err != nil {
 				t.Fatal(err)
 			}

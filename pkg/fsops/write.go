@@ -75,11 +75,6 @@ type WriteResult struct {
 // old file is read only when --if-match or the diff needs it. A path
 // under deny_read is denied, since the diff would show it.
 func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
-	// The result's diff shows the old content: a path no mode may read is
-	// no more writable than readable.
-	if err := f.CheckRead("write", t); err != nil {
-		return nil, err
-	}
 	if strings.HasSuffix(t.Given, "/") {
 		return nil, fserr.New(fserr.IsDir, "write: "+t.Given+": names a folder")
 	}
@@ -89,15 +84,14 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if err := encodeContent(&opt); err != nil {
 		return nil, err
 	}
-	if err := f.CheckWrite("write", &t); err != nil {
-		if opt, err = escalateWrite(f, &t, err, opt); err != nil {
+	in := sandbox.Intent{Mkdir: opt.Mkdir, Preview: func() (sandbox.Preview, error) { return previewWrite(f, t, &opt) }}
+	if opt.DryRun {
+		if err := f.DecideWrite("write", &t, in); err != nil {
 			return nil, err
 		}
-	}
-	if opt.DryRun {
 		return dryWrite(f, t, opt)
 	}
-	l, err := lockTarget(f, "write", t, opt.Mkdir)
+	l, err := lockTarget(f, "write", &t, in)
 	if err != nil {
 		return nil, err
 	}

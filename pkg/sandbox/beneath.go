@@ -159,15 +159,15 @@ func literalGlob(p string) string {
 	return b.String()
 }
 
-// Rename moves src, the name fromName in the folder from, to dst, the
+// rename moves src, the name fromName in the folder from, to dst, the
 // name toName in the folder to, with RENAME_NOREPLACE: what is at the
 // destination is never replaced (FS_EXISTS), and a symlink is moved as a
 // link. A folder is moved only when what lies beneath it is denied alike
 // before and after (see beneathGuard); what was decided on is the object
 // opened before the decision, and one found exchanged for it by the time
 // of the rename is moved back and FS_STALE. Both folders come from
-// OpenDir for src and dst.
-func (f *Fence) Rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) error {
+// openDir for src and dst (Move).
+func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) error {
 	obj, err := unix.Openat(from.fd, fromName, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fserr.FromOS(op, src.Given, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
@@ -243,7 +243,7 @@ func (f *Fence) checkBeneath(op string, src, dst Target, dir int) error {
 
 var errBeneathBound = errors.New("walk bound reached")
 
-// beneathDecided runs between Rename's decision and the rename; tests
+// beneathDecided runs between rename's decision and the rename; tests
 // race it.
 var beneathDecided = func() {}
 

@@ -34,17 +34,17 @@ func moveIn(t *testing.T, p Policy, src, dst string) error {
 			return err
 		}
 	}
-	to, toName, err := f.OpenDir("move", d, false)
+	to, toName, err := f.openDir("move", d, false)
 	if err != nil {
 		return err
 	}
 	defer to.Close()
-	from, fromName, err := f.OpenDir("move", s, false)
+	from, fromName, err := f.openDir("move", s, false)
 	if err != nil {
 		return err
 	}
 	defer from.Close()
-	return f.Rename("move", s, d, from, fromName, to, toName)
+	return f.rename("move", s, d, from, fromName, to, toName)
 }
 
 // TestRenameBeneath: the table of the folder rule. A folder is refused

@@ -37,8 +37,8 @@ type Dir struct {
 	unlock func()
 }
 
-// OpenDir opens the folder holding t for a mutation, after CheckWrite has
-// passed. It re-canonicalizes t first: if the path no longer resolves to
+// openDir opens the folder holding t for a mutation, after CheckWrite has
+// passed (OpenForWrite, Move). It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
 // In workspace-write mode it then decides on what it opened: a folder on
@@ -49,7 +49,7 @@ type Dir struct {
 // until the Dir is closed (see openConfined). A target that is a writable
 // root itself is FS_IS_DIR. It returns the folder and the name of t
 // inside it.
-func (f *Fence) OpenDir(op string, t Target, mkdir bool) (*Dir, string, error) {
+func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	again, err := Canonical(f.policy.base(), t.Given)
 	if err != nil {
 		return nil, "", err
@@ -548,7 +548,7 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 // rename moves name in the folder d to toName in the folder to, through
 // both handles and with RENAME_NOREPLACE: what is at the destination is
 // never replaced (FS_EXISTS), and a symlink is moved as a link, never
-// followed. Fence.Rename is the one caller: it decides first on what
+// followed. Fence.rename is the one caller: it decides first on what
 // lies beneath a folder.
 func (d *Dir) rename(name string, to *Dir, toName string) error {
 	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)

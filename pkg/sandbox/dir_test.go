@@ -141,7 +141,7 @@ func TestOpenDir(t *testing.T) {
 				var d *Dir
 				name := filepath.Base(target.rel)
 				if window == "before OpenDir" {
-					d, name, err = fence.OpenDir("write", target, tc.mkdir)
+					d, name, err = fence.openDir("write", target, tc.mkdir)
 				} else {
 					d, err = fence.openConfined("write", target, target.root, filepath.Dir(target.rel), tc.mkdir)
 				}
@@ -216,7 +216,7 @@ func TestCheckOpened(t *testing.T) {
 			if err := fence.CheckWrite("write", &target); err != nil {
 				t.Fatal(err)
 			}
-			d, name, err := fence.OpenDir("write", target, false)
+			d, name, err := fence.openDir("write", target, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +268,7 @@ func TestOpenDirRoot(t *testing.T) {
 			if err := fence.CheckWrite("write", &target); err != nil {
 				t.Fatal(err)
 			}
-			d, name, err := fence.OpenDir("write", target, false)
+			d, name, err := fence.openDir("write", target, false)
 			if fserr.CodeOf(err) != fserr.IsDir {
 				if d != nil {
 					d.Close()
@@ -318,7 +318,7 @@ func openTestDir(t *testing.T, root, path string) *Dir {
 	if err := fence.CheckWrite("write", &target); err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := fence.OpenDir("write", target, false)
+	d, _, err := fence.openDir("write", target, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestBareRepoLock(t *testing.T) {
 		if err := fence.CheckWrite("write", &target); err != nil {
 			t.Fatal(err)
 		}
-		return fence.OpenDir("write", target, mkdir)
+		return fence.openDir("write", target, mkdir)
 	}
 	head, name, err := open("HEAD", false)
 	if err != nil {
@@ -491,7 +491,7 @@ func TestBareRepoLockOthersFree(t *testing.T) {
 			done <- err
 			return
 		}
-		d, _, err := fence.OpenDir("write", target, false)
+		d, _, err := fence.openDir("write", target, false)
 		if err == nil {
 			d.Close()
 		}
@@ -543,7 +543,7 @@ func TestOpenDirDangerPinned(t *testing.T) {
 				var d *Dir
 				switch window {
 				case "before OpenDir":
-					d, _, err = fence.OpenDir("write", target, tc.mkdir)
+					d, _, err = fence.openDir("write", target, tc.mkdir)
 				case "inside OpenDir":
 					d, err = openPinned("write", target, filepath.Dir(target.Path), tc.mkdir)
 				default:

@@ -18,7 +18,7 @@ type Target struct {
 	Path string
 	// root is the canonical writable root that contains Path, once
 	// CheckWrite has passed in workspace-write mode; "" otherwise. It is
-	// the fence's to fill in: OpenDir decides again and never trusts it
+	// the fence's to fill in: openDir decides again and never trusts it
 	// from a caller (IsRoot and SameRoot tell what callers need of it).
 	root string
 	// rel is Path relative to root ("." for the root itself).

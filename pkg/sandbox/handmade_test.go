@@ -9,12 +9,13 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// TestOpenDirDecidesItself (issue 22): OpenDir opens what the fence's own
-// verdict allows, never what a caller hands in. A Target a caller outside
+// TestOpenDirDecidesItself (issue 22): OpenForWrite, the only way a
+// caller outside the package gets a folder to mutate in, opens what the
+// fence's own verdict allows, never what a caller hands in. A Target a caller outside
 // the package builds, or one CheckWrite denied, must be refused as
 // CheckWrite refuses it, and nothing is made or opened. (When Target's
 // root was exported, one outside the roots that claimed / as its root
-// opened.)
+// opened.) TestOpenDirForgedVerdict holds the open itself to it.
 func TestOpenDirDecidesItself(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -48,15 +49,16 @@ func TestOpenDirDecidesItself(t *testing.T) {
 			if err := f.CheckWrite("write", &check); !errors.As(err, &denied) || denied.Reason != tc.reason {
 				t.Fatalf("CheckWrite = %v, want a denial (%s): the case is wrong", err, tc.reason)
 			}
-			d, name, err := f.OpenDir("write", tc.target, true)
+			given := tc.target
+			d, name, err := f.OpenForWrite("write", &given, sandbox.Intent{Mkdir: true})
 			if d != nil {
 				d.Close()
 			}
 			if !errors.As(err, &denied) || denied.Reason != tc.reason {
-				t.Errorf("OpenDir of a hand-made target = %q, %v; want the denial CheckWrite gives (%s)", name, err, tc.reason)
+				t.Errorf("OpenForWrite of a hand-made target = %q, %v; want the denial CheckWrite gives (%s)", name, err, tc.reason)
 			}
 			if _, err := os.Lstat(filepath.Join(ws, ".git/hooks")); err == nil {
-				t.Errorf("OpenDir made .git/hooks")
+				t.Errorf("OpenForWrite made .git/hooks")
 			}
 		})
 	}

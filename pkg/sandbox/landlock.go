@@ -81,7 +81,7 @@ var applied struct {
 // the fence still cannot write outside. Only the write rights are handled,
 // so reads stay unrestricted everywhere; the writable roots and /dev/null
 // get them all. It runs once per fence, in workspace-write mode only, and
-// is permanent for the process. OpenDir calls it, so every mutation
+// is permanent for the process. openDir calls it, so every mutation
 // has it; reads, ls and stat never do.
 func (f *Fence) Enforce() error {
 	if f.enforced {

@@ -50,10 +50,15 @@ type Dir struct {
 // root itself is FS_IS_DIR. It returns the folder and the name of t
 // inside it.
 func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
-	again, err := Canonical(f.policy.base(), t.Given)
+	resolve := f.Resolve
+	if t.name {
+		resolve = f.ResolveName
+	}
+	now, err := resolve(t.Given)
 	if err != nil {
 		return nil, "", err
 	}
+	again := now.Path
 	if again != t.Path {
 		if f.mode == DangerFullAccess {
 			return nil, "", stale(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
@@ -61,12 +66,11 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 	}
 	// The fence decides here, on the path as it resolves now, whatever
-	// the caller's Target says: its Root and Rel are what an earlier
-	// CheckWrite found, and any caller can fill them in. A denied target
-	// is refused as CheckWrite refuses it (after an escalation the
-	// fence's mode is the granted one).
-	given := t
-	t = Target{Given: given.Given, Path: again}
+	// the caller's Target says: its verdict is what an earlier
+	// CheckWrite found, or what code in this package forged. A denied
+	// target is refused as CheckWrite refuses it (after an escalation
+	// the fence's mode is the granted one).
+	t = now
 	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
 		return nil, "", f.denial(op, t, reason, matched, needed)
 	}
@@ -559,6 +563,20 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 		return fserr.New(fserr.Exists, "move: "+filepath.Join(to.Path, toName)+": exists; a move never replaces")
 	}
 	return d.refused(&os.PathError{Op: "rename", Path: filepath.Join(d.Path, name), Err: err})
+}
+
+// remove removes name from the folder (rmdir when folder is true), never
+// following a symlink: a link is removed as a link. Fence.Remove is the
+// one caller.
+func (d *Dir) remove(name string, folder bool) error {
+	flags := 0
+	if folder {
+		flags = unix.AT_REMOVEDIR
+	}
+	if err := unix.Unlinkat(d.fd, name, flags); err != nil {
+		return d.refused(&os.PathError{Op: "remove", Path: filepath.Join(d.Path, name), Err: err})
+	}
+	return d.Sync()
 }
 
 // LocksRoot reports whether opening the folder of t for a mutation takes

@@ -23,6 +23,10 @@ type Target struct {
 	root string
 	// rel is Path relative to root ("." for the root itself).
 	rel string
+	// name says Path names the last name as written, a final symlink
+	// not followed (ResolveName): the open resolves it again the same
+	// way.
+	name bool
 }
 
 // IsRoot reports whether t, passed by CheckWrite, is a writable root
@@ -264,6 +268,26 @@ func (f *Fence) Resolve(path string) (Target, error) {
 		return Target{Given: path}, err
 	}
 	return Target{Given: path, Path: canon}, nil
+}
+
+// ResolveName is Resolve for an operation on the name itself, which never
+// follows a final symlink (remove, as rm does): the folder part is
+// canonicalized and the last name kept as written. A path whose last
+// name is "." or ".." names a folder, and is resolved as Resolve does.
+func (f *Fence) ResolveName(path string) (Target, error) {
+	trimmed := strings.TrimRight(path, "/")
+	dir, name := filepath.Split(trimmed)
+	if name == "" || name == "." || name == ".." || trimmed != path {
+		return f.Resolve(path)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	canon, err := Canonical(f.policy.base(), dir)
+	if err != nil {
+		return Target{Given: path}, err
+	}
+	return Target{Given: path, Path: filepath.Join(canon, name), name: true}, nil
 }
 
 // CheckRead denies reading t when it matches a deny_read glob, in every

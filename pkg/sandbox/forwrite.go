@@ -1,6 +1,10 @@
 package sandbox
 
 import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
@@ -83,4 +87,29 @@ func (f *Fence) Move(op string, src, dst Target) error {
 	}
 	defer from.Close()
 	return f.rename(op, src, dst, from, fromName, to, toName)
+}
+
+// Remove removes t through the confined handle of its folder: a file, a
+// symlink (the link, never what it names) or an empty folder. A folder
+// that holds anything is FS_IS_DIR: nothing is removed recursively, so a
+// removal carries nothing from beneath a folder out of its entry's reach
+// (docs/design.md §4). It reports whether what it removed was a folder.
+func (f *Fence) Remove(op string, t Target) (folder bool, err error) {
+	d, name, err := f.OpenForWrite(op, &t, Intent{})
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	st, err := d.Lstat(name)
+	if err != nil {
+		return false, fserr.FromOS(op, t.Given, err)
+	}
+	folder = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if err := d.remove(name, folder); err != nil {
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			return false, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; remove what it holds first", err)
+		}
+		return false, fserr.FromOS(op, t.Given, err)
+	}
+	return folder, nil
 }

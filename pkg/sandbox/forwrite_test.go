@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/pkg/fserr"
 )
 
 // TestOpenDirForgedVerdict: the confined open decides again on the path
@@ -45,4 +47,66 @@ func TestOpenDirForgedVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemove: a file, a symlink (not what it names) and an empty folder
+// are removed through the confined folder; a folder that holds something,
+// a missing name, a protected path, a path outside the roots and a path
+// through a symlink out are refused with their codes, and nothing else
+// changes.
+func TestRemove(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		path   string // relative to ws
+		code   fserr.Code
+		folder bool
+		gone   string // relative to the temp root: what must be gone afterwards
+		kept   []string
+	}{
+		{name: "file", path: "f", gone: "ws/f"},
+		{name: "symlink, not its target", path: "link", gone: "ws/link", kept: []string{"out/x"}},
+		{name: "empty folder", path: "empty", folder: true, gone: "ws/empty"},
+		{name: "folder with something", path: "d", code: fserr.IsDir, kept: []string{"ws/d/g"}},
+		{name: "missing", path: "nope", code: fserr.NotFound},
+		{name: "protected", path: ".git/config", code: fserr.SandboxDenied, kept: []string{"ws/.git/config"}},
+		{name: "outside", path: "../out/x", code: fserr.SandboxDenied, kept: []string{"out/x"}},
+		{name: "through a symlink out", path: "outdir/y", code: fserr.SandboxDenied, kept: []string{"out/sub/y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, canonLayout...)
+			makeLayout(t, root, "ws/link => ../out/x", "ws/empty/", "ws/.git/", "ws/.git/config", "ws/outdir => ../out/sub")
+			ws := filepath.Join(root, "ws")
+			f := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+			target, err := f.ResolveName(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folder, err := f.Remove("rm", target)
+			if c := codeOf(err); c != tc.code {
+				t.Fatalf("Remove(%s) = %v (%s), want code %q", tc.path, err, c, tc.code)
+			}
+			if err == nil && folder != tc.folder {
+				t.Errorf("Remove(%s) says folder %v, want %v", tc.path, folder, tc.folder)
+			}
+			if tc.gone != "" {
+				if _, err := os.Lstat(filepath.Join(root, tc.gone)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s still there (%v)", tc.gone, err)
+				}
+			}
+			for _, k := range tc.kept {
+				if _, err := os.Lstat(filepath.Join(root, k)); err != nil {
+					t.Errorf("%s is gone: %v", k, err)
+				}
+			}
+		})
+	}
+}
+
+// codeOf is err's code, "" for no error.
+func codeOf(err error) fserr.Code {
+	if err == nil {
+		return ""
+	}
+	return fserr.CodeOf(err)
 }

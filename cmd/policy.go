@@ -278,7 +278,7 @@ func policyRun(opts *PolicyOptions) error {
 		return err
 	}
 	if opts.Context {
-		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
+		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots, call.settings.Session != nil))
 		return err
 	}
 	res, err := NewPolicyResult(call.settings, roots)
@@ -333,10 +333,15 @@ func nonNilSlice[T any](s []T) []T {
 // model's context. It depends on the policy alone, never on time or
 // process, so an identical policy gives identical bytes and a prompt cache
 // stays warm.
-func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
+func contextBlock(p sandbox.Policy, roots []sandbox.Root, inSession bool) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	FenceLines(&b, p, roots)
+	if inSession {
+		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
+	} else {
+		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
+	}
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {

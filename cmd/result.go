@@ -64,6 +64,11 @@ func NewFailure(h Header, err error) Failure {
 		if hint := de.Hint(); hint != "" {
 			f.Escalation = &escalationBody{Mode: string(de.Needed), Hint: hint}
 		}
+		if de.Reason == sandbox.ReasonDenyRead && f.Error.Hint == "" {
+			// No escalation lifts it: say what does, and what the
+			// shell meets there, so the model neither loops nor guesses.
+			f.Error.Hint = "no escalation lifts deny_read (" + de.Matched + "); in a dsh-fs exec session the shell finds it empty (the mount layer hides it). If the task needs it, ask the user to remove that entry from deny_read in their trusted config"
+		}
 	}
 	return f
 }

@@ -43,5 +43,8 @@ func statRun(opts *StatOptions) error {
 	if err != nil {
 		return err
 	}
+	if !res.Writable {
+		res.Shell, res.WayForward = shellAccess(call.settings, t, call.fence.WriteVerdict(t))
+	}
 	return call.print(res)
 }

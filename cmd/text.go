@@ -235,6 +235,12 @@ func (t textOut) stat(h Header, r *fsops.StatResult) error {
 		writable += " (" + r.WritableReason + ")"
 	}
 	fmt.Fprintf(tw, "writable:\t%s\nmode:\t%s\n", writable, h.Mode)
+	if r.Shell != "" {
+		fmt.Fprintf(tw, "shell:\t%s\n", r.Shell)
+	}
+	if r.WayForward != "" {
+		fmt.Fprintf(tw, "way forward:\t%s\n", r.WayForward)
+	}
 	return tw.Flush()
 }
 

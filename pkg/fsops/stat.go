@@ -16,6 +16,11 @@ type StatResult struct {
 	// policy; WritableReason says why not.
 	Writable       bool   `json:"writable"`
 	WritableReason string `json:"writable_reason,omitempty"`
+	// Shell says, where a write is refused, what it meets in the model's
+	// shell (the layer and the rule), and WayForward what lifts it. The
+	// CLI fills them in from the session's record; Stat leaves them.
+	Shell      string `json:"shell,omitempty"`
+	WayForward string `json:"way_forward,omitempty"`
 }
 
 // Stat describes t without following a final symlink, and judges whether a

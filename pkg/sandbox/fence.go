@@ -446,8 +446,25 @@ func (f *Fence) approve(req EscalationRequest) error {
 // Writable reports whether a mutation of t would pass the current policy,
 // without escalating, and the reason when it would not.
 func (f *Fence) Writable(t Target) (bool, string) {
-	reason, _, _ := f.writeVerdict(&t)
-	return reason == "", reason
+	v := f.WriteVerdict(t)
+	return v.Reason == "", v.Reason
+}
+
+// Verdict is the fence's answer on a mutation of a path, for a caller
+// that explains it (stat): Reason is "" when it would pass, or one of the
+// Reason constants, with what it matched and the narrowest mode that
+// would allow it.
+type Verdict struct {
+	Reason  string
+	Matched string
+	Needed  Mode
+}
+
+// WriteVerdict decides on a mutation of t by name, as CheckWrite does,
+// without a denial and without escalating.
+func (f *Fence) WriteVerdict(t Target) Verdict {
+	reason, matched, needed := f.writeVerdict(&t)
+	return Verdict{Reason: reason, Matched: matched, Needed: needed}
 }
 
 // writeVerdict returns "" when t may be mutated in the effective mode, or

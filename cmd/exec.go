@@ -284,7 +284,11 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	a := s.app
 	child := exec.Command(s.self, execChildArg)
 	child.Args[0] = "dsh-fs"
-	child.Env = s.childEnv()
+	// CMD starts in the session's workspace root, so that its relative
+	// paths, the shell's and every dsh-fs call's, are the workspace's
+	// (docs/design.md §10).
+	child.Dir = startDir(s.settings.Policy)
+	child.Env = append(s.childEnv(), "PWD="+child.Dir)
 	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
 	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
 	// CMD never holds the person's terminal: the child starts a new
@@ -398,6 +402,17 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	s.endGitGuard()
 	return exitStatusOf(child.ProcessState, err), nil
+}
+
+// startDir is where CMD starts under p: the canonical workspace root
+// (--cwd, else the folder exec was started from); in a nested session
+// without a --cwd of its own, the shell's folder, which may lie beneath
+// the root the outer session pinned.
+func startDir(p sandbox.Policy) string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return p.Cwd
 }
 
 // sessionRecord is the record of a session of s, whose writable roots

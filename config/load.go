@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -693,12 +694,18 @@ func (l *loader) canonicalCwd(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The errors carry the code a path argument's would (FS_NOT_FOUND,
+	// FS_NOT_DIR): bad names it, and keeps it for a flag.
 	fi, err := os.Stat(canon)
-	if err != nil {
-		return "", fmt.Errorf("%s: no such folder", raw)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s: not a folder", raw)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fserr.Wrap(fserr.NotFound, raw+": no such folder", err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", fserr.Wrap(fserr.NotDir, raw+": not a folder", err)
+	case err != nil:
+		return "", fserr.FromOS("cwd", raw, err)
+	case !fi.IsDir():
+		return "", fserr.New(fserr.NotDir, raw+": not a folder")
 	}
 	return canon, nil
 }
@@ -778,7 +785,14 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 func (l *loader) bad(v sourced, err error) error {
 	switch v.origin.Source {
 	case KindFlag, KindCommandLine:
-		return fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag %s: %v", v.origin.Name, err))
+		// A flag's folder that is not there, or is a file, fails as a
+		// path argument would (exec --cwd: CMD never starts); anything
+		// else a flag gets wrong is bad usage.
+		code := fserr.InvalidArgument
+		if c := fserr.CodeOf(err); c == fserr.NotFound || c == fserr.NotDir {
+			code = c
+		}
+		return fserr.Wrap(code, fmt.Sprintf("flag %s: %v", v.origin.Name, err), err)
 	case KindEnv:
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", v.origin.Name, err))
 	case KindDefault:

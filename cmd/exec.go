@@ -51,6 +51,12 @@ writable roots and to the terminal and /dev/null-like devices. In a private
 mount namespace (as root, or in a user namespace that maps only this user) it
 also makes everything outside the writable roots read-only (metadata too),
 binds the protected paths (.git…) read-only and hides deny_read paths.
+CMD starts in the workspace root (--cwd).
+
+--config FILE is this session's own trusted file, read after the user's and
+capped by the managed requirements: a harness gives each session its own
+policy (an approver of its own). It is held to the rules of a trusted file.
+Inside a session, --config (a nested exec's too) only narrows.
 
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the
@@ -60,6 +66,7 @@ approved operation runs outside the kernel layer.
 exec passes CMD's exit status through (128+N when a signal N ended it) and
 forwards the signals it receives.`,
 		Example: `  dsh-fs exec --cwd ~/proj -- bash
+  dsh-fs exec --cwd ~/proj --config ~/.config/my-harness/session-1.yaml -- bash
   dsh-fs exec --mode read-only -- sh -c 'make test'
   dsh-fs exec --writable-root "$(go env GOCACHE)" -- go build ./...`,
 		Args: cobra.MinimumNArgs(1),
@@ -89,7 +96,9 @@ func execRun(opts *ExecOptions) error {
 	}
 	a.started = true
 	a.current = Header{Op: "exec"}
-	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
+	// exec --config FILE is the harness's trusted base for this session
+	// (docs/design.md §10); inside a session it only narrows.
+	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {
@@ -427,7 +436,8 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	if s.Policy.Mode == sandbox.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
-	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
+	return &session.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,
+		Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
 }
 
 // sessionPrivileges is what CMD keeps of its privileges under p: in

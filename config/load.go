@@ -66,6 +66,12 @@ type Source struct {
 	// relative paths are taken from the process's directory. Only
 	// `dsh-fs mcp` sets it (docs/design.md §2.1).
 	FlagsTrusted bool
+	// ConfigTrusted says the --config file of a trusted command line is
+	// the trusted base of a session (KindExecConfig), not a session file
+	// that may only narrow: `dsh-fs exec` sets it, whose record pins the
+	// policy for that session alone. It means nothing without
+	// FlagsTrusted, or inside a session.
+	ConfigTrusted bool
 }
 
 // layer is one source's values.
@@ -192,6 +198,42 @@ func (l *loader) readPinned() error {
 // session, whose model may type those commands too.
 func (l *loader) flagsTrusted() bool { return l.src.FlagsTrusted && l.pinned == nil }
 
+// execConfig returns the file a trusted exec command line names with
+// --config, absolute from the process's directory, or "" when there is
+// none or the command line is not trusted here (a session file then).
+func (l *loader) execConfig() string {
+	f := l.flag(FlagConfig)
+	if !l.src.ConfigTrusted || !l.flagsTrusted() || f == nil || !f.Changed || f.Value.String() == "" {
+		return ""
+	}
+	path := f.Value.String()
+	if !filepath.IsAbs(path) {
+		if wd, err := l.src.Getwd(); err == nil {
+			path = filepath.Join(wd, path)
+		}
+	}
+	return filepath.Clean(path)
+}
+
+// readExecConfig reads the file of exec --config as a trusted layer,
+// after the user's: it must exist and pass the checks of every trusted
+// file (checkTrusted, checkTrustedPaths).
+func (l *loader) readExecConfig(path string) error {
+	ly, err := readTrusted(KindExecConfig, path, nil)
+	if err != nil {
+		return err
+	}
+	if ly == nil {
+		return fserr.New(fserr.ConfigInvalid, "config "+path+": no such file")
+	}
+	if err := l.checkTrustedPaths(ly); err != nil {
+		return err
+	}
+	l.files = append(l.files, File{Path: path, Origin: origin(KindExecConfig, path)})
+	l.trusted = append(l.trusted, ly)
+	return nil
+}
+
 // readTrusted reads the system file, the user's file and the managed
 // requirements, each when present.
 func (l *loader) readTrusted() error {
@@ -224,6 +266,11 @@ func (l *loader) readTrusted() error {
 			l.managed = ly
 		} else {
 			l.trusted = append(l.trusted, ly)
+		}
+	}
+	if path := l.execConfig(); path != "" {
+		if err := l.readExecConfig(path); err != nil {
+			return err
 		}
 	}
 	if l.flagsTrusted() {
@@ -458,7 +505,7 @@ func (l *loader) readSession() error {
 // not the user's trusted file. explicit is true when the call named the
 // file, which must then exist.
 func (l *loader) sessionFilePath() (path string, explicit bool) {
-	if f := l.flag(FlagConfig); f != nil && f.Changed {
+	if f := l.flag(FlagConfig); f != nil && f.Changed && l.execConfig() == "" {
 		return f.Value.String(), true
 	}
 	if p, ok := l.src.LookupEnv(EnvConfig); ok && p != "" {
@@ -736,6 +783,11 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
 		trustedFiles = append(trustedFiles, u)
+	}
+	if l.pinned != nil {
+		// The files exec loaded (its --config among them) stay
+		// protected for every call inside: the next session reads them.
+		trustedFiles = append(trustedFiles, l.pinned.ConfigFiles...)
 	}
 	var loaded []string
 	for _, f := range l.files {

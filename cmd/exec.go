@@ -80,6 +80,9 @@ forwards the signals it receives.`,
 	}
 	// Everything after CMD is CMD's own: `dsh-fs exec sh -c x`.
 	c.Flags().SetInterspersed(false)
+	// exec's own --config, in place of the shared one, says what it is
+	// here: the session's trusted file (config.Source.ConfigTrusted).
+	c.Flags().String(config.FlagConfig, "", "this session's own trusted config file, after the user's and capped by the managed requirements (inside a session: only narrows)")
 	return c
 }
 

@@ -101,6 +101,24 @@ func TestExecSessionCwd(t *testing.T) {
 	}
 }
 
+// TestExecSessionNestedCwd: a nested exec starts its CMD where its shell
+// is, beneath the pinned root, or in its own --cwd beneath it; a --cwd
+// outside the pinned root is a widening.
+func TestExecSessionNestedCwd(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	ws := sessionTemp(t)
+	writeTree(t, ws, map[string]string{"sub/.keep": "", "other/.keep": ""})
+	env := execEnv(t, ws)
+	script := `cd sub && dsh-fs exec -- pwd && cd .. && dsh-fs exec --cwd other -- pwd && dsh-fs exec --cwd .. -- pwd`
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
+	wantDenied(t, code, stdout, stderr, "session cannot widen the policy", "--cwd ..")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) < 2 || lines[0] != filepath.Join(ws, "sub") || lines[1] != filepath.Join(ws, "other") {
+		t.Errorf("nested sessions started in %q, want %s then %s", lines, filepath.Join(ws, "sub"), filepath.Join(ws, "other"))
+	}
+}
+
 // TestExecSessionBadCwd: a --cwd that does not exist, or is not a
 // folder, fails exec with FS_NOT_FOUND or FS_NOT_DIR, exit 1, naming
 // it, and CMD never runs. Before: FS_INVALID_ARGUMENT, exit 2.

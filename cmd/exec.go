@@ -51,6 +51,12 @@ writable roots and to the terminal and /dev/null-like devices. In a private
 mount namespace (as root, or in a user namespace that maps only this user) it
 also makes everything outside the writable roots read-only (metadata too),
 binds the protected paths (.git…) read-only and hides deny_read paths.
+CMD starts in the workspace root (--cwd).
+
+--config FILE is this session's own trusted file, read after the user's and
+capped by the managed requirements: a harness gives each session its own
+policy (an approver of its own). It is held to the rules of a trusted file.
+Inside a session, --config (a nested exec's too) only narrows.
 
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the
@@ -60,6 +66,7 @@ approved operation runs outside the kernel layer.
 exec passes CMD's exit status through (128+N when a signal N ended it) and
 forwards the signals it receives.`,
 		Example: `  dsh-fs exec --cwd ~/proj -- bash
+  dsh-fs exec --cwd ~/proj --config ~/.config/my-harness/session-1.yaml -- bash
   dsh-fs exec --mode read-only -- sh -c 'make test'
   dsh-fs exec --writable-root "$(go env GOCACHE)" -- go build ./...`,
 		Args: cobra.MinimumNArgs(1),
@@ -73,6 +80,9 @@ forwards the signals it receives.`,
 	}
 	// Everything after CMD is CMD's own: `dsh-fs exec sh -c x`.
 	c.Flags().SetInterspersed(false)
+	// exec's own --config, in place of the shared one, says what it is
+	// here: the session's trusted file (config.Source.ConfigTrusted).
+	c.Flags().String(config.FlagConfig, "", "this session's own trusted config file, after the user's and capped by the managed requirements (inside a session: only narrows)")
 	return c
 }
 
@@ -89,7 +99,9 @@ func execRun(opts *ExecOptions) error {
 	}
 	a.started = true
 	a.current = Header{Op: "exec"}
-	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
+	// exec --config FILE is the harness's trusted base for this session
+	// (docs/design.md §10); inside a session it only narrows.
+	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {
@@ -284,7 +296,11 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	a := s.app
 	child := exec.Command(s.self, execChildArg)
 	child.Args[0] = "dsh-fs"
-	child.Env = s.childEnv()
+	// CMD starts in the session's workspace root, so that its relative
+	// paths, the shell's and every dsh-fs call's, are the workspace's
+	// (docs/design.md §10).
+	child.Dir = startDir(s.settings.Policy)
+	child.Env = append(s.childEnv(), "PWD="+child.Dir)
 	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
 	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
 	// CMD never holds the person's terminal: the child starts a new
@@ -400,6 +416,17 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	return exitStatusOf(child.ProcessState, err), nil
 }
 
+// startDir is where CMD starts under p: the canonical workspace root
+// (--cwd, else the folder exec was started from); in a nested session
+// without a --cwd of its own, the shell's folder, which may lie beneath
+// the root the outer session pinned.
+func startDir(p sandbox.Policy) string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return p.Cwd
+}
+
 // sessionRecord is the record of a session of s, whose writable roots
 // are roots: every resolved setting, and the roots the kernel layer
 // leaves writable (none in read-only mode).
@@ -412,7 +439,8 @@ func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	if s.Policy.Mode == sandbox.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
-	return &session.Record{Values: values, Roots: kernelRoots, Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
+	return &session.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,
+		Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
 }
 
 // sessionPrivileges is what CMD keeps of its privileges under p: in

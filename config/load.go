@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -65,6 +66,12 @@ type Source struct {
 	// relative paths are taken from the process's directory. Only
 	// `dsh-fs mcp` sets it (docs/design.md §2.1).
 	FlagsTrusted bool
+	// ConfigTrusted says the --config file of a trusted command line is
+	// the trusted base of a session (KindExecConfig), not a session file
+	// that may only narrow: `dsh-fs exec` sets it, whose record pins the
+	// policy for that session alone. It means nothing without
+	// FlagsTrusted, or inside a session.
+	ConfigTrusted bool
 }
 
 // layer is one source's values.
@@ -191,6 +198,42 @@ func (l *loader) readPinned() error {
 // session, whose model may type those commands too.
 func (l *loader) flagsTrusted() bool { return l.src.FlagsTrusted && l.pinned == nil }
 
+// execConfig returns the file a trusted exec command line names with
+// --config, absolute from the process's directory, or "" when there is
+// none or the command line is not trusted here (a session file then).
+func (l *loader) execConfig() string {
+	f := l.flag(FlagConfig)
+	if !l.src.ConfigTrusted || !l.flagsTrusted() || f == nil || !f.Changed || f.Value.String() == "" {
+		return ""
+	}
+	path := f.Value.String()
+	if !filepath.IsAbs(path) {
+		if wd, err := l.src.Getwd(); err == nil {
+			path = filepath.Join(wd, path)
+		}
+	}
+	return filepath.Clean(path)
+}
+
+// readExecConfig reads the file of exec --config as a trusted layer,
+// after the user's: it must exist and pass the checks of every trusted
+// file (checkTrusted, checkTrustedPaths).
+func (l *loader) readExecConfig(path string) error {
+	ly, err := readTrusted(KindExecConfig, path, nil)
+	if err != nil {
+		return err
+	}
+	if ly == nil {
+		return fserr.New(fserr.ConfigInvalid, "config "+path+": no such file")
+	}
+	if err := l.checkTrustedPaths(ly); err != nil {
+		return err
+	}
+	l.files = append(l.files, File{Path: path, Origin: origin(KindExecConfig, path)})
+	l.trusted = append(l.trusted, ly)
+	return nil
+}
+
 // readTrusted reads the system file, the user's file and the managed
 // requirements, each when present.
 func (l *loader) readTrusted() error {
@@ -223,6 +266,11 @@ func (l *loader) readTrusted() error {
 			l.managed = ly
 		} else {
 			l.trusted = append(l.trusted, ly)
+		}
+	}
+	if path := l.execConfig(); path != "" {
+		if err := l.readExecConfig(path); err != nil {
+			return err
 		}
 	}
 	if l.flagsTrusted() {
@@ -457,7 +505,7 @@ func (l *loader) readSession() error {
 // not the user's trusted file. explicit is true when the call named the
 // file, which must then exist.
 func (l *loader) sessionFilePath() (path string, explicit bool) {
-	if f := l.flag(FlagConfig); f != nil && f.Changed {
+	if f := l.flag(FlagConfig); f != nil && f.Changed && l.execConfig() == "" {
 		return f.Value.String(), true
 	}
 	if p, ok := l.src.LookupEnv(EnvConfig); ok && p != "" {
@@ -693,12 +741,18 @@ func (l *loader) canonicalCwd(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The errors carry the code a path argument's would (FS_NOT_FOUND,
+	// FS_NOT_DIR): bad names it, and keeps it for a flag.
 	fi, err := os.Stat(canon)
-	if err != nil {
-		return "", fmt.Errorf("%s: no such folder", raw)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s: not a folder", raw)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fserr.Wrap(fserr.NotFound, raw+": no such folder", err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", fserr.Wrap(fserr.NotDir, raw+": not a folder", err)
+	case err != nil:
+		return "", fserr.FromOS("cwd", raw, err)
+	case !fi.IsDir():
+		return "", fserr.New(fserr.NotDir, raw+": not a folder")
 	}
 	return canon, nil
 }
@@ -729,6 +783,11 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
 		trustedFiles = append(trustedFiles, u)
+	}
+	if l.pinned != nil {
+		// The files exec loaded (its --config among them) stay
+		// protected for every call inside: the next session reads them.
+		trustedFiles = append(trustedFiles, l.pinned.ConfigFiles...)
 	}
 	var loaded []string
 	for _, f := range l.files {
@@ -778,7 +837,14 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 func (l *loader) bad(v sourced, err error) error {
 	switch v.origin.Source {
 	case KindFlag, KindCommandLine:
-		return fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag %s: %v", v.origin.Name, err))
+		// A flag's folder that is not there, or is a file, fails as a
+		// path argument would (exec --cwd: CMD never starts); anything
+		// else a flag gets wrong is bad usage.
+		code := fserr.InvalidArgument
+		if c := fserr.CodeOf(err); c == fserr.NotFound || c == fserr.NotDir {
+			code = c
+		}
+		return fserr.Wrap(code, fmt.Sprintf("flag %s: %v", v.origin.Name, err), err)
 	case KindEnv:
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("env %s: %v", v.origin.Name, err))
 	case KindDefault:

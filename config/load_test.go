@@ -28,6 +28,10 @@ type loadCase struct {
 	env          map[string]string
 	flags        []string
 	trustedFlags bool // flags are a trusted command line (dsh-fs mcp)
+	// configTrusted: --config is the trusted base of a session (dsh-fs exec)
+	configTrusted bool
+	// prepare, when set, changes the tree under root before the load
+	prepare func(t *testing.T, root string)
 
 	// want: a denial's reason and matched, an error code, or a check of
 	// the settings.
@@ -95,15 +99,19 @@ func runLoad(t *testing.T, tc loadCase) (*Settings, error, string) {
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
+	if tc.prepare != nil {
+		tc.prepare(t, root)
+	}
 	env := map[string]string{}
 	for k, v := range tc.env {
 		env[k] = x(v)
 	}
 	s, err := Load(Source{
-		Flags:        fs,
-		LookupEnv:    lookup(env),
-		Getwd:        func() (string, error) { return filepath.Join(root, "ws"), nil },
-		FlagsTrusted: tc.trustedFlags,
+		Flags:         fs,
+		LookupEnv:     lookup(env),
+		Getwd:         func() (string, error) { return filepath.Join(root, "ws"), nil },
+		FlagsTrusted:  tc.trustedFlags,
+		ConfigTrusted: tc.configTrusted,
 		Locations: Locations{SystemDir: filepath.Join(root, "etc"), Home: func() (string, error) {
 			if tc.noHome {
 				return "", errors.New("no home in the user database")

@@ -34,6 +34,12 @@ const (
 	// and folders (docs/design.md §2.1). Trusted, below the managed
 	// requirements, which still cap it.
 	KindCommandLine Kind = "command-line"
+	// KindExecConfig is the file `dsh-fs exec --config FILE` names on
+	// the harness's command line: the trusted base of that one session,
+	// read after the user's file and before exec's other flags, held to
+	// the rules of a trusted file and capped by the managed requirements
+	// (docs/design.md §2.1, §10). Inside a session, --config is KindFile.
+	KindExecConfig Kind = "exec-config"
 	// KindPinned is the record of a dsh-fs exec session (DSH_FS_SESSION):
 	// the policy exec resolved from its own trusted sources, in place of
 	// the system and user files, for every call inside (docs/design.md
@@ -57,7 +63,7 @@ const (
 // model writes: flags, variables, files it names — may only narrow it.
 func (k Kind) Trust() string {
 	switch k {
-	case KindDefault, KindSystem, KindUser, KindCommandLine, KindPinned:
+	case KindDefault, KindSystem, KindUser, KindCommandLine, KindExecConfig, KindPinned:
 		return TrustTrusted
 	case KindManaged:
 		return TrustManaged

@@ -58,6 +58,11 @@ type Record struct {
 	// inside refuses a file that has one (sandbox.Policy.DenyIdentities),
 	// since inside, the hidden originals are not there to compare with.
 	DenyIdentities []sandbox.DenyIdentity `json:"deny_identities,omitempty"`
+	// ConfigFiles are the config files exec loaded, the file of exec
+	// --config among them: every call inside protects them, as it
+	// protects the trusted files at their fixed places, since a later
+	// session reads them.
+	ConfigFiles []string `json:"config_files,omitempty"`
 }
 
 // PidNamespace is the pid namespace of this process: the inode of

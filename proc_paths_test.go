@@ -74,6 +74,9 @@ var pathCases = []pathCase{
 	{"symlink loop", func(l pathLayout) string { return "loop" }, leadsInside},
 	{"symlink dangling", func(l pathLayout) string { return "dangling" }, leadsInside},
 	{"symlink chain", func(l pathLayout) string { return "chain" }, leadsInside},
+	// A dangling link out would have a write create its target outside.
+	{"symlink dangling out", func(l pathLayout) string { return "danglingout" }, leadsOutside},
+	{"symlink chain out", func(l pathLayout) string { return "chainout" }, leadsOutside},
 	{"proc self root", func(l pathLayout) string { return "/proc/self/root" + filepath.Join(l.outside, "keep.txt") }, leadsOutside},
 	{"proc self fd", func(l pathLayout) string { return "/proc/self/fd/0" }, leadsOutside},
 	// The magic link of another process: the kernel would follow it to
@@ -165,7 +168,7 @@ func resetPathWorkspace(t *testing.T, l pathLayout) {
 	}
 	writeTree(t, l.ws, map[string]string{"f.txt": "keep inside\n", "mover.txt": "moved in\n", "sub/g.txt": "keep sub\n"})
 	for name, to := range map[string]string{"in": "f.txt", "out": "../outside/keep.txt", "outdir": "../outside",
-		"loop": "loop", "dangling": "nowhere", "chain": "in"} {
+		"loop": "loop", "dangling": "nowhere", "chain": "in", "danglingout": "../outside/new.txt", "chainout": "out"} {
 		if err := os.Symlink(to, filepath.Join(l.ws, name)); err != nil {
 			t.Fatal(err)
 		}

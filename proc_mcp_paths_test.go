@@ -62,7 +62,7 @@ func mcpResultCodes(res *mcp.CallToolResult) []string {
 }
 
 // mcpUnderLandlockBug names the cases that meet the bug of the
-// subtest "BUG /proc/PID/root after the first write": the magic link of
+// subtest "BUG proc PID root after the first write": the magic link of
 // another process cannot be read once the server is under Landlock, so
 // a call there is refused with FS_PERMISSION, not FS_SANDBOX_DENIED.
 // The table still holds them to a refusal and to nothing changed.
@@ -158,6 +158,47 @@ func TestMcpPathTable(t *testing.T) {
 	alive("the table")
 	t.Logf("%d calls to one server in %v", calls, time.Since(start).Round(time.Millisecond))
 
+	// The table meets another process's /proc/PID/root only after the
+	// server's first write. Before it (a fresh server, no write that
+	// succeeds: a denied one puts nothing under Landlock) the fence
+	// resolves the link's text itself and decides with the contract's
+	// codes: every call outside refused with FS_SANDBOX_DENIED, and a
+	// read of a file or folder in the workspace through it served.
+	t.Run("proc PID root before the first write", func(t *testing.T) {
+		s := mcpPathServer(t, l)
+		for _, name := range []string{"proc pid root outside", "proc pid root folder outside"} {
+			pc := pathCaseNamed(t, name)
+			for _, op := range mcpPathOps {
+				resetPathWorkspace(t, l)
+				checkMcpPathCall(t, op.name+" "+pc.name, pc, op.write, mcpCall(t, s, op.tool, op.args(pc.path(l))), true)
+			}
+		}
+		argsOf := func(tool, p string) map[string]any {
+			for _, op := range mcpPathOps {
+				if op.tool == tool {
+					return op.args(p)
+				}
+			}
+			t.Fatalf("no tool %s in the table", tool)
+			return nil
+		}
+		for _, read := range []struct{ name, tool, want string }{
+			{"proc pid root inside", "read_text_file", "keep inside"},
+			{"proc pid root inside", "get_file_info", "isFile: true"},
+			{"proc pid root folder inside", "list_directory", "[FILE] g.txt"},
+			{"proc pid root folder inside", "search_files", "g.txt"},
+		} {
+			p := pathCaseNamed(t, read.name).path(l)
+			res := mcpCall(t, s, read.tool, argsOf(read.tool, p))
+			if got := mcpText(res); res.IsError || !strings.Contains(got, read.want) {
+				t.Errorf("%s %s (%q): want %q: isError=%v %s", read.tool, read.name, p, read.want, res.IsError, got)
+			}
+		}
+		if now := guardedState(t, l); now != guarded {
+			t.Errorf("the outside folder or .git changed:\nbefore:\n%s\nafter:\n%s", guarded, now)
+		}
+	})
+
 	// Once the server has written a file it is under Landlock, which
 	// denies it ptrace access to every process outside its domain, and
 	// so the readlink of another process's /proc/PID/root (EACCES). The
@@ -166,7 +207,7 @@ func TestMcpPathTable(t *testing.T) {
 	// and a write outside through it is FS_PERMISSION, not the
 	// contract's FS_SANDBOX_DENIED. Nothing is written or shown either
 	// way (the table above holds that).
-	t.Run("BUG /proc/PID/root after the first write", func(t *testing.T) {
+	t.Run("BUG proc PID root after the first write", func(t *testing.T) {
 		t.Skip("BUG: after dsh-fs mcp's first write (Landlock), /proc/PID/root of another process fails to resolve: " +
 			"a read inside through it is FS_PERMISSION where it was ok, a write outside through it FS_PERMISSION, not FS_SANDBOX_DENIED")
 		resetPathWorkspace(t, l)

@@ -190,6 +190,9 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
 		}
+		if g, hit := gitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+			return f.protectedDenied(op, t, g)
+		}
 	}
 	if opened != d.Path {
 		return f.escaped(op, t, fmt.Errorf("the folder opened as %s is %s by now", d.Path, opened))
@@ -236,12 +239,14 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	}
 	// Every folder on the way is looked at once opened: a git directory
 	// is protected by what it holds, so one exchanged into the path after
-	// the check is caught whatever it is called by now.
-	if isGitDirAt(cur) {
+	// the check is caught whatever it is called by now, where what is
+	// left of the path is one of its protected parts.
+	rest := strings.Split(t.rel, string(filepath.Separator))
+	if gitPartProtectedAt(cur, t.rel) {
 		return nil, f.protectedDenied(op, t, curPath)
 	}
 	if rel != "." {
-		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		for i, name := range strings.Split(rel, string(filepath.Separator)) {
 			next, err := openat2(cur, name, resolveConfined)
 			if errors.Is(err, unix.ENOENT) && mkdir {
 				if err = unix.Mkdirat(cur, name, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
@@ -263,7 +268,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 				unix.Close(cur)
 			}
 			cur = next
-			if isGitDirAt(cur) {
+			if gitPartProtectedAt(cur, filepath.Join(rest[i+1:]...)) {
 				return nil, f.protectedDenied(op, t, curPath)
 			}
 		}

@@ -580,26 +580,67 @@ git config core.fsmonitor "touch $MARK"; echo "fsmonitor=$?"
 git config core.hooksPath "$PWD/../myhooks"; echo "hookspath=$?"
 printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit; echo "hook=$?"
 mv .git gitx; echo "mvgit=$?"
+cd ../bare-hooks
+mkdir -p .git/hooks && printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo "newhooks=planted"
 true`
 
 // TestExecGitWorkPlantRefused: with the rest of .git writable, what runs
 // code stays read-only in the shell: each planting fails, with a message
 // that names the file, and the person's git status and commit afterwards
-// run nothing.
-func TestExecGitWorkPlantRefused(t *testing.T) {
+// run nothing. A repository with no hooks folder at the start gets one
+// (nothing was there to bind), and the git guard quarantines it when the
+// session ends.
+func TestExecGitWorkPlantRefused(t *testing.T) { testGitPlantRefused(t, false) }
+
+// TestExecGitWorkPlantRefusedAgent is TestExecGitWorkPlantRefused as the
+// ordinary user dshfs-agent, whose mount layer lives in a user
+// namespace.
+func TestExecGitWorkPlantRefusedAgent(t *testing.T) {
+	requireUserNamespaces(t)
+	testGitPlantRefused(t, true)
+}
+
+func testGitPlantRefused(t *testing.T, agent bool) {
 	requireLandlock(t)
 	requireGit(t)
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := sandbox.MountLayer(); !ok && !agent {
 		t.Skip("no mount layer here: " + why)
 	}
 	ws, marks := canonicalTemp(t), t.TempDir()
-	repo := filepath.Join(ws, "repo")
+	var bin, home, system string
+	if agent {
+		var dir string
+		bin, dir = unprivilegedBin(t)
+		ws, marks, home, system = filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
+		for _, d := range []string{ws, marks, home, system} {
+			os.MkdirAll(d, 0o755)
+		}
+	}
+	repo, bare := filepath.Join(ws, "repo"), filepath.Join(ws, "bare-hooks")
 	gitRepo(t, repo)
+	gitRepo(t, bare)
+	if err := os.RemoveAll(filepath.Join(bare, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
 	mark := filepath.Join(marks, "PWNED")
 	writeTree(t, ws, map[string]string{"myhooks/pre-commit": "#!/bin/sh\ntouch " + mark + "\n"})
 	os.Chmod(filepath.Join(ws, "myhooks/pre-commit"), 0o755)
-	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
-	code, out, errs := execSh(t, env, ws, fenced(ws), gitPlant)
+	var code int
+	var out, errs string
+	if agent {
+		uid := agentUser(t)
+		chownTree(t, ws)
+		os.Chown(marks, uid, uid)
+		os.Chown(home, uid, uid)
+		env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home, "MARK="+mark), gitEnv...)
+		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", gitPlant)
+		c.Dir, c.Env = ws, env
+		asAgent(t, c)
+		code, _, out, errs = procRun(t, c, nil)
+	} else {
+		env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
+		code, out, errs = execSh(t, env, ws, fenced(ws), gitPlant)
+	}
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -608,14 +649,25 @@ func TestExecGitWorkPlantRefused(t *testing.T) {
 			t.Errorf("%s succeeded in the session:\n%s\n%s", attempt, out, errs)
 		}
 	}
-	t.Logf("the session said:\n%s\n%s", out, errs)
-	if !strings.Contains(errs, ".git/config") {
+	// git's own words for the bound config (the rename of config.lock
+	// onto it): docs/design.md §10 says what they mean.
+	if !strings.Contains(errs, "could not write config file .git/config: Device or resource busy") {
 		t.Errorf("git config's failure does not name .git/config:\n%s", errs)
 	}
-	personGit(t, repo, "status")
-	os.WriteFile(filepath.Join(repo, "c.txt"), []byte("c\n"), 0o644)
-	personGit(t, repo, "add", "c.txt")
-	personGit(t, repo, "commit", "-qm", "c")
+	if !strings.Contains(out, "newhooks=planted") {
+		t.Errorf("the session could not make hooks where there were none:\n%s\n%s", out, errs)
+	}
+	wantNeutralized(t, errs, filepath.Join(bare, ".git"), "hooks/pre-commit")
+	// The person, root, runs git afterwards (in the user's repository
+	// too, hence safe.directory): nothing planted runs.
+	for _, dir := range []string{repo, bare} {
+		personGit(t, dir, "-c", "safe.directory=*", "status")
+		os.WriteFile(filepath.Join(dir, "c.txt"), []byte("c\n"), 0o644)
+		personGit(t, dir, "-c", "safe.directory=*", "add", "c.txt")
+		if code, msg := personGit(t, dir, "-c", "safe.directory=*", "commit", "-qm", "c"); code != 0 {
+			t.Errorf("the person's commit in %s: %d %s", dir, code, msg)
+		}
+	}
 	wantAbsent(t, mark)
 }
 

@@ -315,3 +315,35 @@ func protectedGitParts(dir string) (parts, gitDirs []string, ok bool) {
 	visit(dir)
 	return parts, gitDirs, ok
 }
+
+// insideGitDir reports the git directory that target, at rel inside its
+// writable root, lies strictly inside: a folder named .git on the way,
+// one of pointed, or a folder between the root and target that holds a
+// git directory. A folder moved into or out of one may carry protected
+// parts (a worktrees/<name>/ or modules/<name>/ with its config and
+// hooks) that no glob names, so such a folder move is refused
+// (checkBeneath); git itself moves nothing there but within them.
+func insideGitDir(rel, target string, pointed []string) (string, bool) {
+	if rel == "." || rel == "" {
+		return "", false
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := range len(parts) - 1 {
+		if parts[i] == ".git" {
+			return filepath.Join(strings.TrimSuffix(target, rel), filepath.Join(parts[:i+1]...)), true
+		}
+	}
+	for _, g := range pointed {
+		if part, ok := within(g, target); ok && part != "." {
+			return g, true
+		}
+	}
+	dir := target
+	for range len(parts) {
+		dir = filepath.Dir(dir)
+		if isGitDir(dir) {
+			return dir, true
+		}
+	}
+	return "", false
+}

@@ -68,10 +68,10 @@ func TestRenameBeneath(t *testing.T) {
 		// them away.
 		{name: "a folder into a .git is refused",
 			layout: map[string]string{"m/w/HEAD": "x", "m/w/commondir": "../..", "m/w/config.worktree": "[core]", ".git/HEAD": "x"},
-			src: "m", dst: ".git/worktrees", reason: ReasonProtected, matchedHas: ".git"},
+			src:    "m", dst: ".git/worktrees", reason: ReasonProtected, matchedHas: ".git"},
 		{name: "a folder out of a repository is refused",
 			layout: map[string]string{"r.git/HEAD": "x", "r.git/objects/x": "", "r.git/refs/x": "", "r.git/worktrees/w/commondir": "../.."},
-			src: "r.git/worktrees", dst: "w2", reason: ReasonProtected, matchedHas: "r.git"},
+			src:    "r.git/worktrees", dst: "w2", reason: ReasonProtected, matchedHas: "r.git"},
 		{name: "a file into a .git's data moves",
 			layout: map[string]string{"f.txt": "x", ".git/HEAD": "x"}, src: "f.txt", dst: ".git/f.txt"},
 		{name: "a root-relative protected file beneath, source side", protected: []string{"conf/app.yaml"},

@@ -481,8 +481,9 @@ func TestExecGitCannotAct(t *testing.T) {
 
 // gitWorkday is a day of git in a session, under bash, in the repository
 // repo of the workspace: every command an agent commits with, and a linked
-// worktree inside the workspace committed in. It prints "workday done"
-// only when every step succeeded.
+// worktree inside the workspace committed in, made in the session (wt)
+// and before it (pre, whose git folder the mount layer pins). It prints
+// "workday done" only when every step succeeded.
 const gitWorkday = `set -e
 cd repo
 B=$(git symbolic-ref --short HEAD)
@@ -499,6 +500,7 @@ git reset -q --hard HEAD~1 && git merge -q --ff-only feature
 git gc -q
 git worktree add -q ../wt -b side
 cd ../wt && echo w > w.txt && git add w.txt && git commit -qm w
+cd ../pre && echo p > p.txt && git add p.txt && git commit -qm p
 echo workday done
 `
 
@@ -511,8 +513,10 @@ func wantWorkdayDone(t *testing.T, ws, out, errs string, git func(dir string, ar
 		t.Fatalf("git's workday in the session stopped:\n%s\n%s", out, errs)
 	}
 	repo := filepath.Join(ws, "repo")
-	if code, log := git(repo, "log", "--format=%s", "side"); code != 0 || strings.Fields(log)[0] != "w" {
-		t.Errorf("the worktree's commit is not on side: %d %q", code, log)
+	for branch, subject := range map[string]string{"side": "w", "pre": "p"} {
+		if code, log := git(repo, "log", "--format=%s", branch); code != 0 || strings.Fields(log)[0] != subject {
+			t.Errorf("the worktree's commit is not on %s: %d %q", branch, code, log)
+		}
 	}
 	if code, log := git(repo, "log", "--format=%s"); code != 0 || !strings.Contains(log, "f\nwip\nb\na\nfirst") {
 		t.Errorf("the repository's history is not the rebased one: %d %q", code, log)
@@ -531,6 +535,7 @@ func TestExecGitWorkday(t *testing.T) {
 	}
 	ws := canonicalTemp(t)
 	gitRepo(t, filepath.Join(ws, "repo"))
+	personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../pre", "-b", "pre")
 	env := append(execEnv(t, ws), gitEnv...)
 	args := append(append([]string{"exec"}, fenced(ws)...), "--", "bash", "-c", gitWorkday)
 	_, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), nil)
@@ -552,6 +557,7 @@ func TestExecGitWorkdayAgent(t *testing.T) {
 		os.MkdirAll(d, 0o755)
 	}
 	gitRepo(t, filepath.Join(ws, "repo"))
+	personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../pre", "-b", "pre")
 	chownTree(t, ws)
 	os.Chown(home, uid, uid)
 	env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home), gitEnv...)

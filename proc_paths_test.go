@@ -25,7 +25,9 @@ type pathCase struct {
 	name string
 	path func(ws, outside string) string
 	// deniedWrite says the contract refuses a write there
-	// (FS_SANDBOX_DENIED): it leads outside the roots or into .git.
+	// (FS_SANDBOX_DENIED): it leads outside the roots or onto .git/config
+	// (a protected part of a git directory; issue 23 left the rest of .git
+	// writable).
 	deniedWrite bool
 }
 
@@ -42,7 +44,7 @@ var pathCases = []pathCase{
 	{"symlink chain", func(ws, o string) string { return "chain" }, false},
 	{"proc self root", func(ws, o string) string { return "/proc/self/root" + filepath.Join(o, "keep.txt") }, true},
 	{"proc self fd", func(ws, o string) string { return "/proc/self/fd/0" }, true},
-	{"into .git", func(ws, o string) string { return ".git/config" }, true},
+	{"into .git/config", func(ws, o string) string { return ".git/config" }, true},
 	{"beyond PATH_MAX", func(ws, o string) string { return strings.Repeat("d/", 2100) + "f" }, false},
 	{"newline in name", func(ws, o string) string { return "new\nline.txt" }, false},
 	{"invalid UTF-8", func(ws, o string) string { return "bad\xff.txt" }, false},

@@ -100,10 +100,12 @@ func startExchangeLoop(t *testing.T, dir, a, b string, most time.Duration) func(
 }
 
 // TestProtectedExchangeRace: a process exchanges the real folders d and
-// .git (a repository: HEAD, objects/, refs/, config) in a loop, while
-// dsh-fs writes d/planted-N and d/config over and over. Every write is
-// checked as a write into d; none may land in the repository, whatever
-// name it has when the race is over.
+// .git (a repository: HEAD, objects/, refs/, config, hooks/) in a loop,
+// while dsh-fs writes d/hooks/planted-N and d/config over and over.
+// Every write is checked as a write into d; none may land in the
+// repository's hooks or config, whatever name it has when the race is
+// over (since issue 23 the rest of a git directory is writable, so the
+// writes aim at the parts that stay protected).
 func TestProtectedExchangeRace(t *testing.T) {
 	calls, most := 300, 25*time.Second
 	if testing.Short() {
@@ -115,7 +117,9 @@ func TestProtectedExchangeRace(t *testing.T) {
 		".git/config":           "[core]\n\trepositoryformatversion = 0\n",
 		".git/objects/.keep":    "",
 		".git/refs/heads/.keep": "",
+		".git/hooks/.keep":      "",
 		"d/config":              "d config\n",
+		"d/hooks/.keep":         "",
 	})
 	env := procEnv(t, ws)
 	bin := procBin(t)
@@ -133,7 +137,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 				if n > calls || time.Now().After(deadline) {
 					return
 				}
-				args := []string{"write", fmt.Sprintf("d/planted-%d", n), "--content", "planted\n", "--overwrite"}
+				args := []string{"write", fmt.Sprintf("d/hooks/planted-%d", n), "--content", "planted\n", "--overwrite"}
 				if n%4 == 0 {
 					args[1] = "d/config"
 				}
@@ -153,7 +157,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 		repo = filepath.Join(ws, "d")
 	}
 	landed := 0
-	for _, name := range dirNames(t, repo) {
+	for _, name := range dirNames(t, filepath.Join(repo, "hooks")) {
 		if strings.HasPrefix(name, "planted-") {
 			landed++
 		}

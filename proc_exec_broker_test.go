@@ -133,8 +133,8 @@ func TestExecEscalatedWritePinned(t *testing.T) {
 	env := execEnv(t, ws)
 	writeSystemConfig(t, env, "approval: command\napproval_command: ["+fmt.Sprintf("%q", swap)+"]\n")
 	for _, tc := range []struct{ name, script string }{
-		{"mkdir", `dsh-fs write d/.git/x --mkdir --content planted --escalate danger-full-access`},
-		{"existing folder", `dsh-fs write d/.git/x --content planted --escalate danger-full-access`},
+		{"mkdir", `dsh-fs write d/.git/config --mkdir --content planted --escalate danger-full-access`},
+		{"existing folder", `dsh-fs write d/.git/config --content planted --escalate danger-full-access`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.RemoveAll(filepath.Join(ws, "d"))
@@ -145,7 +145,7 @@ func TestExecEscalatedWritePinned(t *testing.T) {
 				os.MkdirAll(filepath.Join(victim, ".git"), 0o755)
 			}
 			code, out, errs := execSh(t, env, ws, fenced(ws), tc.script)
-			wantAbsent(t, filepath.Join(victim, ".git/x"))
+			wantAbsent(t, filepath.Join(victim, ".git/config"))
 			if code == 0 || !strings.Contains(out, `"FS_STALE"`) {
 				t.Errorf("exit %d, want FS_STALE\nstdout: %s\nstderr: %s", code, out, errs)
 			}

@@ -474,3 +474,257 @@ func TestExecGitCannotAct(t *testing.T) {
 		t.Errorf("root's config changed")
 	}
 }
+
+// The TestExecGitWork* tests (issue 23): an agent's ordinary git day runs
+// in a session, and the parts of a git directory that can run code or
+// redirect git stay out of its reach (docs/design.md §4 step 5, §10).
+
+// gitWorkday is a day of git in a session, under bash, in the repository
+// repo of the workspace: every command an agent commits with, and a linked
+// worktree inside the workspace committed in, made in the session (wt)
+// and before it (pre, whose git folder the mount layer pins). It prints
+// "workday done" only when every step succeeded.
+const gitWorkday = `set -e
+cd repo
+B=$(git symbolic-ref --short HEAD)
+echo a > a.txt && git add a.txt && git commit -qm a
+git branch feature && git switch -q feature
+echo f > f.txt && git add f.txt && git commit -qm f
+git checkout -q "$B"
+echo b > b.txt && git add b.txt && git commit -qm b
+echo wip >> README && git stash -q && git stash pop -q && git commit -qam wip
+git tag v1
+git switch -q feature && git rebase -q "$B"
+git switch -q "$B" && git merge -q --no-edit feature
+git reset -q --hard HEAD~1 && git merge -q --ff-only feature
+git gc -q
+git worktree add -q ../wt -b side
+cd ../wt && echo w > w.txt && git add w.txt && git commit -qm w
+cd ../pre && echo p > p.txt && git add p.txt && git commit -qm p
+echo workday done
+`
+
+// wantWorkdayDone checks, as the person after the session, what
+// gitWorkday left in ws: the commits on both branches, and a repository
+// git finds whole.
+func wantWorkdayDone(t *testing.T, ws, out, errs string, git func(dir string, args ...string) (int, string)) {
+	t.Helper()
+	if !strings.Contains(out, "workday done") {
+		t.Fatalf("git's workday in the session stopped:\n%s\n%s", out, errs)
+	}
+	repo := filepath.Join(ws, "repo")
+	for branch, subject := range map[string]string{"side": "w", "pre": "p"} {
+		if code, log := git(repo, "log", "--format=%s", branch); code != 0 || strings.Fields(log)[0] != subject {
+			t.Errorf("the worktree's commit is not on %s: %d %q", branch, code, log)
+		}
+	}
+	if code, log := git(repo, "log", "--format=%s"); code != 0 || !strings.Contains(log, "f\nwip\nb\na\nfirst") {
+		t.Errorf("the repository's history is not the rebased one: %d %q", code, log)
+	}
+	if code, msg := git(repo, "fsck", "--no-progress"); code != 0 {
+		t.Errorf("git fsck after the session: %d %s", code, msg)
+	}
+}
+
+// TestExecGitWorkday: as root, gitWorkday in a session succeeds.
+func TestExecGitWorkday(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash here")
+	}
+	ws := canonicalTemp(t)
+	gitRepo(t, filepath.Join(ws, "repo"))
+	personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../pre", "-b", "pre")
+	env := append(execEnv(t, ws), gitEnv...)
+	args := append(append([]string{"exec"}, fenced(ws)...), "--", "bash", "-c", gitWorkday)
+	_, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), nil)
+	wantWorkdayDone(t, ws, out, errs, func(dir string, args ...string) (int, string) { return personGit(t, dir, args...) })
+}
+
+// TestExecGitWorkdayAgent: gitWorkday as the ordinary user dshfs-agent,
+// whose session's mount layer lives in a user namespace.
+func TestExecGitWorkdayAgent(t *testing.T) {
+	requireLandlock(t)
+	requireGit(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash here")
+	}
+	uid := agentUser(t)
+	bin, dir := unprivilegedBin(t)
+	ws, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
+	for _, d := range []string{home, system} {
+		os.MkdirAll(d, 0o755)
+	}
+	gitRepo(t, filepath.Join(ws, "repo"))
+	personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../pre", "-b", "pre")
+	chownTree(t, ws)
+	os.Chown(home, uid, uid)
+	env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home), gitEnv...)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "bash", "-c", gitWorkday)
+	c.Dir, c.Env = ws, env
+	asAgent(t, c)
+	_, _, out, errs := procRun(t, c, nil)
+	wantWorkdayDone(t, ws, out, errs, func(dir string, args ...string) (int, string) {
+		g := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		g.Env = env
+		asAgent(t, g)
+		msg, err := g.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(msg)
+		}
+		return 0, string(msg)
+	})
+}
+
+// gitPlant tries, in a session, what would make the person's git run
+// code: core.fsmonitor and core.hooksPath in the repository's config, a
+// pre-commit hook, and moving .git aside to put a new one in its place.
+// Each attempt prints its exit status.
+const gitPlant = `cd repo
+git config core.fsmonitor "touch $MARK"; echo "fsmonitor=$?"
+git config core.hooksPath "$PWD/../myhooks"; echo "hookspath=$?"
+printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit; echo "hook=$?"
+mv .git gitx; echo "mvgit=$?"
+cd ../bare-hooks
+mkdir -p .git/hooks && printf '#!/bin/sh\ntouch %s\n' "$MARK" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo "newhooks=planted"
+true`
+
+// TestExecGitWorkPlantRefused: with the rest of .git writable, what runs
+// code stays read-only in the shell: each planting fails, with a message
+// that names the file, and the person's git status and commit afterwards
+// run nothing. A repository with no hooks folder at the start gets one
+// (nothing was there to bind), and the git guard quarantines it when the
+// session ends.
+func TestExecGitWorkPlantRefused(t *testing.T) { testGitPlantRefused(t, false) }
+
+// TestExecGitWorkPlantRefusedAgent is TestExecGitWorkPlantRefused as the
+// ordinary user dshfs-agent, whose mount layer lives in a user
+// namespace.
+func TestExecGitWorkPlantRefusedAgent(t *testing.T) {
+	requireUserNamespaces(t)
+	testGitPlantRefused(t, true)
+}
+
+func testGitPlantRefused(t *testing.T, agent bool) {
+	requireLandlock(t)
+	requireGit(t)
+	if ok, why := sandbox.MountLayer(); !ok && !agent {
+		t.Skip("no mount layer here: " + why)
+	}
+	ws, marks := canonicalTemp(t), t.TempDir()
+	var bin, home, system string
+	if agent {
+		var dir string
+		bin, dir = unprivilegedBin(t)
+		ws, marks, home, system = filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
+		for _, d := range []string{ws, marks, home, system} {
+			os.MkdirAll(d, 0o755)
+		}
+	}
+	repo, bare := filepath.Join(ws, "repo"), filepath.Join(ws, "bare-hooks")
+	gitRepo(t, repo)
+	gitRepo(t, bare)
+	if err := os.RemoveAll(filepath.Join(bare, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(marks, "PWNED")
+	writeTree(t, ws, map[string]string{"myhooks/pre-commit": "#!/bin/sh\ntouch " + mark + "\n"})
+	os.Chmod(filepath.Join(ws, "myhooks/pre-commit"), 0o755)
+	var code int
+	var out, errs string
+	if agent {
+		uid := agentUser(t)
+		chownTree(t, ws)
+		os.Chown(marks, uid, uid)
+		os.Chown(home, uid, uid)
+		env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home, "MARK="+mark), gitEnv...)
+		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", gitPlant)
+		c.Dir, c.Env = ws, env
+		asAgent(t, c)
+		code, _, out, errs = procRun(t, c, nil)
+	} else {
+		env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
+		code, out, errs = execSh(t, env, ws, fenced(ws), gitPlant)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, attempt := range []string{"fsmonitor", "hookspath", "hook", "mvgit"} {
+		if strings.Contains(out, attempt+"=0\n") {
+			t.Errorf("%s succeeded in the session:\n%s\n%s", attempt, out, errs)
+		}
+	}
+	// git's own words for the bound config (the rename of config.lock
+	// onto it): docs/design.md §10 says what they mean.
+	if !strings.Contains(errs, "could not write config file .git/config: Device or resource busy") {
+		t.Errorf("git config's failure does not name .git/config:\n%s", errs)
+	}
+	if !strings.Contains(out, "newhooks=planted") {
+		t.Errorf("the session could not make hooks where there were none:\n%s\n%s", out, errs)
+	}
+	wantNeutralized(t, errs, filepath.Join(bare, ".git"), "hooks/pre-commit")
+	// The person, root, runs git afterwards (in the user's repository
+	// too, hence safe.directory): nothing planted runs.
+	for _, dir := range []string{repo, bare} {
+		personGit(t, dir, "-c", "safe.directory=*", "status")
+		os.WriteFile(filepath.Join(dir, "c.txt"), []byte("c\n"), 0o644)
+		personGit(t, dir, "-c", "safe.directory=*", "add", "c.txt")
+		if code, msg := personGit(t, dir, "-c", "safe.directory=*", "commit", "-qm", "c"); code != 0 {
+			t.Errorf("the person's commit in %s: %d %s", dir, code, msg)
+		}
+	}
+	wantAbsent(t, mark)
+}
+
+// TestWriteGitParts: the file tool follows the same rule as the shell:
+// a git directory's code-running parts are protected, at any nesting, and
+// its data is writable in workspace-write mode.
+func TestWriteGitParts(t *testing.T) {
+	requireGit(t)
+	ws := canonicalTemp(t)
+	gitRepo(t, filepath.Join(ws, "repo"))
+	if code, out := personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../wt", "-b", "side"); code != 0 {
+		t.Fatal(out)
+	}
+	env := procEnv(t, ws)
+	for _, tc := range []struct {
+		path    string
+		allowed bool
+	}{
+		{"repo/.git/config", false},
+		{"repo/.git/hooks/x", false},
+		{"repo/.git/hooks/pre-commit", false},
+		{"repo/.git/info/attributes", false},
+		{"repo/.git/objects/info/alternates", false},
+		{"repo/.git/worktrees/wt/commondir", false},
+		{"repo/.git/worktrees/wt/gitdir", false},
+		{"repo/.git/worktrees/wt/config.worktree", false},
+		{"repo/.git/worktrees/w/commondir", false}, // not there yet
+		{"repo/.git", false},
+		{"wt/.git", false}, // the linked worktree's pointer
+		{"repo/.git/COMMIT_EDITMSG", true},
+		{"repo/.git/info/exclude", true},
+		{"repo/.git/worktrees/wt/COMMIT_EDITMSG", true},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			before, _ := os.ReadFile(filepath.Join(ws, tc.path))
+			code, res, out, errs := procRun(t, procCmd(procBin(t), env, ws, "write", tc.path, "--content", "planted\n", "--overwrite"), nil)
+			if tc.allowed {
+				if code != 0 || !res.OK {
+					t.Errorf("write %s: exit %d, %s%s", tc.path, code, out, errs)
+				}
+				return
+			}
+			if code == 0 || res.Error.Code != "FS_SANDBOX_DENIED" || !strings.Contains(res.Error.Message, "protected path") {
+				t.Errorf("write %s: exit %d, want FS_SANDBOX_DENIED as a protected path: %s%s", tc.path, code, out, errs)
+			}
+			if after, _ := os.ReadFile(filepath.Join(ws, tc.path)); string(after) != string(before) {
+				t.Errorf("%s changed: %q", tc.path, after)
+			}
+		})
+	}
+	if code, out := personGit(t, filepath.Join(ws, "wt"), "status", "--short"); code != 0 {
+		t.Errorf("git status in the worktree afterwards: %d %s", code, out)
+	}
+}

@@ -15,8 +15,8 @@ import (
 )
 
 // TestExecMountLayer (issue 14): where exec may make a private mount
-// namespace (root), the shell cannot write the protected .git of its
-// workspace, nor read a deny_read folder, though Landlock lets it write
+// namespace (root), the shell cannot write the protected .git/config of
+// its workspace (issue 23: the rest of .git is writable), nor read a deny_read folder, though Landlock lets it write
 // the workspace; dsh-fs policy inside says both hold. The control runs
 // the same shell without exec, where both get through.
 func TestExecMountLayer(t *testing.T) {
@@ -30,6 +30,7 @@ func TestExecMountLayer(t *testing.T) {
 	ws, _ = filepath.EvalSymlinks(ws)
 	writeTree(t, ws, map[string]string{
 		".git/HEAD":        "ref: refs/heads/main\n",
+		".git/config":      "[core]\n",
 		"sub/.git/config":  "[core]\n",
 		"secrets/key":      "SECRET\n",
 		"src/main.go":      "package main\n",
@@ -37,7 +38,7 @@ func TestExecMountLayer(t *testing.T) {
 	})
 	env := procEnv(t, ws)
 	writeSystemConfig(t, env, "deny_read: ["+filepath.Join(ws, "secrets")+"/**]\n")
-	script := `echo x >> .git/HEAD; echo "git=$?"; echo x > sub/.git/new; echo "subgit=$?"; echo x > .vscode/settings; echo "vscode=$?"; ` +
+	script := `echo x >> .git/config; echo "git=$?"; echo x > sub/.git/config; echo "subgit=$?"; echo x > .vscode/settings; echo "vscode=$?"; ` +
 		`cat secrets/key; echo "key=$?"; echo x > src/new.go; echo "src=$?"`
 	run := func(args ...string) string {
 		c := exec.Command(procBin(t), args...)
@@ -54,11 +55,10 @@ func TestExecMountLayer(t *testing.T) {
 	if strings.Contains(out, "SECRET") {
 		t.Errorf("the shell read the deny_read file:\n%s", out)
 	}
-	if got := readFile(t, filepath.Join(ws, ".git/HEAD")); got != "ref: refs/heads/main\n" {
-		t.Errorf(".git/HEAD = %q", got)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "sub/.git/new")); !os.IsNotExist(err) {
-		t.Errorf("sub/.git/new was written (%v)", err)
+	for _, config := range []string{".git/config", "sub/.git/config"} {
+		if got := readFile(t, filepath.Join(ws, config)); got != "[core]\n" {
+			t.Errorf("%s = %q", config, got)
+		}
 	}
 	policy := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy")
 	for _, want := range []string{`"protected_held":true`, `"deny_read_held":true`, `"read_only":["` + filepath.Join(ws, ".git")} {
@@ -137,12 +137,12 @@ func TestExecNoRuntimeFolder(t *testing.T) {
 
 // TestExecMountLayerUnprivileged (issue 14): a user that is not root gets
 // the mount layer too, in a user namespace that maps it to itself: the
-// shell keeps its uid and no capability, and cannot write .git.
+// shell keeps its uid and no capability, and cannot write .git/config.
 func TestExecMountLayerUnprivileged(t *testing.T) {
 	requireUserNamespaces(t)
-	bin, ws, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "src/a.go": "package a\n"})
+	bin, ws, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", "src/a.go": "package a\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
-		`id -u; grep CapEff /proc/self/status; echo x >> .git/HEAD; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
+		`id -u; grep CapEff /proc/self/status; echo x >> .git/config; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
 	c.Dir = ws
 	c.Env = agentExecEnv(t, bin, system)
 	asAgent(t, c)
@@ -155,8 +155,8 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
 	}
-	if got := readFile(t, filepath.Join(ws, ".git/HEAD")); got != "ref: refs/heads/main\n" {
-		t.Errorf(".git/HEAD = %q", got)
+	if got := readFile(t, filepath.Join(ws, ".git/config")); got != "[core]\n" {
+		t.Errorf(".git/config = %q", got)
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 // Issue 22: a RENAME_EXCHANGE race against move. exchange-loop swaps the
-// harmless folder d and the repository .git while moves out of d and
-// into d run; a move decided on the names would carry a repository
-// entry out, or land a file in the repository.
+// harmless folder d and the repository .git while moves out of d/hooks
+// and into d/hooks run; a move decided on the names would carry a hook
+// out of the repository, or plant one in it. Since issue 23 the rest of
+// a git directory is writable: the moves aim at its hooks, one of the
+// parts that stay protected.
 
 import (
 	"fmt"
@@ -16,12 +18,13 @@ import (
 	"time"
 )
 
-// moveRaceRepoFile is the content of every entry of the repository the
+// moveRaceRepoFile is the content of every hook of the repository the
 // moves name through d: an out-N holding it was carried out of .git.
 const moveRaceRepoFile = "git object\n"
 
-// moveRaceLayout makes ws with .git (a repository whose s-N entries have
-// the same names as d's) and d, plus in-N at the top for the moves into d.
+// moveRaceLayout makes ws with .git (a repository whose hooks/s-N have
+// the same names as d's) and d, plus in-N at the top for the moves into
+// d/hooks.
 func moveRaceLayout(t *testing.T, calls int) string {
 	t.Helper()
 	ws := t.TempDir()
@@ -32,8 +35,8 @@ func moveRaceLayout(t *testing.T, calls int) string {
 		".git/refs/heads/.keep": "",
 	}
 	for n := 1; n <= calls; n++ {
-		files[fmt.Sprintf(".git/s-%d", n)] = moveRaceRepoFile
-		files[fmt.Sprintf("d/s-%d", n)] = "d\n"
+		files[fmt.Sprintf(".git/hooks/s-%d", n)] = moveRaceRepoFile
+		files[fmt.Sprintf("d/hooks/s-%d", n)] = "d\n"
 		files[fmt.Sprintf("in-%d", n)] = "in\n"
 	}
 	writeTree(t, ws, files)
@@ -60,19 +63,19 @@ func moveRaceEscapes(t *testing.T, ws string, before map[string]string) (escapes
 		}
 	}
 	repo := moveRaceRepo(ws)
-	for _, name := range dirNames(t, repo) {
+	for _, name := range dirNames(t, filepath.Join(repo, "hooks")) {
 		if strings.HasPrefix(name, "in-") {
 			in++
-			example = name + " landed in .git"
+			example = name + " landed in .git/hooks"
 		}
 	}
 	escapes = out + in
 	if escapes > 0 {
 		example = fmt.Sprintf("%d carried out of .git, %d landed in it (e.g. %s)", out, in, example)
 	}
-	if after := snapshotTree(t, repo); !maps.Equal(before, after) && escapes == 0 {
+	if after := snapshotTree(t, filepath.Join(repo, "hooks")); !maps.Equal(before, after) && escapes == 0 {
 		escapes++
-		example = "the repository changed"
+		example = "the repository's hooks changed"
 	}
 	return escapes, example
 }
@@ -97,9 +100,10 @@ func naiveMove(ws, src, dst string) error {
 }
 
 // TestMoveExchangeRace runs move_file over MCP and the naive move under
-// the same attacker (the CLI has no move command). The real moves must leave the repository
-// as it was, whatever its name when the race is over; the naive move
-// must escape, or the attack proves nothing.
+// the same attacker (the CLI has no move command). The real moves must
+// leave the repository's hooks as they were, whatever the repository's
+// name when the race is over; the naive move must escape, or the attack
+// proves nothing.
 func TestMoveExchangeRace(t *testing.T) {
 	calls, most := 1000, 10*time.Second
 	if testing.Short() {
@@ -134,14 +138,14 @@ func TestMoveExchangeRace(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws := moveRaceLayout(t, calls)
-			before := snapshotTree(t, filepath.Join(ws, ".git"))
+			before := snapshotTree(t, filepath.Join(ws, ".git", "hooks"))
 			move := c.start(t, ws)
 			stop := startExchangeLoop(t, ws, "d", ".git", most+10*time.Second)
 			start, deadline := time.Now(), time.Now().Add(most)
 			hist, n := map[string]int{}, 0
 			for n = 1; n <= calls && time.Now().Before(deadline); n++ {
-				hist[move(t, ws, fmt.Sprintf("d/s-%d", n), fmt.Sprintf("out-%d", n))]++
-				hist[move(t, ws, fmt.Sprintf("in-%d", n), fmt.Sprintf("d/in-%d", n))]++
+				hist[move(t, ws, fmt.Sprintf("d/hooks/s-%d", n), fmt.Sprintf("out-%d", n))]++
+				hist[move(t, ws, fmt.Sprintf("in-%d", n), fmt.Sprintf("d/hooks/in-%d", n))]++
 			}
 			ok := hist[""]
 			delete(hist, "")

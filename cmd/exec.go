@@ -50,7 +50,8 @@ restricts CMD's whole process tree with Landlock: writes only beneath the
 writable roots and to the terminal and /dev/null-like devices. In a private
 mount namespace (as root, or in a user namespace that maps only this user) it
 also makes everything outside the writable roots read-only (metadata too),
-binds the protected paths (.git…) read-only and hides deny_read paths.
+binds the protected paths (.git/config, .git/hooks, .vscode…) read-only and
+hides deny_read paths; the rest of .git stays writable, so git commits.
 CMD starts in the workspace root (--cwd).
 
 --config FILE is this session's own trusted file, read after the user's and

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/config"
@@ -69,7 +70,12 @@ func wayForward(p sandbox.Policy, t sandbox.Target, v sandbox.Verdict) string {
 	case sandbox.ReasonOutsideRoots:
 		ways = append(ways, "for good, a person adds the folder to writable_roots in a trusted config (dsh-fs policy lists them)")
 	case sandbox.ReasonProtected:
-		ways = append(ways, fmt.Sprintf("for good, a person removes %s from protected in a trusted config", v.Matched))
+		if slices.Contains(p.Protected, v.Matched) {
+			ways = append(ways, fmt.Sprintf("for good, a person removes %s from protected in a trusted config", v.Matched))
+		} else {
+			// The git rule, the trusted config paths: no setting lifts them.
+			ways = append(ways, "no setting lifts it: the parts of a git directory that run code or redirect git (config, hooks/, …) and the trusted config paths stay protected")
+		}
 	case sandbox.ReasonReadOnly:
 		ways = append(ways, "for good, a person sets mode: workspace-write in a trusted config")
 	}

@@ -54,7 +54,10 @@ type PolicyResult struct {
 	WritableRoots []sandbox.Root        `json:"writable_roots"`
 	NotWritable   []sandbox.RefusedRoot `json:"not_writable"`
 	Protected     []string              `json:"protected"`
-	DenyRead      []string              `json:"deny_read"`
+	// GitProtected are the parts of every git directory that stay
+	// read-only whatever the globs (sandbox.GitProtectedPart).
+	GitProtected []string `json:"git_protected"`
+	DenyRead     []string `json:"deny_read"`
 	// ReadWithin, only where reads are confined (dsh-fs mcp), are the
 	// folders they may reach besides the writable roots in
 	// workspace-write; [] reaches none.
@@ -314,6 +317,7 @@ func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, er
 		WritableRoots: nonNilSlice(roots),
 		NotWritable:   nonNilSlice(refused),
 		Protected:     nonNilSlice(p.Protected),
+		GitProtected:  sandbox.GitProtectedNames(),
 		DenyRead:      nonNilSlice(p.DenyRead),
 		ReadWithin:    readWithin,
 		Enforcement:   sandbox.ActiveLayers(p),
@@ -375,6 +379,8 @@ func FenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
 			fmt.Fprintf(b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
 		}
 		fmt.Fprintf(b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
+		fmt.Fprintf(b, "in every .git (and its worktrees/*, modules/*), never written: %s; the rest of .git is writable, so git add and commit work\n",
+			strings.Join(sandbox.GitProtectedNames(), ", "))
 	case sandbox.DangerFullAccess:
 		b.WriteString("writes: anywhere the operating system allows\n")
 	}

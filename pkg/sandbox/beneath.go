@@ -19,8 +19,11 @@ import (
 // move is refused, on the side it leaves and the side it lands on, when
 // something beneath it is denied by an entry on one side and not by that
 // same entry on the other (docs/design.md §5, move). An entry that still
-// denies the same file after the move ("**/.git", "**/.env") lets it go:
-// the move changes nothing that entry decides.
+// denies the same file after the move ("**/.env") lets it go:
+// the move changes nothing that entry decides. A folder moved into or
+// out of a git directory is refused whatever it holds: the git rule
+// (GitProtectedPart) is no glob, and such a folder may carry a
+// worktree's or submodule's config and hooks (insideGitDir).
 //
 // Entries anchored to a path (trusted config paths, absolute globs,
 // globs relative to a writable root without a leading "**") are decided
@@ -207,6 +210,11 @@ func (f *Fence) checkBeneath(op string, src, dst Target, dir int) error {
 			return f.readDenied(op, t, matched)
 		}
 		return f.protectedDenied(op, t, matched)
+	}
+	for _, t := range []Target{src, dst} {
+		if g, in := insideGitDir(t.rel, t.Path, f.gitPointed); in && f.mode == WorkspaceWrite {
+			return f.protectedDenied(op, t, g)
+		}
 	}
 	var walk []beneathGuard
 	for _, g := range f.beneathGuards() {

@@ -61,8 +61,19 @@ func TestRenameBeneath(t *testing.T) {
 		matchedHas string
 	}{
 		{name: "plain folder", layout: map[string]string{"a/b/c.txt": "x"}, src: "a", dst: "z"},
-		{name: "a nested repository moves: **/.git covers it on both sides",
+		{name: "a nested repository moves: the git rule covers its .git on both sides",
 			layout: map[string]string{"a/.git/HEAD": "x"}, src: "a", dst: "z"},
+		// A folder moved into a git directory could plant a worktree's
+		// or submodule's config and hooks no glob names; out of one, carry
+		// them away.
+		{name: "a folder into a .git is refused",
+			layout: map[string]string{"m/w/HEAD": "x", "m/w/commondir": "../..", "m/w/config.worktree": "[core]", ".git/HEAD": "x"},
+			src:    "m", dst: ".git/worktrees", reason: ReasonProtected, matchedHas: ".git"},
+		{name: "a folder out of a repository is refused",
+			layout: map[string]string{"r.git/HEAD": "x", "r.git/objects/x": "", "r.git/refs/x": "", "r.git/worktrees/w/commondir": "../.."},
+			src:    "r.git/worktrees", dst: "w2", reason: ReasonProtected, matchedHas: "r.git"},
+		{name: "a file into a .git's data moves",
+			layout: map[string]string{"f.txt": "x", ".git/HEAD": "x"}, src: "f.txt", dst: ".git/f.txt"},
 		{name: "a root-relative protected file beneath, source side", protected: []string{"conf/app.yaml"},
 			layout: map[string]string{"conf/app.yaml": "x"}, src: "conf", dst: "z", reason: ReasonProtected, matchedHas: "conf/app.yaml"},
 		{name: "a root-relative protected file, destination side", protected: []string{"conf/app.yaml"},

@@ -169,6 +169,9 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
 		}
+		if g, hit := gitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+			return f.protectedDenied(op, t, g)
+		}
 	}
 	if opened != d.Path {
 		return f.escaped(op, t, fmt.Errorf("the folder opened as %s is %s by now", d.Path, opened))
@@ -215,9 +218,10 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	}
 	// Every folder on the way is looked at once opened: a git directory
 	// is protected by what it holds, so one exchanged into the path after
-	// the check is caught whatever it is called by now.
+	// the check is caught whatever it is called by now, where what is
+	// left of the path is one of its protected parts.
 	gitDirs := func(fd int, path string) error {
-		if isGitDirAt(fd) {
+		if rest, ok := within(path, t.Path); ok && gitPartProtectedAt(fd, rest) {
 			return f.protectedDenied(op, t, path)
 		}
 		return nil

@@ -113,10 +113,13 @@ func TestOpenDir(t *testing.T) {
 			absent: []string{"out/new"}},
 		{name: "mkdir where a missing folder became a symlink", path: "new/deeper/x", mkdir: true, swap: []string{"ws/new => ../out"}, reason: ReasonEscaped,
 			absent: []string{"out/deeper"}},
-		{name: "folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/g", swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected},
-		{name: "deep folder exchanged with a repository", layout: append(repoLayout("ws/vendor/x.git"), "ws/d/e/"), path: "d/e/new",
-			swap: []string{"ws/d/e <=> ws/vendor/x.git"}, reason: ReasonProtected, absent: []string{"ws/vendor/x.git/new", "ws/d/e/new"}},
-		{name: "root exchanged with a repository", layout: repoLayout("repo"), path: "f", swap: []string{"ws <=> repo"}, reason: ReasonProtected},
+		// A write aimed, through the exchange, at a git directory's
+		// protected part is protected (its data, d/g, is writable
+		// wherever the git directory is).
+		{name: "folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/config", swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected},
+		{name: "deep folder exchanged with a repository", layout: append(repoLayout("ws/vendor/x.git"), "ws/d/e/"), path: "d/e/config",
+			swap: []string{"ws/d/e <=> ws/vendor/x.git"}, reason: ReasonProtected, absent: []string{"ws/vendor/x.git/config"}},
+		{name: "root exchanged with a repository", layout: repoLayout("repo"), path: "config", swap: []string{"ws <=> repo"}, reason: ReasonProtected},
 		{name: "mkdir in a folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/hooks/pre-commit", mkdir: true,
 			swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected, absent: []string{"ws/.git/hooks", "ws/d/hooks"}},
 		{name: "mkdir where the root became a symlink", path: "new/x", mkdir: true, swap: []string{"ws => out"}, reason: ReasonEscaped,
@@ -199,7 +202,10 @@ func TestCheckOpened(t *testing.T) {
 		reason string
 	}{
 		{name: "unmoved", path: "d/g"},
-		{name: "moved to .git", path: "d/g", move: "ws/.git", reason: ReasonProtected},
+		// Into a git directory's data, a move is an escape; onto one of
+		// its protected parts, a protected path.
+		{name: "moved to .git", path: "d/g", move: "ws/.git", reason: ReasonEscaped},
+		{name: "moved to .git, onto its config", path: "d/config", move: "ws/.git", reason: ReasonProtected},
 		{name: "moved to .vscode", path: "d/g", move: "ws/.vscode", reason: ReasonProtected},
 		{name: "moved beside", path: "d/g", move: "ws/e", reason: ReasonEscaped},
 		{name: "moved out", path: "d/g", move: "out/d", reason: ReasonEscaped},

@@ -63,8 +63,11 @@ type Fence struct {
 	rootsErr   error
 	rootsReady bool
 
-	absProtected []string   // canonical paths protected with all beneath them
-	denyRead     []denyGlob // deny_read globs, "~" expanded, anchored
+	absProtected []string // canonical paths protected with all beneath them
+	// gitPointed are the canonical git folders the roots' .git pointers
+	// lead to, whose protected parts are protected whatever they hold.
+	gitPointed []string
+	denyRead   []denyGlob // deny_read globs, "~" expanded, anchored
 	// sessionIDs are the policy's DenyIdentities by identity, made on
 	// first use.
 	sessionIDs struct {
@@ -221,9 +224,10 @@ func (f *Fence) rootPaths() []string {
 // loadAbsProtected collects the protected paths that are not globs: every
 // trusted config path, whether it exists or was loaded or not (a session
 // that could create the user's config file would set the next call's
-// policy), the config files this call loaded, and the gitdir a ".git"
-// pointer file names at the top of a root (a worktree's or submodule's
-// real git folder).
+// policy), and the config files this call loaded; and the git folders a
+// ".git" pointer at the top of a root leads to (a worktree's or
+// submodule's real git folder), of which only what is protected in any
+// git directory is protected (gitProtectedIn).
 func (f *Fence) loadAbsProtected() {
 	for _, file := range append(slices.Clip(f.policy.TrustedFiles), f.policy.ConfigFiles...) {
 		if c, err := Canonical(f.policy.Cwd, file); err == nil {
@@ -231,7 +235,7 @@ func (f *Fence) loadAbsProtected() {
 		}
 	}
 	for _, r := range f.roots {
-		f.absProtected = append(f.absProtected, gitPointerTargets(r.Path)...)
+		f.gitPointed = append(f.gitPointed, gitPointerTargets(r.Path)...)
 	}
 }
 
@@ -508,8 +512,11 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 			if g, hit := f.protectedIn(wRel, written); hit {
 				return ReasonProtected, g, DangerFullAccess
 			}
+			if dotgit, hit := gitProtectedByName(wRel); hit && wRel != "." {
+				return ReasonProtected, filepath.Join(r, dotgit), DangerFullAccess
+			}
 		}
-		if dir, hit := insideGitDir(r, t.Path); hit {
+		if dir, hit := gitProtectedIn(inRel, t.Path, f.gitPointed); hit {
 			return ReasonProtected, dir, DangerFullAccess
 		}
 		if completesGitDir(r, inRel) {

@@ -112,10 +112,10 @@ func TestCheckWrite(t *testing.T) {
 		{name: "dangling symlink to inside", layout: []string{"ws/dang => d/none"}, path: "dang", root: "ws", rel: "d/none"},
 
 		// Default protected paths.
-		{name: ".git/config", path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
-		{name: "nested .git hook", path: "sub/.git/hooks/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
-		{name: ".git itself", path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
-		{name: ".git through a symlink", layout: []string{"ws/.git/", "ws/g => .git"}, path: "g/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
+		{name: ".git/config", path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: "nested .git hook", path: "sub/.git/hooks/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
+		{name: ".git itself", path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: ".git through a symlink", layout: []string{"ws/.git/", "ws/g => .git"}, path: "g/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
 		{name: ".vscode/settings.json", path: ".vscode/settings.json", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
 		{name: ".vscode itself", path: ".vscode", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
 		{name: ".idea", path: ".idea/workspace.xml", reason: ReasonProtected, needed: DangerFullAccess, matched: ".idea/**"},
@@ -141,7 +141,7 @@ func TestCheckWrite(t *testing.T) {
 			// through the link.
 			name:   "symlinked .git folder",
 			layout: []string{"ws/.repo/projects/p.git/hooks/", "ws/p/.git => ../.repo/projects/p.git"},
-			path:   "p/.git/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**",
+			path:   "p/.git/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/p/.git",
 		},
 		{
 			name:   "symlinked .vscode folder",
@@ -189,7 +189,17 @@ func TestCheckWrite(t *testing.T) {
 				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/repo/worktrees/w")
 				p.WritableRoots = []string{filepath.Join(root, "store")}
 			},
-			path: "$ROOT/store/repo/worktrees/w/HEAD", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/store/repo/worktrees/w",
+			path: "$ROOT/store/repo/worktrees/w/commondir", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/store/repo/worktrees/w",
+		},
+		{
+			// Its data is git's to write: a commit in the worktree moves
+			// its HEAD.
+			name: "absolute gitdir's HEAD is writable", layout: []string{"store/repo/worktrees/w/"},
+			setup: func(t *testing.T, root string, p *Policy) {
+				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/repo/worktrees/w")
+				p.WritableRoots = []string{filepath.Join(root, "store")}
+			},
+			path: "$ROOT/store/repo/worktrees/w/HEAD", root: "store", rel: "repo/worktrees/w/HEAD",
 		},
 		{
 			name: "beside the gitdir is writable", layout: []string{"store/repo/worktrees/w/"},
@@ -204,7 +214,7 @@ func TestCheckWrite(t *testing.T) {
 			setup: func(t *testing.T, root string, p *Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: ../real-gitdir\n")
 			},
-			path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**",
+			path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git",
 		},
 
 		{
@@ -294,8 +304,13 @@ func TestCheckWrite(t *testing.T) {
 		{name: "danger through symlink out", mode: DangerFullAccess, layout: []string{"ws/abs => $ROOT/out"}, path: "abs/x"},
 
 		// Replacing and extending the protected list.
-		{name: "protected replaced: .git writable", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
-			path: ".git/config", root: "ws", rel: ".git/config"},
+		// The git rule is not a glob: a list replaced keeps it.
+		{name: "protected replaced: .git/config still protected", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
+			path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: "protected replaced: .git/index writable", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
+			path: ".git/index", root: "ws", rel: ".git/index"},
+		{name: "protected whole again by a trusted glob", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"**/.git/**"} },
+			path: ".git/index", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
 		{name: "protected replaced: new glob", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
 			path: "secret/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "secret/**"},
 		{name: "protected emptied", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = nil },
@@ -308,7 +323,7 @@ func TestCheckWrite(t *testing.T) {
 		}, path: "svc/.env", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.env"},
 		{name: "protected extra keeps the defaults", setup: func(_ *testing.T, _ string, p *Policy) {
 			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock")
-		}, path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
+		}, path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
 		{name: "protected extra, top only", setup: func(_ *testing.T, _ string, p *Policy) {
 			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock")
 		}, path: "d/go.lock", root: "ws", rel: "d/go.lock"},
@@ -319,7 +334,7 @@ func TestCheckWrite(t *testing.T) {
 		{name: "nested roots, listed inner first", setup: roots("a/b", "a"), path: "a/b/c", root: "ws/a/b", rel: "c"},
 		{name: "nested root, outer part", setup: roots("a/b"), path: "a/x", root: "ws", rel: "a/x"},
 		{name: "nested root protected in it", setup: roots("sub"), path: "sub/.vscode/x", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
-		{name: "nested root protected in the outer", setup: roots("sub"), path: "sub/.git/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
+		{name: "nested root protected in the outer", setup: roots("sub"), path: "sub/.git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
 		{name: "second root", layout: []string{"other/"}, setup: roots("$ROOT/other"), path: "$ROOT/other/x", root: "other", rel: "x"},
 		{name: "second root through a symlink", layout: []string{"other/", "alias => other"}, setup: roots("$ROOT/alias"), path: "$ROOT/other/x", root: "other", rel: "x"},
 		{name: "second root prefix sibling", layout: []string{"other/", "other2/"}, setup: roots("$ROOT/other"), path: "$ROOT/other2/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},

@@ -35,24 +35,6 @@ func isGitDirAt(fd int) bool {
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
-// insideGitDir reports the git directory, between root and target, that
-// target lies in. It recognizes a repository by what it holds, whatever
-// symlinks or names lead to it (".repo/projects/p.git", a worktree's
-// commondir), where the protected globs only know the usual names.
-func insideGitDir(root, target string) (string, bool) {
-	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
-		if _, ok := within(root, dir); !ok {
-			return "", false
-		}
-		if isGitDir(dir) {
-			return dir, true
-		}
-		if dir == root {
-			return "", false
-		}
-	}
-}
-
 // gitDirParts are the entries whose presence together at the top of a
 // folder make git treat it as a git directory.
 var gitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
@@ -120,4 +102,248 @@ func firstLine(path string) (string, bool) {
 	defer file.Close()
 	line, _ := bufio.NewReader(file).ReadString('\n')
 	return strings.TrimSpace(line), true
+}
+
+// The protected parts of a git directory (docs/design.md §4 step 5): what
+// makes git run code or read its repository from elsewhere. Everything
+// else in a git directory (the index, objects, refs, logs, HEAD,
+// packed-refs, COMMIT_EDITMSG, rebase-merge/, a new worktrees/<name>/…)
+// is the repository's data, which git add, commit, rebase or gc write.
+//
+//   - config and config.worktree: code-running keys (core.fsmonitor,
+//     core.hooksPath, filters, aliases, include.path …).
+//   - hooks/, everything beneath: the hooks git runs.
+//   - commondir (of a worktree's git directory): where git takes the
+//     config and hooks from.
+//   - gitdir (of worktrees/<name>/): the linked worktree's .git file
+//     that git worktree prune and repair trust.
+//   - info/attributes: it makes git run a filter, diff or merge driver
+//     the person's own config defines on files it names, and unlike a
+//     .gitattributes in the working tree no git status shows it.
+//     info/exclude and info/sparse-checkout only choose files: writable
+//     (git sparse-checkout writes the latter).
+//   - objects/info/alternates and objects/info/http-alternates: they make
+//     the repository take objects from another store, outside the
+//     workspace or in a folder the session empties later, which no git
+//     status shows and which breaks the repository once that store
+//     goes; git clone --shared or --reference in a session fails.
+//
+// The same holds in every git directory nested in one: a worktree's
+// (worktrees/<name>/) and a submodule's (modules/<name>/, a name that may
+// hold slashes). The entry named .git itself, folder, file or symlink, is
+// protected as well: a .git file redirects git to another git directory,
+// and moving a .git folder aside would let a new one be put in its place.
+var gitProtectedNames = map[string]bool{
+	"config": true, "config.worktree": true, "hooks": true, "commondir": true, "gitdir": true,
+}
+
+// GitProtectedPart reports whether rel, a path relative to a git
+// directory ("config", "hooks/pre-commit", "worktrees/w/commondir"), is
+// one of its protected parts or lies beneath one.
+func GitProtectedPart(rel string) bool {
+	if rel == "" || rel == "." {
+		return false
+	}
+	return gitProtectedParts(strings.Split(filepath.ToSlash(rel), "/"))
+}
+
+func gitProtectedParts(p []string) bool {
+	switch {
+	case len(p) == 0:
+		return false
+	case gitProtectedNames[p[0]]:
+		return true
+	case p[0] == "info":
+		return len(p) >= 2 && p[1] == "attributes"
+	case p[0] == "objects":
+		return len(p) >= 3 && p[1] == "info" && (p[2] == "alternates" || p[2] == "http-alternates")
+	case p[0] == "worktrees":
+		return len(p) >= 3 && gitProtectedParts(p[2:])
+	case p[0] == "modules":
+		// A submodule's name may hold slashes: its git directory may
+		// start at any depth beneath modules, but not beneath one of a
+		// git directory's own parts (a branch named config in
+		// modules/m/refs/heads is a ref).
+		for k := 2; k < len(p); k++ {
+			if gitDirOwnParts[p[k-1]] {
+				return false
+			}
+			if gitProtectedParts(p[k:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gitProtectedByName reports whether rel, inside a writable root, is a
+// protected part by the names alone, and the folder named .git it is
+// in, relative to the root: an entry named .git, or a protected part of
+// a folder named .git, whatever that folder holds yet (a .git being
+// filled in by the file tool is a git directory by the time git reads
+// it).
+func gitProtectedByName(rel string) (string, bool) {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, name := range parts {
+		if name != ".git" {
+			continue
+		}
+		if i == len(parts)-1 || gitProtectedParts(parts[i+1:]) {
+			return filepath.Join(parts[:i+1]...), true
+		}
+	}
+	return "", false
+}
+
+// gitProtectedIn reports whether target, at rel inside a writable root,
+// is a protected part of a git directory or lies beneath one, and that
+// git directory: by name (gitProtectedByName); in any folder between the
+// root and target that holds a git directory whatever its name
+// (".repo/projects/p.git", a bare repository, a worktree's git folder);
+// in one of pointed, the git folders a root's .git pointer leads to
+// whatever they hold; or target being a git directory itself (moving one
+// aside is replacing it). rel is given, not derived, for a target found
+// in its root by identity rather than by name.
+func gitProtectedIn(rel, target string, pointed []string) (string, bool) {
+	for _, g := range pointed {
+		if part, ok := within(g, target); ok && (part == "." || GitProtectedPart(part)) {
+			return g, true
+		}
+	}
+	if rel == "." {
+		return "", false
+	}
+	if dotgit, hit := gitProtectedByName(rel); hit {
+		return filepath.Join(strings.TrimSuffix(target, rel), dotgit), true
+	}
+	if isGitDir(target) {
+		return target, true
+	}
+	// The folders from target's up to the root, the root included.
+	dir := target
+	for range strings.Count(rel, string(filepath.Separator)) + 1 {
+		dir = filepath.Dir(dir)
+		if isGitDir(dir) {
+			if part, _ := within(dir, target); GitProtectedPart(part) {
+				return dir, true
+			}
+		}
+	}
+	return "", false
+}
+
+// gitPartProtectedAt reports whether rest, the path from the folder
+// opened as fd to a write's target, is a protected part of a git
+// directory that folder holds: openConfined asks it of every folder on
+// the way once opened, so a git directory exchanged into the path after
+// the check is caught whatever its name by now.
+func gitPartProtectedAt(fd int, rest string) bool {
+	return GitProtectedPart(rest) && isGitDirAt(fd)
+}
+
+// gitPartsBudget bounds the entries protectedGitParts looks at beneath one git
+// directory's modules/ and worktrees/.
+const gitPartsBudget = 4096
+
+// gitPartNames are the protected parts of a git directory, as paths
+// relative to it, that the mount layer binds read-only where they exist.
+var gitPartNames = []string{"config", "config.worktree", "hooks", "commondir", "gitdir",
+	"info/attributes", "objects/info/alternates", "objects/info/http-alternates"}
+
+// GitProtectedNames lists the protected parts of every git directory as
+// dsh-fs policy shows them (GitProtectedPart decides): a folder with a
+// trailing slash.
+func GitProtectedNames() []string {
+	out := slices.Clone(gitPartNames)
+	for i, n := range out {
+		if n == "hooks" {
+			out[i] = "hooks/"
+		}
+	}
+	return out
+}
+
+// protectedGitParts returns the protected parts (GitProtectedPart) that exist
+// in the git directory dir and in the git directories nested in it
+// (worktrees/<name>/, modules/<name…>/, recognised by what they hold),
+// and those git directories, dir first. It never follows a symlink: a
+// part that is one is left to the fence and the guard, as mount(2)
+// would follow it. Past gitPartsBudget entries it stops, ok false.
+func protectedGitParts(dir string) (parts, gitDirs []string, ok bool) {
+	seen := 0
+	var visit func(g string)
+	visit = func(g string) {
+		gitDirs = append(gitDirs, g)
+		for _, name := range gitPartNames {
+			var st unix.Stat_t
+			if unix.Lstat(filepath.Join(g, name), &st) == nil {
+				if t := st.Mode & unix.S_IFMT; t == unix.S_IFDIR || t == unix.S_IFREG {
+					parts = append(parts, filepath.Join(g, name))
+				}
+			}
+		}
+		for _, inner := range []string{"worktrees", "modules"} {
+			var search func(d string, depth int)
+			search = func(d string, depth int) {
+				entries, more := readDirBounded(d, gitPartsBudget-seen)
+				seen += len(entries)
+				if !more {
+					ok = false
+				}
+				slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+				for _, e := range entries {
+					if !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+						continue
+					}
+					sub := filepath.Join(d, e.Name())
+					switch {
+					case isGitDir(sub):
+						visit(sub)
+					case inner == "modules" && depth < 8:
+						// A submodule's name may hold slashes.
+						search(sub, depth+1)
+					}
+				}
+			}
+			var st unix.Stat_t
+			if top := filepath.Join(g, inner); unix.Lstat(top, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				search(top, 0)
+			}
+		}
+	}
+	ok = true
+	visit(dir)
+	return parts, gitDirs, ok
+}
+
+// insideGitDir reports the git directory that target, at rel inside its
+// writable root, lies strictly inside: a folder named .git on the way,
+// one of pointed, or a folder between the root and target that holds a
+// git directory. A folder moved into or out of one may carry protected
+// parts (a worktrees/<name>/ or modules/<name>/ with its config and
+// hooks) that no glob names, so such a folder move is refused
+// (checkBeneath); git itself moves nothing there but within them.
+func insideGitDir(rel, target string, pointed []string) (string, bool) {
+	if rel == "." || rel == "" {
+		return "", false
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := range len(parts) - 1 {
+		if parts[i] == ".git" {
+			return filepath.Join(strings.TrimSuffix(target, rel), filepath.Join(parts[:i+1]...)), true
+		}
+	}
+	for _, g := range pointed {
+		if part, ok := within(g, target); ok && part != "." {
+			return g, true
+		}
+	}
+	dir := target
+	for range len(parts) {
+		dir = filepath.Dir(dir)
+		if isGitDir(dir) {
+			return dir, true
+		}
+	}
+	return "", false
 }

@@ -73,34 +73,73 @@ func TestCompletesGitDir(t *testing.T) {
 	}
 }
 
-func TestInsideGitDir(t *testing.T) {
+// TestGitProtectedIn: a git directory recognized by what it holds, or a
+// folder named .git, protects its code-running parts and nothing else.
+func TestGitProtectedIn(t *testing.T) {
+	repo := []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}
 	for _, tc := range []struct {
 		name   string
 		layout []string
 		target string // under the temp root
 		root   string
-		want   string // "" when not inside one
+		want   string // "" when not protected
 	}{
 		{name: "plain folder", layout: []string{"ws/d/"}, root: "ws", target: "ws/d/f"},
-		{name: "in a repository", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git/hooks/pre-commit", want: "ws/x.git"},
-		{name: "the repository's own entry", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git/config", want: "ws/x.git"},
-		{name: "a worktree's gitdir", layout: []string{"ws/wt/HEAD", "ws/wt/commondir"}, root: "ws", target: "ws/wt/a/b", want: "ws/wt"},
-		{name: "the root is one", layout: []string{"ws/HEAD", "ws/objects/", "ws/refs/"}, root: "ws", target: "ws/f", want: "ws"},
-		{name: "above the root is not looked at", layout: []string{"HEAD", "objects/", "refs/", "ws/"}, root: "ws", target: "ws/f"},
-		{name: "the repository itself", layout: []string{"ws/x.git/HEAD", "ws/x.git/objects/", "ws/x.git/refs/"}, root: "ws", target: "ws/x.git"},
+		{name: "a repository's hook", layout: repo, root: "ws", target: "ws/x.git/hooks/pre-commit", want: "ws/x.git"},
+		{name: "a repository's config", layout: repo, root: "ws", target: "ws/x.git/config", want: "ws/x.git"},
+		{name: "a repository's index", layout: repo, root: "ws", target: "ws/x.git/index"},
+		{name: "a repository's objects", layout: repo, root: "ws", target: "ws/x.git/objects/ab/cdef"},
+		{name: "a repository's alternates", layout: repo, root: "ws", target: "ws/x.git/objects/info/alternates", want: "ws/x.git"},
+		{name: "a worktree's gitdir's commondir", layout: []string{"ws/wt/HEAD", "ws/wt/commondir"}, root: "ws", target: "ws/wt/commondir", want: "ws/wt"},
+		{name: "a worktree's gitdir's data", layout: []string{"ws/wt/HEAD", "ws/wt/commondir"}, root: "ws", target: "ws/wt/a/b"},
+		{name: "the root is one", layout: []string{"ws/HEAD", "ws/objects/", "ws/refs/"}, root: "ws", target: "ws/config", want: "ws"},
+		{name: "the root is one, its data", layout: []string{"ws/HEAD", "ws/objects/", "ws/refs/"}, root: "ws", target: "ws/f"},
+		{name: "above the root is not looked at", layout: []string{"HEAD", "objects/", "refs/", "ws/"}, root: "ws", target: "ws/config"},
+		{name: "the repository itself", layout: repo, root: "ws", target: "ws/x.git", want: "ws/x.git"},
+		{name: ".git by name, empty", layout: []string{"ws/.git/"}, root: "ws", target: "ws/.git/config", want: "ws/.git"},
+		{name: ".git by name, not there yet", layout: []string{"ws/"}, root: "ws", target: "ws/a/.git/hooks/x", want: "ws/a/.git"},
+		{name: ".git by name, its data", layout: []string{"ws/.git/"}, root: "ws", target: "ws/.git/COMMIT_EDITMSG"},
+		{name: "an entry named .git", layout: []string{"ws/"}, root: "ws", target: "ws/sub/.git", want: "ws/sub/.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := tempRoot(t)
 			makeLayout(t, tmp, tc.layout...)
-			dir, ok := insideGitDir(filepath.Join(tmp, tc.root), filepath.Join(tmp, tc.target))
+			root, target := filepath.Join(tmp, tc.root), filepath.Join(tmp, tc.target)
+			rel, _ := within(root, target)
+			dir, ok := gitProtectedIn(rel, target, nil)
 			want := ""
 			if tc.want != "" {
 				want = filepath.Join(tmp, tc.want)
 			}
 			if ok != (want != "") || dir != want {
-				t.Errorf("insideGitDir = %q, %v; want %q", dir, ok, want)
+				t.Errorf("gitProtectedIn = %q, %v; want %q", dir, ok, want)
 			}
 		})
+	}
+}
+
+// TestGitProtectedPart is the table of docs/design.md §4 step 5: what in
+// a git directory runs code or redirects git, at any nesting.
+func TestGitProtectedPart(t *testing.T) {
+	protected := []string{"config", "config.worktree", "hooks", "hooks/pre-commit", "commondir",
+		"info/attributes", "objects/info/alternates", "objects/info/http-alternates",
+		"worktrees/w/commondir", "worktrees/w/gitdir", "worktrees/w/config.worktree", "worktrees/w/hooks/x",
+		"modules/m/config", "modules/m/hooks/post-checkout", "modules/a/b/config", "modules/m/worktrees/w/commondir",
+		"modules/m/modules/n/config", "config/x"}
+	writable := []string{".", "", "index", "index.lock", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "COMMIT_EDITMSG",
+		"objects/ab/cdef", "objects/pack/pack-1.pack", "objects/info/packs", "refs/heads/main", "refs/heads/config",
+		"logs/HEAD", "rebase-merge/done", "info/exclude", "info/sparse-checkout", "worktrees/w/HEAD", "worktrees/w/index",
+		"worktrees/w", "modules/m/index", "modules/m/refs/heads/config", "modules/m/objects/ab/config", "config.lock",
+		"hooks.txt", "description", "shallow"}
+	for _, rel := range protected {
+		if !GitProtectedPart(rel) {
+			t.Errorf("GitProtectedPart(%q) = false, want protected", rel)
+		}
+	}
+	for _, rel := range writable {
+		if GitProtectedPart(rel) {
+			t.Errorf("GitProtectedPart(%q) = true, want writable", rel)
+		}
 	}
 }
 

@@ -169,8 +169,8 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	}
 	for _, r := range roots {
 		for _, g := range gitPointerTargets(r.Path) {
-			if beneathAny(rootPaths, g) {
-				pl.addExisting(g, pl.ro, pl.ro)
+			if beneathAny(rootPaths, g) && isGitDir(g) {
+				pl.addGitDir(g)
 			}
 		}
 		if r.Origin == "tmp" {
@@ -196,7 +196,19 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	if !m.OutsideReadOnly || p.Mode == WorkspaceWrite {
 		// Under a read-only tree in read-only mode nothing can be
 		// renamed anyway.
-		m.Pinned, m.Unpinned = planPins(m.ReadOnly, rootPaths, m.OutsideReadOnly)
+		// A git directory is pinned itself, its HEAD standing for it:
+		// with its data writable, moving it aside would let a new one
+		// with a planted config be put in its place.
+		pins := slices.Clone(m.ReadOnly)
+		for _, g := range sortedKeys(pl.gitDirs) {
+			pins = append(pins, filepath.Join(g, "HEAD"))
+		}
+		m.Pinned, m.Unpinned = planPins(pins, rootPaths, m.OutsideReadOnly)
+		for i, p := range m.Unpinned {
+			if g := filepath.Dir(p); pl.gitDirs[g] && !pl.ro[p] {
+				m.Unpinned[i] = g // the git directory, not its HEAD
+			}
+		}
 	}
 	m.Pinned = nonNil(m.Pinned)
 	return m
@@ -211,6 +223,7 @@ type planner struct {
 	config       []string   // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
+	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
 	sockets                 map[string]bool // met by the walks (sockets.go)
 	partial                 []string
 
@@ -276,9 +289,23 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 		}
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
-		if rel, _ := within(root, abs); pl.protectedPath(rel, absParts) {
+		rel, _ := within(root, abs)
+		if pl.protectedPath(rel, absParts) {
 			pl.ro[abs] = true
 			covered = true
+		}
+		// The git rule by name, as the fence has it: a folder named .git
+		// is pinned with its protected parts bound, whatever it holds; a
+		// .git file (a pointer) and a protected part beneath a .git are
+		// bound read-only.
+		if _, hit := gitProtectedByName(rel); hit && !covered && rel != "." {
+			switch {
+			case filepath.Base(abs) == ".git" && typ.IsDir():
+				pl.addGitDir(abs)
+			default:
+				pl.ro[abs] = true
+				covered = true
+			}
 		}
 		return !covered
 	}
@@ -388,6 +415,26 @@ func (pl *planner) protectedPath(rel string, abs []string) bool {
 	return false
 }
 
+// addGitDir records the git directory dir: its protected parts, and
+// those of the git directories nested in it, are bound read-only
+// (protectedGitParts), the rest of it stays writable, and the git directories
+// are pinned. A walk cut short by the budget is listed in Partial.
+func (pl *planner) addGitDir(dir string) {
+	if pl.gitDirs == nil {
+		pl.gitDirs = map[string]bool{}
+	}
+	parts, dirs, ok := protectedGitParts(dir)
+	for _, p := range parts {
+		pl.ro[p] = true
+	}
+	for _, g := range dirs {
+		pl.gitDirs[g] = true
+	}
+	if !ok {
+		pl.partial = append(pl.partial, dir)
+	}
+}
+
 // gitDirNames reports whether a folder holding entries is a git
 // directory, by isGitDir's rule.
 func gitDirNames(entries []fs.DirEntry) bool {
@@ -477,7 +524,10 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 			return false
 		}
 		if gitDirs && gitDirNames(entries) {
-			pl.ro[dir] = true
+			// Not walked into (objects may be large), but its top may
+			// hold the socket git's fsmonitor daemon listens at.
+			pl.addGitDir(dir)
+			pl.socketsIn(dir, entries)
 			continue
 		}
 		// Sorted, and pushed in reverse, so the walk goes in name order

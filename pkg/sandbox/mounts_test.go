@@ -55,7 +55,7 @@ func canonTemp(t *testing.T) string {
 // with protected paths, a git directory by content only, a .git symlink
 // pointing out, deny_read files, and a secret folder outside it.
 var mountsTree = []string{
-	"ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/.git/config",
+	"ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/.git/config", "ws/.git/hooks/inner/",
 	"ws/sub/.git/HEAD", "ws/sub/code.go",
 	"ws/.vscode/settings.json",
 	"ws/.mcp.json",
@@ -100,12 +100,17 @@ func TestMountPlan(t *testing.T) {
 				// ws/other/.git is a symlink: skipped, and outside/ is not
 				// walked. dsh-fs.yaml is a loaded config file in the root;
 				// outside/HEAD is trusted but outside every root.
-				ReadOnly:    in("ws/.git", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc", "ws/sub/.git", "ws/vendor/lib.git"),
+				// Of a git directory only its code-running parts that
+				// exist (ws/.git's config and hooks; ws/sub/.git and
+				// vendor/lib.git hold none).
+				ReadOnly:    in("ws/.git/config", "ws/.git/hooks", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc"),
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem", "ws/.env", "ws/app/.env"),
 				// The folders between the root (rebound by the read-only
-				// tree) and each read-only path.
-				Pinned:   in("ws/src", "ws/sub", "ws/vendor"),
+				// tree) and each read-only path, and each git directory
+				// (by content or by its name .git) with the folders
+				// above it.
+				Pinned:   in("ws/.git", "ws/src", "ws/sub", "ws/sub/.git", "ws/vendor", "ws/vendor/lib.git"),
 				Writable: in("ws"),
 			},
 		},
@@ -161,8 +166,8 @@ func TestMountPlanCovers(t *testing.T) {
 	want := MountPlan{
 		// Hiding wins over protection (.vscode), a hidden folder covers
 		// what lies beneath it (deep/secrets), and a read-only folder is
-		// not walked into (.git/hooks/secrets).
-		ReadOnly:    []string{ws + "/.git"},
+		// not walked into (.git/hooks/secrets): of .git, its hooks.
+		ReadOnly:    []string{ws + "/.git/hooks"},
 		Hidden:      []string{ws + "/.vscode", ws + "/secrets"},
 		HiddenFiles: []string{},
 	}
@@ -362,7 +367,7 @@ func TestMountApplyChild(t *testing.T) {
 	// A mount beneath a protected folder, made read-only by the
 	// recursive bind: open_tree and mount_setattr do that, the classic
 	// remount does not (bindReadOnlyClassic).
-	objects := filepath.Join(ws, ".git", "objects")
+	objects := filepath.Join(ws, ".git", "hooks", "inner")
 	if mode != "classic" {
 		if err := unix.Mount("tmpfs", objects, "tmpfs", 0, "size=4k"); err != nil {
 			t.Fatal(err)
@@ -378,7 +383,7 @@ func TestMountApplyChild(t *testing.T) {
 	if mode != "classic" {
 		err := os.WriteFile(filepath.Join(objects, "probe"), nil, 0o644)
 		if held := errors.Is(err, unix.EROFS); held != (mode == "apply") {
-			t.Errorf("write beneath a mount inside ws/.git: %v (mode %s)", err, mode)
+			t.Errorf("write beneath a mount inside ws/.git/hooks: %v (mode %s)", err, mode)
 		}
 	}
 	fails := probeMounts(ws, secret)
@@ -396,6 +401,11 @@ func TestMountApplyChild(t *testing.T) {
 		t.Errorf("write elsewhere in the workspace: %v", err)
 	}
 	os.Remove(filepath.Join(ws, "sub", "new.go"))
+	// Nor a git directory's data: git add and commit write there.
+	if err := os.WriteFile(filepath.Join(ws, ".git", "index.lock"), []byte("x"), 0o644); err != nil {
+		t.Errorf("write of ws/.git/index.lock: %v", err)
+	}
+	os.Remove(filepath.Join(ws, ".git", "index.lock"))
 	// A pinned folder above a protected path cannot be renamed.
 	if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")); (mode == "control") != (err == nil) {
 		t.Errorf("rename of ws/sub, above ws/sub/.git: %v (mode %s)", err, mode)
@@ -489,8 +499,8 @@ func applySwapped(t *testing.T, plan MountPlan, ws string) {
 }
 
 // mountProbes are what the mount layer must make true, by name.
-var mountProbes = []string{"ws/.git read-only", "ws/sub/.git read-only", "ws/.mcp.json read-only",
-	"secret lists empty", "secret read-only", "ws/.env reads empty"}
+var mountProbes = []string{"ws/.git/config read-only", "ws/.git/hooks read-only", "ws/.mcp.json read-only",
+	"secret lists empty", "secret read-only", "ws/.env reads empty", "ws/.git pinned", "ws/sub/.git pinned"}
 
 // probeMounts returns "probe: why" for each of mountProbes that does not
 // hold now. It undoes what a probe that got through wrote.
@@ -511,8 +521,8 @@ func probeMounts(ws, secret string) []string {
 			fail(i, "open for writing: %v, want EROFS", err)
 		}
 	}
-	erofs(0, filepath.Join(ws, ".git", "probe"), os.O_CREATE)
-	erofs(1, filepath.Join(ws, "sub", ".git", "probe"), os.O_CREATE)
+	erofs(0, filepath.Join(ws, ".git", "config"), 0)
+	erofs(1, filepath.Join(ws, ".git", "hooks", "probe"), os.O_CREATE)
 	erofs(2, filepath.Join(ws, ".mcp.json"), 0)
 	if names, err := os.ReadDir(secret); err != nil || len(names) != 0 {
 		fail(3, "%d entries, %v", len(names), err)
@@ -520,6 +530,16 @@ func probeMounts(ws, secret string) []string {
 	erofs(4, filepath.Join(secret, "probe"), os.O_CREATE)
 	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || len(b) != 0 {
 		fail(5, "read %q, %v", b, err)
+	}
+	// With its data writable, a git directory moved aside would let a
+	// new one with a planted config take its place.
+	for i, dotgit := range map[int]string{6: filepath.Join(ws, ".git"), 7: filepath.Join(ws, "sub", ".git")} {
+		if err := os.Rename(dotgit, dotgit+".aside"); !errors.Is(err, unix.EBUSY) {
+			fail(i, "rename: %v, want EBUSY", err)
+			if err == nil {
+				os.Rename(dotgit+".aside", dotgit)
+			}
+		}
 	}
 	return fails
 }

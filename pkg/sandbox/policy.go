@@ -97,10 +97,12 @@ func (p Policy) expandHome(g string) string {
 // writable root (docs/design.md §4 step 5). "**" matches any number of folders,
 // including none, so ".vscode/**" protects the folder itself too.
 //
-// .git is protected at any depth, not only at the top of a root: a nested
-// repository or a submodule runs its hooks just the same.
+// A git directory is not among the globs: what is protected in it (its
+// config, hooks and the parts that redirect git, at any depth, nested
+// repositories and submodules included) is decided by what it is, not by
+// a glob, so that the rest of it stays writable (gitdir.go,
+// GitProtectedPart). A trusted "**/.git/**" here protects it whole again.
 var DefaultProtected = []string{
-	"**/.git/**",
 	".dsh-fs/**",
 	".mcp.json",
 	".vscode/**",

@@ -168,10 +168,15 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	}
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
-		// serve; this one only narrows (docs/design.md §10).
+		// serve; this one only narrows (docs/design.md §10). The outer
+		// caches' layers are in place, and stay writable.
+		if p.Mode == sandbox.WorkspaceWrite {
+			shell.Caches = s.Session.Shell.Caches
+		}
 		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, app: a, settings: s, nested: true,
 			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
+	findCaches := startFindCaches(s)
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
 	} else if ok, why := sandbox.MountLayer(); !ok {
@@ -195,6 +200,10 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
+	if err := sup.planCaches(findCaches(), rec.Roots, &shell); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+	}
 	rec.Shell = shell
 	sup.rec = rec
 	if m := shell.Mounts; m != nil {
@@ -217,8 +226,9 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	return sup, nil
 }
 
-// close removes the session's record: a record left behind could be
-// named by a later session.
+// close removes the session's record, and the upper folders of its
+// caches' overlays: a record left behind could be named by a later
+// session, and what the session wrote in its caches is discarded.
 func (s *supervisor) close() {
 	if s.dir != "" {
 		session.Remove(s.dir)
@@ -236,6 +246,9 @@ type childSpec struct {
 	// (sandbox.DropPrivileges).
 	Unprivileged bool   `json:"unprivileged"`
 	Empty        string `json:"empty"`
+	// Caches are the toolchain caches the kernel layer grants besides
+	// Roots (writableCaches).
+	Caches []string `json:"caches"`
 	// Sockets, when not nil, are the grants of the Landlock socket
 	// layer (sandbox.RestrictSockets).
 	Sockets []string `json:"sockets"`
@@ -305,6 +318,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty}
 	// A planned mount layer brings the session's namespaces even when
 	// it mounts nothing: the PID namespace and its /proc are the
@@ -463,7 +477,11 @@ func mountNamespace() *syscall.SysProcAttr {
 		// before it becomes CMD (execChild).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
 		// securebits before CMD (sandbox.DropPrivileges).
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
+		// mounter, whose credentials it keeps for its own work (its
+		// work folder is mode 0); in a namespace that maps this user
+		// alone it overrides nothing but on this user's own files.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
 	}
 	return attr
 }
@@ -596,7 +614,7 @@ func execChild() int {
 		}
 	}
 	if spec.Landlock {
-		if err := sandbox.RestrictTree(spec.Roots); err != nil {
+		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
 	}

@@ -105,6 +105,13 @@ type shellLayers struct {
 	Privileges     string             `json:"privileges"`
 	ScopesHeld     bool               `json:"scopes_held"`
 	Scopes         string             `json:"scopes"`
+	// CachesHeld says the toolchain caches are writable for the shell
+	// without the person's own changing (a copy-on-write overlay, or a
+	// writable root); Caches says how, or why not, and CacheList how
+	// the shell sees each cache ([] outside a session).
+	CachesHeld bool            `json:"caches_held"`
+	Caches     string          `json:"caches"`
+	CacheList  []sandbox.Cache `json:"cache_list"`
 }
 
 // newShellLayers describes the shell's fence under s.
@@ -155,6 +162,8 @@ func newShellLayers(s *config.Settings) shellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + wouldCaches(s) + ")"
+		l.CacheList = []sandbox.Cache{}
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -195,6 +204,8 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
+	l.CachesHeld, l.Caches = cachesText(rec.Shell.Caches)
+	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
 		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"
@@ -278,7 +289,7 @@ func policyRun(opts *PolicyOptions) error {
 		return err
 	}
 	if opts.Context {
-		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots))
+		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots, call.settings.Session))
 		return err
 	}
 	res, err := NewPolicyResult(call.settings, roots)
@@ -332,11 +343,16 @@ func nonNilSlice[T any](s []T) []T {
 // contextBlock is the short sandbox:policy text a harness puts in the
 // model's context. It depends on the policy alone, never on time or
 // process, so an identical policy gives identical bytes and a prompt cache
-// stays warm.
-func contextBlock(p sandbox.Policy, roots []sandbox.Root) string {
+// stays warm. Inside a dsh-fs exec session (rec) it says how the shell
+// sees the toolchain caches.
+func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	FenceLines(&b, p, roots)
+	if rec != nil && len(rec.Shell.Caches) > 0 {
+		_, text := cachesText(rec.Shell.Caches)
+		fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
+	}
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {

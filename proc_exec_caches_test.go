@@ -267,3 +267,38 @@ func TestExecCachesRealUser(t *testing.T) {
 	}
 	checkCacheSession(t, l, out.String())
 }
+
+// TestExecCachesKilled: the layer's private folder is out of the shell's
+// sight (an empty folder there), and goes when the session ends, also
+// when CMD is killed: what the session wrote in a cache never stays.
+func TestExecCachesKilled(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the root session's test; TestExecCachesRealUser runs as an ordinary user")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on $PATH: no toolchain to name the caches")
+	}
+	dir := t.TempDir()
+	gocache, ws := filepath.Join(dir, "home", "gocache"), filepath.Join(dir, "ws")
+	writeTree(t, dir, map[string]string{"home/gocache/README": "the person's\n", "ws/.keep": ""})
+	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"), "GOCACHE="+gocache, "GOMODCACHE="+filepath.Join(dir, "home", "nomod"))
+	script := `echo x > "$GOCACHE/planted" && cat "$GOCACHE/planted"
+d=$(dsh-fs policy | sed -n 's/.*"overlay_dir":"\([^"]*\)".*/\1/p')
+echo "dir=$d"; echo "entries=$(ls -A "$d" | wc -l)"
+kill -9 $$`
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
+	if code != 128+9 {
+		t.Fatalf("exit %d, want 137\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	_, after, _ := strings.Cut(stdout, "dir=")
+	overlayDir, _, _ := strings.Cut(after, "\n")
+	if !strings.HasPrefix(stdout, "x\n") || !filepath.IsAbs(overlayDir) || !strings.Contains(stdout, "entries=0\n") {
+		t.Errorf("want the planted file read back, and the layer's folder empty in the session:\n%s\nstderr: %s", stdout, stderr)
+	}
+	wantAbsent(t, filepath.Join(gocache, "planted"))
+	if filepath.IsAbs(overlayDir) {
+		wantAbsent(t, filepath.Dir(overlayDir))
+	}
+	wantContent(t, filepath.Join(gocache, "README"), "the person's\n")
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,11 +132,10 @@ func FindCaches(env []string) []FoundCache {
 		}
 		return ""
 	}
-	exists := func(paths ...string) bool {
-		return slices.ContainsFunc(paths, func(p string) bool {
-			_, err := os.Stat(p)
-			return p != "" && err == nil
-		})
+	// A tool is asked only where one of its config files names its
+	// cache: starting node or python costs exec half a second each.
+	names := func(key string, paths ...string) bool {
+		return slices.ContainsFunc(paths, func(p string) bool { return p != "" && configNames(p, key) })
 	}
 	slots := make([][]FoundCache, 5)
 	var wg sync.WaitGroup
@@ -158,8 +158,8 @@ func FindCaches(env []string) []FoundCache {
 		switch c := get("npm_config_cache"); {
 		case c != "":
 			slots[1] = []FoundCache{{c, "npm_config_cache"}}
-		case exists(under(home, ".npmrc"), get("NPM_CONFIG_USERCONFIG"), get("npm_config_userconfig"), "/etc/npmrc",
-			filepath.Join(filepath.Dir(filepath.Dir(n)), "etc", "npmrc")):
+		case names("cache", append([]string{under(home, ".npmrc"), get("NPM_CONFIG_USERCONFIG"), get("npm_config_userconfig"),
+			filepath.Join(filepath.Dir(filepath.Dir(n)), "etc", "npmrc")}, npmGlobalConfigs...)...):
 			ask(1, []string{n, "config", "get", "cache"}, "npm config get cache")
 		default:
 			slots[1] = []FoundCache{{under(home, ".npm"), "npm (its default)"}}
@@ -177,8 +177,8 @@ func FindCaches(env []string) []FoundCache {
 		switch c := get("PIP_CACHE_DIR"); {
 		case c != "":
 			slots[2] = []FoundCache{{c, "PIP_CACHE_DIR"}}
-		case exists(get("PIP_CONFIG_FILE"), under(xdgConfig, "pip/pip.conf"), under(home, ".pip/pip.conf"),
-			"/etc/pip.conf", "/etc/xdg/pip/pip.conf"):
+		case names("cache-dir", append([]string{get("PIP_CONFIG_FILE"), under(xdgConfig, "pip/pip.conf"), under(home, ".pip/pip.conf")},
+			pipGlobalConfigs...)...):
 			ask(2, []string{pip, "cache", "dir"}, "pip cache dir")
 		default:
 			slots[2] = []FoundCache{{under(xdgCache, "pip"), "pip (its default)"}}
@@ -202,6 +202,33 @@ func FindCaches(env []string) []FoundCache {
 		}
 	}
 	return out
+}
+
+// The system-wide config files of npm and pip, where no variable names
+// them; variables only so tests can replace them.
+var (
+	npmGlobalConfigs = []string{"/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"}
+	pipGlobalConfigs = []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}
+)
+
+// configNames reports whether the ini-style config file path has a line
+// setting key ("cache=…", "cache-dir = …", pip's "cache_dir" too), in
+// its first 64 KiB.
+func configNames(path, key string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	for sc.Scan() {
+		k, _, ok := strings.Cut(sc.Text(), "=")
+		k = strings.ReplaceAll(strings.TrimSpace(k), "_", "-")
+		if ok && k == key {
+			return true
+		}
+	}
+	return false
 }
 
 // askTool runs argv with env for at most cacheToolTimeout and returns

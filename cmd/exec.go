@@ -61,7 +61,7 @@ exec passes CMD's exit status through (128+N when a signal N ended it) and
 forwards the signals it receives.`,
 		Example: `  dsh-fs exec --cwd ~/proj -- bash
   dsh-fs exec --mode read-only -- sh -c 'make test'
-  dsh-fs exec --writable-root "$(go env GOCACHE)" -- go build ./...`,
+  dsh-fs exec --cwd ~/proj -- go test ./...   # the caches copy-on-write, discarded at the end`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command, opts.Argv = c, args

@@ -24,9 +24,10 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	for _, p := range s.Caches.Paths {
 		listed = append(listed, sandbox.FoundCache{Path: p, Source: "caches"})
 	}
-	if !s.Caches.FromToolchains || s.Policy.Mode != sandbox.WorkspaceWrite {
-		// Read-only and danger-full-access: nothing to layer, so
-		// nothing to ask (and no start-up time spent on it).
+	if !s.Caches.FromToolchains || s.Caches.Writable == sandbox.CachesOff || s.Policy.Mode != sandbox.WorkspaceWrite {
+		// Read-only, danger-full-access and caches_writable: off:
+		// nothing to layer, so nothing to ask (and no start-up time
+		// spent on it).
 		return func() []sandbox.FoundCache { return listed }
 	}
 	done := make(chan []sandbox.FoundCache, 1)
@@ -140,7 +141,7 @@ func cachesProbe() int {
 // changing (an overlay, or in a writable root).
 func cachesText(caches []sandbox.Cache) (bool, string) {
 	if len(caches) == 0 {
-		return false, "no toolchain cache was found when the session started"
+		return false, "no toolchain cache was found when the session started (the toolchains are not asked in read-only or danger-full-access mode, with caches_writable: off or caches_from_toolchains: false)"
 	}
 	var cow, direct, ro []string
 	for _, c := range caches {

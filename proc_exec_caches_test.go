@@ -174,13 +174,15 @@ go test -count=1 ./...
 ls "$GOMODCACHE/` + cacheModule + `@v1.0.0/dep.go"
 echo planted > "$GOCACHE/planted-by-session"
 cat "$GOCACHE/planted-by-session"
+dsh-fs policy --context | grep '^toolchain caches in the shell: copy-on-write'
 dsh-fs policy`
 
 // checkCacheSession checks what a session of cacheScript printed, and
 // that it left nothing in the person's caches nor of its private layer.
 func checkCacheSession(t *testing.T, l cacheLayout, out string) {
 	t.Helper()
-	for _, want := range []string{"hello from the dependency\n", "ok  \texample.com/app", "planted\n"} {
+	for _, want := range []string{"hello from the dependency\n", "ok  \texample.com/app", "planted\n",
+		"toolchain caches in the shell: copy-on-write, what the session writes is discarded when it ends: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the session printed no %q:\n%s", want, out)
 		}
@@ -301,4 +303,57 @@ kill -9 $$`
 		wantAbsent(t, filepath.Dir(overlayDir))
 	}
 	wantContent(t, filepath.Join(gocache, "README"), "the person's\n")
+}
+
+// TestExecCachesDirectAndOff: the trusted caches_writable: direct makes
+// a cache a plain writable root (what the session writes stays), and a
+// session file's caches_writable: off leaves it read-only; policy says
+// which, and why.
+func TestExecCachesDirectAndOff(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the root session's test")
+	}
+	dir := t.TempDir()
+	cache, ws := filepath.Join(dir, "home", "cache"), filepath.Join(dir, "ws")
+	writeTree(t, dir, map[string]string{"home/cache/.keep": "", "ws/.keep": "", "off.yaml": "caches_writable: \"off\"\n"})
+	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"))
+	writeSystemConfig(t, env, "caches: ["+cache+"]\ncaches_from_toolchains: false\ncaches_writable: direct\n")
+	script := `echo x > "` + cache + `/by-session"; echo "write=$?"; dsh-fs policy`
+	layerOf := func(out string) (string, string, bool) {
+		var pol struct {
+			Shell struct {
+				CachesHeld bool `json:"caches_held"`
+				CacheList  []struct {
+					Path, Layer, Why string
+				} `json:"cache_list"`
+			} `json:"shell"`
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		json.Unmarshal([]byte(lines[len(lines)-1]), &pol)
+		if len(pol.Shell.CacheList) != 1 || pol.Shell.CacheList[0].Path != cache {
+			t.Errorf("cache_list %+v, want %s alone:\n%s", pol.Shell.CacheList, cache, out)
+			return "", "", pol.Shell.CachesHeld
+		}
+		return pol.Shell.CacheList[0].Layer, pol.Shell.CacheList[0].Why, pol.Shell.CachesHeld
+	}
+	// direct: written, and it stays.
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
+	if code != 0 || !strings.Contains(stdout, "write=0") {
+		t.Fatalf("direct: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if layer, why, held := layerOf(stdout); layer != "direct" || !strings.Contains(why, "caches_writable: direct") || held {
+		t.Errorf("direct: layer %q (%s), caches_held %v", layer, why, held)
+	}
+	wantContent(t, filepath.Join(cache, "by-session"), "x\n")
+	os.Remove(filepath.Join(cache, "by-session"))
+	// off, from a session file: read-only.
+	code, stdout, stderr = execSh(t, append(env, "DSH_FS_CONFIG="+filepath.Join(dir, "off.yaml")), ws, fenced(ws), script)
+	if code != 0 || strings.Contains(stdout, "write=0") || !strings.Contains(stderr, "Read-only file system") {
+		t.Fatalf("off: exit %d, want the write refused\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if layer, why, held := layerOf(stdout); layer != "read-only" || why != "caches_writable: off" || held {
+		t.Errorf("off: layer %q (%s), caches_held %v", layer, why, held)
+	}
+	wantAbsent(t, filepath.Join(cache, "by-session"))
 }

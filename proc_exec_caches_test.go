@@ -272,7 +272,9 @@ func TestExecCachesRealUser(t *testing.T) {
 
 // TestExecCachesKilled: the layer's private folder is out of the shell's
 // sight (an empty folder there), and goes when the session ends, also
-// when CMD is killed: what the session wrote in a cache never stays.
+// when CMD is killed: what the session wrote in a cache never stays. A
+// nested exec inside may write the cache too (its own kernel layer
+// grants the outer overlays).
 func TestExecCachesKilled(t *testing.T) {
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
@@ -286,6 +288,7 @@ func TestExecCachesKilled(t *testing.T) {
 	writeTree(t, dir, map[string]string{"home/gocache/README": "the person's\n", "ws/.keep": ""})
 	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"), "GOCACHE="+gocache, "GOMODCACHE="+filepath.Join(dir, "home", "nomod"))
 	script := `echo x > "$GOCACHE/planted" && cat "$GOCACHE/planted"
+dsh-fs exec -- sh -c 'echo y > "$GOCACHE/nested"' && echo "nested=$(cat "$GOCACHE/nested")"
 d=$(dsh-fs policy | sed -n 's/.*"overlay_dir":"\([^"]*\)".*/\1/p')
 echo "dir=$d"; echo "entries=$(ls -A "$d" | wc -l)"
 kill -9 $$`
@@ -298,7 +301,12 @@ kill -9 $$`
 	if !strings.HasPrefix(stdout, "x\n") || !filepath.IsAbs(overlayDir) || !strings.Contains(stdout, "entries=0\n") {
 		t.Errorf("want the planted file read back, and the layer's folder empty in the session:\n%s\nstderr: %s", stdout, stderr)
 	}
+	// A nested exec keeps the outer overlays writable.
+	if !strings.Contains(stdout, "nested=y\n") {
+		t.Errorf("a nested session could not write the cache:\n%s\nstderr: %s", stdout, stderr)
+	}
 	wantAbsent(t, filepath.Join(gocache, "planted"))
+	wantAbsent(t, filepath.Join(gocache, "nested"))
 	if filepath.IsAbs(overlayDir) {
 		wantAbsent(t, filepath.Dir(overlayDir))
 	}

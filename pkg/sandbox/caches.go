@@ -325,18 +325,27 @@ func PlanCaches(found []FoundCache, p Policy, roots, private []string, writable,
 		i := slices.IndexFunc(plan.Caches, func(c Cache) bool { return c.Path == o.Path })
 		c := &plan.Caches[i]
 		c.Layer, c.Why = cacheLayer(c.Path, p, roots, private, writable, mountsWhy)
+		// The outermost cache holding this one whose layer is mounted
+		// covers it; a read-only one (too broad, say) covers nothing.
 		for _, outer := range order {
-			if outer.Path != c.Path && Beneath(outer.Path, c.Path) && outer.Within == "" {
-				j := slices.IndexFunc(plan.Caches, func(x Cache) bool { return x.Path == outer.Path })
-				if plan.Caches[j].Layer == CacheOverlay || plan.Caches[j].Layer == CacheDirect {
-					c.Layer, c.Within, c.Why = plan.Caches[j].Layer, outer.Path, "covered by the layer of "+outer.Path
-				}
+			if outer.Path == c.Path || !Beneath(outer.Path, c.Path) {
+				continue
+			}
+			j := slices.IndexFunc(plan.Caches, func(x Cache) bool { return x.Path == outer.Path })
+			if o := plan.Caches[j]; o.Within == "" && (o.Layer == CacheOverlay || o.Layer == CacheDirect) {
+				c.Layer, c.Within, c.Why = o.Layer, o.Path, "covered by the layer of "+o.Path
 				break
 			}
 		}
 	}
 	return plan
 }
+
+// systemFolders are what no cache may hold: a session that rewrote them
+// in its own view (the user database, the loader's configuration, the
+// programs) would change what every dsh-fs call inside takes for the
+// system. A variable the harness set wrongly (GOCACHE=/) names one.
+var systemFolders = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr"}
 
 // cacheLayer is the layer of the one cache c, and why.
 func cacheLayer(c string, p Policy, roots, private []string, writable, mountsWhy string) (string, string) {
@@ -359,6 +368,14 @@ func cacheLayer(c string, p Policy, roots, private []string, writable, mountsWhy
 	for _, q := range private {
 		if Beneath(c, q) {
 			return CacheReadOnly, "it holds " + q + ", which the session must not rewrite"
+		}
+	}
+	if c == p.Home {
+		return CacheReadOnly, "the home folder is too broad for a cache"
+	}
+	for _, q := range systemFolders {
+		if Beneath(c, q) {
+			return CacheReadOnly, "it holds " + q + ", too broad for a cache"
 		}
 	}
 	switch {

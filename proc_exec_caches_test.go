@@ -275,7 +275,7 @@ func TestExecCachesRealUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, after, ok := strings.Cut(out, "the kernel refused the copy-on-write overlay: "); ok {
-		why, _, _ := strings.Cut(after, `"`)
+		why, _, _ := strings.Cut(after, ")")
 		t.Skipf("the user namespace does not allow the overlay here: %s", why)
 	}
 	out, err = session(cacheScript)

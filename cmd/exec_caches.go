@@ -69,6 +69,11 @@ func (s *supervisor) planCaches(found []sandbox.FoundCache, roots []string, shel
 					plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
 					continue
 				}
+				// Afresh: a volatile overlay's work folder refuses a
+				// second mount (work/incompat/volatile).
+				if err := sandbox.ResetOverlay(o); err != nil {
+					return err
+				}
 				m.Overlays = append(m.Overlays, o)
 			}
 			m.OverlayDir = dir

@@ -417,10 +417,27 @@ func MakeOverlays(dir string, caches []Cache) ([]Overlay, error) {
 	return out, nil
 }
 
+// ResetOverlay empties the upper and work folders of o, as MakeOverlays
+// made them: a probe mounted o once, and a volatile overlay's work
+// folder refuses another mount.
+func ResetOverlay(o Overlay) error {
+	for _, d := range []string{o.Upper, o.Work} {
+		if err := RemoveTree(d); err != nil {
+			return err
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // MountOverlay mounts o: an overlay whose lower layer is what o.Path
 // holds now, attached on o.Path, nodev and nosuid. In a user namespace
 // the overlay keeps its own bookkeeping in user.* extended attributes
-// (userxattr), the only ones such a namespace may write. The mount point
+// (userxattr), the only ones such a namespace may write; as root it
+// copies up only the metadata of a file whose metadata alone changes
+// (metacopy). The mount point
 // is opened without following a symlink, and the lower layer named by
 // the same descriptor, so both are the folder checked.
 func MountOverlay(o Overlay) error {
@@ -454,10 +471,24 @@ func MountOverlay(o Overlay) error {
 	if err := set("workdir", o.Work); err != nil {
 		return err
 	}
+	// The upper layer is discarded with the session: no copy-up need
+	// reach the disk (volatile skips the overlay's fsyncs). A kernel
+	// without it mounts without.
+	_ = unix.FsconfigSetFlag(fsfd, "volatile")
 	if UserNamespace() {
 		if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
 			return fmt.Errorf("fsconfig userxattr: %w", err)
 		}
+	} else {
+		// Go marks each build cache entry it uses with a new mtime once
+		// an hour: without metacopy every such utime copies the whole
+		// entry up (a warm 58 MB cache aged three hours: 59 MB copied,
+		// go test 1.03 s; with it 5.8 MB, 0.49 s). Its redirects and
+		// metacopy xattrs are trusted.* ones in the private upper layer,
+		// which the session can neither reach nor set. A user namespace
+		// cannot have it (userxattr refuses metacopy); a kernel without
+		// it mounts without.
+		_ = unix.FsconfigSetString(fsfd, "metacopy", "on")
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return fmt.Errorf("overlay: %w", err)

@@ -202,6 +202,8 @@ func checkCacheSession(t *testing.T, l cacheLayout, out string) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &pol); err != nil {
 		t.Fatalf("no policy result last: %v\n%s", err, out)
 	}
+	// Inside a session, with the cache layer: the schema holds too.
+	validate(t, loadSchemas(t)["result-policy.json"], "result-policy.json", lines[len(lines)-1])
 	if !pol.Shell.CachesHeld {
 		t.Errorf("policy: caches_held false: %s", pol.Shell.Caches)
 	}

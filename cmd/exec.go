@@ -196,11 +196,16 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets and git directories are
+	// looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
-	if err := sup.planCaches(findCaches(), rec.Roots, &shell); err != nil {
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
 	}

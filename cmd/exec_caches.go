@@ -36,50 +36,73 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	return func() []sandbox.FoundCache { return append(listed, <-done...) }
 }
 
-// planCaches decides how the session's shell sees each cache found, and
-// readies the copy-on-write layers in the session's folder dir: their
-// upper and work folders in dir/caches, tried once in a throwaway mount
-// namespace (probeOverlays), so an overlay the kernel refuses leaves its
-// cache read-only, said in the record, rather than fail the session.
-// Direct caches join the read-only tree's writable folders.
-func (s *supervisor) planCaches(found []sandbox.FoundCache, roots []string, shell *session.Shell) error {
-	p := s.settings.Policy
-	private := []string{s.dir}
+// cacheSetup is what readyCaches readied for a session.
+type cacheSetup struct {
+	plan     sandbox.CachePlan
+	overlays []sandbox.Overlay
+	dir      string // the overlays' folder; "" without one
+	err      error
+}
+
+// readyCaches decides how the shell of a session of s sees each cache
+// found, and readies the copy-on-write layers in the session's folder
+// dir: their upper and work folders in dir/caches, tried once in a
+// throwaway mount namespace (probeOverlays), so an overlay the kernel
+// refuses leaves its cache read-only, said in the record, rather than
+// fail the session. roots are the kernel layer's roots; mountsWhy says
+// why the session has no mount layer ("" where it has one). It touches
+// nothing but dir/caches, so it runs beside the rest of the start.
+func readyCaches(self, dir string, s *config.Settings, found []sandbox.FoundCache, roots []string, mountsWhy string) cacheSetup {
+	p := s.Policy
+	private := []string{dir}
 	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
 		if c, err := filepath.EvalSymlinks(f); err == nil {
 			f = c
 		}
 		private = append(private, f)
 	}
-	why := shell.MountsWhy
-	plan := sandbox.PlanCaches(found, p, roots, private, s.settings.Caches.Writable, why)
+	setup := cacheSetup{plan: sandbox.PlanCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
+	caches := setup.plan.Overlays()
+	if len(caches) == 0 {
+		return setup
+	}
+	setup.dir = filepath.Join(dir, "caches")
+	overlays, err := sandbox.MakeOverlays(setup.dir, caches)
+	if err != nil {
+		setup.err = err
+		return setup
+	}
+	refused := probeOverlays(self, overlays)
+	for i, o := range overlays {
+		if refused[i] != "" {
+			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
+			continue
+		}
+		// Afresh: a volatile overlay's work folder refuses a second
+		// mount (work/incompat/volatile).
+		if err := sandbox.ResetOverlay(o); err != nil {
+			setup.err = err
+			return setup
+		}
+		setup.overlays = append(setup.overlays, o)
+	}
+	return setup
+}
+
+// applyCaches puts what readyCaches readied in the session's layers:
+// the overlays in the mount plan, the direct caches among the read-only
+// tree's writable folders, every cache in the record.
+func applyCaches(setup cacheSetup, shell *session.Shell) error {
+	if setup.err != nil {
+		return setup.err
+	}
 	if m := shell.Mounts; m != nil {
-		for _, c := range plan.Direct() {
+		for _, c := range setup.plan.Direct() {
 			m.Writable = append(m.Writable, c.Path)
 		}
-		if caches := plan.Overlays(); len(caches) > 0 {
-			dir := filepath.Join(s.dir, "caches")
-			overlays, err := sandbox.MakeOverlays(dir, caches)
-			if err != nil {
-				return err
-			}
-			refused := probeOverlays(s.self, overlays)
-			for i, o := range overlays {
-				if refused[i] != "" {
-					plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
-					continue
-				}
-				// Afresh: a volatile overlay's work folder refuses a
-				// second mount (work/incompat/volatile).
-				if err := sandbox.ResetOverlay(o); err != nil {
-					return err
-				}
-				m.Overlays = append(m.Overlays, o)
-			}
-			m.OverlayDir = dir
-		}
+		m.Overlays, m.OverlayDir = setup.overlays, setup.dir
 	}
-	shell.Caches = plan.Caches
+	shell.Caches = setup.plan.Caches
 	return nil
 }
 

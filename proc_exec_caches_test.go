@@ -67,19 +67,25 @@ func writeProxy(t *testing.T, dir string) {
 }
 
 // warmGoCache is a build cache that holds the standard library's
-// packages a test of cacheWorkspace needs, made once per machine and
-// toolchain (a cold build takes half a minute on a loaded machine): the
-// person's build cache of each test is a hard-linked copy of it.
+// packages a test of the cache layout's module needs, made once per
+// machine and toolchain (a cold build takes half a minute on a loaded
+// machine): the person's build cache of each test is a hard-linked copy
+// of it. It lives in /var/tmp, not /tmp, whose first two levels the
+// socket layer's walk searches within a budget (TestExecSocketsOutside).
 var warmGoCache = sync.OnceValues(func() (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("go is not on $PATH")
 	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("dsh-fs-test-gocache-%d-%s", os.Geteuid(), runtime.Version()))
+	base := "/var/tmp"
+	if fi, err := os.Stat(base); err != nil || !fi.IsDir() {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, fmt.Sprintf("dsh-fs-test-gocache-%d-%s", os.Geteuid(), runtime.Version()))
 	if _, err := os.Stat(filepath.Join(dir, "README")); err == nil {
 		return dir, nil
 	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "dsh-fs-test-gocache-")
+	tmp, err := os.MkdirTemp(base, "dsh-fs-test-gocache-")
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +119,8 @@ var warmGoCache = sync.OnceValues(func() (string, error) {
 	return dir, nil
 })
 
-// linkTree copies the tree from to to, each regular file a hard link.
+// linkTree copies the tree from to to, each regular file a hard link
+// (a copy where the two lie on different file systems).
 func linkTree(t *testing.T, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
@@ -125,7 +132,14 @@ func linkTree(t *testing.T, from, to string) {
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
 		}
-		return os.Link(p, dst)
+		if os.Link(p, dst) == nil {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ forwards the signals it receives.`,
 		Example: `  dsh-fs exec --cwd ~/proj -- bash
   dsh-fs exec --cwd ~/proj --config ~/.config/my-harness/session-1.yaml -- bash
   dsh-fs exec --mode read-only -- sh -c 'make test'
-  dsh-fs exec --writable-root "$(go env GOCACHE)" -- go build ./...`,
+  dsh-fs exec --cwd ~/proj -- go test ./...   # the caches copy-on-write, discarded at the end`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Command, opts.Argv = c, args
@@ -181,10 +181,15 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	}
 	if s.Session != nil {
 		// Nested: the outer session's record, broker and mount layer
-		// serve; this one only narrows (docs/design.md §10).
+		// serve; this one only narrows (docs/design.md §10). The outer
+		// caches' layers are in place, and stay writable.
+		if p.Mode == sandbox.WorkspaceWrite {
+			shell.Caches = s.Session.Shell.Caches
+		}
 		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, app: a, settings: s, nested: true,
 			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
+	findCaches := startFindCaches(s)
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
 	} else if ok, why := sandbox.MountLayer(); !ok {
@@ -204,10 +209,19 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets and git directories are
+	// looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+	}
 	rec.Shell = shell
 	sup.rec = rec
 	if m := shell.Mounts; m != nil {
@@ -230,8 +244,9 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	return sup, nil
 }
 
-// close removes the session's record: a record left behind could be
-// named by a later session.
+// close removes the session's record, and the upper folders of its
+// caches' overlays: a record left behind could be named by a later
+// session, and what the session wrote in its caches is discarded.
 func (s *supervisor) close() {
 	if s.dir != "" {
 		session.Remove(s.dir)
@@ -249,6 +264,9 @@ type childSpec struct {
 	// (sandbox.DropPrivileges).
 	Unprivileged bool   `json:"unprivileged"`
 	Empty        string `json:"empty"`
+	// Caches are the toolchain caches the kernel layer grants besides
+	// Roots (writableCaches).
+	Caches []string `json:"caches"`
 	// Sockets, when not nil, are the grants of the Landlock socket
 	// layer (sandbox.RestrictSockets).
 	Sockets []string `json:"sockets"`
@@ -322,6 +340,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty}
 	// A planned mount layer brings the session's namespaces even when
 	// it mounts nothing: the PID namespace and its /proc are the
@@ -492,7 +511,11 @@ func mountNamespace() *syscall.SysProcAttr {
 		// before it becomes CMD (execChild).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
 		// securebits before CMD (sandbox.DropPrivileges).
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
+		// mounter, whose credentials it keeps for its own work (its
+		// work folder is mode 0); in a namespace that maps this user
+		// alone it overrides nothing but on this user's own files.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
 	}
 	return attr
 }
@@ -625,7 +648,7 @@ func execChild() int {
 		}
 	}
 	if spec.Landlock {
-		if err := sandbox.RestrictTree(spec.Roots); err != nil {
+		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
 	}

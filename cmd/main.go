@@ -77,6 +77,9 @@ func (a *App) Run(args []string) int {
 	if len(args) == 1 && args[0] == userNamespaceProbeArg {
 		return userNamespaceProbe()
 	}
+	if len(args) == 1 && args[0] == cachesProbeArg {
+		return cachesProbe()
+	}
 	a.args = args
 	a.pretty = a.StdoutTTY
 	// Until the settings are loaded (and for the calls that never load

@@ -108,6 +108,13 @@ type shellLayers struct {
 	Privileges     string             `json:"privileges"`
 	ScopesHeld     bool               `json:"scopes_held"`
 	Scopes         string             `json:"scopes"`
+	// CachesHeld says the toolchain caches are writable for the shell
+	// without the person's own changing (a copy-on-write overlay, or a
+	// writable root); Caches says how, or why not, and CacheList how
+	// the shell sees each cache ([] outside a session).
+	CachesHeld bool            `json:"caches_held"`
+	Caches     string          `json:"caches"`
+	CacheList  []sandbox.Cache `json:"cache_list"`
 }
 
 // newShellLayers describes the shell's fence under s.
@@ -158,6 +165,8 @@ func newShellLayers(s *config.Settings) shellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + wouldCaches(s) + ")"
+		l.CacheList = []sandbox.Cache{}
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -198,6 +207,8 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
+	l.CachesHeld, l.Caches = cachesText(rec.Shell.Caches)
+	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
 		l.Escalation = "--escalate is sent to the dsh-fs exec supervisor, whose approval (" + string(p.Approval) + ") decides"
@@ -281,7 +292,7 @@ func policyRun(opts *PolicyOptions) error {
 		return err
 	}
 	if opts.Context {
-		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots, call.settings.Session != nil))
+		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots, call.settings.Session))
 		return err
 	}
 	res, err := NewPolicyResult(call.settings, roots)
@@ -336,13 +347,18 @@ func nonNilSlice[T any](s []T) []T {
 // contextBlock is the short sandbox:policy text a harness puts in the
 // model's context. It depends on the policy alone, never on time or
 // process, so an identical policy gives identical bytes and a prompt cache
-// stays warm.
-func contextBlock(p sandbox.Policy, roots []sandbox.Root, inSession bool) string {
+// stays warm. Inside a dsh-fs exec session (rec) it says that the shell
+// is held to the same fence and how it sees the toolchain caches.
+func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	FenceLines(&b, p, roots)
-	if inSession {
+	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
+		if len(rec.Shell.Caches) > 0 {
+			_, text := cachesText(rec.Shell.Caches)
+			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
+		}
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}

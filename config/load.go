@@ -46,6 +46,8 @@ type Settings struct {
 	Values []Value
 	// Files are the config files loaded, lowest precedence first.
 	Files []File
+	// Caches are the toolchain cache settings of dsh-fs exec.
+	Caches Caches
 	// Session is the record of the dsh-fs exec session this call runs
 	// in, read from SessionPath; nil outside a session.
 	Session     *session.Record
@@ -337,7 +339,7 @@ func (l *loader) absolute(k Key, x any) any {
 // checkTrustedPaths refuses relative paths in a trusted file's path
 // settings: relative to the session cwd, they would move with it.
 func (l *loader) checkTrustedPaths(ly *layer) error {
-	for _, k := range []Key{KeyWritableRoots, KeyAllowRoots, KeyWorkspaces, KeyCwd} {
+	for _, k := range []Key{KeyWritableRoots, KeyAllowRoots, KeyWorkspaces, KeyCwd, KeyCaches} {
 		v, ok := ly.values[k]
 		if !ok {
 			continue
@@ -405,7 +407,7 @@ func (l *loader) resolveBase() error {
 	// A "~" glob with no home in the user database would silently name
 	// nothing: a secret meant to be hidden would not be.
 	if l.home == "" {
-		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots, KeyAllowUnixSockets} {
+		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots, KeyAllowUnixSockets, KeyCaches} {
 			for _, g := range asList(l.base[k].value) {
 				if g == "~" || strings.HasPrefix(g, "~/") {
 					return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %s needs the home folder, and the user database names none", l.base[k].origin.Name, k, g))
@@ -680,6 +682,21 @@ func (l *loader) narrows(s setting, v sourced) error {
 		}
 	case KeyWritableRoots:
 		return l.checkSessionRoots(v, denyRaw)
+	case KeyCaches:
+		// As allow_unix_sockets: a session drops caches, never adds one.
+		for _, g := range asList(v.value) {
+			if !slices.Contains(asList(base.value), g) {
+				return denyRaw("", g)
+			}
+		}
+	case KeyCachesFromToolchains:
+		if v.value == true && base.value == false {
+			return deny("")
+		}
+	case KeyCachesWritable:
+		if sandbox.CachesWritableWider(v.value.(string), base.value.(string)) {
+			return deny("")
+		}
 	case KeyAllowUnixSockets:
 		// A session may drop sockets from the trusted list, never add
 		// one: each entry must be one of the trusted list's, as spelled.
@@ -882,11 +899,34 @@ func (l *loader) build() (*Settings, error) {
 		ReadMaxLines:      num(KeyReadMaxLines),
 		ReadMaxBytes:      num(KeyReadMaxBytes),
 		Output:            l.eff[KeyOutput].value.(string),
+		Caches:            l.caches(),
 		Values:            values,
 		Files:             l.files,
 		Session:           l.pinned,
 		SessionPath:       l.pinnedPath,
 	}, nil
+}
+
+// Caches are the settings of a dsh-fs exec session's toolchain caches
+// (docs/design.md §10).
+type Caches struct {
+	// Paths are the caches the config names, "~" expanded.
+	Paths []string
+	// FromToolchains says exec asks the toolchains for theirs too
+	// (sandbox.FindCaches).
+	FromToolchains bool
+	// Writable is how the shell may write them: sandbox.CachesOverlay,
+	// CachesDirect or CachesOff.
+	Writable string
+}
+
+func (l *loader) caches() Caches {
+	var paths []string
+	for _, p := range asList(l.eff[KeyCaches].value) {
+		paths = append(paths, expandHome(l.home, p))
+	}
+	return Caches{Paths: paths, FromToolchains: l.eff[KeyCachesFromToolchains].value.(bool),
+		Writable: l.eff[KeyCachesWritable].value.(string)}
 }
 
 func lookupSetting(k Key) (setting, bool) {
@@ -932,6 +972,16 @@ func validate(k Key, v any) error {
 		for _, g := range asList(v) {
 			if err = sandbox.CheckGlob(g); err != nil {
 				break
+			}
+		}
+	case KeyCachesWritable:
+		if w := v.(string); w != sandbox.CachesOff && w != sandbox.CachesOverlay && w != sandbox.CachesDirect {
+			err = fmt.Errorf("unknown caches_writable %q (want overlay, direct or off)", w)
+		}
+	case KeyCaches:
+		for _, g := range asList(v) {
+			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") && g != "~" {
+				return fmt.Errorf("%q is not absolute; name a cache folder by its absolute path (or ~/…)", g)
 			}
 		}
 	case KeyAllowUnixSockets:

@@ -148,6 +148,13 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 		{name: "session file allow_unix_sockets adding a socket", system: "allow_unix_sockets: [/run/a.sock]\n",
 			session: "allow_unix_sockets: [/run/a.sock, /run/docker.sock]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_unix_sockets"},
 		{name: "session file allow_unix_sockets over none", session: "allow_unix_sockets: [\"/run/user/*/bus\"]\n", reason: sandbox.ReasonSessionWiden},
+		// The toolchain caches (issue 23): a session drops caches, never adds one.
+		{name: "session file caches adding a cache", system: "caches: [/srv/cache]\n",
+			session: "caches: [/srv/cache, /home/x/.ssh]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches"},
+		{name: "session file caches_from_toolchains back on", system: "caches_from_toolchains: false\n",
+			session: "caches_from_toolchains: true\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_from_toolchains"},
+		{name: "session file caches_writable direct", session: "caches_writable: direct\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_writable"},
+		{name: "session file caches_writable overlay over off", system: "caches_writable: \"off\"\n", session: "caches_writable: overlay\n", reason: sandbox.ReasonSessionWiden},
 
 		// Narrowing, each allowed.
 		{name: "--mode read-only", flags: []string{"--mode", "read-only"}, check: func(t *testing.T, s *Settings) {
@@ -161,6 +168,18 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			}
 		}},
 		{name: "--enforce landlock", flags: []string{"--enforce", "landlock"}},
+		{name: "session file caches narrowed", system: "caches: [/srv/a, \"~/cache\"]\ncaches_writable: direct\n",
+			session: "caches: [/srv/a]\ncaches_from_toolchains: false\ncaches_writable: \"off\"\n", check: func(t *testing.T, s *Settings) {
+				if c := s.Caches; strings.Join(c.Paths, ",") != "/srv/a" || c.FromToolchains || c.Writable != sandbox.CachesOff {
+					t.Errorf("caches %+v", c)
+				}
+			}},
+		{name: "trusted caches expand ~", system: "caches: [\"~/cache\"]\n", check: func(t *testing.T, s *Settings) {
+			if c := s.Caches; len(c.Paths) != 1 || !strings.HasSuffix(c.Paths[0], "/cache") || strings.HasPrefix(c.Paths[0], "~") ||
+				!c.FromToolchains || c.Writable != sandbox.CachesOverlay {
+				t.Errorf("caches %+v", c)
+			}
+		}},
 		{name: "session file allow_unix_sockets dropping a socket", system: "allow_unix_sockets: [/run/a.sock, \"~/.gnupg/S.*\"]\n",
 			session: "allow_unix_sockets: [\"~/.gnupg/S.*\"]\n", check: func(t *testing.T, s *Settings) {
 				if got := strings.Join(s.Policy.AllowUnixSockets, ","); got != "~/.gnupg/S.*" {
@@ -261,6 +280,8 @@ func TestTrustedSources(t *testing.T) {
 		{name: "malformed workspaces glob", system: "workspaces: [\"/w[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed allow_unix_sockets glob", system: "allow_unix_sockets: [\"/run/a[\"]\n", code: fserr.ConfigInvalid},
 		{name: "a relative allow_unix_sockets entry", system: "allow_unix_sockets: [agent.sock]\n", code: fserr.ConfigInvalid},
+		{name: "a relative caches entry", system: "caches: [build/cache]\n", code: fserr.ConfigInvalid},
+		{name: "an unknown caches_writable", system: "caches_writable: always\n", code: fserr.ConfigInvalid},
 		{name: "an allow_unix_sockets ~ entry with no home", system: "allow_unix_sockets: [\"~/.gnupg/S.gpg-agent\"]\n", noHome: true, code: fserr.ConfigInvalid},
 		{name: "managed allow_unix_sockets replaces the user's", user: "allow_unix_sockets: [/run/a.sock]\n", requirements: "allow_unix_sockets: []\n", check: func(t *testing.T, s *Settings) {
 			if len(s.Policy.AllowUnixSockets) != 0 {

@@ -33,6 +33,10 @@ const (
 	KeyReadMaxBytes      Key = "read_max_bytes"
 	KeyOutput            Key = "output"
 	KeyEnforce           Key = "enforce"
+	// The toolchain caches of a dsh-fs exec session (docs/design.md §10).
+	KeyCaches               Key = "caches"
+	KeyCachesFromToolchains Key = "caches_from_toolchains"
+	KeyCachesWritable       Key = "caches_writable"
 )
 
 // Flag names. A setting without a flag has none here; the read window's
@@ -114,6 +118,11 @@ var settings = []setting{
 	{KeyReadMaxBytes, "", "DSH_FS_READ_MAX_BYTES", kindInt, DefaultReadMaxBytes, false},
 	{KeyOutput, FlagOutput, "DSH_FS_OUTPUT", kindString, "json", false},
 	{KeyEnforce, FlagEnforce, "DSH_FS_ENFORCE", kindString, "auto", false},
+	// A session may only drop caches (loader.narrows): entries of the
+	// trusted list, the toolchains' own (false), the layer (narrower).
+	{KeyCaches, "", "", kindList, []string{}, false},
+	{KeyCachesFromToolchains, "", "", kindBool, true, false},
+	{KeyCachesWritable, "", "", kindString, "overlay", false},
 }
 
 // managedKeys are what the managed requirements file may say: ceilings

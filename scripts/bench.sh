@@ -15,6 +15,11 @@
 #                                     # only exec's start-up and calls inside a
 #                                     # session, this build against REV's, in one
 #                                     # run; replacing that section
+#   BENCH_ONLY=caches scripts/bench.sh
+#                                     # only the toolchain caches' rows: exec's
+#                                     # start-up with the cache layer, and go test
+#                                     # inside a session against outside, both warm;
+#                                     # replacing that section
 #
 # The MCP rows (scripts/mcpbench) drive `dsh-fs mcp` and, where node and
 # npm can install it, the official @modelcontextprotocol/server-filesystem
@@ -194,6 +199,93 @@ JSON
 		grep -v '^harness peak RSS: ' "$TMP/exec-details.md"
 	} >"$TMP/exec.md"
 }
+
+# caches_rows: the toolchain caches' copy-on-write layer (issue 23), in
+# $TMP/caches.md. A small module with a dependency from a local proxy
+# (GOPROXY=file://…, no network) and a "person's" GOCACHE and GOMODCACHE,
+# warmed by one go test outside before anything is timed. Rows: exec's
+# start-up with the cache layer (the toolchains asked, the overlays
+# probed, mounted, hidden, removed) against the same session with
+# caches_writable: off (a session file narrows it); and go test -count=1
+# of the module inside a session against outside, both warm: inside, the
+# overlays' lower layers are those warm caches, and every session starts
+# from them afresh.
+caches_rows() {
+	local c=$TMP/caches
+	local mod=$c/ws proxy=$c/proxy/example.com/dep/@v home=$c/home
+	rm -rf "$c" && mkdir -p "$mod/.gotmp" "$proxy" "$home/gocache" "$home/gomod" "$c/zip/example.com/dep@v1.0.0"
+	printf 'module example.com/dep\n\ngo 1.21\n' >"$c/zip/example.com/dep@v1.0.0/go.mod"
+	printf 'package dep\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n' >"$c/zip/example.com/dep@v1.0.0/dep.go"
+	cp "$c/zip/example.com/dep@v1.0.0/go.mod" "$proxy/v1.0.0.mod"
+	printf 'v1.0.0\n' >"$proxy/list"
+	printf '{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}' >"$proxy/v1.0.0.info"
+	(cd "$c/zip" && python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); [z.write(f) for f in sys.argv[2:]]' \
+		"$proxy/v1.0.0.zip" example.com/dep@v1.0.0/go.mod example.com/dep@v1.0.0/dep.go)
+	printf 'module example.com/app\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n' >"$mod/go.mod"
+	for i in $(seq 8); do
+		printf 'package app\n\nimport "example.com/dep"\n\n// F%d adds.\nfunc F%d(n int) int { return dep.Add(n, %d) }\n' "$i" "$i" "$i" >"$mod/f$i.go"
+		printf 'package app\n\nimport "testing"\n\nfunc TestF%d(t *testing.T) {\n\tif F%d(1) != %d {\n\t\tt.Fatal(F%d(1))\n\t}\n}\n' "$i" "$i" "$((i + 1))" "$i" >"$mod/f${i}_test.go"
+	done
+	printf 'caches_writable: "off"\n' >"$c/off.yaml"
+	local goenv=(env -u DSH_FS_CWD "HOME=$home" "GOPROXY=file://$c/proxy" GOSUMDB=off GOTOOLCHAIN=local GOFLAGS=-mod=mod
+		"GOCACHE=$home/gocache" "GOMODCACHE=$home/gomod" "GOTMPDIR=$mod/.gotmp" GOTELEMETRY=off)
+	# Warm: the dependency downloaded and everything built, outside.
+	(cd "$mod" && "${goenv[@]}" go test -count=1 ./... >/dev/null)
+	local j q
+	j() { local out="" a; for a in "$@"; do out+="${out:+, }\"$a\""; done; printf '[%s]' "$out"; }
+	q=$(j "${goenv[@]}")
+	q=${q%]}
+	cat >"$TMP/caches-spec.json" <<JSON
+[
+  {"name": "dsh-fs exec -- true, the toolchains asked and Go's two caches layered copy-on-write, against caches_writable: off (none asked, none layered)", "loop": 20, "reference": true,
+   "plain": {"label": "caches_writable: off", "runs": [$q, "DSH_FS_CONFIG=$c/off.yaml", "$BIN", "exec", "--cwd", "$mod", "--tmp=false", "--", "true"]]},
+   "dsh": {"label": "cache layer", "runs": [$q, "$BIN", "exec", "--cwd", "$mod", "--tmp=false", "--", "true"]]}},
+  {"name": "go test -count=1 ./... (one package, 8 tests, one dependency), warm: inside a session (the cache layer) against outside", "loop": 3, "target": 1.2,
+   "plain": {"label": "go test outside", "runs": [$q, "go", "test", "-count=1", "./..."]], "expect": "ok"},
+   "dsh": {"label": "go test in dsh-fs exec", "runs": [$q, "$BIN", "exec", "--cwd", "$mod", "--tmp=false", "--", "go", "test", "-count=1", "./..."]], "expect": "ok"}},
+  {"name": "the same go test, the build cache's entries aged 3 hours before each sample (go gives each entry it uses a new mtime, which the overlay copies up)", "loop": 1, "target": 1.2,
+   "plain": {"label": "go test outside", "runs": [$q, "go", "test", "-count=1", "./..."]], "expect": "ok",
+             "prep": [["find", "$home/gocache", "-type", "f", "-exec", "touch", "-d", "3 hours ago", "{}", "+"]]},
+   "dsh": {"label": "go test in dsh-fs exec", "runs": [$q, "$BIN", "exec", "--cwd", "$mod", "--tmp=false", "--", "go", "test", "-count=1", "./..."]], "expect": "ok",
+           "prep": [["find", "$home/gocache", "-type", "f", "-exec", "touch", "-d", "3 hours ago", "{}", "+"]]}}
+]
+JSON
+	"$RUNNER" -spec "$TMP/caches-spec.json" -runs "$RUNS" -dir "$mod" -details "$TMP/caches-details.md" >"$TMP/caches-table.md"
+	{
+		echo "The toolchain caches' copy-on-write layer (issue 23), interleaved in one run, $RUNS runs a side:"
+		echo "a module with one dependency from a local GOPROXY=file://…, the person's GOCACHE and GOMODCACHE"
+		echo "warmed outside first. Target: go test inside within 1.2× of outside."
+		echo
+		cat "$TMP/caches-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/caches-details.md"
+	} >"$TMP/caches.md"
+}
+
+# only_section NAME FILE: replace the results.md section "## NAME …" with
+# FILE's, before the MCP section or the notes.
+only_section() {
+	local name=$1 body=$2 OUT=$REPO/bench/results.md
+	{
+		echo "## $name ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
+		echo
+		cat "$body"
+		echo
+	} >"$TMP/only-section.md"
+	awk -v sec="$TMP/only-section.md" -v name="## $name" '
+		/^## / { skip = index($0, name) == 1 }
+		!done && /^## (MCP server|Notes)/ { while ((getline l < sec) > 0) print l; done = 1 }
+		!skip { print }
+		END { if (!done) while ((getline l < sec) > 0) print l }' "$OUT" >"$OUT.new"
+	mv "$OUT.new" "$OUT"
+	cat "$body"
+}
+
+if [[ ${BENCH_ONLY:-} == caches ]]; then
+	caches_rows
+	only_section "toolchain caches" "$TMP/caches.md"
+	exit 0
+fi
 
 if [[ ${BENCH_ONLY:-} == exec ]]; then
 	exec_rows

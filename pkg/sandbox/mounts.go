@@ -71,11 +71,17 @@ type MountPlan struct {
 	// several links, seen before anything is hidden. The session record
 	// carries them (session.Record), not the plan.
 	DenyIdentities []DenyIdentity `json:"-"`
+	// Overlays are the toolchain caches seen through a copy-on-write
+	// layer (caches.go), mounted before the read-only tree, which keeps
+	// them writable. OverlayDir, the session's private folder that holds
+	// their upper and work folders, is hidden once all is mounted.
+	Overlays   []Overlay `json:"overlays,omitempty"`
+	OverlayDir string    `json:"overlay_dir,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.
 func (m MountPlan) Empty() bool {
-	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned) == 0
+	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
 }
 
 // walkBudget bounds the entries one walk looks at (a writable root, or
@@ -718,8 +724,18 @@ func (m MountPlan) Apply(emptyFile string) error {
 	if err != nil {
 		return mountErr("working folder", ".", err)
 	}
+	// The overlays first: an overlay's upper folder must lie on a
+	// writable mount when it is made, and the read-only tree binds each
+	// overlay back writable like a root.
+	writable := slices.Clip(m.Writable)
+	for _, o := range m.Overlays {
+		if err := MountOverlay(o); err != nil {
+			return mountErr("overlay", o.Path, err)
+		}
+		writable = append(writable, o.Path)
+	}
 	if m.OutsideReadOnly {
-		if err := readOnlyTree(m.Writable); err != nil {
+		if err := readOnlyTree(writable); err != nil {
 			return err
 		}
 	}
@@ -741,6 +757,12 @@ func (m MountPlan) Apply(emptyFile string) error {
 	for _, p := range m.HiddenFiles {
 		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
 			return mountErr("hide", p, err)
+		}
+	}
+	// The overlays' upper folders are reached through the overlays only.
+	if m.OverlayDir != "" {
+		if err := hideDir(m.OverlayDir); err != nil {
+			return mountErr("hide", m.OverlayDir, err)
 		}
 	}
 	// Last: a cover over a socket must lie above every bind that

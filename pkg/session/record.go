@@ -157,6 +157,9 @@ type Shell struct {
 	// holds, or why nothing does.
 	GitHeld bool   `json:"git_held"`
 	Git     string `json:"git"`
+	// Caches are the toolchain caches of the session and how the shell
+	// sees each (sandbox.PlanCaches).
+	Caches []sandbox.Cache `json:"caches,omitempty"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).
@@ -250,7 +253,7 @@ func removeStale(base string) {
 		// A record of another pid namespace is left: its supervisor
 		// cannot be seen from here, so it cannot be judged gone.
 		if r.supervisorGone() {
-			os.RemoveAll(d)
+			Remove(d)
 		}
 	}
 }
@@ -305,8 +308,9 @@ func EmptyFile(dir string) (string, sandbox.DenyIdentity, error) {
 }
 
 // Remove removes a session's folder, its record with it: a record left
-// behind could be named by a later session.
-func Remove(dir string) error { return os.RemoveAll(dir) }
+// behind could be named by a later session. So go the upper folders of
+// its caches' overlays, read-only folders (a module cache's) included.
+func Remove(dir string) error { return sandbox.RemoveTree(dir) }
 
 // RefusedError says why a record named by DSH_FS_SESSION was not trusted.
 type RefusedError struct {

@@ -1,0 +1,210 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPlanCaches: how a session's shell sees each cache found, by where
+// it lies and what the policy says.
+func TestPlanCaches(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"ws/cache", "gocache", "gomod", "home/.cache/go-build", "holds/ws2", "run/session", "etc"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Symlink(filepath.Join(dir, "gocache"), filepath.Join(dir, "link"))
+	at := func(p string) string { return filepath.Join(dir, p) }
+	found := []FoundCache{
+		{at("gocache"), "go env GOCACHE"},
+		{at("link"), "a symlink to it"},
+		{at("gomod"), "go env GOMODCACHE"},
+		{at("missing"), "npm"},
+		{at("ws/cache"), "caches"},
+		{at("home/.cache/go-build"), "inner"},
+		{at("home/.cache"), "XDG_CACHE_HOME"},
+		{at("holds"), "caches"},
+		{at("run"), "caches"},
+		{"/", "GOCACHE=/"},
+		{"/etc", "GOMODCACHE=/etc"},
+		{at("home"), "the home folder"},
+	}
+	roots := []string{at("ws"), at("holds/ws2")}
+	private := []string{at("run/session"), at("etc/config.yaml")}
+	ww := Policy{Mode: WorkspaceWrite, Home: at("home")}
+	type want struct{ layer, within, why string }
+	for _, tc := range []struct {
+		name      string
+		p         Policy
+		writable  string
+		mountsWhy string
+		want      map[string]want
+	}{
+		{name: "overlay", p: ww, writable: CachesOverlay, want: map[string]want{
+			"gocache":              {CacheOverlay, "", ""},
+			"gomod":                {CacheOverlay, "", ""},
+			"ws/cache":             {CacheInRoot, "", "in the writable root"},
+			"home/.cache":          {CacheOverlay, "", ""},
+			"home/.cache/go-build": {CacheOverlay, "home/.cache", "covered by the layer of"},
+			"holds":                {CacheReadOnly, "", "it holds the writable root"},
+			"run":                  {CacheReadOnly, "", "which the session must not rewrite"},
+			"/":                    {CacheReadOnly, "", "it holds "},
+			"/etc":                 {CacheReadOnly, "", "it holds /etc, too broad for a cache"},
+			"home":                 {CacheReadOnly, "", "the home folder is too broad"},
+		}},
+		{name: "no mount layer", p: ww, writable: CachesOverlay, mountsWhy: "not root", want: map[string]want{
+			"gocache":              {CacheReadOnly, "", "no copy-on-write layer: not root"},
+			"home/.cache/go-build": {CacheReadOnly, "", "no copy-on-write layer"},
+			"ws/cache":             {CacheInRoot, "", ""},
+		}},
+		{name: "direct", p: ww, writable: CachesDirect, want: map[string]want{
+			"gocache":              {CacheDirect, "", "caches_writable: direct"},
+			"home/.cache/go-build": {CacheDirect, "home/.cache", ""},
+			"holds":                {CacheReadOnly, "", "it holds the writable root"},
+		}},
+		{name: "off", p: ww, writable: CachesOff, want: map[string]want{
+			"gocache": {CacheReadOnly, "", "caches_writable: off"},
+		}},
+		{name: "read-only mode", p: Policy{Mode: ReadOnly}, writable: CachesOverlay, want: map[string]want{
+			"gocache": {CacheReadOnly, "", "read-only mode"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := PlanCaches(found, tc.p, roots, private, tc.writable, tc.mountsWhy)
+			got := map[string]Cache{}
+			for _, c := range plan.Caches {
+				rel, _ := filepath.Rel(dir, c.Path)
+				if !strings.HasPrefix(c.Path, dir) {
+					rel = c.Path
+				}
+				if _, dup := got[rel]; dup {
+					t.Errorf("%s listed twice", rel)
+				}
+				got[rel] = c
+			}
+			if _, ok := got["missing"]; ok {
+				t.Errorf("a missing folder is listed")
+			}
+			if _, ok := got["link"]; ok {
+				t.Errorf("a symlink is listed by its own name")
+			}
+			if len(got) != 10 {
+				t.Errorf("%d caches, want 10: %v", len(got), plan.Caches)
+			}
+			for rel, w := range tc.want {
+				c := got[rel]
+				within := ""
+				if w.within != "" {
+					within = at(w.within)
+				}
+				if c.Layer != w.layer || c.Within != within || !strings.Contains(c.Why, w.why) {
+					t.Errorf("%s: %+v, want layer %s within %q why ~%q", rel, c, w.layer, within, w.why)
+				}
+			}
+			for _, o := range plan.Overlays() {
+				if o.Within != "" || o.Layer != CacheOverlay {
+					t.Errorf("overlay of %+v", o)
+				}
+			}
+		})
+	}
+}
+
+// writeTool writes an executable shell script name into dir.
+func writeTool(t *testing.T, dir, name, script string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFindCaches: each toolchain is asked, or its default taken where no
+// config could have moved it; a tool that hangs (and leaves a child
+// holding its output) costs exec its deadline, no more, and adds nothing.
+func TestFindCaches(t *testing.T) {
+	defer func(d time.Duration) { cacheToolTimeout = d }(cacheToolTimeout)
+	cacheToolTimeout = 300 * time.Millisecond
+	defer func(n, p []string) { npmGlobalConfigs, pipGlobalConfigs = n, p }(npmGlobalConfigs, pipGlobalConfigs)
+	npmGlobalConfigs, pipGlobalConfigs = nil, nil
+	bin, home := t.TempDir(), t.TempDir()
+	writeTool(t, bin, "go", `echo /go/cache; echo /go/mod`)
+	writeTool(t, bin, "npm", `echo /npm/asked`)
+	writeTool(t, bin, "pip", `echo /pip/asked`)
+	writeTool(t, bin, "cargo", `exit 0`)
+	env := []string{"PATH=" + bin, "HOME=" + home}
+	paths := func(found []FoundCache) string {
+		var out []string
+		for _, f := range found {
+			out = append(out, f.Path+"="+f.Source)
+		}
+		return strings.Join(out, " ")
+	}
+	want := "/go/cache=go env GOCACHE /go/mod=go env GOMODCACHE " + home + "/.npm=npm (its default) " +
+		home + "/.cache/pip=pip (its default) " + home + "/.cargo/registry=cargo (its default ~/.cargo) " +
+		home + "/.cargo/git=cargo (its default ~/.cargo) " + home + "/.cache=XDG_CACHE_HOME (~/.cache)"
+	if got := paths(FindCaches(env)); got != want {
+		t.Errorf("defaults:\n got %s\nwant %s", got, want)
+	}
+	// A config that names no cache changes nothing.
+	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://example.com/\n"), 0o644)
+	if got := paths(FindCaches(env)); got != want {
+		t.Errorf("an npmrc without cache:\n got %s\nwant %s", got, want)
+	}
+	// A config that names the cache: the tool is asked.
+	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://example.com/\ncache = /npm/asked\n"), 0o644)
+	os.MkdirAll(filepath.Join(home, ".config", "pip"), 0o755)
+	os.WriteFile(filepath.Join(home, ".config", "pip", "pip.conf"), []byte("[global]\ncache_dir=/pip/asked\n"), 0o644)
+	got := paths(FindCaches(append(env, "CARGO_HOME=/cargo", "XDG_CACHE_HOME=/xdg")))
+	for _, w := range []string{"/npm/asked=npm config get cache", "/pip/asked=pip cache dir", "/cargo/registry=CARGO_HOME", "/xdg=XDG_CACHE_HOME"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("asked: no %s in %s", w, got)
+		}
+	}
+	// The variables win, without asking.
+	got = paths(FindCaches(append(env, "npm_config_cache=/npm/env", "PIP_CACHE_DIR=/pip/env")))
+	if !strings.Contains(got, "/npm/env=npm_config_cache") || !strings.Contains(got, "/pip/env=PIP_CACHE_DIR") {
+		t.Errorf("variables: %s", got)
+	}
+	// A hanging go, whose child holds the output pipe: the deadline.
+	hang := t.TempDir()
+	writeTool(t, hang, "go", `/bin/sleep 30 & /bin/sleep 30`)
+	start := time.Now()
+	got = paths(FindCaches([]string{"PATH=" + hang, "HOME=" + home}))
+	if d := time.Since(start); d > 3*time.Second || d < cacheToolTimeout {
+		t.Errorf("a hanging tool held FindCaches for %v (its deadline is %v)", d, cacheToolTimeout)
+	}
+	if strings.Contains(got, "go env") {
+		t.Errorf("a hanging tool added %s", got)
+	}
+	// No tool on $PATH: only ~/.cache.
+	if got := paths(FindCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {
+		t.Errorf("no tools: %s", got)
+	}
+}
+
+// TestRemoveTree: a session's folder goes whole, read-only folders (a
+// module cache's) and an overlay's mode-0 work folder included.
+func TestRemoveTree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "session")
+	for _, d := range []string{"caches/0/upper/mod/x@v1/sub", "caches/0/work/work"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub/f.go"), nil, 0o444)
+	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub"), 0o555)
+	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1"), 0o555)
+	os.Chmod(filepath.Join(dir, "caches/0/work/work"), 0)
+	os.Symlink("/etc", filepath.Join(dir, "caches/0/upper/etc"))
+	if err := RemoveTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", dir, err)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("the symlink's target went too: %v", err)
+	}
+}

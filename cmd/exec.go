@@ -192,6 +192,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = networkLayer(p, shell.Mounts != nil)
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
@@ -245,6 +246,9 @@ type childSpec struct {
 	// 2), whose foreground CMD gets; -1 without one.
 	Init bool `json:"init"`
 	Ctty int  `json:"ctty"`
+	// Network says the child is in a network namespace of its own, whose
+	// loopback it brings up (networkLayer).
+	Network bool `json:"network"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -316,6 +320,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		child.SysProcAttr = ns
 	}
 	spec.Init = s.rec.Shell.ProcessesHeld
+	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
+		withNetworkNamespace(child.SysProcAttr)
+	}
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
 	sigs := make(chan os.Signal, 8)
@@ -585,6 +592,11 @@ func execChild() int {
 	if spec.Mounts != nil {
 		if err := spec.Mounts.Apply(spec.Empty); err != nil {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
+		}
+	}
+	if spec.Network {
+		if err := sandbox.LoopbackUp(); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
 		}
 	}
 	if spec.Init {

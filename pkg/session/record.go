@@ -152,6 +152,12 @@ type Shell struct {
 	// holds, or why nothing does.
 	GitHeld bool   `json:"git_held"`
 	Git     string `json:"git"`
+	// NetworkHeld says the shell reaches over the network only what the
+	// network setting allows, and Network how, or why not. Namespaced
+	// says the shell has a network namespace of its own.
+	NetworkHeld       bool   `json:"network_held"`
+	Network           string `json:"network"`
+	NetworkNamespaced bool   `json:"network_namespace"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,5 +197,135 @@ func TestExecNetworkWiden(t *testing.T) {
 		if strings.Contains(string(out), "CMD-RAN") || !strings.Contains(string(out), "session cannot widen the policy") {
 			t.Errorf("want the widening refused before CMD runs:\n%s", out)
 		}
+	})
+}
+
+// hostsFile is the /etc/hosts the allowlist tests run exec under, in a
+// private mount namespace: the names the proxy resolves, all of them
+// loopback but metadata.test, which names the cloud metadata address
+// (never connected to: the proxy refuses it first).
+const hostsFile = "127.0.0.1 localhost allowed.test denied.test sub.wild.test\n169.254.169.254 metadata.test\n"
+
+// runWithHosts runs `dsh-fs exec --cwd WS -- sh -c SCRIPT` as the
+// session's user, in a private mount namespace whose /etc/hosts is
+// hostsFile, and returns its stdout and stderr.
+func runWithHosts(t *testing.T, s *socketSession, script string) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare here to give exec a private /etc/hosts")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	hosts := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hosts, []byte(hostsFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	become := ""
+	if s.agent {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("no setpriv here to run exec as the ordinary user")
+		}
+		uid := agentUser(t)
+		become = fmt.Sprintf("setpriv --reuid=%d --regid=%d --clear-groups ", uid, uid)
+	}
+	c := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		`mount --bind "$1" /etc/hosts || exit 99; shift; exec `+become+`"$@"`,
+		"sh", hosts, s.bin, "exec", "--cwd", s.ws, "--", "sh", "-c", script)
+	c.Dir, c.Env = s.ws, s.env
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	done := make(chan struct{})
+	defer close(done)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(procTimeout):
+			c.Process.Kill()
+		}
+	}()
+	c.Wait()
+	return stdout.String(), stderr.String()
+}
+
+// serveTLS runs an HTTPS server on the host's 127.0.0.1 until the test
+// ends and returns its port.
+func serveTLS(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello over tls (host %s)\n", r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	return port
+}
+
+// TestExecNetworkAllowlist: under network: allowlist, an allowed name is
+// reachable through the session's proxy over plain HTTP, CONNECT and
+// SOCKS5; a refused name gets a 403 naming it and network_allow, and a
+// line in exec's log; a direct connection that bypasses the proxy fails;
+// 169.254.169.254 and 127.0.0.1 are refused unless an entry names them,
+// by address or through a name that resolves to them.
+func TestExecNetworkAllowlist(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl here: it is the proxy's client in this test")
+	}
+	forEachNetworkUser(t, func(t *testing.T, s *socketSession) {
+		_, port, _ := net.SplitHostPort(serveHTTP(t, "outside"))
+		tls := serveTLS(t)
+		t.Run("allowed", func(t *testing.T) {
+			s.config(t, fmt.Sprintf("network: allowlist\nnetwork_allow: [allowed.test, \"*.wild.test\", metadata.test, \"127.0.0.1:%s\", \"127.0.0.1:%s\"]\n", port, tls))
+			script := fmt.Sprintf(`echo "env: $HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY"
+curl -sS -m 10 http://allowed.test:%[1]s/; echo "plain=$?"
+curl -sS -m 10 -k https://allowed.test:%[2]s/; echo "connect=$?"
+curl -sS -m 10 -x "$ALL_PROXY" http://sub.wild.test:%[1]s/; echo "socks=$?"
+curl -sS -m 10 -w 'status=%%{http_code}\n' http://denied.test:%[1]s/; echo "denied=$?"
+curl -sS -m 10 -x "$ALL_PROXY" http://denied.test:%[1]s/ 2>/dev/null; echo "socks-denied=$?"
+curl -sS -m 10 http://wild.test:%[1]s/; echo "wild-apex=$?"
+curl -sS -m 10 http://metadata.test/; echo "metadata-name=$?"
+curl -sS -m 10 http://169.254.169.254/latest/meta-data/; echo "metadata=$?"
+curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct=$?"
+`, port, tls)
+			out, errs := runWithHosts(t, s, script)
+			for _, want := range []string{
+				"env: http://127.0.0.1:", "socks5h://127.0.0.1:", "localhost,127.0.0.1",
+				"hello from outside (host allowed.test:" + port + ")\nplain=0",
+				"hello over tls (host allowed.test:" + tls + ")\nconnect=0",
+				"hello from outside (host sub.wild.test:" + port + ")\nsocks=0",
+				"refuses denied.test:" + port + ": not in network_allow; the trusted setting network_allow names the hosts a session may reach\nstatus=403",
+				"refuses wild.test:" + port + ": not in network_allow",
+				"refuses metadata.test:80: it resolves to 169.254.169.254",
+				"refuses 169.254.169.254:80: not in network_allow",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the session did not print %q:\n%s\nstderr: %s", want, out, errs)
+				}
+			}
+			for _, bad := range []string{"socks-denied=0", "direct=0"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s:\n%s", bad, out)
+				}
+			}
+			if !strings.Contains(errs, `"network_refused":{"host":"denied.test","port":`+port) {
+				t.Errorf("no line for denied.test in exec's log:\n%s", errs)
+			}
+		})
+		t.Run("loopback only when named", func(t *testing.T) {
+			s.config(t, "network: allowlist\nnetwork_allow: [allowed.test]\n")
+			out, _ := runWithHosts(t, s, fmt.Sprintf("curl -sS -m 10 http://allowed.test:%[1]s/; echo; env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:%[1]s/; true", port))
+			for _, want := range []string{
+				"refuses allowed.test:" + port + ": it resolves to 127.0.0.1, a loopback, private or link-local address that no network_allow entry names",
+				"refuses 127.0.0.1:" + port + ": not in network_allow",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the session did not print %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "hello from") {
+				t.Errorf("loopback reached:\n%s", out)
+			}
+		})
 	})
 }

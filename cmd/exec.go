@@ -192,7 +192,7 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = networkLayer(p, shell.Mounts != nil)
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
@@ -249,6 +249,10 @@ type childSpec struct {
 	// Network says the child is in a network namespace of its own, whose
 	// loopback it brings up (networkLayer).
 	Network bool `json:"network"`
+	// ProxyFD, when not 0, is the descriptor of the channel to the
+	// supervisor's proxy, which the child's bridge serves on a loopback
+	// port of its own (network: allowlist).
+	ProxyFD int `json:"proxy_fd"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -322,6 +326,13 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	spec.Init = s.rec.Shell.ProcessesHeld
 	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
 		withNetworkNamespace(child.SysProcAttr)
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
+			var stopProxy func()
+			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+		}
 	}
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
@@ -341,6 +352,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	specR.Close()
 	errW.Close()
+	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+		f.Close() // the proxy channel's bridge end is the session's alone
+	}
 	if err != nil {
 		specW.Close()
 		errR.Close()
@@ -594,8 +608,17 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
+	env := os.Environ()
 	if spec.Network {
 		if err := sandbox.LoopbackUp(); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
+		}
+	}
+	if spec.ProxyFD > 0 {
+		// Before the layers: the bridge's listener is this process's,
+		// and its goroutine serves for the whole session (session.Init
+		// runs on in this process).
+		if env, err = startBridge(spec.ProxyFD, env); err != nil {
 			return fail(fserr.IO, "network layer: "+err.Error())
 		}
 	}
@@ -629,7 +652,7 @@ func execChild() int {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
 	}
 	if spec.Init {
-		status := session.Init(spec.Path, spec.Argv, os.Environ(), spec.Ctty, func(err error) {
+		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}
@@ -637,6 +660,6 @@ func execChild() int {
 		})
 		os.Exit(status)
 	}
-	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
+	err = unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 }

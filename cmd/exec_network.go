@@ -1,13 +1,18 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/pkg/netproxy"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 )
@@ -17,8 +22,10 @@ import (
 // whether the setting holds, and the text policy shows. mounts says the
 // session has the mount layer's namespaces (a user namespace where not
 // root), in which the network namespace is made too; as root one is
-// made without them.
-func networkLayer(p sandbox.Policy, mounts bool) (namespaced, held bool, text string) {
+// made without them. withInit says the session has its own first
+// process (session.Init), where the allowlist's bridge to the proxy
+// runs: without one, allowlist is off.
+func networkLayer(p sandbox.Policy, mounts, withInit bool) (namespaced, held bool, text string) {
 	if p.Network == sandbox.NetworkOn {
 		return false, true, "on: the host's network, every address it reaches"
 	}
@@ -26,7 +33,72 @@ func networkLayer(p sandbox.Policy, mounts bool) (namespaced, held bool, text st
 		return false, false, "not held for the shell: network " + string(p.Network) +
 			" needs a network namespace, and without the mount layer's user namespace a user that is not root cannot make one"
 	}
-	return true, true, "off: a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
+	off := "a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
+	if p.Network == sandbox.NetworkAllowlist {
+		if !withInit {
+			return true, true, "off (allowlist needs the session's PID namespace, where the bridge to the proxy runs): " + off
+		}
+		allow := "no host"
+		if len(p.NetworkAllow) > 0 {
+			allow = strings.Join(p.NetworkAllow, ", ")
+		}
+		return true, true, "allowlist: a network namespace of its own with only loopback, where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name the session's proxy (HTTP, CONNECT, SOCKS5), run by the supervisor; it reaches only " +
+			allow + ", and a loopback, private or link-local address only when an entry names it"
+	}
+	return true, true, "off: " + off
+}
+
+// startProxy readies the allowlist's proxy of a session whose child is
+// child: the channel's bridge end is the child's descriptor proxyFD,
+// and the proxy serves what comes through it until the session ends.
+// It returns the function that ends the proxy.
+func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error) {
+	proxyEnd, bridgeEnd, err := netproxy.NewChannel()
+	if err != nil {
+		return 0, nil, err
+	}
+	enc := json.NewEncoder(s.app.Stderr)
+	enc.SetEscapeHTML(false)
+	var mu sync.Mutex
+	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
+		// The session's log: exec's standard error, as the git
+		// guard's report.
+		mu.Lock()
+		defer mu.Unlock()
+		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
+	})
+	if err != nil {
+		proxyEnd.Close()
+		bridgeEnd.Close()
+		return 0, nil, err
+	}
+	child.ExtraFiles = append(child.ExtraFiles, bridgeEnd)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		// It ends when the session's last process, which holds the
+		// bridge end, is gone.
+		proxy.ServeBridge(proxyEnd)
+		proxyEnd.Close()
+	}()
+	return 2 + len(child.ExtraFiles), func() {
+		bridgeEnd.Close()
+		proxy.Close()
+	}, nil
+}
+
+// networkRefusal is the line exec writes to its standard error for each
+// connection the proxy refused.
+type networkRefusal struct {
+	Op      string         `json:"op"`
+	Network networkRefused `json:"network_refused"`
+}
+
+type networkRefused struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Why     string `json:"why"`
+	Setting string `json:"setting"`
 }
 
 // withNetworkNamespace gives the child attr starts a network namespace
@@ -46,7 +118,8 @@ func networkOutsideText(p sandbox.Policy) string {
 	if p.Network == sandbox.NetworkOn {
 		return "on: the host's network, every address it reaches"
 	}
-	_, held, text := networkLayer(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())
+	mounts := func() bool { ok, _ := sandbox.MountLayer(); return ok }()
+	_, held, text := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
 	if !held {
 		return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(text, "not held for the shell: ") + ")"
 	}
@@ -74,4 +147,18 @@ func networkContextLine(p sandbox.Policy) string {
 		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; other hosts get 403 naming the host and network_allow\n", allow)
 	}
 	return "network (dsh-fs exec shell): off; no host is reachable, not even the host's 127.0.0.1\n"
+}
+
+// startBridge starts, in the session's first process, the bridge from a
+// loopback port of its network namespace to the proxy's channel at fd,
+// and returns CMD's environment env naming that port.
+func startBridge(fd int, env []string) ([]string, error) {
+	// CMD and what it starts never hold the channel.
+	unix.CloseOnExec(fd)
+	l, err := netproxy.Listen()
+	if err != nil {
+		return nil, err
+	}
+	go netproxy.Bridge(l, os.NewFile(uintptr(fd), "proxy-channel"))
+	return netproxy.Env(env, l.Addr().(*net.TCPAddr).Port), nil
 }

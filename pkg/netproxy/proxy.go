@@ -1,0 +1,336 @@
+// Package netproxy is the network of a dsh-fs exec session under
+// network: allowlist (docs/design.md §10): a proxy for HTTP, HTTPS
+// (CONNECT) and SOCKS5, run by the supervisor outside the sandbox, and
+// the bridge inside the session's network namespace that hands it every
+// connection made to the session's loopback port, over a unix socket.
+//
+// The proxy matches the name the client asked for (the CONNECT
+// authority, the request's host, the SOCKS name) against network_allow,
+// resolves it itself, and connects to an address that is loopback,
+// private or link-local only when an entry names that address: a name
+// that resolves there (DNS rebinding, a hosts file) reaches nothing.
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// Setting is what a refusal tells the client to change.
+const Setting = "network_allow"
+
+// dialTimeout bounds one connection the proxy makes.
+const dialTimeout = 15 * time.Second
+
+// Refusal is a connection the proxy refused: the host and port the
+// client asked for, and why.
+type Refusal struct {
+	Host string
+	Port int
+	Why  string
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("dsh-fs: the session's network refuses %s: %s; the trusted setting %s names the hosts a session may reach",
+		net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), r.Why, Setting)
+}
+
+// Proxy is a session's proxy.
+type Proxy struct {
+	allow sandbox.NetworkAllow
+	// refused is told of every refusal, for the session's log.
+	refused func(*Refusal)
+	// lookup resolves a name; net.DefaultResolver's by default.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	done  bool
+	wg    sync.WaitGroup
+}
+
+// New is the proxy of the allow list allow (network_allow's entries),
+// telling refused of each refusal.
+func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
+	a, err := sandbox.ParseNetworkAllow(allow)
+	if err != nil {
+		return nil, err
+	}
+	if refused == nil {
+		refused = func(*Refusal) {}
+	}
+	return &Proxy{allow: a, refused: refused, conns: map[net.Conn]struct{}{},
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}}, nil
+}
+
+// Dial connects to host:port as the allow list allows, or returns a
+// *Refusal.
+func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	refuse := func(why string) error {
+		r := &Refusal{Host: host, Port: port, Why: why}
+		p.refused(r)
+		return r
+	}
+	if host == "" || port < 1 || port > 65535 {
+		return nil, refuse("no host and port to connect to")
+	}
+	if !p.allow.AllowsName(host, port) {
+		return nil, refuse("not in " + Setting)
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		if addrs, err = p.lookup(ctx, host); err != nil {
+			return nil, fmt.Errorf("dsh-fs: the session's proxy cannot resolve %s: %w", host, err)
+		}
+	}
+	var internal []string
+	for _, a := range addrs {
+		a = a.Unmap()
+		if sandbox.InternalAddr(a) && !p.allow.AllowsAddr(a, port) {
+			internal = append(internal, a.String())
+			continue
+		}
+		d := net.Dialer{Timeout: dialTimeout}
+		return d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+	}
+	return nil, refuse("it resolves to " + strings.Join(internal, ", ") +
+		", a loopback, private or link-local address that no " + Setting + " entry names")
+}
+
+// ServeBridge serves the connections the session's bridge sends over
+// ctrl (a SOCK_SEQPACKET unix socket, one descriptor a message) until
+// ctrl closes or Close is called.
+func (p *Proxy) ServeBridge(ctrl *os.File) {
+	p.wg.Add(1)
+	defer p.wg.Done()
+	fd := int(ctrl.Fd())
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || oobn == 0 {
+			return
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			continue
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil {
+			continue
+		}
+		for _, f := range fds {
+			file := os.NewFile(uintptr(f), "bridged")
+			c, err := net.FileConn(file)
+			file.Close()
+			if err != nil {
+				continue
+			}
+			if !p.track(c) {
+				c.Close()
+				return
+			}
+			go func() {
+				defer p.untrack(c)
+				p.Handle(c)
+			}()
+		}
+	}
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	p.wg.Done()
+}
+
+// Close ends every connection the proxy serves.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.done = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+}
+
+// Handle serves one client connection: SOCKS5 when its first byte is 5,
+// HTTP (plain requests and CONNECT) otherwise.
+func (p *Proxy) Handle(c net.Conn) {
+	br := bufio.NewReader(c)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == 5 {
+		p.socks(c, br)
+		return
+	}
+	p.http(c, br)
+}
+
+// hopHeaders are the headers of one hop, never passed on.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			host, port, err := splitPort(addr, 80)
+			if err != nil {
+				return nil, err
+			}
+			return p.Dial(ctx, host, port)
+		},
+		DisableCompression: true,
+		DisableKeepAlives:  true,
+	}
+	defer transport.CloseIdleConnections()
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if req.Method == http.MethodConnect {
+			p.connect(c, br, req)
+			return
+		}
+		if req.URL.Host == "" {
+			req.URL.Host = req.Host
+		}
+		if req.URL.Scheme == "" {
+			req.URL.Scheme = "http"
+		}
+		if req.URL.Scheme != "http" {
+			writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")
+			return
+		}
+		for _, h := range hopHeaders {
+			req.Header.Del(h)
+		}
+		req.RequestURI = ""
+		resp, err := transport.RoundTrip(req)
+		if err != nil {
+			var r *Refusal
+			if errors.As(err, &r) {
+				writeError(c, http.StatusForbidden, r.Error()+"\n")
+			} else {
+				writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+			}
+			return
+		}
+		for _, h := range hopHeaders {
+			resp.Header.Del(h)
+		}
+		keep := !req.Close && !resp.Close
+		resp.Close = !keep
+		err = resp.Write(c)
+		resp.Body.Close()
+		if err != nil || !keep {
+			return
+		}
+	}
+}
+
+// connect serves a CONNECT request: once the proxy reached the
+// authority, the client's bytes and the server's pass as they are.
+func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
+	host, port, err := splitPort(req.RequestURI, 443)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: CONNECT "+req.RequestURI+": "+err.Error()+"\n")
+		return
+	}
+	up, err := p.Dial(req.Context(), host, port)
+	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) {
+			writeError(c, http.StatusForbidden, r.Error()+"\n")
+		} else {
+			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		}
+		return
+	}
+	defer up.Close()
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	pipe(c, br, up)
+}
+
+// pipe copies between the client (reading through br, which may hold
+// bytes already read) and the server until either side ends.
+func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
+	done := make(chan struct{}, 2)
+	go func() {
+		io.Copy(up, br)
+		if tc, ok := up.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		io.Copy(c, up)
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+}
+
+func writeError(w io.Writer, code int, body string) {
+	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+// splitPort splits host[:port], the port def when there is none.
+func splitPort(hostport string, def int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			return strings.Trim(hostport, "[]"), def, nil
+		}
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", ps)
+	}
+	return host, port, nil
+}

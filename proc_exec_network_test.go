@@ -329,3 +329,101 @@ curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct
 		})
 	})
 }
+
+// inetSockets lists the TCP, UDP and raw sockets process pid holds: the
+// socket inodes among its descriptors that its network namespace's
+// tables name.
+func inetSockets(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if ino, ok := strings.CutPrefix(target, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(ino, "]")] = true
+		}
+	}
+	var found []string
+	for _, table := range []string{"tcp", "tcp6", "udp", "udp6", "raw", "raw6"} {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			if f := strings.Fields(line); len(f) > 9 && inodes[f[9]] {
+				found = append(found, table+": "+line)
+			}
+		}
+	}
+	return found
+}
+
+// descendants is pid and every process beneath it.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var p, pp int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(data), ')'); i > 0 {
+			if f := strings.Fields(string(data[i+1:])); len(f) > 1 {
+				fmt.Sscan(f[1], &pp)
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// TestMcpNoNetwork: dsh-fs mcp makes no network connection of its own:
+// after a session of calls (reads, a search, a write, an edit, the
+// policy) neither it nor any process it started holds a TCP, UDP or raw
+// socket.
+func TestMcpNoNetwork(t *testing.T) {
+	// The control: a socket this test holds is found.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := inetSockets(t, os.Getpid()); len(found) == 0 {
+		t.Fatal("inetSockets does not find this test's own listener")
+	}
+	l.Close()
+	ws, _ := mcpLayout(t)
+	c := exec.Command(procBin(t), "mcp", ws)
+	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
+	s := mcpConnect(t, c, nil)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_text_file", map[string]any{"path": "a.txt"}},
+		{"list_directory", map[string]any{"path": ws}},
+		{"search_files", map[string]any{"path": ws, "pattern": "*.go"}},
+		{"get_file_info", map[string]any{"path": "a.txt"}},
+		{"write_file", map[string]any{"path": "net.txt", "content": "x\n"}},
+		{"edit_file", map[string]any{"path": "net.txt", "edits": []map[string]any{{"oldText": "x", "newText": "y"}}}},
+		{"dsh_policy", map[string]any{}},
+	} {
+		if res := mcpCall(t, s, call.tool, call.args); res.IsError {
+			t.Fatalf("%s: %s", call.tool, mcpText(res))
+		}
+	}
+	pids := descendants(c.Process.Pid)
+	for _, pid := range pids {
+		if found := inetSockets(t, pid); len(found) > 0 {
+			t.Errorf("process %d of dsh-fs mcp holds network sockets:\n%s", pid, strings.Join(found, "\n"))
+		}
+	}
+	t.Logf("checked %d processes", len(pids))
+}

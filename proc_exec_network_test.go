@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
 // Issue 24: the shell's network under the same policy. Every test talks
@@ -426,4 +428,53 @@ func TestMcpNoNetwork(t *testing.T) {
 		}
 	}
 	t.Logf("checked %d processes", len(pids))
+}
+
+// TestExecNetworkLandlockTCP: where no network namespace can be made (an
+// ordinary user without the mount layer: here danger-full-access, which
+// has none), Landlock's TCP rules (ABI 4 and newer) are the layer: under
+// off every TCP connect is refused; under allowlist only the proxy's
+// port, which the supervisor listens on itself, is reachable. policy
+// says which layer holds.
+func TestExecNetworkLandlockTCP(t *testing.T) {
+	s := networkSession(t, true)
+	if abi := landlockABIForTest(t); abi < 4 {
+		t.Skipf("Landlock ABI %d has no TCP rules (needs 4)", abi)
+	}
+	addr := serveHTTP(t, "outside")
+	_, port, _ := net.SplitHostPort(addr)
+	t.Run("off", func(t *testing.T) {
+		s.config(t, "mode: danger-full-access\nnetwork: off\n")
+		out := s.run(t, nil, reachScript(addr)+`; dsh-fs policy | grep -o '"network":"[^"]*"'; /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(5); s.connect(("127.0.0.1", `+port+`)); print("mptcp reached")' 2>&1 | tail -1`)
+		// Landlock's TCP rules do not see Multipath TCP: no such
+		// socket may be made.
+		if !strings.Contains(out, "Protocol not supported") || strings.Contains(out, "mptcp reached") {
+			t.Errorf("a Multipath TCP socket was made, or reached the server:\n%s", out)
+		}
+		wantReach(t, out, false)
+		if !strings.Contains(out, `"network":"off, TCP only: Landlock ABI`) {
+			t.Errorf("policy does not name the Landlock TCP layer:\n%s", out)
+		}
+	})
+	t.Run("allowlist", func(t *testing.T) {
+		s.config(t, "mode: danger-full-access\nnetwork: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
+		out := s.run(t, nil, fmt.Sprintf(`env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:%[1]s/; echo "proxied=$?"
+curl -sS -m 10 --noproxy '*' http://127.0.0.1:%[1]s/ 2>/dev/null; echo "direct=$?"
+env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:1/; echo
+`, port))
+		for _, want := range []string{"hello from outside (host 127.0.0.1:" + port + ")\nproxied=0", "refuses 127.0.0.1:1: not in network_allow"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the session did not print %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "direct=0") {
+			t.Errorf("a direct connection bypassed the proxy:\n%s", out)
+		}
+	})
+}
+
+// landlockABIForTest is the kernel's Landlock ABI.
+func landlockABIForTest(t *testing.T) int {
+	t.Helper()
+	return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI
 }

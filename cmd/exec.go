@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/gitguard"
+	"github.com/dshfs/dsh-fs/pkg/netproxy"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 	"github.com/dshfs/dsh-fs/pkg/tty"
@@ -192,7 +193,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
@@ -253,6 +255,12 @@ type childSpec struct {
 	// supervisor's proxy, which the child's bridge serves on a loopback
 	// port of its own (network: allowlist).
 	ProxyFD int `json:"proxy_fd"`
+	// TCPPorts, when not nil, are the only ports CMD may connect to over
+	// TCP (sandbox.RestrictTCP): the network's layer where there is no
+	// network namespace; ProxyPort is then the proxy's on the host's
+	// 127.0.0.1 under allowlist, 0 under off.
+	TCPPorts  []int `json:"tcp_ports"`
+	ProxyPort int   `json:"proxy_port"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -332,6 +340,17 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 			}
 			defer stopProxy()
+		}
+	}
+	if s.rec.Shell.NetworkTCP {
+		spec.TCPPorts = []int{}
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
+			var stopProxy func()
+			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+			spec.TCPPorts = []int{spec.ProxyPort}
 		}
 	}
 	// Signals are forwarded from the start: one that arrives while CMD
@@ -633,6 +652,14 @@ func execChild() int {
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(spec.Roots); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
+		}
+	}
+	if spec.TCPPorts != nil {
+		if err := sandbox.RestrictTCP(spec.TCPPorts); err != nil {
+			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
+		}
+		if spec.ProxyPort > 0 {
+			env = netproxy.Env(env, spec.ProxyPort)
 		}
 	}
 	if spec.Sockets != nil {

@@ -17,35 +17,85 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
+// networkPlan is how a session holds its network setting.
+type networkPlan struct {
+	// namespaced: the shell gets a network namespace of its own.
+	namespaced bool
+	// tcp: without one, Landlock's TCP rules refuse its TCP connects,
+	// but to the proxy's port under allowlist.
+	tcp  bool
+	held bool
+	text string
+}
+
 // networkLayer decides the network of a session under p (docs/design.md
-// §10, network): whether its shell gets a network namespace of its own,
-// whether the setting holds, and the text policy shows. mounts says the
-// session has the mount layer's namespaces (a user namespace where not
-// root), in which the network namespace is made too; as root one is
-// made without them. withInit says the session has its own first
-// process (session.Init), where the allowlist's bridge to the proxy
-// runs: without one, allowlist is off.
-func networkLayer(p sandbox.Policy, mounts, withInit bool) (namespaced, held bool, text string) {
+// §10, network) and the text policy shows. mounts says the session has
+// the mount layer's namespaces (a user namespace where not root), in
+// which the network namespace is made too; as root one is made without
+// them. withInit says the session has its own first process
+// (session.Init), where the allowlist's bridge to the proxy runs:
+// without one, allowlist is off. Where no namespace can be made,
+// Landlock's TCP rules are the layer, TCP only.
+func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 	if p.Network == sandbox.NetworkOn {
-		return false, true, "on: the host's network, every address it reaches"
+		return networkPlan{held: true, text: "on: the host's network, every address it reaches"}
 	}
+	allow := "no host"
+	if len(p.NetworkAllow) > 0 {
+		allow = strings.Join(p.NetworkAllow, ", ")
+	}
+	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
 	if !mounts && os.Geteuid() != 0 {
-		return false, false, "not held for the shell: network " + string(p.Network) +
-			" needs a network namespace, and without the mount layer's user namespace a user that is not root cannot make one"
+		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
+		if abi, ok := sandbox.TCPLandlock(); ok && p.Enforce != sandbox.EnforceOff {
+			if p.Network == sandbox.NetworkAllowlist {
+				return networkPlan{tcp: true, text: fmt.Sprintf("allowlist, TCP only: Landlock ABI %d refuses every TCP connect but to the session's proxy on the host's 127.0.0.1 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY name it); %s; UDP and other protocols are not refused (%s)", abi, reach, nsWhy)}
+			}
+			return networkPlan{tcp: true, text: fmt.Sprintf("off, TCP only: Landlock ABI %d refuses every TCP connect; UDP and other protocols are not refused (%s)", abi, nsWhy)}
+		}
+		return networkPlan{text: "not held for the shell: network " + string(p.Network) + " needs a network namespace, and " + nsWhy[len("no network namespace: "):] + "; Landlock's TCP rules (ABI 4) are not available either"}
 	}
 	off := "a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
 	if p.Network == sandbox.NetworkAllowlist {
 		if !withInit {
-			return true, true, "off (allowlist needs the session's PID namespace, where the bridge to the proxy runs): " + off
+			return networkPlan{namespaced: true, held: true, text: "off (allowlist needs the session's PID namespace, where the bridge to the proxy runs): " + off}
 		}
-		allow := "no host"
-		if len(p.NetworkAllow) > 0 {
-			allow = strings.Join(p.NetworkAllow, ", ")
-		}
-		return true, true, "allowlist: a network namespace of its own with only loopback, where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name the session's proxy (HTTP, CONNECT, SOCKS5), run by the supervisor; it reaches only " +
-			allow + ", and a loopback, private or link-local address only when an entry names it"
+		return networkPlan{namespaced: true, held: true, text: "allowlist: a network namespace of its own with only loopback, where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name the session's proxy (HTTP, CONNECT, SOCKS5), run by the supervisor; " + reach}
 	}
-	return true, true, "off: " + off
+	return networkPlan{namespaced: true, held: true, text: "off: " + off}
+}
+
+// startHostProxy starts the allowlist's proxy on the host's 127.0.0.1,
+// for a session without a network namespace (Landlock lets it connect
+// to this port alone), and returns its port and the function that ends
+// it.
+func (s *supervisor) startHostProxy() (int, func(), error) {
+	proxy, err := s.newProxy()
+	if err != nil {
+		return 0, nil, err
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return 0, nil, err
+	}
+	go proxy.Serve(l)
+	return l.Addr().(*net.TCPAddr).Port, func() {
+		l.Close()
+		proxy.Close()
+	}, nil
+}
+
+// newProxy is the session's proxy, whose refusals are lines of the
+// session's log: exec's standard error, as the git guard's report.
+func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
+	enc := json.NewEncoder(s.app.Stderr)
+	enc.SetEscapeHTML(false)
+	var mu sync.Mutex
+	return netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
+		mu.Lock()
+		defer mu.Unlock()
+		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
+	})
 }
 
 // startProxy readies the allowlist's proxy of a session whose child is
@@ -57,16 +107,7 @@ func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error
 	if err != nil {
 		return 0, nil, err
 	}
-	enc := json.NewEncoder(s.app.Stderr)
-	enc.SetEscapeHTML(false)
-	var mu sync.Mutex
-	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
-		// The session's log: exec's standard error, as the git
-		// guard's report.
-		mu.Lock()
-		defer mu.Unlock()
-		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
-	})
+	proxy, err := s.newProxy()
 	if err != nil {
 		proxyEnd.Close()
 		bridgeEnd.Close()
@@ -118,12 +159,15 @@ func networkOutsideText(p sandbox.Policy) string {
 	if p.Network == sandbox.NetworkOn {
 		return "on: the host's network, every address it reaches"
 	}
-	mounts := func() bool { ok, _ := sandbox.MountLayer(); return ok }()
-	_, held, text := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
-	if !held {
-		return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(text, "not held for the shell: ") + ")"
+	mounts := p.Mode != sandbox.DangerFullAccess && func() bool { ok, _ := sandbox.MountLayer(); return ok }()
+	plan := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
+	switch {
+	case plan.namespaced:
+		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would give it " + strings.SplitN(plan.text, ": ", 2)[1] + ")"
+	case plan.tcp:
+		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would apply " + plan.text + ")"
 	}
-	return "not held for the shell: no dsh-fs exec session (dsh-fs exec would give it " + strings.SplitN(text, ": ", 2)[1] + ")"
+	return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(plan.text, "not held for the shell: ") + ")"
 }
 
 // networkRecordText is policy's network line from a session's record.

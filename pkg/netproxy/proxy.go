@@ -160,6 +160,30 @@ func (p *Proxy) ServeBridge(ctrl *os.File) {
 	}
 }
 
+// Serve serves the connections l accepts until l closes: the proxy on
+// the host's loopback, where the session has no network namespace and
+// Landlock lets it connect to l's port alone.
+func (p *Proxy) Serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		if !p.track(c) {
+			c.Close()
+			return
+		}
+		go func() {
+			defer p.untrack(c)
+			p.Handle(c)
+		}()
+	}
+}
+
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

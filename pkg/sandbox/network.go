@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -200,6 +203,48 @@ func LoopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("loopback: bring up: %w", err)
+	}
+	return nil
+}
+
+// tcpLandlockABI is the first Landlock ABI with TCP rules.
+const tcpLandlockABI = 4
+
+// TCPLandlock reports whether the kernel has Landlock's TCP rules: the
+// network's second layer where no network namespace can be made.
+func TCPLandlock() (abi int, ok bool) { return landlockABI(), landlockABI() >= tcpLandlockABI }
+
+// RestrictTCP restricts this process, and every process it will start,
+// so that the kernel refuses every TCP connect(2) but to the ports
+// (none: every one), whatever the address. It is a ruleset of its own,
+// stacked on the others. It covers TCP alone: UDP, raw sockets and the
+// other protocols stay as they are.
+func RestrictTCP(ports []int) error {
+	if _, ok := TCPLandlock(); !ok {
+		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no TCP rules (needs %d)", landlockABI(), tcpLandlockABI))
+	}
+	cfg := landlock.Config{HandledAccessNet: landlock.AccessNetSet(llsys.AccessNetConnectTCP)}
+	var rules []landlock.Rule
+	for _, p := range ports {
+		rules = append(rules, landlock.ConnectTCP(uint16(p)))
+	}
+	if err := cfg.RestrictNet(rules...); err != nil {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: tcp: %v", err), err)
+	}
+	// Landlock's TCP rules do not see Multipath TCP: a socket made with
+	// IPPROTO_MPTCP connects anywhere (checked on Linux 6.18). So none is
+	// made: EPROTONOSUPPORT, on which clients fall back to TCP. The
+	// protocol is an int, matched on its low word as the kernel reads it.
+	filter := seccomp.Filter{
+		NoNewPrivs: true,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{{Action: seccomp.ActionErrno | seccomp.Action(unix.EPROTONOSUPPORT),
+				NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: lowWordIs(2, unix.IPPROTO_MPTCP)}}}},
+		},
+	}
+	if err := seccomp.LoadFilter(filter); err != nil {
+		return fserr.Wrap(fserr.IO, "seccomp: multipath tcp: "+err.Error(), err)
 	}
 	return nil
 }

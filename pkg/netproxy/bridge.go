@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,12 +43,14 @@ func Bridge(l *net.TCPListener, ctrl *os.File) error {
 	fd := int(ctrl.Fd())
 	for {
 		c, err := l.AcceptTCP()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
+		if errors.Is(err, net.ErrClosed) {
 			return err
+		}
+		if err != nil {
+			// Out of descriptors, a connection reset before it was
+			// accepted: the next one may be served.
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		f, err := c.File()
 		c.Close()

@@ -296,7 +296,8 @@ curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct
 				"hello from outside (host allowed.test:" + port + ")\nplain=0",
 				"hello over tls (host allowed.test:" + tls + ")\nconnect=0",
 				"hello from outside (host sub.wild.test:" + port + ")\nsocks=0",
-				"refuses denied.test:" + port + ": not in network_allow; the trusted setting network_allow names the hosts a session may reach\nstatus=403",
+				"refuses denied.test:" + port + ": not in network_allow",
+				"the trusted setting network_allow names the hosts a session may reach\nstatus=403",
 				"refuses wild.test:" + port + ": not in network_allow",
 				"refuses metadata.test:80: it resolves to 169.254.169.254",
 				"refuses 169.254.169.254:80: not in network_allow",
@@ -477,4 +478,49 @@ env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:1/; echo
 func landlockABIForTest(t *testing.T) int {
 	t.Helper()
 	return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI
+}
+
+// TestExecNetworkApproveOnce: under approval: command, a host no entry
+// allows is put to the approver once, with the host shown; approved, the
+// session reaches it for the rest of its life without asking again;
+// refused, it stays refused, the 403 saying why, and is not asked about
+// again. An internal address is never asked about: no approval opens it.
+func TestExecNetworkApproveOnce(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl here: it is the proxy's client in this test")
+	}
+	forEachNetworkUser(t, func(t *testing.T, s *socketSession) {
+		_, port, _ := net.SplitHostPort(serveHTTP(t, "outside"))
+		script := fmt.Sprintf(`curl -sS -m 20 http://denied.test:%[1]s/; echo "first=$?"
+curl -sS -m 20 http://denied.test:%[1]s/; echo "second=$?"
+curl -sS -m 20 http://169.254.169.254/; echo "metadata=$?"
+`, port)
+		for _, c := range []struct {
+			name   string
+			status int
+			want   []string
+		}{
+			{"approved", 0, []string{"hello from outside (host denied.test:" + port + ")\nfirst=0", "hello from outside (host denied.test:" + port + ")\nsecond=0"}},
+			{"refused", 1, []string{"refuses denied.test:" + port + ": not in network_allow (not approved: approval_command exited with status 1)"}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				record := filepath.Join(s.home, "asked-"+c.name)
+				s.config(t, fmt.Sprintf("network: allowlist\nnetwork_allow: [\"127.0.0.1:%s\"]\napproval: command\napproval_command: [/bin/sh, -c, \"cat >> %s; exit %d\"]\n", port, record, c.status))
+				out, errs := runWithHosts(t, s, script)
+				for _, want := range c.want {
+					if !strings.Contains(out, want) {
+						t.Errorf("the session did not print %q:\n%s\nstderr: %s", want, out, errs)
+					}
+				}
+				if !strings.Contains(out, "refuses 169.254.169.254:80: not in network_allow;") {
+					t.Errorf("the metadata address was not refused as it is:\n%s", out)
+				}
+				asked, _ := os.ReadFile(record)
+				lines := strings.Split(strings.TrimSpace(string(asked)), "\n")
+				if len(lines) != 1 || !strings.Contains(lines[0], `"op":"network","path":"denied.test:`+port+`"`) {
+					t.Errorf("the approver was asked %d times, want once about denied.test:%s:\n%s", len(lines), port, asked)
+				}
+			})
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -87,15 +88,31 @@ func (s *supervisor) startHostProxy() (int, func(), error) {
 
 // newProxy is the session's proxy, whose refusals are lines of the
 // session's log: exec's standard error, as the git guard's report.
+// A host no entry allows is put to the approver, where approval is
+// command or supervisor, once for the session (sandbox.ApproveHost).
 func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 	enc := json.NewEncoder(s.app.Stderr)
 	enc.SetEscapeHTML(false)
 	var mu sync.Mutex
-	return netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
+	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
 	})
+	if err != nil {
+		return nil, err
+	}
+	p := s.settings.Policy
+	if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
+		proxy.SetApprover(func(host string, port int) error {
+			req := sandbox.EscalationRequest{Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
+				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
+			return sandbox.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+				return s.askTerminal(session.Ask{Request: req})
+			})
+		})
+	}
+	return proxy, nil
 }
 
 // startProxy readies the allowlist's proxy of a session whose child is

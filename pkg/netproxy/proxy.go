@@ -55,6 +55,14 @@ type Proxy struct {
 	allow sandbox.NetworkAllow
 	// refused is told of every refusal, for the session's log.
 	refused func(*Refusal)
+	// approve, when not nil, is asked about a name no entry allows: nil
+	// approves it for the rest of the session; an error is the
+	// refusal's reason. answers holds each host:port's answer ("" when
+	// approved); askMu puts one question at a time, so a burst of
+	// connections to one host asks once.
+	approve func(host string, port int) error
+	askMu   sync.Mutex
+	answers map[string]string
 	// lookup resolves a name; net.DefaultResolver's by default.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 
@@ -74,7 +82,7 @@ func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
 	if refused == nil {
 		refused = func(*Refusal) {}
 	}
-	return &Proxy{allow: a, refused: refused, conns: map[net.Conn]struct{}{},
+	return &Proxy{allow: a, refused: refused, conns: map[net.Conn]struct{}{}, answers: map[string]string{},
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}}, nil
@@ -92,12 +100,21 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	if host == "" || port < 1 || port > 65535 {
 		return nil, refuse("no host and port to connect to")
 	}
+	literal, err := netip.ParseAddr(host)
+	// An internal address is opened by an IP entry alone: no approval
+	// could connect to it, so none is asked for.
+	askable := err != nil || !sandbox.InternalAddr(literal)
 	if !p.allow.AllowsName(host, port) {
-		return nil, refuse("not in " + Setting)
+		if !askable {
+			return nil, refuse("not in " + Setting)
+		}
+		if ok, why := p.ask(host, port); !ok {
+			return nil, refuse("not in " + Setting + why)
+		}
 	}
 	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
+	if literal.IsValid() {
+		addrs = []netip.Addr{literal}
 	} else {
 		if addrs, err = p.lookup(ctx, host); err != nil {
 			return nil, fmt.Errorf("dsh-fs: the session's proxy cannot resolve %s: %w", host, err)
@@ -115,6 +132,31 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	}
 	return nil, refuse("it resolves to " + strings.Join(internal, ", ") +
 		", a loopback, private or link-local address that no " + Setting + " entry names")
+}
+
+// SetApprover makes approve decide about each name no entry allows, once
+// for the session (docs/design.md §10: approval command or supervisor).
+func (p *Proxy) SetApprover(approve func(host string, port int) error) { p.approve = approve }
+
+// ask reports whether host:port was approved for this session, now or
+// before, and otherwise why not (the refusal's tail, "" with no
+// approver). A host refused once is not asked about again.
+func (p *Proxy) ask(host string, port int) (bool, string) {
+	if p.approve == nil {
+		return false, ""
+	}
+	key := net.JoinHostPort(strings.ToLower(host), strconv.Itoa(port))
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	if why, done := p.answers[key]; done {
+		return why == "", why
+	}
+	why := ""
+	if err := p.approve(host, port); err != nil {
+		why = " (" + err.Error() + ")"
+	}
+	p.answers[key] = why
+	return why == "", why
 }
 
 // ServeBridge serves the connections the session's bridge sends over

@@ -89,6 +89,32 @@ func TestProxyResolvesItself(t *testing.T) {
 	if want := []string{"rebind.test", "meta.test", "other.test", "127.0.0.1"}; !slices.Equal(refused, want) {
 		t.Errorf("refusals told %q, want %q", refused, want)
 	}
+
+	// A name no entry allows goes to the approver once; its answer
+	// stands for the session. An internal address is never asked about.
+	for _, approve := range []bool{true, false} {
+		asked := []string{}
+		p = mk("127.0.0.1:" + port)
+		p.SetApprover(func(host string, port int) error {
+			asked = append(asked, fmt.Sprintf("%s:%d", host, port))
+			if approve {
+				return nil
+			}
+			return errors.New("not approved: no")
+		})
+		for range 3 {
+			code, body := get(p, "http://ok.test:"+port+"/")
+			if approve && code != 200 || !approve && (code != 403 || !strings.Contains(body, "not in network_allow (not approved: no)")) {
+				t.Errorf("approve %t: %d %q", approve, code, body)
+			}
+		}
+		if code, _ := get(p, "http://169.254.169.254/"); code != 403 {
+			t.Errorf("the metadata address: %d", code)
+		}
+		if want := []string{"ok.test:" + port}; !slices.Equal(asked, want) {
+			t.Errorf("approve %t: asked %q, want %q", approve, asked, want)
+		}
+	}
 }
 
 func TestEnv(t *testing.T) {

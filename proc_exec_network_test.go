@@ -289,6 +289,7 @@ curl -sS -m 10 http://wild.test:%[1]s/; echo "wild-apex=$?"
 curl -sS -m 10 http://metadata.test/; echo "metadata-name=$?"
 curl -sS -m 10 http://169.254.169.254/latest/meta-data/; echo "metadata=$?"
 curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct=$?"
+dsh-fs policy --context | grep '^network'
 `, port, tls)
 			out, errs := runWithHosts(t, s, script)
 			for _, want := range []string{
@@ -301,6 +302,7 @@ curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct
 				"refuses wild.test:" + port + ": not in network_allow",
 				"refuses metadata.test:80: it resolves to 169.254.169.254",
 				"refuses 169.254.169.254:80: not in network_allow",
+				"network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to allowed.test, *.wild.test, metadata.test, 127.0.0.1:" + port,
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the session did not print %q:\n%s\nstderr: %s", want, out, errs)

@@ -46,6 +46,9 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		allow = strings.Join(p.NetworkAllow, ", ")
 	}
 	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
+	if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
+		reach += "; another host is put to the approver (" + string(p.Approval) + ") once for the session"
+	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
 		if abi, ok := sandbox.TCPLandlock(); ok && p.Enforce != sandbox.EnforceOff {
@@ -205,7 +208,11 @@ func networkContextLine(p sandbox.Policy) string {
 		if len(p.NetworkAllow) > 0 {
 			allow = strings.Join(p.NetworkAllow, ", ")
 		}
-		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; other hosts get 403 naming the host and network_allow\n", allow)
+		others := "other hosts get 403 naming the host and network_allow"
+		if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
+			others = "another host is put to the approver once, else gets 403 naming the host and network_allow"
+		}
+		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; %s\n", allow, others)
 	}
 	return "network (dsh-fs exec shell): off; no host is reachable, not even the host's 127.0.0.1\n"
 }

@@ -526,3 +526,35 @@ curl -sS -m 20 http://169.254.169.254/; echo "metadata=$?"
 		}
 	})
 }
+
+// TestExecNetworkApproveAtTerminal: under the default approval
+// (supervisor), the person at exec's terminal is asked about a host no
+// entry allows, the host named in the question; yes opens it for the
+// session, no keeps the 403, saying so.
+func TestExecNetworkApproveAtTerminal(t *testing.T) {
+	requireLandlock(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl here: it is the proxy's client in this test")
+	}
+	_, port, _ := net.SplitHostPort(serveHTTP(t, "outside"))
+	for _, c := range []struct{ answer, want string }{
+		{"y\n", "hello from outside (host localhost:" + port + ")"},
+		{"n\n", "refuses localhost:" + port + ": not in network_allow (not approved: not approved at the supervisor's terminal)"},
+	} {
+		t.Run(strings.TrimSpace(c.answer), func(t *testing.T) {
+			ws, _ := filepath.EvalSymlinks(t.TempDir())
+			env := execEnv(t, ws)
+			// localhost is a name no entry allows; 127.0.0.1:PORT lets it
+			// connect once approved, its address being loopback.
+			writeSystemConfig(t, env, "network: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
+			r := runUnderTTY(t, env, ws, c.answer, "exec", "--cwd", ws, "--", "sh", "-c",
+				"env -u NO_PROXY -u no_proxy curl -sS -m 20 http://localhost:"+port+"/ 2>&1")
+			if !r.prompted || !strings.Contains(r.screen, "asked to connect to localhost:"+port) || !strings.Contains(r.screen, "for the rest of this session?") {
+				t.Fatalf("no question naming the host at exec's terminal; it shows %q; output %s", r.screen, r.stdout)
+			}
+			if !strings.Contains(r.stdout+r.screen, c.want) {
+				t.Errorf("want %q; output %s; terminal %q", c.want, r.stdout, r.screen)
+			}
+		})
+	}
+}

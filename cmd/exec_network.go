@@ -51,6 +51,9 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
+		if p.Mode == sandbox.DangerFullAccess {
+			nsWhy = "no network namespace: danger-full-access has no mount layer, whose user namespace a user that is not root needs for one"
+		}
 		if abi, ok := sandbox.TCPLandlock(); ok && p.Enforce != sandbox.EnforceOff {
 			if p.Network == sandbox.NetworkAllowlist {
 				return networkPlan{tcp: true, text: fmt.Sprintf("allowlist, TCP only: Landlock ABI %d refuses every TCP connect but to the session's proxy on the host's 127.0.0.1 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY name it); %s; UDP and other protocols are not refused (%s)", abi, reach, nsWhy)}
@@ -134,9 +137,7 @@ func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error
 		return 0, nil, err
 	}
 	child.ExtraFiles = append(child.ExtraFiles, bridgeEnd)
-	served := make(chan struct{})
 	go func() {
-		defer close(served)
 		// It ends when the session's last process, which holds the
 		// bridge end, is gone.
 		proxy.ServeBridge(proxyEnd)

@@ -104,6 +104,10 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	// An internal address is opened by an IP entry alone: no approval
 	// could connect to it, so none is asked for.
 	askable := err != nil || !sandbox.InternalAddr(literal)
+	if e, err := sandbox.ParseNetworkEntry(host); err != nil || e.Wildcard || e.Port != 0 {
+		// Not a host name or an address: nothing to put to a person.
+		askable = false
+	}
 	if !p.allow.AllowsName(host, port) {
 		if !askable {
 			return nil, refuse("not in " + Setting)

@@ -43,13 +43,14 @@ func TestProxyResolvesItself(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello ", r.Host) }))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	var refused []string
+	var refused, looked []string
 	mk := func(allow ...string) *Proxy {
 		p, err := New(allow, func(r *Refusal) { refused = append(refused, r.Host) })
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.lookup = func(_ context.Context, host string) ([]netip.Addr, error) {
+			looked = append(looked, host)
 			switch host {
 			case "rebind.test", "ok.test":
 				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -88,6 +89,10 @@ func TestProxyResolvesItself(t *testing.T) {
 	}
 	if want := []string{"rebind.test", "meta.test", "other.test", "127.0.0.1"}; !slices.Equal(refused, want) {
 		t.Errorf("refusals told %q, want %q", refused, want)
+	}
+	// A name no entry allows is never looked up: no lookup carries data.
+	if slices.Contains(looked, "other.test") {
+		t.Errorf("other.test was looked up: %q", looked)
 	}
 
 	// A name no entry allows goes to the approver once; its answer

@@ -279,18 +279,6 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
-	transport := &http.Transport{
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			host, port, err := splitPort(addr, 80)
-			if err != nil {
-				return nil, err
-			}
-			return p.Dial(ctx, host, port)
-		},
-		DisableCompression: true,
-		DisableKeepAlives:  true,
-	}
-	defer transport.CloseIdleConnections()
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
@@ -300,41 +288,64 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
 			p.connect(c, br, req)
 			return
 		}
-		if req.URL.Host == "" {
-			req.URL.Host = req.Host
-		}
-		if req.URL.Scheme == "" {
-			req.URL.Scheme = "http"
-		}
-		if req.URL.Scheme != "http" {
-			writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")
-			return
-		}
-		for _, h := range hopHeaders {
-			req.Header.Del(h)
-		}
-		req.RequestURI = ""
-		resp, err := transport.RoundTrip(req)
-		if err != nil {
-			var r *Refusal
-			if errors.As(err, &r) {
-				writeError(c, http.StatusForbidden, r.Error()+"\n")
-			} else {
-				writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
-			}
-			return
-		}
-		for _, h := range hopHeaders {
-			resp.Header.Del(h)
-		}
-		keep := !req.Close && !resp.Close
-		resp.Close = !keep
-		err = resp.Write(c)
-		resp.Body.Close()
-		if err != nil || !keep {
+		if !p.forward(c, req) {
 			return
 		}
 	}
+}
+
+// forward passes one plain request to its server, over a connection of
+// its own (no pool: each is dialled, and so checked, afresh), and its
+// response back; it reports whether the client's connection goes on.
+// net/http's client Transport is not used: it would link HTTP/2 and
+// more for what this does.
+func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
+	defer req.Body.Close()
+	if req.URL.Host == "" {
+		req.URL.Host = req.Host
+	}
+	if req.URL.Scheme != "" && req.URL.Scheme != "http" {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")
+		return false
+	}
+	host, port, err := splitPort(req.URL.Host, 80)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: "+req.URL.Host+": "+err.Error()+"\n")
+		return false
+	}
+	up, err := p.Dial(req.Context(), host, port)
+	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) {
+			writeError(c, http.StatusForbidden, r.Error()+"\n")
+		} else {
+			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		}
+		return false
+	}
+	defer up.Close()
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	keep := !req.Close
+	// The server's connection is this request's alone.
+	req.Close = true
+	// Request.Write sends the origin form (the path) and the Host.
+	if err := req.Write(up); err != nil {
+		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	if err != nil {
+		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		return false
+	}
+	defer resp.Body.Close()
+	for _, h := range hopHeaders {
+		resp.Header.Del(h)
+	}
+	resp.Close = !keep
+	return resp.Write(c) == nil && keep
 }
 
 // connect serves a CONNECT request: once the proxy reached the

@@ -135,3 +135,37 @@ func TestEnv(t *testing.T) {
 		t.Errorf("the caller's proxy kept: %q", env)
 	}
 }
+
+// TestProxyKeepAlive: one client connection carries several plain
+// requests, bodies included, each forwarded on a connection of its own.
+func TestProxyKeepAlive(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.RequestURI(), b)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, err := New([]string{"127.0.0.1:" + port}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyFor(t, p)), MaxConnsPerHost: 1}}
+	for i, want := range []string{"GET /a?x=1 ", "POST /b body", "GET /c "} {
+		var resp *http.Response
+		var err error
+		target := "http://127.0.0.1:" + port + strings.Fields(want)[1]
+		if strings.HasPrefix(want, "POST") {
+			resp, err = client.Post(target, "text/plain", strings.NewReader("body"))
+		} else {
+			resp, err = client.Get(target)
+		}
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != want {
+			t.Errorf("request %d: %q, want %q", i, b, want)
+		}
+	}
+}

@@ -124,7 +124,13 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 			return nil, fmt.Errorf("dsh-fs: the session's proxy cannot resolve %s: %w", host, err)
 		}
 	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("dsh-fs: the session's proxy: %s resolves to no address", host)
+	}
+	// Each address that passes is tried in turn, as a client would; the
+	// one dialled is the one checked, never the name again.
 	var internal []string
+	var dialErr error
 	for _, a := range addrs {
 		a = a.Unmap()
 		if sandbox.InternalAddr(a) && !p.allow.AllowsAddr(a, port) {
@@ -132,7 +138,14 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 			continue
 		}
 		d := net.Dialer{Timeout: dialTimeout}
-		return d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		dialErr = err
+	}
+	if dialErr != nil {
+		return nil, dialErr
 	}
 	return nil, refuse("it resolves to " + strings.Join(internal, ", ") +
 		", a loopback, private or link-local address that no " + Setting + " entry names")

@@ -56,6 +56,8 @@ func TestProxyResolvesItself(t *testing.T) {
 				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 			case "meta.test":
 				return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+			case "empty.test":
+				return nil, nil
 			}
 			return nil, errors.New("no such host")
 		}
@@ -71,9 +73,12 @@ func TestProxyResolvesItself(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	p := mk("rebind.test", "meta.test", "ok.test", "127.0.0.1:"+port)
+	p := mk("rebind.test", "meta.test", "ok.test", "empty.test", "127.0.0.1:"+port)
 	if code, body := get(p, "http://ok.test:"+port+"/"); code != 200 || body != "hello ok.test:"+port {
 		t.Errorf("ok.test: %d %q", code, body)
+	}
+	if code, body := get(p, "http://empty.test/"); code != http.StatusBadGateway || !strings.Contains(body, "empty.test resolves to no address") {
+		t.Errorf("empty.test: %d %q", code, body)
 	}
 	p = mk("rebind.test", "meta.test")
 	for _, c := range []struct{ target, says string }{

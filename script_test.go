@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 		"broker-send":    brokerSend,
 		"unix-dial":      unixDial,
 		"unix-serve":     unixServe,
+		"tcp-dial":       tcpDial,
 		"tiocsti-push":   tiocstiPush,
 		"tty-thief":      ttyThief,
 	})

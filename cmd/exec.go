@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/config"
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/gitguard"
+	"github.com/dshfs/dsh-fs/pkg/netproxy"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/session"
 	"github.com/dshfs/dsh-fs/pkg/tty"
@@ -215,6 +216,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	cachesReady := make(chan cacheSetup, 1)
 	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
 	sup := &supervisor{app: a, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(a, s, roots, &shell)
@@ -276,6 +279,19 @@ type childSpec struct {
 	// 2), whose foreground CMD gets; -1 without one.
 	Init bool `json:"init"`
 	Ctty int  `json:"ctty"`
+	// Network says the child is in a network namespace of its own, whose
+	// loopback it brings up (networkLayer).
+	Network bool `json:"network"`
+	// ProxyFD, when not 0, is the descriptor of the channel to the
+	// supervisor's proxy, which the child's bridge serves on a loopback
+	// port of its own (network: allowlist).
+	ProxyFD int `json:"proxy_fd"`
+	// TCPPorts, when not nil, are the only ports CMD may connect to over
+	// TCP (sandbox.RestrictTCP): the network's layer where there is no
+	// network namespace; ProxyPort is then the proxy's on the host's
+	// 127.0.0.1 under allowlist, 0 under off.
+	TCPPorts  []int `json:"tcp_ports"`
+	ProxyPort int   `json:"proxy_port"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -352,6 +368,27 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		child.SysProcAttr = ns
 	}
 	spec.Init = s.rec.Shell.ProcessesHeld
+	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
+		withNetworkNamespace(child.SysProcAttr)
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
+			var stopProxy func()
+			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+		}
+	}
+	if s.rec.Shell.NetworkTCP {
+		spec.TCPPorts = []int{}
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
+			var stopProxy func()
+			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+			spec.TCPPorts = []int{spec.ProxyPort}
+		}
+	}
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
 	sigs := make(chan os.Signal, 8)
@@ -370,6 +407,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	specR.Close()
 	errW.Close()
+	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+		f.Close() // the proxy channel's bridge end is the session's alone
+	}
 	if err != nil {
 		specW.Close()
 		errR.Close()
@@ -639,6 +679,20 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
+	env := os.Environ()
+	if spec.Network {
+		if err := sandbox.LoopbackUp(); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
+		}
+	}
+	if spec.ProxyFD > 0 {
+		// Before the layers: the bridge's listener is this process's,
+		// and its goroutine serves for the whole session (session.Init
+		// runs on in this process).
+		if env, err = startBridge(spec.ProxyFD, env); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
+		}
+	}
 	if spec.Init {
 		if err := mountProc(); err != nil {
 			return fail(fserr.IO, "processes layer: "+err.Error())
@@ -650,6 +704,14 @@ func execChild() int {
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
+		}
+	}
+	if spec.TCPPorts != nil {
+		if err := sandbox.RestrictTCP(spec.TCPPorts); err != nil {
+			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
+		}
+		if spec.ProxyPort > 0 {
+			env = netproxy.Env(env, spec.ProxyPort)
 		}
 	}
 	if spec.Sockets != nil {
@@ -669,7 +731,7 @@ func execChild() int {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
 	}
 	if spec.Init {
-		status := session.Init(spec.Path, spec.Argv, os.Environ(), spec.Ctty, func(err error) {
+		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}
@@ -677,6 +739,6 @@ func execChild() int {
 		})
 		os.Exit(status)
 	}
-	err = unix.Exec(spec.Path, spec.Argv, os.Environ())
+	err = unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 }

@@ -84,6 +84,10 @@ type shellLayers struct {
 	// allowed ones is reachable from the shell; Sockets says how.
 	SocketsHeld bool   `json:"sockets_held"`
 	Sockets     string `json:"sockets"`
+	// NetworkHeld says the shell reaches over the network only what the
+	// network setting allows; Network says how (exec_network.go).
+	NetworkHeld bool   `json:"network_held"`
+	Network     string `json:"network"`
 	// OutsideReadOnlyHeld says everything outside the writable roots is
 	// read-only for the shell, metadata included (the mount layer's
 	// read-only tree); OutsideReadOnly says what holds, or why not.
@@ -147,6 +151,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
 		l.Sockets = socketsOutsideText(p)
+		l.Network = networkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
 		if ok, why := sandbox.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
@@ -198,6 +203,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Scopes = "not held: " + rec.Shell.Kernel
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
+	l.NetworkHeld, l.Network = networkRecordText(rec.Shell)
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
@@ -362,6 +368,7 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
+	b.WriteString(networkContextLine(p))
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {

@@ -389,6 +389,12 @@ func (l *loader) resolveBase() error {
 				if v.value == false {
 					l.base[k] = v
 				}
+			case KeyNetwork:
+				// A ceiling: the requirements narrow the network,
+				// never open it.
+				if !network(v).Wider(network(l.base[k])) {
+					l.base[k] = v
+				}
 			default: // approval, approval_command, approval_timeout, allow_roots, workspaces, allow_unix_sockets
 				l.base[k] = v
 			}
@@ -425,6 +431,7 @@ func (l *loader) resolveBase() error {
 		}
 		l.base[KeyMode] = sourced{value: string(mode(maxMode)), origin: maxMode.origin}
 	}
+	l.defaultNetwork(l.base)
 	return nil
 }
 
@@ -436,6 +443,19 @@ func originText(o Origin) string {
 }
 
 func mode(v sourced) sandbox.Mode { return sandbox.Mode(v.value.(string)) }
+
+func network(v sourced) sandbox.Network { return sandbox.Network(v.value.(string)) }
+
+// defaultNetwork makes a network no source set follow the mode of vals
+// (sandbox.DefaultNetwork): on in danger-full-access, off otherwise. It
+// runs on the base, then on the effective values, so a session that
+// narrows the mode narrows the default network with it.
+func (l *loader) defaultNetwork(vals map[Key]sourced) {
+	if n := vals[KeyNetwork]; n.origin.Source == KindDefault {
+		n.value = string(sandbox.DefaultNetwork(mode(vals[KeyMode])))
+		vals[KeyNetwork] = n
+	}
+}
 
 // accumulates reports whether a setting's values from several sources add
 // up rather than replace each other: a secret or protected glob named
@@ -628,6 +648,7 @@ func (l *loader) applySession() error {
 			l.eff[s.key] = v
 		}
 	}
+	l.defaultNetwork(l.eff)
 	return nil
 }
 
@@ -682,13 +703,6 @@ func (l *loader) narrows(s setting, v sourced) error {
 		}
 	case KeyWritableRoots:
 		return l.checkSessionRoots(v, denyRaw)
-	case KeyCaches:
-		// As allow_unix_sockets: a session drops caches, never adds one.
-		for _, g := range asList(v.value) {
-			if !slices.Contains(asList(base.value), g) {
-				return denyRaw("", g)
-			}
-		}
 	case KeyCachesFromToolchains:
 		if v.value == true && base.value == false {
 			return deny("")
@@ -697,8 +711,12 @@ func (l *loader) narrows(s setting, v sourced) error {
 		if sandbox.CachesWritableWider(v.value.(string), base.value.(string)) {
 			return deny("")
 		}
-	case KeyAllowUnixSockets:
-		// A session may drop sockets from the trusted list, never add
+	case KeyNetwork:
+		if sandbox.Network(v.value.(string)).Wider(network(base)) {
+			return deny("")
+		}
+	case KeyCaches, KeyAllowUnixSockets, KeyNetworkAllow:
+		// A session may drop entries from the trusted list, never add
 		// one: each entry must be one of the trusted list's, as spelled.
 		for _, g := range asList(v.value) {
 			if !slices.Contains(asList(base.value), g) {
@@ -796,6 +814,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	maxMode, _ := sandbox.ParseMode(str(KeyMaxMode))
 	approval, _ := sandbox.ParseApproval(str(KeyApproval))
 	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
+	net, _ := sandbox.ParseNetwork(str(KeyNetwork))
 	loc := l.src.Locations
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
@@ -844,6 +863,8 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		ApprovalTimeoutSeconds: vals[KeyApprovalTimeout].value.(int),
 		Enforce:                enforce,
 		AllowUnixSockets:       asList(vals[KeyAllowUnixSockets].value),
+		Network:                net,
+		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,
@@ -949,6 +970,10 @@ func validate(k Key, v any) error {
 		_, err = sandbox.ParseApproval(v.(string))
 	case KeyEnforce:
 		_, err = sandbox.ParseEnforce(v.(string))
+	case KeyNetwork:
+		_, err = sandbox.ParseNetwork(v.(string))
+	case KeyNetworkAllow:
+		_, err = sandbox.ParseNetworkAllow(asList(v))
 	case KeyOutput:
 		if o := v.(string); o != "json" && o != "text" {
 			err = fmt.Errorf("unknown output %q (want json or text)", o)

@@ -3,7 +3,11 @@
 // setting came from for `dsh-fs policy`. It is the only importer of viper.
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
 
 // Key is a config file key; the same setting has one name everywhere:
 // key diff_basis_max_bytes, env DSH_FS_DIFF_BASIS_MAX_BYTES, flag
@@ -26,6 +30,8 @@ const (
 	KeyAllowRoots        Key = "allow_roots"
 	KeyWorkspaces        Key = "workspaces"
 	KeyAllowUnixSockets  Key = "allow_unix_sockets"
+	KeyNetwork           Key = "network"
+	KeyNetworkAllow      Key = "network_allow"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -111,6 +117,11 @@ var settings = []setting{
 	// Who may reach a socket outside a session; a session source may
 	// only drop entries (loader.narrows).
 	{KeyAllowUnixSockets, "", "", kindList, []string{}, false},
+	// What the shell reaches over the network: the default follows the
+	// mode (sandbox.DefaultNetwork); a session source may only narrow it,
+	// on → allowlist → off, and only drop network_allow entries.
+	{KeyNetwork, "", "", kindString, string(sandbox.NetworkOff), false},
+	{KeyNetworkAllow, "", "", kindList, []string{}, false},
 	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
 	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
 	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
@@ -128,7 +139,8 @@ var settings = []setting{
 // managedKeys are what the managed requirements file may say: ceilings
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
-	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets}
+	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets,
+	KeyNetwork, KeyNetworkAllow}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -20,6 +20,12 @@
 #                                     # start-up with the cache layer, and go test
 #                                     # inside a session against outside, both warm;
 #                                     # replacing that section
+#   BENCH_ONLY=network scripts/bench.sh
+#                                     # only exec's start-up under network: off
+#                                     # and allowlist against on, and HTTP
+#                                     # requests through the session's proxy
+#                                     # against direct ones (as root); replacing
+#                                     # that section
 #
 # The MCP rows (scripts/mcpbench) drive `dsh-fs mcp` and, where node and
 # npm can install it, the official @modelcontextprotocol/server-filesystem
@@ -262,6 +268,60 @@ JSON
 	} >"$TMP/caches.md"
 }
 
+# network_rows: exec's start-up with the network namespace (network: off)
+# and with the proxy (allowlist) against network: on, and 20 HTTP requests
+# to a local server, through the session's proxy against direct, in
+# $TMP/network.md. network is a trusted setting: the rows run in a
+# private mount namespace whose tmpfs over ~/.config (root's, from the
+# user database) holds the trusted user file, network: on with the
+# server allowed; the sessions narrow it with DSH_FS_CONFIG. Nothing
+# outside bench/tmp changes.
+network_rows() {
+	if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null || ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
+		echo "Not measured: needs root (the tmpfs over ~/.config), unshare, curl and python3." >"$TMP/network.md"
+		return
+	fi
+	local nws=$TMP/network-ws spec=$TMP/network-spec.json port server
+	mkdir -p "$nws/srv"
+	printf 'hello\n' >"$nws/srv/index.html"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	python3 -m http.server --bind 127.0.0.1 --directory "$nws/srv" "$port" >/dev/null 2>&1 &
+	server=$!
+	sleep 0.5
+	printf 'network: on\nnetwork_allow: ["127.0.0.1:%s"]\n' "$port" >"$TMP/network-user.yaml"
+	printf 'network: off\n' >"$TMP/network-off.yaml"
+	printf 'network: allowlist\n' >"$TMP/network-allowlist.yaml"
+	local ex="env -u DSH_FS_CWD" xc="--cwd $nws --tmp=false"
+	local curls="for i in \$(seq 20); do curl -sf --noproxy '' -o /dev/null http://127.0.0.1:$port/ || exit 1; done"
+	cat >"$spec" <<JSON
+[
+  {"name": "dsh-fs exec -- true: network: off (a network namespace, loopback brought up) against on", "loop": 50, "reference": true,
+   "plain": {"label": "on", "runs": [["env", "-u", "DSH_FS_CWD", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "true"]]},
+   "dsh": {"label": "off", "runs": [["env", "-u", "DSH_FS_CWD", "DSH_FS_CONFIG=$TMP/network-off.yaml", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "true"]]}},
+  {"name": "dsh-fs exec -- true: network: allowlist (the namespace, the proxy and its bridge) against on", "loop": 50, "reference": true,
+   "plain": {"label": "on", "runs": [["env", "-u", "DSH_FS_CWD", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "true"]]},
+   "dsh": {"label": "allowlist", "runs": [["env", "-u", "DSH_FS_CWD", "DSH_FS_CONFIG=$TMP/network-allowlist.yaml", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "true"]]}},
+  {"name": "20 curl requests to a local server in one session: through the session's proxy (allowlist) against direct (on)", "loop": 5, "reference": true,
+   "plain": {"label": "direct", "runs": [["env", "-u", "DSH_FS_CWD", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "sh", "-c", "$curls"]]},
+   "dsh": {"label": "proxy", "runs": [["env", "-u", "DSH_FS_CWD", "DSH_FS_CONFIG=$TMP/network-allowlist.yaml", "$BIN", "exec", "--cwd", "$nws", "--tmp=false", "--", "sh", "-c", "$curls"]]}}
+]
+JSON
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m dsh-fs-bench /root/.config && mkdir /root/.config/dsh-fs &&
+		cp "$1" /root/.config/dsh-fs/config.yaml && shift && exec "$@"' sh "$TMP/network-user.yaml" \
+		"$RUNNER" -spec "$spec" -runs "$RUNS" -dir "$nws" -details "$TMP/network-details.md" >"$TMP/network-table.md" || { kill "$server"; exit 1; }
+	kill "$server" 2>/dev/null || true
+	{
+		echo "This build only, interleaved in one run, $RUNS runs a side; exec as root (the mount layer's"
+		echo "namespaces, the network namespace in them). The curl row is one session each of 20"
+		echo "sequential requests (a curl start each): the per-request cost of the proxy is its"
+		echo "difference less the allowlist start-up row's, over 20."
+		echo
+		cat "$TMP/network-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/network-details.md"
+	} >"$TMP/network.md"
+}
+
 # only_section NAME FILE: replace the results.md section "## NAME …" with
 # FILE's, before the MCP section or the notes.
 only_section() {
@@ -287,24 +347,15 @@ if [[ ${BENCH_ONLY:-} == caches ]]; then
 	exit 0
 fi
 
+if [[ ${BENCH_ONLY:-} == network ]]; then
+	network_rows
+	only_section "exec network" "$TMP/network.md"
+	exit 0
+fi
+
 if [[ ${BENCH_ONLY:-} == exec ]]; then
 	exec_rows
-	OUT=$REPO/bench/results.md
-	{
-		echo "## exec sessions ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
-		echo
-		cat "$TMP/exec.md"
-		echo
-	} >"$TMP/exec-section.md"
-	# The old section goes; the new one stands before the MCP section (which
-	# BENCH_ONLY=mcp rewrites to the end) or the notes.
-	awk -v sec="$TMP/exec-section.md" '
-		/^## / { skip = /^## exec sessions/ }
-		!done && /^## (MCP server|Notes)/ { while ((getline l < sec) > 0) print l; done = 1 }
-		!skip { print }
-		END { if (!done) while ((getline l < sec) > 0) print l }' "$OUT" >"$OUT.new"
-	mv "$OUT.new" "$OUT"
-	cat "$TMP/exec.md"
+	only_section "exec sessions" "$TMP/exec.md"
 	exit 0
 fi
 

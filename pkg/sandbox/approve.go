@@ -120,6 +120,11 @@ func Question(req EscalationRequest) string {
 // change itself, and whether to allow it once.
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
+	if req.Op == OpNetwork {
+		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
+		b.WriteString("Allow connections to it for the rest of this session? [y/N] ")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "dsh-fs: %s %s was denied under %s mode (%s).\n", req.Op, escapeControl(req.Path), req.From, req.Reason)
 	if req.Resolved != "" && req.Resolved != req.Path {
 		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))

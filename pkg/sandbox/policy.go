@@ -62,6 +62,11 @@ type Policy struct {
 	// a dsh-fs exec session that its shell may connect to ("~" is
 	// expanded from Home); every other is out of its reach (sockets.go).
 	AllowUnixSockets []string
+	// Network is what a dsh-fs exec session's shell may reach over the
+	// network, and NetworkAllow the hosts its proxy reaches under
+	// NetworkAllowlist (network.go).
+	Network      Network
+	NetworkAllow []string
 	// Home is the user's home folder from the user database, never from
 	// $HOME, which the session sets: "~" in every glob expands to it.
 	Home string

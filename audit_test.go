@@ -40,6 +40,7 @@ var mountCalls = map[string]bool{
 
 var mayMount = map[string]bool{
 	"pkg/sandbox/mounts.go":  true, // the mount layer: binds, hides, pins
+	"pkg/sandbox/overlay.go": true, // the toolchain caches' overlays, on the descriptor of each cache
 	"pkg/sandbox/rotree.go":  true, // the read-only tree
 	"pkg/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
 	"pkg/tty/devpts.go":      true, // the session's own devpts
@@ -61,7 +62,11 @@ var mayStart = map[string]bool{
 	"cmd/elsewhere.go":       true, // the MCP escalator: dsh-fs itself
 	"cmd/mcp.go":             true, // dsh-fs hands over to dsh-fs-mcp beside it
 	"pkg/sandbox/approve.go": true, // the trusted approval_command
-	"pkg/session/init.go":    true, // the session's init starts CMD
+	// The toolchains asked for their caches (go env GOCACHE …): the
+	// person's own, from exec's $PATH, outside the session and before it.
+	"pkg/sandbox/caches.go": true,
+	"cmd/exec_caches.go":    true, // the caches' probe: dsh-fs itself
+	"pkg/session/init.go":   true, // the session's init starts CMD
 }
 
 // writeFlags are the open flags that make os.OpenFile a mutation.
@@ -89,6 +94,10 @@ var mayMutate = map[string]bool{
 	// only: a character device checked to be that terminal, never a path
 	// a call names.
 	"pkg/tty/relay.go": true,
+	// The overlays' upper and work folders, in the session's private
+	// folder: made and removed through descriptors, each name opened
+	// without following a symlink beneath its folder's descriptor.
+	"pkg/sandbox/overlay.go": true,
 }
 
 // mayOpenToRead is where the read side opens user paths by handle

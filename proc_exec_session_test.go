@@ -456,3 +456,48 @@ func TestExecSessionConfigAgent(t *testing.T) {
 		t.Errorf("the session's approver was asked %s, want the write of %s", req, filepath.Join(out, "x"))
 	}
 }
+
+// TestReadmeRecipeConfig: the session file of README's recipe, as
+// written there, is one exec --config takes: its network, hosts and
+// approver are the session's, as policy reports them inside.
+func TestReadmeRecipeConfig(t *testing.T) {
+	requireLandlock(t)
+	t.Parallel()
+	readme := readFile(t, "README.md")
+	_, after, ok := strings.Cut(readme, "cat > $h/proj-a.yaml <<'YAML'\n")
+	yaml, _, ok2 := strings.Cut(after, "\nYAML\n")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no recipe session file (cat > $h/proj-a.yaml <<'YAML' … YAML)")
+	}
+	ws, files := sessionTemp(t), sessionTemp(t)
+	config := filepath.Join(files, "proj-a.yaml")
+	writeTree(t, files, map[string]string{"proj-a.yaml": yaml + "\n"})
+	code, stdout, stderr := execSh(t, execEnv(t, ws), ws, append(fenced(ws), "--config", config), "dsh-fs policy")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var p struct {
+		Settings []struct {
+			Key   string          `json:"key"`
+			Value json.RawMessage `json:"value"`
+		} `json:"settings"`
+		Shell struct {
+			Network string `json:"network"`
+		} `json:"shell"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatalf("policy: %v\n%s", err, stdout)
+	}
+	got := map[string]string{}
+	for _, s := range p.Settings {
+		got[s.Key] = string(s.Value)
+	}
+	if got["approval"] != `"command"` || got["approval_command"] != `["/usr/local/bin/my-approver","proj-a"]` || got["network"] != `"allowlist"` {
+		t.Errorf("approval %s %s, network %s: want the recipe's", got["approval"], got["approval_command"], got["network"])
+	}
+	for _, host := range []string{"proxy.golang.org", "registry.npmjs.org", "pypi.org"} {
+		if !strings.Contains(p.Shell.Network, host) {
+			t.Errorf("shell.network %q does not name %s", p.Shell.Network, host)
+		}
+	}
+}

@@ -287,32 +287,33 @@ func TestExecSessionConfigNarrowsInside(t *testing.T) {
 		writeTree(t, filepath.Dir(p), map[string]string{"wide.yaml": body})
 		return p
 	}
-	t.Run("nested exec --config widening", func(t *testing.T) {
-		t.Parallel()
-		c := newExecConfigCase(t, 0, "")
-		w := wide(t, c, "mode: danger-full-access\n")
-		code, stdout, stderr := c.run(t, `dsh-fs exec --config `+w+` -- sh -c 'echo x > "$OUT/x"'`)
-		wantDenied(t, code, stdout, stderr, "session cannot widen the policy", "file "+w+": mode")
-		wantAbsent(t, filepath.Join(c.out, "x"))
-	})
-	t.Run("nested exec --config approval", func(t *testing.T) {
-		t.Parallel()
-		c := newExecConfigCase(t, 0, "")
-		w := wide(t, c, "approval: trust\n")
-		code, stdout, stderr := c.run(t, `dsh-fs exec --config `+w+` -- dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
-		wantDenied(t, code, stdout, stderr, "session cannot widen the policy", "file "+w+": approval")
-		wantAbsent(t, filepath.Join(c.out, "x"))
-		wantAbsent(t, c.mark)
-	})
-	t.Run("a call's --config approval", func(t *testing.T) {
-		t.Parallel()
-		c := newExecConfigCase(t, 0, "")
-		w := wide(t, c, "approval: trust\n")
-		code, stdout, stderr := c.run(t, `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access --config `+w)
-		wantDenied(t, code, stdout, stderr, "session cannot widen the policy", "file "+w+": approval")
-		wantAbsent(t, filepath.Join(c.out, "x"))
-		wantAbsent(t, c.mark)
-	})
+	// Each widening source is refused whole: the write it would allow
+	// never lands, and the session's approver is never asked.
+	for _, tc := range []struct {
+		name, body, key string
+		script          func(w string) string
+	}{
+		{"nested exec --config widening", "mode: danger-full-access\n", "mode",
+			func(w string) string { return `dsh-fs exec --config ` + w + ` -- sh -c 'echo x > "$OUT/x"'` }},
+		{"nested exec --config approval", "approval: trust\n", "approval",
+			func(w string) string {
+				return `dsh-fs exec --config ` + w + ` -- dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`
+			}},
+		{"a call's --config approval", "approval: trust\n", "approval",
+			func(w string) string {
+				return `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access --config ` + w
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newExecConfigCase(t, 0, "")
+			w := wide(t, c, tc.body)
+			code, stdout, stderr := c.run(t, tc.script(w))
+			wantDenied(t, code, stdout, stderr, "session cannot widen the policy", "file "+w+": "+tc.key)
+			wantAbsent(t, filepath.Join(c.out, "x"))
+			wantAbsent(t, c.mark)
+		})
+	}
 	t.Run("nested exec --config narrowing", func(t *testing.T) {
 		t.Parallel()
 		c := newExecConfigCase(t, 0, "")

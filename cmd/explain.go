@@ -38,7 +38,7 @@ func shellAccess(s *config.Settings, t sandbox.Target, v sandbox.Verdict) (shell
 	case sandbox.ReasonReadOnly:
 		return "a read-only session: " + layer, forward
 	case sandbox.ReasonProtected:
-		if m := rec.Shell.Mounts; m != nil && underAny(m.ReadOnly, t.Path) {
+		if m := rec.Shell.Mounts; m != nil && slices.ContainsFunc(m.ReadOnly, func(p string) bool { return sandbox.Beneath(p, t.Path) }) {
 			return fmt.Sprintf("protected (%s): bound read-only in the shell, writes fail with \"Read-only file system\"", v.Matched), forward
 		}
 		return fmt.Sprintf("protected (%s): it did not exist when the session started, so the shell may make it; the file tool refuses it, and code-running git parts made there are neutralized when the session ends", v.Matched), forward
@@ -80,15 +80,4 @@ func wayForward(p sandbox.Policy, t sandbox.Target, v sandbox.Verdict) string {
 		ways = append(ways, "for good, a person sets mode: workspace-write in a trusted config")
 	}
 	return strings.Join(ways, "; ")
-}
-
-// underAny reports whether the canonical path is one of paths or lies
-// beneath one.
-func underAny(paths []string, path string) bool {
-	for _, p := range paths {
-		if path == p || strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }

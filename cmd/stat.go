@@ -44,7 +44,7 @@ func statRun(opts *StatOptions) error {
 		return err
 	}
 	if !res.Writable {
-		res.Shell, res.WayForward = shellAccess(call.settings, t, call.fence.WriteVerdict(t))
+		res.Shell, res.WayForward = shellAccess(call.settings, t, res.Verdict)
 	}
 	return call.print(res)
 }

@@ -21,6 +21,9 @@ type StatResult struct {
 	// CLI fills them in from the session's record; Stat leaves them.
 	Shell      string `json:"shell,omitempty"`
 	WayForward string `json:"way_forward,omitempty"`
+	// Verdict is the fence's whole answer behind Writable, for a front
+	// end that explains a refusal.
+	Verdict sandbox.Verdict `json:"-"`
 }
 
 // Stat describes t without following a final symlink, and judges whether a
@@ -33,7 +36,8 @@ func Stat(f *sandbox.Fence, t sandbox.Target) (*StatResult, error) {
 		return nil, err
 	}
 	res := &StatResult{}
-	res.Writable, res.WritableReason = f.Writable(t)
+	res.Verdict = f.WriteVerdict(t)
+	res.Writable, res.WritableReason = res.Verdict.Reason == "", res.Verdict.Reason
 	if err == nil {
 		res.Exists = true
 		res.Info = describe(&st)

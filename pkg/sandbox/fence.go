@@ -447,13 +447,6 @@ func (f *Fence) approve(req EscalationRequest) error {
 	return fmt.Errorf("escalation to %s refused: %s", req.To, noSupervisor)
 }
 
-// Writable reports whether a mutation of t would pass the current policy,
-// without escalating, and the reason when it would not.
-func (f *Fence) Writable(t Target) (bool, string) {
-	v := f.WriteVerdict(t)
-	return v.Reason == "", v.Reason
-}
-
 // Verdict is the fence's answer on a mutation of a path, for a caller
 // that explains it (stat): Reason is "" when it would pass, or one of the
 // Reason constants, with what it matched and the narrowest mode that

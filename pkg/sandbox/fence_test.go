@@ -370,9 +370,10 @@ func TestCheckWrite(t *testing.T) {
 				t.Fatalf("Resolve(%q): %v", path, err)
 			}
 			checkCanonShape(t, target.Path)
-			ok, why := fence.Writable(target)
+			v := fence.WriteVerdict(target)
+			ok, why := v.Reason == "", v.Reason
 			if target.root != "" || target.rel != "" {
-				t.Errorf("Writable filled in the caller's target: %+v", target)
+				t.Errorf("WriteVerdict filled in the caller's target: %+v", target)
 			}
 			err = fence.CheckWrite("write", &target)
 			if ok != (err == nil) || (!ok && why != tc.reason) {

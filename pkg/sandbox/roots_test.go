@@ -204,8 +204,8 @@ func TestSessionWorkspace(t *testing.T) {
 			if de.Reason != tc.refusal || de.Matched != p.CwdSource {
 				t.Errorf("denial %q (%s), want %q (%s)", de.Reason, de.Matched, tc.refusal, p.CwdSource)
 			}
-			if ok, reason := f.Writable(target); ok || reason != tc.refusal {
-				t.Errorf("Writable = %v, %q; want false, %q", ok, reason, tc.refusal)
+			if v := f.WriteVerdict(target); v.Reason != tc.refusal {
+				t.Errorf("WriteVerdict = %q; want %q", v.Reason, tc.refusal)
 			}
 		})
 	}

@@ -395,6 +395,16 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
+	// A session never outlives its supervisor: killed with SIGKILL, the
+	// supervisor can neither forward it nor end the session, so the
+	// kernel kills the child as its parent dies, and with the child, the
+	// init of the session's PID namespace, every process in it. The
+	// parent-death signal follows the thread that forked the child, not
+	// the process: this goroutine keeps its thread until the session
+	// ends, and the Go runtime ends no thread a goroutine holds.
+	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = child.Start()
 	if s.relay != nil {
 		// The child holds the session's terminal now; only its

@@ -15,6 +15,32 @@ import (
 )
 
 // loadCase is one call's sources: trusted files, a session file, the
+// checkLoad loads tc's sources and checks the outcome it names: the
+// error code, the denial's reason (and what it matched), or else its
+// check of the settings.
+func checkLoad(t *testing.T, tc loadCase) {
+	t.Helper()
+	s, err, root := runLoad(t, tc)
+	switch {
+	case tc.code != "":
+		if fserr.CodeOf(err) != tc.code {
+			t.Fatalf("err = %v, want %s", err, tc.code)
+		}
+	case tc.reason != "":
+		var de *sandbox.DeniedError
+		if !errors.As(err, &de) || de.Reason != tc.reason {
+			t.Fatalf("err = %v, want a denial %q", err, tc.reason)
+		}
+		if want := strings.ReplaceAll(tc.matched, "$ROOT", root); tc.matched != "" && de.Matched != want {
+			t.Errorf("matched %q, want %q", de.Matched, want)
+		}
+	case err != nil:
+		t.Fatalf("refused: %v", err)
+	case tc.check != nil:
+		tc.check(t, s)
+	}
+}
+
 // environment and the flags, with $ROOT the test's temp folder.
 type loadCase struct {
 	name         string
@@ -209,28 +235,7 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err, root := runLoad(t, tc)
-			if tc.reason == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				if tc.check != nil {
-					tc.check(t, s)
-				}
-				return
-			}
-			var de *sandbox.DeniedError
-			if !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a denial", err)
-			}
-			if de.Reason != tc.reason {
-				t.Errorf("reason %q, want %q", de.Reason, tc.reason)
-			}
-			if want := strings.ReplaceAll(tc.matched, "$ROOT", root); tc.matched != "" && de.Matched != want {
-				t.Errorf("matched %q, want %q", de.Matched, want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
 }
 
@@ -342,25 +347,7 @@ func TestCommandLineSource(t *testing.T) {
 		{name: "the managed max_mode still caps it", trustedFlags: true, requirements: "max_mode: read-only\n", flags: []string{"--mode", "workspace-write"}, code: fserr.ConfigInvalid},
 		{name: "the environment still only narrows it", trustedFlags: true, flags: []string{"--mode", "read-only"}, env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err, root := runLoad(t, tc)
-			switch {
-			case tc.code != "":
-				if fserr.CodeOf(err) != tc.code {
-					t.Fatalf("err = %v, want %s", err, tc.code)
-				}
-			case tc.reason != "":
-				var de *sandbox.DeniedError
-				if !errors.As(err, &de) || de.Reason != tc.reason || de.Matched != strings.ReplaceAll(tc.matched, "$ROOT", root) {
-					t.Fatalf("err = %v, want %s (%s)", err, tc.reason, tc.matched)
-				}
-			default:
-				if err != nil {
-					t.Fatal(err)
-				}
-				tc.check(t, s)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
 }
 

@@ -1,9 +1,7 @@
 package config
 
 import (
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
@@ -53,27 +51,6 @@ func TestNetworkSetting(t *testing.T) {
 		{name: "bad entry", system: "network_allow: [\"exa mple.com\"]\n", code: fserr.ConfigInvalid},
 		{name: "bad port", system: "network_allow: [\"example.com:99999\"]\n", code: fserr.ConfigInvalid},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err, root := runLoad(t, tc)
-			switch {
-			case tc.code != "":
-				if fserr.CodeOf(err) != tc.code {
-					t.Fatalf("err = %v, want %s", err, tc.code)
-				}
-			case tc.reason != "":
-				var de *sandbox.DeniedError
-				if !errors.As(err, &de) || de.Reason != tc.reason {
-					t.Fatalf("err = %v, want a denial %q", err, tc.reason)
-				}
-				if tc.matched != "" && de.Matched != strings.ReplaceAll(tc.matched, "$ROOT", root) {
-					t.Errorf("matched %q, want %q", de.Matched, strings.ReplaceAll(tc.matched, "$ROOT", root))
-				}
-			default:
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				tc.check(t, s)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
 }

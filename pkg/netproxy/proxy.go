@@ -207,14 +207,9 @@ func (p *Proxy) ServeBridge(ctrl *os.File) {
 			if err != nil {
 				continue
 			}
-			if !p.track(c) {
-				c.Close()
+			if !p.serve(c) {
 				return
 			}
-			go func() {
-				defer p.untrack(c)
-				p.Handle(c)
-			}()
 		}
 	}
 }
@@ -232,15 +227,24 @@ func (p *Proxy) Serve(l net.Listener) {
 			}
 			return
 		}
-		if !p.track(c) {
-			c.Close()
+		if !p.serve(c) {
 			return
 		}
-		go func() {
-			defer p.untrack(c)
-			p.Handle(c)
-		}()
 	}
+}
+
+// serve handles c on a goroutine of its own, tracked until it ends; it
+// closes c and returns false once the proxy is closing.
+func (p *Proxy) serve(c net.Conn) bool {
+	if !p.track(c) {
+		c.Close()
+		return false
+	}
+	go func() {
+		defer p.untrack(c)
+		p.Handle(c)
+	}()
+	return true
 }
 
 func (p *Proxy) track(c net.Conn) bool {

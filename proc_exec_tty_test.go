@@ -420,7 +420,10 @@ func TestExecProcessesLayer(t *testing.T) {
 // terminal by its name either (a process of the person's uid may open
 // /dev/pts/N, and root any): to write an imitation of the supervisor's
 // question there, or to read what the person types. The session's
-// /dev/pts holds only the terminals the session makes.
+// /dev/pts holds only the terminals the session makes: no entry there
+// is the person's terminal (its device and inode), whatever the names
+// (the session's own first terminal is /dev/pts/0 of its devpts, which
+// may be the person's terminal's name too).
 func TestExecPersonTerminalByPath(t *testing.T) {
 	requireLandlock(t)
 	for _, who := range people {
@@ -429,20 +432,53 @@ func TestExecPersonTerminalByPath(t *testing.T) {
 			ws := t.TempDir()
 			env := append(execEnv(t, ws), who.setup(t, ws)...)
 			p := startPerson(t, env, ws, as)
-			// \111 is "I": the screen shows IMITATION only if it was
-			// written, not in the echo of the command line.
-			p.typeLine(execLine(ws, `printf '\111MITATION\n' >`+shellQuote(p.path)+`; ls /dev/pts >"$PWD/pts"; script -qec 'echo inner-$((2+2))' /dev/null`))
+			var person unix.Stat_t
+			if err := unix.Stat(p.path, &person); err != nil {
+				t.Fatal(err)
+			}
+			p.typeLine(execLine(ws, `for f in /dev/pts/*; do stat -c '%n %d:%i' "$f"; done >"$PWD/pts"; script -qec 'echo inner-$((2+2))' /dev/null`))
 			p.waitFor("exited-0")
 			p.marker(41)
-			if strings.Contains(p.shown(), "IMITATION") {
-				t.Errorf("the session wrote to the person's terminal by its name %s:\n%s", p.path, p.shown())
-			}
 			pts, _ := os.ReadFile(filepath.Join(ws, "pts"))
-			if names := strings.Fields(string(pts)); slices.Contains(names, filepath.Base(p.path)) {
-				t.Errorf("the session's /dev/pts shows the person's terminal %s: %q", p.path, names)
+			if len(pts) == 0 {
+				t.Fatalf("the session listed no /dev/pts entry:\n%s", p.shown())
+			}
+			id := fmt.Sprintf(" %d:%d", person.Dev, person.Ino)
+			for _, line := range strings.Split(strings.TrimSpace(string(pts)), "\n") {
+				if strings.HasSuffix(line, id) {
+					t.Errorf("the session's /dev/pts has the person's terminal %s: %s", p.path, line)
+				}
 			}
 			if _, err := exec.LookPath("script"); err == nil && !strings.Contains(p.shown(), "inner-4") {
 				t.Errorf("a terminal made inside the session (script) does not work:\n%s", p.shown())
+			}
+		})
+	}
+}
+
+// TestExecTerminalName: the session's terminal has a name inside the
+// session, as a terminal has outside: tty(1) prints it and opening it by
+// that name reaches the same terminal (GPG_TTY=$(tty), ssh's and sudo's
+// prompts), while the person's terminals stay out of the session's
+// devpts. Before: "not a tty" inside, since the session's pseudo-terminal
+// came from the person's devpts, which the session's own hides.
+func TestExecTerminalName(t *testing.T) {
+	requireLandlock(t)
+	for _, who := range people {
+		t.Run(who.name, func(t *testing.T) {
+			ws := t.TempDir()
+			env := append(execEnv(t, ws), who.setup(t, ws)...)
+			p := startPerson(t, env, ws, who.as(t))
+			p.typeLine(execLine(ws, `n=$(tty) && echo "name=$n"; echo "byname-$((1+1))" > "$n"; ls /dev/pts | tr '\n' ' ' | sed 's/^/pts: /'; echo`))
+			p.waitFor("exited-0", "exited-1", "exited-2", "exited-127")
+			screen := p.shown()
+			for _, want := range []string{"name=/dev/pts/0", "byname-2", "pts: 0 ptmx", "exited-0"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("the screen lacks %q:\n%s", want, screen)
+				}
+			}
+			if strings.Contains(screen, "not a tty") {
+				t.Errorf("tty says not a tty inside:\n%s", screen)
 			}
 		})
 	}

@@ -292,6 +292,20 @@ type childSpec struct {
 	// 127.0.0.1 under allowlist, 0 under off.
 	TCPPorts  []int `json:"tcp_ports"`
 	ProxyPort int   `json:"proxy_port"`
+	// Terminal, when not nil, has the child make the session's terminal
+	// in the session's own devpts (tty.MakeTerminal) and hand its master
+	// to the supervisor.
+	Terminal *childTerminal `json:"terminal,omitempty"`
+}
+
+// childTerminal is how the child makes the session's terminal: with the
+// person's terminal's modes, as each of Streams (the standard streams
+// that were the person's terminal; the first is the controlling one),
+// its master sent over the socket at descriptor FD.
+type childTerminal struct {
+	FD      int       `json:"fd"`
+	Streams []int     `json:"streams"`
+	Modes   tty.Modes `json:"modes"`
 }
 
 // childFailure is what the child reports when it could not become CMD.
@@ -342,13 +356,31 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	// session, without a controlling terminal, and the streams that
 	// were a terminal are a pseudo-terminal of its own instead.
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// In the session's PID namespace, whose devpts is its own, the
+	// child makes the session's terminal there, so it has a name
+	// inside; elsewhere the supervisor makes it here.
+	ownTerminal := s.rec.Shell.ProcessesHeld
 	ctty := -1
-	if s.relay, err = openRelay(a); err != nil {
+	var terminal *childTerminal
+	var handover *os.File
+	if s.relay, err = openRelay(a, ownTerminal); err != nil {
 		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	if s.relay != nil {
 		defer s.relay.Close()
-		ctty = giveTerminal(child, s.relay.Slave())
+		streams := giveTerminal(child, s.relay.Slave())
+		if len(streams) > 0 {
+			ctty = streams[0]
+		}
+		if ownTerminal && len(streams) > 0 {
+			var childEnd *os.File
+			if handover, childEnd, err = tty.NewHandover(); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+			}
+			defer handover.Close()
+			child.ExtraFiles = append(child.ExtraFiles, childEnd)
+			terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+		}
 	}
 	if s.nested && session.CheckBroker(brokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
@@ -357,7 +389,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty}
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
 	// A planned mount layer brings the session's namespaces even when
 	// it mounts nothing: the PID namespace and its /proc are the
 	// processes layer's (processesLayer).
@@ -406,7 +438,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	err = child.Start()
-	if s.relay != nil {
+	if s.relay != nil && s.relay.Slave() != nil {
 		// The child holds the session's terminal now; only its
 		// processes may, so the relay sees the session end.
 		s.relay.Slave().Close()
@@ -439,6 +471,16 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
 		}
 		return 0, fserr.New(f.Code, "exec: "+f.Message)
+	}
+	if handover != nil {
+		master, err := tty.ReceiveTerminal(handover)
+		if err != nil {
+			child.Process.Kill()
+			child.Wait()
+			brokerEnd.Close()
+			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+		}
+		s.relay.Attach(master)
 	}
 	if s.relay != nil {
 		if err := s.relay.Start(); err != nil {
@@ -709,6 +751,16 @@ func execChild() int {
 		}
 		if err := tty.IsolateTerminals(); err != nil {
 			return fail(fserr.IO, "terminal layer: "+err.Error())
+		}
+		if t := spec.Terminal; t != nil {
+			sock := os.NewFile(uintptr(t.FD), "terminal-handover")
+			master, err := tty.MakeTerminal(t.Modes, t.Streams)
+			if err == nil {
+				err = tty.Handover(sock, master)
+			}
+			if err != nil {
+				return fail(fserr.IO, "terminal layer: "+err.Error())
+			}
 		}
 	}
 	if spec.Landlock {

@@ -28,40 +28,53 @@ func execFiles(a *App) (stdin, stdout, stderr *os.File) {
 	return stdin, stdout, stderr
 }
 
-// openRelay makes the session's pseudo-terminal when one of exec's
-// streams is a terminal; nil when none is.
-func openRelay(a *App) (*tty.Relay, error) {
+// openRelay readies the relay to the person's terminal when one of
+// exec's streams is a terminal; nil when none is. It makes the session's
+// pseudo-terminal here, unless the session makes its own (ownTerminal).
+func openRelay(a *App, ownTerminal bool) (*tty.Relay, error) {
+	if ownTerminal {
+		return tty.Prepare(execFiles(a))
+	}
 	return tty.Open(execFiles(a))
 }
 
-// giveTerminal makes the session's terminal, slave, each of child's
-// standard streams that is a terminal, and the controlling terminal of
-// the child's new session. It returns the first of those descriptors.
-func giveTerminal(child *exec.Cmd, slave *os.File) int {
-	ctty := -1
+// giveTerminal gives child the session's terminal in place of each of
+// its standard streams that is a terminal (the person's), and returns
+// their descriptors; the first is the controlling terminal of the
+// child's new session. Where slave is nil the child makes the terminal
+// itself, and those streams are /dev/null until it does.
+func giveTerminal(child *exec.Cmd, slave *os.File) []int {
+	var streams []int
 	take := func(fd int, f any) bool {
 		file, _ := f.(*os.File)
 		if !tty.IsTerminal(file) {
 			return false
 		}
-		if ctty < 0 {
-			ctty = fd
-		}
+		streams = append(streams, fd)
 		return true
 	}
 	if take(0, child.Stdin) {
-		child.Stdin = slave
+		child.Stdin = nil
+		if slave != nil {
+			child.Stdin = slave
+		}
 	}
 	if take(1, child.Stdout) {
-		child.Stdout = slave
+		child.Stdout = nil
+		if slave != nil {
+			child.Stdout = slave
+		}
 	}
 	if take(2, child.Stderr) {
-		child.Stderr = slave
+		child.Stderr = nil
+		if slave != nil {
+			child.Stderr = slave
+		}
 	}
-	if ctty >= 0 {
-		child.SysProcAttr.Setctty, child.SysProcAttr.Ctty = true, ctty
+	if len(streams) > 0 && slave != nil {
+		child.SysProcAttr.Setctty, child.SysProcAttr.Ctty = true, streams[0]
 	}
-	return ctty
+	return streams
 }
 
 // terminalLayer says what holds for the person's terminal in a session

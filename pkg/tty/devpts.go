@@ -12,9 +12,8 @@ import (
 // only the terminals it makes itself. The person's terminals (their
 // /dev/pts/N, which a process of the person's uid, or root, could open to
 // write an imitation of the supervisor's question or read what is typed)
-// are not there. The session's own terminal, made before, stays open on
-// its descriptors and as /dev/tty; only its name is gone (ttyname fails
-// inside, so tty(1) says "not a tty").
+// are not there. The session's own terminal is made in the new instance
+// afterwards (MakeTerminal), so it has a name there.
 func IsolateTerminals() error {
 	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return fmt.Errorf("mount a devpts of the session's own on /dev/pts: %w", err)

@@ -66,6 +66,25 @@ type Relay struct {
 // nil, nil when none of the streams is a terminal: the session gets them
 // as they are.
 func Open(stdin, stdout, stderr *os.File) (*Relay, error) {
+	r, err := Prepare(stdin, stdout, stderr)
+	if r == nil || err != nil {
+		return r, err
+	}
+	if r.master, r.slave, err = pty.Open(); err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("pseudo-terminal: %w", err)
+	}
+	// The session's terminal behaves as the person's did: same erase
+	// and interrupt characters, same echo, same size.
+	unix.IoctlSetTermios(int(r.slave.Fd()), unix.TCSETS, r.saved)
+	r.Resize()
+	return r, nil
+}
+
+// Prepare is Open for a session that makes its pseudo-terminal itself,
+// in a devpts of its own (MakeTerminal, with Modes): it makes none, and
+// the session's master comes with Attach, before Start.
+func Prepare(stdin, stdout, stderr *os.File) (*Relay, error) {
 	var person *os.File
 	for _, f := range []*os.File{stdin, stdout, stderr} {
 		if IsTerminal(f) {
@@ -90,15 +109,30 @@ func Open(stdin, stdout, stderr *os.File) (*Relay, error) {
 		return nil, fmt.Errorf("terminal modes: %w", err)
 	}
 	r.saved = saved
-	if r.master, r.slave, err = pty.Open(); err != nil {
-		r.closeFiles()
-		return nil, fmt.Errorf("pseudo-terminal: %w", err)
-	}
-	// The session's terminal behaves as the person's did: same erase
-	// and interrupt characters, same echo, same size.
-	unix.IoctlSetTermios(int(r.slave.Fd()), unix.TCSETS, saved)
-	r.copySize(person)
 	return r, nil
+}
+
+// Modes are the modes and window size of the person's terminal, which
+// the session's terminal starts with.
+func (r *Relay) Modes() Modes {
+	m := Modes{Termios: *r.saved}
+	if ws, err := unix.IoctlGetWinsize(int(r.person().Fd()), unix.TIOCGWINSZ); err == nil {
+		m.Size = *ws
+	}
+	return m
+}
+
+// Attach gives a prepared relay the session's master, made in the
+// session (MakeTerminal).
+func (r *Relay) Attach(master *os.File) { r.master = master }
+
+// person is a descriptor of the person's terminal: the one read when
+// input is relayed, else the one written.
+func (r *Relay) person() *os.File {
+	if r.in != nil {
+		return r.in
+	}
+	return r.out
 }
 
 // writerOf returns a descriptor that writes to the terminal person: stdout
@@ -138,7 +172,9 @@ func (r *Relay) Relays() bool { return r.in != nil }
 // the person's terminal in raw mode when input is relayed, and copies in
 // the background until Close.
 func (r *Relay) Start() error {
-	r.slave.Close()
+	if r.slave != nil {
+		r.slave.Close()
+	}
 	r.mfd, r.ofd = int(r.master.Fd()), int(r.out.Fd())
 	if err := unix.SetNonblock(r.mfd, true); err != nil {
 		return err
@@ -188,15 +224,7 @@ func (r *Relay) restore() {
 // Resize copies the person's terminal's window size to the session's;
 // the kernel then sends SIGWINCH to the session's foreground.
 func (r *Relay) Resize() {
-	if r.in != nil {
-		r.copySize(r.in)
-	} else {
-		r.copySize(r.out)
-	}
-}
-
-func (r *Relay) copySize(from *os.File) {
-	if ws, err := pty.GetsizeFull(from); err == nil {
+	if ws, err := pty.GetsizeFull(r.person()); err == nil {
 		pty.Setsize(r.master, ws)
 	}
 }

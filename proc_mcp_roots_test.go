@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 type rawMcp struct {
 	t         *testing.T
 	in        *json.Encoder
+	raw       io.Writer // the server's standard input, for lines not from in
+	cmd       *exec.Cmd
 	out       *bufio.Scanner
 	next      int
 	onRequest func(method string, params json.RawMessage) any
@@ -46,7 +49,7 @@ func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args 
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	r := &rawMcp{t: t, in: json.NewEncoder(stdin), out: sc, served: map[string]int{}}
+	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}}
 	r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
 		"clientInfo": map[string]any{"name": "raw", "version": "0"}})
 	r.notify("notifications/initialized")

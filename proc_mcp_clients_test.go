@@ -1,0 +1,212 @@
+package main
+
+// dsh-fs mcp under clients nobody here wrote (issue 25): what a client
+// that works with the official filesystem server sends must not end or
+// confuse a session of dsh-fs mcp.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// line writes one raw line to the server's standard input.
+func (r *rawMcp) line(s string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.raw, s+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// reply reads the server's next line, which must be a JSON-RPC
+// response, and returns its id (nil for null) and error code (0 for a
+// result).
+func (r *rawMcp) reply() (id any, code int64, msg string) {
+	r.t.Helper()
+	if !r.out.Scan() {
+		r.t.Fatalf("the server closed its output (%v)", r.out.Err())
+	}
+	line := r.out.Bytes()
+	if !isJSONRPCResponse(line) {
+		r.t.Fatalf("not a JSON-RPC response on stdout: %.300s", line)
+	}
+	var resp struct {
+		ID    any `json:"id"`
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal(line, &resp)
+	if resp.Error != nil {
+		code, msg = resp.Error.Code, resp.Error.Message
+	}
+	return resp.ID, code, msg
+}
+
+// isJSONRPCResponse reports whether line is one JSON-RPC 2.0 response: an
+// id (null only with an error) and exactly one of result and error.
+func isJSONRPCResponse(line []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil || string(m["jsonrpc"]) != `"2.0"` {
+		return false
+	}
+	id, hasID := m["id"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	if !hasID || hasResult == hasError || (string(id) == "null" && !hasError) {
+		return false
+	}
+	return len(m) == 3
+}
+
+// isJSONRPCMessage reports whether line is one JSON-RPC 2.0 message the
+// server may send: a response, or a request or notification.
+func isJSONRPCMessage(line []byte) bool {
+	if isJSONRPCResponse(line) {
+		return true
+	}
+	_, err := jsonrpc.DecodeMessage(line)
+	return err == nil
+}
+
+// TestMcpBadInputKeepsSession: a line that is not JSON gets -32700, one
+// that is JSON but no JSON-RPC message (an object id, a wrong version, a
+// bare number, an empty batch) -32600, both with a null id unless the
+// line had a usable one; the session goes on and the next call works.
+// Nothing but JSON-RPC responses appears on stdout. Before issue 25 the
+// first bad line ended the server (exit 1) after it printed a dsh-fs
+// failure object on stdout.
+func TestMcpBadInputKeepsSession(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
+	for _, c := range []struct {
+		line string
+		id   any
+		code int64
+	}{
+		{"this is not json", nil, -32700},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"a.txt"`, nil, -32700}, // truncated
+		{`{"jsonrpc":"2.0","id":4,"method":"ping"} {"jsonrpc":"2.0","id":5,"method":"ping"}`, nil, -32700},                           // two on a line
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, nil, -32600},
+		{`{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`, nil, -32600},
+		{`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, float64(7), -32600},
+		{`{"jsonrpc":"2.0","id":8}`, float64(8), -32600}, // neither a request nor a response
+		{`42`, nil, -32600},
+		{`"tools/list"`, nil, -32600},
+		{`[]`, nil, -32600},
+		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, nil, -32600}, // no batches on 2025-11-25
+		{`{"jsonrpc":"2.0","id":"s","method":7}`, "s", -32600},
+	} {
+		r.line(c.line)
+		id, code, msg := r.reply()
+		if code != c.code || fmt.Sprint(id) != fmt.Sprint(c.id) {
+			t.Errorf("%.60s: id %v, code %d (%s); want id %v, code %d", c.line, id, code, msg, c.id, c.code)
+		}
+		if text, isErr := r.tool("read_text_file", map[string]any{"path": "a.txt"}); isErr || !strings.HasPrefix(text, "one\n") {
+			t.Fatalf("after %.60s: read_text_file = %v, %q", c.line, isErr, text)
+		}
+	}
+	// Blank lines are no messages: nothing is answered.
+	r.line("")
+	r.line("  \r")
+	if text, isErr := r.tool("read_text_file", map[string]any{"path": "a.txt"}); isErr || !strings.HasPrefix(text, "one\n") {
+		t.Fatalf("after blank lines: read_text_file = %v, %q", isErr, text)
+	}
+}
+
+// TestMcpLargeMessages: a message over the SDK's 16 MiB line cap (a
+// 20 MiB write_file) is served; one over dsh-fs mcp's own cap
+// (mcpserver's maxMessageBytes, 64 MiB) gets -32600 without being held
+// whole, and the session goes on.
+func TestMcpLargeMessages(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
+	big := strings.Repeat("0123456789abcde\n", 20<<20/16)
+	if text, isErr := r.tool("write_file", map[string]any{"path": "big.txt", "content": big}); isErr {
+		t.Fatalf("write_file 20 MiB: %s", text)
+	}
+	if got := readFile(t, filepath.Join(ws, "big.txt")); got != big {
+		t.Fatalf("big.txt has %d bytes, want %d", len(got), len(big))
+	}
+	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"huge.txt","content":"` +
+		strings.Repeat("x", 65<<20) + `"}}}`
+	r.line(huge)
+	if id, code, msg := r.reply(); code != -32600 || id != nil || !strings.Contains(msg, "larger than") {
+		t.Errorf("a 65 MiB line: id %v, code %d (%s); want a null id and -32600", id, code, msg)
+	}
+	if text, isErr := r.tool("read_text_file", map[string]any{"path": "a.txt"}); isErr || !strings.HasPrefix(text, "one\n") {
+		t.Fatalf("after a 65 MiB line: read_text_file = %v, %q", isErr, text)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "huge.txt")); err == nil {
+		t.Error("the line over the cap was carried out")
+	}
+}
+
+// TestMcpConcurrentMessages: requests and bad lines written all at once,
+// without waiting for answers, each get exactly one whole response line.
+func TestMcpConcurrentMessages(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
+	const n = 60
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"a.txt"}}}`+"\n", 1000+i)
+			if i%10 == 0 {
+				b.WriteString("{bad\n")
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(r.raw, b.String())
+	}()
+	seen := map[any]int{}
+	for range n + n/10 {
+		id, code, msg := r.reply()
+		seen[id]++
+		if id != nil && code != 0 {
+			t.Errorf("id %v: error %d %s", id, code, msg)
+		}
+	}
+	wg.Wait()
+	if seen[nil] != n/10 {
+		t.Errorf("%d parse errors answered, want %d", seen[nil], n/10)
+	}
+	for i := range n {
+		if seen[float64(1000+i)] != 1 {
+			t.Errorf("id %d answered %d times", 1000+i, seen[float64(1000+i)])
+		}
+	}
+}
+
+// TestMcpStdoutOnlyJSONRPC: when its input ends the server exits 0, and
+// its standard output carried JSON-RPC messages and nothing else.
+func TestMcpStdoutOnlyJSONRPC(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
+	r.line("not json")
+	r.reply()
+	r.line(`{"jsonrpc":"2.0","id":{},"method":"ping"}`)
+	r.reply()
+	r.raw.(io.Closer).Close()
+	for r.out.Scan() {
+		if !isJSONRPCMessage(r.out.Bytes()) {
+			t.Errorf("stdout carries a line that is not JSON-RPC: %s", r.out.Bytes())
+		}
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Errorf("the server ended with %v after its input closed, want exit 0", err)
+	}
+}

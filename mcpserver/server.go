@@ -82,6 +82,7 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		Instructions:            instructions(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
+	srv.AddReceivingMiddleware(settleProtocol)
 	mutates := p.Mode != sandbox.ReadOnly
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 

@@ -210,3 +210,93 @@ func TestMcpStdoutOnlyJSONRPC(t *testing.T) {
 		t.Errorf("the server ended with %v after its input closed, want exit 0", err)
 	}
 }
+
+// TestMcpInstructionsOneReadsLine: the instructions say where reads go
+// once, and truly (issue 25: they said both "reads: everywhere" and
+// "reads: only within the allowed folders").
+func TestMcpInstructionsOneReadsLine(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tmp=false", ws}, "reads: only within the allowed folders (" + ws + ") and the writable roots"},
+		{[]string{"--mode", "read-only", ws}, "reads: only within the allowed folders (" + ws + ")"},
+		{[]string{"--mode", "danger-full-access", ws}, "reads: everywhere"},
+	} {
+		instr := mcpStart(t, ws, c.args...).InitializeResult().Instructions
+		var reads []string
+		for _, l := range strings.Split(instr, "\n") {
+			if strings.HasPrefix(l, "reads:") {
+				reads = append(reads, l)
+			}
+		}
+		if len(reads) != 1 || !strings.HasPrefix(reads[0], c.want) {
+			t.Errorf("%v: reads lines %q, want one starting %q", c.args, reads, c.want)
+		}
+	}
+}
+
+// TestMcpTreeCapNoteCounts: a tree over the cap says how many entries
+// there are, not a lower bound (issue 25: "10000 of 10200" for 12,801).
+func TestMcpTreeCapNoteCounts(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	tree := filepath.Join(ws, "tree")
+	for i := range 120 {
+		d := filepath.Join(tree, fmt.Sprintf("d%03d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 100 {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%03d", j)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const total = 120 * 101 // each folder and its 100 files
+	s := mcpStart(t, ws, "--tmp=false", ws)
+	for _, tool := range []string{"directory_tree"} {
+		text := mcpText(mcpCall(t, s, tool, map[string]any{"path": tree}))
+		if want := fmt.Sprintf("[dsh-fs: 10000 of %d entries shown;", total); !strings.Contains(text, want) {
+			t.Errorf("%s: the note %q is not in %.200q", tool, want, text[max(0, len(text)-200):])
+		}
+	}
+}
+
+// TestMcpHintsForMCP: a hint names what an MCP client has, never a CLI
+// flag (issue 25: FS_BINARY's hint named read --raw).
+func TestMcpHintsForMCP(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	if err := os.WriteFile(filepath.Join(ws, "blob.bin"), []byte("PNG\x00\x01\x02\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := mcpStart(t, ws, "--tmp=false", ws)
+	res := mcpCall(t, s, "read_text_file", map[string]any{"path": "blob.bin"})
+	text := mcpText(res)
+	if !res.IsError || !strings.Contains(text, "FS_BINARY") || !strings.Contains(text, "hint: read_media_file") || strings.Contains(text, "--raw") {
+		t.Errorf("read_text_file of a binary file: %s", text)
+	}
+	res = mcpCall(t, s, "edit_file", map[string]any{"path": "blob.bin", "edits": []map[string]any{{"oldText": "PNG", "newText": "GIF"}}})
+	if text := mcpText(res); !res.IsError || !strings.Contains(text, "hint: write_file replaces a binary file whole") {
+		t.Errorf("edit_file of a binary file: %s", text)
+	}
+}
+
+// TestMcpLargeEditNote: an edit of a file over diff_basis_max_bytes says
+// the diff was left out and why, not "+0 -0 lines" (issue 25).
+func TestMcpLargeEditNote(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	big := strings.Repeat("filler line\n", (3<<20)/12) + "MARK\n"
+	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := mcpStart(t, ws, "--tmp=false", ws)
+	res := mcpCall(t, s, "edit_file", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": "MARK", "newText": "DONE"}}})
+	text := mcpText(res)
+	if res.IsError || strings.Contains(text, "+0 -0") || !strings.Contains(text, "diff left out") || !strings.Contains(text, "diff_basis_max_bytes") {
+		t.Errorf("edit of a 3 MiB file:\n%s", text)
+	}
+	if !strings.HasSuffix(readFile(t, filepath.Join(ws, "big.txt")), "DONE\n") {
+		t.Error("the edit was not made")
+	}
+}

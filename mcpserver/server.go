@@ -163,7 +163,15 @@ func instructions(p sandbox.Policy, allowed []string) string {
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
 	if err == nil {
-		cmd.FenceLines(&b, p, roots)
+		// The CLI's lines, but for where reads go: a CLI call's reads are
+		// not confined, a server's are (policy).
+		var fence strings.Builder
+		cmd.FenceLines(&fence, p, roots)
+		for _, line := range strings.SplitAfter(fence.String(), "\n") {
+			if !strings.HasPrefix(line, "reads: ") || p.Mode == sandbox.DangerFullAccess {
+				b.WriteString(line)
+			}
+		}
 	} else {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
@@ -171,6 +179,9 @@ func instructions(p sandbox.Policy, allowed []string) string {
 		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
 		if p.Mode == sandbox.WorkspaceWrite {
 			b.WriteString(" and the writable roots")
+		}
+		if len(p.DenyRead) > 0 {
+			fmt.Fprintf(&b, ", except %s", strings.Join(p.DenyRead, ", "))
 		}
 		b.WriteString("\n")
 	}
@@ -288,10 +299,32 @@ func toolError(err error) error {
 		return errors.New(ff.text())
 	}
 	var fe *fserr.Error
-	if errors.As(err, &fe) && fe.Hint != "" {
-		fmt.Fprintf(&b, "\nhint: %s", fe.Hint)
+	if errors.As(err, &fe) {
+		if h := mcpHint(fe); h != "" {
+			fmt.Fprintf(&b, "\nhint: %s", h)
+		}
 	}
 	return errors.New(b.String())
+}
+
+// cliHints are the hints of the operations that name what only the CLI
+// has, with what an MCP client has instead.
+var cliHints = map[string]string{
+	"read --raw streams the bytes unchanged": "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
+	"write replaces a binary file whole":     "write_file replaces a binary file whole",
+}
+
+// mcpHint is fe's hint for an MCP client: the CLI's, in the client's
+// terms where it names a CLI command (cliHints), and none where it names
+// a CLI flag, which a tool call cannot pass.
+func mcpHint(fe *fserr.Error) string {
+	if h, ok := cliHints[fe.Hint]; ok {
+		return h
+	}
+	if strings.Contains(fe.Hint, "--") {
+		return ""
+	}
+	return fe.Hint
 }
 
 // text is the success of a drop-in tool.
@@ -509,13 +542,15 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 	return text(editedText(res.Diff))
 }
 
-// diffCut says why an edit's diff is not whole: omitted for a reason
-// (basis_too_large, binary), or truncated at diff_max_bytes.
-func diffCut(omitted string) string {
-	if omitted != "" {
-		return "omitted (" + omitted + ")"
+// omittedWhy says why a diff was left out (diff.Result.Omitted).
+func omittedWhy(reason string) string {
+	switch reason {
+	case diff.ReasonBasisTooLarge:
+		return "the file is larger than diff_basis_max_bytes"
+	case diff.ReasonBinary:
+		return "the content is binary"
 	}
-	return "truncated"
+	return reason
 }
 
 type mkdirArgs struct {
@@ -563,20 +598,41 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }
 
-// list lists the folder path, every name included.
+// countLimit bounds the walk that counts a tree over listLimit.
+const countLimit = 10 * listLimit
+
+// list lists the folder path, every name included. A recursive listing
+// cut at listLimit stops reading folders, so its Total is a lower bound:
+// the tree is then walked again to count it (up to countLimit), so that
+// the note says how many entries there are.
 func (m *server) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
 	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return nil, err
 	}
-	return fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	res, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	if err != nil || !res.Truncated || !recursive {
+		return res, err
+	}
+	all, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: true, Limit: countLimit})
+	if err == nil {
+		res.Total = all.Total
+		if all.Truncated {
+			res.Total = -all.Total // more than that: listNote says so
+		}
+	}
+	return res, nil
 }
 
 func listNote(res *fsops.ListResult) string {
 	if !res.Truncated {
 		return ""
 	}
-	return fmt.Sprintf("\n[dsh-fs: %d of %d entries shown; dsh_ls pages through the rest]", len(res.Entries), res.Total)
+	total := fmt.Sprint(res.Total)
+	if res.Total < 0 {
+		total = fmt.Sprintf("more than %d", -res.Total)
+	}
+	return fmt.Sprintf("\n[dsh-fs: %d of %s entries shown; dsh_ls pages through the rest]", len(res.Entries), total)
 }
 
 func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }

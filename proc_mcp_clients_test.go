@@ -104,6 +104,9 @@ func TestMcpBadInputKeepsSession(t *testing.T) {
 		{`[]`, nil, -32600},
 		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, nil, -32600}, // no batches on 2025-11-25
 		{`{"jsonrpc":"2.0","id":"s","method":7}`, "s", -32600},
+		// Deeper than the SDK's decoder takes (1000 levels): it would
+		// end the session at it.
+		{`{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`, float64(12), -32600},
 	} {
 		r.line(c.line)
 		id, code, msg := r.reply()

@@ -170,18 +170,99 @@ func (f *lineFilter) checkBatch(body []byte) error {
 	return nil
 }
 
-// checkMessage says why raw is no JSON-RPC message the SDK can take: it
-// does not decode, or it is a response with neither result nor error
-// (which the SDK would drop unanswered).
+// checkMessage says why raw, one JSON value, is no JSON-RPC message the
+// SDK's transport can take; nil when it is one. It accepts no more than
+// the SDK's decoder does (which would end the session at the rest), and
+// answers a response with neither result nor error, which the SDK would
+// drop unanswered. It does not run that decoder: each of its calls costs
+// a warm small call a large buffer, and the SDK decodes every message
+// once more itself.
 func checkMessage(raw []byte) error {
-	msg, err := jsonrpc.DecodeMessage(raw)
-	if err != nil {
-		return err
+	if nestedDeeper(raw, maxNesting) {
+		return fmt.Errorf("nested deeper than %d levels", maxNesting)
 	}
-	if r, ok := msg.(*jsonrpc.Response); ok && r.Result == nil && r.Error == nil {
+	// Into a map: its keys are matched exactly, as the SDK matches them.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return errors.New("not a JSON object")
+	}
+	if v := string(m["jsonrpc"]); v != `"2.0"` {
+		return fmt.Errorf(`jsonrpc is %s, not "2.0"`, orAbsent(v))
+	}
+	hasID := false
+	if id, ok := m["id"]; ok && string(id) != "null" {
+		var v any
+		if err := json.Unmarshal(id, &v); err != nil {
+			return fmt.Errorf("id %s is no string or number", id)
+		}
+		switch v.(type) {
+		case string, float64:
+		default:
+			return fmt.Errorf("id %s is no string or number", id)
+		}
+		hasID = true
+	}
+	if method, ok := m["method"]; ok {
+		var name *string
+		if err := json.Unmarshal(method, &name); err != nil {
+			return fmt.Errorf("method %s is no string", method)
+		}
+		return nil
+	}
+	if !hasID {
+		return errors.New("neither a method nor an id")
+	}
+	_, hasResult := m["result"]
+	e, hasError := m["error"]
+	if hasError && string(e) != "null" {
+		var we jsonrpc.Error
+		if err := json.Unmarshal(e, &we); err != nil {
+			return fmt.Errorf("error %.100s is no JSON-RPC error", e)
+		}
+		return nil
+	}
+	if !hasResult {
 		return errors.New("neither a method nor a result or error")
 	}
 	return nil
+}
+
+// maxNesting is the SDK's decoder's bound on nested objects and arrays.
+const maxNesting = 1000
+
+// nestedDeeper reports whether raw nests objects and arrays deeper than
+// limit, as the SDK's decoder counts them (strings skipped).
+func nestedDeeper(raw []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+func orAbsent(v string) string {
+	if v == "" {
+		return "absent"
+	}
+	return v
 }
 
 // usableID is the id of a message that is an object with a string or

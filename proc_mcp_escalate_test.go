@@ -174,7 +174,7 @@ func TestMcpEscalateElicitationRoundTrip(t *testing.T) {
 func TestMcpEscalateApprovalBound(t *testing.T) {
 	accept := map[string]any{"action": "accept", "content": map[string]any{"approve": true}}
 	ws, outside := mcpLayout(t)
-	r := rawMcpStartOn(t, "2026-07-28", ws, map[string]any{"elicitation": map[string]any{}}, "--tmp=false", ws)
+	r := rawMcpStartModern(t, ws, map[string]any{"elicitation": map[string]any{}}, "--tmp=false", ws)
 	r.onRequest = func(method string, _ json.RawMessage) any {
 		t.Errorf("the server asked %s outside a round trip", method)
 		return map[string]any{}

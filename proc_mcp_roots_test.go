@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +21,28 @@ import (
 type rawMcp struct {
 	t         *testing.T
 	in        *json.Encoder
+	raw       io.Writer // the server's standard input, for lines not from in
+	cmd       *exec.Cmd
 	out       *bufio.Scanner
 	next      int
 	onRequest func(method string, params json.RawMessage) any
 	// served counts the server's requests answered, by method.
 	served map[string]int
+	// initialized is the initialize result.
+	initialized map[string]any
+	// meta is the _meta every request carries on 2026-07-28 and later,
+	// which have no initialize (SEP-2575); nil before.
+	meta map[string]any
+}
+
+// rawMcpStartModern is rawMcpStart as a client on 2026-07-28 speaks:
+// no initialize, the protocol and capabilities in every request's _meta.
+func rawMcpStartModern(t *testing.T, ws string, caps map[string]any, args ...string) *rawMcp {
+	t.Helper()
+	r := rawMcpStartOn(t, "", ws, caps, args...)
+	r.meta = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps,
+		"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "0"}}
+	return r
 }
 
 func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *rawMcp {
@@ -46,10 +64,12 @@ func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args 
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	r := &rawMcp{t: t, in: json.NewEncoder(stdin), out: sc, served: map[string]int{}}
-	r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
-		"clientInfo": map[string]any{"name": "raw", "version": "0"}})
-	r.notify("notifications/initialized")
+	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}}
+	if protocol != "" {
+		r.initialized = r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
+			"clientInfo": map[string]any{"name": "raw", "version": "0"}})
+		r.notify("notifications/initialized")
+	}
 	return r
 }
 
@@ -66,6 +86,9 @@ func (r *rawMcp) call(method string, params any) map[string]any {
 	r.t.Helper()
 	r.next++
 	id := r.next
+	if p, ok := params.(map[string]any); ok && r.meta != nil {
+		p["_meta"] = r.meta
+	}
 	if err := r.in.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
 		r.t.Fatal(err)
 	}
@@ -222,7 +245,10 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 }
 
 // A client without roots keeps the configured folder, and is never asked;
-// one that offers roots and lists none gets nothing writable.
+// one that offers roots and lists none keeps it too, as the official
+// server keeps its command-line folders (issue 25: before, it got nothing
+// writable, and the MCP Inspector, which lists none by default, was
+// denied 15 calls of 16).
 func TestMcpRootsAbsentOrEmpty(t *testing.T) {
 	ws, _ := mcpLayout(t)
 	r := rawMcpStart(t, ws, map[string]any{}, "--tmp=false", ws)
@@ -234,11 +260,46 @@ func TestMcpRootsAbsentOrEmpty(t *testing.T) {
 		t.Errorf("write without client roots: %s", text)
 	}
 
-	ws2, _ := mcpLayout(t)
-	r2 := rawMcpStart(t, ws2, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws2)
-	r2.onRequest = func(string, json.RawMessage) any { return map[string]any{"roots": []any{}} }
-	text, isErr := r2.tool("write_file", map[string]any{"path": filepath.Join(ws2, "n.txt"), "content": "n"})
-	if !isErr || !strings.Contains(text, "outside the client's roots") {
-		t.Errorf("write with an empty list of roots = %v, %q", isErr, text)
+	for name, list := range map[string]any{
+		"empty":        map[string]any{"roots": []any{}},
+		"none of file": map[string]any{"roots": []any{map[string]any{"uri": "https://example.com/x"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws2, _ := mcpLayout(t)
+			r2 := rawMcpStart(t, ws2, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws2)
+			r2.onRequest = func(string, json.RawMessage) any { return list }
+			if text, isErr := r2.tool("write_file", map[string]any{"path": filepath.Join(ws2, "n.txt"), "content": "n"}); isErr {
+				t.Errorf("write with no roots listed: %s", text)
+			}
+			if text, _ := r2.tool("list_allowed_directories", map[string]any{}); text != "Allowed directories:\n"+ws2 {
+				t.Errorf("allowed directories = %q, want %s", text, ws2)
+			}
+			if r2.served["roots/list"] != 1 {
+				t.Errorf("roots/list asked %d times, want once", r2.served["roots/list"])
+			}
+		})
+	}
+}
+
+// A client that proposes 2026-07-28 in initialize settles on 2025-11-25,
+// which has roots: it is asked for them and they narrow (issue 25: before,
+// the proposal alone decided, and it was never asked).
+func TestMcpRootsProposedNewerProtocol(t *testing.T) {
+	ws, _ := mcpLayout(t)
+	a := filepath.Join(ws, "a")
+	writeTree(t, a, map[string]string{"keep": "k\n"})
+	r := rawMcpStartOn(t, "2026-07-28", ws, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws)
+	if v := r.initialized["protocolVersion"]; v != "2025-11-25" {
+		t.Fatalf("initialize settled on %v, want 2025-11-25", v)
+	}
+	r.onRequest = func(string, json.RawMessage) any { return fileRoots(a) }
+	if text, isErr := r.tool("write_file", map[string]any{"path": filepath.Join(ws, "n.txt"), "content": "n"}); !isErr {
+		t.Errorf("write outside the client's root: %s", text)
+	}
+	if text, _ := r.tool("list_allowed_directories", map[string]any{}); text != "Allowed directories:\n"+a {
+		t.Errorf("allowed directories = %q, want %s", text, a)
+	}
+	if r.served["roots/list"] != 1 {
+		t.Errorf("roots/list asked %d times, want once", r.served["roots/list"])
 	}
 }

@@ -113,8 +113,12 @@ func editedText(d diff.Result) string {
 		fence += "`"
 	}
 	out := fence + "diff\n" + t + fence + "\n\n"
-	if d.Omitted != "" || d.Truncated {
-		out += fmt.Sprintf("[dsh-fs: diff %s; +%d -%d lines]\n", diffCut(d.Omitted), d.Added, d.Removed)
+	switch {
+	case d.Omitted != "":
+		// Nothing was compared, so nothing is counted.
+		out += "[dsh-fs: diff left out (" + omittedWhy(d.Omitted) + "); the edit was made]\n"
+	case d.Truncated:
+		out += fmt.Sprintf("[dsh-fs: diff truncated at diff_max_bytes; +%d -%d lines]\n", d.Added, d.Removed)
 	}
 	return out
 }

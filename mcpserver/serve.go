@@ -53,13 +53,28 @@ func Serve(a *cmd.App, s *config.Settings, dirs []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.Stdin), Writer: nopWriteCloser{a.Stdout}}
+	out := &lockedWriter{w: a.Stdout}
+	in := newLineFilter(a.Stdin, out, a.Stderr, func() bool { return batchesAllowed(srv) })
+	// From here on standard output carries JSON-RPC only: a failure of
+	// the server itself is said on standard error.
+	a.Stdout = a.Stderr
+	// The filter bounds a message (maxMessageBytes); the SDK's own cap
+	// would end the session instead.
+	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}
 	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fserr.Wrap(fserr.IO, "mcp: "+err.Error(), err)
 	}
 	return nil
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
+// batchesAllowed reports whether the session of srv is on a protocol that
+// has JSON-RPC batches (before 2025-06-18), or not initialized yet, as the
+// SDK decides.
+func batchesAllowed(srv *mcp.Server) bool {
+	for ss := range srv.Sessions() {
+		if ip := ss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion == "2024-11-05" || ip.ProtocolVersion == "2025-03-26"
+		}
+	}
+	return true
+}

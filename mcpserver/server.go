@@ -82,62 +82,70 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		Instructions:            instructions(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
+	srv.AddReceivingMiddleware(settleProtocol)
 	mutates := p.Mode != sandbox.ReadOnly
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 	read := &mcp.Tool{Name: "read_text_file", Title: "Read Text File", Annotations: readOnly,
 		Description: "Read the contents of a file as text (decoded to UTF-8 whatever its encoding). Use 'head' for the first N lines or 'tail' for the last N, not both. " +
 			"A file larger than read_max_bytes is cut there, with a note saying where; dsh_read pages through it."}
-	mcp.AddTool(srv, read, m.readTextFile)
+	addTool(srv, read, m.readTextFile)
 	alias := *read
 	alias.Name, alias.Title = "read_file", "Read File (Deprecated)"
 	alias.Description = "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."
-	mcp.AddTool(srv, &alias, m.readTextFile)
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_media_file", Title: "Read Media File", Annotations: readOnly,
+	addTool(srv, &alias, m.readTextFile)
+	addTool(srv, &mcp.Tool{Name: "read_media_file", Title: "Read Media File", Annotations: readOnly,
 		Description: "Read an image or audio file (at most 16 MiB) and return it base64-encoded with its MIME type, as image or audio content; another type comes as an embedded blob."}, m.readMediaFile)
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_multiple_files", Title: "Read Multiple Files", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "read_multiple_files", Title: "Read Multiple Files", Annotations: readOnly,
+		InputSchema: inputSchema[readMultipleArgs](map[string]func(*jsonschema.Schema){"paths": withMinItems(1)}),
 		Description: "Read several files at once. Each file's content is returned with its path; a file that cannot be read gives its error in its place and the others are still returned."}, m.readMultipleFiles)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Title: "List Directory", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "list_directory", Title: "List Directory", Annotations: readOnly,
 		Description: "List a folder's entries, each prefixed [DIR] or [FILE], sorted by name."}, m.listDirectory)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory_with_sizes", Title: "List Directory with Sizes", Annotations: readOnly, InputSchema: listSizesSchema(),
+	addTool(srv, &mcp.Tool{Name: "list_directory_with_sizes", Title: "List Directory with Sizes", Annotations: readOnly,
+		InputSchema: inputSchema[listSizesArgs](map[string]func(*jsonschema.Schema){"sortBy": func(p *jsonschema.Schema) { withEnum("name", "size")(p); withDefault(`"name"`)(p) }}),
 		Description: "List a folder's entries with their sizes, each prefixed [DIR] or [FILE], sorted by name or size, with totals."}, m.listDirectoryWithSizes)
-	mcp.AddTool(srv, &mcp.Tool{Name: "directory_tree", Title: "Directory Tree", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "directory_tree", Title: "Directory Tree", Annotations: readOnly,
+		InputSchema: inputSchema[treeArgs](map[string]func(*jsonschema.Schema){"excludePatterns": withDefault(`[]`)}),
 		Description: "A recursive tree of a folder as JSON (2-space indent): each entry has 'name', 'type' (file or directory) and, for a directory, 'children'. Symlinks are never followed."}, m.directoryTree)
-	mcp.AddTool(srv, &mcp.Tool{Name: "search_files", Title: "Search Files", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "search_files", Title: "Search Files", Annotations: readOnly,
+		InputSchema: inputSchema[searchArgs](map[string]func(*jsonschema.Schema){"excludePatterns": withDefault(`[]`)}),
 		Description: "Find files and folders beneath a folder whose path relative to it matches a glob ('**/*.go'; a glob with no '/' matches the base name at any depth). Returns full paths, one per line."}, m.searchFiles)
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_file_info", Title: "Get File Info", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "get_file_info", Title: "Get File Info", Annotations: readOnly,
 		Description: "Describe a file or folder: size, modification time, type, permissions, and whether a write there would pass the policy. A symlink is described, not followed."}, m.getFileInfo)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_allowed_directories", Title: "List Allowed Directories", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "list_allowed_directories", Title: "List Allowed Directories", Annotations: readOnly,
 		Description: "The folders this server was given: reads, listings and searches stay within them, and in workspace-write mode each is writable (dsh_policy shows it all)."}, m.listAllowedDirectories)
 	if mutates {
-		mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Title: "Write File",
+		addTool(srv, &mcp.Tool{Name: "write_file", Title: "Write File",
 			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(true)},
 			Description: "Create a file or replace one with new content, atomically (a reader sees the old file or the new one). Only inside the writable roots."}, m.writeFile)
-		mcp.AddTool(srv, &mcp.Tool{Name: "edit_file", Title: "Edit File",
+		addTool(srv, &mcp.Tool{Name: "edit_file", Title: "Edit File",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+			InputSchema: inputSchema[editFileArgs](map[string]func(*jsonschema.Schema){"dryRun": withDefault(`false`)}),
 			Description: "Replace exact text in a file and return a unified diff. Each oldText must occur exactly once (otherwise nothing changes and the error gives the lines of the matches, or the closest region); all edits apply or none. " +
 				"Line endings (CRLF) and a BOM are kept: write \\n in oldText. dryRun previews the diff."}, m.editFile)
-		mcp.AddTool(srv, &mcp.Tool{Name: "move_file", Title: "Move File",
-			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false)},
+		// Destructive as the official one says: a move takes the source's
+		// name away, whatever it does at the destination.
+		addTool(srv, &mcp.Tool{Name: "move_file", Title: "Move File",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "Move or rename a file or folder. The destination must not exist: a move never replaces. Both ends only inside the writable roots; a symlink is moved as a link."}, m.moveFile)
-		mcp.AddTool(srv, &mcp.Tool{Name: "create_directory", Title: "Create Directory",
+		addTool(srv, &mcp.Tool{Name: "create_directory", Title: "Create Directory",
 			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false)},
 			Description: "Create a folder and its missing parents; one that exists already is no error. Only inside the writable roots."}, m.createDirectory)
 	}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_read", Title: "dsh-fs read", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "dsh_read", Title: "dsh-fs read", Annotations: readOnly,
 		Description: "dsh-fs read: a window of a text file (offset, limit) with its sha256, encoding and line endings; the same JSON result as the CLI."}, m.dshRead)
-	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_ls", Title: "dsh-fs ls", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "dsh_ls", Title: "dsh-fs ls", Annotations: readOnly,
 		Description: "dsh-fs ls: list a folder (all, recursive, depth, limit); the same JSON result as the CLI."}, m.dshLs)
-	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_stat", Title: "dsh-fs stat", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "dsh_stat", Title: "dsh-fs stat", Annotations: readOnly,
 		Description: "dsh-fs stat: describe a path and say whether a write there would pass the policy (writable, writable_reason)."}, m.dshStat)
-	mcp.AddTool(srv, &mcp.Tool{Name: "dsh_policy", Title: "dsh-fs policy", Annotations: readOnly,
+	addTool(srv, &mcp.Tool{Name: "dsh_policy", Title: "dsh-fs policy", Annotations: readOnly,
 		Description: "dsh-fs policy: the effective policy, each setting's origin, the writable roots, the protected and deny_read globs."}, m.dshPolicy)
 	if mutates {
-		mcp.AddTool(srv, &mcp.Tool{Name: "dsh_write", Title: "dsh-fs write",
+		addTool(srv, &mcp.Tool{Name: "dsh_write", Title: "dsh-fs write",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "dsh-fs write: replace a file atomically and return the diff. An existing file is replaced only with overwrite or if_match (its sha256 from dsh_read)."}, m.dshWrite)
-		mcp.AddTool(srv, &mcp.Tool{Name: "dsh_edit", Title: "dsh-fs edit",
+		addTool(srv, &mcp.Tool{Name: "dsh_edit", Title: "dsh-fs edit",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "dsh-fs edit: replace exact text, each old exactly once unless replace_all, applied in order, all or none; returns the diff."}, m.dshEdit)
 	}
@@ -155,7 +163,15 @@ func instructions(p sandbox.Policy, allowed []string) string {
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
 	if err == nil {
-		cmd.FenceLines(&b, p, roots)
+		// The CLI's lines, but for where reads go: a CLI call's reads are
+		// not confined, a server's are (policy).
+		var fence strings.Builder
+		cmd.FenceLines(&fence, p, roots)
+		for _, line := range strings.SplitAfter(fence.String(), "\n") {
+			if !strings.HasPrefix(line, "reads: ") || p.Mode == sandbox.DangerFullAccess {
+				b.WriteString(line)
+			}
+		}
 	} else {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
@@ -163,6 +179,9 @@ func instructions(p sandbox.Policy, allowed []string) string {
 		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
 		if p.Mode == sandbox.WorkspaceWrite {
 			b.WriteString(" and the writable roots")
+		}
+		if len(p.DenyRead) > 0 {
+			fmt.Fprintf(&b, ", except %s", strings.Join(p.DenyRead, ", "))
 		}
 		b.WriteString("\n")
 	}
@@ -280,10 +299,32 @@ func toolError(err error) error {
 		return errors.New(ff.text())
 	}
 	var fe *fserr.Error
-	if errors.As(err, &fe) && fe.Hint != "" {
-		fmt.Fprintf(&b, "\nhint: %s", fe.Hint)
+	if errors.As(err, &fe) {
+		if h := mcpHint(fe); h != "" {
+			fmt.Fprintf(&b, "\nhint: %s", h)
+		}
 	}
 	return errors.New(b.String())
+}
+
+// cliHints are the hints of the operations that name what only the CLI
+// has, with what an MCP client has instead.
+var cliHints = map[string]string{
+	"read --raw streams the bytes unchanged": "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
+	"write replaces a binary file whole":     "write_file replaces a binary file whole",
+}
+
+// mcpHint is fe's hint for an MCP client: the CLI's, in the client's
+// terms where it names a CLI command (cliHints), and none where it names
+// a CLI flag, which a tool call cannot pass.
+func mcpHint(fe *fserr.Error) string {
+	if h, ok := cliHints[fe.Hint]; ok {
+		return h
+	}
+	if strings.Contains(fe.Hint, "--") {
+		return ""
+	}
+	return fe.Hint
 }
 
 // text is the success of a drop-in tool.
@@ -412,9 +453,7 @@ type readMultipleArgs struct {
 }
 
 func (m *server) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
-	if len(in.Paths) == 0 {
-		return fail(fserr.New(fserr.InvalidArgument, "At least one file path must be provided"))
-	}
+	// An empty list is refused by the schema (minItems 1).
 	parts := make([]string, len(in.Paths))
 	for i, p := range in.Paths {
 		content, err := m.readText(req.Session, p, nil, nil)
@@ -503,13 +542,15 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 	return text(editedText(res.Diff))
 }
 
-// diffCut says why an edit's diff is not whole: omitted for a reason
-// (basis_too_large, binary), or truncated at diff_max_bytes.
-func diffCut(omitted string) string {
-	if omitted != "" {
-		return "omitted (" + omitted + ")"
+// omittedWhy says why a diff was left out (diff.Result.Omitted).
+func omittedWhy(reason string) string {
+	switch reason {
+	case diff.ReasonBasisTooLarge:
+		return "the file is larger than diff_basis_max_bytes"
+	case diff.ReasonBinary:
+		return "the content is binary"
 	}
-	return "truncated"
+	return reason
 }
 
 type mkdirArgs struct {
@@ -557,20 +598,41 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }
 
-// list lists the folder path, every name included.
+// countLimit bounds the walk that counts a tree over listLimit.
+const countLimit = 10 * listLimit
+
+// list lists the folder path, every name included. A recursive listing
+// cut at listLimit stops reading folders, so its Total is a lower bound:
+// the tree is then walked again to count it (up to countLimit), so that
+// the note says how many entries there are.
 func (m *server) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
 	f, t, err := m.begin(ss, path)
 	if err != nil {
 		return nil, err
 	}
-	return fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	res, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	if err != nil || !res.Truncated || !recursive {
+		return res, err
+	}
+	all, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: true, Limit: countLimit})
+	if err == nil {
+		res.Total = all.Total
+		if all.Truncated {
+			res.Total = -all.Total // more than that: listNote says so
+		}
+	}
+	return res, nil
 }
 
 func listNote(res *fsops.ListResult) string {
 	if !res.Truncated {
 		return ""
 	}
-	return fmt.Sprintf("\n[dsh-fs: %d of %d entries shown; dsh_ls pages through the rest]", len(res.Entries), res.Total)
+	total := fmt.Sprint(res.Total)
+	if res.Total < 0 {
+		total = fmt.Sprintf("more than %d", -res.Total)
+	}
+	return fmt.Sprintf("\n[dsh-fs: %d of %s entries shown; dsh_ls pages through the rest]", len(res.Entries), total)
 }
 
 func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }
@@ -597,19 +659,6 @@ func dirPrefix(e fsops.Entry) string {
 type listSizesArgs struct {
 	Path   string `json:"path"`
 	SortBy string `json:"sortBy,omitempty" jsonschema:"Sort entries by name or size"`
-}
-
-// listSizesSchema is listSizesArgs' schema with sortBy an enum that
-// defaults to "name", as the official server declares it.
-func listSizesSchema() *jsonschema.Schema {
-	schema, err := jsonschema.For[listSizesArgs](nil)
-	if err != nil {
-		panic("mcp: list_directory_with_sizes schema: " + err.Error())
-	}
-	sortBy := schema.Properties["sortBy"]
-	sortBy.Enum = []any{"name", "size"}
-	sortBy.Default = json.RawMessage(`"name"`)
-	return schema
 }
 
 func (m *server) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {

@@ -130,20 +130,25 @@ mcp_rows() {
 		# DSH_FS_CWD (the other rows' session cwd) would clash with the DIR.
 		# dsh-fs-mcp run directly, its cold starts alternating with these:
 		# what the hand-over from dsh-fs costs.
-		env -u DSH_FS_CWD "$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" \
-			-cold-with "reference: dsh-fs-mcp run directly, cold starts alternating with the row above=$(dirname "$BIN")/dsh-fs-mcp mcp $mws" -- "$BIN" mcp "$mws"
+		# The official server, where it installed, in the same run: every
+		# measurement alternates with dsh-fs's, and a row of ratios follows.
+		local against=()
 		if [[ -n $official ]]; then
-			"$TMP/mcpbench" -label official -dir "$mws" -- node "$official/dist/index.js" "$mws"
+			against=(-against "official=node $official/dist/index.js $mws")
 		fi
+		env -u DSH_FS_CWD "$TMP/mcpbench" -label "dsh-fs mcp" -dir "$mws" "${against[@]}" \
+			-cold-with "reference: dsh-fs-mcp run directly, cold starts alternating with the rows above=$(dirname "$BIN")/dsh-fs-mcp mcp $mws" -- "$BIN" mcp "$mws"
 		"$TMP/mcpbench" -label "floor: the Go SDK, tools that do nothing (scripts/floor/mcpsdk)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpsdk"
 		"$TMP/mcpbench" -label "floor: no SDK, canned answers (scripts/floor/mcpsdk -tags raw)" -dir "$mws" -edits 0 -- "$TMP/floor-mcpraw"
 		echo
 		echo "Cold: median of 21 (spawn, initialize, one get_file_info answered). Warm: median of"
-		echo "1001 calls each in one server after 20 warm-up calls. Edit: median of 5, each in a"
-		echo "fresh server (the peak RSS, the largest, is then the edit's). Targets (issue 15):"
-		echo "cold ≤ 15 ms, warm ≤ 0.1 ms, the edit ≤ 0.5 s at ≤ 200 MiB. $note. The floors"
-		echo "answer every tool with one line and touch no file: a warm call of dsh-fs mcp"
-		echo "cannot be faster than the SDK floor, which it is built on."
+		echo "1001 calls each in one server after 20 warm-up calls, dsh-fs's and the official"
+		echo "server's calls alternating one by one. Edit: median of 5, each in a fresh server"
+		echo "(the peak RSS, the largest, is then the edit's), the servers taking turns. Targets"
+		echo "(issue 25): each warm call no slower than the official server's (ratio ≤ 1), cold"
+		echo "start ≤ 1/20 of its (ratio ≤ 0.05). $note. The floors answer every tool with one"
+		echo "line and touch no file: a warm call of dsh-fs mcp cannot be faster than the SDK"
+		echo "floor, which it is built on."
 	} >"$TMP/mcp.md"
 }
 

@@ -119,6 +119,16 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
+// measured are one server's figures.
+type measured struct {
+	label      string
+	argv       []string
+	colds      []time.Duration
+	warm       map[string]time.Duration
+	edit, rss  string
+	editMedian time.Duration
+}
+
 func main() {
 	label := flag.String("label", "", "the server's name in the table")
 	dir := flag.String("dir", "", "the allowed folder, holding big.txt (50 MiB, one BENCH_MARK_LINE_OLD=1 line)")
@@ -126,6 +136,7 @@ func main() {
 	warm := flag.Int("warm", 1001, "warm calls of each small tool")
 	edits := flag.Int("edits", 5, "edits of the big file, each in a fresh server (0: none, a floor's row)")
 	coldWith := flag.String("cold-with", "", "LABEL=SERVER ARGS (split at spaces): another server whose cold starts alternate with these, printed as a row of its own")
+	against := flag.String("against", "", "LABEL=SERVER ARGS (split at spaces): another server measured in the same run, every measurement alternating with this one's, printed as a row of its own and a row of ratios")
 	flag.Parse()
 	argv := flag.Args()
 	if *label == "" || *dir == "" || len(argv) == 0 {
@@ -137,10 +148,15 @@ func main() {
 		fatal(err)
 	}
 	info := map[string]any{"path": small}
+	servers := []*measured{{label: *label, argv: argv}}
+	if *against != "" {
+		l, args, _ := strings.Cut(*against, "=")
+		servers = append(servers, &measured{label: l, argv: strings.Fields(args)})
+	}
 
-	// Cold: spawn, initialize, one get_file_info answered. With
-	// -cold-with, the other server's cold starts alternate with these, so
-	// that both meet the same load.
+	// Cold: spawn, initialize, one get_file_info answered. The servers'
+	// cold starts alternate (with -cold-with's too), so that all meet the
+	// same load.
 	coldStart := func(argv []string) time.Duration {
 		t0 := time.Now()
 		s, err := start(argv)
@@ -158,21 +174,29 @@ func main() {
 		return d
 	}
 	otherLabel, otherArgs, _ := strings.Cut(*coldWith, "=")
-	var colds, otherColds []time.Duration
+	var otherColds []time.Duration
 	for i := 0; i < *cold; i++ {
-		colds = append(colds, coldStart(argv))
+		for _, m := range servers {
+			m.colds = append(m.colds, coldStart(m.argv))
+		}
 		if *coldWith != "" {
 			otherColds = append(otherColds, coldStart(strings.Fields(otherArgs)))
 		}
 	}
 
-	// Warm: one server, a warm-up, then each small call many times.
-	s, err := start(argv)
-	if err != nil {
-		fatal(err)
-	}
-	if err := s.initialize(); err != nil {
-		fatal(err)
+	// Warm: one server each, a warm-up, then each small call many times,
+	// the servers' calls alternating one by one.
+	var live []*server
+	for _, m := range servers {
+		s, err := start(m.argv)
+		if err != nil {
+			fatal(err)
+		}
+		if err := s.initialize(); err != nil {
+			fatal(err)
+		}
+		live = append(live, s)
+		m.warm = map[string]time.Duration{}
 	}
 	warmCalls := []struct {
 		name string
@@ -182,61 +206,89 @@ func main() {
 		{"write_file", map[string]any{"path": filepath.Join(*dir, "kib-w.txt"), "content": kib}},
 		{"get_file_info", info},
 	}
-	warmMed := map[string]time.Duration{}
 	for _, c := range warmCalls {
-		for i := 0; i < 20; i++ {
-			if err := s.tool(c.name, c.args); err != nil {
-				fatal(err)
+		for _, s := range live {
+			for i := 0; i < 20; i++ {
+				if err := s.tool(c.name, c.args); err != nil {
+					fatal(err)
+				}
 			}
 		}
-		var ds []time.Duration
+		ds := make([][]time.Duration, len(live))
 		for i := 0; i < *warm; i++ {
-			t0 := time.Now()
-			if err := s.tool(c.name, c.args); err != nil {
-				fatal(err)
+			for k, s := range live {
+				t0 := time.Now()
+				if err := s.tool(c.name, c.args); err != nil {
+					fatal(err)
+				}
+				ds[k] = append(ds[k], time.Since(t0))
 			}
-			ds = append(ds, time.Since(t0))
 		}
-		warmMed[c.name] = median(ds)
+		for k, m := range servers {
+			m.warm[c.name] = median(ds[k])
+		}
 	}
-	s.stop()
+	for _, s := range live {
+		s.stop()
+	}
 
 	// The big edit: a fresh server each time (its peak RSS is then the
-	// edit's), the marker line flipped back and forth.
+	// edit's), the marker line flipped back and forth, the servers taking
+	// turns.
 	big := filepath.Join(*dir, "big.txt")
-	var eds []time.Duration
-	var peak int64
 	marks := [2]string{"BENCH_MARK_LINE_OLD=1", "BENCH_MARK_LINE_NEW=2"}
+	flips := 0
+	eds := make([][]time.Duration, len(servers))
+	peaks := make([]int64, len(servers))
 	for i := 0; i < *edits; i++ {
-		s, err := start(argv)
-		if err != nil {
-			fatal(err)
+		for k, m := range servers {
+			s, err := start(m.argv)
+			if err != nil {
+				fatal(err)
+			}
+			if err := s.initialize(); err != nil {
+				fatal(err)
+			}
+			from, to := marks[flips%2], marks[(flips+1)%2]
+			t0 := time.Now()
+			if err := s.tool("edit_file", map[string]any{"path": big, "edits": []map[string]string{{"oldText": from, "newText": to}}}); err != nil {
+				fatal(err)
+			}
+			eds[k] = append(eds[k], time.Since(t0))
+			flips++
+			peaks[k] = max(peaks[k], s.stop())
 		}
-		if err := s.initialize(); err != nil {
-			fatal(err)
-		}
-		from, to := marks[i%2], marks[(i+1)%2]
-		t0 := time.Now()
-		if err := s.tool("edit_file", map[string]any{"path": big, "edits": []map[string]string{{"oldText": from, "newText": to}}}); err != nil {
-			fatal(err)
-		}
-		eds = append(eds, time.Since(t0))
-		peak = max(peak, s.stop())
 	}
-	if *edits%2 == 1 { // put the marker back
+	if flips%2 == 1 { // put the marker back
 		s, err := start(argv)
 		if err == nil && s.initialize() == nil {
 			s.tool("edit_file", map[string]any{"path": big, "edits": []map[string]string{{"oldText": marks[1], "newText": marks[0]}}})
 			s.stop()
 		}
 	}
-	edit, rss := "—", "—"
-	if len(eds) > 0 {
-		edit, rss = ms(median(eds)), fmt.Sprintf("%.0f MiB", float64(peak)/(1<<20))
+	for k, m := range servers {
+		m.edit, m.rss = "—", "—"
+		if len(eds[k]) > 0 {
+			m.editMedian = median(eds[k])
+			m.edit, m.rss = ms(m.editMedian), fmt.Sprintf("%.0f MiB", float64(peaks[k])/(1<<20))
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", m.label, ms(median(m.colds)),
+			ms(m.warm["read_text_file"]), ms(m.warm["write_file"]), ms(m.warm["get_file_info"]), m.edit, m.rss)
 	}
-	fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", *label, ms(median(colds)),
-		ms(warmMed["read_text_file"]), ms(warmMed["write_file"]), ms(warmMed["get_file_info"]), edit, rss)
 	if *coldWith != "" {
 		fmt.Printf("| %s | %s | — | — | — | — | — |\n", otherLabel, ms(median(otherColds)))
+	}
+	if len(servers) == 2 {
+		a, b := servers[0], servers[1]
+		ratio := func(x, y time.Duration) string {
+			if y == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.2f", float64(x)/float64(y))
+		}
+		fmt.Printf("| ratio %s / %s (below 1: %s is faster) | %s | %s | %s | %s | %s | — |\n", a.label, b.label, a.label,
+			ratio(median(a.colds), median(b.colds)), ratio(a.warm["read_text_file"], b.warm["read_text_file"]),
+			ratio(a.warm["write_file"], b.warm["write_file"]), ratio(a.warm["get_file_info"], b.warm["get_file_info"]),
+			ratio(a.editMedian, b.editMedian))
 	}
 }

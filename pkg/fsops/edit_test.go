@@ -330,7 +330,7 @@ func TestPlanEditErrors(t *testing.T) {
 			name: "stale", content: "a\n",
 			opt:  EditOptions{Edits: []Replacement{{Old: "a", New: "b"}}, IfMatch: strings.Repeat("0", 64)},
 			code: fserr.Stale,
-			hint: "read the file again and redo the change against its current content",
+			hint: "redo the change against the current content, whose sha256 is detail.sha256 (pass it as --if-match once you know what changed); nothing was changed",
 		},
 		{
 			// the hash is checked before the match: a stale file says so

@@ -310,7 +310,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "binary", args: []string{"read", "bin.dat"}, schema: "failure.json", exit: 1, want: []string{`"FS_BINARY"`}},
 		{name: "exists", args: []string{"write", "exists.txt", "--content", "clobbered"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"sha256":"01d09d19c2139a46aebfb577780d123d7396e97201bc7ead210a2ebff8239dee","size":4}`}},
 		{name: "stale", args: []string{"write", "stale.txt", "--content", "v2", "--if-match", staleSum}, schema: "failure.json", exit: 1, want: []string{`"FS_STALE"`}},
-		{name: "edit ambiguous", args: []string{"edit", "amb.txt", "--old", "dup", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1,"count":2,"lines":[1,3]}`}},
+		{name: "edit ambiguous", args: []string{"edit", "amb.txt", "--old", "dup", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1,"count":2,"lines":[1,3],"matches":[{"line":1,"text":"dup"},{"line":3,"text":"dup"}]}`}},
 		{name: "edit no match closest", args: []string{"edit", "nm.txt", "--old", "    return 1", "--new", "return 2"}, schema: "failure.json", exit: 1, want: []string{`"closest":{"start_line":2`}},
 		{name: "edit no match partial", args: []string{"edit", "nm.txt", "--old", "func f() {\n\treturn 9\n}", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"partial":true`}},
 		{name: "edit no match none", args: []string{"edit", "nm.txt", "--old", "absent", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1}`}},

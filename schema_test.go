@@ -143,9 +143,10 @@ func TestSchemasAreValid(t *testing.T) {
 			}
 			// Every flag of the command itself is there; the policy-source
 			// flags every command shares are the harness's, not the
-			// model's, except --escalate on a mutation.
+			// model's, except --escalate on a mutation. A hidden flag is a
+			// shell habit accepted as a no-op (grep -n), not an input.
 			c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-				if f.Name == "help" {
+				if f.Name == "help" || f.Hidden {
 					return
 				}
 				if _, ok := in.Properties[strings.ReplaceAll(f.Name, "-", "_")]; !ok {

@@ -86,8 +86,8 @@ func readHeader(path string, r *fsops.ReadResult) string {
 	switch {
 	case r.TotalLines == 0:
 		where = "empty"
-	case r.EndLine < r.StartLine:
-		where = fmt.Sprintf("no line %d, the file has %d", r.StartLine, r.TotalLines)
+	case r.PastEnd:
+		where = fmt.Sprintf("past the end, the file has %d %s", r.TotalLines, plural(r.TotalLines, "line", "lines"))
 	default:
 		where = fmt.Sprintf("lines %d-%d of %d", r.StartLine, r.EndLine, r.TotalLines)
 	}

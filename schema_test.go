@@ -292,6 +292,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "stat read-only", args: []string{"stat", "a.txt", "--mode", "read-only"}, schema: "result-stat.json", want: []string{`"writable_reason":"read-only mode"`}},
 		// policy, version
 		{name: "policy", args: []string{"policy"}, schema: "result-policy.json", want: []string{`"op":"policy"`}},
+		{name: "policy verbose", args: []string{"policy", "--verbose"}, schema: "result-policy.json", want: []string{`"origin":"default"`, `"writes":"`}},
 		{name: "policy config file", args: []string{"policy", "--mode", "read-only"}, env: []string{trust, narrow}, schema: "result-policy.json",
 			want: []string{`"origin":"file"`, `"origin":"flag"`, `"origin":"system"`, `"trust":"session"`, `"trust":"trusted"`}},
 		{name: "policy refused workspace", args: []string{"policy"}, env: []string{"DSH_FS_CWD=/"}, schema: "result-policy.json",

@@ -296,6 +296,12 @@ func (t textOut) policy(h Header, r PolicyResult) error {
 	} else {
 		fmt.Fprintln(t.out, "\nshell:")
 	}
+	if sh.Writes == "" {
+		// The short result: what holds, without the words (--verbose).
+		_, err := fmt.Fprintf(t.out, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
+			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
+		return err
+	}
 	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
 		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
 	if err == nil {

@@ -29,12 +29,12 @@ type ReadOptions struct {
 
 // ReadResult is a window of a text file.
 type ReadResult struct {
-	Content    string `json:"content"`
+	Content string `json:"content"`
 	// StartLine and EndLine are the window's first and last line, both
 	// 0 when it holds none.
-	StartLine  int    `json:"start_line"`
-	EndLine    int    `json:"end_line"`
-	TotalLines int    `json:"total_lines"`
+	StartLine  int `json:"start_line"`
+	EndLine    int `json:"end_line"`
+	TotalLines int `json:"total_lines"`
 	// Truncated says the file goes on after EndLine, or that the line
 	// CutLine was cut at the byte budget.
 	Truncated bool `json:"truncated"`

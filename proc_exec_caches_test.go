@@ -189,7 +189,7 @@ ls "$GOMODCACHE/` + cacheModule + `@v1.0.0/dep.go"
 echo planted > "$GOCACHE/planted-by-session"
 cat "$GOCACHE/planted-by-session"
 dsh-fs policy --context | grep '^toolchain caches in the shell: copy-on-write'
-dsh-fs policy`
+dsh-fs policy --verbose`
 
 // checkCacheSession checks what a session of cacheScript printed, and
 // that it left nothing in the person's caches nor of its private layer.
@@ -286,7 +286,7 @@ func TestExecCachesRealUser(t *testing.T) {
 	}
 	// Where this kernel or a security module refuses the user
 	// namespace's overlay, the caches stay read-only and policy says why.
-	out, err := session("dsh-fs policy")
+	out, err := session("dsh-fs policy --verbose")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestExecCachesKilled(t *testing.T) {
 	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"), "GOCACHE="+gocache, "GOMODCACHE="+filepath.Join(dir, "home", "nomod"))
 	script := `echo x > "$GOCACHE/planted" && cat "$GOCACHE/planted"
 dsh-fs exec -- sh -c 'echo y > "$GOCACHE/nested"' && echo "nested=$(cat "$GOCACHE/nested")"
-d=$(dsh-fs policy | sed -n 's/.*"overlay_dir":"\([^"]*\)".*/\1/p')
+d=$(dsh-fs policy --verbose | sed -n 's/.*"overlay_dir":"\([^"]*\)".*/\1/p')
 echo "dir=$d"; echo "entries=$(ls -A "$d" | wc -l)"
 kill -9 $$`
 	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
@@ -358,7 +358,7 @@ func TestExecCachesDirectAndOff(t *testing.T) {
 	writeTree(t, dir, map[string]string{"home/cache/.keep": "", "ws/.keep": "", "off.yaml": "caches_writable: \"off\"\n"})
 	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"))
 	writeSystemConfig(t, env, "caches: ["+cache+"]\ncaches_from_toolchains: false\ncaches_writable: direct\n")
-	script := `echo x > "` + cache + `/by-session"; echo "write=$?"; dsh-fs policy`
+	script := `echo x > "` + cache + `/by-session"; echo "write=$?"; dsh-fs policy --verbose`
 	layerOf := func(out string) (string, string, bool) {
 		var pol struct {
 			Shell struct {

@@ -60,7 +60,7 @@ func TestExecMountLayer(t *testing.T) {
 			t.Errorf("%s = %q", config, got)
 		}
 	}
-	policy := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy")
+	policy := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy", "--verbose")
 	for _, want := range []string{`"protected_held":true`, `"deny_read_held":true`, `"read_only":["` + filepath.Join(ws, ".git")} {
 		if !strings.Contains(policy, want) {
 			t.Errorf("policy inside, want %s in:\n%s", want, policy)
@@ -142,7 +142,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 	requireUserNamespaces(t)
 	bin, ws, system := unprivilegedSession(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n", "src/a.go": "package a\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
-		`id -u; grep CapEff /proc/self/status; echo x >> .git/config; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy`)
+		`id -u; grep CapEff /proc/self/status; echo x >> .git/config; echo "git=$?"; echo x > src/b.go; echo "src=$?"; dsh-fs policy --verbose`)
 	c.Dir = ws
 	c.Env = agentExecEnv(t, bin, system)
 	asAgent(t, c)
@@ -263,7 +263,7 @@ func TestExecFileToolRealUser(t *testing.T) {
 	// requirements, read by every call.
 	writeTree(t, system, map[string]string{"requirements.yaml": "max_mode: workspace-write\n"})
 	out := agentSession(t, bin, ws, system,
-		`id -u; stat -c 'root shows as %u' /; dsh-fs stat src/a.go; echo "stat=$?"; dsh-fs write src/b.go --content 'package a'; echo "write=$?"; dsh-fs policy; echo "policy=$?"`)
+		`id -u; stat -c 'root shows as %u' /; dsh-fs stat src/a.go; echo "stat=$?"; dsh-fs write src/b.go --content 'package a'; echo "write=$?"; dsh-fs policy --verbose; echo "policy=$?"`)
 	for _, want := range []string{
 		strconv.Itoa(agentUser(t)) + "\n",
 		"root shows as 65534",

@@ -155,7 +155,7 @@ func TestExecNetworkOff(t *testing.T) {
 		}
 		t.Run("policy says so", func(t *testing.T) {
 			s.config(t, "")
-			out := s.run(t, nil, "dsh-fs policy; dsh-fs policy --context")
+			out := s.run(t, nil, "dsh-fs policy --verbose; dsh-fs policy --context")
 			for _, want := range []string{`"network_held":true`, `"network":"off: a network namespace of its own with only loopback`,
 				`{"key":"network","value":"off","origin":"pinned"`, "network (dsh-fs exec shell): off; no host is reachable"} {
 				if !strings.Contains(out, want) {
@@ -448,7 +448,7 @@ func TestExecNetworkLandlockTCP(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	t.Run("off", func(t *testing.T) {
 		s.config(t, "mode: danger-full-access\nnetwork: off\n")
-		out := s.run(t, nil, reachScript(addr)+`; dsh-fs policy | grep -o '"network":"[^"]*"'; /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(5); s.connect(("127.0.0.1", `+port+`)); print("mptcp reached")' 2>&1 | tail -1`)
+		out := s.run(t, nil, reachScript(addr)+`; dsh-fs policy --verbose | grep -o '"network":"[^"]*"'; /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(5); s.connect(("127.0.0.1", `+port+`)); print("mptcp reached")' 2>&1 | tail -1`)
 		// Landlock's TCP rules do not see Multipath TCP: no such
 		// socket may be made.
 		if !strings.Contains(out, "Protocol not supported") || strings.Contains(out, "mptcp reached") {

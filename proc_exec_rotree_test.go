@@ -138,7 +138,7 @@ func TestExecReadOnlyTree(t *testing.T) {
 		`chmod 0644 "$DSH_FS_SESSION"; echo chmodrecord=$?; stat -c 'record=%a' "$DSH_FS_SESSION"; ` +
 		// The supervisor's root is in the mount namespace outside.
 		`sup=$(sed 's/.*"supervisor_pid":\([0-9]*\).*/\1/' "$DSH_FS_SESSION"); chmod 0666 "/proc/$sup/root` + f + `"; echo chmodviasupervisor=$?; ` +
-		`echo x > src/b.go; echo "ws=$?"; echo x > /dev/null; echo "null=$?"; dsh-fs policy`
+		`echo x > src/b.go; echo "ws=$?"; echo x > /dev/null; echo "null=$?"; dsh-fs policy --verbose`
 	code, out, errs := execSh(t, env, ws, fenced(ws), script)
 	if code != 0 {
 		t.Fatalf("exec: exit %d\n%s%s", code, out, errs)
@@ -151,7 +151,7 @@ func TestExecReadOnlyTree(t *testing.T) {
 	}
 
 	// Outside a session nothing holds, and policy says what exec would do.
-	_, _, out, errs = procRun(t, procCmd(procBin(t), env, ws, "policy", "--cwd", ws), nil)
+	_, _, out, errs = procRun(t, procCmd(procBin(t), env, ws, "policy", "--verbose", "--cwd", ws), nil)
 	for _, want := range []string{`"outside_read_only_held":false`, "dsh-fs exec would make everything outside the writable roots read-only here"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("policy outside a session: want %q in:\n%s%s", want, out, errs)

@@ -473,7 +473,7 @@ func TestReadmeRecipeConfig(t *testing.T) {
 	ws, files := sessionTemp(t), sessionTemp(t)
 	config := filepath.Join(files, "proj-a.yaml")
 	writeTree(t, files, map[string]string{"proj-a.yaml": yaml + "\n"})
-	code, stdout, stderr := execSh(t, execEnv(t, ws), ws, append(fenced(ws), "--config", config), "dsh-fs policy")
+	code, stdout, stderr := execSh(t, execEnv(t, ws), ws, append(fenced(ws), "--config", config), "dsh-fs policy --verbose")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

@@ -255,7 +255,7 @@ func TestExecSocketsOutside(t *testing.T) {
 		// root: issue 21's record part, not this one.)
 		check := "cat \"$DSH_FS_SESSION\""
 		if !s.agent {
-			check = "dsh-fs policy"
+			check = "dsh-fs policy --verbose"
 		}
 		policy := s.run(t, nil, check)
 		for _, want := range []string{`"sockets_held":true`, `"sockets":"`, outside} {
@@ -383,7 +383,7 @@ func TestPolicySocketsOutsideSession(t *testing.T) {
 	ws := t.TempDir()
 	env := procEnv(t, ws)
 	writeSystemConfig(t, env, "allow_unix_sockets: [/run/user/1000/ssh-agent.socket]\n")
-	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, "policy"), nil)
+	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, "policy", "--verbose"), nil)
 	if code != 0 {
 		t.Fatalf("policy: exit %d\n%s%s", code, out, errs)
 	}

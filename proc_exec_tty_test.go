@@ -372,7 +372,7 @@ func TestExecResize(t *testing.T) {
 func TestExecProcessesLayer(t *testing.T) {
 	requireLandlock(t)
 	ws := t.TempDir()
-	code, out, errs := execSh(t, execEnv(t, ws), ws, fenced(ws), `echo "pid=$$"; ls -d /proc/[0-9]* | wc -l; dsh-fs policy`)
+	code, out, errs := execSh(t, execEnv(t, ws), ws, fenced(ws), `echo "pid=$$"; ls -d /proc/[0-9]* | wc -l; dsh-fs policy --verbose`)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -403,7 +403,7 @@ func TestExecProcessesLayer(t *testing.T) {
 		t.Errorf("policy inside, processes: %v %q", inside.Shell.ProcessesHeld, inside.Shell.Processes)
 	}
 
-	_, _, outside, _ := procRun(t, procCmd(procBin(t), procEnv(t, ws), ws, "policy"), nil)
+	_, _, outside, _ := procRun(t, procCmd(procBin(t), procEnv(t, ws), ws, "policy", "--verbose"), nil)
 	inside.Shell.TerminalHeld, inside.Shell.ProcessesHeld = true, true
 	if err := json.Unmarshal([]byte(outside), &inside); err != nil {
 		t.Fatalf("policy outside: %v: %s", err, outside)

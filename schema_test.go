@@ -143,9 +143,10 @@ func TestSchemasAreValid(t *testing.T) {
 			}
 			// Every flag of the command itself is there; the policy-source
 			// flags every command shares are the harness's, not the
-			// model's, except --escalate on a mutation.
+			// model's, except --escalate on a mutation. A hidden flag is a
+			// shell habit accepted as a no-op (grep -n), not an input.
 			c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-				if f.Name == "help" {
+				if f.Name == "help" || f.Hidden {
 					return
 				}
 				if _, ok := in.Properties[strings.ReplaceAll(f.Name, "-", "_")]; !ok {
@@ -291,6 +292,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "stat read-only", args: []string{"stat", "a.txt", "--mode", "read-only"}, schema: "result-stat.json", want: []string{`"writable_reason":"read-only mode"`}},
 		// policy, version
 		{name: "policy", args: []string{"policy"}, schema: "result-policy.json", want: []string{`"op":"policy"`}},
+		{name: "policy verbose", args: []string{"policy", "--verbose"}, schema: "result-policy.json", want: []string{`"origin":"default"`, `"writes":"`}},
 		{name: "policy config file", args: []string{"policy", "--mode", "read-only"}, env: []string{trust, narrow}, schema: "result-policy.json",
 			want: []string{`"origin":"file"`, `"origin":"flag"`, `"origin":"system"`, `"trust":"session"`, `"trust":"trusted"`}},
 		{name: "policy refused workspace", args: []string{"policy"}, env: []string{"DSH_FS_CWD=/"}, schema: "result-policy.json",
@@ -310,7 +312,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "binary", args: []string{"read", "bin.dat"}, schema: "failure.json", exit: 1, want: []string{`"FS_BINARY"`}},
 		{name: "exists", args: []string{"write", "exists.txt", "--content", "clobbered"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"sha256":"01d09d19c2139a46aebfb577780d123d7396e97201bc7ead210a2ebff8239dee","size":4}`}},
 		{name: "stale", args: []string{"write", "stale.txt", "--content", "v2", "--if-match", staleSum}, schema: "failure.json", exit: 1, want: []string{`"FS_STALE"`}},
-		{name: "edit ambiguous", args: []string{"edit", "amb.txt", "--old", "dup", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1,"count":2,"lines":[1,3]}`}},
+		{name: "edit ambiguous", args: []string{"edit", "amb.txt", "--old", "dup", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1,"count":2,"lines":[1,3],"matches":[{"line":1,"text":"dup"},{"line":3,"text":"dup"}]}`}},
 		{name: "edit no match closest", args: []string{"edit", "nm.txt", "--old", "    return 1", "--new", "return 2"}, schema: "failure.json", exit: 1, want: []string{`"closest":{"start_line":2`}},
 		{name: "edit no match partial", args: []string{"edit", "nm.txt", "--old", "func f() {\n\treturn 9\n}", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"partial":true`}},
 		{name: "edit no match none", args: []string{"edit", "nm.txt", "--old", "absent", "--new", "x"}, schema: "failure.json", exit: 1, want: []string{`"detail":{"edit":1}`}},

@@ -29,7 +29,9 @@ for the same tree. The walk never follows a symlink, never opens a file under
 deny_read (counted in hidden), and skips .git, what .gitignore and .ignore
 files exclude (--no-ignore to search them) and binary files. At most --limit
 matches and --max-bytes of them are shown; total counts them all, and a
-truncated result's cursor continues with --after.`,
+truncated result's cursor continues with --after. A shell's -n, -r and -E are
+accepted and change nothing (lines are always numbered, folders always
+searched, the syntax always RE2); -F is --fixed.`,
 		Example: `  dsh-fs grep 'func \w+Handler' src
   dsh-fs grep TODO --glob '*.go' --glob '!*_test.go' --context 2
   dsh-fs grep -i --fixed 'a.b(' --files
@@ -47,7 +49,15 @@ truncated result's cursor continues with --after.`,
 		},
 	}
 	fl := c.Flags()
-	fl.BoolVar(&opts.Fixed, "fixed", false, "take PATTERN as a literal string")
+	fl.BoolVarP(&opts.Fixed, "fixed", "F", false, "take PATTERN as a literal string")
+	// A shell's grep habits: -n, -r and -E are what this grep always
+	// does, accepted so that -rn costs no failed call; hidden, since a
+	// model need not learn them (the Long help names them once).
+	var habit bool
+	for _, h := range [][2]string{{"line-number", "n"}, {"recursive", "r"}, {"extended-regexp", "E"}} {
+		fl.BoolVarP(&habit, h[0], h[1], false, "no-op: what grep always does")
+		fl.MarkHidden(h[0])
+	}
 	fl.BoolVarP(&opts.IgnoreCase, "ignore-case", "i", false, "match letters of either case")
 	fl.StringArrayVar(&opts.Globs, "glob", nil, "search only files whose path matches this glob; \"!GLOB\" excludes (repeatable; no \"/\" matches the base name)")
 	fl.IntVarP(&opts.Context, "context", "C", 0, "lines of context before and after each match")
@@ -59,6 +69,16 @@ truncated result's cursor continues with --after.`,
 	fl.BoolVar(&opts.NoIgnore, "no-ignore", false, "also search .git and what .gitignore and .ignore files exclude")
 	fl.StringVar(&opts.After, "after", "", "continue after this cursor, from a truncated result of the same search")
 	return c
+}
+
+// grepHabits are the flags of a shell's grep this one has under another
+// name: an unknown flag among them is answered with it (usageError).
+var grepHabits = map[string]string{
+	"l": "--files", "files-with-matches": "--files",
+	"c":       "--count",
+	"include": "--glob", "exclude": "--glob",
+	"A": "--context", "B": "--context", "after-context": "--context", "before-context": "--context",
+	"fixed-strings": "--fixed",
 }
 
 func grepRun(opts *GrepOptions) error {

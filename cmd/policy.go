@@ -21,6 +21,10 @@ type PolicyOptions struct {
 	// Context prints the sandbox:policy block for a model's context
 	// instead of the JSON result.
 	Context bool
+	// Verbose prints every setting, at its default too, and what holds
+	// for the shell in words; without it the result is the short one
+	// (PolicyResult.short).
+	Verbose bool
 }
 
 // NewCmdPolicy returns the policy command; runF replaces policyRun in tests.
@@ -30,6 +34,7 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 		Use:   "policy",
 		Short: "Print the effective policy, where each setting came from, and the writable roots",
 		Example: `  dsh-fs policy
+  dsh-fs policy --verbose   # every setting with its origin, the shell's layers in words
   dsh-fs policy --context   # the sandbox:policy block for a model's context`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -41,6 +46,7 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&opts.Context, "context", false, "print the sandbox:policy block a harness adds to the model's context")
+	c.Flags().BoolVar(&opts.Verbose, "verbose", false, "also print the settings at their defaults and what holds for the shell in words")
 	return c
 }
 
@@ -75,49 +81,49 @@ type shellLayers struct {
 	// one.
 	Session       string `json:"session"`
 	WritesFenced  bool   `json:"writes_fenced"`
-	Writes        string `json:"writes"`
+	Writes        string `json:"writes,omitempty"`
 	ProtectedHeld bool   `json:"protected_held"`
-	Protected     string `json:"protected"`
+	Protected     string `json:"protected,omitempty"`
 	DenyReadHeld  bool   `json:"deny_read_held"`
-	DenyRead      string `json:"deny_read"`
+	DenyRead      string `json:"deny_read,omitempty"`
 	// SocketsHeld says no unix socket outside the session but the
 	// allowed ones is reachable from the shell; Sockets says how.
 	SocketsHeld bool   `json:"sockets_held"`
-	Sockets     string `json:"sockets"`
+	Sockets     string `json:"sockets,omitempty"`
 	// NetworkHeld says the shell reaches over the network only what the
 	// network setting allows; Network says how (exec_network.go).
 	NetworkHeld bool   `json:"network_held"`
-	Network     string `json:"network"`
+	Network     string `json:"network,omitempty"`
 	// OutsideReadOnlyHeld says everything outside the writable roots is
 	// read-only for the shell, metadata included (the mount layer's
 	// read-only tree); OutsideReadOnly says what holds, or why not.
 	OutsideReadOnlyHeld bool   `json:"outside_read_only_held"`
-	OutsideReadOnly     string `json:"outside_read_only"`
-	Escalation          string `json:"escalation"`
+	OutsideReadOnly     string `json:"outside_read_only,omitempty"`
+	Escalation          string `json:"escalation,omitempty"`
 	// TerminalHeld says the session's shell never holds the person's
 	// terminal (its own pseudo-terminal, TIOCSTI refused);
 	// ProcessesHeld that nothing it started outlives it.
 	TerminalHeld  bool   `json:"terminal_held"`
-	Terminal      string `json:"terminal"`
+	Terminal      string `json:"terminal,omitempty"`
 	ProcessesHeld bool   `json:"processes_held"`
-	Processes     string `json:"processes"`
+	Processes     string `json:"processes,omitempty"`
 	// GitHeld says code planted in a git directory during the session is
 	// neutralized when it ends (the git guard).
 	GitHeld bool   `json:"git_held"`
-	Git     string `json:"git"`
+	Git     string `json:"git,omitempty"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
 	Mounts         *sandbox.MountPlan `json:"mounts"`
 	PrivilegesHeld bool               `json:"privileges_held"`
-	Privileges     string             `json:"privileges"`
+	Privileges     string             `json:"privileges,omitempty"`
 	ScopesHeld     bool               `json:"scopes_held"`
-	Scopes         string             `json:"scopes"`
+	Scopes         string             `json:"scopes,omitempty"`
 	// CachesHeld says the toolchain caches are writable for the shell
 	// without the person's own changing (a copy-on-write overlay, or a
 	// writable root); Caches says how, or why not, and CacheList how
 	// the shell sees each cache ([] outside a session).
 	CachesHeld bool            `json:"caches_held"`
-	Caches     string          `json:"caches"`
+	Caches     string          `json:"caches,omitempty"`
 	CacheList  []sandbox.Cache `json:"cache_list"`
 }
 
@@ -305,7 +311,30 @@ func policyRun(opts *PolicyOptions) error {
 	if err != nil {
 		return err
 	}
+	if !opts.Verbose {
+		res = res.short()
+	}
 	return call.print(res)
+}
+
+// short is r without what a model rarely needs and pays for on every
+// call (issue 26: 4.3 KB): the settings left at their defaults, and the
+// shell's layers in words (their booleans stay). --verbose keeps them.
+func (r PolicyResult) short() PolicyResult {
+	set := []config.Value{}
+	for _, v := range r.Settings {
+		if v.Source != config.KindDefault {
+			set = append(set, v)
+		}
+	}
+	r.Settings = set
+	sh := r.Shell
+	r.Shell = shellLayers{Session: sh.Session, WritesFenced: sh.WritesFenced, ProtectedHeld: sh.ProtectedHeld,
+		DenyReadHeld: sh.DenyReadHeld, SocketsHeld: sh.SocketsHeld, NetworkHeld: sh.NetworkHeld,
+		OutsideReadOnlyHeld: sh.OutsideReadOnlyHeld, TerminalHeld: sh.TerminalHeld, ProcessesHeld: sh.ProcessesHeld,
+		GitHeld: sh.GitHeld, Mounts: sh.Mounts, PrivilegesHeld: sh.PrivilegesHeld, ScopesHeld: sh.ScopesHeld,
+		CachesHeld: sh.CachesHeld, CacheList: sh.CacheList}
+	return r
 }
 
 // NewPolicyResult is what policy prints of the settings s, whose fence

@@ -35,9 +35,12 @@ a structured denial with the marker models recognise.`,
   dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
   dsh-fs write notes.md --from draft.md
   dsh-fs policy --context`
-	// --help names the variables every command reads; subcommands
-	// inherit the template.
-	root.SetHelpTemplate(root.HelpTemplate() + environmentHelp())
+	// The root's --help names the variables every command reads; a
+	// command's names the shared policy flags in one line and points to
+	// the help topic that has them, with the variables (issue 26: the
+	// block cost 1.9 KB of every command's help).
+	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
+	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
 	})
@@ -55,6 +58,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdExec(app, nil),
 		NewCmdTools(app),
 		NewCmdVersion(app),
+		newPolicyFlagsTopic(root),
 	)
 	// Cobra adds its completion command when it runs; adding it now lets it
 	// carry examples and appear in the man pages like the others.
@@ -90,6 +94,49 @@ func environmentHelp() string {
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, v.Name, v.Doc)
 	}
 	return b.String()
+}
+
+// globalFlagsBlock is the inherited flags' section of cobra's usage
+// template.
+const globalFlagsBlock = `{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}`
+
+// policyFlagsLine replaces, in the usage template tmpl, the section that
+// lists the inherited policy flags with one line naming them and the
+// help topic that describes them.
+func policyFlagsLine(tmpl string) string {
+	if !strings.Contains(tmpl, globalFlagsBlock) {
+		// A cobra whose template changed: keep the block rather than
+		// lose the flags.
+		return tmpl
+	}
+	return strings.Replace(tmpl, globalFlagsBlock, `{{if .HasAvailableInheritedFlags}}
+
+Policy flags (`+policyFlagNames()+`) and the DSH_FS_* variables: dsh-fs help policy-flags{{end}}`, 1)
+}
+
+// policyFlagNames are the flags addPolicyFlags adds, as typed.
+func policyFlagNames() string {
+	var fs pflag.FlagSet
+	addPolicyFlags(&fs)
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
+}
+
+// newPolicyFlagsTopic is "dsh-fs help policy-flags": the flags every
+// command shares and the DSH_FS_* variables, once.
+func newPolicyFlagsTopic(root *cobra.Command) *cobra.Command {
+	topic := &cobra.Command{
+		Use:   "policy-flags",
+		Short: "The policy flags every command takes, and the DSH_FS_* variables",
+	}
+	topic.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		fmt.Fprintf(c.OutOrStdout(), "Policy flags, taken by every command (session sources: each may narrow the trusted\npolicy, never widen it):\n%s%s", root.PersistentFlags().FlagUsages(), environmentHelp())
+	})
+	return topic
 }
 
 // addPolicyFlags adds the flags every command shares: the policy sources

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -19,16 +20,19 @@ const (
 	colorCyan  = "\x1b[36m"
 )
 
-// textOut renders results for people (--output text): the content on
-// stdout, the notes about it (truncation, counts) on stderr, so that
-// `dsh-fs read f --output text > copy` keeps only the lines.
+// textOut renders results for people and models (--output text). A
+// success puts everything on stdout, the notes about it (truncation, a
+// cursor, the new sha256) after the content: a model's harness often
+// shows it stdout alone, and a note it never sees costs a call (issue
+// 26). A failure goes to the notes stream, stderr.
 type textOut struct {
 	out, note io.Writer
 	color     bool
 }
 
-// result writes one success result as text.
+// result writes one success result as text, notes included, on stdout.
 func (t textOut) result(h Header, result any) error {
+	t.note = t.out
 	switch r := result.(type) {
 	case *fsops.ReadResult:
 		return t.read(h, r)
@@ -82,8 +86,8 @@ func readHeader(path string, r *fsops.ReadResult) string {
 	switch {
 	case r.TotalLines == 0:
 		where = "empty"
-	case r.EndLine < r.StartLine:
-		where = fmt.Sprintf("no line %d, the file has %d", r.StartLine, r.TotalLines)
+	case r.PastEnd:
+		where = fmt.Sprintf("past the end, the file has %d %s", r.TotalLines, plural(r.TotalLines, "line", "lines"))
 	default:
 		where = fmt.Sprintf("lines %d-%d of %d", r.StartLine, r.EndLine, r.TotalLines)
 	}
@@ -182,11 +186,21 @@ func (t textOut) grep(r *fsops.GrepResult) error {
 			lastLine = n
 		}
 	}
+	if r.Total == 0 && !r.Truncated {
+		fmt.Fprintf(&b, "(no matches; %d %s searched)\n", r.FilesSearched, plural(r.FilesSearched, "file", "files"))
+	}
 	if _, err := io.WriteString(t.out, b.String()); err != nil {
 		return err
 	}
 	t.searchNotes(r.Truncated, len(r.Matches)+len(r.Files), r.Total, r.Cursor, r.Hidden)
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func hasContext(r *fsops.GrepResult) bool {
@@ -198,11 +212,20 @@ func hasContext(r *fsops.GrepResult) bool {
 	return false
 }
 
-// find prints one path a line.
+// find prints one entry a line, as ls does without perm and mtime: its
+// type, its size and its path, so a "largest files" question is answered
+// without a stat of each.
 func (t textOut) find(r *fsops.FindResult) error {
 	var b strings.Builder
+	width := 1
 	for _, e := range r.Entries {
-		fmt.Fprintf(&b, "%s\n", e.Path)
+		width = max(width, len(strconv.FormatInt(e.Size, 10)))
+	}
+	for _, e := range r.Entries {
+		fmt.Fprintf(&b, "%-7s %*d %s\n", e.Type, width, e.Size, e.Path)
+	}
+	if r.Total == 0 && !r.Truncated {
+		b.WriteString("(no entries match)\n")
 	}
 	if _, err := io.WriteString(t.out, b.String()); err != nil {
 		return err
@@ -272,6 +295,12 @@ func (t textOut) policy(h Header, r PolicyResult) error {
 		fmt.Fprintf(t.out, "\nshell (dsh-fs exec session %s):\n", sh.Session)
 	} else {
 		fmt.Fprintln(t.out, "\nshell:")
+	}
+	if sh.Writes == "" {
+		// The short result: what holds, without the words (--verbose).
+		_, err := fmt.Fprintf(t.out, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
+			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
+		return err
 	}
 	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
 		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)

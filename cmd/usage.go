@@ -34,7 +34,7 @@ type complaints struct {
 var cobraComplaints = sync.OnceValue(func() complaints {
 	return complaints{
 		unknownFlag:      regexp.MustCompile(`^unknown flag: (--\S+)$`),
-		unknownShorthand: regexp.MustCompile(`^unknown shorthand flag: '.' in (-\S+)$`),
+		unknownShorthand: regexp.MustCompile(`^unknown shorthand flag: '(.)' in (-\S+)$`),
 		unknownCommand:   regexp.MustCompile(`^unknown command "([^"]*)" for "[^"]*"`),
 		flagGroup:        regexp.MustCompile(`^if any flags in the group \[([^\]]*)\] are set none of the others can be; \[([^\]]*)\] were all set$`),
 	}
@@ -65,18 +65,25 @@ func usageError(c, root *cobra.Command, err error) *fserr.Error {
 		re.flagGroup.FindStringSubmatch(msg),
 	}); {
 	case m.flag != nil:
-		detail.DidYouMean = suggestFlags(c, strings.TrimPrefix(m.flag[1], "--"))
+		name := strings.TrimPrefix(m.flag[1], "--")
+		if h, ok := habitFor(c, name); ok {
+			detail.DidYouMean = []string{h}
+		} else {
+			detail.DidYouMean = suggestFlags(c, name)
+		}
 		msg = prefix + "unknown flag " + m.flag[1] + didYouMean(detail.DidYouMean)
 	case m.short != nil:
 		// "-old" is the long flag typed with one dash more often than
 		// a run of shorthands.
-		name := strings.TrimPrefix(m.short[1], "-")
+		name := strings.TrimPrefix(m.short[2], "-")
 		if f := c.Flags().Lookup(name); f != nil {
 			detail.DidYouMean = []string{"--" + f.Name}
+		} else if h, ok := habitFor(c, m.short[1]); ok {
+			detail.DidYouMean = []string{h}
 		} else {
 			detail.DidYouMean = suggestFlags(c, name)
 		}
-		msg = prefix + "unknown flag " + m.short[1] + didYouMean(detail.DidYouMean)
+		msg = prefix + "unknown flag " + m.short[2] + didYouMean(detail.DidYouMean)
 	case m.command != nil && c == root:
 		detail.DidYouMean = suggestCommands(root, m.command[1])
 		msg = fmt.Sprintf("unknown command %q%s", m.command[1], didYouMean(detail.DidYouMean))
@@ -104,6 +111,16 @@ func usageError(c, root *cobra.Command, err error) *fserr.Error {
 	e := fserr.Wrap(fserr.InvalidArgument, msg, err)
 	e.Detail, e.Hint = detail, hint
 	return e
+}
+
+// shellHabits are, for each command that stands in for a shell tool, the
+// flags of that tool (named without dashes) it has under another name.
+var shellHabits = map[string]map[string]string{"grep": grepHabits}
+
+// habitFor returns the flag of c that stands for the shell's flag name.
+func habitFor(c *cobra.Command, name string) (string, bool) {
+	h, ok := shellHabits[c.Name()][name]
+	return h, ok
 }
 
 // didYouMean is the message's tail for suggestions, if any.

@@ -20,6 +20,11 @@
 #                                     # start-up with the cache layer, and go test
 #                                     # inside a session against outside, both warm;
 #                                     # replacing that section
+#   BENCH_ONLY=deny scripts/bench.sh
+#                                     # only grep, find, stat and ls under the
+#                                     # usual deny_read list (issue 26): against
+#                                     # grep -rn, find, no list and ls -la;
+#                                     # replacing that section
 #   BENCH_ONLY=network scripts/bench.sh
 #                                     # only exec's start-up under network: off
 #                                     # and allowlist against on, and HTTP
@@ -327,6 +332,63 @@ JSON
 	} >"$TMP/network.md"
 }
 
+# deny_rows: deny_read at the cost of a lookup (issue 26), in $TMP/deny.md.
+# The usual deny list of a harness, in a session config file (a session
+# may add deny_read entries), against grep -rn and find on the Go source,
+# stat with the list against without, and ls of 50,000 entries against
+# ls -la. The Go source holds a few files the list hides (testdata .pem
+# and .key files), counted in hidden.
+deny_rows() {
+	local d=$TMP/deny gosrc
+	gosrc=$(go env GOROOT)/src
+	mkdir -p "$d/ls50k"
+	if [[ $(find "$d/ls50k" -mindepth 1 -maxdepth 1 | wc -l) != 50000 ]]; then
+		rm -rf "$d/ls50k" && mkdir "$d/ls50k"
+		(cd "$d/ls50k" && seq -f 'file-%05g.txt' 0 49999 | xargs touch)
+	fi
+	printf 'hello\n' >"$d/small.txt"
+	cat >"$d/list.yaml" <<'YAML'
+deny_read: ["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/secrets/**"]
+YAML
+	printf '{}\n' >"$d/none.yaml"
+	local with=("env" "DSH_FS_CONFIG=$d/list.yaml") without=("env" "DSH_FS_CONFIG=$d/none.yaml") j
+	j() { local out="" a; for a in "$@"; do out+="${out:+, }\"$a\""; done; printf '%s' "$out"; }
+	cat >"$TMP/deny-spec.json" <<JSON
+[
+  {"name": "grep literal ErrNotExist, Go source, the usual deny list, against grep -rn", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "grep -rn", "runs": [["grep", "-rn", "ErrNotExist", "$gosrc"]]},
+   "dsh": {"label": "dsh-fs grep, list", "expect": "\"ok\":true", "runs": [[$(j "${with[@]}"), "$BIN", "grep", "ErrNotExist", "$gosrc"]]}},
+  {"name": "grep regex 'err(or)? != nil', Go source, the usual deny list, against grep -rnE", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "grep -rnE", "runs": [["grep", "-rnE", "err(or)? != nil", "$gosrc"]]},
+   "dsh": {"label": "dsh-fs grep, list", "expect": "\"ok\":true", "runs": [[$(j "${with[@]}"), "$BIN", "grep", "err(or)? != nil", "$gosrc"]]}},
+  {"name": "find '*.go', Go source, the usual deny list, against find -name", "target": 1.0, "mem_mib": 64,
+   "plain": {"label": "find -name", "runs": [["find", "$gosrc", "-name", "*.go"]]},
+   "dsh": {"label": "dsh-fs find, list", "expect": "\"ok\":true", "runs": [[$(j "${with[@]}"), "$BIN", "find", "*.go", "$gosrc"]]}},
+  {"name": "grep literal ErrNotExist, Go source: the usual deny list against none", "reference": true,
+   "plain": {"label": "no list", "expect": "\"ok\":true", "runs": [[$(j "${without[@]}"), "$BIN", "grep", "ErrNotExist", "$gosrc"]]},
+   "dsh": {"label": "list", "expect": "\"ok\":true", "runs": [[$(j "${with[@]}"), "$BIN", "grep", "ErrNotExist", "$gosrc"]]}},
+  {"name": "stat of a small file: the usual deny list against none", "loop": 50, "target": 1.05,
+   "plain": {"label": "no list", "expect": "\"ok\":true", "runs": [[$(j "${without[@]}"), "$BIN", "stat", "$d/small.txt"]]},
+   "dsh": {"label": "list", "expect": "\"ok\":true", "runs": [[$(j "${with[@]}"), "$BIN", "stat", "$d/small.txt"]]}},
+  {"name": "ls, 50,000 entries, the usual deny list, against ls -la", "target": 0.3, "mem_mib": 32,
+   "plain": {"label": "ls -la", "runs": [["ls", "-la", "$d/ls50k"]]},
+   "dsh": {"label": "dsh-fs ls --limit 1, list", "expect": "\"total\":50000", "runs": [[$(j "${with[@]}"), "$BIN", "ls", "$d/ls50k", "--limit", "1"]]}}
+]
+JSON
+	"$RUNNER" -spec "$TMP/deny-spec.json" -runs "$RUNS" -dir "$d" -details "$TMP/deny-details.md" >"$TMP/deny-table.md"
+	{
+		echo "This build only, interleaved in one run, $RUNS runs a side. The list (a session config"
+		echo "file): ~/.ssh/**, ~/.aws/**, ~/.gnupg/**, **/.env, **/.env.*, **/*.pem, **/*.key,"
+		echo "**/secrets/**. Targets (issue 26): grep ≤ 1.0× grep -rn, peak ≤ 64 MiB; stat ≤ 1.05×"
+		echo "without the list; ls of 50,000 entries ≤ 0.3× ls -la, ≤ 32 MiB. find misses with no list as"
+		echo "well (the Results section's find row): its cost is the walk's and the JSON's, not the list's."
+		echo
+		cat "$TMP/deny-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/deny-details.md"
+	} >"$TMP/deny.md"
+}
+
 # only_section NAME FILE: replace the results.md section "## NAME …" with
 # FILE's, before the MCP section or the notes.
 only_section() {
@@ -355,6 +417,12 @@ fi
 if [[ ${BENCH_ONLY:-} == network ]]; then
 	network_rows
 	only_section "exec network" "$TMP/network.md"
+	exit 0
+fi
+
+if [[ ${BENCH_ONLY:-} == deny ]]; then
+	deny_rows
+	only_section "deny_read" "$TMP/deny.md"
 	exit 0
 fi
 

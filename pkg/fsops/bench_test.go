@@ -224,19 +224,29 @@ func BenchmarkGrepGoSource(b *testing.B) {
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("no Go source:", err)
 	}
-	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly})
-	t, err := f.Resolve(".")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, pat := range []string{"ErrNotExist", `err(or)? != nil`} {
-		b.Run(pat, func(b *testing.B) {
-			for b.Loop() {
-				res, err := Grep(f, []sandbox.Target{t}, GrepOptions{Pattern: pat, Limit: DefaultGrepLimit, MaxBytes: DefaultSearchMaxBytes, MaxLineBytes: DefaultMaxLineBytes})
-				if err != nil || res.Total == 0 {
-					b.Fatal(res, err)
+	for _, list := range []struct {
+		name string
+		deny []string
+	}{{"no_list", nil}, {"deny_list", benchDenyList}} {
+		f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly,
+			Home: b.TempDir(), DenyRead: list.deny})
+		t, err := f.Resolve(".")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, pat := range []string{"ErrNotExist", `err(or)? != nil`} {
+			b.Run(list.name+"/"+pat, func(b *testing.B) {
+				for b.Loop() {
+					res, err := Grep(f, []sandbox.Target{t}, GrepOptions{Pattern: pat, Limit: DefaultGrepLimit, MaxBytes: DefaultSearchMaxBytes, MaxLineBytes: DefaultMaxLineBytes})
+					if err != nil || res.Total == 0 {
+						b.Fatal(res, err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
+
+// benchDenyList is a harness's usual deny_read list (issue 26), the one
+// scripts/bench.sh measures grep, find, stat and ls under.
+var benchDenyList = []string{"~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/secrets/**"}

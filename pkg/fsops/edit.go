@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -43,7 +44,25 @@ type AmbiguousDetail struct {
 	Edit  int   `json:"edit"`
 	Count int   `json:"count"`
 	Lines []int `json:"lines"`
+	// Matches are the first maxAmbiguousShown matches with the text of
+	// the line each starts on, so old can be made unique without a read.
+	Matches []AmbiguousMatch `json:"matches"`
 }
+
+// AmbiguousMatch is one match of an ambiguous old text: the line it
+// starts on, and that line's text (decoded, without its line ending or
+// a BOM, cut at maxAmbiguousLineBytes and marked …).
+type AmbiguousMatch struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// The bounds of an ambiguous edit's detail: its message names as many
+// lines.
+const (
+	maxAmbiguousShown     = 20
+	maxAmbiguousLineBytes = 200
+)
 
 // NoMatchDetail is the detail of FS_EDIT_NO_MATCH.
 type NoMatchDetail struct {
@@ -239,11 +258,37 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 		lines := sp.lines()
 		err := fserr.New(fserr.EditAmbiguous, fmt.Sprintf("edit: %s: %d matches for old text%s (lines %s)",
 			given, len(lines), which, joinInts(lines, 20)))
-		err.Detail = AmbiguousDetail{Edit: i + 1, Count: len(lines), Lines: lines}
+		err.Detail = AmbiguousDetail{Edit: i + 1, Count: len(lines), Lines: lines,
+			Matches: lineTexts(sp.text(), lines[:min(len(lines), maxAmbiguousShown)])}
 		err.Hint = "add surrounding lines to old until it is unique, or pass --replace-all; nothing was changed"
 		return err
 	}
 	return nil
+}
+
+// lineTexts returns the text of each of lines (ascending, counted from
+// 1, repeats allowed) in the UTF-8 text content.
+func lineTexts(content []byte, lines []int) []AmbiguousMatch {
+	content = bytes.TrimPrefix(content, []byte("\uFEFF"))
+	out := make([]AmbiguousMatch, 0, len(lines))
+	line, start := 1, 0
+	for _, want := range lines {
+		for line < want && start <= len(content) {
+			next := bytes.IndexByte(content[start:], '\n')
+			if next < 0 {
+				start = len(content) + 1
+				break
+			}
+			start += next + 1
+			line++
+		}
+		rest := content[min(start, len(content)):]
+		if end := bytes.IndexByte(rest, '\n'); end >= 0 {
+			rest = rest[:end]
+		}
+		out = append(out, AmbiguousMatch{Line: want, Text: cutLine(trimCR(rest), maxAmbiguousLineBytes)})
+	}
+	return out
 }
 
 func joinInts(xs []int, most int) string {

@@ -260,7 +260,7 @@ func TestPlanEditErrors(t *testing.T) {
 			opt:    editOpts(Replacement{Old: "x := 1", New: "x := 2"}),
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 3 matches for old text (lines 2, 5, 6)",
-			detail: AmbiguousDetail{Edit: 1, Count: 3, Lines: []int{2, 5, 6}},
+			detail: AmbiguousDetail{Edit: 1, Count: 3, Lines: []int{2, 5, 6}, Matches: []AmbiguousMatch{{2, "\tx := 1"}, {5, "\tx := 1"}, {6, "\tx := 1"}}},
 			hint:   "add surrounding lines to old until it is unique, or pass --replace-all; nothing was changed",
 		},
 		{
@@ -268,14 +268,14 @@ func TestPlanEditErrors(t *testing.T) {
 			opt:    editOpts(Replacement{Old: "ab", New: "x"}),
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 2 matches for old text (lines 1, 1)",
-			detail: AmbiguousDetail{Edit: 1, Count: 2, Lines: []int{1, 1}},
+			detail: AmbiguousDetail{Edit: 1, Count: 2, Lines: []int{1, 1}, Matches: []AmbiguousMatch{{1, "abab"}, {1, "abab"}}},
 		},
 		{
 			name: "ambiguous, crlf typed with lf", content: "a\r\nb\r\nc\r\na\r\nb\r\n",
 			opt:    editOpts(Replacement{Old: "a\nb", New: "x"}),
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 2 matches for old text (lines 1, 4)",
-			detail: AmbiguousDetail{Edit: 1, Count: 2, Lines: []int{1, 4}},
+			detail: AmbiguousDetail{Edit: 1, Count: 2, Lines: []int{1, 4}, Matches: []AmbiguousMatch{{1, "a"}, {4, "a"}}},
 		},
 		{
 			name: "second edit not found", content: content,
@@ -290,14 +290,14 @@ func TestPlanEditErrors(t *testing.T) {
 			opt:    editOpts(Replacement{Old: "a\n", New: "c\nc\n"}, Replacement{Old: "c", New: "d"}),
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 3 matches for old text (edit 2 of 2) (lines 1, 2, 4)",
-			detail: AmbiguousDetail{Edit: 2, Count: 3, Lines: []int{1, 2, 4}},
+			detail: AmbiguousDetail{Edit: 2, Count: 3, Lines: []int{1, 2, 4}, Matches: []AmbiguousMatch{{1, "c"}, {2, "c"}, {4, "c"}}},
 		},
 		{
 			name: "many matches are cut in the message", content: strings.Repeat("x\n", 25),
 			opt:    editOpts(Replacement{Old: "x", New: "y"}),
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 25 matches for old text (lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, … 5 more)",
-			detail: AmbiguousDetail{Edit: 1, Count: 25, Lines: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}},
+			detail: AmbiguousDetail{Edit: 1, Count: 25, Lines: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}, Matches: xMatches(20)},
 		},
 		{
 			name: "binary", content: "a\x00b",
@@ -330,7 +330,7 @@ func TestPlanEditErrors(t *testing.T) {
 			name: "stale", content: "a\n",
 			opt:  EditOptions{Edits: []Replacement{{Old: "a", New: "b"}}, IfMatch: strings.Repeat("0", 64)},
 			code: fserr.Stale,
-			hint: "read the file again and redo the change against its current content",
+			hint: "redo the change against the current content, whose sha256 is detail.sha256 (pass it as --if-match once you know what changed); nothing was changed",
 		},
 		{
 			// the hash is checked before the match: a stale file says so
@@ -458,4 +458,13 @@ func TestEditFIFO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// xMatches are the first n matches of "x" on lines of their own.
+func xMatches(n int) []AmbiguousMatch {
+	var out []AmbiguousMatch
+	for i := range n {
+		out = append(out, AmbiguousMatch{i + 1, "x"})
+	}
+	return out
 }

@@ -29,10 +29,12 @@ type ReadOptions struct {
 
 // ReadResult is a window of a text file.
 type ReadResult struct {
-	Content    string `json:"content"`
-	StartLine  int    `json:"start_line"`
-	EndLine    int    `json:"end_line"`
-	TotalLines int    `json:"total_lines"`
+	Content string `json:"content"`
+	// StartLine and EndLine are the window's first and last line, both
+	// 0 when it holds none.
+	StartLine  int `json:"start_line"`
+	EndLine    int `json:"end_line"`
+	TotalLines int `json:"total_lines"`
 	// Truncated says the file goes on after EndLine, or that the line
 	// CutLine was cut at the byte budget.
 	Truncated bool `json:"truncated"`
@@ -318,6 +320,11 @@ func (w *window) finish() *ReadResult {
 	}
 	if res.EndLine < total {
 		res.NextOffset = res.EndLine + 1
+	}
+	if w.taken == 0 {
+		// No line in the window (past the end, or an empty file): no
+		// line numbers either, rather than an end before the start.
+		res.StartLine, res.EndLine = 0, 0
 	}
 	res.Truncated = w.cut || res.NextOffset != 0
 	return res

@@ -59,8 +59,12 @@ type Skipped struct {
 	TooLarge int `json:"too_large"`
 	// Symlink entries are never followed, to a file or a folder.
 	Symlink int `json:"symlink"`
-	// Ignored entries: .git, .gitignore and .ignore patterns, and --glob.
+	// Ignored entries: .git, and what .gitignore and .ignore exclude.
 	Ignored int `json:"ignored"`
+	// Glob counts the entries grep's --glob left out, told from Ignored so
+	// that a caller knows its own glob from an ignore file (issue 26).
+	// find selects with its GLOB instead, and counts none here.
+	Glob int `json:"glob"`
 	// Unreadable entries: the OS refused them, or they changed while
 	// walked (a file swapped for a symlink, a FIFO).
 	Unreadable int `json:"unreadable"`
@@ -246,11 +250,11 @@ func (w *walker) walk(d *sandbox.ListDir, rel string, levels []ignoreLevel) erro
 			}
 		}
 		if w.excluded(r) {
-			w.skip.Ignored++
+			w.skip.Glob++
 			continue
 		}
 		if e.Type != sandbox.EntryDir && !w.included(r) {
-			w.skip.Ignored++
+			w.skip.Glob++
 			continue
 		}
 		if err := w.visit(d, e, r); err != nil {

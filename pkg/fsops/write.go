@@ -322,8 +322,19 @@ func checkIfMatch(op, given, want, current string) error {
 		return nil
 	}
 	e := fserr.New(fserr.Stale, op+": "+given+": changed since it was read (sha256 "+shortSum(current)+", expected "+shortSum(want)+")")
-	e.Hint = "read the file again and redo the change against its current content"
+	// Both in full: a caller sure of its change retries with the current
+	// hash without a read to learn it, as FS_EXISTS allows.
+	e.Detail = StaleDetail{SHA256: current, Expected: strings.ToLower(want)}
+	e.Hint = "redo the change against the current content, whose sha256 is detail.sha256 (pass it as --if-match once you know what changed); nothing was changed"
 	return e
+}
+
+// StaleDetail is the detail of FS_STALE for an --if-match that is not
+// the current content's hash: both hashes, in full. SHA256 is "" when the
+// file does not exist.
+type StaleDetail struct {
+	SHA256   string `json:"sha256"`
+	Expected string `json:"expected"`
 }
 
 func shortSum(s string) string {

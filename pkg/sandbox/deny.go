@@ -78,6 +78,11 @@ func (e *DeniedError) Error() string {
 	if e.Path != "" {
 		msg += e.Path + ": "
 	}
+	if e.Reason == ReasonDenyRead {
+		// Said as what it is, so that a model neither retries with
+		// --escalate nor takes the file for missing.
+		return msg + "withheld by policy (" + ReasonDenyRead + " " + e.Matched + "); no escalation reads it"
+	}
 	msg += e.Reason
 	if details := nonEmpty(e.Cause, e.Matched); len(details) > 0 {
 		msg += " (" + strings.Join(details, ": ") + ")"

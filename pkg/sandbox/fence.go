@@ -68,6 +68,7 @@ type Fence struct {
 	// lead to, whose protected parts are protected whatever they hold.
 	gitPointed []string
 	denyRead   []denyGlob // deny_read globs, "~" expanded, anchored
+	denyIdx    denyIndex  // denyRead compiled (denyMatcher)
 	// sessionIDs are the policy's DenyIdentities by identity, made on
 	// first use.
 	sessionIDs struct {
@@ -327,12 +328,17 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 		lexical = filepath.Join(f.policy.base(), lexical)
 	}
 	lexical = filepath.Clean(lexical)
-	for _, g := range f.denyRead {
-		if matchCovers(g.match, t.Path) || matchCovers(g.match, lexical) {
-			return g.shown, true
+	m := f.denyMatcher()
+	i := m.first(t.Path)
+	if lexical != t.Path {
+		if j := m.first(lexical); j >= 0 && (i < 0 || j < i) {
+			i = j
 		}
 	}
-	return "", false
+	if i < 0 {
+		return "", false
+	}
+	return f.denyRead[i].shown, true
 }
 
 // CheckWrite decides whether t may be mutated under the effective mode, and

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"os"
+	"path"
 
 	"golang.org/x/sys/unix"
 
@@ -57,7 +58,21 @@ func (d *ListDir) Names() ([]string, error) {
 // alone, without looking at it: for counting entries a listing does not
 // show.
 func (d *ListDir) Hidden(name string) bool {
-	return d.f.ReadDenied(d.join(name))
+	_, ok := d.deniedEntry(name)
+	return ok
+}
+
+// deniedEntry returns the deny_read glob that covers the entry name by
+// its path. The folder's own path passed deny_read when it was opened, so
+// only a glob whose last component matches name can cover the entry.
+func (d *ListDir) deniedEntry(name string) (string, bool) {
+	if len(d.f.denyRead) == 0 {
+		return "", false
+	}
+	if i := d.f.denyMatcher().child(d.Path, name); i >= 0 {
+		return d.f.denyRead[i].shown, true
+	}
+	return "", false
 }
 
 // Lstat looks at the entry name without following it. An entry under
@@ -65,7 +80,7 @@ func (d *ListDir) Hidden(name string) bool {
 // identity, is a *DeniedError: a listing leaves it out.
 func (d *ListDir) Lstat(name string) (Stat, error) {
 	p := d.join(name)
-	if g, ok := d.f.deniedRead(Target{Given: p, Path: p}); ok {
+	if g, ok := d.deniedEntry(name); ok {
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	var st Stat
@@ -118,11 +133,39 @@ func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix
 		unix.Close(fd)
 		return -1, nil, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
-	if err := d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
+	check := d.f.checkReadOpened
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		check = d.checkFileOpened
+	}
+	if err := check(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
 		unix.Close(fd)
 		return -1, nil, err
 	}
 	return fd, &st, nil
+}
+
+// checkFileOpened is checkReadOpened for a file opened by name in this
+// folder, whose path passed deny_read before the open, with the
+// /proc/self/fd read-back only where a rule could apply (issue 26): the
+// file has several links (its identity is checked too), its name is one
+// a glob's last component matches (it is covered if its folder now lies
+// where the glob names), or it lies in an anchored glob's tree. Elsewhere
+// no rule can cover the file unless its folder itself was moved beneath a
+// covered one since it was opened and checked, a folder this listing
+// holds: one read-back a folder (checkReadOpened on each subfolder
+// opened) rather than one a file.
+func (d *ListDir) checkFileOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+	if len(d.f.denyRead) == 0 {
+		return nil
+	}
+	m := d.f.denyMatcher()
+	if st.Nlink > 1 || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
+		return d.f.checkReadOpened(op, t, fd, walked, st)
+	}
+	if g, ok := d.f.deniedIdentity(st); ok {
+		return d.f.readDenied(op, t, g)
+	}
+	return nil
 }
 
 func (d *ListDir) fd() int { return int(d.file.Fd()) }
@@ -214,7 +257,7 @@ type FileHandle struct {
 // FS_IO, not followed. A FIFO swapped in is opened without blocking.
 func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	p := d.join(name)
-	if g, ok := d.f.deniedRead(Target{Given: p, Path: p}); ok {
+	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	fd, st, err := d.openEntry(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)

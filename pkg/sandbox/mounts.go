@@ -148,8 +148,8 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	}
 	var absDeny []string
 	fence := NewFence(p)
+	pl.deny = fence.denyMatcher()
 	for _, g := range fence.denyRead {
-		pl.deny = append(pl.deny, newWalkGlob(g.match))
 		pl.denyShown = append(pl.denyShown, g.shown)
 		pl.denyMatch = append(pl.denyMatch, g.match)
 		if strings.HasPrefix(g.match, "/") {
@@ -221,12 +221,12 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 }
 
 type planner struct {
-	protected    []walkGlob // protected globs relative to a root
-	absProtected []walkGlob // absolute protected globs
-	deny         []walkGlob // deny_read globs, anchored, as the fence has them
-	denyShown    []string   // the glob to name for each of deny, in a denial
-	denyMatch    []string   // each of deny as the fence matches it
-	config       []string   // canonical trusted and loaded config files
+	protected    []walkGlob   // protected globs relative to a root
+	absProtected []walkGlob   // absolute protected globs
+	deny         *denyMatcher // deny_read globs, anchored, as the fence has them
+	denyShown    []string     // the glob to name for each of deny, in a denial
+	denyMatch    []string     // each of deny as the fence matches it
+	config       []string     // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
@@ -279,15 +279,12 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 	return func(abs string, typ fs.FileMode) bool {
 		covered := false
 		absParts := splitSlash(abs)
-		denied := -1
-		for i, g := range pl.deny {
-			if g.covers(absParts) {
-				covered, denied = pl.hide(abs, typ), i
-				break
-			}
+		denied := pl.deny.first(abs)
+		if denied >= 0 {
+			covered = pl.hide(abs, typ)
 		}
 		switch {
-		case !typ.IsRegular() || len(pl.deny) == 0:
+		case !typ.IsRegular() || len(pl.denyShown) == 0:
 		case denied >= 0:
 			pl.noteDenied(abs, denied)
 		default:
@@ -318,7 +315,7 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 }
 
 // noteDenied records the identity of the regular file abs, which the
-// glob pl.deny[denied] covers, when it has several links: its other
+// glob denyShown[denied] covers, when it has several links: its other
 // names are to be hidden too.
 func (pl *planner) noteDenied(abs string, denied int) {
 	if id, ok := linkedID(abs); ok {

@@ -188,8 +188,13 @@ func (f *Fence) readOutside(path string) bool {
 }
 
 // readDenied is the deny_read denial of t, matched by g.
+//
+// It lists no writable roots: no write and no root changes what a read of
+// a secret may do, and a list of them reads as a way forward (issue 26).
 func (f *Fence) readDenied(op string, t Target, g string) error {
-	return f.denial(op, t, ReasonDenyRead, g, "")
+	d := f.denial(op, t, ReasonDenyRead, g, "")
+	d.WritableRoots = nil
+	return d
 }
 
 // givenAbs is t as the caller wrote it, made absolute against the session

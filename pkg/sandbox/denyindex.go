@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"strings"
+	"sync"
+)
+
+// The deny_read list compiled once per fence (issue 26). A walk asks it
+// of every entry of a tree, and most entries match no glob: testing each
+// glob in turn, "**" trying every depth with path.Match, cost a search of
+// Go's source four times what grep -rn takes. A glob covers a path only
+// when it matches the path or one of its folders exactly, and that match
+// ends on a component the glob's last component matches. So each glob is
+// indexed by its last component (a name, a suffix "*.pem", a prefix
+// ".env.*", or, for anything else, a glob tried on every component); a
+// path's components are looked up in the index, and only the globs found
+// there are matched in full, on the folder the component ends. Most paths
+// find none and are passed for a map lookup and a few string compares a
+// component.
+
+// denyMatcher is a fence's compiled deny_read list. Glob i is the fence's
+// denyRead[i]: the first of them that covers a path is the one a denial
+// names, as with the globs tried in turn.
+type denyMatcher struct {
+	// parts are each glob's components, trailing "**" dropped: under the
+	// covering rule "x/**" covers what "x" covers.
+	parts [][]string
+	// everything are the globs left with no component ("**", "/"): they
+	// cover every path.
+	everything []int
+	byName     map[string][]int
+	suffixes   []affixGlob
+	prefixes   []affixGlob
+	// others are the globs whose last component is neither a name, a
+	// suffix nor a prefix ("a?c", "[ab]*"): tried on every component.
+	others []int
+	// anchored are the literal leading folders of the globs that start
+	// at an absolute folder: the trees where a rule names files by their
+	// place, not by their name (mayApplyBeneath).
+	anchored []string
+}
+
+// affixGlob is a last component "*s" (a suffix) or "s*" (a prefix).
+type affixGlob struct {
+	s    string
+	glob int
+}
+
+// newDenyMatcher compiles globs, in matchGlob's syntax.
+func newDenyMatcher(globs []denyGlob) *denyMatcher {
+	m := &denyMatcher{byName: map[string][]int{}}
+	for i, g := range globs {
+		parts := splitSlash(g.match)
+		for len(parts) > 0 && parts[len(parts)-1] == "**" {
+			parts = parts[:len(parts)-1]
+		}
+		m.parts = append(m.parts, parts)
+		if strings.HasPrefix(g.match, "/") {
+			if prefix, _ := literalPrefix(g.match); prefix != "" {
+				m.anchored = append(m.anchored, prefix)
+			}
+		}
+		if len(parts) == 0 {
+			m.everything = append(m.everything, i)
+			continue
+		}
+		last := parts[len(parts)-1]
+		switch {
+		case !hasGlobMeta(last):
+			m.byName[last] = append(m.byName[last], i)
+		case len(last) > 1 && last[0] == '*' && !hasGlobMeta(last[1:]):
+			m.suffixes = append(m.suffixes, affixGlob{last[1:], i})
+		case len(last) > 1 && last[len(last)-1] == '*' && !hasGlobMeta(last[:len(last)-1]):
+			m.prefixes = append(m.prefixes, affixGlob{last[:len(last)-1], i})
+		default:
+			m.others = append(m.others, i)
+		}
+	}
+	return m
+}
+
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
+
+// first returns the index of the first glob that covers the
+// slash-separated path name, or -1: what matchCovers, tried on each glob
+// in turn, finds.
+func (m *denyMatcher) first(name string) int {
+	if len(m.parts) == 0 {
+		return -1
+	}
+	best := -1
+	if len(m.everything) > 0 {
+		best = m.everything[0]
+	}
+	for end := 0; end < len(name); {
+		start := end
+		for start < len(name) && name[start] == '/' {
+			start++
+		}
+		end = start
+		for end < len(name) && name[end] != '/' {
+			end++
+		}
+		comp := name[start:end]
+		if comp == "" || comp == "." {
+			continue
+		}
+		best = m.atComponent(name[:end], comp, best)
+	}
+	return best
+}
+
+// atComponent returns the lower of best and the first glob whose last
+// component matches comp and that matches the folder dir, which ends on
+// comp, exactly.
+func (m *denyMatcher) atComponent(dir, comp string, best int) int {
+	try := func(i int) {
+		if (best < 0 || i < best) && matchParts(m.parts[i], splitSlash(dir)) {
+			best = i
+		}
+	}
+	for _, i := range m.byName[comp] {
+		try(i)
+	}
+	for _, a := range m.suffixes {
+		if strings.HasSuffix(comp, a.s) {
+			try(a.glob)
+		}
+	}
+	for _, a := range m.prefixes {
+		if strings.HasPrefix(comp, a.s) {
+			try(a.glob)
+		}
+	}
+	for _, i := range m.others {
+		try(i)
+	}
+	return best
+}
+
+// child returns the first glob that covers dir/name when dir itself is
+// covered by none (it was checked when it was opened), or -1. Only a glob
+// matching dir/name exactly can cover it then, so only name is looked up.
+func (m *denyMatcher) child(dir, name string) int {
+	if len(m.parts) == 0 {
+		return -1
+	}
+	if len(m.everything) > 0 {
+		return m.everything[0]
+	}
+	return m.atComponent(joinPath(dir, name), name, -1)
+}
+
+// nameCandidate reports whether some glob's last component matches name:
+// whether a file of that name could be covered wherever its folder is.
+func (m *denyMatcher) nameCandidate(name string) bool {
+	if len(m.everything) > 0 || len(m.others) > 0 || len(m.byName[name]) > 0 {
+		return true
+	}
+	for _, a := range m.suffixes {
+		if strings.HasSuffix(name, a.s) {
+			return true
+		}
+	}
+	for _, a := range m.prefixes {
+		if strings.HasPrefix(name, a.s) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayApplyBeneath reports whether p lies in the tree of an anchored
+// glob's literal prefix (or is a folder above one), where a rule names
+// files by their place.
+func (m *denyMatcher) mayApplyBeneath(p string) bool {
+	for _, a := range m.anchored {
+		if pathWithin(a, p) || pathWithin(p, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathWithin reports whether p is dir or lies beneath it.
+func pathWithin(dir, p string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return strings.HasPrefix(p, dir) && (len(p) == len(dir) || p[len(dir)] == '/')
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// denyIndex is the fence's matcher, compiled on first use.
+type denyIndex struct {
+	once sync.Once
+	m    *denyMatcher
+}
+
+func (f *Fence) denyMatcher() *denyMatcher {
+	f.denyIdx.once.Do(func() { f.denyIdx.m = newDenyMatcher(f.denyRead) })
+	return f.denyIdx.m
+}

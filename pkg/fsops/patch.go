@@ -460,10 +460,15 @@ func patchError(given string, content []byte, err error) error {
 		return err
 	}
 	enc, _ := text.Detect(content)
-	c := findClosest(enc.Decode(content), he.Old)
+	var c *Closest
+	if he.FoundAt == 0 {
+		c = findClosest(enc.Decode(content), he.Old)
+	}
 	e := fserr.Wrap(fserr.EditNoMatch, "patch: "+he.Error(), err)
 	e.Detail = PatchNoMatchDetail{File: given, Hunk: he.Hunk, PatchLine: he.Line, AlreadyApplied: he.AlreadyApplied, Closest: c}
 	switch {
+	case he.FoundAt > 0:
+		e.Hint = "the hunk's lines are in the file but its format's rules place it elsewhere (see the message): fix its header or context; nothing was changed"
 	case he.AlreadyApplied:
 		e.Hint = "the file already holds this hunk's new lines: the patch, or part of it, may have been applied before; nothing was changed"
 	case c != nil:

@@ -65,6 +65,10 @@ type HunkError struct {
 	// Old is the hunk's old side as text, for the closest region.
 	Old            string
 	AlreadyApplied bool
+	// FoundAt is the line (from 1) where the old lines are, when they are
+	// in the file but where the format's rules do not let the hunk go; 0
+	// when they are nowhere.
+	FoundAt int
 }
 
 func (e *HunkError) Error() string {
@@ -225,8 +229,18 @@ func applyUnified(f *File, file []line, eol string) ([]line, error) {
 		if !ok {
 			e := &HunkError{Path: f.Path, Hunk: n + 1, Line: h.Line, Old: h.OldText(),
 				Reason: fmt.Sprintf("its %d old lines are not at line %d, nor anywhere after the previous hunk", len(old), max(hint+1, 1))}
-			if len(old) == 0 {
+			switch at, found := nearest(file, old, hint, 0, false, false); {
+			case len(old) == 0:
 				e.Reason = fmt.Sprintf("line %d is past the end of the file (%d lines)", hint, len(file))
+			case found && trailing == 0:
+				e.FoundAt = at + 1
+				e.Reason = fmt.Sprintf("it has no trailing context, so it must end at the end of the file, as git apply requires; its old lines are at line %d", at+1)
+			case found && leading == 0 && h.OldStart <= 1:
+				e.FoundAt = at + 1
+				e.Reason = fmt.Sprintf("it has no leading context and starts at line %d, so it must match at the start of the file, as git apply requires; its old lines are at line %d", h.OldStart, at+1)
+			case found:
+				e.FoundAt = at + 1
+				e.Reason = fmt.Sprintf("its old lines are at line %d, before the end of the previous hunk (line %d)", at+1, pos)
 			}
 			if _, found := nearest(file, h.New(), hint, pos, false, false); found && len(h.New()) > 0 {
 				e.AlreadyApplied = true
@@ -335,7 +349,12 @@ func applyApplyPatch(f *File, file []line, eol string) ([]line, error) {
 			if h.EndOfFile {
 				where = "at the end of the file"
 			}
-			return nil, fail(fmt.Sprintf("its %d old lines are not in the file %s", len(old), where))
+			e := fail(fmt.Sprintf("its %d old lines are not in the file %s", len(old), where))
+			if at, found := seek(file, old, 0, false); found {
+				e.(*HunkError).FoundAt = at + 1
+				e.(*HunkError).Reason += fmt.Sprintf("; they are at line %d", at+1)
+			}
+			return nil, e
 		}
 		out = append(out, file[pos:at]...)
 		out = splice(out, file, at, h, eol)

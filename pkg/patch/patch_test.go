@@ -59,21 +59,25 @@ func TestApplyRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, patch, before string
 		applied             bool
+		reason              string
 	}{
-		{"unified context differs", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a\nc\n", false},
-		{"unified no fuzz: one context line differs", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nb\nX\n", false},
-		{"unified trailing space is a difference", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a \nb\n", false},
-		{"unified no trailing context must match at the end", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a\nb\nc\n", false},
-		{"unified already applied", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nB\nc\n", true},
-		{"apply_patch @@ line missing", "*** Begin Patch\n*** Update File: f\n@@ nothere\n-a\n+b\n*** End Patch\n", "a\n", false},
-		{"apply_patch second hunk before the first", "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n@@\n-a\n+A\n*** End Patch\n", "a\nb\n", false},
-		{"apply_patch End of File not at the end", "*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End of File\n*** End Patch\n", "a\nc\n", false},
+		{"unified context differs", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a\nc\n", false, ""},
+		{"unified no fuzz: one context line differs", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nb\nX\n", false, ""},
+		{"unified trailing space is a difference", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a \nb\n", false, ""},
+		{"unified no trailing context must match at the end", "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a\nb\nc\n", false, "no trailing context, so it must end at the end of the file"},
+		{"unified already applied", "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "a\nB\nc\n", true, ""},
+		{"apply_patch @@ line missing", "*** Begin Patch\n*** Update File: f\n@@ nothere\n-a\n+b\n*** End Patch\n", "a\n", false, ""},
+		{"apply_patch second hunk before the first", "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n@@\n-a\n+A\n*** End Patch\n", "a\nb\n", false, ""},
+		{"apply_patch End of File not at the end", "*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End of File\n*** End Patch\n", "a\nc\n", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := applyOne(t, tc.patch, tc.before)
 			var he *HunkError
 			if !errors.As(err, &he) {
 				t.Fatalf("err = %v, want a HunkError", err)
+			}
+			if !strings.Contains(he.Reason, tc.reason) {
+				t.Errorf("reason %q, want it to say %q", he.Reason, tc.reason)
 			}
 			if he.AlreadyApplied != tc.applied {
 				t.Errorf("AlreadyApplied = %v, want %v", he.AlreadyApplied, tc.applied)

@@ -93,8 +93,12 @@ type fileChange struct {
 	// the file written (Add, Update, a move's destination). An update in
 	// place has both the same.
 	src, dst *sandbox.Target
-	srcLock  *locked
-	dstLock  *locked
+	// follow is where src leads when its last name is a symlink, for a
+	// removal or a move: the fence decides on it too, and the plan
+	// refuses the link (a patch removes and moves regular files).
+	follow  *sandbox.Target
+	srcLock *locked
+	dstLock *locked
 	// missing are the folders above dst that do not exist, deepest
 	// first: made on the way, removed again if the patch fails.
 	missing []string
@@ -126,8 +130,12 @@ func Patch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (*PatchResult, er
 		pinned = sums
 		return pv, err
 	}
-	if opt.DryRun {
-		return dryPatch(f, p, changes, opt, preview)
+	// Decided and planned on the files as they are first: a denial or a
+	// hunk that does not apply fails before any folder is made or any
+	// file locked. The plan is made again on what is locked.
+	dry, err := dryPatch(f, p, changes, opt, preview)
+	if err != nil || opt.DryRun {
+		return dry, err
 	}
 	defer func() {
 		for _, c := range changes {
@@ -185,6 +193,13 @@ func patchTargets(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) ([]*fileCh
 		seen[t.Path] = t.Given
 		return nil
 	}
+	followed := func(t *sandbox.Target) (*sandbox.Target, error) {
+		ft, err := f.Resolve(t.Given)
+		if err != nil || ft.Path == t.Path {
+			return nil, err
+		}
+		return &ft, nil
+	}
 	resolve := func(path string, name bool) (*sandbox.Target, error) {
 		if path == "" || strings.ContainsRune(path, 0) {
 			return nil, fserr.New(fserr.InvalidArgument, "patch: a file name is empty or holds NUL")
@@ -198,6 +213,11 @@ func patchTargets(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) ([]*fileCh
 		if err != nil {
 			return nil, err
 		}
+		if len(t.Path) >= unix.PathMax {
+			// The kernel resolves no longer path; refused before a
+			// folder of it is made.
+			return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("patch: %.80s…: the path is longer than the system allows (%d bytes)", path, unix.PathMax))
+		}
 		if err := claim(t); err != nil {
 			return nil, err
 		}
@@ -210,9 +230,14 @@ func patchTargets(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) ([]*fileCh
 		case file.Kind == patch.Add:
 			c.dst, err = resolve(file.Path, false)
 		case file.Kind == patch.Delete:
-			c.src, err = resolve(file.Path, true)
+			if c.src, err = resolve(file.Path, true); err == nil {
+				c.follow, err = followed(c.src)
+			}
 		case file.MoveTo != "":
 			if c.src, err = resolve(file.Path, true); err == nil {
+				c.follow, err = followed(c.src)
+			}
+			if err == nil {
 				c.dst, err = resolve(file.MoveTo, false)
 			}
 			c.renamed = len(file.Hunks) == 0 && file.Mode == 0
@@ -609,7 +634,7 @@ func burst(f *sandbox.Fence, changes []*fileChange) error {
 func dryPatch(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchOptions, preview func() (sandbox.Preview, error)) (*PatchResult, error) {
 	res := &PatchResult{Format: string(p.Format), DryRun: true}
 	for _, c := range changes {
-		for _, t := range []*sandbox.Target{c.src, c.dst} {
+		for _, t := range []*sandbox.Target{c.src, c.follow, c.dst} {
 			if t != nil {
 				if err := f.DecideWrite("patch", t, sandbox.Intent{Preview: preview}); err != nil {
 					return nil, err
@@ -631,6 +656,11 @@ func dryPatch(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt Patch
 // does not exist.
 func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchOptions) error {
 	for _, c := range changes {
+		if c.follow != nil {
+			e := fserr.New(fserr.InvalidArgument, "patch: "+c.src.Given+": is a symlink; a patch removes and moves regular files only")
+			e.Hint = "patch the file it names instead; nothing was changed"
+			return e
+		}
 		if c.src != nil {
 			file, err := openOld(f, "patch", *c.src)
 			if err != nil {

@@ -13,10 +13,11 @@ import (
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// TestPatchNoSpace fills a 1 MiB tmpfs so that a patch's second file
-// cannot be staged: the patch fails with FS_NO_SPACE, the first file,
-// already staged, is dropped with the rest, every file is byte-identical
-// and the folder holds no temp file.
+// TestPatchNoSpace fills a 1 MiB tmpfs so that a patch's third file
+// cannot be staged: the patch fails with FS_NO_SPACE, the files already
+// staged are dropped with the rest, every file is byte-identical, the
+// folders made for the new file are removed again and the folder holds no
+// temp file.
 func TestPatchNoSpace(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
 	bin := procBin(t)
@@ -34,7 +35,7 @@ func TestPatchNoSpace(t *testing.T) {
 	}
 	// a.txt is staged first and fits; big.txt, rewritten whole beside
 	// the original, does not.
-	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-small: one line\n+small: changed\n" +
+	patch := "*** Begin Patch\n*** Add File: n/sub/new.txt\n+new\n*** Update File: a.txt\n@@\n-small: one line\n+small: changed\n" +
 		"*** Update File: big.txt\n@@\n-MARK: the one line the patch grows\n+" + strings.Repeat("grown ", 10<<10) + "\n*** End Patch\n"
 	fillTmpfs(t, mnt, 8<<10)
 	code, res, out, errs := procRun(t, procCmd(bin, procEnv(t, ws), ws, "patch", "--from", "-"), strings.NewReader(patch))
@@ -51,7 +52,7 @@ func TestPatchNoSpace(t *testing.T) {
 		}
 	}
 	if names := dirNames(t, ws); strings.Join(names, ",") != "a.txt,big.txt" {
-		t.Errorf("ls -A shows %q, want a.txt and big.txt only (no temp file)", names)
+		t.Errorf("ls -A shows %q, want a.txt and big.txt only (no temp file, no folder made for n/sub/new.txt)", names)
 	}
 }
 

@@ -373,18 +373,26 @@ func removeMade(f *sandbox.Fence, changes []*fileChange) {
 // planLocked reads what was locked and computes the new content.
 func planLocked(f *sandbox.Fence, p *patch.Patch, c *fileChange, opt PatchOptions, pinned map[string]string) error {
 	if c.srcLock != nil {
-		content, err := loadFile(c.srcLock.file, c.srcLock.st.Size, c.src.Given)
+		old, err := readAll(c.srcLock.file, c.src.Given, c.srcLock.st.Size)
 		if err != nil {
 			return err
 		}
-		// A patch holds every file's content at once; it copies out of
-		// the loader's buffer so none outlives its release.
-		c.old = bytes.Clone(content.data)
-		content.release()
+		same := bytes.Equal(old, c.old)
+		c.old = old
+		if same {
+			// The file locked is the file planned: its plan stands.
+			return checkPinned(c, pinned)
+		}
 	}
 	if err := planChange(p, c, opt); err != nil {
 		return err
 	}
+	return checkPinned(c, pinned)
+}
+
+// checkPinned refuses a file that changed since the approver of an
+// escalated patch was shown it.
+func checkPinned(c *fileChange, pinned map[string]string) error {
 	if c.src != nil {
 		if want, ok := pinned[c.src.Path]; ok && want != c.oldSum {
 			return staleSincePreview(c.src.Given)
@@ -666,7 +674,11 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 			if err != nil {
 				return err
 			}
-			c.old, err = readAll(file, c.src.Given)
+			var size int64
+			if fi, err := file.Stat(); err == nil {
+				size = fi.Size()
+			}
+			c.old, err = readAll(file, c.src.Given, size)
 			file.Close()
 			if err != nil {
 				return err
@@ -709,9 +721,11 @@ func previewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (sandbox.P
 	return sandbox.Preview{Diff: files, Text: text.String()}, sums, nil
 }
 
-// readAll reads the whole of an opened file.
-func readAll(file *os.File, given string) ([]byte, error) {
+// readAll reads the whole of an opened file, size bytes when it was
+// opened, in one allocation unless it grew.
+func readAll(file *os.File, given string, size int64) ([]byte, error) {
 	var b bytes.Buffer
+	b.Grow(int(size) + bytes.MinRead)
 	if _, err := b.ReadFrom(file); err != nil {
 		return nil, fserr.FromOS("patch", given, err)
 	}

@@ -13,7 +13,7 @@ type line struct {
 
 // split cuts text into lines, keeping each terminator.
 func split(text string) []line {
-	var out []line
+	out := make([]line, 0, strings.Count(text, "\n")+1)
 	for text != "" {
 		i := strings.IndexByte(text, '\n')
 		if i < 0 {
@@ -31,7 +31,12 @@ func split(text string) []line {
 }
 
 func join(lines []line) string {
+	n := 0
+	for _, l := range lines {
+		n += len(l.body) + len(l.term)
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, l := range lines {
 		b.WriteString(l.body)
 		b.WriteString(l.term)
@@ -207,7 +212,7 @@ func matchAt(file []line, at int, want []Line) bool {
 // at the start, one with no trailing context at the end. A hunk with no
 // context at all is placed at its line exactly (git's --unidiff-zero).
 func applyUnified(f *File, file []line, eol string) ([]line, error) {
-	var out []line
+	out := make([]line, 0, len(file)+addedLines(f))
 	pos, delta := 0, 0
 	for n, h := range f.Hunks {
 		old := h.Old()
@@ -256,6 +261,19 @@ func applyUnified(f *File, file []line, eol string) ([]line, error) {
 		out = appendLine(out, l)
 	}
 	return out, nil
+}
+
+// addedLines counts the lines f's hunks add, to size the result.
+func addedLines(f *File) int {
+	n := 0
+	for _, h := range f.Hunks {
+		for _, l := range h.Lines {
+			if l.Op == '+' {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // contextRun counts the context lines at the start (or, fromEnd, the end)
@@ -307,7 +325,7 @@ func nearest(file []line, want []Line, hint, from int, atStart, atEnd bool) (int
 // empty line). A hunk with only added lines goes after its @@ line, or at
 // the end of the file when it has none. Matching is exact.
 func applyApplyPatch(f *File, file []line, eol string) ([]line, error) {
-	var out []line
+	out := make([]line, 0, len(file)+addedLines(f))
 	pos := 0
 	for n, h := range f.Hunks {
 		fail := func(reason string) error {

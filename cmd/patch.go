@@ -126,8 +126,9 @@ func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
 	return data, nil
 }
 
-// patch prints each file's diff, then one line per file on the notes
-// stream: what was done to it and its new sha256.
+// patch prints each file's diff, then one line per file: what was done to
+// it and its new sha256, which --if-match takes. The lines go to stdout
+// with the diffs: they are what the model needs next.
 func (t textOut) patch(r *fsops.PatchResult) {
 	for _, f := range r.Files {
 		t.diff(f.Diff)
@@ -144,6 +145,6 @@ func (t textOut) patch(r *fsops.PatchResult) {
 		if f.SHA256 != "" {
 			line += " (sha256 " + f.SHA256 + ")"
 		}
-		fmt.Fprintln(t.note, line)
+		fmt.Fprintln(t.out, line)
 	}
 }

@@ -708,17 +708,26 @@ func previewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (sandbox.P
 	if err := planDry(f, p, changes, opt); err != nil {
 		return sandbox.Preview{}, nil, err
 	}
+	// One diff object, as write's and edit's approvers get: every file's
+	// diff in the patch's order, the counts summed.
 	sums := map[string]string{}
-	var files []PatchedFile
+	var whole diff.Result
 	var text strings.Builder
 	for _, c := range changes {
 		if c.src != nil {
 			sums[c.src.Path] = c.oldSum
 		}
-		files = append(files, c.result)
-		text.WriteString(c.result.Diff.Text)
+		d := c.result.Diff
+		whole.Added += d.Added
+		whole.Removed += d.Removed
+		whole.Truncated = whole.Truncated || d.Truncated
+		if d.Omitted != "" {
+			fmt.Fprintf(&text, "%s: %s, diff omitted (%s)\n", c.result.Path, c.result.Action, d.Omitted)
+		}
+		text.WriteString(d.Text)
 	}
-	return sandbox.Preview{Diff: files, Text: text.String()}, sums, nil
+	whole.Text = text.String()
+	return sandbox.Preview{Diff: whole, Text: whole.Text}, sums, nil
 }
 
 // readAll reads the whole of an opened file, size bytes when it was

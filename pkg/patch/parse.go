@@ -111,13 +111,26 @@ func Parse(data []byte) (*Patch, error) {
 
 // splitLines splits data at "\n", dropping the empty piece after a final
 // newline. A "\r" before the "\n" stays: it may be a CRLF file's.
+//
+// A patch whose every line ends in "\r\n" was itself written with CRLF (an
+// editor, a Windows clipboard): its "\r"s are the patch's, not its files',
+// and are dropped, so its lines take each file's own ending.
 func splitLines(data []byte) []string {
 	s := string(data)
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return nil
 	}
-	return strings.Split(s, "\n")
+	lines := strings.Split(s, "\n")
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "\r") {
+			return lines
+		}
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
 }
 
 const (
@@ -228,7 +241,9 @@ func parseApplyHunks(lines []string, i int, f *File) (int, error) {
 		case strings.HasPrefix(l, "@@"):
 			f.Hunks = append(f.Hunks, Hunk{Line: i + 1})
 			h = &f.Hunks[len(f.Hunks)-1]
-			if ctx := strings.TrimSuffix(l, "\r"); len(ctx) > 2 {
+			// "@@" alone, or with only white space after it, seeks
+			// nothing.
+			if ctx := strings.TrimSuffix(l, "\r"); strings.TrimSpace(ctx[2:]) != "" {
 				h.Context, h.HasContext = strings.TrimPrefix(ctx[2:], " "), true
 			}
 			i++

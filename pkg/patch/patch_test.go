@@ -41,6 +41,8 @@ func TestApply(t *testing.T) {
 		{"apply_patch keeps no final newline", "*** Begin Patch\n*** Update File: f\n@@\n a\n-b\n+B\n*** End Patch\n", "a\nb", "a\nB"},
 		{"apply_patch appends after a last line without newline", "*** Begin Patch\n*** Update File: f\n@@\n b\n+c\n*** End Patch\n", "a\nb", "a\nb\nc"},
 		{"apply_patch insertion after @@ line", "*** Begin Patch\n*** Update File: f\n@@ b\n+b2\n*** End Patch\n", "a\nb\nc\n", "a\nb\nb2\nc\n"},
+		{"a patch written with CRLF keeps an LF file LF", "*** Begin Patch\r\n*** Update File: f\r\n@@\r\n a\r\n-b\r\n+B\r\n*** End Patch\r\n", "a\nb\n", "a\nB\n"},
+		{"apply_patch @@ with only a space seeks nothing", "*** Begin Patch\n*** Update File: f\n@@ \n-b\n+B\n*** End Patch\n", "a\nb\n", "a\nB\n"},
 		{"apply_patch add", "*** Begin Patch\n*** Add File: f\n+a\n+b\n*** End Patch\n", "", "a\nb\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -272,25 +272,38 @@ func lockAll(f *sandbox.Fence, changes []*fileChange, preview func() (sandbox.Pr
 		dst bool
 	}
 	var slots []slot
-	roots := map[string]int{}
+	// The opens of a part of a git directory at the top of a root, which
+	// hold the root's lock until closed: two in one root would wait on
+	// each other (sandbox.LocksRoot).
+	type rootOpen struct {
+		t     *sandbox.Target
+		opens int
+	}
+	var rootOpens []rootOpen
 	for _, c := range changes {
 		if c.src != nil {
 			slots = append(slots, slot{c, c.src, false})
 			if sandbox.LocksRoot(*c.src) {
 				// A removal and a rename open the folder again.
-				roots[rootOf(*c.src)] += 1 + btoi(c.dst != c.src)
+				rootOpens = append(rootOpens, rootOpen{c.src, 1 + btoi(c.dst != c.src)})
 			}
 		}
 		if c.dst != nil && c.dst != c.src {
 			slots = append(slots, slot{c, c.dst, true})
 			if sandbox.LocksRoot(*c.dst) {
-				roots[rootOf(*c.dst)] += 1 + btoi(c.renamed)
+				rootOpens = append(rootOpens, rootOpen{c.dst, 1 + btoi(c.renamed)})
 			}
 		}
 	}
-	for _, n := range roots {
+	for _, a := range rootOpens {
+		n := 0
+		for _, b := range rootOpens {
+			if a.t.SameRoot(*b.t) {
+				n += b.opens
+			}
+		}
 		if n > 1 {
-			return fserr.New(fserr.InvalidArgument, "patch: the patch changes more than one part of a git directory at the top of a writable root, or moves or deletes one; patch them one at a time")
+			return fserr.New(fserr.InvalidArgument, "patch: "+a.t.Given+": the patch changes more than one part of a git directory at the top of a writable root, or moves or deletes one; patch them one at a time")
 		}
 	}
 	slices.SortStableFunc(slots, func(a, b slot) int { return strings.Compare(a.t.Path, b.t.Path) })
@@ -325,12 +338,6 @@ func lockAll(f *sandbox.Fence, changes []*fileChange, preview func() (sandbox.Pr
 		}
 	}
 	return nil
-}
-
-func rootOf(t sandbox.Target) string {
-	// LocksRoot has told that t lies in a root; its folder's path up to
-	// the git directory is the root's, and one patch has one cwd.
-	return filepath.Dir(t.Path)
 }
 
 func btoi(b bool) int {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/pkg/fserr"
 	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/session"
 )
 
 // PatchOptions are the inputs of patch.
@@ -94,6 +95,12 @@ func patchRun(opts *PatchOptions) error {
 	p, err := fsops.ParsePatch(data)
 	if err != nil {
 		return err
+	}
+	if call.forwarded {
+		// Inside a session an escalated patch is the supervisor's to
+		// carry out, with the patch as this call read it.
+		return call.forward(session.Request{Op: session.OpPatch, Diff: diffForm, DryRun: opts.DryRun,
+			Patch: &session.PatchRequest{Patch: data, IfMatch: ifMatch}})
 	}
 	res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffOpts})
 	if err != nil {

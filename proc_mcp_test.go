@@ -125,7 +125,7 @@ func mcpTools(t *testing.T, s *mcp.ClientSession) map[string]*mcp.Tool {
 	return tools
 }
 
-var mcpMutating = []string{"write_file", "edit_file", "create_directory", "move_file", "dsh_write", "dsh_edit"}
+var mcpMutating = []string{"write_file", "edit_file", "create_directory", "move_file", "dsh_write", "dsh_edit", "dsh_patch"}
 
 // TestMcpListTools: every tool is listed with the official server's
 // annotations; read-only mode registers no tool that mutates.
@@ -133,7 +133,7 @@ func TestMcpListTools(t *testing.T) {
 	ws, _ := mcpLayout(t)
 	all := []string{"read_text_file", "read_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
 		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
-		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_ls", "dsh_stat", "dsh_policy"}
+		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_patch", "dsh_ls", "dsh_stat", "dsh_policy"}
 	s := mcpStart(t, ws, ws)
 	tools := mcpTools(t, s)
 	// The instructions are the sandbox:policy block, for a server.

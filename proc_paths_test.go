@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -104,15 +105,25 @@ var pathOps = []struct {
 	name  string
 	args  func(p string) []string
 	write bool
+	// stdin, when set, is the call's standard input (a patch).
+	stdin func(p string) string
 }{
-	{"read", func(p string) []string { return []string{"read", p} }, false},
-	{"stat", func(p string) []string { return []string{"stat", p} }, false},
-	{"ls", func(p string) []string { return []string{"ls", p} }, false},
-	{"grep", func(p string) []string { return []string{"grep", "keep", p} }, false},
-	{"find", func(p string) []string { return []string{"find", "**", p, "--no-ignore"} }, false},
-	{"write", func(p string) []string { return []string{"write", p, "--content", "x\n"} }, true},
-	{"edit", func(p string) []string { return []string{"edit", p, "--old", "keep", "--new", "gone"} }, true},
-	{"write --mkdir", func(p string) []string { return []string{"write", p, "--content", "x\n", "--mkdir"} }, true},
+	{"read", func(p string) []string { return []string{"read", p} }, false, nil},
+	{"stat", func(p string) []string { return []string{"stat", p} }, false, nil},
+	{"ls", func(p string) []string { return []string{"ls", p} }, false, nil},
+	{"grep", func(p string) []string { return []string{"grep", "keep", p} }, false, nil},
+	{"find", func(p string) []string { return []string{"find", "**", p, "--no-ignore"} }, false, nil},
+	{"write", func(p string) []string { return []string{"write", p, "--content", "x\n"} }, true, nil},
+	{"edit", func(p string) []string { return []string{"edit", p, "--old", "keep", "--new", "gone"} }, true, nil},
+	{"write --mkdir", func(p string) []string { return []string{"write", p, "--content", "x\n", "--mkdir"} }, true, nil},
+	{"patch add", func(string) []string { return []string{"patch", "--from", "-"} }, true,
+		func(p string) string { return "*** Begin Patch\n*** Add File: " + p + "\n+x\n*** End Patch\n" }},
+	{"patch update", func(string) []string { return []string{"patch", "--from", "-"} }, true,
+		func(p string) string {
+			return "*** Begin Patch\n*** Update File: " + p + "\n@@\n-keep inside\n+gone\n*** End Patch\n"
+		}},
+	{"patch delete", func(string) []string { return []string{"patch", "--from", "-"} }, true,
+		func(p string) string { return "*** Begin Patch\n*** Delete File: " + p + "\n*** End Patch\n" }},
 }
 
 // stableCodes is every error code of the one table in pkg/fserr.
@@ -216,7 +227,11 @@ func TestPathTable(t *testing.T) {
 		for _, op := range pathOps {
 			resetPathWorkspace(t, l)
 			p := pc.path(l)
-			code, res, stdout, stderr := procRun(t, procCmd(bin, env, l.ws, append(op.args(p), "--tmp=false")...), nil)
+			var stdin io.Reader
+			if op.stdin != nil {
+				stdin = strings.NewReader(op.stdin(p))
+			}
+			code, res, stdout, stderr := procRun(t, procCmd(bin, env, l.ws, append(op.args(p), "--tmp=false")...), stdin)
 			where := fmt.Sprintf("%s %s (%q)", op.name, pc.name, p)
 			var line map[string]any
 			if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &line); err != nil {

@@ -81,14 +81,14 @@ func TestSchemasAreValid(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, op := range []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy", "version"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version"} {
 		if schemas["result-"+op+".json"] == nil {
 			t.Errorf("missing result-%s.json", op)
 		}
 	}
 
 	root := cmd.NewCmdRoot(&cmd.App{})
-	for _, op := range []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy"} {
 		t.Run("input-"+op, func(t *testing.T) {
 			data, err := docs.Schema.ReadFile("schema/input-" + op + ".json")
 			if err != nil {
@@ -154,7 +154,7 @@ func TestSchemasAreValid(t *testing.T) {
 				}
 			})
 			_, hasEscalate := in.Properties["escalate"]
-			if mutation := op == "write" || op == "edit"; hasEscalate != mutation {
+			if mutation := op == "write" || op == "edit" || op == "patch"; hasEscalate != mutation {
 				t.Errorf("escalate property: %v, want %v", hasEscalate, mutation)
 			}
 		})
@@ -196,6 +196,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/e4.txt":            "a\n",
 		"ws/amb.txt":           "dup\nmid\ndup\n",
 		"ws/nm.txt":            "func f() {\n\treturn 1\n}\n",
+		"ws/p1.txt":            "one\ntwo\n",
+		"ws/p2.txt":            "gone\n",
+		"ws/p3.txt":            "moved\n",
 		"ws/stale.txt":         "v1\n",
 		"ws/exists.txt":        "old\n",
 		"ws/bin.dat":           "\x00\x01\x02",
@@ -319,6 +322,12 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "config invalid", args: []string{"read", "a.txt"}, env: []string{"DSH_FS_CONFIG=" + filepath.Join(cfg, "bad.yaml")}, schema: "failure.json", exit: 2, want: []string{`"FS_CONFIG_INVALID"`}},
 		{name: "usage unknown flag", args: []string{"read", "a.txt", "--bogus"}, schema: "failure.json", exit: 2, want: []string{`"op":"read"`, `"FS_INVALID_ARGUMENT"`, `"detail":{"usage":"dsh-fs read PATH [flags]"}`}},
 		{name: "usage did you mean", args: []string{"edit", "a.txt", "--old-text", "x"}, schema: "failure.json", exit: 2, want: []string{`"did_you_mean":["--old"]`}},
+		// patch
+		{name: "patch", args: []string{"patch", "--from", "-"}, stdin: "*** Begin Patch\n*** Update File: p1.txt\n@@\n one\n-two\n+TWO\n*** Add File: p/new.txt\n+new\n*** Delete File: p2.txt\n*** Update File: p3.txt\n*** Move to: p4.txt\n*** End Patch\n",
+			schema: "result-patch.json", want: []string{`"action":"updated"`, `"action":"created"`, `"action":"deleted"`, `"action":"moved","from":"p3.txt"`}},
+		{name: "patch dry run", args: []string{"patch", "--from", "-", "--dry-run"}, stdin: "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n", schema: "result-patch.json", want: []string{`"format":"unified"`, `"dry_run":true`}},
+		{name: "patch no match", args: []string{"patch", "--from", "-"}, stdin: "*** Begin Patch\n*** Update File: nm.txt\n@@\n-    return 1\n+    return 2\n*** End Patch\n", schema: "failure.json", exit: 1, want: []string{`"detail":{"file":"nm.txt","hunk":1,"patch_line":3,"closest":{`}},
+		{name: "patch malformed", args: []string{"patch", "--from", "-"}, stdin: "*** Begin Patch\n", schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
 		{name: "usage bad escalate", args: []string{"write", "z.txt", "--content", "z", "--escalate", "root"}, schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
 		{name: "usage missing command", args: nil, schema: "failure.json", exit: 2, want: []string{`"op":""`}},
 	}

@@ -34,7 +34,7 @@ import (
 // supervisor through the channel it was given (approval supervisor) and
 // runs here; any other write or edit is forwarded (forward is true).
 func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fence) (forward bool) {
-	if s.Session == nil || op != session.OpWrite && op != session.OpEdit {
+	if s.Session == nil || op != session.OpWrite && op != session.OpEdit && op != session.OpPatch {
 		return false
 	}
 	if v, _ := a.LookupEnv(session.BrokeredEnv); v == "1" {
@@ -228,11 +228,22 @@ func (a *App) brokeredCall(req session.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := call.resolve(req.Path)
+	diffOpts, err := call.diffOptionsFor(req.Op, req.Diff)
 	if err != nil {
 		return err
 	}
-	diffOpts, err := call.diffOptionsFor(req.Op, req.Diff)
+	if req.Op == session.OpPatch {
+		p, err := fsops.ParsePatch(req.Patch.Patch)
+		if err != nil {
+			return err
+		}
+		res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: req.Patch.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
+		if err != nil {
+			return err
+		}
+		return call.print(res)
+	}
+	t, err := call.resolve(req.Path)
 	if err != nil {
 		return err
 	}

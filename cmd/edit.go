@@ -33,7 +33,7 @@ func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
 	c := &cobra.Command{
 		Use:        "edit PATH",
-		SuggestFor: []string{"sed", "patch", "replace", "str_replace", "modify"},
+		SuggestFor: []string{"sed", "replace", "str_replace", "modify"},
 		Short:      "Replace exact text in a file, once or everywhere, and show the diff",
 		Long: `edit replaces --old with --new in PATH. The old text must occur exactly once
 unless --replace-all; otherwise nothing changes and the error says where the

@@ -49,6 +49,7 @@ a structured denial with the marker models recognise.`,
 		NewCmdRead(app, nil),
 		NewCmdWrite(app, nil),
 		NewCmdEdit(app, nil),
+		NewCmdPatch(app, nil),
 		NewCmdLs(app, nil),
 		NewCmdGrep(app, nil),
 		NewCmdFind(app, nil),
@@ -162,6 +163,12 @@ const flagDiff = "diff"
 // concurrency, the dry run, and the form and bounds of the diff.
 func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
 	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
+	addDiffFlags(fs, dryRun)
+}
+
+// addDiffFlags adds the dry run and the form and bounds of the diff, which
+// every mutation shares (patch takes --if-match per file).
+func addDiffFlags(fs *pflag.FlagSet, dryRun *bool) {
 	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
 	fs.String(flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")

@@ -48,6 +48,8 @@ func (t textOut) result(h Header, result any) error {
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
+	case *fsops.PatchResult:
+		t.patch(r)
 	case PolicyResult:
 		return t.policy(h, r)
 	default:

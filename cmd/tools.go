@@ -38,10 +38,11 @@ var knownSafety = map[string]safety{
 	"policy": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"write":  {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 	"edit":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"patch":  {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 }
 
 // toolCommands are the commands offered as tools, in this order.
-var toolCommands = []string{"read", "write", "edit", "ls", "grep", "find", "stat", "policy"}
+var toolCommands = []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy"}
 
 func safetyOf(name string) safety {
 	if s, ok := knownSafety[name]; ok {

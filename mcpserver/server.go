@@ -148,6 +148,9 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		addTool(srv, &mcp.Tool{Name: "dsh_edit", Title: "dsh-fs edit",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
 			Description: "dsh-fs edit: replace exact text, each old exactly once unless replace_all, applied in order, all or none; returns the diff."}, m.dshEdit)
+		addTool(srv, &mcp.Tool{Name: "dsh_patch", Title: "dsh-fs patch",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
+			Description: "dsh-fs patch: apply a multi-file patch (a unified diff, or apply_patch's *** Begin Patch format) all or nothing: add, update, delete and move files; returns each file's action, sha256 and diff."}, m.dshPatch)
 	}
 	return srv, m
 }

@@ -24,6 +24,9 @@
 #                                     # only grep, find, stat and ls under the
 #                                     # usual deny_read list (issue 26): against
 #                                     # grep -rn, find, no list and ls -la;
+#   BENCH_ONLY=patch scripts/bench.sh
+#                                     # only one 20-file patch against the 20
+#                                     # edit calls making the same change;
 #                                     # replacing that section
 #   BENCH_ONLY=network scripts/bench.sh
 #                                     # only exec's start-up under network: off
@@ -389,6 +392,65 @@ JSON
 	} >"$TMP/deny.md"
 }
 
+# patch_rows: one 20-file patch against the 20 edit calls that make the
+# same change, in $TMP/patch.md: 20 text files of 100 KiB, one line
+# changed in the middle of each, forth and back in turn; each side has
+# its own copy of the files.
+patch_rows() {
+	local p=$TMP/patch side i
+	rm -rf "$p" && mkdir -p "$p/edit" "$p/patch"
+	for i in $(seq -w 20); do
+		textfile "$p/src.tmp" $((100 * 1024)) "p$i"
+		awk -v i="$i" 'NR == 1000 { print "\tBENCH_PATCH_" i " := 1"; next } { print }' "$p/src.tmp" >"$p/edit/f$i.txt"
+		cp "$p/edit/f$i.txt" "$p/patch/f$i.txt"
+	done
+	rm -f "$p/src.tmp"
+	for side in fwd back; do
+		{
+			echo "*** Begin Patch"
+			for i in $(seq -w 20); do
+				old="BENCH_PATCH_$i := 1" new="BENCH_PATCH_$i := 2"
+				[[ $side == back ]] && { old="BENCH_PATCH_$i := 2" new="BENCH_PATCH_$i := 1"; }
+				printf '*** Update File: f%s.txt\n@@\n-\t%s\n+\t%s\n' "$i" "$old" "$new"
+			done
+			echo "*** End Patch"
+		} >"$p/$side.patch"
+		: >"$p/$side-edits.sh"
+		for i in $(seq -w 20); do
+			old="BENCH_PATCH_$i := 1" new="BENCH_PATCH_$i := 2"
+			[[ $side == back ]] && { old="BENCH_PATCH_$i := 2" new="BENCH_PATCH_$i := 1"; }
+			printf '"$1" edit f%s.txt --old "%s" --new "%s" >/dev/null\n' "$i" "$old" "$new" >>"$p/$side-edits.sh"
+		done
+	done
+	cat >"$TMP/patch-spec.json" <<JSON
+[
+  {"name": "20 files, one line each: one dsh-fs patch against 20 dsh-fs edit calls", "target": 0.5, "mem_mib": 32,
+   "plain": {"label": "20 × dsh-fs edit", "prep": [$SYNC], "runs": [
+      ["env", "DSH_FS_CWD=$p/edit", "sh", "-e", "$p/fwd-edits.sh", "$BIN"],
+      ["env", "DSH_FS_CWD=$p/edit", "sh", "-e", "$p/back-edits.sh", "$BIN"]]},
+   "dsh": {"label": "dsh-fs patch", "prep": [$SYNC], "expect": "\"ok\":true", "runs": [
+      ["env", "DSH_FS_CWD=$p/patch", "$BIN", "patch", "--from", "$p/fwd.patch"],
+      ["env", "DSH_FS_CWD=$p/patch", "$BIN", "patch", "--from", "$p/back.patch"]]}}
+]
+JSON
+	"$RUNNER" -spec "$TMP/patch-spec.json" -runs "$RUNS" -dir "$p" -details "$TMP/patch-details.md" >"$TMP/patch-table.md"
+	for side in edit patch; do
+		for i in $(seq -w 20); do
+			grep -q "BENCH_PATCH_$i := [12]\$" "$p/$side/f$i.txt" || { echo "bench.sh: $side/f$i.txt lost its marker line" >&2; exit 1; }
+		done
+	done
+	{
+		echo "One multi-file patch (issue 26) against the edit calls an agent makes without it, interleaved"
+		echo "in one run, $RUNS runs a side; each sample changes one line in each of 20 files of 100 KiB"
+		echo "(the patch staged and synced whole before its renames; each edit its own process, lock and"
+		echo "sync). Target (the issue sets none): the patch within half the time of the 20 edits."
+		echo
+		cat "$TMP/patch-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/patch-details.md"
+	} >"$TMP/patch.md"
+}
+
 # only_section NAME FILE: replace the results.md section "## NAME …" with
 # FILE's, before the MCP section or the notes.
 only_section() {
@@ -407,6 +469,13 @@ only_section() {
 	mv "$OUT.new" "$OUT"
 	cat "$body"
 }
+
+if [[ ${BENCH_ONLY:-} == patch ]]; then
+	SYNC='["sync"]'
+	patch_rows
+	only_section "patch" "$TMP/patch.md"
+	exit 0
+fi
 
 if [[ ${BENCH_ONLY:-} == caches ]]; then
 	caches_rows
@@ -614,6 +683,7 @@ $RG_ROWS
 EOF
 
 mcp_rows
+patch_rows
 TABLE=$TMP/table.md
 DETAILS=$TMP/details.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -674,6 +744,10 @@ fi
 	echo "Spread of the samples (per invocation):"
 	echo
 	grep -v '^harness peak RSS: ' "$DETAILS"
+	echo
+	echo "## patch"
+	echo
+	cat "$TMP/patch.md"
 	echo
 	echo "## MCP server"
 	echo

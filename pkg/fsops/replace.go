@@ -110,18 +110,49 @@ func (l *locked) exists() bool { return l.file != nil }
 // before the rename, so its failure still leaves the old file; on an
 // earlier failure replace calls it too, and ignores what it returns.
 func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error)) error {
-	perm := uint32(0o666) // less the umask, as for any new file
+	var like *unix.Stat_t
 	if l.exists() {
-		perm = l.st.Mode & 0o7777
+		like = &l.st
+	}
+	s, err := l.stage(like, 0, fill)
+	if err != nil {
+		return err
+	}
+	defer s.discard()
+	return s.commit()
+}
+
+// staged is a new content for a locked target, written and synced beside
+// it through the folder's handle, still unnamed: commit gives it the
+// target's name, discard drops it and leaves nothing behind.
+type staged struct {
+	l   *locked
+	tmp *sandbox.Temp
+}
+
+// stage is replace up to the rename: the temp file filled, given the
+// permission bits and owner of like (the file it replaces, or the file a
+// patch moves; nil for a new file, which gets the usual bits less the
+// umask), then, if chmod is not 0, the bits chmod says, and synced.
+func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) (settle func() error, err error)) (*staged, error) {
+	perm := uint32(0o666) // less the umask, as for any new file
+	if like != nil {
+		perm = like.Mode & 0o7777
 	}
 	tmp, err := l.dir.TempFile(perm)
 	if err != nil {
-		return fserr.FromOS(l.op, l.dir.Path, err)
+		return nil, fserr.FromOS(l.op, l.dir.Path, err)
 	}
-	defer tmp.Discard()
+	s := &staged{l: l, tmp: tmp}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Discard()
+		}
+	}()
 	settle, err := fill(tmp.File)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if settle == nil {
 		settle = func() error { return nil }
@@ -132,28 +163,44 @@ func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error
 			settle()
 		}
 	}()
-	if l.exists() {
-		fd := int(tmp.Fd())
+	fd := int(tmp.Fd())
+	if like != nil {
 		// chown clears set-id bits, so the mode comes after.
-		if err := l.keepOwner(fd); err != nil {
-			return err
+		if err := l.keepOwner(fd, like); err != nil {
+			return nil, err
 		}
 		if err := unix.Fchmod(fd, perm); err != nil {
-			return fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
+			return nil, fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
+		}
+	}
+	if chmod != 0 {
+		if err := unix.Fchmod(fd, chmod); err != nil {
+			return nil, fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
 		}
 	}
 	if err := tmp.Sync(); err != nil {
-		return fserr.FromOS(l.op, l.dir.Path, err)
+		return nil, fserr.FromOS(l.op, l.dir.Path, err)
 	}
 	settled = true
 	if err := settle(); err != nil {
-		return err
+		return nil, err
 	}
-	if err := tmp.Commit(l.name, l.exists()); err != nil {
-		return fserr.FromOS(l.op, l.dir.Path, err)
+	ok = true
+	return s, nil
+}
+
+// commit gives the staged content the target's name (sandbox.Temp.Commit):
+// it replaces the file that was locked, or creates the name, which must
+// still be free.
+func (s *staged) commit() error {
+	if err := s.tmp.Commit(s.l.name, s.l.exists()); err != nil {
+		return fserr.FromOS(s.l.op, s.l.dir.Path, err)
 	}
 	return nil
 }
+
+// discard drops the staged content; safe after commit.
+func (s *staged) discard() { s.tmp.Discard() }
 
 // checkWritable decides, on the opened file, whether this process may
 // write it, as the OS decides for `sh -c '> f'`: the permission bits and
@@ -181,21 +228,21 @@ func checkWritable(op, given string, file *os.File, byName func() error) error {
 	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
 }
 
-// keepOwner gives the temp file fd the owner and group of the file it
-// replaces, or refuses with FS_PERMISSION where the process may not set
+// keepOwner gives the temp file fd the owner and group of like, the file
+// it replaces, or refuses with FS_PERMISSION where the process may not set
 // them (another user's file, a group it is not in): a replacement never
 // hands a file over to another owner silently.
-func (l *locked) keepOwner(fd int) error {
+func (l *locked) keepOwner(fd int, like *unix.Stat_t) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fserr.FromOS(l.op, l.given, os.NewSyscallError("fstat", err))
 	}
-	if st.Uid == l.st.Uid && st.Gid == l.st.Gid {
+	if st.Uid == like.Uid && st.Gid == like.Gid {
 		return nil
 	}
-	if err := unix.Fchown(fd, int(l.st.Uid), int(l.st.Gid)); err != nil {
+	if err := unix.Fchown(fd, int(like.Uid), int(like.Gid)); err != nil {
 		e := fserr.Wrap(fserr.Permission, fmt.Sprintf("%s: %s: cannot keep the file's owner and group %d:%d (a replacement would belong to %d:%d): %v",
-			l.op, l.given, l.st.Uid, l.st.Gid, st.Uid, st.Gid, err), err)
+			l.op, l.given, like.Uid, like.Gid, st.Uid, st.Gid, err), err)
 		e.Hint = "the file belongs to another user or group; nothing was changed"
 		return e
 	}

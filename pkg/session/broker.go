@@ -46,6 +46,7 @@ const maxPending = 16
 const (
 	OpWrite = "write"
 	OpEdit  = "edit"
+	OpPatch = "patch"
 )
 
 // Request is one escalated operation a session asks the supervisor to
@@ -54,10 +55,11 @@ const (
 // the same fence, with the trusted approval deciding, as the file tool
 // would run it in place.
 type Request struct {
-	// Op is OpWrite or OpEdit; exactly the matching Write or Edit is set.
+	// Op is OpWrite, OpEdit or OpPatch; exactly the matching Write, Edit
+	// or Patch is set.
 	Op string `json:"op"`
 	// Path is the file, as the caller gave it; a relative one is taken
-	// from Dir.
+	// from Dir. A patch has none: its files are named in it.
 	Path string `json:"path"`
 	// Escalate is the mode the call asks for.
 	Escalate string `json:"escalate"`
@@ -73,6 +75,14 @@ type Request struct {
 
 	Write *WriteRequest `json:"write,omitempty"`
 	Edit  *EditRequest  `json:"edit,omitempty"`
+	Patch *PatchRequest `json:"patch,omitempty"`
+}
+
+// PatchRequest is what a patch carries: the patch, read by the caller
+// under its own fence, and its per-file --if-match pins.
+type PatchRequest struct {
+	Patch   []byte            `json:"patch"`
+	IfMatch map[string]string `json:"if_match,omitempty"`
 }
 
 // WriteRequest is what a write carries: its content, read by the caller
@@ -109,17 +119,19 @@ func DecodeRequest(r io.Reader) (Request, error) {
 // Check says what is wrong with req, or nil.
 func (req Request) Check() error {
 	switch {
-	case req.Op != OpWrite && req.Op != OpEdit:
-		return fmt.Errorf("the supervisor carries out only write and edit, not %q", req.Op)
-	case req.Path == "":
+	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
+		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
+	case req.Path == "" && req.Op != OpPatch:
 		return errors.New("a request with no path")
+	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || req.Path != "" || req.IfMatch != ""):
+		return errors.New("a patch carries its patch, and no path, if_match or anything of a write or an edit")
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
 		return errors.New("a request whose directory is not absolute")
-	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil):
+	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil || req.Patch != nil):
 		return errors.New("a write carries its content and nothing of an edit")
-	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil):
+	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil || req.Patch != nil):
 		return errors.New("an edit carries its edits and nothing of a write")
 	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
 		return errors.New("an edit with no edits")

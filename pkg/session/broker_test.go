@@ -124,7 +124,7 @@ func TestForwardWithoutSupervisor(t *testing.T) {
 }
 
 // The channel's requests are typed and decoded strictly: anything but a
-// write or an edit that asks to escalate, with exactly its own inputs,
+// write, an edit or a patch that asks to escalate, with exactly its own inputs,
 // is refused, whatever it carries.
 func TestDecodeRequest(t *testing.T) {
 	for _, tc := range []struct {
@@ -136,8 +136,12 @@ func TestDecodeRequest(t *testing.T) {
 		{"no escalation", `{"op":"write","path":"x","write":{"content":""}}`, "ask to escalate"},
 		{"escalate spelled as content", `{"op":"write","path":"x","write":{"content":"LS1lc2NhbGF0ZQ=="}}`, "ask to escalate"},
 		{"unknown mode", `{"op":"write","path":"x","escalate":"root","write":{}}`, "escalate:"},
-		{"other op", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "only write and edit"},
+		{"other op", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "only write, edit and patch"},
 		{"no path", `{"op":"write","escalate":"danger-full-access","write":{}}`, "no path"},
+		{"patch", `{"op":"patch","escalate":"danger-full-access","dir":"/w","patch":{"patch":"KioqIEJlZ2luIFBhdGNo"}}`, ""},
+		{"patch with a path", `{"op":"patch","path":"x","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "carries its patch"},
+		{"patch without its patch", `{"op":"patch","escalate":"danger-full-access"}`, "carries its patch"},
+		{"write with a patch", `{"op":"write","path":"x","escalate":"danger-full-access","write":{},"patch":{"patch":"eA=="}}`, "nothing of an edit"},
 		{"relative dir", `{"op":"write","path":"x","dir":"w","escalate":"danger-full-access","write":{}}`, "not absolute"},
 		{"write with edits", `{"op":"write","path":"x","escalate":"danger-full-access","write":{},"edit":{"edits":[{"old":"a","new":"b"}]}}`, "nothing of an edit"},
 		{"write without content", `{"op":"write","path":"x","escalate":"danger-full-access"}`, "carries its content"},

@@ -207,4 +207,11 @@ func TestRemoveTree(t *testing.T) {
 	if _, err := os.Stat("/etc/passwd"); err != nil {
 		t.Errorf("the symlink's target went too: %v", err)
 	}
+	// A folder already gone (a clean-up that ran before) is no error.
+	if err := RemoveTree(dir); err != nil {
+		t.Errorf("RemoveTree of a folder that is gone: %v", err)
+	}
+	if err := RemoveTree(filepath.Join(dir, "below")); err != nil {
+		t.Errorf("RemoveTree beneath a folder that is gone: %v", err)
+	}
 }

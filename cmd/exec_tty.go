@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 
@@ -53,23 +54,21 @@ func giveTerminal(child *exec.Cmd, slave *os.File) []int {
 		streams = append(streams, fd)
 		return true
 	}
+	// What stands in a terminal stream's place: the slave, or nothing
+	// (/dev/null) until the child makes its own.
+	var in io.Reader
+	var out io.Writer
+	if slave != nil {
+		in, out = slave, slave
+	}
 	if take(0, child.Stdin) {
-		child.Stdin = nil
-		if slave != nil {
-			child.Stdin = slave
-		}
+		child.Stdin = in
 	}
 	if take(1, child.Stdout) {
-		child.Stdout = nil
-		if slave != nil {
-			child.Stdout = slave
-		}
+		child.Stdout = out
 	}
 	if take(2, child.Stderr) {
-		child.Stderr = nil
-		if slave != nil {
-			child.Stderr = slave
-		}
+		child.Stderr = out
 	}
 	if len(streams) > 0 && slave != nil {
 		child.SysProcAttr.Setctty, child.SysProcAttr.Ctty = true, streams[0]

@@ -39,13 +39,13 @@ var mountCalls = map[string]bool{
 }
 
 var mayMount = map[string]bool{
-	"pkg/sandbox/mounts.go":  true, // the mount layer: binds, hides, pins
-	"pkg/sandbox/overlay.go": true, // the toolchain caches' overlays, on the descriptor of each cache
-	"pkg/sandbox/rotree.go":  true, // the read-only tree
-	"pkg/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
-	"pkg/tty/devpts.go":      true, // the session's own devpts
-	"cmd/exec_tty.go":        true, // the session's /proc
-	"cmd/exec.go":            true, // the user-namespace probe's test mount
+	"internal/sandbox/mounts.go":  true, // the mount layer: binds, hides, pins
+	"internal/sandbox/overlay.go": true, // the toolchain caches' overlays, on the descriptor of each cache
+	"internal/sandbox/rotree.go":  true, // the read-only tree
+	"internal/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
+	"internal/tty/devpts.go":      true, // the session's own devpts
+	"internal/cli/exec_tty.go":    true, // the session's /proc
+	"internal/cli/exec.go":        true, // the user-namespace probe's test mount
 }
 
 // startCalls start another program. Each starts a fixed program (dsh-fs
@@ -57,16 +57,16 @@ var startCalls = map[string]bool{
 }
 
 var mayStart = map[string]bool{
-	"cmd/exec.go":            true, // exec's child, CMD, the user-namespace probe
-	"cmd/broker.go":          true, // the supervisor runs an escalated call as dsh-fs __brokered-call
-	"cmd/elsewhere.go":       true, // the MCP escalator: dsh-fs itself
-	"cmd/mcp.go":             true, // dsh-fs hands over to dsh-fs-mcp beside it
-	"pkg/sandbox/approve.go": true, // the trusted approval_command
+	"internal/cli/exec.go":        true, // exec's child, CMD, the user-namespace probe
+	"internal/cli/broker.go":      true, // the supervisor runs an escalated call as dsh-fs __brokered-call
+	"internal/cli/elsewhere.go":   true, // the MCP escalator: dsh-fs itself
+	"internal/cli/mcp.go":         true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"internal/sandbox/approve.go": true, // the trusted approval_command
 	// The toolchains asked for their caches (go env GOCACHE …): the
 	// person's own, from exec's $PATH, outside the session and before it.
-	"pkg/sandbox/caches.go": true,
-	"cmd/exec_caches.go":    true, // the caches' probe: dsh-fs itself
-	"pkg/session/init.go":   true, // the session's init starts CMD
+	"internal/sandbox/caches.go":  true,
+	"internal/cli/exec_caches.go": true, // the caches' probe: dsh-fs itself
+	"internal/session/init.go":    true, // the session's init starts CMD
 }
 
 // writeFlags are the open flags that make os.OpenFile a mutation.
@@ -76,32 +76,32 @@ var writeFlags = []string{"O_WRONLY", "O_RDWR", "O_CREATE", "O_CREAT", "O_TRUNC"
 // and danger-full-access's plain folder open beside them; and the one
 // file that opens a fixed path for writing, /dev/tty, to ask a person.
 var mayMutate = map[string]bool{
-	"pkg/sandbox/dir.go": true,
+	"internal/sandbox/dir.go": true,
 	// The one resolver: its opens pass only readFlags, and --mkdir makes
 	// missing folders one at a time through their parent's handle.
-	"pkg/sandbox/walk.go":    true,
-	"pkg/sandbox/approve.go": true,
+	"internal/sandbox/walk.go":    true,
+	"internal/sandbox/approve.go": true,
 	// The exec session record, in exec's own private runtime folder
 	// (/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names.
-	"pkg/session/record.go": true,
+	"internal/session/record.go": true,
 	// The git guard's quarantine: what a session planted in a git
 	// directory of the writable roots, moved by the supervisor after the
 	// session through descriptors of that git directory, never by a path
 	// a call names.
-	"pkg/gitguard/quarantine.go": true,
+	"internal/gitguard/quarantine.go": true,
 	// The person's terminal, reopened for writing through exec's own
 	// descriptor of it (/proc/self/fd/N) when exec was given it to read
 	// only: a character device checked to be that terminal, never a path
 	// a call names.
-	"pkg/tty/relay.go": true,
+	"internal/tty/relay.go": true,
 	// The session's own /dev/ptmx, a fixed device of the devpts exec's
 	// child has just mounted, opened to make the session's terminal
 	// before anything of the session runs.
-	"pkg/tty/handover.go": true,
+	"internal/tty/handover.go": true,
 	// The overlays' upper and work folders, in the session's private
 	// folder: made and removed through descriptors, each name opened
 	// without following a symlink beneath its folder's descriptor.
-	"pkg/sandbox/overlay.go": true,
+	"internal/sandbox/overlay.go": true,
 }
 
 // mayOpenToRead is where the read side opens user paths by handle
@@ -110,21 +110,21 @@ var mayMutate = map[string]bool{
 // Openat and Openat2 are allowed there when their flags name no write
 // flag.
 var mayOpenToRead = map[string]bool{
-	"pkg/sandbox/readopen.go": true,
-	"pkg/sandbox/mounts.go":   true,
+	"internal/sandbox/readopen.go": true,
+	"internal/sandbox/mounts.go":   true,
 	// The git guard's reads: the walk's .git pointers, and a git
 	// directory's config, includes and hooks.
-	"pkg/sandbox/gitwalk.go": true,
-	"pkg/gitguard/read.go":   true,
+	"internal/sandbox/gitwalk.go": true,
+	"internal/gitguard/read.go":   true,
 	// A move's walk of what lies beneath the folder it moves (O_PATH and
 	// read-only descriptors), and the one open of /proc before it is
 	// verified.
-	"pkg/sandbox/beneath.go": true,
-	"pkg/sandbox/procfs.go":  true,
+	"internal/sandbox/beneath.go": true,
+	"internal/sandbox/procfs.go":  true,
 }
 
 // TestNoPlainPathMutations audits the product code (tests, scripts and
-// the docs generator aside): no file outside pkg/sandbox/dir.go calls a
+// the docs generator aside): no file outside internal/sandbox/dir.go calls a
 // function that mutates the file system by path, or opens a file for
 // writing by path. A new write path that bypasses the confined handle
 // fails here. So does a mount call outside the mount layer (mayMount) and
@@ -177,7 +177,7 @@ func TestNoPlainPathMutations(t *testing.T) {
 			case (name == "unix.Open" || name == "unix.Openat" || name == "unix.Openat2") && mayOpenToRead[path] && !argsOpenForWriting(call):
 				// A read by handle, or an O_PATH descriptor.
 			case mutatingCalls[name] && !mayMutate[path]:
-				t.Errorf("%s: %s mutates by path outside the confined handle (pkg/sandbox/dir.go)", fset.Position(call.Pos()), name)
+				t.Errorf("%s: %s mutates by path outside the confined handle (internal/sandbox/dir.go)", fset.Position(call.Pos()), name)
 			case name == "os.OpenFile" && len(call.Args) > 1 && opensForWriting(call.Args[1]) && !mayMutate[path]:
 				t.Errorf("%s: os.OpenFile for writing outside the confined handle", fset.Position(call.Pos()))
 			}

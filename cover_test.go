@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Coverage of the process tests. Under go test -cover every process of

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/dshfs/dsh-fs/cmd"
+	"github.com/dshfs/dsh-fs/internal/cli"
 )
 
-func main() { os.Exit(cmd.Main()) }
+func main() { os.Exit(cli.Main()) }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/session"
+	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // TestExecApproverNotForged (issue 14): the approver channel a brokered

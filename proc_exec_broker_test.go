@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/pkg/session"
+	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // brokerSend is a test-only command that plays a process of the session

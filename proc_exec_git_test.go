@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The TestExecGit* tests (issue 21): git code planted during a session

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/cmd"
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // TestExecMountLayer (issue 14): where exec may make a private mount
@@ -88,7 +88,7 @@ func unprivilegedBin(t *testing.T) (bin, dir string) {
 	bin = filepath.Join(dir, "bin", "dsh-fs")
 	copyExecutable(t, procBin(t), bin)
 	// dsh-fs mcp runs dsh-fs-mcp from beside it, as installed.
-	if err := os.Link(bin, filepath.Join(dir, "bin", cmd.MCPBinary)); err != nil {
+	if err := os.Link(bin, filepath.Join(dir, "bin", cli.MCPBinary)); err != nil {
 		t.Fatal(err)
 	}
 	return bin, dir

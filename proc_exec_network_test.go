@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Issue 24: the shell's network under the same policy. Every test talks

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The TestExecReadOnlyTree* tests (issue 21) check the mount layer's

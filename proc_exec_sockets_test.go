@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Issue 21: no unix socket outside the session is reachable from its

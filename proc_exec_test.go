@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The TestExec* tests run dsh-fs exec as a real process around a real

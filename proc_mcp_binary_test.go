@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/cmd"
+	"github.com/dshfs/dsh-fs/internal/cli"
 )
 
 // mcpSDK is the MCP SDK's module path.
@@ -41,8 +41,8 @@ func TestCLILinksNoMCPSDK(t *testing.T) {
 	if sdk := links("."); len(sdk) > 0 {
 		t.Errorf("dsh-fs links the MCP SDK (%s): keep the server in package mcpserver, which only dsh-fs-mcp imports", strings.Join(sdk, ", "))
 	}
-	if sdk := links("./cmd/" + cmd.MCPBinary); len(sdk) == 0 {
-		t.Errorf("%s links no MCP SDK package", cmd.MCPBinary)
+	if sdk := links("./cmd/" + cli.MCPBinary); len(sdk) == 0 {
+		t.Errorf("%s links no MCP SDK package", cli.MCPBinary)
 	}
 }
 
@@ -63,11 +63,11 @@ func TestMcpServerBinaryMissing(t *testing.T) {
 		c := exec.Command(bin, args...)
 		c.Env = procEnv(t, ws)
 		code, res, out, _ := procRun(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
-		if code != cmd.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
-			t.Fatalf("%v: exit %d, want %d and FS_NOT_FOUND:\n%s", args, code, cmd.ExitFailed, out)
+		if code != cli.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
+			t.Fatalf("%v: exit %d, want %d and FS_NOT_FOUND:\n%s", args, code, cli.ExitFailed, out)
 		}
-		want := filepath.Join(dir, "bin", cmd.MCPBinary)
-		if !strings.Contains(res.Error.Message, want) || !strings.Contains(out, "go install . ./cmd/"+cmd.MCPBinary) {
+		want := filepath.Join(dir, "bin", cli.MCPBinary)
+		if !strings.Contains(res.Error.Message, want) || !strings.Contains(out, "go install . ./cmd/"+cli.MCPBinary) {
 			t.Errorf("%v: the failure should name %s and how to install it:\n%s", args, want, out)
 		}
 	}
@@ -98,7 +98,7 @@ func TestReleaseBinariesHandOver(t *testing.T) {
 		t.Skip("needs the go command to build the release binaries")
 	}
 	dir := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), ".", "./cmd/"+cmd.MCPBinary)
+	build := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), ".", "./cmd/"+cli.MCPBinary)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

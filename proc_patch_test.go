@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // TestPatchNoSpace fills a 1 MiB tmpfs so that a patch's third file

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/pkg/fserr"
+	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
 // The path cases of issue 22, crossed with the operations that take a
@@ -126,7 +126,7 @@ var pathOps = []struct {
 		func(p string) string { return "*** Begin Patch\n*** Delete File: " + p + "\n*** End Patch\n" }},
 }
 
-// stableCodes is every error code of the one table in pkg/fserr.
+// stableCodes is every error code of the one table in internal/fserr.
 func stableCodes() []string {
 	codes := []string{}
 	for _, c := range []fserr.Code{fserr.SandboxDenied, fserr.NotFound, fserr.IsDir, fserr.NotDir, fserr.Binary,

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 const envReadRaceCalls = "DSHFS_READRACE_CALLS" // calls of each kind

@@ -17,8 +17,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/spf13/pflag"
 
-	"github.com/dshfs/dsh-fs/cmd"
 	"github.com/dshfs/dsh-fs/docs"
+	"github.com/dshfs/dsh-fs/internal/cli"
 )
 
 // schemaBase is the $id prefix of every schema in docs/schema.
@@ -87,7 +87,7 @@ func TestSchemasAreValid(t *testing.T) {
 		}
 	}
 
-	root := cmd.NewCmdRoot(&cmd.App{})
+	root := cli.NewCmdRoot(&cli.App{})
 	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy"} {
 		t.Run("input-"+op, func(t *testing.T) {
 			data, err := docs.Schema.ReadFile("schema/input-" + op + ".json")

@@ -16,10 +16,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/dshfs/dsh-fs/cmd"
-	"github.com/dshfs/dsh-fs/config"
-	"github.com/dshfs/dsh-fs/mcpserver"
-	"github.com/dshfs/dsh-fs/pkg/sandbox"
+	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/mcpserver"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // TestMain makes this test binary double as the dsh-fs command, as
@@ -29,8 +29,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"seccomp-errno":  seccompErrno,
 		"exchange-loop":  exchangeLoop,
-		"dsh-fs":         func() { os.Exit(cmd.NewApp(testLocations()).Run(os.Args[1:])) },
-		cmd.MCPBinary:    dshFsMcp,
+		"dsh-fs":         func() { os.Exit(cli.NewApp(testLocations()).Run(os.Args[1:])) },
+		cli.MCPBinary:    dshFsMcp,
 		"landlock-probe": landlockProbe,
 		"fake-approver":  fakeApprover,
 		"broker-send":    brokerSend,
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // the folder it is in: the dsh-fs above leaves the server out, as the
 // release build does, so every MCP test goes through that hand-over.
 func dshFsMcp() {
-	app := cmd.NewApp(testLocations())
+	app := cli.NewApp(testLocations())
 	app.ServeMCP = mcpserver.Serve
 	os.Exit(app.Run(os.Args[1:]))
 }

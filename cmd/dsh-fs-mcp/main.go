@@ -7,13 +7,13 @@ package main
 import (
 	"os"
 
-	"github.com/dshfs/dsh-fs/cmd"
-	"github.com/dshfs/dsh-fs/config"
-	"github.com/dshfs/dsh-fs/mcpserver"
+	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/mcpserver"
 )
 
 func main() {
-	app := cmd.NewApp(config.DefaultLocations())
+	app := cli.NewApp(config.DefaultLocations())
 	app.ServeMCP = mcpserver.Serve
 	os.Exit(app.Run(os.Args[1:]))
 }

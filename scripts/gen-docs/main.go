@@ -6,7 +6,7 @@
 // Each page is cobra's (NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXAMPLE),
 // with ENVIRONMENT, FILES and EXIT STATUS added before SEE ALSO, from the
 // same tables the code uses: config.Environment, config's Locations and
-// cmd.ExitStatuses.
+// cli.ExitStatuses.
 package main
 
 import (
@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
-	"github.com/dshfs/dsh-fs/cmd"
-	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/internal/config"
 )
 
 func main() {
@@ -40,7 +40,7 @@ func generate(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	root := cmd.NewCmdRoot(&cmd.App{Stdin: os.Stdin, Stdout: io.Discard, Stderr: io.Discard})
+	root := cli.NewCmdRoot(&cli.App{Stdin: os.Stdin, Stdout: io.Discard, Stderr: io.Discard})
 	root.DisableAutoGenTag = true // no generation date: the pages change only when the commands do
 	// Cobra adds its help command when it runs; the man pages leave it
 	// out, as GenManTree does.
@@ -93,7 +93,7 @@ func extraSections() string {
 		fmt.Fprintf(&b, ".TP\n\\fI%s\\fP\n%s\n", roff(f.Path), roff(f.Doc))
 	}
 	b.WriteString("\n\n.SH EXIT STATUS\n")
-	for _, s := range cmd.ExitStatuses() {
+	for _, s := range cli.ExitStatuses() {
 		fmt.Fprintf(&b, ".TP\n\\fB%d\\fP\n%s\n", s.Status, roff(s.Meaning))
 	}
 	b.WriteString("\n\n")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/config"
+	"github.com/dshfs/dsh-fs/internal/config"
 )
 
 // thLine is the man page title line, which carries the generation date.

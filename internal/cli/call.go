@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// call is one command's run: its settings, its fence and the header of its
+// result.
+type call struct {
+	app      *App
+	settings *config.Settings
+	fence    *sandbox.Fence
+	// escalate is the mode the call asks for with --escalate, "" for
+	// none; forwarded says the session's supervisor carries it out
+	// (brokerEscalation), once its inputs are read.
+	escalate  sandbox.Mode
+	forwarded bool
+}
+
+// begin starts the call of op on path: it loads the settings from the
+// command's flags, the environment and the config file, and builds the
+// fence, with the escalation asked for by --escalate.
+func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
+	to, _ := c.Flags().GetString(config.FlagEscalate)
+	return a.beginWith(c.Flags(), op, path, to)
+}
+
+// beginWith is begin with the setting flags flags and the escalation to
+// ("" for none): the brokered call has no command line of its own.
+func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error) {
+	a.started = true
+	a.current = Header{Op: op, Path: path}
+	s, err := config.Load(config.Source{Flags: flags, Locations: a.Locations})
+	if err != nil {
+		var de *sandbox.DeniedError
+		if errors.As(err, &de) {
+			de.Op, de.Path = op, path
+		}
+		return nil, err
+	}
+	a.pretty = a.StdoutTTY && s.Output == "json"
+	a.text = s.Output == "text"
+	a.current.Mode = string(s.Policy.Mode)
+	fence := sandbox.NewFence(s.Policy)
+	a.fence = fence
+	cl := &call{app: a, settings: s, fence: fence}
+	if to != "" {
+		mode, err := sandbox.ParseMode(to)
+		if err != nil {
+			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
+		}
+		fence.SetEscalation(mode, nil)
+		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, fence)
+	}
+	return cl, nil
+}
+
+// beginStatic starts a call that needs no policy (version, tools): its
+// result has no path and an empty mode.
+func (a *App) beginStatic(op string) {
+	a.started = true
+	a.current = Header{Op: op}
+}
+
+// printStatic prints the success result of a call begun with beginStatic.
+func (a *App) printStatic(result any) error {
+	h := a.current
+	h.OK = true
+	return printJSON(a, h, result)
+}
+
+// beginPath is begin for a command on one path, resolved.
+func (a *App) beginPath(c *cobra.Command, op, path string) (*call, sandbox.Target, error) {
+	call, err := a.begin(c, op, path)
+	if err != nil {
+		return nil, sandbox.Target{}, err
+	}
+	t, err := call.resolve(path)
+	return call, t, err
+}
+
+// resolve canonicalizes path and records it in the result's header.
+func (c *call) resolve(path string) (sandbox.Target, error) {
+	t, err := c.fence.Resolve(path)
+	c.app.current.Resolved = t.Path
+	return t, err
+}
+
+// print writes the success result, as JSON or, with --output text, for
+// people.
+func (c *call) print(result any) error {
+	h := c.app.current
+	h.OK = true
+	h.Mode = string(c.fence.Mode())
+	h.Escalated = c.fence.Escalated()
+	if c.app.text {
+		return c.app.textOut().result(h, result)
+	}
+	return printJSON(c.app, h, result)
+}
+
+// printJSON writes a success result: the header followed by result's own
+// fields, one JSON object with keys in a fixed order.
+func printJSON(app *App, h Header, result any) error {
+	out, err := ResultJSON(h, result)
+	if err != nil {
+		return err
+	}
+	return encodeJSON(app.Stdout, out, app.pretty)
+}
+
+// ResultJSON is a success result as one JSON object: the header followed
+// by result's own fields, keys in a fixed order.
+func ResultJSON(h Header, result any) (json.RawMessage, error) {
+	var head, body bytes.Buffer
+	if err := encodeJSON(&head, h, false); err != nil {
+		return nil, err
+	}
+	if err := encodeJSON(&body, result, false); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSpace(head.Bytes())
+	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
+		out = append(append(out[:len(out)-1], ','), obj[1:]...)
+	}
+	return json.RawMessage(out), nil
+}

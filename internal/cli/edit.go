@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// EditOptions are the inputs of edit.
+type EditOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path       string
+	Old        string
+	New        string
+	OldFile    string
+	NewFile    string
+	ReplaceAll bool
+	Edits      string
+	IfMatch    string
+	DryRun     bool
+}
+
+// NewCmdEdit returns the edit command; runF replaces editRun in tests.
+func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
+	opts := &EditOptions{App: app}
+	c := &cobra.Command{
+		Use:        "edit PATH",
+		SuggestFor: []string{"sed", "replace", "str_replace", "modify"},
+		Short:      "Replace exact text in a file, once or everywhere, and show the diff",
+		Long: `edit replaces --old with --new in PATH. The old text must occur exactly once
+unless --replace-all; otherwise nothing changes and the error says where the
+matches are, or which lines come closest. --old-file and --new-file read the
+texts from files, byte for byte (a heredoc's final newline included), and one
+of them may be - for stdin: no shell quoting, no escapes. --edits FILE (or -
+for stdin) takes a JSON array of {"old","new","replace_all"} applied in order,
+all or nothing. Line endings (LF/CRLF) and a BOM are kept: type "\n" in a
+CRLF file.`,
+		Example: `  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
+  dsh-fs edit README.md --old 'v1' --new 'v2' --replace-all
+  dsh-fs edit src/a.go --old-file /tmp/old.txt --new-file - <<'EOF'
+  	if err != nil {
+  		return fmt.Errorf("open: %w", err)
+  	}
+  EOF
+  dsh-fs edit src/a.go --edits - <<'EOF'
+  [{"old": "foo()", "new": "bar()"}, {"old": "x := 1", "new": "x := 2"}]
+  EOF`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Path = c, args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return editRun(opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Old, "old", "", "the exact text to replace")
+	c.Flags().StringVar(&opts.New, "new", "", "the text to put in its place")
+	c.Flags().StringVar(&opts.OldFile, "old-file", "", "read the old text from this file, byte for byte, or - for stdin")
+	c.Flags().StringVar(&opts.NewFile, "new-file", "", "read the new text from this file, byte for byte, or - for stdin")
+	c.Flags().BoolVar(&opts.ReplaceAll, "replace-all", false, "replace every occurrence")
+	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
+	addMutationFlags(c.Flags(), "edit", &opts.IfMatch, &opts.DryRun)
+	// Each text has one source, and --edits carries its own.
+	c.MarkFlagsMutuallyExclusive("old", "old-file")
+	c.MarkFlagsMutuallyExclusive("new", "new-file")
+	for _, f := range []string{"old", "new", "old-file", "new-file", "replace-all"} {
+		c.MarkFlagsMutuallyExclusive("edits", f)
+	}
+	return c
+}
+
+func editRun(opts *EditOptions) error {
+	call, t, err := opts.App.beginPath(opts.Command, "edit", opts.Path)
+	if err != nil {
+		return err
+	}
+	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
+	diffOpts, err := call.diffOptionsFor("edit", diffForm)
+	if err != nil {
+		return err
+	}
+	edits, err := opts.edits(call)
+	if err != nil {
+		return err
+	}
+	if call.forwarded {
+		return call.forward(session.Request{Op: session.OpEdit, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
+			Edit: &session.EditRequest{Edits: edits}})
+	}
+	res, err := fsops.Edit(call.fence, t, fsops.EditOptions{
+		Edits:   edits,
+		IfMatch: opts.IfMatch,
+		DryRun:  opts.DryRun,
+		Diff:    diffOpts,
+	})
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}
+
+// edits gathers the edits from --old/--old-file and --new/--new-file, or
+// from --edits. Cobra has refused the flags that exclude each other.
+func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
+	flags := opts.Command.Flags()
+	if opts.Edits == "" {
+		hasOld := flags.Changed("old") || flags.Changed("old-file")
+		hasNew := flags.Changed("new") || flags.Changed("new-file")
+		if !hasOld || !hasNew {
+			return nil, fserr.New(fserr.InvalidArgument, "edit: give --old or --old-file, and --new or --new-file; or --edits")
+		}
+		if opts.OldFile == "-" && opts.NewFile == "-" {
+			return nil, fserr.New(fserr.InvalidArgument, "edit: --old-file and --new-file cannot both be - (standard input)")
+		}
+		old, err := opts.text(call, "old", opts.Old, opts.OldFile)
+		if err != nil {
+			return nil, err
+		}
+		new, err := opts.text(call, "new", opts.New, opts.NewFile)
+		if err != nil {
+			return nil, err
+		}
+		return []fsops.Replacement{{Old: old, New: new, ReplaceAll: opts.ReplaceAll}}, nil
+	}
+	data, err := opts.readSource(call, "edits", opts.Edits)
+	if err != nil {
+		return nil, err
+	}
+	var edits []fsops.Replacement
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&edits); err != nil {
+		return nil, fserr.Wrap(fserr.InvalidArgument, `edit: --edits: want a JSON array of {"old","new","replace_all"}: `+err.Error(), err)
+	}
+	if dec.More() {
+		return nil, fserr.New(fserr.InvalidArgument, "edit: --edits: unexpected data after the JSON array")
+	}
+	return edits, nil
+}
+
+// text is the old or new text (which): the flag's value, or the content
+// of the file its -file flag names.
+func (opts *EditOptions) text(call *call, which, value, file string) (string, error) {
+	if !opts.Command.Flags().Changed(which + "-file") {
+		return value, nil
+	}
+	data, err := opts.readSource(call, which+"-file", file)
+	return string(data), err
+}
+
+// readSource reads the whole of the file a flag names, or stdin for "-".
+// The file is a read like any other: deny_read applies, and it must be a
+// regular file.
+func (opts *EditOptions) readSource(call *call, flag, name string) ([]byte, error) {
+	if name == "" {
+		return nil, fserr.New(fserr.InvalidArgument, "edit: --"+flag+" needs a file name, or - for stdin")
+	}
+	var src io.Reader = opts.App.Stdin
+	if name != "-" {
+		file, err := fsops.OpenSource(call.fence, "edit --"+flag, name)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		src = file
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return nil, fserr.FromOS("edit: --"+flag, name, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// startFindCaches starts asking the toolchains for their caches, outside
+// the session and with exec's own environment (the person's), while the
+// supervisor readies the rest; the function it returns waits for the
+// answer. The config's caches come first; the toolchains are not asked
+// where caches_from_toolchains is false.
+func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
+	var listed []sandbox.FoundCache
+	for _, p := range s.Caches.Paths {
+		listed = append(listed, sandbox.FoundCache{Path: p, Source: "caches"})
+	}
+	if !s.Caches.FromToolchains || s.Caches.Writable == sandbox.CachesOff || s.Policy.Mode != sandbox.WorkspaceWrite {
+		// Read-only, danger-full-access and caches_writable: off:
+		// nothing to layer, so nothing to ask (and no start-up time
+		// spent on it).
+		return func() []sandbox.FoundCache { return listed }
+	}
+	done := make(chan []sandbox.FoundCache, 1)
+	env := withoutSessionVars(os.Environ())
+	go func() { done <- sandbox.FindCaches(env) }()
+	return func() []sandbox.FoundCache { return append(listed, <-done...) }
+}
+
+// cacheSetup is what readyCaches readied for a session.
+type cacheSetup struct {
+	plan     sandbox.CachePlan
+	overlays []sandbox.Overlay
+	dir      string // the overlays' folder; "" without one
+	err      error
+}
+
+// readyCaches decides how the shell of a session of s sees each cache
+// found, and readies the copy-on-write layers in the session's folder
+// dir: their upper and work folders in dir/caches, tried once in a
+// throwaway mount namespace (probeOverlays), so an overlay the kernel
+// refuses leaves its cache read-only, said in the record, rather than
+// fail the session. roots are the kernel layer's roots; mountsWhy says
+// why the session has no mount layer ("" where it has one). It touches
+// nothing but dir/caches, so it runs beside the rest of the start.
+func readyCaches(self, dir string, s *config.Settings, found []sandbox.FoundCache, roots []string, mountsWhy string) cacheSetup {
+	p := s.Policy
+	private := []string{dir}
+	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
+		if c, err := filepath.EvalSymlinks(f); err == nil {
+			f = c
+		}
+		private = append(private, f)
+	}
+	setup := cacheSetup{plan: sandbox.PlanCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
+	caches := setup.plan.Overlays()
+	if len(caches) == 0 {
+		return setup
+	}
+	setup.dir = filepath.Join(dir, "caches")
+	overlays, err := sandbox.MakeOverlays(setup.dir, caches)
+	if err != nil {
+		setup.err = err
+		return setup
+	}
+	refused := probeOverlays(self, overlays)
+	for i, o := range overlays {
+		if refused[i] != "" {
+			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
+			continue
+		}
+		// Afresh: a volatile overlay's work folder refuses a second
+		// mount (work/incompat/volatile).
+		if err := sandbox.ResetOverlay(o); err != nil {
+			setup.err = err
+			return setup
+		}
+		setup.overlays = append(setup.overlays, o)
+	}
+	return setup
+}
+
+// applyCaches puts what readyCaches readied in the session's layers:
+// the overlays in the mount plan, the direct caches among the read-only
+// tree's writable folders, every cache in the record.
+func applyCaches(setup cacheSetup, shell *session.Shell) error {
+	if setup.err != nil {
+		return setup.err
+	}
+	if m := shell.Mounts; m != nil {
+		for _, c := range setup.plan.Direct() {
+			m.Writable = append(m.Writable, c.Path)
+		}
+		m.Overlays, m.OverlayDir = setup.overlays, setup.dir
+	}
+	shell.Caches = setup.plan.Caches
+	return nil
+}
+
+// writableCaches are the folders the kernel layer grants beside the
+// roots: the caches the shell may write that lie in no root.
+func writableCaches(caches []sandbox.Cache) []string {
+	var out []string
+	for _, c := range caches {
+		if (c.Layer == sandbox.CacheOverlay || c.Layer == sandbox.CacheDirect) && c.Within == "" {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// cachesProbeArg makes a dsh-fs process mount, once, the overlays of a
+// session in a private mount namespace of its own, which ends with it:
+// whether the kernel takes an overlay (its file systems, a security
+// module, a user namespace's limits) is known only by trying.
+const cachesProbeArg = "__caches-probe"
+
+// probeOverlays tries each of overlays as the session's child would
+// mount it, and returns, for each, why the kernel refused it ("" where
+// it did not). Where the probe itself cannot run, every one is refused.
+func probeOverlays(self string, overlays []sandbox.Overlay) []string {
+	refused := make([]string, len(overlays))
+	in, _ := json.Marshal(overlays)
+	c := exec.Command(self, cachesProbeArg)
+	c.Args[0] = "dsh-fs"
+	c.SysProcAttr = mountNamespace()
+	c.Stdin = strings.NewReader(string(in))
+	out, err := c.Output()
+	if err == nil {
+		err = json.Unmarshal(out, &refused)
+	}
+	if err != nil || len(refused) != len(overlays) {
+		for i := range overlays {
+			refused[i] = fmt.Sprintf("the probe failed: %v", err)
+		}
+	}
+	return refused
+}
+
+// cachesProbe is the probe's whole life: it reads the overlays, mounts
+// each in its own mount namespace, and prints why each failed.
+func cachesProbe() int {
+	var overlays []sandbox.Overlay
+	if err := json.NewDecoder(os.Stdin).Decode(&overlays); err != nil {
+		fmt.Fprintln(os.Stderr, "caches probe:", err)
+		return ExitFailed
+	}
+	refused := make([]string, len(overlays))
+	for i, o := range overlays {
+		if err := sandbox.MountOverlay(o); err != nil {
+			refused[i] = err.Error()
+		}
+	}
+	json.NewEncoder(os.Stdout).Encode(refused)
+	return ExitOK
+}
+
+// cachesText says what holds for the caches of a session's shell, for
+// policy: held when every cache is writable without the person's own
+// changing (an overlay, or in a writable root).
+func cachesText(caches []sandbox.Cache) (bool, string) {
+	if len(caches) == 0 {
+		return false, "no toolchain cache was found when the session started (the toolchains are not asked in read-only or danger-full-access mode, with caches_writable: off or caches_from_toolchains: false)"
+	}
+	var cow, direct, ro []string
+	for _, c := range caches {
+		switch c.Layer {
+		case sandbox.CacheOverlay:
+			cow = append(cow, c.Path)
+		case sandbox.CacheDirect:
+			direct = append(direct, c.Path)
+		case sandbox.CacheReadOnly:
+			ro = append(ro, c.Path+" ("+c.Why+")")
+		}
+	}
+	var parts []string
+	if len(cow) > 0 {
+		parts = append(parts, "copy-on-write, what the session writes is discarded when it ends: "+strings.Join(cow, ", "))
+	}
+	if len(direct) > 0 {
+		parts = append(parts, "writable directly, what the session writes stays and the person's builds use it: "+strings.Join(direct, ", "))
+	}
+	if len(ro) > 0 {
+		parts = append(parts, "read-only: "+strings.Join(ro, ", "))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "every cache lies in a writable root")
+	}
+	return len(direct)+len(ro) == 0, strings.Join(parts, "; ")
+}
+
+// wouldCaches says what dsh-fs exec would do with the caches here.
+func wouldCaches(s *config.Settings) string {
+	p := s.Policy
+	switch {
+	case p.Mode == sandbox.ReadOnly:
+		return "dsh-fs exec would leave them read-only: read-only mode"
+	case p.Mode == sandbox.DangerFullAccess:
+		return "dsh-fs exec would leave them writable: danger-full-access mode"
+	case s.Caches.Writable == sandbox.CachesOff:
+		return "dsh-fs exec would leave them read-only: caches_writable: off"
+	case s.Caches.Writable == sandbox.CachesDirect:
+		return "dsh-fs exec would make them writable roots: caches_writable: direct"
+	}
+	if ok, why := sandbox.MountLayer(); !ok {
+		return "dsh-fs exec could not layer them (" + why + "): they would stay read-only"
+	}
+	return "dsh-fs exec would put a copy-on-write overlay over the toolchains' caches here"
+}

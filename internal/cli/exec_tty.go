@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/tty"
+)
+
+// The terminal belongs to the person, and the session ends with CMD
+// (docs/design.md §10). exec starts its child in a new session, so CMD
+// has no controlling terminal of the person's; when one of exec's
+// standard streams is a terminal, that stream is a pseudo-terminal of the
+// session's own instead (internal/tty), which exec relays. A stream that is
+// not a terminal (`dsh-fs exec bash > log`, a harness's pipes) is passed
+// as it is: output written to a file goes to the file, as without exec.
+
+// execFiles returns exec's standard streams as files; a stream that is
+// not a file is nil (it cannot be a terminal).
+func execFiles(a *App) (stdin, stdout, stderr *os.File) {
+	stdin, _ = a.Stdin.(*os.File)
+	stdout, _ = a.Stdout.(*os.File)
+	stderr, _ = a.Stderr.(*os.File)
+	return stdin, stdout, stderr
+}
+
+// openRelay readies the relay to the person's terminal when one of
+// exec's streams is a terminal; nil when none is. It makes the session's
+// pseudo-terminal here, unless the session makes its own (ownTerminal).
+func openRelay(a *App, ownTerminal bool) (*tty.Relay, error) {
+	if ownTerminal {
+		return tty.Prepare(execFiles(a))
+	}
+	return tty.Open(execFiles(a))
+}
+
+// giveTerminal gives child the session's terminal in place of each of
+// its standard streams that is a terminal (the person's), and returns
+// their descriptors; the first is the controlling terminal of the
+// child's new session. Where slave is nil the child makes the terminal
+// itself, and those streams are /dev/null until it does.
+func giveTerminal(child *exec.Cmd, slave *os.File) []int {
+	var streams []int
+	take := func(fd int, f any) bool {
+		file, _ := f.(*os.File)
+		if !tty.IsTerminal(file) {
+			return false
+		}
+		streams = append(streams, fd)
+		return true
+	}
+	// What stands in a terminal stream's place: the slave, or nothing
+	// (/dev/null) until the child makes its own.
+	var in io.Reader
+	var out io.Writer
+	if slave != nil {
+		in, out = slave, slave
+	}
+	if take(0, child.Stdin) {
+		child.Stdin = in
+	}
+	if take(1, child.Stdout) {
+		child.Stdout = out
+	}
+	if take(2, child.Stderr) {
+		child.Stderr = out
+	}
+	if len(streams) > 0 && slave != nil {
+		child.SysProcAttr.Setctty, child.SysProcAttr.Ctty = true, streams[0]
+	}
+	return streams
+}
+
+// terminalLayer says what holds for the person's terminal in a session
+// exec starts from a, for the record and policy; ownNamespace says the
+// session has a mount namespace, where its /dev/pts is its own.
+func terminalLayer(a *App, ownNamespace bool) (bool, string) {
+	seccomp := "; TIOCSTI and TIOCLINUX refused to the whole tree (seccomp)"
+	if ownNamespace {
+		seccomp += "; /dev/pts shows only the session's own terminals"
+	} else {
+		seccomp += "; no mount namespace, so the person's terminals can still be opened by name (/dev/pts/N) as their uid allows"
+	}
+	in, out, errs := execFiles(a)
+	if tty.IsTerminal(in) || tty.IsTerminal(out) || tty.IsTerminal(errs) {
+		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal; the supervisor's question pauses the relay and has the person's terminal alone" + seccomp
+	}
+	return true, "no terminal among exec's streams: a new session without a controlling terminal, the streams as they are" + seccomp
+}
+
+// processesLayer says whether the session's processes end with CMD: they
+// do in the PID namespace that comes with the session's mount namespace.
+func processesLayer(shell session.Shell) (bool, string) {
+	if shell.Mounts != nil {
+		return true, "a PID namespace of the session's own, with its own /proc: when CMD exits, every process it started is killed"
+	}
+	return false, fmt.Sprintf("not held: processes the session leaves behind outlive it (no PID namespace: %s); they keep only the session's own terminal, which is closed", shell.MountsWhy)
+}
+
+// mountProc mounts a /proc of the session's PID namespace over /proc, in
+// the session's mount namespace: ps and kill see the session's processes
+// only.
+func mountProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	return nil
+}

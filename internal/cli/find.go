@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
+)
+
+// FindOptions are the inputs of find.
+type FindOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path string
+	fsops.FindOptions
+}
+
+// NewCmdFind returns the find command; runF replaces findRun in tests.
+func NewCmdFind(app *App, runF func(*FindOptions) error) *cobra.Command {
+	opts := &FindOptions{App: app}
+	c := &cobra.Command{
+		Use:   "find GLOB [PATH]",
+		Short: "Find files by a ** glob, bounded and sorted",
+		Long: `find lists the entries beneath PATH (default ".") whose path relative to
+PATH matches GLOB ("**" spans folders; a glob with no "/" matches the base name
+at any depth), with their type and size, sorted by path. The walk never
+follows a symlink (symlinks are listed as such), never looks at an entry
+under deny_read (counted in hidden), and skips .git and what .gitignore and
+.ignore files exclude (--no-ignore to include them). At most --limit entries
+and --max-bytes of them are shown; total counts them all, and a truncated
+result's cursor continues with --after.`,
+		Example: `  dsh-fs find '**/*.go'
+  dsh-fs find '*_test.go' pkg --type file
+  dsh-fs find 'docs/**' --limit 50`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Glob, opts.Path = c, args[0], "."
+			if len(args) == 2 {
+				opts.Path = args[1]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return findRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Type, "type", "", "only entries of this type: file, dir, symlink or other")
+	fl.IntVar(&opts.Limit, "limit", fsops.DefaultFindLimit, "most entries to show; total counts them all")
+	fl.IntVar(&opts.MaxBytes, "max-bytes", fsops.DefaultSearchMaxBytes, "most bytes of JSON the shown entries may take")
+	fl.BoolVar(&opts.NoIgnore, "no-ignore", false, "also list .git and what .gitignore and .ignore files exclude")
+	fl.StringVar(&opts.After, "after", "", "continue after this cursor, from a truncated result of the same search")
+	return c
+}
+
+func findRun(opts *FindOptions) error {
+	call, t, err := opts.App.beginPath(opts.Command, "find", opts.Path)
+	if err != nil {
+		return err
+	}
+	res, err := fsops.Find(call.fence, t, opts.FindOptions)
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}

@@ -1,0 +1,183 @@
+// Package cmd is dsh-fs's command tree: flags, options, rendering results
+// and the one table from error code to exit status. It does no path logic
+// and no file-system work of its own.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// App holds what every command needs from the process, so tests can run
+// the same entry point with their own streams.
+type App struct {
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	StdoutTTY bool
+	// LookupEnv reads the environment; nil is os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Locations are where the trusted config files are: fixed in a
+	// release build (config.DefaultLocations); only a test binary sets
+	// others.
+	Locations config.Locations
+	// ServeMCP is the MCP server, set only where it is linked in
+	// (dsh-fs-mcp and the tests). Without it, dsh-fs mcp runs MCPBinary,
+	// so the CLI never carries the MCP SDK.
+	ServeMCP MCPServer
+
+	// current describes the call under way, for the failure result.
+	current Header
+	// started is set once a command's run function begins; an error
+	// before that is a usage error.
+	started bool
+	pretty  bool
+	text    bool
+	// args are the call's arguments, as a forwarded call sends them.
+	args []string
+	// fence is the call's fence once its policy is loaded; its mode,
+	// which an escalation may have widened, goes into a failure.
+	fence *sandbox.Fence
+}
+
+// Main runs dsh-fs with the process's arguments and streams and returns
+// the exit status. main.go calls it and nothing else.
+func Main() int {
+	return NewApp(config.DefaultLocations()).Run(os.Args[1:])
+}
+
+// NewApp returns the App of this process's streams, with the trusted
+// config files at loc.
+func NewApp(loc config.Locations) *App {
+	return &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StdoutTTY: isTerminal(os.Stdout), LookupEnv: os.LookupEnv, Locations: loc}
+}
+
+// Run executes one call and returns its exit status. It alone prints
+// errors and picks the status.
+func (a *App) Run(args []string) int {
+	if len(args) == 1 && args[0] == execChildArg {
+		return execChild()
+	}
+	if len(args) == 1 && args[0] == escalatorArg {
+		return runEscalator()
+	}
+	if len(args) == 1 && args[0] == brokeredCallArg {
+		return a.runBrokered()
+	}
+	if len(args) == 1 && args[0] == userNamespaceProbeArg {
+		return userNamespaceProbe()
+	}
+	if len(args) == 1 && args[0] == cachesProbeArg {
+		return cachesProbe()
+	}
+	a.args = args
+	a.pretty = a.StdoutTTY
+	// Until the settings are loaded (and for the calls that never load
+	// them), the output is what the flag or the variable asks for.
+	a.text = outputAsked(args, a.LookupEnv) == "text"
+	if a.ServeMCP == nil && len(args) > 0 && args[0] == "mcp" {
+		// Hand over to the server before the command tree is built: a
+		// server's first answer waits for this process's start. (With
+		// flags before "mcp", the command's run hands over instead.)
+		err := execMCPServer(a)
+		a.fail(err)
+		return exitStatus(fserr.CodeOf(err))
+	}
+	root := NewCmdRoot(a)
+	root.SetArgs(args)
+	root.SetIn(a.Stdin)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	c, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	var passed exitWith
+	if errors.As(err, &passed) {
+		return int(passed)
+	}
+	if !a.started {
+		// Cobra's own complaints (unknown command or flag, wrong number
+		// of arguments, conflicting flags) are usage errors: one result
+		// with the command's one-line usage, never the usage dump.
+		var coder fserr.Coder
+		if !errors.As(err, &coder) || coder.Code() == fserr.InvalidArgument {
+			err = usageError(c, root, err)
+		}
+		if a.current.Op == "" && c != root {
+			a.current.Op = topCommand(c, root).Name()
+		}
+	}
+	a.fail(err)
+	return exitStatus(fserr.CodeOf(err))
+}
+
+// fail prints the failure result of the current call.
+func (a *App) fail(err error) {
+	if a.fence != nil {
+		a.current.Mode = string(a.fence.Mode())
+		a.current.Escalated = a.fence.Escalated()
+	}
+	if a.text {
+		a.textOut().failure(NewFailure(a.current, err))
+		return
+	}
+	if err := encodeJSON(a.Stdout, NewFailure(a.current, err), a.pretty); err != nil {
+		fmt.Fprintln(a.Stderr, "dsh-fs:", err)
+	}
+}
+
+// outputAsked is the output format of a call before its settings are
+// loaded: the last --output on the command line, else DSH_FS_OUTPUT. The
+// command line is scanned as pflag would read it, up to "--", since a
+// usage error may stop the parse before it reaches --output.
+func outputAsked(args []string, lookupEnv func(string) (string, bool)) string {
+	out := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--"+config.FlagOutput+"="); ok {
+			out = v
+		} else if a == "--"+config.FlagOutput && i+1 < len(args) {
+			out = args[i+1]
+			i++
+		}
+	}
+	if out != "" {
+		return out
+	}
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	return config.OutputFromEnv(lookupEnv)
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func (a *App) textOut() textOut {
+	return textOut{out: a.Stdout, note: a.Stderr, color: a.StdoutTTY}
+}
+
+// topCommand is the command of the tree's first level that c belongs to:
+// "completion" for "completion bash".
+func topCommand(c, root *cobra.Command) *cobra.Command {
+	for c.HasParent() && c.Parent() != root {
+		c = c.Parent()
+	}
+	return c
+}

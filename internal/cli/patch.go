@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// PatchOptions are the inputs of patch.
+type PatchOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	From    string
+	IfMatch []string
+	DryRun  bool
+}
+
+// NewCmdPatch returns the patch command; runF replaces patchRun in tests.
+func NewCmdPatch(app *App, runF func(*PatchOptions) error) *cobra.Command {
+	opts := &PatchOptions{App: app}
+	c := &cobra.Command{
+		Use:        "patch --from FILE|-",
+		SuggestFor: []string{"apply", "apply_patch", "git-apply"},
+		Short:      "Apply a multi-file patch, unified diff or apply_patch, all or nothing",
+		Long: `patch applies a patch to many files at once, all or nothing: every hunk is
+placed and every new content staged beside its file before the first one is
+renamed into place, so a hunk that does not apply, a denied path, a stale
+file or a full disk changes nothing. It reads the patch from --from FILE, or
+standard input with --from -.
+
+Two formats: a unified diff as git diff writes it (a/ and b/ prefixes,
+/dev/null, new and deleted files, renames, "\ No newline at end of file"),
+each hunk placed at its line numbers with its context checked exactly, an
+offset allowed, no fuzz; or Codex's apply_patch format (*** Begin Patch,
+*** Add File:, *** Delete File:, *** Update File:, *** Move to:, @@ hunks,
+*** End of File), each hunk searched forward from the previous one, "@@ text"
+seeking that line first. Matching is exact; line endings, a BOM and the
+encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
+		Example: `  git diff | dsh-fs patch --from -
+  dsh-fs patch --from - <<'EOF'
+  *** Begin Patch
+  *** Update File: src/main.go
+  @@ func main() {
+  -	retries := 3
+  +	retries := 5
+  *** Add File: NOTES.md
+  +retries raised to 5
+  *** End Patch
+  EOF
+  dsh-fs patch --from fix.diff --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command = c
+			if runF != nil {
+				return runF(opts)
+			}
+			return patchRun(opts)
+		},
+	}
+	c.Flags().StringVar(&opts.From, "from", "", "read the patch from this file, or - for standard input")
+	c.Flags().StringArrayVar(&opts.IfMatch, "if-match", nil, "PATH=SHA256: patch PATH only if its current content has this SHA-256 (repeatable)")
+	addDiffFlags(c.Flags(), &opts.DryRun)
+	return c
+}
+
+func patchRun(opts *PatchOptions) error {
+	call, err := opts.App.begin(opts.Command, "patch", "")
+	if err != nil {
+		return err
+	}
+	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
+	diffOpts, err := call.diffOptionsFor("patch", diffForm)
+	if err != nil {
+		return err
+	}
+	ifMatch := map[string]string{}
+	for _, pin := range opts.IfMatch {
+		path, sum, ok := strings.Cut(pin, "=")
+		if !ok || path == "" {
+			return fserr.New(fserr.InvalidArgument, "patch: --if-match "+pin+": want PATH=SHA256")
+		}
+		ifMatch[path] = sum
+	}
+	data, err := opts.readPatch(call)
+	if err != nil {
+		return err
+	}
+	p, err := fsops.ParsePatch(data)
+	if err != nil {
+		return err
+	}
+	if call.forwarded {
+		// Inside a session an escalated patch is the supervisor's to
+		// carry out, with the patch as this call read it.
+		return call.forward(session.Request{Op: session.OpPatch, Diff: diffForm, DryRun: opts.DryRun,
+			Patch: &session.PatchRequest{Patch: data, IfMatch: ifMatch}})
+	}
+	res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffOpts})
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}
+
+// readPatch reads the patch --from names: a file, read as any read is
+// (deny_read applies), or standard input for "-".
+func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
+	if opts.From == "" {
+		e := fserr.New(fserr.InvalidArgument, "patch: give --from FILE, or --from - to read the patch from standard input")
+		e.Hint = "git diff | dsh-fs patch --from -"
+		return nil, e
+	}
+	var src io.Reader = opts.App.Stdin
+	if opts.From != "-" {
+		file, err := fsops.OpenSource(call.fence, "patch --from", opts.From)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		src = file
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return nil, fserr.FromOS("patch: --from", opts.From, err)
+	}
+	return data, nil
+}
+
+// patch prints each file's diff, then one line per file: what was done to
+// it and its new sha256, which --if-match takes. The lines go to stdout
+// with the diffs: they are what the model needs next.
+func (t textOut) patch(r *fsops.PatchResult) {
+	for _, f := range r.Files {
+		t.diff(f.Diff)
+	}
+	for _, f := range r.Files {
+		what := f.Action
+		if r.DryRun {
+			what = "would be " + what
+		}
+		line := fmt.Sprintf("%s: %s", f.Path, what)
+		if f.From != "" {
+			line += " from " + f.From
+		}
+		if f.SHA256 != "" {
+			line += " (sha256 " + f.SHA256 + ")"
+		}
+		fmt.Fprintln(t.out, line)
+	}
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
+)
+
+// ReadOptions are the inputs of read.
+type ReadOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path   string
+	Offset int
+	Limit  int
+	Raw    bool
+}
+
+// NewCmdRead returns the read command; runF replaces readRun in tests.
+func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
+	opts := &ReadOptions{App: app}
+	c := &cobra.Command{
+		Use:        "read PATH",
+		SuggestFor: []string{"cat", "head", "tail", "less", "more", "view", "show", "open"},
+		Short:      "Read a window of a text file, or stream its bytes with --raw",
+		Example: `  dsh-fs read src/main.go
+  dsh-fs read src/main.go --offset 120 --limit 40
+  dsh-fs read image.png --raw > copy.png`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Path = c, args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return readRun(opts)
+		},
+	}
+	c.Flags().IntVar(&opts.Offset, "offset", 1, "first line to return, counted from 1")
+	c.Flags().IntVar(&opts.Limit, "limit", 0, "most lines to return (default read_max_lines, 2000)")
+	c.Flags().BoolVar(&opts.Raw, "raw", false, "stream the file's bytes to stdout unchanged, without JSON")
+	return c
+}
+
+func readRun(opts *ReadOptions) error {
+	call, t, err := opts.App.beginPath(opts.Command, "read", opts.Path)
+	if err != nil {
+		return err
+	}
+	if opts.Raw {
+		_, err := fsops.ReadRaw(call.fence, t, opts.App.Stdout)
+		return err
+	}
+	limit := call.settings.ReadMaxLines
+	if opts.Command.Flags().Changed("limit") {
+		limit = opts.Limit
+	}
+	res, err := fsops.Read(call.fence, t, fsops.ReadOptions{Offset: opts.Offset, Limit: limit, MaxBytes: call.settings.ReadMaxBytes})
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}

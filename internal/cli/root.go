@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// NewCmdRoot returns the dsh-fs command tree bound to app.
+func NewCmdRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dsh-fs",
+		Short: "Sandboxed file reads, writes and edits for coding agents",
+		Long: `dsh-fs reads, writes, edits and lists files under a sandbox policy and
+prints one JSON result per call: the data, a bounded diff of what changed, or
+a structured denial with the marker models recognise.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return fserr.New(fserr.InvalidArgument, "missing command")
+		},
+	}
+	// A usage error suggests the commands this close to an unknown one.
+	root.SuggestionsMinimumDistance = 2
+	root.Version = BuildVersion().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
+  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
+  dsh-fs write notes.md --from draft.md
+  dsh-fs policy --context`
+	// The root's --help names the variables every command reads; a
+	// command's names the shared policy flags in one line and points to
+	// the help topic that has them, with the variables (issue 26: the
+	// block cost 1.9 KB of every command's help).
+	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
+	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
+	})
+	addPolicyFlags(root.PersistentFlags())
+	root.AddCommand(
+		NewCmdRead(app, nil),
+		NewCmdWrite(app, nil),
+		NewCmdEdit(app, nil),
+		NewCmdPatch(app, nil),
+		NewCmdLs(app, nil),
+		NewCmdGrep(app, nil),
+		NewCmdFind(app, nil),
+		NewCmdStat(app, nil),
+		NewCmdPolicy(app, nil),
+		NewCmdMcp(app, nil),
+		NewCmdExec(app, nil),
+		NewCmdTools(app),
+		NewCmdVersion(app),
+		newPolicyFlagsTopic(root),
+	)
+	// Cobra adds its completion command when it runs; adding it now lets it
+	// carry examples and appear in the man pages like the others.
+	root.InitDefaultCompletionCmd()
+	completionExamples := map[string]string{
+		"bash":       `  source <(dsh-fs completion bash)`,
+		"zsh":        `  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"`,
+		"fish":       `  dsh-fs completion fish > ~/.config/fish/completions/dsh-fs.fish`,
+		"powershell": `  dsh-fs completion powershell | Out-String | Invoke-Expression`,
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = completionExamples["bash"] + "\n" + completionExamples["zsh"] + "\n" + completionExamples["fish"]
+			for _, sub := range c.Commands() {
+				sub.Example = completionExamples[sub.Name()]
+			}
+		}
+	}
+	return root
+}
+
+// environmentHelp is the help's last section: the DSH_FS_* variables,
+// each a session source.
+func environmentHelp() string {
+	vars := config.Environment()
+	width := 0
+	for _, v := range vars {
+		width = max(width, len(v.Name))
+	}
+	var b strings.Builder
+	b.WriteString("\nEnvironment (session sources: they may narrow the trusted policy, never widen it):\n")
+	for _, v := range vars {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, v.Name, v.Doc)
+	}
+	return b.String()
+}
+
+// globalFlagsBlock is the inherited flags' section of cobra's usage
+// template.
+const globalFlagsBlock = `{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}`
+
+// policyFlagsLine replaces, in the usage template tmpl, the section that
+// lists the inherited policy flags with one line naming them and the
+// help topic that describes them.
+func policyFlagsLine(tmpl string) string {
+	if !strings.Contains(tmpl, globalFlagsBlock) {
+		// A cobra whose template changed: keep the block rather than
+		// lose the flags.
+		return tmpl
+	}
+	return strings.Replace(tmpl, globalFlagsBlock, `{{if .HasAvailableInheritedFlags}}
+
+Policy flags (`+policyFlagNames()+`) and the DSH_FS_* variables: dsh-fs help policy-flags{{end}}`, 1)
+}
+
+// policyFlagNames are the flags addPolicyFlags adds, as typed.
+func policyFlagNames() string {
+	var fs pflag.FlagSet
+	addPolicyFlags(&fs)
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
+}
+
+// newPolicyFlagsTopic is "dsh-fs help policy-flags": the flags every
+// command shares and the DSH_FS_* variables, once.
+func newPolicyFlagsTopic(root *cobra.Command) *cobra.Command {
+	topic := &cobra.Command{
+		Use:   "policy-flags",
+		Short: "The policy flags every command takes, and the DSH_FS_* variables",
+	}
+	topic.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		fmt.Fprintf(c.OutOrStdout(), "Policy flags, taken by every command (session sources: each may narrow the trusted\npolicy, never widen it):\n%s%s", root.PersistentFlags().FlagUsages(), environmentHelp())
+	})
+	return topic
+}
+
+// addPolicyFlags adds the flags every command shares: the policy sources
+// and the per-call escalation.
+func addPolicyFlags(fs *pflag.FlagSet) {
+	// Every policy flag is a session source: it may narrow the trusted
+	// policy, never widen it (docs/design.md §2).
+	fs.String(config.FlagMode, "", "sandbox mode, at most the trusted one: read-only, workspace-write or danger-full-access")
+	fs.String(config.FlagCwd, "", "session cwd: the workspace root and base of relative paths, if the trusted policy allows it")
+	fs.StringArray(config.FlagWritableRoot, nil, "an extra writable root beneath an allowed root (repeatable)")
+	fs.Bool(config.FlagTmp, true, "include /tmp and the OS temp folder among the writable roots (=false to leave them out)")
+	fs.String(config.FlagConfig, "", "a session config file, which may only narrow the policy of the trusted files")
+	fs.String(config.FlagOutput, "", "output format: json or text")
+	fs.String(config.FlagEnforce, "", "kernel enforcement, at least the trusted one: auto, landlock or off")
+	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
+	config.MarkSetting(fs, config.FlagMode, config.FlagCwd, config.FlagWritableRoot, config.FlagTmp, config.FlagOutput, config.FlagEnforce)
+}
+
+// flagDiff is write's and edit's --diff: how much of the diff to give.
+const flagDiff = "diff"
+
+// addMutationFlags adds the flags write and edit share: optimistic
+// concurrency, the dry run, and the form and bounds of the diff.
+func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
+	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
+	addDiffFlags(fs, dryRun)
+}
+
+// addDiffFlags adds the dry run and the form and bounds of the diff, which
+// every mutation shares (patch takes --if-match per file).
+func addDiffFlags(fs *pflag.FlagSet, dryRun *bool) {
+	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
+	fs.String(flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
+	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
+	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
+	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")
+	config.MarkSetting(fs, config.FlagDiffBasisMaxBytes, config.FlagDiffMaxBytes, config.FlagDiffContext)
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// shellSockets says whether the socket layer holds for the shell of a
+// session under p whose mount layer is m (nil without one, mountsWhy
+// then says why), and what it is (docs/design.md §10): what exec stores
+// in the record as sockets_held and sockets.
+func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (bool, string) {
+	allowed := socketsAllowedText(p)
+	switch {
+	case p.Mode == sandbox.DangerFullAccess:
+		return false, "not held for the shell: danger-full-access mode"
+	case sandbox.SocketLandlock(p):
+		abi, _, _ := sandbox.TreeLayer(p)
+		return true, fmt.Sprintf("Landlock ABI %d: no unix socket made outside the session is reachable; %s", abi, allowed)
+	case m != nil:
+		text := fmt.Sprintf("%d unix sockets outside the session that existed at the start are hidden; %s; "+
+			"a socket made outside later is reachable (this kernel's Landlock has no socket right, ABI 9)", len(m.HiddenSockets), allowed)
+		if len(m.Partial) > 0 {
+			text += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+		}
+		return true, text
+	}
+	return false, "not held for the shell: " + mountsWhy + ", and this kernel's Landlock has no socket right (ABI 9)"
+}
+
+// socketsOutsideText says, outside a session, what dsh-fs exec would do
+// with the unix sockets outside its session on this machine.
+func socketsOutsideText(p sandbox.Policy) string {
+	would := "dsh-fs exec would hide the unix sockets that exist at its start here; " + socketsAllowedText(p)
+	switch {
+	case p.Mode == sandbox.DangerFullAccess:
+		would = "dsh-fs exec could not: danger-full-access mode"
+	case sandbox.SocketLandlock(p):
+		abi, _, _ := sandbox.TreeLayer(p)
+		would = fmt.Sprintf("dsh-fs exec would refuse them with Landlock ABI %d here; %s", abi, socketsAllowedText(p))
+	default:
+		if ok, why := sandbox.MountLayer(); !ok {
+			would = "dsh-fs exec could not: " + why
+		}
+	}
+	return "not held for the shell: no dsh-fs exec session (" + would + ")"
+}
+
+// socketsAllowedText names the sockets allow_unix_sockets leaves
+// reachable.
+func socketsAllowedText(p sandbox.Policy) string {
+	if len(p.AllowUnixSockets) == 0 {
+		return "none allowed (allow_unix_sockets)"
+	}
+	return "allowed (allow_unix_sockets): " + strings.Join(p.AllowUnixSockets, ", ")
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
+)
+
+// StatOptions are the inputs of stat.
+type StatOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path string
+}
+
+// NewCmdStat returns the stat command; runF replaces statRun in tests.
+func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
+	opts := &StatOptions{App: app}
+	return &cobra.Command{
+		Use:        "stat PATH",
+		SuggestFor: []string{"info", "exists", "file"},
+		Short:      "Describe a path and whether a write there would pass the policy",
+		Example: `  dsh-fs stat go.mod
+  dsh-fs stat /etc/hosts   # "writable": false, "writable_reason": "outside writable roots"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Path = c, args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return statRun(opts)
+		},
+	}
+}
+
+func statRun(opts *StatOptions) error {
+	call, t, err := opts.App.beginPath(opts.Command, "stat", opts.Path)
+	if err != nil {
+		return err
+	}
+	res, err := fsops.Stat(call.fence, t)
+	if err != nil {
+		return err
+	}
+	if !res.Writable {
+		res.Shell, res.WayForward = shellAccess(call.settings, t, res.Verdict)
+	}
+	return call.print(res)
+}

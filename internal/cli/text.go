@@ -1,0 +1,390 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+)
+
+// ANSI colors for a diff on a terminal.
+const (
+	colorReset = "\x1b[0m"
+	colorBold  = "\x1b[1m"
+	colorRed   = "\x1b[31m"
+	colorGreen = "\x1b[32m"
+	colorCyan  = "\x1b[36m"
+)
+
+// textOut renders results for people and models (--output text). A
+// success puts everything on stdout, the notes about it (truncation, a
+// cursor, the new sha256) after the content: a model's harness often
+// shows it stdout alone, and a note it never sees costs a call (issue
+// 26). A failure goes to the notes stream, stderr.
+type textOut struct {
+	out, note io.Writer
+	color     bool
+}
+
+// result writes one success result as text, notes included, on stdout.
+func (t textOut) result(h Header, result any) error {
+	t.note = t.out
+	switch r := result.(type) {
+	case *fsops.ReadResult:
+		return t.read(h, r)
+	case *fsops.ListResult:
+		return t.list(r)
+	case *fsops.StatResult:
+		return t.stat(h, r)
+	case *fsops.GrepResult:
+		return t.grep(r)
+	case *fsops.FindResult:
+		return t.find(r)
+	case *fsops.WriteResult:
+		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
+	case *fsops.EditResult:
+		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
+	case *fsops.PatchResult:
+		t.patch(r)
+	case PolicyResult:
+		return t.policy(h, r)
+	default:
+		return fmt.Errorf("no text rendering for %T", result)
+	}
+	return nil
+}
+
+// read prints a header line, "PATH: lines A-B of N, sha256 HEX", then the
+// window's lines numbered as `cat -n` numbers them, so the text can be
+// copied without JSON escapes and the hash passed to --if-match.
+func (t textOut) read(h Header, r *fsops.ReadResult) error {
+	if _, err := fmt.Fprintln(t.out, readHeader(h.Path, r)); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(r.Content, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if err := t.numbered(r.StartLine, lines); err != nil {
+		return err
+	}
+	if r.CutLine != 0 {
+		fmt.Fprintf(t.note, "(line %d was cut at the byte budget)\n", r.CutLine)
+	}
+	if r.NextOffset != 0 {
+		fmt.Fprintf(t.note, "(lines %d-%d of %d; continue with --offset %d)\n", r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
+	}
+	return nil
+}
+
+// readHeader describes a read window: where it is, the hash of the whole
+// file, and the line endings and encoding when they are not plain.
+func readHeader(path string, r *fsops.ReadResult) string {
+	var where string
+	switch {
+	case r.TotalLines == 0:
+		where = "empty"
+	case r.PastEnd:
+		where = fmt.Sprintf("past the end, the file has %d %s", r.TotalLines, plural(r.TotalLines, "line", "lines"))
+	default:
+		where = fmt.Sprintf("lines %d-%d of %d", r.StartLine, r.EndLine, r.TotalLines)
+	}
+	s := fmt.Sprintf("%s: %s, sha256 %s", path, where, r.SHA256)
+	if r.LineEndings != "lf" && r.LineEndings != "none" && r.LineEndings != "" {
+		s += ", " + r.LineEndings + " line endings"
+	}
+	if r.Encoding != "utf-8" && r.Encoding != "" {
+		s += ", " + r.Encoding
+	}
+	return s
+}
+
+// numbered prints lines, the first numbered from, as `cat -n` does: the
+// number right-aligned in six columns, a tab, the line without its line
+// break.
+func (t textOut) numbered(from int, lines []string) error {
+	for i, l := range lines {
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		if _, err := fmt.Fprintf(t.out, "%6d\t%s\n", from+i, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t textOut) list(r *fsops.ListResult) error {
+	width := 1
+	for _, e := range r.Entries {
+		width = max(width, len(fmt.Sprint(e.Size)))
+	}
+	for _, e := range r.Entries {
+		name := e.Name
+		if e.Target != "" {
+			name += " -> " + e.Target
+		}
+		if e.Error != nil {
+			name += " (" + string(e.Error.Code) + ": " + e.Error.Message + ")"
+		}
+		mtime := e.Mtime
+		if len(mtime) > 19 {
+			mtime = mtime[:19] // to the second, as ls shows it
+		}
+		if _, err := fmt.Fprintf(t.out, "%-7s %s %*d %s %s\n", e.Type, e.Perm, width, e.Size, mtime, name); err != nil {
+			return err
+		}
+	}
+	if r.Truncated {
+		fmt.Fprintf(t.note, "(%d of %d entries; raise --limit for more)\n", len(r.Entries), r.Total)
+	}
+	if r.Hidden > 0 {
+		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", r.Hidden)
+	}
+	return nil
+}
+
+// grep prints matches as grep -n does, "path:line:text", with context
+// lines as "path-line-text" and "--" between groups that do not touch;
+// --files prints paths, --count "path:count".
+func (t textOut) grep(r *fsops.GrepResult) error {
+	var b strings.Builder
+	for _, f := range r.Files {
+		if f.Count > 0 {
+			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		} else {
+			fmt.Fprintf(&b, "%s\n", f.Path)
+		}
+	}
+	ctx := hasContext(r)
+	lastPath, lastLine := "", 0 // the last line printed
+	for i, m := range r.Matches {
+		if m.Path != lastPath {
+			lastLine = 0
+		}
+		first := m.Line - len(m.Before)
+		if ctx && lastPath != "" && (m.Path != lastPath || first > lastLine+1) {
+			b.WriteString("--\n")
+		}
+		for j, l := range m.Before {
+			if n := first + j; n > lastLine {
+				fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+			}
+		}
+		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		lastPath, lastLine = m.Path, m.Line
+		next := 0 // the next match's line in this file: context stops there
+		if i+1 < len(r.Matches) && r.Matches[i+1].Path == m.Path {
+			next = r.Matches[i+1].Line
+		}
+		for j, l := range m.After {
+			n := m.Line + 1 + j
+			if next != 0 && n >= next {
+				break
+			}
+			fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+			lastLine = n
+		}
+	}
+	if r.Total == 0 && !r.Truncated {
+		fmt.Fprintf(&b, "(no matches; %d %s searched)\n", r.FilesSearched, plural(r.FilesSearched, "file", "files"))
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
+		return err
+	}
+	t.searchNotes(r.Truncated, len(r.Matches)+len(r.Files), r.Total, r.Cursor, r.Hidden)
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func hasContext(r *fsops.GrepResult) bool {
+	for _, m := range r.Matches {
+		if len(m.Before) > 0 || len(m.After) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// find prints one entry a line, as ls does without perm and mtime: its
+// type, its size and its path, so a "largest files" question is answered
+// without a stat of each.
+func (t textOut) find(r *fsops.FindResult) error {
+	var b strings.Builder
+	width := 1
+	for _, e := range r.Entries {
+		width = max(width, len(strconv.FormatInt(e.Size, 10)))
+	}
+	for _, e := range r.Entries {
+		fmt.Fprintf(&b, "%-7s %*d %s\n", e.Type, width, e.Size, e.Path)
+	}
+	if r.Total == 0 && !r.Truncated {
+		b.WriteString("(no entries match)\n")
+	}
+	if _, err := io.WriteString(t.out, b.String()); err != nil {
+		return err
+	}
+	t.searchNotes(r.Truncated, len(r.Entries), r.Total, r.Cursor, r.Hidden)
+	return nil
+}
+
+// searchNotes says on the notes stream what a search left out.
+func (t textOut) searchNotes(truncated bool, shown, total int, cursor string, hidden int) {
+	if truncated {
+		fmt.Fprintf(t.note, "(%d of %d shown; continue with --after %s)\n", shown, total, cursor)
+	}
+	if hidden > 0 {
+		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", hidden)
+	}
+}
+
+func (t textOut) stat(h Header, r *fsops.StatResult) error {
+	tw := tabwriter.NewWriter(t.out, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "path:\t%s\nresolved:\t%s\nexists:\t%t\n", h.Path, h.Resolved, r.Exists)
+	if r.Exists {
+		fmt.Fprintf(tw, "type:\t%s\nsize:\t%d\nperm:\t%s\nmtime:\t%s\n", r.Type, r.Size, r.Perm, r.Mtime)
+	}
+	if r.Target != "" {
+		fmt.Fprintf(tw, "target:\t%s\n", r.Target)
+	}
+	writable := fmt.Sprint(r.Writable)
+	if r.WritableReason != "" {
+		writable += " (" + r.WritableReason + ")"
+	}
+	fmt.Fprintf(tw, "writable:\t%s\nmode:\t%s\n", writable, h.Mode)
+	if r.Shell != "" {
+		fmt.Fprintf(tw, "shell:\t%s\n", r.Shell)
+	}
+	if r.WayForward != "" {
+		fmt.Fprintf(tw, "way forward:\t%s\n", r.WayForward)
+	}
+	return tw.Flush()
+}
+
+func (t textOut) policy(h Header, r PolicyResult) error {
+	tw := tabwriter.NewWriter(t.out, 0, 0, 2, ' ', 0)
+	for _, v := range r.Settings {
+		origin := string(v.Source)
+		if v.Name != "" {
+			origin += " " + v.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", v.Key, v.Trust, origin, v.Value)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(t.out, "\nwritable roots:")
+	for _, root := range r.WritableRoots {
+		fmt.Fprintf(t.out, "  %s (%s)\n", root.Path, root.Origin)
+	}
+	if len(r.NotWritable) > 0 {
+		fmt.Fprintln(t.out, "\nnot writable:")
+		for _, root := range r.NotWritable {
+			fmt.Fprintf(t.out, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
+		}
+	}
+	fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	sh := r.Shell
+	if sh.Session != "" {
+		fmt.Fprintf(t.out, "\nshell (dsh-fs exec session %s):\n", sh.Session)
+	} else {
+		fmt.Fprintln(t.out, "\nshell:")
+	}
+	if sh.Writes == "" {
+		// The short result: what holds, without the words (--verbose).
+		_, err := fmt.Fprintf(t.out, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
+			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
+		return err
+	}
+	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
+		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
+	if err == nil {
+		_, err = fmt.Fprintf(t.out, "  git: %s\n", sh.Git)
+	}
+	return err
+}
+
+// mutation prints a write's or an edit's diff, then what was done on the
+// notes stream, with the new content's full sha256, which --if-match
+// takes.
+func (t textOut) mutation(d diff.Result, done, sum string) {
+	t.diff(d)
+	fmt.Fprintf(t.note, "%s (sha256 %s)\n", done, sum)
+}
+
+// tense is the verb for what was done, or, in a dry run, would be.
+func tense(dryRun bool, done, would string) string {
+	if dryRun {
+		return would
+	}
+	return done
+}
+
+// diff prints a diff, colored on a terminal.
+func (t textOut) diff(d diff.Result) {
+	if d.Omitted != "" {
+		fmt.Fprintf(t.note, "(diff omitted: %s)\n", d.Omitted)
+		return
+	}
+	if d.Summary {
+		fmt.Fprintf(t.note, "(diff summary: %d line(s) added, %d removed; --diff full shows them)\n", d.Added, d.Removed)
+		return
+	}
+	for _, line := range strings.SplitAfter(d.Text, "\n") {
+		if line == "" {
+			continue
+		}
+		color := ""
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			color = colorBold
+		case strings.HasPrefix(line, "@@"):
+			color = colorCyan
+		case strings.HasPrefix(line, "+"):
+			color = colorGreen
+		case strings.HasPrefix(line, "-"):
+			color = colorRed
+		}
+		if t.color && color != "" {
+			fmt.Fprint(t.out, color+strings.TrimSuffix(line, "\n")+colorReset+"\n")
+		} else {
+			fmt.Fprint(t.out, line)
+		}
+	}
+	if d.Truncated {
+		fmt.Fprintln(t.note, "(diff truncated at diff_max_bytes)")
+	}
+}
+
+// failure prints a failed call for people: the message, the marker of a
+// denial, and what to do.
+func (t textOut) failure(f Failure) {
+	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
+	switch d := f.Error.Detail.(type) {
+	case UsageDetail:
+		fmt.Fprintf(t.note, "usage: %s\n", d.Usage)
+	case fsops.NoMatchDetail:
+		// The region to copy, numbered as read numbers lines.
+		if c := d.Closest; c != nil {
+			fmt.Fprintf(t.note, "closest region, %s lines %d-%d:\n", f.Path, c.StartLine, c.EndLine)
+			textOut{out: t.note}.numbered(c.StartLine, strings.Split(c.Text, "\n"))
+		}
+	}
+	if f.Marker != "" {
+		fmt.Fprintln(t.note, f.Marker)
+	}
+	if f.Error.Hint != "" {
+		fmt.Fprintf(t.note, "hint: %s\n", f.Error.Hint)
+	}
+	if f.Escalation != nil {
+		fmt.Fprintf(t.note, "hint: %s\n", f.Escalation.Hint)
+	}
+}

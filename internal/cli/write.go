@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// WriteOptions are the inputs of write.
+type WriteOptions struct {
+	App     *App
+	Command *cobra.Command
+
+	Path      string
+	Content   string
+	From      string
+	Mkdir     bool
+	IfMatch   string
+	Overwrite bool
+	DryRun    bool
+	Encoding  string
+}
+
+// NewCmdWrite returns the write command; runF replaces writeRun in tests.
+func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
+	opts := &WriteOptions{App: app}
+	c := &cobra.Command{
+		Use:        "write PATH",
+		SuggestFor: []string{"echo", "tee", "create", "put", "save"},
+		Short:      "Replace a file atomically with new content and show the diff",
+		Long: `write replaces PATH atomically with the content of --content TEXT, --from FILE,
+or --from - (standard input, read only when asked): a temp file in the same
+folder, written, synced and renamed over the target. A reader sees the old file
+or the new one; a failure leaves the old file as it was.`,
+		Example: `  dsh-fs write notes.md --from draft.md
+  dsh-fs write notes.md --from - < draft.md
+  dsh-fs write src/new.go --mkdir --content 'package main'
+  dsh-fs write go.mod --from /tmp/go.mod --if-match <sha256 from read>`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Command, opts.Path = c, args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return writeRun(opts)
+		},
+	}
+	c.Flags().StringVar(&opts.Content, "content", "", "the new content")
+	c.Flags().StringVar(&opts.From, "from", "", "read the new content from this file, or - for standard input")
+	c.Flags().BoolVar(&opts.Mkdir, "mkdir", false, "create missing parent folders")
+	c.Flags().BoolVar(&opts.Overwrite, "overwrite", false, "replace an existing file unseen; without it (or --if-match) an existing file is FS_EXISTS")
+	c.Flags().StringVar(&opts.Encoding, "encoding", "", "write the UTF-8 content in this encoding, BOM included: utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, latin-1 (default: the bytes as given)")
+	addMutationFlags(c.Flags(), "write", &opts.IfMatch, &opts.DryRun)
+	c.MarkFlagsMutuallyExclusive("content", "from")
+	return c
+}
+
+func writeRun(opts *WriteOptions) error {
+	call, t, err := opts.App.beginPath(opts.Command, "write", opts.Path)
+	if err != nil {
+		return err
+	}
+	flags := opts.Command.Flags()
+	if flags.Changed("from") && opts.From == "" {
+		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
+	}
+	diffForm, _ := flags.GetString(flagDiff)
+	diffOpts, err := call.diffOptionsFor("write", diffForm)
+	if err != nil {
+		return err
+	}
+	var content io.Reader
+	switch {
+	case flags.Changed("content"):
+		content = strings.NewReader(opts.Content)
+	case opts.From == "-":
+		content = opts.App.Stdin
+	case opts.From != "":
+		// The source is a read like any other: deny_read applies to it,
+		// and it must be a regular file.
+		file, err := fsops.OpenSource(call.fence, "write --from", opts.From)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		content = file
+	default:
+		// Standard input is read only when asked: an empty or never-ending
+		// stdin must neither empty the file nor hang the call.
+		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
+	}
+	if call.forwarded {
+		data, err := readForwarded("write", opts.Path, content)
+		if err != nil {
+			return err
+		}
+		return call.forward(session.Request{Op: session.OpWrite, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
+			Write: &session.WriteRequest{Content: data, Mkdir: opts.Mkdir, Overwrite: opts.Overwrite, Encoding: opts.Encoding}})
+	}
+	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
+		Content:   content,
+		Mkdir:     opts.Mkdir,
+		IfMatch:   opts.IfMatch,
+		Overwrite: opts.Overwrite,
+		DryRun:    opts.DryRun,
+		Diff:      diffOpts,
+		Encoding:  opts.Encoding,
+	})
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}
+
+// diffOptionsFor are the diff bounds of the call's settings and the form
+// raw (its --diff) asks for.
+func (c *call) diffOptionsFor(op, raw string) (diff.Options, error) {
+	form, ok := diff.ParseForm(raw)
+	if !ok {
+		return diff.Options{}, fserr.New(fserr.InvalidArgument, fmt.Sprintf("%s: --diff takes auto, full or summary, not %q", op, raw))
+	}
+	return diff.Options{
+		Context:       c.settings.DiffContext,
+		BasisMaxBytes: c.settings.DiffBasisMaxBytes,
+		MaxBytes:      c.settings.DiffMaxBytes,
+		Form:          form,
+	}, nil
+}

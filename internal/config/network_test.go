@@ -1,0 +1,56 @@
+package config
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// TestNetworkSetting: network follows the mode by default, trusted files
+// set it, the managed requirements cap it, and a session source only
+// narrows it (on → allowlist → off) and only drops network_allow entries.
+func TestNetworkSetting(t *testing.T) {
+	want := func(n sandbox.Network, allow ...string) func(t *testing.T, s *Settings) {
+		return func(t *testing.T, s *Settings) {
+			t.Helper()
+			if s.Policy.Network != n {
+				t.Errorf("network %s, want %s", s.Policy.Network, n)
+			}
+			if allow == nil {
+				allow = []string{}
+			}
+			if !slices.Equal(s.Policy.NetworkAllow, allow) {
+				t.Errorf("network_allow %q, want %q", s.Policy.NetworkAllow, allow)
+			}
+		}
+	}
+	allowlist := "network: allowlist\nnetwork_allow: [example.com, \"*.example.org:443\", 127.0.0.1]\n"
+	for _, tc := range []loadCase{
+		{name: "default workspace-write", check: want(sandbox.NetworkOff)},
+		{name: "default read-only", flags: []string{"--mode", "read-only"}, check: want(sandbox.NetworkOff)},
+		{name: "default danger-full-access", system: "mode: danger-full-access\n", check: want(sandbox.NetworkOn)},
+		{name: "the default follows a narrowed mode", system: "mode: danger-full-access\n", flags: []string{"--mode", "workspace-write"}, check: want(sandbox.NetworkOff)},
+		{name: "YAML off and on are names, not booleans", system: "network: on\n", check: want(sandbox.NetworkOn)},
+		{name: "trusted allowlist", system: allowlist, check: want(sandbox.NetworkAllowlist, "example.com", "*.example.org:443", "127.0.0.1")},
+		{name: "trusted off in danger-full-access", system: "mode: danger-full-access\nnetwork: off\n", check: want(sandbox.NetworkOff)},
+		{name: "managed caps the user's on", user: "network: on\n", requirements: "network: allowlist\n", check: want(sandbox.NetworkAllowlist)},
+		{name: "managed does not open", user: "network: off\n", requirements: "network: on\n", check: want(sandbox.NetworkOff)},
+
+		{name: "session narrows on to allowlist", system: "network: on\nnetwork_allow: [example.com]\n", session: "network: allowlist\n", check: want(sandbox.NetworkAllowlist, "example.com")},
+		{name: "session narrows allowlist to off", system: allowlist, session: "network: off\n", check: want(sandbox.NetworkOff, "example.com", "*.example.org:443", "127.0.0.1")},
+		{name: "session drops an entry", system: allowlist, session: "network_allow: [example.com]\n", check: want(sandbox.NetworkAllowlist, "example.com")},
+		{name: "session on under trusted off", system: "network: off\n", session: "network: on\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
+		{name: "session on under the default", session: "network: on\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
+		{name: "session allowlist under off", system: "network: off\n", session: "network: allowlist\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session on under allowlist", system: allowlist, session: "network: on\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session adds an entry", system: allowlist, session: "network_allow: [example.com, evil.test]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_allow"},
+
+		{name: "unknown network", system: "network: maybe\n", code: fserr.ConfigInvalid},
+		{name: "bad entry", system: "network_allow: [\"exa mple.com\"]\n", code: fserr.ConfigInvalid},
+		{name: "bad port", system: "network_allow: [\"example.com:99999\"]\n", code: fserr.ConfigInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
+	}
+}

@@ -1,0 +1,49 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// checkTrusted refuses a trusted file (the system file, the user's file,
+// the managed requirements) that someone but root or this user could
+// have written: a file others may write, or owned by another user, or
+// one in a folder, at any level, that another user owns or others may
+// write, where they could put a file of their own in its place
+// (docs/design.md §2). A sticky folder such as /tmp is no fault: only an
+// entry's owner may rename it there, and the entry is checked in turn.
+// The file is judged as opened (f); the folders and symlinks that lead to
+// it by lstat, one per component (sandbox.CheckTrustedPath). The refusal is
+// FS_CONFIG_INVALID naming the file and the folder at fault, never a
+// file left out.
+func checkTrusted(path, real string, f *os.File) error {
+	fi, err := f.Stat()
+	if err == nil {
+		err = sandbox.CheckTrustedFile(path, fi)
+	}
+	if err == nil {
+		var resolved string
+		resolved, err = sandbox.CheckTrustedPath(path, true)
+		if err == nil && resolved != real {
+			// What was opened is not where the path leads now: it
+			// changed meanwhile, which only root or this user could do.
+			err = &sandbox.UnsafeError{Path: path, Why: "it changed while it was read"}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var ue *sandbox.UnsafeError
+	if !errors.As(err, &ue) {
+		return fserr.Wrap(fserr.ConfigInvalid, fmt.Sprintf("config %s: %v", path, err), err)
+	}
+	where := ""
+	if ue.Path != path {
+		where = ue.Path + ": "
+	}
+	return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: not trusted: %s%s; a trusted file and the folders above it may be written by root and its owner only (chmod go-w)", path, where, ue.Why))
+}

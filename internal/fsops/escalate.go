@@ -1,0 +1,81 @@
+package fsops
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// previewWrite is what the approver of a denied write is shown
+// (sandbox.Intent.Preview): the diff the write would apply, in full
+// whatever the caller's --diff. The content read for it is put back in
+// front of the rest of the stream, and the change is pinned to the file
+// it was shown against, so a file changed after the approval is FS_STALE
+// rather than a change nobody saw.
+func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbox.Preview, error) {
+	content := opt.Content
+	if content == nil {
+		content = bytes.NewReader(nil)
+	}
+	limit := opt.Diff.BasisMaxBytes
+	head, err := io.ReadAll(io.LimitReader(content, limit+1))
+	if err != nil {
+		return sandbox.Preview{}, fserr.FromOS("write: reading the content", t.Given, err)
+	}
+	tooLarge := int64(len(head)) > limit
+	peek := *opt
+	// The approver sees every line, even of a file this creates,
+	// whatever --diff the caller asked for its own result.
+	peek.Diff.Form = diff.FormFull
+	peek.Content = bytes.NewReader(head)
+	if tooLarge {
+		peek.Content = bytes.NewReader(nil)
+	}
+	res, err := dryWrite(f, t, peek)
+	if err != nil {
+		return sandbox.Preview{}, err
+	}
+	d := res.Diff
+	if tooLarge {
+		d = diff.Omitted(diff.ReasonBasisTooLarge)
+	}
+	opt.Content = io.MultiReader(bytes.NewReader(head), content)
+	if opt.IfMatch == "" {
+		opt.IfMatch = res.PreviousSHA256
+	}
+	return sandbox.Preview{Diff: d, Text: d.Text}, nil
+}
+
+// previewEdit is previewWrite for an edit: the edit's diff, planned on
+// the file as it is, and the edit pinned to that content.
+func previewEdit(f *sandbox.Fence, t sandbox.Target, opt *EditOptions) (sandbox.Preview, error) {
+	peek := *opt
+	peek.Diff.Form = diff.FormFull
+	res, err := dryEdit(f, t, peek)
+	if err != nil {
+		return sandbox.Preview{}, err
+	}
+	if opt.IfMatch == "" {
+		opt.IfMatch = res.PreviousSHA256
+	}
+	return sandbox.Preview{Diff: res.Diff, Text: res.Diff.Text}, nil
+}
+
+// PreviewWrite is what a write of t would do, computed without writing
+// and whatever the fence says of t: the diff an approver is shown, and the
+// hash of the content it replaces ("" when it creates the file). A front
+// end that has the approval asked elsewhere (dsh-fs mcp's client) shows
+// this and pins the change to it.
+func PreviewWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	opt.Diff.Form = diff.FormFull
+	return dryWrite(f, t, opt)
+}
+
+// PreviewEdit is PreviewWrite for an edit.
+func PreviewEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
+	opt.Diff.Form = diff.FormFull
+	return dryEdit(f, t, opt)
+}

@@ -1,0 +1,150 @@
+package fsops
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// FindOptions shape a search of names.
+type FindOptions struct {
+	// Glob matches the path of each entry relative to the searched
+	// folder ("**" for any number of folders); one with no "/" matches
+	// the base name at any depth ("*.go").
+	Glob string
+	// Type keeps only entries of this type: file, dir, symlink or
+	// other; "" keeps all.
+	Type string
+	// Limit is the most entries shown.
+	Limit int
+	// MaxBytes is the most bytes of JSON the shown entries may take.
+	MaxBytes int
+	WalkOptions
+}
+
+// Found is one entry find found.
+type Found struct {
+	// Path names the entry as the searched folder was given, joined with
+	// its path beneath it.
+	Path string `json:"path"`
+	Type string `json:"type"`
+	// Size is the entry's size in bytes (a symlink's is its text's).
+	Size int64 `json:"size"`
+}
+
+// FindResult is what find found, sorted by path.
+type FindResult struct {
+	Entries []Found `json:"entries"`
+	// Total counts every entry found after the cursor, shown or not.
+	Total     int  `json:"total"`
+	Truncated bool `json:"truncated"`
+	// LeftOut counts the entries found but not shown.
+	LeftOut int `json:"left_out,omitzero"`
+	// Cursor continues the search after the last entry shown (--after).
+	Cursor string `json:"cursor,omitempty"`
+	// Skipped counts what the walk left out, by reason (binary and
+	// too_large do not apply: find opens no file).
+	Skipped Skipped `json:"skipped"`
+	// Hidden counts entries under deny_read, never looked at.
+	Hidden int `json:"hidden,omitempty"`
+}
+
+// typeName is the result's name of each type a folder gives.
+var typeName = map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox.EntryDir: TypeDir,
+	sandbox.EntrySymlink: TypeSymlink, sandbox.EntryOther: TypeOther}
+
+// Find walks the folder t (see WalkOptions) and lists the entries whose
+// path matches the glob. Symlinks are listed as symlinks, never followed.
+// The whole tree is walked even past the limit; past it, entries are
+// counted by name and by the type their folder gives, never looked at,
+// as ls counts: a file with several links that a deny_read glob covers
+// is then counted in Total rather than in Hidden.
+func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, error) {
+	if opt.Limit < 1 || opt.MaxBytes < 1 {
+		return nil, fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be 1 or more")
+	}
+	if !doublestar.ValidatePattern(opt.Glob) {
+		return nil, fserr.New(fserr.InvalidArgument, "find: "+strconv.Quote(opt.Glob)+": not a valid glob")
+	}
+	switch opt.Type {
+	case "", TypeFile, TypeDir, TypeSymlink, TypeOther:
+	default:
+		return nil, fserr.New(fserr.InvalidArgument, "find: --type must be file, dir, symlink or other")
+	}
+	w, err := newWalker(f, "find", opt.WalkOptions)
+	if err != nil {
+		return nil, err
+	}
+	if w.resume(0) {
+		return nil, fserr.New(fserr.InvalidArgument, "find: --after: not a cursor of this command")
+	}
+	d, err := f.OpenList("find", t)
+	if fserr.CodeOf(err) == fserr.NotDir {
+		e := fserr.Wrap(fserr.NotDir, "find: "+t.Given+": not a folder", err)
+		e.Hint = "use stat for a single file"
+		return nil, e
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	res := &FindResult{Entries: []Found{}}
+	used, full := 0, false
+	var last cursor
+	w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
+		if !globMatch(opt.Glob, rel) {
+			return nil
+		}
+		if opt.Type != "" && typeName[e.Type] != opt.Type {
+			return nil
+		}
+		if full {
+			// Past the limit: counted by name and by the type the folder
+			// gives, never looked at, as ls counts.
+			res.Total++
+			return nil
+		}
+		st, err := d.Lstat(e.Name)
+		switch {
+		case fserr.CodeOf(err) == fserr.SandboxDenied:
+			w.hidden++ // a file with several links, one of them a secret
+			return nil
+		case err != nil:
+			w.skip.Unreadable++
+			return nil
+		}
+		info := describe(&st)
+		if opt.Type != "" && info.Type != opt.Type {
+			return nil // changed type since the folder was read
+		}
+		res.Total++
+		found := Found{Path: displayPath(t.Given, rel), Type: info.Type, Size: info.Size}
+		size := 1
+		if b, err := json.Marshal(found); err == nil {
+			size += len(b)
+		}
+		if len(res.Entries) >= opt.Limit || used+size > opt.MaxBytes {
+			full, res.Truncated = true, true
+			return nil
+		}
+		used += size
+		res.Entries = append(res.Entries, found)
+		last = cursor{rel: rel}
+		return nil
+	}
+	if err := w.walk(d, "", nil); err != nil {
+		return nil, err
+	}
+	res.Skipped, res.Hidden = w.skip, w.hidden
+	if res.Truncated {
+		res.LeftOut = res.Total - len(res.Entries)
+		if len(res.Entries) > 0 {
+			res.Cursor = last.String()
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,92 @@
+// Package fsops carries out dsh-fs's operations, one entry point each
+// (Read, Write, Edit, List, Stat), on targets the sandbox has resolved and
+// judged. Each returns a result struct with json tags, or an error carrying
+// a code.
+package fsops
+
+import (
+	"fmt"
+	"io/fs"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// File types as results name them.
+const (
+	TypeFile    = "file"
+	TypeDir     = "dir"
+	TypeSymlink = "symlink"
+	TypeOther   = "other"
+)
+
+// Info is what ls and stat say of one file system entry, without
+// following it when it is a symlink.
+type Info struct {
+	Type  string `json:"type,omitempty"`
+	Size  int64  `json:"size"`
+	Perm  string `json:"perm,omitempty"`
+	Mtime string `json:"mtime,omitempty"`
+	// Target is what a symlink points to, as stored in the link.
+	Target string `json:"target,omitempty"`
+}
+
+// describe fills an Info from what the fence saw of an entry.
+func describe(st *sandbox.Stat) Info {
+	m := fileMode(st.Mode)
+	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+	return Info{Type: typeOf(m), Size: st.Size, Perm: permString(m), Mtime: mtimeString(mtime), Target: st.Target}
+}
+
+// fileMode turns a stat mode into an fs.FileMode, as os.Lstat does.
+func fileMode(mode uint32) fs.FileMode {
+	m := fs.FileMode(mode & 0o777)
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	}
+	if mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+func typeOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return TypeFile
+	case m.IsDir():
+		return TypeDir
+	case m&fs.ModeSymlink != 0:
+		return TypeSymlink
+	}
+	return TypeOther
+}
+
+// permString renders a mode's permission bits as an octal string with the
+// set-id and sticky bits, as chmod takes them: "0644", "4755".
+func permString(m fs.FileMode) string {
+	return fmt.Sprintf("%04o", sandbox.ModeBits(m))
+}
+
+// mtimeString renders a modification time in RFC 3339, in UTC so the same
+// file gives the same bytes wherever it is listed.
+func mtimeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

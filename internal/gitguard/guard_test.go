@@ -1,0 +1,387 @@
+package gitguard
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// The guard's unit tests play the session by hand between Snapshot and
+// Check: what a session could do to the git directories of a root.
+
+func requireGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git here")
+	}
+}
+
+// git runs git in dir with no system or global config.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func initRepo(t *testing.T, dir string) string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	git(t, dir, "init", "-q")
+	return filepath.Join(dir, ".git")
+}
+
+func root(t *testing.T) (string, []sandbox.Root) {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, []sandbox.Root{{Path: ws, Origin: "cwd"}}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func write(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// action returns the report's action for gitDir, or fails.
+func action(t *testing.T, rep Report, gitDir string) Action {
+	t.Helper()
+	for _, a := range rep.Neutralized {
+		if a.GitDir == gitDir {
+			return a
+		}
+	}
+	t.Fatalf("no action on %s in %+v", gitDir, rep)
+	return Action{}
+}
+
+func quarantines(gitDir string) []string {
+	m, _ := filepath.Glob(filepath.Join(gitDir, quarantinePrefix+"*"))
+	return m
+}
+
+// TestGuardUnchanged: repositories whose code-running parts did not
+// change are not touched, whatever they hold: the person's own pager,
+// alias, include and hook.
+func TestGuardUnchanged(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	git(t, filepath.Join(ws, "a"), "config", "core.pager", "less -R")
+	git(t, filepath.Join(ws, "a"), "config", "alias.x", "!echo mine")
+	write(t, filepath.Join(gd, "hooks/pre-commit"), "#!/bin/sh\n", 0o755)
+	config := read(t, filepath.Join(gd, "config"))
+	g := Snapshot(roots, "")
+	if g.Repos() != 1 {
+		t.Errorf("Repos() = %d, want 1", g.Repos())
+	}
+	// Harmless changes: a remote, a branch's upstream, the index.
+	git(t, filepath.Join(ws, "a"), "remote", "add", "origin", "https://example.com/r.git")
+	if rep := g.Check(); !rep.Empty() {
+		t.Errorf("Check() = %+v, want nothing", rep)
+	}
+	if !strings.HasPrefix(read(t, filepath.Join(gd, "config")), config) || len(quarantines(gd)) > 0 {
+		t.Errorf("the repository was touched")
+	}
+}
+
+// TestGuardChangedRepository: in a repository that existed, only what
+// the session added is cut; the person's own code-running entries, the
+// session's harmless ones and every other byte stay.
+func TestGuardChangedRepository(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	git(t, filepath.Join(ws, "a"), "config", "core.pager", "less -R")
+	g := Snapshot(roots, "")
+	planted := read(t, filepath.Join(gd, "config")) + "[user]\n\tname = kept\n[core]\n\tfsmonitor = \"touch /tmp/x\" ; planted\n[filter \"lfs\"]\n\tsmudge = evil %f\n\tclean = evil\n"
+	write(t, filepath.Join(gd, "config"), planted, 0o644)
+	rep := g.Check()
+	a := action(t, rep, gd)
+	slices.Sort(a.Removed)
+	if want := []string{"config: core.fsmonitor", "config: filter.lfs.clean", "config: filter.lfs.smudge"}; !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
+	}
+	got := read(t, filepath.Join(gd, "config"))
+	want := strings.Replace(strings.Replace(planted, "\tsmudge = evil %f\n\tclean = evil\n", "", 1), "\tfsmonitor = \"touch /tmp/x\" ; planted\n", "\t ; planted\n", 1)
+	if got != want {
+		t.Errorf("config after:\n%s\nwant:\n%s", got, want)
+	}
+	if v := git(t, filepath.Join(ws, "a"), "config", "--get", "core.pager"); v != "less -R\n" {
+		t.Errorf("the person's pager: %q", v)
+	}
+	removed := read(t, filepath.Join(a.Quarantine, "config.removed"))
+	for _, w := range []string{"fsmonitor = \"touch /tmp/x\"", "smudge = evil %f", "[filter \"lfs\"]"} {
+		if !strings.Contains(removed, w) {
+			t.Errorf("config.removed lacks %q:\n%s", w, removed)
+		}
+	}
+	// Done once: a second Check finds what is left as the snapshot had it.
+	if rep := g.Check(); !rep.Empty() {
+		t.Errorf("second Check() = %+v", rep)
+	}
+}
+
+// TestGuardNewRepository: a repository made during the session loses its
+// code-running config, its hooks (a file, a symlink), and its linked
+// worktree's and submodule's planted parts; its .sample hooks and
+// everything else stay.
+func TestGuardNewRepository(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	g := Snapshot(roots, "")
+	gd := initRepo(t, filepath.Join(ws, "new"))
+	git(t, filepath.Join(ws, "new"), "config", "core.hooksPath", "/tmp/h")
+	git(t, filepath.Join(ws, "new"), "config", "diff.pdf.textconv", "evil")
+	write(t, filepath.Join(gd, "hooks/post-checkout"), "#!/bin/sh\n", 0o755)
+	os.Symlink("/bin/true", filepath.Join(gd, "hooks/pre-push"))
+	write(t, filepath.Join(gd, "modules/s/HEAD"), "ref: refs/heads/main\n", 0o644)
+	os.MkdirAll(filepath.Join(gd, "modules/s/objects"), 0o755)
+	os.MkdirAll(filepath.Join(gd, "modules/s/refs"), 0o755)
+	write(t, filepath.Join(gd, "modules/s/hooks/pre-commit"), "#!/bin/sh\n", 0o755)
+	write(t, filepath.Join(gd, "config.worktree"), "[core]\n\tsshCommand = evil\n", 0o644)
+	samples := len(quarantines(gd))
+	rep := g.Check()
+	a := action(t, rep, gd)
+	slices.Sort(a.Removed)
+	want := []string{"config.worktree: core.sshcommand", "config: core.hookspath", "config: diff.pdf.textconv", "hooks/post-checkout", "hooks/pre-push"}
+	if !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
+	}
+	sub := action(t, rep, filepath.Join(gd, "modules/s"))
+	if !slices.Equal(sub.Removed, []string{"hooks/pre-commit"}) {
+		t.Errorf("submodule: removed %q", sub.Removed)
+	}
+	if _, err := os.Lstat(filepath.Join(a.Quarantine, "hooks/pre-push")); err != nil {
+		t.Errorf("the symlinked hook is not in the quarantine: %v", err)
+	}
+	hooks, _ := os.ReadDir(filepath.Join(gd, "hooks"))
+	for _, h := range hooks {
+		if !strings.HasSuffix(h.Name(), ".sample") {
+			t.Errorf("hook %s left", h.Name())
+		}
+	}
+	if len(hooks) == 0 || samples != 0 {
+		t.Errorf("the samples went too (%d left)", len(hooks))
+	}
+	if out := git(t, filepath.Join(ws, "new"), "config", "--list", "--show-origin"); strings.Contains(out, "hookspath") || strings.Contains(out, "textconv") {
+		t.Errorf("git still reads:\n%s", out)
+	}
+}
+
+// TestGuardFreshInit: git init, add and commit during the session leave
+// nothing for the guard to do.
+func TestGuardFreshInit(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	g := Snapshot(roots, "")
+	dir := filepath.Join(ws, "p")
+	gd := initRepo(t, dir)
+	write(t, filepath.Join(dir, "a"), "a\n", 0o644)
+	git(t, dir, "add", "a")
+	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x")
+	config := read(t, filepath.Join(gd, "config"))
+	if rep := g.Check(); !rep.Empty() {
+		t.Errorf("Check() = %+v", rep)
+	}
+	if read(t, filepath.Join(gd, "config")) != config || len(quarantines(gd)) > 0 {
+		t.Errorf("a fresh repository was touched")
+	}
+}
+
+// TestGuardRenamed: a repository moved during the session (its parent
+// renamed) is the person's, unchanged: found by device and inode, it is
+// not touched. The one planted at its old path is.
+func TestGuardRenamed(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	gd := initRepo(t, filepath.Join(ws, "sub"))
+	git(t, filepath.Join(ws, "sub"), "config", "core.editor", "vim")
+	g := Snapshot(roots, "")
+	if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")); err != nil {
+		t.Fatal(err)
+	}
+	initRepo(t, filepath.Join(ws, "sub"))
+	git(t, filepath.Join(ws, "sub"), "config", "core.fsmonitor", "evil")
+	rep := g.Check()
+	if a := action(t, rep, gd); !slices.Equal(a.Removed, []string{"config: core.fsmonitor"}) {
+		t.Errorf("removed %q", a.Removed)
+	}
+	if len(rep.Neutralized) != 1 || len(quarantines(filepath.Join(ws, "sub2/.git"))) > 0 {
+		t.Errorf("the moved repository was touched: %+v", rep)
+	}
+}
+
+// TestGuardSymlinks: a config or hooks/ planted as a symlink is moved
+// itself, never written through: the file it points at, outside the git
+// directory, stays byte-identical. A .git symlink or file leading to a
+// repository elsewhere in the root is followed; one leading outside the
+// writable roots is never acted on.
+func TestGuardSymlinks(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	outside := t.TempDir()
+	g := Snapshot(roots, "")
+	target := filepath.Join(outside, "evil.gitconfig")
+	write(t, target, "[core]\n\tfsmonitor = evil\n", 0o644)
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	os.Remove(filepath.Join(gd, "config"))
+	os.Symlink(target, filepath.Join(gd, "config"))
+	os.RemoveAll(filepath.Join(gd, "hooks"))
+	os.Symlink(outside, filepath.Join(gd, "hooks"))
+	// A repository under another name, which a .git file points at.
+	store := filepath.Join(ws, "store")
+	initRepo(t, store)
+	os.Rename(filepath.Join(store, ".git"), filepath.Join(ws, "hidden"))
+	os.RemoveAll(store)
+	write(t, filepath.Join(ws, "w/.git"), "gitdir: ../hidden\n", 0o644)
+	git(t, filepath.Join(ws, "w"), "config", "alias.x", "!evil")
+	// One outside the roots, made now with planted code, reached by a
+	// symlink: not the guard's to touch.
+	far := initRepo(t, filepath.Join(outside, "far"))
+	git(t, filepath.Join(outside, "far"), "config", "core.pager", "evil")
+	farConfig := read(t, filepath.Join(far, "config"))
+	os.MkdirAll(filepath.Join(ws, "v"), 0o755)
+	os.Symlink(far, filepath.Join(ws, "v/.git"))
+
+	rep := g.Check()
+	a := action(t, rep, gd)
+	slices.Sort(a.Removed)
+	if want := []string{"config (not a regular file)", "hooks (not a folder)"}; !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
+	}
+	if got := read(t, target); got != "[core]\n\tfsmonitor = evil\n" {
+		t.Errorf("the symlink's target was written: %q", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(a.Quarantine, "config")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the config symlink is not in the quarantine: %v", err)
+	}
+	if h := action(t, rep, filepath.Join(ws, "hidden")); !slices.Equal(h.Removed, []string{"config: alias.x"}) {
+		t.Errorf("hidden: removed %q", h.Removed)
+	}
+	if read(t, filepath.Join(far, "config")) != farConfig || len(quarantines(far)) > 0 {
+		t.Errorf("a repository outside the writable roots was touched")
+	}
+	for _, n := range rep.Neutralized {
+		if strings.HasPrefix(n.GitDir, outside) {
+			t.Errorf("acted outside the roots: %+v", n)
+		}
+	}
+}
+
+// TestGuardIncludes: an include planted in a new repository is cut; in
+// an existing one, an included file that gains a code-running entry
+// (through a nested, relative include) has its include cut from the git
+// directory's config, the included files left as they are.
+func TestGuardIncludes(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	write(t, filepath.Join(ws, "cfg/one.inc"), "[include]\n\tpath = two.inc\n", 0o644)
+	write(t, filepath.Join(ws, "cfg/two.inc"), "[color]\n\tui = auto\n", 0o644)
+	git(t, filepath.Join(ws, "a"), "config", "include.path", "../../cfg/one.inc")
+	before := read(t, filepath.Join(gd, "config"))
+	g := Snapshot(roots, "")
+	write(t, filepath.Join(ws, "cfg/two.inc"), "[color]\n\tui = auto\n[core]\n\tpager = evil\n", 0o644)
+	rep := g.Check()
+	a := action(t, rep, gd)
+	if want := []string{"config: include.path -> ../../cfg/two.inc: core.pager"}; !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
+	}
+	if got := read(t, filepath.Join(gd, "config")); got != strings.Replace(before, "[include]\n\tpath = ../../cfg/one.inc\n", "[include]\n", 1) {
+		t.Errorf("config after:\n%s", got)
+	}
+	if !strings.Contains(read(t, filepath.Join(ws, "cfg/two.inc")), "pager = evil") {
+		t.Errorf("the included file was written")
+	}
+}
+
+// TestGuardUnfreezes: a session that could set the immutable or
+// append-only flag on what it planted does not stop the guard running as
+// root: it clears them on what it moves, and says so.
+func TestGuardUnfreezes(t *testing.T) {
+	requireGit(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for chattr")
+	}
+	if _, err := exec.LookPath("chattr"); err != nil {
+		t.Skip("no chattr here")
+	}
+	ws, roots := root(t)
+	g := Snapshot(roots, "")
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	git(t, filepath.Join(ws, "a"), "config", "core.fsmonitor", "evil")
+	write(t, filepath.Join(gd, "hooks/pre-commit"), "#!/bin/sh\n", 0o755)
+	for _, c := range [][]string{{"+i", "hooks/pre-commit"}, {"+a", "hooks"}, {"+i", "config"}, {"+i", "."}} {
+		if out, err := exec.Command("chattr", c[0], filepath.Join(gd, c[1])).CombinedOutput(); err != nil {
+			t.Skipf("chattr %s: %v %s", c[0], err, out)
+		}
+		defer exec.Command("chattr", "-i", "-a", filepath.Join(gd, c[1])).Run()
+	}
+	rep := g.Check()
+	a := action(t, rep, gd)
+	slices.Sort(a.Unfrozen)
+	if want := []string{".", "config", "hooks", "hooks/pre-commit"}; !slices.Equal(a.Unfrozen, want) {
+		t.Errorf("unfrozen %q, want %q", a.Unfrozen, want)
+	}
+	if strings.Contains(read(t, filepath.Join(gd, "config")), "fsmonitor") {
+		t.Errorf("the config still holds the entry")
+	}
+}
+
+// TestGuardSpecialFiles: fifos where git reads a config, an include or a
+// hook are looked at without being opened for reading (the guard would
+// hang on a fifo, or set off a device's open) and go to the quarantine
+// like any planted part.
+func TestGuardSpecialFiles(t *testing.T) {
+	requireGit(t)
+	ws, roots := root(t)
+	g := Snapshot(roots, "")
+	gd := initRepo(t, filepath.Join(ws, "a"))
+	for _, f := range []string{"config.worktree", "hooks/pre-commit", "inc"} {
+		if err := unix.Mkfifo(filepath.Join(gd, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, filepath.Join(ws, "a"), "config", "include.path", "inc")
+	done := make(chan Report)
+	go func() { done <- g.Check() }()
+	var rep Report
+	select {
+	case rep = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Check hangs on a fifo")
+	}
+	a := action(t, rep, gd)
+	slices.Sort(a.Removed)
+	want := []string{"config.worktree (not a regular file)", "config: include.path", "config: include.path -> inc", "hooks/pre-commit"}
+	if !slices.Equal(a.Removed, want) {
+		t.Errorf("removed %q, want %q", a.Removed, want)
+	}
+}

@@ -1,0 +1,198 @@
+package mcpserver
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// Approval supervisor over MCP, without a dsh-fs exec session: there is
+// no person at a supervisor's terminal, so the MCP client's user is asked
+// (docs/design.md §7). The question is a multi-round-trip input request
+// (SEP-2322): the tool call answers with an elicitation and a signed
+// state; the client puts it to its user and calls again with the answer.
+// (For a client on an earlier protocol the SDK asks it with
+// elicitation/create and calls again itself.) On the second round the
+// change, pinned to the content the user was shown, runs elsewhere, and
+// the escalated call's own question is answered from that approval, once.
+
+// approveKey names the one input request of an escalation.
+const approveKey = "dsh-fs-approve"
+
+// forwardedCall is a mutation to run elsewhere: the typed request (its
+// escalation is filled in when it is sent), and how to preview it.
+type forwardedCall struct {
+	req     session.Request
+	preview func() (d diff.Result, previous string, exists bool, err error)
+}
+
+// approvalState is what the first round hands the client to echo back:
+// which call, to which mode, was shown against which content.
+type approvalState struct {
+	Call     string `json:"call"` // the digest of op, path, mode, arguments and input
+	Previous string `json:"previous"`
+	Exists   bool   `json:"exists"`
+}
+
+// clientApprovals signs the states, and holds the approvals the client's
+// user gave until the escalated call asks for them.
+type clientApprovals struct {
+	key     []byte
+	mu      sync.Mutex
+	granted []string // op, resolved path and mode of each approved call
+}
+
+func newClientApprovals() *clientApprovals {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return &clientApprovals{key: key}
+}
+
+func (c *clientApprovals) mac(body []byte) string {
+	h := hmac.New(sha256.New, c.key)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// sign makes the opaque state a client echoes: the state and its HMAC
+// under a key of this process, so no client or model can make one.
+func (c *clientApprovals) sign(s approvalState) string {
+	body, _ := json.Marshal(s)
+	return base64.RawURLEncoding.EncodeToString(body) + "." + c.mac(body)
+}
+
+func (c *clientApprovals) verify(token string) (approvalState, bool) {
+	var s approvalState
+	enc, mac, ok := strings.Cut(token, ".")
+	body, err := base64.RawURLEncoding.DecodeString(enc)
+	if !ok || err != nil || !hmac.Equal([]byte(mac), []byte(c.mac(body))) || json.Unmarshal(body, &s) != nil {
+		return approvalState{}, false
+	}
+	return s, true
+}
+
+func grantKey(op, resolved string, to sandbox.Mode) string {
+	return op + "\x00" + resolved + "\x00" + string(to)
+}
+
+func (c *clientApprovals) grant(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.granted = append(c.granted, key)
+}
+
+// drop withdraws an approval the escalated call did not take (it failed
+// before it asked): it was for that run alone.
+func (c *clientApprovals) drop(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := slices.Index(c.granted, key); i >= 0 {
+		c.granted = slices.Delete(c.granted, i, i+1)
+	}
+}
+
+// take consumes the approval of req, if the user gave one.
+func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.granted, grantKey(req.Op, req.Resolved, req.To))
+	if i < 0 {
+		return false
+	}
+	c.granted = slices.Delete(c.granted, i, i+1)
+	return true
+}
+
+// callDigest binds an approval to the exact call: the resolved path, the
+// mode and the whole request (operation, options and input). A second
+// round with other content is not the call the user saw.
+func callDigest(resolved string, to sandbox.Mode, req session.Request) string {
+	h := sha256.New()
+	h.Write([]byte(resolved + "\x00" + string(to) + "\x00"))
+	body, _ := json.Marshal(req)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// asksClientUser reports whether an escalation is put to the MCP client's
+// user: approval supervisor, and no dsh-fs exec supervisor above.
+func (m *server) asksClientUser() bool {
+	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
+}
+
+// clientApproval is the multi-round-trip question for call: on the first
+// round the input request to return; on the second the state the user
+// approved, with the approval recorded for the escalated call to take.
+// A refusal is the denial, reason escalation not approved.
+func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (*approvalState, *mcp.CallToolResult, error) {
+	op := call.req.Op
+	digest := callDigest(t.Path, ee.To, call.req)
+	answer := req.Params.InputResponses[approveKey]
+	if answer == nil || req.Params.RequestState == "" {
+		ip := req.Session.InitializeParams()
+		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+			return nil, nil, refuseEscalation(ee, "approval supervisor: there is no dsh-fs exec supervisor here and the MCP client offers no elicitation to ask its user; a trusted config can set approval: command")
+		}
+		d, previous, exists, err := call.preview()
+		if err != nil {
+			return nil, nil, err
+		}
+		question := sandbox.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
+			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
+		return nil, &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
+			RequestState:  m.approvals.sign(approvalState{Call: digest, Previous: previous, Exists: exists}),
+		}, nil
+	}
+	state, ok := m.approvals.verify(req.Params.RequestState)
+	if !ok || state.Call != digest {
+		return nil, nil, refuseEscalation(ee, "the approval sent back is not this call's")
+	}
+	if r, ok := answer.(*mcp.ElicitResult); !ok || r.Action != "accept" || r.Content["approve"] != true {
+		return nil, nil, refuseEscalation(ee, "not approved by the MCP client's user")
+	}
+	m.approvals.grant(grantKey(op, t.Path, ee.To))
+	return &state, nil, nil
+}
+
+// approveSchema is the form the client's user fills: one yes or no.
+var approveSchema = map[string]any{"type": "object", "required": []string{"approve"},
+	"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this one call",
+		"description": "yes allows exactly this change, once"}}}
+
+// pinned is req changed to make only the change the user saw: a file
+// that existed is replaced only while it has the content shown
+// (if_match); one that did not is only created.
+func pinned(req session.Request, s *approvalState) session.Request {
+	if req.Write != nil {
+		w := *req.Write
+		w.Overwrite = false
+		req.Write = &w
+	}
+	if s.Exists {
+		req.IfMatch = s.Previous
+	}
+	return req
+}
+
+// clientApproved answers the escalated call's question (approval
+// supervisor, over the escalator's channel) from the approvals the
+// client's user gave on a second round; nothing else approves.
+func (m *server) clientApproved(a session.Ask) error {
+	if m.approvals.take(a.Request) {
+		return nil
+	}
+	return refusal(a.Request, "not approved by the MCP client's user")
+}

@@ -1,0 +1,158 @@
+package mcpserver
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// MCP client roots (docs/design.md §5). A client that offers roots may
+// narrow the allowed folders to the parts inside them, never widen them:
+// they become the fence's Within. The official server replaces its
+// folders with the client's roots; a client could then hand it "/". A
+// client that lists no root (none at all, or none a file: URI), or
+// cannot list them, leaves the folders as they are, as the official
+// server keeps its command-line folders: the MCP Inspector offers roots
+// and lists none by default.
+//
+// Roots are a server-to-client request, which the SDK refuses on protocol
+// 2026-07-28 outside a multi-round-trip request (the feature is
+// deprecated there): clients on the protocols before it are asked, which
+// includes one that proposed 2026-07-28 in initialize (settleProtocol).
+
+// rootsWait bounds how long a tool call waits for the client's first
+// list of roots.
+const rootsWait = 10 * time.Second
+
+// clientRoots is the latest list of roots the client gave.
+type clientRoots struct {
+	mu      sync.Mutex
+	started bool
+	ready   chan struct{} // closed once the first list is in, or failed
+	list    []string      // canonical; nil until one was listed
+}
+
+func newClientRoots() *clientRoots { return &clientRoots{ready: make(chan struct{})} }
+
+// offersRoots reports whether the client of ss offers roots on a protocol
+// where the server may ask for them.
+func offersRoots(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil && ip.ProtocolVersion < protocolWithoutInitialize
+}
+
+// settleProtocol is a receiving middleware: an initialize request that
+// proposes a protocol the SDK answers with an older one (2026-07-28 and
+// later, which have no initialize, or one it does not know) is recorded
+// with the protocol the session settles on, so that what the session can
+// do (roots, list-changed notifications) follows the protocol it is on.
+// The answer is the same: the SDK negotiates the proposal to that one.
+func settleProtocol(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ir, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && ir.Params != nil {
+			ir.Params.ProtocolVersion = settledProtocol(ir.Params.ProtocolVersion)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// settledProtocol is the protocol an initialize proposing v settles on,
+// as the SDK negotiates it: v when it knows it and it has initialize,
+// otherwise the newest it knows that has.
+func settledProtocol(v string) string {
+	supported := mcp.SupportedProtocolVersions()
+	if slices.Contains(supported, v) && v < protocolWithoutInitialize {
+		return v
+	}
+	for _, s := range supported {
+		if s < protocolWithoutInitialize {
+			return s
+		}
+	}
+	return v
+}
+
+// protocolWithoutInitialize is the first protocol without initialize,
+// and without server-to-client requests outside a round trip.
+const protocolWithoutInitialize = "2026-07-28"
+
+// within returns the Within of a call from the client of ss: nil (the
+// allowed folders whole) when the client offers no roots, or lists none,
+// or cannot list them; otherwise its roots, waiting for the first list.
+func (c *clientRoots) within(ss *mcp.ServerSession) []string {
+	if !offersRoots(ss) {
+		return nil
+	}
+	c.mu.Lock()
+	if !c.started {
+		c.started = true
+		go c.refresh(ss)
+	}
+	c.mu.Unlock()
+	select {
+	case <-c.ready:
+	case <-time.After(rootsWait):
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.list) == 0 {
+		return nil
+	}
+	return c.list
+}
+
+// refresh asks the client for its roots and keeps them; a failure keeps
+// the previous list (none at first). A list with no file: root is kept
+// as none.
+func (c *clientRoots) refresh(ss *mcp.ServerSession) {
+	defer c.markReady()
+	ctx, cancel := context.WithTimeout(context.Background(), rootsWait)
+	defer cancel()
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		return
+	}
+	list := []string{}
+	for _, r := range res.Roots {
+		u, err := url.Parse(r.URI)
+		if err != nil || u.Scheme != "file" || u.Path == "" {
+			continue
+		}
+		if canon, err := sandbox.Canonical("/", u.Path); err == nil {
+			list = append(list, canon)
+		}
+	}
+	c.mu.Lock()
+	c.list = list
+	c.mu.Unlock()
+}
+
+func (c *clientRoots) markReady() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+}
+
+// changed is roots/list_changed: the new list is asked for at once; calls
+// use it as soon as it is in.
+func (c *clientRoots) changed(_ context.Context, req *mcp.RootsListChangedRequest) {
+	if offersRoots(req.Session) {
+		c.mu.Lock()
+		c.started = true
+		c.mu.Unlock()
+		go c.refresh(req.Session)
+	}
+}

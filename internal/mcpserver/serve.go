@@ -1,0 +1,80 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sync"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// Serve is dsh-fs mcp's server (a cli.MCPServer): it serves the tools over
+// a's standard input and output until the client closes them or a signal
+// ends it, under the settings s that dsh-fs mcp loaded from the trusted
+// sources and its own command line.
+func Serve(a *cli.App, s *config.Settings, dirs []string) error {
+	// A server's heap is small and lives long; collecting it at every
+	// doubling cost a warm small call about a seventh of its time.
+	debug.SetGCPercent(400)
+	srv, m := newServer(s, dirs)
+	if s.Policy.Mode != sandbox.ReadOnly {
+		// At the first mutating call, before its write restricts this
+		// process for good (beginMutation): a server that only reads
+		// never starts one, and the first answer never waits for it.
+		var mu sync.Mutex
+		started := false
+		m.startElsewhere = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !started {
+				started = true
+				var why string
+				m.elsewhere, why = cli.StartElsewhere(a, s, m.clientApproved)
+				m.noGrant = noGrantReason(s.Policy.Approval, why)
+			}
+		}
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if m.elsewhere != nil {
+				m.elsewhere.Stop()
+			}
+		}()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := &lockedWriter{w: a.Stdout}
+	in := newLineFilter(a.Stdin, out, a.Stderr, func() bool { return batchesAllowed(srv) })
+	// From here on standard output carries JSON-RPC only: a failure of
+	// the server itself is said on standard error.
+	a.Stdout = a.Stderr
+	// The filter bounds a message (maxMessageBytes); the SDK's own cap
+	// would end the session instead.
+	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}
+	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return fserr.Wrap(fserr.IO, "mcp: "+err.Error(), err)
+	}
+	return nil
+}
+
+// batchesAllowed reports whether the session of srv is on a protocol that
+// has JSON-RPC batches (before 2025-06-18), or not initialized yet, as the
+// SDK decides.
+func batchesAllowed(srv *mcp.Server) bool {
+	for ss := range srv.Sessions() {
+		if ip := ss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion == "2024-11-05" || ip.ProtocolVersion == "2025-03-26"
+		}
+	}
+	return true
+}

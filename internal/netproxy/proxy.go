@@ -1,0 +1,434 @@
+// Package netproxy is the network of a dsh-fs exec session under
+// network: allowlist (docs/design.md §10): a proxy for HTTP, HTTPS
+// (CONNECT) and SOCKS5, run by the supervisor outside the sandbox, and
+// the bridge inside the session's network namespace that hands it every
+// connection made to the session's loopback port, over a unix socket.
+//
+// The proxy matches the name the client asked for (the CONNECT
+// authority, the request's host, the SOCKS name) against network_allow,
+// resolves it itself, and connects to an address that is loopback,
+// private or link-local only when an entry names that address: a name
+// that resolves there (DNS rebinding, a hosts file) reaches nothing.
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// Setting is what a refusal tells the client to change.
+const Setting = "network_allow"
+
+// dialTimeout bounds one connection the proxy makes.
+const dialTimeout = 15 * time.Second
+
+// Refusal is a connection the proxy refused: the host and port the
+// client asked for, and why.
+type Refusal struct {
+	Host string
+	Port int
+	Why  string
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("dsh-fs: the session's network refuses %s: %s; the trusted setting %s names the hosts a session may reach",
+		net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), r.Why, Setting)
+}
+
+// Proxy is a session's proxy.
+type Proxy struct {
+	allow sandbox.NetworkAllow
+	// refused is told of every refusal, for the session's log.
+	refused func(*Refusal)
+	// approve, when not nil, is asked about a name no entry allows: nil
+	// approves it for the rest of the session; an error is the
+	// refusal's reason. answers holds each host:port's answer ("" when
+	// approved); askMu puts one question at a time, so a burst of
+	// connections to one host asks once.
+	approve func(host string, port int) error
+	askMu   sync.Mutex
+	answers map[string]string
+	// lookup resolves a name; net.DefaultResolver's by default.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	done  bool
+	wg    sync.WaitGroup
+}
+
+// New is the proxy of the allow list allow (network_allow's entries),
+// telling refused of each refusal.
+func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
+	a, err := sandbox.ParseNetworkAllow(allow)
+	if err != nil {
+		return nil, err
+	}
+	if refused == nil {
+		refused = func(*Refusal) {}
+	}
+	return &Proxy{allow: a, refused: refused, conns: map[net.Conn]struct{}{}, answers: map[string]string{},
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}}, nil
+}
+
+// Dial connects to host:port as the allow list allows, or returns a
+// *Refusal.
+func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	refuse := func(why string) error {
+		r := &Refusal{Host: host, Port: port, Why: why}
+		p.refused(r)
+		return r
+	}
+	if host == "" || port < 1 || port > 65535 {
+		return nil, refuse("no host and port to connect to")
+	}
+	literal, err := netip.ParseAddr(host)
+	// An internal address is opened by an IP entry alone: no approval
+	// could connect to it, so none is asked for.
+	askable := err != nil || !sandbox.InternalAddr(literal)
+	if e, err := sandbox.ParseNetworkEntry(host); err != nil || e.Wildcard || e.Port != 0 {
+		// Not a host name or an address: nothing to put to a person.
+		askable = false
+	}
+	if !p.allow.AllowsName(host, port) {
+		if !askable {
+			return nil, refuse("not in " + Setting)
+		}
+		if ok, why := p.ask(host, port); !ok {
+			return nil, refuse("not in " + Setting + why)
+		}
+	}
+	var addrs []netip.Addr
+	if literal.IsValid() {
+		addrs = []netip.Addr{literal}
+	} else {
+		if addrs, err = p.lookup(ctx, host); err != nil {
+			return nil, fmt.Errorf("dsh-fs: the session's proxy cannot resolve %s: %w", host, err)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("dsh-fs: the session's proxy: %s resolves to no address", host)
+	}
+	// Each address that passes is tried in turn, as a client would; the
+	// one dialled is the one checked, never the name again.
+	var internal []string
+	var dialErr error
+	for _, a := range addrs {
+		a = a.Unmap()
+		if sandbox.InternalAddr(a) && !p.allow.AllowsAddr(a, port) {
+			internal = append(internal, a.String())
+			continue
+		}
+		d := net.Dialer{Timeout: dialTimeout}
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		dialErr = err
+	}
+	if dialErr != nil {
+		return nil, dialErr
+	}
+	return nil, refuse("it resolves to " + strings.Join(internal, ", ") +
+		", a loopback, private or link-local address that no " + Setting + " entry names")
+}
+
+// SetApprover makes approve decide about each name no entry allows, once
+// for the session (docs/design.md §10: approval command or supervisor).
+func (p *Proxy) SetApprover(approve func(host string, port int) error) { p.approve = approve }
+
+// ask reports whether host:port was approved for this session, now or
+// before, and otherwise why not (the refusal's tail, "" with no
+// approver). A host refused once is not asked about again.
+func (p *Proxy) ask(host string, port int) (bool, string) {
+	if p.approve == nil {
+		return false, ""
+	}
+	key := net.JoinHostPort(strings.ToLower(host), strconv.Itoa(port))
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	if why, done := p.answers[key]; done {
+		return why == "", why
+	}
+	why := ""
+	if err := p.approve(host, port); err != nil {
+		why = " (" + err.Error() + ")"
+	}
+	p.answers[key] = why
+	return why == "", why
+}
+
+// ServeBridge serves the connections the session's bridge sends over
+// ctrl (a SOCK_SEQPACKET unix socket, one descriptor a message) until
+// ctrl closes or Close is called.
+func (p *Proxy) ServeBridge(ctrl *os.File) {
+	p.wg.Add(1)
+	defer p.wg.Done()
+	fd := int(ctrl.Fd())
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	for {
+		_, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || oobn == 0 {
+			return
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			continue
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil {
+			continue
+		}
+		for _, f := range fds {
+			file := os.NewFile(uintptr(f), "bridged")
+			c, err := net.FileConn(file)
+			file.Close()
+			if err != nil {
+				continue
+			}
+			if !p.serve(c) {
+				return
+			}
+		}
+	}
+}
+
+// Serve serves the connections l accepts until l closes: the proxy on
+// the host's loopback, where the session has no network namespace and
+// Landlock lets it connect to l's port alone.
+func (p *Proxy) Serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		if !p.serve(c) {
+			return
+		}
+	}
+}
+
+// serve handles c on a goroutine of its own, tracked until it ends; it
+// closes c and returns false once the proxy is closing.
+func (p *Proxy) serve(c net.Conn) bool {
+	if !p.track(c) {
+		c.Close()
+		return false
+	}
+	go func() {
+		defer p.untrack(c)
+		p.Handle(c)
+	}()
+	return true
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	p.wg.Done()
+}
+
+// Close ends every connection the proxy serves.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.done = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+}
+
+// Handle serves one client connection: SOCKS5 when its first byte is 5,
+// HTTP (plain requests and CONNECT) otherwise.
+func (p *Proxy) Handle(c net.Conn) {
+	br := bufio.NewReader(c)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == 5 {
+		p.socks(c, br)
+		return
+	}
+	p.http(c, br)
+}
+
+// hopHeaders are the headers of one hop, never passed on.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if req.Method == http.MethodConnect {
+			p.connect(c, br, req)
+			return
+		}
+		if !p.forward(c, req) {
+			return
+		}
+	}
+}
+
+// forward passes one plain request to its server, over a connection of
+// its own (no pool: each is dialled, and so checked, afresh), and its
+// response back; it reports whether the client's connection goes on.
+// net/http's client Transport is not used: it would link HTTP/2 and
+// more for what this does.
+func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
+	defer req.Body.Close()
+	if req.URL.Host == "" {
+		req.URL.Host = req.Host
+	}
+	if req.URL.Scheme != "" && req.URL.Scheme != "http" {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")
+		return false
+	}
+	host, port, err := splitPort(req.URL.Host, 80)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: "+req.URL.Host+": "+err.Error()+"\n")
+		return false
+	}
+	up, err := p.Dial(req.Context(), host, port)
+	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) {
+			writeError(c, http.StatusForbidden, r.Error()+"\n")
+		} else {
+			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		}
+		return false
+	}
+	defer up.Close()
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	keep := !req.Close
+	// The server's connection is this request's alone.
+	req.Close = true
+	// Request.Write sends the origin form (the path) and the Host.
+	if err := req.Write(up); err != nil {
+		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	if err != nil {
+		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		return false
+	}
+	defer resp.Body.Close()
+	for _, h := range hopHeaders {
+		resp.Header.Del(h)
+	}
+	resp.Close = !keep
+	return resp.Write(c) == nil && keep
+}
+
+// connect serves a CONNECT request: once the proxy reached the
+// authority, the client's bytes and the server's pass as they are.
+func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
+	host, port, err := splitPort(req.RequestURI, 443)
+	if err != nil {
+		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: CONNECT "+req.RequestURI+": "+err.Error()+"\n")
+		return
+	}
+	up, err := p.Dial(req.Context(), host, port)
+	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) {
+			writeError(c, http.StatusForbidden, r.Error()+"\n")
+		} else {
+			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
+		}
+		return
+	}
+	defer up.Close()
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	pipe(c, br, up)
+}
+
+// pipe copies between the client (reading through br, which may hold
+// bytes already read) and the server until either side ends.
+func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
+	done := make(chan struct{}, 2)
+	go func() {
+		io.Copy(up, br)
+		if tc, ok := up.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		io.Copy(c, up)
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+}
+
+func writeError(w io.Writer, code int, body string) {
+	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), len(body), body)
+}
+
+// splitPort splits host[:port], the port def when there is none.
+func splitPort(hostport string, def int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			return strings.Trim(hostport, "[]"), def, nil
+		}
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", ps)
+	}
+	return host, port, nil
+}

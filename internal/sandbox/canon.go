@@ -1,0 +1,79 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// maxSymlinkHops bounds symlink resolution, as the kernel's ELOOP does.
+const maxSymlinkHops = 40
+
+// maxRaceRetries bounds how often a component that is not what the first
+// look at it saw (a symlink then, a file now) is looked at again.
+const maxRaceRetries = 100
+
+// Canonical returns the canonical absolute form of path, taken relative to
+// base (an absolute, canonical folder) when it is not absolute.
+//
+// It is the resolver's walk (walkPath) by handle: symlinks are resolved
+// component by component on the part of the path that exists; the part that does not exist yet is appended as written, since a
+// name that does not exist cannot be a symlink. The path is never cleaned
+// lexically before its symlinks are resolved: "link/.." is the parent of the
+// link's target, not the folder holding the link. A trailing slash, "." and
+// repeated slashes are dropped.
+//
+// Errors carry a code: FS_INVALID_ARGUMENT for an empty path or a NUL byte,
+// FS_IO for a symlink loop, FS_NOT_DIR when a file is used as a folder, and the OS's
+// classification for anything else Lstat or Readlink reports.
+func Canonical(base, path string) (string, error) {
+	if path == "" {
+		return "", fserr.New(fserr.InvalidArgument, "empty path")
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", fserr.New(fserr.InvalidArgument, "path contains a NUL byte")
+	}
+	if !filepath.IsAbs(path) {
+		path = base + string(filepath.Separator) + path
+	}
+	w, err := walkPath(path, walkSpec{flags: unix.O_PATH, followLast: true, keepMissing: true})
+	switch {
+	case err == nil:
+		unix.Close(w.fd)
+		return w.canonical(), nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return "", fserr.Wrap(fserr.NotDir, path+": "+walkedSoFar(err)+" is not a folder", err)
+	case errors.Is(err, syscall.ELOOP):
+		return "", fserr.Wrap(fserr.IO, path+": too many levels of symbolic links", err)
+	case errors.As(err, new(emptySymlink)):
+		return "", fserr.New(fserr.InvalidArgument, path+": "+walkedSoFar(err)+" is an empty symlink")
+	}
+	return "", fserr.FromOS("resolve", path, err)
+}
+
+// walkedSoFar is the path a walk's error names: as far as it got.
+func walkedSoFar(err error) string {
+	var perr *os.PathError
+	if errors.As(err, &perr) {
+		return perr.Path
+	}
+	return "?"
+}
+
+// splitPath splits p into its non-empty components.
+func splitPath(p string) []string {
+	parts := strings.Split(p, string(filepath.Separator))
+	out := parts[:0]
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

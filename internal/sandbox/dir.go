@@ -1,0 +1,593 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// Dir is the folder a mutation happens in, opened as a file descriptor:
+// in workspace-write mode through a resolution confined beneath the
+// matched writable root, in danger-full-access mode plainly. Every method
+// takes a single name inside the folder and never follows a symlink in
+// that name, so nothing done through a Dir can land outside the folder it
+// was opened on.
+type Dir struct {
+	fd int
+	// Path is the folder's canonical path, for messages.
+	Path string
+	// escaped turns a symlink met at use time into a denial; nil in
+	// danger-full-access mode, where there is no fence to escape.
+	escaped func(error) error
+	// kernelDenied turns a write the kernel layer refused into a denial;
+	// nil when Landlock is not in place.
+	kernelDenied func(error) error
+	// unlock releases the lock on the root that a write of a part of a
+	// git directory holds until Close (see openConfined); nil when none.
+	unlock func()
+}
+
+// openDir opens the folder holding t for a mutation, after CheckWrite has
+// passed (OpenForWrite, Move). It re-canonicalizes t first: if the path no longer resolves to
+// what was checked, the call is denied. With mkdir, missing folders are
+// created one at a time, each through the confined handle of its parent.
+// In workspace-write mode it then decides on what it opened: a folder on
+// the way that holds a git directory is a protected path, whatever its
+// name by now, and so is an opened folder whose real path now lies under
+// a protected glob; one moved anywhere else is an escape. A write of a
+// part of a git directory at the top of the root holds the root's lock
+// until the Dir is closed (see openConfined). A target that is a writable
+// root itself is FS_IS_DIR. It returns the folder and the name of t
+// inside it.
+func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
+	resolve := f.Resolve
+	if t.name {
+		resolve = f.ResolveName
+	}
+	now, err := resolve(t.Given)
+	if err != nil {
+		return nil, "", err
+	}
+	again := now.Path
+	if again != t.Path {
+		if f.mode == DangerFullAccess {
+			return nil, "", stale(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
+		}
+		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
+	}
+	// The fence decides here, on the path as it resolves now, whatever
+	// the caller's Target says: its verdict is what an earlier
+	// CheckWrite found, or what code in this package forged. A denied
+	// target is refused as CheckWrite refuses it (after an escalation
+	// the fence's mode is the granted one).
+	t = now
+	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
+		return nil, "", f.denial(op, t, reason, matched, needed)
+	}
+	// The kernel layer is in place before the first folder is opened for
+	// a mutation: no operation can open one without it.
+	if err := f.Enforce(); err != nil {
+		return nil, "", err
+	}
+	if t.Path == "/" || t.root != "" && t.rel == "." {
+		// A writable root is a folder. Split into folder and name, it
+		// would name the root's parent, outside the confined handle, or
+		// (split by Rel) a file named like the root inside it.
+		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
+	}
+	name := filepath.Base(t.Path)
+	parent := filepath.Dir(t.Path)
+	if f.mode == DangerFullAccess {
+		d, err := openPinned(op, t, parent, mkdir)
+		if err != nil {
+			return nil, "", err
+		}
+		return d, name, nil
+	}
+	d, err := f.openConfined(op, t, t.root, filepath.Dir(t.rel), mkdir)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.checkOpened(op, t, d, name); err != nil {
+		d.Close()
+		return nil, "", err
+	}
+	return d, name, nil
+}
+
+// openPinned opens the folder parent of t in danger-full-access mode:
+// that mode widens where a write may land, never how its path is opened.
+// parent is canonical (what the approver of an escalation was shown), so
+// it is walked from "/" one component at a time through no symlink at
+// all, missing folders made one at a time with mkdir, and read back from
+// the handle once opened: a folder swapped for a symlink, or moved,
+// since t was resolved carries the write somewhere nobody saw, and is
+// FS_STALE. Names met later in the folder are never followed either.
+func openPinned(op string, t Target, parent string, mkdir bool) (*Dir, error) {
+	w, err := walkPath(parent, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir})
+	switch {
+	case isEscape(err):
+		return nil, stale(op, t, fmt.Errorf("%s is a symlink by now", walkedSoFar(err)))
+	case errors.Is(err, unix.ENOENT):
+		return nil, missingFolder(op, t, walkedSoFar(err), err)
+	case err != nil:
+		return nil, fserr.FromOS(op, walkedSoFar(err), err)
+	}
+	cur, curPath := w.fd, w.path
+	d := &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return stale(op, t, err) }}
+	opened, err := openedPath(cur)
+	if err != nil {
+		d.Close()
+		return nil, unverified(op, t, err)
+	}
+	if opened != curPath {
+		d.Close()
+		return nil, stale(op, t, fmt.Errorf("the folder opened as %s is %s by now", curPath, opened))
+	}
+	return d, nil
+}
+
+// unverified is a mutation refused because what was opened for it could
+// not be verified: its path cannot be read back from a verified /proc.
+func unverified(op string, t Target, cause error) error {
+	e := fserr.Wrap(fserr.IO, fmt.Sprintf("%s: %s: the folder opened for it cannot be verified (%v); nothing was written", op, t.Given, cause), cause)
+	e.Hint = "mount a procfs on /proc"
+	return e
+}
+
+// stale is a path that changed between its resolution (what the caller,
+// or an approver, was shown) and the mutation.
+func stale(op string, t Target, cause error) error {
+	return fserr.Wrap(fserr.Stale, fmt.Sprintf("%s: %s: the path changed since it was resolved to %s (%v); nothing was written", op, t.Given, t.Path, cause), cause)
+}
+
+// checkOpened decides on the folder opened rather than on the name that
+// was checked: its real path, read back from the handle, must be the path
+// it was opened as, since a folder moved or exchanged between the check
+// and the open (d and .git swapped) carries the write somewhere the check
+// never saw. A folder that now sits under a protected path is denied as
+// protected, any other move as an escape. Without a verified /proc there
+// is no path to read back, and the write is refused (FS_IO), never
+// decided on the name that was checked.
+func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
+	opened, err := openedPath(d.fd)
+	if err != nil {
+		return unverified(op, t, err)
+	}
+	if rel, ok := within(t.root, opened); ok {
+		target := filepath.Join(opened, name)
+		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
+			return f.protectedDenied(op, t, g)
+		}
+		if g, hit := gitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+			return f.protectedDenied(op, t, g)
+		}
+	}
+	if opened != d.Path {
+		return f.escaped(op, t, fmt.Errorf("the folder opened as %s is %s by now", d.Path, opened))
+	}
+	return nil
+}
+
+func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) (d *Dir, err error) {
+	// The root itself is canonical: opened from "/" with no symlink
+	// allowed, so a root swapped for a symlink after the check is refused
+	// too.
+	w, err := walkPath(root, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true})
+	if err != nil {
+		return nil, f.confinedErr(op, t, err)
+	}
+	rootFD := w.fd
+	cur, curPath := rootFD, root
+	// A write whose first name is a part of a git directory (HEAD,
+	// objects, refs, commondir) must not complete one at the top of the
+	// root, and several processes each adding a part must not either: the
+	// check and the creation of that name happen under an exclusive lock
+	// on the root, held until the Dir is closed, after the commit. Only
+	// such writes take it; the check looks at the root opened.
+	held := -1
+	defer func() {
+		if err != nil {
+			if cur != held {
+				unix.Close(cur)
+			}
+			if held >= 0 {
+				unix.Close(held)
+			}
+		}
+	}()
+	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	if slices.Contains(gitDirParts, first) {
+		if err := flock(rootFD); err != nil {
+			return nil, fserr.FromOS(op, root, err)
+		}
+		held = rootFD
+		if completesGitDirAt(rootFD, first) {
+			return nil, f.denial(op, t, ReasonBareRepo, "", DangerFullAccess)
+		}
+	}
+	// Every folder on the way is looked at once opened: a git directory
+	// is protected by what it holds, so one exchanged into the path after
+	// the check is caught whatever it is called by now, where what is
+	// left of the path is one of its protected parts.
+	gitDirs := func(fd int, path string) error {
+		if rest, ok := within(path, t.Path); ok && gitPartProtectedAt(fd, rest) {
+			return f.protectedDenied(op, t, path)
+		}
+		return nil
+	}
+	if err := gitDirs(rootFD, root); err != nil {
+		return nil, err
+	}
+	if rel != "." {
+		w, err := walkFrom(rootFD, root, rel, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir, folder: gitDirs})
+		var landlock refusedDespiteBits
+		switch {
+		case errors.As(err, &landlock) && f.enforced:
+			// A folder Landlock refused to make is a denial.
+			return nil, f.kernelRefused(op, t, landlock.PathError)
+		case errors.As(err, new(*DeniedError)):
+			return nil, err
+		case err != nil:
+			return nil, f.confinedErr(op, t, err)
+		}
+		if held < 0 {
+			unix.Close(rootFD)
+		}
+		cur, curPath = w.fd, w.path
+	}
+	d = &Dir{fd: cur, Path: curPath, escaped: func(err error) error { return f.escaped(op, t, err) }}
+	if f.enforced {
+		d.kernelDenied = func(err error) error { return f.kernelRefused(op, t, err) }
+	}
+	if held >= 0 && held != cur {
+		d.unlock = func() { unix.Close(held) }
+	}
+	return d, nil
+}
+
+// flock takes an exclusive lock on the open folder fd, waiting for it. A
+// wait a signal interrupts (EINTR) is taken up again, at most
+// maxInterruptedTries times in all, as every retry here is bounded: a
+// process signalling this one in a loop must not keep it spinning.
+func flock(fd int) error {
+	for range maxInterruptedTries {
+		err := sysFlock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			return os.NewSyscallError("flock", err)
+		}
+	}
+	return errFlockRetries
+}
+
+// sysFlock is the system call; tests replace it.
+var sysFlock = unix.Flock
+
+// errFlockRetries is flock still interrupted after maxInterruptedTries
+// tries.
+var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", maxInterruptedTries)
+
+// maxInterruptedTries bounds how often a call a signal interrupted
+// (EINTR) is taken up again: a process signalling this one in a loop
+// must not keep it spinning.
+const maxInterruptedTries = 32
+
+// sysOpenat2 is the system call; tests replace it.
+var sysOpenat2 = unix.Openat2
+
+// confinedErr classifies a failure of the confined resolution: an escape
+// is a denial, a missing folder FS_NOT_FOUND, anything else keeps the
+// OS's code.
+func (f *Fence) confinedErr(op string, t Target, err error) error {
+	path := walkedSoFar(err)
+	if isEscape(err) {
+		return f.escaped(op, t, err)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return missingFolder(op, t, path, err)
+	}
+	return fserr.FromOS(op, path, err)
+}
+
+// missingFolder is a mutation's folder that does not exist, when it was
+// not to be made.
+func missingFolder(op string, t Target, path string, err error) error {
+	e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
+	e.Hint = "add --mkdir to create missing folders"
+	return e
+}
+
+// isEscape is the one place that recognizes a confined resolution refused
+// for leaving its root: EXDEV (".." or an absolute path out of the folder
+// the walk started at), ELOOP (a symlink where the checked path had
+// none).
+func isEscape(err error) bool {
+	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP)
+}
+
+// kernelRefused is a write Landlock refused: the fence passed it, so the
+// path must have changed under it.
+func (f *Fence) kernelRefused(op string, t Target, cause error) error {
+	return f.denial(op, t, ReasonLandlock, cause.Error(), DangerFullAccess)
+}
+
+// refused classifies a mutation's failure in the folder: EACCES where the
+// file's permission bits allow the write can only be Landlock's refusal
+// (faccessat consults the permission bits, not Landlock).
+func (d *Dir) refused(err error) error {
+	if d.kernelDenied != nil && errors.Is(err, unix.EACCES) && unix.Faccessat(d.fd, ".", unix.W_OK, unix.AT_EACCESS) == nil {
+		return d.kernelDenied(err)
+	}
+	return err
+}
+
+// protectedDenied is a protected path found on what was opened.
+func (f *Fence) protectedDenied(op string, t Target, matched string) error {
+	return f.denial(op, t, ReasonProtected, matched, DangerFullAccess)
+}
+
+func (f *Fence) escaped(op string, t Target, cause error) error {
+	return f.denial(op, t, ReasonEscaped, cause.Error(), DangerFullAccess)
+}
+
+// Close releases the folder, and the lock on the root, if it holds one.
+func (d *Dir) Close() error {
+	if d.unlock != nil {
+		d.unlock()
+		d.unlock = nil
+	}
+	return unix.Close(d.fd)
+}
+
+// Open opens name in the folder without following a symlink: a name that
+// is a symlink at this moment is denied as an escape (the checked path had
+// none) rather than followed.
+func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
+	fd, err := unix.Openat(d.fd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		perr := &os.PathError{Op: "open", Path: filepath.Join(d.Path, name), Err: err}
+		if errors.Is(err, unix.ELOOP) && d.escaped != nil {
+			return nil, d.escaped(perr)
+		}
+		return nil, d.refused(perr)
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
+}
+
+// Access checks name in the folder for the access mode (unix.W_OK…) with
+// the effective user and groups, as the OS decides permission, without
+// following a symlink in name.
+func (d *Dir) Access(name string, mode uint32) error {
+	if err := unix.Faccessat(d.fd, name, mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return nil
+}
+
+// Lstat describes name in the folder without following a symlink.
+func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return st, &os.PathError{Op: "stat", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return st, nil
+}
+
+// TempFile creates an unnamed file in the folder (O_TMPFILE): it has no
+// name until Commit links it in, so a crash or a kill leaves nothing
+// behind. It is open for reading too, so the writer can hash what it
+// wrote. Where the file system lacks O_TMPFILE, it falls back to a hidden
+// name that Discard removes.
+func (d *Dir) TempFile(perm uint32) (*Temp, error) {
+	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, perm)
+	if err == nil {
+		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
+	}
+	for range 100 {
+		name := tempName()
+		file, err := d.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Temp{File: file, dir: d, name: name}, nil
+	}
+	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: unix.EEXIST}
+}
+
+// Sync flushes the folder's entries to disk, so a rename survives a crash.
+func (d *Dir) Sync() error {
+	if err := unix.Fsync(d.fd); err != nil {
+		return &os.PathError{Op: "sync", Path: d.Path, Err: err}
+	}
+	return nil
+}
+
+// Temp is a file being written that will replace a name in its folder.
+type Temp struct {
+	*os.File
+	dir  *Dir
+	name string // "" while unnamed (O_TMPFILE)
+}
+
+// Commit makes the temp file the folder's entry name, atomically: a
+// reader sees the old file or the new one, never a mix. The caller has
+// synced the file; Commit syncs the folder.
+//
+// A temp file that creates name is given that name only if it is still
+// free: a concurrent creator makes Commit fail rather than be overwritten
+// (FS_EXISTS). An unnamed file (O_TMPFILE) is linked in under name itself,
+// so nothing else is ever named; a named one is renamed without replacing
+// (RENAME_NOREPLACE, or link and unlink where the file system lacks it).
+//
+// An unnamed file that replaces name is linked in under a hidden name and
+// renamed over it, since linkat cannot replace an existing name. The
+// caller holds the target's lock (see fsops), so the hidden name can be
+// the target's own, deterministic one: a process killed between the two
+// calls leaves at most that one file, which the next replacement of the
+// same target removes first.
+func (t *Temp) Commit(name string, replace bool) error {
+	if !replace {
+		if err := t.create(name); err != nil {
+			if errors.Is(err, unix.EEXIST) {
+				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
+			}
+			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+		}
+		return t.dir.Sync()
+	}
+	if t.name == "" {
+		link := stagingName(name)
+		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
+		if err := t.link(link); err != nil {
+			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+		}
+		t.name = link
+	}
+	if err := unix.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
+		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
+	}
+	t.name = ""
+	return t.dir.Sync()
+}
+
+// create gives the temp file the name name, failing with EEXIST when
+// something has that name by now.
+func (t *Temp) create(name string) error {
+	if t.name == "" {
+		return t.link(name)
+	}
+	err := unix.Renameat2(t.dir.fd, t.name, t.dir.fd, name, unix.RENAME_NOREPLACE)
+	if err == nil {
+		t.name = ""
+		return nil
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
+		// Discard removes the temp name.
+		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
+	}
+	return err
+}
+
+// link gives the unnamed file the name link in its folder.
+func (t *Temp) link(link string) error {
+	var err error = unix.ENOENT
+	if proc, perr := procRoot(); perr == nil {
+		// Through the verified /proc only: a symlink laid out on a fake
+		// one would give another file the name.
+		err = unix.Linkat(proc, "thread-self/fd/"+strconv.Itoa(int(t.Fd())), t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		// No /proc: AT_EMPTY_PATH does the same where the process has
+		// CAP_DAC_READ_SEARCH.
+		err = unix.Linkat(int(t.Fd()), "", t.dir.fd, link, unix.AT_EMPTY_PATH)
+	}
+	return err
+}
+
+// stagingName is the hidden name a replacement of name is staged under:
+// fixed for a name, so a leftover is found again, and of fixed length, so
+// it fits wherever name does.
+func stagingName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return fmt.Sprintf(".dsh-fs-%x.tmp", sum[:8])
+}
+
+// Discard closes the temp file and removes its name, if it has one. It is
+// safe to call after Commit, and more than once.
+func (t *Temp) Discard() {
+	t.File.Close()
+	if t.name != "" {
+		unix.Unlinkat(t.dir.fd, t.name, 0)
+		t.name = ""
+	}
+}
+
+// tempName is a hidden name no user file is likely to have; a crash after
+// a named temp file was created leaves it recognizable.
+func tempName() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf(".dsh-fs-%x.tmp", b)
+}
+
+// Mkdir makes the folder name in the folder, through its handle. A name
+// that already is a folder is no error (created is then false); one that
+// is anything else, a symlink included, is never followed and is
+// FS_EXISTS.
+func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
+	err = unix.Mkdirat(d.fd, name, perm)
+	if err == nil {
+		return true, nil
+	}
+	perr := &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
+	if !errors.Is(err, unix.EEXIST) {
+		return false, d.refused(perr)
+	}
+	st, serr := d.Lstat(name)
+	if serr != nil {
+		return false, serr
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, fserr.New(fserr.Exists, "mkdir: "+perr.Path+": exists and is not a folder")
+	}
+	return false, nil
+}
+
+// rename moves name in the folder d to toName in the folder to, through
+// both handles and with RENAME_NOREPLACE: what is at the destination is
+// never replaced (FS_EXISTS), and a symlink is moved as a link, never
+// followed. Fence.rename is the one caller: it decides first on what
+// lies beneath a folder.
+func (d *Dir) rename(name string, to *Dir, toName string) error {
+	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, unix.EEXIST) {
+		return fserr.New(fserr.Exists, "move: "+filepath.Join(to.Path, toName)+": exists; a move never replaces")
+	}
+	return d.refused(&os.PathError{Op: "rename", Path: filepath.Join(d.Path, name), Err: err})
+}
+
+// remove removes name from the folder (rmdir when folder is true), never
+// following a symlink: a link is removed as a link. Fence.Remove is the
+// one caller.
+func (d *Dir) remove(name string, folder bool) error {
+	flags := 0
+	if folder {
+		flags = unix.AT_REMOVEDIR
+	}
+	if err := unix.Unlinkat(d.fd, name, flags); err != nil {
+		return d.refused(&os.PathError{Op: "remove", Path: filepath.Join(d.Path, name), Err: err})
+	}
+	return d.Sync()
+}
+
+// LocksRoot reports whether opening the folder of t for a mutation takes
+// the lock on its writable root (a part of a git directory at the top of
+// the root, see openConfined): a caller that opens two such folders of
+// one root at once would wait on itself.
+func LocksRoot(t Target) bool {
+	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	return t.root != "" && slices.Contains(gitDirParts, first)
+}

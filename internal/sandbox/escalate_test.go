@@ -1,0 +1,332 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+func TestEscalation(t *testing.T) {
+	refuse := func(EscalationRequest) error { return errors.New("the user said no thanks") }
+	grant := func(EscalationRequest) error { return nil }
+	for _, tc := range []struct {
+		name     string
+		mode     Mode
+		maxMode  Mode
+		approval Approval
+		to       Mode
+		ask      func(EscalationRequest) error // nil: never expected to be asked
+		command  []string                      // approval_command
+		timeout  int                           // approval_timeout
+		path     string
+
+		pass     bool
+		mode2    Mode   // the fence's mode afterwards
+		reason   string // on denial
+		refusal  string // a substring of DeniedError.Refusal; "" for none
+		askCalls int
+	}{
+		{name: "trust: read-only to workspace-write inside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
+			pass: true, mode2: WorkspaceWrite},
+		{name: "trust: read-only to workspace-write outside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
+			reason: ReasonReadOnly, refusal: "--escalate workspace-write would not allow it", mode2: ReadOnly},
+		{name: "trust: read-only to workspace-write, protected", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: ".git/config",
+			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
+		{name: "trust: read-only to danger outside", mode: ReadOnly, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "trust: workspace-write to danger outside", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "trust: workspace-write to danger, protected", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: ".git/config",
+			pass: true, mode2: DangerFullAccess},
+		{name: "never", mode: ReadOnly, approval: ApprovalNever, to: WorkspaceWrite, path: "f",
+			reason: ReasonNotApproved, refusal: "approval is never", mode2: ReadOnly},
+		{name: "never, workspace-write", mode: WorkspaceWrite, approval: ApprovalNever, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonNotApproved, refusal: "approval is never", mode2: WorkspaceWrite},
+		{name: "supervisor: none outside dsh-fs exec, nobody asked", mode: WorkspaceWrite, approval: ApprovalSupervisor, to: DangerFullAccess, path: "../out/x",
+			ask: grant, reason: ReasonNotApproved, refusal: "no dsh-fs exec supervisor to ask", mode2: WorkspaceWrite},
+		{name: "command: exit 0 approves", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/true"}, to: DangerFullAccess, path: "../out/x",
+			pass: true, mode2: DangerFullAccess},
+		{name: "command: exit 1 refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/false"}, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonNotApproved, refusal: "approval_command exited with status 1", mode2: WorkspaceWrite},
+		{name: "command: no answer in time refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/sleep", "10"}, timeout: 1,
+			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command gave no answer within 1 s", mode2: WorkspaceWrite},
+		{name: "command: missing program refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/nonexistent/approver"},
+			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command", mode2: WorkspaceWrite},
+		{name: "above max_mode", mode: WorkspaceWrite, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
+			reason: ReasonOutsideRoots, refusal: ReasonAboveMaxMode, mode2: WorkspaceWrite},
+		{name: "above max_mode is refused before asking", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f",
+			ask: grant, reason: ReasonReadOnly, refusal: ReasonAboveMaxMode, mode2: ReadOnly},
+		{name: "within max_mode", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
+			pass: true, mode2: WorkspaceWrite},
+		{name: "tty granted", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: grant, askCalls: 1,
+			pass: true, mode2: WorkspaceWrite},
+		{name: "tty refused", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: refuse, askCalls: 1,
+			reason: ReasonNotApproved, refusal: "the user said no thanks", mode2: ReadOnly},
+		{name: "tty, escalation would not allow it: not asked", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "../out/x", ask: grant,
+			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
+		{name: "not wider: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
+			reason: ReasonOutsideRoots, refusal: "--escalate workspace-write would not allow it", mode2: WorkspaceWrite},
+		{name: "narrower: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: ReadOnly, path: "../out/x",
+			reason: ReasonOutsideRoots, refusal: "--escalate read-only would not allow it", mode2: WorkspaceWrite},
+		{name: "allowed anyway: no escalation", mode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f", ask: grant,
+			pass: true, mode2: WorkspaceWrite},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, fenceLayout...)
+			p := testPolicy(root, tc.mode)
+			p.Approval = tc.approval
+			p.ApprovalCommand, p.ApprovalTimeoutSeconds = tc.command, tc.timeout
+			if tc.maxMode != "" {
+				p.MaxMode = tc.maxMode
+			}
+			fence := NewFence(p)
+			calls := 0
+			var req EscalationRequest
+			fence.SetEscalation(tc.to, func(r EscalationRequest) error {
+				calls++
+				req = r
+				if tc.ask == nil {
+					t.Errorf("asked for %+v, want no question", r)
+					return errors.New("unexpected question")
+				}
+				return tc.ask(r)
+			})
+			target, err := fence.Resolve(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkAndEscalate(fence, &target)
+			if calls != tc.askCalls {
+				t.Errorf("asked %d times, want %d", calls, tc.askCalls)
+			}
+			if calls > 0 && (req.Op != "write" || req.Path != tc.path || req.From != tc.mode || req.To != tc.to || req.Reason == "") {
+				t.Errorf("EscalationRequest = %+v", req)
+			}
+			if fence.Mode() != tc.mode2 {
+				t.Errorf("Mode() = %s, want %s", fence.Mode(), tc.mode2)
+			}
+			if fence.Escalated() != (tc.mode2 != tc.mode) {
+				t.Errorf("Escalated() = %v", fence.Escalated())
+			}
+			if tc.pass {
+				if err != nil {
+					t.Fatalf("CheckWrite: %v", err)
+				}
+				if tc.mode2 == WorkspaceWrite && target.root != filepath.Join(root, "ws") {
+					t.Errorf("escalated to workspace-write, Root = %q", target.root)
+				}
+				return
+			}
+			de := deniedAs(t, err)
+			if de.Reason != tc.reason || de.Mode != tc.mode {
+				t.Errorf("reason %q mode %s; want %q, %s", de.Reason, de.Mode, tc.reason, tc.mode)
+			}
+			if tc.refusal == "" && de.Refusal != "" || !strings.Contains(de.Refusal, tc.refusal) {
+				t.Errorf("Refusal = %q, want %q", de.Refusal, tc.refusal)
+			}
+			if tc.refusal != "" && !strings.Contains(err.Error(), de.Refusal) {
+				t.Errorf("Error() = %q does not say the refusal", err)
+			}
+		})
+	}
+}
+
+// checkAndEscalate is what a mutation does: check, and put a denial to
+// the escalation asked for.
+func checkAndEscalate(f *Fence, t *Target) error {
+	err := f.CheckWrite("write", t)
+	if err != nil {
+		err = f.Escalate(err, t, Preview{})
+	}
+	return err
+}
+
+// TestEscalationOnce: a granted escalation covers one widening; a later
+// denial on the same fence does not ask again.
+func TestEscalationOnce(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	p := testPolicy(root, ReadOnly)
+	p.Approval = ApprovalTTY
+	fence := NewFence(p)
+	calls := 0
+	fence.SetEscalation(WorkspaceWrite, func(EscalationRequest) error { calls++; return nil })
+	for _, tc := range []struct {
+		path string
+		pass bool
+	}{{"f", true}, {"d/g", true}, {"../out/x", false}} {
+		target, err := fence.Resolve(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkAndEscalate(fence, &target); (err == nil) != tc.pass {
+			t.Errorf("CheckWrite(%s) = %v, want pass %v", tc.path, err, tc.pass)
+		}
+	}
+	if calls != 1 || !fence.Escalated() || fence.Mode() != WorkspaceWrite {
+		t.Errorf("asked %d times, Escalated %v, Mode %s; want 1, true, workspace-write", calls, fence.Escalated(), fence.Mode())
+	}
+}
+
+func TestDeniedHint(t *testing.T) {
+	for _, tc := range []struct {
+		needed, maxMode Mode
+		approval        Approval
+		want            string
+	}{
+		{WorkspaceWrite, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
+		{DangerFullAccess, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate danger-full-access; a person at the terminal must approve it"},
+		{WorkspaceWrite, DangerFullAccess, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
+		{DangerFullAccess, DangerFullAccess, ApprovalNever, "this needs danger-full-access, and escalation is disabled here (approval: never): ask the user to change the policy"},
+		{DangerFullAccess, WorkspaceWrite, ApprovalTrust, "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
+		{DangerFullAccess, ReadOnly, ApprovalNever, "this needs danger-full-access, above this deployment's max_mode read-only: ask the user to change the policy"},
+		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
+		{"", DangerFullAccess, ApprovalTrust, ""},
+	} {
+		e := &DeniedError{Needed: tc.needed, MaxMode: tc.maxMode, Approval: tc.approval}
+		if got := e.Hint(); got != tc.want {
+			t.Errorf("Hint(needed %q, max %s, approval %s) = %q\nwant %q", tc.needed, tc.maxMode, tc.approval, got, tc.want)
+		}
+	}
+}
+
+// TestDeniedHintFromFence: the hint a real denial carries follows the
+// policy's approval and ceiling.
+func TestDeniedHintFromFence(t *testing.T) {
+	for _, tc := range []struct {
+		mode     Mode
+		maxMode  Mode
+		approval Approval
+		path     string
+		want     string
+	}{
+		{ReadOnly, DangerFullAccess, ApprovalTTY, "f", "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
+		{ReadOnly, DangerFullAccess, ApprovalTrust, "f", "if the user agrees, retry this one call with --escalate workspace-write"},
+		{ReadOnly, DangerFullAccess, ApprovalNever, "f", "this needs workspace-write, and escalation is disabled here (approval: never): ask the user to change the policy"},
+		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "../out/x", "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
+	} {
+		root := tempRoot(t)
+		makeLayout(t, root, fenceLayout...)
+		p := testPolicy(root, tc.mode)
+		p.MaxMode, p.Approval = tc.maxMode, tc.approval
+		fence := NewFence(p)
+		target, err := fence.Resolve(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		de := deniedAs(t, fence.CheckWrite("edit", &target))
+		if got := de.Hint(); got != tc.want {
+			t.Errorf("%s %s %s: Hint() = %q\nwant %q", tc.mode, tc.approval, tc.path, got, tc.want)
+		}
+		if want := "[sandbox: file access denied under " + string(tc.mode) + " mode]"; de.Marker() != want {
+			t.Errorf("Marker() = %q, want %q", de.Marker(), want)
+		}
+	}
+}
+
+func TestMarker(t *testing.T) {
+	if got, want := Marker(WorkspaceWrite), "[sandbox: file access denied under workspace-write mode]"; got != want {
+		t.Errorf("Marker(workspace-write) = %q, want %q", got, want)
+	}
+	e := &DeniedError{Op: "write", Path: "/etc/hosts", Mode: WorkspaceWrite, Reason: ReasonOutsideRoots}
+	if got, want := e.Marker(), "[sandbox: file access denied under workspace-write mode]"; got != want {
+		t.Errorf("Marker() = %q, want %q", got, want)
+	}
+	if got, want := e.Error(), "write: /etc/hosts: outside writable roots"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	e.Matched, e.Refusal = "**/.git/**", "escalation to danger-full-access refused: approval is never"
+	if got, want := e.Error(), "write: /etc/hosts: outside writable roots (**/.git/**); escalation to danger-full-access refused: approval is never"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// escalateUnderEveryApproval puts a write outside the roots, on a
+// workspace-write fence asking for danger-full-access, to Escalate under
+// each approval, with setup applied to the fence first, and hands the
+// result to check. Nobody may be asked and nothing widen: tty's ask is
+// counted, command's approver would leave a file behind, and the fence's
+// mode must stay.
+func escalateUnderEveryApproval(t *testing.T, setup func(*Fence), check func(t *testing.T, approval Approval, err error)) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	record := filepath.Join(t.TempDir(), "asked")
+	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+		t.Run(string(approval), func(t *testing.T) {
+			p := testPolicy(root, WorkspaceWrite)
+			p.Approval = approval
+			p.ApprovalCommand = []string{"/bin/sh", "-c", "touch " + record}
+			fence := NewFence(p)
+			asked := 0
+			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
+			setup(fence)
+			target, err := fence.Resolve("../out/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = fence.CheckWrite("write", &target)
+			if fence.AsksApprover(err) {
+				t.Error("AsksApprover = true: a preview would be made for nobody")
+			}
+			check(t, approval, fence.Escalate(err, &target, Preview{}))
+			if asked != 0 || fence.Escalated() || fence.Mode() != WorkspaceWrite {
+				t.Errorf("asked %d, Escalated %v, Mode %s", asked, fence.Escalated(), fence.Mode())
+			}
+			if _, err := os.Stat(record); !os.IsNotExist(err) {
+				t.Errorf("approval_command ran (%v)", err)
+			}
+		})
+	}
+}
+
+// TestEscalationNoGrant: a fence told it cannot carry out a grant
+// (SetNoGrant, dsh-fs mcp's) refuses under every approval, asks no one
+// (tty's ask and command's approver are never run), and its mode stays.
+func TestEscalationNoGrant(t *testing.T) {
+	escalateUnderEveryApproval(t, func(f *Fence) { f.SetNoGrant("not here") }, func(t *testing.T, approval Approval, err error) {
+		var de *DeniedError
+		if !errors.As(err, &de) || de.Reason != ReasonNotApproved {
+			t.Fatalf("Escalate = %v", err)
+		}
+		if want := map[Approval]string{ApprovalNever: "approval is never", ApprovalSupervisor: "supervisor"}[approval]; want != "" {
+			if !strings.Contains(de.Refusal, want) {
+				t.Errorf("refusal %q lacks %q", de.Refusal, want)
+			}
+		} else if !strings.Contains(de.Refusal, "not here") {
+			t.Errorf("refusal %q lacks the no-grant reason", de.Refusal)
+		}
+	})
+}
+
+// SetElsewhere hands an escalation that could lift the denial to the
+// front end, asking no one and widening nothing here, whatever the
+// approval; one that could not lift it keeps its own refusal.
+func TestEscalationElsewhere(t *testing.T) {
+	escalateUnderEveryApproval(t, (*Fence).SetElsewhere, func(t *testing.T, _ Approval, err error) {
+		var ee *ElsewhereError
+		if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
+			t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
+		}
+		if fserr.CodeOf(err) != fserr.SandboxDenied {
+			t.Errorf("unhandled, it is %s, not the denial", fserr.CodeOf(err))
+		}
+	})
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	p := testPolicy(root, WorkspaceWrite)
+	p.MaxMode = WorkspaceWrite
+	fence := NewFence(p)
+	fence.SetEscalation(DangerFullAccess, nil)
+	fence.SetElsewhere()
+	target, _ := fence.Resolve("../out/x")
+	err := fence.Escalate(fence.CheckWrite("write", &target), &target, Preview{})
+	var ee *ElsewhereError
+	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, ReasonAboveMaxMode) {
+		t.Errorf("above max_mode: Escalate = %v, want the denial with its refusal", err)
+	}
+}

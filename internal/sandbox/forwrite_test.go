@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// TestOpenDirForgedVerdict: the confined open decides again on the path
+// as it resolves now, whatever verdict the Target carries. A Target
+// whose unexported verdict claims "/" (or the workspace) as its writable
+// root, as only code inside the package could forge it, is refused for a
+// path outside the roots or in a protected path, and nothing is made.
+func TestOpenDirForgedVerdict(t *testing.T) {
+	base := tempRoot(t)
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(ws, ".git"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+	for _, tc := range []struct {
+		name   string
+		target Target
+		reason string
+	}{
+		{"outside, claiming / as its root", Target{Given: outside + "/new/x", Path: outside + "/new/x", root: "/", rel: outside[1:] + "/new/x"}, ReasonOutsideRoots},
+		{"protected, claiming the workspace", Target{Given: ws + "/.git/hooks/x", Path: ws + "/.git/hooks/x", root: ws, rel: ".git/hooks/x"}, ReasonProtected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _, err := f.openDir("write", tc.target, true)
+			if d != nil {
+				d.Close()
+			}
+			var denied *DeniedError
+			if !errors.As(err, &denied) || denied.Reason != tc.reason {
+				t.Errorf("openDir = %v; want a denial (%s)", err, tc.reason)
+			}
+			for _, p := range []string{outside + "/new", ws + "/.git/hooks"} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("openDir made %s", p)
+				}
+			}
+		})
+	}
+}
+
+// TestRemove: a file, a symlink (not what it names) and an empty folder
+// are removed through the confined folder; a folder that holds something,
+// a missing name, a protected path, a path outside the roots and a path
+// through a symlink out are refused with their codes, and nothing else
+// changes.
+func TestRemove(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		path   string // relative to ws
+		code   fserr.Code
+		folder bool
+		gone   string // relative to the temp root: what must be gone afterwards
+		kept   []string
+	}{
+		{name: "file", path: "f", gone: "ws/f"},
+		{name: "symlink, not its target", path: "link", gone: "ws/link", kept: []string{"out/x"}},
+		{name: "empty folder", path: "empty", folder: true, gone: "ws/empty"},
+		{name: "folder with something", path: "d", code: fserr.IsDir, kept: []string{"ws/d/g"}},
+		{name: "missing", path: "nope", code: fserr.NotFound},
+		{name: "protected", path: ".git/config", code: fserr.SandboxDenied, kept: []string{"ws/.git/config"}},
+		{name: "outside", path: "../out/x", code: fserr.SandboxDenied, kept: []string{"out/x"}},
+		{name: "through a symlink out", path: "outdir/y", code: fserr.SandboxDenied, kept: []string{"out/sub/y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, canonLayout...)
+			makeLayout(t, root, "ws/link => ../out/x", "ws/empty/", "ws/.git/", "ws/.git/config", "ws/outdir => ../out/sub")
+			ws := filepath.Join(root, "ws")
+			f := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+			target, err := f.ResolveName(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			folder, err := f.Remove("rm", target)
+			if c := codeOf(err); c != tc.code {
+				t.Fatalf("Remove(%s) = %v (%s), want code %q", tc.path, err, c, tc.code)
+			}
+			if err == nil && folder != tc.folder {
+				t.Errorf("Remove(%s) says folder %v, want %v", tc.path, folder, tc.folder)
+			}
+			if tc.gone != "" {
+				if _, err := os.Lstat(filepath.Join(root, tc.gone)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s still there (%v)", tc.gone, err)
+				}
+			}
+			for _, k := range tc.kept {
+				if _, err := os.Lstat(filepath.Join(root, k)); err != nil {
+					t.Errorf("%s is gone: %v", k, err)
+				}
+			}
+		})
+	}
+}
+
+// codeOf is err's code, "" for no error.
+func codeOf(err error) fserr.Code {
+	if err == nil {
+		return ""
+	}
+	return fserr.CodeOf(err)
+}

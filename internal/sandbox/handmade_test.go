@@ -1,0 +1,65 @@
+package sandbox_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// TestOpenDirDecidesItself (issue 22): OpenForWrite, the only way a
+// caller outside the package gets a folder to mutate in, opens what the
+// fence's own verdict allows, never what a caller hands in. A Target a caller outside
+// the package builds, or one CheckWrite denied, must be refused as
+// CheckWrite refuses it, and nothing is made or opened. (When Target's
+// root was exported, one outside the roots that claimed / as its root
+// opened.) TestOpenDirForgedVerdict holds the open itself to it.
+func TestOpenDirDecidesItself(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(ws, ".git"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a caller can build: the verdict's fields are unexported, so
+	// the compiler refuses a Target that claims a writable root.
+	target := func(p string) sandbox.Target { return sandbox.Target{Given: p, Path: p} }
+	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: ws, Protected: sandbox.DefaultProtected,
+		MaxMode: sandbox.DangerFullAccess, Approval: sandbox.ApprovalNever}
+	for _, tc := range []struct {
+		name   string
+		target sandbox.Target
+		reason string
+	}{
+		{"outside", target(filepath.Join(outside, "x")), sandbox.ReasonOutsideRoots},
+		{"outside, through ..", sandbox.Target{Given: filepath.Join(ws, "../outside/x"), Path: filepath.Join(outside, "x")}, sandbox.ReasonOutsideRoots},
+		{"a protected path", target(filepath.Join(ws, ".git/config")), sandbox.ReasonProtected},
+		{"a protected folder to be made", target(filepath.Join(ws, ".git/hooks/x")), sandbox.ReasonProtected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := sandbox.NewFence(policy)
+			check := tc.target
+			var denied *sandbox.DeniedError
+			if err := f.CheckWrite("write", &check); !errors.As(err, &denied) || denied.Reason != tc.reason {
+				t.Fatalf("CheckWrite = %v, want a denial (%s): the case is wrong", err, tc.reason)
+			}
+			given := tc.target
+			d, name, err := f.OpenForWrite("write", &given, sandbox.Intent{Mkdir: true})
+			if d != nil {
+				d.Close()
+			}
+			if !errors.As(err, &denied) || denied.Reason != tc.reason {
+				t.Errorf("OpenForWrite of a hand-made target = %q, %v; want the denial CheckWrite gives (%s)", name, err, tc.reason)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, ".git/hooks")); err == nil {
+				t.Errorf("OpenForWrite made .git/hooks")
+			}
+		})
+	}
+}

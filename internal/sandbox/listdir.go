@@ -1,0 +1,301 @@
+package sandbox
+
+import (
+	"io"
+	"os"
+	"path"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// ListDir is a folder opened for a listing and checked against deny_read.
+// Its entries are looked at, and its subfolders opened, by handle, one
+// name at a time and never through a symlink, so a listing goes as deep
+// as the tree does, whatever PATH_MAX says, and lists what it checked.
+type ListDir struct {
+	f    *Fence
+	op   string
+	file *os.File
+	// Path is the folder's path: the path walked to reach it, one handle
+	// at a time. Entries are judged by Path joined with their name.
+	Path string
+}
+
+// OpenList opens the folder t for a listing, following symlinks, and
+// decides on what it opened as OpenRead does. A file that is not a folder
+// is FS_NOT_DIR.
+func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
+	if err := f.checkReadTarget(op, t); err != nil {
+		return nil, err
+	}
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, followLast: true})
+	if err != nil {
+		return nil, fserr.FromOS(op, t.Given, err)
+	}
+	if err := f.checkReadWalked(op, t, w); err != nil {
+		unix.Close(w.fd)
+		return nil, err
+	}
+	return &ListDir{f: f, op: op, file: os.NewFile(uintptr(w.fd), w.path), Path: w.path}, nil
+}
+
+// Close releases the folder.
+func (d *ListDir) Close() error { return d.file.Close() }
+
+// Names returns the names of the folder's entries, unsorted, without
+// looking at any of them.
+func (d *ListDir) Names() ([]string, error) {
+	names, err := d.file.Readdirnames(-1)
+	if err != nil {
+		return nil, &os.PathError{Op: "read folder", Path: d.Path, Err: underlying(err)}
+	}
+	return names, nil
+}
+
+// Hidden reports whether the entry name is under deny_read by its path
+// alone, without looking at it: for counting entries a listing does not
+// show.
+func (d *ListDir) Hidden(name string) bool {
+	_, ok := d.deniedEntry(name)
+	return ok
+}
+
+// deniedEntry returns the deny_read glob that covers the entry name by
+// its path. The folder's own path passed deny_read when it was opened, so
+// only a glob whose last component matches name can cover the entry.
+func (d *ListDir) deniedEntry(name string) (string, bool) {
+	if len(d.f.denyRead) == 0 {
+		return "", false
+	}
+	if i := d.f.denyMatcher().child(d.Path, name); i >= 0 {
+		return d.f.denyRead[i].shown, true
+	}
+	return "", false
+}
+
+// Lstat looks at the entry name without following it. An entry under
+// deny_read, by its path or, for a file with several links, by its
+// identity, is a *DeniedError: a listing leaves it out.
+func (d *ListDir) Lstat(name string) (Stat, error) {
+	p := d.join(name)
+	if g, ok := d.deniedEntry(name); ok {
+		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
+	}
+	var st Stat
+	if err := unix.Fstatat(d.fd(), name, &st.Stat_t, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Stat{}, &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if g, ok := d.f.deniedIdentity(&st.Stat_t); ok {
+		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// Replaced by something else since the look: no target then.
+		st.Target, _ = readlinkat(d.fd(), name)
+	}
+	return st, nil
+}
+
+// Open opens the subfolder name for listing, never through a symlink: a
+// folder replaced by a symlink since Lstat is FS_IO, not followed. What it
+// opened is checked as OpenList's folder is.
+func (d *ListDir) Open(name string) (*ListDir, error) {
+	fd, _, err := d.openEntry(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	p := d.join(name)
+	return &ListDir{f: d.f, op: d.op, file: os.NewFile(uintptr(fd), p), Path: p}, nil
+}
+
+// openEntry opens the entry name with flags, never through a symlink, and
+// decides on what it opened (checkReadOpened) before anything is read.
+// With wantType (unix.S_IFREG) anything of another type is closed unread:
+// FS_INVALID_ARGUMENT.
+func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
+	p := d.join(name)
+	fd, err := openRead(d.fd(), name, flags)
+	switch {
+	case err == unix.ELOOP:
+		return -1, nil, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
+	case err == unix.ENOTDIR:
+		return -1, nil, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
+	case err != nil:
+		return -1, nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, nil, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	if wantType != 0 && st.Mode&unix.S_IFMT != wantType {
+		unix.Close(fd)
+		return -1, nil, fserr.New(fserr.InvalidArgument, p+": not a regular file")
+	}
+	check := d.f.checkReadOpened
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		check = d.checkFileOpened
+	}
+	if err := check(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	return fd, &st, nil
+}
+
+// checkFileOpened is checkReadOpened for a file opened by name in this
+// folder, whose path passed deny_read before the open, with the
+// /proc/self/fd read-back only where a rule could apply (issue 26): the
+// file has several links (its identity is checked too), its name is one
+// a glob's last component matches (it is covered if its folder now lies
+// where the glob names), or it lies in an anchored glob's tree. Elsewhere
+// no rule can cover the file unless its folder itself was moved beneath a
+// covered one since it was opened and checked, a folder this listing
+// holds: one read-back a folder (checkReadOpened on each subfolder
+// opened) rather than one a file.
+func (d *ListDir) checkFileOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+	if len(d.f.denyRead) == 0 {
+		return nil
+	}
+	m := d.f.denyMatcher()
+	if st.Nlink > 1 || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
+		return d.f.checkReadOpened(op, t, fd, walked, st)
+	}
+	if g, ok := d.f.deniedIdentity(st); ok {
+		return d.f.readDenied(op, t, g)
+	}
+	return nil
+}
+
+func (d *ListDir) fd() int { return int(d.file.Fd()) }
+
+func (d *ListDir) join(name string) string {
+	if d.Path == "/" {
+		return "/" + name
+	}
+	return d.Path + "/" + name
+}
+
+// underlying is the errno inside an *os.PathError or *os.SyscallError.
+func underlying(err error) error {
+	switch e := err.(type) {
+	case *os.PathError:
+		return e.Err
+	case *os.SyscallError:
+		return e.Err
+	}
+	return err
+}
+
+// EntryType is what a folder entry is, as the folder says without a look
+// at the entry (d_type), or as a look says where the file system does not.
+type EntryType uint8
+
+// The types of folder entries.
+const (
+	EntryFile EntryType = iota
+	EntryDir
+	EntrySymlink
+	EntryOther
+)
+
+// DirEntry is one entry of a folder: its name and its type.
+type DirEntry struct {
+	Name string
+	Type EntryType
+}
+
+// Entries returns the folder's entries with their types, unsorted, read
+// in batches of 1024 names. Nothing is opened; where the file system does
+// not give the type, the entry is looked at without following it.
+func (d *ListDir) Entries() ([]DirEntry, error) {
+	var out []DirEntry
+	for {
+		des, err := d.file.ReadDir(1024)
+		for _, de := range des {
+			t := EntryOther
+			switch m := de.Type(); {
+			case m.IsRegular():
+				t = EntryFile
+			case m.IsDir():
+				t = EntryDir
+			case m&os.ModeSymlink != 0:
+				t = EntrySymlink
+			}
+			out = append(out, DirEntry{Name: de.Name(), Type: t})
+		}
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, &os.PathError{Op: "read folder", Path: d.Path, Err: underlying(err)}
+		}
+		if len(des) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// FileHandle is a regular file opened for reading in a listed folder and
+// checked against deny_read on what was opened. It reads with read(2)
+// directly: a search opens thousands of them.
+type FileHandle struct {
+	fd int
+	// Path is the file's path: its folder's Path joined with its name.
+	Path string
+	// Size is the file's size when it was opened.
+	Size int64
+}
+
+// OpenFile opens the entry name for reading, never through a symlink,
+// and decides on what it opened as OpenRead does: a name under deny_read
+// is denied before anything is opened, and the opened file's path (and
+// what /proc/self/fd says of it) and identity are checked before a byte
+// is read. Anything but a regular file is FS_INVALID_ARGUMENT, closed
+// unread; a file replaced by a symlink since the folder was read is
+// FS_IO, not followed. A FIFO swapped in is opened without blocking.
+func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
+	p := d.join(name)
+	if g, ok := d.deniedEntry(name); ok {
+		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
+	}
+	fd, st, err := d.openEntry(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	if err != nil {
+		return nil, err
+	}
+	return &FileHandle{fd: fd, Path: p, Size: st.Size}, nil
+}
+
+// Read reads from the file, retrying a read a signal interrupted.
+func (h *FileHandle) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for range maxRaceRetries {
+		n, err := unix.Read(h.fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: h.Path, Err: err}
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+	return 0, &os.PathError{Op: "read", Path: h.Path, Err: unix.EINTR}
+}
+
+// Seek sets the offset of the next Read, as lseek(2) does: a search that
+// found the file is not UTF-8 reads it again from its start, decoded.
+func (h *FileHandle) Seek(offset int64, whence int) (int64, error) {
+	off, err := unix.Seek(h.fd, offset, whence)
+	if err != nil {
+		return 0, &os.PathError{Op: "seek", Path: h.Path, Err: err}
+	}
+	return off, nil
+}
+
+// Close releases the file.
+func (h *FileHandle) Close() error { return unix.Close(h.fd) }

@@ -1,0 +1,940 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// MountPlan is the mount layer of a dsh-fs exec session (docs/design.md,
+// the exec section): what the session's shell may neither write nor read
+// although Landlock alone would let it. Landlock grants a writable root
+// whole and cannot carve a protected folder (.git) out of it, nor deny
+// reads the fence denies by name, nor govern metadata (chmod, chown,
+// utime, xattrs, inode flags) anywhere; the shell's child covers those
+// paths, and makes everything outside the roots read-only, with mounts
+// in its own private mount namespace, which no other process sees and
+// which ends with the session.
+//
+// It is planned once, from what exists when the session starts: a
+// protected or deny_read path created later is guarded by the fence for
+// the file tool and by Landlock's roots for the shell, not by a mount.
+type MountPlan struct {
+	// ReadOnly are canonical paths (folders or files) that exist and are
+	// bound read-only over themselves: the protected paths inside the
+	// writable roots, the git folders a root's .git leads to, and trusted
+	// config files inside them.
+	ReadOnly []string `json:"read_only"`
+	// Hidden are canonical deny_read folders covered by an empty
+	// read-only tmpfs.
+	Hidden []string `json:"hidden"`
+	// HiddenFiles are canonical deny_read files covered by an empty
+	// read-only file.
+	HiddenFiles []string `json:"hidden_files"`
+	// HiddenSockets are canonical unix sockets of processes outside the
+	// session, covered by the empty read-only file: below Landlock ABI 9,
+	// those that exist at the start, but the allowed ones (sockets.go).
+	HiddenSockets []string `json:"hidden_sockets"`
+	// Partial names each folder whose walk stopped at the budget, so what
+	// lies beyond was not looked at: a writable root, the literal
+	// folder of an absolute deny_read glob with wildcards, or a place
+	// searched for sockets (sockets.go).
+	Partial []string `json:"partial,omitempty"`
+	// OutsideReadOnly says the whole tree is made read-only, recursively,
+	// before anything else is mounted, with the folders in Writable
+	// bound writable again: outside them chmod, chown, utime, setxattr
+	// and chattr fail with EROFS whatever the uid (see rotree.go). False
+	// on a kernel without mount_setattr (ReadOnlyTree).
+	OutsideReadOnly bool `json:"outside_read_only"`
+	// Writable are the canonical writable roots that stay writable under
+	// the read-only tree, nodev and nosuid: the kernel layer's roots
+	// (none in read-only mode).
+	Writable []string `json:"writable"`
+	// Pinned are canonical folders bound over themselves, outermost
+	// first, so that the kernel refuses to rename or remove them (EBUSY):
+	// every folder from the outermost writable root down to a path in
+	// ReadOnly that lies in one, so that renaming a parent cannot put a
+	// planted .git where the protected one was.
+	Pinned []string `json:"pinned"`
+	// Unpinned are the paths of ReadOnly whose folders are not pinned,
+	// for want of budget (maxPinned).
+	Unpinned []string `json:"unpinned,omitempty"`
+	// DenyIdentities are the identities of the deny_read files with
+	// several links, seen before anything is hidden. The session record
+	// carries them (session.Record), not the plan.
+	DenyIdentities []DenyIdentity `json:"-"`
+	// Overlays are the toolchain caches seen through a copy-on-write
+	// layer (caches.go), mounted before the read-only tree, which keeps
+	// them writable. OverlayDir, the session's private folder that holds
+	// their upper and work folders, is hidden once all is mounted.
+	Overlays   []Overlay `json:"overlays,omitempty"`
+	OverlayDir string    `json:"overlay_dir,omitempty"`
+}
+
+// Empty reports whether applying m would mount nothing.
+func (m MountPlan) Empty() bool {
+	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
+}
+
+// walkBudget bounds the entries one walk looks at (a writable root, or
+// the folder of an absolute deny_read glob). A session starts its shell
+// through this walk, so a workspace holding a vendored tree or a
+// node_modules of a million files must not stall it: past the budget the
+// walk stops and says so in Partial, and what lies beyond is guarded by
+// the fence and Landlock only. 20000 entries take about 50 ms on a warm
+// cache. A variable only so tests can lower it.
+var walkBudget = 20000
+
+// identityBudget is the budget of the plan's walk of the anchored
+// deny_read trees for identities, the fence's; a variable only so tests
+// can lower it.
+var identityBudget = maxIdentityEntries
+
+// PlanMounts finds what the mount layer covers under policy p with the
+// given canonical writable roots. It never follows a symlink while
+// walking, and lists only paths that exist now, canonical, sorted and
+// once each.
+//
+// Protected globs are matched as the fence matches them (matchCovers on
+// the path relative to the root, or on the canonical path for an
+// absolute glob), and so are deny_read globs ("~" expanded from p.Home,
+// a relative glob anchored with "**/"), so the shell and the file tool
+// agree on what they guard. A folder a glob covers is listed itself and
+// not descended into; a folder holding a git directory's HEAD, objects
+// and refs (or commondir) is protected whatever its name, as the fence's
+// insideGitDir does. A deny_read match wins over a protected one: a
+// secret that is also protected must not be readable.
+//
+// What no walk looks at is left to the fence, which the shell does not
+// pass through: a relative deny_read glob ("**/.env") is looked for
+// only inside the writable roots walked, not elsewhere on disk (Landlock
+// leaves reads open), and not inside a folder already bound read-only.
+//
+// The read-only tree is planned where the kernel has mount_setattr
+// (OutsideReadOnly), with the roots of p's kernel layer as Writable (in
+// workspace-write mode; none otherwise); the folders above each
+// read-only path in a root are Pinned (planPins). A regular file with
+// several links that a root's walk meets is hidden when it is the same
+// file as a deny_read file: one in an anchored glob's tree
+// (walkIdentities, before anything is hidden) or one the walk hides;
+// those identities are DenyIdentities.
+//
+// Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
+// shared scratch space whose size no session bounds, and nothing the
+// default protected list names belongs there. Walks do cross into other
+// file systems mounted beneath a root: a .git on a bind-mounted folder
+// is as writable as any other, and the budget bounds the cost.
+func PlanMounts(p Policy, roots []Root) MountPlan {
+	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
+		denyIDs: map[fileID]string{}}
+	for _, g := range p.Protected {
+		g = p.expandHome(g)
+		switch {
+		case strings.HasPrefix(g, "~"):
+			continue // no home: it names nothing, as in the fence
+		case strings.HasPrefix(g, "/"):
+			pl.absProtected = append(pl.absProtected, newWalkGlob(g))
+		default:
+			pl.protected = append(pl.protected, newWalkGlob(g))
+		}
+	}
+	var absDeny []string
+	fence := NewFence(p)
+	pl.deny = fence.denyMatcher()
+	for _, g := range fence.denyRead {
+		pl.denyShown = append(pl.denyShown, g.shown)
+		pl.denyMatch = append(pl.denyMatch, g.match)
+		if strings.HasPrefix(g.match, "/") {
+			absDeny = append(absDeny, g.match)
+		}
+	}
+	if len(absDeny) > 0 {
+		// Before anything is hidden: inside the session the hidden
+		// files are out of the file tool's reach, identities included.
+		ids := walkIdentities(fence.denyRead, identityBudget)
+		pl.denyIDs, pl.idsCut = ids.ids, ids.cut
+	}
+	rootPaths := RootPaths(roots)
+	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
+		c, err := Canonical(p.Cwd, file)
+		if err != nil {
+			continue
+		}
+		pl.config = append(pl.config, c)
+		if beneathAny(rootPaths, c) {
+			pl.addExisting(c, pl.ro, pl.ro)
+		}
+	}
+	for _, r := range roots {
+		for _, g := range gitPointerTargets(r.Path) {
+			if beneathAny(rootPaths, g) && isGitDir(g) {
+				pl.addGitDir(g)
+			}
+		}
+		if r.Origin == "tmp" {
+			continue
+		}
+		if !pl.walk(r.Path, pl.visitRoot(r.Path), true) {
+			pl.partial = append(pl.partial, r.Path)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range absDeny {
+		pl.planAbsDeny(g, seen)
+	}
+	pl.planSockets(p)
+	pl.hideLinks()
+	m := pl.plan()
+	if p.Mode == WorkspaceWrite {
+		m.Writable = existingDirs(rootPaths)
+		slices.Sort(m.Writable)
+	}
+	m.Writable = nonNil(m.Writable)
+	m.OutsideReadOnly = readOnlyTreeWhy() == ""
+	if !m.OutsideReadOnly || p.Mode == WorkspaceWrite {
+		// Under a read-only tree in read-only mode nothing can be
+		// renamed anyway.
+		// A git directory is pinned itself, its HEAD standing for it:
+		// with its data writable, moving it aside would let a new one
+		// with a planted config be put in its place.
+		pins := slices.Clone(m.ReadOnly)
+		for _, g := range sortedKeys(pl.gitDirs) {
+			pins = append(pins, filepath.Join(g, "HEAD"))
+		}
+		m.Pinned, m.Unpinned = planPins(pins, rootPaths, m.OutsideReadOnly)
+		for i, p := range m.Unpinned {
+			if g := filepath.Dir(p); pl.gitDirs[g] && !pl.ro[p] {
+				m.Unpinned[i] = g // the git directory, not its HEAD
+			}
+		}
+	}
+	m.Pinned = nonNil(m.Pinned)
+	return m
+}
+
+type planner struct {
+	protected    []walkGlob   // protected globs relative to a root
+	absProtected []walkGlob   // absolute protected globs
+	deny         *denyMatcher // deny_read globs, anchored, as the fence has them
+	denyShown    []string     // the glob to name for each of deny, in a denial
+	denyMatch    []string     // each of deny as the fence matches it
+	config       []string     // canonical trusted and loaded config files
+
+	ro, hidden, hiddenFiles map[string]bool
+	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
+	sockets                 map[string]bool // met by the walks (sockets.go)
+	partial                 []string
+
+	// files are the regular files the walks of the roots met and did not
+	// hide (with deny_read globs only), and denyIDs the identities of the
+	// deny_read files with several links, each with its glob: a file that
+	// is one of them is hidden like it (hideLinks).
+	files   []string
+	denyIDs map[fileID]string
+	// idsCut is the anchored glob whose tree was too large to collect
+	// every identity in (walkIdentities); "" when none was.
+	idsCut string
+}
+
+// walkGlob is a glob split once for a walk that matches it against
+// every entry, with the literal components any path it covers holds.
+type walkGlob struct {
+	parts    []string
+	literals []string
+}
+
+func newWalkGlob(g string) walkGlob {
+	w := walkGlob{parts: splitSlash(g)}
+	for _, p := range w.parts {
+		if !strings.ContainsAny(p, "*?[\\") {
+			w.literals = append(w.literals, p)
+		}
+	}
+	return w
+}
+
+// covers is matchCovers on a name already split. A name lacking one of
+// the glob's literal components is not covered; path.Match, which the
+// "**" of a glob would otherwise call at every depth, is spared.
+func (w walkGlob) covers(name []string) bool {
+	for _, l := range w.literals {
+		if !slices.Contains(name, l) {
+			return false
+		}
+	}
+	return coverParts(w.parts, name)
+}
+
+// visitRoot returns the visitor of the walk of root: it records what the
+// entry at abs covers, if anything, and says whether to walk into it.
+func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool {
+	return func(abs string, typ fs.FileMode) bool {
+		covered := false
+		absParts := splitSlash(abs)
+		denied := pl.deny.first(abs)
+		if denied >= 0 {
+			covered = pl.hide(abs, typ)
+		}
+		switch {
+		case !typ.IsRegular() || len(pl.denyShown) == 0:
+		case denied >= 0:
+			pl.noteDenied(abs, denied)
+		default:
+			pl.files = append(pl.files, abs)
+		}
+		// Protected too, in case hiding is refused or fails: plan
+		// keeps the hiding when both apply.
+		rel, _ := within(root, abs)
+		if pl.protectedPath(rel, absParts) {
+			pl.ro[abs] = true
+			covered = true
+		}
+		// The git rule by name, as the fence has it: a folder named .git
+		// is pinned with its protected parts bound, whatever it holds; a
+		// .git file (a pointer) and a protected part beneath a .git are
+		// bound read-only.
+		if _, hit := gitProtectedByName(rel); hit && !covered && rel != "." {
+			switch {
+			case filepath.Base(abs) == ".git" && typ.IsDir():
+				pl.addGitDir(abs)
+			default:
+				pl.ro[abs] = true
+				covered = true
+			}
+		}
+		return !covered
+	}
+}
+
+// noteDenied records the identity of the regular file abs, which the
+// glob denyShown[denied] covers, when it has several links: its other
+// names are to be hidden too.
+func (pl *planner) noteDenied(abs string, denied int) {
+	if id, ok := linkedID(abs); ok {
+		if _, seen := pl.denyIDs[id]; !seen {
+			pl.denyIDs[id] = pl.denyShown[denied]
+		}
+	}
+}
+
+// linkedID is the identity of the regular file abs, when it has several
+// links.
+func linkedID(abs string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+// hideLinks hides every file the walks met that is the same file as a
+// deny_read file: a hard link made before the session reads the secret
+// under a name no glob covers. Files are looked at only when some
+// deny_read file has several links, so a workspace with no such secret
+// pays no stat per file. When the identities of an anchored glob's tree
+// could not all be collected (idsCut), the glob's literal folder is
+// listed in Partial: the fence outside denies every file with several
+// links then, but hiding them all would cover each hard-linked file of
+// a workspace (a pnpm store, a git clone --local) with a mount.
+func (pl *planner) hideLinks() {
+	if len(pl.denyIDs) > 0 {
+		for _, abs := range pl.files {
+			if id, ok := linkedID(abs); ok {
+				if _, secret := pl.denyIDs[id]; secret {
+					pl.hide(abs, 0)
+				}
+			}
+		}
+	}
+	if pl.idsCut == "" {
+		return
+	}
+	for i, shown := range pl.denyShown {
+		if shown != pl.idsCut || !strings.HasPrefix(pl.denyMatch[i], "/") {
+			continue
+		}
+		prefix, _ := literalPrefix(pl.denyMatch[i])
+		if c, err := Canonical("/", prefix); err == nil {
+			pl.partial = append(pl.partial, c)
+			return
+		}
+	}
+}
+
+// visitDeny returns the visitor of the walk for the absolute deny_read
+// glob g (canonical), pruned to what g may cover.
+func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
+	pat := splitSlash(g)
+	return func(abs string, typ fs.FileMode) bool {
+		if matchCovers(g, abs) {
+			return !pl.hide(abs, typ)
+		}
+		return mayCover(pat, splitSlash(abs))
+	}
+}
+
+// hide records abs, which a deny_read glob covers, as hidden, and
+// reports whether it did. It never hides a config file or a folder
+// holding one: a session may add deny_read globs, and hiding the trusted
+// config from the dsh-fs the shell runs would hand that dsh-fs the
+// defaults instead of the trusted policy (the fence still denies reading
+// it by name). Such a folder is walked into instead, and what it holds
+// besides is hidden entry by entry.
+func (pl *planner) hide(abs string, typ fs.FileMode) bool {
+	if slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) }) {
+		return false
+	}
+	if typ.IsDir() {
+		pl.hidden[abs] = true
+	} else {
+		pl.hiddenFiles[abs] = true
+	}
+	return true
+}
+
+func (pl *planner) protectedPath(rel string, abs []string) bool {
+	// As in the fence, a relative glob never names the root itself.
+	if rel != "." {
+		relParts := splitSlash(rel)
+		for _, g := range pl.protected {
+			if g.covers(relParts) {
+				return true
+			}
+		}
+	}
+	for _, g := range pl.absProtected {
+		if g.covers(abs) {
+			return true
+		}
+	}
+	return false
+}
+
+// addGitDir records the git directory dir: its protected parts, and
+// those of the git directories nested in it, are bound read-only
+// (protectedGitParts), the rest of it stays writable, and the git directories
+// are pinned. A walk cut short by the budget is listed in Partial.
+func (pl *planner) addGitDir(dir string) {
+	if pl.gitDirs == nil {
+		pl.gitDirs = map[string]bool{}
+	}
+	parts, dirs, ok := protectedGitParts(dir)
+	for _, p := range parts {
+		pl.ro[p] = true
+	}
+	for _, g := range dirs {
+		pl.gitDirs[g] = true
+	}
+	if !ok {
+		pl.partial = append(pl.partial, dir)
+	}
+}
+
+// gitDirNames reports whether a folder holding entries is a git
+// directory, by isGitDir's rule.
+func gitDirNames(entries []fs.DirEntry) bool {
+	has := func(n string) bool {
+		return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == n })
+	}
+	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
+}
+
+// addExisting records the canonical path c in dirs or files by what it
+// is, when it exists and is a folder or a regular file.
+func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
+	fi, err := os.Lstat(c)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		dirs[c] = true
+	case fi.Mode().IsRegular():
+		files[c] = true
+	}
+}
+
+// planAbsDeny finds what the absolute deny_read glob g covers outside the
+// walks of the roots. A glob without wildcards, or whose only wildcard is
+// a final "/**", names one path: its literal part, hidden whole. Any
+// other is matched by a walk from its literal folder, pruned to what the
+// glob may cover and bounded by walkBudget like a root's walk; a glob such as
+// "/**/id_rsa" thus looks at the first walkBudget entries of / and
+// reports "/" in Partial. doublestar's FilepathGlob is not used: it has
+// no bound. seen holds the globs already planned, by their canonical
+// spelling: the fence lists a glob with a symlinked prefix twice.
+func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
+	prefix, rest := literalPrefix(g)
+	if prefix == "" {
+		prefix = "/"
+	}
+	c, err := Canonical("/", prefix)
+	if err != nil {
+		return
+	}
+	g = strings.TrimSuffix(c, "/") + "/" + strings.Join(rest, "/")
+	if seen[g] {
+		return
+	}
+	seen[g] = true
+	fi, err := os.Lstat(c)
+	switch {
+	case err != nil:
+	case fi.Mode().IsRegular():
+		if matchCovers(g, c) {
+			pl.hide(c, 0)
+		}
+	case fi.IsDir():
+		// A glob that names this one folder is done at its top, unless
+		// it holds a config file.
+		if !pl.walk(c, pl.visitDeny(g), false) {
+			pl.partial = append(pl.partial, c)
+		}
+	}
+}
+
+// walk visits the folder top and what lies beneath it, depth first,
+// without following symlinks, until walkBudget entries have been looked
+// at; it reports whether it saw everything. visit is called on each
+// folder (typ fs.ModeDir) and regular file (typ 0) and returns whether to
+// walk into a folder. With gitDirs, a folder whose listing makes it a git
+// directory is recorded read-only and not walked into.
+//
+// A symlink is never visited: mount(2) follows it, so covering a link
+// would cover whatever the session points it at, outside the root or
+// swapped after the plan. What it leads to is met by a walk under its
+// own name when it lies in a root, and lies outside Landlock's writable
+// roots otherwise. A socket is recorded for the socket layer
+// (sockets.go); fifos and devices are left alone.
+func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
+	if !visit(top, fs.ModeDir) {
+		return true
+	}
+	seen := 0
+	stack := []string{top}
+	for len(stack) > 0 {
+		dir := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		entries, ok := readDirBounded(dir, walkBudget-seen)
+		seen += len(entries)
+		if !ok {
+			return false
+		}
+		if gitDirs && gitDirNames(entries) {
+			// Not walked into (objects may be large), but its top may
+			// hold the socket git's fsmonitor daemon listens at.
+			pl.addGitDir(dir)
+			pl.socketsIn(dir, entries)
+			continue
+		}
+		// Sorted, and pushed in reverse, so the walk goes in name order
+		// and a partial walk stops at the same place every time.
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			abs := filepath.Join(dir, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir():
+				if visit(abs, fs.ModeDir) {
+					stack = append(stack, abs)
+				}
+			case t.IsRegular():
+				visit(abs, 0)
+			case t&fs.ModeSocket != 0:
+				pl.sawSocket(abs)
+			}
+		}
+	}
+	return true
+}
+
+// readDirBounded reads the entries of dir, at most limit of them; ok is
+// false when dir holds more. A folder that cannot be opened (gone since,
+// no permission, swapped for a symlink) reads as empty: it holds nothing
+// the walk can name.
+func readDirBounded(dir string, limit int) (entries []fs.DirEntry, ok bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, true
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(256)
+		entries = append(entries, batch...)
+		if len(entries) > limit {
+			return entries[:limit], false
+		}
+		if err != nil {
+			// io.EOF, or a read error: what was read is all there is.
+			return entries, true
+		}
+	}
+}
+
+// plan returns what pl found, sorted, each path once, without what a
+// hidden folder or a read-only folder already covers.
+func (pl *planner) plan() MountPlan {
+	hidden := sortedKeys(pl.hidden)
+	under := func(p string, dirs []string) bool {
+		for _, d := range dirs {
+			if d != p && Beneath(d, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var m MountPlan
+	for _, h := range hidden {
+		if !under(h, hidden) {
+			m.Hidden = append(m.Hidden, h)
+		}
+	}
+	for _, f := range sortedKeys(pl.hiddenFiles) {
+		if !under(f, m.Hidden) {
+			m.HiddenFiles = append(m.HiddenFiles, f)
+		}
+	}
+	for _, r := range sortedKeys(pl.ro) {
+		// Hiding wins: a secret that is also protected stays unreadable.
+		if !pl.hidden[r] && !pl.hiddenFiles[r] && !under(r, m.Hidden) && !under(r, m.ReadOnly) {
+			m.ReadOnly = append(m.ReadOnly, r)
+		}
+	}
+	m.ReadOnly = nonNil(m.ReadOnly)
+	m.Hidden = nonNil(m.Hidden)
+	m.HiddenFiles = nonNil(m.HiddenFiles)
+	m.HiddenSockets = []string{}
+	for _, sock := range sortedKeys(pl.sockets) {
+		if !under(sock, m.Hidden) {
+			m.HiddenSockets = append(m.HiddenSockets, sock)
+		}
+	}
+	if len(pl.partial) > 0 {
+		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
+	}
+	m.DenyIdentities = denyIdentities(pl.denyIDs)
+	return m
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nonNil keeps an empty list a JSON [], not null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// MountLayer reports whether this process can give its child a private
+// mount namespace, and when it cannot, why, in a short lowercase phrase.
+// Running as root (with CAP_SYS_ADMIN) it can. Otherwise it can only in a
+// user namespace of its own (UserNamespace), where the kernel allows
+// unprivileged ones: whether such a namespace may mount here is known only
+// by trying, which dsh-fs exec does before it relies on it.
+func MountLayer() (ok bool, why string) {
+	if os.Geteuid() != 0 {
+		if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
+			return false, "not root, and this kernel allows no unprivileged user namespace"
+		}
+		return true, ""
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false, "cannot read capabilities: " + err.Error()
+	}
+	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
+		return false, "needs cap_sys_admin"
+	}
+	return true, ""
+}
+
+// UserNamespace reports whether the mount layer needs a user namespace:
+// this process is not root. The child is then started in a new user
+// namespace that maps only this user to itself, so what it runs keeps
+// its uid and gains no privilege outside; inside, the namespace may mount
+// on its own mount namespace, and the child's Landlock layer forbids any
+// mount once the mount layer is in place.
+func UserNamespace() bool { return os.Geteuid() != 0 }
+
+// Apply mounts the plan. It must run in the child, inside its own private
+// mount namespace, before Landlock (a Landlock-restricted process may not
+// mount): run in the parent's namespace it would change what every
+// process sees. emptyFile is an existing empty regular file (mode 0400)
+// to bind over hidden files.
+//
+// The read-only tree comes first (readOnlyTree), then the pins, outermost
+// first, then the read-only binds, then the hiding: a pin made after a
+// bind beneath it would be a copy made before, and each mount is made on
+// what the ones before it left.
+//
+// Every path is opened without following any symlink, checked to still be
+// what the plan says (a folder for Hidden, not a folder for HiddenFiles),
+// and mounted on through that descriptor, so a path swapped for a symlink
+// since the plan fails instead of covering where the link leads.
+// Read-only binds are recursive and made read-only before they are
+// attached (mount_setattr), so no instant shows them writable and a mount
+// beneath a protected folder is read-only too; tmpfs is made with
+// fsopen and fsmount. Kernels without these calls get mount(2) on
+// /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
+// anything is mounted, so a hidden folder holding it changes nothing.
+// The first failure stops Apply; what it mounted stays, and the caller
+// must not start the shell.
+func (m MountPlan) Apply(emptyFile string) error {
+	empty := -1
+	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		var st unix.Stat_t
+		if err == nil {
+			defer unix.Close(fd)
+			err = unix.Fstat(fd, &st)
+		}
+		if err == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != 0) {
+			// Bound over a secret, anything else would show something.
+			err = errors.New("not an empty regular file")
+		}
+		if err != nil {
+			return mountErr("open empty file", emptyFile, err)
+		}
+		empty = fd
+	}
+	// The working folder was entered before anything was mounted: a
+	// relative path would still lead into the mounts beneath the plan's
+	// (the read-only tree's, what is hidden), so it is entered again by
+	// its name once all is mounted.
+	wd, err := os.Getwd()
+	if err != nil {
+		return mountErr("working folder", ".", err)
+	}
+	// The overlays first: an overlay's upper folder must lie on a
+	// writable mount when it is made, and the read-only tree binds each
+	// overlay back writable like a root.
+	writable := slices.Clip(m.Writable)
+	for _, o := range m.Overlays {
+		if err := MountOverlay(o); err != nil {
+			return mountErr("overlay", o.Path, err)
+		}
+		writable = append(writable, o.Path)
+	}
+	if m.OutsideReadOnly {
+		if err := readOnlyTree(writable); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Pinned {
+		if err := pin(p); err != nil {
+			return mountErr("pin", p, err)
+		}
+	}
+	for _, p := range m.ReadOnly {
+		if err := bindReadOnly(-1, p, 0); err != nil {
+			return mountErr("bind read-only", p, err)
+		}
+	}
+	for _, p := range m.Hidden {
+		if err := hideDir(p); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	for _, p := range m.HiddenFiles {
+		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	// The overlays' upper folders are reached through the overlays only.
+	if m.OverlayDir != "" {
+		if err := hideDir(m.OverlayDir); err != nil {
+			return mountErr("hide", m.OverlayDir, err)
+		}
+	}
+	// Last: a cover over a socket must lie above every bind that
+	// re-mounts a folder holding it (the writable roots, the pins).
+	if err := hideSockets(empty, m.HiddenSockets); err != nil {
+		return err
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return mountErr("enter the working folder", wd, err)
+	}
+	return nil
+}
+
+func mountErr(op, path string, err error) error {
+	return fserr.Wrap(fserr.IO, fmt.Sprintf("mount: %s %s: %v", op, path, err), err)
+}
+
+// openTarget opens the mount point path and checks its type: not a
+// symlink, and not of type notType (S_IFDIR or S_IFREG; 0 for either).
+func openTarget(path string, notType uint32) (int, error) {
+	fd, err := OpenNoSymlinks(path, unix.O_PATH)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("changed since the plan: %w", err)
+	}
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	switch t := st.Mode & unix.S_IFMT; {
+	case t == unix.S_IFLNK || t == notType:
+		unix.Close(fd)
+		return -1, fmt.Errorf("changed since the plan")
+	case t != unix.S_IFDIR && t != unix.S_IFREG:
+		unix.Close(fd)
+		return -1, fmt.Errorf("not a folder or a regular file")
+	}
+	return fd, nil
+}
+
+// bindReadOnly binds what the descriptor src is open on over target,
+// recursively and read-only; src -1 binds target over itself. target
+// must not be of type notType.
+func bindReadOnly(src int, target string, notType uint32) error {
+	tfd, err := openTarget(target, notType)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	sfd := src
+	if src < 0 {
+		sfd = tfd
+	}
+	if classicMounts {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree) // an unattached clone goes with its descriptor
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(tree, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// classicMounts makes Apply use mount(2) as on kernels before 5.12, so
+// tests exercise the path older kernels take.
+var classicMounts = false
+
+// bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
+// open_tree or mount_setattr: a bind, then a remount read-only of the
+// new mount. The remount keeps the per-mount flags the source has (nosuid, nodev,
+// noexec, atime), which a remount would otherwise clear and which are
+// locked when set by a more privileged namespace (EPERM). Only the top
+// mount becomes read-only: a mount beneath the bound folder keeps its
+// flags, a limit of these kernels.
+func bindReadOnlyClassic(sfd, tfd int) error {
+	src, target := procFd(sfd), procFd(tfd)
+	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	// tfd still names the folder beneath the new mount; its path now
+	// leads to the mount, so the remount goes by the path, checked again.
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(sfd, &sfs); err != nil {
+		return fmt.Errorf("statfs: %w", err)
+	}
+	var keep uintptr
+	for _, f := range [...]struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(sfs.Flags)&f.st != 0 {
+			keep |= f.ms
+		}
+	}
+	path, ok := fdPath(tfd)
+	if !ok {
+		return fmt.Errorf("remount read-only: no path for the mount point")
+	}
+	fd, err := OpenNoSymlinks(path, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Mount("", procFd(fd), "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, ""); err != nil {
+		return fmt.Errorf("remount read-only: %w", err)
+	}
+	return nil
+}
+
+// hideDir covers the folder path with an empty, read-only tmpfs.
+func hideDir(path string) error {
+	tfd, err := openTarget(path, unix.S_IFREG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	if !classicMounts {
+		mfd, err := emptyTmpfs()
+		if err == nil {
+			defer unix.Close(mfd)
+			if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+				return fmt.Errorf("move_mount: %w", err)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+	}
+	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	return unix.Mount("tmpfs", procFd(tfd), "tmpfs", flags, "size=4k,mode=0500")
+}
+
+// emptyTmpfs returns a detached mount of an empty tmpfs, read-only,
+// nosuid, nodev and noexec, to attach with move_mount.
+func emptyTmpfs() (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0500"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("fsconfig create: %w", err)
+	}
+	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attr)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount: %w", err)
+	}
+	return mfd, nil
+}
+
+// procFd names the file fd is open on, for a call that takes a path;
+// the kernel resolves it to the very file opened.
+func procFd(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }

@@ -1,0 +1,281 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// Network says what a dsh-fs exec session's shell may reach over the
+// network (docs/design.md §10), ordered from narrowest to widest.
+type Network string
+
+// The network settings.
+const (
+	// NetworkOff gives the shell a network namespace of its own with only
+	// loopback: nothing leaves it, the host's 127.0.0.1 included.
+	NetworkOff Network = "off"
+	// NetworkAllowlist is NetworkOff plus the session's proxy, which
+	// reaches only the hosts network_allow names.
+	NetworkAllowlist Network = "allowlist"
+	// NetworkOn leaves the shell the host's network.
+	NetworkOn Network = "on"
+)
+
+// Networks lists every network setting, narrowest first.
+var Networks = []Network{NetworkOff, NetworkAllowlist, NetworkOn}
+
+// ParseNetwork returns the network setting named s.
+func ParseNetwork(s string) (Network, error) {
+	for _, n := range Networks {
+		if string(n) == s {
+			return n, nil
+		}
+	}
+	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown network %q (want off, allowlist or on)", s))
+}
+
+func (n Network) rank() int {
+	for i, x := range Networks {
+		if x == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// Wider reports whether n reaches more than o.
+func (n Network) Wider(o Network) bool { return n.rank() > o.rank() }
+
+// DefaultNetwork is the network of mode m when no trusted source sets
+// one: the host's in danger-full-access (the harness asked for no
+// sandbox), none otherwise.
+func DefaultNetwork(m Mode) Network {
+	if m == DangerFullAccess {
+		return NetworkOn
+	}
+	return NetworkOff
+}
+
+// NetworkEntry is one network_allow entry: a host name ("example.com"),
+// every name beneath one ("*.example.com", not the name itself), or an
+// IP address, each with an optional port ("example.com:443",
+// "[::1]:8080"); without one, any port.
+type NetworkEntry struct {
+	// Host is the name, lower case, without the "*." of a wildcard; or
+	// the address's text for an IP entry.
+	Host     string
+	Wildcard bool
+	// Addr is set for an IP entry.
+	Addr netip.Addr
+	// Port is 0 for any port.
+	Port int
+}
+
+// ParseNetworkEntry parses one network_allow entry.
+func ParseNetworkEntry(s string) (NetworkEntry, error) {
+	host, port := s, 0
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return NetworkEntry{}, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
+		}
+		host, port = h, n
+	} else if strings.HasPrefix(s, "[") {
+		host = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return NetworkEntry{Host: a.Unmap().String(), Addr: a.Unmap(), Port: port}, nil
+	}
+	e := NetworkEntry{Host: strings.ToLower(host), Port: port}
+	if rest, ok := strings.CutPrefix(e.Host, "*."); ok {
+		e.Host, e.Wildcard = rest, true
+	}
+	if !validHostName(e.Host) {
+		return NetworkEntry{}, fmt.Errorf("%q is not a host name, *.name, or an IP address, with an optional :port", s)
+	}
+	return e, nil
+}
+
+// validHostName reports whether h is a DNS name made of letters, digits,
+// hyphens and underscores, in dot-separated labels.
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// NetworkAllow is a parsed network_allow list.
+type NetworkAllow []NetworkEntry
+
+// ParseNetworkAllow parses every entry of list.
+func ParseNetworkAllow(list []string) (NetworkAllow, error) {
+	out := make(NetworkAllow, 0, len(list))
+	for _, s := range list {
+		e, err := ParseNetworkEntry(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// AllowsName reports whether the name host (as the client asked for
+// it: a CONNECT authority, a Host header, a SOCKS name) at port is
+// allowed. An IP address asked for by its text is matched by IP entries.
+func (a NetworkAllow) AllowsName(host string, port int) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return a.AllowsAddr(addr, port)
+	}
+	for _, e := range a {
+		if e.Addr.IsValid() || (e.Port != 0 && e.Port != port) {
+			continue
+		}
+		if e.Wildcard && strings.HasSuffix(host, "."+e.Host) || !e.Wildcard && host == e.Host {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowsAddr reports whether an IP entry names addr (at port).
+func (a NetworkAllow) AllowsAddr(addr netip.Addr, port int) bool {
+	addr = addr.Unmap()
+	for _, e := range a {
+		if e.Addr.IsValid() && e.Addr == addr && (e.Port == 0 || e.Port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// InternalAddr reports whether addr is one a name must not resolve to
+// unless an IP entry names it: loopback, private, link-local (the cloud
+// metadata endpoint 169.254.169.254), unspecified, multicast, CGNAT and
+// the unique-local IPv6 ranges.
+func InternalAddr(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
+		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() {
+		return true
+	}
+	return netip.MustParsePrefix("100.64.0.0/10").Contains(addr) || netip.MustParsePrefix("0.0.0.0/8").Contains(addr)
+}
+
+// LoopbackUp brings up the loopback interface of this process's network
+// namespace: a new namespace has "lo" and nothing else, down. It needs
+// CAP_NET_ADMIN in the namespace's user namespace.
+func LoopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: get flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: bring up: %w", err)
+	}
+	return nil
+}
+
+// tcpLandlockABI is the first Landlock ABI with TCP rules.
+const tcpLandlockABI = 4
+
+// TCPLandlock reports whether the kernel has Landlock's TCP rules: the
+// network's second layer where no network namespace can be made.
+func TCPLandlock() (abi int, ok bool) { return landlockABI(), landlockABI() >= tcpLandlockABI }
+
+// RestrictTCP restricts this process, and every process it will start,
+// so that the kernel refuses every TCP connect(2) but to the ports
+// (none: every one), whatever the address. It is a ruleset of its own,
+// stacked on the others. It covers TCP alone: UDP, raw sockets and the
+// other protocols stay as they are.
+func RestrictTCP(ports []int) error {
+	if _, ok := TCPLandlock(); !ok {
+		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no TCP rules (needs %d)", landlockABI(), tcpLandlockABI))
+	}
+	cfg := landlock.Config{HandledAccessNet: landlock.AccessNetSet(llsys.AccessNetConnectTCP)}
+	var rules []landlock.Rule
+	for _, p := range ports {
+		rules = append(rules, landlock.ConnectTCP(uint16(p)))
+	}
+	if err := cfg.RestrictNet(rules...); err != nil {
+		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: tcp: %v", err), err)
+	}
+	// Landlock's TCP rules do not see Multipath TCP: a socket made with
+	// IPPROTO_MPTCP connects anywhere (checked on Linux 6.18). So none is
+	// made: EPROTONOSUPPORT, on which clients fall back to TCP. The
+	// protocol is an int, matched on its low word as the kernel reads it.
+	filter := seccomp.Filter{
+		NoNewPrivs: true,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{{Action: seccomp.ActionErrno | seccomp.Action(unix.EPROTONOSUPPORT),
+				NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: lowWordIs(2, unix.IPPROTO_MPTCP)}}}},
+		},
+	}
+	if err := seccomp.LoadFilter(filter); err != nil {
+		return fserr.Wrap(fserr.IO, "seccomp: multipath tcp: "+err.Error(), err)
+	}
+	return nil
+}
+
+// OpNetwork is the op of an EscalationRequest for a host the session's
+// proxy refused: its Path is the host and port asked for, From and To the
+// session's mode (the mode does not change).
+const OpNetwork = "network"
+
+// ApproveHost puts a host the session's proxy refused (req, of op
+// OpNetwork) to the policy's approver, where it is one that asks:
+// approval_command, or the person at the supervisor's terminal (ask).
+// Approved, the session may connect to it until it ends. Every other
+// approval refuses without asking: trust would make allowlist on, and a
+// terminal the session shares (tty) can be answered by the session.
+func ApproveHost(p Policy, req EscalationRequest, ask func(EscalationRequest) error) error {
+	switch p.Approval {
+	case ApprovalCommand:
+		if err := runApprovalCommand(p.ApprovalCommand, p.ApprovalTimeoutSeconds, p.Home, req); err != nil {
+			return errors.New(strings.Replace(err.Error(), "escalation to "+string(req.To)+" refused", "not approved", 1))
+		}
+		return nil
+	case ApprovalSupervisor:
+		if ask == nil {
+			return errors.New("not approved: no dsh-fs exec supervisor to ask")
+		}
+		if err := ask(req); err != nil {
+			return errors.New(strings.Replace(err.Error(), "escalation to "+string(req.To)+" refused", "not approved", 1))
+		}
+		return nil
+	}
+	return fmt.Errorf("not asked: approval %s approves no host (command or supervisor would ask)", p.Approval)
+}

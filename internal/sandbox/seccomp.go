@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// terminalInjection are the ioctl requests that put bytes into a
+// terminal's input as if typed (TIOCSTI), or drive the console (TIOCLINUX:
+// paste the selection, among others). A session's tree never needs them,
+// and with them it could type into the person's terminal: answer the
+// supervisor's question, or run a command line in the person's shell.
+var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+
+// RefuseTerminalInjection sets no_new_privs on the calling thread and
+// installs a seccomp filter on it that refuses, with EPERM, every ioctl in
+// terminalInjection, whatever the terminal and whatever the caller's
+// privilege. The filter is inherited by every process the thread starts
+// and cannot be lifted. dsh-fs exec's child calls it just before it starts
+// CMD, from the thread that starts CMD (the filter is the thread's).
+//
+// The kernel reads ioctl's request as a 32-bit int, so the filter matches
+// its low 32 bits only: a request with high bits set (the bypass of
+// CVE-2019-10063) is the same request. Calls made through the 32-bit ABI
+// of a 64-bit kernel (i386 on amd64, arm on arm64) are checked by a second
+// filter of the same rule; the x32 ABI is refused whole by go-seccomp-bpf.
+func RefuseTerminalInjection() error {
+	var conds []seccomp.NameWithConditions
+	for _, req := range terminalInjection {
+		conds = append(conds, seccomp.NameWithConditions{Name: "ioctl", Conditions: lowWordIs(1, req)})
+	}
+	filter := seccomp.Filter{
+		NoNewPrivs: true,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: conds}},
+		},
+	}
+	if err := seccomp.LoadFilter(filter); err != nil {
+		return fserr.Wrap(fserr.IO, "seccomp: "+err.Error(), err)
+	}
+	if err := loadCompatFilter(); err != nil {
+		return fserr.Wrap(fserr.IO, "seccomp (32-bit ABI): "+err.Error(), err)
+	}
+	return nil
+}
+
+// lowWordIs is the condition "the low 32 bits of argument arg are v",
+// whatever its high 32 bits, in go-seccomp-bpf's terms: its Equal compares
+// all 64 bits, and its BitsSet is "any of these bits". No bit outside v
+// is set, and each bit of v is.
+func lowWordIs(arg uint32, v uint32) seccomp.ArgumentConditions {
+	conds := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^v)}}
+	for rest := v; rest != 0; rest &= rest - 1 {
+		bit := uint64(1) << bits.TrailingZeros32(rest)
+		conds = append(conds, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: bit})
+	}
+	return conds
+}
+
+// compatArch is the 32-bit ABI a 64-bit kernel of this architecture may
+// also run, by its audit arch, and that ABI's ioctl number; ok is false
+// where there is none this filter knows.
+func compatArch() (arch, ioctl uint32, ok bool) {
+	switch runtime.GOARCH {
+	case "amd64":
+		return unix.AUDIT_ARCH_I386, 54, true
+	case "arm64":
+		return unix.AUDIT_ARCH_ARM, 54, true
+	}
+	return 0, 0, false
+}
+
+// loadCompatFilter refuses the terminalInjection ioctls made through the
+// 32-bit ABI (a 32-bit program the session brought along), which the
+// native filter, bound to one architecture, lets through. go-seccomp-bpf
+// assembles for the running architecture only, so this one is written out.
+func loadCompatFilter() error {
+	arch, nr, ok := compatArch()
+	if !ok {
+		return nil
+	}
+	const (
+		ldW    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret    = unix.BPF_RET | unix.BPF_K
+		nrAt   = 0  // offsetof(struct seccomp_data, nr)
+		archAt = 4  // offsetof(struct seccomp_data, arch)
+		arg1At = 24 // offsetof(struct seccomp_data, args[1]), its low word on a little-endian machine
+	)
+	n := uint8(len(terminalInjection))
+	prog := []unix.SockFilter{
+		{Code: ldW, K: archAt},
+		{Code: jeq, K: arch, Jt: 0, Jf: 3 + n},
+		{Code: ldW, K: nrAt},
+		{Code: jeq, K: nr, Jt: 0, Jf: 1 + n},
+		{Code: ldW, K: arg1At},
+	}
+	for i, req := range terminalInjection {
+		// Matched: jump to the refusal after the remaining checks and
+		// the allow.
+		prog = append(prog, unix.SockFilter{Code: jeq, K: req, Jt: n - uint8(i), Jf: 0})
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+	)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return fmt.Errorf("%w", e)
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+)
+
+// The unit tests of this package look at no socket of the machine's:
+// the tests below name places of their own.
+func init() { socketPlaces = func(Policy) []socketPlace { return nil } }
+
+// makeSocket leaves a unix socket file at path, as a server that bound
+// it does.
+func makeSocket(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withSocketPlaces makes the walk's places places, each to depth 3,
+// and the budget budget (0 keeps it), for one test.
+func withSocketPlaces(t *testing.T, budget int, places ...string) {
+	t.Helper()
+	old, oldBudget := socketPlaces, socketBudget
+	t.Cleanup(func() { socketPlaces, socketBudget = old, oldBudget })
+	socketPlaces = func(Policy) []socketPlace {
+		var out []socketPlace
+		for _, p := range places {
+			out = append(out, socketPlace{p, 3})
+		}
+		return out
+	}
+	if budget > 0 {
+		socketBudget = budget
+	}
+}
+
+func TestSocketPlan(t *testing.T) {
+	if SocketLandlock(Policy{Mode: WorkspaceWrite, Enforce: EnforceAuto}) {
+		t.Skip("Landlock fences sockets here (ABI 9): the mount layer hides none")
+	}
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/src/a.go",
+		"run/file", "run/link => x", "alias => run")
+	ws, run := filepath.Join(tmp, "ws"), filepath.Join(tmp, "run")
+	for _, s := range []string{
+		"ws/a.sock", "ws/src/deep/b.sock", "ws/.git/fsmonitor--daemon.ipc", "ws/secrets/s.sock",
+		"run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep.sock",
+		"run/allowed.sock", "run/agents/1.sock", "run/agents/2.sock", "run/gnupg/S.gpg-agent",
+	} {
+		makeSocket(t, filepath.Join(tmp, s))
+	}
+	in := func(names ...string) []string {
+		out := []string{}
+		for _, n := range names {
+			out = append(out, filepath.Join(tmp, n))
+		}
+		return out
+	}
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"secrets"}, Home: tmp,
+		// By a symlinked spelling, by a glob, and a folder whole.
+		AllowUnixSockets: []string{tmp + "/alias/allowed.sock", "~/run/agents/*.sock", tmp + "/run/gnupg", tmp + "/absent.sock"}}
+	tests := []struct {
+		name    string
+		budget  int
+		want    []string
+		partial []string
+	}{
+		{
+			name: "walked",
+			// In the root at any depth, the git folder's too, not the
+			// hidden folder's; in the place to depth 3, never through
+			// the link; not the allowed ones.
+			want: in("run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "ws/.git/fsmonitor--daemon.ipc", "ws/a.sock", "ws/src/deep/b.sock"),
+		},
+		{
+			name: "budget", budget: 3,
+			// The place's top lists more than 3 entries: its walk stops
+			// at once, and says so.
+			want:    in("ws/.git/fsmonitor--daemon.ipc", "ws/a.sock", "ws/src/deep/b.sock"),
+			partial: in("run"),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			withSocketPlaces(t, tc.budget, run, filepath.Join(tmp, "alias"))
+			got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+			if !slices.Equal(got.HiddenSockets, tc.want) || !slices.Equal(got.Partial, tc.partial) {
+				t.Errorf("PlanMounts:\n got %s\nwant hidden_sockets %q, partial %q", planJSON(got), tc.want, tc.partial)
+			}
+			if !slices.Equal(got.Hidden, in("ws/secrets")) {
+				t.Errorf("hidden = %q", got.Hidden)
+			}
+		})
+	}
+}
+
+func TestSocketGrants(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "alias => run")
+	for _, s := range []string{"run/agents/1.sock", "run/agents/2.sock", "run/agents/x.txt.sock", "run/other.sock"} {
+		makeSocket(t, filepath.Join(tmp, s))
+	}
+	withSocketPlaces(t, 0, filepath.Join(tmp, "run"))
+	p := Policy{Home: tmp, AllowUnixSockets: []string{"~/alias/other.sock", tmp + "/run/agents/[0-9].sock", tmp + "/later.sock"}}
+	// Literal entries as given and canonical (Landlock opens them; one
+	// missing is ignored there), and what a glob covers now.
+	want := []string{tmp + "/alias/other.sock", tmp + "/later.sock", tmp + "/run/agents/1.sock", tmp + "/run/agents/2.sock", tmp + "/run/other.sock"}
+	if got := SocketGrants(p); !slices.Equal(got, want) {
+		t.Errorf("SocketGrants:\n got %q\nwant %q", got, want)
+	}
+	if got := SocketGrants(Policy{}); got == nil || len(got) != 0 {
+		t.Errorf("SocketGrants of no entry = %#v, want an empty list (every socket refused)", got)
+	}
+	if got := SocketGrants(Policy{AllowUnixSockets: []string{"~/x.sock"}}); len(got) != 0 {
+		t.Errorf("SocketGrants without a home = %q: a ~ entry names nothing", got)
+	}
+}
+
+// TestSocketRuleset pins the Landlock ruleset of the socket layer. This
+// machine may lack ABI 9, where it applies: the rules are checked as
+// built, and TestRestrictSockets applies them where the kernel can.
+func TestSocketRuleset(t *testing.T) {
+	cfg, rules := socketRuleset([]string{"/run/user/1000/ssh-agent.socket", "/run/user/1000/gnupg"})
+	if got := cfg.HandledAccessFS; got != 1<<16 {
+		t.Errorf("handled rights = %v, want resolve_unix alone (1<<16): it must restrict nothing else", got)
+	}
+	if len(rules) != 2 {
+		t.Fatalf("%d rules, want one per grant", len(rules))
+	}
+	for i, path := range []string{"/run/user/1000/ssh-agent.socket", "/run/user/1000/gnupg"} {
+		if s := fmt.Sprint(rules[i]); !strings.Contains(s, "{resolve_unix}") || !strings.Contains(s, path) {
+			t.Errorf("rule %d = %s, want resolve_unix on %s", i, s, path)
+		}
+	}
+	if _, rules := socketRuleset(nil); len(rules) != 0 {
+		t.Errorf("no grant, %d rules: every outside socket must be refused", len(rules))
+	}
+}
+
+// TestRestrictSockets: below ABI 9 RestrictSockets refuses, FS_IO, rather
+// than restrict nothing; from ABI 9 a child restricted by it cannot reach
+// a socket made outside but the granted one.
+func TestRestrictSockets(t *testing.T) {
+	if os.Getenv("SOCKETS_CHILD") != "" {
+		t.Skip("in the child")
+	}
+	if landlockABI() < socketLandlockABI {
+		err := RestrictSockets(nil)
+		if fserr.CodeOf(err) != fserr.IO || err == nil || !strings.Contains(err.Error(), "no right for unix sockets") {
+			t.Errorf("RestrictSockets on ABI %d = %v, want FS_IO saying why", landlockABI(), err)
+		}
+		t.Skipf("Landlock ABI %d: the socket right needs ABI 9, so the restriction itself cannot be tested here", landlockABI())
+	}
+	tmp := canonTemp(t)
+	for _, name := range []string{"granted.sock", "other.sock"} {
+		l, err := net.Listen("unix", filepath.Join(tmp, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRestrictSocketsChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "SOCKETS_CHILD="+tmp)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRestrictSocketsChild") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestRestrictSocketsChild is TestRestrictSockets' restricted child.
+func TestRestrictSocketsChild(t *testing.T) {
+	dir := os.Getenv("SOCKETS_CHILD")
+	if dir == "" {
+		t.Skip("run by TestRestrictSockets")
+	}
+	granted := filepath.Join(dir, "granted.sock")
+	if err := RestrictSockets([]string{granted}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("unix", granted); err != nil {
+		t.Errorf("the granted socket: %v", err)
+	} else {
+		c.Close()
+	}
+	if c, err := net.Dial("unix", filepath.Join(dir, "other.sock")); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("a socket made outside the domain: %v, want EACCES", err)
+		if c != nil {
+			c.Close()
+		}
+	}
+	// One the restricted process makes itself still works.
+	own := filepath.Join(dir, "own.sock")
+	l, err := net.Listen("unix", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	if c, err := net.Dial("unix", own); err != nil {
+		t.Errorf("the domain's own socket: %v", err)
+	} else {
+		c.Close()
+	}
+}
+
+// TestHideSockets applies a plan's hidden sockets in a child with its
+// own mount namespace, with each way of mounting, and without (control):
+// a hidden socket refuses connections, stays in place (it cannot be
+// removed or renamed away from its cover), and the parent sees nothing.
+// A socket gone since the plan is skipped; one swapped for a symlink
+// fails Apply.
+func TestHideSockets(t *testing.T) {
+	if os.Getenv("SOCKETS_CHILD") != "" {
+		t.Skip("in the child")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount (run the tests as root to cover the mount layer)")
+	}
+	tmp := canonTemp(t)
+	hidden, kept := filepath.Join(tmp, "run", "hidden.sock"), filepath.Join(tmp, "run", "kept.sock")
+	os.MkdirAll(filepath.Dir(hidden), 0o755)
+	for _, s := range []string{hidden, kept} {
+		l, err := net.Listen("unix", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	empty := filepath.Join(tmp, "empty")
+	if err := os.WriteFile(empty, nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	plan := MountPlan{ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{}, HiddenSockets: []string{filepath.Join(tmp, "run", "gone.sock"), hidden}}
+	for _, mode := range []string{"apply", "classic", "control", "swap"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHideSocketsChild$", "-test.v")
+			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "SOCKETS_CHILD="+mode, "SOCKETS_PLAN="+planJSON(plan),
+				"SOCKETS_EMPTY="+empty, "SOCKETS_HIDDEN="+hidden, "SOCKETS_KEPT="+kept)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestHideSocketsChild") {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			if c, err := net.Dial("unix", hidden); err != nil {
+				t.Errorf("after the child, in the parent, the socket is hidden: %v", err)
+			} else {
+				c.Close()
+			}
+		})
+	}
+}
+
+// TestHideSocketsChild is TestHideSockets' child, in a mount namespace
+// of its own.
+func TestHideSocketsChild(t *testing.T) {
+	mode := os.Getenv("SOCKETS_CHILD")
+	if mode == "" || strings.HasPrefix(mode, "/") {
+		t.Skip("run by TestHideSockets in a mount namespace of its own")
+	}
+	var plan MountPlan
+	if err := json.Unmarshal([]byte(os.Getenv("SOCKETS_PLAN")), &plan); err != nil {
+		t.Fatal(err)
+	}
+	hidden, kept := os.Getenv("SOCKETS_HIDDEN"), os.Getenv("SOCKETS_KEPT")
+	if mode == "swap" {
+		os.Rename(hidden, hidden+".moved")
+		defer os.Rename(hidden+".moved", hidden)
+		os.Symlink(kept, hidden)
+		defer os.Remove(hidden)
+		err := plan.Apply(os.Getenv("SOCKETS_EMPTY"))
+		if err == nil || !strings.Contains(err.Error(), hidden) {
+			t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", hidden, err)
+		}
+		if c, err := net.Dial("unix", kept); err != nil {
+			t.Errorf("the symlink's target was covered: %v", err)
+		} else {
+			c.Close()
+		}
+		// Swapped for a file: no longer what the plan says either.
+		os.Remove(hidden)
+		os.WriteFile(hidden, nil, 0o644)
+		if err := plan.Apply(os.Getenv("SOCKETS_EMPTY")); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
+			t.Errorf("Apply with %s swapped for a file = %v, want changed since the plan", hidden, err)
+		}
+		return
+	}
+	if mode != "control" {
+		classicMounts = mode == "classic"
+		if err := plan.Apply(os.Getenv("SOCKETS_EMPTY")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := net.Dial("unix", hidden)
+	if c != nil {
+		c.Close()
+	}
+	if held := errors.Is(err, syscall.ECONNREFUSED); held != (mode != "control") {
+		t.Errorf("connect to the hidden socket: %v (mode %s)", err, mode)
+	}
+	if mode != "control" {
+		if err := os.Remove(hidden); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("remove the hidden socket: %v, want EBUSY", err)
+		}
+		if err := os.Rename(hidden, hidden+".x"); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("rename the hidden socket: %v, want EBUSY", err)
+		}
+	}
+	if c, err := net.Dial("unix", kept); err != nil {
+		t.Errorf("a socket the plan does not name: %v", err)
+	} else {
+		c.Close()
+	}
+}

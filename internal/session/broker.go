@@ -1,0 +1,403 @@
+package session
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// The variables of the escalation channel. BrokerEnv names the inherited
+// socket a call inside a session sends its escalations to; the
+// supervisor sets BrokeredEnv and ApproverEnv on the call it runs for
+// one, whose approver (approval: supervisor) it answers over that fd.
+const (
+	BrokerEnv   = "DSH_FS_BROKER_FD"
+	BrokeredEnv = "DSH_FS_BROKERED"
+	ApproverEnv = "DSH_FS_APPROVER_FD"
+)
+
+// maxRequestBytes bounds one request: it carries a write's content.
+const maxRequestBytes = 64 << 20
+
+// maxOutputBytes bounds what a reply carries of the call's output: a
+// result line, bounded diff included, and the notes on its stderr.
+const maxOutputBytes = 16 << 20
+
+// maxPending bounds the requests a supervisor holds at once, waiting
+// for their approval or running: past it a request is refused at once.
+// A flood of escalations is refused, never let through, and never
+// queues questions for the person faster than they can read them.
+const maxPending = 16
+
+// The operations a supervisor carries out for a session: the only ones
+// --escalate can lift.
+const (
+	OpWrite = "write"
+	OpEdit  = "edit"
+	OpPatch = "patch"
+)
+
+// Request is one escalated operation a session asks the supervisor to
+// carry out (docs/design.md §10): typed, decoded strictly, and never an
+// argv that the supervisor parses again. The supervisor runs it through
+// the same fence, with the trusted approval deciding, as the file tool
+// would run it in place.
+type Request struct {
+	// Op is OpWrite, OpEdit or OpPatch; exactly the matching Write, Edit
+	// or Patch is set.
+	Op string `json:"op"`
+	// Path is the file, as the caller gave it; a relative one is taken
+	// from Dir. A patch has none: its files are named in it.
+	Path string `json:"path"`
+	// Escalate is the mode the call asks for.
+	Escalate string `json:"escalate"`
+	// Dir is the caller's working directory, absolute.
+	Dir string `json:"dir"`
+	// Env are the caller's DSH_FS_* setting variables: they may only
+	// narrow the pinned record there.
+	Env []string `json:"env,omitempty"`
+	// Diff is the caller's --diff: auto, full or summary ("" is auto).
+	Diff    string `json:"diff,omitempty"`
+	IfMatch string `json:"if_match,omitempty"`
+	DryRun  bool   `json:"dry_run,omitempty"`
+
+	Write *WriteRequest `json:"write,omitempty"`
+	Edit  *EditRequest  `json:"edit,omitempty"`
+	Patch *PatchRequest `json:"patch,omitempty"`
+}
+
+// PatchRequest is what a patch carries: the patch, read by the caller
+// under its own fence, and its per-file --if-match pins.
+type PatchRequest struct {
+	Patch   []byte            `json:"patch"`
+	IfMatch map[string]string `json:"if_match,omitempty"`
+}
+
+// WriteRequest is what a write carries: its content, read by the caller
+// under its own fence (--content, --from FILE or standard input).
+type WriteRequest struct {
+	Content   []byte `json:"content"`
+	Mkdir     bool   `json:"mkdir,omitempty"`
+	Overwrite bool   `json:"overwrite,omitempty"`
+	Encoding  string `json:"encoding,omitempty"`
+}
+
+// EditRequest is what an edit carries: its replacements, in order.
+type EditRequest struct {
+	Edits []fsops.Replacement `json:"edits"`
+}
+
+// DecodeRequest reads one request from r, strictly: no unknown field, no
+// data after it, and Check must pass. A request of any other shape (an
+// argv, a mkdir, one that asks for no escalation) is an error, and
+// nothing runs.
+func DecodeRequest(r io.Reader) (Request, error) {
+	dec := json.NewDecoder(io.LimitReader(r, maxRequestBytes))
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return Request{}, fmt.Errorf("a malformed request: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Request{}, errors.New("a malformed request: data after the request")
+	}
+	return req, req.Check()
+}
+
+// Check says what is wrong with req, or nil.
+func (req Request) Check() error {
+	switch {
+	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
+		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
+	case req.Path == "" && req.Op != OpPatch:
+		return errors.New("a request with no path")
+	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || req.Path != "" || req.IfMatch != ""):
+		return errors.New("a patch carries its patch, and no path, if_match or anything of a write or an edit")
+	case req.Escalate == "":
+		return errors.New("the supervisor carries out only calls that ask to escalate")
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		return errors.New("a request whose directory is not absolute")
+	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil || req.Patch != nil):
+		return errors.New("a write carries its content and nothing of an edit")
+	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil || req.Patch != nil):
+		return errors.New("an edit carries its edits and nothing of a write")
+	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
+		return errors.New("an edit with no edits")
+	}
+	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
+		return fmt.Errorf("escalate: %v", err)
+	}
+	return nil
+}
+
+// Reply is the supervisor's answer: the exit status of the call it ran,
+// with what it printed, or why it ran none.
+type Reply struct {
+	Status  int    `json:"status"`
+	Refused string `json:"refused,omitempty"`
+	// Stdout is the call's result; Stderr its notes (an
+	// approval_command's output among them).
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// NewBroker returns the two ends of a session's escalation channel: the
+// supervisor keeps the first, the shell inherits the second. It is a
+// datagram-like socket, so that the calls of many processes sharing the
+// inherited end never mix: each request carries its own reply socket.
+func NewBroker() (supervisor, shell *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "broker"), os.NewFile(uintptr(fds[1]), "broker-shell"), nil
+}
+
+// CheckBroker reports whether fd is a session's escalation channel: a
+// socket of the kind NewBroker makes.
+func CheckBroker(fd int) error {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil {
+		return fmt.Errorf("fd %d is not a socket: %v", fd, err)
+	}
+	if typ != unix.SOCK_SEQPACKET {
+		return fmt.Errorf("fd %d is not the supervisor's channel", fd)
+	}
+	return nil
+}
+
+// CheckApprover reports whether fd is the approver channel of the
+// session of r: a socket whose other end r's supervisor made, the process
+// with its pid and its start time. A call that says it is brokered could
+// otherwise hand over a socket of its own that says yes, made by a
+// process that came to hold a dead supervisor's pid.
+func CheckApprover(fd int, r *Record) error {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("fd %d is not a socket: %v", fd, err)
+	}
+	if r.Supervisor <= 0 || int(cred.Pid) != r.Supervisor {
+		return fmt.Errorf("fd %d does not lead to the session's supervisor", fd)
+	}
+	if start, err := StartTime(r.Supervisor); err != nil || start != r.SupervisorStart {
+		return fmt.Errorf("fd %d leads to a process that came to hold the pid of the session's supervisor, which is gone", fd)
+	}
+	return nil
+}
+
+// Forward sends req over the channel fd and waits for the supervisor's
+// reply. A closed channel, or a supervisor that is gone, is an error.
+func Forward(fd int, req Request) (Reply, error) {
+	if err := CheckBroker(fd); err != nil {
+		return Reply{}, err
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return Reply{}, err
+	}
+	mine := os.NewFile(uintptr(pair[0]), "reply")
+	defer mine.Close()
+	err = unix.Sendmsg(fd, []byte{'r'}, unix.UnixRights(pair[1]), nil, 0)
+	unix.Close(pair[1])
+	if err != nil {
+		return Reply{}, fmt.Errorf("the supervisor's channel is closed: %v", err)
+	}
+	// A supervisor that refuses at once (too many pending) answers
+	// without reading: its reply is the answer, not the failed write.
+	sendErr := json.NewEncoder(mine).Encode(req)
+	// The request ends here: the supervisor reads to the end of it.
+	unix.Shutdown(pair[0], unix.SHUT_WR)
+	var rep Reply
+	if err := json.NewDecoder(io.LimitReader(mine, 2*maxOutputBytes+4096)).Decode(&rep); err != nil {
+		if sendErr != nil {
+			return Reply{}, fmt.Errorf("the supervisor did not take the request: %v", sendErr)
+		}
+		return Reply{}, errors.New("the supervisor gave no answer (it is gone)")
+	}
+	return rep, nil
+}
+
+// Serve reads requests from the supervisor's end of the channel, ch, on
+// a goroutine of its own, and runs handle for each on another; handle's
+// reply goes back to that request alone. A request that does not come
+// with its reply socket alone is dropped; one that is malformed, or that
+// finds maxPending requests under way, is refused without handle. stop
+// ends the reading and closes ch; handlers under way finish on their own.
+func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
+	fd := int(ch.Fd())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(fd, handle)
+	}()
+	return func() {
+		// Shutdown wakes the blocked receive, which close would not.
+		unix.Shutdown(fd, unix.SHUT_RDWR)
+		<-done
+		ch.Close()
+	}
+}
+
+// ServeAll is Serve on this goroutine: it returns once ch is closed at
+// its other end (by every holder of it).
+func ServeAll(ch *os.File, handle func(Request) Reply) {
+	serve(int(ch.Fd()), handle)
+}
+
+func serve(fd int, handle func(Request) Reply) {
+	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
+	pending := make(chan struct{}, maxPending)
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		fds := receivedFDs(oob[:oobn])
+		if len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			continue
+		}
+		// Non-blocking, so the read deadline below holds.
+		unix.SetNonblock(fds[0], true)
+		conn := os.NewFile(uintptr(fds[0]), "reply")
+		select {
+		case pending <- struct{}{}:
+		default:
+			go func() {
+				defer conn.Close()
+				json.NewEncoder(conn).Encode(Reply{Status: 3, Refused: fmt.Sprintf("%d escalations are pending already; try again once they are answered", maxPending)})
+			}()
+			continue
+		}
+		go func() {
+			defer func() { <-pending }()
+			defer conn.Close()
+			// A request that never finishes arriving must not hold its
+			// place for ever.
+			conn.SetReadDeadline(time.Now().Add(requestTimeout))
+			req, err := DecodeRequest(conn)
+			if err != nil {
+				json.NewEncoder(conn).Encode(Reply{Status: 2, Refused: err.Error()})
+				return
+			}
+			json.NewEncoder(conn).Encode(handle(req))
+		}()
+	}
+}
+
+// requestTimeout bounds how long a request may take to arrive.
+const requestTimeout = 30 * time.Second
+
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if got, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
+
+// Ask is what a brokered call asks the supervisor to approve: the
+// escalation request as an approval_command would read it, and the text
+// of its diff for a person.
+type Ask struct {
+	Request  sandbox.EscalationRequest `json:"request"`
+	DiffText string                    `json:"diff_text"`
+}
+
+// Answer is the supervisor's decision on an Ask: "" approves.
+type Answer struct {
+	Refused string `json:"refused"`
+}
+
+// AskSupervisor puts ask to the supervisor over the approver socket fd
+// (one question per call, as a brokered call asks) and returns its
+// refusal, or nil when it approved.
+func AskSupervisor(fd int, ask Ask) error {
+	f := os.NewFile(uintptr(fd), "approver")
+	if f == nil {
+		return errors.New("no channel to the supervisor")
+	}
+	return NewAsker(f).Ask(ask)
+}
+
+// Asker puts questions to whoever answers the other end of a stream, one
+// at a time, over one connection.
+type Asker struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+// NewAsker returns the Asker of conn.
+func NewAsker(conn io.ReadWriter) *Asker {
+	return &Asker{enc: json.NewEncoder(conn), dec: json.NewDecoder(bufio.NewReader(conn))}
+}
+
+// Ask puts ask and returns the refusal, or nil when it was approved.
+func (a *Asker) Ask(ask Ask) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.enc.Encode(ask); err != nil {
+		return fmt.Errorf("the supervisor cannot be asked: %v", err)
+	}
+	var ans Answer
+	if err := a.dec.Decode(&ans); err != nil {
+		return errors.New("the supervisor gave no answer")
+	}
+	if ans.Refused != "" {
+		return errors.New(ans.Refused)
+	}
+	return nil
+}
+
+// AnswerAsks reads the Asks of one brokered call from conn and writes
+// decide's answer to each, until conn is closed.
+func AnswerAsks(conn io.ReadWriter, decide func(Ask) error) {
+	dec := json.NewDecoder(bufio.NewReader(conn))
+	enc := json.NewEncoder(conn)
+	for {
+		var ask Ask
+		if err := dec.Decode(&ask); err != nil {
+			return
+		}
+		var ans Answer
+		if err := decide(ask); err != nil {
+			ans.Refused = err.Error()
+		}
+		if enc.Encode(ans) != nil {
+			return
+		}
+	}
+}
+
+// EnvFD reads a file descriptor number from the variable value v.
+func EnvFD(v string) (int, error) {
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return 0, fmt.Errorf("%q is not an inherited descriptor", v)
+	}
+	return fd, nil
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package e2e
+
+// raceEnabled says this test binary, and so the dsh-fs it runs as, is
+// race-instrumented: each call costs several times the CPU.
+const raceEnabled = true

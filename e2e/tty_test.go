@@ -1,0 +1,305 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY opens a pseudo-terminal pair: the master, which plays the
+// person, and the path of the slave, which becomes the child's terminal.
+func openPTY(t *testing.T) (*os.File, string) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("cannot unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("cannot name the pseudo-terminal: %v", err)
+	}
+	return master, "/dev/pts/" + strconv.Itoa(n)
+}
+
+// readScreen reads everything the terminal of master shows, from now on,
+// and returns what it has shown so far.
+func readScreen(master *os.File) func() string {
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return screen.String()
+	}
+}
+
+// ttyRun is what a dsh-fs call run under a pseudo-terminal did.
+type ttyRun struct {
+	// screen is everything the terminal showed: the prompt, the echo of
+	// the answer and, with stdout on the terminal, the result.
+	screen string
+	// prompted is set when the terminal showed "[y/N]".
+	prompted bool
+	code     int
+	// stdout holds the child's stdout and stderr, which are not the
+	// terminal.
+	stdout string
+}
+
+// runUnderTTY runs dsh-fs with args in a new session whose controlling
+// terminal is a fresh pseudo-terminal (its stdin too), as a person at a
+// terminal would, or a model that made one. When the terminal shows a
+// "[y/N]" prompt, answer is typed into it. A call that exits without a
+// prompt is not waited on for one.
+func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) ttyRun {
+	t.Helper()
+	bin := procBin(t)
+	master, slavePath := openPTY(t)
+	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("cannot open %s: %v", slavePath, err)
+	}
+	defer slave.Close()
+
+	c := procCmd(bin, env, ws, args...)
+	var stdout bytes.Buffer
+	c.Stdin, c.Stdout, c.Stderr = slave, &stdout, &stdout
+	// A new session whose controlling terminal is the slave: the
+	// child's /dev/tty is our pseudo-terminal.
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = c.Wait()
+		close(exited)
+	}()
+
+	shown := readScreen(master)
+
+	var r ttyRun
+	deadline := time.After(procTimeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-exited:
+			break wait
+		case <-deadline:
+			c.Process.Kill()
+			<-exited
+			t.Fatalf("still running after %v; the terminal shows %q", procTimeout, shown())
+		case <-tick.C:
+			if !r.prompted && strings.Contains(shown(), "[y/N]") {
+				r.prompted = true
+				master.Write([]byte(answer))
+			}
+		}
+	}
+	if waitErr != nil {
+		r.code = c.ProcessState.ExitCode()
+	}
+	// Let the reader catch up with what the child wrote last.
+	time.Sleep(50 * time.Millisecond)
+	r.screen, r.stdout = shown(), stdout.String()
+	if strings.Contains(r.screen, "[y/N]") {
+		r.prompted = true
+	}
+	return r
+}
+
+// TestEscalateTTY runs a denied write with --escalate under a real
+// controlling terminal, with the trusted opt-in approval: tty: the person
+// answers the prompt, "y" grants this one call and anything else refuses
+// it with reason "escalation not approved".
+func TestEscalateTTY(t *testing.T) {
+	for _, tc := range []struct {
+		answer    string
+		wantCode  int
+		escalated bool
+	}{
+		{"y\n", 0, true},
+		{"n\n", 3, false},
+		{"\n", 3, false},
+	} {
+		t.Run(strings.TrimSpace("answer "+tc.answer), func(t *testing.T) {
+			dir := t.TempDir()
+			ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+			writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+			env := procEnv(t, ws)
+			writeSystemConfig(t, env, "approval: tty\n")
+
+			r := runUnderTTY(t, env, ws, tc.answer, "write", "../outside/x.txt", "--content", "approved\n", "--escalate", "danger-full-access")
+			if !r.prompted {
+				t.Fatalf("no prompt on the terminal; it shows %q; result %s", r.screen, r.stdout)
+			}
+			if !strings.Contains(r.screen, "write ../outside/x.txt") || !strings.Contains(r.screen, "danger-full-access") {
+				t.Errorf("the prompt does not say what it asks: %q", r.screen)
+			}
+			if r.code != tc.wantCode {
+				t.Fatalf("exit %d, want %d: %s", r.code, tc.wantCode, r.stdout)
+			}
+			_, statErr := os.Stat(filepath.Join(outside, "x.txt"))
+			if written := statErr == nil; written != tc.escalated {
+				t.Errorf("outside/x.txt written = %v, want %v", written, tc.escalated)
+			}
+			if got := strings.Contains(r.stdout, `"escalated":true`); got != tc.escalated {
+				t.Errorf("result %s: escalated = %v, want %v", r.stdout, got, tc.escalated)
+			}
+			if !tc.escalated && !strings.Contains(r.stdout, `"reason":"escalation not approved"`) {
+				t.Errorf("a refusal should have reason \"escalation not approved\": %s", r.stdout)
+			}
+		})
+	}
+}
+
+// TestEscalateTTYShowsDiff: the prompt shows the bounded diff of the write
+// it asks about, so the person approves a content, not only a path.
+func TestEscalateTTYShowsDiff(t *testing.T) {
+	dir := t.TempDir()
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/x.txt": "old-line-17\n"})
+	env := procEnv(t, ws)
+	writeSystemConfig(t, env, "approval: tty\n")
+
+	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/x.txt", "--overwrite", "--content", "new-line-42\n", "--escalate", "danger-full-access")
+	if !r.prompted {
+		t.Fatalf("no prompt on the terminal; it shows %q; result %s", r.screen, r.stdout)
+	}
+	prompt, _, _ := strings.Cut(r.screen, "[y/N]")
+	for _, want := range []string{"-old-line-17", "+new-line-42"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt does not show the diff line %q: %q", want, prompt)
+		}
+	}
+	if r.code != 3 {
+		t.Errorf("exit %d, want 3: %s", r.code, r.stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "x.txt")); string(b) != "old-line-17\n" {
+		t.Errorf("outside/x.txt = %q after a refusal", b)
+	}
+}
+
+// TestEscalateTTYEscapesPath: a model-chosen path carrying a carriage
+// return, "erase line" and "conceal" escapes (a fake harmless question
+// drawn over the real one) reaches the terminal escaped: the raw ESC byte
+// never, its escaped spelling instead.
+func TestEscalateTTYEscapesPath(t *testing.T) {
+	dir := t.TempDir()
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+	env := procEnv(t, ws)
+	writeSystemConfig(t, env, "approval: tty\n")
+
+	// The "/" of "[y/N]" makes the name a path in a folder that does not
+	// exist: --mkdir, or the write would fail before anyone is asked.
+	name := "x\r\x1b[2Kdsh-fs: read notes.txt? [y/N] \x1b[8m.txt"
+	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/"+name, "--content", "pwned\n", "--mkdir", "--escalate", "danger-full-access")
+	if !r.prompted {
+		t.Fatalf("no prompt on the terminal; it shows %q; result %s", r.screen, r.stdout)
+	}
+	if strings.Contains(r.screen, "\x1b") {
+		t.Errorf("a raw ESC reached the terminal: %q", r.screen)
+	}
+	if !strings.Contains(r.screen, `\x1b[2K`) || !strings.Contains(r.screen, `\x1b[8m`) {
+		t.Errorf("the terminal does not show the escapes escaped: %q", r.screen)
+	}
+	// The terminal turns each "\n" into "\r\n"; any other "\r" came from
+	// the path.
+	if strings.Contains(strings.ReplaceAll(r.screen, "\r\n", "\n"), "\r") {
+		t.Errorf("a raw carriage return reached the terminal: %q", r.screen)
+	}
+	if !strings.Contains(r.screen, `\r`) && !strings.Contains(r.screen, `\x0d`) {
+		t.Errorf("the terminal does not show the carriage return escaped: %q", r.screen)
+	}
+	if names := dirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
+		t.Errorf("outside holds %q after a refusal", names)
+	}
+}
+
+// TestEscalateTTYDefaultRefused: under the default approval (the person
+// at a dsh-fs exec supervisor's terminal), a terminal the call happens to
+// have is not asked: a model can make one and answer it. The escalation
+// is refused, no prompt is shown, nothing is written. Were a prompt shown,
+// this test would answer "y" as such a model would.
+func TestEscalateTTYDefaultRefused(t *testing.T) {
+	dir := t.TempDir()
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+	env := procEnv(t, ws)
+
+	r := runUnderTTY(t, env, ws, "y\n", "write", "../outside/x.txt", "--content", "pwned\n", "--escalate", "danger-full-access")
+	if r.prompted {
+		t.Errorf("the default approval asked the call's own terminal: %q", r.screen)
+	}
+	if r.code != 3 {
+		t.Errorf("exit %d, want 3: %s", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stdout, `"reason":"escalation not approved"`) {
+		t.Errorf("want reason \"escalation not approved\": %s", r.stdout)
+	}
+	if names := dirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
+		t.Errorf("outside holds %q after a refusal", names)
+	}
+}
+
+// TestPrettyOnTerminal: on a terminal the result is indented for a person;
+// anywhere else it is one line (every other test reads it from a pipe).
+func TestPrettyOnTerminal(t *testing.T) {
+	bin := procBin(t)
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"f.txt": "x\n"})
+	master, slavePath := openPTY(t)
+	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("cannot open %s: %v", slavePath, err)
+	}
+	defer slave.Close()
+	c := procCmd(bin, procEnv(t, ws), ws, "stat", "f.txt")
+	c.Stdout = slave
+	if err := c.Run(); err != nil {
+		t.Fatalf("stat on a terminal: %v", err)
+	}
+	slave.Close()
+	var screen bytes.Buffer
+	buf := make([]byte, 4096)
+	for !strings.Contains(screen.String(), "}") {
+		master.SetReadDeadline(time.Now().Add(procTimeout))
+		n, err := master.Read(buf)
+		screen.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	out := strings.ReplaceAll(screen.String(), "\r\n", "\n")
+	if !strings.HasPrefix(out, "{\n  \"ok\": true,\n  \"op\": \"stat\",") {
+		t.Errorf("on a terminal the result is not indented: %q", out)
+	}
+}

@@ -1,7 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled says this test binary, and so the dsh-fs it runs as, is
-// race-instrumented: each call costs several times the CPU.
-const raceEnabled = true

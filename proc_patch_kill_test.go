@@ -569,3 +569,105 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchAgainAfterKillNeverTwice: after a kill at any call of the
+// burst, the same patch again either refuses with nothing changed or, the
+// kill having changed nothing, applies whole; it never applies a hunk a
+// second time to a file the killed patch committed. That holds for every
+// patch that refuses when run again on its own result (a file it
+// creates, moves or removes, or a hunk whose old lines its new content
+// no longer has), whatever its order: a hunk that only adds lines after
+// its context (x.txt here) finds its context again in the new content,
+// so such a file must not be the only one committed when the kill comes.
+// A patch whose every file would take it again is, after a kill, what it
+// is after it ran whole: run again, it applies again.
+func TestPatchAgainAfterKillNeverTwice(t *testing.T) {
+	requirePtrace(t)
+	bin := procBin(t)
+	const addBeta = "*** Update File: x.txt\n@@\n alpha\n+beta\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		patch string
+		// refused is the code of the refusal after a kill that
+		// changed something: the second file's, as x.txt takes the
+		// patch again.
+		refused string
+	}{
+		{"then-an-update", map[string]string{"x.txt": "alpha\n", "y.txt": "one\ntwo\n"},
+			addBeta + "*** Update File: y.txt\n@@\n one\n-two\n+TWO\n", "FS_EDIT_NO_MATCH"},
+		{"then-a-removal", map[string]string{"x.txt": "alpha\n", "c.txt": "gone\n"},
+			addBeta + "*** Delete File: c.txt\n", "FS_NOT_FOUND"},
+		{"then-a-move", map[string]string{"x.txt": "alpha\n", "d.txt": "moving\n"},
+			addBeta + "*** Update File: d.txt\n*** Move to: e.txt\n", "FS_NOT_FOUND"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			patchFile := filepath.Join(t.TempDir(), "p.patch")
+			if err := os.WriteFile(patchFile, []byte("*** Begin Patch\n"+tc.patch+"*** End Patch\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fresh := func(t *testing.T) (string, []string) {
+				ws := t.TempDir()
+				writeTree(t, ws, tc.files)
+				return ws, procEnv(t, ws)
+			}
+			ws, env := fresh(t)
+			full, err := killAtCall(bin, env, ws, 0, procTimeout, "patch", "--from", patchFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !full.Status.Exited() || full.Status.ExitStatus() != 0 {
+				t.Fatalf("the patch not killed: status %#x\nstdout: %s\nstderr: %s", full.Status, full.Stdout, full.Stderr)
+			}
+			final := folderState(t, ws)
+			// The premise: the patch refuses on its own result.
+			if code, _, out, _ := procRun(t, procCmd(bin, env, ws, "patch", "--from", patchFile), nil); code == 0 {
+				t.Fatalf("the patch applies again to its own result (%s): the case tests nothing", out)
+			}
+			t.Logf("the burst: %q", full.Calls)
+			for k := 1; k <= len(full.Calls); k++ {
+				ws, env := fresh(t)
+				run, err := killAtCall(bin, env, ws, k, procTimeout, "patch", "--from", patchFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !run.Killed {
+					t.Fatalf("kill at %d: not killed (status %#x)", k, run.Status)
+				}
+				left := folderState(t, ws)
+				code, res, out, errs := procRun(t, procCmd(bin, env, ws, "patch", "--from", patchFile), nil)
+				after := folderState(t, ws)
+				switch {
+				case stateDiff(withoutStaging(left), tc.files) == nil:
+					// The kill changed nothing (a staging name aside,
+					// which the replacement of its file removes): the
+					// patch applies whole.
+					if d := stateDiff(after, final); code != 0 || d != nil {
+						t.Errorf("killed before %q, which changed nothing, the patch again: exit %d, left\n\t%s\nstdout: %s\nstderr: %s", run.Calls[k-1], code, strings.Join(d, "\n\t"), out, errs)
+					}
+				case code == 0:
+					t.Errorf("killed before %q (leaving %v), the same patch again applied, leaving\n\t%s\nwant a refusal with nothing changed",
+						run.Calls[k-1], left, strings.Join(stateDiff(after, final), "\n\t"))
+				default:
+					if res.Error.Code != tc.refused {
+						t.Errorf("killed before %q, the same patch again: exit %d, want 1 with %s\nstdout: %s\nstderr: %s", run.Calls[k-1], code, tc.refused, out, errs)
+					}
+					if d := stateDiff(after, left); d != nil {
+						t.Errorf("killed before %q, the refused patch changed:\n\t%s", run.Calls[k-1], strings.Join(d, "\n\t"))
+					}
+				}
+			}
+		})
+	}
+}
+
+// withoutStaging is state less the staging names of sandbox.Temp.
+func withoutStaging(state map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, body := range state {
+		if !strings.HasPrefix(name, ".dsh-fs-") {
+			out[name] = body
+		}
+	}
+	return out
+}

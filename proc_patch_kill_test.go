@@ -554,14 +554,28 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 			}
 
 			// The patch of what is left finishes it, and the staging
-			// leftover goes with the replacement of its file.
+			// leftover goes with the replacement of its file: by an
+			// edit of a.txt where one is left (any write, edit or
+			// patch of the file removes it first), by the patch
+			// otherwise.
+			rest := restAfter(ran)
+			if _, ok := left[stage]; ok {
+				code, _, out, errs := procRun(t, procCmd(bin, env, ws, "edit", "a.txt", "--old", "two", "--new", "TWO"), nil)
+				if code != 0 {
+					t.Fatalf("edit of a.txt beside its staging leftover: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+				}
+				if _, err := os.Lstat(filepath.Join(ws, stage)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the edit of a.txt left its staging name %s (%v)", stage, err)
+				}
+				rest = strings.Replace(rest, sections[0].patch, "", 1)
+			}
 			restFile := filepath.Join(t.TempDir(), "rest.patch")
-			if err := os.WriteFile(restFile, []byte(wrap(restAfter(ran))), 0o644); err != nil {
+			if err := os.WriteFile(restFile, []byte(wrap(rest)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			code, _, out, errs = procRun(t, procCmd(bin, env, ws, "patch", "--from", restFile), nil)
 			if code != 0 {
-				t.Fatalf("the patch of what is left:\n%s\nexit %d\nstdout: %s\nstderr: %s", restAfter(ran), code, out, errs)
+				t.Fatalf("the patch of what is left:\n%s\nexit %d\nstdout: %s\nstderr: %s", rest, code, out, errs)
 			}
 			if d := stateDiff(folderState(t, ws), final); d != nil {
 				t.Fatalf("after the patch of what is left, the folder holds:\n\t%s", strings.Join(d, "\n\t"))

@@ -170,7 +170,7 @@ func Patch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (*PatchResult, er
 		}
 	}
 	done = true
-	if err := burst(f, changes); err != nil {
+	if err := burst(f, p.Format, changes); err != nil {
 		return nil, err
 	}
 	res := &PatchResult{Format: string(p.Format)}
@@ -595,28 +595,53 @@ func execBits(perm, mode uint32) uint32 {
 // concurrent creator can refuse), then replacements, renames, and
 // removals last. A failure stops it; the error's message says which
 // files were changed and which not.
-func burst(f *sandbox.Fence, changes []*fileChange) error {
+//
+// A kill between two steps leaves the steps before it done, and the
+// same patch run again must then refuse rather than apply a hunk a
+// second time. A creation, a rename and a removal make it refuse (the
+// name is taken, or gone); so does a replacement whose new content the
+// patch does not apply to again. A hunk that only adds lines after its
+// context finds that context again in the new content: such a
+// replacement never goes first while the patch has a step that makes it
+// refuse (firstStep).
+func burst(f *sandbox.Fence, format patch.Format, changes []*fileChange) error {
 	type step struct {
 		c   *fileChange
 		run func() error
+		// refusesAgain says that once the step is done, the same
+		// patch refuses; false for a step that must not go first (a
+		// moved file's old name is removed after its new one is made).
+		refusesAgain func() bool
 	}
+	always := func() bool { return true }
 	var creates, replaces, renames, removes []step
 	for _, c := range changes {
 		switch {
 		case c.file.Kind == patch.Delete:
-			removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }})
+			removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }, always})
 		case c.renamed:
-			renames = append(renames, step{c, func() error { return f.Move("patch", *c.src, *c.dst) }})
+			renames = append(renames, step{c, func() error { return f.Move("patch", *c.src, *c.dst) }, always})
 		case c.src == c.dst:
-			replaces = append(replaces, step{c, c.staged.commit})
+			replaces = append(replaces, step{c, c.staged.commit, func() bool {
+				_, err := applyText(format, c.file, c.new)
+				return err != nil
+			}})
 		default:
-			creates = append(creates, step{c, c.staged.commit})
+			creates = append(creates, step{c, c.staged.commit, always})
 			if c.src != nil {
-				removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }})
+				removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }, func() bool { return false }})
 			}
 		}
 	}
 	steps := slices.Concat(creates, replaces, renames, removes)
+	// Where the first step is a replacement the patch would take again
+	// (so there is no creation), the first step that makes it refuse
+	// goes before it. The replacement's planning is repeated on its new
+	// content only then, and only up to that step.
+	if i := slices.IndexFunc(steps, func(s step) bool { return s.refusesAgain() }); i > 0 {
+		first := steps[i]
+		steps = slices.Insert(slices.Delete(steps, i, i+1), 0, first)
+	}
 	doneFiles := map[*fileChange]int{}
 	for i, s := range steps {
 		if err := s.run(); err != nil {

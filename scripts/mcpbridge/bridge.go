@@ -52,8 +52,9 @@ type session struct {
 	// lineMu keeps each message written to the child a whole line.
 	lineMu sync.Mutex
 	// done is closed when the child's stdout ends, after every line it
-	// wrote was routed.
-	done chan struct{}
+	// wrote was routed; exited once the child has been waited for and its
+	// end logged.
+	done, exited chan struct{}
 
 	mu sync.Mutex
 	// pending: the stream waiting for the answer to each request id (the
@@ -383,7 +384,7 @@ func (b *bridge) start() (*session, error) {
 	}
 	ss := &session{
 		id: hex.EncodeToString(raw[:]), b: b, cmd: cmd, stdin: stdin,
-		done: make(chan struct{}), pending: map[string]*stream{}, progress: map[string]*stream{},
+		done: make(chan struct{}), exited: make(chan struct{}), pending: map[string]*stream{}, progress: map[string]*stream{},
 	}
 	b.mu.Lock()
 	b.sessions[ss.id] = ss
@@ -469,6 +470,7 @@ func (ss *session) read(stdout io.Reader) {
 	left := len(ss.queue)
 	ss.mu.Unlock()
 	ss.b.log.Printf("session %s: server exited (%v); %d message(s) never had a stream", ss.id, exitText(err), left)
+	close(ss.exited)
 }
 
 func exitText(err error) string {
@@ -523,10 +525,10 @@ func (ss *session) end() {
 	ss.stdin.Close()
 	ss.lineMu.Unlock()
 	select {
-	case <-ss.done:
+	case <-ss.exited:
 	case <-time.After(3 * time.Second):
 		syscall.Kill(-ss.cmd.Process.Pid, syscall.SIGKILL)
-		<-ss.done
+		<-ss.exited
 	}
 }
 

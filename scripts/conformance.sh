@@ -101,6 +101,7 @@ run_suite() {
 	fi
 }
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for run in $(seq "$RUNS"); do
 	echo "conformance.sh: run $run of $RUNS" >&2
 	run_suite dsh "$run" "${DSH[@]}"
@@ -250,7 +251,13 @@ console.log(`Applicable scenarios passed (the transport's left out): dsh-fs mcp 
   `Applicable to dsh-fs mcp, failed by it and passed by the official server: ${worse.length ? worse.join(', ') : 'none'}.`);
 EOF
 
-ms() { tr '\n' ' ' <"$OUT/$1.ms" | sed 's/ $//; s/ / ms, /g; s/$/ ms/'; }
+# ms NAME: the median and range of NAME's suite runs, and each run.
+ms() {
+	sort -n "$OUT/$1.ms" | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "median %d ms (%d–%d)", m, v[1], v[NR] }'
+	printf ' [%s]' "$(paste -sd, "$OUT/$1.ms" | sed 's/,/, /g')"
+}
 {
 	echo "## MCP conformance suite ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD))"
 	echo
@@ -262,8 +269,9 @@ ms() { tr '\n' ' ' <"$OUT/$1.ms" | sed 's/ $//; s/ / ms, /g; s/$/ ms/'; }
 	echo "    mcpbridge -url-file URL -- dsh-fs mcp DIR            # or: node …/server-filesystem/dist/index.js DIR"
 	echo "    conformance server --url \"\$(cat URL)\" --suite all -o OUT"
 	echo
-	echo "Wall time of each whole suite run (a fresh server per scenario): dsh-fs mcp $(ms dsh);"
-	echo "official $(ms official)."
+	echo "Wall time of a whole suite run (32 scenarios, a fresh server for each), $RUNS runs: dsh-fs mcp"
+	echo "$(ms dsh); official $(ms official). Load average (1, 5, 15 min) before: $load_before;"
+	echo "after: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	cat "$SECTION.body"
 } >"$SECTION"

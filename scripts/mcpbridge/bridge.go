@@ -261,6 +261,9 @@ func (b *bridge) post(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Mcp-Session-Id", ss.id)
 	}
 	if err := ss.write(line.Bytes()); err != nil {
+		if created {
+			ss.end()
+		}
 		http.Error(w, "mcpbridge: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -312,7 +315,8 @@ func serve(w http.ResponseWriter, r *http.Request, st *stream, childDone <-chan 
 		for _, m := range msgs {
 			fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
 		}
-		if flusher != nil {
+		// A flush before anything was written would send a 200 of its own.
+		if sse && flusher != nil {
 			flusher.Flush()
 		}
 		if answered {

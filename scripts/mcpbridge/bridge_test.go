@@ -278,3 +278,24 @@ func TestBridgeRefuses(t *testing.T) {
 		t.Fatalf("ping after the refusals: %d %q", resp.StatusCode, body)
 	}
 }
+
+// A server that exits without answering its initialize: the POST gets
+// 502 from the bridge (no JSON-RPC message of its own), and no session
+// is kept.
+func TestBridgeServerExitsBeforeAnswering(t *testing.T) {
+	b := newBridge([]string{"true"}, log.New(io.Discard, "", 0))
+	srv := httptest.NewServer(b)
+	defer srv.Close()
+	defer b.endAll()
+	resp := send(t, "POST", srv.URL+"/mcp", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	body := readAll(t, resp)
+	if resp.StatusCode != http.StatusBadGateway || strings.HasPrefix(body, "{") {
+		t.Fatalf("%d %q, want 502 and a text body", resp.StatusCode, body)
+	}
+	b.mu.Lock()
+	n := len(b.sessions)
+	b.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d session(s) kept for a server that exited", n)
+	}
+}

@@ -308,13 +308,45 @@ func stateDiff(got, want map[string]string) []string {
 }
 
 // killSection is one file's section of a patch under the kill test, and
-// what the folder holds of that file once the burst's first n calls ran.
+// what the folder holds of that file once the burst's first n calls ran:
+// before until the section's part of the burst begins, after once its
+// last call (done) ran, and between, where a file is changed by two
+// calls, when only the first (from) did.
 type killSection struct {
-	patch string
-	// rest is what is left to patch of the file once the first n calls
-	// ran ("" when nothing is).
-	rest  func(n int) string
-	state func(n int) map[string]string
+	patch         string
+	done          int
+	before, after map[string]string
+	between       *killPartial
+}
+
+// killPartial is a section's state once its first call ran and before
+// its last, and what is then left to patch of the file.
+type killPartial struct {
+	from  int
+	state map[string]string
+	rest  string
+}
+
+// rest is what is left to patch of the file once the first n calls ran
+// ("" when nothing is).
+func (s killSection) rest(n int) string {
+	switch {
+	case n >= s.done:
+		return ""
+	case s.between != nil && n >= s.between.from:
+		return s.between.rest
+	}
+	return s.patch
+}
+
+func (s killSection) state(n int) map[string]string {
+	switch {
+	case n >= s.done:
+		return s.after
+	case s.between != nil && n >= s.between.from:
+		return s.between.state
+	}
+	return s.before
 }
 
 // TestPatchKilledBetweenRenames runs a five-file patch (an update, an
@@ -363,83 +395,25 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 	// n is how many of wantCalls ran.
 	sections := []killSection{{
 		patch: "*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n",
-		rest: func(n int) string {
-			if n >= 5 {
-				return ""
-			}
-			return "*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n"
-		},
-		state: func(n int) map[string]string {
-			switch {
-			case n >= 5:
-				return map[string]string{"a.txt": aNew}
-			case n == 4: // linked in, not renamed: the one leftover
-				return map[string]string{"a.txt": aOld, stage: aNew}
-			}
-			return map[string]string{"a.txt": aOld}
-		},
+		done:  5, before: map[string]string{"a.txt": aOld}, after: map[string]string{"a.txt": aNew},
+		// linked in, not renamed: the one leftover
+		between: &killPartial{from: 4, state: map[string]string{"a.txt": aOld, stage: aNew},
+			rest: "*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n"},
 	}, {
 		patch: "*** Add File: new.txt\n+new\n",
-		rest: func(n int) string {
-			if n >= 1 {
-				return ""
-			}
-			return "*** Add File: new.txt\n+new\n"
-		},
-		state: func(n int) map[string]string {
-			if n >= 1 {
-				return map[string]string{"new.txt": newBody}
-			}
-			return nil
-		},
+		done:  1, after: map[string]string{"new.txt": newBody},
 	}, {
 		patch: "*** Update File: d.txt\n*** Move to: e.txt\n",
-		rest: func(n int) string {
-			if n >= 6 {
-				return ""
-			}
-			return "*** Update File: d.txt\n*** Move to: e.txt\n"
-		},
-		state: func(n int) map[string]string {
-			if n >= 6 {
-				return map[string]string{"e.txt": dBody}
-			}
-			return map[string]string{"d.txt": dBody}
-		},
+		done:  6, before: map[string]string{"d.txt": dBody}, after: map[string]string{"e.txt": dBody},
 	}, {
 		patch: "*** Delete File: c.txt\n",
-		rest: func(n int) string {
-			if n >= 7 {
-				return ""
-			}
-			return "*** Delete File: c.txt\n"
-		},
-		state: func(n int) map[string]string {
-			if n >= 7 {
-				return nil
-			}
-			return map[string]string{"c.txt": cBody}
-		},
+		done:  7, before: map[string]string{"c.txt": cBody},
 	}, {
 		patch: "*** Update File: m.txt\n*** Move to: m2.txt\n@@\n moving2\n-x\n+y\n",
-		rest: func(n int) string {
-			switch {
-			case n >= 8:
-				return ""
-			case n >= 2: // at both names: the old one is left to remove
-				return "*** Delete File: m.txt\n"
-			}
-			return "*** Update File: m.txt\n*** Move to: m2.txt\n@@\n moving2\n-x\n+y\n"
-		},
-		state: func(n int) map[string]string {
-			switch {
-			case n >= 8:
-				return map[string]string{"m2.txt": mNew}
-			case n >= 2:
-				return map[string]string{"m.txt": mOld, "m2.txt": mNew}
-			}
-			return map[string]string{"m.txt": mOld}
-		},
+		done:  8, before: map[string]string{"m.txt": mOld}, after: map[string]string{"m2.txt": mNew},
+		// at both names: the old one is left to remove
+		between: &killPartial{from: 2, state: map[string]string{"m.txt": mOld, "m2.txt": mNew},
+			rest: "*** Delete File: m.txt\n"},
 	}}
 	wrap := func(body string) string { return "*** Begin Patch\n" + body + "*** End Patch\n" }
 	var whole strings.Builder

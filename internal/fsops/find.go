@@ -3,6 +3,7 @@ package fsops
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -95,8 +96,9 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 	res := &FindResult{Entries: []Found{}}
 	used, full := 0, false
 	var last cursor
+	match := compileFindGlob(opt.Glob)
 	w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
-		if !globMatch(opt.Glob, rel) {
+		if !match(e.Name, rel) {
 			return nil
 		}
 		if opt.Type != "" && typeName[e.Type] != opt.Type {
@@ -123,10 +125,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 		res.Total++
 		found := Found{Path: displayPath(t.Given, rel), Type: info.Type, Size: info.Size}
-		size := 1
-		if b, err := json.Marshal(found); err == nil {
-			size += len(b)
-		}
+		size := 1 + found.jsonLen()
 		if len(res.Entries) >= opt.Limit || used+size > opt.MaxBytes {
 			full, res.Truncated = true, true
 			return nil
@@ -147,4 +146,48 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 	}
 	return res, nil
+}
+
+// compileFindGlob returns the test of an entry (its name and its path
+// relative to the searched folder) against glob, as globMatch tests it. A
+// walk asks it of every entry, so the usual shapes are told apart once:
+// a glob with no "/" (or "**/" and one with none after it: any depth)
+// that is a plain name, "*" and a plain suffix ("*.go"), or "*" alone, is
+// a string compare on the name; anything else is doublestar's, on the
+// base name or the path as globMatch does.
+func compileFindGlob(glob string) func(name, rel string) bool {
+	base := glob
+	if rest, ok := strings.CutPrefix(glob, "**/"); ok && rest != "" && !strings.Contains(rest, "/") && !strings.Contains(rest, "**") {
+		base = rest
+	}
+	if !strings.Contains(base, "/") {
+		switch lit := strings.TrimPrefix(base, "*"); {
+		case strings.ContainsAny(lit, "*?[]{}\\"):
+		case base == "*":
+			return func(string, string) bool { return true }
+		case lit != base:
+			return func(name, _ string) bool { return strings.HasSuffix(name, lit) }
+		default:
+			return func(name, _ string) bool { return name == lit }
+		}
+	}
+	return func(_, rel string) bool { return globMatch(glob, rel) }
+}
+
+// jsonLen is the length of json.Marshal(f), which bounds the result in
+// bytes, without the reflection: for a path of printable ASCII that JSON
+// does not escape, the usual case, it is counted; any other path is
+// marshalled.
+func (f Found) jsonLen() int {
+	for i := 0; i < len(f.Path); i++ {
+		if c := f.Path[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, err := json.Marshal(f)
+			if err != nil {
+				return 0
+			}
+			return len(b)
+		}
+	}
+	// {"path":"…","type":"…","size":N}
+	return len(`{"path":"","type":"","size":}`) + len(f.Path) + len(f.Type) + len(strconv.FormatInt(f.Size, 10))
 }

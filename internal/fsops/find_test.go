@@ -2,8 +2,13 @@ package fsops
 
 import (
 	"encoding/json"
+	"os"
 	"path"
+	"path/filepath"
+	"runtime"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // TestFindGlobAsGlobMatch pins find's compiled glob (the string compares
@@ -13,7 +18,7 @@ func TestFindGlobAsGlobMatch(t *testing.T) {
 	globs := []string{
 		"*.go", "*", "**", "**/*.go", "**/go.mod", "go.mod", "*_test.go", "*.", ".*", "*.tar.gz",
 		"**/", "**/**", "**/a/*.go", "a/*.go", "a/**", "*.[ch]", "*.{go,mod}", "\\*.go", "*\\.go",
-		"?.go", "a*", "", "*é", "**/*é",
+		"?.go", "a*", "", "*é", "**/*é", "**/?.go", "**/[xy].go",
 	}
 	rels := []string{
 		"x.go", "a/x.go", "a/b/x.go", ".go", ".hidden.go", "x.go.bak", "go.mod", "a/go.mod", "xgo",
@@ -21,9 +26,18 @@ func TestFindGlobAsGlobMatch(t *testing.T) {
 		"a/\xff.go", "é", "aé", "a/é",
 	}
 	for _, g := range globs {
-		match := compileFindGlob(g)
+		byName, byPath := compileFindGlob(g)
+		if (byName == nil) == (byPath == nil) {
+			t.Fatalf("glob %q: want one test, on the name or on the path", g)
+		}
 		for _, rel := range rels {
-			if got, want := match(path.Base(rel), rel), globMatch(g, rel); got != want {
+			got := false
+			if byName != nil {
+				got = byName(path.Base(rel))
+			} else {
+				got = byPath(rel)
+			}
+			if want := globMatch(g, rel); got != want {
 				t.Errorf("glob %q, path %q: compiled %v, globMatch %v", g, rel, got, want)
 			}
 		}
@@ -50,5 +64,36 @@ func TestFoundJSONLen(t *testing.T) {
 		if got := f.jsonLen(); got != len(b) {
 			t.Errorf("%q: jsonLen %d, json.Marshal %d (%s)", f.Path, got, len(b), b)
 		}
+	}
+}
+
+// BenchmarkFindGoSource finds '*.go' in the Go standard library's source
+// with the default bounds, without and with the usual deny list: the
+// walk, the matcher and the entries shown (scripts/bench.sh compares the
+// same with find -name).
+func BenchmarkFindGoSource(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no Go source:", err)
+	}
+	for _, list := range []struct {
+		name string
+		deny []string
+	}{{"no_list", nil}, {"deny_list", benchDenyList}} {
+		f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly,
+			Home: b.TempDir(), DenyRead: list.deny})
+		t, err := f.Resolve(".")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(list.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Find(f, t, FindOptions{Glob: "*.go", Limit: DefaultFindLimit, MaxBytes: DefaultSearchMaxBytes})
+				if err != nil || res.Total == 0 {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -61,7 +62,7 @@ func (d *ListDir) Close() error {
 // looking at any of them.
 func (d *ListDir) Names() ([]string, error) {
 	var names []string
-	err := d.readDir(func(name string, _ uint8) error {
+	err := d.readDir(func(batch int) { names = slices.Grow(names, batch) }, func(name string, _ uint8) error {
 		names = append(names, name)
 		return nil
 	})
@@ -93,15 +94,16 @@ func (d *ListDir) deniedEntry(name string) (string, bool) {
 // deny_read, by its path or, for a file with several links, by its
 // identity, is a *DeniedError: a listing leaves it out.
 func (d *ListDir) Lstat(name string) (Stat, error) {
-	p := d.join(name)
 	if g, ok := d.deniedEntry(name); ok {
+		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	var st Stat
 	if err := unix.Fstatat(d.fd(), name, &st.Stat_t, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return Stat{}, &os.PathError{Op: "stat", Path: p, Err: err}
+		return Stat{}, &os.PathError{Op: "stat", Path: d.join(name), Err: err}
 	}
 	if g, ok := d.f.deniedIdentity(&st.Stat_t); ok {
+		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
@@ -115,20 +117,19 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 // folder replaced by a symlink since Lstat is FS_IO, not followed. What it
 // opened is checked as OpenList's folder is.
 func (d *ListDir) Open(name string) (*ListDir, error) {
-	fd, _, err := d.openEntry(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	p := d.join(name)
+	fd, _, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
-	p := d.join(name)
 	return &ListDir{f: d.f, op: d.op, dirfd: fd, Path: p}, nil
 }
 
-// openEntry opens the entry name with flags, never through a symlink, and
-// decides on what it opened (checkReadOpened) before anything is read.
-// With wantType (unix.S_IFREG) anything of another type is closed unread:
-// FS_INVALID_ARGUMENT.
-func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
-	p := d.join(name)
+// openEntry opens the entry name, whose path is p, with flags, never
+// through a symlink, and decides on what it opened (checkReadOpened)
+// before anything is read. With wantType (unix.S_IFREG) anything of
+// another type is closed unread: FS_INVALID_ARGUMENT.
+func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
 	fd, err := openRead(d.fd(), name, flags)
 	switch {
 	case err == unix.ELOOP:
@@ -226,7 +227,7 @@ type DirEntry struct {
 // is left out, as os.ReadDir leaves it).
 func (d *ListDir) Entries() ([]DirEntry, error) {
 	var out []DirEntry
-	err := d.readDir(func(name string, dt uint8) error {
+	err := d.readDir(func(batch int) { out = slices.Grow(out, batch) }, func(name string, dt uint8) error {
 		t := EntryOther
 		switch dt {
 		case unix.DT_REG:
@@ -267,10 +268,12 @@ const direntBufSize = 32 << 10
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
 
 // readDir calls each with the name and d_type of every entry of the
-// folder but "." and "..", reading from where the descriptor stands. The
-// names of one getdents call share one string (one allocation a batch,
-// not one a name); they are as long-lived as any string.
-func (d *ListDir) readDir(each func(name string, dt uint8) error) error {
+// folder but "." and "..", reading from where the descriptor stands,
+// after grow with the number of records of each getdents call (so the
+// caller's slice grows once a batch, not by doubling). The names of one
+// call share one string (one allocation a batch, not one a name); they
+// are as long-lived as any string.
+func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint8) error) error {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
@@ -285,6 +288,15 @@ func (d *ListDir) readDir(each func(name string, dt uint8) error) error {
 		if n <= 0 {
 			return nil
 		}
+		records := 0
+		for off := 0; off+18 <= n; records++ {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen == 0 {
+				break // malformed: the loop below says so
+			}
+			off += reclen
+		}
+		grow(records)
 		batch := string(buf[:n])
 		for off := 0; off < n; {
 			// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
@@ -336,7 +348,7 @@ func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	fd, st, err := d.openEntry(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	fd, st, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
 	if err != nil {
 		return nil, err
 	}

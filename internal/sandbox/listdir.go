@@ -140,7 +140,13 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, *u
 		return -1, nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if flags&unix.O_DIRECTORY != 0 {
+		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
+		// (O_NOFOLLOW): its type is all the checks below use of a
+		// folder's stat (deniedIdentity judges regular files only), so a
+		// walk spares an fstat a folder (issue 26).
+		st.Mode = unix.S_IFDIR
+	} else if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return -1, nil, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}

@@ -3,6 +3,7 @@ package fsops
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -95,16 +96,28 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 	res := &FindResult{Entries: []Found{}}
 	used, full := 0, false
 	var last cursor
-	w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
-		if !globMatch(opt.Glob, rel) {
-			return nil
+	byName, byPath := compileFindGlob(opt.Glob)
+	// keep decides on what the folder says of the entry, its name and
+	// type, before its path is made: most entries fail here, and past
+	// the limit the rest are counted here, never looked at, as ls counts.
+	w.keep = func(e sandbox.DirEntry) bool {
+		if byName != nil && !byName(e.Name) {
+			return false
 		}
 		if opt.Type != "" && typeName[e.Type] != opt.Type {
+			return false
+		}
+		if full && byPath == nil {
+			res.Total++
+			return false
+		}
+		return true
+	}
+	w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
+		if byPath != nil && !byPath(rel) {
 			return nil
 		}
 		if full {
-			// Past the limit: counted by name and by the type the folder
-			// gives, never looked at, as ls counts.
 			res.Total++
 			return nil
 		}
@@ -117,16 +130,15 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 			w.skip.Unreadable++
 			return nil
 		}
-		info := describe(&st)
-		if opt.Type != "" && info.Type != opt.Type {
+		// Only the type and size: describe's mode and time strings would
+		// be made for every entry shown and dropped.
+		typ := typeOf(fileMode(st.Mode))
+		if opt.Type != "" && typ != opt.Type {
 			return nil // changed type since the folder was read
 		}
 		res.Total++
-		found := Found{Path: displayPath(t.Given, rel), Type: info.Type, Size: info.Size}
-		size := 1
-		if b, err := json.Marshal(found); err == nil {
-			size += len(b)
-		}
+		found := Found{Path: displayPath(t.Given, rel), Type: typ, Size: st.Size}
+		size := 1 + found.jsonLen()
 		if len(res.Entries) >= opt.Limit || used+size > opt.MaxBytes {
 			full, res.Truncated = true, true
 			return nil
@@ -147,4 +159,51 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 	}
 	return res, nil
+}
+
+// compileFindGlob returns the test of an entry against glob, as
+// globMatch tests it, on its name or on its path relative to the searched
+// folder (one of the two is nil). A walk asks it of every entry, so the
+// usual shapes are told apart once: a glob with no "/" (or "**/" and one
+// with none after it: any depth) that is a plain name, "*" and a plain
+// suffix ("*.go"), or "*" alone, is a string compare on the name; any
+// other with no "/" is doublestar's on the name, and one with a "/"
+// doublestar's on the path.
+func compileFindGlob(glob string) (byName func(name string) bool, byPath func(rel string) bool) {
+	base := glob
+	if rest, ok := strings.CutPrefix(glob, "**/"); ok && rest != "" && !strings.Contains(rest, "/") && !strings.Contains(rest, "**") {
+		base = rest
+	}
+	if strings.Contains(base, "/") {
+		return nil, func(rel string) bool { return globMatch(glob, rel) }
+	}
+	switch lit := strings.TrimPrefix(base, "*"); {
+	case strings.ContainsAny(lit, "*?[]{}\\"):
+		return func(name string) bool { return globMatch(base, name) }, nil
+	case base == "*":
+		return func(string) bool { return true }, nil
+	case lit != base:
+		return func(name string) bool { return strings.HasSuffix(name, lit) }, nil
+	default:
+		return func(name string) bool { return name == lit }, nil
+	}
+}
+
+// jsonLen is the length of json.Marshal(f), which bounds the result in
+// bytes, without the reflection: for a path of printable ASCII that JSON
+// does not escape, the usual case, it is counted; any other path is
+// marshalled.
+func (f Found) jsonLen() int {
+	for i := 0; i < len(f.Path); i++ {
+		if c := f.Path[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, err := json.Marshal(f)
+			if err != nil {
+				return 0
+			}
+			return len(b)
+		}
+	}
+	// {"path":"…","type":"…","size":N}
+	var digits [20]byte
+	return len(`{"path":"","type":"","size":}`) + len(f.Path) + len(f.Type) + len(strconv.AppendInt(digits[:0], f.Size, 10))
 }

@@ -101,8 +101,14 @@ func (l *locked) exists() bool { return l.file != nil }
 
 // replace writes a new file with fill and renames it over the target: a
 // temp file in the same folder, written, given the old file's permission
-// bits and owner, synced, renamed into place, the folder synced. On any
-// failure the old file is untouched and no temp file remains.
+// bits and owner, synced, renamed into place. On any failure the old file
+// is untouched and no temp file remains.
+//
+// Durability, one rule for write, edit and patch: the temp file is synced
+// before the rename, so a power loss leaves the old content or the new,
+// never a torn file; the folder is not synced after it, so the rename is
+// durable at the file system's next journal commit, and a power loss
+// right after a call may bring back the previous version (issue 26).
 //
 // fill writes the content into the temp file. The settle function it may
 // return finishes work that trails the writing (the hash read back behind

@@ -86,6 +86,12 @@ type walker struct {
 	// path relative to the searched folder. For a folder it is called
 	// before the folder's own entries.
 	visit func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error
+	// keep, if set, is asked first of each entry visit would be called
+	// for, by its name and type alone: an entry it refuses is not
+	// visited (a folder is still walked), and its path is never made.
+	// Most entries of a search fail on their name (find's "*.go"), and
+	// joining a path for each cost more than the test (issue 26).
+	keep func(e sandbox.DirEntry) bool
 }
 
 // errStop ends a walk early; it is not a failure.
@@ -223,12 +229,16 @@ func (w *walker) walk(d *sandbox.ListDir, rel string, levels []ignoreLevel) erro
 			}
 		}
 	}
+	// Without a cursor, ignore patterns, --glob or keep, only a folder
+	// needs its path before visit.
+	pathFirst := w.cur != nil || len(levels) > 0 || len(w.excl) > 0 || len(w.incl) > 0 || w.keep == nil
 	for _, e := range entries {
-		r := e.Name
-		if rel != "" {
-			r = rel + "/" + e.Name
+		isDir := e.Type == sandbox.EntryDir
+		r := ""
+		if pathFirst || isDir {
+			r = joinRel(rel, e.Name)
 		}
-		if w.cur != nil && w.cur.skips(r, e.Type == sandbox.EntryDir) {
+		if w.cur != nil && w.cur.skips(r, isDir) {
 			continue
 		}
 		if d.Hidden(e.Name) {
@@ -236,31 +246,38 @@ func (w *walker) walk(d *sandbox.ListDir, rel string, levels []ignoreLevel) erro
 			continue
 		}
 		if !w.opt.NoIgnore {
-			if e.Type == sandbox.EntryDir && e.Name == ".git" {
+			if isDir && e.Name == ".git" {
 				w.skip.Ignored++
 				continue
 			}
-			probe := r
-			if e.Type == sandbox.EntryDir {
-				probe += "/"
-			}
-			if ignoredBy(levels, probe) {
-				w.skip.Ignored++
-				continue
+			if len(levels) > 0 {
+				probe := r
+				if isDir {
+					probe += "/"
+				}
+				if ignoredBy(levels, probe) {
+					w.skip.Ignored++
+					continue
+				}
 			}
 		}
 		if w.excluded(r) {
 			w.skip.Glob++
 			continue
 		}
-		if e.Type != sandbox.EntryDir && !w.included(r) {
+		if !isDir && !w.included(r) {
 			w.skip.Glob++
 			continue
 		}
-		if err := w.visit(d, e, r); err != nil {
-			return err
+		if w.keep == nil || w.keep(e) {
+			if r == "" {
+				r = joinRel(rel, e.Name)
+			}
+			if err := w.visit(d, e, r); err != nil {
+				return err
+			}
 		}
-		if e.Type != sandbox.EntryDir {
+		if !isDir {
 			continue
 		}
 		sub, err := d.Open(e.Name)
@@ -279,6 +296,15 @@ func (w *walker) walk(d *sandbox.ListDir, rel string, levels []ignoreLevel) erro
 		}
 	}
 	return nil
+}
+
+// joinRel is the path of the entry name of the folder rel ("" for the
+// searched folder), relative to the searched folder.
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
 }
 
 // cursor is where a truncated search stopped: the last entry it showed

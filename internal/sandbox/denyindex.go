@@ -114,8 +114,22 @@ func (m *denyMatcher) first(name string) int {
 // component matches comp and that matches the folder dir, which ends on
 // comp, exactly.
 func (m *denyMatcher) atComponent(dir, comp string, best int) int {
+	return m.atComponentOf(func() string { return dir }, comp, best)
+}
+
+// atComponentOf is atComponent with the folder made only when a glob's
+// last component matches comp: a walk asks of every entry, and for most
+// no glob is a candidate, so the path is never joined (issue 26).
+func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) int {
+	var dir []string
 	try := func(i int) {
-		if (best < 0 || i < best) && matchParts(m.parts[i], splitSlash(dir)) {
+		if best >= 0 && i >= best {
+			return
+		}
+		if dir == nil {
+			dir = splitSlash(dirOf())
+		}
+		if matchParts(m.parts[i], dir) {
 			best = i
 		}
 	}
@@ -148,7 +162,7 @@ func (m *denyMatcher) child(dir, name string) int {
 	if len(m.everything) > 0 {
 		return m.everything[0]
 	}
-	return m.atComponent(joinPath(dir, name), name, -1)
+	return m.atComponentOf(func() string { return joinPath(dir, name) }, name, -1)
 }
 
 // nameCandidate reports whether some glob's last component matches name:

@@ -428,7 +428,12 @@ type Temp struct {
 
 // Commit makes the temp file the folder's entry name, atomically: a
 // reader sees the old file or the new one, never a mix. The caller has
-// synced the file; Commit syncs the folder.
+// synced the file, so a power loss brings back the old content or the
+// new, never a torn file; Commit does not sync the folder (issue 26, the
+// lead's decision: that second journal commit was a third of a small
+// write), so the rename itself is durable only at the file system's next
+// journal commit, and a power loss right after it may bring back the
+// previous version.
 //
 // A temp file that creates name is given that name only if it is still
 // free: a concurrent creator makes Commit fail rather than be overwritten
@@ -450,7 +455,7 @@ func (t *Temp) Commit(name string, replace bool) error {
 			}
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
-		return t.dir.Sync()
+		return nil
 	}
 	if t.name == "" {
 		link := stagingName(name)
@@ -464,7 +469,7 @@ func (t *Temp) Commit(name string, replace bool) error {
 		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
 	}
 	t.name = ""
-	return t.dir.Sync()
+	return nil
 }
 
 // create gives the temp file the name name, failing with EEXIST when

@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"io"
 	"os"
 	"path"
+	"slices"
+	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -15,9 +19,12 @@ import (
 // name at a time and never through a symlink, so a listing goes as deep
 // as the tree does, whatever PATH_MAX says, and lists what it checked.
 type ListDir struct {
-	f    *Fence
-	op   string
-	file *os.File
+	f  *Fence
+	op string
+	// dirfd is the folder's descriptor, held raw rather than in an
+	// *os.File: a walk opens one a folder, and os.NewFile's fcntl and
+	// finalizer cost more than the open (issue 26). -1 once closed.
+	dirfd int
 	// Path is the folder's path: the path walked to reach it, one handle
 	// at a time. Entries are judged by Path joined with their name.
 	Path string
@@ -38,20 +45,28 @@ func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
 		unix.Close(w.fd)
 		return nil, err
 	}
-	return &ListDir{f: f, op: op, file: os.NewFile(uintptr(w.fd), w.path), Path: w.path}, nil
+	return &ListDir{f: f, op: op, dirfd: w.fd, Path: w.path}, nil
 }
 
-// Close releases the folder.
-func (d *ListDir) Close() error { return d.file.Close() }
+// Close releases the folder; a second Close does nothing.
+func (d *ListDir) Close() error {
+	if d.dirfd < 0 {
+		return nil
+	}
+	fd := d.dirfd
+	d.dirfd = -1
+	return unix.Close(fd)
+}
 
 // Names returns the names of the folder's entries, unsorted, without
 // looking at any of them.
 func (d *ListDir) Names() ([]string, error) {
-	names, err := d.file.Readdirnames(-1)
-	if err != nil {
-		return nil, &os.PathError{Op: "read folder", Path: d.Path, Err: underlying(err)}
-	}
-	return names, nil
+	var names []string
+	err := d.readDir(func(batch int) { names = slices.Grow(names, batch) }, func(name string, _ uint8) error {
+		names = append(names, name)
+		return nil
+	})
+	return names, err
 }
 
 // Hidden reports whether the entry name is under deny_read by its path
@@ -79,15 +94,16 @@ func (d *ListDir) deniedEntry(name string) (string, bool) {
 // deny_read, by its path or, for a file with several links, by its
 // identity, is a *DeniedError: a listing leaves it out.
 func (d *ListDir) Lstat(name string) (Stat, error) {
-	p := d.join(name)
 	if g, ok := d.deniedEntry(name); ok {
+		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	var st Stat
 	if err := unix.Fstatat(d.fd(), name, &st.Stat_t, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return Stat{}, &os.PathError{Op: "stat", Path: p, Err: err}
+		return Stat{}, &os.PathError{Op: "stat", Path: d.join(name), Err: err}
 	}
 	if g, ok := d.f.deniedIdentity(&st.Stat_t); ok {
+		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
@@ -101,20 +117,19 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 // folder replaced by a symlink since Lstat is FS_IO, not followed. What it
 // opened is checked as OpenList's folder is.
 func (d *ListDir) Open(name string) (*ListDir, error) {
-	fd, _, err := d.openEntry(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	p := d.join(name)
+	fd, _, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
-	p := d.join(name)
-	return &ListDir{f: d.f, op: d.op, file: os.NewFile(uintptr(fd), p), Path: p}, nil
+	return &ListDir{f: d.f, op: d.op, dirfd: fd, Path: p}, nil
 }
 
-// openEntry opens the entry name with flags, never through a symlink, and
-// decides on what it opened (checkReadOpened) before anything is read.
-// With wantType (unix.S_IFREG) anything of another type is closed unread:
-// FS_INVALID_ARGUMENT.
-func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
-	p := d.join(name)
+// openEntry opens the entry name, whose path is p, with flags, never
+// through a symlink, and decides on what it opened (checkReadOpened)
+// before anything is read. With wantType (unix.S_IFREG) anything of
+// another type is closed unread: FS_INVALID_ARGUMENT.
+func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
 	fd, err := openRead(d.fd(), name, flags)
 	switch {
 	case err == unix.ELOOP:
@@ -125,7 +140,13 @@ func (d *ListDir) openEntry(name string, flags int, wantType uint32) (int, *unix
 		return -1, nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if flags&unix.O_DIRECTORY != 0 {
+		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
+		// (O_NOFOLLOW): its type is all the checks below use of a
+		// folder's stat (deniedIdentity judges regular files only), so a
+		// walk spares an fstat a folder (issue 26).
+		st.Mode = unix.S_IFDIR
+	} else if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return -1, nil, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
@@ -168,7 +189,7 @@ func (d *ListDir) checkFileOpened(op string, t Target, fd int, walked string, st
 	return nil
 }
 
-func (d *ListDir) fd() int { return int(d.file.Fd()) }
+func (d *ListDir) fd() int { return d.dirfd }
 
 func (d *ListDir) join(name string) string {
 	if d.Path == "/" {
@@ -206,33 +227,106 @@ type DirEntry struct {
 	Type EntryType
 }
 
-// Entries returns the folder's entries with their types, unsorted, read
-// in batches of 1024 names. Nothing is opened; where the file system does
-// not give the type, the entry is looked at without following it.
+// Entries returns the folder's entries with their types, unsorted.
+// Nothing is opened; where the file system does not give the type, the
+// entry is looked at without following it (one that vanished meanwhile
+// is left out, as os.ReadDir leaves it).
 func (d *ListDir) Entries() ([]DirEntry, error) {
 	var out []DirEntry
-	for {
-		des, err := d.file.ReadDir(1024)
-		for _, de := range des {
-			t := EntryOther
-			switch m := de.Type(); {
-			case m.IsRegular():
+	err := d.readDir(func(batch int) { out = slices.Grow(out, batch) }, func(name string, dt uint8) error {
+		t := EntryOther
+		switch dt {
+		case unix.DT_REG:
+			t = EntryFile
+		case unix.DT_DIR:
+			t = EntryDir
+		case unix.DT_LNK:
+			t = EntrySymlink
+		case unix.DT_UNKNOWN:
+			var st unix.Stat_t
+			err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			if err == unix.ENOENT {
+				return nil
+			}
+			if err != nil {
+				return &os.PathError{Op: "lstat", Path: d.join(name), Err: err}
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
 				t = EntryFile
-			case m.IsDir():
+			case unix.S_IFDIR:
 				t = EntryDir
-			case m&os.ModeSymlink != 0:
+			case unix.S_IFLNK:
 				t = EntrySymlink
 			}
-			out = append(out, DirEntry{Name: de.Name(), Type: t})
+		}
+		out = append(out, DirEntry{Name: name, Type: t})
+		return nil
+	})
+	return out, err
+}
+
+// direntBufSize is the getdents buffer: 32 KiB, four times os.ReadDir's,
+// so that most folders are read in one call and the empty call that ends
+// them (issue 26).
+const direntBufSize = 32 << 10
+
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}
+
+// readDir calls each with the name and d_type of every entry of the
+// folder but "." and "..", reading from where the descriptor stands,
+// after grow with the number of records of each getdents call (so the
+// caller's slice grows once a batch, not by doubling). The names of one
+// call share one string (one allocation a batch, not one a name); they
+// are as long-lived as any string.
+func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint8) error) error {
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := unix.Getdents(d.fd(), buf)
+		if err == unix.EINTR {
+			continue
 		}
 		if err != nil {
-			if err == io.EOF {
-				return out, nil
-			}
-			return out, &os.PathError{Op: "read folder", Path: d.Path, Err: underlying(err)}
+			return &os.PathError{Op: "read folder", Path: d.Path, Err: err}
 		}
-		if len(des) == 0 {
-			return out, nil
+		if n <= 0 {
+			return nil
+		}
+		records := 0
+		for off := 0; off+18 <= n; records++ {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen == 0 {
+				break // malformed: the loop below says so
+			}
+			off += reclen
+		}
+		grow(records)
+		batch := string(buf[:n])
+		for off := 0; off < n; {
+			// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
+			// d_type (1), d_name (NUL-terminated, padded to reclen).
+			if off+19 > n {
+				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
+			}
+			ino := binary.NativeEndian.Uint64(buf[off:])
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
+			}
+			dt := buf[off+18]
+			name := batch[off+19 : off+reclen]
+			if i := strings.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if ino == 0 || name == "." || name == ".." || name == "" {
+				continue // a deleted entry some file systems still list
+			}
+			if err := each(name, dt); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -260,7 +354,7 @@ func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	fd, st, err := d.openEntry(name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	fd, st, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,10 @@ func openedPath(fd int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(proc, "thread-self/fd/"+strconv.Itoa(fd), buf)
+	// On the stack: a walk reads back one path a folder, and a PathMax
+	// buffer from the heap each time was most of a search's garbage.
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlinkat(proc, "thread-self/fd/"+strconv.Itoa(fd), buf[:])
 	if err != nil {
 		return "", fmt.Errorf("reading back descriptor %d from /proc: %w", fd, err)
 	}

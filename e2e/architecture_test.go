@@ -1,0 +1,385 @@
+package e2e
+
+// The map in the repository (issue 27): ARCHITECTURE.md names every
+// package folder and the functions its data flows go through, the README
+// stays the short way in, and no relative link in the documentation
+// points at a file or a heading that is gone. Each check reads the files
+// as committed; none builds or runs anything.
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// readmeMaxBytes is the README's budget: the way in, not the reference.
+const readmeMaxBytes = 15_000
+
+// goFolders lists, relative to the repository root and slash-separated,
+// every folder holding a .go file, skipped as the go command skips them:
+// testdata and names starting with "." or "_".
+func goFolders(t *testing.T) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(repoRoot, func(full string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if full != repoRoot && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") {
+			rel, err := filepath.Rel(repoRoot, filepath.Dir(full))
+			if err != nil {
+				return err
+			}
+			seen[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders := make([]string, 0, len(seen))
+	for f := range seen {
+		folders = append(folders, f)
+	}
+	slices.Sort(folders)
+	return folders
+}
+
+// tableFolder is a row of ARCHITECTURE.md's package table: a first cell
+// that is one folder in backticks.
+var tableFolder = regexp.MustCompile("^\\| `([^`]+)` \\|")
+
+// mappedFolders are the folders the package table of ARCHITECTURE.md
+// (the section "## Packages") names.
+func mappedFolders(t *testing.T, doc string) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(doc, "\n## Packages\n")
+	if !ok {
+		t.Fatal("ARCHITECTURE.md has no section \"## Packages\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var folders []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if m := tableFolder.FindStringSubmatch(line); m != nil {
+			folders = append(folders, strings.TrimSuffix(m[1], "/"))
+		}
+	}
+	return folders
+}
+
+// TestArchitectureNamesEveryPackage: every folder holding Go files is a
+// row of ARCHITECTURE.md's package table, and every row is such a folder.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	t.Parallel()
+	doc := readFile(t, filepath.Join(repoRoot, "ARCHITECTURE.md"))
+	have, named := goFolders(t), mappedFolders(t, doc)
+	for _, f := range have {
+		if !slices.Contains(named, f) {
+			t.Errorf("ARCHITECTURE.md does not name the package folder %s: add a row `%s` | its one job |", f, f)
+		}
+	}
+	for _, f := range named {
+		if !slices.Contains(have, f) {
+			t.Errorf("ARCHITECTURE.md names %s, which is no folder holding Go files: drop or rename its row", f)
+		}
+	}
+}
+
+// codeSpan is text in backticks on one line.
+var codeSpan = regexp.MustCompile("`([^`\n]+)`")
+
+// qualified is pkg.Name or pkg.Type.Name.
+var qualified = regexp.MustCompile(`^([a-z][a-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?$`)
+
+// TestArchitectureNamesExist: what ARCHITECTURE.md names in backticks is
+// there: a path into the repository exists, and pkg.Func, pkg.Type or
+// pkg.Type.Method (a field counts) of one of this module's packages is
+// declared in that package. A rename or a move that leaves the map
+// behind fails here, naming the stale entry.
+func TestArchitectureNamesExist(t *testing.T) {
+	t.Parallel()
+	doc := readFile(t, filepath.Join(repoRoot, "ARCHITECTURE.md"))
+	decls := moduleDeclarations(t)
+	seen := map[string]bool{}
+	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
+		span := m[1]
+		if seen[span] {
+			continue
+		}
+		seen[span] = true
+		if q := qualified.FindStringSubmatch(span); q != nil {
+			names, ours := decls[q[1]]
+			if !ours {
+				continue // another module's package: mcp.Server, os.Root
+			}
+			name := q[2]
+			if q[3] != "" {
+				name += "." + q[3]
+			}
+			if !names[name] {
+				t.Errorf("ARCHITECTURE.md names %s, which package %s does not declare", span, q[1])
+			}
+			continue
+		}
+		if strings.Contains(span, "/") && !strings.ContainsAny(span, " *$~") && !strings.HasPrefix(span, "/") {
+			top, _, _ := strings.Cut(span, "/")
+			if fi, err := os.Stat(filepath.Join(repoRoot, top)); err != nil || !fi.IsDir() {
+				continue // not a path into the repository: github.com/…
+			}
+			if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(span))); err != nil {
+				t.Errorf("ARCHITECTURE.md names %s, which does not exist", span)
+			}
+		}
+	}
+}
+
+// moduleDeclarations maps each package name of this module (main
+// packages and tests left out) to what its files declare at the top
+// level: functions, types, variables and constants by name, methods and
+// struct fields as Type.Name.
+func moduleDeclarations(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	decls := map[string]map[string]bool{}
+	for _, folder := range goFolders(t) {
+		dir := filepath.Join(repoRoot, filepath.FromSlash(folder))
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Name.Name == "main" {
+				continue
+			}
+			names := decls[file.Name.Name]
+			if names == nil {
+				names = map[string]bool{}
+				decls[file.Name.Name] = names
+			}
+			addDeclarations(names, file)
+		}
+	}
+	return decls
+}
+
+func addDeclarations(names map[string]bool, file *ast.File) {
+	for _, d := range file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil || len(d.Recv.List) == 0 {
+				names[d.Name.Name] = true
+				continue
+			}
+			if recv := receiverType(d.Recv.List[0].Type); recv != "" {
+				names[recv+"."+d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					names[s.Name.Name] = true
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, field := range st.Fields.List {
+							for _, n := range field.Names {
+								names[s.Name.Name+"."+n.Name] = true
+							}
+							if len(field.Names) == 0 {
+								// An embedded type's methods are the
+								// outer type's too; its name is enough
+								// to tell a reader where to look.
+								names[s.Name.Name+"."+receiverType(field.Type)] = true
+							}
+						}
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// receiverType is the type's name in a receiver or an embedded field:
+// T, *T, T[P] and *T[P] are all T.
+func receiverType(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		case *ast.SelectorExpr:
+			return x.Sel.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// TestReadmeIsTheWayIn: the README stays short enough to read first; the
+// reference lives in docs/.
+func TestReadmeIsTheWayIn(t *testing.T) {
+	t.Parallel()
+	readme := readFile(t, filepath.Join(repoRoot, "README.md"))
+	if len(readme) > readmeMaxBytes {
+		t.Errorf("README.md is %d bytes, over its budget of %d: move reference text to docs/ and link it", len(readme), readmeMaxBytes)
+	}
+	for _, first := range []string{"go run . stat README.md", "go test ./..."} {
+		if !strings.Contains(readme, "\n"+first) {
+			t.Errorf("README.md lost its command %q", first)
+		}
+	}
+}
+
+// mdLink is an inline markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinksResolve: every relative link in README.md, ARCHITECTURE.md
+// and docs/*.md names a file of the repository, and a #fragment into a
+// markdown file names one of its headings as GitHub anchors them.
+func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
+	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append([]string{"README.md", "ARCHITECTURE.md"}, relAll(t, docs)...)
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(rel string) map[string]bool {
+		if a, ok := anchors[rel]; ok {
+			return a
+		}
+		a := headingAnchors(readFile(t, filepath.Join(repoRoot, filepath.FromSlash(rel))))
+		anchors[rel] = a
+		return a
+	}
+	checked := 0
+	for _, file := range files {
+		text := withoutCode(readFile(t, filepath.Join(repoRoot, file)))
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			name, fragment, _ := strings.Cut(target, "#")
+			rel := file
+			if name != "" {
+				rel = path.Clean(path.Join(path.Dir(file), name))
+				if strings.HasPrefix(rel, "../") {
+					t.Errorf("%s: link %s leaves the repository", file, target)
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(rel))); err != nil {
+					t.Errorf("%s: link %s: no file %s", file, target, rel)
+					continue
+				}
+			}
+			if fragment != "" && strings.HasSuffix(rel, ".md") && !anchorsOf(rel)[fragment] {
+				t.Errorf("%s: link %s: %s has no heading #%s", file, target, rel, fragment)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative link found: the link pattern no longer matches")
+	}
+}
+
+func relAll(t *testing.T, paths []string) []string {
+	t.Helper()
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rel, err := filepath.Rel(repoRoot, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// withoutCode blanks fenced code blocks and code spans, where brackets
+// and parentheses are code, not links.
+func withoutCode(text string) string {
+	var b strings.Builder
+	fenced := false
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			b.WriteString("\n")
+			continue
+		}
+		if fenced {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString(codeSpan.ReplaceAllString(line, "``"))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// headingAnchors are the anchors GitHub gives a file's headings: the
+// text lower-cased, code marks and punctuation dropped, spaces as
+// hyphens, a repeated anchor numbered -1, -2, ….
+func headingAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	fenced := false
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		heading := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(heading) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		anchor := b.String()
+		for n, a := 1, anchor; ; n++ {
+			if !anchors[a] {
+				anchors[a] = true
+				break
+			}
+			a = anchor + "-" + strconv.Itoa(n)
+		}
+	}
+	return anchors
+}

@@ -1,14 +1,12 @@
-package e2e
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,64 +16,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/docs"
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/cli"
 )
-
-// schemaBase is the $id prefix of every schema in docs/schema.
-const schemaBase = "https://dsh-fs.dev/schema/"
-
-// loadSchemas compiles every docs/schema/*.json from the embedded files,
-// keyed by file name. Each file is added as a resource under its $id, so
-// the relative "$ref": "defs.json#/…" resolve without a network or a disk.
-func loadSchemas(t *testing.T) map[string]*jsonschema.Schema {
-	t.Helper()
-	names, err := fs.Glob(docs.Schema, "schema/*.json")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no embedded schemas: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	for _, name := range names {
-		data, err := docs.Schema.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		base := path.Base(name)
-		obj, _ := doc.(map[string]any)
-		if id := obj["$id"]; id != schemaBase+base {
-			t.Errorf("%s: $id is %v, want %s", name, id, schemaBase+base)
-		}
-		if s := obj["$schema"]; s != "https://json-schema.org/draft/2020-12/schema" {
-			t.Errorf("%s: $schema is %v, want draft 2020-12", name, s)
-		}
-		if err := c.AddResource(schemaBase+base, doc); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	out := map[string]*jsonschema.Schema{}
-	for _, name := range names {
-		base := path.Base(name)
-		sch, err := c.Compile(schemaBase + base)
-		if err != nil {
-			t.Errorf("%s does not compile: %v", base, err)
-			continue
-		}
-		out[base] = sch
-	}
-	return out
-}
 
 // TestSchemasAreValid compiles every schema (which checks it against the
 // draft 2020-12 meta-schema and resolves every $ref), and checks that each
 // input schema has one property per flag of its command, with the flag's
 // type and default.
 func TestSchemasAreValid(t *testing.T) {
-	schemas := loadSchemas(t)
+	schemas := harness.Schemas(t)
 	for _, want := range []string{"defs.json", "failure.json"} {
 		if schemas[want] == nil {
 			t.Errorf("missing %s", want)
@@ -178,7 +128,7 @@ type schemaCase struct {
 // TestResultsMatchSchema runs the real command for every result shape and
 // validates its one line of stdout against the documented schema.
 func TestResultsMatchSchema(t *testing.T) {
-	schemas := loadSchemas(t)
+	schemas := harness.Schemas(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	cfg := filepath.Join(dir, "cfg")
@@ -221,7 +171,7 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/tree/.gitignore":   "*.log\n",
 		"ws/tree/sub/out.log":  "deep\n",
 	}
-	writeTree(t, dir, files)
+	harness.WriteTree(t, dir, files)
 	if err := os.Symlink("b.txt", filepath.Join(ws, "tree", "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +331,7 @@ func TestResultsMatchSchema(t *testing.T) {
 					t.Errorf("stdout lacks %s:\n%s", w, out)
 				}
 			}
-			validate(t, sch, tc.schema, out)
+			harness.Validate(t, sch, tc.schema, out)
 		})
 	}
 
@@ -390,8 +340,8 @@ func TestResultsMatchSchema(t *testing.T) {
 	t.Run("drift is rejected", func(t *testing.T) {
 		read := `{"ok":true,"op":"read","path":"a","resolved":"/w/a","mode":"workspace-write","content":"x\n","start_line":1,"end_line":1,"total_lines":1,"truncated":false,"size":2,"sha256":"` + strings.Repeat("a", 64) + `","encoding":"utf-8","line_endings":"lf"}`
 		denied := `{"ok":false,"op":"write","path":"../x","resolved":"/x","mode":"workspace-write","error":{"code":"FS_SANDBOX_DENIED","message":"write: ../x: outside writable roots","mode":"workspace-write","reason":"outside writable roots","writable_roots":["/w"]},"marker":"[sandbox: file access denied under workspace-write mode]","escalation":{"mode":"danger-full-access","hint":"retry"}}`
-		validate(t, schemas["result-read.json"], "result-read.json", read)
-		validate(t, schemas["failure.json"], "failure.json", denied)
+		harness.Validate(t, schemas["result-read.json"], "result-read.json", read)
+		harness.Validate(t, schemas["failure.json"], "failure.json", denied)
 		bad := []struct{ schema, doc string }{
 			{"result-read.json", strings.Replace(read, `"start_line"`, `"startLine"`, 1)},
 			{"result-read.json", strings.Replace(read, `"sha256":"`, `"sha":"`, 1)},
@@ -414,15 +364,4 @@ func TestResultsMatchSchema(t *testing.T) {
 			}
 		}
 	})
-}
-
-func validate(t *testing.T, sch *jsonschema.Schema, name, line string) {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
-	if err != nil {
-		t.Fatalf("stdout is not JSON: %v\n%s", err, line)
-	}
-	if err := sch.Validate(doc); err != nil {
-		t.Errorf("does not match %s:\n%s\n%#v", name, line, err)
-	}
 }

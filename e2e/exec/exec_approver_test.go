@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -19,18 +20,18 @@ import (
 // says it is the brokered call and hands over a socket of its own that
 // answers yes gets no approval: nothing is written outside.
 func TestExecApproverNotForged(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	env := procEnv(t, ws)
+	ws, outside := harness.MCPLayout(t)
+	env := harness.Env(t, ws)
 	recordFile := filepath.Join(ws, "record-path")
 	// A live session, whose record the forger names.
-	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `echo "$DSH_FS_SESSION" > record-path; sleep 20`)
+	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `echo "$DSH_FS_SESSION" > record-path; sleep 20`)
 	c.Env, c.Dir = env, ws
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { c.Process.Kill(); c.Wait() }()
 	var record string
-	for deadline := time.Now().Add(procTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(harness.Timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(recordFile); err == nil && len(b) > 1 {
 			record = strings.TrimSpace(string(b))
 			break
@@ -55,7 +56,7 @@ func forgeApproval(t *testing.T, env []string, ws, record, target, who, refusal 
 	}
 	defer mine.Close()
 	go session.AnswerAsks(mine, func(session.Ask) error { return nil })
-	w := exec.Command(procBin(t), "write", target, "--content", "forged\n", "--escalate", "danger-full-access")
+	w := exec.Command(harness.Bin(t), "write", target, "--content", "forged\n", "--escalate", "danger-full-access")
 	w.Env = append(env, session.Env+"="+record, session.BrokeredEnv+"=1", session.ApproverEnv+"=3")
 	w.Dir, w.ExtraFiles = ws, []*os.File{theirs}
 	var out bytes.Buffer
@@ -78,12 +79,12 @@ func forgeApproval(t *testing.T, env []string, ws, record, target, who, refusal 
 // process stands for the one that came to hold the pid: the record names
 // its pid with the start time of an earlier process.
 func TestExecApproverPidReused(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	env := procEnv(t, ws)
+	ws, outside := harness.MCPLayout(t)
+	env := harness.Env(t, ws)
 	// A live session's record, copied: a record dsh-fs wrote, for the
 	// same workspace.
 	recordFile := filepath.Join(ws, "record-path")
-	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `cat "$DSH_FS_SESSION" > record-copy; echo "$DSH_FS_SESSION" > record-path`)
+	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `cat "$DSH_FS_SESSION" > record-copy; echo "$DSH_FS_SESSION" > record-path`)
 	c.Env, c.Dir = env, ws
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("exec: %v\n%s", err, out)

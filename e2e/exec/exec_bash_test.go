@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestExecInteractiveBash (issue 14): an interactive bash on a real
@@ -21,15 +23,15 @@ func TestExecInteractiveBash(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash here")
 	}
-	ws, outside := mcpLayout(t)
+	ws, outside := harness.MCPLayout(t)
 	master, slavePath := openPTY(t)
 	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("cannot open %s: %v", slavePath, err)
 	}
 	defer slave.Close()
-	env := append(procEnv(t, ws), "TERM=dumb", "PS1=$ ")
-	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", bash, "--norc", "--noprofile", "-i")
+	env := append(harness.Env(t, ws), "TERM=dumb", "PS1=$ ")
+	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", bash, "--norc", "--noprofile", "-i")
 	c.Env, c.Dir = env, ws
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -41,7 +43,7 @@ func TestExecInteractiveBash(t *testing.T) {
 	shown := readScreen(master)
 	waitFor := func(s string) {
 		t.Helper()
-		deadline := time.Now().Add(procTimeout)
+		deadline := time.Now().Add(harness.Timeout)
 		for time.Now().Before(deadline) {
 			if strings.Contains(shown(), s) {
 				return
@@ -60,14 +62,14 @@ func TestExecInteractiveBash(t *testing.T) {
 	master.Write([]byte("exit 3\n"))
 	select {
 	case <-done:
-	case <-time.After(procTimeout):
+	case <-time.After(harness.Timeout):
 		c.Process.Kill()
 		t.Fatal("bash did not exit")
 	}
 	if code := c.ProcessState.ExitCode(); code != 3 {
 		t.Errorf("exec exited %d, want bash's 3", code)
 	}
-	if got := readFile(t, target); got != "hi" {
+	if got := harness.ReadFile(t, target); got != "hi" {
 		t.Errorf("%s = %q, want the approved write", target, got)
 	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -56,10 +57,10 @@ func brokerSend() {
 // The channel now takes typed requests only, and one that asks for no
 // escalation is refused.
 func TestExecBrokerRunsOnlyEscalations(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	ws := t.TempDir()
 	env := execEnv(t, ws, `REQ={"args":["write","x","--content","--escalate"],"dir":"`+ws+`"}`)
-	writeSystemConfig(t, env, "approval: trust\n")
+	harness.WriteSystemConfig(t, env, "approval: trust\n")
 	code, out, errs := execSh(t, env, ws, fenced(ws),
 		`dsh-fs exec --mode read-only -- sh -c 'echo nested > y; broker-send "$REQ"'`)
 	if code != 0 {
@@ -78,10 +79,10 @@ func TestExecBrokerRunsOnlyEscalations(t *testing.T) {
 // escalation or carries both a write's content and an edit's edits is
 // refused and runs nothing.
 func TestExecBrokerTypedRequests(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	ws, out := t.TempDir(), t.TempDir()
 	env := execEnv(t, ws, "OUT="+out)
-	writeSystemConfig(t, env, "approval: trust\n")
+	harness.WriteSystemConfig(t, env, "approval: trust\n")
 	targets := func(i int) string { return filepath.Join(out, fmt.Sprint(i)) }
 	for i, tc := range []struct{ name, request string }{
 		{"argv", fmt.Sprintf(`{"args":["write","TARGET","--content","hi","--escalate","danger-full-access"],"dir":%q}`, ws)},
@@ -125,13 +126,13 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 // where a write may land, never how its path is opened, and a path
 // that changed since it was shown is FS_STALE.
 func TestExecEscalatedWritePinned(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	ws, victim := t.TempDir(), t.TempDir()
-	writeTree(t, ws, map[string]string{"d/keep": "k"})
+	harness.WriteTree(t, ws, map[string]string{"d/keep": "k"})
 	swap := filepath.Join(t.TempDir(), "swap.sh")
 	os.WriteFile(swap, []byte(fmt.Sprintf("#!/bin/sh\ncat >/dev/null\nmv %q %q && ln -s %q %q\n", filepath.Join(ws, "d"), filepath.Join(ws, "d.shown"), victim, filepath.Join(ws, "d"))), 0o755)
 	env := execEnv(t, ws)
-	writeSystemConfig(t, env, "approval: command\napproval_command: ["+fmt.Sprintf("%q", swap)+"]\n")
+	harness.WriteSystemConfig(t, env, "approval: command\napproval_command: ["+fmt.Sprintf("%q", swap)+"]\n")
 	for _, tc := range []struct{ name, script string }{
 		{"mkdir", `dsh-fs write d/.git/config --mkdir --content planted --escalate danger-full-access`},
 		{"existing folder", `dsh-fs write d/.git/config --content planted --escalate danger-full-access`},
@@ -139,7 +140,7 @@ func TestExecEscalatedWritePinned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			os.RemoveAll(filepath.Join(ws, "d"))
 			os.RemoveAll(filepath.Join(ws, "d.shown"))
-			writeTree(t, ws, map[string]string{"d/keep": "k"})
+			harness.WriteTree(t, ws, map[string]string{"d/keep": "k"})
 			if tc.name == "existing folder" {
 				os.MkdirAll(filepath.Join(ws, "d/.git"), 0o755)
 				os.MkdirAll(filepath.Join(victim, ".git"), 0o755)

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"archive/zip"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // The TestExecCaches* tests (issue 23) run go build and go test of a
@@ -40,7 +42,7 @@ func writeProxy(t *testing.T, dir string) {
 	t.Helper()
 	v := filepath.Join(dir, cacheModule, "@v")
 	mod := "module " + cacheModule + "\n\ngo 1.21\n"
-	writeTree(t, v, map[string]string{
+	harness.WriteTree(t, v, map[string]string{
 		"list":        "v1.0.0\n",
 		"v1.0.0.info": `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`,
 		"v1.0.0.mod":  mod,
@@ -165,7 +167,7 @@ func newCacheLayout(t *testing.T, dir string) cacheLayout {
 	// session that wrote through them would change it for every test.
 	linkTree(t, warm, l.gocache)
 	os.MkdirAll(l.gomod, 0o755)
-	writeTree(t, l.ws, map[string]string{
+	harness.WriteTree(t, l.ws, map[string]string{
 		"go.mod":       "module example.com/app\n\ngo 1.21\n\nrequire " + cacheModule + " v1.0.0\n",
 		"main.go":      "package main\n\nimport (\n\t\"fmt\"\n\n\t\"" + cacheModule + "\"\n)\n\nfunc main() { fmt.Println(dep.Greeting()) }\n",
 		"main_test.go": "package main\n\nimport (\n\t\"testing\"\n\n\t\"" + cacheModule + "\"\n)\n\nfunc TestGreeting(t *testing.T) {\n\tif dep.Greeting() == \"\" {\n\t\tt.Fatal(\"no greeting\")\n\t}\n}\n",
@@ -217,7 +219,7 @@ func checkCacheSession(t *testing.T, l cacheLayout, out string) {
 		t.Fatalf("no policy result last: %v\n%s", err, out)
 	}
 	// Inside a session, with the cache layer: the schema holds too.
-	validate(t, loadSchemas(t)["result-policy.json"], "result-policy.json", lines[len(lines)-1])
+	harness.Validate(t, harness.Schemas(t)["result-policy.json"], "result-policy.json", lines[len(lines)-1])
 	if !pol.Shell.CachesHeld {
 		t.Errorf("policy: caches_held false: %s", pol.Shell.Caches)
 	}
@@ -247,7 +249,7 @@ func checkCacheSession(t *testing.T, l cacheLayout, out string) {
 // Before: go: example.com/dep@v1.0.0: mkdir …/gomod/cache/download/…:
 // read-only file system (the caches were read-only for the shell).
 func TestExecCaches(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the root session's test; TestExecCachesRealUser runs as an ordinary user")
 	}
@@ -264,8 +266,8 @@ func TestExecCaches(t *testing.T) {
 // dshfs-agent, whose overlay is mounted in its user namespace.
 func TestExecCachesRealUser(t *testing.T) {
 	requireUserNamespaces(t)
-	requireLandlock(t)
-	bin, dir := unprivilegedBin(t)
+	harness.RequireLandlock(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	l := newCacheLayout(t, dir)
 	for _, d := range []string{l.proxy, l.home, l.ws} {
 		chownTree(t, d)
@@ -307,7 +309,7 @@ func TestExecCachesRealUser(t *testing.T) {
 // nested exec inside may write the cache too (its own kernel layer
 // grants the outer overlays).
 func TestExecCachesKilled(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the root session's test; TestExecCachesRealUser runs as an ordinary user")
 	}
@@ -316,7 +318,7 @@ func TestExecCachesKilled(t *testing.T) {
 	}
 	dir := t.TempDir()
 	gocache, ws := filepath.Join(dir, "home", "gocache"), filepath.Join(dir, "ws")
-	writeTree(t, dir, map[string]string{"home/gocache/README": "the person's\n", "ws/.keep": ""})
+	harness.WriteTree(t, dir, map[string]string{"home/gocache/README": "the person's\n", "ws/.keep": ""})
 	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"), "GOCACHE="+gocache, "GOMODCACHE="+filepath.Join(dir, "home", "nomod"))
 	script := `echo x > "$GOCACHE/planted" && cat "$GOCACHE/planted"
 dsh-fs exec -- sh -c 'echo y > "$GOCACHE/nested"' && echo "nested=$(cat "$GOCACHE/nested")"
@@ -349,15 +351,15 @@ kill -9 $$`
 // session file's caches_writable: off leaves it read-only; policy says
 // which, and why.
 func TestExecCachesDirectAndOff(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the root session's test")
 	}
 	dir := t.TempDir()
 	cache, ws := filepath.Join(dir, "home", "cache"), filepath.Join(dir, "ws")
-	writeTree(t, dir, map[string]string{"home/cache/.keep": "", "ws/.keep": "", "off.yaml": "caches_writable: \"off\"\n"})
+	harness.WriteTree(t, dir, map[string]string{"home/cache/.keep": "", "ws/.keep": "", "off.yaml": "caches_writable: \"off\"\n"})
 	env := append(execEnv(t, ws), "HOME="+filepath.Join(dir, "home"))
-	writeSystemConfig(t, env, "caches: ["+cache+"]\ncaches_from_toolchains: false\ncaches_writable: direct\n")
+	harness.WriteSystemConfig(t, env, "caches: ["+cache+"]\ncaches_from_toolchains: false\ncaches_writable: direct\n")
 	script := `echo x > "` + cache + `/by-session"; echo "write=$?"; dsh-fs policy --verbose`
 	layerOf := func(out string) (string, string, bool) {
 		var pol struct {

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestExecDenialExplainsItself (issue 23): a model whose shell meets
@@ -16,8 +18,8 @@ import (
 // protected entry. A path the shell may write says nothing more.
 func TestExecDenialExplainsItself(t *testing.T) {
 	ws, out := t.TempDir(), t.TempDir()
-	writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n"})
-	writeTree(t, out, map[string]string{"x.txt": "x\n"})
+	harness.WriteTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n"})
+	harness.WriteTree(t, out, map[string]string{"x.txt": "x\n"})
 	env := execEnv(t, ws)
 	script := `touch ` + out + `/x.txt 2>&1; dsh-fs stat ` + out + `/x.txt; echo; touch .git/config 2>&1; dsh-fs stat .git/config; echo; dsh-fs stat new.txt`
 	code, stdout, stderr := execSh(t, env, ws, []string{"--cwd", ws, "--tmp=false"}, script)

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -55,7 +56,7 @@ func gitRepo(t *testing.T, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeTree(t, dir, map[string]string{"README": "hello\n"})
+	harness.WriteTree(t, dir, map[string]string{"README": "hello\n"})
 	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-qm", "first"}} {
 		if code, out := personGit(t, dir, args...); code != 0 {
 			t.Fatalf("git %v: %s", args, out)
@@ -129,17 +130,6 @@ func wantNoQuarantine(t *testing.T, gitDir string) {
 	}
 }
 
-// canonicalTemp is a fresh canonical folder (t.TempDir with its
-// symlinks resolved).
-func canonicalTemp(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // renamedParentAttack is the rename-parent attack of issue 21, twice: on
 // the person's repository sub (made before the session), which the mount
 // layer's pins hold, and on a repository mine that the session makes
@@ -176,12 +166,12 @@ func wantRenamedParentStopped(t *testing.T, ws, out, errs, mark string, status f
 // (renamedParentAttack). After the session the person's git status there
 // must not run it; a repository moved aside is untouched.
 func TestExecGitRenamedParent(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	gitRepo(t, filepath.Join(ws, "sub"))
 	config := filepath.Join(ws, "sub/.git/config")
-	before := fileSHA256(t, config)
+	before := harness.FileSHA256(t, config)
 	mark := filepath.Join(marks, "PWNED")
 	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
 	code, out, errs := execSh(t, env, ws, fenced(ws), renamedParentAttack)
@@ -192,15 +182,15 @@ func TestExecGitRenamedParent(t *testing.T) {
 	if code, got := personGit(t, filepath.Join(ws, "mine"), "config", "--get", "core.fsmonitor"); code != 1 {
 		t.Errorf("git still reads core.fsmonitor = %q (exit %d)", got, code)
 	}
-	if q != "" && !strings.Contains(readFile(t, filepath.Join(q, "config.removed")), "fsmonitor = touch "+mark) {
-		t.Errorf("the quarantine does not hold the entry: %q", readFile(t, filepath.Join(q, "config.removed")))
+	if q != "" && !strings.Contains(harness.ReadFile(t, filepath.Join(q, "config.removed")), "fsmonitor = touch "+mark) {
+		t.Errorf("the quarantine does not hold the entry: %q", harness.ReadFile(t, filepath.Join(q, "config.removed")))
 	}
 	// The person's repository, wherever it is now, is unchanged.
 	person := filepath.Join(ws, "sub")
 	if strings.Contains(out, "moved-person") {
 		person = filepath.Join(ws, "sub2")
 	}
-	if got := fileSHA256(t, filepath.Join(person, ".git/config")); got != before {
+	if got := harness.FileSHA256(t, filepath.Join(person, ".git/config")); got != before {
 		t.Errorf("%s/.git/config changed", person)
 	}
 	wantNoQuarantine(t, filepath.Join(person, ".git"))
@@ -213,9 +203,9 @@ func TestExecGitRenamedParent(t *testing.T) {
 // pre-commit hook, core.pager, core.editor and a "!" alias: after the
 // session none of them is what git reads or runs there.
 func TestExecGitPlantedRepo(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	mark := filepath.Join(marks, "PWNED")
 	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
 	code, out, errs := execSh(t, env, ws, fenced(ws), `git init -q new && cd new && `+
@@ -254,12 +244,12 @@ func TestExecGitPlantedRepo(t *testing.T) {
 // session writes core.fsmonitor into that file. The include is cut from
 // the repository's config, so git status does not run it.
 func TestExecGitIncludeChanged(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	repo := filepath.Join(ws, "r")
 	gitRepo(t, repo)
-	writeTree(t, ws, map[string]string{"shared.gitconfig": "[color]\n\tui = auto\n"})
+	harness.WriteTree(t, ws, map[string]string{"shared.gitconfig": "[color]\n\tui = auto\n"})
 	if code, out := personGit(t, repo, "config", "include.path", "../../shared.gitconfig"); code != 0 {
 		t.Fatal(out)
 	}
@@ -278,27 +268,27 @@ func TestExecGitIncludeChanged(t *testing.T) {
 // mount layer holds its .git read-only), with code-running parts of the
 // person's own, stays byte-identical and exec reports nothing.
 func TestExecGitUntouched(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	if ok, why := sandbox.MountLayer(); !ok {
 		t.Skipf("the mount layer is not available here (%s): the session may change .git, which the guard then acts on", why)
 	}
-	ws := canonicalTemp(t)
+	ws := harness.CanonicalTemp(t)
 	gitRepo(t, ws)
 	personGit(t, ws, "config", "core.pager", "less -R")
-	writeTree(t, ws, map[string]string{".git/hooks/post-commit": "#!/bin/sh\necho mine\n"})
+	harness.WriteTree(t, ws, map[string]string{".git/hooks/post-commit": "#!/bin/sh\necho mine\n"})
 	os.Chmod(filepath.Join(ws, ".git/hooks/post-commit"), 0o755)
-	config, hook := fileSHA256(t, filepath.Join(ws, ".git/config")), fileSHA256(t, filepath.Join(ws, ".git/hooks/post-commit"))
+	config, hook := harness.FileSHA256(t, filepath.Join(ws, ".git/config")), harness.FileSHA256(t, filepath.Join(ws, ".git/hooks/post-commit"))
 	env := append(execEnv(t, ws), gitEnv...)
 	code, out, errs := execSh(t, env, ws, fenced(ws), `git status >/dev/null; git log -q >/dev/null; echo x > new.txt; `+
 		`git config core.editor evil 2>/dev/null; echo "config=$?"`)
 	if code != 0 || !strings.Contains(out, "config=") || strings.Contains(out, "config=0") {
 		t.Fatalf("exit %d (the session should not write .git/config)\n%s\n%s", code, out, errs)
 	}
-	if got := fileSHA256(t, filepath.Join(ws, ".git/config")); got != config {
+	if got := harness.FileSHA256(t, filepath.Join(ws, ".git/config")); got != config {
 		t.Errorf(".git/config changed")
 	}
-	if got := fileSHA256(t, filepath.Join(ws, ".git/hooks/post-commit")); got != hook {
+	if got := harness.FileSHA256(t, filepath.Join(ws, ".git/hooks/post-commit")); got != hook {
 		t.Errorf("the person's hook changed")
 	}
 	wantNoQuarantine(t, filepath.Join(ws, ".git"))
@@ -312,9 +302,9 @@ func TestExecGitUntouched(t *testing.T) {
 // not touched afterwards: its config as the session left it, its hooks
 // only the samples, no quarantine, no report.
 func TestExecGitInitUntouched(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
-	ws := canonicalTemp(t)
+	ws := harness.CanonicalTemp(t)
 	env := append(execEnv(t, ws), gitEnv...)
 	code, out, errs := execSh(t, env, ws, fenced(ws), `git init -q proj && cd proj && echo hi > a && git add a && `+
 		`git commit -qm first && sha256sum .git/config > ../config.sum && ls .git/hooks > ../hooks.list && echo done`)
@@ -322,16 +312,16 @@ func TestExecGitInitUntouched(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	repo := filepath.Join(ws, "proj")
-	sum, _, _ := strings.Cut(readFile(t, filepath.Join(ws, "config.sum")), " ")
-	if got := fileSHA256(t, filepath.Join(repo, ".git/config")); got != sum {
+	sum, _, _ := strings.Cut(harness.ReadFile(t, filepath.Join(ws, "config.sum")), " ")
+	if got := harness.FileSHA256(t, filepath.Join(repo, ".git/config")); got != sum {
 		t.Errorf("the config changed after the session")
 	}
-	for _, h := range strings.Fields(readFile(t, filepath.Join(ws, "hooks.list"))) {
+	for _, h := range strings.Fields(harness.ReadFile(t, filepath.Join(ws, "hooks.list"))) {
 		if !strings.HasSuffix(h, ".sample") {
 			t.Errorf("git init left hook %s", h)
 		}
 	}
-	if got := strings.Join(dirNames(t, filepath.Join(repo, ".git/hooks")), " "); got != strings.Join(strings.Fields(readFile(t, filepath.Join(ws, "hooks.list"))), " ") {
+	if got := strings.Join(harness.DirNames(t, filepath.Join(repo, ".git/hooks")), " "); got != strings.Join(strings.Fields(harness.ReadFile(t, filepath.Join(ws, "hooks.list"))), " ") {
 		t.Errorf("hooks after the session: %s", got)
 	}
 	wantNoQuarantine(t, filepath.Join(repo, ".git"))
@@ -348,10 +338,10 @@ func TestExecGitInitUntouched(t *testing.T) {
 // supervisor runs as that user too: it neutralizes the planted
 // repository, and what it makes there is the user's.
 func TestExecGitRenamedParentAgent(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	uid := agentUser(t)
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws, marks, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 	for _, d := range []string{marks, home, system} {
 		os.MkdirAll(d, 0o755)
@@ -365,7 +355,7 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", renamedParentAttack)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
-	code, _, out, errs := procRun(t, c, nil)
+	code, _, out, errs := harness.Run(t, c, nil)
 	if code != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("the attack did not run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -386,9 +376,9 @@ func TestExecGitRenamedParentAgent(t *testing.T) {
 // directory (HEAD, objects, refs) and plants a repository beneath it; a
 // walk that stops at git directories would never see the planted one.
 func TestExecGitUnderFakeGitDir(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	mark := filepath.Join(marks, "PWNED")
 	env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
 	code, out, errs := execSh(t, env, ws, fenced(ws), `mkdir -p fake/objects fake/refs && echo 'ref: refs/heads/x' > fake/HEAD && `+
@@ -406,12 +396,12 @@ func TestExecGitUnderFakeGitDir(t *testing.T) {
 // the guard: the supervisor clears the flag, moves what was planted and
 // says so.
 func TestExecGitImmutable(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	if _, err := exec.LookPath("chattr"); err != nil {
 		t.Skip("no chattr here")
 	}
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	mark := filepath.Join(marks, "PWNED")
 	gd := filepath.Join(ws, "new/.git")
 	t.Cleanup(func() { exec.Command("chattr", "-i", gd, filepath.Join(gd, "config")).Run() })
@@ -436,15 +426,15 @@ func TestExecGitImmutable(t *testing.T) {
 // root's config, and its report names the repository, what was planted
 // and why, under failed.
 func TestExecGitCannotAct(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	uid := agentUser(t)
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 	for _, d := range []string{ws, home, system} {
 		os.MkdirAll(d, 0o755)
 	}
-	writeTree(t, ws, map[string]string{"shared.gitconfig": "[color]\n\tui = auto\n"})
+	harness.WriteTree(t, ws, map[string]string{"shared.gitconfig": "[color]\n\tui = auto\n"})
 	chownTree(t, ws)
 	os.Chown(home, uid, uid)
 	repo := filepath.Join(ws, "r")
@@ -452,13 +442,13 @@ func TestExecGitCannotAct(t *testing.T) {
 	if code, out := personGit(t, repo, "config", "include.path", "../../shared.gitconfig"); code != 0 {
 		t.Fatal(out)
 	}
-	config := fileSHA256(t, filepath.Join(repo, ".git/config"))
+	config := harness.FileSHA256(t, filepath.Join(repo, ".git/config"))
 	env := append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home), gitEnv...)
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`printf '[core]\n\tfsmonitor = evil\n' >> shared.gitconfig && echo planted`)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
-	code, _, out, errs := procRun(t, c, nil)
+	code, _, out, errs := harness.Run(t, c, nil)
 	if code != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -470,7 +460,7 @@ func TestExecGitCannotAct(t *testing.T) {
 	if !strings.Contains(errs, "include.path -> ../../shared.gitconfig: core.fsmonitor") {
 		t.Errorf("the failure does not say what was planted: %s", errs)
 	}
-	if got := fileSHA256(t, filepath.Join(repo, ".git/config")); got != config {
+	if got := harness.FileSHA256(t, filepath.Join(repo, ".git/config")); got != config {
 		t.Errorf("root's config changed")
 	}
 }
@@ -528,30 +518,30 @@ func wantWorkdayDone(t *testing.T, ws, out, errs string, git func(dir string, ar
 
 // TestExecGitWorkday: as root, gitWorkday in a session succeeds.
 func TestExecGitWorkday(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash here")
 	}
-	ws := canonicalTemp(t)
+	ws := harness.CanonicalTemp(t)
 	gitRepo(t, filepath.Join(ws, "repo"))
 	personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../pre", "-b", "pre")
 	env := append(execEnv(t, ws), gitEnv...)
 	args := append(append([]string{"exec"}, fenced(ws)...), "--", "bash", "-c", gitWorkday)
-	_, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), nil)
+	_, _, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, args...), nil)
 	wantWorkdayDone(t, ws, out, errs, func(dir string, args ...string) (int, string) { return personGit(t, dir, args...) })
 }
 
 // TestExecGitWorkdayAgent: gitWorkday as the ordinary user dshfs-agent,
 // whose session's mount layer lives in a user namespace.
 func TestExecGitWorkdayAgent(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash here")
 	}
 	uid := agentUser(t)
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws, home, system := filepath.Join(dir, "ws"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 	for _, d := range []string{home, system} {
 		os.MkdirAll(d, 0o755)
@@ -564,7 +554,7 @@ func TestExecGitWorkdayAgent(t *testing.T) {
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "bash", "-c", gitWorkday)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
-	_, _, out, errs := procRun(t, c, nil)
+	_, _, out, errs := harness.Run(t, c, nil)
 	wantWorkdayDone(t, ws, out, errs, func(dir string, args ...string) (int, string) {
 		g := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		g.Env = env
@@ -607,16 +597,16 @@ func TestExecGitWorkPlantRefusedAgent(t *testing.T) {
 }
 
 func testGitPlantRefused(t *testing.T, agent bool) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireGit(t)
 	if ok, why := sandbox.MountLayer(); !ok && !agent {
 		t.Skip("no mount layer here: " + why)
 	}
-	ws, marks := canonicalTemp(t), t.TempDir()
+	ws, marks := harness.CanonicalTemp(t), t.TempDir()
 	var bin, home, system string
 	if agent {
 		var dir string
-		bin, dir = unprivilegedBin(t)
+		bin, dir = harness.UnprivilegedBin(t)
 		ws, marks, home, system = filepath.Join(dir, "ws"), filepath.Join(dir, "marks"), filepath.Join(dir, "home"), filepath.Join(dir, "etc")
 		for _, d := range []string{ws, marks, home, system} {
 			os.MkdirAll(d, 0o755)
@@ -629,7 +619,7 @@ func testGitPlantRefused(t *testing.T, agent bool) {
 		t.Fatal(err)
 	}
 	mark := filepath.Join(marks, "PWNED")
-	writeTree(t, ws, map[string]string{"myhooks/pre-commit": "#!/bin/sh\ntouch " + mark + "\n"})
+	harness.WriteTree(t, ws, map[string]string{"myhooks/pre-commit": "#!/bin/sh\ntouch " + mark + "\n"})
 	os.Chmod(filepath.Join(ws, "myhooks/pre-commit"), 0o755)
 	var code int
 	var out, errs string
@@ -642,7 +632,7 @@ func testGitPlantRefused(t *testing.T, agent bool) {
 		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", gitPlant)
 		c.Dir, c.Env = ws, env
 		asAgent(t, c)
-		code, _, out, errs = procRun(t, c, nil)
+		code, _, out, errs = harness.Run(t, c, nil)
 	} else {
 		env := append(execEnv(t, ws, "MARK="+mark), gitEnv...)
 		code, out, errs = execSh(t, env, ws, fenced(ws), gitPlant)
@@ -682,12 +672,12 @@ func testGitPlantRefused(t *testing.T, agent bool) {
 // its data is writable in workspace-write mode.
 func TestWriteGitParts(t *testing.T) {
 	requireGit(t)
-	ws := canonicalTemp(t)
+	ws := harness.CanonicalTemp(t)
 	gitRepo(t, filepath.Join(ws, "repo"))
 	if code, out := personGit(t, filepath.Join(ws, "repo"), "worktree", "add", "-q", "../wt", "-b", "side"); code != 0 {
 		t.Fatal(out)
 	}
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	for _, tc := range []struct {
 		path    string
 		allowed bool
@@ -709,7 +699,7 @@ func TestWriteGitParts(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			before, _ := os.ReadFile(filepath.Join(ws, tc.path))
-			code, res, out, errs := procRun(t, procCmd(procBin(t), env, ws, "write", tc.path, "--content", "planted\n", "--overwrite"), nil)
+			code, res, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, "write", tc.path, "--content", "planted\n", "--overwrite"), nil)
 			if tc.allowed {
 				if code != 0 || !res.OK {
 					t.Errorf("write %s: exit %d, %s%s", tc.path, code, out, errs)

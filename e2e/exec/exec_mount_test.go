@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/cli"
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -28,7 +28,7 @@ func TestExecMountLayer(t *testing.T) {
 	}
 	ws := t.TempDir()
 	ws, _ = filepath.EvalSymlinks(ws)
-	writeTree(t, ws, map[string]string{
+	harness.WriteTree(t, ws, map[string]string{
 		".git/HEAD":        "ref: refs/heads/main\n",
 		".git/config":      "[core]\n",
 		"sub/.git/config":  "[core]\n",
@@ -36,12 +36,12 @@ func TestExecMountLayer(t *testing.T) {
 		"src/main.go":      "package main\n",
 		".vscode/settings": "{}\n",
 	})
-	env := procEnv(t, ws)
-	writeSystemConfig(t, env, "deny_read: ["+filepath.Join(ws, "secrets")+"/**]\n")
+	env := harness.Env(t, ws)
+	harness.WriteSystemConfig(t, env, "deny_read: ["+filepath.Join(ws, "secrets")+"/**]\n")
 	script := `echo x >> .git/config; echo "git=$?"; echo x > sub/.git/config; echo "subgit=$?"; echo x > .vscode/settings; echo "vscode=$?"; ` +
 		`cat secrets/key; echo "key=$?"; echo x > src/new.go; echo "src=$?"`
 	run := func(args ...string) string {
-		c := exec.Command(procBin(t), args...)
+		c := exec.Command(harness.Bin(t), args...)
 		c.Env, c.Dir = env, ws
 		out, _ := c.CombinedOutput()
 		return string(out)
@@ -56,7 +56,7 @@ func TestExecMountLayer(t *testing.T) {
 		t.Errorf("the shell read the deny_read file:\n%s", out)
 	}
 	for _, config := range []string{".git/config", "sub/.git/config"} {
-		if got := readFile(t, filepath.Join(ws, config)); got != "[core]\n" {
+		if got := harness.ReadFile(t, filepath.Join(ws, config)); got != "[core]\n" {
 			t.Errorf("%s = %q", config, got)
 		}
 	}
@@ -77,23 +77,6 @@ func TestExecMountLayer(t *testing.T) {
 	}
 }
 
-// unprivilegedBin copies this test binary, as dsh-fs and dsh-fs-mcp, into a fresh folder
-// that nobody can enter, and returns its path and the folder.
-func unprivilegedBin(t *testing.T) (bin, dir string) {
-	t.Helper()
-	dir = t.TempDir()
-	for d := dir; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	bin = filepath.Join(dir, "bin", "dsh-fs")
-	copyExecutable(t, procBin(t), bin)
-	// dsh-fs mcp runs dsh-fs-mcp from beside it, as installed.
-	if err := os.Link(bin, filepath.Join(dir, "bin", cli.MCPBinary)); err != nil {
-		t.Fatal(err)
-	}
-	return bin, dir
-}
-
 // TestExecNoRuntimeFolder (issues 14, 21): a user that is not root
 // needs its private runtime folder, /run/user/UID, for the record:
 // without $XDG_RUNTIME_DIR, or with one elsewhere (a record is trusted
@@ -101,7 +84,7 @@ func unprivilegedBin(t *testing.T) (bin, dir string) {
 // with FS_IO and CMD never runs.
 func TestExecNoRuntimeFolder(t *testing.T) {
 	uid := agentUser(t)
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o755)
 	chownTree(t, ws)
@@ -155,7 +138,7 @@ func TestExecMountLayerUnprivileged(t *testing.T) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
 	}
-	if got := readFile(t, filepath.Join(ws, ".git/config")); got != "[core]\n" {
+	if got := harness.ReadFile(t, filepath.Join(ws, ".git/config")); got != "[core]\n" {
 		t.Errorf(".git/config = %q", got)
 	}
 }
@@ -218,14 +201,14 @@ func requireUserNamespaces(t *testing.T) {
 // unprivilegedSession readies a session of the ordinary user of
 // agentUser (uid 23456, a real user: not the overflow uid, which would
 // hide how root's files show in its user namespace): this test binary as
-// its dsh-fs (unprivilegedBin), a workspace ws holding files, owned by
+// its dsh-fs (harness.UnprivilegedBin), a workspace ws holding files, owned by
 // that user, and an empty folder, root's, for the trusted system files.
 // Its record goes to the user's runtime folder (agentExecEnv).
 func unprivilegedSession(t *testing.T, files map[string]string) (bin, ws, system string) {
 	t.Helper()
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws = filepath.Join(dir, "ws")
-	writeTree(t, ws, files)
+	harness.WriteTree(t, ws, files)
 	chownTree(t, ws)
 	system = filepath.Join(dir, "etc")
 	os.MkdirAll(system, 0o755)
@@ -261,7 +244,7 @@ func TestExecFileToolRealUser(t *testing.T) {
 	bin, ws, system := unprivilegedSession(t, map[string]string{"src/a.go": "package a\n", ".git/HEAD": "ref: refs/heads/main\n"})
 	// A trusted file inside the session is root's: the managed
 	// requirements, read by every call.
-	writeTree(t, system, map[string]string{"requirements.yaml": "max_mode: workspace-write\n"})
+	harness.WriteTree(t, system, map[string]string{"requirements.yaml": "max_mode: workspace-write\n"})
 	out := agentSession(t, bin, ws, system,
 		`id -u; stat -c 'root shows as %u' /; dsh-fs stat src/a.go; echo "stat=$?"; dsh-fs write src/b.go --content 'package a'; echo "write=$?"; dsh-fs policy --verbose; echo "policy=$?"`)
 	for _, want := range []string{

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -192,7 +193,7 @@ func TestExecNetworkWiden(t *testing.T) {
 	forEachNetworkUser(t, func(t *testing.T, s *socketSession) {
 		s.config(t, "network: off\n")
 		session := filepath.Join(s.home, "session.yaml")
-		writeTree(t, s.home, map[string]string{"session.yaml": "network: on\n"})
+		harness.WriteTree(t, s.home, map[string]string{"session.yaml": "network: on\n"})
 		s.ownBy(session)
 		c := s.command(t, []string{"DSH_FS_CONFIG=" + session}, s.bin, "exec", "--cwd", s.ws, "--", "sh", "-c", "echo CMD-RAN")
 		out, _ := c.CombinedOutput()
@@ -244,7 +245,7 @@ func runWithHosts(t *testing.T, s *socketSession, script string) (string, string
 	go func() {
 		select {
 		case <-done:
-		case <-time.After(procTimeout):
+		case <-time.After(harness.Timeout):
 			c.Process.Kill()
 		}
 	}()
@@ -404,10 +405,10 @@ func TestMcpNoNetwork(t *testing.T) {
 		t.Fatal("inetSockets does not find this test's own listener")
 	}
 	l.Close()
-	ws, _ := mcpLayout(t)
-	c := exec.Command(procBin(t), "mcp", ws)
-	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
-	s := mcpConnect(t, c, nil)
+	ws, _ := harness.MCPLayout(t)
+	c := exec.Command(harness.Bin(t), "mcp", ws)
+	c.Env, c.Dir, c.Stderr = harness.MCPEnv(t, ws), ws, os.Stderr
+	s := harness.MCPConnect(t, c, nil)
 	for _, call := range []struct {
 		tool string
 		args map[string]any
@@ -420,8 +421,8 @@ func TestMcpNoNetwork(t *testing.T) {
 		{"edit_file", map[string]any{"path": "net.txt", "edits": []map[string]any{{"oldText": "x", "newText": "y"}}}},
 		{"dsh_policy", map[string]any{}},
 	} {
-		if res := mcpCall(t, s, call.tool, call.args); res.IsError {
-			t.Fatalf("%s: %s", call.tool, mcpText(res))
+		if res := harness.MCPCall(t, s, call.tool, call.args); res.IsError {
+			t.Fatalf("%s: %s", call.tool, harness.MCPText(res))
 		}
 	}
 	pids := descendants(c.Process.Pid)
@@ -532,7 +533,7 @@ curl -sS -m 20 http://169.254.169.254/; echo "metadata=$?"
 // entry allows, the host named in the question; yes opens it for the
 // session, no keeps the 403, saying so.
 func TestExecNetworkApproveAtTerminal(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl here: it is the proxy's client in this test")
 	}
@@ -546,7 +547,7 @@ func TestExecNetworkApproveAtTerminal(t *testing.T) {
 			env := execEnv(t, ws)
 			// localhost is a name no entry allows; 127.0.0.1:PORT lets it
 			// connect once approved, its address being loopback.
-			writeSystemConfig(t, env, "network: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
+			harness.WriteSystemConfig(t, env, "network: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
 			r := runUnderTTY(t, env, ws, c.answer, "exec", "--cwd", ws, "--", "sh", "-c",
 				"env -u NO_PROXY -u no_proxy curl -sS -m 20 http://localhost:"+port+"/ 2>&1")
 			if !r.prompted || !strings.Contains(r.screen, "asked to connect to localhost:"+port) || !strings.Contains(r.screen, "for the rest of this session?") {

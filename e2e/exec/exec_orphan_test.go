@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestExecSupervisorKilled: a session never outlives its supervisor. A
@@ -19,20 +21,20 @@ import (
 // child in a user namespace of its own). Before: the session's init and
 // its sleeps were still running 10 s after the supervisor was killed.
 func TestExecSupervisorKilled(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	t.Run("root", func(t *testing.T) {
 		t.Parallel()
 		ws := sessionTemp(t)
-		c := procCmd(procBin(t), execEnv(t, ws), ws, append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c", orphanScript)...)
+		c := harness.Cmd(harness.Bin(t), execEnv(t, ws), ws, append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c", orphanScript)...)
 		checkSessionEndsWithSupervisor(t, c)
 	})
 	t.Run(agentUserName, func(t *testing.T) {
 		t.Parallel()
 		requireUserNamespaces(t)
-		bin, dir := unprivilegedBin(t)
+		bin, dir := harness.UnprivilegedBin(t)
 		ws := filepath.Join(dir, "ws")
-		writeTree(t, ws, map[string]string{".keep": ""})
+		harness.WriteTree(t, ws, map[string]string{".keep": ""})
 		chownTree(t, ws)
 		c := exec.Command(bin, append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c", orphanScript)...)
 		c.Dir, c.Env = ws, agentExecEnv(t, bin, filepath.Join(dir, "etc"))
@@ -56,7 +58,7 @@ func checkSessionEndsWithSupervisor(t *testing.T, c *exec.Cmd) {
 	defer c.Wait()
 	// The session's processes, once CMD's two sleeps run.
 	var session []int
-	deadline := time.Now().Add(procTimeout)
+	deadline := time.Now().Add(harness.Timeout)
 	for time.Now().Before(deadline) {
 		session = descendants(c.Process.Pid)
 		if countComm(session, "sleep") == 2 {

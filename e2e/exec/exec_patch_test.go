@@ -1,10 +1,12 @@
-package e2e
+package exec
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestExecEscalatedPatch: a patch inside a session that asks --escalate
@@ -13,10 +15,10 @@ import (
 // carries it out outside the kernel layer: a file outside the roots and
 // one inside change together.
 func TestExecEscalatedPatch(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	c := newExecConfigCase(t, 0, "")
-	writeTree(t, c.ws, map[string]string{"in.txt": "inside\n"})
+	harness.WriteTree(t, c.ws, map[string]string{"in.txt": "inside\n"})
 	if err := os.WriteFile(filepath.Join(c.out, "x.txt"), []byte("outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestExecEscalatedPatch(t *testing.T) {
 	}
 	wantContent(t, filepath.Join(c.ws, "in.txt"), "changed inside\n")
 	wantContent(t, filepath.Join(c.out, "x.txt"), "changed outside\n")
-	if req := readFile(t, c.mark); !strings.Contains(req, "+changed inside") || !strings.Contains(req, "+changed outside") {
+	if req := harness.ReadFile(t, c.mark); !strings.Contains(req, "+changed inside") || !strings.Contains(req, "+changed outside") {
 		t.Errorf("the session's approver was asked %s, want the whole patch", req)
 	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -58,7 +59,7 @@ func shellStatus(out, key string) string {
 // of an ordinary user (whose user namespace held CAP_SYS_ADMIN for the
 // mounts).
 func TestExecShellHoldsNoPrivilege(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	check := func(t *testing.T, out string, uid int) {
 		t.Helper()
 		if got := shellStatus(out, "Uid"); !strings.HasPrefix(got, strconv.Itoa(uid)+"\t") {
@@ -91,9 +92,9 @@ func TestExecShellHoldsNoPrivilege(t *testing.T) {
 	})
 	t.Run("ordinary user", func(t *testing.T) {
 		uid := agentUser(t)
-		bin, dir := unprivilegedBin(t)
+		bin, dir := harness.UnprivilegedBin(t)
 		ws := filepath.Join(dir, "ws")
-		writeTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+		harness.WriteTree(t, ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
 		chownTree(t, ws)
 		c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "cat", "/proc/self/status")
 		c.Dir = ws
@@ -113,7 +114,7 @@ func TestExecShellHoldsNoPrivilege(t *testing.T) {
 // could read a hidden deny_read file off the disk or write the disk raw.
 // No device node can be made anywhere.
 func TestExecNoDeviceNodes(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: an ordinary user never had CAP_MKNOD")
 	}
@@ -138,7 +139,7 @@ func TestExecNoDeviceNodes(t *testing.T) {
 // refuse both, for processes outside the session's domain; inside it
 // they work as ever.
 func TestExecReachesNothingOutside(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI < 6 {
 		t.Skip("Landlock ABI 6 (scopes) is needed: this kernel has an older one")
 	}
@@ -151,7 +152,7 @@ func TestExecReachesNothingOutside(t *testing.T) {
 	abstract := fmt.Sprintf("@dsh-fs-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	served := listenUnix(t, abstract)
 
-	c := procCmd(procBin(t), execEnv(t, ws), ws, append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c",
+	c := harness.Cmd(harness.Bin(t), execEnv(t, ws), ws, append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c",
 		// The supervisor's pid is in the record the shell can read.
 		`sup=$(sed -n 's/.*"supervisor_pid": *\([0-9]*\).*/\1/p' "$DSH_FS_SESSION")
 		 kill -9 $OUTSIDE; echo "outside=$?"; kill -9 "$sup"; echo "supervisor=$? ($sup)"

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -26,7 +27,7 @@ import (
 // make a private mount namespace.
 func requireMountLayer(t *testing.T) {
 	t.Helper()
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if ok, why := sandbox.MountLayer(); !ok {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s)", why)
 	}
@@ -121,11 +122,11 @@ func TestExecReadOnlyTree(t *testing.T) {
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	outside, _ := filepath.EvalSymlinks(t.TempDir())
-	writeTree(t, ws, map[string]string{"src/a.go": "package a\n"})
-	writeTree(t, outside, map[string]string{"f": "outside\n"})
+	harness.WriteTree(t, ws, map[string]string{"src/a.go": "package a\n"})
+	harness.WriteTree(t, outside, map[string]string{"f": "outside\n"})
 	f := filepath.Join(outside, "f")
 	env := execEnv(t, ws)
-	writeSystemConfig(t, env, "mode: workspace-write\n")
+	harness.WriteSystemConfig(t, env, "mode: workspace-write\n")
 	var trusted string
 	for _, kv := range env {
 		if dir, ok := strings.CutPrefix(kv, "DSH_FS_TEST_SYSTEM_DIR="); ok {
@@ -151,7 +152,7 @@ func TestExecReadOnlyTree(t *testing.T) {
 	}
 
 	// Outside a session nothing holds, and policy says what exec would do.
-	_, _, out, errs = procRun(t, procCmd(procBin(t), env, ws, "policy", "--verbose", "--cwd", ws), nil)
+	_, _, out, errs = harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, "policy", "--verbose", "--cwd", ws), nil)
 	for _, want := range []string{`"outside_read_only_held":false`, "dsh-fs exec would make everything outside the writable roots read-only here"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("policy outside a session: want %q in:\n%s%s", want, out, errs)
@@ -194,7 +195,7 @@ func TestExecReadOnlyTreeAgent(t *testing.T) {
 }
 
 // agentWorkspace is a session of the real ordinary user (agentUser): this
-// test binary as its dsh-fs (unprivilegedBin), a folder dir holding the
+// test binary as its dsh-fs (harness.UnprivilegedBin), a folder dir holding the
 // files given (the workspace is dir/ws), all owned by that user, and the
 // folder of its trusted system config (system).
 type agentWorkspace struct {
@@ -209,11 +210,11 @@ func newAgentWorkspace(t *testing.T, files map[string]string) agentWorkspace {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	a := agentWorkspace{t: t, bin: bin, dir: dir, ws: filepath.Join(dir, "ws"), system: filepath.Join(dir, "etc")}
-	writeTree(t, dir, files)
+	harness.WriteTree(t, dir, files)
 	os.MkdirAll(a.ws, 0o755)
-	for _, e := range dirNames(t, dir) {
+	for _, e := range harness.DirNames(t, dir) {
 		if e != "bin" {
 			chownTree(t, filepath.Join(dir, e))
 		}
@@ -280,7 +281,7 @@ func TestExecPinnedGit(t *testing.T) {
 	requireMountLayer(t)
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	ws := filepath.Join(base, "ws")
-	writeTree(t, ws, map[string]string{
+	harness.WriteTree(t, ws, map[string]string{
 		"sub/.git/HEAD": "ref: refs/heads/main\n", "sub/.git/config": "[core]\n", "sub/code.go": "package sub\n",
 	})
 	env := execEnv(t, ws)
@@ -325,15 +326,15 @@ func TestExecDenyHardLink(t *testing.T) {
 	requireMountLayer(t)
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	ws := filepath.Join(base, "ws")
-	writeTree(t, base, map[string]string{"secrets/key": "SECRET-KEY\n", "ws/.env": "SECRET-ENV\n", "ws/a.go": "package a\n"})
+	harness.WriteTree(t, base, map[string]string{"secrets/key": "SECRET-KEY\n", "ws/.env": "SECRET-ENV\n", "ws/a.go": "package a\n"})
 	for old, link := range map[string]string{"secrets/key": "ws/notes.txt", "ws/.env": "ws/env.txt"} {
 		if err := os.Link(filepath.Join(base, old), filepath.Join(base, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	env := execEnv(t, ws)
-	writeSystemConfig(t, env, "deny_read: ["+filepath.Join(base, "secrets")+"/**, .env]\n")
-	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, "read", "--cwd", ws, "notes.txt"), nil)
+	harness.WriteSystemConfig(t, env, "deny_read: ["+filepath.Join(base, "secrets")+"/**, .env]\n")
+	code, _, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, "read", "--cwd", ws, "notes.txt"), nil)
 	if code != 3 || !strings.Contains(out, `"code":"FS_SANDBOX_DENIED"`) {
 		t.Fatalf("outside a session, read of the link: exit %d\n%s%s", code, out, errs)
 	}
@@ -361,7 +362,7 @@ func TestExecDenyHardLink(t *testing.T) {
 
 	// The shell of a real ordinary user sees nothing of it either.
 	a := newAgentWorkspace(t, map[string]string{"secrets/key": "SECRET-KEY\n", "ws/a.go": "package a\n"})
-	writeTree(t, a.system, map[string]string{"config.yaml": "deny_read: [" + filepath.Join(a.dir, "secrets") + "/**]\n"})
+	harness.WriteTree(t, a.system, map[string]string{"config.yaml": "deny_read: [" + filepath.Join(a.dir, "secrets") + "/**]\n"})
 	if err := os.Link(filepath.Join(a.dir, "secrets/key"), filepath.Join(a.ws, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +386,7 @@ func TestExecReadOnlyTreeTerminal(t *testing.T) {
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	outside := filepath.Join(t.TempDir(), "f")
-	writeTree(t, filepath.Dir(outside), map[string]string{"f": "outside\n"})
+	harness.WriteTree(t, filepath.Dir(outside), map[string]string{"f": "outside\n"})
 	env := execEnv(t, ws, "OUTSIDE="+outside)
 	r := runUnderTTY(t, env, ws, "", "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
 		`echo on-the-terminal > /dev/tty; echo "tty=$?"; echo on-pts >&0; echo "pts=$?"; `+

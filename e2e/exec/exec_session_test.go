@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // The TestExecSession* tests (issue 23) run dsh-fs exec as a harness
@@ -45,7 +47,7 @@ func writeRequirements(t *testing.T, env []string, content string) {
 	t.Helper()
 	for _, kv := range env {
 		if dir, ok := strings.CutPrefix(kv, "DSH_FS_TEST_SYSTEM_DIR="); ok {
-			writeTree(t, dir, map[string]string{"requirements.yaml": content})
+			harness.WriteTree(t, dir, map[string]string{"requirements.yaml": content})
 			return
 		}
 	}
@@ -59,7 +61,7 @@ func writeRequirements(t *testing.T, env []string, content string) {
 // refused (outside the roots) and the redirection failed with
 // "Read-only file system".
 func TestExecSessionCwd(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	bash := requireBash(t)
 	t.Parallel()
 	for _, tc := range []struct{ name, cwd string }{
@@ -71,16 +73,16 @@ func TestExecSessionCwd(t *testing.T) {
 			t.Parallel()
 			parent := sessionTemp(t)
 			ws, start := filepath.Join(parent, "ws"), filepath.Join(parent, "start")
-			writeTree(t, ws, map[string]string{".keep": ""})
-			writeTree(t, start, map[string]string{".keep": ""})
+			harness.WriteTree(t, ws, map[string]string{".keep": ""})
+			harness.WriteTree(t, start, map[string]string{".keep": ""})
 			if err := os.Symlink(ws, filepath.Join(start, "link")); err != nil {
 				t.Fatal(err)
 			}
 			cwd := strings.NewReplacer("$WSBASE", filepath.Base(ws), "$WS", ws, "$START", start).Replace(tc.cwd)
 			env := execEnv(t, start)
 			script := `pwd; dsh-fs write rel.txt --content x >/dev/null; echo "write=$?"; echo x > rel2; echo "redirect=$?"`
-			c := procCmd(procBin(t), env, start, "exec", "--cwd", cwd, "--tmp=false", "--", bash, "-c", script)
-			code, _, out, errs := procRun(t, c, nil)
+			c := harness.Cmd(harness.Bin(t), env, start, "exec", "--cwd", cwd, "--tmp=false", "--", bash, "-c", script)
+			code, _, out, errs := harness.Run(t, c, nil)
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -105,10 +107,10 @@ func TestExecSessionCwd(t *testing.T) {
 // is, beneath the pinned root, or in its own --cwd beneath it; a --cwd
 // outside the pinned root is a widening.
 func TestExecSessionNestedCwd(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws := sessionTemp(t)
-	writeTree(t, ws, map[string]string{"sub/.keep": "", "other/.keep": ""})
+	harness.WriteTree(t, ws, map[string]string{"sub/.keep": "", "other/.keep": ""})
 	env := execEnv(t, ws)
 	script := `cd sub && dsh-fs exec -- pwd && cd .. && dsh-fs exec --cwd other -- pwd && dsh-fs exec --cwd .. -- pwd`
 	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)
@@ -133,14 +135,14 @@ func TestExecSessionBadCwd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sessionTemp(t)
-			writeTree(t, dir, map[string]string{"file.txt": "f\n"})
+			harness.WriteTree(t, dir, map[string]string{"file.txt": "f\n"})
 			if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "dangling")); err != nil {
 				t.Fatal(err)
 			}
 			cwd, mark := filepath.Join(dir, tc.cwd), filepath.Join(dir, "ran")
 			env := execEnv(t, dir)
-			c := procCmd(procBin(t), env, dir, "exec", "--cwd", cwd, "--tmp=false", "--", "sh", "-c", "touch "+mark)
-			code, _, out, errs := procRun(t, c, nil)
+			c := harness.Cmd(harness.Bin(t), env, dir, "exec", "--cwd", cwd, "--tmp=false", "--", "sh", "-c", "touch "+mark)
+			code, _, out, errs := harness.Run(t, c, nil)
 			if code != 1 {
 				t.Errorf("exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -168,7 +170,7 @@ func newExecConfigCase(t *testing.T, code int, extra string) execConfigCase {
 	ws, out, files := sessionTemp(t), sessionTemp(t), sessionTemp(t)
 	c := execConfigCase{ws: ws, out: out, mark: filepath.Join(files, "asked.json"), config: filepath.Join(files, "session.yaml")}
 	c.env = execEnv(t, ws, "OUT="+out)
-	writeTree(t, files, map[string]string{"session.yaml": approverConfig(t, c.mark, code) + extra})
+	harness.WriteTree(t, files, map[string]string{"session.yaml": approverConfig(t, c.mark, code) + extra})
 	return c
 }
 
@@ -185,7 +187,7 @@ func (c execConfigCase) run(t *testing.T, script string, flags ...string) (int, 
 // session source, exit 3, "session cannot widen the policy (file …:
 // approval)".
 func TestExecSessionConfig(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	c := newExecConfigCase(t, 0, "")
 	code, stdout, stderr := c.run(t, `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
@@ -196,7 +198,7 @@ func TestExecSessionConfig(t *testing.T) {
 		t.Errorf("result %s: want ok and \"escalated\":true", stdout)
 	}
 	wantContent(t, filepath.Join(c.out, "x"), "hi")
-	if req := readFile(t, c.mark); !strings.Contains(req, filepath.Join(c.out, "x")) {
+	if req := harness.ReadFile(t, c.mark); !strings.Contains(req, filepath.Join(c.out, "x")) {
 		t.Errorf("the session's approver was asked %s, want the write of %s", req, filepath.Join(c.out, "x"))
 	}
 }
@@ -206,7 +208,7 @@ func TestExecSessionConfig(t *testing.T) {
 // mode above their max_mode is FS_CONFIG_INVALID (CMD never runs), and
 // exec's own flags still come after the file.
 func TestExecSessionConfigCapped(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	t.Run("managed approval wins", func(t *testing.T) {
 		t.Parallel()
@@ -259,7 +261,7 @@ func TestExecSessionConfigRefused(t *testing.T) {
 			ws, files := sessionTemp(t), sessionTemp(t)
 			config, mark := filepath.Join(files, "session.yaml"), filepath.Join(ws, "ran")
 			if tc.body != "" {
-				writeTree(t, files, map[string]string{"session.yaml": tc.body})
+				harness.WriteTree(t, files, map[string]string{"session.yaml": tc.body})
 				if err := os.Chmod(config, tc.mode); err != nil {
 					t.Fatal(err)
 				}
@@ -279,12 +281,12 @@ func TestExecSessionConfigRefused(t *testing.T) {
 // a call's --config are session files again, which narrow and never
 // widen, and the harness's file cannot be rewritten by the file tool.
 func TestExecSessionConfigNarrowsInside(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	wide := func(t *testing.T, c execConfigCase, body string) string {
 		t.Helper()
 		p := filepath.Join(filepath.Dir(c.config), "wide.yaml")
-		writeTree(t, filepath.Dir(p), map[string]string{"wide.yaml": body})
+		harness.WriteTree(t, filepath.Dir(p), map[string]string{"wide.yaml": body})
 		return p
 	}
 	// Each widening source is refused whole: the write it would allow
@@ -330,11 +332,11 @@ func TestExecSessionConfigNarrowsInside(t *testing.T) {
 		// The harness keeps the session's file in the workspace: the
 		// session must not rewrite it for the next session.
 		inside := filepath.Join(c.ws, "dsh-session.yaml")
-		writeTree(t, c.ws, map[string]string{"dsh-session.yaml": readFile(t, c.config)})
+		harness.WriteTree(t, c.ws, map[string]string{"dsh-session.yaml": harness.ReadFile(t, c.config)})
 		code, stdout, stderr := execSh(t, c.env, c.ws, append(fenced(c.ws), "--config", inside),
 			`dsh-fs write dsh-session.yaml --content 'approval: trust' --overwrite`)
 		wantDenied(t, code, stdout, stderr, "protected path")
-		wantContent(t, inside, readFile(t, c.config))
+		wantContent(t, inside, harness.ReadFile(t, c.config))
 	})
 }
 
@@ -344,7 +346,7 @@ func TestExecSessionConfigNarrowsInside(t *testing.T) {
 // alone, and each session's policy names its own approver. Before: exec
 // refused both files ("session cannot widen the policy").
 func TestExecSessionTwoConfigs(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	a, b := newExecConfigCase(t, 0, ""), newExecConfigCase(t, 0, "")
 	// Each shell waits until the other session is up, so both
@@ -382,7 +384,7 @@ dsh-fs policy`
 			continue
 		}
 		wantContent(t, filepath.Join(s.c.out, "x"), s.name)
-		req := readFile(t, s.c.mark)
+		req := harness.ReadFile(t, s.c.mark)
 		if !strings.Contains(req, filepath.Join(s.c.out, "x")) || strings.Contains(req, s.other.out) {
 			t.Errorf("session %s's approver was asked %s, want its own write of %s alone", s.name, req, filepath.Join(s.c.out, "x"))
 		}
@@ -420,7 +422,7 @@ dsh-fs policy`
 // approved write lands; the shell starts in --cwd, not where exec was
 // started.
 func TestExecSessionConfigAgent(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	uid := agentUser(t)
 	bin, ws, system := unprivilegedSession(t, map[string]string{".keep": ""})
 	dir := filepath.Dir(ws)
@@ -429,13 +431,13 @@ func TestExecSessionConfigAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, marks := filepath.Join(dir, "out"), filepath.Join(dir, "marks")
-	writeTree(t, out, map[string]string{".keep": ""})
-	writeTree(t, marks, map[string]string{".keep": ""})
+	harness.WriteTree(t, out, map[string]string{".keep": ""})
+	harness.WriteTree(t, marks, map[string]string{".keep": ""})
 	chownTree(t, out)
 	chownTree(t, marks)
 	mark := filepath.Join(marks, "asked.json")
 	config := filepath.Join(dir, "session.yaml")
-	writeTree(t, dir, map[string]string{"session.yaml": "approval: command\napproval_command: [" + strconv.Quote(approver) + ", " + strconv.Quote(mark) + ", \"0\"]\n"})
+	harness.WriteTree(t, dir, map[string]string{"session.yaml": "approval: command\napproval_command: [" + strconv.Quote(approver) + ", " + strconv.Quote(mark) + ", \"0\"]\n"})
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--config", config, "--", "sh", "-c",
 		`pwd; id -u; dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
 	c.Dir = dir
@@ -453,7 +455,7 @@ func TestExecSessionConfigAgent(t *testing.T) {
 		t.Errorf("result %s: want ok and \"escalated\":true", stdout)
 	}
 	wantContent(t, filepath.Join(out, "x"), "hi")
-	if req := readFile(t, mark); !strings.Contains(req, filepath.Join(out, "x")) {
+	if req := harness.ReadFile(t, mark); !strings.Contains(req, filepath.Join(out, "x")) {
 		t.Errorf("the session's approver was asked %s, want the write of %s", req, filepath.Join(out, "x"))
 	}
 }
@@ -462,9 +464,9 @@ func TestExecSessionConfigAgent(t *testing.T) {
 // written there, is one exec --config takes: its network, hosts and
 // approver are the session's, as policy reports them inside.
 func TestReadmeRecipeConfig(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
-	readme := readFile(t, filepath.Join(repoRoot, "README.md"))
+	readme := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "README.md"))
 	_, after, ok := strings.Cut(readme, "cat > $h/proj-a.yaml <<'YAML'\n")
 	yaml, _, ok2 := strings.Cut(after, "\nYAML\n")
 	if !ok || !ok2 {
@@ -472,7 +474,7 @@ func TestReadmeRecipeConfig(t *testing.T) {
 	}
 	ws, files := sessionTemp(t), sessionTemp(t)
 	config := filepath.Join(files, "proj-a.yaml")
-	writeTree(t, files, map[string]string{"proj-a.yaml": yaml + "\n"})
+	harness.WriteTree(t, files, map[string]string{"proj-a.yaml": yaml + "\n"})
 	code, stdout, stderr := execSh(t, execEnv(t, ws), ws, append(fenced(ws), "--config", config), "dsh-fs policy --verbose")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -112,7 +113,7 @@ type socketSession struct {
 // it, and the user's own runtime folder for the record.
 func newSocketSession(t *testing.T, agent bool) *socketSession {
 	t.Helper()
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	if ok, why := sandbox.MountLayer(); !ok && !sandbox.SocketLandlock(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Enforce: sandbox.EnforceAuto}) {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s): below Landlock ABI 9 it is what hides outside sockets", why)
 	}
@@ -120,7 +121,7 @@ func newSocketSession(t *testing.T, agent bool) *socketSession {
 	if !agent {
 		s.ws, _ = filepath.EvalSymlinks(t.TempDir())
 		s.env = execEnv(t, s.ws)
-		s.bin = procBin(t)
+		s.bin = harness.Bin(t)
 		for _, kv := range s.env {
 			if v, ok := strings.CutPrefix(kv, "DSH_FS_TEST_HOME="); ok {
 				s.home = v
@@ -135,7 +136,7 @@ func newSocketSession(t *testing.T, agent bool) *socketSession {
 	if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
 		t.Skip("this kernel allows no unprivileged user namespace: the mount layer needs root here")
 	}
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	for _, helper := range []string{"unix-dial", "unix-serve"} {
 		if err := os.Link(bin, filepath.Join(filepath.Dir(bin), helper)); err != nil {
 			t.Fatal(err)
@@ -155,7 +156,7 @@ func newSocketSession(t *testing.T, agent bool) *socketSession {
 // config writes the trusted system config.
 func (s *socketSession) config(t *testing.T, content string) {
 	t.Helper()
-	writeTree(t, s.system, map[string]string{"config.yaml": content})
+	harness.WriteTree(t, s.system, map[string]string{"config.yaml": content})
 }
 
 // command is name args run as the session's user (outside any session),
@@ -181,7 +182,7 @@ func (s *socketSession) run(t *testing.T, flags []string, script string) string 
 	go func() {
 		select {
 		case <-done:
-		case <-time.After(procTimeout):
+		case <-time.After(harness.Timeout):
 			c.Process.Kill()
 		}
 	}()
@@ -229,7 +230,7 @@ func TestExecSocketsOutside(t *testing.T) {
 		outside, inTmp, inWs := filepath.Join(run, "outside.sock"), filepath.Join(tmp, "tmp.sock"), filepath.Join(s.ws, "ws.sock")
 		// git's fsmonitor daemon listens in .git, which the mount layer
 		// binds read-only (a socket there stays reachable).
-		writeTree(t, s.ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/objects/.keep": "", ".git/refs/.keep": ""})
+		harness.WriteTree(t, s.ws, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/objects/.keep": "", ".git/refs/.keep": ""})
 		inGit := filepath.Join(s.ws, ".git", "fsmonitor--daemon.ipc")
 		for _, p := range []string{outside, inTmp, inWs, inGit} {
 			serveUnix(t, p)
@@ -381,9 +382,9 @@ func waitForSocket(t *testing.T, path string) {
 // allowed list.
 func TestPolicySocketsOutsideSession(t *testing.T) {
 	ws := t.TempDir()
-	env := procEnv(t, ws)
-	writeSystemConfig(t, env, "allow_unix_sockets: [/run/user/1000/ssh-agent.socket]\n")
-	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, "policy", "--verbose"), nil)
+	env := harness.Env(t, ws)
+	harness.WriteSystemConfig(t, env, "allow_unix_sockets: [/run/user/1000/ssh-agent.socket]\n")
+	code, _, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, "policy", "--verbose"), nil)
 	if code != 0 {
 		t.Fatalf("policy: exit %d\n%s%s", code, out, errs)
 	}

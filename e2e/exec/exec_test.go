@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // The TestExec* tests run dsh-fs exec as a real process around a real
@@ -25,22 +25,13 @@ import (
 // writable root by default, so every "outside" check runs exec with
 // --tmp=false.
 
-// requireLandlock skips a test of the kernel layer on a kernel without
-// Landlock, where exec runs the session unrestricted.
-func requireLandlock(t *testing.T) {
-	t.Helper()
-	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
-		t.Skip("no Landlock on this kernel: dsh-fs exec cannot restrict the session's process tree")
-	}
-}
-
-// execEnv is procEnv for dsh-fs exec plus extra variables: without the
+// execEnv is harness.Env for dsh-fs exec plus extra variables: without the
 // DSH_FS_CWD and DSH_FS_TMP session variables, so that each test states
 // the policy on exec's own (trusted) command line.
 func execEnv(t *testing.T, ws string, extra ...string) []string {
 	t.Helper()
 	var env []string
-	for _, kv := range procEnv(t, ws) {
+	for _, kv := range harness.Env(t, ws) {
 		if !strings.HasPrefix(kv, "DSH_FS_CWD=") && !strings.HasPrefix(kv, "DSH_FS_TMP=") {
 			env = append(env, kv)
 		}
@@ -53,7 +44,7 @@ func execEnv(t *testing.T, ws string, extra ...string) []string {
 func execSh(t *testing.T, env []string, ws string, flags []string, script string) (int, string, string) {
 	t.Helper()
 	args := append(append([]string{"exec"}, flags...), "--", "sh", "-c", script)
-	code, _, out, errs := procRun(t, procCmd(procBin(t), env, ws, args...), nil)
+	code, _, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, args...), nil)
 	return code, out, errs
 }
 
@@ -150,15 +141,15 @@ var fenceCases = []struct{ name, script string }{
 func fenceLayout(t *testing.T) (ws, out string, env []string) {
 	t.Helper()
 	ws, out = t.TempDir(), t.TempDir()
-	writeTree(t, ws, map[string]string{"in": "in\n"})
-	writeTree(t, out, map[string]string{"keep": "keep\n"})
+	harness.WriteTree(t, ws, map[string]string{"in": "in\n"})
+	harness.WriteTree(t, out, map[string]string{"keep": "keep\n"})
 	return ws, out, execEnv(t, ws, "WS="+ws, "OUT="+out)
 }
 
 // outChanged says whether a fence case changed the outside folder.
 func outChanged(t *testing.T, out string) bool {
 	t.Helper()
-	names := dirNames(t, out)
+	names := harness.DirNames(t, out)
 	b, _ := os.ReadFile(filepath.Join(out, "keep"))
 	return len(names) != 1 || names[0] != "keep" || string(b) != "keep\n"
 }
@@ -167,7 +158,7 @@ func outChanged(t *testing.T, out string) bool {
 // the writable roots fails under exec --tmp=false, and leaves it as it
 // was; writes in the workspace succeed.
 func TestExecShellFence(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	t.Run("workspace writable", func(t *testing.T) {
 		t.Parallel()
@@ -180,7 +171,7 @@ func TestExecShellFence(t *testing.T) {
 		wantContent(t, filepath.Join(ws, "d", "in"), "in\nb\n")
 		wantAbsent(t, filepath.Join(ws, "new"))
 		if outChanged(t, out) {
-			t.Errorf("outside holds %q", dirNames(t, out))
+			t.Errorf("outside holds %q", harness.DirNames(t, out))
 		}
 	})
 	for _, tc := range fenceCases {
@@ -198,7 +189,7 @@ func TestExecShellFence(t *testing.T) {
 				t.Errorf("stderr does not say the kernel refused: %q (stdout %q)", stderr, stdout)
 			}
 			if outChanged(t, out) {
-				t.Errorf("outside changed: it holds %q", dirNames(t, out))
+				t.Errorf("outside changed: it holds %q", harness.DirNames(t, out))
 			}
 			wantContent(t, filepath.Join(out, "keep"), "keep\n")
 		})
@@ -215,7 +206,7 @@ func TestExecShellFenceControl(t *testing.T) {
 			ws, out, env := fenceLayout(t)
 			c := exec.Command("sh", "-c", tc.script)
 			c.Env, c.Dir = env, ws
-			code, _, _, stderr := procRun(t, c, nil)
+			code, _, _, stderr := harness.Run(t, c, nil)
 			if code != 0 {
 				t.Errorf("plain sh: exit %d: %s", code, stderr)
 			}
@@ -229,7 +220,7 @@ func TestExecShellFenceControl(t *testing.T) {
 // TestExecTmpDefault: left on (the default), the temp folders are
 // writable roots of the session; --tmp=false takes them away.
 func TestExecTmpDefault(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws, tmp := t.TempDir(), t.TempDir()
 	env := execEnv(t, ws, "T="+tmp, "OSTMP="+os.TempDir())
@@ -249,7 +240,7 @@ func TestExecTmpDefault(t *testing.T) {
 // TestExecReadOnly: in read-only mode the session writes nowhere, not
 // even in its workspace, but to the devices a shell needs.
 func TestExecReadOnly(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws := t.TempDir()
 	env := execEnv(t, ws, "WS="+ws)
@@ -265,7 +256,7 @@ func TestExecReadOnly(t *testing.T) {
 // the roots, gone once exec ends) and the channel, and none of the
 // DSH_FS_* settings exec folded into the record.
 func TestExecEnvironment(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws := t.TempDir()
 	env := execEnv(t, ws, "DSH_FS_DIFF_CONTEXT=5")
@@ -290,7 +281,7 @@ func TestExecEnvironment(t *testing.T) {
 // a module in the workspace, with the build cache as an extra writable
 // root and GOPATH and GOTMPDIR inside the workspace.
 func TestExecGoBuild(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -302,7 +293,7 @@ func TestExecGoBuild(t *testing.T) {
 	}
 	gocache := strings.TrimSpace(string(cache))
 	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{
+	harness.WriteTree(t, ws, map[string]string{
 		"go.mod":       "module example.com/hello\n\ngo 1.21\n",
 		"main.go":      "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the session\") }\n",
 		".gotmp/.keep": "",
@@ -329,7 +320,7 @@ func TestExecGoBuild(t *testing.T) {
 // file allows danger-full-access; exec itself narrowed the session to
 // workspace-write, and the kernel holds that line whatever a call decides.
 func TestExecWidening(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name, script string
@@ -350,7 +341,7 @@ func TestExecWidening(t *testing.T) {
 			t.Parallel()
 			ws, out := t.TempDir(), t.TempDir()
 			env := execEnv(t, ws, "WS="+ws, "OUT="+out)
-			writeSystemConfig(t, env, "mode: danger-full-access\nmax_mode: danger-full-access\n")
+			harness.WriteSystemConfig(t, env, "mode: danger-full-access\nmax_mode: danger-full-access\n")
 			flags := append(fenced(ws), "--mode", "workspace-write")
 			code, stdout, stderr := execSh(t, env, ws, flags, tc.script)
 			if tc.denied != "" {
@@ -361,7 +352,7 @@ func TestExecWidening(t *testing.T) {
 				t.Errorf("exit %d, want 1 with FS_PERMISSION under danger-full-access (the kernel's refusal)\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
 			wantAbsent(t, filepath.Join(out, "x"))
-			if names := dirNames(t, out); len(names) != 0 {
+			if names := harness.DirNames(t, out); len(names) != 0 {
 				t.Errorf("outside holds %q", names)
 			}
 		})
@@ -419,7 +410,7 @@ const forgedRecord = `{"version":1,"values":{"mode":"danger-full-access","max_mo
 // record the session could have written, or at none, is a denial, exit
 // 3, reason "session record not trusted", and nothing is written.
 func TestExecForgedRecord(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	priv := privateDir(t)
 	// A record-like file outside every root, in a private folder, but
@@ -476,7 +467,7 @@ func TestExecForgedRecord(t *testing.T) {
 // TestExecExitStatus: exec exits with its command's status, and with
 // 128+N when signal N ended the command.
 func TestExecExitStatus(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		script string
@@ -501,7 +492,7 @@ func TestExecExitStatus(t *testing.T) {
 // TestExecSignals: a signal sent to the exec process reaches its
 // command, whose trap runs and whose exit status exec passes through.
 func TestExecSignals(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -519,7 +510,7 @@ func TestExecSignals(t *testing.T) {
 			ws := t.TempDir()
 			script := `trap 'echo got >"$WS/sig"; exit 5' ` + tc.name + `; echo ready; while :; do sleep 0.05; done`
 			args := append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c", script)
-			c := procCmd(procBin(t), execEnv(t, ws, "WS="+ws), ws, args...)
+			c := harness.Cmd(harness.Bin(t), execEnv(t, ws, "WS="+ws), ws, args...)
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			stdout, err := c.StdoutPipe()
@@ -529,7 +520,7 @@ func TestExecSignals(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			hung := time.AfterFunc(procTimeout, func() { c.Process.Kill() })
+			hung := time.AfterFunc(harness.Timeout, func() { c.Process.Kill() })
 			defer hung.Stop()
 			line, err := bufio.NewReader(stdout).ReadString('\n')
 			if line != "ready\n" {
@@ -568,13 +559,13 @@ func approverConfig(t *testing.T, record string, code int) string {
 // approves it, and refuses it, writing nothing, when it does not. The
 // approval covers that call alone.
 func TestExecEscalateCommand(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	t.Run("approved", func(t *testing.T) {
 		t.Parallel()
 		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
 		env := execEnv(t, ws, "OUT="+out)
-		writeSystemConfig(t, env, approverConfig(t, rec, 0))
+		harness.WriteSystemConfig(t, env, approverConfig(t, rec, 0))
 		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
 		if code != 0 {
 			t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -605,7 +596,7 @@ func TestExecEscalateCommand(t *testing.T) {
 		t.Parallel()
 		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
 		env := execEnv(t, ws, "OUT="+out)
-		writeSystemConfig(t, env, approverConfig(t, rec, 0))
+		harness.WriteSystemConfig(t, env, approverConfig(t, rec, 0))
 		script := `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access || exit 90
 dsh-fs write "$OUT/y" --content hi; echo "status $?" >&2
 echo z >"$OUT/z"; exit 0`
@@ -624,7 +615,7 @@ echo z >"$OUT/z"; exit 0`
 		t.Parallel()
 		ws, out, rec := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "request.json")
 		env := execEnv(t, ws, "OUT="+out)
-		writeSystemConfig(t, env, approverConfig(t, rec, 1))
+		harness.WriteSystemConfig(t, env, approverConfig(t, rec, 1))
 		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
 		wantDenied(t, code, stdout, stderr, "escalation not approved")
 		wantAbsent(t, filepath.Join(out, "x"))
@@ -637,11 +628,11 @@ echo z >"$OUT/z"; exit 0`
 // TestExecEscalateStdin: a brokered call's standard streams are the
 // caller's: content read with --from - reaches the supervisor's run.
 func TestExecEscalateStdin(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws, out := t.TempDir(), t.TempDir()
 	env := execEnv(t, ws, "OUT="+out)
-	writeSystemConfig(t, env, "approval: trust\n")
+	harness.WriteSystemConfig(t, env, "approval: trust\n")
 	code, stdout, stderr := execSh(t, env, ws, fenced(ws), `printf 'from stdin\n' | dsh-fs write "$OUT/z" --from - --escalate danger-full-access`)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -656,7 +647,7 @@ func TestExecEscalateStdin(t *testing.T) {
 // unset, or its descriptor closed) an escalation is refused, never run
 // in the session, where the kernel would refuse it anyway.
 func TestExecEscalateNoChannel(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	for _, tc := range []struct{ name, script, msg string }{
 		{"unset", `unset DSH_FS_BROKER_FD; dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`, "DSH_FS_BROKER_FD is not set"},
@@ -667,7 +658,7 @@ func TestExecEscalateNoChannel(t *testing.T) {
 			t.Parallel()
 			ws, out := t.TempDir(), t.TempDir()
 			env := execEnv(t, ws, "OUT="+out)
-			writeSystemConfig(t, env, "approval: trust\n")
+			harness.WriteSystemConfig(t, env, "approval: trust\n")
 			code, stdout, stderr := execSh(t, env, ws, fenced(ws), tc.script)
 			msgs := []string{"no channel to the dsh-fs exec supervisor"}
 			if tc.msg != "" {
@@ -684,7 +675,7 @@ func TestExecEscalateNoChannel(t *testing.T) {
 // pseudo-terminal here) is asked about a brokered write: "y" lets that
 // one call write outside, "n" refuses it.
 func TestExecEscalateTTY(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	for _, tc := range []struct {
 		answer  string
 		code    int
@@ -726,13 +717,13 @@ func TestExecEscalateTTY(t *testing.T) {
 // the shell's directory, while the workspace root stays the one exec
 // pinned, which dsh-fs policy reports, every setting with origin pinned.
 func TestExecRelativePaths(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	t.Parallel()
 	ws := t.TempDir()
 	if real, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = real
 	}
-	writeTree(t, ws, map[string]string{"sub/.keep": ""})
+	harness.WriteTree(t, ws, map[string]string{"sub/.keep": ""})
 	env := execEnv(t, ws, "WS="+ws)
 	script := `cd "$WS/sub" && dsh-fs write f --content x >/dev/null && dsh-fs write ../g --content y >/dev/null && dsh-fs policy`
 	code, stdout, stderr := execSh(t, env, ws, fenced(ws), script)

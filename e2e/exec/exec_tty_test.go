@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -189,10 +190,10 @@ func (p *personTerm) typeLine(line string) {
 }
 
 // waitFor waits until the terminal has shown s, or any of also, and
-// fails the test when it does not within procTimeout.
+// fails the test when it does not within harness.Timeout.
 func (p *personTerm) waitFor(s string, also ...string) {
 	p.t.Helper()
-	deadline := time.Now().Add(procTimeout)
+	deadline := time.Now().Add(harness.Timeout)
 	for time.Now().Before(deadline) {
 		screen := p.shown()
 		if strings.Contains(screen, s) || slices.ContainsFunc(also, func(a string) bool { return strings.Contains(screen, a) }) {
@@ -230,7 +231,7 @@ var people = []struct {
 		}
 		// The test binary's commands are in a private folder of
 		// testscript's: the user must reach them.
-		for d := filepath.Dir(procBin(t)); d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+		for d := filepath.Dir(harness.Bin(t)); d != "/tmp" && d != "/"; d = filepath.Dir(d) {
 			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o011 != 0o011 {
 				os.Chmod(d, fi.Mode().Perm()|0o011)
 			}
@@ -255,7 +256,7 @@ func execLine(ws, script string) string {
 // terminal with TIOCSTI, again and again. The push must not answer the
 // question: the write does not land, and the person's own "n" refuses it.
 func TestExecTIOCSTIIntoQuestion(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireLegacyTIOCSTI(t)
 	for _, who := range people {
 		t.Run(who.name, func(t *testing.T) { testTIOCSTIIntoQuestion(t, who.as(t), who.setup) })
@@ -292,7 +293,7 @@ dsh-fs write "$OUT/x" --content pwned --escalate danger-full-access >"$PWD/write
 // the terminal and exits at once; the person's shell, reading the
 // terminal next, must not run it.
 func TestExecTIOCSTIIntoOuterShell(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	requireLegacyTIOCSTI(t)
 	for _, who := range people {
 		t.Run(who.name, func(t *testing.T) { testTIOCSTIIntoOuterShell(t, who.as(t), who.setup) })
@@ -317,7 +318,7 @@ func testTIOCSTIIntoOuterShell(t *testing.T, as func(*exec.Cmd), setup func(*tes
 // shell and reads the next line typed (a password). It must neither get
 // the line nor be alive to try.
 func TestExecLeftoverTakesTerminal(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	for _, who := range people {
 		t.Run(who.name, func(t *testing.T) { testLeftoverTakesTerminal(t, who.as(t), who.setup) })
 	}
@@ -347,7 +348,7 @@ func testLeftoverTakesTerminal(t *testing.T, as func(*exec.Cmd), setup func(*tes
 // at the start, and follows when the person's terminal is resized (the
 // kernel's SIGWINCH reaches CMD through the session's terminal).
 func TestExecResize(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	ws := t.TempDir()
 	p := startPerson(t, execEnv(t, ws), ws, nil)
 	setSize := func(rows, cols uint16) {
@@ -370,7 +371,7 @@ func TestExecResize(t *testing.T) {
 // and /proc lists the session's processes only. policy says so inside, and outside says
 // what exec would do here.
 func TestExecProcessesLayer(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	ws := t.TempDir()
 	code, out, errs := execSh(t, execEnv(t, ws), ws, fenced(ws), `echo "pid=$$"; ls -d /proc/[0-9]* | wc -l; dsh-fs policy --verbose`)
 	if code != 0 {
@@ -403,7 +404,7 @@ func TestExecProcessesLayer(t *testing.T) {
 		t.Errorf("policy inside, processes: %v %q", inside.Shell.ProcessesHeld, inside.Shell.Processes)
 	}
 
-	_, _, outside, _ := procRun(t, procCmd(procBin(t), procEnv(t, ws), ws, "policy", "--verbose"), nil)
+	_, _, outside, _ := harness.Run(t, harness.Cmd(harness.Bin(t), harness.Env(t, ws), ws, "policy", "--verbose"), nil)
 	inside.Shell.TerminalHeld, inside.Shell.ProcessesHeld = true, true
 	if err := json.Unmarshal([]byte(outside), &inside); err != nil {
 		t.Fatalf("policy outside: %v: %s", err, outside)
@@ -425,7 +426,7 @@ func TestExecProcessesLayer(t *testing.T) {
 // (the session's own first terminal is /dev/pts/0 of its devpts, which
 // may be the person's terminal's name too).
 func TestExecPersonTerminalByPath(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	for _, who := range people {
 		t.Run(who.name, func(t *testing.T) {
 			as := who.as(t)
@@ -463,7 +464,7 @@ func TestExecPersonTerminalByPath(t *testing.T) {
 // devpts. Before: "not a tty" inside, since the session's pseudo-terminal
 // came from the person's devpts, which the session's own hides.
 func TestExecTerminalName(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	for _, who := range people {
 		t.Run(who.name, func(t *testing.T) {
 			ws := t.TempDir()

@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +78,7 @@ type ttyRun struct {
 // prompt is not waited on for one.
 func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) ttyRun {
 	t.Helper()
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	master, slavePath := openPTY(t)
 	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
 	if err != nil {
@@ -85,7 +86,7 @@ func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) 
 	}
 	defer slave.Close()
 
-	c := procCmd(bin, env, ws, args...)
+	c := harness.Cmd(bin, env, ws, args...)
 	var stdout bytes.Buffer
 	c.Stdin, c.Stdout, c.Stderr = slave, &stdout, &stdout
 	// A new session whose controlling terminal is the slave: the
@@ -104,7 +105,7 @@ func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) 
 	shown := readScreen(master)
 
 	var r ttyRun
-	deadline := time.After(procTimeout)
+	deadline := time.After(harness.Timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 wait:
@@ -115,7 +116,7 @@ wait:
 		case <-deadline:
 			c.Process.Kill()
 			<-exited
-			t.Fatalf("still running after %v; the terminal shows %q", procTimeout, shown())
+			t.Fatalf("still running after %v; the terminal shows %q", harness.Timeout, shown())
 		case <-tick.C:
 			if !r.prompted && strings.Contains(shown(), "[y/N]") {
 				r.prompted = true
@@ -152,9 +153,9 @@ func TestEscalateTTY(t *testing.T) {
 		t.Run(strings.TrimSpace("answer "+tc.answer), func(t *testing.T) {
 			dir := t.TempDir()
 			ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
-			writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
-			env := procEnv(t, ws)
-			writeSystemConfig(t, env, "approval: tty\n")
+			harness.WriteTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+			env := harness.Env(t, ws)
+			harness.WriteSystemConfig(t, env, "approval: tty\n")
 
 			r := runUnderTTY(t, env, ws, tc.answer, "write", "../outside/x.txt", "--content", "approved\n", "--escalate", "danger-full-access")
 			if !r.prompted {
@@ -185,9 +186,9 @@ func TestEscalateTTY(t *testing.T) {
 func TestEscalateTTYShowsDiff(t *testing.T) {
 	dir := t.TempDir()
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
-	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/x.txt": "old-line-17\n"})
-	env := procEnv(t, ws)
-	writeSystemConfig(t, env, "approval: tty\n")
+	harness.WriteTree(t, dir, map[string]string{"ws/.keep": "", "outside/x.txt": "old-line-17\n"})
+	env := harness.Env(t, ws)
+	harness.WriteSystemConfig(t, env, "approval: tty\n")
 
 	r := runUnderTTY(t, env, ws, "n\n", "write", "../outside/x.txt", "--overwrite", "--content", "new-line-42\n", "--escalate", "danger-full-access")
 	if !r.prompted {
@@ -214,9 +215,9 @@ func TestEscalateTTYShowsDiff(t *testing.T) {
 func TestEscalateTTYEscapesPath(t *testing.T) {
 	dir := t.TempDir()
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
-	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
-	env := procEnv(t, ws)
-	writeSystemConfig(t, env, "approval: tty\n")
+	harness.WriteTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+	env := harness.Env(t, ws)
+	harness.WriteSystemConfig(t, env, "approval: tty\n")
 
 	// The "/" of "[y/N]" makes the name a path in a folder that does not
 	// exist: --mkdir, or the write would fail before anyone is asked.
@@ -239,7 +240,7 @@ func TestEscalateTTYEscapesPath(t *testing.T) {
 	if !strings.Contains(r.screen, `\r`) && !strings.Contains(r.screen, `\x0d`) {
 		t.Errorf("the terminal does not show the carriage return escaped: %q", r.screen)
 	}
-	if names := dirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
+	if names := harness.DirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
 		t.Errorf("outside holds %q after a refusal", names)
 	}
 }
@@ -252,8 +253,8 @@ func TestEscalateTTYEscapesPath(t *testing.T) {
 func TestEscalateTTYDefaultRefused(t *testing.T) {
 	dir := t.TempDir()
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
-	writeTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
-	env := procEnv(t, ws)
+	harness.WriteTree(t, dir, map[string]string{"ws/.keep": "", "outside/.keep": ""})
+	env := harness.Env(t, ws)
 
 	r := runUnderTTY(t, env, ws, "y\n", "write", "../outside/x.txt", "--content", "pwned\n", "--escalate", "danger-full-access")
 	if r.prompted {
@@ -265,7 +266,7 @@ func TestEscalateTTYDefaultRefused(t *testing.T) {
 	if !strings.Contains(r.stdout, `"reason":"escalation not approved"`) {
 		t.Errorf("want reason \"escalation not approved\": %s", r.stdout)
 	}
-	if names := dirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
+	if names := harness.DirNames(t, outside); len(names) != 1 || names[0] != ".keep" {
 		t.Errorf("outside holds %q after a refusal", names)
 	}
 }
@@ -273,16 +274,16 @@ func TestEscalateTTYDefaultRefused(t *testing.T) {
 // TestPrettyOnTerminal: on a terminal the result is indented for a person;
 // anywhere else it is one line (every other test reads it from a pipe).
 func TestPrettyOnTerminal(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{"f.txt": "x\n"})
+	harness.WriteTree(t, ws, map[string]string{"f.txt": "x\n"})
 	master, slavePath := openPTY(t)
 	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("cannot open %s: %v", slavePath, err)
 	}
 	defer slave.Close()
-	c := procCmd(bin, procEnv(t, ws), ws, "stat", "f.txt")
+	c := harness.Cmd(bin, harness.Env(t, ws), ws, "stat", "f.txt")
 	c.Stdout = slave
 	if err := c.Run(); err != nil {
 		t.Fatalf("stat on a terminal: %v", err)
@@ -291,7 +292,7 @@ func TestPrettyOnTerminal(t *testing.T) {
 	var screen bytes.Buffer
 	buf := make([]byte, 4096)
 	for !strings.Contains(screen.String(), "}") {
-		master.SetReadDeadline(time.Now().Add(procTimeout))
+		master.SetReadDeadline(time.Now().Add(harness.Timeout))
 		n, err := master.Read(buf)
 		screen.Write(buf[:n])
 		if err != nil {

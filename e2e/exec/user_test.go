@@ -1,4 +1,4 @@
-package e2e
+package exec
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 )
 
 // agentUser is the ordinary user the session tests run as: a real entry
-// in /etc/passwd with a uid of its own. uid 65534 (nobody) alone would
+// in /etc/passwd with a uid of its own. uid 65534 (harness.Nobody) alone would
 // hide mapping bugs: it is the kernel's overflow uid, the owner every
 // unmapped file shows inside a user namespace.
 const (

@@ -1,4 +1,4 @@
-package e2e
+package files
 
 // ls --recursive walks by handle (issue 12): it goes deeper than
 // PATH_MAX, an unreadable folder is an entry with an error rather than a
@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,7 +82,7 @@ func mkdirChain(t *testing.T, dir string, depth, width int) []string {
 // PATH_MAX: every folder is listed, by its handle, and the deepest file
 // is there; nothing fails, nothing is an error entry.
 func TestLsDeeperThanPathMax(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
 	const depth, width = 250, 20
 	names := mkdirChain(t, ws, depth, width)
@@ -89,7 +90,7 @@ func TestLsDeeperThanPathMax(t *testing.T) {
 	if len(ws)+len(deepest) <= unix.PathMax {
 		t.Fatalf("the tree is only %d bytes deep", len(ws)+len(deepest))
 	}
-	code, _, out, errs := procRun(t, procCmd(bin, procEnv(t, ws), ws, "ls", "--recursive"), nil)
+	code, _, out, errs := harness.Run(t, harness.Cmd(bin, harness.Env(t, ws), ws, "ls", "--recursive"), nil)
 	if code != 0 {
 		t.Fatalf("ls --recursive: exit %d\nstdout: %.500s\nstderr: %s", code, out, errs)
 	}
@@ -116,7 +117,7 @@ func TestLsDeeperThanPathMax(t *testing.T) {
 // every folder. Counting system calls is independent of the machine's
 // speed.
 func TestLsLimitStopsTheWalk(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	base := t.TempDir()
 	ws, empty := filepath.Join(base, "ws"), filepath.Join(base, "empty")
 	const folders, files, limit = 30, 60, 3
@@ -127,11 +128,11 @@ func TestLsLimitStopsTheWalk(t *testing.T) {
 		}
 	}
 	tree["empty/.keep"] = ""
-	writeTree(t, base, tree)
+	harness.WriteTree(t, base, tree)
 	size := folders * (files + 1)
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 
-	code, _, out, errs := procRun(t, procCmd(bin, env, ws, "ls", ws, "--recursive", "--limit", fmt.Sprint(limit)), nil)
+	code, _, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "ls", ws, "--recursive", "--limit", fmt.Sprint(limit)), nil)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -205,19 +206,19 @@ func TestLsLimitStopsTheWalk(t *testing.T) {
 // read: it is an entry with an error (FS_PERMISSION), the rest of the
 // tree is listed, the call succeeds and its result matches the schema.
 // Root reads any folder whatever its mode, so as root the call runs as
-// nobody (uid 65534), from a copy of the binary nobody can run; the
+// harness.Nobody (uid 65534), from a copy of the binary harness.Nobody can run; the
 // testscript ls_recursive_unreadable checks the same for other users.
 func TestLsUnreadableFolder(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	base := t.TempDir()
-	// t.TempDir's folders are private: let nobody in.
+	// t.TempDir's folders are private: let harness.Nobody in.
 	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ws := filepath.Join(base, "ws")
-	writeTree(t, base, map[string]string{
+	harness.WriteTree(t, base, map[string]string{
 		"ws/a.txt":            "a\n",
 		"ws/locked/inner.txt": "hidden by its folder's mode\n",
 		"ws/z/ok.txt":         "z\n",
@@ -231,15 +232,15 @@ func TestLsUnreadableFolder(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "DSH_FS_CWD=" + ws, "DSH_FS_TMP=false",
 		"HOME=" + filepath.Join(base, "home"), "XDG_CONFIG_HOME=" + filepath.Join(base, "home", "none"),
 		"GORACE=atexit_sleep_ms=0"}
-	c := procCmd(bin, env, ws, "ls", "--recursive")
+	c := harness.Cmd(bin, env, ws, "ls", "--recursive")
 	if os.Geteuid() == 0 {
-		// A copy nobody can run, named dsh-fs as testscript.Main wants.
+		// A copy harness.Nobody can run, named dsh-fs as testscript.Main wants.
 		nobodyBin := filepath.Join(base, "bin", "dsh-fs")
-		copyExecutable(t, bin, nobodyBin)
-		c = procCmd(nobodyBin, env, ws, "ls", "--recursive")
+		harness.CopyExecutable(t, bin, nobodyBin)
+		c = harness.Cmd(nobodyBin, env, ws, "ls", "--recursive")
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}
-	code, _, out, errs := procRun(t, c, nil)
+	code, _, out, errs := harness.Run(t, c, nil)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -263,5 +264,5 @@ func TestLsUnreadableFolder(t *testing.T) {
 	if res.Total != 4 || res.Truncated {
 		t.Errorf("total %d, truncated %v; want 4, false", res.Total, res.Truncated)
 	}
-	validate(t, loadSchemas(t)["result-ls.json"], "result-ls.json", strings.TrimSpace(out))
+	harness.Validate(t, harness.Schemas(t)["result-ls.json"], "result-ls.json", strings.TrimSpace(out))
 }

@@ -1,4 +1,4 @@
-package e2e
+package files
 
 // Issue 22's path table through dsh-fs mcp: the cases of
 // paths_test.go crossed with the MCP tools that take a path, one
@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -48,7 +49,7 @@ var mcpToolCode = regexp.MustCompile(`(?m)^code: (FS_[A-Z_]+)$`)
 // mcpResultCodes is every stable code a tool result names, in its text
 // and in its structured content.
 func mcpResultCodes(res *mcp.CallToolResult) []string {
-	where := mcpText(res)
+	where := harness.MCPText(res)
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			where += "\n" + string(b)
@@ -73,7 +74,7 @@ var mcpUnderLandlockBug = []string{"proc pid root outside", "proc pid root folde
 // refusal.
 func checkMcpPathCall(t *testing.T, where string, pc pathCase, write bool, res *mcp.CallToolResult, strict bool) {
 	t.Helper()
-	got := mcpText(res)
+	got := harness.MCPText(res)
 	found := mcpResultCodes(res)
 	mustDeny := (write && pc.deniedWrite()) || (!write && pc.leads == leadsOutside)
 	switch {
@@ -105,9 +106,9 @@ func pathCaseNamed(t *testing.T, name string) pathCase {
 // allowed folder, /tmp not writable (the outside folder lies in it).
 func mcpPathServer(t *testing.T, l pathLayout) *mcp.ClientSession {
 	t.Helper()
-	c := exec.Command(procBin(t), "mcp", "--tmp=false", l.ws)
-	c.Env, c.Dir, c.Stderr = mcpEnv(t, l.ws), l.ws, os.Stderr
-	return mcpConnect(t, c, nil)
+	c := exec.Command(harness.Bin(t), "mcp", "--tmp=false", l.ws)
+	c.Env, c.Dir, c.Stderr = harness.MCPEnv(t, l.ws), l.ws, os.Stderr
+	return harness.MCPConnect(t, c, nil)
 }
 
 // TestMcpPathTable: every path case of TestPathTable given to every MCP
@@ -121,16 +122,16 @@ func mcpPathServer(t *testing.T, l pathLayout) *mcp.ClientSession {
 // place of the byte: a name that went through the client's encoding,
 // which is all an MCP client can send.
 func TestMcpPathTable(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	l := makePathLayout(t)
 	guarded := guardedState(t, l)
 	s := mcpPathServer(t, l)
 	alive := func(after string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 		defer cancel()
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "list_allowed_directories", Arguments: map[string]any{}})
-		if err != nil || res.IsError || !strings.Contains(mcpText(res), l.ws) {
+		if err != nil || res.IsError || !strings.Contains(harness.MCPText(res), l.ws) {
 			t.Fatalf("the server is gone after %s: %v %+v", after, err, res)
 		}
 	}
@@ -140,7 +141,7 @@ func TestMcpPathTable(t *testing.T) {
 			resetPathWorkspace(t, l)
 			p := pc.path(l)
 			where := fmt.Sprintf("%s %s (%q)", op.name, pc.name, p)
-			ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: op.tool, Arguments: op.args(p)})
 			cancel()
 			calls++
@@ -170,7 +171,7 @@ func TestMcpPathTable(t *testing.T) {
 			pc := pathCaseNamed(t, name)
 			for _, op := range mcpPathOps {
 				resetPathWorkspace(t, l)
-				checkMcpPathCall(t, op.name+" "+pc.name, pc, op.write, mcpCall(t, s, op.tool, op.args(pc.path(l))), true)
+				checkMcpPathCall(t, op.name+" "+pc.name, pc, op.write, harness.MCPCall(t, s, op.tool, op.args(pc.path(l))), true)
 			}
 		}
 		argsOf := func(tool, p string) map[string]any {
@@ -189,8 +190,8 @@ func TestMcpPathTable(t *testing.T) {
 			{"proc pid root folder inside", "search_files", "g.txt"},
 		} {
 			p := pathCaseNamed(t, read.name).path(l)
-			res := mcpCall(t, s, read.tool, argsOf(read.tool, p))
-			if got := mcpText(res); res.IsError || !strings.Contains(got, read.want) {
+			res := harness.MCPCall(t, s, read.tool, argsOf(read.tool, p))
+			if got := harness.MCPText(res); res.IsError || !strings.Contains(got, read.want) {
 				t.Errorf("%s %s (%q): want %q: isError=%v %s", read.tool, read.name, p, read.want, res.IsError, got)
 			}
 		}
@@ -214,19 +215,19 @@ func TestMcpPathTable(t *testing.T) {
 		s := mcpPathServer(t, l)
 		in, out := pathCaseNamed(t, "proc pid root inside"), pathCaseNamed(t, "proc pid root outside")
 		read := func() string {
-			res := mcpCall(t, s, "read_text_file", map[string]any{"path": in.path(l)})
-			return fmt.Sprintf("isError=%v %s", res.IsError, mcpText(res))
+			res := harness.MCPCall(t, s, "read_text_file", map[string]any{"path": in.path(l)})
+			return fmt.Sprintf("isError=%v %s", res.IsError, harness.MCPText(res))
 		}
 		before := read()
-		if res := mcpCall(t, s, "write_file", map[string]any{"path": "plain.txt", "content": "x\n"}); res.IsError {
-			t.Fatalf("an ordinary write: %s", mcpText(res))
+		if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": "plain.txt", "content": "x\n"}); res.IsError {
+			t.Fatalf("an ordinary write: %s", harness.MCPText(res))
 		}
 		if after := read(); after != before {
 			t.Errorf("the read of %q changed with the server's first write:\nbefore: %s\nafter: %s", in.path(l), before, after)
 		}
 		for _, op := range mcpPathOps {
 			p := out.path(l)
-			checkMcpPathCall(t, op.name+" "+out.name, out, op.write, mcpCall(t, s, op.tool, op.args(p)), true)
+			checkMcpPathCall(t, op.name+" "+out.name, out, op.write, harness.MCPCall(t, s, op.tool, op.args(p)), true)
 		}
 		if now := guardedState(t, l); now != guarded {
 			t.Errorf("the outside folder or .git changed:\nbefore:\n%s\nafter:\n%s", guarded, now)

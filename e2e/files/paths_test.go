@@ -1,4 +1,4 @@
-package e2e
+package files
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -142,9 +143,9 @@ func stableCodes() []string {
 // the test).
 func makePathLayout(t *testing.T) pathLayout {
 	t.Helper()
-	base := canonicalTemp(t)
+	base := harness.CanonicalTemp(t)
 	l := pathLayout{ws: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside")}
-	writeTree(t, base, map[string]string{
+	harness.WriteTree(t, base, map[string]string{
 		"outside/keep.txt":          "keep outside-secret\n",
 		"ws/.git/HEAD":              "ref: refs/heads/main\n",
 		"ws/.git/config":            "[core]\n",
@@ -177,7 +178,7 @@ func resetPathWorkspace(t *testing.T, l pathLayout) {
 			}
 		}
 	}
-	writeTree(t, l.ws, map[string]string{"f.txt": "keep inside\n", "mover.txt": "moved in\n", "sub/g.txt": "keep sub\n"})
+	harness.WriteTree(t, l.ws, map[string]string{"f.txt": "keep inside\n", "mover.txt": "moved in\n", "sub/g.txt": "keep sub\n"})
 	for name, to := range map[string]string{"in": "f.txt", "out": "../outside/keep.txt", "outdir": "../outside",
 		"loop": "loop", "dangling": "nowhere", "chain": "in", "danglingout": "../outside/new.txt", "chainout": "out"} {
 		if err := os.Symlink(to, filepath.Join(l.ws, name)); err != nil {
@@ -209,7 +210,7 @@ func treeState(t *testing.T, dir string) string {
 		fmt.Fprintf(&b, "%q %v %d %d", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
 		if fi.Mode().IsRegular() {
 			data, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %s", sha256Hex(data))
+			fmt.Fprintf(&b, " %s", harness.SHA256Hex(data))
 		}
 		b.WriteByte('\n')
 		return nil
@@ -218,11 +219,11 @@ func treeState(t *testing.T, dir string) string {
 }
 
 func TestPathTable(t *testing.T) {
-	requireLandlock(t)
+	harness.RequireLandlock(t)
 	l := makePathLayout(t)
 	codes := stableCodes()
 	guarded := guardedState(t, l)
-	bin, env := procBin(t), procEnv(t, l.ws)
+	bin, env := harness.Bin(t), harness.Env(t, l.ws)
 	for _, pc := range pathCases {
 		for _, op := range pathOps {
 			resetPathWorkspace(t, l)
@@ -231,7 +232,7 @@ func TestPathTable(t *testing.T) {
 			if op.stdin != nil {
 				stdin = strings.NewReader(op.stdin(p))
 			}
-			code, res, stdout, stderr := procRun(t, procCmd(bin, env, l.ws, append(op.args(p), "--tmp=false")...), stdin)
+			code, res, stdout, stderr := harness.Run(t, harness.Cmd(bin, env, l.ws, append(op.args(p), "--tmp=false")...), stdin)
 			where := fmt.Sprintf("%s %s (%q)", op.name, pc.name, p)
 			var line map[string]any
 			if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &line); err != nil {

@@ -1,19 +1,15 @@
-package e2e
+package files
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
-
-// nobody is the unprivileged user the permission tests run dsh-fs as.
-const nobody = 65534
 
 // TestWritePermissionUnprivileged runs dsh-fs as an unprivileged user
 // (uid and gid 65534) in a workspace that user owns, so that the folder
@@ -25,26 +21,26 @@ const nobody = 65534
 // write any file, as it lets `>`.
 func TestWritePermissionUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skipf("needs root to run dsh-fs as uid %d (euid %d)", nobody, os.Geteuid())
+		t.Skipf("needs root to run dsh-fs as uid %d (euid %d)", harness.Nobody, os.Geteuid())
 	}
 	base, err := os.MkdirTemp("", "dsh-fs-perm-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	// The test's own temp folders are 0700: nobody could not reach a
+	// The test's own temp folders are 0700: harness.Nobody could not reach a
 	// workspace or a command inside them.
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(base, "bin", "dsh-fs")
-	copyExecutable(t, procBin(t), bin)
+	harness.CopyExecutable(t, harness.Bin(t), bin)
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
 	for _, d := range []string{ws, home} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chown(d, nobody, nobody); err != nil {
+		if err := os.Chown(d, harness.Nobody, harness.Nobody); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,12 +60,12 @@ func TestWritePermissionUnprivileged(t *testing.T) {
 		// be kept. A dry run decides the permission only, so it passes.
 		ownerOnly bool
 	}{
-		{name: "own file", uid: nobody, gid: nobody, perm: 0o644},
-		{name: "own read-only file", uid: nobody, gid: nobody, perm: 0o444, code: "FS_PERMISSION"},
-		{name: "own file, no write bit but the group's", uid: nobody, gid: nobody, perm: 0o464, code: "FS_PERMISSION"},
+		{name: "own file", uid: harness.Nobody, gid: harness.Nobody, perm: 0o644},
+		{name: "own read-only file", uid: harness.Nobody, gid: harness.Nobody, perm: 0o444, code: "FS_PERMISSION"},
+		{name: "own file, no write bit but the group's", uid: harness.Nobody, gid: harness.Nobody, perm: 0o464, code: "FS_PERMISSION"},
 		{name: "root's file", uid: 0, gid: 0, perm: 0o644, code: "FS_PERMISSION"},
 		{name: "root's file, writable by all", uid: 0, gid: 0, perm: 0o666, code: "FS_PERMISSION", ownerOnly: true},
-		{name: "own file in root's group", uid: nobody, gid: 0, perm: 0o664, code: "FS_PERMISSION", ownerOnly: true},
+		{name: "own file in root's group", uid: harness.Nobody, gid: 0, perm: 0o664, code: "FS_PERMISSION", ownerOnly: true},
 		{name: "another user's file, writable by all", uid: 1000, gid: 1000, perm: 0o666, code: "FS_PERMISSION", ownerOnly: true},
 	} {
 		for _, args := range [][]string{
@@ -91,9 +87,9 @@ func TestWritePermissionUnprivileged(t *testing.T) {
 				if err := os.Chmod(target, tc.perm); err != nil {
 					t.Fatal(err)
 				}
-				c := procCmd(bin, env, ws, args...)
-				c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-				code, res, stdout, stderr := procRun(t, c, nil)
+				c := harness.Cmd(bin, env, ws, args...)
+				c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: harness.Nobody, Gid: harness.Nobody, Groups: []uint32{}}}
+				code, res, stdout, stderr := harness.Run(t, c, nil)
 				want := tc.code
 				if dry && tc.ownerOnly {
 					want = ""
@@ -116,34 +112,10 @@ func TestWritePermissionUnprivileged(t *testing.T) {
 				if wantUID, wantGID := tc.uid, tc.gid; int(st.Uid) != wantUID || int(st.Gid) != wantGID || os.FileMode(st.Mode&0o7777) != tc.perm {
 					t.Errorf("owner %d:%d mode %o after exit %d; want %d:%d %o, as before", st.Uid, st.Gid, st.Mode&0o7777, code, wantUID, wantGID, tc.perm)
 				}
-				if got := dirNames(t, ws); strings.Join(got, " ") != "f.txt" {
+				if got := harness.DirNames(t, ws); strings.Join(got, " ") != "f.txt" {
 					t.Errorf("workspace holds %v", got)
 				}
 			})
 		}
-	}
-}
-
-// copyExecutable copies the program from to the path to, mode 0755, with
-// the folders it needs (0755 too).
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(fmt.Errorf("copy %s: %w", to, err))
 	}
 }

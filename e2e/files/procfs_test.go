@@ -1,4 +1,4 @@
-package e2e
+package files
 
 // Issue 22: nothing is decided on a name alone. With /proc replaced by a
 // tmpfs, where a process could lay out symlinks that say what it likes,
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 func TestProcUnverifiedRefusesWrites(t *testing.T) {
@@ -25,8 +27,8 @@ func TestProcUnverifiedRefusesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTree(t, ws, map[string]string{"sub/keep.txt": "k\n"})
-	env := procEnv(t, ws)
+	harness.WriteTree(t, ws, map[string]string{"sub/keep.txt": "k\n"})
+	env := harness.Env(t, ws)
 	target := filepath.Join(ws, "sub", "x.txt")
 	// The fake /proc lies: its self/fd/N all lead to the workspace
 	// folder the write is checked against.
@@ -38,7 +40,7 @@ func TestProcUnverifiedRefusesWrites(t *testing.T) {
 		`exec "$BIN" write "$TARGET" --content x`
 	c := exec.Command("sh", "-c", script)
 	rp := t.TempDir()
-	c.Env = append(env, "RP="+rp, "WS="+ws, "BIN="+procBin(t), "TARGET="+target)
+	c.Env = append(env, "RP="+rp, "WS="+ws, "BIN="+harness.Bin(t), "TARGET="+target)
 	c.Dir = ws
 	c.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	out, err := c.CombinedOutput()

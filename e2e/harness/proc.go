@@ -1,4 +1,4 @@
-package e2e
+package harness
 
 import (
 	"bytes"
@@ -21,13 +21,13 @@ import (
 // race-instrumented under -race. Locks, kills and crashes are properties
 // of processes, so goroutines would not test them.
 
-// repoRoot is the module's root, seen from this package's folder, where
+// RepoRoot is the module's root, seen from a test package's folder, where
 // go test runs its tests: the README, the sources the audit reads and the
 // main packages are there.
-const repoRoot = ".."
+const RepoRoot = "../.."
 
-// procBin finds the dsh-fs command that TestMain installed.
-func procBin(t testing.TB) string {
+// Bin finds the dsh-fs command that TestMain installed.
+func Bin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("dsh-fs")
 	if err != nil {
@@ -36,14 +36,14 @@ func procBin(t testing.TB) string {
 	return bin
 }
 
-// procEnv is the whole environment of a child: the workspace as cwd and
+// Env is the whole environment of a child: the workspace as cwd and
 // only writable root, and no config file found by accident. The trusted
 // sources of issue 11 are pointed at empty folders of the test's own
 // (DSH_FS_TEST_SYSTEM_DIR for the system file and the managed
 // requirements, DSH_FS_TEST_HOME for the user database's home), so the
 // machine's /etc/dsh-fs and the real home folder play no part;
-// writeSystemConfig puts a trusted file there.
-func procEnv(t testing.TB, ws string) []string {
+// WriteSystemConfig puts a trusted file there.
+func Env(t testing.TB, ws string) []string {
 	t.Helper()
 	home := t.TempDir()
 	env := []string{
@@ -65,30 +65,30 @@ func procEnv(t testing.TB, ws string) []string {
 	return env
 }
 
-// writeSystemConfig writes the trusted system file, config.yaml in the
-// DSH_FS_TEST_SYSTEM_DIR of env (made by procEnv), with content.
-func writeSystemConfig(t testing.TB, env []string, content string) {
+// WriteSystemConfig writes the trusted system file, config.yaml in the
+// DSH_FS_TEST_SYSTEM_DIR of env (made by Env), with content.
+func WriteSystemConfig(t testing.TB, env []string, content string) {
 	t.Helper()
 	const key = "DSH_FS_TEST_SYSTEM_DIR="
 	for _, kv := range env {
 		if dir, ok := strings.CutPrefix(kv, key); ok {
-			writeTree(t, dir, map[string]string{"config.yaml": content})
+			WriteTree(t, dir, map[string]string{"config.yaml": content})
 			return
 		}
 	}
 	t.Fatalf("no %s in the environment %q", key, env)
 }
 
-// procCmd is one dsh-fs invocation in the workspace ws.
-func procCmd(bin string, env []string, ws string, args ...string) *exec.Cmd {
+// Cmd is one dsh-fs invocation in the workspace ws.
+func Cmd(bin string, env []string, ws string, args ...string) *exec.Cmd {
 	c := exec.Command(bin, args...)
 	c.Env = env
 	c.Dir = ws
 	return c
 }
 
-// procResult is the part of a result line the tests look at.
-type procResult struct {
+// Result is the part of a result line the tests look at.
+type Result struct {
 	OK    bool   `json:"ok"`
 	Op    string `json:"op"`
 	Error struct {
@@ -100,47 +100,47 @@ type procResult struct {
 	Bytes        int64  `json:"bytes"`
 }
 
-// procTimeout bounds one dsh-fs process; even a race-instrumented one on
+// Timeout bounds one dsh-fs process; even a race-instrumented one on
 // a loaded machine takes well under a second.
-const procTimeout = 20 * time.Second
+const Timeout = 20 * time.Second
 
-// procRun runs c with stdin and returns its exit status, stdout, stderr
+// Run runs c with stdin and returns its exit status, stdout, stderr
 // and the decoded result line (zero if stdout is not one JSON line).
-func procRun(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, procResult, string, string) {
+func Run(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, Result, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdin, c.Stdout, c.Stderr = stdin, &out, &errb
 	if err := c.Start(); err != nil {
 		t.Errorf("start %v: %v", c.Args, err)
-		return -1, procResult{}, "", ""
+		return -1, Result{}, "", ""
 	}
 	// A hung process (a lock never released) fails the test rather than
 	// hanging the suite.
-	hung := time.AfterFunc(procTimeout, func() { c.Process.Kill() })
+	hung := time.AfterFunc(Timeout, func() { c.Process.Kill() })
 	err := c.Wait()
 	if !hung.Stop() {
-		t.Errorf("%v: still running after %v: killed", c.Args, procTimeout)
+		t.Errorf("%v: still running after %v: killed", c.Args, Timeout)
 	}
 	code := 0
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			t.Errorf("run %v: %v", c.Args, err)
-			return -1, procResult{}, out.String(), errb.String()
+			return -1, Result{}, out.String(), errb.String()
 		}
 		code = ee.ExitCode()
 	}
-	var res procResult
+	var res Result
 	_ = json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res)
 	return code, res, out.String(), errb.String()
 }
 
-func sha256Hex(b []byte) string {
+func SHA256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
 
-func fileSHA256(t testing.TB, path string) string {
+func FileSHA256(t testing.TB, path string) string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -154,8 +154,8 @@ func fileSHA256(t testing.TB, path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// dirNames lists every entry of dir, hidden ones included (ls -A).
-func dirNames(t testing.TB, dir string) []string {
+// DirNames lists every entry of dir, hidden ones included (ls -A).
+func DirNames(t testing.TB, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -169,9 +169,9 @@ func dirNames(t testing.TB, dir string) []string {
 	return names
 }
 
-// writeTree creates each file of files (path relative to dir => content),
+// WriteTree creates each file of files (path relative to dir => content),
 // with the folders it needs.
-func writeTree(t testing.TB, dir string, files map[string]string) {
+func WriteTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)

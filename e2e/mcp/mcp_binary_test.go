@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/cli"
 )
 
@@ -38,10 +39,10 @@ func TestCLILinksNoMCPSDK(t *testing.T) {
 		}
 		return sdk
 	}
-	if sdk := links(repoRoot); len(sdk) > 0 {
+	if sdk := links(harness.RepoRoot); len(sdk) > 0 {
 		t.Errorf("dsh-fs links the MCP SDK (%s): keep the server in package mcpserver, which only dsh-fs-mcp imports", strings.Join(sdk, ", "))
 	}
-	if sdk := links(filepath.Join(repoRoot, "cmd", cli.MCPBinary)); len(sdk) == 0 {
+	if sdk := links(filepath.Join(harness.RepoRoot, "cmd", cli.MCPBinary)); len(sdk) == 0 {
 		t.Errorf("%s links no MCP SDK package", cli.MCPBinary)
 	}
 }
@@ -52,7 +53,7 @@ func TestCLILinksNoMCPSDK(t *testing.T) {
 func TestMcpServerBinaryMissing(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin", "dsh-fs")
-	copyExecutable(t, procBin(t), bin)
+	harness.CopyExecutable(t, harness.Bin(t), bin)
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -61,8 +62,8 @@ func TestMcpServerBinaryMissing(t *testing.T) {
 	// before it, from the command's run.
 	for _, args := range [][]string{{"mcp", ws}, {"--tmp=false", "mcp", ws}} {
 		c := exec.Command(bin, args...)
-		c.Env = procEnv(t, ws)
-		code, res, out, _ := procRun(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
+		c.Env = harness.Env(t, ws)
+		code, res, out, _ := harness.Run(t, c, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n"))
 		if code != cli.ExitFailed || res.OK || res.Op != "mcp" || res.Error.Code != "FS_NOT_FOUND" {
 			t.Fatalf("%v: exit %d, want %d and FS_NOT_FOUND:\n%s", args, code, cli.ExitFailed, out)
 		}
@@ -76,11 +77,11 @@ func TestMcpServerBinaryMissing(t *testing.T) {
 // TestMcpFlagsBeforeCommand (issue 15): a policy flag before "mcp" is
 // the server's too, after the hand-over from the command's run.
 func TestMcpFlagsBeforeCommand(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	c := exec.Command(procBin(t), "--mode", "read-only", "mcp", ws)
-	c.Dir, c.Env = ws, mcpEnv(t, ws)
-	s := mcpConnect(t, c, nil)
-	if tools := mcpTools(t, s); tools["write_file"] != nil || tools["read_text_file"] == nil {
+	ws, _ := harness.MCPLayout(t)
+	c := exec.Command(harness.Bin(t), "--mode", "read-only", "mcp", ws)
+	c.Dir, c.Env = ws, harness.MCPEnv(t, ws)
+	s := harness.MCPConnect(t, c, nil)
+	if tools := harness.MCPTools(t, s); tools["write_file"] != nil || tools["read_text_file"] == nil {
 		t.Errorf("--mode read-only before mcp: write_file registered %v, read_text_file %v", tools["write_file"] != nil, tools["read_text_file"] != nil)
 	}
 }
@@ -98,19 +99,19 @@ func TestReleaseBinariesHandOver(t *testing.T) {
 		t.Skip("needs the go command to build the release binaries")
 	}
 	dir := t.TempDir()
-	build := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), repoRoot, filepath.Join(repoRoot, "cmd", cli.MCPBinary))
+	build := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), harness.RepoRoot, filepath.Join(harness.RepoRoot, "cmd", cli.MCPBinary))
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	c := exec.Command(filepath.Join(dir, "dsh-fs"), "mcp", "--tmp=false", ws)
-	c.Dir, c.Env = ws, mcpEnv(t, ws)
-	s := mcpConnect(t, c, nil)
-	if got := mcpText(mcpCall(t, s, "list_allowed_directories", map[string]any{})); got != "Allowed directories:\n"+ws {
+	c.Dir, c.Env = ws, harness.MCPEnv(t, ws)
+	s := harness.MCPConnect(t, c, nil)
+	if got := harness.MCPText(harness.MCPCall(t, s, "list_allowed_directories", map[string]any{})); got != "Allowed directories:\n"+ws {
 		t.Errorf("list_allowed_directories = %q", got)
 	}
-	if res := mcpCall(t, s, "read_text_file", map[string]any{"path": "a.txt"}); res.IsError || !strings.HasPrefix(mcpText(res), "one\n") {
-		t.Errorf("read_text_file: %s", mcpText(res))
+	if res := harness.MCPCall(t, s, "read_text_file", map[string]any{"path": "a.txt"}); res.IsError || !strings.HasPrefix(harness.MCPText(res), "one\n") {
+		t.Errorf("read_text_file: %s", harness.MCPText(res))
 	}
 }

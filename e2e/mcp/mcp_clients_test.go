@@ -1,6 +1,6 @@
-package e2e
+package mcp
 
-// dsh-fs mcp under clients nobody here wrote (issue 25): what a client
+// dsh-fs mcp under clients harness.Nobody here wrote (issue 25): what a client
 // that works with the official filesystem server sends must not end or
 // confuse a session of dsh-fs mcp.
 
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -85,7 +86,7 @@ func isJSONRPCMessage(line []byte) bool {
 // first bad line ended the server (exit 1) after it printed a dsh-fs
 // failure object on stdout.
 func TestMcpBadInputKeepsSession(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
 	for _, c := range []struct {
 		line string
@@ -130,13 +131,13 @@ func TestMcpBadInputKeepsSession(t *testing.T) {
 // (mcpserver's maxMessageBytes, 64 MiB) gets -32600 without being held
 // whole, and the session goes on.
 func TestMcpLargeMessages(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
 	big := strings.Repeat("0123456789abcde\n", 20<<20/16)
 	if text, isErr := r.tool("write_file", map[string]any{"path": "big.txt", "content": big}); isErr {
 		t.Fatalf("write_file 20 MiB: %s", text)
 	}
-	if got := readFile(t, filepath.Join(ws, "big.txt")); got != big {
+	if got := harness.ReadFile(t, filepath.Join(ws, "big.txt")); got != big {
 		t.Fatalf("big.txt has %d bytes, want %d", len(got), len(big))
 	}
 	huge := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"huge.txt","content":"` +
@@ -156,7 +157,7 @@ func TestMcpLargeMessages(t *testing.T) {
 // TestMcpConcurrentMessages: requests and bad lines written all at once,
 // without waiting for answers, each get exactly one whole response line.
 func TestMcpConcurrentMessages(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
 	const n = 60
 	var wg sync.WaitGroup
@@ -197,7 +198,7 @@ func TestMcpConcurrentMessages(t *testing.T) {
 // TestMcpStdoutOnlyJSONRPC: when its input ends the server exits 0, and
 // its standard output carried JSON-RPC messages and nothing else.
 func TestMcpStdoutOnlyJSONRPC(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
 	r.line("not json")
 	r.reply()
@@ -218,7 +219,7 @@ func TestMcpStdoutOnlyJSONRPC(t *testing.T) {
 // once, and truly (issue 25: they said both "reads: everywhere" and
 // "reads: only within the allowed folders").
 func TestMcpInstructionsOneReadsLine(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -227,7 +228,7 @@ func TestMcpInstructionsOneReadsLine(t *testing.T) {
 		{[]string{"--mode", "read-only", ws}, "reads: only within the allowed folders (" + ws + ")"},
 		{[]string{"--mode", "danger-full-access", ws}, "reads: everywhere"},
 	} {
-		instr := mcpStart(t, ws, c.args...).InitializeResult().Instructions
+		instr := harness.MCPStart(t, ws, c.args...).InitializeResult().Instructions
 		var reads []string
 		for _, l := range strings.Split(instr, "\n") {
 			if strings.HasPrefix(l, "reads:") {
@@ -243,7 +244,7 @@ func TestMcpInstructionsOneReadsLine(t *testing.T) {
 // TestMcpTreeCapNoteCounts: a tree over the cap says how many entries
 // there are, not a lower bound (issue 25: "10000 of 10200" for 12,801).
 func TestMcpTreeCapNoteCounts(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	tree := filepath.Join(ws, "tree")
 	for i := range 120 {
 		d := filepath.Join(tree, fmt.Sprintf("d%03d", i))
@@ -257,9 +258,9 @@ func TestMcpTreeCapNoteCounts(t *testing.T) {
 		}
 	}
 	const total = 120 * 101 // each folder and its 100 files
-	s := mcpStart(t, ws, "--tmp=false", ws)
+	s := harness.MCPStart(t, ws, "--tmp=false", ws)
 	for _, tool := range []string{"directory_tree"} {
-		text := mcpText(mcpCall(t, s, tool, map[string]any{"path": tree}))
+		text := harness.MCPText(harness.MCPCall(t, s, tool, map[string]any{"path": tree}))
 		if want := fmt.Sprintf("[dsh-fs: 10000 of %d entries shown;", total); !strings.Contains(text, want) {
 			t.Errorf("%s: the note %q is not in %.200q", tool, want, text[max(0, len(text)-200):])
 		}
@@ -269,18 +270,18 @@ func TestMcpTreeCapNoteCounts(t *testing.T) {
 // TestMcpHintsForMCP: a hint names what an MCP client has, never a CLI
 // flag (issue 25: FS_BINARY's hint named read --raw).
 func TestMcpHintsForMCP(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	if err := os.WriteFile(filepath.Join(ws, "blob.bin"), []byte("PNG\x00\x01\x02\x00"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := mcpStart(t, ws, "--tmp=false", ws)
-	res := mcpCall(t, s, "read_text_file", map[string]any{"path": "blob.bin"})
-	text := mcpText(res)
+	s := harness.MCPStart(t, ws, "--tmp=false", ws)
+	res := harness.MCPCall(t, s, "read_text_file", map[string]any{"path": "blob.bin"})
+	text := harness.MCPText(res)
 	if !res.IsError || !strings.Contains(text, "FS_BINARY") || !strings.Contains(text, "hint: read_media_file") || strings.Contains(text, "--raw") {
 		t.Errorf("read_text_file of a binary file: %s", text)
 	}
-	res = mcpCall(t, s, "edit_file", map[string]any{"path": "blob.bin", "edits": []map[string]any{{"oldText": "PNG", "newText": "GIF"}}})
-	if text := mcpText(res); !res.IsError || !strings.Contains(text, "hint: write_file replaces a binary file whole") {
+	res = harness.MCPCall(t, s, "edit_file", map[string]any{"path": "blob.bin", "edits": []map[string]any{{"oldText": "PNG", "newText": "GIF"}}})
+	if text := harness.MCPText(res); !res.IsError || !strings.Contains(text, "hint: write_file replaces a binary file whole") {
 		t.Errorf("edit_file of a binary file: %s", text)
 	}
 }
@@ -288,18 +289,18 @@ func TestMcpHintsForMCP(t *testing.T) {
 // TestMcpLargeEditNote: an edit of a file over diff_basis_max_bytes says
 // the diff was left out and why, not "+0 -0 lines" (issue 25).
 func TestMcpLargeEditNote(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	big := strings.Repeat("filler line\n", (3<<20)/12) + "MARK\n"
 	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := mcpStart(t, ws, "--tmp=false", ws)
-	res := mcpCall(t, s, "edit_file", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": "MARK", "newText": "DONE"}}})
-	text := mcpText(res)
+	s := harness.MCPStart(t, ws, "--tmp=false", ws)
+	res := harness.MCPCall(t, s, "edit_file", map[string]any{"path": "big.txt", "edits": []map[string]any{{"oldText": "MARK", "newText": "DONE"}}})
+	text := harness.MCPText(res)
 	if res.IsError || strings.Contains(text, "+0 -0") || !strings.Contains(text, "diff left out") || !strings.Contains(text, "diff_basis_max_bytes") {
 		t.Errorf("edit of a 3 MiB file:\n%s", text)
 	}
-	if !strings.HasSuffix(readFile(t, filepath.Join(ws, "big.txt")), "DONE\n") {
+	if !strings.HasSuffix(harness.ReadFile(t, filepath.Join(ws, "big.txt")), "DONE\n") {
 		t.Error("the edit was not made")
 	}
 }

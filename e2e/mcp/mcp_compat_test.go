@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 // The compatibility recordings of issue 15: for each tool of the official
 // MCP filesystem server, a small call and the shape of the official
@@ -16,11 +16,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpRecording is one file of testdata/mcp. "$WS" in the arguments and
-// the shapes stands for the workspace (mcpLayout's), canonical.
+// the shapes stands for the workspace (harness.MCPLayout's), canonical.
 type mcpRecording struct {
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
@@ -53,7 +54,7 @@ func TestMcpCompatRecordings(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
-			ws, _ := mcpLayout(t)
+			ws, _ := harness.MCPLayout(t)
 			var rec mcpRecording
 			if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "$WS", ws)), &rec); err != nil {
 				t.Fatalf("%s: %v", file, err)
@@ -62,8 +63,8 @@ func TestMcpCompatRecordings(t *testing.T) {
 				t.Fatalf("%s: a recording names its source and a shape", file)
 			}
 			officialTools[rec.Tool] = true
-			res := mcpCall(t, mcpStart(t, ws, ws), rec.Tool, rec.Arguments)
-			text := mcpText(res)
+			res := harness.MCPCall(t, harness.MCPStart(t, ws, ws), rec.Tool, rec.Arguments)
+			text := harness.MCPText(res)
 			if res.IsError {
 				t.Fatalf("tool error:\n%s", text)
 			}

@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,7 +32,7 @@ func TestMcpEscalateElicitation(t *testing.T) {
 		{"declined", map[string]any{"action": "decline"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, outside := mcpLayout(t)
+			ws, outside := harness.MCPLayout(t)
 			r := rawMcpStart(t, ws, map[string]any{"elicitation": map[string]any{}}, "--tmp=false", ws)
 			var asked []string
 			r.onRequest = func(method string, params json.RawMessage) any {
@@ -77,23 +78,23 @@ func TestMcpEscalateElicitation(t *testing.T) {
 // approval_command) decides, and the write lands outside the session's
 // kernel layer, which the server could not lift itself.
 func TestMcpEscalateInsideExec(t *testing.T) {
-	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
+	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, outside := mcpLayout(t)
+	ws, outside := harness.MCPLayout(t)
 	record := filepath.Join(filepath.Dir(ws), "req.json")
-	env := mcpEnv(t, ws)
-	writeSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
-	c := exec.Command(procBin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
+	env := harness.MCPEnv(t, ws)
+	harness.WriteSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
+	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
 	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	s := mcpConnect(t, c, nil)
-	res := mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "hi\n", "escalate": "danger-full-access"})
+	s := harness.MCPConnect(t, c, nil)
+	res := harness.MCPCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "hi\n", "escalate": "danger-full-access"})
 	b, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(b), `"escalated":true`) {
-		t.Fatalf("escalated through the session: %s %s", b, mcpText(res))
+		t.Fatalf("escalated through the session: %s %s", b, harness.MCPText(res))
 	}
-	if got := readFile(t, filepath.Join(outside, "x.txt")); got != "hi\n" {
+	if got := harness.ReadFile(t, filepath.Join(outside, "x.txt")); got != "hi\n" {
 		t.Errorf("outside/x.txt = %q", got)
 	}
 	if _, err := os.Stat(record); err != nil {
@@ -101,20 +102,20 @@ func TestMcpEscalateInsideExec(t *testing.T) {
 	}
 	// Its policy is the session's record: a write outside without the
 	// escalation is denied by the fence, and would be by the kernel.
-	res = mcpCall(t, s, "dsh_policy", map[string]any{})
+	res = harness.MCPCall(t, s, "dsh_policy", map[string]any{})
 	b, _ = json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(b), `"origin":"pinned"`) || !strings.Contains(string(b), `"writes_fenced":true`) {
 		t.Errorf("policy inside the session: %s", b)
 	}
 }
 
-// mcpStartElicit is mcpStart with a client whose user answers every
+// mcpStartElicit is harness.MCPStart with a client whose user answers every
 // elicitation with answer, recording each question.
 func mcpStartElicit(t *testing.T, ws string, answer *mcp.ElicitResult, asked *[]string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
-	return mcpConnect(t, c, &mcp.ClientOptions{
+	c := exec.Command(harness.Bin(t), append([]string{"mcp"}, args...)...)
+	c.Env, c.Dir, c.Stderr = harness.MCPEnv(t, ws), ws, os.Stderr
+	return harness.MCPConnect(t, c, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			*asked = append(*asked, req.Params.Message)
 			return answer, nil
@@ -136,32 +137,32 @@ func TestMcpEscalateElicitationRoundTrip(t *testing.T) {
 		{"declined", &mcp.ElicitResult{Action: "decline"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, outside := mcpLayout(t)
+			ws, outside := harness.MCPLayout(t)
 			var asked []string
 			s := mcpStartElicit(t, ws, tc.answer, &asked, "--tmp=false", ws)
-			if res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "x"}); res.IsError {
-				t.Fatal(mcpText(res))
+			if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "x"}); res.IsError {
+				t.Fatal(harness.MCPText(res))
 			}
 			keep := filepath.Join(outside, "keep.txt")
-			res := mcpCall(t, s, "edit_file", map[string]any{"path": keep,
+			res := harness.MCPCall(t, s, "edit_file", map[string]any{"path": keep,
 				"edits": []map[string]string{{"oldText": "keep", "newText": "kept"}}, "escalate": "danger-full-access"})
 			if len(asked) != 1 || !strings.Contains(asked[0], keep) || !strings.Contains(asked[0], "-keep\n  +kept") {
 				t.Errorf("the user was asked %q", asked)
 			}
-			got := readFile(t, keep)
+			got := harness.ReadFile(t, keep)
 			if tc.grant {
-				if res.IsError || !strings.Contains(mcpText(res), "+kept") || got != "kept\n" {
-					t.Errorf("granted: %s; keep.txt %q", mcpText(res), got)
+				if res.IsError || !strings.Contains(harness.MCPText(res), "+kept") || got != "kept\n" {
+					t.Errorf("granted: %s; keep.txt %q", harness.MCPText(res), got)
 				}
 				// The approval covered that one call.
-				res = mcpCall(t, s, "write_file", map[string]any{"path": keep, "content": "again\n"})
-				if !res.IsError || readFile(t, keep) != "kept\n" {
-					t.Errorf("a second write without escalate: %s", mcpText(res))
+				res = harness.MCPCall(t, s, "write_file", map[string]any{"path": keep, "content": "again\n"})
+				if !res.IsError || harness.ReadFile(t, keep) != "kept\n" {
+					t.Errorf("a second write without escalate: %s", harness.MCPText(res))
 				}
 				return
 			}
-			if !res.IsError || !strings.Contains(mcpText(res), "not approved by the MCP client's user") || got != "keep\n" {
-				t.Errorf("declined: %s; keep.txt %q", mcpText(res), got)
+			if !res.IsError || !strings.Contains(harness.MCPText(res), "not approved by the MCP client's user") || got != "keep\n" {
+				t.Errorf("declined: %s; keep.txt %q", harness.MCPText(res), got)
 			}
 		})
 	}
@@ -173,7 +174,7 @@ func TestMcpEscalateElicitationRoundTrip(t *testing.T) {
 // question makes nothing.
 func TestMcpEscalateApprovalBound(t *testing.T) {
 	accept := map[string]any{"action": "accept", "content": map[string]any{"approve": true}}
-	ws, outside := mcpLayout(t)
+	ws, outside := harness.MCPLayout(t)
 	r := rawMcpStartModern(t, ws, map[string]any{"elicitation": map[string]any{}}, "--tmp=false", ws)
 	r.onRequest = func(method string, _ json.RawMessage) any {
 		t.Errorf("the server asked %s outside a round trip", method)
@@ -200,7 +201,7 @@ func TestMcpEscalateApprovalBound(t *testing.T) {
 	if out, isErr := retry(args, "e30."+strings.Repeat("0", 64)); !isErr || !strings.Contains(out, "is not this call") {
 		t.Errorf("a forged state: %s", out)
 	}
-	if got := readFile(t, keep); got != "keep\n" {
+	if got := harness.ReadFile(t, keep); got != "keep\n" {
 		t.Fatalf("keep.txt = %q after refused rounds", got)
 	}
 	// The file changes between the question and the answer: the change
@@ -211,7 +212,7 @@ func TestMcpEscalateApprovalBound(t *testing.T) {
 	if out, isErr := retry(args, state); !isErr || !strings.Contains(out, "FS_STALE") {
 		t.Errorf("a changed file: %s", out)
 	}
-	if got := readFile(t, keep); got != "changed\n" {
+	if got := harness.ReadFile(t, keep); got != "changed\n" {
 		t.Errorf("keep.txt = %q, want the change made meanwhile kept", got)
 	}
 }
@@ -223,11 +224,11 @@ func TestMcpEscalateNoEscalator(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the server as another user")
 	}
-	bin, dir := unprivilegedBin(t)
+	bin, dir := harness.UnprivilegedBin(t)
 	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
 	for _, d := range []string{ws, outside} {
 		os.MkdirAll(d, 0o755)
-		os.Chown(d, nobody, nobody)
+		os.Chown(d, harness.Nobody, harness.Nobody)
 	}
 	system := filepath.Join(dir, "etc")
 	os.MkdirAll(system, 0o755)
@@ -236,10 +237,10 @@ func TestMcpEscalateNoEscalator(t *testing.T) {
 	c.Dir = ws
 	c.Env = []string{"PATH=/usr/bin:/bin", "DSH_FS_TEST_SYSTEM_DIR=" + system, "DSH_FS_TEST_HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
 	c.Stderr = os.Stderr
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	s := mcpConnect(t, c, nil)
-	res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "danger-full-access"})
-	out := mcpText(res)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: harness.Nobody, Gid: harness.Nobody}}
+	s := harness.MCPConnect(t, c, nil)
+	res := harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "danger-full-access"})
+	out := harness.MCPText(res)
 	if !res.IsError || !strings.Contains(out, "escalation not approved") || !strings.Contains(out, "no private folder for its record") {
 		t.Errorf("isError %v:\n%s", res.IsError, out)
 	}

@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 // Issue 22: a move renames everything beneath what it moves. A folder
 // that holds the trusted config, a deny_read secret or a protected file
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,7 +22,7 @@ import (
 func mcpStartHome(t *testing.T, home, system string) (*mcp.ClientSession, []string) {
 	t.Helper()
 	var env []string
-	for _, kv := range mcpEnv(t, home) {
+	for _, kv := range harness.MCPEnv(t, home) {
 		switch {
 		case strings.HasPrefix(kv, "HOME="):
 			kv = "HOME=" + home
@@ -31,19 +32,19 @@ func mcpStartHome(t *testing.T, home, system string) (*mcp.ClientSession, []stri
 		env = append(env, kv)
 	}
 	if system != "" {
-		writeSystemConfig(t, env, system)
+		harness.WriteSystemConfig(t, env, system)
 	}
-	c := exec.Command(procBin(t), "mcp", "--tmp=false", home)
+	c := exec.Command(harness.Bin(t), "mcp", "--tmp=false", home)
 	c.Env, c.Dir, c.Stderr = env, home, os.Stderr
-	return mcpConnect(t, c, nil), env
+	return harness.MCPConnect(t, c, nil), env
 }
 
 // mcpMustFail calls a tool that must be refused with every one of want
 // in its text.
 func mcpMustFail(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any, want ...string) {
 	t.Helper()
-	res := mcpCall(t, s, tool, args)
-	got := mcpText(res)
+	res := harness.MCPCall(t, s, tool, args)
+	got := harness.MCPText(res)
 	if !res.IsError {
 		t.Errorf("%s %v succeeded: %s", tool, args, got)
 		return
@@ -62,18 +63,18 @@ func mcpMustFail(t *testing.T, s *mcp.ClientSession, tool string, args map[strin
 // root with no one asked. Each move of a folder holding (or that would
 // hold) a trusted config path is refused.
 func TestMcpMoveTrustedConfigFolder(t *testing.T) {
-	home, outside := canonicalTemp(t), canonicalTemp(t)
+	home, outside := harness.CanonicalTemp(t), harness.CanonicalTemp(t)
 	config := filepath.Join(home, ".config", "dsh-fs", "config.yaml")
 	const trusted = "max_mode: workspace-write\n"
-	writeTree(t, home, map[string]string{".config/dsh-fs/config.yaml": trusted, "notes.txt": "n\n"})
+	harness.WriteTree(t, home, map[string]string{".config/dsh-fs/config.yaml": trusted, "notes.txt": "n\n"})
 	s, env := mcpStartHome(t, home, "")
 
 	mcpMustFail(t, s, "move_file", map[string]any{"source": ".config/dsh-fs", "destination": ".config/dx"},
 		"FS_SANDBOX_DENIED", "protected", config)
 	// Had the first move passed, the rest of the review's calls.
-	mcpCall(t, s, "write_file", map[string]any{"path": ".config/dx/config.yaml", "content": "max_mode: danger-full-access\napproval: trust\n"})
-	mcpCall(t, s, "move_file", map[string]any{"source": ".config/dx", "destination": ".config/dsh-fs"})
-	if got := readFile(t, config); got != trusted {
+	harness.MCPCall(t, s, "write_file", map[string]any{"path": ".config/dx/config.yaml", "content": "max_mode: danger-full-access\napproval: trust\n"})
+	harness.MCPCall(t, s, "move_file", map[string]any{"source": ".config/dx", "destination": ".config/dsh-fs"})
+	if got := harness.ReadFile(t, config); got != trusted {
 		t.Fatalf("the trusted config was rewritten: %q", got)
 	}
 	// Any folder above it, too.
@@ -83,7 +84,7 @@ func TestMcpMoveTrustedConfigFolder(t *testing.T) {
 	// The destination side: a folder made elsewhere, holding a file
 	// named like the trusted config, is not moved into its place.
 	os.RemoveAll(filepath.Join(home, ".config", "dsh-fs"))
-	writeTree(t, home, map[string]string{"staged/config.yaml": "approval: trust\n"})
+	harness.WriteTree(t, home, map[string]string{"staged/config.yaml": "approval: trust\n"})
 	mcpMustFail(t, s, "move_file", map[string]any{"source": "staged", "destination": ".config/dsh-fs"},
 		"FS_SANDBOX_DENIED", "protected", config)
 	if _, err := os.Lstat(config); !os.IsNotExist(err) {
@@ -91,13 +92,13 @@ func TestMcpMoveTrustedConfigFolder(t *testing.T) {
 	}
 
 	// An ordinary folder still moves.
-	if res := mcpCall(t, s, "move_file", map[string]any{"source": "staged", "destination": "plain"}); res.IsError {
-		t.Errorf("an ordinary folder: %s", mcpText(res))
+	if res := harness.MCPCall(t, s, "move_file", map[string]any{"source": "staged", "destination": "plain"}); res.IsError {
+		t.Errorf("an ordinary folder: %s", harness.MCPText(res))
 	}
 
 	// And the CLI asks before it writes outside.
 	target := filepath.Join(outside, "x.txt")
-	code, _, _, _ := procRun(t, procCmd(procBin(t), env, home, "write", "--escalate", "danger-full-access", target, "--content", "x"), nil)
+	code, _, _, _ := harness.Run(t, harness.Cmd(harness.Bin(t), env, home, "write", "--escalate", "danger-full-access", target, "--content", "x"), nil)
 	if _, err := os.Lstat(target); err == nil || code == 0 {
 		t.Errorf("the CLI wrote outside every root (exit %d)", code)
 	}
@@ -108,8 +109,8 @@ func TestMcpMoveTrustedConfigFolder(t *testing.T) {
 // for a relative glob of two parts. A move that keeps the secret under
 // its glob is allowed, and the secret stays unreadable.
 func TestMcpMoveDenyReadParent(t *testing.T) {
-	home := canonicalTemp(t)
-	writeTree(t, home, map[string]string{
+	home := harness.CanonicalTemp(t)
+	harness.WriteTree(t, home, map[string]string{
 		"area/private/key.txt": "hunter2\n",
 		"box/vault/id.key":     "hunter3\n",
 		"box/vault/plain.txt":  "p\n",
@@ -123,19 +124,19 @@ func TestMcpMoveDenyReadParent(t *testing.T) {
 	// place would take its name, and what reads it would be denied,
 	// but a folder the glob would newly cover is a folder the model
 	// could then not read back: refused too, saying why.
-	writeTree(t, home, map[string]string{"mine/x.key": "mine\n"})
+	harness.WriteTree(t, home, map[string]string{"mine/x.key": "mine\n"})
 	mcpMustFail(t, s, "move_file", map[string]any{"source": "mine", "destination": "vault"}, "FS_SANDBOX_DENIED", "deny_read")
 
 	for _, p := range []string{"open/private/key.txt", "box/shown/id.key"} {
-		res := mcpCall(t, s, "read_text_file", map[string]any{"path": p})
-		if got := mcpText(res); strings.Contains(got, "hunter") {
+		res := harness.MCPCall(t, s, "read_text_file", map[string]any{"path": p})
+		if got := harness.MCPText(res); strings.Contains(got, "hunter") {
 			t.Errorf("%s read the secret: %s", p, got)
 		}
 	}
 
 	// Moving box keeps box2/vault/id.key under "vault/*.key".
-	if res := mcpCall(t, s, "move_file", map[string]any{"source": "box", "destination": "box2"}); res.IsError {
-		t.Fatalf("a move that keeps the secret denied: %s", mcpText(res))
+	if res := harness.MCPCall(t, s, "move_file", map[string]any{"source": "box", "destination": "box2"}); res.IsError {
+		t.Fatalf("a move that keeps the secret denied: %s", harness.MCPText(res))
 	}
 	mcpMustFail(t, s, "read_text_file", map[string]any{"path": "box2/vault/id.key"}, "deny_read")
 }
@@ -144,21 +145,21 @@ func TestMcpMoveDenyReadParent(t *testing.T) {
 // overwritten by moving its folder away, writing it, and moving the
 // folder back; nor is a folder made elsewhere moved into its place.
 func TestMcpMoveProtectedExtraParent(t *testing.T) {
-	home := canonicalTemp(t)
+	home := harness.CanonicalTemp(t)
 	const kept = "guarded: true\n"
-	writeTree(t, home, map[string]string{"conf/settings.yaml": kept, "conf/other.txt": "o\n"})
+	harness.WriteTree(t, home, map[string]string{"conf/settings.yaml": kept, "conf/other.txt": "o\n"})
 	s, _ := mcpStartHome(t, home, "protected_extra: [\"conf/settings.yaml\"]\n")
 
 	mcpMustFail(t, s, "move_file", map[string]any{"source": "conf", "destination": "away"}, "FS_SANDBOX_DENIED", "protected", "conf/settings.yaml")
-	mcpCall(t, s, "write_file", map[string]any{"path": "away/settings.yaml", "content": "guarded: false\n"})
-	mcpCall(t, s, "move_file", map[string]any{"source": "away", "destination": "conf"})
-	if got := readFile(t, filepath.Join(home, "conf", "settings.yaml")); got != kept {
+	harness.MCPCall(t, s, "write_file", map[string]any{"path": "away/settings.yaml", "content": "guarded: false\n"})
+	harness.MCPCall(t, s, "move_file", map[string]any{"source": "away", "destination": "conf"})
+	if got := harness.ReadFile(t, filepath.Join(home, "conf", "settings.yaml")); got != kept {
 		t.Fatalf("the protected file was overwritten: %q", got)
 	}
 
 	// The destination side, with the protected file gone.
 	os.RemoveAll(filepath.Join(home, "conf"))
-	writeTree(t, home, map[string]string{"made/settings.yaml": "guarded: false\n"})
+	harness.WriteTree(t, home, map[string]string{"made/settings.yaml": "guarded: false\n"})
 	mcpMustFail(t, s, "move_file", map[string]any{"source": "made", "destination": "conf"}, "FS_SANDBOX_DENIED", "protected", "conf/settings.yaml")
 	if _, err := os.Lstat(filepath.Join(home, "conf")); !os.IsNotExist(err) {
 		t.Fatalf("a folder was moved over the protected path: %v", err)

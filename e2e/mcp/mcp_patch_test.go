@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -13,8 +14,8 @@ import (
 // the same result; one that touches a path outside the roots is denied
 // and changes nothing, the files inside it names included.
 func TestMcpPatch(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
 	structured := func(res *mcp.CallToolResult) map[string]any {
 		t.Helper()
 		var m map[string]any
@@ -25,7 +26,7 @@ func TestMcpPatch(t *testing.T) {
 		return m
 	}
 
-	res := mcpCall(t, s, "dsh_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Add File: n/new.txt\n+new\n*** End Patch\n"})
+	res := harness.MCPCall(t, s, "dsh_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** Add File: n/new.txt\n+new\n*** End Patch\n"})
 	r := structured(res)
 	files, _ := r["files"].([]any)
 	if res.IsError || r["op"] != "patch" || len(files) != 2 {
@@ -39,7 +40,7 @@ func TestMcpPatch(t *testing.T) {
 	}
 
 	before, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
-	res = mcpCall(t, s, "dsh_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+2\n--- /dev/null\n+++ " + filepath.Join(outside, "x.txt") + "\n@@ -0,0 +1 @@\n+pwned\n"})
+	res = harness.MCPCall(t, s, "dsh_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+2\n--- /dev/null\n+++ " + filepath.Join(outside, "x.txt") + "\n@@ -0,0 +1 @@\n+pwned\n"})
 	r = structured(res)
 	if !res.IsError || r["marker"] != "[sandbox: file access denied under workspace-write mode]" {
 		t.Errorf("dsh_patch outside: %v", r)

@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // The roots tests speak the protocol as a client on 2025-06-18 does, line
@@ -53,14 +55,14 @@ func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *
 // rawMcpStartOn is rawMcpStart on the protocol version given.
 func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args ...string) *rawMcp {
 	t.Helper()
-	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = mcpEnv(t, ws), ws, os.Stderr
+	c := exec.Command(harness.Bin(t), append([]string{"mcp"}, args...)...)
+	c.Env, c.Dir, c.Stderr = harness.MCPEnv(t, ws), ws, os.Stderr
 	stdin, _ := c.StdinPipe()
 	stdout, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	kill := time.AfterFunc(procTimeout, func() { c.Process.Kill() })
+	kill := time.AfterFunc(harness.Timeout, func() { c.Process.Kill() })
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -150,10 +152,10 @@ func fileRoots(paths ...string) any {
 // Roots a client offers narrow the allowed folder to the parts inside
 // them and never widen it; a changed list is asked for again and used.
 func TestMcpRootsNarrowNeverWiden(t *testing.T) {
-	ws, outside := mcpLayout(t)
+	ws, outside := harness.MCPLayout(t)
 	a, b := filepath.Join(ws, "a"), filepath.Join(ws, "b")
-	writeTree(t, a, map[string]string{"keep": "k\n"})
-	writeTree(t, b, map[string]string{"keep": "k\n"})
+	harness.WriteTree(t, a, map[string]string{"keep": "k\n"})
+	harness.WriteTree(t, b, map[string]string{"keep": "k\n"})
 	current := []string{a, outside}
 	r := rawMcpStart(t, ws, map[string]any{"roots": map[string]any{"listChanged": true}}, "--tmp=false", ws)
 	r.onRequest = func(method string, _ json.RawMessage) any {
@@ -250,7 +252,7 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 // writable, and the MCP Inspector, which lists none by default, was
 // denied 15 calls of 16).
 func TestMcpRootsAbsentOrEmpty(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStart(t, ws, map[string]any{}, "--tmp=false", ws)
 	r.onRequest = func(method string, _ json.RawMessage) any {
 		t.Errorf("the server asked %s", method)
@@ -265,7 +267,7 @@ func TestMcpRootsAbsentOrEmpty(t *testing.T) {
 		"none of file": map[string]any{"roots": []any{map[string]any{"uri": "https://example.com/x"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ws2, _ := mcpLayout(t)
+			ws2, _ := harness.MCPLayout(t)
 			r2 := rawMcpStart(t, ws2, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws2)
 			r2.onRequest = func(string, json.RawMessage) any { return list }
 			if text, isErr := r2.tool("write_file", map[string]any{"path": filepath.Join(ws2, "n.txt"), "content": "n"}); isErr {
@@ -285,9 +287,9 @@ func TestMcpRootsAbsentOrEmpty(t *testing.T) {
 // which has roots: it is asked for them and they narrow (issue 25: before,
 // the proposal alone decided, and it was never asked).
 func TestMcpRootsProposedNewerProtocol(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	a := filepath.Join(ws, "a")
-	writeTree(t, a, map[string]string{"keep": "k\n"})
+	harness.WriteTree(t, a, map[string]string{"keep": "k\n"})
 	r := rawMcpStartOn(t, "2026-07-28", ws, map[string]any{"roots": map[string]any{}}, "--tmp=false", ws)
 	if v := r.initialized["protocolVersion"]; v != "2025-11-25" {
 		t.Fatalf("initialize settled on %v, want 2025-11-25", v)

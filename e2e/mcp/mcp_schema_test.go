@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 // The tools' input schemas and annotations against the official
 // filesystem server's (issue 25), recorded from its tools/list in
@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +53,7 @@ func officialTools(t *testing.T) map[string]officialTool {
 func ourSchemas(t *testing.T, s *mcp.ClientSession) map[string]officialTool {
 	t.Helper()
 	tools := map[string]officialTool{}
-	for name, tool := range mcpTools(t, s) {
+	for name, tool := range harness.MCPTools(t, s) {
 		raw, err := json.Marshal(tool)
 		if err != nil {
 			t.Fatal(err)
@@ -96,8 +97,8 @@ func walkSchema(place string, s any, visit func(place string, s map[string]any))
 // were ["null","integer"], the arrays ["null","array"], and every object
 // had additionalProperties: false.
 func TestMcpSchemasOneTypeOpen(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	for name, tool := range ourSchemas(t, mcpStart(t, ws, ws)) {
+	ws, _ := harness.MCPLayout(t)
+	for name, tool := range ourSchemas(t, harness.MCPStart(t, ws, ws)) {
 		walkSchema(name, tool.InputSchema, func(place string, s map[string]any) {
 			if _, ok := s["type"].([]any); ok {
 				t.Errorf("%s: a list of types %v", place, s["type"])
@@ -127,8 +128,8 @@ func TestMcpSchemasAsOfficial(t *testing.T) {
 		"move_file.escalate":        "as create_directory's",
 	}
 	official := officialTools(t)
-	ws, _ := mcpLayout(t)
-	ours := ourSchemas(t, mcpStart(t, ws, ws))
+	ws, _ := harness.MCPLayout(t)
+	ours := ourSchemas(t, harness.MCPStart(t, ws, ws))
 	used := map[string]bool{}
 	differs := func(key, what string) {
 		t.Helper()
@@ -225,8 +226,8 @@ func effectiveHints(a map[string]bool) map[string]bool {
 // false.
 func TestMcpAnnotationsAsOfficial(t *testing.T) {
 	official := officialTools(t)
-	ws, _ := mcpLayout(t)
-	ours := ourSchemas(t, mcpStart(t, ws, ws))
+	ws, _ := harness.MCPLayout(t)
+	ours := ourSchemas(t, harness.MCPStart(t, ws, ws))
 	for name, o := range official {
 		want, got := effectiveHints(o.Annotations), effectiveHints(ours[name].Annotations)
 		if fmt.Sprint(want) != fmt.Sprint(got) {
@@ -259,8 +260,8 @@ func TestMcpAnnotationsAsOfficial(t *testing.T) {
 // arguments that are there are still checked. Before issue 25 each was
 // an error ("unexpected additional properties").
 func TestMcpUnknownArguments(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	s := mcpStart(t, ws, "--tmp=false", ws)
+	ws, _ := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, "--tmp=false", ws)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -272,8 +273,8 @@ func TestMcpUnknownArguments(t *testing.T) {
 		{"list_allowed_directories", map[string]any{"verbose": true}, "Allowed directories:"},
 		{"search_files", map[string]any{"path": ws, "pattern": "*.go", "caseSensitive": false}, "main.go"},
 	} {
-		res := mcpCall(t, s, c.tool, c.args)
-		text := mcpText(res)
+		res := harness.MCPCall(t, s, c.tool, c.args)
+		text := harness.MCPText(res)
 		if res.IsError || !strings.Contains(text, c.want) {
 			t.Errorf("%s with an extra argument: isError %v:\n%s", c.tool, res.IsError, text)
 		}
@@ -293,14 +294,14 @@ func TestMcpUnknownArguments(t *testing.T) {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 		cancel()
 		if err == nil && !res.IsError {
-			t.Errorf("%s %v: accepted: %s", c.tool, c.args, mcpText(res))
+			t.Errorf("%s %v: accepted: %s", c.tool, c.args, harness.MCPText(res))
 		}
 	}
-	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\n2\n3\nfour\nfive\n" {
+	if got := harness.ReadFile(t, filepath.Join(ws, "a.txt")); got != "one\n2\n3\nfour\nfive\n" {
 		t.Errorf("a.txt = %q", got)
 	}
 }
 
 func mcpCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), procTimeout)
+	return context.WithTimeout(context.Background(), harness.Timeout)
 }

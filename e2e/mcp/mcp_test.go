@@ -1,4 +1,4 @@
-package e2e
+package mcp
 
 // dsh-fs mcp (issue 15) run as a real subprocess over stdio, driven by the
 // official Go SDK's own client: the tools it lists, each tool's success
@@ -9,133 +9,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// mcpLayout is a workspace (the allowed folder) and a folder outside it,
-// both canonical.
-func mcpLayout(t *testing.T) (ws, outside string) {
-	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, outside = filepath.Join(root, "ws"), filepath.Join(root, "outside")
-	writeTree(t, ws, map[string]string{
-		"a.txt":          "one\ntwo\nthree\nfour\nfive\n",
-		"dup.txt":        "x = 1\nx = 1\n",
-		"crlf.txt":       "\ufeffalpha\r\nbeta\r\n",
-		"src/main.go":    "package main\n",
-		"src/util/u.go":  "package util\n",
-		"node_modules/m": "m\n",
-		"img.png":        "\x89PNG\r\n\x1a\n",
-		".hidden":        "h\n",
-	})
-	writeTree(t, outside, map[string]string{"keep.txt": "keep\n"})
-	return ws, outside
-}
-
-// mcpStart starts dsh-fs mcp ARGS in ws and connects the SDK's client to
-// it. The child's environment is procEnv's without DSH_FS_CWD: the DIR
-// arguments name the workspace.
-func mcpStart(t *testing.T, ws string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	return mcpStartSystem(t, ws, "", args...)
-}
-
-// mcpStartSystem is mcpStart with a trusted system config file.
-func mcpStartSystem(t *testing.T, ws, system string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	env := mcpEnv(t, ws)
-	if system != "" {
-		writeSystemConfig(t, env, system)
-	}
-	c := exec.Command(procBin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	return mcpConnect(t, c, nil)
-}
-
-// mcpEnv is procEnv's environment without DSH_FS_CWD: the DIR arguments
-// name the workspace.
-func mcpEnv(t *testing.T, ws string) []string {
-	t.Helper()
-	var env []string
-	for _, kv := range procEnv(t, ws) {
-		if !strings.HasPrefix(kv, "DSH_FS_CWD=") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// mcpConnect starts c, a dsh-fs mcp (or a command that runs one), and
-// connects the SDK's client with opts to it.
-func mcpConnect(t *testing.T, c *exec.Cmd, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "dsh-fs-test", Version: "0"}, opts).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
-	if err != nil {
-		cancel()
-		t.Fatalf("connect to dsh-fs mcp: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); cancel() })
-	return s
-}
-
-// mcpCall calls a tool and returns its result; a protocol error fails
-// the test.
-func mcpCall(t *testing.T, s *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	defer cancel()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
-func mcpText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func mcpTools(t *testing.T, s *mcp.ClientSession) map[string]*mcp.Tool {
-	t.Helper()
-	res, err := s.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := map[string]*mcp.Tool{}
-	for _, tool := range res.Tools {
-		tools[tool.Name] = tool
-	}
-	return tools
-}
 
 var mcpMutating = []string{"write_file", "edit_file", "create_directory", "move_file", "dsh_write", "dsh_edit", "dsh_patch"}
 
 // TestMcpListTools: every tool is listed with the official server's
 // annotations; read-only mode registers no tool that mutates.
 func TestMcpListTools(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	all := []string{"read_text_file", "read_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "move_file",
 		"list_directory", "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info",
 		"list_allowed_directories", "dsh_read", "dsh_write", "dsh_edit", "dsh_patch", "dsh_ls", "dsh_stat", "dsh_policy"}
-	s := mcpStart(t, ws, ws)
-	tools := mcpTools(t, s)
+	s := harness.MCPStart(t, ws, ws)
+	tools := harness.MCPTools(t, s)
 	// The instructions are the sandbox:policy block, for a server.
 	instr := s.InitializeResult().Instructions
 	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "reads: only within the allowed folders (" + ws + ") and the writable roots\n", "[sandbox: file access denied under workspace-write mode]", "but the escalate argument of write_file, edit_file, dsh_write and dsh_edit"} {
@@ -165,8 +59,8 @@ func TestMcpListTools(t *testing.T) {
 	}
 
 	t.Run("read-only", func(t *testing.T) {
-		s := mcpStart(t, ws, "--mode", "read-only", ws)
-		tools := mcpTools(t, s)
+		s := harness.MCPStart(t, ws, "--mode", "read-only", ws)
+		tools := harness.MCPTools(t, s)
 		for _, name := range mcpMutating {
 			if _, ok := tools[name]; ok {
 				t.Errorf("read-only mode lists %s", name)
@@ -175,33 +69,24 @@ func TestMcpListTools(t *testing.T) {
 		if len(tools) != len(all)-len(mcpMutating) {
 			t.Errorf("%d tools listed, want %d", len(tools), len(all)-len(mcpMutating))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), harness.Timeout)
 		defer cancel()
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "x"}})
 		if err == nil && !res.IsError {
-			t.Errorf("write_file in read-only mode: %s", mcpText(res))
+			t.Errorf("write_file in read-only mode: %s", harness.MCPText(res))
 		}
-		if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\nthree\nfour\nfive\n" {
+		if got := harness.ReadFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\nthree\nfour\nfive\n" {
 			t.Errorf("a.txt = %q", got)
 		}
 	})
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestMcpDropIn calls each drop-in tool with the official server's
 // arguments, for success and for failure, and checks the text and the
 // disk.
 func TestMcpDropIn(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
 	marker := "[sandbox: file access denied under workspace-write mode]"
 	for _, tc := range []struct {
 		name    string
@@ -224,7 +109,7 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "read multiple, none", tool: "read_multiple_files", args: map[string]any{"paths": []string{}}, isError: true, want: []string{"minItems: array length 0 is less than 1"}},
 		{name: "write", tool: "write_file", args: map[string]any{"path": "new.txt", "content": "hello\n"}, exact: "Successfully wrote to new.txt",
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "new.txt")); got != "hello\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "new.txt")); got != "hello\n" {
 					t.Errorf("new.txt = %q", got)
 				}
 			}},
@@ -238,7 +123,7 @@ func TestMcpDropIn(t *testing.T) {
 			}},
 		{name: "write through ..", tool: "write_file", args: map[string]any{"path": "../outside/keep.txt", "content": "x"}, isError: true, want: []string{marker},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
+				if got := harness.ReadFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
 					t.Errorf("outside/keep.txt = %q", got)
 				}
 			}},
@@ -246,35 +131,35 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "edit", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "two", "newText": "TWO"}, {"oldText": "four\n", "newText": ""}}},
 			want: []string{"```diff\n", "-two\n+TWO\n", "-four\n", "```\n\n"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
 					t.Errorf("a.txt = %q", got)
 				}
 			}},
 		{name: "edit dry run", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "one", "newText": "ONE"}}, "dryRun": true},
 			want: []string{"-one\n+ONE\n"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
 					t.Errorf("a dry run changed a.txt: %q", got)
 				}
 			}},
 		{name: "edit ambiguous refused", tool: "edit_file", args: map[string]any{"path": "dup.txt", "edits": []map[string]string{{"oldText": "x = 1", "newText": "x = 2"}}},
 			isError: true, want: []string{"FS_EDIT_AMBIGUOUS", "lines 1, 2"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
 					t.Errorf("dup.txt = %q", got)
 				}
 			}},
 		{name: "edit all or none", tool: "edit_file", args: map[string]any{"path": "a.txt", "edits": []map[string]string{{"oldText": "one", "newText": "ONE"}, {"oldText": "absent", "newText": "x"}}},
 			isError: true, want: []string{"FS_EDIT_NO_MATCH"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\nthree\nfive\n" {
 					t.Errorf("a failed edit changed a.txt: %q", got)
 				}
 			}},
 		{name: "edit keeps CRLF and BOM", tool: "edit_file", args: map[string]any{"path": "crlf.txt", "edits": []map[string]string{{"oldText": "alpha\nbeta", "newText": "alpha\ngamma"}}},
 			want: []string{"+gamma"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "crlf.txt")); got != "\ufeffalpha\r\ngamma\r\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "crlf.txt")); got != "\ufeffalpha\r\ngamma\r\n" {
 					t.Errorf("crlf.txt = %q", got)
 				}
 			}},
@@ -303,7 +188,7 @@ func TestMcpDropIn(t *testing.T) {
 			}},
 		{name: "move never replaces", tool: "move_file", args: map[string]any{"source": "dup.txt", "destination": "a.txt"}, isError: true, want: []string{"FS_EXISTS"},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
+				if got := harness.ReadFile(t, filepath.Join(ws, "dup.txt")); got != "x = 1\nx = 1\n" {
 					t.Errorf("dup.txt = %q", got)
 				}
 			}},
@@ -316,7 +201,7 @@ func TestMcpDropIn(t *testing.T) {
 			}},
 		{name: "move in from outside", tool: "move_file", args: map[string]any{"source": filepath.Join(outside, "keep.txt"), "destination": "stolen.txt"}, isError: true, want: []string{marker},
 			check: func(t *testing.T) {
-				if got := readFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
+				if got := harness.ReadFile(t, filepath.Join(outside, "keep.txt")); got != "keep\n" {
 					t.Errorf("outside/keep.txt = %q", got)
 				}
 			}},
@@ -348,8 +233,8 @@ func TestMcpDropIn(t *testing.T) {
 		{name: "allowed", tool: "list_allowed_directories", args: map[string]any{}, exact: "Allowed directories:\n" + ws},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := mcpCall(t, s, tc.tool, tc.args)
-			got := mcpText(res)
+			res := harness.MCPCall(t, s, tc.tool, tc.args)
+			got := harness.MCPText(res)
 			if res.IsError != tc.isError {
 				t.Errorf("isError %v, want %v: %s", res.IsError, tc.isError, got)
 			}
@@ -371,9 +256,9 @@ func TestMcpDropIn(t *testing.T) {
 // TestMcpReadMedia: an image comes back as image content with its MIME
 // type and its bytes.
 func TestMcpReadMedia(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
-	res := mcpCall(t, s, "read_media_file", map[string]any{"path": "img.png"})
+	ws, _ := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
+	res := harness.MCPCall(t, s, "read_media_file", map[string]any{"path": "img.png"})
 	if res.IsError || len(res.Content) != 1 {
 		t.Fatalf("read_media_file: %+v", res)
 	}
@@ -381,18 +266,18 @@ func TestMcpReadMedia(t *testing.T) {
 	if !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG\r\n\x1a\n" {
 		t.Errorf("content %#v", res.Content[0])
 	}
-	res = mcpCall(t, s, "read_media_file", map[string]any{"path": "nope.png"})
-	if !res.IsError || !strings.Contains(mcpText(res), "FS_NOT_FOUND") {
-		t.Errorf("missing file: %s", mcpText(res))
+	res = harness.MCPCall(t, s, "read_media_file", map[string]any{"path": "nope.png"})
+	if !res.IsError || !strings.Contains(harness.MCPText(res), "FS_NOT_FOUND") {
+		t.Errorf("missing file: %s", harness.MCPText(res))
 	}
 }
 
 // TestMcpDenyRead: a trusted deny_read glob holds for every tool that
 // reads, lists or searches; the file is never shown.
 func TestMcpDenyRead(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	writeTree(t, ws, map[string]string{".env": "SECRET=hunter2\n"})
-	s := mcpStartSystem(t, ws, "deny_read: [\"**/.env\"]\n", ws)
+	ws, _ := harness.MCPLayout(t)
+	harness.WriteTree(t, ws, map[string]string{".env": "SECRET=hunter2\n"})
+	s := harness.MCPStartSystem(t, ws, "deny_read: [\"**/.env\"]\n", ws)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -404,24 +289,24 @@ func TestMcpDenyRead(t *testing.T) {
 		{"edit_file", map[string]any{"path": ".env", "edits": []map[string]string{{"oldText": "hunter2", "newText": "x"}}}},
 		{"dsh_read", map[string]any{"path": ".env"}},
 	} {
-		res := mcpCall(t, s, c.tool, c.args)
-		if got := mcpText(res); !res.IsError || !strings.Contains(got, "[sandbox: file access denied under workspace-write mode]") || !strings.Contains(got, "deny_read") || strings.Contains(got, "hunter2") {
+		res := harness.MCPCall(t, s, c.tool, c.args)
+		if got := harness.MCPText(res); !res.IsError || !strings.Contains(got, "[sandbox: file access denied under workspace-write mode]") || !strings.Contains(got, "deny_read") || strings.Contains(got, "hunter2") {
 			t.Errorf("%s: isError %v: %s", c.tool, res.IsError, got)
 		}
 	}
-	res := mcpCall(t, s, "read_multiple_files", map[string]any{"paths": []string{".env", "a.txt"}})
-	if got := mcpText(res); strings.Contains(got, "hunter2") || !strings.Contains(got, ".env: Error - ") || !strings.Contains(got, "a.txt:\none\n") {
+	res := harness.MCPCall(t, s, "read_multiple_files", map[string]any{"paths": []string{".env", "a.txt"}})
+	if got := harness.MCPText(res); strings.Contains(got, "hunter2") || !strings.Contains(got, ".env: Error - ") || !strings.Contains(got, "a.txt:\none\n") {
 		t.Errorf("read_multiple_files: %s", got)
 	}
 	for _, tool := range []string{"list_directory", "directory_tree"} {
-		if got := mcpText(mcpCall(t, s, tool, map[string]any{"path": "."})); strings.Contains(got, ".env") {
+		if got := harness.MCPText(harness.MCPCall(t, s, tool, map[string]any{"path": "."})); strings.Contains(got, ".env") {
 			t.Errorf("%s shows .env: %s", tool, got)
 		}
 	}
-	if got := mcpText(mcpCall(t, s, "search_files", map[string]any{"path": ".", "pattern": "**/.env"})); got != "No matches found" {
+	if got := harness.MCPText(harness.MCPCall(t, s, "search_files", map[string]any{"path": ".", "pattern": "**/.env"})); got != "No matches found" {
 		t.Errorf("search_files: %s", got)
 	}
-	if got := readFile(t, filepath.Join(ws, ".env")); got != "SECRET=hunter2\n" {
+	if got := harness.ReadFile(t, filepath.Join(ws, ".env")); got != "SECRET=hunter2\n" {
 		t.Errorf(".env = %q", got)
 	}
 }
@@ -430,14 +315,14 @@ func TestMcpDenyRead(t *testing.T) {
 // a fence of its own; the kernel layer is applied once, not stacked per
 // call (Landlock allows 16 layers), and still holds outside.
 func TestMcpManyWrites(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
 	for i := range 40 {
-		if res := mcpCall(t, s, "write_file", map[string]any{"path": "n.txt", "content": strings.Repeat("x", i)}); res.IsError {
-			t.Fatalf("write %d: %s", i, mcpText(res))
+		if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": "n.txt", "content": strings.Repeat("x", i)}); res.IsError {
+			t.Fatalf("write %d: %s", i, harness.MCPText(res))
 		}
 	}
-	if res := mcpCall(t, s, "create_directory", map[string]any{"path": filepath.Join(outside, "late")}); !res.IsError {
+	if res := harness.MCPCall(t, s, "create_directory", map[string]any{"path": filepath.Join(outside, "late")}); !res.IsError {
 		t.Fatal("a late mkdir outside passed")
 	}
 	if _, err := os.Lstat(filepath.Join(outside, "late")); err == nil {
@@ -448,8 +333,8 @@ func TestMcpManyWrites(t *testing.T) {
 // TestMcpDshTools: the dsh tools return the CLI's JSON results as
 // structured content, failures included.
 func TestMcpDshTools(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
 	structured := func(t *testing.T, res *mcp.CallToolResult) map[string]any {
 		t.Helper()
 		b, err := json.Marshal(res.StructuredContent)
@@ -463,54 +348,54 @@ func TestMcpDshTools(t *testing.T) {
 		return m
 	}
 
-	res := mcpCall(t, s, "dsh_read", map[string]any{"path": "a.txt", "offset": 2, "limit": 2})
+	res := harness.MCPCall(t, s, "dsh_read", map[string]any{"path": "a.txt", "offset": 2, "limit": 2})
 	r := structured(t, res)
-	if res.IsError || r["ok"] != true || r["op"] != "read" || r["content"] != "two\nthree\n" || r["sha256"] != sha256Hex([]byte("one\ntwo\nthree\nfour\nfive\n")) {
+	if res.IsError || r["ok"] != true || r["op"] != "read" || r["content"] != "two\nthree\n" || r["sha256"] != harness.SHA256Hex([]byte("one\ntwo\nthree\nfour\nfive\n")) {
 		t.Errorf("dsh_read: %v", r)
 	}
 	sum := r["sha256"].(string)
 
-	res = mcpCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n"})
+	res = harness.MCPCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n"})
 	if r := structured(t, res); !res.IsError || r["ok"] != false || r["error"].(map[string]any)["code"] != "FS_EXISTS" {
 		t.Errorf("dsh_write over an existing file unseen: %v", r)
 	}
-	res = mcpCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n", "if_match": sum})
+	res = harness.MCPCall(t, s, "dsh_write", map[string]any{"path": "a.txt", "content": "new\n", "if_match": sum})
 	if r := structured(t, res); res.IsError || r["ok"] != true || r["created"] != false {
 		t.Errorf("dsh_write if_match: %v", r)
 	}
 
-	res = mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x"), "content": "x"})
+	res = harness.MCPCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x"), "content": "x"})
 	r = structured(t, res)
 	if !res.IsError || r["marker"] != "[sandbox: file access denied under workspace-write mode]" || r["error"].(map[string]any)["code"] != "FS_SANDBOX_DENIED" {
 		t.Errorf("dsh_write outside: %v", r)
 	}
-	if !strings.Contains(mcpText(res), "[sandbox: file access denied under workspace-write mode]") {
-		t.Errorf("dsh_write outside text: %s", mcpText(res))
+	if !strings.Contains(harness.MCPText(res), "[sandbox: file access denied under workspace-write mode]") {
+		t.Errorf("dsh_write outside text: %s", harness.MCPText(res))
 	}
 
-	res = mcpCall(t, s, "dsh_edit", map[string]any{"path": "dup.txt", "edits": []map[string]any{{"old": "x = 1", "new": "x = 2", "replace_all": true}}})
+	res = harness.MCPCall(t, s, "dsh_edit", map[string]any{"path": "dup.txt", "edits": []map[string]any{{"old": "x = 1", "new": "x = 2", "replace_all": true}}})
 	if r := structured(t, res); res.IsError || r["replacements"] != float64(2) {
 		t.Errorf("dsh_edit replace_all: %v", r)
 	}
-	res = mcpCall(t, s, "dsh_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{}})
+	res = harness.MCPCall(t, s, "dsh_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{}})
 	if r := structured(t, res); !res.IsError || r["error"].(map[string]any)["code"] != "FS_INVALID_ARGUMENT" {
 		t.Errorf("dsh_edit without edits: %v", r)
 	}
 
-	res = mcpCall(t, s, "dsh_ls", map[string]any{"path": "src", "recursive": true})
+	res = harness.MCPCall(t, s, "dsh_ls", map[string]any{"path": "src", "recursive": true})
 	if r := structured(t, res); res.IsError || r["total"] != float64(3) {
 		t.Errorf("dsh_ls: %v", r)
 	}
-	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": "a.txt"})
+	res = harness.MCPCall(t, s, "dsh_stat", map[string]any{"path": "a.txt"})
 	if r := structured(t, res); res.IsError || r["exists"] != true || r["writable"] != true {
 		t.Errorf("dsh_stat: %v", r)
 	}
-	res = mcpCall(t, s, "dsh_stat", map[string]any{"path": filepath.Join(outside, "keep.txt")})
+	res = harness.MCPCall(t, s, "dsh_stat", map[string]any{"path": filepath.Join(outside, "keep.txt")})
 	if r := structured(t, res); !res.IsError || r["error"].(map[string]any)["reason"] != "outside the allowed folders" {
 		t.Errorf("dsh_stat outside: %v", r)
 	}
 
-	res = mcpCall(t, s, "dsh_policy", map[string]any{})
+	res = harness.MCPCall(t, s, "dsh_policy", map[string]any{})
 	r = structured(t, res)
 	if res.IsError || r["mode"] != "workspace-write" {
 		t.Fatalf("dsh_policy: %v", r)
@@ -532,114 +417,41 @@ func TestMcpDshTools(t *testing.T) {
 // TestMcpColdStart: the time from starting dsh-fs mcp to the answer of
 // its first call, logged (go test -v -run TestMcpColdStart).
 func TestMcpColdStart(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	start := time.Now()
-	s := mcpStart(t, ws, ws)
-	if res := mcpCall(t, s, "get_file_info", map[string]any{"path": "a.txt"}); res.IsError {
-		t.Fatal(mcpText(res))
+	s := harness.MCPStart(t, ws, ws)
+	if res := harness.MCPCall(t, s, "get_file_info", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Fatal(harness.MCPText(res))
 	}
 	t.Logf("cold start to the first answer: %v", time.Since(start))
-}
-
-// TestMcpSwapRace is TestSymlinkSwapRace against one long-lived server:
-// the attacker process swaps folders and files for symlinks to outside
-// while the server writes, edits, makes folders and moves, call after
-// call, each through a fence of its own. Nothing outside may change.
-// With enforce=off the confined handles alone hold; with auto, Landlock
-// (applied once in the server) is beneath them.
-func TestMcpSwapRace(t *testing.T) {
-	dur := 2 * time.Second
-	if testing.Short() {
-		dur = 700 * time.Millisecond
-	}
-	for _, enforce := range []string{"off", "auto"} {
-		t.Run("enforce="+enforce, func(t *testing.T) {
-			l := newRaceLayout(t)
-			before := snapshotTree(t, l.outside)
-			s := mcpStart(t, l.ws, "--enforce", enforce, l.ws)
-			a := startRaceAttacker(t, l, dur)
-			calls := []struct {
-				tool string
-				args func(n int) map[string]any
-			}{
-				{"write_file", func(n int) map[string]any {
-					return map[string]any{"path": "d/f.txt", "content": fmt.Sprintf("mcp #%d d/f.txt\n", n)}
-				}},
-				{"write_file", func(n int) map[string]any {
-					return map[string]any{"path": "ln/new.txt", "content": fmt.Sprintf("mcp #%d ln/new.txt\n", n)}
-				}},
-				{"edit_file", func(n int) map[string]any {
-					return map[string]any{"path": "file.txt", "edits": []map[string]string{{"oldText": "A", "newText": "B"}}}
-				}},
-				{"write_file", func(n int) map[string]any {
-					return map[string]any{"path": "file.txt", "content": fmt.Sprintf("A mcp #%d file.txt\n", n)}
-				}},
-				{"write_file", func(n int) map[string]any {
-					return map[string]any{"path": "d2/f.txt", "content": fmt.Sprintf("mcp #%d d2/f.txt\n", n)}
-				}},
-				{"write_file", func(n int) map[string]any {
-					return map[string]any{"path": "lnf", "content": fmt.Sprintf("mcp #%d lnf\n", n)}
-				}},
-				{"create_directory", func(n int) map[string]any { return map[string]any{"path": fmt.Sprintf("ln/made%d/x", n)} }},
-				{"move_file", func(n int) map[string]any {
-					return map[string]any{"source": "inside.txt", "destination": fmt.Sprintf("d/moved%d.txt", n)}
-				}},
-				{"move_file", func(n int) map[string]any {
-					return map[string]any{"source": fmt.Sprintf("d/moved%d.txt", n-1), "destination": "inside.txt"}
-				}},
-			}
-			hist := map[string]int{}
-			n := 0
-			for deadline := time.Now().Add(dur); time.Now().Before(deadline); n++ {
-				c := calls[n%len(calls)]
-				res := mcpCall(t, s, c.tool, c.args(n))
-				switch text := mcpText(res); {
-				case !res.IsError:
-					hist[c.tool+" ok"]++
-				case strings.Contains(text, "[sandbox: file access denied"):
-					hist[c.tool+" denied"]++
-				default:
-					hist[c.tool+" other"]++
-				}
-			}
-			t.Logf("attacker: %s", a.stop(t))
-			t.Logf("%d calls: %v", n, hist)
-			if changed := diffTree(before, snapshotTree(t, l.outside)); len(changed) > 0 {
-				t.Fatalf("outside changed: %v", changed)
-			}
-			if hist["write_file ok"] == 0 {
-				t.Errorf("no write passed: the race exercised nothing")
-			}
-		})
-	}
 }
 
 // TestMcpTwoDirs: DIR arguments are trusted, relative to the directory
 // the harness started the server in; the first is the cwd, each is a
 // writable root, and list_allowed_directories names them all.
 func TestMcpTwoDirs(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ".", "../outside")
-	if got, want := mcpText(mcpCall(t, s, "list_allowed_directories", map[string]any{})), "Allowed directories:\n"+ws+"\n"+outside; got != want {
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ".", "../outside")
+	if got, want := harness.MCPText(harness.MCPCall(t, s, "list_allowed_directories", map[string]any{})), "Allowed directories:\n"+ws+"\n"+outside; got != want {
 		t.Errorf("allowed %q, want %q", got, want)
 	}
-	if res := mcpCall(t, s, "write_file", map[string]any{"path": "../outside/new.txt", "content": "ok\n"}); res.IsError {
-		t.Fatalf("write in the second DIR: %s", mcpText(res))
+	if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": "../outside/new.txt", "content": "ok\n"}); res.IsError {
+		t.Fatalf("write in the second DIR: %s", harness.MCPText(res))
 	}
-	if got := readFile(t, filepath.Join(outside, "new.txt")); got != "ok\n" {
+	if got := harness.ReadFile(t, filepath.Join(outside, "new.txt")); got != "ok\n" {
 		t.Errorf("outside/new.txt = %q", got)
 	}
-	if res := mcpCall(t, s, "write_file", map[string]any{"path": "../elsewhere.txt", "content": "x"}); !res.IsError {
+	if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": "../elsewhere.txt", "content": "x"}); !res.IsError {
 		t.Errorf("a write beside both DIRs passed")
 	}
 }
 
 // TestMcpInputSchemas: each drop-in tool takes the official server's
 // arguments (2026.8.31, src/filesystem/index.ts): the same property
-// names, the same required ones, so an existing client's calls validate.
+// names, the same required ones, so an existing client's calls harness.Validate.
 func TestMcpInputSchemas(t *testing.T) {
-	ws, _ := mcpLayout(t)
-	tools := mcpTools(t, mcpStart(t, ws, ws))
+	ws, _ := harness.MCPLayout(t)
+	tools := harness.MCPTools(t, harness.MCPStart(t, ws, ws))
 	for name, want := range map[string]struct{ props, required []string }{
 		"read_text_file":            {[]string{"head", "path", "tail"}, []string{"path"}},
 		"read_file":                 {[]string{"head", "path", "tail"}, []string{"path"}},
@@ -703,13 +515,13 @@ func TestMcpInputSchemas(t *testing.T) {
 // TestMcpUsage: what the server's command line cannot say is a usage
 // error at start (exit 2), before any MCP message.
 func TestMcpUsage(t *testing.T) {
-	ws, _ := mcpLayout(t)
+	ws, _ := harness.MCPLayout(t)
 	for _, args := range [][]string{
 		{"mcp", "--escalate", "danger-full-access", ws},
 		{"mcp", "--cwd", ws, ws},
 		{"mcp", "--mode", "bogus", ws},
 	} {
-		code, res, _, _ := procRun(t, procCmd(procBin(t), procEnv(t, ws), ws, args...), nil)
+		code, res, _, _ := harness.Run(t, harness.Cmd(harness.Bin(t), harness.Env(t, ws), ws, args...), nil)
 		if code != 2 || res.Error.Code != "FS_INVALID_ARGUMENT" {
 			t.Errorf("%v: exit %d, %+v", args, code, res)
 		}
@@ -744,7 +556,7 @@ func mcpEscalateCalls(ws, outside string) []struct {
 // the hint says not to retry, and nothing outside changes.
 // create_directory and move_file have no escalated path at all.
 func TestMcpEscalateRefused(t *testing.T) {
-	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
+	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,16 +570,16 @@ func TestMcpEscalateRefused(t *testing.T) {
 		{"command", "", "approval_command exited with status 1", "no escalated path", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, outside := mcpLayout(t)
+			ws, outside := harness.MCPLayout(t)
 			record := filepath.Join(filepath.Dir(ws), "req.json")
 			config := tc.config
 			if tc.name == "command" {
 				config = fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"1\"]\n", approver, record)
 			}
-			s := mcpStartSystem(t, ws, config, ws)
+			s := harness.MCPStartSystem(t, ws, config, ws)
 			for _, c := range mcpEscalateCalls(ws, outside) {
-				res := mcpCall(t, s, c.name, c.args)
-				out := mcpText(res)
+				res := harness.MCPCall(t, s, c.name, c.args)
+				out := harness.MCPText(res)
 				refusal := tc.refusal
 				if c.name == "create_directory" || c.name == "move_file" {
 					refusal = tc.folderRefusal
@@ -793,10 +605,10 @@ func TestMcpEscalateRefused(t *testing.T) {
 				t.Errorf("approver asked: %v, want %v", !os.IsNotExist(err), tc.asked)
 			}
 			entries, _ := os.ReadDir(outside)
-			if len(entries) != 1 || readFile(t, filepath.Join(outside, "keep.txt")) != "keep\n" {
+			if len(entries) != 1 || harness.ReadFile(t, filepath.Join(outside, "keep.txt")) != "keep\n" {
 				t.Errorf("outside changed: %v", entries)
 			}
-			if readFile(t, filepath.Join(ws, "a.txt")) != "one\ntwo\nthree\nfour\nfive\n" {
+			if harness.ReadFile(t, filepath.Join(ws, "a.txt")) != "one\ntwo\nthree\nfour\nfive\n" {
 				t.Error("a.txt moved or changed")
 			}
 		})
@@ -810,7 +622,7 @@ func TestMcpEscalateRefused(t *testing.T) {
 // "escalated":true, the approver saw each change, and the next call
 // without escalate is denied again.
 func TestMcpEscalateGranted(t *testing.T) {
-	approver, err := lookPathIn("fake-approver", os.Getenv("PATH"))
+	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -819,50 +631,50 @@ func TestMcpEscalateGranted(t *testing.T) {
 		{"trust", "approval: trust\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ws, outside := mcpLayout(t)
+			ws, outside := harness.MCPLayout(t)
 			record := filepath.Join(filepath.Dir(ws), "req.json")
 			config := tc.config
 			if tc.name == "command" {
 				config = fmt.Sprintf(config, approver, record)
 			}
-			s := mcpStartSystem(t, ws, config, "--tmp=false", ws)
-			if res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "first\n"}); res.IsError {
-				t.Fatalf("a write inside: %s", mcpText(res))
+			s := harness.MCPStartSystem(t, ws, config, "--tmp=false", ws)
+			if res := harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(ws, "first.txt"), "content": "first\n"}); res.IsError {
+				t.Fatalf("a write inside: %s", harness.MCPText(res))
 			}
 			const esc = "danger-full-access"
-			res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "w.txt"), "content": "written\n", "escalate": esc})
-			if out := mcpText(res); res.IsError || out != "Successfully wrote to "+filepath.Join(outside, "w.txt") {
+			res := harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "w.txt"), "content": "written\n", "escalate": esc})
+			if out := harness.MCPText(res); res.IsError || out != "Successfully wrote to "+filepath.Join(outside, "w.txt") {
 				t.Errorf("write_file escalated: %s", out)
 			}
-			res = mcpCall(t, s, "edit_file", map[string]any{"path": filepath.Join(outside, "keep.txt"),
+			res = harness.MCPCall(t, s, "edit_file", map[string]any{"path": filepath.Join(outside, "keep.txt"),
 				"edits": []map[string]string{{"oldText": "keep", "newText": "kept"}}, "escalate": esc})
-			if out := mcpText(res); res.IsError || !strings.Contains(out, "-keep\n+kept\n") {
+			if out := harness.MCPText(res); res.IsError || !strings.Contains(out, "-keep\n+kept\n") {
 				t.Errorf("edit_file escalated: %s", out)
 			}
-			res = mcpCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "d.txt"), "content": "dsh\n", "escalate": esc})
+			res = harness.MCPCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "d.txt"), "content": "dsh\n", "escalate": esc})
 			b, _ := json.Marshal(res.StructuredContent)
 			if res.IsError || !strings.Contains(string(b), `"escalated":true`) || !strings.Contains(string(b), `"mode":"danger-full-access"`) {
 				t.Errorf("dsh_write escalated: %s", b)
 			}
-			res = mcpCall(t, s, "dsh_edit", map[string]any{"path": filepath.Join(outside, "d.txt"),
+			res = harness.MCPCall(t, s, "dsh_edit", map[string]any{"path": filepath.Join(outside, "d.txt"),
 				"edits": []map[string]any{{"old": "dsh", "new": "edited"}}, "escalate": esc})
 			b, _ = json.Marshal(res.StructuredContent)
 			if res.IsError || !strings.Contains(string(b), `"escalated":true`) || !strings.Contains(string(b), `"replacements":1`) {
-				t.Errorf("dsh_edit escalated: %s %s", b, mcpText(res))
+				t.Errorf("dsh_edit escalated: %s %s", b, harness.MCPText(res))
 			}
 			for name, want := range map[string]string{"w.txt": "written\n", "keep.txt": "kept\n", "d.txt": "edited\n"} {
-				if got := readFile(t, filepath.Join(outside, name)); got != want {
+				if got := harness.ReadFile(t, filepath.Join(outside, name)); got != want {
 					t.Errorf("outside/%s = %q, want %q", name, got, want)
 				}
 			}
 			if tc.name == "command" {
-				if req := readFile(t, record); !strings.Contains(req, `"to":"danger-full-access"`) || !strings.Contains(req, "edited") {
+				if req := harness.ReadFile(t, record); !strings.Contains(req, `"to":"danger-full-access"`) || !strings.Contains(req, "edited") {
 					t.Errorf("the approver's last request: %s", req)
 				}
 			}
-			res = mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "again.txt"), "content": "x"})
-			if !res.IsError || !strings.Contains(mcpText(res), "outside writable roots") {
-				t.Errorf("a write outside without escalate: %s", mcpText(res))
+			res = harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "again.txt"), "content": "x"})
+			if !res.IsError || !strings.Contains(harness.MCPText(res), "outside writable roots") {
+				t.Errorf("a write outside without escalate: %s", harness.MCPText(res))
 			}
 			if _, err := os.Stat(filepath.Join(outside, "again.txt")); !os.IsNotExist(err) {
 				t.Error("written outside without escalate")
@@ -874,10 +686,10 @@ func TestMcpEscalateGranted(t *testing.T) {
 // TestMcpEscalateBadMode: an escalate that names no mode is an invalid
 // argument, and nothing is written.
 func TestMcpEscalateBadMode(t *testing.T) {
-	ws, outside := mcpLayout(t)
-	s := mcpStart(t, ws, ws)
-	res := mcpCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "root"})
-	if out := mcpText(res); !res.IsError || !strings.Contains(out, "FS_INVALID_ARGUMENT") {
+	ws, outside := harness.MCPLayout(t)
+	s := harness.MCPStart(t, ws, ws)
+	res := harness.MCPCall(t, s, "write_file", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "x", "escalate": "root"})
+	if out := harness.MCPText(res); !res.IsError || !strings.Contains(out, "FS_INVALID_ARGUMENT") {
 		t.Errorf("isError %t, text:\n%s", res.IsError, out)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x.txt")); !os.IsNotExist(err) {

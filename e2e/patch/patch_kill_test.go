@@ -1,6 +1,6 @@
 //go:build linux && amd64
 
-package e2e
+package patch
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -267,7 +268,7 @@ func stagingNameOf(name string) string {
 func folderState(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	state := map[string]string{}
-	for _, name := range dirNames(t, dir) {
+	for _, name := range harness.DirNames(t, dir) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -368,7 +369,7 @@ func (s killSection) state(n int) map[string]string {
 // call rather than before, or not at all).
 func TestPatchKilledBetweenRenames(t *testing.T) {
 	requirePtrace(t)
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	const (
 		aOld, aNew = "one\ntwo\nthree\n", "one\nTWO\nthree\n"
 		mOld, mNew = "moving2\nx\n", "moving2\ny\n"
@@ -451,13 +452,13 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return ws, procEnv(t, ws)
+		return ws, harness.Env(t, ws)
 	}
 
 	// The run not killed: its calls are the burst of wantCalls, and its
 	// result the whole patch's.
 	ws, env := fresh(t)
-	full, err := killAtCall(bin, env, ws, 0, procTimeout, "patch", "--from", patchFile)
+	full, err := killAtCall(bin, env, ws, 0, harness.Timeout, "patch", "--from", patchFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +486,7 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 		t.Run(fmt.Sprintf("kill-at-%d-%s", k, strings.Fields(wantCalls[k-1])[0]), func(t *testing.T) {
 			ran := k - 1
 			ws, env := fresh(t)
-			run, err := killAtCall(bin, env, ws, k, procTimeout, "patch", "--from", patchFile)
+			run, err := killAtCall(bin, env, ws, k, harness.Timeout, "patch", "--from", patchFile)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -501,7 +502,7 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 			}
 
 			// The same patch again.
-			code, res, out, errs := procRun(t, procCmd(bin, env, ws, "patch", "--from", patchFile), nil)
+			code, res, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "patch", "--from", patchFile), nil)
 			switch {
 			case ran == 0:
 				// Killed before its first change: nothing was changed,
@@ -534,7 +535,7 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 			// otherwise.
 			rest := restAfter(ran)
 			if _, ok := left[stage]; ok {
-				code, _, out, errs := procRun(t, procCmd(bin, env, ws, "edit", "a.txt", "--old", "two", "--new", "TWO"), nil)
+				code, _, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "edit", "a.txt", "--old", "two", "--new", "TWO"), nil)
 				if code != 0 {
 					t.Fatalf("edit of a.txt beside its staging leftover: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 				}
@@ -547,7 +548,7 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 			if err := os.WriteFile(restFile, []byte(wrap(rest)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, _, out, errs = procRun(t, procCmd(bin, env, ws, "patch", "--from", restFile), nil)
+			code, _, out, errs = harness.Run(t, harness.Cmd(bin, env, ws, "patch", "--from", restFile), nil)
 			if code != 0 {
 				t.Fatalf("the patch of what is left:\n%s\nexit %d\nstdout: %s\nstderr: %s", rest, code, out, errs)
 			}
@@ -571,7 +572,7 @@ func TestPatchKilledBetweenRenames(t *testing.T) {
 // is after it ran whole: run again, it applies again.
 func TestPatchAgainAfterKillNeverTwice(t *testing.T) {
 	requirePtrace(t)
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	const addBeta = "*** Update File: x.txt\n@@\n alpha\n+beta\n"
 	for _, tc := range []struct {
 		name  string
@@ -596,11 +597,11 @@ func TestPatchAgainAfterKillNeverTwice(t *testing.T) {
 			}
 			fresh := func(t *testing.T) (string, []string) {
 				ws := t.TempDir()
-				writeTree(t, ws, tc.files)
-				return ws, procEnv(t, ws)
+				harness.WriteTree(t, ws, tc.files)
+				return ws, harness.Env(t, ws)
 			}
 			ws, env := fresh(t)
-			full, err := killAtCall(bin, env, ws, 0, procTimeout, "patch", "--from", patchFile)
+			full, err := killAtCall(bin, env, ws, 0, harness.Timeout, "patch", "--from", patchFile)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -609,13 +610,13 @@ func TestPatchAgainAfterKillNeverTwice(t *testing.T) {
 			}
 			final := folderState(t, ws)
 			// The premise: the patch refuses on its own result.
-			if code, _, out, _ := procRun(t, procCmd(bin, env, ws, "patch", "--from", patchFile), nil); code == 0 {
+			if code, _, out, _ := harness.Run(t, harness.Cmd(bin, env, ws, "patch", "--from", patchFile), nil); code == 0 {
 				t.Fatalf("the patch applies again to its own result (%s): the case tests nothing", out)
 			}
 			t.Logf("the burst: %q", full.Calls)
 			for k := 1; k <= len(full.Calls); k++ {
 				ws, env := fresh(t)
-				run, err := killAtCall(bin, env, ws, k, procTimeout, "patch", "--from", patchFile)
+				run, err := killAtCall(bin, env, ws, k, harness.Timeout, "patch", "--from", patchFile)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -623,7 +624,7 @@ func TestPatchAgainAfterKillNeverTwice(t *testing.T) {
 					t.Fatalf("kill at %d: not killed (status %#x)", k, run.Status)
 				}
 				left := folderState(t, ws)
-				code, res, out, errs := procRun(t, procCmd(bin, env, ws, "patch", "--from", patchFile), nil)
+				code, res, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "patch", "--from", patchFile), nil)
 				after := folderState(t, ws)
 				switch {
 				case stateDiff(withoutStaging(left), tc.files) == nil:

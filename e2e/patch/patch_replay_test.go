@@ -1,4 +1,4 @@
-package e2e
+package patch
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestPatchReplay replays real multi-file commits of spf13/cobra through
@@ -21,7 +23,7 @@ func TestPatchReplay(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no fixtures in testdata/patch-replay (%v): run scripts/patch-fixtures.sh", err)
 	}
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	for _, dir := range dirs {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -36,7 +38,7 @@ func TestPatchReplay(t *testing.T) {
 			t.Run(filepath.Base(dir)+"/"+format, func(t *testing.T) {
 				ws := t.TempDir()
 				copyTree(t, filepath.Join(abs, "before"), ws)
-				code, res, out, errs := procRun(t, procCmd(bin, procEnv(t, ws), ws, "patch", "--from", patch), nil)
+				code, res, out, errs := harness.Run(t, harness.Cmd(bin, harness.Env(t, ws), ws, "patch", "--from", patch), nil)
 				if code != 0 || !res.OK {
 					t.Fatalf("commit %s: exit %d\nstdout: %s\nstderr: %s", strings.TrimSpace(string(commit)), code, out, errs)
 				}

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestBareRepoCompletionRace: the parts of a git directory (HEAD with
@@ -21,7 +23,7 @@ func TestBareRepoCompletionRace(t *testing.T) {
 	if testing.Short() {
 		trials = 50
 	}
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	sets := [][][]string{
 		{
 			{"write", "HEAD", "--content", "ref: refs/heads/main\n"},
@@ -34,7 +36,7 @@ func TestBareRepoCompletionRace(t *testing.T) {
 		},
 	}
 	base := t.TempDir()
-	env := procEnv(t, base)
+	env := harness.Env(t, base)
 	completed, denied, ran := map[int]int{}, 0, 0
 	deadline := time.Now().Add(most)
 	for i := 0; i < trials && time.Now().Before(deadline); i++ {
@@ -46,7 +48,7 @@ func TestBareRepoCompletionRace(t *testing.T) {
 		wsEnv := append(append([]string{}, env...), "DSH_FS_CWD="+ws)
 		var cmds []*exec.Cmd
 		for _, args := range sets[set] {
-			c := procCmd(bin, wsEnv, ws, args...)
+			c := harness.Cmd(bin, wsEnv, ws, args...)
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"bytes"
@@ -11,11 +11,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // The budgets bound the concurrency tests: past it, no new process is
 // started, what ran is still checked, and the test is skipped as too slow
-// for this machine (a hung process fails through procTimeout). A
+// for this machine (a hung process fails through harness.Timeout). A
 // race-instrumented dsh-fs costs about 0.2 CPU seconds, so 200 edits need
 // some 20 s of a 2-core machine.
 const (
@@ -27,9 +29,9 @@ const (
 // 8 at a time, each changing its own line of one shared file: the lock
 // serializes them, so every edit succeeds and every change survives.
 func TestConcurrentEditsLoseNothing(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	const lines, workers = 200, 8
 	var b strings.Builder
 	for i := range lines {
@@ -52,9 +54,9 @@ func TestConcurrentEditsLoseNothing(t *testing.T) {
 					return
 				}
 				ran.Add(1)
-				c := procCmd(bin, env, ws, "edit", "shared.txt",
+				c := harness.Cmd(bin, env, ws, "edit", "shared.txt",
 					"--old", fmt.Sprintf("line-%03d = 0", i), "--new", fmt.Sprintf("line-%03d = 1", i))
-				code, res, out, errs := procRun(t, c, nil)
+				code, res, out, errs := harness.Run(t, c, nil)
 				if code != 0 || !res.OK || res.Replacements != 1 {
 					t.Errorf("edit of line %d: exit %d\nstdout: %s\nstderr: %s", i, code, out, errs)
 					continue
@@ -87,7 +89,7 @@ func TestConcurrentEditsLoseNothing(t *testing.T) {
 		}
 		t.Errorf("%d of %d successful edits were lost; the file is:\n%s", lost, ran.Load(), got)
 	}
-	if names := dirNames(t, ws); len(names) != 1 {
+	if names := harness.DirNames(t, ws); len(names) != 1 {
 		t.Errorf("the folder holds %q, want only shared.txt", names)
 	}
 	t.Logf("%d edit processes in %v", ran.Load(), took.Round(time.Millisecond))
@@ -102,9 +104,9 @@ func TestConcurrentEditsLoseNothing(t *testing.T) {
 // lines meanwhile. Neither kind of update may be lost: a write never
 // clobbers an edit it did not see, and an edit never reverts an append.
 func TestConcurrentWritesAndEdits(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	// Editors pause between edits, so that writers (whose read-to-lock
 	// window is a whole process start) also win while edits go on; a
 	// writer backs off after FS_STALE rather than spin processes.
@@ -140,9 +142,9 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 					return
 				}
 				time.Sleep(time.Duration(rng.Int63n(int64(2 * editPause))))
-				c := procCmd(bin, env, ws, "edit", "shared.txt",
+				c := harness.Cmd(bin, env, ws, "edit", "shared.txt",
 					"--old", fmt.Sprintf("edit-%03d = 0", i), "--new", fmt.Sprintf("edit-%03d = 1", i))
-				code, res, out, errs := procRun(t, c, nil)
+				code, res, out, errs := harness.Run(t, c, nil)
 				if code != 0 || !res.OK || res.Replacements != 1 {
 					t.Errorf("edit of line %d: exit %d\nstdout: %s\nstderr: %s", i, code, out, errs)
 					continue
@@ -166,11 +168,11 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 						return
 					}
 					next := append(bytes.Clone(cur), line...)
-					c := procCmd(bin, env, ws, "write", "shared.txt", "--from", "-", "--if-match", sha256Hex(cur))
-					code, res, out, errs := procRun(t, c, bytes.NewReader(next))
+					c := harness.Cmd(bin, env, ws, "write", "shared.txt", "--from", "-", "--if-match", harness.SHA256Hex(cur))
+					code, res, out, errs := harness.Run(t, c, bytes.NewReader(next))
 					if code == 0 && res.OK {
-						if res.SHA256 != sha256Hex(next) {
-							t.Errorf("writer %d: wrote sha256 %s, want %s", w, res.SHA256, sha256Hex(next))
+						if res.SHA256 != harness.SHA256Hex(next) {
+							t.Errorf("writer %d: wrote sha256 %s, want %s", w, res.SHA256, harness.SHA256Hex(next))
 						}
 						appended[w][j].Store(true)
 						if editsRunning.Load() > 0 {
@@ -230,7 +232,7 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 	if want := editLines + nAppends; len(seen) != want {
 		t.Errorf("the file has %d distinct lines, want %d:\n%s", len(seen), want, got)
 	}
-	if names := dirNames(t, ws); len(names) != 1 {
+	if names := harness.DirNames(t, ws); len(names) != 1 {
 		t.Errorf("the folder holds %q, want only shared.txt", names)
 	}
 	t.Logf("%v: %d appends (%d while edits ran), %d writes retried on FS_STALE", took.Round(time.Millisecond), nAppends, duringEdits.Load(), stale.Load())

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // syncCall is one line of strace's output that syncs or names a file.
@@ -23,9 +25,9 @@ func TestReplaceSyncsTheFileNotTheFolder(t *testing.T) {
 	if err != nil {
 		t.Skip("strace is not installed: the syscalls of a write cannot be traced here")
 	}
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "three\n"})
+	harness.WriteTree(t, ws, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "three\n"})
 	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+TWO\n*** Update File: b.txt\n@@\n-three\n+THREE\n*** Add File: c.txt\n+new\n*** End Patch\n"
 	for _, tc := range []struct {
 		name  string
@@ -41,8 +43,8 @@ func TestReplaceSyncsTheFileNotTheFolder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			trace := filepath.Join(t.TempDir(), "trace")
 			args := append([]string{"-f", "-qq", "-e", "signal=none", "-e", "trace=%file,fsync,fdatasync,syncfs", "-o", trace, bin}, tc.args...)
-			c := procCmd(strace, procEnv(t, ws), ws, args...)
-			code, res, out, errs := procRun(t, c, strings.NewReader(tc.stdin))
+			c := harness.Cmd(strace, harness.Env(t, ws), ws, args...)
+			code, res, out, errs := harness.Run(t, c, strings.NewReader(tc.stdin))
 			if code != 0 || !res.OK {
 				t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", tc.args, code, out, errs)
 			}

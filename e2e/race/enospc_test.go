@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,12 +47,12 @@ func freeBytes(t *testing.T, path string) int64 {
 // no temp file is left in the folder.
 func TestWriteNoSpace(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := filepath.Join(mnt, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	target := filepath.Join(ws, "f.txt")
 	old := append([]byte("MARK: the one line an edit grows\n"), bytes.Repeat([]byte("OLD old content, kept whole\n"), (100<<10)/28)...)
 
@@ -60,7 +61,7 @@ func TestWriteNoSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 		input := bytes.Repeat([]byte("NEW content that cannot fit\n"), (4<<20)/28)
-		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", "-"), bytes.NewReader(input))
+		code, res, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", "-"), bytes.NewReader(input))
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("write of 4 MiB into 1 MiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 		}
@@ -79,7 +80,7 @@ func TestWriteNoSpace(t *testing.T) {
 		}
 		defer os.Remove(src)
 		fillTmpfs(t, mnt, 64<<10)
-		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", src), nil)
+		code, res, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "write", "f.txt", "--overwrite", "--from", src), nil)
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("write --from of 300 KiB into 64 KiB: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 		}
@@ -94,7 +95,7 @@ func TestWriteNoSpace(t *testing.T) {
 		// cannot be written beside the original.
 		fillTmpfs(t, mnt, 8<<10)
 		edits := `[{"old": "MARK: the one line", "new": "` + strings.Repeat("grown ", 10<<10) + `"}]`
-		code, res, out, errs := procRun(t, procCmd(bin, env, ws, "edit", "f.txt", "--edits", "-"), strings.NewReader(edits))
+		code, res, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "edit", "f.txt", "--edits", "-"), strings.NewReader(edits))
 		if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 			t.Errorf("edit on a full tmpfs: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 		}
@@ -124,9 +125,9 @@ func assertUnchanged(t *testing.T, dir, path string, want []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s changed: %d bytes (sha256 %s), want the old %d bytes (sha256 %s)",
-			filepath.Base(path), len(got), sha256Hex(got), len(want), sha256Hex(want))
+			filepath.Base(path), len(got), harness.SHA256Hex(got), len(want), harness.SHA256Hex(want))
 	}
-	if names := dirNames(t, dir); len(names) != 1 || names[0] != filepath.Base(path) {
+	if names := harness.DirNames(t, dir); len(names) != 1 || names[0] != filepath.Base(path) {
 		t.Errorf("ls -A shows %q, want only %s (no temp file)", names, filepath.Base(path))
 	}
 }

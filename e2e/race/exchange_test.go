@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,7 +113,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 		calls = 100
 	}
 	ws := t.TempDir()
-	writeTree(t, ws, map[string]string{
+	harness.WriteTree(t, ws, map[string]string{
 		".git/HEAD":             "ref: refs/heads/main\n",
 		".git/config":           "[core]\n\trepositoryformatversion = 0\n",
 		".git/objects/.keep":    "",
@@ -121,8 +122,8 @@ func TestProtectedExchangeRace(t *testing.T) {
 		"d/config":              "d config\n",
 		"d/hooks/.keep":         "",
 	})
-	env := procEnv(t, ws)
-	bin := procBin(t)
+	env := harness.Env(t, ws)
+	bin := harness.Bin(t)
 	stop := startExchangeLoop(t, ws, "d", ".git", most+10*time.Second)
 
 	var next atomic.Int64
@@ -141,7 +142,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 				if n%4 == 0 {
 					args[1] = "d/config"
 				}
-				code, res, _, _ := procRun(t, procCmd(bin, env, ws, args...), nil)
+				code, res, _, _ := harness.Run(t, harness.Cmd(bin, env, ws, args...), nil)
 				mu.Lock()
 				hist[fmt.Sprintf("%d %s", code, res.Error.Code)]++
 				mu.Unlock()
@@ -157,7 +158,7 @@ func TestProtectedExchangeRace(t *testing.T) {
 		repo = filepath.Join(ws, "d")
 	}
 	landed := 0
-	for _, name := range dirNames(t, filepath.Join(repo, "hooks")) {
+	for _, name := range harness.DirNames(t, filepath.Join(repo, "hooks")) {
 		if strings.HasPrefix(name, "planted-") {
 			landed++
 		}

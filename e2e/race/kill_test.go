@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestWriteKilledIsAtomic kills a streaming write with SIGKILL at random
@@ -19,14 +21,14 @@ import (
 // and checks that the file is always exactly the old or the new content
 // and that the folder holds nothing else: O_TMPFILE leaves no temp file.
 func TestWriteKilledIsAtomic(t *testing.T) {
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	target := filepath.Join(ws, "big.bin")
 
 	oldData := bytes.Repeat([]byte("AAAAAAA old pattern A\n"), (8<<20)/22)
 	newData := bytes.Repeat([]byte("BBBBBBBBB new pattern B\n"), (8<<20)/24)
-	oldSum, newSum := sha256Hex(oldData), sha256Hex(newData)
+	oldSum, newSum := harness.SHA256Hex(oldData), harness.SHA256Hex(newData)
 
 	const chunk = 256 << 10
 	const pause = time.Millisecond
@@ -50,7 +52,7 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := procCmd(bin, env, ws, "write", "big.bin", "--overwrite", "--from", "-")
+		c := harness.Cmd(bin, env, ws, "write", "big.bin", "--overwrite", "--from", "-")
 		c.Stdin = r // an *os.File: the child reads the pipe itself
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
@@ -124,17 +126,17 @@ func TestWriteKilledIsAtomic(t *testing.T) {
 	// content big.bin has and whether the staging file was there.
 	check := func(iter int) (isNew bool, staged bool) {
 		t.Helper()
-		sum := fileSHA256(t, target)
+		sum := harness.FileSHA256(t, target)
 		if sum != oldSum && sum != newSum {
 			fi, _ := os.Stat(target)
 			t.Errorf("iteration %d: big.bin is neither the old nor the new content (size %d, sha256 %s)", iter, fi.Size(), sum)
 		}
-		for _, n := range dirNames(t, ws) {
+		for _, n := range harness.DirNames(t, ws) {
 			switch n {
 			case "big.bin":
 			case staging:
 				staged = true
-				if got := fileSHA256(t, filepath.Join(ws, n)); got != newSum {
+				if got := harness.FileSHA256(t, filepath.Join(ws, n)); got != newSum {
 					t.Errorf("iteration %d: the staging file %s holds %s, not the complete new content", iter, n, got)
 				}
 			default:
@@ -225,17 +227,17 @@ func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
 	if err != nil {
 		t.Skip("needs strace to stop the write exactly at a system call")
 	}
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	target := filepath.Join(ws, "f.txt")
 	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	killAt := func(calls string, args ...string) int {
-		c := procCmd(strace, env, ws, append([]string{"-f", "-o", os.DevNull,
+		c := harness.Cmd(strace, env, ws, append([]string{"-f", "-o", os.DevNull,
 			"-e", "trace=" + calls, "-e", "inject=" + calls + ":signal=KILL", bin}, args...)...)
-		code, _, _, _ := procRun(t, c, nil)
+		code, _, _, _ := harness.Run(t, c, nil)
 		return code
 	}
 
@@ -245,21 +247,21 @@ func TestWriteKilledAtRenameLeavesNoTemp(t *testing.T) {
 	if got, _ := os.ReadFile(target); string(got) != "old\n" {
 		t.Fatalf("killed before rename, f.txt holds %q, want the old content", got)
 	}
-	if names := dirNames(t, ws); len(names) > 2 {
+	if names := harness.DirNames(t, ws); len(names) > 2 {
 		t.Fatalf("killed at rename, the folder holds %v: more than f.txt and one staging file", names)
 	}
-	code, _, out, errs := procRun(t, procCmd(bin, env, ws, "write", "f.txt", "--overwrite", "--content", "newer\n"), nil)
+	code, _, out, errs := harness.Run(t, harness.Cmd(bin, env, ws, "write", "f.txt", "--overwrite", "--content", "newer\n"), nil)
 	if code != 0 {
 		t.Fatalf("write after the kill: exit %d: %s %s", code, out, errs)
 	}
-	if names := dirNames(t, ws); len(names) != 1 || names[0] != "f.txt" {
+	if names := harness.DirNames(t, ws); len(names) != 1 || names[0] != "f.txt" {
 		t.Errorf("the next write left %v, want only f.txt: the staging file of the killed write is still there", names)
 	}
 
 	// A creating write links its file in under its own name: killed at
 	// the link, it leaves nothing, or the whole new file.
 	killAt("link,linkat", "write", "new.txt", "--content", "created\n")
-	for _, n := range dirNames(t, ws) {
+	for _, n := range harness.DirNames(t, ws) {
 		switch n {
 		case "f.txt":
 		case "new.txt":
@@ -281,13 +283,13 @@ func TestWriteConcurrentCreateIsExists(t *testing.T) {
 	if err != nil {
 		t.Skip("needs strace to hold the write at linkat(2)")
 	}
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := t.TempDir()
-	env := procEnv(t, ws)
+	env := harness.Env(t, ws)
 	// The temp file's fsync comes just before the link: once strace has
 	// logged it, the write is held at linkat for 3 s.
 	trace := filepath.Join(t.TempDir(), "trace")
-	c := procCmd(strace, env, ws, "-f", "-o", trace,
+	c := harness.Cmd(strace, env, ws, "-f", "-o", trace,
 		"-e", "trace=fsync,linkat", "-e", "inject=linkat:delay_enter=3000000",
 		bin, "write", "new.txt", "--content", "mine\n")
 	var out bytes.Buffer
@@ -295,7 +297,7 @@ func TestWriteConcurrentCreateIsExists(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(procTimeout); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(harness.Timeout); ; time.Sleep(5 * time.Millisecond) {
 		if log, _ := os.ReadFile(trace); bytes.Contains(log, []byte("fsync(")) {
 			break
 		}
@@ -318,7 +320,7 @@ func TestWriteConcurrentCreateIsExists(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(ws, "new.txt")); string(got) != "theirs\n" {
 		t.Errorf("new.txt holds %q: the other process's file was replaced", got)
 	}
-	if names := dirNames(t, ws); len(names) != 1 {
+	if names := harness.DirNames(t, ws); len(names) != 1 {
 		t.Errorf("the folder holds %v, want only new.txt", names)
 	}
 }

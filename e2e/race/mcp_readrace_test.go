@@ -1,4 +1,4 @@
-package e2e
+package race
 
 // The read side of the symlink-swap race, against dsh-fs mcp: the
 // attacker process of TestSymlinkSwapRace swaps links and exchanges a
@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -121,9 +122,9 @@ func TestMcpReadSwapRace(t *testing.T) {
 	env = append(env, "DSH_FS_TEST_SYSTEM_DIR="+t.TempDir(), "DSH_FS_TEST_HOME="+l.home)
 
 	attacker := startRaceAttacker(t, l, 60*time.Second)
-	c := exec.Command(procBin(t), "mcp", "--tmp=false", l.ws)
+	c := exec.Command(harness.Bin(t), "mcp", "--tmp=false", l.ws)
 	c.Env, c.Dir, c.Stderr = env, l.ws, os.Stderr
-	s := mcpConnect(t, c, nil)
+	s := harness.MCPConnect(t, c, nil)
 
 	start := time.Now()
 	stats := map[string]*readRaceStats{}
@@ -135,7 +136,7 @@ func TestMcpReadSwapRace(t *testing.T) {
 			stats[call.tool] = st
 			tools = append(tools, call.tool)
 		}
-		res := mcpCall(t, s, call.tool, call.args)
+		res := harness.MCPCall(t, s, call.tool, call.args)
 		class, leak := mcpReadRaceClassify(call, res)
 		st.calls++
 		st.classes[class]++
@@ -190,7 +191,7 @@ func TestMcpReadSwapRace(t *testing.T) {
 // first line of another error, and, when the call leaked, what it showed.
 // The whole result is searched, structured content included.
 func mcpReadRaceClassify(call mcpReadRaceCall, res *mcp.CallToolResult) (class, leak string) {
-	text := mcpText(res)
+	text := harness.MCPText(res)
 	const outsideReason = "outside the allowed folders"
 	const marker = "[sandbox: file access denied under workspace-write mode]"
 	switch {

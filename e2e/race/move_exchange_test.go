@@ -1,4 +1,4 @@
-package e2e
+package race
 
 // Issue 22: a RENAME_EXCHANGE race against move. exchange-loop swaps the
 // harmless folder d and the repository .git while moves out of d/hooks
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // moveRaceRepoFile is the content of every hook of the repository the
@@ -39,7 +41,7 @@ func moveRaceLayout(t *testing.T, calls int) string {
 		files[fmt.Sprintf("d/hooks/s-%d", n)] = "d\n"
 		files[fmt.Sprintf("in-%d", n)] = "in\n"
 	}
-	writeTree(t, ws, files)
+	harness.WriteTree(t, ws, files)
 	return ws
 }
 
@@ -56,14 +58,14 @@ func moveRaceRepo(ws string) string {
 func moveRaceEscapes(t *testing.T, ws string, before map[string]string) (escapes int, example string) {
 	t.Helper()
 	out, in := 0, 0
-	for _, name := range dirNames(t, ws) {
-		if strings.HasPrefix(name, "out-") && readFile(t, filepath.Join(ws, name)) == moveRaceRepoFile {
+	for _, name := range harness.DirNames(t, ws) {
+		if strings.HasPrefix(name, "out-") && harness.ReadFile(t, filepath.Join(ws, name)) == moveRaceRepoFile {
 			out++
 			example = name + " was carried out of .git"
 		}
 	}
 	repo := moveRaceRepo(ws)
-	for _, name := range dirNames(t, filepath.Join(repo, "hooks")) {
+	for _, name := range harness.DirNames(t, filepath.Join(repo, "hooks")) {
 		if strings.HasPrefix(name, "in-") {
 			in++
 			example = name + " landed in .git/hooks"
@@ -117,13 +119,13 @@ func TestMoveExchangeRace(t *testing.T) {
 		naive bool
 	}{
 		{"mcp", func(t *testing.T, ws string) mover {
-			s := mcpStart(t, ws, "--tmp=false", ws)
+			s := harness.MCPStart(t, ws, "--tmp=false", ws)
 			return func(t *testing.T, ws, src, dst string) string {
-				res := mcpCall(t, s, "move_file", map[string]any{"source": src, "destination": dst})
+				res := harness.MCPCall(t, s, "move_file", map[string]any{"source": src, "destination": dst})
 				if !res.IsError {
 					return ""
 				}
-				return mcpErrorCode(mcpText(res))
+				return mcpErrorCode(harness.MCPText(res))
 			}
 		}, false},
 		{"naive", func(t *testing.T, ws string) mover {

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -20,7 +21,7 @@ import (
 // temp file.
 func TestPatchNoSpace(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	ws := filepath.Join(mnt, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestPatchNoSpace(t *testing.T) {
 	patch := "*** Begin Patch\n*** Add File: n/sub/new.txt\n+new\n*** Update File: a.txt\n@@\n-small: one line\n+small: changed\n" +
 		"*** Update File: big.txt\n@@\n-MARK: the one line the patch grows\n+" + strings.Repeat("grown ", 10<<10) + "\n*** End Patch\n"
 	fillTmpfs(t, mnt, 8<<10)
-	code, res, out, errs := procRun(t, procCmd(bin, procEnv(t, ws), ws, "patch", "--from", "-"), strings.NewReader(patch))
+	code, res, out, errs := harness.Run(t, harness.Cmd(bin, harness.Env(t, ws), ws, "patch", "--from", "-"), strings.NewReader(patch))
 	if code != 1 || res.OK || res.Error.Code != "FS_NO_SPACE" {
 		t.Errorf("patch on a full tmpfs: exit %d, want 1 with FS_NO_SPACE\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -51,7 +52,7 @@ func TestPatchNoSpace(t *testing.T) {
 			t.Errorf("%s changed: %d bytes, want the old %d", name, len(got), len(want))
 		}
 	}
-	if names := dirNames(t, ws); strings.Join(names, ",") != "a.txt,big.txt" {
+	if names := harness.DirNames(t, ws); strings.Join(names, ",") != "a.txt,big.txt" {
 		t.Errorf("ls -A shows %q, want a.txt and big.txt only (no temp file, no folder made for n/sub/new.txt)", names)
 	}
 }
@@ -102,7 +103,7 @@ func TestPatchSwapRace(t *testing.T) {
 			l := newRaceLayout(t)
 			before := snapshotTree(t, l.outside)
 			system := filepath.Join(l.dir, "etc")
-			writeTree(t, system, map[string]string{"config.yaml": "enforce: " + enforce + "\n"})
+			harness.WriteTree(t, system, map[string]string{"config.yaml": "enforce: " + enforce + "\n"})
 			env := append(raceEnv(l, enforce, runner.env), "DSH_FS_TEST_SYSTEM_DIR="+system, "DSH_FS_TEST_HOME="+l.home)
 			cmds := patchRaceCommands(l.dir)
 			attacker := startRaceAttacker(t, l, dur)

@@ -1,6 +1,6 @@
 //go:build race
 
-package e2e
+package race
 
 // raceEnabled says this test binary, and so the dsh-fs it runs as, is
 // race-instrumented: each call costs several times the CPU.

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 // The symlink-swap race of docs/design.md §4 steps 6 and 7, run as STYLE.md asks:
 // processes, not goroutines. An attacker process swaps symlinks and
@@ -47,6 +47,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -203,7 +204,7 @@ func newRaceLayout(t *testing.T) raceLayout {
 	for name, content := range raceOutsideFiles {
 		files["outside/"+name] = content
 	}
-	writeTree(t, dir, files)
+	harness.WriteTree(t, dir, files)
 	for _, d := range []string{l.home, l.xdg, l.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -267,7 +268,7 @@ func runSwapRace(t *testing.T, runner raceRunner, enforce string, dur time.Durat
 	// enforce is the deployment's choice: a session variable may raise
 	// it but never turn the kernel layer off (docs/design.md §2).
 	system := filepath.Join(l.dir, "etc")
-	writeTree(t, system, map[string]string{"config.yaml": "enforce: " + enforce + "\n"})
+	harness.WriteTree(t, system, map[string]string{"config.yaml": "enforce: " + enforce + "\n"})
 	env := append(raceEnv(l, enforce, runner.env), "DSH_FS_TEST_SYSTEM_DIR="+system, "DSH_FS_TEST_HOME="+l.home)
 	attacker := startRaceAttacker(t, l, dur)
 

@@ -1,4 +1,4 @@
-package e2e
+package race
 
 // The read side of the symlink-swap race (issue 12, "Check what you
 // opened"): the attacker process of TestSymlinkSwapRace swaps links and
@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -78,7 +79,7 @@ func TestReadSwapRace(t *testing.T) {
 		t.Skip("a race of some hundreds of processes")
 	}
 	perKind := raceCallCount(t, envReadRaceCalls, readRaceCalls, readRaceCallsRace)
-	bin := procBin(t)
+	bin := harness.Bin(t)
 	l := newReadRaceLayout(t)
 	// deny_read is the deployment's: in the trusted system file, found
 	// through the test binary's hook, as the write race sets enforce.
@@ -190,7 +191,7 @@ func newReadRaceLayout(t *testing.T) readRaceLayout {
 		s := readRaceSecretWord + " " + what + "\n"
 		return s + strings.Repeat("#", readRaceSecretSize-len(s)-1) + "\n"
 	}
-	writeTree(t, l.dir, map[string]string{
+	harness.WriteTree(t, l.dir, map[string]string{
 		"outside/target.txt":                           secret("target"),
 		"outside/dir/f.txt":                            secret("dir f"),
 		"outside/dir/" + readRaceSecretName + "-a.txt": secret("a"),
@@ -198,7 +199,7 @@ func newReadRaceLayout(t *testing.T) readRaceLayout {
 		"ws/d/sub/g.txt": "inside d sub g\n",
 	})
 	l.system = filepath.Join(l.dir, "etc")
-	writeTree(t, l.system, map[string]string{"config.yaml": "deny_read: [\"" + l.outside + "/**\"]\n"})
+	harness.WriteTree(t, l.system, map[string]string{"config.yaml": "deny_read: [\"" + l.outside + "/**\"]\n"})
 	return l
 }
 
@@ -239,9 +240,9 @@ func runReadRaceCall(bin string, env []string, ws string, args []string, out str
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(procTimeout):
+	case <-time.After(harness.Timeout):
 		c.Process.Kill()
-		return "hung", fmt.Sprintf("%v: still running after %v", args, procTimeout)
+		return "hung", fmt.Sprintf("%v: still running after %v", args, harness.Timeout)
 	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -249,7 +250,7 @@ func runReadRaceCall(bin string, env []string, ws string, args []string, out str
 	} else if err != nil {
 		return "exec failed", ""
 	}
-	var res procResult
+	var res harness.Result
 	var extra struct {
 		Error struct {
 			Reason string `json:"reason"`

@@ -1,4 +1,4 @@
-package e2e
+package repo
 
 // The map in the repository (issue 27): ARCHITECTURE.md names every
 // package folder and the functions its data flows go through, the README
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // readmeMaxBytes is the README's budget: the way in, not the reference.
@@ -31,19 +33,19 @@ const readmeMaxBytes = 15_000
 func goFolders(t *testing.T) []string {
 	t.Helper()
 	seen := map[string]bool{}
-	err := filepath.WalkDir(repoRoot, func(full string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(harness.RepoRoot, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if full != repoRoot && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if full != harness.RepoRoot && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		if strings.HasSuffix(name, ".go") {
-			rel, err := filepath.Rel(repoRoot, filepath.Dir(full))
+			rel, err := filepath.Rel(harness.RepoRoot, filepath.Dir(full))
 			if err != nil {
 				return err
 			}
@@ -88,7 +90,7 @@ func mappedFolders(t *testing.T, doc string) []string {
 // row of ARCHITECTURE.md's package table, and every row is such a folder.
 func TestArchitectureNamesEveryPackage(t *testing.T) {
 	t.Parallel()
-	doc := readFile(t, filepath.Join(repoRoot, "ARCHITECTURE.md"))
+	doc := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "ARCHITECTURE.md"))
 	have, named := goFolders(t), mappedFolders(t, doc)
 	for _, f := range have {
 		if !slices.Contains(named, f) {
@@ -115,7 +117,7 @@ var qualified = regexp.MustCompile(`^([a-z][a-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)(
 // behind fails here, naming the stale entry.
 func TestArchitectureNamesExist(t *testing.T) {
 	t.Parallel()
-	doc := readFile(t, filepath.Join(repoRoot, "ARCHITECTURE.md"))
+	doc := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "ARCHITECTURE.md"))
 	decls := moduleDeclarations(t)
 	seen := map[string]bool{}
 	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
@@ -140,10 +142,10 @@ func TestArchitectureNamesExist(t *testing.T) {
 		}
 		if strings.Contains(span, "/") && !strings.ContainsAny(span, " *$~") && !strings.HasPrefix(span, "/") {
 			top, _, _ := strings.Cut(span, "/")
-			if fi, err := os.Stat(filepath.Join(repoRoot, top)); err != nil || !fi.IsDir() {
+			if fi, err := os.Stat(filepath.Join(harness.RepoRoot, top)); err != nil || !fi.IsDir() {
 				continue // not a path into the repository: github.com/…
 			}
-			if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(span))); err != nil {
+			if _, err := os.Stat(filepath.Join(harness.RepoRoot, filepath.FromSlash(span))); err != nil {
 				t.Errorf("ARCHITECTURE.md names %s, which does not exist", span)
 			}
 		}
@@ -158,7 +160,7 @@ func moduleDeclarations(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	decls := map[string]map[string]bool{}
 	for _, folder := range goFolders(t) {
-		dir := filepath.Join(repoRoot, filepath.FromSlash(folder))
+		dir := filepath.Join(harness.RepoRoot, filepath.FromSlash(folder))
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +251,7 @@ func receiverType(e ast.Expr) string {
 // reference lives in docs/.
 func TestReadmeIsTheWayIn(t *testing.T) {
 	t.Parallel()
-	readme := readFile(t, filepath.Join(repoRoot, "README.md"))
+	readme := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "README.md"))
 	if len(readme) > readmeMaxBytes {
 		t.Errorf("README.md is %d bytes, over its budget of %d: move reference text to docs/ and link it", len(readme), readmeMaxBytes)
 	}
@@ -268,7 +270,7 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // markdown file names one of its headings as GitHub anchors them.
 func TestDocLinksResolve(t *testing.T) {
 	t.Parallel()
-	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	docs, err := filepath.Glob(filepath.Join(harness.RepoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,13 +280,13 @@ func TestDocLinksResolve(t *testing.T) {
 		if a, ok := anchors[rel]; ok {
 			return a
 		}
-		a := headingAnchors(readFile(t, filepath.Join(repoRoot, filepath.FromSlash(rel))))
+		a := headingAnchors(harness.ReadFile(t, filepath.Join(harness.RepoRoot, filepath.FromSlash(rel))))
 		anchors[rel] = a
 		return a
 	}
 	checked := 0
 	for _, file := range files {
-		text := withoutCode(readFile(t, filepath.Join(repoRoot, file)))
+		text := withoutCode(harness.ReadFile(t, filepath.Join(harness.RepoRoot, file)))
 		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -299,7 +301,7 @@ func TestDocLinksResolve(t *testing.T) {
 					t.Errorf("%s: link %s leaves the repository", file, target)
 					continue
 				}
-				if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(rel))); err != nil {
+				if _, err := os.Stat(filepath.Join(harness.RepoRoot, filepath.FromSlash(rel))); err != nil {
 					t.Errorf("%s: link %s: no file %s", file, target, rel)
 					continue
 				}
@@ -318,7 +320,7 @@ func relAll(t *testing.T, paths []string) []string {
 	t.Helper()
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
-		rel, err := filepath.Rel(repoRoot, p)
+		rel, err := filepath.Rel(harness.RepoRoot, p)
 		if err != nil {
 			t.Fatal(err)
 		}

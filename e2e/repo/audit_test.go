@@ -1,4 +1,4 @@
-package e2e
+package repo
 
 import (
 	"go/ast"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // mutatingCalls are the functions that change the file system through a
@@ -136,11 +138,11 @@ func TestNoPlainPathMutations(t *testing.T) {
 	// What each registered file was found to call: a registration
 	// nothing needs any more is removed, so the lists stay exact.
 	mounted, started := map[string]bool{}, map[string]bool{}
-	err := filepath.WalkDir(repoRoot, func(full string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(harness.RepoRoot, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		path, err := filepath.Rel(repoRoot, full)
+		path, err := filepath.Rel(harness.RepoRoot, full)
 		if err != nil {
 			return err
 		}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# patch-fixtures.sh lays out the replay fixtures of e2e/patch_replay_test.go
+# patch-fixtures.sh lays out the replay fixtures of e2e/patch/patch_replay_test.go
 # from real commits of a git repository: for each COMMIT, the files it
 # touches as they were before (before/) and after (after/), the commit as a
 # unified diff as git writes it (unified.diff), and the same change in
@@ -11,11 +11,11 @@
 #   git clone https://github.com/spf13/cobra /tmp/cobra
 #   scripts/patch-fixtures.sh /tmp/cobra/.git COMMIT...
 #
-# The fixtures are written to e2e/testdata/patch-replay/COMMIT.
+# The fixtures are written to e2e/patch/testdata/patch-replay/COMMIT.
 set -eu
 gitdir=$1
 shift
-out=e2e/testdata/patch-replay
+out=e2e/patch/testdata/patch-replay
 g() { git --git-dir "$gitdir" -c core.quotepath=off "$@"; }
 for c in "$@"; do
 	d=$out/$c

@@ -9,7 +9,7 @@ import (
 // Coverage of the process tests. Under go test -cover every process of
 // this test binary, the dsh-fs children that scripts and proc tests exec
 // included, writes its coverage counters to GOCOVERDIR when it exits
-// (testscript passes GOCOVERDIR on; Env and raceEnv do too). A child
+// (testscript passes GOCOVERDIR on; Env and race.raceEnv do too). A child
 // that made a mutation has put Landlock in place by then, and Landlock
 // refuses every write outside the writable roots: the counters were lost,
 // with an "error: coverage … emit failed" on stderr.

@@ -94,6 +94,7 @@ func MCPCall(t *testing.T, s *mcp.ClientSession, name string, args any) *mcp.Cal
 	return res
 }
 
+// MCPText is the text content of a tool result, its parts joined.
 func MCPText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -104,6 +105,7 @@ func MCPText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
+// MCPTools lists the server's tools by name; an error fails the test.
 func MCPTools(t *testing.T, s *mcp.ClientSession) map[string]*mcp.Tool {
 	t.Helper()
 	res, err := s.ListTools(context.Background(), nil)

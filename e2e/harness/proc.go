@@ -16,22 +16,24 @@ import (
 	"time"
 )
 
-// The tests of package e2e run the real dsh-fs command as separate
-// processes: TestMain (scripts_test.go) put this test binary on $PATH under that name,
-// race-instrumented under -race. Locks, kills and crashes are properties
-// of processes, so goroutines would not test them.
+// The tests under e2e run the real dsh-fs command as separate processes:
+// Main put the test binary on $PATH under that name, race-instrumented
+// under -race. Locks, kills and crashes are properties of processes, so
+// goroutines would not test them.
 
 // RepoRoot is the module's root, seen from a test package's folder, where
-// go test runs its tests: the README, the sources the audit reads and the
-// main packages are there.
+// go test runs its tests (every test package is e2e/<subject>, two
+// folders down): the README, the sources the audit reads and the main
+// packages are there.
 const RepoRoot = "../.."
 
-// Bin finds the dsh-fs command that TestMain installed.
+// Bin finds the dsh-fs command that Main installed: the test binary
+// itself, under that name on $PATH.
 func Bin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("dsh-fs")
 	if err != nil {
-		t.Fatalf("dsh-fs is not on $PATH (TestMain should have put it there): %v", err)
+		t.Fatalf("dsh-fs is not on $PATH (harness.Main should have put it there): %v", err)
 	}
 	return bin
 }
@@ -135,11 +137,13 @@ func Run(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, Result, string, strin
 	return code, res, out.String(), errb.String()
 }
 
+// SHA256Hex is the hex SHA-256 of b.
 func SHA256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
 
+// FileSHA256 is the hex SHA-256 of the file at path; an error fails the test.
 func FileSHA256(t testing.TB, path string) string {
 	t.Helper()
 	f, err := os.Open(path)

@@ -6,6 +6,7 @@ import (
 	"testing"
 )
 
+// ReadFile is the content of the file at path; an error fails the test.
 func ReadFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -57,6 +57,9 @@ func Schemas(t *testing.T) map[string]*jsonschema.Schema {
 	return out
 }
 
+// Validate checks line, one JSON document (a result line), against sch,
+// the schema of the file name: not JSON fails the test, a mismatch is an
+// error naming the schema.
 func Validate(t *testing.T, sch *jsonschema.Schema, name, line string) {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(line))

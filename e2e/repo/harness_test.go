@@ -1,0 +1,58 @@
+package repo
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
+)
+
+// harnessImportPath is the package that turns a test binary into dsh-fs.
+const harnessImportPath = "github.com/dshfs/dsh-fs/e2e/harness"
+
+// TestHarnessOnlyForTests: no source but a _test.go file (and the
+// harness's own) imports e2e/harness. It is a regular package so that
+// every test package can share it, but its init leaves GOCOVERDIR
+// writable to the kernel layer (cover.go) and its dsh-fs takes the
+// trusted locations from DSH_FS_TEST_*: linked into a command, either
+// would weaken that command's fence.
+func TestHarnessOnlyForTests(t *testing.T) {
+	harnessDir := filepath.Join(harness.RepoRoot, "e2e", "harness")
+	checked := 0
+	err := filepath.WalkDir(harness.RepoRoot, func(full string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if full == harnessDir || (full != harness.RepoRoot && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), "."))) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(full, ".go") || strings.HasSuffix(full, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), full, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == harnessImportPath {
+				t.Errorf("%s imports %s: only tests may", full, harnessImportPath)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go source found under the repository root: the check saw nothing")
+	}
+}

@@ -57,11 +57,11 @@ var startCalls = map[string]bool{
 }
 
 var mayStart = map[string]bool{
-	"internal/cli/exec.go":        true, // exec's child, CMD, the user-namespace probe
-	"internal/cli/broker.go":      true, // the supervisor runs an escalated call as dsh-fs __brokered-call
-	"internal/cli/elsewhere.go":   true, // the MCP escalator: dsh-fs itself
-	"internal/cli/mcp.go":         true, // dsh-fs hands over to dsh-fs-mcp beside it
-	"internal/sandbox/approve.go": true, // the trusted approval_command
+	"internal/cli/exec.go":             true, // exec's child, CMD, the user-namespace probe
+	"internal/cli/broker.go":           true, // the supervisor runs an escalated call as dsh-fs __brokered-call
+	"internal/escalation/elsewhere.go": true, // the MCP escalator: dsh-fs itself
+	"internal/cli/mcp.go":              true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"internal/sandbox/approve.go":      true, // the trusted approval_command
 	// The toolchains asked for their caches (go env GOCACHE …): the
 	// person's own, from exec's $PATH, outside the session and before it.
 	"internal/sandbox/caches.go":  true,

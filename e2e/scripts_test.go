@@ -47,7 +47,10 @@ func TestMain(m *testing.M) {
 // release build does, so every MCP test goes through that hand-over.
 func dshFsMcp() {
 	app := cli.NewApp(testLocations())
-	app.ServeMCP = mcpserver.Serve
+	app.ServeMCP = func(s *config.Settings, dirs []string) error {
+		return mcpserver.Serve(mcpserver.Host{Stdin: app.Stdin, Stdout: app.Stdout, Stderr: app.Stderr,
+			LookupEnv: app.LookupEnv, DescribePolicy: cli.DescribePolicy}, s, dirs)
+	}
 	os.Exit(app.Run(os.Args[1:]))
 }
 

@@ -10,11 +10,12 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -74,7 +75,7 @@ func (c *call) forward(req session.Request) error {
 		return refuse("no working directory: " + err.Error())
 	}
 	req.Path, req.Escalate = a.current.Path, string(c.escalate)
-	for name := range settingVariables() {
+	for name := range escalation.SettingVariables() {
 		if val, ok := a.LookupEnv(name); ok {
 			req.Env = append(req.Env, name+"="+val)
 		}
@@ -135,7 +136,7 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	cannot := func(err error) session.Reply {
 		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
 	}
-	mine, theirs, err := socketPair()
+	mine, theirs, err := escalation.SocketPair()
 	if err != nil {
 		return cannot(err)
 	}
@@ -147,10 +148,10 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	}
 	c := exec.Command(r.self, brokeredCallArg)
 	c.Args[0] = "dsh-fs"
-	env := withoutSessionVars(os.Environ())
+	env := escalation.WithoutSessionVars(os.Environ())
 	for _, kv := range req.Env {
 		name, _, _ := strings.Cut(kv, "=")
-		if settingVariables()[name] {
+		if escalation.SettingVariables()[name] {
 			env = append(env, kv)
 		}
 	}
@@ -204,7 +205,7 @@ const (
 // strictly again, and carries it out as the file tool carries out the
 // same write or edit, with its escalation; the result goes to stdout.
 func (a *App) runBrokered() int {
-	a.current = Header{Op: "escalate"}
+	a.current = result.Header{Op: "escalate"}
 	f := os.NewFile(brokeredRequestFD, "request")
 	req, err := session.DecodeRequest(f)
 	f.Close()
@@ -279,14 +280,4 @@ func (s *supervisor) askTerminal(a session.Ask) error {
 		}
 	}
 	return sandbox.AskAtTerminal(req)
-}
-
-// socketPair returns two connected stream sockets, neither inherited by
-// accident.
-func socketPair() (*os.File, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(fds[0]), "approver"), os.NewFile(uintptr(fds[1]), "approver-child"), nil
 }

@@ -1,171 +1,22 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 
-	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
-// Elsewhere is where a server (dsh-fs mcp) sends the calls it runs
-// escalated: a process outside its kernel layer, started by a supervisor
-// the model cannot reach, under a record of the server's policy, where the
-// trusted approval decides and sees the diff (docs/design.md §7). Inside a
-// dsh-fs exec session that supervisor is exec itself; otherwise it is an
-// escalator the server starts (StartElsewhere). Nothing here speaks MCP.
-type Elsewhere struct {
-	// broker is the channel to the supervisor that runs them.
-	broker int
-	// env carries what narrows the record there (inside an exec session,
-	// the server's own flags).
-	env []string
-	// dir is the base of relative paths: the server's cwd.
-	dir string
-	// stop ends the server's own escalator and removes its record.
-	stop func()
-	// own says the escalator is the server's, not a dsh-fs exec
-	// session's supervisor.
-	own bool
-}
-
-// Run sends req to the supervisor, with the server's directory and
-// narrowing variables, and returns its result line and exit status.
-func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
-	req.Dir, req.Env = e.dir, e.env
-	rep, err := session.Forward(e.broker, req)
-	if err != nil {
-		return nil, 0, err
-	}
-	if rep.Refused != "" {
-		return nil, rep.Status, errors.New(rep.Refused)
-	}
-	return bytes.TrimSpace([]byte(rep.Stdout)), rep.Status, nil
-}
-
-// escalatorArg is the argument that makes a dsh-fs process dsh-fs mcp's
-// escalator. Like exec's child it is not a command: it serves only the
-// channel its parent handed down as fd 3, and asks its parent, over fd 4,
+// runEscalator is the escalator's whole life (escalation.Arg): it runs
+// the calls the server sends until the server is gone, asking the server
 // what approval supervisor would ask a person.
-const escalatorArg = "__mcp-escalator"
-
-// The escalator's inherited descriptors.
-const (
-	escalatorBrokerFD = 3
-	escalatorAsksFD   = 4
-)
-
-// runEscalator is the escalator's whole life: it runs the calls the
-// server sends until the server is gone.
 func runEscalator() int {
 	self, err := os.Executable()
 	if err != nil {
 		return ExitFailed
 	}
-	asker := session.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
+	asker := session.NewAsker(os.NewFile(escalation.AsksFD, "asks"))
 	r := &callRunner{self: self, record: os.Getenv(session.Env), ask: asker.Ask}
-	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), r.run)
+	session.ServeAll(os.NewFile(escalation.BrokerFD, "broker"), r.run)
 	return ExitOK
 }
-
-// StartElsewhere readies the place where the server's escalated calls
-// run, or says why there is none. Inside a dsh-fs exec session it is the
-// session's supervisor; otherwise an escalator the server starts now,
-// before its first write restricts it, under a record of its policy.
-// ask answers approval supervisor for the escalator.
-func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*Elsewhere, string) {
-	p := s.Policy
-	if s.Session != nil {
-		v, _ := a.LookupEnv(session.BrokerEnv)
-		fd, err := session.EnvFD(v)
-		if err == nil {
-			err = session.CheckBroker(fd)
-		}
-		if err != nil {
-			return nil, "no channel to the dsh-fs exec supervisor"
-		}
-		return &Elsewhere{broker: fd, env: s.NarrowingEnv(), dir: p.Cwd, stop: func() {}}, ""
-	}
-	switch p.Approval {
-	case sandbox.ApprovalNever:
-		return nil, "approval is never"
-	case sandbox.ApprovalTTY:
-		return nil, "approval tty has no terminal here"
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err.Error()
-	}
-	roots, err := sandbox.NewFence(p).Roots()
-	if err != nil {
-		return nil, err.Error()
-	}
-	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
-	if err != nil {
-		return nil, "no private folder for its record: " + err.Error()
-	}
-	mine, theirs, err := session.NewBroker()
-	if err != nil {
-		session.Remove(dir)
-		return nil, err.Error()
-	}
-	asks, asksTheirs, err := socketPair()
-	if err != nil {
-		mine.Close()
-		theirs.Close()
-		session.Remove(dir)
-		return nil, err.Error()
-	}
-	// The record names the escalator as the session's supervisor: the
-	// calls it runs trust an approver channel only from it
-	// (session.CheckApprover). So it is written once the escalator runs,
-	// before the first call reaches it.
-	record := session.RecordPath(dir)
-	c := exec.Command(self, escalatorArg)
-	c.Args[0] = "dsh-fs"
-	c.Env = append(withoutSessionVars(os.Environ()), session.Env+"="+record)
-	// Never the MCP pipe: the escalator's own output is not the server's.
-	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
-	c.ExtraFiles = []*os.File{theirs, asksTheirs}
-	err = c.Start()
-	theirs.Close()
-	asksTheirs.Close()
-	if err == nil {
-		rec := sessionRecord(s, roots)
-		rec.Supervisor = c.Process.Pid
-		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)
-		if err == nil {
-			_, err = session.Write(dir, rec)
-		}
-		if err != nil {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}
-	if err != nil {
-		mine.Close()
-		asks.Close()
-		session.Remove(dir)
-		return nil, "the escalator: " + err.Error()
-	}
-	go session.AnswerAsks(asks, ask)
-	stop := func() {
-		mine.Close() // the escalator ends when its channel does
-		c.Wait()
-		asks.Close()
-		session.Remove(dir)
-	}
-	return &Elsewhere{broker: int(mine.Fd()), dir: p.Cwd, stop: stop, own: true}, ""
-}
-
-// Stop ends the server's own escalator, once its calls are done, and
-// removes its record; a session's supervisor is left running.
-func (e *Elsewhere) Stop() { e.stop() }
-
-// Own says the escalator is the server's: approval supervisor then asks
-// through the server (its client's user), not at a terminal.
-func (e *Elsewhere) Own() bool { return e.own }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,9 +17,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -100,7 +101,7 @@ func execRun(opts *ExecOptions) error {
 		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call, not to a session")
 	}
 	a.started = true
-	a.current = Header{Op: "exec"}
+	a.current = result.Header{Op: "exec"}
 	// exec --config FILE is the harness's trusted base for this session
 	// (docs/design.md §10); inside a session it only narrows.
 	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
@@ -173,7 +174,8 @@ func newSupervisor(a *App, s *config.Settings) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := sessionRecord(s, roots)
+	rec := escalation.Record(s, roots)
+	rec.Supervisor, rec.SupervisorStart, rec.SupervisorPidNS = os.Getpid(), selfStart(), selfPidNS()
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && sandbox.ScopesHeld(abi),
 		Privileges: session.PrivilegesKept}
 	var sockets []string
@@ -539,22 +541,6 @@ func startDir(p sandbox.Policy) string {
 	return p.Cwd
 }
 
-// sessionRecord is the record of a session of s, whose writable roots
-// are roots: every resolved setting, and the roots the kernel layer
-// leaves writable (none in read-only mode).
-func sessionRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
-	values := map[string]any{}
-	for _, v := range s.Values {
-		values[string(v.Key)] = v.Value
-	}
-	var kernelRoots []string
-	if s.Policy.Mode == sandbox.WorkspaceWrite {
-		kernelRoots = sandbox.RootPaths(roots)
-	}
-	return &session.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,
-		Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
-}
-
 // sessionPrivileges is what CMD keeps of its privileges under p: in
 // danger-full-access all of them (the harness asked for no sandbox);
 // otherwise none, where the bounding set can be emptied (as root, or in
@@ -667,16 +653,6 @@ func exitStatusOf(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-// settingVariables are the DSH_FS_* variables that are session sources
-// of a setting, by name.
-var settingVariables = sync.OnceValue(func() map[string]bool {
-	names := map[string]bool{}
-	for _, v := range config.Environment() {
-		names[v.Name] = true
-	}
-	return names
-})
-
 // childEnv is CMD's environment: exec's own, without the DSH_FS_*
 // settings (folded into the record already) and any session variables it
 // inherited, plus the record and the channel.
@@ -686,21 +662,8 @@ func (s *supervisor) childEnv() []string {
 		// as variables, and its own variables pass as they are.
 		return append(os.Environ(), s.settings.NarrowingEnv()...)
 	}
-	env := withoutSessionVars(os.Environ())
+	env := escalation.WithoutSessionVars(os.Environ())
 	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
-}
-
-// withoutSessionVars is env without the setting variables and the
-// session's own: what a supervisor passes on is decided afresh.
-func withoutSessionVars(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv:
-			return true
-		}
-		return settingVariables()[name]
-	})
 }
 
 // execChild is the child's whole life: it reads the spec, mounts the

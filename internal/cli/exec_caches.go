@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -31,7 +32,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 		return func() []sandbox.FoundCache { return listed }
 	}
 	done := make(chan []sandbox.FoundCache, 1)
-	env := withoutSessionVars(os.Environ())
+	env := escalation.WithoutSessionVars(os.Environ())
 	go func() { done <- sandbox.FindCaches(env) }()
 	return func() []sandbox.FoundCache { return append(listed, <-done...) }
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -131,27 +130,4 @@ func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
 		return nil, fserr.FromOS("patch: --from", opts.From, err)
 	}
 	return data, nil
-}
-
-// patch prints each file's diff, then one line per file: what was done to
-// it and its new sha256, which --if-match takes. The lines go to stdout
-// with the diffs: they are what the model needs next.
-func (t textOut) patch(r *fsops.PatchResult) {
-	for _, f := range r.Files {
-		t.diff(f.Diff)
-	}
-	for _, f := range r.Files {
-		what := f.Action
-		if r.DryRun {
-			what = "would be " + what
-		}
-		line := fmt.Sprintf("%s: %s", f.Path, what)
-		if f.From != "" {
-			line += " from " + f.From
-		}
-		if f.SHA256 != "" {
-			line += " (sha256 " + f.SHA256 + ")"
-		}
-		fmt.Fprintln(t.out, line)
-	}
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -71,6 +73,51 @@ type PolicyResult struct {
 	Enforcement sandbox.Layers `json:"enforcement"`
 	// Shell is what fences the model's shell, beside the file tool.
 	Shell shellLayers `json:"shell"`
+}
+
+// WriteText writes r for people (--output text): the settings with their
+// origins, the roots, the layers, and what holds for the shell.
+func (r PolicyResult) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range r.Settings {
+		origin := string(v.Source)
+		if v.Name != "" {
+			origin += " " + v.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", v.Key, v.Trust, origin, v.Value)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nwritable roots:")
+	for _, root := range r.WritableRoots {
+		fmt.Fprintf(w, "  %s (%s)\n", root.Path, root.Origin)
+	}
+	if len(r.NotWritable) > 0 {
+		fmt.Fprintln(w, "\nnot writable:")
+		for _, root := range r.NotWritable {
+			fmt.Fprintf(w, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
+		}
+	}
+	fmt.Fprintf(w, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	sh := r.Shell
+	if sh.Session != "" {
+		fmt.Fprintf(w, "\nshell (dsh-fs exec session %s):\n", sh.Session)
+	} else {
+		fmt.Fprintln(w, "\nshell:")
+	}
+	if sh.Writes == "" {
+		// The short result: what holds, without the words (--verbose).
+		_, err := fmt.Fprintf(w, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
+			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
+		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
+	if err == nil {
+		_, err = fmt.Fprintf(w, "  git: %s\n", sh.Git)
+	}
+	return err
 }
 
 // shellLayers says, per layer, what holds for the model's shell: inside a
@@ -371,6 +418,12 @@ func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, er
 	}, nil
 }
 
+// DescribePolicy is NewPolicyResult for a front end that passes it on
+// as it is (dsh-fs mcp's dsh_policy).
+func DescribePolicy(s *config.Settings, roots []sandbox.Root) (any, error) {
+	return NewPolicyResult(s, roots)
+}
+
 // nonNilSlice makes a nil list an empty one, so JSON says [] and not null.
 func nonNilSlice[T any](s []T) []T {
 	if s == nil {
@@ -387,7 +440,7 @@ func nonNilSlice[T any](s []T) []T {
 func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
-	FenceLines(&b, p, roots)
+	policyview.FenceLines(&b, p, roots)
 	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
 		if len(rec.Shell.Caches) > 0 {
@@ -414,31 +467,4 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 	}
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
-}
-
-// FenceLines are the lines of the sandbox:policy block that say what the
-// fence lets through, shared by policy --context and the instructions of
-// dsh-fs mcp.
-func FenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
-	fmt.Fprintf(b, "mode: %s\n", p.Mode)
-	switch p.Mode {
-	case sandbox.ReadOnly:
-		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
-	case sandbox.WorkspaceWrite:
-		if len(roots) == 0 {
-			b.WriteString("writable roots: none\n")
-		} else {
-			fmt.Fprintf(b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
-		}
-		fmt.Fprintf(b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
-		fmt.Fprintf(b, "in every .git (and its worktrees/*, modules/*), never written: %s; the rest of .git is writable, so git add and commit work\n",
-			strings.Join(sandbox.GitProtectedNames(), ", "))
-	case sandbox.DangerFullAccess:
-		b.WriteString("writes: anywhere the operating system allows\n")
-	}
-	if len(p.DenyRead) > 0 {
-		fmt.Fprintf(b, "reads: everywhere except %s\n", strings.Join(p.DenyRead, ", "))
-	} else {
-		b.WriteString("reads: everywhere\n")
-	}
 }

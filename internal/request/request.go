@@ -54,12 +54,14 @@ type Bounds struct {
 	Diff diff.Options
 }
 
-// Exec carries out requests under one call's fence. It resolves each
-// path once: a front end that names the resolved path before the inputs
-// of its request are read (the CLI's header, even on failure) resolves it
-// through Resolve first, and the request's run takes that same target,
-// never a second canonicalization that a symlink swapped in between could
-// make differ. An Exec belongs to one call and one goroutine.
+// Exec carries out requests under one call's fence. It canonicalizes
+// each path once: a front end that names the resolved path before the
+// inputs of its request are read (the CLI's header, even on failure)
+// resolves it through Resolve first, and the request's run takes that
+// same target, so the header and the fence's decisions by name agree and
+// the path costs one canonicalization. (The open still walks the path as
+// given and decides on what it opened, as every open of the fence does.)
+// An Exec belongs to one call and one goroutine.
 type Exec struct {
 	fence    *sandbox.Fence
 	bounds   Bounds

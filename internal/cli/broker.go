@@ -14,7 +14,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -221,42 +221,38 @@ func (a *App) runBrokered() int {
 	return exitStatus(fserr.CodeOf(err))
 }
 
+// brokeredCall begins the call again under the pinned record and runs
+// the typed request req carries through the same execution as the call
+// in place (request.Exec); a write or an edit names its resolved path in
+// the header, failure or not.
 func (a *App) brokeredCall(req session.Request) error {
 	// No flag: the pinned record and the caller's variables are the
 	// sources, as for any call inside the session.
 	flags := pflag.NewFlagSet(req.Op, pflag.ContinueOnError)
-	call, err := a.beginWith(flags, req.Op, req.Path, req.Escalate)
+	r := req.Typed()
+	if r == nil {
+		return fserr.New(fserr.InvalidArgument, "a request that carries no "+req.Op)
+	}
+	path := ""
+	switch r := r.(type) {
+	case request.Write:
+		path = r.Path
+	case request.Edit:
+		path = r.Path
+	}
+	call, err := a.beginWith(flags, req.Op, path, req.Escalate)
 	if err != nil {
 		return err
 	}
-	diffOpts, err := call.diffOptionsFor(req.Op, req.Diff)
-	if err != nil {
-		return err
-	}
-	if req.Op == session.OpPatch {
-		p, err := fsops.ParsePatch(req.Patch.Patch)
+	x := call.exec()
+	if path != "" {
+		t, err := x.Resolve(path)
+		a.current.Resolved = t.Path
 		if err != nil {
 			return err
 		}
-		res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: req.Patch.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
-		if err != nil {
-			return err
-		}
-		return call.print(res)
 	}
-	t, err := call.resolve(req.Path)
-	if err != nil {
-		return err
-	}
-	var res any
-	switch req.Op {
-	case session.OpWrite:
-		w := req.Write
-		res, err = fsops.Write(call.fence, t, fsops.WriteOptions{Content: bytes.NewReader(w.Content), Mkdir: w.Mkdir,
-			IfMatch: req.IfMatch, Overwrite: w.Overwrite, DryRun: req.DryRun, Diff: diffOpts, Encoding: w.Encoding})
-	case session.OpEdit:
-		res, err = fsops.Edit(call.fence, t, fsops.EditOptions{Edits: req.Edit.Edits, IfMatch: req.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
-	}
+	res, err := x.Run(r)
 	if err != nil {
 		return err
 	}

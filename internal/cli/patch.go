@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -70,13 +71,12 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 }
 
 func patchRun(opts *PatchOptions) error {
-	call, err := opts.App.begin(opts.Command, "patch", "")
+	call, err := opts.App.begin(opts.Command, request.OpPatch, "")
 	if err != nil {
 		return err
 	}
 	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	diffOpts, err := call.diffOptionsFor("patch", diffForm)
-	if err != nil {
+	if _, err := request.ParseDiff(request.OpPatch, diffForm); err != nil {
 		return err
 	}
 	ifMatch := map[string]string{}
@@ -91,17 +91,17 @@ func patchRun(opts *PatchOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := fsops.ParsePatch(data)
-	if err != nil {
-		return err
-	}
+	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffForm}
 	if call.forwarded {
 		// Inside a session an escalated patch is the supervisor's to
-		// carry out, with the patch as this call read it.
-		return call.forward(session.Request{Op: session.OpPatch, Diff: diffForm, DryRun: opts.DryRun,
-			Patch: &session.PatchRequest{Patch: data, IfMatch: ifMatch}})
+		// carry out, with the patch as this call read it; one that
+		// cannot parse is refused here.
+		if err := req.Check(); err != nil {
+			return err
+		}
+		return call.forward(session.Request{Op: session.OpPatch, Patch: &req})
 	}
-	res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffOpts})
+	res, err := req.Run(call.exec())
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // Elsewhere is where a server (dsh-fs mcp) sends the calls it runs
@@ -44,31 +44,6 @@ func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
 		return nil, rep.Status, errors.New(rep.Refused)
 	}
 	return bytes.TrimSpace([]byte(rep.Stdout)), rep.Status, nil
-}
-
-// escalatorArg is the argument that makes a dsh-fs process dsh-fs mcp's
-// escalator. Like exec's child it is not a command: it serves only the
-// channel its parent handed down as fd 3, and asks its parent, over fd 4,
-// what approval supervisor would ask a person.
-const escalatorArg = "__mcp-escalator"
-
-// The escalator's inherited descriptors.
-const (
-	escalatorBrokerFD = 3
-	escalatorAsksFD   = 4
-)
-
-// runEscalator is the escalator's whole life: it runs the calls the
-// server sends until the server is gone.
-func runEscalator() int {
-	self, err := os.Executable()
-	if err != nil {
-		return ExitFailed
-	}
-	asker := session.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
-	r := &callRunner{self: self, record: os.Getenv(session.Env), ask: asker.Ask}
-	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), r.run)
-	return ExitOK
 }
 
 // StartElsewhere readies the place where the server's escalated calls
@@ -113,7 +88,7 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 		session.Remove(dir)
 		return nil, err.Error()
 	}
-	asks, asksTheirs, err := socketPair()
+	asks, asksTheirs, err := shell.SocketPair()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
@@ -125,9 +100,8 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	// (session.CheckApprover). So it is written once the escalator runs,
 	// before the first call reaches it.
 	record := session.RecordPath(dir)
-	c := exec.Command(self, escalatorArg)
-	c.Args[0] = "dsh-fs"
-	c.Env = append(withoutSessionVars(os.Environ()), session.Env+"="+record)
+	c := shell.EscalatorCommand(self)
+	c.Env = append(shell.WithoutSessionVars(os.Environ()), session.Env+"="+record)
 	// Never the MCP pipe: the escalator's own output is not the server's.
 	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
@@ -135,7 +109,7 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	theirs.Close()
 	asksTheirs.Close()
 	if err == nil {
-		rec := sessionRecord(s, roots)
+		rec := shell.NewRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
 		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)
 		if err == nil {

@@ -47,7 +47,9 @@ var testCaller = Caller{
 		if req.Path == "fail" {
 			return fserr.New(fserr.NotFound, "brokered: nothing at fail")
 		}
-		fmt.Printf("run %s %s record=%s brokered=%s\n", req.Op, req.Path, os.Getenv(session.Env), os.Getenv(session.BrokeredEnv))
+		mode, _ := os.LookupEnv("DSH_FS_MODE")
+		fmt.Printf("run %s %s record=%s brokered=%s mode=%s path=%v\n", req.Op, req.Path, os.Getenv(session.Env),
+			os.Getenv(session.BrokeredEnv), mode, os.Getenv("PATH") == "/evil")
 		return nil
 	},
 	Fail: func(err error) int {

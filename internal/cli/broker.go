@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // Brokered escalation (docs/design.md §10): inside a dsh-fs exec session
@@ -75,9 +73,9 @@ func (c *call) forward(req session.Request) error {
 		return refuse("no working directory: " + err.Error())
 	}
 	req.Path, req.Escalate = a.current.Path, string(c.escalate)
-	for name := range escalation.SettingVariables() {
-		if val, ok := a.LookupEnv(name); ok {
-			req.Env = append(req.Env, name+"="+val)
+	for _, v := range config.Environment() {
+		if val, ok := a.LookupEnv(v.Name); ok {
+			req.Env = append(req.Env, v.Name+"="+val)
 		}
 	}
 	// This call's own setting flags narrow there as they did here.
@@ -116,115 +114,23 @@ func readForwarded(op, given string, r io.Reader) ([]byte, error) {
 // carries it whole (encoded, under session's bound of a request).
 const maxForwardBytes = 32 << 20
 
-// callRunner carries out the requests a session forwards, for the exec
-// supervisor and for dsh-fs mcp's escalator alike.
-type callRunner struct {
-	self   string // this executable
-	record string // the record the calls run under
-	// ask answers approval supervisor: the person at exec's terminal, or
-	// the MCP client's user.
-	ask func(session.Ask) error
-}
-
-// run carries out one request a session forwarded (session.DecodeRequest
-// checked its shape): as this executable in a process of its own
-// (brokeredCallArg), outside the kernel layer, under the pinned record,
-// with the caller's session variables (they may only narrow). The
-// request reaches that process typed, over a pipe; approval supervisor
-// is put to r.ask.
-func (r *callRunner) run(req session.Request) session.Reply {
-	cannot := func(err error) session.Reply {
-		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
-	}
-	mine, theirs, err := escalation.SocketPair()
-	if err != nil {
-		return cannot(err)
-	}
-	defer mine.Close()
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		theirs.Close()
-		return cannot(err)
-	}
-	c := exec.Command(r.self, brokeredCallArg)
-	c.Args[0] = "dsh-fs"
-	env := escalation.WithoutSessionVars(os.Environ())
-	for _, kv := range req.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		if escalation.SettingVariables()[name] {
-			env = append(env, kv)
+// brokeredCaller is how the brokered call (shell.Entry) starts and
+// renders the request it carries out: as this App's call of the
+// request's op, with no flag of its own.
+func (a *App) brokeredCaller() shell.Caller {
+	return shell.Caller{Run: a.brokeredCall, Fail: func(err error) int {
+		if !a.started {
+			// The request could not be read: no call of its op began.
+			a.current = result.Header{Op: "escalate"}
 		}
-	}
-	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, brokeredApproverFD))
-	c.Dir = req.Dir
-	var stdout, stderr boundedBuffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	c.ExtraFiles = []*os.File{theirs, reqR}
-	err = c.Start()
-	theirs.Close()
-	reqR.Close()
-	if err != nil {
-		reqW.Close()
-		return cannot(err)
-	}
-	go func() {
-		json.NewEncoder(reqW).Encode(req)
-		reqW.Close()
-	}()
-	go session.AnswerAsks(mine, r.ask)
-	err = c.Wait()
-	return session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+		a.fail(err)
+		return exitStatus(fserr.CodeOf(err))
+	}}
 }
 
-// boundedBuffer keeps the first maxReplyOutput bytes written to it and
-// drops the rest: a call's result is bounded already, its notes may not be.
-type boundedBuffer struct{ bytes.Buffer }
-
-const maxReplyOutput = 8 << 20
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := maxReplyOutput - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// brokeredCallArg makes a dsh-fs process carry out one request the
-// supervisor hands it: not a command, and nothing but the request on
-// brokeredRequestFD reaches it.
-const brokeredCallArg = "__brokered-call"
-
-// The brokered call's inherited descriptors: the approver channel to the
-// supervisor, and the request.
-const (
-	brokeredApproverFD = 3
-	brokeredRequestFD  = 4
-)
-
-// runBrokered is the brokered call's whole life: it decodes the request,
-// strictly again, and carries it out as the file tool carries out the
-// same write or edit, with its escalation; the result goes to stdout.
-func (a *App) runBrokered() int {
-	a.current = result.Header{Op: "escalate"}
-	f := os.NewFile(brokeredRequestFD, "request")
-	req, err := session.DecodeRequest(f)
-	f.Close()
-	if err == nil {
-		err = a.brokeredCall(req)
-	} else {
-		err = fserr.New(fserr.InvalidArgument, err.Error())
-	}
-	if err == nil {
-		return ExitOK
-	}
-	a.fail(err)
-	return exitStatus(fserr.CodeOf(err))
-}
-
-// brokeredCall begins the call again under the pinned record and runs
-// the typed request req carries through the same execution as the call
-// in place (request.Exec); a write or an edit names its resolved path in
-// the header, failure or not.
+// brokeredCall carries out req, a request a session forwarded, as the
+// file tool carries out the same write, edit or patch, with its
+// escalation; the result goes to stdout.
 func (a *App) brokeredCall(req session.Request) error {
 	// No flag: the pinned record and the caller's variables are the
 	// sources, as for any call inside the session.
@@ -257,23 +163,4 @@ func (a *App) brokeredCall(req session.Request) error {
 		return err
 	}
 	return call.print(res)
-}
-
-// askTerminal puts one escalation to the person at the supervisor's
-// terminal, one at a time.
-func (s *supervisor) askTerminal(a session.Ask) error {
-	s.askMu.Lock()
-	defer s.askMu.Unlock()
-	req := a.Request
-	req.DiffText = a.DiffText
-	if s.relay != nil {
-		// Nothing of the session reaches the person's terminal while
-		// the question is up, nor reads the answer.
-		in, out, resume := s.relay.Pause()
-		defer resume()
-		if in != nil {
-			return sandbox.AskOnTerminal(in, out, req)
-		}
-	}
-	return sandbox.AskAtTerminal(req)
 }

@@ -15,10 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // App holds what every command needs from the process, so tests can run
@@ -68,20 +68,10 @@ func NewApp(loc config.Locations) *App {
 // Run executes one call and returns its exit status. It alone prints
 // errors and picks the status.
 func (a *App) Run(args []string) int {
-	if len(args) == 1 && args[0] == execChildArg {
-		return execChild()
-	}
-	if len(args) == 1 && args[0] == escalation.Arg {
-		return runEscalator()
-	}
-	if len(args) == 1 && args[0] == brokeredCallArg {
-		return a.runBrokered()
-	}
-	if len(args) == 1 && args[0] == userNamespaceProbeArg {
-		return userNamespaceProbe()
-	}
-	if len(args) == 1 && args[0] == cachesProbeArg {
-		return cachesProbe()
+	// The shell's re-runs of this binary (its child, probes, the
+	// brokered call, the escalator) are not commands.
+	if status, ok := shell.Entry(args, a.brokeredCaller()); ok {
+		return status
 	}
 	a.args = args
 	a.pretty = a.StdoutTTY

@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -201,10 +202,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+			privilegesText(shell.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
-		l.Sockets = socketsOutsideText(p)
-		l.Network = networkOutsideText(p)
+		l.Sockets = shell.SocketsOutsideText(p)
+		l.Network = shell.NetworkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
 		if ok, why := sandbox.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
@@ -223,7 +224,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
-		l.Caches = "not held for the shell: no dsh-fs exec session (" + wouldCaches(s) + ")"
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + shell.WouldCaches(s) + ")"
 		l.CacheList = []sandbox.Cache{}
 		return l
 	}
@@ -256,7 +257,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Scopes = "not held: " + rec.Shell.Kernel
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
-	l.NetworkHeld, l.Network = networkRecordText(rec.Shell)
+	l.NetworkHeld, l.Network = shell.NetworkRecordText(rec.Shell)
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
@@ -266,7 +267,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
-	l.CachesHeld, l.Caches = cachesText(rec.Shell.Caches)
+	l.CachesHeld, l.Caches = shell.CachesText(rec.Shell.Caches)
 	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
@@ -297,28 +298,6 @@ func scopesText(abi int, held string) string {
 		return "this kernel has no Landlock"
 	}
 	return fmt.Sprintf("Landlock ABI %d has no scopes (6 or newer has): signals and abstract unix sockets reach outside", abi)
-}
-
-// outsideReadOnlyLayer says whether the mount plan m (nil: no mount
-// layer, for the reason why) makes everything outside the writable roots
-// read-only, and what of it holds, for the session record and policy.
-func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
-	if m == nil {
-		return false, "not held for the shell: " + why
-	}
-	pins := fmt.Sprintf("folders above protected paths pinned against rename: %d", len(m.Pinned))
-	if len(m.Unpinned) > 0 {
-		pins += fmt.Sprintf(" (protected paths left unpinned past the budget: %d)", len(m.Unpinned))
-	}
-	if !m.OutsideReadOnly {
-		_, why := sandbox.ReadOnlyTree()
-		return false, "not held for the shell: " + why + "; " + pins
-	}
-	if len(m.Writable) == 0 {
-		return true, "everything is read-only, metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS)"
-	}
-	return true, "read-only outside " + strings.Join(m.Writable, ", ") +
-		", metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS); those roots are nodev and nosuid; " + pins
 }
 
 // wouldTerminal says what dsh-fs exec would do with the person's
@@ -444,13 +423,13 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
 		if len(rec.Shell.Caches) > 0 {
-			_, text := cachesText(rec.Shell.Caches)
+			_, text := shell.CachesText(rec.Shell.Caches)
 			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
 		}
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
-	b.WriteString(networkContextLine(p))
+	b.WriteString(shell.NetworkContextLine(p))
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {

@@ -4,19 +4,20 @@
 // policy, where the trusted approval decides and sees the diff
 // (docs/design.md §7). Inside a dsh-fs exec session that supervisor is
 // exec itself; otherwise it is an escalator the server starts (Start).
-// Nothing here speaks MCP, and nothing here is the escalator's own body
-// (internal/cli runs it, as the entry point Arg).
+// Nothing here speaks MCP, and nothing here is the escalator's own body:
+// internal/shell starts it (shell.EscalatorCommand) and runs it, with the
+// record and channels every supervisor hands the processes it starts.
 package escalation
 
 import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // Elsewhere is where a server sends the calls it runs escalated.
@@ -48,18 +49,6 @@ func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
 	}
 	return bytes.TrimSpace([]byte(rep.Stdout)), rep.Status, nil
 }
-
-// Arg is the argument that makes a dsh-fs process dsh-fs mcp's
-// escalator. Like exec's child it is not a command: it serves only the
-// channel its parent handed down as BrokerFD, and asks its parent, over
-// AsksFD, what approval supervisor would ask a person.
-const Arg = "__mcp-escalator"
-
-// The escalator's inherited descriptors.
-const (
-	BrokerFD = 3
-	AsksFD   = 4
-)
 
 // Start readies the place where the server's escalated calls run, or
 // says why there is none. Inside a dsh-fs exec session (s.Session) it is
@@ -104,7 +93,7 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 		session.Remove(dir)
 		return nil, err.Error()
 	}
-	asks, asksTheirs, err := SocketPair()
+	asks, asksTheirs, err := shell.SocketPair()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
@@ -116,9 +105,8 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	// (session.CheckApprover). So it is written once the escalator runs,
 	// before the first call reaches it.
 	record := session.RecordPath(dir)
-	c := exec.Command(self, Arg)
-	c.Args[0] = "dsh-fs"
-	c.Env = append(WithoutSessionVars(os.Environ()), session.Env+"="+record)
+	c := shell.EscalatorCommand(self)
+	c.Env = append(shell.WithoutSessionVars(os.Environ()), session.Env+"="+record)
 	// Never the MCP pipe: the escalator's own output is not the server's.
 	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
@@ -126,7 +114,7 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	theirs.Close()
 	asksTheirs.Close()
 	if err == nil {
-		rec := Record(s, roots)
+		rec := shell.NewRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
 		rec.SupervisorPidNS, _ = session.PidNamespace()
 		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)

@@ -57,11 +57,11 @@ var startCalls = map[string]bool{
 }
 
 var mayStart = map[string]bool{
-	"internal/cli/exec.go":        true, // exec's child, CMD, the user-namespace probe
-	"internal/cli/broker.go":      true, // the supervisor runs an escalated call as dsh-fs __brokered-call
-	"internal/cli/elsewhere.go":   true, // the MCP escalator: dsh-fs itself
-	"internal/cli/mcp.go":         true, // dsh-fs hands over to dsh-fs-mcp beside it
-	"internal/sandbox/approve.go": true, // the trusted approval_command
+	"internal/cli/exec.go":          true, // exec's child, CMD, the user-namespace probe
+	"internal/cli/broker.go":        true, // the supervisor runs an escalated call as dsh-fs __brokered-call
+	"internal/cli/elsewhere.go":     true, // the MCP escalator: dsh-fs itself
+	"internal/cli/mcp.go":           true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"internal/approval/approval.go": true, // the trusted approval_command
 	// The toolchains asked for their caches (go env GOCACHE …): the
 	// person's own, from exec's $PATH, outside the session and before it.
 	"internal/sandbox/caches.go":  true,
@@ -79,8 +79,8 @@ var mayMutate = map[string]bool{
 	"internal/sandbox/dir.go": true,
 	// The one resolver: its opens pass only readFlags, and --mkdir makes
 	// missing folders one at a time through their parent's handle.
-	"internal/sandbox/walk.go":    true,
-	"internal/sandbox/approve.go": true,
+	"internal/sandbox/walk.go":      true,
+	"internal/approval/approval.go": true,
 	// The exec session record, in exec's own private runtime folder
 	// (/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names.
 	"internal/session/record.go": true,

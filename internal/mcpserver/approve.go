@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -149,7 +150,7 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sa
 		if err != nil {
 			return nil, nil, err
 		}
-		question := sandbox.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
+		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/cli"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
@@ -245,15 +246,16 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, car
 		if err != nil {
 			return f, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
 		}
-		f.SetEscalation(mode, nil)
+		approver := approval.New(f.Policy(), mode)
 		switch {
 		case !carried:
-			f.SetNoGrant("create_directory and move_file have no escalated path; ask the user to make the change")
+			approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
 		case m.elsewhere != nil:
-			f.SetElsewhere()
+			approver.Elsewhere = true
 		default:
-			f.SetNoGrant(m.noGrant)
+			approver.NoGrant = m.noGrant
 		}
+		f.SetApprover(approver)
 	}
 	t, err := f.Resolve(path)
 	return f, t, err
@@ -589,7 +591,7 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 	}
 	if err := fsops.Move(f, src, dst); err != nil {
 		// The escalate argument is put to the fence as for a write; it
-		// is refused whatever approval says (SetNoGrant): a move has no
+		// is refused whatever approval says (Approver.NoGrant): a move has no
 		// escalated path to carry it out.
 		denied := &src
 		var de *sandbox.DeniedError

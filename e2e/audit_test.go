@@ -59,10 +59,10 @@ var startCalls = map[string]bool{
 var mayStart = map[string]bool{
 	// Every re-run of dsh-fs itself (shell.selfCommand): exec's child,
 	// the probes, the brokered call, the MCP escalator.
-	"internal/shell/entry.go":     true,
-	"internal/shell/child.go":     true, // exec's child becomes CMD
-	"internal/cli/mcp.go":         true, // dsh-fs hands over to dsh-fs-mcp beside it
-	"internal/sandbox/approve.go": true, // the trusted approval_command
+	"internal/shell/entry.go":       true,
+	"internal/shell/child.go":       true, // exec's child becomes CMD
+	"internal/cli/mcp.go":           true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"internal/approval/approval.go": true, // the trusted approval_command
 	// The toolchains asked for their caches (go env GOCACHE …): the
 	// person's own, from exec's $PATH, outside the session and before it.
 	"internal/sandbox/caches.go": true,
@@ -79,8 +79,8 @@ var mayMutate = map[string]bool{
 	"internal/sandbox/dir.go": true,
 	// The one resolver: its opens pass only readFlags, and --mkdir makes
 	// missing folders one at a time through their parent's handle.
-	"internal/sandbox/walk.go":    true,
-	"internal/sandbox/approve.go": true,
+	"internal/sandbox/walk.go":      true,
+	"internal/approval/approval.go": true,
 	// The exec session record, in exec's own private runtime folder
 	// (/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names.
 	"internal/session/record.go": true,

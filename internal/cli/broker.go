@@ -32,7 +32,7 @@ import (
 // runs inside an exec session: the call the supervisor runs asks the
 // supervisor through the channel it was given (approval supervisor) and
 // runs here; any other write or edit is forwarded (forward is true).
-func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fence) (forward bool) {
+func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.Approver) (forward bool) {
 	if s.Session == nil || op != session.OpWrite && op != session.OpEdit && op != session.OpPatch {
 		return false
 	}
@@ -41,9 +41,9 @@ func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fen
 		// variables say nothing a caller could not say itself.
 		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {
 			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session) == nil {
-				fence.SetSupervisor(func(req sandbox.EscalationRequest) error {
+				approver.Supervisor = func(req sandbox.EscalationRequest) error {
 					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
-				})
+				}
 			}
 		}
 		return false

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/result"
@@ -57,8 +58,9 @@ func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}
-		fence.SetEscalation(mode, nil)
-		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, fence)
+		approver := approval.New(s.Policy, mode)
+		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, &approver)
+		fence.SetApprover(approver)
 	}
 	return cl, nil
 }

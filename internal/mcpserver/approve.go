@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -156,7 +157,7 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sa
 			return nil, nil, err
 		}
 		shown.Call = digest
-		question := sandbox.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
+		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},

@@ -305,7 +305,7 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 	}
 	if err := fsops.Move(f, src, dst); err != nil {
 		// The escalate argument is put to the fence as for a write; it
-		// is refused whatever approval says (SetNoGrant): a move has no
+		// is refused whatever approval says (Approver.NoGrant): a move has no
 		// escalated path to carry it out.
 		denied := &src
 		var de *sandbox.DeniedError

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/escalation"
@@ -232,15 +233,16 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, car
 		if err != nil {
 			return f, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
 		}
-		f.SetEscalation(mode, nil)
+		approver := approval.New(f.Policy(), mode)
 		switch {
 		case !carried:
-			f.SetNoGrant("create_directory and move_file have no escalated path; ask the user to make the change")
+			approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
 		case m.elsewhere != nil:
-			f.SetElsewhere()
+			approver.Elsewhere = true
 		default:
-			f.SetNoGrant(m.noGrant)
+			approver.NoGrant = m.noGrant
 		}
+		f.SetApprover(approver)
 	}
 	t, err := f.Resolve(path)
 	return f, t, err

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"golang.org/x/sys/unix"
 )
@@ -104,10 +104,10 @@ func (s *supervisor) askTerminal(a session.Ask) error {
 		in, out, resume := s.relay.Pause()
 		defer resume()
 		if in != nil {
-			return sandbox.AskOnTerminal(in, out, req)
+			return approval.AskOnTerminal(in, out, req)
 		}
 	}
-	return sandbox.AskAtTerminal(req)
+	return approval.AskAtTerminal(req)
 }
 
 // SocketPair returns two connected stream sockets, neither inherited by

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -95,7 +96,7 @@ func (s *supervisor) startHostProxy() (int, func(), error) {
 // newProxy is the session's proxy, whose refusals are lines of the
 // session's log: exec's standard error, as the git guard's report.
 // A host no entry allows is put to the approver, where approval is
-// command or supervisor, once for the session (sandbox.ApproveHost).
+// command or supervisor, once for the session (approval.ApproveHost).
 func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 	enc := json.NewEncoder(s.opts.Stderr)
 	enc.SetEscapeHTML(false)
@@ -113,7 +114,7 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 		proxy.SetApprover(func(host string, port int) error {
 			req := sandbox.EscalationRequest{Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
-			return sandbox.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+			return approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
 			})
 		})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,6 +85,9 @@ var procSelfFd = sync.OnceValues(func() (int, error) {
 	return fd, nil
 })
 
+// readBacks counts openedPath's calls in this process.
+var readBacks atomic.Int64
+
 // openedPath is the path of fd now, read back from the verified /proc; a
 // deleted file keeps the path it had.
 func openedPath(fd int) (string, error) {
@@ -95,10 +99,14 @@ func openedPath(fd int) (string, error) {
 	// buffer from the heap each time was most of a search's garbage.
 	var buf [unix.PathMax]byte
 	n := -1
-	if dir, err := procSelfFd(); err == nil {
-		n, err = unix.Readlinkat(dir, strconv.Itoa(fd), buf[:])
-		if err != nil {
-			n = -1 // asked again through thread-self, which gives the error
+	// The handle costs three calls to open and check: a call that reads
+	// back one descriptor (a stat) asks thread-self, a walk opens it on
+	// its second read-back.
+	if readBacks.Add(1) > 1 {
+		if dir, err := procSelfFd(); err == nil {
+			if n, err = unix.Readlinkat(dir, strconv.Itoa(fd), buf[:]); err != nil {
+				n = -1 // asked again through thread-self, which gives the error
+			}
 		}
 	}
 	if n < 0 {

@@ -15,6 +15,11 @@
 #                                     # only exec's start-up and calls inside a
 #                                     # session, this build against REV's, in one
 #                                     # run; replacing that section
+#   BENCH_ONLY=base BENCH_BASE=REV scripts/bench.sh
+#                                     # only the file tool's calls (stat, read,
+#                                     # edit, write, ls, grep, find), this build
+#                                     # against REV's, in one run; replacing that
+#                                     # section
 #   BENCH_ONLY=caches scripts/bench.sh
 #                                     # only the toolchain caches' rows: exec's
 #                                     # start-up with the cache layer, and go test
@@ -160,6 +165,74 @@ mcp_rows() {
 	} >"$TMP/mcp.md"
 }
 
+# build_base REV: REV's dsh-fs (and dsh-fs-mcp beside it), built from a
+# clean export of that commit, as $TMP/base/dsh-fs.
+build_base() {
+	local bdir=$TMP/base-src
+	rm -rf "$bdir" && mkdir -p "$bdir" "$TMP/base"
+	git -C "$REPO" archive "$1" | tar -x -C "$bdir"
+	(cd "$bdir" && go build -o "$TMP/base/dsh-fs" . && { [[ ! -d cmd/dsh-fs-mcp ]] || go build -o "$TMP/base/dsh-fs-mcp" ./cmd/dsh-fs-mcp; })
+}
+
+# base_rows: the file tool's calls, this build against BENCH_BASE's,
+# interleaved, in $TMP/base.md: what a restructuring must not make slower
+# (issue 27 compares with the commit before its move). Each side has its
+# own copy of the files it writes.
+base_rows() {
+	local base=${BENCH_BASE:?BENCH_ONLY=base needs BENCH_BASE=REV, the build to compare with}
+	local d=$TMP/base-ws gosrc i
+	gosrc=$(go env GOROOT)/src
+	build_base "$base"
+	mkdir -p "$d/new" "$d/old" "$d/ls50k"
+	if [[ $(find "$d/ls50k" -mindepth 1 -maxdepth 1 | wc -l) != 50000 ]]; then
+		rm -rf "$d/ls50k" && mkdir "$d/ls50k"
+		(cd "$d/ls50k" && seq -f 'file-%05g.txt' 0 49999 | xargs touch)
+	fi
+	for side in new old; do
+		textfile "$d/$side/text.txt" $((1 * MiB)) "$side"
+		printf 'BENCH_BASE_MARK := 1\n' >>"$d/$side/text.txt"
+	done
+	local spec=$TMP/base-spec.json B=$TMP/base/dsh-fs
+	cat >"$spec" <<JSON
+[
+  {"name": "stat of a small file", "loop": 50, "reference": true,
+   "plain": {"label": "$base", "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/old", "$B", "stat", "text.txt"]]},
+   "dsh": {"label": "this build", "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/new", "$BIN", "stat", "text.txt"]]}},
+  {"name": "read 40 lines of a 1 MiB text file", "loop": 50, "reference": true,
+   "plain": {"label": "$base", "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/old", "$B", "read", "text.txt", "--offset", "120", "--limit", "40"]]},
+   "dsh": {"label": "this build", "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/new", "$BIN", "read", "text.txt", "--offset", "120", "--limit", "40"]]}},
+  {"name": "edit one line of a 1 MiB text file, forth and back", "loop": 20, "reference": true,
+   "plain": {"label": "$base", "prep": [["sync"]], "expect": "\"ok\":true", "runs": [
+      ["env", "DSH_FS_CWD=$d/old", "$B", "edit", "text.txt", "--old", "BENCH_BASE_MARK := 1", "--new", "BENCH_BASE_MARK := 2"],
+      ["env", "DSH_FS_CWD=$d/old", "$B", "edit", "text.txt", "--old", "BENCH_BASE_MARK := 2", "--new", "BENCH_BASE_MARK := 1"]]},
+   "dsh": {"label": "this build", "prep": [["sync"]], "expect": "\"ok\":true", "runs": [
+      ["env", "DSH_FS_CWD=$d/new", "$BIN", "edit", "text.txt", "--old", "BENCH_BASE_MARK := 1", "--new", "BENCH_BASE_MARK := 2"],
+      ["env", "DSH_FS_CWD=$d/new", "$BIN", "edit", "text.txt", "--old", "BENCH_BASE_MARK := 2", "--new", "BENCH_BASE_MARK := 1"]]}},
+  {"name": "write a small file", "loop": 20, "reference": true,
+   "plain": {"label": "$base", "prep": [["sync"]], "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/old", "$B", "write", "small.txt", "--content", "hello", "--overwrite"]]},
+   "dsh": {"label": "this build", "prep": [["sync"]], "expect": "\"ok\":true", "runs": [["env", "DSH_FS_CWD=$d/new", "$BIN", "write", "small.txt", "--content", "hello", "--overwrite"]]}},
+  {"name": "ls, 50,000 entries", "reference": true,
+   "plain": {"label": "$base", "expect": "\"total\":50000", "runs": [["$B", "ls", "$d/ls50k", "--limit", "1"]]},
+   "dsh": {"label": "this build", "expect": "\"total\":50000", "runs": [["$BIN", "ls", "$d/ls50k", "--limit", "1"]]}},
+  {"name": "grep literal ErrNotExist, Go source", "reference": true,
+   "plain": {"label": "$base", "expect": "\"ok\":true", "runs": [["$B", "grep", "ErrNotExist", "$gosrc"]]},
+   "dsh": {"label": "this build", "expect": "\"ok\":true", "runs": [["$BIN", "grep", "ErrNotExist", "$gosrc"]]}},
+  {"name": "find '*.go', Go source", "reference": true,
+   "plain": {"label": "$base", "expect": "\"ok\":true", "runs": [["$B", "find", "*.go", "$gosrc"]]},
+   "dsh": {"label": "this build", "expect": "\"ok\":true", "runs": [["$BIN", "find", "*.go", "$gosrc"]]}}
+]
+JSON
+	"$RUNNER" -spec "$spec" -runs "$RUNS" -dir "$d" -details "$TMP/base-details.md" >"$TMP/base-table.md"
+	{
+		echo "The file tool's calls, this build against $base ($(git -C "$REPO" rev-parse --short "$base")),"
+		echo "interleaved in one run, $RUNS runs a side; a ratio above 1 is this build slower."
+		echo
+		cat "$TMP/base-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$TMP/base-details.md"
+	} >"$TMP/base.md"
+}
+
 # exec_rows: exec's start-up in a small workspace (the record, the mount
 # layer's walk, the read-only tree, Landlock, the privileges dropped,
 # the pty relay where there is a terminal) and a dsh-fs call inside a
@@ -168,10 +241,8 @@ mcp_rows() {
 # script(1) so that this build's pty relay is in it.
 exec_rows() {
 	local base=${BENCH_BASE:?BENCH_ONLY=exec needs BENCH_BASE=REV, the build to compare with}
-	local bdir=$TMP/base-src xws=$TMP/exec-ws
-	rm -rf "$bdir" && mkdir -p "$bdir" "$TMP/base"
-	git -C "$REPO" archive "$base" | tar -x -C "$bdir"
-	(cd "$bdir" && go build -o "$TMP/base/dsh-fs" .)
+	local xws=$TMP/exec-ws
+	build_base "$base"
 	mkdir -p "$xws/src" "$xws/.git/objects" "$xws/.git/refs"
 	printf 'ref: refs/heads/main\n' >"$xws/.git/HEAD"
 	for i in $(seq 20); do printf 'package src\n' >"$xws/src/f$i.go"; done
@@ -495,6 +566,12 @@ fi
 if [[ ${BENCH_ONLY:-} == deny ]]; then
 	deny_rows
 	only_section "deny_read" "$TMP/deny.md"
+	exit 0
+fi
+
+if [[ ${BENCH_ONLY:-} == base ]]; then
+	base_rows
+	only_section "against the base build" "$TMP/base.md"
 	exit 0
 fi
 

@@ -14,6 +14,9 @@ import (
 
 func main() {
 	app := cli.NewApp(config.DefaultLocations())
-	app.ServeMCP = mcpserver.Serve
+	app.ServeMCP = func(s *config.Settings, dirs []string) error {
+		return mcpserver.Serve(mcpserver.Host{Stdin: app.Stdin, Stdout: app.Stdout, Stderr: app.Stderr,
+			LookupEnv: app.LookupEnv, DescribePolicy: cli.DescribePolicy}, s, dirs)
+	}
 	os.Exit(app.Run(os.Args[1:]))
 }

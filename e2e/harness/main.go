@@ -55,7 +55,10 @@ func Main(m *testing.M, programs map[string]func()) {
 // release build does, so every MCP test goes through that hand-over.
 func dshFsMcp() {
 	app := cli.NewApp(testLocations())
-	app.ServeMCP = mcpserver.Serve
+	app.ServeMCP = func(s *config.Settings, dirs []string) error {
+		return mcpserver.Serve(mcpserver.Host{Stdin: app.Stdin, Stdout: app.Stdout, Stderr: app.Stderr,
+			LookupEnv: app.LookupEnv, DescribePolicy: cli.DescribePolicy}, s, dirs)
+	}
 	os.Exit(app.Run(os.Args[1:]))
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -133,6 +134,7 @@ func TestMcpBadInputKeepsSession(t *testing.T) {
 func TestMcpLargeMessages(t *testing.T) {
 	ws, _ := harness.MCPLayout(t)
 	r := rawMcpStartOn(t, "2025-11-25", ws, map[string]any{}, "--tmp=false", ws)
+	r.allow(5 * time.Minute)
 	big := strings.Repeat("0123456789abcde\n", 20<<20/16)
 	if text, isErr := r.tool("write_file", map[string]any{"path": "big.txt", "content": big}); isErr {
 		t.Fatalf("write_file 20 MiB: %s", text)

@@ -35,6 +35,8 @@ type rawMcp struct {
 	// meta is the _meta every request carries on 2026-07-28 and later,
 	// which have no initialize (SEP-2575); nil before.
 	meta map[string]any
+	// kill ends the server when the session outlives its deadline.
+	kill *time.Timer
 }
 
 // rawMcpStartModern is rawMcpStart as a client on 2026-07-28 speaks:
@@ -66,7 +68,7 @@ func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args 
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}}
+	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}, kill: kill}
 	if protocol != "" {
 		r.initialized = r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
 			"clientInfo": map[string]any{"name": "raw", "version": "0"}})
@@ -74,6 +76,12 @@ func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args 
 	}
 	return r
 }
+
+// allow gives the session d from now before the server is killed, for
+// a test that moves tens of MiB through it: on a loaded CI machine that
+// takes longer than harness.Timeout, and the kill is only a guard
+// against a hang.
+func (r *rawMcp) allow(d time.Duration) { r.kill.Reset(d) }
 
 func (r *rawMcp) notify(method string) {
 	r.t.Helper()

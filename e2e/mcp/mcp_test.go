@@ -32,7 +32,7 @@ func TestMcpListTools(t *testing.T) {
 	tools := harness.MCPTools(t, s)
 	// The instructions are the sandbox:policy block, for a server.
 	instr := s.InitializeResult().Instructions
-	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "reads: only within the allowed folders (" + ws + ") and the writable roots\n", "[sandbox: file access denied under workspace-write mode]", "but the escalate argument of write_file, edit_file, dsh_write and dsh_edit"} {
+	for _, want := range []string{"<sandbox:policy>\nmode: workspace-write\n", "writable roots: " + ws + "\n", "reads: only within the allowed folders (" + ws + ") and the writable roots\n", "[sandbox: file access denied under workspace-write mode]", "but the escalate argument of write_file, edit_file, dsh_write, dsh_edit and dsh_patch"} {
 		if !strings.Contains(instr, want) {
 			t.Errorf("instructions %q lack %q", instr, want)
 		}

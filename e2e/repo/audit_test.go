@@ -46,8 +46,8 @@ var mayMount = map[string]bool{
 	"internal/sandbox/rotree.go":  true, // the read-only tree
 	"internal/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
 	"internal/tty/devpts.go":      true, // the session's own devpts
-	"internal/cli/exec_tty.go":    true, // the session's /proc
-	"internal/cli/exec.go":        true, // the user-namespace probe's test mount
+	"internal/shell/tty.go":       true, // the session's /proc
+	"internal/shell/probe.go":     true, // the user-namespace probe's test mount
 }
 
 // startCalls start another program. Each starts a fixed program (dsh-fs
@@ -59,16 +59,16 @@ var startCalls = map[string]bool{
 }
 
 var mayStart = map[string]bool{
-	"internal/cli/exec.go":        true, // exec's child, CMD, the user-namespace probe
-	"internal/cli/broker.go":      true, // the supervisor runs an escalated call as dsh-fs __brokered-call
-	"internal/cli/elsewhere.go":   true, // the MCP escalator: dsh-fs itself
-	"internal/cli/mcp.go":         true, // dsh-fs hands over to dsh-fs-mcp beside it
-	"internal/sandbox/approve.go": true, // the trusted approval_command
+	// Every re-run of dsh-fs itself (shell.selfCommand): exec's child,
+	// the probes, the brokered call, the MCP escalator.
+	"internal/shell/entry.go":       true,
+	"internal/shell/child.go":       true, // exec's child becomes CMD
+	"internal/cli/mcp.go":           true, // dsh-fs hands over to dsh-fs-mcp beside it
+	"internal/approval/approval.go": true, // the trusted approval_command
 	// The toolchains asked for their caches (go env GOCACHE …): the
 	// person's own, from exec's $PATH, outside the session and before it.
-	"internal/sandbox/caches.go":  true,
-	"internal/cli/exec_caches.go": true, // the caches' probe: dsh-fs itself
-	"internal/session/init.go":    true, // the session's init starts CMD
+	"internal/sandbox/caches.go": true,
+	"internal/session/init.go":   true, // the session's init starts CMD
 }
 
 // writeFlags are the open flags that make os.OpenFile a mutation.
@@ -81,8 +81,8 @@ var mayMutate = map[string]bool{
 	"internal/sandbox/dir.go": true,
 	// The one resolver: its opens pass only readFlags, and --mkdir makes
 	// missing folders one at a time through their parent's handle.
-	"internal/sandbox/walk.go":    true,
-	"internal/sandbox/approve.go": true,
+	"internal/sandbox/walk.go":      true,
+	"internal/approval/approval.go": true,
 	// The exec session record, in exec's own private runtime folder
 	// (/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names.
 	"internal/session/record.go": true,

@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // Brokered escalation (docs/design.md §10): inside a dsh-fs exec session
@@ -33,7 +32,7 @@ import (
 // runs inside an exec session: the call the supervisor runs asks the
 // supervisor through the channel it was given (approval supervisor) and
 // runs here; any other write or edit is forwarded (forward is true).
-func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fence) (forward bool) {
+func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.Approver) (forward bool) {
 	if s.Session == nil || op != session.OpWrite && op != session.OpEdit && op != session.OpPatch {
 		return false
 	}
@@ -42,9 +41,9 @@ func (a *App) brokerEscalation(op string, s *config.Settings, fence *sandbox.Fen
 		// variables say nothing a caller could not say itself.
 		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {
 			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session) == nil {
-				fence.SetSupervisor(func(req sandbox.EscalationRequest) error {
+				approver.Supervisor = func(req sandbox.EscalationRequest) error {
 					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
-				})
+				}
 			}
 		}
 		return false
@@ -74,9 +73,9 @@ func (c *call) forward(req session.Request) error {
 		return refuse("no working directory: " + err.Error())
 	}
 	req.Path, req.Escalate = a.current.Path, string(c.escalate)
-	for name := range settingVariables() {
-		if val, ok := a.LookupEnv(name); ok {
-			req.Env = append(req.Env, name+"="+val)
+	for _, v := range config.Environment() {
+		if val, ok := a.LookupEnv(v.Name); ok {
+			req.Env = append(req.Env, v.Name+"="+val)
 		}
 	}
 	// This call's own setting flags narrow there as they did here.
@@ -115,178 +114,53 @@ func readForwarded(op, given string, r io.Reader) ([]byte, error) {
 // carries it whole (encoded, under session's bound of a request).
 const maxForwardBytes = 32 << 20
 
-// callRunner carries out the requests a session forwards, for the exec
-// supervisor and for dsh-fs mcp's escalator alike.
-type callRunner struct {
-	self   string // this executable
-	record string // the record the calls run under
-	// ask answers approval supervisor: the person at exec's terminal, or
-	// the MCP client's user.
-	ask func(session.Ask) error
-}
-
-// run carries out one request a session forwarded (session.DecodeRequest
-// checked its shape): as this executable in a process of its own
-// (brokeredCallArg), outside the kernel layer, under the pinned record,
-// with the caller's session variables (they may only narrow). The
-// request reaches that process typed, over a pipe; approval supervisor
-// is put to r.ask.
-func (r *callRunner) run(req session.Request) session.Reply {
-	cannot := func(err error) session.Reply {
-		return session.Reply{Status: ExitFailed, Refused: "the supervisor cannot run it: " + err.Error()}
-	}
-	mine, theirs, err := socketPair()
-	if err != nil {
-		return cannot(err)
-	}
-	defer mine.Close()
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		theirs.Close()
-		return cannot(err)
-	}
-	c := exec.Command(r.self, brokeredCallArg)
-	c.Args[0] = "dsh-fs"
-	env := withoutSessionVars(os.Environ())
-	for _, kv := range req.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		if settingVariables()[name] {
-			env = append(env, kv)
+// brokeredCaller is how the brokered call (shell.Entry) starts and
+// renders the request it carries out: as this App's call of the
+// request's op, with no flag of its own.
+func (a *App) brokeredCaller() shell.Caller {
+	return shell.Caller{Run: a.brokeredCall, Fail: func(err error) int {
+		if !a.started {
+			// The request could not be read: no call of its op began.
+			a.current = result.Header{Op: "escalate"}
 		}
-	}
-	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, brokeredApproverFD))
-	c.Dir = req.Dir
-	var stdout, stderr boundedBuffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	c.ExtraFiles = []*os.File{theirs, reqR}
-	err = c.Start()
-	theirs.Close()
-	reqR.Close()
-	if err != nil {
-		reqW.Close()
-		return cannot(err)
-	}
-	go func() {
-		json.NewEncoder(reqW).Encode(req)
-		reqW.Close()
-	}()
-	go session.AnswerAsks(mine, r.ask)
-	err = c.Wait()
-	return session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+		a.fail(err)
+		return exitStatus(fserr.CodeOf(err))
+	}}
 }
 
-// boundedBuffer keeps the first maxReplyOutput bytes written to it and
-// drops the rest: a call's result is bounded already, its notes may not be.
-type boundedBuffer struct{ bytes.Buffer }
-
-const maxReplyOutput = 8 << 20
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := maxReplyOutput - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// brokeredCallArg makes a dsh-fs process carry out one request the
-// supervisor hands it: not a command, and nothing but the request on
-// brokeredRequestFD reaches it.
-const brokeredCallArg = "__brokered-call"
-
-// The brokered call's inherited descriptors: the approver channel to the
-// supervisor, and the request.
-const (
-	brokeredApproverFD = 3
-	brokeredRequestFD  = 4
-)
-
-// runBrokered is the brokered call's whole life: it decodes the request,
-// strictly again, and carries it out as the file tool carries out the
-// same write or edit, with its escalation; the result goes to stdout.
-func (a *App) runBrokered() int {
-	a.current = Header{Op: "escalate"}
-	f := os.NewFile(brokeredRequestFD, "request")
-	req, err := session.DecodeRequest(f)
-	f.Close()
-	if err == nil {
-		err = a.brokeredCall(req)
-	} else {
-		err = fserr.New(fserr.InvalidArgument, err.Error())
-	}
-	if err == nil {
-		return ExitOK
-	}
-	a.fail(err)
-	return exitStatus(fserr.CodeOf(err))
-}
-
+// brokeredCall carries out req, a request a session forwarded, as the
+// file tool carries out the same write, edit or patch, with its
+// escalation; the result goes to stdout.
 func (a *App) brokeredCall(req session.Request) error {
 	// No flag: the pinned record and the caller's variables are the
 	// sources, as for any call inside the session.
 	flags := pflag.NewFlagSet(req.Op, pflag.ContinueOnError)
-	call, err := a.beginWith(flags, req.Op, req.Path, req.Escalate)
+	r := req.Typed()
+	if r == nil {
+		return fserr.New(fserr.InvalidArgument, "a request that carries no "+req.Op)
+	}
+	path := ""
+	switch r := r.(type) {
+	case request.Write:
+		path = r.Path
+	case request.Edit:
+		path = r.Path
+	}
+	call, err := a.beginWith(flags, req.Op, path, req.Escalate)
 	if err != nil {
 		return err
 	}
-	diffOpts, err := call.diffOptionsFor(req.Op, req.Diff)
-	if err != nil {
-		return err
-	}
-	if req.Op == session.OpPatch {
-		p, err := fsops.ParsePatch(req.Patch.Patch)
+	x := call.exec()
+	if path != "" {
+		t, err := x.Resolve(path)
+		a.current.Resolved = t.Path
 		if err != nil {
 			return err
 		}
-		res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: req.Patch.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
-		if err != nil {
-			return err
-		}
-		return call.print(res)
 	}
-	t, err := call.resolve(req.Path)
-	if err != nil {
-		return err
-	}
-	var res any
-	switch req.Op {
-	case session.OpWrite:
-		w := req.Write
-		res, err = fsops.Write(call.fence, t, fsops.WriteOptions{Content: bytes.NewReader(w.Content), Mkdir: w.Mkdir,
-			IfMatch: req.IfMatch, Overwrite: w.Overwrite, DryRun: req.DryRun, Diff: diffOpts, Encoding: w.Encoding})
-	case session.OpEdit:
-		res, err = fsops.Edit(call.fence, t, fsops.EditOptions{Edits: req.Edit.Edits, IfMatch: req.IfMatch, DryRun: req.DryRun, Diff: diffOpts})
-	}
+	res, err := x.Run(r)
 	if err != nil {
 		return err
 	}
 	return call.print(res)
-}
-
-// askTerminal puts one escalation to the person at the supervisor's
-// terminal, one at a time.
-func (s *supervisor) askTerminal(a session.Ask) error {
-	s.askMu.Lock()
-	defer s.askMu.Unlock()
-	req := a.Request
-	req.DiffText = a.DiffText
-	if s.relay != nil {
-		// Nothing of the session reaches the person's terminal while
-		// the question is up, nor reads the answer.
-		in, out, resume := s.relay.Pause()
-		defer resume()
-		if in != nil {
-			return sandbox.AskOnTerminal(in, out, req)
-		}
-	}
-	return sandbox.AskAtTerminal(req)
-}
-
-// socketPair returns two connected stream sockets, neither inherited by
-// accident.
-func socketPair() (*os.File, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(fds[0]), "approver"), os.NewFile(uintptr(fds[1]), "approver-child"), nil
 }

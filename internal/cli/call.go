@@ -1,15 +1,15 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -38,7 +38,7 @@ func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
 // ("" for none): the brokered call has no command line of its own.
 func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error) {
 	a.started = true
-	a.current = Header{Op: op, Path: path}
+	a.current = result.Header{Op: op, Path: path}
 	s, err := config.Load(config.Source{Flags: flags, Locations: a.Locations})
 	if err != nil {
 		var de *sandbox.DeniedError
@@ -58,8 +58,9 @@ func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}
-		fence.SetEscalation(mode, nil)
-		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, fence)
+		approver := approval.New(s.Policy, mode)
+		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, &approver)
+		fence.SetApprover(approver)
 	}
 	return cl, nil
 }
@@ -68,7 +69,7 @@ func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error
 // result has no path and an empty mode.
 func (a *App) beginStatic(op string) {
 	a.started = true
-	a.current = Header{Op: op}
+	a.current = result.Header{Op: op}
 }
 
 // printStatic prints the success result of a call begun with beginStatic.
@@ -103,34 +104,17 @@ func (c *call) print(result any) error {
 	h.Mode = string(c.fence.Mode())
 	h.Escalated = c.fence.Escalated()
 	if c.app.text {
-		return c.app.textOut().result(h, result)
+		return c.app.textOut().Result(h, result)
 	}
 	return printJSON(c.app, h, result)
 }
 
 // printJSON writes a success result: the header followed by result's own
 // fields, one JSON object with keys in a fixed order.
-func printJSON(app *App, h Header, result any) error {
-	out, err := ResultJSON(h, result)
+func printJSON(app *App, h result.Header, res any) error {
+	out, err := result.JSON(h, res)
 	if err != nil {
 		return err
 	}
-	return encodeJSON(app.Stdout, out, app.pretty)
-}
-
-// ResultJSON is a success result as one JSON object: the header followed
-// by result's own fields, keys in a fixed order.
-func ResultJSON(h Header, result any) (json.RawMessage, error) {
-	var head, body bytes.Buffer
-	if err := encodeJSON(&head, h, false); err != nil {
-		return nil, err
-	}
-	if err := encodeJSON(&body, result, false); err != nil {
-		return nil, err
-	}
-	out := bytes.TrimSpace(head.Bytes())
-	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
-		out = append(append(out[:len(out)-1], ','), obj[1:]...)
-	}
-	return json.RawMessage(out), nil
+	return result.Encode(app.Stdout, out, app.pretty)
 }

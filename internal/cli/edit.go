@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -79,29 +80,23 @@ CRLF file.`,
 }
 
 func editRun(opts *EditOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "edit", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpEdit, opts.Path)
 	if err != nil {
 		return err
 	}
 	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	diffOpts, err := call.diffOptionsFor("edit", diffForm)
-	if err != nil {
+	if _, err := request.ParseDiff(request.OpEdit, diffForm); err != nil {
 		return err
 	}
 	edits, err := opts.edits(call)
 	if err != nil {
 		return err
 	}
+	req := request.Edit{Path: opts.Path, Edits: edits, Mutation: request.Mutation{IfMatch: opts.IfMatch, DryRun: opts.DryRun, Diff: diffForm}}
 	if call.forwarded {
-		return call.forward(session.Request{Op: session.OpEdit, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
-			Edit: &session.EditRequest{Edits: edits}})
+		return call.forward(session.Request{Op: session.OpEdit, Edit: &req})
 	}
-	res, err := fsops.Edit(call.fence, t, fsops.EditOptions{
-		Edits:   edits,
-		IfMatch: opts.IfMatch,
-		DryRun:  opts.DryRun,
-		Diff:    diffOpts,
-	})
+	res, err := req.Run(x)
 	if err != nil {
 		return err
 	}

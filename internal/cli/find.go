@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // FindOptions are the inputs of find.
@@ -11,8 +12,7 @@ type FindOptions struct {
 	App     *App
 	Command *cobra.Command
 
-	Path string
-	fsops.FindOptions
+	request.Find
 }
 
 // NewCmdFind returns the find command; runF replaces findRun in tests.
@@ -54,11 +54,11 @@ result's cursor continues with --after.`,
 }
 
 func findRun(opts *FindOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "find", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpFind, opts.Path)
 	if err != nil {
 		return err
 	}
-	res, err := fsops.Find(call.fence, t, opts.FindOptions)
+	res, err := opts.Find.Run(x)
 	if err != nil {
 		return err
 	}

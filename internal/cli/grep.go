@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/fsops"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // GrepOptions are the inputs of grep.
@@ -12,8 +12,7 @@ type GrepOptions struct {
 	App     *App
 	Command *cobra.Command
 
-	Paths []string
-	fsops.GrepOptions
+	request.Grep
 }
 
 // NewCmdGrep returns the grep command; runF replaces grepRun in tests.
@@ -82,19 +81,11 @@ var grepHabits = map[string]string{
 }
 
 func grepRun(opts *GrepOptions) error {
-	call, first, err := opts.App.beginPath(opts.Command, "grep", opts.Paths[0])
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpGrep, opts.Paths[0])
 	if err != nil {
 		return err
 	}
-	targets := []sandbox.Target{first}
-	for _, p := range opts.Paths[1:] {
-		t, err := call.fence.Resolve(p)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, t)
-	}
-	res, err := fsops.Grep(call.fence, targets, opts.GrepOptions)
+	res, err := opts.Grep.Run(x)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // LsOptions are the inputs of ls.
@@ -12,8 +13,7 @@ type LsOptions struct {
 	App     *App
 	Command *cobra.Command
 
-	Path string
-	fsops.ListOptions
+	request.List
 }
 
 // NewCmdLs returns the ls command; runF replaces lsRun in tests.
@@ -47,7 +47,7 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 }
 
 func lsRun(opts *LsOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "ls", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpList, opts.Path)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func lsRun(opts *LsOptions) error {
 	if opts.Command.Flags().Changed("depth") && opts.Depth < 1 {
 		return fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
 	}
-	res, err := fsops.List(call.fence, t, opts.ListOptions)
+	res, err := opts.List.Run(x)
 	if err != nil {
 		return err
 	}

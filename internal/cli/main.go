@@ -1,6 +1,7 @@
-// Package cmd is dsh-fs's command tree: flags, options, rendering results
-// and the one table from error code to exit status. It does no path logic
-// and no file-system work of its own.
+// Package cli is dsh-fs's command tree: flags, options, the choice of a
+// result's form (internal/result renders it) and the one table from error
+// code to exit status. It does no path logic and no file-system work of
+// its own.
 package cli
 
 import (
@@ -15,7 +16,9 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // App holds what every command needs from the process, so tests can run
@@ -37,7 +40,7 @@ type App struct {
 	ServeMCP MCPServer
 
 	// current describes the call under way, for the failure result.
-	current Header
+	current result.Header
 	// started is set once a command's run function begins; an error
 	// before that is a usage error.
 	started bool
@@ -65,20 +68,10 @@ func NewApp(loc config.Locations) *App {
 // Run executes one call and returns its exit status. It alone prints
 // errors and picks the status.
 func (a *App) Run(args []string) int {
-	if len(args) == 1 && args[0] == execChildArg {
-		return execChild()
-	}
-	if len(args) == 1 && args[0] == escalatorArg {
-		return runEscalator()
-	}
-	if len(args) == 1 && args[0] == brokeredCallArg {
-		return a.runBrokered()
-	}
-	if len(args) == 1 && args[0] == userNamespaceProbeArg {
-		return userNamespaceProbe()
-	}
-	if len(args) == 1 && args[0] == cachesProbeArg {
-		return cachesProbe()
+	// The shell's re-runs of this binary (its child, probes, the
+	// brokered call, the escalator) are not commands.
+	if status, ok := shell.Entry(args, a.brokeredCaller()); ok {
+		return status
 	}
 	a.args = args
 	a.pretty = a.StdoutTTY
@@ -129,10 +122,10 @@ func (a *App) fail(err error) {
 		a.current.Escalated = a.fence.Escalated()
 	}
 	if a.text {
-		a.textOut().failure(NewFailure(a.current, err))
+		a.textOut().Failure(result.NewFailure(a.current, err))
 		return
 	}
-	if err := encodeJSON(a.Stdout, NewFailure(a.current, err), a.pretty); err != nil {
+	if err := result.Encode(a.Stdout, result.NewFailure(a.current, err), a.pretty); err != nil {
 		fmt.Fprintln(a.Stderr, "dsh-fs:", err)
 	}
 }
@@ -169,8 +162,8 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-func (a *App) textOut() textOut {
-	return textOut{out: a.Stdout, note: a.Stderr, color: a.StdoutTTY}
+func (a *App) textOut() result.Text {
+	return result.Text{Out: a.Stdout, Note: a.Stderr, Color: a.StdoutTTY}
 }
 
 // topCommand is the command of the tree's first level that c belongs to:
@@ -181,3 +174,7 @@ func topCommand(c, root *cobra.Command) *cobra.Command {
 	}
 	return c
 }
+
+// UsageLine is the usage line a failure's text shows for d
+// (result.Text.Failure).
+func (d UsageDetail) UsageLine() string { return d.Usage }

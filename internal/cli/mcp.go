@@ -11,6 +11,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/result"
 )
 
 // McpOptions are the options of dsh-fs mcp.
@@ -86,17 +87,22 @@ func mcpRun(opts *McpOptions) error {
 		}
 	}
 	a.started = true
-	a.current = Header{Op: "mcp"}
+	a.current = result.Header{Op: "mcp"}
 	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true})
 	if err != nil {
 		return err
 	}
-	return a.ServeMCP(a, s, opts.Dirs)
+	err = a.ServeMCP(s, opts.Dirs)
+	// Standard output carried JSON-RPC: a failure of the server itself
+	// is said on standard error.
+	a.Stdout = a.Stderr
+	return err
 }
 
-// MCPServer serves MCP over a's standard input and output, under the
-// settings s loaded at start; dirs are the allowed folders as given.
-type MCPServer func(a *App, s *config.Settings, dirs []string) error
+// MCPServer serves MCP over the App's standard input and output (the
+// main that links it in gives it them), under the settings s loaded at
+// start; dirs are the allowed folders as given.
+type MCPServer func(s *config.Settings, dirs []string) error
 
 // MCPBinary is the executable that serves dsh-fs mcp, installed beside
 // dsh-fs: it links the MCP SDK, which every CLI call would otherwise carry
@@ -109,7 +115,7 @@ const MCPBinary = "dsh-fs-mcp"
 // only if that fails.
 func execMCPServer(a *App) error {
 	a.started = true
-	a.current = Header{Op: "mcp"}
+	a.current = result.Header{Op: "mcp"}
 	self, err := os.Executable()
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "mcp: cannot find this executable: "+err.Error(), err)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -71,13 +71,12 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 }
 
 func patchRun(opts *PatchOptions) error {
-	call, err := opts.App.begin(opts.Command, "patch", "")
+	call, err := opts.App.begin(opts.Command, request.OpPatch, "")
 	if err != nil {
 		return err
 	}
 	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	diffOpts, err := call.diffOptionsFor("patch", diffForm)
-	if err != nil {
+	if _, err := request.ParseDiff(request.OpPatch, diffForm); err != nil {
 		return err
 	}
 	ifMatch := map[string]string{}
@@ -92,17 +91,17 @@ func patchRun(opts *PatchOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := fsops.ParsePatch(data)
-	if err != nil {
-		return err
-	}
+	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffForm}
 	if call.forwarded {
 		// Inside a session an escalated patch is the supervisor's to
-		// carry out, with the patch as this call read it.
-		return call.forward(session.Request{Op: session.OpPatch, Diff: diffForm, DryRun: opts.DryRun,
-			Patch: &session.PatchRequest{Patch: data, IfMatch: ifMatch}})
+		// carry out, with the patch as this call read it; one that
+		// cannot parse is refused here.
+		if err := req.Check(); err != nil {
+			return err
+		}
+		return call.forward(session.Request{Op: session.OpPatch, Patch: &req})
 	}
-	res, err := fsops.Patch(call.fence, p, fsops.PatchOptions{IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffOpts})
+	res, err := req.Run(call.exec())
 	if err != nil {
 		return err
 	}
@@ -131,27 +130,4 @@ func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
 		return nil, fserr.FromOS("patch: --from", opts.From, err)
 	}
 	return data, nil
-}
-
-// patch prints each file's diff, then one line per file: what was done to
-// it and its new sha256, which --if-match takes. The lines go to stdout
-// with the diffs: they are what the model needs next.
-func (t textOut) patch(r *fsops.PatchResult) {
-	for _, f := range r.Files {
-		t.diff(f.Diff)
-	}
-	for _, f := range r.Files {
-		what := f.Action
-		if r.DryRun {
-			what = "would be " + what
-		}
-		line := fmt.Sprintf("%s: %s", f.Path, what)
-		if f.From != "" {
-			line += " from " + f.From
-		}
-		if f.SHA256 != "" {
-			line += " (sha256 " + f.SHA256 + ")"
-		}
-		fmt.Fprintln(t.out, line)
-	}
 }

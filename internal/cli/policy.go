@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -71,6 +74,51 @@ type PolicyResult struct {
 	Enforcement sandbox.Layers `json:"enforcement"`
 	// Shell is what fences the model's shell, beside the file tool.
 	Shell shellLayers `json:"shell"`
+}
+
+// WriteText writes r for people (--output text): the settings with their
+// origins, the roots, the layers, and what holds for the shell.
+func (r PolicyResult) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range r.Settings {
+		origin := string(v.Source)
+		if v.Name != "" {
+			origin += " " + v.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", v.Key, v.Trust, origin, v.Value)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nwritable roots:")
+	for _, root := range r.WritableRoots {
+		fmt.Fprintf(w, "  %s (%s)\n", root.Path, root.Origin)
+	}
+	if len(r.NotWritable) > 0 {
+		fmt.Fprintln(w, "\nnot writable:")
+		for _, root := range r.NotWritable {
+			fmt.Fprintf(w, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
+		}
+	}
+	fmt.Fprintf(w, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	sh := r.Shell
+	if sh.Session != "" {
+		fmt.Fprintf(w, "\nshell (dsh-fs exec session %s):\n", sh.Session)
+	} else {
+		fmt.Fprintln(w, "\nshell:")
+	}
+	if sh.Writes == "" {
+		// The short result: what holds, without the words (--verbose).
+		_, err := fmt.Fprintf(w, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
+			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
+		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
+	if err == nil {
+		_, err = fmt.Fprintf(w, "  git: %s\n", sh.Git)
+	}
+	return err
 }
 
 // shellLayers says, per layer, what holds for the model's shell: inside a
@@ -154,10 +202,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(sessionPrivileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+			privilegesText(shell.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
-		l.Sockets = socketsOutsideText(p)
-		l.Network = networkOutsideText(p)
+		l.Sockets = shell.SocketsOutsideText(p)
+		l.Network = shell.NetworkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
 		if ok, why := sandbox.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
@@ -176,7 +224,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
-		l.Caches = "not held for the shell: no dsh-fs exec session (" + wouldCaches(s) + ")"
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + shell.WouldCaches(s) + ")"
 		l.CacheList = []sandbox.Cache{}
 		return l
 	}
@@ -209,7 +257,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Scopes = "not held: " + rec.Shell.Kernel
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
-	l.NetworkHeld, l.Network = networkRecordText(rec.Shell)
+	l.NetworkHeld, l.Network = shell.NetworkRecordText(rec.Shell)
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
@@ -219,7 +267,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
-	l.CachesHeld, l.Caches = cachesText(rec.Shell.Caches)
+	l.CachesHeld, l.Caches = shell.CachesText(rec.Shell.Caches)
 	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
@@ -250,28 +298,6 @@ func scopesText(abi int, held string) string {
 		return "this kernel has no Landlock"
 	}
 	return fmt.Sprintf("Landlock ABI %d has no scopes (6 or newer has): signals and abstract unix sockets reach outside", abi)
-}
-
-// outsideReadOnlyLayer says whether the mount plan m (nil: no mount
-// layer, for the reason why) makes everything outside the writable roots
-// read-only, and what of it holds, for the session record and policy.
-func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
-	if m == nil {
-		return false, "not held for the shell: " + why
-	}
-	pins := fmt.Sprintf("folders above protected paths pinned against rename: %d", len(m.Pinned))
-	if len(m.Unpinned) > 0 {
-		pins += fmt.Sprintf(" (protected paths left unpinned past the budget: %d)", len(m.Unpinned))
-	}
-	if !m.OutsideReadOnly {
-		_, why := sandbox.ReadOnlyTree()
-		return false, "not held for the shell: " + why + "; " + pins
-	}
-	if len(m.Writable) == 0 {
-		return true, "everything is read-only, metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS)"
-	}
-	return true, "read-only outside " + strings.Join(m.Writable, ", ") +
-		", metadata included (chmod, chown, utime, xattrs, chattr fail with EROFS); those roots are nodev and nosuid; " + pins
 }
 
 // wouldTerminal says what dsh-fs exec would do with the person's
@@ -371,6 +397,12 @@ func NewPolicyResult(s *config.Settings, roots []sandbox.Root) (PolicyResult, er
 	}, nil
 }
 
+// DescribePolicy is NewPolicyResult for a front end that passes it on
+// as it is (dsh-fs mcp's dsh_policy).
+func DescribePolicy(s *config.Settings, roots []sandbox.Root) (any, error) {
+	return NewPolicyResult(s, roots)
+}
+
 // nonNilSlice makes a nil list an empty one, so JSON says [] and not null.
 func nonNilSlice[T any](s []T) []T {
 	if s == nil {
@@ -387,17 +419,17 @@ func nonNilSlice[T any](s []T) []T {
 func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
-	FenceLines(&b, p, roots)
+	policyview.FenceLines(&b, p, roots)
 	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
 		if len(rec.Shell.Caches) > 0 {
-			_, text := cachesText(rec.Shell.Caches)
+			_, text := shell.CachesText(rec.Shell.Caches)
 			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
 		}
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
-	b.WriteString(networkContextLine(p))
+	b.WriteString(shell.NetworkContextLine(p))
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != sandbox.ApprovalNever {
@@ -414,31 +446,4 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 	}
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
-}
-
-// FenceLines are the lines of the sandbox:policy block that say what the
-// fence lets through, shared by policy --context and the instructions of
-// dsh-fs mcp.
-func FenceLines(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
-	fmt.Fprintf(b, "mode: %s\n", p.Mode)
-	switch p.Mode {
-	case sandbox.ReadOnly:
-		b.WriteString("writes: none; every write, edit and mkdir is denied\n")
-	case sandbox.WorkspaceWrite:
-		if len(roots) == 0 {
-			b.WriteString("writable roots: none\n")
-		} else {
-			fmt.Fprintf(b, "writable roots: %s\n", strings.Join(sandbox.RootPaths(roots), ", "))
-		}
-		fmt.Fprintf(b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
-		fmt.Fprintf(b, "in every .git (and its worktrees/*, modules/*), never written: %s; the rest of .git is writable, so git add and commit work\n",
-			strings.Join(sandbox.GitProtectedNames(), ", "))
-	case sandbox.DangerFullAccess:
-		b.WriteString("writes: anywhere the operating system allows\n")
-	}
-	if len(p.DenyRead) > 0 {
-		fmt.Fprintf(b, "reads: everywhere except %s\n", strings.Join(p.DenyRead, ", "))
-	} else {
-		b.WriteString("reads: everywhere\n")
-	}
 }

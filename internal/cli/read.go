@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // ReadOptions are the inputs of read.
@@ -43,19 +43,19 @@ func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
 }
 
 func readRun(opts *ReadOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "read", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpRead, opts.Path)
 	if err != nil {
 		return err
 	}
+	req := request.Read{Path: opts.Path, Offset: opts.Offset}
 	if opts.Raw {
-		_, err := fsops.ReadRaw(call.fence, t, opts.App.Stdout)
+		_, err := req.Stream(x, opts.App.Stdout)
 		return err
 	}
-	limit := call.settings.ReadMaxLines
 	if opts.Command.Flags().Changed("limit") {
-		limit = opts.Limit
+		req.Limit = &opts.Limit
 	}
-	res, err := fsops.Read(call.fence, t, fsops.ReadOptions{Offset: opts.Offset, Limit: limit, MaxBytes: call.settings.ReadMaxBytes})
+	res, err := req.Run(x)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/version"
 )
 
 // NewCmdRoot returns the dsh-fs command tree bound to app.
@@ -29,7 +30,7 @@ a structured denial with the marker models recognise.`,
 	}
 	// A usage error suggests the commands this close to an unknown one.
 	root.SuggestionsMinimumDistance = 2
-	root.Version = BuildVersion().String()
+	root.Version = version.Build().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
   dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'

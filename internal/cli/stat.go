@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // StatOptions are the inputs of stat.
@@ -35,15 +35,16 @@ func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
 }
 
 func statRun(opts *StatOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "stat", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpStat, opts.Path)
 	if err != nil {
 		return err
 	}
-	res, err := fsops.Stat(call.fence, t)
+	res, err := request.Stat{Path: opts.Path}.Run(x)
 	if err != nil {
 		return err
 	}
 	if !res.Writable {
+		t, _ := x.Resolve(opts.Path)
 		res.Shell, res.WayForward = shellAccess(call.settings, t, res.Verdict)
 	}
 	return call.print(res)

@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -63,7 +62,7 @@ or the new one; a failure leaves the old file as it was.`,
 }
 
 func writeRun(opts *WriteOptions) error {
-	call, t, err := opts.App.beginPath(opts.Command, "write", opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Command, request.OpWrite, opts.Path)
 	if err != nil {
 		return err
 	}
@@ -72,8 +71,7 @@ func writeRun(opts *WriteOptions) error {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
 	diffForm, _ := flags.GetString(flagDiff)
-	diffOpts, err := call.diffOptionsFor("write", diffForm)
-	if err != nil {
+	if _, err := request.ParseDiff(request.OpWrite, diffForm); err != nil {
 		return err
 	}
 	var content io.Reader
@@ -96,40 +94,19 @@ func writeRun(opts *WriteOptions) error {
 		// stdin must neither empty the file nor hang the call.
 		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
+	req := request.Write{Path: opts.Path, Source: content, Mkdir: opts.Mkdir, Overwrite: opts.Overwrite, Encoding: opts.Encoding,
+		Mutation: request.Mutation{IfMatch: opts.IfMatch, DryRun: opts.DryRun, Diff: diffForm}}
 	if call.forwarded {
 		data, err := readForwarded("write", opts.Path, content)
 		if err != nil {
 			return err
 		}
-		return call.forward(session.Request{Op: session.OpWrite, Diff: diffForm, IfMatch: opts.IfMatch, DryRun: opts.DryRun,
-			Write: &session.WriteRequest{Content: data, Mkdir: opts.Mkdir, Overwrite: opts.Overwrite, Encoding: opts.Encoding}})
+		req.Content, req.Source = data, nil
+		return call.forward(session.Request{Op: session.OpWrite, Write: &req})
 	}
-	res, err := fsops.Write(call.fence, t, fsops.WriteOptions{
-		Content:   content,
-		Mkdir:     opts.Mkdir,
-		IfMatch:   opts.IfMatch,
-		Overwrite: opts.Overwrite,
-		DryRun:    opts.DryRun,
-		Diff:      diffOpts,
-		Encoding:  opts.Encoding,
-	})
+	res, err := req.Run(x)
 	if err != nil {
 		return err
 	}
 	return call.print(res)
-}
-
-// diffOptionsFor are the diff bounds of the call's settings and the form
-// raw (its --diff) asks for.
-func (c *call) diffOptionsFor(op, raw string) (diff.Options, error) {
-	form, ok := diff.ParseForm(raw)
-	if !ok {
-		return diff.Options{}, fserr.New(fserr.InvalidArgument, fmt.Sprintf("%s: --diff takes auto, full or summary, not %q", op, raw))
-	}
-	return diff.Options{
-		Context:       c.settings.DiffContext,
-		BasisMaxBytes: c.settings.DiffBasisMaxBytes,
-		MaxBytes:      c.settings.DiffMaxBytes,
-		Form:          form,
-	}, nil
 }

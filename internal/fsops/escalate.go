@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/patch"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -78,4 +79,24 @@ func PreviewWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteR
 func PreviewEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
 	opt.Diff.Form = diff.FormFull
 	return dryEdit(f, t, opt)
+}
+
+// PreviewPatch is PreviewWrite for a patch: the whole patch's diff, every
+// file in full, planned on the files as they are whatever the fence says
+// of them; and the SHA-256 of each file it changes that exists, by the
+// name the patch gives it (as PatchOptions.IfMatch takes it). A front end
+// that has the approval asked elsewhere shows the diff and pins the patch
+// to those hashes.
+func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Result, map[string]string, error) {
+	changes, whole, err := previewChanges(f, p, opt)
+	if err != nil {
+		return diff.Result{}, nil, err
+	}
+	pins := map[string]string{}
+	for _, c := range changes {
+		if c.src != nil {
+			pins[c.file.Path] = c.oldSum
+		}
+	}
+	return whole, pins, nil
 }

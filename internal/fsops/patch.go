@@ -732,23 +732,35 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 // whole patch's diff, every file in full, planned on the files as they
 // are; and each file's hash, to which the patch is then pinned.
 func previewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (sandbox.Preview, map[string]string, error) {
-	changes, err := patchTargets(f, p, opt)
+	changes, whole, err := previewChanges(f, p, opt)
 	if err != nil {
 		return sandbox.Preview{}, nil, err
 	}
-	opt.Diff.Form = diff.FormFull
-	if err := planDry(f, p, changes, opt); err != nil {
-		return sandbox.Preview{}, nil, err
-	}
-	// One diff object, as write's and edit's approvers get: every file's
-	// diff in the patch's order, the counts summed.
 	sums := map[string]string{}
-	var whole diff.Result
-	var text strings.Builder
 	for _, c := range changes {
 		if c.src != nil {
 			sums[c.src.Path] = c.oldSum
 		}
+	}
+	return sandbox.Preview{Diff: whole, Text: whole.Text}, sums, nil
+}
+
+// previewChanges plans every change of p on the files as they are, each
+// diff in full, and joins the diffs into the one an approver is shown.
+func previewChanges(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) ([]*fileChange, diff.Result, error) {
+	changes, err := patchTargets(f, p, opt)
+	if err != nil {
+		return nil, diff.Result{}, err
+	}
+	opt.Diff.Form = diff.FormFull
+	if err := planDry(f, p, changes, opt); err != nil {
+		return nil, diff.Result{}, err
+	}
+	// One diff object, as write's and edit's approvers get: every file's
+	// diff in the patch's order, the counts summed.
+	var whole diff.Result
+	var text strings.Builder
+	for _, c := range changes {
 		d := c.result.Diff
 		whole.Added += d.Added
 		whole.Removed += d.Removed
@@ -759,7 +771,7 @@ func previewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (sandbox.P
 		text.WriteString(d.Text)
 	}
 	whole.Text = text.String()
-	return sandbox.Preview{Diff: whole, Text: whole.Text}, sums, nil
+	return changes, whole, nil
 }
 
 // readAll reads the whole of an opened file, size bytes when it was

@@ -7,12 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -34,8 +36,10 @@ const approveKey = "dsh-fs-approve"
 // forwardedCall is a mutation to run elsewhere: the typed request (its
 // escalation is filled in when it is sent), and how to preview it.
 type forwardedCall struct {
-	req     session.Request
-	preview func() (d diff.Result, previous string, exists bool, err error)
+	req session.Request
+	// preview is the diff the user is shown and the content it was
+	// shown against (approvalState without its Call).
+	preview func() (diff.Result, approvalState, error)
 }
 
 // approvalState is what the first round hands the client to echo back:
@@ -44,6 +48,9 @@ type approvalState struct {
 	Call     string `json:"call"` // the digest of op, path, mode, arguments and input
 	Previous string `json:"previous"`
 	Exists   bool   `json:"exists"`
+	// Pins are a patch's files that exist, by the names the patch gives
+	// them, with the SHA-256 each had when it was shown.
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 // clientApprovals signs the states, and holds the approvals the client's
@@ -145,15 +152,16 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sa
 		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 			return nil, nil, refuseEscalation(ee, "approval supervisor: there is no dsh-fs exec supervisor here and the MCP client offers no elicitation to ask its user; a trusted config can set approval: command")
 		}
-		d, previous, exists, err := call.preview()
+		d, shown, err := call.preview()
 		if err != nil {
 			return nil, nil, err
 		}
-		question := sandbox.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
+		shown.Call = digest
+		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
-			RequestState:  m.approvals.sign(approvalState{Call: digest, Previous: previous, Exists: exists}),
+			RequestState:  m.approvals.sign(shown),
 		}, nil
 	}
 	state, ok := m.approvals.verify(req.Params.RequestState)
@@ -174,8 +182,20 @@ var approveSchema = map[string]any{"type": "object", "required": []string{"appro
 
 // pinned is req changed to make only the change the user saw: a file
 // that existed is replaced only while it has the content shown
-// (if_match); one that did not is only created.
+// (if_match); one that did not is only created. A patch is pinned file by
+// file: each that existed, to the content shown; the others exist for
+// none of its additions already (a patch never replaces by adding).
 func pinned(req session.Request, s *approvalState) session.Request {
+	if req.Patch != nil {
+		p := *req.Patch
+		p.IfMatch = maps.Clone(p.IfMatch)
+		if p.IfMatch == nil {
+			p.IfMatch = map[string]string{}
+		}
+		maps.Copy(p.IfMatch, s.Pins)
+		req.Patch = &p
+		return req
+	}
 	if req.Write != nil {
 		w := *req.Write
 		w.Overwrite = false

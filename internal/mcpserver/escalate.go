@@ -3,13 +3,14 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dshfs/dsh-fs/internal/cli"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/patch"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -51,8 +52,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox
 		return nil, nil, fserr.New(fserr.IO, "the escalated call gave no result")
 	}
 	if !head.OK {
-		var fl cli.Failure
-		json.Unmarshal(line, &fl)
+		fl, _ := result.DecodeFailure(line)
 		return line, nil, &forwardedFailure{f: fl, raw: line}
 	}
 	return line, nil, nil
@@ -70,55 +70,40 @@ func refusal(req sandbox.EscalationRequest, why string) error {
 	return fmt.Errorf("escalation to %s refused: %s", req.To, why)
 }
 
-// forwardedFailure is the failure result of a call run elsewhere.
-type forwardedFailure struct {
-	f   cli.Failure
-	raw json.RawMessage
+// writePreview and editPreview preview a write or an edit of t for the
+// client's user (forwardedCall.preview).
+func (m *server) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.WriteOptions) func() (diff.Result, approvalState, error) {
+	return func() (diff.Result, approvalState, error) {
+		opt.Diff = m.diffOptions(diff.FormFull)
+		res, err := fsops.PreviewWrite(f, t, opt)
+		if err != nil {
+			return diff.Result{}, approvalState{}, err
+		}
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created}, nil
+	}
 }
 
-func (e *forwardedFailure) Error() string    { return e.f.Error.Message }
-func (e *forwardedFailure) Code() fserr.Code { return e.f.Error.Code }
-
-// text is what toolError says of it: the lines a denial here would give.
-func (e *forwardedFailure) text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Error: %s\ncode: %s", e.f.Error.Message, e.f.Error.Code)
-	if e.f.Marker != "" {
-		fmt.Fprintf(&b, "\n%s", e.f.Marker)
-		if e.f.Error.Reason != "" {
-			fmt.Fprintf(&b, "\nreason: %s", e.f.Error.Reason)
+func (m *server) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditOptions) func() (diff.Result, approvalState, error) {
+	return func() (diff.Result, approvalState, error) {
+		opt.Diff = m.diffOptions(diff.FormFull)
+		res, err := fsops.PreviewEdit(f, t, opt)
+		if err != nil {
+			return diff.Result{}, approvalState{}, err
 		}
-		if len(e.f.Error.WritableRoots) > 0 {
-			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(e.f.Error.WritableRoots, ", "))
-		}
-		if e.f.Escalation != nil && e.f.Error.Reason == sandbox.ReasonNotApproved {
-			fmt.Fprintf(&b, "\nhint: %s", e.f.Escalation.Hint)
-		}
-		b.WriteString("\nThe sandbox refused this call: do not try to get around it; if the change is needed, ask the user.")
-	} else if e.f.Error.Hint != "" {
-		fmt.Fprintf(&b, "\nhint: %s", e.f.Error.Hint)
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true}, nil
 	}
-	return b.String()
 }
 
-// editedText is edit_file's text for a diff: the unified diff in a fence
-// long enough for its content, and a note when it is not whole.
-func editedText(d diff.Result) string {
-	t := d.Text
-	if t != "" && !strings.HasSuffix(t, "\n") {
-		t += "\n"
+// patchPreview previews a patch for the client's user: the whole patch's
+// diff, and the content of each file it was shown against, to which the
+// patch is pinned.
+func (m *server) patchPreview(f *sandbox.Fence, p *patch.Patch, opt fsops.PatchOptions) func() (diff.Result, approvalState, error) {
+	return func() (diff.Result, approvalState, error) {
+		opt.Diff = m.diffOptions(diff.FormFull)
+		d, pins, err := fsops.PreviewPatch(f, p, opt)
+		if err != nil {
+			return diff.Result{}, approvalState{}, err
+		}
+		return d, approvalState{Pins: pins}, nil
 	}
-	fence := "```"
-	for strings.Contains(t, fence) {
-		fence += "`"
-	}
-	out := fence + "diff\n" + t + fence + "\n\n"
-	switch {
-	case d.Omitted != "":
-		// Nothing was compared, so nothing is counted.
-		out += "[dsh-fs: diff left out (" + omittedWhy(d.Omitted) + "); the edit was made]\n"
-	case d.Truncated:
-		out += fmt.Sprintf("[dsh-fs: diff truncated at diff_max_bytes; +%d -%d lines]\n", d.Added, d.Removed)
-	}
-	return out
 }

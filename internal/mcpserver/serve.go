@@ -12,21 +12,39 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dshfs/dsh-fs/internal/cli"
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// Serve is dsh-fs mcp's server (a cli.MCPServer): it serves the tools over
-// a's standard input and output until the client closes them or a signal
-// ends it, under the settings s that dsh-fs mcp loaded from the trusted
-// sources and its own command line.
-func Serve(a *cli.App, s *config.Settings, dirs []string) error {
+// Host is what the server takes from the process that runs it.
+type Host struct {
+	// Stdin and Stdout carry JSON-RPC; Stderr what the server says of
+	// itself.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// LookupEnv reads the environment (a dsh-fs exec session's channel,
+	// XDG_RUNTIME_DIR for the escalator's record).
+	LookupEnv func(string) (string, bool)
+	// DescribePolicy is dsh_policy's result for the settings and their
+	// writable roots: the CLI's policy result, which describes the shell's
+	// layers too (dsh-fs policy --verbose).
+	DescribePolicy func(s *config.Settings, roots []sandbox.Root) (any, error)
+}
+
+// Serve is dsh-fs mcp's server: it serves the tools over h's standard
+// input and output until the client closes them or a signal ends it,
+// under the settings s that dsh-fs mcp loaded from the trusted sources
+// and its own command line; dirs are the allowed folders as given. Once
+// it has started, its standard output carries JSON-RPC only: the caller
+// says a failure it returns on standard error.
+func Serve(h Host, s *config.Settings, dirs []string) error {
 	// A server's heap is small and lives long; collecting it at every
 	// doubling cost a warm small call about a seventh of its time.
 	debug.SetGCPercent(400)
 	srv, m := newServer(s, dirs)
+	m.describePolicy = h.DescribePolicy
 	if s.Policy.Mode != sandbox.ReadOnly {
 		// At the first mutating call, before its write restricts this
 		// process for good (beginMutation): a server that only reads
@@ -39,7 +57,7 @@ func Serve(a *cli.App, s *config.Settings, dirs []string) error {
 			if !started {
 				started = true
 				var why string
-				m.elsewhere, why = cli.StartElsewhere(a, s, m.clientApproved)
+				m.elsewhere, why = escalation.Start(h.LookupEnv, s, m.clientApproved)
 				m.noGrant = noGrantReason(s.Policy.Approval, why)
 			}
 		}
@@ -53,11 +71,8 @@ func Serve(a *cli.App, s *config.Settings, dirs []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := &lockedWriter{w: a.Stdout}
-	in := newLineFilter(a.Stdin, out, a.Stderr, func() bool { return batchesAllowed(srv) })
-	// From here on standard output carries JSON-RPC only: a failure of
-	// the server itself is said on standard error.
-	a.Stdout = a.Stderr
+	out := &lockedWriter{w: h.Stdout}
+	in := newLineFilter(h.Stdin, out, h.Stderr, func() bool { return batchesAllowed(srv) })
 	// The filter bounds a message (maxMessageBytes); the SDK's own cap
 	// would end the session instead.
 	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}

@@ -2,7 +2,7 @@ package sandbox
 
 import (
 	"errors"
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,8 +20,6 @@ func TestEscalation(t *testing.T) {
 		approval Approval
 		to       Mode
 		ask      func(EscalationRequest) error // nil: never expected to be asked
-		command  []string                      // approval_command
-		timeout  int                           // approval_timeout
 		path     string
 
 		pass     bool
@@ -48,14 +46,6 @@ func TestEscalation(t *testing.T) {
 			reason: ReasonNotApproved, refusal: "approval is never", mode2: WorkspaceWrite},
 		{name: "supervisor: none outside dsh-fs exec, nobody asked", mode: WorkspaceWrite, approval: ApprovalSupervisor, to: DangerFullAccess, path: "../out/x",
 			ask: grant, reason: ReasonNotApproved, refusal: "no dsh-fs exec supervisor to ask", mode2: WorkspaceWrite},
-		{name: "command: exit 0 approves", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/true"}, to: DangerFullAccess, path: "../out/x",
-			pass: true, mode2: DangerFullAccess},
-		{name: "command: exit 1 refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/false"}, to: DangerFullAccess, path: "../out/x",
-			reason: ReasonNotApproved, refusal: "approval_command exited with status 1", mode2: WorkspaceWrite},
-		{name: "command: no answer in time refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/bin/sleep", "10"}, timeout: 1,
-			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command gave no answer within 1 s", mode2: WorkspaceWrite},
-		{name: "command: missing program refuses", mode: WorkspaceWrite, approval: ApprovalCommand, command: []string{"/nonexistent/approver"},
-			to: DangerFullAccess, path: "../out/x", reason: ReasonNotApproved, refusal: "approval_command", mode2: WorkspaceWrite},
 		{name: "above max_mode", mode: WorkspaceWrite, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
 			reason: ReasonOutsideRoots, refusal: ReasonAboveMaxMode, mode2: WorkspaceWrite},
 		{name: "above max_mode is refused before asking", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f",
@@ -80,14 +70,13 @@ func TestEscalation(t *testing.T) {
 			makeLayout(t, root, fenceLayout...)
 			p := testPolicy(root, tc.mode)
 			p.Approval = tc.approval
-			p.ApprovalCommand, p.ApprovalTimeoutSeconds = tc.command, tc.timeout
 			if tc.maxMode != "" {
 				p.MaxMode = tc.maxMode
 			}
 			fence := NewFence(p)
 			calls := 0
 			var req EscalationRequest
-			fence.SetEscalation(tc.to, func(r EscalationRequest) error {
+			fence.SetApprover(Approver{To: tc.to, Terminal: func(r EscalationRequest) error {
 				calls++
 				req = r
 				if tc.ask == nil {
@@ -95,7 +84,7 @@ func TestEscalation(t *testing.T) {
 					return errors.New("unexpected question")
 				}
 				return tc.ask(r)
-			})
+			}})
 			target, err := fence.Resolve(tc.path)
 			if err != nil {
 				t.Fatal(err)
@@ -155,7 +144,7 @@ func TestEscalationOnce(t *testing.T) {
 	p.Approval = ApprovalTTY
 	fence := NewFence(p)
 	calls := 0
-	fence.SetEscalation(WorkspaceWrite, func(EscalationRequest) error { calls++; return nil })
+	fence.SetApprover(Approver{To: WorkspaceWrite, Terminal: func(EscalationRequest) error { calls++; return nil }})
 	for _, tc := range []struct {
 		path string
 		pass bool
@@ -249,22 +238,23 @@ func TestMarker(t *testing.T) {
 // escalateUnderEveryApproval puts a write outside the roots, on a
 // workspace-write fence asking for danger-full-access, to Escalate under
 // each approval, with setup applied to the fence first, and hands the
-// result to check. Nobody may be asked and nothing widen: tty's ask is
-// counted, command's approver would leave a file behind, and the fence's
-// mode must stay.
-func escalateUnderEveryApproval(t *testing.T, setup func(*Fence), check func(t *testing.T, approval Approval, err error)) {
+// result to check. Nobody may be asked and nothing widen: every asker
+// of the Approver counts its calls, and the fence's mode must stay.
+// (approval's TestNoGrantRunsNoCommand shows the same with a real
+// approval_command.)
+func escalateUnderEveryApproval(t *testing.T, setup func(*Approver), check func(t *testing.T, approval Approval, err error)) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	record := filepath.Join(t.TempDir(), "asked")
 	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
 		t.Run(string(approval), func(t *testing.T) {
 			p := testPolicy(root, WorkspaceWrite)
 			p.Approval = approval
-			p.ApprovalCommand = []string{"/bin/sh", "-c", "touch " + record}
 			fence := NewFence(p)
 			asked := 0
-			fence.SetEscalation(DangerFullAccess, func(EscalationRequest) error { asked++; return nil })
-			setup(fence)
+			count := func(EscalationRequest) error { asked++; return nil }
+			a := Approver{To: DangerFullAccess, Terminal: count, Command: count}
+			setup(&a)
+			fence.SetApprover(a)
 			target, err := fence.Resolve("../out/x")
 			if err != nil {
 				t.Fatal(err)
@@ -277,18 +267,15 @@ func escalateUnderEveryApproval(t *testing.T, setup func(*Fence), check func(t *
 			if asked != 0 || fence.Escalated() || fence.Mode() != WorkspaceWrite {
 				t.Errorf("asked %d, Escalated %v, Mode %s", asked, fence.Escalated(), fence.Mode())
 			}
-			if _, err := os.Stat(record); !os.IsNotExist(err) {
-				t.Errorf("approval_command ran (%v)", err)
-			}
 		})
 	}
 }
 
 // TestEscalationNoGrant: a fence told it cannot carry out a grant
-// (SetNoGrant, dsh-fs mcp's) refuses under every approval, asks no one
+// (Approver.NoGrant, dsh-fs mcp's) refuses under every approval, asks no one
 // (tty's ask and command's approver are never run), and its mode stays.
 func TestEscalationNoGrant(t *testing.T) {
-	escalateUnderEveryApproval(t, func(f *Fence) { f.SetNoGrant("not here") }, func(t *testing.T, approval Approval, err error) {
+	escalateUnderEveryApproval(t, func(a *Approver) { a.NoGrant = "not here" }, func(t *testing.T, approval Approval, err error) {
 		var de *DeniedError
 		if !errors.As(err, &de) || de.Reason != ReasonNotApproved {
 			t.Fatalf("Escalate = %v", err)
@@ -303,11 +290,11 @@ func TestEscalationNoGrant(t *testing.T) {
 	})
 }
 
-// SetElsewhere hands an escalation that could lift the denial to the
+// TestEscalationElsewhere: Approver.Elsewhere hands an escalation that could lift the denial to the
 // front end, asking no one and widening nothing here, whatever the
 // approval; one that could not lift it keeps its own refusal.
 func TestEscalationElsewhere(t *testing.T) {
-	escalateUnderEveryApproval(t, (*Fence).SetElsewhere, func(t *testing.T, _ Approval, err error) {
+	escalateUnderEveryApproval(t, func(a *Approver) { a.Elsewhere = true }, func(t *testing.T, _ Approval, err error) {
 		var ee *ElsewhereError
 		if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
 			t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
@@ -321,12 +308,61 @@ func TestEscalationElsewhere(t *testing.T) {
 	p := testPolicy(root, WorkspaceWrite)
 	p.MaxMode = WorkspaceWrite
 	fence := NewFence(p)
-	fence.SetEscalation(DangerFullAccess, nil)
-	fence.SetElsewhere()
+	fence.SetApprover(Approver{To: DangerFullAccess, Elsewhere: true})
 	target, _ := fence.Resolve("../out/x")
 	err := fence.Escalate(fence.CheckWrite("write", &target), &target, Preview{})
 	var ee *ElsewhereError
 	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, ReasonAboveMaxMode) {
 		t.Errorf("above max_mode: Escalate = %v, want the denial with its refusal", err)
+	}
+}
+
+// TestApproverAskers: the fence puts an escalation to the Approver's
+// asker of the policy's approval, and only to it; one the front end left
+// nil refuses, naming what is missing.
+func TestApproverAskers(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	for _, tc := range []struct {
+		approval                  Approval
+		terminal, command, superv bool // which askers the Approver has
+		want                      string
+		refusal                   string // "" when granted
+	}{
+		{approval: ApprovalTTY, terminal: true, command: true, superv: true, want: "terminal"},
+		{approval: ApprovalCommand, terminal: true, command: true, superv: true, want: "command"},
+		{approval: ApprovalSupervisor, terminal: true, command: true, superv: true, want: "supervisor"},
+		{approval: ApprovalTTY, command: true, superv: true, refusal: "no terminal to ask"},
+		{approval: ApprovalCommand, terminal: true, superv: true, refusal: "no approval_command runner"},
+		{approval: ApprovalSupervisor, terminal: true, command: true, refusal: "no dsh-fs exec supervisor to ask"},
+	} {
+		t.Run(fmt.Sprintf("%s/%v%v%v", tc.approval, tc.terminal, tc.command, tc.superv), func(t *testing.T) {
+			p := testPolicy(root, WorkspaceWrite)
+			p.Approval = tc.approval
+			fence := NewFence(p)
+			var asked []string
+			asker := func(name string, have bool) func(EscalationRequest) error {
+				if !have {
+					return nil
+				}
+				return func(EscalationRequest) error { asked = append(asked, name); return nil }
+			}
+			fence.SetApprover(Approver{To: DangerFullAccess, Terminal: asker("terminal", tc.terminal),
+				Command: asker("command", tc.command), Supervisor: asker("supervisor", tc.superv)})
+			target, err := fence.Resolve("../out/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkAndEscalate(fence, &target)
+			if tc.refusal != "" {
+				if de := deniedAs(t, err); !strings.Contains(de.Refusal, tc.refusal) || len(asked) != 0 {
+					t.Errorf("refusal %q (asked %v), want %q and nobody asked", de.Refusal, asked, tc.refusal)
+				}
+				return
+			}
+			if err != nil || len(asked) != 1 || asked[0] != tc.want || fence.Mode() != DangerFullAccess {
+				t.Errorf("err %v, asked %v, mode %s; want granted by %s alone", err, asked, fence.Mode(), tc.want)
+			}
+		})
 	}
 }

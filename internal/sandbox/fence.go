@@ -45,17 +45,9 @@ type Fence struct {
 	escalated bool
 	enforced  bool // the kernel layer is in place
 
-	escalateTo Mode
-	ask        func(EscalationRequest) error
-	// supervisor asks the dsh-fs exec supervisor (approval supervisor);
-	// nil outside a call the supervisor runs.
-	supervisor func(EscalationRequest) error
-	// noGrant, when set, refuses every escalation an approver could
-	// grant, before anyone is asked (SetNoGrant).
-	noGrant string
-	// elsewhere hands every escalation that could lift a denial to the
-	// front end, which carries it out in another process (SetElsewhere).
-	elsewhere bool
+	// approver is this call's escalation and who is asked for it
+	// (SetApprover); its zero value asks for none.
+	approver Approver
 
 	roots      []Root
 	refused    []RefusedRoot
@@ -95,7 +87,7 @@ type EscalationRequest struct {
 
 // NewFence returns the fence of policy p.
 func NewFence(p Policy) *Fence {
-	f := &Fence{policy: p, mode: p.Mode, ask: askTTY}
+	f := &Fence{policy: p, mode: p.Mode}
 	for _, g := range p.DenyRead {
 		g = p.expandHome(g)
 		switch {
@@ -153,39 +145,8 @@ func literalPrefix(g string) (prefix string, rest []string) {
 	return strings.Join(parts[:n], "/"), parts[n:]
 }
 
-// SetEscalation asks, for this one call, for mode to when a mutation is
-// denied and to would allow it. The policy's approval setting decides
-// (see Escalate); with approval "tty", ask is called (nil keeps the
-// /dev/tty prompt).
-func (f *Fence) SetEscalation(to Mode, ask func(EscalationRequest) error) {
-	f.escalateTo = to
-	if ask != nil {
-		f.ask = ask
-	}
-}
-
-// SetSupervisor makes ask the approver of approval "supervisor" for this
-// call: the call is one a dsh-fs exec supervisor runs outside its
-// session's kernel layer, and ask reaches that supervisor over a channel
-// it handed down (docs/design.md §10).
-func (f *Fence) SetSupervisor(ask func(EscalationRequest) error) { f.supervisor = ask }
-
-// SetNoGrant is for a front end that could not carry out a granted
-// escalation (dsh-fs mcp, whose process the kernel layer may already
-// restrict): every escalation that approval tty, command or trust would
-// put to its approver is refused with why, before anyone is asked, so no
-// person approves a change that then fails. never and supervisor keep
-// their own refusals. It never widens anything.
-func (f *Fence) SetNoGrant(why string) { f.noGrant = why }
-
-// SetElsewhere is for a front end that carries an escalation out in
-// another process, outside this one's kernel layer (dsh-fs mcp): where
-// the escalation asked for could lift a denial, Escalate asks no one and
-// returns an *ElsewhereError, and the front end runs the call there,
-// where the trusted approval decides. It never widens anything here.
-func (f *Fence) SetElsewhere() { f.elsewhere = true }
-
-// ElsewhereError is Escalate's answer on a fence set with SetElsewhere:
+// ElsewhereError is Escalate's answer on a fence whose Approver has
+// Elsewhere set:
 // the escalation to To could lift Denied, and no one has been asked. Left
 // unhandled it is the denial.
 type ElsewhereError struct {
@@ -374,14 +335,14 @@ type Preview struct {
 // trust nor never.
 func (f *Fence) AsksApprover(err error) bool {
 	var denied *DeniedError
-	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated || f.elsewhere || f.escalationRefusal(denied) != "" {
+	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated || f.approver.Elsewhere || f.escalationRefusal(denied) != "" {
 		return false
 	}
 	switch f.policy.Approval {
 	case ApprovalTTY, ApprovalCommand:
-		return f.noGrant == ""
+		return f.approver.NoGrant == ""
 	case ApprovalSupervisor:
-		return f.noGrant == "" && f.supervisor != nil
+		return f.approver.NoGrant == "" && f.approver.Supervisor != nil
 	}
 	return false
 }
@@ -395,24 +356,24 @@ func (f *Fence) AsksApprover(err error) bool {
 // other error, or no escalation asked for, comes back as it is.
 func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 	var denied *DeniedError
-	if !errors.As(err, &denied) || f.escalateTo == "" || f.escalated {
+	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated {
 		return err
 	}
 	if refusal := f.escalationRefusal(denied); refusal != "" {
 		denied.Refusal = refusal
 		return denied
 	}
-	if f.elsewhere {
-		return &ElsewhereError{Denied: denied, To: f.escalateTo}
+	if f.approver.Elsewhere {
+		return &ElsewhereError{Denied: denied, To: f.approver.To}
 	}
 	req := EscalationRequest{Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
-		Matched: denied.Matched, From: f.mode, To: f.escalateTo, Diff: preview.Diff, DiffText: preview.Text}
+		Matched: denied.Matched, From: f.mode, To: f.approver.To, Diff: preview.Diff, DiffText: preview.Text}
 	if err := f.approve(req); err != nil {
 		denied.Cause, denied.Reason = denied.Reason, ReasonNotApproved
 		denied.Refusal = err.Error()
 		return denied
 	}
-	f.mode, f.escalated = f.escalateTo, true
+	f.mode, f.escalated = f.approver.To, true
 	return f.CheckWrite(denied.Op, t)
 }
 
@@ -420,37 +381,12 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 // whoever approves it, or "" when it could.
 func (f *Fence) escalationRefusal(denied *DeniedError) string {
 	switch {
-	case !f.escalateTo.Wider(f.mode) || denied.Needed == "" || denied.Needed.Wider(f.escalateTo):
-		return fmt.Sprintf("--escalate %s would not allow it", f.escalateTo)
-	case f.escalateTo.Wider(f.policy.MaxMode):
-		return fmt.Sprintf("escalation to %s refused: %s %s", f.escalateTo, ReasonAboveMaxMode, f.policy.MaxMode)
+	case !f.approver.To.Wider(f.mode) || denied.Needed == "" || denied.Needed.Wider(f.approver.To):
+		return fmt.Sprintf("--escalate %s would not allow it", f.approver.To)
+	case f.approver.To.Wider(f.policy.MaxMode):
+		return fmt.Sprintf("escalation to %s refused: %s %s", f.approver.To, ReasonAboveMaxMode, f.policy.MaxMode)
 	}
 	return ""
-}
-
-// approve puts one escalation to the policy's approver.
-func (f *Fence) approve(req EscalationRequest) error {
-	switch f.policy.Approval {
-	case ApprovalTrust, ApprovalTTY, ApprovalCommand, ApprovalSupervisor:
-		if f.noGrant != "" && (f.policy.Approval != ApprovalSupervisor || f.supervisor != nil) {
-			return fmt.Errorf("escalation to %s refused: %s", req.To, f.noGrant)
-		}
-	}
-	switch f.policy.Approval {
-	case ApprovalTrust:
-		return nil
-	case ApprovalNever:
-		return fmt.Errorf("escalation to %s refused: approval is never", req.To)
-	case ApprovalTTY:
-		return f.ask(req)
-	case ApprovalCommand:
-		return runApprovalCommand(f.policy.ApprovalCommand, f.policy.ApprovalTimeoutSeconds, f.policy.Home, req)
-	case ApprovalSupervisor:
-		if f.supervisor != nil {
-			return f.supervisor(req)
-		}
-	}
-	return fmt.Errorf("escalation to %s refused: %s", req.To, noSupervisor)
 }
 
 // Verdict is the fence's answer on a mutation of a path, for a caller

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -254,28 +253,3 @@ func RestrictTCP(ports []int) error {
 // proxy refused: its Path is the host and port asked for, From and To the
 // session's mode (the mode does not change).
 const OpNetwork = "network"
-
-// ApproveHost puts a host the session's proxy refused (req, of op
-// OpNetwork) to the policy's approver, where it is one that asks:
-// approval_command, or the person at the supervisor's terminal (ask).
-// Approved, the session may connect to it until it ends. Every other
-// approval refuses without asking: trust would make allowlist on, and a
-// terminal the session shares (tty) can be answered by the session.
-func ApproveHost(p Policy, req EscalationRequest, ask func(EscalationRequest) error) error {
-	switch p.Approval {
-	case ApprovalCommand:
-		if err := runApprovalCommand(p.ApprovalCommand, p.ApprovalTimeoutSeconds, p.Home, req); err != nil {
-			return errors.New(strings.Replace(err.Error(), "escalation to "+string(req.To)+" refused", "not approved", 1))
-		}
-		return nil
-	case ApprovalSupervisor:
-		if ask == nil {
-			return errors.New("not approved: no dsh-fs exec supervisor to ask")
-		}
-		if err := ask(req); err != nil {
-			return errors.New(strings.Replace(err.Error(), "escalation to "+string(req.To)+" refused", "not approved", 1))
-		}
-		return nil
-	}
-	return fmt.Errorf("not asked: approval %s approves no host (command or supervisor would ask)", p.Approval)
-}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 )
 
@@ -53,19 +52,5 @@ func TestInternalAddr(t *testing.T) {
 		if got := InternalAddr(netip.MustParseAddr(s)); got != want {
 			t.Errorf("%s internal %t, want %t", s, got, want)
 		}
-	}
-}
-
-// TestNetworkPrompt: the question about a refused host names it (its
-// control characters escaped) and says the answer holds for the session.
-func TestNetworkPrompt(t *testing.T) {
-	q := prompt(EscalationRequest{Op: OpNetwork, Path: "evil\x1b[2J.test:443", From: WorkspaceWrite, To: WorkspaceWrite, Reason: "not in network_allow"})
-	for _, want := range []string{`evil\x1b[2J.test:443`, "not in network_allow", "for the rest of this session? [y/N] "} {
-		if !strings.Contains(q, want) {
-			t.Errorf("prompt %q does not say %q", q, want)
-		}
-	}
-	if err := ApproveHost(Policy{Approval: ApprovalTrust}, EscalationRequest{Op: OpNetwork}, nil); err == nil || !strings.Contains(err.Error(), "not asked") {
-		t.Errorf("approval trust approved a host: %v", err)
 	}
 }

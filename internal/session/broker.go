@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -44,65 +44,72 @@ const maxPending = 16
 // The operations a supervisor carries out for a session: the only ones
 // --escalate can lift.
 const (
-	OpWrite = "write"
-	OpEdit  = "edit"
-	OpPatch = "patch"
+	OpWrite = request.OpWrite
+	OpEdit  = request.OpEdit
+	OpPatch = request.OpPatch
 )
 
 // Request is one escalated operation a session asks the supervisor to
 // carry out (docs/design.md §10): typed, decoded strictly, and never an
-// argv that the supervisor parses again. The supervisor runs it through
-// the same fence, with the trusted approval deciding, as the file tool
+// argv that the supervisor parses again. It carries the typed request of
+// package request, and the supervisor runs it through the same execution
+// (request.Exec), with the trusted approval deciding, as the file tool
 // would run it in place.
 type Request struct {
 	// Op is OpWrite, OpEdit or OpPatch; exactly the matching Write, Edit
 	// or Patch is set.
 	Op string `json:"op"`
-	// Path is the file, as the caller gave it; a relative one is taken
-	// from Dir. A patch has none: its files are named in it.
-	Path string `json:"path"`
 	// Escalate is the mode the call asks for.
 	Escalate string `json:"escalate"`
-	// Dir is the caller's working directory, absolute.
+	// Dir is the caller's working directory, absolute: the base of a
+	// relative path.
 	Dir string `json:"dir"`
 	// Env are the caller's DSH_FS_* setting variables: they may only
 	// narrow the pinned record there.
 	Env []string `json:"env,omitempty"`
-	// Diff is the caller's --diff: auto, full or summary ("" is auto).
+
+	Write *request.Write `json:"write,omitempty"`
+	Edit  *request.Edit  `json:"edit,omitempty"`
+	Patch *request.Patch `json:"patch,omitempty"`
+
+	// Path, Diff, IfMatch and DryRun are the typed request's own, said
+	// beside it by a sender that builds requests the way they were built
+	// before package request (internal/mcpserver, until it builds typed
+	// ones): DecodeRequest moves each onto the typed request, and refuses
+	// a request where the two disagree. A new sender leaves them empty.
+	Path    string `json:"path,omitempty"`
 	Diff    string `json:"diff,omitempty"`
 	IfMatch string `json:"if_match,omitempty"`
 	DryRun  bool   `json:"dry_run,omitempty"`
-
-	Write *WriteRequest `json:"write,omitempty"`
-	Edit  *EditRequest  `json:"edit,omitempty"`
-	Patch *PatchRequest `json:"patch,omitempty"`
 }
 
-// PatchRequest is what a patch carries: the patch, read by the caller
-// under its own fence, and its per-file --if-match pins.
-type PatchRequest struct {
-	Patch   []byte            `json:"patch"`
-	IfMatch map[string]string `json:"if_match,omitempty"`
-}
+// WriteRequest, EditRequest and PatchRequest are the typed requests a
+// Request carries, by the names senders used before package request.
+type (
+	WriteRequest = request.Write
+	EditRequest  = request.Edit
+	PatchRequest = request.Patch
+)
 
-// WriteRequest is what a write carries: its content, read by the caller
-// under its own fence (--content, --from FILE or standard input).
-type WriteRequest struct {
-	Content   []byte `json:"content"`
-	Mkdir     bool   `json:"mkdir,omitempty"`
-	Overwrite bool   `json:"overwrite,omitempty"`
-	Encoding  string `json:"encoding,omitempty"`
-}
-
-// EditRequest is what an edit carries: its replacements, in order.
-type EditRequest struct {
-	Edits []fsops.Replacement `json:"edits"`
+// Typed is the typed request req carries (nil when none is set); after
+// DecodeRequest it is the whole of the operation.
+func (req Request) Typed() request.Request {
+	switch {
+	case req.Op == OpWrite && req.Write != nil:
+		return *req.Write
+	case req.Op == OpEdit && req.Edit != nil:
+		return *req.Edit
+	case req.Op == OpPatch && req.Patch != nil:
+		return *req.Patch
+	}
+	return nil
 }
 
 // DecodeRequest reads one request from r, strictly: no unknown field, no
 // data after it, and Check must pass. A request of any other shape (an
 // argv, a mkdir, one that asks for no escalation) is an error, and
-// nothing runs.
+// nothing runs. The fields said beside the typed request are moved onto
+// it (see Request.Path).
 func DecodeRequest(r io.Reader) (Request, error) {
 	dec := json.NewDecoder(io.LimitReader(r, maxRequestBytes))
 	dec.DisallowUnknownFields()
@@ -113,7 +120,10 @@ func DecodeRequest(r io.Reader) (Request, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, errors.New("a malformed request: data after the request")
 	}
-	return req, req.Check()
+	if err := req.Check(); err != nil {
+		return Request{}, err
+	}
+	return req.merged()
 }
 
 // Check says what is wrong with req, or nil.
@@ -121,10 +131,10 @@ func (req Request) Check() error {
 	switch {
 	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
 		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
-	case req.Path == "" && req.Op != OpPatch:
-		return errors.New("a request with no path")
 	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || req.Path != "" || req.IfMatch != ""):
 		return errors.New("a patch carries its patch, and no path, if_match or anything of a write or an edit")
+	case req.Op != OpPatch && req.Path == "" && req.typedPath() == "":
+		return errors.New("a request with no path")
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
@@ -140,6 +150,55 @@ func (req Request) Check() error {
 		return fmt.Errorf("escalate: %v", err)
 	}
 	return nil
+}
+
+// typedPath is the path of the typed request req carries, "" for none.
+func (req Request) typedPath() string {
+	switch {
+	case req.Write != nil:
+		return req.Write.Path
+	case req.Edit != nil:
+		return req.Edit.Path
+	}
+	return ""
+}
+
+// merged is req, checked, with Path, Diff, IfMatch and DryRun moved onto
+// its typed request (a copy: the sender's is left alone); a field said
+// both beside it and in it, differently, is an error.
+func (req Request) merged() (Request, error) {
+	var path, ifMatch, form *string
+	var dryRun *bool
+	switch req.Op {
+	case OpWrite:
+		w := *req.Write
+		req.Write = &w
+		path, ifMatch, form, dryRun = &w.Path, &w.IfMatch, &w.Diff, &w.DryRun
+	case OpEdit:
+		e := *req.Edit
+		req.Edit = &e
+		path, ifMatch, form, dryRun = &e.Path, &e.IfMatch, &e.Diff, &e.DryRun
+	case OpPatch:
+		p := *req.Patch
+		req.Patch = &p
+		path, ifMatch, form, dryRun = new(string), new(string), &p.Diff, &p.DryRun
+	}
+	for _, f := range []struct {
+		name         string
+		beside, into *string
+	}{{"path", &req.Path, path}, {"if_match", &req.IfMatch, ifMatch}, {"diff", &req.Diff, form}} {
+		switch {
+		case *f.beside == "":
+		case *f.into == "":
+			*f.into = *f.beside
+		case *f.into != *f.beside:
+			return Request{}, fmt.Errorf("a request whose %s beside the %s differs from its own", f.name, req.Op)
+		}
+		*f.beside = ""
+	}
+	*dryRun = *dryRun || req.DryRun
+	req.DryRun = false
+	return req, nil
 }
 
 // Reply is the supervisor's answer: the exit status of the call it ran,

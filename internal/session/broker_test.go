@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 )
 
 // Requests from many callers sharing the one inherited end each get their
@@ -19,7 +22,7 @@ func TestBrokerRepliesToEachCaller(t *testing.T) {
 	}
 	defer shell.Close()
 	stop := Serve(sup, func(req Request) Reply {
-		return Reply{Status: len(req.Path), Stdout: req.Path}
+		return Reply{Status: len(req.Write.Path), Stdout: req.Write.Path}
 	})
 	var wg sync.WaitGroup
 	for i := 1; i <= 8; i++ {
@@ -27,7 +30,7 @@ func TestBrokerRepliesToEachCaller(t *testing.T) {
 		go func(n int) {
 			defer wg.Done()
 			path := strings.Repeat("x", n)
-			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Path: path, Escalate: "danger-full-access", Write: &WriteRequest{}})
+			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Escalate: "danger-full-access", Write: &request.Write{Path: path}})
 			if err != nil || rep.Status != n || rep.Stdout != path {
 				t.Errorf("caller %d: reply %+v, %v", n, rep, err)
 			}
@@ -66,7 +69,7 @@ func TestBrokerBoundsPending(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Path: "x", Escalate: "danger-full-access", Write: &WriteRequest{}})
+			rep, err := Forward(int(shell.Fd()), Request{Op: OpWrite, Escalate: "danger-full-access", Write: &request.Write{Path: "x"}})
 			switch {
 			case err != nil:
 				t.Errorf("caller %d: %v", i, err)
@@ -148,6 +151,13 @@ func TestDecodeRequest(t *testing.T) {
 		{"edit without edits", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[]}}`, "no edits"},
 		{"unknown edit field", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b","regex":true}]}}`, "unknown field"},
 		{"trailing data", `{"op":"write","path":"x","escalate":"danger-full-access","write":{}} {}`, "data after"},
+		{"typed write", `{"op":"write","escalate":"danger-full-access","dir":"/w","write":{"path":"x","content":"aGk=","if_match":"ab","dry_run":true,"diff":"full"}}`, ""},
+		{"typed edit", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[{"old":"a","new":"b"}]}}`, ""},
+		{"typed write without a path", `{"op":"write","escalate":"danger-full-access","write":{"content":"aGk="}}`, "no path"},
+		{"two paths", `{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"y"}}`, "path beside the write differs"},
+		{"two pins", `{"op":"edit","path":"x","if_match":"ab","escalate":"danger-full-access","edit":{"if_match":"cd","edits":[{"old":"a","new":"b"}]}}`, "if_match beside the edit differs"},
+		{"two diff forms", `{"op":"patch","diff":"full","escalate":"danger-full-access","patch":{"patch":"eA==","diff":"summary"}}`, "diff beside the patch differs"},
+		{"unknown typed field", `{"op":"write","escalate":"danger-full-access","write":{"path":"x","args":["y"]}}`, "unknown field"},
 		{"not JSON", `write x`, "malformed"},
 		{"empty", ``, "malformed"},
 	} {
@@ -158,6 +168,46 @@ func TestDecodeRequest(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A request said the way senders said it before package request (path,
+// diff, if_match and dry_run beside the typed request) decodes to the same
+// typed request as one that says them in it, and the sender's own copy is
+// left alone.
+func TestDecodeRequestMovesFieldsOntoTheTypedRequest(t *testing.T) {
+	want := request.Write{Path: "x", Content: []byte("hi"), Overwrite: true,
+		Mutation: request.Mutation{IfMatch: "ab", DryRun: true, Diff: "summary"}}
+	for _, body := range []string{
+		`{"op":"write","path":"x","diff":"summary","if_match":"ab","dry_run":true,"escalate":"danger-full-access","write":{"content":"aGk=","overwrite":true}}`,
+		`{"op":"write","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
+		`{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
+	} {
+		req, err := DecodeRequest(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		got, ok := req.Typed().(request.Write)
+		if !ok || got.Path != want.Path || string(got.Content) != string(want.Content) || got.Overwrite != want.Overwrite || got.Mutation != want.Mutation {
+			t.Errorf("%s: typed %+v, want %+v", body, req.Typed(), want)
+		}
+		if req.Path != "" || req.Diff != "" || req.IfMatch != "" || req.DryRun {
+			t.Errorf("%s: fields left beside the typed request: %+v", body, req)
+		}
+	}
+	sent := Request{Op: OpEdit, Path: "x", Escalate: "danger-full-access", Edit: &request.Edit{Edits: []fsops.Replacement{{Old: "a", New: "b"}}}}
+	if _, err := sent.merged(); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Edit.Path != "" {
+		t.Errorf("merging changed the sender's edit: %+v", sent.Edit)
+	}
+	p, err := DecodeRequest(strings.NewReader(`{"op":"patch","diff":"full","dry_run":true,"escalate":"danger-full-access","patch":{"patch":"eA=="}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Typed().(request.Patch); got.Diff != "full" || !got.DryRun {
+		t.Errorf("patch: typed %+v", got)
 	}
 }
 

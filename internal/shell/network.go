@@ -1,4 +1,4 @@
-package cli
+package shell
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -95,9 +96,9 @@ func (s *supervisor) startHostProxy() (int, func(), error) {
 // newProxy is the session's proxy, whose refusals are lines of the
 // session's log: exec's standard error, as the git guard's report.
 // A host no entry allows is put to the approver, where approval is
-// command or supervisor, once for the session (sandbox.ApproveHost).
+// command or supervisor, once for the session (approval.ApproveHost).
 func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
-	enc := json.NewEncoder(s.app.Stderr)
+	enc := json.NewEncoder(s.opts.Stderr)
 	enc.SetEscapeHTML(false)
 	var mu sync.Mutex
 	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
@@ -113,7 +114,7 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 		proxy.SetApprover(func(host string, port int) error {
 			req := sandbox.EscalationRequest{Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
-			return sandbox.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+			return approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
 			})
 		})
@@ -174,9 +175,9 @@ func withNetworkNamespace(attr *syscall.SysProcAttr) {
 	}
 }
 
-// networkOutsideText is policy's network line outside a session: what
+// NetworkOutsideText is policy's network line outside a session: what
 // dsh-fs exec would do here.
-func networkOutsideText(p sandbox.Policy) string {
+func NetworkOutsideText(p sandbox.Policy) string {
 	if p.Network == sandbox.NetworkOn {
 		return "on: the host's network, every address it reaches"
 	}
@@ -191,16 +192,16 @@ func networkOutsideText(p sandbox.Policy) string {
 	return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(plan.text, "not held for the shell: ") + ")"
 }
 
-// networkRecordText is policy's network line from a session's record.
-func networkRecordText(sh session.Shell) (bool, string) {
+// NetworkRecordText is policy's network line from a session's record.
+func NetworkRecordText(sh session.Shell) (bool, string) {
 	if sh.Network == "" {
 		return false, "not held for the shell: the session's record says nothing of the network"
 	}
 	return sh.NetworkHeld, sh.Network
 }
 
-// networkContextLine is the network line of the sandbox:policy block.
-func networkContextLine(p sandbox.Policy) string {
+// NetworkContextLine is the network line of the sandbox:policy block.
+func NetworkContextLine(p sandbox.Policy) string {
 	switch p.Network {
 	case sandbox.NetworkOn:
 		return "network (dsh-fs exec shell): on, any host\n"

@@ -1,4 +1,4 @@
-package cli
+package shell
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func TestCachesText(t *testing.T) {
 			want: []string{"copy-on-write, what the session writes is discarded when it ends: /c/go; read-only: /c/mod (the kernel refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			held, text := cachesText(tc.caches)
+			held, text := CachesText(tc.caches)
 			if held != tc.held {
 				t.Errorf("held %v, want %v (%s)", held, tc.held, text)
 			}

@@ -1,4 +1,9 @@
-package sandbox
+// Package approval asks for escalations: the person at a terminal, the
+// harness's approval_command, and a host the session's proxy refused. It
+// never decides: the fence (package sandbox) decides whether an
+// escalation could lift a denial and whether anyone may be asked, and
+// calls the functions of the sandbox.Approver that New makes here.
+package approval
 
 import (
 	"bufio"
@@ -19,26 +24,41 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
+
+// EscalationRequest is what an approver is asked to approve.
+type EscalationRequest = sandbox.EscalationRequest
+
+// New is the approver of a call under policy p that asked to escalate to
+// to: approval tty asks at /dev/tty (AskTTY), approval command runs p's
+// approval_command (RunCommand). A front end adds what only it knows
+// (the supervisor's channel, NoGrant, Elsewhere) before giving it to the
+// fence with sandbox.Fence.SetApprover.
+func New(p sandbox.Policy, to sandbox.Mode) sandbox.Approver {
+	return sandbox.Approver{
+		To:       to,
+		Terminal: AskTTY,
+		Command: func(req EscalationRequest) error {
+			return RunCommand(p.ApprovalCommand, p.ApprovalTimeoutSeconds, p.Home, req)
+		},
+	}
+}
 
 // ttyPath is the controlling terminal; never taken from the environment,
 // where the model could point it at a file that says "y".
 const ttyPath = "/dev/tty"
 
-// noSupervisor is the refusal of the default approval outside a dsh-fs
-// exec session: no person the model cannot impersonate is there to ask.
-const noSupervisor = "no dsh-fs exec supervisor to ask (the default approval); a trusted config file can set " +
-	"approval: command with approval_command (the harness's approver), approval: trust, or approval: tty"
-
 // DefaultApprovalTimeout is how long an approval_command may take, in
 // seconds, before the escalation is refused.
 const DefaultApprovalTimeout = 60
 
-// askTTY asks the person at the controlling terminal to approve req and
+// AskTTY asks the person at the controlling terminal to approve req and
 // refuses when there is no terminal or the answer is not yes. Every
 // string the model chose (the path, the diff) is shown with its control
 // characters escaped, so it cannot redraw the question.
-func askTTY(req EscalationRequest) error {
+func AskTTY(req EscalationRequest) error {
 	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("escalation to %s refused: no terminal to ask", req.To)
@@ -69,7 +89,7 @@ func answeredYesOn(in io.Reader, out io.Writer, req EscalationRequest) bool {
 }
 
 // AskAtTerminal is the supervisor's approver: it asks the person at the
-// dsh-fs exec supervisor's controlling terminal, as askTTY does. The
+// dsh-fs exec supervisor's controlling terminal, as AskTTY does. The
 // session's shell may have made another process group the terminal's
 // foreground (an interactive bash running the call), so the supervisor
 // takes the foreground for the question and gives it back after.
@@ -120,7 +140,7 @@ func Question(req EscalationRequest) string {
 // change itself, and whether to allow it once.
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
-	if req.Op == OpNetwork {
+	if req.Op == sandbox.OpNetwork {
 		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
 		b.WriteString("Allow connections to it for the rest of this session? [y/N] ")
 		return b.String()
@@ -190,13 +210,13 @@ func approverEnv(home string) []string {
 	return env
 }
 
-// runApprovalCommand runs the harness's approver, argv (an absolute path
+// RunCommand runs the harness's approver, argv (an absolute path
 // and its arguments, from a trusted file), with req as one JSON object on
 // its standard input, in the environment approverEnv makes: exit status 0
 // approves; anything else, a failure to start, or no answer within
 // timeout seconds refuses. The command's output is passed to dsh-fs's
 // standard error, never to the result.
-func runApprovalCommand(argv []string, timeout int, home string, req EscalationRequest) error {
+func RunCommand(argv []string, timeout int, home string, req EscalationRequest) error {
 	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
 		return fmt.Errorf("escalation to %s refused: approval_command must name its program by an absolute path", req.To)
 	}

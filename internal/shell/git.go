@@ -1,4 +1,4 @@
-package cli
+package shell
 
 import (
 	"encoding/json"
@@ -19,12 +19,12 @@ import (
 // startGitGuard records the git directories of roots for the session of
 // s and says in shell what holds. danger-full-access has none: the
 // harness asked for full access, and nothing fences the shell.
-func startGitGuard(a *App, s *config.Settings, roots []sandbox.Root, shell *session.Shell) *gitguard.Guard {
+func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, roots []sandbox.Root, shell *session.Shell) *gitguard.Guard {
 	if s.Policy.Mode == sandbox.DangerFullAccess {
 		shell.Git = "not held: danger-full-access mode"
 		return nil
 	}
-	home, _ := a.LookupEnv("HOME")
+	home, _ := lookupEnv("HOME")
 	g := gitguard.Snapshot(roots, home)
 	shell.GitHeld = true
 	shell.Git = gitHeldText(g.Repos(), g.Partial)
@@ -59,7 +59,7 @@ func (s *supervisor) endGitGuard() {
 	if rep.Empty() {
 		return
 	}
-	enc := json.NewEncoder(s.app.Stderr)
+	enc := json.NewEncoder(s.opts.Stderr)
 	enc.SetEscapeHTML(false)
 	enc.Encode(gitGuardReport{Op: "exec", GitGuard: rep})
 }

@@ -1,22 +1,26 @@
-package cli
+// Package escalation readies the place where dsh-fs mcp runs the calls
+// it escalates: a process outside the server's kernel layer, started by a
+// supervisor the model cannot reach, under a record of the server's
+// policy, where the trusted approval decides and sees the diff
+// (docs/design.md §7). Inside a dsh-fs exec session that supervisor is
+// exec itself; otherwise it is an escalator the server starts (Start).
+// Nothing here speaks MCP, and nothing here is the escalator's own body:
+// internal/shell starts it (shell.EscalatorCommand) and runs it, with the
+// record and channels every supervisor hands the processes it starts.
+package escalation
 
 import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
-// Elsewhere is where a server (dsh-fs mcp) sends the calls it runs
-// escalated: a process outside its kernel layer, started by a supervisor
-// the model cannot reach, under a record of the server's policy, where the
-// trusted approval decides and sees the diff (docs/design.md §7). Inside a
-// dsh-fs exec session that supervisor is exec itself; otherwise it is an
-// escalator the server starts (StartElsewhere). Nothing here speaks MCP.
+// Elsewhere is where a server sends the calls it runs escalated.
 type Elsewhere struct {
 	// broker is the channel to the supervisor that runs them.
 	broker int
@@ -46,40 +50,16 @@ func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
 	return bytes.TrimSpace([]byte(rep.Stdout)), rep.Status, nil
 }
 
-// escalatorArg is the argument that makes a dsh-fs process dsh-fs mcp's
-// escalator. Like exec's child it is not a command: it serves only the
-// channel its parent handed down as fd 3, and asks its parent, over fd 4,
-// what approval supervisor would ask a person.
-const escalatorArg = "__mcp-escalator"
-
-// The escalator's inherited descriptors.
-const (
-	escalatorBrokerFD = 3
-	escalatorAsksFD   = 4
-)
-
-// runEscalator is the escalator's whole life: it runs the calls the
-// server sends until the server is gone.
-func runEscalator() int {
-	self, err := os.Executable()
-	if err != nil {
-		return ExitFailed
-	}
-	asker := session.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
-	r := &callRunner{self: self, record: os.Getenv(session.Env), ask: asker.Ask}
-	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), r.run)
-	return ExitOK
-}
-
-// StartElsewhere readies the place where the server's escalated calls
-// run, or says why there is none. Inside a dsh-fs exec session it is the
-// session's supervisor; otherwise an escalator the server starts now,
-// before its first write restricts it, under a record of its policy.
-// ask answers approval supervisor for the escalator.
-func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*Elsewhere, string) {
+// Start readies the place where the server's escalated calls run, or
+// says why there is none. Inside a dsh-fs exec session (s.Session) it is
+// the session's supervisor, reached by the channel lookupEnv names;
+// otherwise an escalator the server starts now, before its first write
+// restricts it, under a record of its policy. ask answers approval
+// supervisor for the escalator.
+func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(session.Ask) error) (*Elsewhere, string) {
 	p := s.Policy
 	if s.Session != nil {
-		v, _ := a.LookupEnv(session.BrokerEnv)
+		v, _ := lookupEnv(session.BrokerEnv)
 		fd, err := session.EnvFD(v)
 		if err == nil {
 			err = session.CheckBroker(fd)
@@ -103,7 +83,7 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	if err != nil {
 		return nil, err.Error()
 	}
-	xdg, _ := a.LookupEnv("XDG_RUNTIME_DIR")
+	xdg, _ := lookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
 		return nil, "no private folder for its record: " + err.Error()
@@ -113,7 +93,7 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 		session.Remove(dir)
 		return nil, err.Error()
 	}
-	asks, asksTheirs, err := socketPair()
+	asks, asksTheirs, err := shell.SocketPair()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
@@ -125,9 +105,8 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	// (session.CheckApprover). So it is written once the escalator runs,
 	// before the first call reaches it.
 	record := session.RecordPath(dir)
-	c := exec.Command(self, escalatorArg)
-	c.Args[0] = "dsh-fs"
-	c.Env = append(withoutSessionVars(os.Environ()), session.Env+"="+record)
+	c := shell.EscalatorCommand(self)
+	c.Env = append(shell.WithoutSessionVars(os.Environ()), session.Env+"="+record)
 	// Never the MCP pipe: the escalator's own output is not the server's.
 	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
@@ -135,8 +114,9 @@ func StartElsewhere(a *App, s *config.Settings, ask func(session.Ask) error) (*E
 	theirs.Close()
 	asksTheirs.Close()
 	if err == nil {
-		rec := sessionRecord(s, roots)
+		rec := shell.NewRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
+		rec.SupervisorPidNS, _ = session.PidNamespace()
 		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)
 		if err == nil {
 			_, err = session.Write(dir, rec)

@@ -1,4 +1,9 @@
-package cli
+// Package result renders what a call of dsh-fs gives back, for every front
+// end: the header every result opens with, a success as one JSON object, a
+// failure (the denial with its marker and the way forward), the text form
+// for people (--output text) and the text of an MCP tool error. The front
+// ends only choose the form; none renders a result of its own.
+package result
 
 import (
 	"bytes"
@@ -24,12 +29,17 @@ type Header struct {
 // Failure is the result of a failed call, for every front end.
 type Failure struct {
 	Header
-	Error      errorBody       `json:"error"`
+	Error      ErrorBody       `json:"error"`
 	Marker     string          `json:"marker,omitempty"`
-	Escalation *escalationBody `json:"escalation,omitempty"`
+	Escalation *EscalationBody `json:"escalation,omitempty"`
+	// refused says an escalation was asked for and refused: only then
+	// does an MCP client's text name the escalation hint (ToolText).
+	refused bool
 }
 
-type errorBody struct {
+// ErrorBody is a failure's error: its stable code, its message and, for
+// a denial, the rule that denied it.
+type ErrorBody struct {
 	Code          fserr.Code `json:"code"`
 	Message       string     `json:"message"`
 	Mode          string     `json:"mode,omitempty"`
@@ -40,7 +50,9 @@ type errorBody struct {
 	Hint          string     `json:"hint,omitempty"`
 }
 
-type escalationBody struct {
+// EscalationBody is the way forward of a denial an escalation could
+// lift: the mode it needs and what to do.
+type EscalationBody struct {
 	Mode string `json:"mode"`
 	Hint string `json:"hint"`
 }
@@ -48,7 +60,7 @@ type escalationBody struct {
 // NewFailure renders err for the call described by h.
 func NewFailure(h Header, err error) Failure {
 	h.OK = false
-	f := Failure{Header: h, Error: errorBody{Code: fserr.CodeOf(err), Message: err.Error()}}
+	f := Failure{Header: h, Error: ErrorBody{Code: fserr.CodeOf(err), Message: err.Error()}}
 	var fe *fserr.Error
 	if errors.As(err, &fe) {
 		f.Error.Detail, f.Error.Hint = fe.Detail, fe.Hint
@@ -61,8 +73,9 @@ func NewFailure(h Header, err error) Failure {
 		f.Error.Matched = de.Matched
 		f.Error.WritableRoots = de.WritableRoots
 		f.Marker = de.Marker()
+		f.refused = de.Refusal != ""
 		if hint := de.Hint(); hint != "" {
-			f.Escalation = &escalationBody{Mode: string(de.Needed), Hint: hint}
+			f.Escalation = &EscalationBody{Mode: string(de.Needed), Hint: hint}
 		}
 		if de.Reason == sandbox.ReasonDenyRead && f.Error.Hint == "" {
 			// No escalation lifts it: say what does, and what the
@@ -73,9 +86,36 @@ func NewFailure(h Header, err error) Failure {
 	return f
 }
 
-// encodeJSON writes v as one line, or indented for a person at a terminal.
+// DecodeFailure reads the failure result line of a call run in another
+// process (an escalated call over MCP). What its JSON does not carry is
+// taken from the reason: a call refused there was refused its escalation.
+func DecodeFailure(line []byte) (Failure, error) {
+	var f Failure
+	err := json.Unmarshal(line, &f)
+	f.refused = f.Error.Reason == sandbox.ReasonNotApproved
+	return f, err
+}
+
+// JSON is a success result as one JSON object: the header followed by
+// result's own fields, keys in a fixed order.
+func JSON(h Header, result any) (json.RawMessage, error) {
+	var head, body bytes.Buffer
+	if err := Encode(&head, h, false); err != nil {
+		return nil, err
+	}
+	if err := Encode(&body, result, false); err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSpace(head.Bytes())
+	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
+		out = append(append(out[:len(out)-1], ','), obj[1:]...)
+	}
+	return json.RawMessage(out), nil
+}
+
+// Encode writes v as one line, or indented for a person at a terminal.
 // HTML escaping is off: agents read "<" and "&" in code as they are.
-func encodeJSON(w io.Writer, v any, pretty bool) error {
+func Encode(w io.Writer, v any, pretty bool) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

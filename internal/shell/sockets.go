@@ -1,4 +1,4 @@
-package cli
+package shell
 
 import (
 	"fmt"
@@ -30,9 +30,9 @@ func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (boo
 	return false, "not held for the shell: " + mountsWhy + ", and this kernel's Landlock has no socket right (ABI 9)"
 }
 
-// socketsOutsideText says, outside a session, what dsh-fs exec would do
+// SocketsOutsideText says, outside a session, what dsh-fs exec would do
 // with the unix sockets outside its session on this machine.
-func socketsOutsideText(p sandbox.Policy) string {
+func SocketsOutsideText(p sandbox.Policy) string {
 	would := "dsh-fs exec would hide the unix sockets that exist at its start here; " + socketsAllowedText(p)
 	switch {
 	case p.Mode == sandbox.DangerFullAccess:

@@ -1,10 +1,9 @@
-package cli
+package shell
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,7 +30,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 		return func() []sandbox.FoundCache { return listed }
 	}
 	done := make(chan []sandbox.FoundCache, 1)
-	env := withoutSessionVars(os.Environ())
+	env := WithoutSessionVars(os.Environ())
 	go func() { done <- sandbox.FindCaches(env) }()
 	return func() []sandbox.FoundCache { return append(listed, <-done...) }
 }
@@ -118,20 +117,13 @@ func writableCaches(caches []sandbox.Cache) []string {
 	return out
 }
 
-// cachesProbeArg makes a dsh-fs process mount, once, the overlays of a
-// session in a private mount namespace of its own, which ends with it:
-// whether the kernel takes an overlay (its file systems, a security
-// module, a user namespace's limits) is known only by trying.
-const cachesProbeArg = "__caches-probe"
-
 // probeOverlays tries each of overlays as the session's child would
 // mount it, and returns, for each, why the kernel refused it ("" where
 // it did not). Where the probe itself cannot run, every one is refused.
 func probeOverlays(self string, overlays []sandbox.Overlay) []string {
 	refused := make([]string, len(overlays))
 	in, _ := json.Marshal(overlays)
-	c := exec.Command(self, cachesProbeArg)
-	c.Args[0] = "dsh-fs"
+	c := selfCommand(self, argCachesProbe)
 	c.SysProcAttr = mountNamespace()
 	c.Stdin = strings.NewReader(string(in))
 	out, err := c.Output()
@@ -152,7 +144,7 @@ func cachesProbe() int {
 	var overlays []sandbox.Overlay
 	if err := json.NewDecoder(os.Stdin).Decode(&overlays); err != nil {
 		fmt.Fprintln(os.Stderr, "caches probe:", err)
-		return ExitFailed
+		return statusFailed
 	}
 	refused := make([]string, len(overlays))
 	for i, o := range overlays {
@@ -161,13 +153,13 @@ func cachesProbe() int {
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(refused)
-	return ExitOK
+	return statusOK
 }
 
-// cachesText says what holds for the caches of a session's shell, for
+// CachesText says what holds for the caches of a session's shell, for
 // policy: held when every cache is writable without the person's own
 // changing (an overlay, or in a writable root).
-func cachesText(caches []sandbox.Cache) (bool, string) {
+func CachesText(caches []sandbox.Cache) (bool, string) {
 	if len(caches) == 0 {
 		return false, "no toolchain cache was found when the session started (the toolchains are not asked in read-only or danger-full-access mode, with caches_writable: off or caches_from_toolchains: false)"
 	}
@@ -198,8 +190,8 @@ func cachesText(caches []sandbox.Cache) (bool, string) {
 	return len(direct)+len(ro) == 0, strings.Join(parts, "; ")
 }
 
-// wouldCaches says what dsh-fs exec would do with the caches here.
-func wouldCaches(s *config.Settings) string {
+// WouldCaches says what dsh-fs exec would do with the caches here.
+func WouldCaches(s *config.Settings) string {
 	p := s.Policy
 	switch {
 	case p.Mode == sandbox.ReadOnly:

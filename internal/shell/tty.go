@@ -1,4 +1,4 @@
-package cli
+package shell
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 
 // execFiles returns exec's standard streams as files; a stream that is
 // not a file is nil (it cannot be a terminal).
-func execFiles(a *App) (stdin, stdout, stderr *os.File) {
+func execFiles(a Options) (stdin, stdout, stderr *os.File) {
 	stdin, _ = a.Stdin.(*os.File)
 	stdout, _ = a.Stdout.(*os.File)
 	stderr, _ = a.Stderr.(*os.File)
@@ -32,7 +32,7 @@ func execFiles(a *App) (stdin, stdout, stderr *os.File) {
 // openRelay readies the relay to the person's terminal when one of
 // exec's streams is a terminal; nil when none is. It makes the session's
 // pseudo-terminal here, unless the session makes its own (ownTerminal).
-func openRelay(a *App, ownTerminal bool) (*tty.Relay, error) {
+func openRelay(a Options, ownTerminal bool) (*tty.Relay, error) {
 	if ownTerminal {
 		return tty.Prepare(execFiles(a))
 	}
@@ -79,7 +79,7 @@ func giveTerminal(child *exec.Cmd, slave *os.File) []int {
 // terminalLayer says what holds for the person's terminal in a session
 // exec starts from a, for the record and policy; ownNamespace says the
 // session has a mount namespace, where its /dev/pts is its own.
-func terminalLayer(a *App, ownNamespace bool) (bool, string) {
+func terminalLayer(a Options, ownNamespace bool) (bool, string) {
 	seccomp := "; TIOCSTI and TIOCLINUX refused to the whole tree (seccomp)"
 	if ownNamespace {
 		seccomp += "; /dev/pts shows only the session's own terminals"

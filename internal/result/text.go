@@ -1,4 +1,4 @@
-package cli
+package result
 
 import (
 	"fmt"
@@ -20,19 +20,34 @@ const (
 	colorCyan  = "\x1b[36m"
 )
 
-// textOut renders results for people and models (--output text). A
+// Text renders results for people and models (--output text). A
 // success puts everything on stdout, the notes about it (truncation, a
 // cursor, the new sha256) after the content: a model's harness often
 // shows it stdout alone, and a note it never sees costs a call (issue
 // 26). A failure goes to the notes stream, stderr.
-type textOut struct {
-	out, note io.Writer
-	color     bool
+type Text struct {
+	// Out is standard output; Note the notes stream of a failure,
+	// standard error.
+	Out, Note io.Writer
+	// Color colors a diff (a terminal).
+	Color bool
 }
 
-// result writes one success result as text, notes included, on stdout.
-func (t textOut) result(h Header, result any) error {
-	t.note = t.out
+// textRenderer is a result that renders itself as text: one whose
+// front end alone knows its shape (the CLI's policy).
+type textRenderer interface {
+	WriteText(w io.Writer) error
+}
+
+// usageDetail is the detail of a usage error (the CLI's), which a
+// failure's text shows as the command's usage line.
+type usageDetail interface {
+	UsageLine() string
+}
+
+// Result writes one success result as text, notes included, on stdout.
+func (t Text) Result(h Header, result any) error {
+	t.Note = t.Out
 	switch r := result.(type) {
 	case *fsops.ReadResult:
 		return t.read(h, r)
@@ -50,8 +65,8 @@ func (t textOut) result(h Header, result any) error {
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
 	case *fsops.PatchResult:
 		t.patch(r)
-	case PolicyResult:
-		return t.policy(h, r)
+	case textRenderer:
+		return r.WriteText(t.Out)
 	default:
 		return fmt.Errorf("no text rendering for %T", result)
 	}
@@ -61,8 +76,8 @@ func (t textOut) result(h Header, result any) error {
 // read prints a header line, "PATH: lines A-B of N, sha256 HEX", then the
 // window's lines numbered as `cat -n` numbers them, so the text can be
 // copied without JSON escapes and the hash passed to --if-match.
-func (t textOut) read(h Header, r *fsops.ReadResult) error {
-	if _, err := fmt.Fprintln(t.out, readHeader(h.Path, r)); err != nil {
+func (t Text) read(h Header, r *fsops.ReadResult) error {
+	if _, err := fmt.Fprintln(t.Out, readHeader(h.Path, r)); err != nil {
 		return err
 	}
 	lines := strings.SplitAfter(r.Content, "\n")
@@ -73,10 +88,10 @@ func (t textOut) read(h Header, r *fsops.ReadResult) error {
 		return err
 	}
 	if r.CutLine != 0 {
-		fmt.Fprintf(t.note, "(line %d was cut at the byte budget)\n", r.CutLine)
+		fmt.Fprintf(t.Note, "(line %d was cut at the byte budget)\n", r.CutLine)
 	}
 	if r.NextOffset != 0 {
-		fmt.Fprintf(t.note, "(lines %d-%d of %d; continue with --offset %d)\n", r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
+		fmt.Fprintf(t.Note, "(lines %d-%d of %d; continue with --offset %d)\n", r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
 	}
 	return nil
 }
@@ -106,17 +121,17 @@ func readHeader(path string, r *fsops.ReadResult) string {
 // numbered prints lines, the first numbered from, as `cat -n` does: the
 // number right-aligned in six columns, a tab, the line without its line
 // break.
-func (t textOut) numbered(from int, lines []string) error {
+func (t Text) numbered(from int, lines []string) error {
 	for i, l := range lines {
 		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		if _, err := fmt.Fprintf(t.out, "%6d\t%s\n", from+i, l); err != nil {
+		if _, err := fmt.Fprintf(t.Out, "%6d\t%s\n", from+i, l); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (t textOut) list(r *fsops.ListResult) error {
+func (t Text) list(r *fsops.ListResult) error {
 	width := 1
 	for _, e := range r.Entries {
 		width = max(width, len(fmt.Sprint(e.Size)))
@@ -133,15 +148,15 @@ func (t textOut) list(r *fsops.ListResult) error {
 		if len(mtime) > 19 {
 			mtime = mtime[:19] // to the second, as ls shows it
 		}
-		if _, err := fmt.Fprintf(t.out, "%-7s %s %*d %s %s\n", e.Type, e.Perm, width, e.Size, mtime, name); err != nil {
+		if _, err := fmt.Fprintf(t.Out, "%-7s %s %*d %s %s\n", e.Type, e.Perm, width, e.Size, mtime, name); err != nil {
 			return err
 		}
 	}
 	if r.Truncated {
-		fmt.Fprintf(t.note, "(%d of %d entries; raise --limit for more)\n", len(r.Entries), r.Total)
+		fmt.Fprintf(t.Note, "(%d of %d entries; raise --limit for more)\n", len(r.Entries), r.Total)
 	}
 	if r.Hidden > 0 {
-		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", r.Hidden)
+		fmt.Fprintf(t.Note, "(%d entries hidden by deny_read)\n", r.Hidden)
 	}
 	return nil
 }
@@ -149,7 +164,7 @@ func (t textOut) list(r *fsops.ListResult) error {
 // grep prints matches as grep -n does, "path:line:text", with context
 // lines as "path-line-text" and "--" between groups that do not touch;
 // --files prints paths, --count "path:count".
-func (t textOut) grep(r *fsops.GrepResult) error {
+func (t Text) grep(r *fsops.GrepResult) error {
 	var b strings.Builder
 	for _, f := range r.Files {
 		if f.Count > 0 {
@@ -191,7 +206,7 @@ func (t textOut) grep(r *fsops.GrepResult) error {
 	if r.Total == 0 && !r.Truncated {
 		fmt.Fprintf(&b, "(no matches; %d %s searched)\n", r.FilesSearched, plural(r.FilesSearched, "file", "files"))
 	}
-	if _, err := io.WriteString(t.out, b.String()); err != nil {
+	if _, err := io.WriteString(t.Out, b.String()); err != nil {
 		return err
 	}
 	t.searchNotes(r.Truncated, len(r.Matches)+len(r.Files), r.Total, r.Cursor, r.Hidden)
@@ -217,7 +232,7 @@ func hasContext(r *fsops.GrepResult) bool {
 // find prints one entry a line, as ls does without perm and mtime: its
 // type, its size and its path, so a "largest files" question is answered
 // without a stat of each.
-func (t textOut) find(r *fsops.FindResult) error {
+func (t Text) find(r *fsops.FindResult) error {
 	var b strings.Builder
 	width := 1
 	for _, e := range r.Entries {
@@ -229,7 +244,7 @@ func (t textOut) find(r *fsops.FindResult) error {
 	if r.Total == 0 && !r.Truncated {
 		b.WriteString("(no entries match)\n")
 	}
-	if _, err := io.WriteString(t.out, b.String()); err != nil {
+	if _, err := io.WriteString(t.Out, b.String()); err != nil {
 		return err
 	}
 	t.searchNotes(r.Truncated, len(r.Entries), r.Total, r.Cursor, r.Hidden)
@@ -237,17 +252,17 @@ func (t textOut) find(r *fsops.FindResult) error {
 }
 
 // searchNotes says on the notes stream what a search left out.
-func (t textOut) searchNotes(truncated bool, shown, total int, cursor string, hidden int) {
+func (t Text) searchNotes(truncated bool, shown, total int, cursor string, hidden int) {
 	if truncated {
-		fmt.Fprintf(t.note, "(%d of %d shown; continue with --after %s)\n", shown, total, cursor)
+		fmt.Fprintf(t.Note, "(%d of %d shown; continue with --after %s)\n", shown, total, cursor)
 	}
 	if hidden > 0 {
-		fmt.Fprintf(t.note, "(%d entries hidden by deny_read)\n", hidden)
+		fmt.Fprintf(t.Note, "(%d entries hidden by deny_read)\n", hidden)
 	}
 }
 
-func (t textOut) stat(h Header, r *fsops.StatResult) error {
-	tw := tabwriter.NewWriter(t.out, 0, 0, 1, ' ', 0)
+func (t Text) stat(h Header, r *fsops.StatResult) error {
+	tw := tabwriter.NewWriter(t.Out, 0, 0, 1, ' ', 0)
 	fmt.Fprintf(tw, "path:\t%s\nresolved:\t%s\nexists:\t%t\n", h.Path, h.Resolved, r.Exists)
 	if r.Exists {
 		fmt.Fprintf(tw, "type:\t%s\nsize:\t%d\nperm:\t%s\nmtime:\t%s\n", r.Type, r.Size, r.Perm, r.Mtime)
@@ -269,55 +284,12 @@ func (t textOut) stat(h Header, r *fsops.StatResult) error {
 	return tw.Flush()
 }
 
-func (t textOut) policy(h Header, r PolicyResult) error {
-	tw := tabwriter.NewWriter(t.out, 0, 0, 2, ' ', 0)
-	for _, v := range r.Settings {
-		origin := string(v.Source)
-		if v.Name != "" {
-			origin += " " + v.Name
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", v.Key, v.Trust, origin, v.Value)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(t.out, "\nwritable roots:")
-	for _, root := range r.WritableRoots {
-		fmt.Fprintf(t.out, "  %s (%s)\n", root.Path, root.Origin)
-	}
-	if len(r.NotWritable) > 0 {
-		fmt.Fprintln(t.out, "\nnot writable:")
-		for _, root := range r.NotWritable {
-			fmt.Fprintf(t.out, "  %s (%s: %s, %s)\n", root.Path, root.Origin, root.Reason, root.Matched)
-		}
-	}
-	fmt.Fprintf(t.out, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
-	sh := r.Shell
-	if sh.Session != "" {
-		fmt.Fprintf(t.out, "\nshell (dsh-fs exec session %s):\n", sh.Session)
-	} else {
-		fmt.Fprintln(t.out, "\nshell:")
-	}
-	if sh.Writes == "" {
-		// The short result: what holds, without the words (--verbose).
-		_, err := fmt.Fprintf(t.out, "  writes fenced: %t\n  protected held: %t\n  deny_read held: %t\n  outside read-only: %t\n  git held: %t\n",
-			sh.WritesFenced, sh.ProtectedHeld, sh.DenyReadHeld, sh.OutsideReadOnlyHeld, sh.GitHeld)
-		return err
-	}
-	_, err := fmt.Fprintf(t.out, "  writes: %s\n  protected: %s\n  deny_read: %s\n  outside read-only: %s\n  escalation: %s\n",
-		sh.Writes, sh.Protected, sh.DenyRead, sh.OutsideReadOnly, sh.Escalation)
-	if err == nil {
-		_, err = fmt.Fprintf(t.out, "  git: %s\n", sh.Git)
-	}
-	return err
-}
-
 // mutation prints a write's or an edit's diff, then what was done on the
 // notes stream, with the new content's full sha256, which --if-match
 // takes.
-func (t textOut) mutation(d diff.Result, done, sum string) {
+func (t Text) mutation(d diff.Result, done, sum string) {
 	t.diff(d)
-	fmt.Fprintf(t.note, "%s (sha256 %s)\n", done, sum)
+	fmt.Fprintf(t.Note, "%s (sha256 %s)\n", done, sum)
 }
 
 // tense is the verb for what was done, or, in a dry run, would be.
@@ -329,13 +301,13 @@ func tense(dryRun bool, done, would string) string {
 }
 
 // diff prints a diff, colored on a terminal.
-func (t textOut) diff(d diff.Result) {
+func (t Text) diff(d diff.Result) {
 	if d.Omitted != "" {
-		fmt.Fprintf(t.note, "(diff omitted: %s)\n", d.Omitted)
+		fmt.Fprintf(t.Note, "(diff omitted: %s)\n", d.Omitted)
 		return
 	}
 	if d.Summary {
-		fmt.Fprintf(t.note, "(diff summary: %d line(s) added, %d removed; --diff full shows them)\n", d.Added, d.Removed)
+		fmt.Fprintf(t.Note, "(diff summary: %d line(s) added, %d removed; --diff full shows them)\n", d.Added, d.Removed)
 		return
 	}
 	for _, line := range strings.SplitAfter(d.Text, "\n") {
@@ -353,38 +325,61 @@ func (t textOut) diff(d diff.Result) {
 		case strings.HasPrefix(line, "-"):
 			color = colorRed
 		}
-		if t.color && color != "" {
-			fmt.Fprint(t.out, color+strings.TrimSuffix(line, "\n")+colorReset+"\n")
+		if t.Color && color != "" {
+			fmt.Fprint(t.Out, color+strings.TrimSuffix(line, "\n")+colorReset+"\n")
 		} else {
-			fmt.Fprint(t.out, line)
+			fmt.Fprint(t.Out, line)
 		}
 	}
 	if d.Truncated {
-		fmt.Fprintln(t.note, "(diff truncated at diff_max_bytes)")
+		fmt.Fprintln(t.Note, "(diff truncated at diff_max_bytes)")
 	}
 }
 
-// failure prints a failed call for people: the message, the marker of a
-// denial, and what to do.
-func (t textOut) failure(f Failure) {
-	fmt.Fprintf(t.note, "dsh-fs: %s\n", f.Error.Message)
+// Failure prints a failed call for people on the notes stream: the
+// message, the marker of a denial, and what to do.
+func (t Text) Failure(f Failure) {
+	fmt.Fprintf(t.Note, "dsh-fs: %s\n", f.Error.Message)
 	switch d := f.Error.Detail.(type) {
-	case UsageDetail:
-		fmt.Fprintf(t.note, "usage: %s\n", d.Usage)
+	case usageDetail:
+		fmt.Fprintf(t.Note, "usage: %s\n", d.UsageLine())
 	case fsops.NoMatchDetail:
 		// The region to copy, numbered as read numbers lines.
 		if c := d.Closest; c != nil {
-			fmt.Fprintf(t.note, "closest region, %s lines %d-%d:\n", f.Path, c.StartLine, c.EndLine)
-			textOut{out: t.note}.numbered(c.StartLine, strings.Split(c.Text, "\n"))
+			fmt.Fprintf(t.Note, "closest region, %s lines %d-%d:\n", f.Path, c.StartLine, c.EndLine)
+			Text{Out: t.Note}.numbered(c.StartLine, strings.Split(c.Text, "\n"))
 		}
 	}
 	if f.Marker != "" {
-		fmt.Fprintln(t.note, f.Marker)
+		fmt.Fprintln(t.Note, f.Marker)
 	}
 	if f.Error.Hint != "" {
-		fmt.Fprintf(t.note, "hint: %s\n", f.Error.Hint)
+		fmt.Fprintf(t.Note, "hint: %s\n", f.Error.Hint)
 	}
 	if f.Escalation != nil {
-		fmt.Fprintf(t.note, "hint: %s\n", f.Escalation.Hint)
+		fmt.Fprintf(t.Note, "hint: %s\n", f.Escalation.Hint)
+	}
+}
+
+// patch prints each file's diff, then one line per file: what was done to
+// it and its new sha256, which --if-match takes. The lines go to stdout
+// with the diffs: they are what the model needs next.
+func (t Text) patch(r *fsops.PatchResult) {
+	for _, f := range r.Files {
+		t.diff(f.Diff)
+	}
+	for _, f := range r.Files {
+		what := f.Action
+		if r.DryRun {
+			what = "would be " + what
+		}
+		line := fmt.Sprintf("%s: %s", f.Path, what)
+		if f.From != "" {
+			line += " from " + f.From
+		}
+		if f.SHA256 != "" {
+			line += " (sha256 " + f.SHA256 + ")"
+		}
+		fmt.Fprintln(t.Out, line)
 	}
 }

@@ -1,0 +1,74 @@
+package repo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
+)
+
+// The module's path, as go list names its packages.
+const modulePath = "github.com/dshfs/dsh-fs"
+
+// leanFrontEnds are the packages that serve a front end but the CLI, by
+// folder: none may link cobra or lean on the CLI (issue 27). A folder
+// that does not exist yet is skipped, so a package planned here is
+// checked from the commit that adds it.
+var leanFrontEnds = []string{
+	"internal/mcpserver",
+	"internal/shell",
+}
+
+// leanForbidden are what none of leanFrontEnds may depend on, directly
+// or through another package.
+var leanForbidden = []string{
+	"github.com/spf13/cobra",
+	modulePath + "/internal/cli",
+}
+
+// goListDeps is every package pkg (a folder) depends on, itself included.
+func goListDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("needs the go command to list what a package depends on")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestFrontEndsLeanOnNoneOther (issue 27): go list -deps of each package
+// of leanFrontEnds holds neither cobra nor internal/cli. The control is
+// dsh-fs-mcp's main, which links both: were the listing empty or the
+// names wrong, the first half could not fail.
+func TestFrontEndsLeanOnNoneOther(t *testing.T) {
+	for _, folder := range leanFrontEnds {
+		dir := filepath.Join(harness.RepoRoot, filepath.FromSlash(folder))
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			t.Logf("%s: no such folder yet, not checked", folder)
+			continue
+		}
+		deps := goListDeps(t, "./"+filepath.ToSlash(dir))
+		if !slices.Contains(deps, modulePath+"/"+folder) {
+			t.Fatalf("go list -deps %s does not list the package itself: %v", folder, deps)
+		}
+		for _, bad := range leanForbidden {
+			if slices.Contains(deps, bad) {
+				t.Errorf("%s depends on %s: a front end leans on no other; move what it needs into a package of its own (ARCHITECTURE.md, Allowed imports)", folder, bad)
+			}
+		}
+	}
+	main := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, "cmd", "dsh-fs-mcp")))
+	for _, want := range leanForbidden {
+		if !slices.Contains(main, want) {
+			t.Errorf("control: cmd/dsh-fs-mcp does not depend on %s", want)
+		}
+	}
+}

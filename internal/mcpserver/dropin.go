@@ -1,0 +1,575 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// The official filesystem server's tools, under its names and arguments
+// (docs/mcp.md), over the same fence and operations as the CLI.
+
+// listLimit bounds a listing, a tree or a search of the drop-in tools,
+// which have no limit argument; a longer one ends with a note.
+const listLimit = 10000
+
+// textResult is the structured content of the drop-in tools, as the
+// official server's: {"content": TEXT}.
+type textResult struct {
+	Content string `json:"content"`
+}
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+type readTextArgs struct {
+	Path string `json:"path"`
+	Head *int   `json:"head,omitempty" jsonschema:"If provided, returns only the first N lines of the file"`
+	Tail *int   `json:"tail,omitempty" jsonschema:"If provided, returns only the last N lines of the file"`
+}
+
+func (m *server) readTextFile(_ context.Context, req *mcp.CallToolRequest, in readTextArgs) (*mcp.CallToolResult, textResult, error) {
+	if in.Head != nil && in.Tail != nil {
+		return fail(fserr.New(fserr.InvalidArgument, "Cannot specify both head and tail parameters simultaneously"))
+	}
+	content, err := m.readText(req.Session, in.Path, in.Head, in.Tail)
+	if err != nil {
+		return fail(err)
+	}
+	return text(content)
+}
+
+// readText reads path whole, its first head lines or its last tail
+// lines, within read_max_bytes; a cut is said in a note at the end.
+func (m *server) readText(ss *mcp.ServerSession, path string, head, tail *int) (string, error) {
+	f, t, err := m.begin(ss, path)
+	if err != nil {
+		return "", err
+	}
+	opt := fsops.ReadOptions{Offset: 1, Limit: math.MaxInt32, MaxBytes: m.settings.ReadMaxBytes}
+	switch {
+	case head != nil:
+		if *head < 1 {
+			return "", fserr.New(fserr.InvalidArgument, "head must be 1 or more")
+		}
+		opt.Limit = *head
+	case tail != nil:
+		if *tail < 1 {
+			return "", fserr.New(fserr.InvalidArgument, "tail must be 1 or more")
+		}
+		first, err := fsops.Read(f, t, fsops.ReadOptions{Offset: 1, Limit: 1, MaxBytes: 1})
+		if err != nil {
+			return "", err
+		}
+		opt.Offset, opt.Limit = max(1, first.TotalLines-*tail+1), *tail
+	}
+	res, err := fsops.Read(f, t, opt)
+	if err != nil {
+		return "", err
+	}
+	content := res.Content
+	if res.Truncated && (head == nil || res.EndLine < *head) && (tail == nil || res.NextOffset != 0) {
+		content += fmt.Sprintf("\n[dsh-fs: cut at read_max_bytes (%d bytes) after line %d of %d; dsh_read with offset %d gives the rest]",
+			m.settings.ReadMaxBytes, res.EndLine, res.TotalLines, res.NextOffset)
+	}
+	return content, nil
+}
+
+// mediaMaxBytes bounds read_media_file: the file is held in memory
+// and sent base64-encoded in one message.
+const mediaMaxBytes = 16 << 20
+
+// mediaTypes are the official server's MIME types by extension.
+var mediaTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+	".bmp": "image/bmp", ".svg": "image/svg+xml", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg",
+	".flac": "audio/flac",
+}
+
+// cappedBuffer holds at most limit bytes and fails past them.
+type cappedBuffer struct {
+	buf   []byte
+	limit int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if len(c.buf)+len(p) > c.limit {
+		return 0, errTooLarge
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
+}
+
+var errTooLarge = errors.New("too large")
+
+func (m *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+	f, t, err := m.begin(req.Session, in.Path)
+	if err != nil {
+		return nil, nil, toolError(err)
+	}
+	buf := &cappedBuffer{limit: mediaMaxBytes}
+	if _, err := fsops.ReadRaw(f, t, buf); err != nil {
+		if errors.Is(err, errTooLarge) {
+			err = fserr.New(fserr.TooLarge, fmt.Sprintf("read_media_file: %s: larger than %d bytes", in.Path, mediaMaxBytes))
+		}
+		return nil, nil, toolError(err)
+	}
+	mime, ok := mediaTypes[strings.ToLower(filepath.Ext(t.Path))]
+	if !ok {
+		mime = "application/octet-stream"
+	}
+	var c mcp.Content
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		c = &mcp.ImageContent{Data: buf.buf, MIMEType: mime}
+	case strings.HasPrefix(mime, "audio/"):
+		c = &mcp.AudioContent{Data: buf.buf, MIMEType: mime}
+	default:
+		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file://" + t.Path, MIMEType: mime, Blob: buf.buf}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{c}}, nil, nil
+}
+
+type readMultipleArgs struct {
+	Paths []string `json:"paths" jsonschema:"Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories."`
+}
+
+func (m *server) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, in readMultipleArgs) (*mcp.CallToolResult, textResult, error) {
+	// An empty list is refused by the schema (minItems 1).
+	parts := make([]string, len(in.Paths))
+	for i, p := range in.Paths {
+		content, err := m.readText(req.Session, p, nil, nil)
+		if err != nil {
+			msg := err.Error()
+			var de *sandbox.DeniedError
+			if errors.As(err, &de) {
+				msg += " " + de.Marker()
+			}
+			parts[i] = fmt.Sprintf("%s: Error - %s (%s)", p, msg, fserr.CodeOf(err))
+			continue
+		}
+		parts[i] = p + ":\n" + content + "\n"
+	}
+	return text(strings.Join(parts, "\n---\n"))
+}
+
+type writeFileArgs struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+}
+
+func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		call := forwardedCall{req: session.Request{Op: session.OpWrite, Path: in.Path, Diff: "summary",
+			Write: &session.WriteRequest{Content: []byte(in.Content), Overwrite: true}},
+			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true})}
+		var ask *mcp.CallToolResult
+		if _, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
+			return ask, textResult{}, nil
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return text("Successfully wrote to " + in.Path)
+}
+
+type editOp struct {
+	OldText string `json:"oldText" jsonschema:"Text to search for - must match exactly, once"`
+	NewText string `json:"newText" jsonschema:"Text to replace with"`
+}
+
+type editFileArgs struct {
+	Path     string   `json:"path"`
+	Edits    []editOp `json:"edits"`
+	DryRun   bool     `json:"dryRun,omitempty" jsonschema:"Preview changes using git-style diff format"`
+	Escalate string   `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+}
+
+func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
+	if err != nil {
+		return fail(err)
+	}
+	edits := make([]fsops.Replacement, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
+	}
+	res, err := fsops.Edit(f, t, fsops.EditOptions{Edits: edits, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormFull)})
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		call := forwardedCall{req: session.Request{Op: session.OpEdit, Path: in.Path, Diff: "full", DryRun: in.DryRun,
+			Edit: &session.EditRequest{Edits: edits}},
+			preview: m.editPreview(f, t, fsops.EditOptions{Edits: edits})}
+		var line json.RawMessage
+		var ask *mcp.CallToolResult
+		if line, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
+			return ask, textResult{}, nil
+		}
+		if err == nil {
+			res = &fsops.EditResult{}
+			err = json.Unmarshal(line, res)
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return text(editedText(res.Diff))
+}
+
+// editedText is edit_file's text for a diff: the unified diff in a fence
+// long enough for its content, and a note when it is not whole.
+func editedText(d diff.Result) string {
+	t := d.Text
+	if t != "" && !strings.HasSuffix(t, "\n") {
+		t += "\n"
+	}
+	fence := "```"
+	for strings.Contains(t, fence) {
+		fence += "`"
+	}
+	out := fence + "diff\n" + t + fence + "\n\n"
+	switch {
+	case d.Omitted != "":
+		// Nothing was compared, so nothing is counted.
+		out += "[dsh-fs: diff left out (" + omittedWhy(d.Omitted) + "); the edit was made]\n"
+	case d.Truncated:
+		out += fmt.Sprintf("[dsh-fs: diff truncated at diff_max_bytes; +%d -%d lines]\n", d.Added, d.Removed)
+	}
+	return out
+}
+
+// omittedWhy says why a diff was left out (diff.Result.Omitted).
+func omittedWhy(reason string) string {
+	switch reason {
+	case diff.ReasonBasisTooLarge:
+		return "the file is larger than diff_basis_max_bytes"
+	case diff.ReasonBinary:
+		return "the content is binary"
+	}
+	return reason
+}
+
+type mkdirArgs struct {
+	Path     string `json:"path"`
+	Escalate string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+}
+
+func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := fsops.Mkdir(f, t); err != nil {
+		return fail(f.Escalate(err, &t, sandbox.Preview{}))
+	}
+	return text("Successfully created directory " + in.Path)
+}
+
+type moveArgs struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Escalate    string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+}
+
+func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
+	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
+	if err != nil {
+		return fail(err)
+	}
+	dst, err := f.Resolve(in.Destination)
+	if err != nil {
+		return fail(err)
+	}
+	if err := fsops.Move(f, src, dst); err != nil {
+		// The escalate argument is put to the fence as for a write; it
+		// is refused whatever approval says (Approver.NoGrant): a move has no
+		// escalated path to carry it out.
+		denied := &src
+		var de *sandbox.DeniedError
+		if errors.As(err, &de) && de.Path == dst.Given {
+			denied = &dst
+		}
+		return fail(f.Escalate(err, denied, sandbox.Preview{}))
+	}
+	return text("Successfully moved " + in.Source + " to " + in.Destination)
+}
+
+// countLimit bounds the walk that counts a tree over listLimit.
+const countLimit = 10 * listLimit
+
+// list lists the folder path, every name included. A recursive listing
+// cut at listLimit stops reading folders, so its Total is a lower bound:
+// the tree is then walked again to count it (up to countLimit), so that
+// the note says how many entries there are.
+func (m *server) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
+	f, t, err := m.begin(ss, path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	if err != nil || !res.Truncated || !recursive {
+		return res, err
+	}
+	all, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: true, Limit: countLimit})
+	if err == nil {
+		res.Total = all.Total
+		if all.Truncated {
+			res.Total = -all.Total // more than that: listNote says so
+		}
+	}
+	return res, nil
+}
+
+func listNote(res *fsops.ListResult) string {
+	if !res.Truncated {
+		return ""
+	}
+	total := fmt.Sprint(res.Total)
+	if res.Total < 0 {
+		total = fmt.Sprintf("more than %d", -res.Total)
+	}
+	return fmt.Sprintf("\n[dsh-fs: %d of %s entries shown; dsh_ls pages through the rest]", len(res.Entries), total)
+}
+
+func isDir(e fsops.Entry) bool { return e.Type == fsops.TypeDir }
+
+func (m *server) listDirectory(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	res, err := m.list(req.Session, in.Path, false)
+	if err != nil {
+		return fail(err)
+	}
+	lines := make([]string, 0, len(res.Entries))
+	for _, e := range res.Entries {
+		lines = append(lines, dirPrefix(e)+" "+e.Name)
+	}
+	return text(strings.Join(lines, "\n") + listNote(res))
+}
+
+func dirPrefix(e fsops.Entry) string {
+	if isDir(e) {
+		return "[DIR]"
+	}
+	return "[FILE]"
+}
+
+type listSizesArgs struct {
+	Path   string `json:"path"`
+	SortBy string `json:"sortBy,omitempty" jsonschema:"Sort entries by name or size"`
+}
+
+func (m *server) listDirectoryWithSizes(_ context.Context, req *mcp.CallToolRequest, in listSizesArgs) (*mcp.CallToolResult, textResult, error) {
+	if in.SortBy != "" && in.SortBy != "name" && in.SortBy != "size" {
+		return fail(fserr.New(fserr.InvalidArgument, `sortBy must be "name" or "size"`))
+	}
+	res, err := m.list(req.Session, in.Path, false)
+	if err != nil {
+		return fail(err)
+	}
+	entries := res.Entries
+	if in.SortBy == "size" {
+		entries = slices.Clone(entries)
+		slices.SortStableFunc(entries, func(a, b fsops.Entry) int { return int(b.Size - a.Size) })
+	}
+	var lines []string
+	var files, dirs int
+	var total int64
+	for _, e := range entries {
+		size := ""
+		if isDir(e) {
+			dirs++
+		} else {
+			files++
+			total += e.Size
+			size = fmt.Sprintf("%10s", formatSize(e.Size))
+		}
+		lines = append(lines, fmt.Sprintf("%s %-30s %s", dirPrefix(e), e.Name, size))
+	}
+	lines = append(lines, "", fmt.Sprintf("Total: %d files, %d directories", files, dirs), "Combined size: "+formatSize(total))
+	return text(strings.Join(lines, "\n") + listNote(res))
+}
+
+// formatSize says a size as the official server does: "0 B", "512 B",
+// "1.50 KB".
+func formatSize(n int64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	if n <= 0 {
+		return "0 B"
+	}
+	i := int(math.Floor(math.Log(float64(n)) / math.Log(1024)))
+	i = min(i, len(units)-1)
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.2f %s", float64(n)/math.Pow(1024, float64(i)), units[i])
+}
+
+type treeArgs struct {
+	Path            string   `json:"path"`
+	ExcludePatterns []string `json:"excludePatterns,omitempty"`
+}
+
+type treeEntry struct {
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`
+	Children *[]treeEntry `json:"children,omitempty"`
+}
+
+func (m *server) directoryTree(_ context.Context, req *mcp.CallToolRequest, in treeArgs) (*mcp.CallToolResult, textResult, error) {
+	for _, p := range in.ExcludePatterns {
+		if !doublestar.ValidatePattern(p) {
+			return fail(fserr.New(fserr.InvalidArgument, fmt.Sprintf("excludePatterns: %q: not a valid glob", p)))
+		}
+	}
+	res, err := m.list(req.Session, in.Path, true)
+	if err != nil {
+		return fail(err)
+	}
+	root := []treeEntry{}
+	// Entries come sorted, each folder before its own entries; a folder's
+	// children slice is found again by its relative path.
+	children := map[string]*[]treeEntry{".": &root}
+	for _, e := range res.Entries {
+		if excluded(e.Name, in.ExcludePatterns) {
+			continue
+		}
+		parent, ok := children[filepath.Dir(e.Name)]
+		if !ok {
+			continue // beneath an excluded folder
+		}
+		te := treeEntry{Name: filepath.Base(e.Name), Type: "file"}
+		if isDir(e) {
+			te.Type = "directory"
+			te.Children = &[]treeEntry{}
+		}
+		*parent = append(*parent, te)
+		if te.Children != nil {
+			children[e.Name] = (*parent)[len(*parent)-1].Children
+		}
+	}
+	out, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return fail(err)
+	}
+	return text(string(out) + listNote(res))
+}
+
+// excluded matches rel against the patterns as the official server does:
+// a pattern with a "*" matches the whole relative path; one without also
+// matches at any depth and everything beneath it. Dot names count.
+func excluded(rel string, patterns []string) bool {
+	for _, p := range patterns {
+		if match(p, rel) {
+			return true
+		}
+		if !strings.Contains(p, "*") && (match("**/"+p, rel) || match("**/"+p+"/**", rel)) {
+			return true
+		}
+	}
+	return false
+}
+
+func match(pattern, name string) bool {
+	ok, _ := doublestar.Match(pattern, name)
+	return ok
+}
+
+type searchArgs struct {
+	Path            string   `json:"path"`
+	Pattern         string   `json:"pattern"`
+	ExcludePatterns []string `json:"excludePatterns,omitempty"`
+}
+
+func (m *server) searchFiles(_ context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(req.Session, in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	// Searched by its canonical path, so what is found is named by full
+	// paths, as the official server names them.
+	if t, err = f.Resolve(t.Path); err != nil {
+		return fail(err)
+	}
+	globs := []string{}
+	for _, p := range in.ExcludePatterns {
+		globs = append(globs, "!"+p)
+	}
+	res, err := fsops.Find(f, t, fsops.FindOptions{Glob: in.Pattern, Limit: listLimit, MaxBytes: 16 << 20,
+		WalkOptions: fsops.WalkOptions{NoIgnore: true, Globs: globs}})
+	if err != nil {
+		return fail(err)
+	}
+	if len(res.Entries) == 0 {
+		return text("No matches found")
+	}
+	lines := make([]string, len(res.Entries))
+	for i, e := range res.Entries {
+		lines[i] = e.Path
+	}
+	out := strings.Join(lines, "\n")
+	if res.Truncated {
+		out += fmt.Sprintf("\n[dsh-fs: %d of %d matches shown; narrow the pattern]", len(res.Entries), res.Total)
+	}
+	return text(out)
+}
+
+func (m *server) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
+	f, t, err := m.begin(req.Session, in.Path)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := fsops.Stat(f, t)
+	if err != nil {
+		return fail(err)
+	}
+	if !res.Exists {
+		return fail(fserr.New(fserr.NotFound, "get_file_info: "+in.Path+": no such file or folder"))
+	}
+	perm := strings.TrimPrefix(res.Perm, "0")
+	lines := []string{
+		fmt.Sprintf("size: %d", res.Size),
+		"modified: " + res.Mtime,
+		fmt.Sprintf("isDirectory: %t", res.Type == fsops.TypeDir),
+		fmt.Sprintf("isFile: %t", res.Type == fsops.TypeFile),
+		"permissions: " + perm,
+		"type: " + res.Type,
+	}
+	if res.Target != "" {
+		lines = append(lines, "target: "+res.Target)
+	}
+	lines = append(lines, fmt.Sprintf("writable: %t", res.Writable))
+	if res.WritableReason != "" {
+		lines = append(lines, "writableReason: "+res.WritableReason)
+	}
+	return text(strings.Join(lines, "\n"))
+}
+
+func (m *server) listAllowedDirectories(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, textResult, error) {
+	allowed := m.allowed
+	if within := m.roots.within(req.Session); within != nil {
+		allowed = sandbox.Intersect(allowed, within)
+	}
+	return text("Allowed directories:\n" + strings.Join(allowed, "\n"))
+}

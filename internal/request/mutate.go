@@ -1,0 +1,198 @@
+package request
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fsops"
+)
+
+// Mutation are the options every write, edit and patch shares.
+type Mutation struct {
+	// IfMatch changes the file only while its content has this SHA-256
+	// (hex); "" pins nothing. A patch pins per file (Patch.IfMatch).
+	IfMatch string `json:"if_match,omitempty"`
+	// DryRun computes the result and its diff and changes nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Diff is the form of the result's diff: auto, full or summary ("" is
+	// auto).
+	Diff string `json:"diff,omitempty"`
+}
+
+// Write asks to replace a file atomically with new content (fsops.Write).
+type Write struct {
+	Path string `json:"path"`
+	// Content is the new content. Source, when set, is read instead; it
+	// is not serialised, so a request that crosses a process carries
+	// Content.
+	Content   []byte    `json:"content"`
+	Source    io.Reader `json:"-"`
+	Mkdir     bool      `json:"mkdir,omitempty"`
+	Overwrite bool      `json:"overwrite,omitempty"`
+	// Encoding writes the UTF-8 content in this encoding ("" writes the
+	// bytes as given).
+	Encoding string `json:"encoding,omitempty"`
+	Mutation
+}
+
+// Op is OpWrite.
+func (Write) Op() string { return OpWrite }
+
+// Run writes the file r names.
+func (r Write) Run(x *Exec) (*fsops.WriteResult, error) {
+	t, err := x.Resolve(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := x.diffOptions(OpWrite, r.Diff)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.Write(x.fence, t, r.options(d.Form, x))
+}
+
+func (r Write) run(x *Exec) (any, error) { return r.Run(x) }
+
+func (r Write) options(form diff.Form, x *Exec) fsops.WriteOptions {
+	content := r.Source
+	if content == nil {
+		content = bytes.NewReader(r.Content)
+	}
+	d := x.bounds.Diff
+	d.Form = form
+	return fsops.WriteOptions{Content: content, Mkdir: r.Mkdir, IfMatch: r.IfMatch, Overwrite: r.Overwrite,
+		DryRun: r.DryRun, Diff: d, Encoding: r.Encoding}
+}
+
+// Preview is what r would do, computed without writing whatever the
+// fence says of its path (fsops.PreviewWrite): the full diff an approver
+// is shown, and the hash of the content it replaces. r's DryRun and Diff
+// do not apply.
+func (r Write) Preview(x *Exec) (*fsops.WriteResult, error) {
+	t, err := x.Resolve(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.PreviewWrite(x.fence, t, r.options("", x))
+}
+
+// Edit asks to replace exact texts in a file, in order, all or nothing
+// (fsops.Edit).
+type Edit struct {
+	Path  string              `json:"path"`
+	Edits []fsops.Replacement `json:"edits"`
+	Mutation
+}
+
+// Op is OpEdit.
+func (Edit) Op() string { return OpEdit }
+
+// Run edits the file r names.
+func (r Edit) Run(x *Exec) (*fsops.EditResult, error) {
+	t, err := x.Resolve(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := x.diffOptions(OpEdit, r.Diff)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.Edit(x.fence, t, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
+}
+
+func (r Edit) run(x *Exec) (any, error) { return r.Run(x) }
+
+// Preview is Write.Preview for an edit (fsops.PreviewEdit).
+func (r Edit) Preview(x *Exec) (*fsops.EditResult, error) {
+	t, err := x.Resolve(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.PreviewEdit(x.fence, t, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, Diff: x.bounds.Diff})
+}
+
+// Patch asks to apply a multi-file patch, a unified diff or apply_patch,
+// all or nothing (fsops.Patch). It has no path of its own: its files
+// are named in it, each resolved through the fence as it is placed.
+type Patch struct {
+	// Patch is the patch's text, as read.
+	Patch []byte `json:"patch"`
+	// IfMatch maps a file, as the patch names it, to the SHA-256 its
+	// current content must have.
+	IfMatch map[string]string `json:"if_match,omitempty"`
+	DryRun  bool              `json:"dry_run,omitempty"`
+	Diff    string            `json:"diff,omitempty"`
+}
+
+// Op is OpPatch.
+func (Patch) Op() string { return OpPatch }
+
+// Check parses the patch without applying it: a front end that hands
+// the request on refuses one that could never apply here first.
+func (r Patch) Check() error {
+	_, err := fsops.ParsePatch(r.Patch)
+	return err
+}
+
+// Run applies the patch. The diff form is checked before the patch is
+// parsed.
+func (r Patch) Run(x *Exec) (*fsops.PatchResult, error) {
+	d, err := x.diffOptions(OpPatch, r.Diff)
+	if err != nil {
+		return nil, err
+	}
+	p, err := fsops.ParsePatch(r.Patch)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.Patch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
+}
+
+func (r Patch) run(x *Exec) (any, error) { return r.Run(x) }
+
+// Mkdir asks to make a folder and its missing parents (fsops.Mkdir).
+type Mkdir struct {
+	Path string `json:"path"`
+}
+
+// Op is OpMkdir.
+func (Mkdir) Op() string { return OpMkdir }
+
+// Run makes the folder r names.
+func (r Mkdir) Run(x *Exec) (*fsops.MkdirResult, error) {
+	t, err := x.Resolve(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.Mkdir(x.fence, t)
+}
+
+func (r Mkdir) run(x *Exec) (any, error) { return r.Run(x) }
+
+// Move asks to rename a file or folder to a path that does not exist
+// (fsops.Move).
+type Move struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+// Op is OpMove.
+func (Move) Op() string { return OpMove }
+
+// Run moves Source to Destination, resolved in that order. After a
+// denial, Exec.Resolve gives either target back (the one the denial names
+// is the one to escalate).
+func (r Move) Run(x *Exec) error {
+	src, err := x.Resolve(r.Source)
+	if err != nil {
+		return err
+	}
+	dst, err := x.Resolve(r.Destination)
+	if err != nil {
+		return err
+	}
+	return fsops.Move(x.fence, src, dst)
+}
+
+func (r Move) run(x *Exec) (any, error) { return nil, r.Run(x) }

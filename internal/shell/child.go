@@ -1,0 +1,182 @@
+package shell
+
+import (
+	"encoding/json"
+	"os"
+	"runtime"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/tty"
+	"golang.org/x/sys/unix"
+)
+
+// childSpec is what the child applies before it becomes CMD.
+type childSpec struct {
+	Path     string             `json:"path"`
+	Argv     []string           `json:"argv"`
+	Landlock bool               `json:"landlock"`
+	Roots    []string           `json:"roots"`
+	Mounts   *sandbox.MountPlan `json:"mounts"`
+	// Unprivileged says CMD runs with no capability and no_new_privs
+	// (sandbox.DropPrivileges).
+	Unprivileged bool   `json:"unprivileged"`
+	Empty        string `json:"empty"`
+	// Caches are the toolchain caches the kernel layer grants besides
+	// Roots (writableCaches).
+	Caches []string `json:"caches"`
+	// Sockets, when not nil, are the grants of the Landlock socket
+	// layer (sandbox.RestrictSockets).
+	Sockets []string `json:"sockets"`
+	// Init makes the child pid 1 of the session's PID namespace: it
+	// mounts the session's /proc, starts CMD and stays its init
+	// (session.Init). Ctty is the descriptor of CMD's terminal (0 to
+	// 2), whose foreground CMD gets; -1 without one.
+	Init bool `json:"init"`
+	Ctty int  `json:"ctty"`
+	// Network says the child is in a network namespace of its own, whose
+	// loopback it brings up (networkLayer).
+	Network bool `json:"network"`
+	// ProxyFD, when not 0, is the descriptor of the channel to the
+	// supervisor's proxy, which the child's bridge serves on a loopback
+	// port of its own (network: allowlist).
+	ProxyFD int `json:"proxy_fd"`
+	// TCPPorts, when not nil, are the only ports CMD may connect to over
+	// TCP (sandbox.RestrictTCP): the network's layer where there is no
+	// network namespace; ProxyPort is then the proxy's on the host's
+	// 127.0.0.1 under allowlist, 0 under off.
+	TCPPorts  []int `json:"tcp_ports"`
+	ProxyPort int   `json:"proxy_port"`
+	// Terminal, when not nil, has the child make the session's terminal
+	// in the session's own devpts (tty.MakeTerminal) and hand its master
+	// to the supervisor.
+	Terminal *childTerminal `json:"terminal,omitempty"`
+}
+
+// childTerminal is how the child makes the session's terminal: with the
+// person's terminal's modes, as each of Streams (the standard streams
+// that were the person's terminal; the first is the controlling one),
+// its master sent over the socket at descriptor FD.
+type childTerminal struct {
+	FD      int       `json:"fd"`
+	Streams []int     `json:"streams"`
+	Modes   tty.Modes `json:"modes"`
+}
+
+// childFailure is what the child reports when it could not become CMD.
+type childFailure struct {
+	Code    fserr.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+// The child's inherited descriptors: the shell keeps the broker, the
+// others are the child's alone.
+const (
+	brokerFD     = 3
+	childSpecFD  = 4
+	childErrorFD = 5
+)
+
+// execChild is the child's whole life: it reads the spec, mounts the
+// mount layer (in the private namespace it was started in), restricts the
+// process tree with Landlock, and becomes CMD. What fails is written to
+// the error pipe, which exec turns into the failure result.
+func execChild() int {
+	// Capabilities are a thread's: DropPrivileges clears them on this
+	// thread, and the execve of CMD must be made from the same one, or
+	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
+	// user namespace, enough to unmount the mount layer).
+	runtime.LockOSThread()
+	report := os.NewFile(childErrorFD, "exec-error")
+	unix.CloseOnExec(childErrorFD)
+	fail := func(code fserr.Code, msg string) int {
+		json.NewEncoder(report).Encode(childFailure{Code: code, Message: msg})
+		return statusFailed
+	}
+	specFile := os.NewFile(childSpecFD, "exec-spec")
+	var spec childSpec
+	err := json.NewDecoder(specFile).Decode(&spec)
+	specFile.Close()
+	if err != nil || len(spec.Argv) == 0 {
+		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
+	}
+	if spec.Mounts != nil {
+		if err := spec.Mounts.Apply(spec.Empty); err != nil {
+			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
+		}
+	}
+	env := os.Environ()
+	if spec.Network {
+		if err := sandbox.LoopbackUp(); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
+		}
+	}
+	if spec.ProxyFD > 0 {
+		// Before the layers: the bridge's listener is this process's,
+		// and its goroutine serves for the whole session (session.Init
+		// runs on in this process).
+		if env, err = startBridge(spec.ProxyFD, env); err != nil {
+			return fail(fserr.IO, "network layer: "+err.Error())
+		}
+	}
+	if spec.Init {
+		if err := mountProc(); err != nil {
+			return fail(fserr.IO, "processes layer: "+err.Error())
+		}
+		if err := tty.IsolateTerminals(); err != nil {
+			return fail(fserr.IO, "terminal layer: "+err.Error())
+		}
+		if t := spec.Terminal; t != nil {
+			sock := os.NewFile(uintptr(t.FD), "terminal-handover")
+			master, err := tty.MakeTerminal(t.Modes, t.Streams)
+			if err == nil {
+				err = tty.Handover(sock, master)
+			}
+			if err != nil {
+				return fail(fserr.IO, "terminal layer: "+err.Error())
+			}
+		}
+	}
+	if spec.Landlock {
+		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
+			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
+		}
+	}
+	if spec.TCPPorts != nil {
+		if err := sandbox.RestrictTCP(spec.TCPPorts); err != nil {
+			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
+		}
+		if spec.ProxyPort > 0 {
+			env = netproxy.Env(env, spec.ProxyPort)
+		}
+	}
+	if spec.Sockets != nil {
+		if err := sandbox.RestrictSockets(spec.Sockets); err != nil {
+			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
+		}
+	}
+	// CMD keeps no capability, as root too, and can gain none.
+	if spec.Unprivileged {
+		if _, err := sandbox.DropPrivileges(); err != nil {
+			return fail(fserr.IO, "privileges: "+err.Error())
+		}
+	}
+	// Last, so nothing above needs what it refuses: no process of the
+	// session may type into a terminal (TIOCSTI), whichever it reaches.
+	if err := sandbox.RefuseTerminalInjection(); err != nil {
+		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
+	}
+	if spec.Init {
+		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
+			if err != nil {
+				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+			}
+			report.Close()
+		})
+		os.Exit(status)
+	}
+	err = unix.Exec(spec.Path, spec.Argv, env)
+	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}

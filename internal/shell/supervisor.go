@@ -1,0 +1,497 @@
+package shell
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/gitguard"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/tty"
+	"golang.org/x/sys/unix"
+)
+
+// Options are what a session needs of the front end that starts it: its
+// streams, its environment, the settings the front end resolved from its
+// command line and the trusted sources, and the command.
+type Options struct {
+	// Stdin, Stdout and Stderr are exec's streams: CMD's, where they
+	// are not a terminal; a terminal among them is relayed (tty.go).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// LookupEnv reads exec's environment (HOME, XDG_RUNTIME_DIR).
+	LookupEnv func(string) (string, bool)
+	// Settings are the session's, resolved with exec's flags trusted
+	// (config.Source.FlagsTrusted, ConfigTrusted).
+	Settings *config.Settings
+	// Argv is the command the session runs, its program first.
+	Argv []string
+}
+
+// Run runs opts.Argv as a session of opts.Settings (docs/design.md §10)
+// and returns CMD's exit status, 128+N when signal N ended it. An error
+// says why no session ran (CMD not found, a layer that could not be
+// readied), with its fserr code; exec then started nothing and left no
+// record behind.
+func Run(opts Options) (int, error) {
+	if len(opts.Argv) == 0 || opts.Settings == nil {
+		return 0, fserr.New(fserr.InvalidArgument, "exec: no command to run")
+	}
+	path, err := exec.LookPath(opts.Argv[0])
+	if err != nil {
+		return 0, fserr.Wrap(fserr.NotFound, "exec: "+opts.Argv[0]+": command not found", err)
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	sup, err := newSupervisor(opts)
+	if err != nil {
+		return 0, err
+	}
+	defer sup.close()
+	return sup.runCommand(path, opts.Argv)
+}
+
+// supervisor is the process that starts a session and stays outside it:
+// it holds the record and the escalation channel, forwards signals, and
+// runs the escalated calls the session sends it.
+type supervisor struct {
+	// callRunner runs the escalated calls; its self and record are
+	// this executable and the session's record.
+	callRunner
+	opts     Options
+	settings *config.Settings
+	dir      string // the record's private folder
+	empty    string // the empty file the mount layer binds over hidden files
+	rec      *session.Record
+	// nested says exec runs inside a session: it writes no record and
+	// runs no broker of its own.
+	nested bool
+	// askMu puts one question at a time to the person at the terminal.
+	askMu sync.Mutex
+	// sockets are the paths the Landlock socket right is granted on;
+	// nil when the kernel has no such right (sandbox.SocketGrants).
+	sockets []string
+	// relay stands between the person's terminal and the session's
+	// own, while CMD runs; nil when exec's streams hold no terminal.
+	relay *tty.Relay
+	// git is the git guard's record of the roots' git directories; nil
+	// where there is none.
+	git *gitguard.Guard
+}
+
+// newSupervisor resolves the layers of the session of opts.Settings and
+// writes its record.
+func newSupervisor(opts Options) (*supervisor, error) {
+	s := opts.Settings
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
+	}
+	p := s.Policy
+	fence := sandbox.NewFence(p)
+	roots, err := fence.Roots()
+	if err != nil {
+		return nil, err
+	}
+	abi, kernelWhy, err := sandbox.TreeLayer(p)
+	if err != nil {
+		return nil, err
+	}
+	rec := NewRecord(s, roots)
+	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && sandbox.ScopesHeld(abi),
+		Privileges: session.PrivilegesKept}
+	var sockets []string
+	if sandbox.SocketLandlock(p) {
+		sockets = sandbox.SocketGrants(p)
+	}
+	if s.Session != nil {
+		// Nested: the outer session's record, broker and mount layer
+		// serve; this one only narrows (docs/design.md §10). The outer
+		// caches' layers are in place, and stay writable.
+		if p.Mode == sandbox.WorkspaceWrite {
+			shell.Caches = s.Session.Shell.Caches
+		}
+		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
+			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
+	}
+	findCaches := startFindCaches(s)
+	if p.Mode == sandbox.DangerFullAccess {
+		shell.MountsWhy = "danger-full-access mode"
+	} else if ok, why := sandbox.MountLayer(); !ok {
+		shell.MountsWhy = why
+	} else if err := probeUserNamespace(self); err != nil {
+		shell.MountsWhy = "not root, and a user namespace cannot mount here (" + err.Error() + ")"
+	} else {
+		plan := sandbox.PlanMounts(p, roots)
+		shell.Mounts = &plan
+	}
+	shell.Privileges = Privileges(p, shell.Mounts != nil)
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
+	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
+	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets and git directories are
+	// looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
+	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
+	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
+	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+	}
+	rec.Shell = shell
+	sup.rec = rec
+	if m := shell.Mounts; m != nil {
+		rec.DenyIdentities = m.DenyIdentities
+		if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+			// Before the record, which names it: a hidden hard link
+			// reads as this file inside, and the file tool refuses it.
+			var id sandbox.DenyIdentity
+			if sup.empty, id, err = session.EmptyFile(dir); err != nil {
+				sup.close()
+				return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+			}
+			rec.DenyIdentities = append(rec.DenyIdentities, id)
+		}
+	}
+	if sup.record, err = session.Write(dir, sup.rec); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	return sup, nil
+}
+
+// close removes the session's record, and the upper folders of its
+// caches' overlays: a record left behind could be named by a later
+// session, and what the session wrote in its caches is discarded.
+func (s *supervisor) close() {
+	if s.dir != "" {
+		session.Remove(s.dir)
+	}
+}
+
+// runCommand starts CMD at path with argv as the session's child and returns its
+// exit status once it ends.
+func (s *supervisor) runCommand(path string, argv []string) (int, error) {
+	brokerEnd, shellEnd, err := session.NewBroker()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	a := s.opts
+	child := selfCommand(s.self, argExecChild)
+	// CMD starts in the session's workspace root, so that its relative
+	// paths, the shell's and every dsh-fs call's, are the workspace's
+	// (docs/design.md §10).
+	child.Dir = startDir(s.settings.Policy)
+	child.Env = append(s.childEnv(), "PWD="+child.Dir)
+	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
+	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
+	// CMD never holds the person's terminal: the child starts a new
+	// session, without a controlling terminal, and the streams that
+	// were a terminal are a pseudo-terminal of its own instead.
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// In the session's PID namespace, whose devpts is its own, the
+	// child makes the session's terminal there, so it has a name
+	// inside; elsewhere the supervisor makes it here.
+	ownTerminal := s.rec.Shell.ProcessesHeld
+	ctty := -1
+	var terminal *childTerminal
+	var handover *os.File
+	if s.relay, err = openRelay(a, ownTerminal); err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+	}
+	if s.relay != nil {
+		defer s.relay.Close()
+		streams := giveTerminal(child, s.relay.Slave())
+		if len(streams) > 0 {
+			ctty = streams[0]
+		}
+		if ownTerminal && len(streams) > 0 {
+			var childEnd *os.File
+			if handover, childEnd, err = tty.NewHandover(); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+			}
+			defer handover.Close()
+			child.ExtraFiles = append(child.ExtraFiles, childEnd)
+			terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+		}
+	}
+	if s.nested && session.CheckBroker(brokerFD) == nil {
+		// The outer session's channel stays where the shell has it;
+		// without one, the shell gets a channel nobody answers.
+		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
+	}
+	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+		Caches:       writableCaches(s.rec.Shell.Caches),
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
+	// A planned mount layer brings the session's namespaces even when
+	// it mounts nothing: the PID namespace and its /proc are the
+	// processes layer's (processesLayer).
+	if m := s.rec.Shell.Mounts; m != nil {
+		spec.Mounts, spec.Empty = m, s.empty
+		ns := mountNamespace()
+		ns.Setsid, ns.Setctty, ns.Ctty = child.SysProcAttr.Setsid, child.SysProcAttr.Setctty, child.SysProcAttr.Ctty
+		child.SysProcAttr = ns
+	}
+	spec.Init = s.rec.Shell.ProcessesHeld
+	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
+		withNetworkNamespace(child.SysProcAttr)
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
+			var stopProxy func()
+			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+		}
+	}
+	if s.rec.Shell.NetworkTCP {
+		spec.TCPPorts = []int{}
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
+			var stopProxy func()
+			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
+				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+			}
+			defer stopProxy()
+			spec.TCPPorts = []int{spec.ProxyPort}
+		}
+	}
+	// Signals are forwarded from the start: one that arrives while CMD
+	// runs is CMD's to act on.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	// A session never outlives its supervisor: killed with SIGKILL, the
+	// supervisor can neither forward it nor end the session, so the
+	// kernel kills the child as its parent dies, and with the child, the
+	// init of the session's PID namespace, every process in it. The
+	// parent-death signal follows the thread that forked the child, not
+	// the process: this goroutine keeps its thread until the session
+	// ends, and the Go runtime ends no thread a goroutine holds.
+	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = child.Start()
+	if s.relay != nil && s.relay.Slave() != nil {
+		// The child holds the session's terminal now; only its
+		// processes may, so the relay sees the session end.
+		s.relay.Slave().Close()
+	}
+	shellEnd.Close()
+	if err != nil {
+		brokerEnd.Close()
+	}
+	specR.Close()
+	errW.Close()
+	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+		f.Close() // the proxy channel's bridge end is the session's alone
+	}
+	if err != nil {
+		specW.Close()
+		errR.Close()
+		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	json.NewEncoder(specW).Encode(spec)
+	specW.Close()
+	// The child's error pipe closes on its exec of CMD: anything read
+	// before that is why the child could not become CMD.
+	report, _ := io.ReadAll(errR)
+	errR.Close()
+	if len(report) > 0 {
+		brokerEnd.Close()
+		child.Wait()
+		var f childFailure
+		if json.Unmarshal(report, &f) != nil || f.Code == "" {
+			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
+		}
+		return 0, fserr.New(f.Code, "exec: "+f.Message)
+	}
+	if handover != nil {
+		master, err := tty.ReceiveTerminal(handover)
+		if err != nil {
+			child.Process.Kill()
+			child.Wait()
+			brokerEnd.Close()
+			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+		}
+		s.relay.Attach(master)
+	}
+	if s.relay != nil {
+		if err := s.relay.Start(); err != nil {
+			child.Process.Kill()
+			child.Wait()
+			brokerEnd.Close()
+			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+		}
+	}
+	done, forwarding := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(forwarding)
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == syscall.SIGWINCH && s.relay != nil {
+					// The person's terminal was resized: the
+					// session's follows, and the kernel tells CMD.
+					s.relay.Resize()
+					continue
+				}
+				child.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	stopBroker := func() { brokerEnd.Close() }
+	if !s.nested {
+		stopBroker = session.Serve(brokerEnd, s.run)
+	}
+	err = child.Wait()
+	// The forwarder is gone before the relay closes: a resize in flight
+	// would use the session's terminal as it is closed.
+	close(done)
+	<-forwarding
+	stopBroker()
+	if s.relay != nil {
+		// CMD ended: what it wrote last reaches the person, and a
+		// process left behind holding the session's terminal gets a
+		// hang-up, never the person's terminal.
+		s.relay.Close()
+	}
+	s.endGitGuard()
+	return exitStatusOf(child.ProcessState, err), nil
+}
+
+// startDir is where CMD starts under p: the canonical workspace root
+// (--cwd, else the folder exec was started from); in a nested session
+// without a --cwd of its own, the shell's folder, which may lie beneath
+// the root the outer session pinned.
+func startDir(p sandbox.Policy) string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return p.Cwd
+}
+
+// Privileges is what CMD keeps of its privileges under p: in
+// danger-full-access all of them (the harness asked for no sandbox);
+// otherwise none, where the bounding set can be emptied (as root, or in
+// the user namespace of the mount layer), else no_new_privs and no
+// capability to use, the bounding set left as it is.
+func Privileges(p sandbox.Policy, mounts bool) string {
+	switch {
+	case p.Mode == sandbox.DangerFullAccess:
+		return session.PrivilegesKept
+	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
+		return session.PrivilegesNone
+	}
+	return session.PrivilegesNoNewPrivs
+}
+
+// mountNamespace starts a child in a private mount namespace: as root
+// directly; otherwise inside a new user namespace that maps this user,
+// and only it, to itself (sandbox.UserNamespace).
+//
+// The child is also pid 1 of a new PID namespace (session.Init): when it
+// exits, every process the session started goes with it.
+func mountNamespace() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
+	if sandbox.UserNamespace() {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// A user that is not root loses its capabilities in the new
+		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
+		// ambient capability for the mounts, and the child clears it
+		// before it becomes CMD (execChild).
+		// CAP_SETPCAP lets it empty the bounding set and lock the
+		// securebits before CMD (sandbox.DropPrivileges).
+		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
+		// mounter, whose credentials it keeps for its own work (its
+		// work folder is mode 0); in a namespace that maps this user
+		// alone it overrides nothing but on this user's own files.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
+	}
+	return attr
+}
+
+// exitStatusOf is a process's exit status as a shell reports it: its own,
+// or 128+N when signal N ended it.
+func exitStatusOf(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return statusFailed
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// settingVariables are the DSH_FS_* variables that are session sources
+// of a setting, by name.
+var settingVariables = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, v := range config.Environment() {
+		names[v.Name] = true
+	}
+	return names
+})
+
+// childEnv is CMD's environment: exec's own, without the DSH_FS_*
+// settings (folded into the record already) and any session variables it
+// inherited, plus the record and the channel.
+func (s *supervisor) childEnv() []string {
+	if s.nested {
+		// The outer record stays the base; this exec's flags narrow it
+		// as variables, and its own variables pass as they are.
+		return append(os.Environ(), s.settings.NarrowingEnv()...)
+	}
+	env := WithoutSessionVars(os.Environ())
+	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
+}
+
+// WithoutSessionVars is env without the setting variables and the
+// session's own: what a supervisor passes on is decided afresh.
+func WithoutSessionVars(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv:
+			return true
+		}
+		return settingVariables()[name]
+	})
+}
+
+// execChild is the child's whole life: it reads the spec, mounts the

@@ -94,7 +94,7 @@ func reachScript(addr string) string {
 	host, port, _ := net.SplitHostPort(addr)
 	script := fmt.Sprintf("if tcp-dial %s >/dev/null 2>&1; then echo 'go reached'; else echo 'go refused'; fi; ", addr)
 	if _, err := exec.LookPath("curl"); err == nil {
-		script += fmt.Sprintf("if curl -sS -m 5 --noproxy '*' -o /dev/null http://%s/ 2>/dev/null; then echo 'curl reached'; else echo 'curl refused'; fi; ", addr)
+		script += fmt.Sprintf("if curl -fsS -m 5 --noproxy '*' -o /dev/null http://%s/ 2>/dev/null; then echo 'curl reached'; else echo 'curl refused'; fi; ", addr)
 	}
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
 		script += fmt.Sprintf(`if /usr/bin/python3 -c 'import socket; socket.create_connection(("%s", %s), 5)' 2>/dev/null; then echo 'python reached'; else echo 'python refused'; fi; `, host, port)
@@ -289,7 +289,7 @@ curl -sS -m 10 -x "$ALL_PROXY" http://denied.test:%[1]s/ 2>/dev/null; echo "sock
 curl -sS -m 10 http://wild.test:%[1]s/; echo "wild-apex=$?"
 curl -sS -m 10 http://metadata.test/; echo "metadata-name=$?"
 curl -sS -m 10 http://169.254.169.254/latest/meta-data/; echo "metadata=$?"
-curl -sS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct=$?"
+curl -fsS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct=$?"
 dsh-fs policy --context | grep '^network'
 `, port, tls)
 			out, errs := runWithHosts(t, s, script)
@@ -463,7 +463,7 @@ func TestExecNetworkLandlockTCP(t *testing.T) {
 	t.Run("allowlist", func(t *testing.T) {
 		s.config(t, "mode: danger-full-access\nnetwork: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
 		out := s.run(t, nil, fmt.Sprintf(`env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:%[1]s/; echo "proxied=$?"
-curl -sS -m 10 --noproxy '*' http://127.0.0.1:%[1]s/ 2>/dev/null; echo "direct=$?"
+curl -fsS -m 10 --noproxy '*' http://127.0.0.1:%[1]s/ 2>/dev/null; echo "direct=$?"
 env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:1/; echo
 `, port))
 		for _, want := range []string{"hello from outside (host 127.0.0.1:" + port + ")\nproxied=0", "refuses 127.0.0.1:1: not in network_allow"} {

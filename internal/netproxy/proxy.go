@@ -318,8 +318,14 @@ func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
 // more for what this does.
 func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 	defer req.Body.Close()
+	// A path with no host (origin form) comes from a client that took
+	// the proxy's port for its server's: in the session's own network
+	// namespace, the port a direct connection names may be the proxy's.
+	// Forwarding it by its Host header would make such a connection
+	// work, so it is refused.
 	if req.URL.Host == "" {
-		req.URL.Host = req.Host
+		writeError(c, http.StatusBadRequest, "dsh-fs: this is the session's proxy: it takes a request for an absolute http:// URL, sent to it as a proxy (HTTP_PROXY)\n")
+		return false
 	}
 	if req.URL.Scheme != "" && req.URL.Scheme != "http" {
 		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")

@@ -174,3 +174,33 @@ func TestProxyKeepAlive(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyRefusesOriginForm: a request that reaches the proxy as if it
+// were the server (a path, not an absolute URL: a client that connected
+// to the proxy's port directly) is refused with a 400 that says so, and
+// never forwarded by its Host header, even to a host the list allows.
+func TestProxyRefusesOriginForm(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello ", r.Host) }))
+	defer srv.Close()
+	p, err := New([]string{srv.Listener.Addr().String()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := proxyFor(t, p)
+	resp, err := http.Get("http://" + proxy.Host + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "absolute http:// URL") {
+		t.Errorf("an origin-form request: %d %q, want 400 saying the proxy takes absolute URLs", resp.StatusCode, b)
+	}
+	// The same server through the proxy, as a proxy, is reached.
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+	if resp, err := c.Get(srv.URL + "/"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("through the proxy: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+}

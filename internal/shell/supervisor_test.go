@@ -33,15 +33,7 @@ func TestRunSession(t *testing.T) {
 	needRoot(t) // the record's folder is /run/dsh-fs as root; a user needs the one XDG_RUNTIME_DIR
 	helperInEnv(t)
 	ws := t.TempDir()
-	// Not beneath /tmp, a writable root of every session.
-	outside, err := os.MkdirTemp(".", "outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outside)
-	if outside, err = filepath.Abs(outside); err != nil {
-		t.Fatal(err)
-	}
+	outside := outsideWritableRoots(t)
 	script := `pwd; echo in > f; test -s "$DSH_FS_SESSION" && echo "record $DSH_FS_SESSION"; if echo x > "$1/f"; then echo escaped; fi; exit 4`
 	var stdout, stderr bytes.Buffer
 	status, err := Run(Options{Stdout: &stdout, Stderr: &stderr, Stdin: strings.NewReader(""),
@@ -63,6 +55,36 @@ func TestRunSession(t *testing.T) {
 	if _, err := os.Lstat(strings.TrimPrefix(lines[1], "record ")); !os.IsNotExist(err) {
 		t.Errorf("the record outlived the session: %v", err)
 	}
+}
+
+// outsideWritableRoots is a new folder beneath none of every session's
+// writable roots (/tmp, os.TempDir()): beside this package's source if
+// that is not beneath them (a checkout may be, as CI's clone in /tmp),
+// else in /var/tmp or /root, which the test as root may write.
+func outsideWritableRoots(t *testing.T) string {
+	t.Helper()
+	beneath := func(dir, root string) bool {
+		rel, err := filepath.Rel(root, dir)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	here, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, parent := range []string{here, "/var/tmp", "/root"} {
+		real, err := filepath.EvalSymlinks(parent)
+		if err != nil || beneath(real, "/tmp") || beneath(real, os.TempDir()) {
+			continue
+		}
+		dir, err := os.MkdirTemp(real, "outside-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+	t.Skip("no folder outside /tmp and os.TempDir() to write here")
+	return ""
 }
 
 // TestRunRefuses: without a command, or with one that is not found, no

@@ -32,8 +32,10 @@ import (
 // binary is its own dsh-fs: nothing is built, and each package's binary
 // links the command once. A name in programs that is one of the shared
 // ones panics: two programs under one name would make a test run the
-// wrong one.
+// wrong one. Under go test -cover it needs -tags dshfs_testhooks
+// (cover.go), and says so when it has not got it.
 func Main(m *testing.M, programs map[string]func()) {
+	requireCoverHook()
 	all := map[string]func(){
 		"dsh-fs":         func() { os.Exit(cli.NewApp(testLocations()).Run(os.Args[1:])) },
 		cli.MCPBinary:    dshFsMcp,

@@ -60,7 +60,7 @@ func Env(t testing.TB, ws string) []string {
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
 	}
 	// Under go test -cover, the child writes its coverage there at exit
-	// (see cover_test.go).
+	// (see cover.go).
 	if d := os.Getenv("GOCOVERDIR"); d != "" {
 		env = append(env, "GOCOVERDIR="+d)
 	}

@@ -18,7 +18,7 @@ const harnessImportPath = "github.com/dshfs/dsh-fs/e2e/harness"
 // TestHarnessOnlyForTests: no source but a _test.go file (and the
 // harness's own) imports e2e/harness. It is a regular package so that
 // every test package can share it, but its init leaves GOCOVERDIR
-// writable to the kernel layer (cover.go) and its dsh-fs takes the
+// writable to the kernel layer (cover.go, in dshfs_testhooks builds) and its dsh-fs takes the
 // trusted locations from DSH_FS_TEST_*: linked into a command, either
 // would weaken that command's fence.
 func TestHarnessOnlyForTests(t *testing.T) {

@@ -104,6 +104,8 @@ func FromOS(what, path string, err error) error {
 	return Wrap(classify(err), msg, err)
 }
 
+// classify is the one table from an operating-system error to its code
+// (docs/design.md §6, Error codes): what no case names is IO.
 func classify(err error) Code {
 	var errno syscall.Errno
 	switch {
@@ -121,9 +123,17 @@ func classify(err error) Code {
 			return IsDir
 		case syscall.ENOTDIR:
 			return NotDir
-		case syscall.ENAMETOOLONG, syscall.EINVAL:
+		case syscall.ENAMETOOLONG:
+			// A path or name longer than the kernel takes is the
+			// caller's bad input, like a bad flag: usage.
 			return InvalidArgument
 		}
+		// EINVAL falls through to IO: the kernel refused an argument
+		// dsh-fs itself passed (a read of a file with no read, a name the
+		// file system refuses, a move the kernel will not make). That is
+		// an I/O failure (exit 1), not bad usage (exit 2): the bad input
+		// dsh-fs can tell, it detects itself and reports as
+		// InvalidArgument before any system call.
 	case errors.Is(err, fs.ErrPermission):
 		return Permission
 	}

@@ -24,6 +24,10 @@ func TestFromOSClassifies(t *testing.T) {
 		{syscall.EISDIR, IsDir},
 		{syscall.ENOTDIR, NotDir},
 		{syscall.EIO, IO},
+		// The kernel refused what dsh-fs passed: not the caller's usage.
+		{syscall.EINVAL, IO},
+		// A name too long for the kernel is the caller's bad input.
+		{syscall.ENAMETOOLONG, InvalidArgument},
 	} {
 		err := FromOS("write", "a.txt", &fs.PathError{Op: "write", Path: "/ws/a.txt", Err: tc.errno})
 		if got := CodeOf(err); got != tc.want {

@@ -363,6 +363,8 @@ func TestMkdirMove(t *testing.T) {
 		{"a missing source", Move{Source: "nope", Destination: "d/nope"}, fserr.NotFound},
 		{"out of the writable roots", Move{Source: "src/main.go", Destination: "../outside/main.go"}, fserr.SandboxDenied},
 		{"from outside", Move{Source: "../outside/o.txt", Destination: "o.txt"}, fserr.SandboxDenied},
+		// Found before the rename: the kernel's EINVAL would be FS_IO.
+		{"a folder into itself", Move{Source: "src", Destination: "src/inner"}, fserr.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Run(l.exec())

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -66,7 +67,10 @@ func (f *Fence) OpenForWrite(op string, t *Target, in Intent) (*Dir, string, err
 // fence decides (taking a file out of a protected path is one, as is
 // putting one there), and the rename runs between the two confined folder
 // handles (see rename), so a folder swapped for a symlink on either side
-// is refused, never followed. A folder carries what lies beneath it.
+// is refused, never followed. A folder carries what lies beneath it. A
+// destination beneath src itself is FS_INVALID_ARGUMENT, found before
+// the rename: the kernel's EINVAL for it would be an I/O failure
+// (fserr), and the bad input is the caller's.
 func (f *Fence) Move(op string, src, dst Target) error {
 	for _, t := range []*Target{&src, &dst} {
 		if err := f.DecideWrite(op, t, Intent{}); err != nil {
@@ -86,6 +90,9 @@ func (f *Fence) Move(op string, src, dst Target) error {
 		return err
 	}
 	defer from.Close()
+	if strings.HasPrefix(dst.Path, strings.TrimSuffix(src.Path, "/")+"/") {
+		return fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": the destination is beneath the source; a folder cannot be moved into itself")
+	}
 	return f.rename(op, src, dst, from, fromName, to, toName)
 }
 

@@ -58,19 +58,31 @@ func kernelLayer(p Policy) (bool, error) {
 	return false, nil // off, or unset in a library caller's Policy
 }
 
-// KernelWritableExtra names folders, besides the writable roots, that the
-// kernel layer leaves writable. dsh-fs itself never sets it, and nothing a
-// session controls (flags, environment, config) reaches it: it exists for
-// test binaries that run dsh-fs in their own process, whose coverage
-// runtime writes GOCOVERDIR at exit, after the restriction is in place.
-// The fence ignores it: no operation of dsh-fs may write there, and
-// `dsh-fs policy` does not list it.
-var KernelWritableExtra []string
+// kernelWritableExtra names folders, besides the writable roots, that
+// the kernel layer (Enforce) and the read-only tree (readOnlyTree) leave
+// writable. It exists for test binaries that run dsh-fs in their own
+// process, whose coverage runtime writes GOCOVERDIR at exit, after the
+// restriction is in place. The fence ignores it: no operation of dsh-fs
+// may write there, and `dsh-fs policy` does not list it.
+//
+// A release build has no way to set it. It is unexported, so no other
+// package can; nothing in this package's release files assigns it; and
+// the one setter from outside, SetKernelWritableExtra, is in
+// testhooks.go, which only a build with -tags dshfs_testhooks compiles
+// (the e2e harness's coverage hook uses it). A build tag rather than a
+// runtime check (testing.Testing, an environment variable): a runtime
+// check is code the release binary carries and a session might reach; a
+// file the compiler never sees is not. e2e/repo's TestTestHooksOutOfRelease
+// checks both halves. The package's own tests set it directly.
+var kernelWritableExtra []string
 
 // applied records the folders this process already restricted its writes
 // to: a long-lived process (dsh-fs mcp) builds one fence per call, and
 // Landlock stacks at most 16 rulesets, so the same restriction is applied
-// once and never again.
+// once and never again. It is process-global, not a Fence's, because what
+// it records is: a Landlock ruleset binds the whole process (every
+// thread, for good), and each fence of the process must see what the
+// others applied.
 var applied struct {
 	sync.Mutex
 	dirs string
@@ -101,7 +113,7 @@ func (f *Fence) Enforce() error {
 	if err != nil {
 		return err
 	}
-	dirs := existingDirs(append(RootPaths(roots), KernelWritableExtra...))
+	dirs := existingDirs(append(RootPaths(roots), kernelWritableExtra...))
 	applied.Lock()
 	defer applied.Unlock()
 	key := strings.Join(dirs, "\x00")

@@ -303,7 +303,7 @@ func TestMountApply(t *testing.T) {
 	if !plan.OutsideReadOnly {
 		t.Log("no mount_setattr here: the read-only tree is not tested")
 	}
-	// Where a test binary's coverage goes (KernelWritableExtra).
+	// Where a test binary's coverage goes (kernelWritableExtra).
 	if err := os.Mkdir(filepath.Join(tmp, "extra"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestMountApplyChild(t *testing.T) {
 	}
 	if mode != "control" {
 		classicMounts = mode == "classic"
-		KernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
+		kernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
 		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +418,7 @@ func TestMountApplyChild(t *testing.T) {
 		probeReadOnlyTree(t, ws)
 		extra := filepath.Join(os.Getenv("MOUNTS_EXTRA"), "covcounters")
 		if err := os.WriteFile(extra, nil, 0o644); err != nil {
-			t.Errorf("KernelWritableExtra under the read-only tree: %v", err)
+			t.Errorf("kernelWritableExtra under the read-only tree: %v", err)
 		}
 		os.Remove(extra)
 	}

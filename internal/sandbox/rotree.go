@@ -60,7 +60,7 @@ func ReadOnlyTree() (ok bool, why string) {
 }
 
 // readOnlyTree makes every mount read-only but the folders writable and
-// KernelWritableExtra's, which are bound back writable, nodev and
+// kernelWritableExtra's, which are bound back writable, nodev and
 // nosuid. It runs in the child's private mount namespace, before any
 // other mount of the plan: they are made on the tree it leaves.
 func readOnlyTree(writable []string) error {
@@ -68,7 +68,7 @@ func readOnlyTree(writable []string) error {
 		return mountErr("read-only tree", "/", errors.New("needs mount_setattr (Linux 5.12)"))
 	}
 	dirs := slices.Clone(writable)
-	for _, d := range KernelWritableExtra {
+	for _, d := range kernelWritableExtra {
 		// Test binaries only (landlock.go); a spelling through a symlink
 		// would be refused below.
 		if c, err := filepath.EvalSymlinks(d); err == nil {

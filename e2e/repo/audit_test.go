@@ -41,13 +41,13 @@ var mountCalls = map[string]bool{
 }
 
 var mayMount = map[string]bool{
-	"internal/sandbox/mounts.go":  true, // the mount layer: binds, hides, pins
-	"internal/sandbox/overlay.go": true, // the toolchain caches' overlays, on the descriptor of each cache
-	"internal/sandbox/rotree.go":  true, // the read-only tree
-	"internal/sandbox/sockets.go": true, // socket folders hidden where Landlock cannot refuse them
-	"internal/tty/devpts.go":      true, // the session's own devpts
-	"internal/shell/tty.go":       true, // the session's /proc
-	"internal/shell/probe.go":     true, // the user-namespace probe's test mount
+	"internal/sandbox/mounts_apply.go": true, // the mount layer: binds, hides, pins
+	"internal/sandbox/overlay.go":      true, // the toolchain caches' overlays, on the descriptor of each cache
+	"internal/sandbox/rotree.go":       true, // the read-only tree
+	"internal/sandbox/sockets.go":      true, // socket folders hidden where Landlock cannot refuse them
+	"internal/tty/devpts.go":           true, // the session's own devpts
+	"internal/shell/tty.go":            true, // the session's /proc
+	"internal/shell/probe.go":          true, // the user-namespace probe's test mount
 }
 
 // startCalls start another program. Each starts a fixed program (dsh-fs
@@ -113,7 +113,10 @@ var mayMutate = map[string]bool{
 // flag.
 var mayOpenToRead = map[string]bool{
 	"internal/sandbox/readopen.go": true,
-	"internal/sandbox/mounts.go":   true,
+	// The mount plan's bounded folder reads, and the mount points'
+	// O_PATH descriptors.
+	"internal/sandbox/mounts.go":       true,
+	"internal/sandbox/mounts_apply.go": true,
 	// The git guard's reads: the walk's .git pointers, and a git
 	// directory's config, includes and hooks.
 	"internal/sandbox/gitwalk.go": true,

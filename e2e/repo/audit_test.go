@@ -112,13 +112,13 @@ const (
 type registry map[string]string
 
 var mayMount = registry{
-	"internal/sandbox/mounts.go":  "the mount layer: binds, hides, pins",
-	"internal/sandbox/overlay.go": "the toolchain caches' overlays, on the descriptor of each cache",
-	"internal/sandbox/rotree.go":  "the read-only tree",
-	"internal/sandbox/sockets.go": "socket folders hidden where Landlock cannot refuse them",
-	"internal/tty/devpts.go":      "the session's own devpts",
-	"internal/shell/tty.go":       "the session's /proc",
-	"internal/shell/probe.go":     "the user-namespace probe's test mount",
+	"internal/sandbox/mounts_apply.go": "the mount layer: binds, hides, pins",
+	"internal/sandbox/overlay.go":      "the toolchain caches' overlays, on the descriptor of each cache",
+	"internal/sandbox/rotree.go":       "the read-only tree",
+	"internal/sandbox/sockets.go":      "socket folders hidden where Landlock cannot refuse them",
+	"internal/tty/devpts.go":           "the session's own devpts",
+	"internal/shell/tty.go":            "the session's /proc",
+	"internal/shell/probe.go":          "the user-namespace probe's test mount",
 }
 
 var mayStart = registry{
@@ -162,11 +162,12 @@ var mayMutate = registry{
 // dsh-fs exec opens its mount points as O_PATH descriptors: the calls of
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
-	"internal/sandbox/mounts.go":  "the mount layer's mount points, as O_PATH descriptors",
-	"internal/sandbox/gitwalk.go": "the git guard's reads: the walk's .git pointers",
-	"internal/gitguard/read.go":   "the git guard's reads: a git directory's config, includes and hooks",
-	"internal/sandbox/beneath.go": "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/sandbox/procfs.go":  "the one open of /proc before it is verified",
+	"internal/sandbox/mounts.go":       "the mount plan's bounded folder reads",
+	"internal/sandbox/mounts_apply.go": "the mount layer's mount points, as O_PATH descriptors",
+	"internal/sandbox/gitwalk.go":      "the git guard's reads: the walk's .git pointers",
+	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
+	"internal/sandbox/procfs.go":       "the one open of /proc before it is verified",
 }
 
 // auditRegistries are the registries by kind.

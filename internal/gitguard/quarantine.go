@@ -26,19 +26,56 @@ const quarantinePrefix = "dsh-fs-quarantine-"
 // into a fresh quarantine folder, and returns that folder's name
 // relative to gfd, what it moved and what it unfroze to move it.
 func neutralize(gfd int, r *repo, planted []part) (q string, removed, unfrozen []string, err error) {
-	unfrozen = []string{}
-	thaw := func(dirfd int, name, shown string) error {
-		cleared, err := unfreeze(dirfd, name)
-		if cleared {
-			unfrozen = append(unfrozen, shown)
-		}
-		return err
-	}
-	if err := thaw(gfd, "", "."); err != nil {
-		return "", nil, unfrozen, fmt.Errorf("clear the immutable flag: %w", err)
+	m := &quarantining{gfd: gfd, r: r, unfrozen: []string{}}
+	if err := m.thaw(gfd, "", "."); err != nil {
+		return "", nil, m.unfrozen, fmt.Errorf("clear the immutable flag: %w", err)
 	}
 	ensureWritable(gfd)
+	name, err := makeQuarantine(gfd)
+	if err != nil {
+		return "", nil, m.unfrozen, fmt.Errorf("make the quarantine folder: %w", err)
+	}
+	m.qfd, err = unix.Openat(gfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, m.unfrozen, fmt.Errorf("open the quarantine folder: %w", err)
+	}
+	defer unix.Close(m.qfd)
+	owner(m.qfd, r)
+	for _, file := range []string{"config", "config.worktree"} {
+		if err := m.moveConfig(file, planted); err != nil {
+			return name, m.removed, m.unfrozen, err
+		}
+	}
+	if err := m.moveHooks(planted); err != nil {
+		return name, m.removed, m.unfrozen, err
+	}
+	return name, m.removed, m.unfrozen, nil
+}
+
+// quarantining is one neutralize call: the git directory gfd (read as r),
+// the quarantine folder qfd, and what has been moved (removed) and
+// unfrozen so far, which a failure part way reports too.
+type quarantining struct {
+	gfd, qfd          int
+	r                 *repo
+	removed, unfrozen []string
+}
+
+// thaw clears the immutable and append-only flags of name in dirfd (the
+// folder itself for ""), noting it as shown when it cleared one.
+func (m *quarantining) thaw(dirfd int, name, shown string) error {
+	cleared, err := unfreeze(dirfd, name)
+	if cleared {
+		m.unfrozen = append(m.unfrozen, shown)
+	}
+	return err
+}
+
+// makeQuarantine makes a fresh quarantine folder in gfd, named for the
+// time and a random part, and returns its name.
+func makeQuarantine(gfd int) (string, error) {
 	var name string
+	var err error
 	for try := 0; try < 10; try++ {
 		var rnd [6]byte
 		rand.Read(rnd[:])
@@ -47,58 +84,56 @@ func neutralize(gfd int, r *repo, planted []part) (q string, removed, unfrozen [
 			break
 		}
 	}
-	if err != nil {
-		return "", nil, unfrozen, fmt.Errorf("make the quarantine folder: %w", err)
-	}
-	qfd, err := unix.Openat(gfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, unfrozen, fmt.Errorf("open the quarantine folder: %w", err)
-	}
-	defer unix.Close(qfd)
-	owner(qfd, r)
-	rel := name
-	// Config files: the planted entries cut, or the whole file moved.
-	for _, file := range []string{"config", "config.worktree"} {
-		var cut []*Entry
-		var what []string
-		whole := false
-		for _, p := range planted {
-			if p.file != file {
-				continue
-			}
-			what = append(what, file+": "+p.what)
-			if p.entry == nil {
-				whole = true
-			} else if !slices.Contains(cut, p.entry) {
-				cut = append(cut, p.entry)
-			}
-		}
-		if len(what) == 0 {
+	return name, err
+}
+
+// moveConfig quarantines what was planted in the config file file: the
+// planted entries cut, or the whole file moved.
+func (m *quarantining) moveConfig(file string, planted []part) error {
+	var cut []*Entry
+	var what []string
+	whole := false
+	for _, p := range planted {
+		if p.file != file {
 			continue
 		}
-		if err := thaw(gfd, file, file); err != nil {
-			return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", file, err)
+		what = append(what, file+": "+p.what)
+		if p.entry == nil {
+			whole = true
+		} else if !slices.Contains(cut, p.entry) {
+			cut = append(cut, p.entry)
 		}
-		var err error
-		if whole {
-			// The file goes whole, with every entry in it: it is named by
-			// what made it go.
-			err = moveEntry(gfd, file, qfd, file)
-			what = nil
-			for _, p := range planted {
-				if p.file == file && p.entry == nil {
-					what = append(what, p.what)
-				}
-			}
-		} else {
-			err = cutEntries(gfd, file, qfd, cut, r)
-		}
-		if err != nil {
-			return rel, removed, unfrozen, fmt.Errorf("%s: %w", file, err)
-		}
-		removed = append(removed, slices.Compact(what)...)
 	}
-	// Hooks: each moved, not followed, its execute bits cleared.
+	if len(what) == 0 {
+		return nil
+	}
+	if err := m.thaw(m.gfd, file, file); err != nil {
+		return fmt.Errorf("%s: clear the immutable flag: %w", file, err)
+	}
+	var err error
+	if whole {
+		// The file goes whole, with every entry in it: it is named by
+		// what made it go.
+		err = moveEntry(m.gfd, file, m.qfd, file)
+		what = nil
+		for _, p := range planted {
+			if p.file == file && p.entry == nil {
+				what = append(what, p.what)
+			}
+		}
+	} else {
+		err = cutEntries(m.gfd, file, m.qfd, cut, m.r)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	m.removed = append(m.removed, slices.Compact(what)...)
+	return nil
+}
+
+// moveHooks quarantines the planted hooks: each moved, not followed, its
+// execute bits cleared; the hooks folder whole when it was planted.
+func (m *quarantining) moveHooks(planted []part) (err error) {
 	var hfd, qh = -1, -1
 	defer func() {
 		if hfd >= 0 {
@@ -111,36 +146,36 @@ func neutralize(gfd int, r *repo, planted []part) (q string, removed, unfrozen [
 	for _, p := range planted {
 		switch {
 		case p.file == "hooks":
-			if err := moveEntry(gfd, "hooks", qfd, "hooks"); err != nil {
-				return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
+			if err := moveEntry(m.gfd, "hooks", m.qfd, "hooks"); err != nil {
+				return fmt.Errorf("hooks: %w", err)
 			}
-			removed = append(removed, p.what)
+			m.removed = append(m.removed, p.what)
 		case strings.HasPrefix(p.file, "hooks/"):
 			hook := strings.TrimPrefix(p.file, "hooks/")
 			if hfd < 0 {
-				if hfd, err = unix.Openat(gfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-					return rel, removed, unfrozen, fmt.Errorf("hooks: %w", err)
+				if hfd, err = unix.Openat(m.gfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+					return fmt.Errorf("hooks: %w", err)
 				}
-				if err := thaw(hfd, "", "hooks"); err != nil {
-					return rel, removed, unfrozen, fmt.Errorf("hooks: clear the immutable flag: %w", err)
+				if err := m.thaw(hfd, "", "hooks"); err != nil {
+					return fmt.Errorf("hooks: clear the immutable flag: %w", err)
 				}
 				ensureWritable(hfd)
-				unix.Mkdirat(qfd, "hooks", 0o700)
-				if qh, err = unix.Openat(qfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-					return rel, removed, unfrozen, fmt.Errorf("quarantine hooks: %w", err)
+				unix.Mkdirat(m.qfd, "hooks", 0o700)
+				if qh, err = unix.Openat(m.qfd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+					return fmt.Errorf("quarantine hooks: %w", err)
 				}
-				owner(qh, r)
+				owner(qh, m.r)
 			}
-			if err := thaw(hfd, hook, p.file); err != nil {
-				return rel, removed, unfrozen, fmt.Errorf("%s: clear the immutable flag: %w", p.file, err)
+			if err := m.thaw(hfd, hook, p.file); err != nil {
+				return fmt.Errorf("%s: clear the immutable flag: %w", p.file, err)
 			}
 			if err := moveEntry(hfd, hook, qh, hook); err != nil {
-				return rel, removed, unfrozen, fmt.Errorf("%s: %w", p.file, err)
+				return fmt.Errorf("%s: %w", p.file, err)
 			}
-			removed = append(removed, p.what)
+			m.removed = append(m.removed, p.what)
 		}
 	}
-	return rel, removed, unfrozen, nil
+	return nil
 }
 
 // ensureWritable gives the owner of the folder fd the rights to change

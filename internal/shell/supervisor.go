@@ -195,95 +195,32 @@ func (s *supervisor) close() {
 // runCommand starts CMD at path with argv as the session's child and returns its
 // exit status once it ends.
 func (s *supervisor) runCommand(path string, argv []string) (int, error) {
-	brokerEnd, shellEnd, err := session.NewBroker()
+	pipes, err := newChildPipes()
 	if err != nil {
 		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-	}
-	a := s.opts
-	child := selfCommand(s.self, argExecChild)
-	// CMD starts in the session's workspace root, so that its relative
-	// paths, the shell's and every dsh-fs call's, are the workspace's
-	// (docs/design.md §10).
-	child.Dir = startDir(s.settings.Policy)
-	child.Env = append(s.childEnv(), "PWD="+child.Dir)
-	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
-	child.ExtraFiles = []*os.File{shellEnd, specR, errW}
-	// CMD never holds the person's terminal: the child starts a new
-	// session, without a controlling terminal, and the streams that
-	// were a terminal are a pseudo-terminal of its own instead.
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// In the session's PID namespace, whose devpts is its own, the
-	// child makes the session's terminal there, so it has a name
-	// inside; elsewhere the supervisor makes it here.
-	ownTerminal := s.rec.Shell.ProcessesHeld
-	ctty := -1
-	var terminal *childTerminal
-	var handover *os.File
-	if s.relay, err = openRelay(a, ownTerminal); err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
-	}
+	brokerEnd := pipes.brokerEnd
+	child := s.childCommand(pipes)
+	ctty, terminal, handover, err := s.giveChildTerminal(child)
 	if s.relay != nil {
 		defer s.relay.Close()
-		streams := giveTerminal(child, s.relay.Slave())
-		if len(streams) > 0 {
-			ctty = streams[0]
-		}
-		if ownTerminal && len(streams) > 0 {
-			var childEnd *os.File
-			if handover, childEnd, err = tty.NewHandover(); err != nil {
-				return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
-			}
-			defer handover.Close()
-			child.ExtraFiles = append(child.ExtraFiles, childEnd)
-			terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
-		}
+	}
+	if handover != nil {
+		defer handover.Close()
+	}
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	if s.nested && session.CheckBroker(brokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
-	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
-		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
-	// A planned mount layer brings the session's namespaces even when
-	// it mounts nothing: the PID namespace and its /proc are the
-	// processes layer's (processesLayer).
-	if m := s.rec.Shell.Mounts; m != nil {
-		spec.Mounts, spec.Empty = m, s.empty
-		ns := mountNamespace()
-		ns.Setsid, ns.Setctty, ns.Ctty = child.SysProcAttr.Setsid, child.SysProcAttr.Setctty, child.SysProcAttr.Ctty
-		child.SysProcAttr = ns
-	}
-	spec.Init = s.rec.Shell.ProcessesHeld
-	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
-		withNetworkNamespace(child.SysProcAttr)
-		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
-			var stopProxy func()
-			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
-				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
-			}
-			defer stopProxy()
-		}
-	}
-	if s.rec.Shell.NetworkTCP {
-		spec.TCPPorts = []int{}
-		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
-			var stopProxy func()
-			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
-				return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
-			}
-			defer stopProxy()
-			spec.TCPPorts = []int{spec.ProxyPort}
-		}
+	spec := s.spec(child, path, argv, ctty, terminal)
+	stopNetwork, err := s.readyNetwork(child, &spec)
+	defer stopNetwork()
+	if err != nil {
+		return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
 	// Signals are forwarded from the start: one that arrives while CMD
 	// runs is CMD's to act on.
@@ -301,77 +238,17 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	err = child.Start()
-	if s.relay != nil && s.relay.Slave() != nil {
-		// The child holds the session's terminal now; only its
-		// processes may, so the relay sees the session end.
-		s.relay.Slave().Close()
+	if err := s.startChild(child, spec, pipes); err != nil {
+		return 0, err
 	}
-	shellEnd.Close()
-	if err != nil {
-		brokerEnd.Close()
-	}
-	specR.Close()
-	errW.Close()
-	for _, f := range child.ExtraFiles[childErrorFD-2:] {
-		f.Close() // the proxy channel's bridge end is the session's alone
-	}
-	if err != nil {
-		specW.Close()
-		errR.Close()
-		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-	}
-	json.NewEncoder(specW).Encode(spec)
-	specW.Close()
-	// The child's error pipe closes on its exec of CMD: anything read
-	// before that is why the child could not become CMD.
-	report, _ := io.ReadAll(errR)
-	errR.Close()
-	if len(report) > 0 {
-		brokerEnd.Close()
+	if err := s.startRelay(handover); err != nil {
+		child.Process.Kill()
 		child.Wait()
-		var f childFailure
-		if json.Unmarshal(report, &f) != nil || f.Code == "" {
-			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
-		}
-		return 0, fserr.New(f.Code, "exec: "+f.Message)
+		brokerEnd.Close()
+		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
-	if handover != nil {
-		master, err := tty.ReceiveTerminal(handover)
-		if err != nil {
-			child.Process.Kill()
-			child.Wait()
-			brokerEnd.Close()
-			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
-		}
-		s.relay.Attach(master)
-	}
-	if s.relay != nil {
-		if err := s.relay.Start(); err != nil {
-			child.Process.Kill()
-			child.Wait()
-			brokerEnd.Close()
-			return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
-		}
-	}
-	done, forwarding := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(forwarding)
-		for {
-			select {
-			case sig := <-sigs:
-				if sig == syscall.SIGWINCH && s.relay != nil {
-					// The person's terminal was resized: the
-					// session's follows, and the kernel tells CMD.
-					s.relay.Resize()
-					continue
-				}
-				child.Process.Signal(sig)
-			case <-done:
-				return
-			}
-		}
-	}()
+	done := make(chan struct{})
+	forwarding := s.forwardSignals(sigs, child, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
 		stopBroker = session.Serve(brokerEnd, s.run)
@@ -390,6 +267,219 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	s.endGitGuard()
 	return exitStatusOf(child.ProcessState, err), nil
+}
+
+// childPipes are the channels between the supervisor and the child: the
+// broker's two ends, the pipe the child reads its spec from, and the one
+// it reports why it could not become CMD on.
+type childPipes struct {
+	brokerEnd, shellEnd *os.File
+	specR, specW        *os.File
+	errR, errW          *os.File
+}
+
+// newChildPipes makes the child's channels.
+func newChildPipes() (childPipes, error) {
+	var p childPipes
+	var err error
+	if p.brokerEnd, p.shellEnd, err = session.NewBroker(); err != nil {
+		return p, err
+	}
+	if p.specR, p.specW, err = os.Pipe(); err != nil {
+		return p, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// childCommand is the session's child, dsh-fs re-run as argExecChild,
+// with exec's streams and the child's ends of pipes.
+func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
+	a := s.opts
+	child := selfCommand(s.self, argExecChild)
+	// CMD starts in the session's workspace root, so that its relative
+	// paths, the shell's and every dsh-fs call's, are the workspace's
+	// (docs/design.md §10).
+	child.Dir = startDir(s.settings.Policy)
+	child.Env = append(s.childEnv(), "PWD="+child.Dir)
+	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
+	child.ExtraFiles = []*os.File{pipes.shellEnd, pipes.specR, pipes.errW}
+	// CMD never holds the person's terminal: the child starts a new
+	// session, without a controlling terminal, and the streams that
+	// were a terminal are a pseudo-terminal of its own instead.
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return child
+}
+
+// giveChildTerminal opens the relay (s.relay) when exec's streams hold a
+// terminal, and gives the child the session's terminal in their place:
+// ctty is the child's stream that becomes its controlling terminal (-1
+// for none). In the session's PID namespace, whose devpts is its own,
+// the child makes the session's terminal there, so it has a name inside:
+// terminal then tells it how, and handover is the supervisor's end of
+// the channel the child hands the terminal back on. Elsewhere the
+// supervisor makes it here. The caller closes s.relay and handover,
+// error or not.
+func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *childTerminal, handover *os.File, err error) {
+	ownTerminal := s.rec.Shell.ProcessesHeld
+	ctty = -1
+	if s.relay, err = openRelay(s.opts, ownTerminal); err != nil {
+		return ctty, nil, nil, err
+	}
+	if s.relay == nil {
+		return ctty, nil, nil, nil
+	}
+	streams := giveTerminal(child, s.relay.Slave())
+	if len(streams) > 0 {
+		ctty = streams[0]
+	}
+	if ownTerminal && len(streams) > 0 {
+		var childEnd *os.File
+		if handover, childEnd, err = tty.NewHandover(); err != nil {
+			return ctty, nil, nil, err
+		}
+		child.ExtraFiles = append(child.ExtraFiles, childEnd)
+		terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+	}
+	return ctty, terminal, handover, nil
+}
+
+// spec is what the child of child is told to do: its layers, and
+// CMD (path, argv) to become. A planned mount layer brings the session's
+// namespaces even when it mounts nothing: the PID namespace and its
+// /proc are the processes layer's (processesLayer).
+func (s *supervisor) spec(child *exec.Cmd, path string, argv []string, ctty int, terminal *childTerminal) childSpec {
+	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+		Caches:       writableCaches(s.rec.Shell.Caches),
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
+	if m := s.rec.Shell.Mounts; m != nil {
+		spec.Mounts, spec.Empty = m, s.empty
+		ns := mountNamespace()
+		ns.Setsid, ns.Setctty, ns.Ctty = child.SysProcAttr.Setsid, child.SysProcAttr.Setctty, child.SysProcAttr.Ctty
+		child.SysProcAttr = ns
+	}
+	spec.Init = s.rec.Shell.ProcessesHeld
+	return spec
+}
+
+// readyNetwork readies the session's network layer in spec and child:
+// the network namespace, and the proxies of an allowlist. stop ends the
+// proxies it started, the last first; the caller calls it, error or not.
+func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
+		withNetworkNamespace(child.SysProcAttr)
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
+			var stopProxy func()
+			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
+				return stop, err
+			}
+			stops = append(stops, stopProxy)
+		}
+	}
+	if s.rec.Shell.NetworkTCP {
+		spec.TCPPorts = []int{}
+		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
+			var stopProxy func()
+			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
+				return stop, err
+			}
+			stops = append(stops, stopProxy)
+			spec.TCPPorts = []int{spec.ProxyPort}
+		}
+	}
+	return stop, nil
+}
+
+// startChild starts child, hands it spec and waits for it to become CMD.
+// It closes the pipes' ends the child holds now; on a failure, the
+// broker's too, and the error says why no CMD runs: the start's, or the
+// one the child reported before its exec of CMD.
+func (s *supervisor) startChild(child *exec.Cmd, spec childSpec, pipes childPipes) error {
+	err := child.Start()
+	if s.relay != nil && s.relay.Slave() != nil {
+		// The child holds the session's terminal now; only its
+		// processes may, so the relay sees the session end.
+		s.relay.Slave().Close()
+	}
+	pipes.shellEnd.Close()
+	if err != nil {
+		pipes.brokerEnd.Close()
+	}
+	pipes.specR.Close()
+	pipes.errW.Close()
+	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+		f.Close() // the proxy channel's bridge end is the session's alone
+	}
+	if err != nil {
+		pipes.specW.Close()
+		pipes.errR.Close()
+		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	json.NewEncoder(pipes.specW).Encode(spec)
+	pipes.specW.Close()
+	// The child's error pipe closes on its exec of CMD: anything read
+	// before that is why the child could not become CMD.
+	report, _ := io.ReadAll(pipes.errR)
+	pipes.errR.Close()
+	if len(report) > 0 {
+		pipes.brokerEnd.Close()
+		child.Wait()
+		var f childFailure
+		if json.Unmarshal(report, &f) != nil || f.Code == "" {
+			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
+		}
+		return fserr.New(f.Code, "exec: "+f.Message)
+	}
+	return nil
+}
+
+// startRelay starts relaying between the person's terminal and the
+// session's, once the child runs: with the terminal the child handed
+// back on handover, when it made it.
+func (s *supervisor) startRelay(handover *os.File) error {
+	if handover != nil {
+		master, err := tty.ReceiveTerminal(handover)
+		if err != nil {
+			return err
+		}
+		s.relay.Attach(master)
+	}
+	if s.relay != nil {
+		return s.relay.Start()
+	}
+	return nil
+}
+
+// forwardSignals forwards the signals of sigs to child until done is
+// closed, and closes the channel it returns once it stops. A resize of
+// the person's terminal resizes the session's instead, and the kernel
+// tells CMD.
+func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done <-chan struct{}) <-chan struct{} {
+	forwarding := make(chan struct{})
+	go func() {
+		defer close(forwarding)
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == syscall.SIGWINCH && s.relay != nil {
+					s.relay.Resize()
+					continue
+				}
+				child.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return forwarding
 }
 
 // startDir is where CMD starts under p: the canonical workspace root

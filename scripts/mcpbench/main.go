@@ -147,45 +147,58 @@ func main() {
 	if err := os.WriteFile(small, []byte(kib), 0o644); err != nil {
 		fatal(err)
 	}
-	info := map[string]any{"path": small}
 	servers := []*measured{{label: *label, argv: argv}}
 	if *against != "" {
 		l, args, _ := strings.Cut(*against, "=")
 		servers = append(servers, &measured{label: l, argv: strings.Fields(args)})
 	}
-
-	// Cold: spawn, initialize, one get_file_info answered. The servers'
-	// cold starts alternate (with -cold-with's too), so that all meet the
-	// same load.
-	coldStart := func(argv []string) time.Duration {
-		t0 := time.Now()
-		s, err := start(argv)
-		if err != nil {
-			fatal(err)
-		}
-		if err := s.initialize(); err != nil {
-			fatal(err)
-		}
-		if err := s.tool("get_file_info", info); err != nil {
-			fatal(err)
-		}
-		d := time.Since(t0)
-		s.stop()
-		return d
+	var other *measured
+	if *coldWith != "" {
+		l, args, _ := strings.Cut(*coldWith, "=")
+		other = &measured{label: l, argv: strings.Fields(args)}
 	}
-	otherLabel, otherArgs, _ := strings.Cut(*coldWith, "=")
-	var otherColds []time.Duration
-	for i := 0; i < *cold; i++ {
+	measureCold(servers, other, *cold, small)
+	measureWarm(servers, *warm, *dir, small, kib)
+	measureEdits(servers, *edits, filepath.Join(*dir, "big.txt"), argv)
+	printRows(servers, other)
+}
+
+// coldStart is one cold start of the server argv: spawn, initialize, one
+// get_file_info of small answered.
+func coldStart(argv []string, small string) time.Duration {
+	t0 := time.Now()
+	s, err := start(argv)
+	if err != nil {
+		fatal(err)
+	}
+	if err := s.initialize(); err != nil {
+		fatal(err)
+	}
+	if err := s.tool("get_file_info", map[string]any{"path": small}); err != nil {
+		fatal(err)
+	}
+	d := time.Since(t0)
+	s.stop()
+	return d
+}
+
+// measureCold makes n cold starts of each server. The servers' cold
+// starts alternate (with other's, -cold-with's, when there is one), so
+// that all meet the same load.
+func measureCold(servers []*measured, other *measured, n int, small string) {
+	for i := 0; i < n; i++ {
 		for _, m := range servers {
-			m.colds = append(m.colds, coldStart(m.argv))
+			m.colds = append(m.colds, coldStart(m.argv, small))
 		}
-		if *coldWith != "" {
-			otherColds = append(otherColds, coldStart(strings.Fields(otherArgs)))
+		if other != nil {
+			other.colds = append(other.colds, coldStart(other.argv, small))
 		}
 	}
+}
 
-	// Warm: one server each, a warm-up, then each small call many times,
-	// the servers' calls alternating one by one.
+// measureWarm starts one server each, warms it up, then makes each small
+// call n times, the servers' calls alternating one by one.
+func measureWarm(servers []*measured, n int, dir, small, kib string) {
 	var live []*server
 	for _, m := range servers {
 		s, err := start(m.argv)
@@ -203,8 +216,8 @@ func main() {
 		args map[string]any
 	}{
 		{"read_text_file", map[string]any{"path": small}},
-		{"write_file", map[string]any{"path": filepath.Join(*dir, "kib-w.txt"), "content": kib}},
-		{"get_file_info", info},
+		{"write_file", map[string]any{"path": filepath.Join(dir, "kib-w.txt"), "content": kib}},
+		{"get_file_info", map[string]any{"path": small}},
 	}
 	for _, c := range warmCalls {
 		for _, s := range live {
@@ -215,7 +228,7 @@ func main() {
 			}
 		}
 		ds := make([][]time.Duration, len(live))
-		for i := 0; i < *warm; i++ {
+		for i := 0; i < n; i++ {
 			for k, s := range live {
 				t0 := time.Now()
 				if err := s.tool(c.name, c.args); err != nil {
@@ -231,16 +244,18 @@ func main() {
 	for _, s := range live {
 		s.stop()
 	}
+}
 
-	// The big edit: a fresh server each time (its peak RSS is then the
-	// edit's), the marker line flipped back and forth, the servers taking
-	// turns.
-	big := filepath.Join(*dir, "big.txt")
+// measureEdits makes n big edits of big by each server: a fresh server
+// each time (its peak RSS is then the edit's), the marker line flipped
+// back and forth, the servers taking turns. A marker left flipped is put
+// back by the server argv.
+func measureEdits(servers []*measured, n int, big string, argv []string) {
 	marks := [2]string{"BENCH_MARK_LINE_OLD=1", "BENCH_MARK_LINE_NEW=2"}
 	flips := 0
 	eds := make([][]time.Duration, len(servers))
 	peaks := make([]int64, len(servers))
-	for i := 0; i < *edits; i++ {
+	for i := 0; i < n; i++ {
 		for k, m := range servers {
 			s, err := start(m.argv)
 			if err != nil {
@@ -272,11 +287,19 @@ func main() {
 			m.editMedian = median(eds[k])
 			m.edit, m.rss = ms(m.editMedian), fmt.Sprintf("%.0f MiB", float64(peaks[k])/(1<<20))
 		}
+	}
+}
+
+// printRows prints a table row for each server, one for other's cold
+// starts when there is one, and a row of ratios when two servers were
+// measured side by side.
+func printRows(servers []*measured, other *measured) {
+	for _, m := range servers {
 		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", m.label, ms(median(m.colds)),
 			ms(m.warm["read_text_file"]), ms(m.warm["write_file"]), ms(m.warm["get_file_info"]), m.edit, m.rss)
 	}
-	if *coldWith != "" {
-		fmt.Printf("| %s | %s | — | — | — | — | — |\n", otherLabel, ms(median(otherColds)))
+	if other != nil {
+		fmt.Printf("| %s | %s | — | — | — | — | — |\n", other.label, ms(median(other.colds)))
 	}
 	if len(servers) == 2 {
 		a, b := servers[0], servers[1]

@@ -84,7 +84,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 	if m.asksClientUser() {
 		state, ask, err := m.clientApproval(req, x, t, ee, r)
 		if err != nil || ask != nil {
-			return nil, nil, err
+			return nil, ask, err
 		}
 		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To))
 		forward = pinned(forward, state)

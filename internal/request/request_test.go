@@ -230,15 +230,8 @@ func TestPatchPreview(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.ws, "new.txt")); !os.IsNotExist(err) {
 		t.Errorf("a preview created a file: %v", err)
 	}
-	for _, tc := range []struct {
-		name string
-		req  Patch
-		code fserr.Code
-	}{
-		{"not a patch", Patch{Patch: []byte("hello\n")}, fserr.InvalidArgument},
-		{"a hunk that does not apply", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n")}, fserr.EditNoMatch},
-		{"a stale pin", Patch{Patch: []byte(p), IfMatch: map[string]string{"../outside/o.txt": strings.Repeat("0", 64)}}, fserr.Stale},
-	} {
+	for _, tc := range append(unplaceablePatches(),
+		patchCase{"a stale pin", Patch{Patch: []byte(p), IfMatch: map[string]string{"../outside/o.txt": strings.Repeat("0", 64)}}, fserr.Stale}) {
 		_, err := tc.req.Preview(l.exec())
 		if fserr.CodeOf(err) != tc.code {
 			t.Errorf("%s: error %v, want %s", tc.name, err, tc.code)
@@ -336,6 +329,22 @@ func TestGrepFind(t *testing.T) {
 	wantCode(t, err, fserr.NotFound)
 }
 
+// patchCase is a patch request that fails with code.
+type patchCase struct {
+	name string
+	req  Patch
+	code fserr.Code
+}
+
+// unplaceablePatches fail whatever the fence says: a run and a preview
+// refuse them alike.
+func unplaceablePatches() []patchCase {
+	return []patchCase{
+		{"not a patch", Patch{Patch: []byte("hello\n")}, fserr.InvalidArgument},
+		{"a hunk that does not apply", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n")}, fserr.EditNoMatch},
+	}
+}
+
 func TestPatch(t *testing.T) {
 	l := newLayout(t)
 	p := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** Add File: added.txt\n+added\n*** End Patch\n"
@@ -346,17 +355,11 @@ func TestPatch(t *testing.T) {
 	if l.read(t, "ws/a.txt") != "one\n2\nthree\n" || l.read(t, "ws/added.txt") != "added\n" {
 		t.Errorf("patched to %q and %q", l.read(t, "ws/a.txt"), l.read(t, "ws/added.txt"))
 	}
-	for _, tc := range []struct {
-		name string
-		req  Patch
-		code fserr.Code
-	}{
-		{"not a patch", Patch{Patch: []byte("hello\n")}, fserr.InvalidArgument},
-		{"a hunk that does not apply", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n")}, fserr.EditNoMatch},
-		{"a stale pin", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n"), IfMatch: map[string]string{"a.txt": strings.Repeat("0", 64)}}, fserr.Stale},
-		{"outside, with a file inside", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Update File: ../outside/o.txt\n@@\n-o\n+x\n*** End Patch\n")}, fserr.SandboxDenied},
-		{"a bad diff form", Patch{Patch: []byte(p), Diff: "x"}, fserr.InvalidArgument},
-	} {
+	for _, tc := range append(unplaceablePatches(),
+		patchCase{"a stale pin", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n"), IfMatch: map[string]string{"a.txt": strings.Repeat("0", 64)}}, fserr.Stale},
+		patchCase{"outside, with a file inside", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Update File: ../outside/o.txt\n@@\n-o\n+x\n*** End Patch\n")}, fserr.SandboxDenied},
+		patchCase{"a bad diff form", Patch{Patch: []byte(p), Diff: "x"}, fserr.InvalidArgument},
+	) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Run(l.exec())
 			wantCode(t, err, tc.code)

@@ -72,7 +72,7 @@ func (c *call) forward(req session.Request) error {
 	if req.Dir, err = os.Getwd(); err != nil {
 		return refuse("no working directory: " + err.Error())
 	}
-	req.Path, req.Escalate = a.current.Path, string(c.escalate)
+	req.Escalate = string(c.escalate)
 	for _, v := range config.Environment() {
 		if val, ok := a.LookupEnv(v.Name); ok {
 			req.Env = append(req.Env, v.Name+"="+val)

@@ -79,23 +79,6 @@ func (a *App) printStatic(result any) error {
 	return printJSON(a, h, result)
 }
 
-// beginPath is begin for a command on one path, resolved.
-func (a *App) beginPath(c *cobra.Command, op, path string) (*call, sandbox.Target, error) {
-	call, err := a.begin(c, op, path)
-	if err != nil {
-		return nil, sandbox.Target{}, err
-	}
-	t, err := call.resolve(path)
-	return call, t, err
-}
-
-// resolve canonicalizes path and records it in the result's header.
-func (c *call) resolve(path string) (sandbox.Target, error) {
-	t, err := c.fence.Resolve(path)
-	c.app.current.Resolved = t.Path
-	return t, err
-}
-
 // print writes the success result, as JSON or, with --output text, for
 // people.
 func (c *call) print(result any) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
-	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -32,15 +32,6 @@ import (
 
 // approveKey names the one input request of an escalation.
 const approveKey = "dsh-fs-approve"
-
-// forwardedCall is a mutation to run elsewhere: the typed request (its
-// escalation is filled in when it is sent), and how to preview it.
-type forwardedCall struct {
-	req session.Request
-	// preview is the diff the user is shown and the content it was
-	// shown against (approvalState without its Call).
-	preview func() (diff.Result, approvalState, error)
-}
 
 // approvalState is what the first round hands the client to echo back:
 // which call, to which mode, was shown against which content.
@@ -123,12 +114,12 @@ func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
 }
 
 // callDigest binds an approval to the exact call: the resolved path, the
-// mode and the whole request (operation, options and input). A second
-// round with other content is not the call the user saw.
-func callDigest(resolved string, to sandbox.Mode, req session.Request) string {
+// mode and the whole typed request (operation, options and input). A
+// second round with other content is not the call the user saw.
+func callDigest(resolved string, to sandbox.Mode, r request.Request) string {
 	h := sha256.New()
-	h.Write([]byte(resolved + "\x00" + string(to) + "\x00"))
-	body, _ := json.Marshal(req)
+	h.Write([]byte(r.Op() + "\x00" + resolved + "\x00" + string(to) + "\x00"))
+	body, _ := json.Marshal(r)
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -139,25 +130,25 @@ func (m *server) asksClientUser() bool {
 	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
 }
 
-// clientApproval is the multi-round-trip question for call: on the first
+// clientApproval is the multi-round-trip question for r: on the first
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *server) clientApproval(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (*approvalState, *mcp.CallToolResult, error) {
-	op := call.req.Op
-	digest := callDigest(t.Path, ee.To, call.req)
+func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request) (*approvalState, *mcp.CallToolResult, error) {
+	op := r.Op()
+	digest := callDigest(t.Path, ee.To, r)
 	answer := req.Params.InputResponses[approveKey]
 	if answer == nil || req.Params.RequestState == "" {
 		ip := req.Session.InitializeParams()
 		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 			return nil, nil, refuseEscalation(ee, "approval supervisor: there is no dsh-fs exec supervisor here and the MCP client offers no elicitation to ask its user; a trusted config can set approval: command")
 		}
-		d, shown, err := call.preview()
+		d, shown, err := preview(x, r)
 		if err != nil {
 			return nil, nil, err
 		}
 		shown.Call = digest
-		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: f.Mode(), To: ee.To,
+		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
@@ -180,31 +171,34 @@ var approveSchema = map[string]any{"type": "object", "required": []string{"appro
 	"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Allow this one call",
 		"description": "yes allows exactly this change, once"}}}
 
-// pinned is req changed to make only the change the user saw: a file
-// that existed is replaced only while it has the content shown
-// (if_match); one that did not is only created. A patch is pinned file by
-// file: each that existed, to the content shown; the others exist for
-// none of its additions already (a patch never replaces by adding).
-func pinned(req session.Request, s *approvalState) session.Request {
-	if req.Patch != nil {
-		p := *req.Patch
-		p.IfMatch = maps.Clone(p.IfMatch)
-		if p.IfMatch == nil {
-			p.IfMatch = map[string]string{}
+// pinned is r changed to make only the change the user saw: a file that
+// existed is replaced only while it has the content shown (IfMatch); one
+// that did not is only created. A patch is pinned file by file: each that
+// existed, to the content shown; the others exist for none of its
+// additions already (a patch never replaces by adding).
+func pinned(r request.Request, s *approvalState) request.Request {
+	switch r := r.(type) {
+	case request.Patch:
+		pins := maps.Clone(r.IfMatch)
+		if pins == nil {
+			pins = map[string]string{}
 		}
-		maps.Copy(p.IfMatch, s.Pins)
-		req.Patch = &p
-		return req
+		maps.Copy(pins, s.Pins)
+		r.IfMatch = pins
+		return r
+	case request.Write:
+		r.Overwrite = false
+		if s.Exists {
+			r.IfMatch = s.Previous
+		}
+		return r
+	case request.Edit:
+		if s.Exists {
+			r.IfMatch = s.Previous
+		}
+		return r
 	}
-	if req.Write != nil {
-		w := *req.Write
-		w.Overwrite = false
-		req.Write = &w
-	}
-	if s.Exists {
-		req.IfMatch = s.Previous
-	}
-	return req
+	return r
 }
 
 // clientApproved answers the escalated call's question (approval

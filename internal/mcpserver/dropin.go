@@ -16,8 +16,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // The official filesystem server's tools, under its names and arguments
@@ -57,28 +57,29 @@ func (m *server) readTextFile(_ context.Context, req *mcp.CallToolRequest, in re
 // readText reads path whole, its first head lines or its last tail
 // lines, within read_max_bytes; a cut is said in a note at the end.
 func (m *server) readText(ss *mcp.ServerSession, path string, head, tail *int) (string, error) {
-	f, t, err := m.begin(ss, path)
+	x, _, err := m.begin(ss, path)
 	if err != nil {
 		return "", err
 	}
-	opt := fsops.ReadOptions{Offset: 1, Limit: math.MaxInt32, MaxBytes: m.settings.ReadMaxBytes}
+	r := request.Read{Path: path, Offset: 1, Limit: ptr(math.MaxInt32)}
 	switch {
 	case head != nil:
 		if *head < 1 {
 			return "", fserr.New(fserr.InvalidArgument, "head must be 1 or more")
 		}
-		opt.Limit = *head
+		r.Limit = head
 	case tail != nil:
 		if *tail < 1 {
 			return "", fserr.New(fserr.InvalidArgument, "tail must be 1 or more")
 		}
-		first, err := fsops.Read(f, t, fsops.ReadOptions{Offset: 1, Limit: 1, MaxBytes: 1})
+		// The line count first: the window is the last tail lines.
+		first, err := request.Read{Path: path, Offset: 1, Limit: ptr(1), MaxBytes: 1}.Run(x)
 		if err != nil {
 			return "", err
 		}
-		opt.Offset, opt.Limit = max(1, first.TotalLines-*tail+1), *tail
+		r.Offset, r.Limit = max(1, first.TotalLines-*tail+1), tail
 	}
-	res, err := fsops.Read(f, t, opt)
+	res, err := r.Run(x)
 	if err != nil {
 		return "", err
 	}
@@ -118,12 +119,12 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 var errTooLarge = errors.New("too large")
 
 func (m *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(req.Session, in.Path)
+	x, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
 	buf := &cappedBuffer{limit: mediaMaxBytes}
-	if _, err := fsops.ReadRaw(f, t, buf); err != nil {
+	if _, err := (request.Read{Path: in.Path}).Stream(x, buf); err != nil {
 		if errors.Is(err, errTooLarge) {
 			err = fserr.New(fserr.TooLarge, fmt.Sprintf("read_media_file: %s: larger than %d bytes", in.Path, mediaMaxBytes))
 		}
@@ -175,23 +176,13 @@ type writeFileArgs struct {
 }
 
 func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
-	if err != nil {
-		return fail(err)
+	w := request.Write{Path: in.Path, Content: []byte(in.Content), Overwrite: true, Mutation: request.Mutation{Diff: string(diff.FormSummary)}}
+	o := m.mutate(req, in.Path, in.Escalate, w, nil)
+	if o.ask != nil {
+		return o.ask, textResult{}, nil
 	}
-	_, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true, Diff: m.diffOptions(diff.FormSummary)})
-	var ee *sandbox.ElsewhereError
-	if errors.As(err, &ee) {
-		call := forwardedCall{req: session.Request{Op: session.OpWrite, Path: in.Path, Diff: "summary",
-			Write: &session.WriteRequest{Content: []byte(in.Content), Overwrite: true}},
-			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Overwrite: true})}
-		var ask *mcp.CallToolResult
-		if _, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
-			return ask, textResult{}, nil
-		}
-	}
-	if err != nil {
-		return fail(err)
+	if o.err != nil {
+		return fail(o.err)
 	}
 	return text("Successfully wrote to " + in.Path)
 }
@@ -209,29 +200,20 @@ type editFileArgs struct {
 }
 
 func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
-	if err != nil {
-		return fail(err)
-	}
 	edits := make([]fsops.Replacement, len(in.Edits))
 	for i, e := range in.Edits {
 		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
 	}
-	res, err := fsops.Edit(f, t, fsops.EditOptions{Edits: edits, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormFull)})
-	var ee *sandbox.ElsewhereError
-	if errors.As(err, &ee) {
-		call := forwardedCall{req: session.Request{Op: session.OpEdit, Path: in.Path, Diff: "full", DryRun: in.DryRun,
-			Edit: &session.EditRequest{Edits: edits}},
-			preview: m.editPreview(f, t, fsops.EditOptions{Edits: edits})}
-		var line json.RawMessage
-		var ask *mcp.CallToolResult
-		if line, ask, err = m.escalated(req, f, t, ee, call); ask != nil {
-			return ask, textResult{}, nil
-		}
-		if err == nil {
-			res = &fsops.EditResult{}
-			err = json.Unmarshal(line, res)
-		}
+	e := request.Edit{Path: in.Path, Edits: edits, Mutation: request.Mutation{DryRun: in.DryRun, Diff: string(diff.FormFull)}}
+	o := m.mutate(req, in.Path, in.Escalate, e, nil)
+	if o.ask != nil {
+		return o.ask, textResult{}, nil
+	}
+	res, _ := o.res.(*fsops.EditResult)
+	err := o.err
+	if o.elsewhere && err == nil {
+		res = &fsops.EditResult{}
+		err = json.Unmarshal(o.line, res)
 	}
 	if err != nil {
 		return fail(err)
@@ -278,12 +260,12 @@ type mkdirArgs struct {
 }
 
 func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
+	x, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := fsops.Mkdir(f, t); err != nil {
-		return fail(f.Escalate(err, &t, sandbox.Preview{}))
+	if _, err := (request.Mkdir{Path: in.Path}).Run(x); err != nil {
+		return fail(x.Fence().Escalate(err, &t, sandbox.Preview{}))
 	}
 	return text("Successfully created directory " + in.Path)
 }
@@ -295,15 +277,15 @@ type moveArgs struct {
 }
 
 func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	f, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
+	x, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
-	dst, err := f.Resolve(in.Destination)
+	dst, err := x.Resolve(in.Destination)
 	if err != nil {
 		return fail(err)
 	}
-	if err := fsops.Move(f, src, dst); err != nil {
+	if err := (request.Move{Source: in.Source, Destination: in.Destination}).Run(x); err != nil {
 		// The escalate argument is put to the fence as for a write; it
 		// is refused whatever approval says (Approver.NoGrant): a move has no
 		// escalated path to carry it out.
@@ -312,7 +294,7 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 		if errors.As(err, &de) && de.Path == dst.Given {
 			denied = &dst
 		}
-		return fail(f.Escalate(err, denied, sandbox.Preview{}))
+		return fail(x.Fence().Escalate(err, denied, sandbox.Preview{}))
 	}
 	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }
@@ -325,15 +307,15 @@ const countLimit = 10 * listLimit
 // the tree is then walked again to count it (up to countLimit), so that
 // the note says how many entries there are.
 func (m *server) list(ss *mcp.ServerSession, path string, recursive bool) (*fsops.ListResult, error) {
-	f, t, err := m.begin(ss, path)
+	x, _, err := m.begin(ss, path)
 	if err != nil {
 		return nil, err
 	}
-	res, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: recursive, Limit: listLimit})
+	res, err := request.List{Path: path, All: true, Recursive: recursive, Limit: listLimit}.Run(x)
 	if err != nil || !res.Truncated || !recursive {
 		return res, err
 	}
-	all, err := fsops.List(f, t, fsops.ListOptions{All: true, Recursive: true, Limit: countLimit})
+	all, err := request.List{Path: path, All: true, Recursive: true, Limit: countLimit}.Run(x)
 	if err == nil {
 		res.Total = all.Total
 		if all.Truncated {
@@ -503,21 +485,18 @@ type searchArgs struct {
 }
 
 func (m *server) searchFiles(_ context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(req.Session, in.Path)
+	x, t, err := m.begin(req.Session, in.Path)
 	if err != nil {
-		return fail(err)
-	}
-	// Searched by its canonical path, so what is found is named by full
-	// paths, as the official server names them.
-	if t, err = f.Resolve(t.Path); err != nil {
 		return fail(err)
 	}
 	globs := []string{}
 	for _, p := range in.ExcludePatterns {
 		globs = append(globs, "!"+p)
 	}
-	res, err := fsops.Find(f, t, fsops.FindOptions{Glob: in.Pattern, Limit: listLimit, MaxBytes: 16 << 20,
-		WalkOptions: fsops.WalkOptions{NoIgnore: true, Globs: globs}})
+	// Searched by its canonical path, so what is found is named by full
+	// paths, as the official server names them.
+	res, err := request.Find{Glob: in.Pattern, Path: t.Path, Limit: listLimit, MaxBytes: 16 << 20,
+		Walk: request.Walk{NoIgnore: true, Globs: globs}}.Run(x)
 	if err != nil {
 		return fail(err)
 	}
@@ -536,11 +515,11 @@ func (m *server) searchFiles(_ context.Context, req *mcp.CallToolRequest, in sea
 }
 
 func (m *server) getFileInfo(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, textResult, error) {
-	f, t, err := m.begin(req.Session, in.Path)
+	x, _, err := m.begin(req.Session, in.Path)
 	if err != nil {
 		return fail(err)
 	}
-	res, err := fsops.Stat(f, t)
+	res, err := request.Stat{Path: in.Path}.Run(x)
 	if err != nil {
 		return fail(err)
 	}

@@ -2,17 +2,13 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
-	"github.com/dshfs/dsh-fs/internal/patch"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // dsh tools: the CLI's results, header included, as structured content.
@@ -24,16 +20,11 @@ type dshReadArgs struct {
 }
 
 func (m *server) dshRead(_ context.Context, req *mcp.CallToolRequest, in dshReadArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(req.Session, in.Path)
-	var res *fsops.ReadResult
-	if err == nil {
-		limit := m.settings.ReadMaxLines
-		if in.Limit != 0 {
-			limit = in.Limit
-		}
-		res, err = fsops.Read(f, t, fsops.ReadOptions{Offset: in.Offset, Limit: limit, MaxBytes: m.settings.ReadMaxBytes})
+	r := request.Read{Path: in.Path, Offset: in.Offset}
+	if in.Limit != 0 {
+		r.Limit = &in.Limit
 	}
-	return m.dshResult("read", in.Path, f, t, res, err)
+	return m.dshRun(req.Session, in.Path, r)
 }
 
 type dshWriteArgs struct {
@@ -47,20 +38,9 @@ type dshWriteArgs struct {
 }
 
 func (m *server) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
-	var res *fsops.WriteResult
-	if err == nil {
-		res, err = fsops.Write(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, IfMatch: in.IfMatch,
-			Overwrite: in.Overwrite, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
-	}
-	var ee *sandbox.ElsewhereError
-	if errors.As(err, &ee) {
-		call := forwardedCall{req: session.Request{Op: session.OpWrite, Path: in.Path, IfMatch: in.IfMatch, DryRun: in.DryRun,
-			Write: &session.WriteRequest{Content: []byte(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite}},
-			preview: m.writePreview(f, t, fsops.WriteOptions{Content: strings.NewReader(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite, IfMatch: in.IfMatch})}
-		return m.dshForwarded("write", in.Path, f, t)(m.escalated(req, f, t, ee, call))
-	}
-	return m.dshResult("write", in.Path, f, t, res, err)
+	w := request.Write{Path: in.Path, Content: []byte(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite,
+		Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
+	return m.dshMutated(in.Path, m.mutate(req, in.Path, in.Escalate, w, nil))
 }
 
 type dshEditArgs struct {
@@ -72,22 +52,12 @@ type dshEditArgs struct {
 }
 
 func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, true)
-	var res *fsops.EditResult
-	if err == nil {
-		if len(in.Edits) == 0 {
-			err = fserr.New(fserr.InvalidArgument, "edit: edits: give at least one {old, new}")
-		} else {
-			res, err = fsops.Edit(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
-		}
+	var refuse error
+	if len(in.Edits) == 0 {
+		refuse = fserr.New(fserr.InvalidArgument, "edit: edits: give at least one {old, new}")
 	}
-	var ee *sandbox.ElsewhereError
-	if errors.As(err, &ee) {
-		call := forwardedCall{req: session.Request{Op: session.OpEdit, Path: in.Path, IfMatch: in.IfMatch, DryRun: in.DryRun,
-			Edit: &session.EditRequest{Edits: in.Edits}}, preview: m.editPreview(f, t, fsops.EditOptions{Edits: in.Edits, IfMatch: in.IfMatch})}
-		return m.dshForwarded("edit", in.Path, f, t)(m.escalated(req, f, t, ee, call))
-	}
-	return m.dshResult("edit", in.Path, f, t, res, err)
+	e := request.Edit{Path: in.Path, Edits: in.Edits, Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
+	return m.dshMutated(in.Path, m.mutate(req, in.Path, in.Escalate, e, refuse))
 }
 
 type dshLsArgs struct {
@@ -105,21 +75,11 @@ func (m *server) dshLs(_ context.Context, req *mcp.CallToolRequest, in dshLsArgs
 	if in.Limit == 0 {
 		in.Limit = fsops.DefaultListLimit
 	}
-	f, t, err := m.begin(req.Session, in.Path)
-	var res *fsops.ListResult
-	if err == nil {
-		res, err = fsops.List(f, t, fsops.ListOptions{All: in.All, Recursive: in.Recursive, Depth: in.Depth, Limit: in.Limit})
-	}
-	return m.dshResult("ls", in.Path, f, t, res, err)
+	return m.dshRun(req.Session, in.Path, request.List{Path: in.Path, All: in.All, Recursive: in.Recursive, Depth: in.Depth, Limit: in.Limit})
 }
 
 func (m *server) dshStat(_ context.Context, req *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.begin(req.Session, in.Path)
-	var res *fsops.StatResult
-	if err == nil {
-		res, err = fsops.Stat(f, t)
-	}
-	return m.dshResult("stat", in.Path, f, t, res, err)
+	return m.dshRun(req.Session, in.Path, request.Stat{Path: in.Path})
 }
 
 func (m *server) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -147,27 +107,18 @@ type dshPatchArgs struct {
 // whole patch's diff and the approval pinned to that patch and to the
 // files as they were shown.
 func (m *server) dshPatch(_ context.Context, req *mcp.CallToolRequest, in dshPatchArgs) (*mcp.CallToolResult, any, error) {
-	f, t, err := m.beginMutation(req.Session, ".", in.Escalate, true)
-	var res *fsops.PatchResult
-	var p *patch.Patch
+	o := m.mutate(req, ".", in.Escalate, request.Patch{Patch: []byte(in.Patch), IfMatch: in.IfMatch, DryRun: in.DryRun}, nil)
+	o.t = sandbox.Target{} // a patch has no one path
+	return m.dshMutated("", o)
+}
+
+// dshRun is a dsh tool that reads: r, on path, run through
+// internal/request under the call's fence, and its result.
+func (m *server) dshRun(ss *mcp.ServerSession, path string, r request.Request) (*mcp.CallToolResult, any, error) {
+	x, t, err := m.begin(ss, path)
+	var res any
 	if err == nil {
-		if p, err = fsops.ParsePatch([]byte(in.Patch)); err == nil {
-			res, err = fsops.Patch(f, p, fsops.PatchOptions{IfMatch: in.IfMatch, DryRun: in.DryRun, Diff: m.diffOptions(diff.FormAuto)})
-		}
+		res, err = x.Run(r)
 	}
-	t.Path = "" // a patch has no one path
-	var ee *sandbox.ElsewhereError
-	if errors.As(err, &ee) {
-		// The approval is asked, and taken, for the file the fence
-		// denied first, as the escalated call's fence asks for it.
-		denied, rerr := f.Resolve(ee.Denied.Path)
-		if rerr != nil {
-			return m.dshResult("patch", "", f, t, nil, rerr)
-		}
-		call := forwardedCall{req: session.Request{Op: session.OpPatch, DryRun: in.DryRun,
-			Patch: &session.PatchRequest{Patch: []byte(in.Patch), IfMatch: in.IfMatch}},
-			preview: m.patchPreview(f, p, fsops.PatchOptions{IfMatch: in.IfMatch})}
-		return m.dshForwarded("patch", "", f, t)(m.escalated(req, f, denied, ee, call))
-	}
-	return m.dshResult("patch", "", f, t, res, err)
+	return m.dshResult(r.Op(), path, x.Fence(), t, res, err)
 }

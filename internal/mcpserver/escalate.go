@@ -2,16 +2,17 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/fsops"
-	"github.com/dshfs/dsh-fs/internal/patch"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // Escalation over MCP (docs/design.md §7). The server's process restricts
@@ -23,25 +24,74 @@ import (
 // that supervisor is exec itself (the session's channel); otherwise the
 // server starts an escalator of its own before it serves anything.
 
-// escalated runs call, whose escalation the fence handed over (ee), and
+// mutated is the outcome of a mutating tool's typed request: run here
+// (res, the request's result struct) or, escalated, elsewhere (line, the
+// CLI's result object), or the question for the client's user (ask).
+type mutated struct {
+	// op is the request's operation, as the result's header names it.
+	op string
+	x  *request.Exec
+	// t is the call's path, resolved (failure or not), for the header.
+	t   sandbox.Target
+	res any
+	// elsewhere says the fence handed the call over: line, ask and err
+	// are then the escalated call's (escalated).
+	elsewhere bool
+	line      json.RawMessage
+	ask       *mcp.CallToolResult
+	err       error
+}
+
+// mutate begins the call of r on path (a patch's is "."), with the
+// escalation it asks for, and runs r through internal/request: here, or
+// elsewhere where the fence hands its escalation over. refuse, when not
+// nil, is the call's error once its path resolved (an argument the
+// request would take but the tool refuses), and r does not run.
+func (m *server) mutate(req *mcp.CallToolRequest, path, escalate string, r request.Request, refuse error) mutated {
+	x, t, err := m.beginMutation(req.Session, path, escalate, true)
+	o := mutated{op: r.Op(), x: x, t: t}
+	if err == nil {
+		err = refuse
+	}
+	if err == nil {
+		o.res, err = x.Run(r)
+	}
+	var ee *sandbox.ElsewhereError
+	if errors.As(err, &ee) {
+		o.elsewhere = true
+		o.line, o.ask, err = m.escalated(req, x, t, ee, r)
+	}
+	o.err = err
+	return o
+}
+
+// escalated runs r, whose escalation the fence of x handed over (ee), and
 // returns its result line: the CLI's result object, or an error. Where
 // the client's user approves, the first round returns the question
 // instead (ask), and the second runs the call pinned to what was shown.
-func (m *server) escalated(req *mcp.CallToolRequest, f *sandbox.Fence, t sandbox.Target, ee *sandbox.ElsewhereError, call forwardedCall) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+// The approval is asked, and taken, for t, or for a patch the file the
+// fence denied first, as the escalated call's fence asks for it.
+func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+	if _, ok := r.(request.Patch); ok {
+		if t, err = x.Resolve(ee.Denied.Path); err != nil {
+			return nil, nil, err
+		}
+	}
 	if m.elsewhere == nil {
 		return nil, nil, ee.Denied
 	}
-	forward := call.req
+	forward := r
 	if m.asksClientUser() {
-		state, ask, err := m.clientApproval(req, f, t, ee, call)
+		state, ask, err := m.clientApproval(req, x, t, ee, r)
 		if err != nil || ask != nil {
 			return nil, ask, err
 		}
-		defer m.approvals.drop(grantKey(call.req.Op, t.Path, ee.To))
+		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To))
 		forward = pinned(forward, state)
 	}
-	forward.Escalate = string(ee.To)
-	line, _, err = m.elsewhere.Run(forward)
+	sent := session.Carrying(forward)
+	sent.Escalate = string(ee.To)
+	line, _, err = m.elsewhere.Run(sent)
 	if err != nil {
 		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
 	}
@@ -70,40 +120,29 @@ func refusal(req sandbox.EscalationRequest, why string) error {
 	return fmt.Errorf("escalation to %s refused: %s", req.To, why)
 }
 
-// writePreview and editPreview preview a write or an edit of t for the
-// client's user (forwardedCall.preview).
-func (m *server) writePreview(f *sandbox.Fence, t sandbox.Target, opt fsops.WriteOptions) func() (diff.Result, approvalState, error) {
-	return func() (diff.Result, approvalState, error) {
-		opt.Diff = m.diffOptions(diff.FormFull)
-		res, err := fsops.PreviewWrite(f, t, opt)
+// preview is what the client's user is shown of r, a write, an edit or a
+// patch (its Preview): the full diff, and the content it was shown
+// against (approvalState without its Call), to which the call is pinned.
+func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, error) {
+	switch r := r.(type) {
+	case request.Write:
+		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
 		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created}, nil
-	}
-}
-
-func (m *server) editPreview(f *sandbox.Fence, t sandbox.Target, opt fsops.EditOptions) func() (diff.Result, approvalState, error) {
-	return func() (diff.Result, approvalState, error) {
-		opt.Diff = m.diffOptions(diff.FormFull)
-		res, err := fsops.PreviewEdit(f, t, opt)
+	case request.Edit:
+		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
 		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true}, nil
-	}
-}
-
-// patchPreview previews a patch for the client's user: the whole patch's
-// diff, and the content of each file it was shown against, to which the
-// patch is pinned.
-func (m *server) patchPreview(f *sandbox.Fence, p *patch.Patch, opt fsops.PatchOptions) func() (diff.Result, approvalState, error) {
-	return func() (diff.Result, approvalState, error) {
-		opt.Diff = m.diffOptions(diff.FormFull)
-		d, pins, err := fsops.PreviewPatch(f, p, opt)
+	case request.Patch:
+		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return d, approvalState{Pins: pins}, nil
+		return res.Diff, approvalState{Pins: res.Pins}, nil
 	}
+	return diff.Result{}, approvalState{}, fserr.New(fserr.InvalidArgument, r.Op()+": no escalated path")
 }

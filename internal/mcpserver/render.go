@@ -70,21 +70,21 @@ func dshFailure(fl result.Failure, raw json.RawMessage) (*mcp.CallToolResult, an
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: result.ToolText(fl) + "\n" + string(raw)}}}, raw, nil
 }
 
-// dshForwarded is dshResult for a call run elsewhere: its result line is
-// the structured content as it is, a failure line too (as a tool error).
-func (m *server) dshForwarded(op, path string, f *sandbox.Fence, t sandbox.Target) func(json.RawMessage, *mcp.CallToolResult, error) (*mcp.CallToolResult, any, error) {
-	return func(line json.RawMessage, ask *mcp.CallToolResult, err error) (*mcp.CallToolResult, any, error) {
-		var ff *forwardedFailure
-		switch {
-		case ask != nil:
-			return ask, nil, nil
-		case errors.As(err, &ff):
-			return dshFailure(ff.f, ff.raw)
-		case err != nil:
-			return m.dshResult(op, path, f, t, nil, err)
-		}
-		return nil, line, nil
+// dshMutated is a dsh tool's result for the mutation o of path (mutate),
+// as dshResult renders it; but a call run elsewhere gives its result
+// line as the structured content as it is, a failure line too (as a tool
+// error), and the question for the client's user is the result.
+func (m *server) dshMutated(path string, o mutated) (*mcp.CallToolResult, any, error) {
+	var ff *forwardedFailure
+	switch {
+	case o.ask != nil:
+		return o.ask, nil, nil
+	case errors.As(o.err, &ff):
+		return dshFailure(ff.f, ff.raw)
+	case o.err != nil || !o.elsewhere:
+		return m.dshResult(o.op, path, o.x.Fence(), o.t, o.res, o.err)
 	}
+	return nil, o.line, nil
 }
 
 // forwardedFailure is the failure result of a call run elsewhere.

@@ -15,6 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policyview"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/version"
 )
@@ -207,12 +208,22 @@ func (m *server) policy(ss *mcp.ServerSession) sandbox.Policy {
 	return p
 }
 
-// begin makes the fence of one call, from the settings loaded at start,
-// and resolves its path.
-func (m *server) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, sandbox.Target, error) {
-	f := sandbox.NewFence(m.policy(ss))
-	t, err := f.Resolve(path)
-	return f, t, err
+// begin makes the execution of one call, its fence from the settings
+// loaded at start (internal/request runs every tool's typed request
+// through it), and resolves its path there: the header names that
+// target, and the request's run takes it.
+func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandbox.Target, error) {
+	x := m.exec(sandbox.NewFence(m.policy(ss)))
+	t, err := x.Resolve(path)
+	return x, t, err
+}
+
+// exec is the execution of typed requests under f, with the bounds of the
+// settings loaded at start.
+func (m *server) exec(f *sandbox.Fence) *request.Exec {
+	s := m.settings
+	return request.New(f, request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
+		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}})
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call
@@ -221,17 +232,18 @@ func (m *server) begin(ss *mcp.ServerSession, path string) (*sandbox.Fence, sand
 // an escalator), the fence hands it over; otherwise it is refused before
 // any approver is asked. The model's argument only asks; it never
 // approves.
-func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*sandbox.Fence, sandbox.Target, error) {
+func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*request.Exec, sandbox.Target, error) {
 	if m.startElsewhere != nil {
 		// The escalator must be forked before this call's write puts
 		// the process under Landlock, which a child would inherit.
 		m.startElsewhere()
 	}
 	f := sandbox.NewFence(m.policy(ss))
+	x := m.exec(f)
 	if escalate != "" {
 		mode, err := sandbox.ParseMode(escalate)
 		if err != nil {
-			return f, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
+			return x, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
 		}
 		approver := approval.New(f.Policy(), mode)
 		switch {
@@ -244,8 +256,8 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, car
 		}
 		f.SetApprover(approver)
 	}
-	t, err := f.Resolve(path)
-	return f, t, err
+	t, err := x.Resolve(path)
+	return x, t, err
 }
 
 // noGrantReason says why dsh-fs mcp refuses an escalation that the trusted
@@ -257,9 +269,4 @@ func noGrantReason(a sandbox.Approval, why string) string {
 		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
 	}
 	return "no escalated call can be run here (" + why + "); ask the user to make the change or to run dsh-fs with --escalate"
-}
-
-func (m *server) diffOptions(form diff.Form) diff.Options {
-	s := m.settings
-	return diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes, Form: form}
 }

@@ -151,6 +151,32 @@ func (r Patch) Run(x *Exec) (*fsops.PatchResult, error) {
 
 func (r Patch) run(x *Exec) (any, error) { return r.Run(x) }
 
+// PatchPreview is what a patch would do (Patch.Preview).
+type PatchPreview struct {
+	// Diff is the whole patch's diff, every file in full.
+	Diff diff.Result
+	// Pins are the SHA-256 of each file the patch changes that exists,
+	// by the name the patch gives it, as Patch.IfMatch takes them: a
+	// front end that has the patch approved elsewhere pins it to what
+	// the approver was shown.
+	Pins map[string]string
+}
+
+// Preview is Write.Preview for a patch (fsops.PreviewPatch): planned on
+// the files as they are, whatever the fence says of them, and changing
+// none. r's IfMatch applies; its DryRun and Diff do not.
+func (r Patch) Preview(x *Exec) (*PatchPreview, error) {
+	p, err := fsops.ParsePatch(r.Patch)
+	if err != nil {
+		return nil, err
+	}
+	d, pins, err := fsops.PreviewPatch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, Diff: x.bounds.Diff})
+	if err != nil {
+		return nil, err
+	}
+	return &PatchPreview{Diff: d, Pins: pins}, nil
+}
+
 // Mkdir asks to make a folder and its missing parents (fsops.Mkdir).
 type Mkdir struct {
 	Path string `json:"path"`

@@ -203,6 +203,42 @@ func TestPreview(t *testing.T) {
 	wantCode(t, err, fserr.InvalidArgument)
 }
 
+// A patch's preview is its whole diff, in full whatever form it asks
+// for, planned on the files as they are (one outside the writable roots
+// included), with a pin for each file it changes that exists; it writes
+// nothing, and a patch that could not apply previews nothing.
+func TestPatchPreview(t *testing.T) {
+	l := newLayout(t)
+	p := "*** Begin Patch\n*** Update File: ../outside/o.txt\n@@\n-o\n+q\n*** Add File: new.txt\n+n\n*** End Patch\n"
+	pv, err := Patch{Patch: []byte(p), DryRun: true, Diff: "summary"}.Preview(l.exec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pv.Diff.Text, "+q") || !strings.Contains(pv.Diff.Text, "+n") {
+		t.Errorf("patch preview diff %q: want both files in full", pv.Diff.Text)
+	}
+	shown, err := Read{Path: "../outside/o.txt"}.Run(l.exec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.Pins) != 1 || pv.Pins["../outside/o.txt"] != shown.SHA256 {
+		t.Errorf("pins %v: want the one existing file, by the patch's name for it, at %s", pv.Pins, shown.SHA256)
+	}
+	if got := l.read(t, "outside/o.txt"); got != "o\n" {
+		t.Errorf("a preview wrote %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(l.ws, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("a preview created a file: %v", err)
+	}
+	for _, tc := range append(unplaceablePatches(),
+		patchCase{"a stale pin", Patch{Patch: []byte(p), IfMatch: map[string]string{"../outside/o.txt": strings.Repeat("0", 64)}}, fserr.Stale}) {
+		_, err := tc.req.Preview(l.exec())
+		if fserr.CodeOf(err) != tc.code {
+			t.Errorf("%s: error %v, want %s", tc.name, err, tc.code)
+		}
+	}
+}
+
 func TestEdit(t *testing.T) {
 	l := newLayout(t)
 	res, err := Edit{Path: "a.txt", Edits: []fsops.Replacement{{Old: "two", New: "2"}, {Old: "three", New: "3"}}}.Run(l.exec())
@@ -293,6 +329,22 @@ func TestGrepFind(t *testing.T) {
 	wantCode(t, err, fserr.NotFound)
 }
 
+// patchCase is a patch request that fails with code.
+type patchCase struct {
+	name string
+	req  Patch
+	code fserr.Code
+}
+
+// unplaceablePatches fail whatever the fence says: a run and a preview
+// refuse them alike.
+func unplaceablePatches() []patchCase {
+	return []patchCase{
+		{"not a patch", Patch{Patch: []byte("hello\n")}, fserr.InvalidArgument},
+		{"a hunk that does not apply", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n")}, fserr.EditNoMatch},
+	}
+}
+
 func TestPatch(t *testing.T) {
 	l := newLayout(t)
 	p := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** Add File: added.txt\n+added\n*** End Patch\n"
@@ -303,17 +355,11 @@ func TestPatch(t *testing.T) {
 	if l.read(t, "ws/a.txt") != "one\n2\nthree\n" || l.read(t, "ws/added.txt") != "added\n" {
 		t.Errorf("patched to %q and %q", l.read(t, "ws/a.txt"), l.read(t, "ws/added.txt"))
 	}
-	for _, tc := range []struct {
-		name string
-		req  Patch
-		code fserr.Code
-	}{
-		{"not a patch", Patch{Patch: []byte("hello\n")}, fserr.InvalidArgument},
-		{"a hunk that does not apply", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-absent\n+x\n*** End Patch\n")}, fserr.EditNoMatch},
-		{"a stale pin", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n"), IfMatch: map[string]string{"a.txt": strings.Repeat("0", 64)}}, fserr.Stale},
-		{"outside, with a file inside", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Update File: ../outside/o.txt\n@@\n-o\n+x\n*** End Patch\n")}, fserr.SandboxDenied},
-		{"a bad diff form", Patch{Patch: []byte(p), Diff: "x"}, fserr.InvalidArgument},
-	} {
+	for _, tc := range append(unplaceablePatches(),
+		patchCase{"a stale pin", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n"), IfMatch: map[string]string{"a.txt": strings.Repeat("0", 64)}}, fserr.Stale},
+		patchCase{"outside, with a file inside", Patch{Patch: []byte("*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** Update File: ../outside/o.txt\n@@\n-o\n+x\n*** End Patch\n")}, fserr.SandboxDenied},
+		patchCase{"a bad diff form", Patch{Patch: []byte(p), Diff: "x"}, fserr.InvalidArgument},
+	) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.req.Run(l.exec())
 			wantCode(t, err, tc.code)

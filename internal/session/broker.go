@@ -71,25 +71,23 @@ type Request struct {
 	Write *request.Write `json:"write,omitempty"`
 	Edit  *request.Edit  `json:"edit,omitempty"`
 	Patch *request.Patch `json:"patch,omitempty"`
-
-	// Path, Diff, IfMatch and DryRun are the typed request's own, said
-	// beside it by a sender that builds requests the way they were built
-	// before package request (internal/mcpserver, until it builds typed
-	// ones): DecodeRequest moves each onto the typed request, and refuses
-	// a request where the two disagree. A new sender leaves them empty.
-	Path    string `json:"path,omitempty"`
-	Diff    string `json:"diff,omitempty"`
-	IfMatch string `json:"if_match,omitempty"`
-	DryRun  bool   `json:"dry_run,omitempty"`
 }
 
-// WriteRequest, EditRequest and PatchRequest are the typed requests a
-// Request carries, by the names senders used before package request.
-type (
-	WriteRequest = request.Write
-	EditRequest  = request.Edit
-	PatchRequest = request.Patch
-)
+// Carrying is the Request that carries r, a Write, an Edit or a Patch,
+// with its Op; its Escalate, Dir and Env are the sender's to fill in. Any
+// other request gives one that Check refuses.
+func Carrying(r request.Request) Request {
+	req := Request{Op: r.Op()}
+	switch r := r.(type) {
+	case request.Write:
+		req.Write = &r
+	case request.Edit:
+		req.Edit = &r
+	case request.Patch:
+		req.Patch = &r
+	}
+	return req
+}
 
 // Typed is the typed request req carries (nil when none is set); after
 // DecodeRequest it is the whole of the operation.
@@ -105,35 +103,67 @@ func (req Request) Typed() request.Request {
 	return nil
 }
 
+// wireRequest is a Request as it may arrive: a sender may still name a
+// write's or an edit's path beside the typed request, as every sender did
+// before package request (a hand-made request, the e2e tests' among them).
+// No sender in this tree does; DecodeRequest moves it onto the typed
+// request.
+type wireRequest struct {
+	Request
+	Path string `json:"path,omitempty"`
+}
+
 // DecodeRequest reads one request from r, strictly: no unknown field, no
 // data after it, and Check must pass. A request of any other shape (an
 // argv, a mkdir, one that asks for no escalation) is an error, and
-// nothing runs. The fields said beside the typed request are moved onto
-// it (see Request.Path).
+// nothing runs. A path said beside the typed request (wireRequest) is
+// moved onto it; one that differs from the typed request's own is an
+// error.
 func DecodeRequest(r io.Reader) (Request, error) {
 	dec := json.NewDecoder(io.LimitReader(r, maxRequestBytes))
 	dec.DisallowUnknownFields()
-	var req Request
-	if err := dec.Decode(&req); err != nil {
+	var w wireRequest
+	if err := dec.Decode(&w); err != nil {
 		return Request{}, fmt.Errorf("a malformed request: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, errors.New("a malformed request: data after the request")
 	}
-	if err := req.Check(); err != nil {
+	req := w.Request
+	if err := req.check(w.Path); err != nil {
 		return Request{}, err
 	}
-	return req.merged()
+	if w.Path == "" {
+		return req, nil
+	}
+	// Checked: a write or an edit, whose typed request was decoded here.
+	var into *string
+	if req.Op == OpWrite {
+		into = &req.Write.Path
+	} else {
+		into = &req.Edit.Path
+	}
+	switch {
+	case *into == "":
+		*into = w.Path
+	case *into != w.Path:
+		return Request{}, fmt.Errorf("a request whose path beside the %s differs from its own", req.Op)
+	}
+	return req, nil
 }
 
 // Check says what is wrong with req, or nil.
-func (req Request) Check() error {
+func (req Request) Check() error { return req.check("") }
+
+// check is Check for a request that arrived with beside, a path said
+// beside its typed request ("" for none).
+func (req Request) check(beside string) error {
 	switch {
 	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
 		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
-	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || req.Path != "" || req.IfMatch != ""):
-		return errors.New("a patch carries its patch, and no path, if_match or anything of a write or an edit")
-	case req.Op != OpPatch && req.Path == "" && req.typedPath() == "":
+	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || beside != ""):
+		return errors.New("a patch carries its patch, and no path or anything of a write or an edit")
+	case req.Op != OpPatch && beside == "" && req.typedPath() == "":
 		return errors.New("a request with no path")
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
@@ -161,44 +191,6 @@ func (req Request) typedPath() string {
 		return req.Edit.Path
 	}
 	return ""
-}
-
-// merged is req, checked, with Path, Diff, IfMatch and DryRun moved onto
-// its typed request (a copy: the sender's is left alone); a field said
-// both beside it and in it, differently, is an error.
-func (req Request) merged() (Request, error) {
-	var path, ifMatch, form *string
-	var dryRun *bool
-	switch req.Op {
-	case OpWrite:
-		w := *req.Write
-		req.Write = &w
-		path, ifMatch, form, dryRun = &w.Path, &w.IfMatch, &w.Diff, &w.DryRun
-	case OpEdit:
-		e := *req.Edit
-		req.Edit = &e
-		path, ifMatch, form, dryRun = &e.Path, &e.IfMatch, &e.Diff, &e.DryRun
-	case OpPatch:
-		p := *req.Patch
-		req.Patch = &p
-		path, ifMatch, form, dryRun = new(string), new(string), &p.Diff, &p.DryRun
-	}
-	for _, f := range []struct {
-		name         string
-		beside, into *string
-	}{{"path", &req.Path, path}, {"if_match", &req.IfMatch, ifMatch}, {"diff", &req.Diff, form}} {
-		switch {
-		case *f.beside == "":
-		case *f.into == "":
-			*f.into = *f.beside
-		case *f.into != *f.beside:
-			return Request{}, fmt.Errorf("a request whose %s beside the %s differs from its own", f.name, req.Op)
-		}
-		*f.beside = ""
-	}
-	*dryRun = *dryRun || req.DryRun
-	req.DryRun = false
-	return req, nil
 }
 
 // Reply is the supervisor's answer: the exit status of the call it ran,

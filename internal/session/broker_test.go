@@ -1,9 +1,12 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -155,8 +158,9 @@ func TestDecodeRequest(t *testing.T) {
 		{"typed edit", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[{"old":"a","new":"b"}]}}`, ""},
 		{"typed write without a path", `{"op":"write","escalate":"danger-full-access","write":{"content":"aGk="}}`, "no path"},
 		{"two paths", `{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"y"}}`, "path beside the write differs"},
-		{"two pins", `{"op":"edit","path":"x","if_match":"ab","escalate":"danger-full-access","edit":{"if_match":"cd","edits":[{"old":"a","new":"b"}]}}`, "if_match beside the edit differs"},
-		{"two diff forms", `{"op":"patch","diff":"full","escalate":"danger-full-access","patch":{"patch":"eA==","diff":"summary"}}`, "diff beside the patch differs"},
+		{"a pin beside", `{"op":"edit","path":"x","if_match":"ab","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b"}]}}`, "unknown field"},
+		{"a diff form beside", `{"op":"patch","diff":"full","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "unknown field"},
+		{"dry run beside", `{"op":"write","path":"x","dry_run":true,"escalate":"danger-full-access","write":{}}`, "unknown field"},
 		{"unknown typed field", `{"op":"write","escalate":"danger-full-access","write":{"path":"x","args":["y"]}}`, "unknown field"},
 		{"not JSON", `write x`, "malformed"},
 		{"empty", ``, "malformed"},
@@ -171,15 +175,14 @@ func TestDecodeRequest(t *testing.T) {
 	}
 }
 
-// A request said the way senders said it before package request (path,
-// diff, if_match and dry_run beside the typed request) decodes to the same
-// typed request as one that says them in it, and the sender's own copy is
-// left alone.
-func TestDecodeRequestMovesFieldsOntoTheTypedRequest(t *testing.T) {
+// A path said beside the typed request, as senders said it before
+// package request, decodes to the same typed request as one said in it;
+// Carrying builds the request that says it in it.
+func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 	want := request.Write{Path: "x", Content: []byte("hi"), Overwrite: true,
 		Mutation: request.Mutation{IfMatch: "ab", DryRun: true, Diff: "summary"}}
 	for _, body := range []string{
-		`{"op":"write","path":"x","diff":"summary","if_match":"ab","dry_run":true,"escalate":"danger-full-access","write":{"content":"aGk=","overwrite":true}}`,
+		`{"op":"write","path":"x","escalate":"danger-full-access","write":{"content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
 		`{"op":"write","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
 		`{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
 	} {
@@ -191,23 +194,31 @@ func TestDecodeRequestMovesFieldsOntoTheTypedRequest(t *testing.T) {
 		if !ok || got.Path != want.Path || string(got.Content) != string(want.Content) || got.Overwrite != want.Overwrite || got.Mutation != want.Mutation {
 			t.Errorf("%s: typed %+v, want %+v", body, req.Typed(), want)
 		}
-		if req.Path != "" || req.Diff != "" || req.IfMatch != "" || req.DryRun {
-			t.Errorf("%s: fields left beside the typed request: %+v", body, req)
-		}
 	}
-	sent := Request{Op: OpEdit, Path: "x", Escalate: "danger-full-access", Edit: &request.Edit{Edits: []fsops.Replacement{{Old: "a", New: "b"}}}}
-	if _, err := sent.merged(); err != nil {
-		t.Fatal(err)
-	}
-	if sent.Edit.Path != "" {
-		t.Errorf("merging changed the sender's edit: %+v", sent.Edit)
-	}
-	p, err := DecodeRequest(strings.NewReader(`{"op":"patch","diff":"full","dry_run":true,"escalate":"danger-full-access","patch":{"patch":"eA=="}}`))
+	e, err := DecodeRequest(strings.NewReader(`{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b"}]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Typed().(request.Patch); got.Diff != "full" || !got.DryRun {
-		t.Errorf("patch: typed %+v", got)
+	if got := e.Typed().(request.Edit); got.Path != "x" {
+		t.Errorf("edit: typed %+v", got)
+	}
+	for _, r := range []request.Request{want, request.Edit{Path: "x", Edits: []fsops.Replacement{{Old: "a", New: "b"}}}, request.Patch{Patch: []byte("x"), DryRun: true}} {
+		req := Carrying(r)
+		req.Escalate = "danger-full-access"
+		body, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeRequest(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if back.Op != r.Op() || !reflect.DeepEqual(back.Typed(), r) {
+			t.Errorf("Carrying(%+v) came back as %+v", r, back.Typed())
+		}
+	}
+	if err := Carrying(request.Mkdir{Path: "x"}).Check(); err == nil {
+		t.Error("Carrying a mkdir gave a request Check takes")
 	}
 }
 

@@ -14,12 +14,15 @@ import (
 
 // PatchOptions are the inputs of patch.
 type PatchOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy are the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	From    string
 	IfMatch []string
 	DryRun  bool
+	// Diff is --diff, the form of the diff, checked once the call began.
+	Diff string
 }
 
 // NewCmdPatch returns the patch command; runF replaces patchRun in tests.
@@ -57,7 +60,7 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
   dsh-fs patch --from fix.diff --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command = c
+			opts.Policy = policyFlagsOf(c)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -66,17 +69,16 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 	}
 	c.Flags().StringVar(&opts.From, "from", "", "read the patch from this file, or - for standard input")
 	c.Flags().StringArrayVar(&opts.IfMatch, "if-match", nil, "PATH=SHA256: patch PATH only if its current content has this SHA-256 (repeatable)")
-	addDiffFlags(c.Flags(), &opts.DryRun)
+	addDiffFlags(c.Flags(), &opts.DryRun, &opts.Diff)
 	return c
 }
 
 func patchRun(opts *PatchOptions) error {
-	call, err := opts.App.begin(opts.Command, request.OpPatch, "")
+	call, err := opts.App.beginWith(opts.Policy, request.OpPatch, "")
 	if err != nil {
 		return err
 	}
-	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	if _, err := request.ParseDiff(request.OpPatch, diffForm); err != nil {
+	if _, err := request.ParseDiff(request.OpPatch, opts.Diff); err != nil {
 		return err
 	}
 	ifMatch := map[string]string{}
@@ -91,7 +93,7 @@ func patchRun(opts *PatchOptions) error {
 	if err != nil {
 		return err
 	}
-	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffForm}
+	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: opts.Diff}
 	if call.forwarded {
 		// Inside a session an escalated patch is the supervisor's to
 		// carry out, with the patch as this call read it; one that

@@ -94,7 +94,7 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := request.ParseDiff(request.OpEdit, opts.Diff); err != nil {
+	if err := opts.check(); err != nil {
 		return err
 	}
 	edits, err := opts.edits(call)
@@ -112,16 +112,30 @@ func editRun(opts *EditOptions) error {
 	return call.print(res)
 }
 
+// check refuses, before any text is read, what edit cannot take: a
+// --diff it does not know; without --edits, a missing old or new text, or
+// both read from standard input. Cobra has refused the flags that
+// exclude each other.
+func (opts *EditOptions) check() error {
+	if _, err := request.ParseDiff(request.OpEdit, opts.Diff); err != nil {
+		return err
+	}
+	if opts.Edits != "" {
+		return nil
+	}
+	if (opts.Old == nil && opts.OldFile == nil) || (opts.New == nil && opts.NewFile == nil) {
+		return fserr.New(fserr.InvalidArgument, "edit: give --old or --old-file, and --new or --new-file; or --edits")
+	}
+	if isStdin(opts.OldFile) && isStdin(opts.NewFile) {
+		return fserr.New(fserr.InvalidArgument, "edit: --old-file and --new-file cannot both be - (standard input)")
+	}
+	return nil
+}
+
 // edits gathers the edits from --old/--old-file and --new/--new-file, or
-// from --edits. Cobra has refused the flags that exclude each other.
+// from --edits, as check let them through.
 func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 	if opts.Edits == "" {
-		if (opts.Old == nil && opts.OldFile == nil) || (opts.New == nil && opts.NewFile == nil) {
-			return nil, fserr.New(fserr.InvalidArgument, "edit: give --old or --old-file, and --new or --new-file; or --edits")
-		}
-		if isStdin(opts.OldFile) && isStdin(opts.NewFile) {
-			return nil, fserr.New(fserr.InvalidArgument, "edit: --old-file and --new-file cannot both be - (standard input)")
-		}
 		old, err := opts.text(call, "old", opts.Old, opts.OldFile)
 		if err != nil {
 			return nil, err
@@ -149,8 +163,8 @@ func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 }
 
 // text is the old or new text (which): the content of the file its
-// -file flag names if given, else the flag's value (cobra lets one only be
-// given, and edits checked that one is).
+// -file flag names if given, else the flag's value (cobra lets only one
+// be given, and check made sure one is).
 func (opts *EditOptions) text(call *call, which string, value, file *string) (string, error) {
 	if file == nil {
 		return *value, nil

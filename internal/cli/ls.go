@@ -50,15 +50,23 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 	return c
 }
 
+// check refuses a typed --depth below 1. 0 is the options' "no bound";
+// typed, it would be a listing that means nothing, or everything: one
+// thing only, a bad argument.
+func (opts *LsOptions) check() error {
+	if opts.DepthGiven && opts.Depth < 1 {
+		return fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
+	}
+	return nil
+}
+
 func lsRun(opts *LsOptions) error {
 	call, x, err := opts.App.beginRequest(opts.Policy, request.OpList, opts.Path)
 	if err != nil {
 		return err
 	}
-	// 0 is the options' "no bound"; typed, it would be a listing that
-	// means nothing, or everything: one thing only, a bad argument.
-	if opts.DepthGiven && opts.Depth < 1 {
-		return fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
+	if err := opts.check(); err != nil {
+		return err
 	}
 	res, err := opts.List.Run(x)
 	if err != nil {

@@ -73,21 +73,37 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 	return c
 }
 
+// check refuses, before the patch is read, what patch cannot take: a
+// --diff it does not know, an --if-match that is not PATH=SHA256, no
+// --from. It returns the pins by path.
+func (opts *PatchOptions) check() (ifMatch map[string]string, err error) {
+	if _, err := request.ParseDiff(request.OpPatch, opts.Diff); err != nil {
+		return nil, err
+	}
+	ifMatch = map[string]string{}
+	for _, pin := range opts.IfMatch {
+		path, sum, ok := strings.Cut(pin, "=")
+		if !ok || path == "" {
+			return nil, fserr.New(fserr.InvalidArgument, "patch: --if-match "+pin+": want PATH=SHA256")
+		}
+		ifMatch[path] = sum
+	}
+	if opts.From == "" {
+		e := fserr.New(fserr.InvalidArgument, "patch: give --from FILE, or --from - to read the patch from standard input")
+		e.Hint = "git diff | dsh-fs patch --from -"
+		return nil, e
+	}
+	return ifMatch, nil
+}
+
 func patchRun(opts *PatchOptions) error {
 	call, err := opts.App.beginWith(opts.Policy, request.OpPatch, "")
 	if err != nil {
 		return err
 	}
-	if _, err := request.ParseDiff(request.OpPatch, opts.Diff); err != nil {
+	ifMatch, err := opts.check()
+	if err != nil {
 		return err
-	}
-	ifMatch := map[string]string{}
-	for _, pin := range opts.IfMatch {
-		path, sum, ok := strings.Cut(pin, "=")
-		if !ok || path == "" {
-			return fserr.New(fserr.InvalidArgument, "patch: --if-match "+pin+": want PATH=SHA256")
-		}
-		ifMatch[path] = sum
 	}
 	data, err := opts.readPatch(call)
 	if err != nil {
@@ -113,11 +129,6 @@ func patchRun(opts *PatchOptions) error {
 // readPatch reads the patch --from names: a file, read as any read is
 // (deny_read applies), or standard input for "-".
 func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
-	if opts.From == "" {
-		e := fserr.New(fserr.InvalidArgument, "patch: give --from FILE, or --from - to read the patch from standard input")
-		e.Hint = "git diff | dsh-fs patch --from -"
-		return nil, e
-	}
 	var src io.Reader = opts.App.Stdin
 	if opts.From != "-" {
 		file, err := fsops.OpenSource(call.fence, "patch --from", opts.From)

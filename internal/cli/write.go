@@ -68,24 +68,39 @@ or the new one; a failure leaves the old file as it was.`,
 	return c
 }
 
-func writeRun(opts *WriteOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Policy, request.OpWrite, opts.Path)
-	if err != nil {
-		return err
-	}
+// check refuses, before any content is read, what write cannot take: an
+// empty --from, a --diff it does not know, no content at all. A nil
+// error promises Content or From.
+func (opts *WriteOptions) check() error {
 	if opts.From != nil && *opts.From == "" {
 		return fserr.New(fserr.InvalidArgument, "write: --from needs a file name")
 	}
 	if _, err := request.ParseDiff(request.OpWrite, opts.Diff); err != nil {
 		return err
 	}
+	if opts.Content == nil && opts.From == nil {
+		// Standard input is read only when asked: an empty or never-ending
+		// stdin must neither empty the file nor hang the call.
+		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
+	}
+	return nil
+}
+
+func writeRun(opts *WriteOptions) error {
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpWrite, opts.Path)
+	if err != nil {
+		return err
+	}
+	if err := opts.check(); err != nil {
+		return err
+	}
 	var content io.Reader
 	switch {
 	case opts.Content != nil:
 		content = strings.NewReader(*opts.Content)
-	case opts.From != nil && *opts.From == "-":
+	case *opts.From == "-":
 		content = opts.App.Stdin
-	case opts.From != nil:
+	default:
 		// The source is a read like any other: deny_read applies to it,
 		// and it must be a regular file.
 		file, err := fsops.OpenSource(call.fence, "write --from", *opts.From)
@@ -94,10 +109,6 @@ func writeRun(opts *WriteOptions) error {
 		}
 		defer file.Close()
 		content = file
-	default:
-		// Standard input is read only when asked: an empty or never-ending
-		// stdin must neither empty the file nor hang the call.
-		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
 	req := request.Write{Path: opts.Path, Source: content, Mkdir: opts.Mkdir, Overwrite: opts.Overwrite, Encoding: opts.Encoding,
 		Mutation: opts.Mutation}

@@ -16,7 +16,7 @@ import (
 // EditOptions are the inputs of edit.
 type EditOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	Path string

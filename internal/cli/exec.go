@@ -16,7 +16,7 @@ import (
 // ExecOptions are the options of dsh-fs exec.
 type ExecOptions struct {
 	App *App
-	// Policy are exec's flags, its --config the session's trusted file,
+	// Policy holds exec's flags, its --config the session's trusted file,
 	// and --escalate, which exec refuses.
 	Policy PolicyFlags
 

@@ -10,7 +10,7 @@ import (
 // FindOptions are the inputs of find.
 type FindOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	request.Find

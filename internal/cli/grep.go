@@ -10,7 +10,7 @@ import (
 // GrepOptions are the inputs of grep.
 type GrepOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	request.Grep

@@ -11,7 +11,7 @@ import (
 // LsOptions are the inputs of ls.
 type LsOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	request.List

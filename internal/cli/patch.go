@@ -15,7 +15,7 @@ import (
 // PatchOptions are the inputs of patch.
 type PatchOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	From    string

@@ -19,7 +19,7 @@ import (
 // PolicyOptions are the inputs of policy.
 type PolicyOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	// Context prints the sandbox:policy block for a model's context

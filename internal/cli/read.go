@@ -9,7 +9,7 @@ import (
 // ReadOptions are the inputs of read.
 type ReadOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	Path   string

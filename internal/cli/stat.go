@@ -9,7 +9,7 @@ import (
 // StatOptions are the inputs of stat.
 type StatOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	Path string

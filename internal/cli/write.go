@@ -15,7 +15,7 @@ import (
 // WriteOptions are the inputs of write.
 type WriteOptions struct {
 	App *App
-	// Policy are the policy flags and --escalate, for beginWith.
+	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
 	Path string

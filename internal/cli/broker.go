@@ -146,7 +146,7 @@ func (a *App) brokeredCall(req session.Request) error {
 	case request.Edit:
 		path = r.Path
 	}
-	call, err := a.beginWith(flags, req.Op, path, req.Escalate)
+	call, err := a.beginWith(PolicyFlags{Settings: flags, Escalate: req.Escalate}, req.Op, path)
 	if err != nil {
 		return err
 	}

@@ -26,20 +26,40 @@ type call struct {
 	forwarded bool
 }
 
-// begin starts the call of op on path: it loads the settings from the
-// command's flags, the environment and the config file, and builds the
-// fence, with the escalation asked for by --escalate.
-func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
-	to, _ := c.Flags().GetString(config.FlagEscalate)
-	return a.beginWith(c.Flags(), op, path, to)
+// PolicyFlags are what a command line says of a call's policy, as its
+// command's RunE took them from cobra: the flags config.Load reads and
+// the escalation asked for. A run function hands them to beginWith and
+// never looks at cobra itself.
+type PolicyFlags struct {
+	// Settings is the command's parsed flag set, the shared policy flags
+	// included; config.Load reads the flags marked as settings
+	// (config.MarkSetting) and whether each was given.
+	Settings *pflag.FlagSet
+	// Escalate is the mode --escalate asks for, "" for none. It is
+	// parsed once the settings are loaded, so that a settings error
+	// comes first, as it always has.
+	Escalate string
 }
 
-// beginWith is begin with the setting flags flags and the escalation to
-// ("" for none): the brokered call has no command line of its own.
-func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error) {
+// policyFlagsOf takes the policy flags from c's parsed command line.
+func policyFlagsOf(c *cobra.Command) PolicyFlags {
+	to, _ := c.Flags().GetString(config.FlagEscalate)
+	return PolicyFlags{Settings: c.Flags(), Escalate: to}
+}
+
+// begin is beginWith with the policy flags of c's command line; only
+// beginPath still takes a command.
+func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
+	return a.beginWith(policyFlagsOf(c), op, path)
+}
+
+// beginWith starts the call of op on path: it loads the settings from
+// the policy flags p, the environment and the config file, and builds the
+// fence, with the escalation p asks for.
+func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.started = true
 	a.current = result.Header{Op: op, Path: path}
-	s, err := config.Load(config.Source{Flags: flags, Locations: a.Locations})
+	s, err := config.Load(config.Source{Flags: p.Settings, Locations: a.Locations})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {
@@ -53,8 +73,8 @@ func (a *App) beginWith(flags *pflag.FlagSet, op, path, to string) (*call, error
 	fence := sandbox.NewFence(s.Policy)
 	a.fence = fence
 	cl := &call{app: a, settings: s, fence: fence}
-	if to != "" {
-		mode, err := sandbox.ParseMode(to)
+	if p.Escalate != "" {
+		mode, err := sandbox.ParseMode(p.Escalate)
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}

@@ -15,23 +15,29 @@ import (
 
 // EditOptions are the inputs of edit.
 type EditOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
-	Path       string
-	Old        string
-	New        string
-	OldFile    string
-	NewFile    string
-	ReplaceAll bool
-	Edits      string
-	IfMatch    string
-	DryRun     bool
+	Path string
+	// Old and New are --old and --new, nil when not given (an empty
+	// --new deletes the old text).
+	Old, New *string
+	// OldFile and NewFile are --old-file and --new-file, nil when not
+	// given: a file's name, or "-" for standard input.
+	OldFile, NewFile *string
+	ReplaceAll       bool
+	// Edits is --edits, a file of edits or "-"; "" takes the one edit
+	// of the flags above.
+	Edits string
+	// Mutation is --if-match, --dry-run and --diff.
+	request.Mutation
 }
 
 // NewCmdEdit returns the edit command; runF replaces editRun in tests.
 func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
+	var oldText, newText, oldFile, newFile string
 	c := &cobra.Command{
 		Use:        "edit PATH",
 		SuggestFor: []string{"sed", "replace", "str_replace", "modify"},
@@ -56,20 +62,24 @@ CRLF file.`,
   EOF`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Path = c, args[0]
+			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
+			opts.Old = givenString(c, "old", &oldText)
+			opts.New = givenString(c, "new", &newText)
+			opts.OldFile = givenString(c, "old-file", &oldFile)
+			opts.NewFile = givenString(c, "new-file", &newFile)
 			if runF != nil {
 				return runF(opts)
 			}
 			return editRun(opts)
 		},
 	}
-	c.Flags().StringVar(&opts.Old, "old", "", "the exact text to replace")
-	c.Flags().StringVar(&opts.New, "new", "", "the text to put in its place")
-	c.Flags().StringVar(&opts.OldFile, "old-file", "", "read the old text from this file, byte for byte, or - for stdin")
-	c.Flags().StringVar(&opts.NewFile, "new-file", "", "read the new text from this file, byte for byte, or - for stdin")
+	c.Flags().StringVar(&oldText, "old", "", "the exact text to replace")
+	c.Flags().StringVar(&newText, "new", "", "the text to put in its place")
+	c.Flags().StringVar(&oldFile, "old-file", "", "read the old text from this file, byte for byte, or - for stdin")
+	c.Flags().StringVar(&newFile, "new-file", "", "read the new text from this file, byte for byte, or - for stdin")
 	c.Flags().BoolVar(&opts.ReplaceAll, "replace-all", false, "replace every occurrence")
 	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
-	addMutationFlags(c.Flags(), "edit", &opts.IfMatch, &opts.DryRun)
+	addMutationFlags(c.Flags(), "edit", &opts.Mutation)
 	// Each text has one source, and --edits carries its own.
 	c.MarkFlagsMutuallyExclusive("old", "old-file")
 	c.MarkFlagsMutuallyExclusive("new", "new-file")
@@ -80,19 +90,18 @@ CRLF file.`,
 }
 
 func editRun(opts *EditOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpEdit, opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpEdit, opts.Path)
 	if err != nil {
 		return err
 	}
-	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	if _, err := request.ParseDiff(request.OpEdit, diffForm); err != nil {
+	if err := opts.check(); err != nil {
 		return err
 	}
 	edits, err := opts.edits(call)
 	if err != nil {
 		return err
 	}
-	req := request.Edit{Path: opts.Path, Edits: edits, Mutation: request.Mutation{IfMatch: opts.IfMatch, DryRun: opts.DryRun, Diff: diffForm}}
+	req := request.Edit{Path: opts.Path, Edits: edits, Mutation: opts.Mutation}
 	if call.forwarded {
 		return call.forward(session.Request{Op: session.OpEdit, Edit: &req})
 	}
@@ -103,19 +112,30 @@ func editRun(opts *EditOptions) error {
 	return call.print(res)
 }
 
+// check refuses, before any text is read, what edit cannot take: a
+// --diff it does not know; without --edits, a missing old or new text, or
+// both read from standard input. Cobra has refused the flags that
+// exclude each other.
+func (opts *EditOptions) check() error {
+	if _, err := request.ParseDiff(request.OpEdit, opts.Diff); err != nil {
+		return err
+	}
+	if opts.Edits != "" {
+		return nil
+	}
+	if (opts.Old == nil && opts.OldFile == nil) || (opts.New == nil && opts.NewFile == nil) {
+		return fserr.New(fserr.InvalidArgument, "edit: give --old or --old-file, and --new or --new-file; or --edits")
+	}
+	if isStdin(opts.OldFile) && isStdin(opts.NewFile) {
+		return fserr.New(fserr.InvalidArgument, "edit: --old-file and --new-file cannot both be - (standard input)")
+	}
+	return nil
+}
+
 // edits gathers the edits from --old/--old-file and --new/--new-file, or
-// from --edits. Cobra has refused the flags that exclude each other.
+// from --edits, as check let them through.
 func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
-	flags := opts.Command.Flags()
 	if opts.Edits == "" {
-		hasOld := flags.Changed("old") || flags.Changed("old-file")
-		hasNew := flags.Changed("new") || flags.Changed("new-file")
-		if !hasOld || !hasNew {
-			return nil, fserr.New(fserr.InvalidArgument, "edit: give --old or --old-file, and --new or --new-file; or --edits")
-		}
-		if opts.OldFile == "-" && opts.NewFile == "-" {
-			return nil, fserr.New(fserr.InvalidArgument, "edit: --old-file and --new-file cannot both be - (standard input)")
-		}
 		old, err := opts.text(call, "old", opts.Old, opts.OldFile)
 		if err != nil {
 			return nil, err
@@ -142,15 +162,28 @@ func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 	return edits, nil
 }
 
-// text is the old or new text (which): the flag's value, or the content
-// of the file its -file flag names.
-func (opts *EditOptions) text(call *call, which, value, file string) (string, error) {
-	if !opts.Command.Flags().Changed(which + "-file") {
-		return value, nil
+// text is the old or new text (which): the content of the file its
+// -file flag names if given, else the flag's value (cobra lets only one
+// be given, and check made sure one is).
+func (opts *EditOptions) text(call *call, which string, value, file *string) (string, error) {
+	if file == nil {
+		return *value, nil
 	}
-	data, err := opts.readSource(call, which+"-file", file)
+	data, err := opts.readSource(call, which+"-file", *file)
 	return string(data), err
 }
+
+// givenString is the value of c's string flag name, read into value, if
+// the command line gave it; nil if it did not.
+func givenString(c *cobra.Command, name string, value *string) *string {
+	if !c.Flags().Changed(name) {
+		return nil
+	}
+	return value
+}
+
+// isStdin says a source flag was given as "-", standard input.
+func isStdin(name *string) bool { return name != nil && *name == "-" }
 
 // readSource reads the whole of the file a flag names, or stdin for "-".
 // The file is a read like any other: deny_read applies, and it must be a

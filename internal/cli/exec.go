@@ -15,8 +15,10 @@ import (
 
 // ExecOptions are the options of dsh-fs exec.
 type ExecOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds exec's flags, its --config the session's trusted file,
+	// and --escalate, which exec refuses.
+	Policy PolicyFlags
 
 	// Argv is the command the session runs, its program first.
 	Argv []string
@@ -60,7 +62,7 @@ forwards the signals it receives.`,
   dsh-fs exec --cwd ~/proj -- go test ./...   # the caches copy-on-write, discarded at the end`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Argv = c, args
+			opts.Policy, opts.Argv = policyFlagsOf(c), args
 			if runF != nil {
 				return runF(opts)
 			}
@@ -84,15 +86,15 @@ func (e exitWith) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 // execRun resolves the session's settings from exec's flags, with exec's
 // command line trusted, and hands the session to internal/shell.
 func execRun(opts *ExecOptions) error {
-	a, flags := opts.App, opts.Command.Flags()
-	if to, _ := flags.GetString(config.FlagEscalate); to != "" {
+	a := opts.App
+	if opts.Policy.Escalate != "" {
 		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call, not to a session")
 	}
 	a.started = true
 	a.current = result.Header{Op: "exec"}
 	// exec --config FILE is the harness's trusted base for this session
 	// (docs/design.md §10); inside a session it only narrows.
-	s, err := config.Load(config.Source{Flags: flags, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
+	s, err := config.Load(config.Source{Flags: opts.Policy.Settings, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
 	if err != nil {
 		var de *sandbox.DeniedError
 		if errors.As(err, &de) {

@@ -9,8 +9,9 @@ import (
 
 // FindOptions are the inputs of find.
 type FindOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	request.Find
 }
@@ -34,7 +35,7 @@ result's cursor continues with --after.`,
   dsh-fs find 'docs/**' --limit 50`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Glob, opts.Path = c, args[0], "."
+			opts.Policy, opts.Glob, opts.Path = policyFlagsOf(c), args[0], "."
 			if len(args) == 2 {
 				opts.Path = args[1]
 			}
@@ -54,7 +55,7 @@ result's cursor continues with --after.`,
 }
 
 func findRun(opts *FindOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpFind, opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpFind, opts.Path)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,9 @@ import (
 
 // GrepOptions are the inputs of grep.
 type GrepOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	request.Grep
 }
@@ -37,7 +38,7 @@ searched, the syntax always RE2); -F is --fixed.`,
   dsh-fs grep parseConfig --after CURSOR`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Pattern, opts.Paths = c, args[0], args[1:]
+			opts.Policy, opts.Pattern, opts.Paths = policyFlagsOf(c), args[0], args[1:]
 			if len(opts.Paths) == 0 {
 				opts.Paths = []string{"."}
 			}
@@ -81,7 +82,7 @@ var grepHabits = map[string]string{
 }
 
 func grepRun(opts *GrepOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpGrep, opts.Paths[0])
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpGrep, opts.Paths[0])
 	if err != nil {
 		return err
 	}

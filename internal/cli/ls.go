@@ -10,10 +10,14 @@ import (
 
 // LsOptions are the inputs of ls.
 type LsOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	request.List
+	// DepthGiven says --depth was typed: 0 is then a bad argument, not
+	// the list's "no bound".
+	DepthGiven bool
 }
 
 // NewCmdLs returns the ls command; runF replaces lsRun in tests.
@@ -28,7 +32,7 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
   dsh-fs ls . --all --limit 50`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command = c
+			opts.Policy, opts.DepthGiven = policyFlagsOf(c), c.Flags().Changed("depth")
 			opts.Path = "."
 			if len(args) == 1 {
 				opts.Path = args[0]
@@ -46,15 +50,23 @@ func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
 	return c
 }
 
+// check refuses a typed --depth below 1. 0 is the options' "no bound";
+// typed, it would be a listing that means nothing, or everything: one
+// thing only, a bad argument.
+func (opts *LsOptions) check() error {
+	if opts.DepthGiven && opts.Depth < 1 {
+		return fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
+	}
+	return nil
+}
+
 func lsRun(opts *LsOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpList, opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpList, opts.Path)
 	if err != nil {
 		return err
 	}
-	// 0 is the options' "no bound"; typed, it would be a listing that
-	// means nothing, or everything: one thing only, a bad argument.
-	if opts.Command.Flags().Changed("depth") && opts.Depth < 1 {
-		return fserr.New(fserr.InvalidArgument, "ls: --depth must be 1 or more (--recursive alone has no bound)")
+	if err := opts.check(); err != nil {
+		return err
 	}
 	res, err := opts.List.Run(x)
 	if err != nil {

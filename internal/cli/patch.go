@@ -14,12 +14,15 @@ import (
 
 // PatchOptions are the inputs of patch.
 type PatchOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	From    string
 	IfMatch []string
 	DryRun  bool
+	// Diff is --diff, the form of the diff, checked once the call began.
+	Diff string
 }
 
 // NewCmdPatch returns the patch command; runF replaces patchRun in tests.
@@ -57,7 +60,7 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
   dsh-fs patch --from fix.diff --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command = c
+			opts.Policy = policyFlagsOf(c)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -66,32 +69,47 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 	}
 	c.Flags().StringVar(&opts.From, "from", "", "read the patch from this file, or - for standard input")
 	c.Flags().StringArrayVar(&opts.IfMatch, "if-match", nil, "PATH=SHA256: patch PATH only if its current content has this SHA-256 (repeatable)")
-	addDiffFlags(c.Flags(), &opts.DryRun)
+	addDiffFlags(c.Flags(), &opts.DryRun, &opts.Diff)
 	return c
 }
 
-func patchRun(opts *PatchOptions) error {
-	call, err := opts.App.begin(opts.Command, request.OpPatch, "")
-	if err != nil {
-		return err
+// check refuses, before the patch is read, what patch cannot take: a
+// --diff it does not know, an --if-match that is not PATH=SHA256, no
+// --from. It returns the pins by path.
+func (opts *PatchOptions) check() (ifMatch map[string]string, err error) {
+	if _, err := request.ParseDiff(request.OpPatch, opts.Diff); err != nil {
+		return nil, err
 	}
-	diffForm, _ := opts.Command.Flags().GetString(flagDiff)
-	if _, err := request.ParseDiff(request.OpPatch, diffForm); err != nil {
-		return err
-	}
-	ifMatch := map[string]string{}
+	ifMatch = map[string]string{}
 	for _, pin := range opts.IfMatch {
 		path, sum, ok := strings.Cut(pin, "=")
 		if !ok || path == "" {
-			return fserr.New(fserr.InvalidArgument, "patch: --if-match "+pin+": want PATH=SHA256")
+			return nil, fserr.New(fserr.InvalidArgument, "patch: --if-match "+pin+": want PATH=SHA256")
 		}
 		ifMatch[path] = sum
+	}
+	if opts.From == "" {
+		e := fserr.New(fserr.InvalidArgument, "patch: give --from FILE, or --from - to read the patch from standard input")
+		e.Hint = "git diff | dsh-fs patch --from -"
+		return nil, e
+	}
+	return ifMatch, nil
+}
+
+func patchRun(opts *PatchOptions) error {
+	call, err := opts.App.beginWith(opts.Policy, request.OpPatch, "")
+	if err != nil {
+		return err
+	}
+	ifMatch, err := opts.check()
+	if err != nil {
+		return err
 	}
 	data, err := opts.readPatch(call)
 	if err != nil {
 		return err
 	}
-	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: diffForm}
+	req := request.Patch{Patch: data, IfMatch: ifMatch, DryRun: opts.DryRun, Diff: opts.Diff}
 	if call.forwarded {
 		// Inside a session an escalated patch is the supervisor's to
 		// carry out, with the patch as this call read it; one that
@@ -111,11 +129,6 @@ func patchRun(opts *PatchOptions) error {
 // readPatch reads the patch --from names: a file, read as any read is
 // (deny_read applies), or standard input for "-".
 func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
-	if opts.From == "" {
-		e := fserr.New(fserr.InvalidArgument, "patch: give --from FILE, or --from - to read the patch from standard input")
-		e.Hint = "git diff | dsh-fs patch --from -"
-		return nil, e
-	}
 	var src io.Reader = opts.App.Stdin
 	if opts.From != "-" {
 		file, err := fsops.OpenSource(call.fence, "patch --from", opts.From)

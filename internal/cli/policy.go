@@ -18,8 +18,9 @@ import (
 
 // PolicyOptions are the inputs of policy.
 type PolicyOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	// Context prints the sandbox:policy block for a model's context
 	// instead of the JSON result.
@@ -41,7 +42,7 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
   dsh-fs policy --context   # the sandbox:policy block for a model's context`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command = c
+			opts.Policy = policyFlagsOf(c)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -320,7 +321,7 @@ type ceilings struct {
 }
 
 func policyRun(opts *PolicyOptions) error {
-	call, err := opts.App.begin(opts.Command, "policy", "")
+	call, err := opts.App.beginWith(opts.Policy, "policy", "")
 	if err != nil {
 		return err
 	}

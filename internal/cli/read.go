@@ -8,18 +8,22 @@ import (
 
 // ReadOptions are the inputs of read.
 type ReadOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	Path   string
 	Offset int
-	Limit  int
-	Raw    bool
+	// Limit is --limit, nil when not given: the settings' read_max_lines
+	// then bounds the window.
+	Limit *int
+	Raw   bool
 }
 
 // NewCmdRead returns the read command; runF replaces readRun in tests.
 func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
 	opts := &ReadOptions{App: app}
+	var limit int
 	c := &cobra.Command{
 		Use:        "read PATH",
 		SuggestFor: []string{"cat", "head", "tail", "less", "more", "view", "show", "open"},
@@ -29,7 +33,10 @@ func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
   dsh-fs read image.png --raw > copy.png`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Path = c, args[0]
+			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
+			if c.Flags().Changed("limit") {
+				opts.Limit = &limit
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -37,13 +44,13 @@ func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
 		},
 	}
 	c.Flags().IntVar(&opts.Offset, "offset", 1, "first line to return, counted from 1")
-	c.Flags().IntVar(&opts.Limit, "limit", 0, "most lines to return (default read_max_lines, 2000)")
+	c.Flags().IntVar(&limit, "limit", 0, "most lines to return (default read_max_lines, 2000)")
 	c.Flags().BoolVar(&opts.Raw, "raw", false, "stream the file's bytes to stdout unchanged, without JSON")
 	return c
 }
 
 func readRun(opts *ReadOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpRead, opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpRead, opts.Path)
 	if err != nil {
 		return err
 	}
@@ -52,9 +59,7 @@ func readRun(opts *ReadOptions) error {
 		_, err := req.Stream(x, opts.App.Stdout)
 		return err
 	}
-	if opts.Command.Flags().Changed("limit") {
-		req.Limit = &opts.Limit
-	}
+	req.Limit = opts.Limit
 	res, err := req.Run(x)
 	if err != nil {
 		return err

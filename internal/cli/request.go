@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/spf13/cobra"
-
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/request"
 )
@@ -18,12 +16,12 @@ func (c *call) exec() *request.Exec {
 	})
 }
 
-// beginRequest begins the call of op on path, as begin does, and
+// beginRequest begins the call of op on path, as beginWith does, and
 // resolves path through the call's Exec, recording it in the header
 // (failure or not) before the command reads its request's inputs: the
 // request's run then takes that same target.
-func (a *App) beginRequest(c *cobra.Command, op, path string) (*call, *request.Exec, error) {
-	call, err := a.begin(c, op, path)
+func (a *App) beginRequest(p PolicyFlags, op, path string) (*call, *request.Exec, error) {
+	call, err := a.beginWith(p, op, path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/version"
 )
 
@@ -160,18 +161,20 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 // flagDiff is write's and edit's --diff: how much of the diff to give.
 const flagDiff = "diff"
 
-// addMutationFlags adds the flags write and edit share: optimistic
-// concurrency, the dry run, and the form and bounds of the diff.
-func addMutationFlags(fs *pflag.FlagSet, op string, ifMatch *string, dryRun *bool) {
-	fs.StringVar(ifMatch, "if-match", "", op+" only if the current content has this SHA-256")
-	addDiffFlags(fs, dryRun)
+// addMutationFlags adds the flags write and edit share, into m:
+// optimistic concurrency, the dry run, and the form and bounds of the
+// diff (the bounds are settings, for config.Load).
+func addMutationFlags(fs *pflag.FlagSet, op string, m *request.Mutation) {
+	fs.StringVar(&m.IfMatch, "if-match", "", op+" only if the current content has this SHA-256")
+	addDiffFlags(fs, &m.DryRun, &m.Diff)
 }
 
-// addDiffFlags adds the dry run and the form and bounds of the diff, which
-// every mutation shares (patch takes --if-match per file).
-func addDiffFlags(fs *pflag.FlagSet, dryRun *bool) {
+// addDiffFlags adds the dry run and the form of the diff, into dryRun and
+// form, and the diff's bounds, settings for config.Load: every mutation
+// shares them (patch takes --if-match per file).
+func addDiffFlags(fs *pflag.FlagSet, dryRun *bool, form *string) {
 	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
-	fs.String(flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
+	fs.StringVar(form, flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")

@@ -8,8 +8,9 @@ import (
 
 // StatOptions are the inputs of stat.
 type StatOptions struct {
-	App     *App
-	Command *cobra.Command
+	App *App
+	// Policy holds the policy flags and --escalate, for beginWith.
+	Policy PolicyFlags
 
 	Path string
 }
@@ -25,7 +26,7 @@ func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
   dsh-fs stat /etc/hosts   # "writable": false, "writable_reason": "outside writable roots"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Command, opts.Path = c, args[0]
+			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
 			if runF != nil {
 				return runF(opts)
 			}
@@ -35,7 +36,7 @@ func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
 }
 
 func statRun(opts *StatOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Command, request.OpStat, opts.Path)
+	call, x, err := opts.App.beginRequest(opts.Policy, request.OpStat, opts.Path)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,9 @@ type App struct {
 	// fence is the call's fence once its policy is loaded; its mode,
 	// which an escalation may have widened, goes into a failure.
 	fence *sandbox.Fence
+	// wholeTree builds every command for every call (newCmdTree builds
+	// only a file command's own): for the test that the two agree.
+	wholeTree bool
 }
 
 // Main runs dsh-fs with the process's arguments and streams and returns
@@ -86,7 +89,10 @@ func (a *App) Run(args []string) int {
 		a.fail(err)
 		return exitStatus(fserr.CodeOf(err))
 	}
-	root := NewCmdRoot(a)
+	root := newCmdTree(a, args)
+	if a.wholeTree {
+		root = NewCmdRoot(a)
+	}
 	root.SetArgs(args)
 	root.SetIn(a.Stdin)
 	root.SetOut(a.Stdout)

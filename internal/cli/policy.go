@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/config"
@@ -304,7 +303,7 @@ func scopesText(abi int, held string) string {
 // wouldTerminal says what dsh-fs exec would do with the person's
 // terminal on this machine.
 func wouldTerminal() string {
-	if !seccomp.Supported() {
+	if !sandbox.SeccompSupported() {
 		return "dsh-fs exec could not: this kernel has no seccomp filters to refuse TIOCSTI"
 	}
 	return "dsh-fs exec would give the session a pseudo-terminal of its own and refuse TIOCSTI and TIOCLINUX here"

@@ -16,37 +16,7 @@ import (
 
 // NewCmdRoot returns the dsh-fs command tree bound to app.
 func NewCmdRoot(app *App) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "dsh-fs",
-		Short: "Sandboxed file reads, writes and edits for coding agents",
-		Long: `dsh-fs reads, writes, edits and lists files under a sandbox policy and
-prints one JSON result per call: the data, a bounded diff of what changed, or
-a structured denial with the marker models recognise.`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			return fserr.New(fserr.InvalidArgument, "missing command")
-		},
-	}
-	// A usage error suggests the commands this close to an unknown one.
-	root.SuggestionsMinimumDistance = 2
-	root.Version = version.Build().String()
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
-  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
-  dsh-fs write notes.md --from draft.md
-  dsh-fs policy --context`
-	// The root's --help names the variables every command reads; a
-	// command's names the shared policy flags in one line and points to
-	// the help topic that has them, with the variables (issue 26: the
-	// block cost 1.9 KB of every command's help).
-	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
-	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
-	})
-	addPolicyFlags(root.PersistentFlags())
+	root := newRootCommand()
 	root.AddCommand(
 		NewCmdRead(app, nil),
 		NewCmdWrite(app, nil),
@@ -80,6 +50,86 @@ a structured denial with the marker models recognise.`,
 			}
 		}
 	}
+	return root
+}
+
+// fileCommands are the commands a call usually is, each with its
+// constructor: newCmdTree builds only the one being run.
+var fileCommands = map[string]func(*App) *cobra.Command{
+	"read":  func(a *App) *cobra.Command { return NewCmdRead(a, nil) },
+	"write": func(a *App) *cobra.Command { return NewCmdWrite(a, nil) },
+	"edit":  func(a *App) *cobra.Command { return NewCmdEdit(a, nil) },
+	"patch": func(a *App) *cobra.Command { return NewCmdPatch(a, nil) },
+	"ls":    func(a *App) *cobra.Command { return NewCmdLs(a, nil) },
+	"grep":  func(a *App) *cobra.Command { return NewCmdGrep(a, nil) },
+	"find":  func(a *App) *cobra.Command { return NewCmdFind(a, nil) },
+	"stat":  func(a *App) *cobra.Command { return NewCmdStat(a, nil) },
+}
+
+// newCmdTree is the command tree a call with args runs in: for a file
+// command named first, with no help asked for anywhere on the line, the
+// root and that command alone, which parse, run and fail exactly as in
+// the whole tree (a command's flags, usage line and errors are its own
+// and the root's); otherwise the whole tree (NewCmdRoot), which help,
+// completion, suggestions for an unknown command and the other commands
+// need. Building every command and cobra's completion command cost about
+// a tenth of a small call's user time (issue 26).
+func newCmdTree(app *App, args []string) *cobra.Command {
+	if len(args) == 0 {
+		return NewCmdRoot(app)
+	}
+	build, ok := fileCommands[args[0]]
+	if !ok {
+		return NewCmdRoot(app)
+	}
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || strings.HasPrefix(a, "--help=") || a == "help" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'h')) {
+			return NewCmdRoot(app)
+		}
+	}
+	root := newRootCommand()
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(build(app))
+	return root
+}
+
+// newRootCommand is the root command with no subcommands: its flags,
+// templates and version.
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dsh-fs",
+		Short: "Sandboxed file reads, writes and edits for coding agents",
+		Long: `dsh-fs reads, writes, edits and lists files under a sandbox policy and
+prints one JSON result per call: the data, a bounded diff of what changed, or
+a structured denial with the marker models recognise.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return fserr.New(fserr.InvalidArgument, "missing command")
+		},
+	}
+	// A usage error suggests the commands this close to an unknown one.
+	root.SuggestionsMinimumDistance = 2
+	root.Version = version.Build().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
+  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
+  dsh-fs write notes.md --from draft.md
+  dsh-fs policy --context`
+	// The root's --help names the variables every command reads; a
+	// command's names the shared policy flags in one line and points to
+	// the help topic that has them, with the variables (issue 26: the
+	// block cost 1.9 KB of every command's help).
+	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
+	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
+	})
+	addPolicyFlags(root.PersistentFlags())
 	return root
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -76,4 +77,77 @@ func splitPath(p string) []string {
 		}
 	}
 	return out
+}
+
+// prefixResolver resolves the literal leading folders of one policy's
+// deny_read globs, sharing the work between globs: the usual list's
+// "~/.ssh/**", "~/.aws/**" and "~/.gnupg/**" resolve the home folder once
+// and then look at one name each, rather than each walking the whole
+// prefix (issue 26: 15 syscalls a call to 6).
+type prefixResolver struct {
+	cwd string
+	// folders are the canonical forms of the folders resolved so far, by
+	// their spelling in a glob; a failed one maps to "".
+	folders map[string]string
+}
+
+// canonicalGlob resolves the symlinks in the literal leading folders of an
+// absolute glob, so that a secret reached through a symlinked spelling of
+// them is matched too. A relative glob, or one whose prefix does not
+// resolve, is returned as given.
+func (r *prefixResolver) canonicalGlob(g string) string {
+	if !strings.HasPrefix(g, "/") {
+		return g
+	}
+	prefix, rest := literalPrefix(g)
+	if prefix == "" {
+		return g
+	}
+	canon, ok := r.canonical(prefix)
+	if !ok {
+		return g
+	}
+	return strings.Join(append([]string{canon}, rest...), "/")
+}
+
+// canonical is Canonical(cwd, p) for an absolute p. Its folder is
+// resolved once for every prefix that shares it; then the last name, if
+// it is missing or not a symlink, is the canonical folder joined with it
+// (a name that is not a symlink resolves to itself), and otherwise the
+// whole of p is resolved as Canonical resolves it.
+func (r *prefixResolver) canonical(p string) (string, bool) {
+	dir, name := path.Split(p)
+	dir = strings.TrimRight(dir, "/")
+	if dir == "" || name == "" || name == "." || name == ".." {
+		return r.resolve(p)
+	}
+	cdir, seen := r.folders[dir]
+	if !seen {
+		cdir, _ = r.resolve(dir)
+		if r.folders == nil {
+			r.folders = map[string]string{}
+		}
+		r.folders[dir] = cdir
+	}
+	if cdir == "" {
+		return r.resolve(p)
+	}
+	joined := strings.TrimSuffix(cdir, "/") + "/" + name
+	var st unix.Stat_t
+	switch err := unix.Fstatat(unix.AT_FDCWD, joined, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == unix.ENOENT:
+		return joined, true
+	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK:
+		return joined, true
+	}
+	return r.resolve(p)
+}
+
+// resolve is Canonical(cwd, p), with ok false where it fails.
+func (r *prefixResolver) resolve(p string) (string, bool) {
+	c, err := Canonical(r.cwd, p)
+	if err != nil {
+		return "", false
+	}
+	return c, true
 }

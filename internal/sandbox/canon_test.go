@@ -185,3 +185,66 @@ func TestCanonicalHops(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefixResolverIsCanonical: the deny_read prefixes, resolved with
+// their folders shared, are what Canonical makes of each, one resolver for
+// them all (so that a folder resolved for one serves the next) and a
+// fresh one for each; where Canonical fails, so does the resolver.
+func TestPrefixResolverIsCanonical(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, canonLayout...)
+	makeLayout(t, root,
+		"home/",
+		"home/.ssh => ../out/sub",
+		"home/.gnupg/",
+		"home/.netrc",
+		"homelink => home",
+		"ws/dang => ../out/none",
+		"ws/loop => loop",
+	)
+	var paths []string
+	for _, p := range []string{
+		"home/.ssh", "home/.aws", "home/.gnupg", "home/.netrc", "home/.netrc/x",
+		"homelink/.ssh", "homelink/.aws", "homelink/.gnupg",
+		"home/missing/deeper", "home/missing/deeper2", "home/..", "home/.", "home/../out/x",
+		"ws/dang", "ws/dang/x", "ws/loop", "ws/loop/x", "ws/d/../f",
+	} {
+		paths = append(paths, filepath.Join(root, p))
+	}
+	paths = append(paths, "/", "/proc/self/root"+root+"/home/.ssh")
+	base := filepath.Join(root, "ws")
+	shared := prefixResolver{cwd: base}
+	for _, p := range paths {
+		want, err := Canonical(base, p)
+		for _, r := range []*prefixResolver{&shared, {cwd: base}} {
+			got, ok := r.canonical(p)
+			if ok != (err == nil) || got != want {
+				t.Errorf("canonical(%q) = %q, %v; Canonical %q, %v", p, got, ok, want, err)
+			}
+		}
+	}
+	if _, ok := shared.folders[filepath.Join(root, "home")]; !ok {
+		t.Errorf("the home folder was not resolved once for its prefixes: %v", shared.folders)
+	}
+}
+
+// TestCanonicalGlobSharedPrefix: a glob keeps its wildcard components
+// after its resolved prefix, and one with no absolute prefix is returned
+// as given.
+func TestCanonicalGlobSharedPrefix(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "real/", "real/.ssh/", "home => real")
+	r := prefixResolver{cwd: root}
+	for g, want := range map[string]string{
+		root + "/home/.ssh/**":   root + "/real/.ssh/**",
+		root + "/home/.aws/**":   root + "/real/.aws/**",
+		root + "/home/*/id_*":    root + "/real/*/id_*",
+		"**/secrets/**":          "**/secrets/**",
+		"/**/x":                  "/**/x",
+		root + "/real/.ssh/id_*": root + "/real/.ssh/id_*",
+	} {
+		if got := r.canonicalGlob(g); got != want {
+			t.Errorf("canonicalGlob(%q) = %q, want %q", g, got, want)
+		}
+	}
+}

@@ -88,6 +88,7 @@ type EscalationRequest struct {
 // NewFence returns the fence of policy p.
 func NewFence(p Policy) *Fence {
 	f := &Fence{policy: p, mode: p.Mode}
+	prefixes := prefixResolver{cwd: p.Cwd}
 	for _, g := range p.DenyRead {
 		g = p.expandHome(g)
 		switch {
@@ -103,7 +104,7 @@ func NewFence(p Policy) *Fence {
 		// A secret folder reached through a symlinked spelling of the
 		// glob's own prefix ($HOME a symlink, ~/.ssh a symlink) is
 		// matched by its canonical spelling too.
-		if c := canonicalGlob(p.Cwd, g); c != g {
+		if c := prefixes.canonicalGlob(g); c != g {
 			f.denyRead = append(f.denyRead, denyGlob{c, g})
 		}
 	}
@@ -113,25 +114,6 @@ func NewFence(p Policy) *Fence {
 // denyGlob is a deny_read glob to match, and the glob to name in a denial
 // (the configured one, when match is its canonical spelling).
 type denyGlob struct{ match, shown string }
-
-// canonicalGlob resolves the symlinks in the literal leading folders of an
-// absolute glob: "/home/u/.ssh/**" with /home/u a symlink to /data/u
-// becomes "/data/u/.ssh/**". Globs with no absolute literal prefix come
-// back as they are.
-func canonicalGlob(cwd, g string) string {
-	if !strings.HasPrefix(g, "/") {
-		return g
-	}
-	prefix, rest := literalPrefix(g)
-	if prefix == "" {
-		return g
-	}
-	canon, err := Canonical(cwd, prefix)
-	if err != nil {
-		return g
-	}
-	return strings.Join(append([]string{canon}, rest...), "/")
-}
 
 // literalPrefix splits a glob at its first component with a wildcard:
 // the literal folders before it, joined ("" for none), and the

@@ -128,17 +128,21 @@ func (d *ListDir) Open(name string) (*ListDir, error) {
 // openEntry opens the entry name, whose path is p, with flags, never
 // through a symlink, and decides on what it opened (checkReadOpened)
 // before anything is read. With wantType (unix.S_IFREG) anything of
-// another type is closed unread: FS_INVALID_ARGUMENT.
-func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, *unix.Stat_t, error) {
+// another type is closed unread: FS_INVALID_ARGUMENT. It returns the
+// descriptor and the size the open found (a folder's is not looked at).
+func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, int64, error) {
 	fd, err := openRead(d.fd(), name, flags)
 	switch {
 	case err == unix.ELOOP:
-		return -1, nil, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
+		return -1, 0, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
 	case err == unix.ENOTDIR:
-		return -1, nil, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
+		return -1, 0, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
 	case err != nil:
-		return -1, nil, &os.PathError{Op: "open", Path: p, Err: err}
+		return -1, 0, &os.PathError{Op: "open", Path: p, Err: err}
 	}
+	// st stays on the stack (it is not returned): a walk opens one
+	// folder after another, and a heap Stat_t each was a tenth of its
+	// garbage (issue 26).
 	var st unix.Stat_t
 	if flags&unix.O_DIRECTORY != 0 {
 		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
@@ -148,21 +152,22 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, *u
 		st.Mode = unix.S_IFDIR
 	} else if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return -1, nil, &os.PathError{Op: "fstat", Path: p, Err: err}
+		return -1, 0, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
 	if wantType != 0 && st.Mode&unix.S_IFMT != wantType {
 		unix.Close(fd)
-		return -1, nil, fserr.New(fserr.InvalidArgument, p+": not a regular file")
+		return -1, 0, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
-	check := d.f.checkReadOpened
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		check = d.checkFileOpened
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		err = d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
+	} else {
+		err = d.checkFileOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
 	}
-	if err := check(d.op, Target{Given: p, Path: p}, fd, p, &st); err != nil {
+	if err != nil {
 		unix.Close(fd)
-		return -1, nil, err
+		return -1, 0, err
 	}
-	return fd, &st, nil
+	return fd, st.Size, nil
 }
 
 // checkFileOpened is checkReadOpened for a file opened by name in this
@@ -354,11 +359,11 @@ func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	fd, st, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	fd, size, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
 	if err != nil {
 		return nil, err
 	}
-	return &FileHandle{fd: fd, Path: p, Size: st.Size}, nil
+	return &FileHandle{fd: fd, Path: p, Size: size}, nil
 }
 
 // Read reads from the file, retrying a read a signal interrupted.

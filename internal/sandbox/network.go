@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -235,15 +234,8 @@ func RestrictTCP(ports []int) error {
 	// IPPROTO_MPTCP connects anywhere (checked on Linux 6.18). So none is
 	// made: EPROTONOSUPPORT, on which clients fall back to TCP. The
 	// protocol is an int, matched on its low word as the kernel reads it.
-	filter := seccomp.Filter{
-		NoNewPrivs: true,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{{Action: seccomp.ActionErrno | seccomp.Action(unix.EPROTONOSUPPORT),
-				NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: lowWordIs(2, unix.IPPROTO_MPTCP)}}}},
-		},
-	}
-	if err := seccomp.LoadFilter(filter); err != nil {
+	rule := lowWordRule{syscall: unix.SYS_SOCKET, arg: 2, values: []uint32{unix.IPPROTO_MPTCP}, errno: unix.EPROTONOSUPPORT}
+	if err := rule.install(); err != nil {
 		return fserr.Wrap(fserr.IO, "seccomp: multipath tcp: "+err.Error(), err)
 	}
 	return nil

@@ -1,12 +1,8 @@
 package sandbox
 
 import (
-	"fmt"
-	"math/bits"
 	"runtime"
-	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -30,39 +26,16 @@ var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 // its low 32 bits only: a request with high bits set (the bypass of
 // CVE-2019-10063) is the same request. Calls made through the 32-bit ABI
 // of a 64-bit kernel (i386 on amd64, arm on arm64) are checked by a second
-// filter of the same rule; the x32 ABI is refused whole by go-seccomp-bpf.
+// filter of the same rule; the x32 ABI is refused whole (lowWordRule.program).
 func RefuseTerminalInjection() error {
-	var conds []seccomp.NameWithConditions
-	for _, req := range terminalInjection {
-		conds = append(conds, seccomp.NameWithConditions{Name: "ioctl", Conditions: lowWordIs(1, req)})
-	}
-	filter := seccomp.Filter{
-		NoNewPrivs: true,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: conds}},
-		},
-	}
-	if err := seccomp.LoadFilter(filter); err != nil {
+	rule := lowWordRule{syscall: unix.SYS_IOCTL, arg: 1, values: terminalInjection, errno: unix.EPERM}
+	if err := rule.install(); err != nil {
 		return fserr.Wrap(fserr.IO, "seccomp: "+err.Error(), err)
 	}
 	if err := loadCompatFilter(); err != nil {
 		return fserr.Wrap(fserr.IO, "seccomp (32-bit ABI): "+err.Error(), err)
 	}
 	return nil
-}
-
-// lowWordIs is the condition "the low 32 bits of argument arg are v",
-// whatever its high 32 bits, in go-seccomp-bpf's terms: its Equal compares
-// all 64 bits, and its BitsSet is "any of these bits". No bit outside v
-// is set, and each bit of v is.
-func lowWordIs(arg uint32, v uint32) seccomp.ArgumentConditions {
-	conds := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^v)}}
-	for rest := v; rest != 0; rest &= rest - 1 {
-		bit := uint64(1) << bits.TrailingZeros32(rest)
-		conds = append(conds, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: bit})
-	}
-	return conds
 }
 
 // compatArch is the 32-bit ABI a 64-bit kernel of this architecture may
@@ -80,8 +53,7 @@ func compatArch() (arch, ioctl uint32, ok bool) {
 
 // loadCompatFilter refuses the terminalInjection ioctls made through the
 // 32-bit ABI (a 32-bit program the session brought along), which the
-// native filter, bound to one architecture, lets through. go-seccomp-bpf
-// assembles for the running architecture only, so this one is written out.
+// native filter, bound to one architecture, lets through.
 func loadCompatFilter() error {
 	arch, nr, ok := compatArch()
 	if !ok {
@@ -112,9 +84,5 @@ func loadCompatFilter() error {
 		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 	)
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return fmt.Errorf("%w", e)
-	}
-	return nil
+	return loadSeccomp(prog)
 }

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/config"
+)
+
+// TestCommandTreeOnlyTheOneRun: a call of a file command runs in a tree
+// of the root and that command alone, and prints, byte for byte, and exits
+// as it does in the whole tree: its results, its usage errors and their
+// suggestions, the shell's habits, and help (which takes the whole tree).
+func TestCommandTreeOnlyTheOneRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir) // the session cwd
+	env := map[string]string{"DSH_FS_CWD": dir, "DSH_FS_ENFORCE": "off", "DSH_FS_TMP": "false", "DSH_FS_CONFIG": "", "HOME": dir}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	run := func(whole bool, args []string) (string, int) {
+		var out bytes.Buffer
+		a := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, LookupEnv: lookup,
+			Locations: config.Locations{SystemDir: filepath.Join(dir, "no-system"), Home: func() (string, error) { return dir, nil }}, wholeTree: whole}
+		status := a.Run(args)
+		return out.String(), status
+	}
+	for _, args := range [][]string{
+		{"stat", "a.txt"},
+		{"stat"},
+		{"stat", "a.txt", "b.txt", "c.txt"},
+		{"stat", "--bogus", "a.txt"},
+		{"stat", "-x", "a.txt"},
+		{"stat", "--help"},
+		{"stat", "-h"},
+		{"read", "a.txt", "--limit", "1"},
+		{"read", "a.txt", "--limit", "x"},
+		{"read", "a.txt", "--ofset", "1"},
+		{"grep", "-rn", "two", "."},
+		{"grep", "-n", "two"},
+		{"find", "*.txt", "."},
+		{"find", "*.txt", "--limit", "0"},
+		{"ls", "."},
+		{"ls", "--recurse", "."},
+		{"edit", "a.txt", "--old", "one"},
+		{"edit", "a.txt", "--old-text", "one", "--new", "1"},
+		{"write", "b.txt", "--dry-run"},
+		{"patch", "--from", "nothing.patch"},
+		{"stat", "a.txt", "--output", "text"},
+		{"stat", "--mode", "bogus", "a.txt"},
+		{"stat", "--", "-h"},
+	} {
+		lazy, lazyStatus := run(false, args)
+		whole, wholeStatus := run(true, args)
+		if lazy != whole || lazyStatus != wholeStatus {
+			t.Errorf("%q: the tree of one command gives status %d:\n%s\nthe whole tree %d:\n%s", args, lazyStatus, lazy, wholeStatus, whole)
+		}
+		if lazy == "" {
+			t.Errorf("%q: printed nothing", args)
+		}
+		if testing.Verbose() {
+			t.Logf("%q: %d %.120s", args, lazyStatus, lazy)
+		}
+	}
+}
+
+// TestCommandTreeChoice: only a file command named first, with no help on
+// its line, gets the small tree.
+func TestCommandTreeChoice(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		small bool
+	}{
+		{[]string{"stat", "x"}, true},
+		{[]string{"grep", "-n", "x"}, true},
+		{[]string{"find", "*.go", "--", "-h"}, true},
+		{nil, false},
+		{[]string{"policy"}, false},
+		{[]string{"exec", "--", "ls"}, false},
+		{[]string{"--mode", "read-only", "stat", "x"}, false},
+		{[]string{"stat", "--help"}, false},
+		{[]string{"stat", "-h"}, false},
+		{[]string{"grep", "-nh", "x"}, false},
+		{[]string{"read", "help"}, false},
+		{[]string{"completion", "bash"}, false},
+		{[]string{"help", "stat"}, false},
+	} {
+		root := newCmdTree(&App{}, tc.args)
+		if small := len(root.Commands()) == 1; small != tc.small {
+			t.Errorf("%q: %d commands, want the small tree %v", tc.args, len(root.Commands()), tc.small)
+		}
+	}
+}

@@ -47,12 +47,6 @@ func policyFlagsOf(c *cobra.Command) PolicyFlags {
 	return PolicyFlags{Settings: c.Flags(), Escalate: to}
 }
 
-// begin is beginWith with the policy flags of c's command line; only
-// beginPath still takes a command.
-func (a *App) begin(c *cobra.Command, op, path string) (*call, error) {
-	return a.beginWith(policyFlagsOf(c), op, path)
-}
-
 // beginWith starts the call of op on path: it loads the settings from
 // the policy flags p, the environment and the config file, and builds the
 // fence, with the escalation p asks for.

@@ -158,11 +158,7 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 		unix.Close(fd)
 		return -1, 0, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		err = d.f.checkReadOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
-	} else {
-		err = d.checkFileOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
-	}
+	err = d.checkEntryOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
 	if err != nil {
 		unix.Close(fd)
 		return -1, 0, err
@@ -170,22 +166,25 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	return fd, st.Size, nil
 }
 
-// checkFileOpened is checkReadOpened for a file opened by name in this
-// folder, whose path passed deny_read before the open, with the
+// checkEntryOpened is checkReadOpened for an entry opened by name in
+// this folder, whose path passed deny_read before the open, with the
 // /proc/self/fd read-back only where a rule could apply (issue 26): the
-// file has several links (its identity is checked too), its name is one
-// a glob's last component matches (it is covered if its folder now lies
-// where the glob names), or it lies in an anchored glob's tree. Elsewhere
-// no rule can cover the file unless its folder itself was moved beneath a
-// covered one since it was opened and checked, a folder this listing
-// holds: one read-back a folder (checkReadOpened on each subfolder
-// opened) rather than one a file.
-func (d *ListDir) checkFileOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+// entry is a file with several links (its identity is checked too), its
+// name is one a glob's last component matches, or it lies in (or above)
+// an anchored glob's tree. Elsewhere no rule can cover what was opened:
+// it was opened by one name in a folder already judged, without
+// following a symlink, so its path is the folder's joined with its name,
+// unless the folder itself has been moved since it was opened. No move
+// through dsh-fs takes a folder across a deny_read glob's cover (§4,
+// "A folder carries what lies beneath it"), and an exec session cannot
+// reach what the globs cover, so only a process outside dsh-fs could,
+// and what it moves in was readable where the walk opened it.
+func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
 	if len(d.f.denyRead) == 0 {
 		return nil
 	}
 	m := d.f.denyMatcher()
-	if st.Nlink > 1 || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
+	if st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
 		return d.f.checkReadOpened(op, t, fd, walked, st)
 	}
 	if g, ok := d.f.deniedIdentity(st); ok {

@@ -192,3 +192,61 @@ func TestListDirEntriesAndOpenFile(t *testing.T) {
 		}
 	}
 }
+
+// TestListDirReadsBackWhereARuleCouldApply: a subfolder opened in a
+// listed folder is read back through /proc/self/fd only where a deny_read
+// rule could apply to it (issue 26): there the read-back still decides,
+// and the real path it gives is denied. The listed folder r is moved
+// beneath an anchored glob's cover after it was opened, as only a
+// process outside dsh-fs could move it: its subfolder a, above the
+// glob's folder, is read back and denied; plain, which no rule could
+// apply to, is judged by the path walked, without a read-back.
+func TestListDirReadsBackWhereARuleCouldApply(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	makeLayout(t, root, "ws/r/a/", "ws/r/plain/", "ws/r/x.txt")
+	f := readFence(t, root, "$ROOT/ws/r/a/vault/**")
+	target, err := f.Resolve("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.OpenList("find", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+
+	before := readBacks.Load()
+	plain, err := d.Open("plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
+	if n := readBacks.Load() - before; n != 0 {
+		t.Errorf("a subfolder no rule could apply to was read back %d times", n)
+	}
+
+	ws := filepath.Join(root, "ws")
+	for _, step := range [][2]string{{"r", "moved"}, {"", "r/a/vault"}, {"moved", "r/a/vault/r"}} {
+		if step[0] == "" {
+			if err := os.MkdirAll(filepath.Join(ws, step[1]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.Rename(filepath.Join(ws, step[0]), filepath.Join(ws, step[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = readBacks.Load()
+	a, err := d.Open("a")
+	if err == nil {
+		a.Close()
+	}
+	if n := readBacks.Load() - before; n != 1 {
+		t.Errorf("a subfolder above an anchored glob's folder was read back %d times, want 1", n)
+	}
+	if de := deniedAs(t, err); de.Reason != ReasonDenyRead {
+		t.Errorf("Open(a) once its real path is covered: %v, want deny_read", err)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -9,6 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -114,4 +116,24 @@ func printJSON(app *App, h result.Header, res any) error {
 		return err
 	}
 	return result.Encode(app.Stdout, out, app.pretty)
+}
+
+// readSource reads the whole of the source the flag of op names: stdin
+// for "-", or a file, read as any read is (deny_read applies, and it
+// must be a regular file).
+func (c *call) readSource(stdin io.Reader, op, flag, name string) ([]byte, error) {
+	src := stdin
+	if name != "-" {
+		file, err := fsops.OpenSource(c.fence, op+" "+flag, name)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		src = file
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return nil, fserr.FromOS(op+": "+flag, name, err)
+	}
+	return data, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -192,18 +191,5 @@ func (opts *EditOptions) readSource(call *call, flag, name string) ([]byte, erro
 	if name == "" {
 		return nil, fserr.New(fserr.InvalidArgument, "edit: --"+flag+" needs a file name, or - for stdin")
 	}
-	var src io.Reader = opts.App.Stdin
-	if name != "-" {
-		file, err := fsops.OpenSource(call.fence, "edit --"+flag, name)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		src = file
-	}
-	data, err := io.ReadAll(src)
-	if err != nil {
-		return nil, fserr.FromOS("edit: --"+flag, name, err)
-	}
-	return data, nil
+	return call.readSource(opts.App.Stdin, "edit", "--"+flag, name)
 }

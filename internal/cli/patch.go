@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -129,18 +127,5 @@ func patchRun(opts *PatchOptions) error {
 // readPatch reads the patch --from names: a file, read as any read is
 // (deny_read applies), or standard input for "-".
 func (opts *PatchOptions) readPatch(call *call) ([]byte, error) {
-	var src io.Reader = opts.App.Stdin
-	if opts.From != "-" {
-		file, err := fsops.OpenSource(call.fence, "patch --from", opts.From)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		src = file
-	}
-	data, err := io.ReadAll(src)
-	if err != nil {
-		return nil, fserr.FromOS("patch: --from", opts.From, err)
-	}
-	return data, nil
+	return call.readSource(opts.App.Stdin, "patch", "--from", opts.From)
 }

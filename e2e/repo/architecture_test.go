@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -29,10 +30,27 @@ const readmeMaxBytes = 15_000
 
 // goFolders lists, relative to the repository root and slash-separated,
 // every folder holding a .go file, skipped as the go command skips them:
-// testdata and names starting with "." or "_".
+// testdata and names starting with "." or "_". Where git can list the
+// checkout, only its files count, tracked or new, never what .gitignore
+// leaves out (bench/tmp's scratch trees).
 func goFolders(t *testing.T) []string {
 	t.Helper()
 	seen := map[string]bool{}
+	ls := exec.Command("git", "-C", harness.RepoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.go")
+	if out, err := ls.Output(); err == nil {
+		for f := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+			if f == "" {
+				continue
+			}
+			dir := path.Dir(f)
+			if dir == "." || !slices.ContainsFunc(strings.Split(dir, "/"), func(c string) bool {
+				return c == "testdata" || strings.HasPrefix(c, ".") || strings.HasPrefix(c, "_")
+			}) {
+				seen[dir] = true
+			}
+		}
+		return sortedKeys(seen)
+	}
 	err := filepath.WalkDir(harness.RepoRoot, func(full string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -56,6 +74,10 @@ func goFolders(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sortedKeys(seen)
+}
+
+func sortedKeys(seen map[string]bool) []string {
 	folders := make([]string, 0, len(seen))
 	for f := range seen {
 		folders = append(folders, f)

@@ -54,7 +54,7 @@ var plantedCalls = []plantedCall{
 	{"control: start where exec's child starts CMD", "internal/shell/child.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
 	{"control: read-only open where reads may", "internal/sandbox/procfs.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
-	{"control: raw syscall of the seccomp filter", "internal/sandbox/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
+	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
 	{"control: the file unchanged", "internal/text/text.go", nil, ``, ""},
 }
 

@@ -132,8 +132,8 @@ var mayStart = registry{
 }
 
 var mayRawSyscall = registry{
-	"internal/sandbox/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
-	"internal/tty/handover.go":       "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
+	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -291,7 +292,7 @@ func privilegesText(p string) string {
 // scopesText says what Landlock's scopes do at ABI abi, held saying
 // what they do when they hold.
 func scopesText(abi int, held string) string {
-	if sandbox.ScopesHeld(abi) {
+	if kernel.ScopesHeld(abi) {
 		return held
 	}
 	if abi == 0 {
@@ -303,7 +304,7 @@ func scopesText(abi int, held string) string {
 // wouldTerminal says what dsh-fs exec would do with the person's
 // terminal on this machine.
 func wouldTerminal() string {
-	if !sandbox.SeccompSupported() {
+	if !kernel.SeccompSupported() {
 		return "dsh-fs exec could not: this kernel has no seccomp filters to refuse TIOCSTI"
 	}
 	return "dsh-fs exec would give the session a pseudo-terminal of its own and refuse TIOCSTI and TIOCLINUX here"

@@ -6,39 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
-
-// landlockABI returns the kernel's Landlock ABI version, 0 when it has
-// none. It is asked once per process.
-var landlockABI = sync.OnceValue(func() int {
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return 0
-	}
-	return abi
-})
-
-// writeRights returns the Landlock rights that change the file system,
-// as far as the kernel's ABI knows them. Refer (ABI 2) and truncate
-// (ABI 3) are added only where the ABI has them: asking for a right the
-// kernel lacks would fail, and a best-effort downgrade would silently drop
-// the whole restriction.
-func writeRights(abi int) landlock.AccessFSSet {
-	rights := landlock.AccessFSSet(llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
-		llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock |
-		llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym)
-	if abi >= 2 {
-		rights |= llsys.AccessFSRefer
-	}
-	if abi >= 3 {
-		rights |= llsys.AccessFSTruncate
-	}
-	return rights
-}
 
 // kernelLayer reports whether the Landlock layer guards mutations under p,
 // and fails when p demands it and the kernel lacks it.
@@ -48,9 +18,9 @@ func kernelLayer(p Policy) (bool, error) {
 	}
 	switch p.Enforce {
 	case EnforceAuto:
-		return landlockABI() > 0, nil
+		return kernel.ABI() > 0, nil
 	case EnforceLandlock:
-		if landlockABI() == 0 {
+		if kernel.ABI() == 0 {
 			return false, fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
 		}
 		return true, nil
@@ -121,7 +91,7 @@ func (f *Fence) Enforce() error {
 		f.enforced = true
 		return nil
 	}
-	if err := restrictWrites(dirs, []string{os.DevNull}, 0); err != nil {
+	if err := kernel.RestrictWrites(dirs, []string{os.DevNull}, false); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
 	}
 	f.enforced = true
@@ -141,49 +111,6 @@ func existingDirs(paths []string) []string {
 	return dirs
 }
 
-// deviceRights are handled and granted nowhere: a device node made in a
-// writable root (a block device of the disk, /dev/mem's character
-// device) would read what deny_read hides off the disk, or write it raw.
-const deviceRights = landlock.AccessFSSet(llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock)
-
-// restrictWrites restricts this process, and what it starts, for good:
-// the kernel refuses every write but beneath dirs (every write right the
-// ABI has but making device nodes) and to the files named in devices
-// (writing them, never making or removing anything there; a folder
-// among them covers the files in it), each where it exists. scoped are
-// the IPC scopes to restrict too (none for 0).
-func restrictWrites(dirs, devices []string, scoped landlock.ScopedSet) error {
-	abi := landlockABI()
-	rights := writeRights(abi)
-	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
-	if abi >= 3 {
-		fileRights |= llsys.AccessFSTruncate
-	}
-	rules := []landlock.Rule{landlock.PathAccess(rights&^deviceRights, dirs...)}
-	for _, d := range devices {
-		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())
-	}
-	cfg := landlock.Config{HandledAccessFS: rights, Scoped: scoped}
-	return cfg.Restrict(rules...)
-}
-
-// sessionScopes are the IPC scopes of a session's tree where the ABI has
-// them (6 and newer): no signal, and no connection to an abstract unix
-// socket, reaches a process outside the session's Landlock domain — the
-// supervisor, the person's shell, a tmux or D-Bus server. Within the
-// session both work as ever. ptrace of outside processes Landlock
-// refuses at every ABI.
-func sessionScopes(abi int) landlock.ScopedSet {
-	if abi < 6 {
-		return 0
-	}
-	return landlock.ScopedSet(llsys.ScopeSignal | llsys.ScopeAbstractUnixSocket)
-}
-
-// ScopesHeld says whether a session's tree on this kernel is scoped
-// (sessionScopes): its Landlock ABI is 6 or newer.
-func ScopesHeld(abi int) bool { return sessionScopes(abi) != 0 }
-
 // Layers says which enforcement layers guard a mutation under a policy.
 type Layers struct {
 	// Layers names the active layers, outermost first: "lexical" (the
@@ -199,7 +126,7 @@ type Layers struct {
 // read-only mode no mutation runs, and in danger-full-access there is no
 // fence: both have none.
 func ActiveLayers(p Policy) Layers {
-	l := Layers{Layers: []string{}, LandlockABI: landlockABI()}
+	l := Layers{Layers: []string{}, LandlockABI: kernel.ABI()}
 	if p.Mode == WorkspaceWrite {
 		l.Layers = append(l.Layers, "lexical", "root")
 		if on, _ := kernelLayer(p); on {

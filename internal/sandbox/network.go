@@ -7,10 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -181,64 +177,6 @@ func InternalAddr(addr netip.Addr) bool {
 		return true
 	}
 	return netip.MustParsePrefix("100.64.0.0/10").Contains(addr) || netip.MustParsePrefix("0.0.0.0/8").Contains(addr)
-}
-
-// LoopbackUp brings up the loopback interface of this process's network
-// namespace: a new namespace has "lo" and nothing else, down. It needs
-// CAP_NET_ADMIN in the namespace's user namespace.
-func LoopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("loopback: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return fmt.Errorf("loopback: %w", err)
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback: get flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback: bring up: %w", err)
-	}
-	return nil
-}
-
-// tcpLandlockABI is the first Landlock ABI with TCP rules.
-const tcpLandlockABI = 4
-
-// TCPLandlock reports whether the kernel has Landlock's TCP rules: the
-// network's second layer where no network namespace can be made.
-func TCPLandlock() (abi int, ok bool) { return landlockABI(), landlockABI() >= tcpLandlockABI }
-
-// RestrictTCP restricts this process, and every process it will start,
-// so that the kernel refuses every TCP connect(2) but to the ports
-// (none: every one), whatever the address. It is a ruleset of its own,
-// stacked on the others. It covers TCP alone: UDP, raw sockets and the
-// other protocols stay as they are.
-func RestrictTCP(ports []int) error {
-	if _, ok := TCPLandlock(); !ok {
-		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no TCP rules (needs %d)", landlockABI(), tcpLandlockABI))
-	}
-	cfg := landlock.Config{HandledAccessNet: landlock.AccessNetSet(llsys.AccessNetConnectTCP)}
-	var rules []landlock.Rule
-	for _, p := range ports {
-		rules = append(rules, landlock.ConnectTCP(uint16(p)))
-	}
-	if err := cfg.RestrictNet(rules...); err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: tcp: %v", err), err)
-	}
-	// Landlock's TCP rules do not see Multipath TCP: a socket made with
-	// IPPROTO_MPTCP connects anywhere (checked on Linux 6.18). So none is
-	// made: EPROTONOSUPPORT, on which clients fall back to TCP. The
-	// protocol is an int, matched on its low word as the kernel reads it.
-	rule := lowWordRule{syscall: unix.SYS_SOCKET, arg: 2, values: []uint32{unix.IPPROTO_MPTCP}, errno: unix.EPROTONOSUPPORT}
-	if err := rule.install(); err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp: multipath tcp: "+err.Error(), err)
-	}
-	return nil
 }
 
 // OpNetwork is the op of an EscalationRequest for a host the session's

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
 // ShellDevices are the device files a shell and the programs it runs
@@ -25,13 +26,13 @@ func TreeLayer(p Policy) (abi int, why string, err error) {
 		return 0, "danger-full-access mode", nil
 	case p.Enforce == EnforceOff:
 		return 0, "enforce: off", nil
-	case landlockABI() == 0:
+	case kernel.ABI() == 0:
 		if p.Enforce == EnforceLandlock {
 			return 0, "", fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
 		}
 		return 0, "this kernel has no Landlock", nil
 	}
-	return landlockABI(), "", nil
+	return kernel.ABI(), "", nil
 }
 
 // RestrictTree restricts this process, and every process it will start,
@@ -43,10 +44,10 @@ func TreeLayer(p Policy) (abi int, why string, err error) {
 // the ABI has scopes no signal or abstract socket reaches outside the
 // tree. Reads stay unrestricted: deny_read is the mount layer's.
 func RestrictTree(roots []string) error {
-	if landlockABI() == 0 {
+	if kernel.ABI() == 0 {
 		return fserr.New(fserr.IO, "landlock is not available on this kernel")
 	}
-	if err := restrictWrites(existingDirs(roots), append(slices.Clip(ShellDevices), shellTerminals), sessionScopes(landlockABI())); err != nil {
+	if err := kernel.RestrictWrites(existingDirs(roots), append(slices.Clip(ShellDevices), shellTerminals), true); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
 	}
 	return nil

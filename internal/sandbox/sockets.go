@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
 // The socket layer of a dsh-fs exec session (docs/design.md §10): no
@@ -251,8 +252,8 @@ func socketRuleset(grants []string) (landlock.Config, []landlock.Rule) {
 // holds alone. It needs Landlock ABI 9 (SocketLandlock), and fails
 // without it.
 func RestrictSockets(grants []string) error {
-	if landlockABI() < socketLandlockABI {
-		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no right for unix sockets (needs %d)", landlockABI(), socketLandlockABI))
+	if kernel.ABI() < socketLandlockABI {
+		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no right for unix sockets (needs %d)", kernel.ABI(), socketLandlockABI))
 	}
 	cfg, rules := socketRuleset(grants)
 	if err := cfg.RestrictPaths(rules...); err != nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
 // The unit tests of this package look at no socket of the machine's:
@@ -167,12 +168,12 @@ func TestRestrictSockets(t *testing.T) {
 	if os.Getenv("SOCKETS_CHILD") != "" {
 		t.Skip("in the child")
 	}
-	if landlockABI() < socketLandlockABI {
+	if kernel.ABI() < socketLandlockABI {
 		err := RestrictSockets(nil)
 		if fserr.CodeOf(err) != fserr.IO || err == nil || !strings.Contains(err.Error(), "no right for unix sockets") {
-			t.Errorf("RestrictSockets on ABI %d = %v, want FS_IO saying why", landlockABI(), err)
+			t.Errorf("RestrictSockets on ABI %d = %v, want FS_IO saying why", kernel.ABI(), err)
 		}
-		t.Skipf("Landlock ABI %d: the socket right needs ABI 9, so the restriction itself cannot be tested here", landlockABI())
+		t.Skipf("Landlock ABI %d: the socket right needs ABI 9, so the restriction itself cannot be tested here", kernel.ABI())
 	}
 	tmp := canonTemp(t)
 	for _, name := range []string{"granted.sock", "other.sock"} {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -21,7 +22,7 @@ type childSpec struct {
 	Roots    []string           `json:"roots"`
 	Mounts   *sandbox.MountPlan `json:"mounts"`
 	// Unprivileged says CMD runs with no capability and no_new_privs
-	// (sandbox.DropPrivileges).
+	// (kernel.DropPrivileges).
 	Unprivileged bool   `json:"unprivileged"`
 	Empty        string `json:"empty"`
 	// Caches are the toolchain caches the kernel layer grants besides
@@ -44,7 +45,7 @@ type childSpec struct {
 	// port of its own (network: allowlist).
 	ProxyFD int `json:"proxy_fd"`
 	// TCPPorts, when not nil, are the only ports CMD may connect to over
-	// TCP (sandbox.RestrictTCP): the network's layer where there is no
+	// TCP (kernel.RestrictTCP): the network's layer where there is no
 	// network namespace; ProxyPort is then the proxy's on the host's
 	// 127.0.0.1 under allowlist, 0 under off.
 	TCPPorts  []int `json:"tcp_ports"`
@@ -109,7 +110,7 @@ func execChild() int {
 	}
 	env := os.Environ()
 	if spec.Network {
-		if err := sandbox.LoopbackUp(); err != nil {
+		if err := kernel.LoopbackUp(); err != nil {
 			return fail(fserr.IO, "network layer: "+err.Error())
 		}
 	}
@@ -145,7 +146,7 @@ func execChild() int {
 		}
 	}
 	if spec.TCPPorts != nil {
-		if err := sandbox.RestrictTCP(spec.TCPPorts); err != nil {
+		if err := kernel.RestrictTCP(spec.TCPPorts); err != nil {
 			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
 		}
 		if spec.ProxyPort > 0 {
@@ -159,13 +160,13 @@ func execChild() int {
 	}
 	// CMD keeps no capability, as root too, and can gain none.
 	if spec.Unprivileged {
-		if _, err := sandbox.DropPrivileges(); err != nil {
+		if _, err := kernel.DropPrivileges(); err != nil {
 			return fail(fserr.IO, "privileges: "+err.Error())
 		}
 	}
 	// Last, so nothing above needs what it refuses: no process of the
 	// session may type into a terminal (TIOCSTI), whichever it reaches.
-	if err := sandbox.RefuseTerminalInjection(); err != nil {
+	if err := kernel.RefuseTerminalInjection(); err != nil {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
 	}
 	if spec.Init {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -214,7 +215,7 @@ func TestChildSessionInit(t *testing.T) {
 // TestChildTCPLayer: without a network namespace, Landlock's TCP rules
 // let CMD connect only to the ports it was given.
 func TestChildTCPLayer(t *testing.T) {
-	if abi, ok := sandbox.TCPLandlock(); !ok {
+	if abi, ok := kernel.TCPRules(); !ok {
 		t.Skip("no Landlock TCP rules: ABI", abi)
 	}
 	allowed, refused := listen(t), listen(t)
@@ -275,7 +276,7 @@ func TestChildLayerFailures(t *testing.T) {
 	if !sandbox.SocketLandlock(sandbox.Policy{Mode: sandbox.WorkspaceWrite}) {
 		cases["socket layer on an old kernel"] = layerCase{childSpec{Sockets: []string{}}, nil, "socket layer: "}
 	}
-	if _, ok := sandbox.TCPLandlock(); !ok {
+	if _, ok := kernel.TCPRules(); !ok {
 		cases["tcp layer on an old kernel"] = layerCase{childSpec{TCPPorts: []int{}}, nil, "network layer: "}
 	}
 	if len(cases) == 0 {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -55,7 +56,7 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		if p.Mode == sandbox.DangerFullAccess {
 			nsWhy = "no network namespace: danger-full-access has no mount layer, whose user namespace a user that is not root needs for one"
 		}
-		if abi, ok := sandbox.TCPLandlock(); ok && p.Enforce != sandbox.EnforceOff {
+		if abi, ok := kernel.TCPRules(); ok && p.Enforce != sandbox.EnforceOff {
 			if p.Network == sandbox.NetworkAllowlist {
 				return networkPlan{tcp: true, text: fmt.Sprintf("allowlist, TCP only: Landlock ABI %d refuses every TCP connect but to the session's proxy on the host's 127.0.0.1 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY name it); %s; UDP and other protocols are not refused (%s)", abi, reach, nsWhy)}
 			}

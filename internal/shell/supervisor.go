@@ -16,6 +16,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -110,7 +111,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		return nil, err
 	}
 	rec := NewRecord(s, roots)
-	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && sandbox.ScopesHeld(abi),
+	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
 		Privileges: session.PrivilegesKept}
 	var sockets []string
 	if sandbox.SocketLandlock(p) {
@@ -526,7 +527,7 @@ func mountNamespace() *syscall.SysProcAttr {
 		// ambient capability for the mounts, and the child clears it
 		// before it becomes CMD (execChild).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
-		// securebits before CMD (sandbox.DropPrivileges).
+		// securebits before CMD (kernel.DropPrivileges).
 		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
 		// mounter, whose credentials it keeps for its own work (its
 		// work folder is mode 0); in a namespace that maps this user

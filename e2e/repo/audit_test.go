@@ -167,7 +167,7 @@ var mayOpenToRead = registry{
 	"internal/sandbox/gitwalk.go":      "the git guard's reads: the walk's .git pointers",
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
 	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/sandbox/procfs.go":       "the one open of /proc before it is verified",
+	"internal/kernel/procfs.go":        "the one open of /proc before it is verified",
 }
 
 // auditRegistries are the registries by kind.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
 // Dir is the folder a mutation happens in, opened as a file descriptor:
@@ -499,7 +500,7 @@ func (t *Temp) create(name string) error {
 // link gives the unnamed file the name link in its folder.
 func (t *Temp) link(link string) error {
 	var err error = unix.ENOENT
-	if proc, perr := procRoot(); perr == nil {
+	if proc, perr := kernel.ProcRoot(); perr == nil {
 		// Through the verified /proc only: a symlink laid out on a fake
 		// one would give another file the name.
 		err = unix.Linkat(proc, "thread-self/fd/"+strconv.Itoa(int(t.Fd())), t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)

@@ -3,10 +3,12 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
 // Reads decide on what they opened (docs/design.md §9): a path is opened
@@ -213,4 +215,15 @@ func (f *Fence) givenAbs(t Target) string {
 func fdPath(fd int) (string, bool) {
 	p, err := openedPath(fd)
 	return p, err == nil
+}
+
+// readBacks counts this package's read-backs of descriptors: where a
+// decision needed one (TestListDirReadsBackWhereARuleCouldApply).
+var readBacks atomic.Int64
+
+// openedPath is the path of fd now, read back from the verified /proc
+// (kernel.OpenedPath).
+func openedPath(fd int) (string, error) {
+	readBacks.Add(1)
+	return kernel.OpenedPath(fd)
 }

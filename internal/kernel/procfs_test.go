@@ -1,4 +1,4 @@
-package sandbox
+package kernel
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openedPath reads a descriptor back through the cached /proc/self/fd
+// OpenedPath reads a descriptor back through the cached /proc/self/fd
 // handle: what it says is what thread-self says, it follows a folder
 // renamed after the open, and a descriptor that is not open is an error,
 // never a path.
@@ -28,7 +28,7 @@ func TestOpenedPathThroughSelfFd(t *testing.T) {
 	}
 	defer unix.Close(fd)
 	readThreadSelf := func() string {
-		proc, err := procRoot()
+		proc, err := ProcRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestOpenedPathThroughSelfFd(t *testing.T) {
 		}
 		return string(buf[:n])
 	}
-	got, err := openedPath(fd)
+	got, err := OpenedPath(fd)
 	if err != nil || got != a || got != readThreadSelf() {
 		t.Fatalf("openedPath = %q, %v; want %q (thread-self: %q)", got, err, a, readThreadSelf())
 	}
@@ -47,7 +47,7 @@ func TestOpenedPathThroughSelfFd(t *testing.T) {
 	if err := os.Rename(a, b); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := openedPath(fd); err != nil || got != b {
+	if got, err := OpenedPath(fd); err != nil || got != b {
 		t.Fatalf("after the rename, openedPath = %q, %v; want %q", got, err, b)
 	}
 	closed, err := unix.Dup(fd)
@@ -55,7 +55,7 @@ func TestOpenedPathThroughSelfFd(t *testing.T) {
 		t.Fatal(err)
 	}
 	unix.Close(closed)
-	if got, err := openedPath(closed); err == nil {
+	if got, err := OpenedPath(closed); err == nil {
 		t.Fatalf("openedPath of a closed descriptor = %q, want an error", got)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package kernel
 
 import (
 	"errors"
@@ -22,8 +22,9 @@ import (
 // procRootIno is the inode of the root of every procfs.
 const procRootIno = 1
 
-// procRoot is the verified /proc, opened once per process.
-var procRoot = sync.OnceValues(openProcRoot)
+// ProcRoot is the verified /proc, opened once per process: a procfs's
+// root, or the error that says why /proc is not one.
+var ProcRoot = sync.OnceValues(openProcRoot)
 
 func openProcRoot() (int, error) {
 	fd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -51,9 +52,9 @@ func openProcRoot() (int, error) {
 	return fd, nil
 }
 
-// errNoPath is a descriptor whose path the kernel does not give: an
+// ErrNoPath is a descriptor whose path the kernel does not give: an
 // object with none (a pipe), or one too long for it.
-var errNoPath = errors.New("the kernel gives no path for it")
+var ErrNoPath = errors.New("the kernel gives no path for it")
 
 // procSelfFd is a handle on /proc/self/fd of the verified /proc, opened
 // once per process, or an error where it cannot be had (it is then read
@@ -67,7 +68,7 @@ var errNoPath = errors.New("the kernel gives no path for it")
 // The handle is checked as /proc is: a procfs, on the same device as the
 // verified root.
 var procSelfFd = sync.OnceValues(func() (int, error) {
-	proc, err := procRoot()
+	proc, err := ProcRoot()
 	if err != nil {
 		return -1, err
 	}
@@ -85,13 +86,13 @@ var procSelfFd = sync.OnceValues(func() (int, error) {
 	return fd, nil
 })
 
-// readBacks counts openedPath's calls in this process.
+// readBacks counts OpenedPath's calls in this process.
 var readBacks atomic.Int64
 
-// openedPath is the path of fd now, read back from the verified /proc; a
+// OpenedPath is the path of fd now, read back from the verified /proc; a
 // deleted file keeps the path it had.
-func openedPath(fd int) (string, error) {
-	proc, err := procRoot()
+func OpenedPath(fd int) (string, error) {
+	proc, err := ProcRoot()
 	if err != nil {
 		return "", err
 	}
@@ -117,7 +118,7 @@ func openedPath(fd int) (string, error) {
 	}
 	p := string(buf[:n])
 	if !strings.HasPrefix(p, "/") {
-		return "", errNoPath
+		return "", ErrNoPath
 	}
 	return strings.TrimSuffix(p, " (deleted)"), nil
 }

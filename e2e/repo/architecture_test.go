@@ -10,7 +10,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -29,52 +28,39 @@ import (
 const readmeMaxBytes = 15_000
 
 // goFolders lists, relative to the repository root and slash-separated,
-// every folder holding a .go file, skipped as the go command skips them:
-// testdata and names starting with "." or "_". Where git can list the
-// checkout, only its files count, tracked or new, never what .gitignore
-// leaves out (bench/tmp's scratch trees).
+// every folder holding a .go file of the checkout (checkoutGoFiles).
 func goFolders(t *testing.T) []string {
 	t.Helper()
 	seen := map[string]bool{}
-	ls := exec.Command("git", "-C", harness.RepoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.go")
-	if out, err := ls.Output(); err == nil {
-		for f := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-			if f == "" {
-				continue
-			}
-			dir := path.Dir(f)
-			if dir == "." || !slices.ContainsFunc(strings.Split(dir, "/"), func(c string) bool {
-				return c == "testdata" || strings.HasPrefix(c, ".") || strings.HasPrefix(c, "_")
-			}) {
-				seen[dir] = true
-			}
-		}
-		return sortedKeys(seen)
-	}
-	err := filepath.WalkDir(harness.RepoRoot, func(full string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if full != harness.RepoRoot && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(name, ".go") {
-			rel, err := filepath.Rel(harness.RepoRoot, filepath.Dir(full))
-			if err != nil {
-				return err
-			}
-			seen[filepath.ToSlash(rel)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range checkoutGoFiles(t) {
+		seen[path.Dir(f)] = true
 	}
 	return sortedKeys(seen)
+}
+
+// checkoutGoFiles lists, relative to the repository root and
+// slash-separated, the .go files of the checkout, tracked or new, never
+// what .gitignore leaves out (bench/tmp's scratch trees, a bench run's
+// module cache), and none the go command skips: in testdata or a folder
+// whose name starts with "." or "_".
+func checkoutGoFiles(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", harness.RepoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.go").Output()
+	if err != nil {
+		t.Skipf("the Go files checked are the checkout's, and git cannot list it here: %v", err)
+	}
+	var files []string
+	for f := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if dir := path.Dir(f); f != "" && (dir == "." || !slices.ContainsFunc(strings.Split(dir, "/"), skippedByGo)) {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// skippedByGo says the go command leaves out a folder of this name.
+func skippedByGo(name string) bool {
+	return name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
 func sortedKeys(seen map[string]bool) []string {

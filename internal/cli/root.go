@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,15 +18,10 @@ import (
 // NewCmdRoot returns the dsh-fs command tree bound to app.
 func NewCmdRoot(app *App) *cobra.Command {
 	root := newRootCommand()
+	for _, fc := range fileCommands {
+		root.AddCommand(fc.build(app))
+	}
 	root.AddCommand(
-		NewCmdRead(app, nil),
-		NewCmdWrite(app, nil),
-		NewCmdEdit(app, nil),
-		NewCmdPatch(app, nil),
-		NewCmdLs(app, nil),
-		NewCmdGrep(app, nil),
-		NewCmdFind(app, nil),
-		NewCmdStat(app, nil),
 		NewCmdPolicy(app, nil),
 		NewCmdMcp(app, nil),
 		NewCmdExec(app, nil),
@@ -53,17 +49,25 @@ func NewCmdRoot(app *App) *cobra.Command {
 	return root
 }
 
-// fileCommands are the commands a call usually is, each with its
-// constructor: newCmdTree builds only the one being run.
-var fileCommands = map[string]func(*App) *cobra.Command{
-	"read":  func(a *App) *cobra.Command { return NewCmdRead(a, nil) },
-	"write": func(a *App) *cobra.Command { return NewCmdWrite(a, nil) },
-	"edit":  func(a *App) *cobra.Command { return NewCmdEdit(a, nil) },
-	"patch": func(a *App) *cobra.Command { return NewCmdPatch(a, nil) },
-	"ls":    func(a *App) *cobra.Command { return NewCmdLs(a, nil) },
-	"grep":  func(a *App) *cobra.Command { return NewCmdGrep(a, nil) },
-	"find":  func(a *App) *cobra.Command { return NewCmdFind(a, nil) },
-	"stat":  func(a *App) *cobra.Command { return NewCmdStat(a, nil) },
+// A fileCommand is a command a call usually is: its name and its
+// constructor.
+type fileCommand struct {
+	name  string
+	build func(*App) *cobra.Command
+}
+
+// fileCommands are the commands a call usually is, by name, each with
+// its constructor, in the order NewCmdRoot adds them: newCmdTree builds
+// only the one being run.
+var fileCommands = []fileCommand{
+	{"read", func(a *App) *cobra.Command { return NewCmdRead(a, nil) }},
+	{"write", func(a *App) *cobra.Command { return NewCmdWrite(a, nil) }},
+	{"edit", func(a *App) *cobra.Command { return NewCmdEdit(a, nil) }},
+	{"patch", func(a *App) *cobra.Command { return NewCmdPatch(a, nil) }},
+	{"ls", func(a *App) *cobra.Command { return NewCmdLs(a, nil) }},
+	{"grep", func(a *App) *cobra.Command { return NewCmdGrep(a, nil) }},
+	{"find", func(a *App) *cobra.Command { return NewCmdFind(a, nil) }},
+	{"stat", func(a *App) *cobra.Command { return NewCmdStat(a, nil) }},
 }
 
 // newCmdTree is the command tree a call with args runs in: for a file
@@ -78,8 +82,8 @@ func newCmdTree(app *App, args []string) *cobra.Command {
 	if len(args) == 0 {
 		return NewCmdRoot(app)
 	}
-	build, ok := fileCommands[args[0]]
-	if !ok {
+	i := slices.IndexFunc(fileCommands, func(fc fileCommand) bool { return fc.name == args[0] })
+	if i < 0 {
 		return NewCmdRoot(app)
 	}
 	for _, a := range args[1:] {
@@ -92,7 +96,7 @@ func newCmdTree(app *App, args []string) *cobra.Command {
 	}
 	root := newRootCommand()
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(build(app))
+	root.AddCommand(fileCommands[i].build(app))
 	return root
 }
 

@@ -13,7 +13,9 @@ import (
 
 // ABI returns the kernel's Landlock ABI version, 0 when it has
 // none. It is asked once per process.
-var ABI = sync.OnceValue(func() int {
+func ABI() int { return landlockABI() }
+
+var landlockABI = sync.OnceValue(func() int {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return 0

@@ -22,9 +22,11 @@ import (
 // procRootIno is the inode of the root of every procfs.
 const procRootIno = 1
 
-// ProcRoot is the verified /proc, opened once per process: a procfs's
-// root, or the error that says why /proc is not one.
-var ProcRoot = sync.OnceValues(openProcRoot)
+// ProcRoot returns the verified /proc, opened once per process: a
+// procfs's root, or the error that says why /proc is not one.
+func ProcRoot() (int, error) { return procRoot() }
+
+var procRoot = sync.OnceValues(openProcRoot)
 
 func openProcRoot() (int, error) {
 	fd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -52,9 +54,9 @@ func openProcRoot() (int, error) {
 	return fd, nil
 }
 
-// ErrNoPath is a descriptor whose path the kernel does not give: an
+// errNoPath is a descriptor whose path the kernel does not give: an
 // object with none (a pipe), or one too long for it.
-var ErrNoPath = errors.New("the kernel gives no path for it")
+var errNoPath = errors.New("the kernel gives no path for it")
 
 // procSelfFd is a handle on /proc/self/fd of the verified /proc, opened
 // once per process, or an error where it cannot be had (it is then read
@@ -118,7 +120,7 @@ func OpenedPath(fd int) (string, error) {
 	}
 	p := string(buf[:n])
 	if !strings.HasPrefix(p, "/") {
-		return "", ErrNoPath
+		return "", errNoPath
 	}
 	return strings.TrimSuffix(p, " (deleted)"), nil
 }

@@ -59,30 +59,31 @@ func loadCompatFilter() error {
 	if !ok {
 		return nil
 	}
-	const (
-		ldW    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		ret    = unix.BPF_RET | unix.BPF_K
-		nrAt   = 0  // offsetof(struct seccomp_data, nr)
-		archAt = 4  // offsetof(struct seccomp_data, arch)
-		arg1At = 24 // offsetof(struct seccomp_data, args[1]), its low word on a little-endian machine
-	)
-	n := uint8(len(terminalInjection))
-	prog := []unix.SockFilter{
-		{Code: ldW, K: archAt},
-		{Code: jeq, K: arch, Jt: 0, Jf: 3 + n},
-		{Code: ldW, K: nrAt},
-		{Code: jeq, K: nr, Jt: 0, Jf: 1 + n},
-		{Code: ldW, K: arg1At},
+	prog, err := compatProgram(arch, nr)
+	if err != nil {
+		return err
 	}
-	for i, req := range terminalInjection {
-		// Matched: jump to the refusal after the remaining checks and
-		// the allow.
-		prog = append(prog, unix.SockFilter{Code: jeq, K: req, Jt: n - uint8(i), Jf: 0})
-	}
-	prog = append(prog,
-		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
-		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-	)
 	return loadSeccomp(prog)
+}
+
+// compatProgram is loadCompatFilter's filter for the 32-bit ABI arch,
+// whose ioctl is nr: another ABI, or another call, is allowed; an ioctl
+// whose request (a 32-bit argument there, its low word) is one of
+// terminalInjection is refused with EPERM.
+func compatProgram(arch, nr uint32) ([]unix.SockFilter, error) {
+	a := newBPFAsm()
+	allow, refuse := a.newLabel(), a.newLabel()
+	a.load(seccompArchAt)
+	a.jump(unix.BPF_JEQ, arch, a.fallThrough(), allow)
+	a.load(seccompNrAt)
+	a.jump(unix.BPF_JEQ, nr, a.fallThrough(), allow)
+	a.load(lowWordRule{arg: 1}.argAt(true))
+	for _, req := range terminalInjection {
+		a.jump(unix.BPF_JEQ, req, refuse, a.fallThrough())
+	}
+	a.place(allow)
+	a.ret(unix.SECCOMP_RET_ALLOW)
+	a.place(refuse)
+	a.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	return a.assemble()
 }

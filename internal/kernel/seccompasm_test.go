@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -204,5 +205,36 @@ func TestBPFAsmRefusesBadJumps(t *testing.T) {
 func TestSeccompSupported(t *testing.T) {
 	if got, want := SeccompSupported(), seccomp.Supported(); got != want {
 		t.Fatalf("SeccompSupported %v, go-seccomp-bpf's Supported %v", got, want)
+	}
+}
+
+// TestCompatProgramAsWritten: the 32-bit ABI's filter, assembled, is the
+// program once written out by hand, instruction for instruction.
+func TestCompatProgramAsWritten(t *testing.T) {
+	const (
+		ldW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	if !littleEndian {
+		t.Skip("the written program loads the low word of a little-endian machine")
+	}
+	want := []unix.SockFilter{
+		{Code: ldW, K: 4},
+		{Code: jeq, K: unix.AUDIT_ARCH_I386, Jt: 0, Jf: 5},
+		{Code: ldW, K: 0},
+		{Code: jeq, K: 54, Jt: 0, Jf: 3},
+		{Code: ldW, K: 24},
+		{Code: jeq, K: unix.TIOCSTI, Jt: 2, Jf: 0},
+		{Code: jeq, K: unix.TIOCLINUX, Jt: 1, Jf: 0},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+	}
+	got, err := compatProgram(unix.AUDIT_ARCH_I386, 54)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("compatProgram =\n%v\nwant\n%v", got, want)
 	}
 }

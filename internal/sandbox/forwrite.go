@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -90,7 +89,7 @@ func (f *Fence) Move(op string, src, dst Target) error {
 		return err
 	}
 	defer from.Close()
-	if strings.HasPrefix(dst.Path, strings.TrimSuffix(src.Path, "/")+"/") {
+	if dst.Path != src.Path && Beneath(src.Path, dst.Path) {
 		return fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": the destination is beneath the source; a folder cannot be moved into itself")
 	}
 	return f.rename(op, src, dst, from, fromName, to, toName)

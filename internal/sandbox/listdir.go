@@ -184,7 +184,7 @@ func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, s
 		return nil
 	}
 	m := d.f.denyMatcher()
-	if st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
+	if (st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
 		return d.f.checkReadOpened(op, t, fd, walked, st)
 	}
 	if g, ok := d.f.deniedIdentity(st); ok {

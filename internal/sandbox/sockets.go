@@ -9,11 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
 )
 
@@ -29,7 +26,7 @@ import (
 //   - Landlock ABI 9 and newer has a right for connect(2) and sendmsg(2)
 //     on pathname sockets (resolve unix). The session's child handles it
 //     in a ruleset of its own and grants it only on the allowed sockets
-//     (RestrictSockets): the kernel then refuses every socket made outside
+//     (kernel.RestrictSockets): the kernel then refuses every socket made outside
 //     the session's domain, whenever it was made and wherever it lies,
 //     while the sockets the session makes itself keep working.
 //   - Below ABI 9 the mount layer hides the sockets that exist when the
@@ -39,15 +36,12 @@ import (
 //     (socketPlaces). A socket made later, or kept somewhere else, stays
 //     reachable there: a documented gap of these kernels.
 
-// socketLandlockABI is the first Landlock ABI with the resolve-unix right.
-const socketLandlockABI = 9
-
 // SocketLandlock reports whether the kernel layer of a session under p
 // fences pathname sockets itself (Landlock ABI 9 or newer): the mount
 // layer then hides none.
 func SocketLandlock(p Policy) bool {
 	abi, _, err := TreeLayer(p)
-	return err == nil && abi >= socketLandlockABI
+	return err == nil && abi >= kernel.SocketRulesABI
 }
 
 // socketPlace is a folder where the sockets of processes outside a
@@ -106,7 +100,7 @@ func (pl *planner) socketsIn(dir string, entries []fs.DirEntry) {
 	}
 }
 
-// planSockets completes the plan's sockets: below socketLandlockABI,
+// planSockets completes the plan's sockets: below kernel.SocketRulesABI,
 // those of the socketPlaces, to be hidden with the ones the walks of the
 // roots met, but those allowed. With the Landlock right it plans none.
 func (pl *planner) planSockets(p Policy) {
@@ -204,7 +198,7 @@ func socketAllowed(allowed []string, abs string) bool {
 }
 
 // SocketGrants are the paths the Landlock socket right is granted on in
-// a session under p (RestrictSockets): each allow_unix_sockets entry
+// a session under p (kernel.RestrictSockets): each allow_unix_sockets entry
 // without wildcards, canonical, and the sockets an entry with wildcards
 // covers among those of the socketPlaces when the session starts. A
 // Landlock rule is made on what exists, so a socket an entry names that
@@ -230,36 +224,6 @@ func SocketGrants(p Policy) []string {
 		}
 	}
 	return nonNil(sortedKeys(grants))
-}
-
-// socketRuleset is the Landlock ruleset of RestrictSockets: it handles
-// the resolve-unix right alone, so it restricts nothing else, and grants
-// it beneath each of grants that exists.
-func socketRuleset(grants []string) (landlock.Config, []landlock.Rule) {
-	right := landlock.AccessFSSet(llsys.AccessFSResolveUnix)
-	cfg := landlock.Config{HandledAccessFS: right}
-	var rules []landlock.Rule
-	for _, g := range grants {
-		rules = append(rules, landlock.PathAccess(right, g).IgnoreIfMissing())
-	}
-	return cfg, rules
-}
-
-// RestrictSockets restricts this process, and every process it will
-// start, so that the kernel refuses connect(2) and sendmsg(2) on every
-// pathname unix socket made outside this Landlock domain but beneath
-// grants. It is a ruleset of its own, stacked on RestrictTree's, so each
-// holds alone. It needs Landlock ABI 9 (SocketLandlock), and fails
-// without it.
-func RestrictSockets(grants []string) error {
-	if kernel.ABI() < socketLandlockABI {
-		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no right for unix sockets (needs %d)", kernel.ABI(), socketLandlockABI))
-	}
-	cfg, rules := socketRuleset(grants)
-	if err := cfg.RestrictPaths(rules...); err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: unix sockets: %v", err), err)
-	}
-	return nil
 }
 
 // hideSockets binds the empty read-only file empty (an O_PATH

@@ -29,7 +29,7 @@ type childSpec struct {
 	// Roots (writableCaches).
 	Caches []string `json:"caches"`
 	// Sockets, when not nil, are the grants of the Landlock socket
-	// layer (sandbox.RestrictSockets).
+	// layer (kernel.RestrictSockets).
 	Sockets []string `json:"sockets"`
 	// Init makes the child pid 1 of the session's PID namespace: it
 	// mounts the session's /proc, starts CMD and stays its init
@@ -154,7 +154,7 @@ func execChild() int {
 		}
 	}
 	if spec.Sockets != nil {
-		if err := sandbox.RestrictSockets(spec.Sockets); err != nil {
+		if err := kernel.RestrictSockets(spec.Sockets); err != nil {
 			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
 		}
 	}

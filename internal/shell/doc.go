@@ -17,6 +17,6 @@
 // to a Caller, two function values the front end supplies when it calls
 // Entry: Run carries the request out and prints its result, Fail prints
 // a failure and picks the exit status. So the shell imports neither cobra
-// nor internal/cli (e2e's TestShellLeansOnNoCLI checks it), and the front
+// nor internal/cli (e2e/repo's TestFrontEndsLeanOnNoneOther checks it), and the front
 // end's only call into a session is Run with an Options.
 package shell

@@ -95,6 +95,10 @@ func (a *App) Run(args []string) int {
 	if a.wholeTree {
 		root = NewCmdRoot(a)
 	}
+	if err := unknownCommandAskedForHelp(root, args); err != nil {
+		a.fail(usageError(root, root, err))
+		return exitStatus(fserr.InvalidArgument)
+	}
 	root.SetArgs(args)
 	root.SetIn(a.Stdin)
 	root.SetOut(a.Stdout)
@@ -199,4 +203,18 @@ func setCallGC(lookupEnv func(string) (string, bool)) {
 	if _, set := lookupEnv("GOGC"); !set {
 		debug.SetGCPercent(callGCPercent)
 	}
+}
+
+// unknownCommandAskedForHelp is cobra's unknown-command error for a line
+// whose first word names no command but which asks for help: cobra
+// answers "dsh-fs move --help" with the root's help and exit 0, while
+// "dsh-fs move a b" is a usage error; both are the usage error here.
+func unknownCommandAskedForHelp(root *cobra.Command, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		return nil
+	}
+	if c, _, err := root.Find(args); err != nil || c != root {
+		return nil
+	}
+	return fmt.Errorf("unknown command %q for %q", args[0], root.Name())
 }

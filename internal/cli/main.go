@@ -210,7 +210,8 @@ func setCallGC(lookupEnv func(string) (string, bool)) {
 // answers "dsh-fs move --help" with the root's help and exit 0, while
 // "dsh-fs move a b" is a usage error; both are the usage error here.
 func unknownCommandAskedForHelp(root *cobra.Command, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+	// cobra adds its completion requests (__complete) while it executes.
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" || strings.HasPrefix(args[0], "__") {
 		return nil
 	}
 	if c, _, err := root.Find(args); err != nil || c != root {

@@ -339,7 +339,9 @@ func (t Text) diff(d diff.Result) {
 // Failure prints a failed call for people on the notes stream: the
 // message, the marker of a denial, and what to do.
 func (t Text) Failure(f Failure) {
-	fmt.Fprintf(t.Note, "dsh-fs: %s\n", f.Error.Message)
+	// The code ends the line: what a person reads first is the
+	// message, what a script or the reference looks up is the code.
+	fmt.Fprintf(t.Note, "dsh-fs: %s (%s)\n", f.Error.Message, f.Error.Code)
 	switch d := f.Error.Detail.(type) {
 	case usageDetail:
 		fmt.Fprintf(t.Note, "usage: %s\n", d.UsageLine())

@@ -32,6 +32,7 @@ func NewCmdRoot(app *App) *cobra.Command {
 	// Cobra adds its completion command when it runs; adding it now lets it
 	// carry examples and appear in the man pages like the others.
 	root.InitDefaultCompletionCmd()
+	completeFlagValues(root)
 	completionExamples := map[string]string{
 		"bash":       `  source <(dsh-fs completion bash)`,
 		"zsh":        `  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"`,

@@ -193,25 +193,13 @@ func parseConfig(f *os.File, path string) (map[string]any, error) {
 	}
 	v.SetConfigType(typ)
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": malformed "+strings.ToUpper(typ)+parseErrorLine(err))
+		return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": malformed "+strings.ToUpper(typ)+whereMalformed(data, err))
 	}
 	keys := map[string]any{}
 	for _, k := range v.AllKeys() {
 		keys[k] = v.Get(k)
 	}
 	return keys, nil
-}
-
-// lineNumber and wantPart are compiled when a config error needs them,
-// not at the start of every call.
-var lineNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
-
-// parseErrorLine says where a parser failed, and nothing of what it read.
-func parseErrorLine(err error) string {
-	if m := lineNumber().FindStringSubmatch(err.Error()); m != nil {
-		return " at line " + m[1]
-	}
-	return ""
 }
 
 // shownKey quotes a key of a config file in a message when it looks like

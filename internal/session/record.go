@@ -198,21 +198,23 @@ func RuntimeBase() string {
 
 // Dir makes the private folder of one session's record: a new
 // session-* folder, mode 0700, in RuntimeBase. A user that is not root
-// needs its runtime folder: xdg, the caller's $XDG_RUNTIME_DIR, must be
-// /run/user/UID, where its records are trusted; any other is refused
-// rather than ignored, since its owner meant the record to go there. The
-// folder must lie outside every root in roots, which the session may
-// write, and it and every folder above it be owned by root or this user
-// and writable by no one else.
+// needs its runtime folder /run/user/UID, where its records are trusted:
+// xdg, the caller's $XDG_RUNTIME_DIR, may be unset (after su, in a CI
+// job), since the place comes from the uid alone, but one that names
+// another folder is refused rather than ignored, since its owner meant
+// the record to go there. A missing runtime folder is refused with what
+// to do about it. The folder must lie outside every root in roots, which
+// the session may write, and it and every folder above it be owned by
+// root or this user and writable by no one else.
 func Dir(xdg string, roots []string) (string, error) {
 	base := RuntimeBase()
 	if os.Geteuid() != 0 {
 		want := filepath.Dir(base)
-		switch {
-		case xdg == "":
-			return "", errors.New("no private runtime folder: XDG_RUNTIME_DIR is not set (or run as root, which uses /run/dsh-fs)")
-		case filepath.Clean(xdg) != want:
+		if xdg != "" && filepath.Clean(xdg) != want {
 			return "", fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, base)
+		}
+		if err := userRuntimeFolder(want, os.Geteuid()); err != nil {
+			return "", err
 		}
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
@@ -243,6 +245,29 @@ func Dir(xdg string, roots []string) (string, error) {
 		return "", err
 	}
 	return real, nil
+}
+
+// userRuntimeFolder checks dir, the runtime folder /run/user/UID of the
+// user uid: it exists, is a folder (not a symlink) the user owns, and no
+// one else may enter it. Where it is missing, the error says how to make
+// one, since a session of a user that is not root has nowhere else its
+// record can be trusted.
+func userRuntimeFolder(dir string, uid int) error {
+	var st unix.Stat_t
+	err := unix.Lstat(dir, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("no private runtime folder: %s does not exist (a login through pam_systemd makes it; in a container or CI job, root can: install -d -m 0700 -o %d -g %d %s)", dir, uid, os.Getegid(), dir)
+	case err != nil:
+		return fmt.Errorf("the runtime folder %s: %w", dir, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("the runtime folder %s is not a folder", dir)
+	case int(st.Uid) != uid:
+		return fmt.Errorf("the runtime folder %s belongs to uid %d, not to this user (%d)", dir, st.Uid, uid)
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("the runtime folder %s has mode %#o: others may enter it (chmod 0700 %s)", dir, st.Mode&0o777, dir)
+	}
+	return nil
 }
 
 // removeStale removes the folders of sessions whose supervisor is gone: a

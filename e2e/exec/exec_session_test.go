@@ -460,17 +460,17 @@ func TestExecSessionConfigAgent(t *testing.T) {
 	}
 }
 
-// TestReadmeRecipeConfig: the session file of README's recipe, as
-// written there, is one exec --config takes: its network, hosts and
-// approver are the session's, as policy reports them inside.
+// TestReadmeRecipeConfig: the session file of README's quickstart for
+// harnesses, as written there, is one exec --config takes: its network,
+// hosts and approver are the session's, as policy reports them inside.
 func TestReadmeRecipeConfig(t *testing.T) {
 	harness.RequireLandlock(t)
 	t.Parallel()
 	readme := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "README.md"))
-	_, after, ok := strings.Cut(readme, "cat > $h/proj-a.yaml <<'YAML'\n")
+	_, after, ok := strings.Cut(readme, "cat > ~/.config/my-harness/proj-a.yaml <<'YAML'\n")
 	yaml, _, ok2 := strings.Cut(after, "\nYAML\n")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no recipe session file (cat > $h/proj-a.yaml <<'YAML' … YAML)")
+		t.Fatal("README.md has no session file (cat > ~/.config/my-harness/proj-a.yaml <<'YAML' … YAML)")
 	}
 	ws, files := sessionTemp(t), sessionTemp(t)
 	config := filepath.Join(files, "proj-a.yaml")
@@ -495,10 +495,10 @@ func TestReadmeRecipeConfig(t *testing.T) {
 	for _, s := range p.Settings {
 		got[s.Key] = string(s.Value)
 	}
-	if got["approval"] != `"command"` || got["approval_command"] != `["/usr/local/bin/my-approver","proj-a"]` || got["network"] != `"allowlist"` {
-		t.Errorf("approval %s %s, network %s: want the recipe's", got["approval"], got["approval_command"], got["network"])
+	if got["approval"] != `"command"` || !strings.HasPrefix(got["approval_command"], `["/bin/sh","-c",`) || got["network"] != `"allowlist"` || !strings.Contains(got["deny_read"], "**/.env") {
+		t.Errorf("approval %s %s, network %s, deny_read %s: want the README's", got["approval"], got["approval_command"], got["network"], got["deny_read"])
 	}
-	for _, host := range []string{"proxy.golang.org", "registry.npmjs.org", "pypi.org"} {
+	for _, host := range []string{"proxy.golang.org", "sum.golang.org", "registry.npmjs.org"} {
 		if !strings.Contains(p.Shell.Network, host) {
 			t.Errorf("shell.network %q does not name %s", p.Shell.Network, host)
 		}

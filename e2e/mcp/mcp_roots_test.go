@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +39,26 @@ type rawMcp struct {
 	meta map[string]any
 	// kill ends the server when the session outlives its deadline.
 	kill *time.Timer
+	// stderr is what the server said on standard error so far.
+	stderr *lockedBuffer
+}
+
+// lockedBuffer is a child's standard error, read while it writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // rawMcpStartModern is rawMcpStart as a client on 2026-07-28 speaks:
@@ -57,8 +79,15 @@ func rawMcpStart(t *testing.T, ws string, caps map[string]any, args ...string) *
 // rawMcpStartOn is rawMcpStart on the protocol version given.
 func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args ...string) *rawMcp {
 	t.Helper()
+	return rawMcpStartEnv(t, protocol, ws, harness.MCPEnv(t, ws), caps, args...)
+}
+
+// rawMcpStartEnv is rawMcpStartOn with the environment env.
+func rawMcpStartEnv(t *testing.T, protocol, ws string, env []string, caps map[string]any, args ...string) *rawMcp {
+	t.Helper()
 	c := exec.Command(harness.Bin(t), append([]string{"mcp"}, args...)...)
-	c.Env, c.Dir, c.Stderr = harness.MCPEnv(t, ws), ws, os.Stderr
+	stderr := &lockedBuffer{}
+	c.Env, c.Dir, c.Stderr = env, ws, io.MultiWriter(os.Stderr, stderr)
 	stdin, _ := c.StdinPipe()
 	stdout, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {
@@ -68,7 +97,7 @@ func rawMcpStartOn(t *testing.T, protocol, ws string, caps map[string]any, args 
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}, kill: kill}
+	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}, kill: kill, stderr: stderr}
 	if protocol != "" {
 		r.initialized = r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
 			"clientInfo": map[string]any{"name": "raw", "version": "0"}})

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -74,6 +76,11 @@ func mcpRun(opts *McpOptions) error {
 		return fserr.New(fserr.InvalidArgument, "--escalate applies to one call of the CLI, not to a server")
 	}
 	if len(opts.Dirs) > 0 {
+		dirs, err := mcpFolders(a, opts.Dirs)
+		if err != nil {
+			return err
+		}
+		opts.Dirs = dirs
 		if flags.Changed(config.FlagCwd) {
 			return fserr.New(fserr.InvalidArgument, "give the allowed folders as DIR arguments or --cwd, not both")
 		}
@@ -97,6 +104,46 @@ func mcpRun(opts *McpOptions) error {
 	// is said on standard error.
 	a.Stdout = a.Stderr
 	return err
+}
+
+// mcpFolders are the DIR arguments of dsh-fs mcp that are folders, as
+// the official filesystem server takes them: "~" and "~/x" in the home
+// folder of the user database (never $HOME, as every trusted setting's
+// "~"), and each one missing or not a folder skipped with a message on
+// standard error, the first one too. When none is left the server does
+// not start, as the official one exits then (docs/mcp.md).
+func mcpFolders(a *App, given []string) ([]string, error) {
+	home := ""
+	if a.Locations.Home != nil {
+		if h, err := a.Locations.Home(); err == nil && filepath.IsAbs(h) {
+			home = filepath.Clean(h)
+		}
+	}
+	var dirs []string
+	for _, d := range given {
+		if home != "" && (d == "~" || strings.HasPrefix(d, "~/")) {
+			d = home + d[1:]
+		}
+		fi, err := os.Stat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: no such folder\n", d)
+		case err != nil && errors.Is(err, unix.ENOTDIR):
+			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: not a folder\n", d)
+		case err != nil:
+			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: %v\n", d, err)
+		case !fi.IsDir():
+			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: not a folder\n", d)
+		default:
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		e := fserr.New(fserr.NotFound, "mcp: none of the folders given is a folder: "+strings.Join(given, ", "))
+		e.Hint = "give at least one folder that exists"
+		return nil, e
+	}
+	return dirs, nil
 }
 
 // MCPServer serves MCP over the App's standard input and output (the

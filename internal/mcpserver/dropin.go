@@ -141,9 +141,28 @@ func (m *server) readMediaFile(_ context.Context, req *mcp.CallToolRequest, in p
 	case strings.HasPrefix(mime, "audio/"):
 		c = &mcp.AudioContent{Data: buf.buf, MIMEType: mime}
 	default:
-		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file://" + t.Path, MIMEType: mime, Blob: buf.buf}}
+		c = &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: fileURI(t.Path), MIMEType: mime, Blob: buf.buf}}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{c}}, nil, nil
+}
+
+// fileURI is the file: URI of the absolute path p, as Node's
+// url.pathToFileURL makes it for the official server: each byte other
+// than an ASCII letter, a digit, "/" and !$&'()*+,-.:;=@_ percent-encoded
+// ("my café.bin" is my%20caf%C3%A9.bin). A name that is not UTF-8 keeps
+// its bytes, encoded, where Node would have replaced them.
+func fileURI(p string) string {
+	const hex = "0123456789ABCDEF"
+	b := []byte("file://")
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("/!$&'()*+,-.:;=@_", c) >= 0 {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return string(b)
 }
 
 type readMultipleArgs struct {
@@ -200,9 +219,18 @@ type editFileArgs struct {
 }
 
 func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFileArgs) (*mcp.CallToolResult, textResult, error) {
-	edits := make([]fsops.Replacement, len(in.Edits))
-	for i, e := range in.Edits {
-		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
+	var edits []fsops.Replacement
+	for _, e := range in.Edits {
+		edits = append(edits, fsops.Replacement{Old: e.OldText, New: e.NewText})
+	}
+	edits, path, err := m.dropUnchanged(req, in.Path, edits)
+	if err != nil {
+		return fail(err)
+	}
+	if len(edits) == 0 && len(in.Edits) > 0 {
+		// Every edit's new text is its old: the official server's empty
+		// diff, and nothing written.
+		return text(editedText(diff.Result{}, path))
 	}
 	e := request.Edit{Path: in.Path, Edits: edits, Mutation: request.Mutation{DryRun: in.DryRun, Diff: string(diff.FormFull)}}
 	o := m.mutate(req, in.Path, in.Escalate, e, nil)
@@ -210,7 +238,7 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 		return o.ask, textResult{}, nil
 	}
 	res, _ := o.res.(*fsops.EditResult)
-	err := o.err
+	err = o.err
 	if o.elsewhere && err == nil {
 		res = &fsops.EditResult{}
 		err = json.Unmarshal(o.line, res)
@@ -218,16 +246,54 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 	if err != nil {
 		return fail(err)
 	}
-	return text(editedText(res.Diff))
+	return text(editedText(res.Diff, o.t.Path))
 }
 
-// editedText is edit_file's text for a diff: the unified diff in a fence
-// long enough for its content, and a note when it is not whole.
-func editedText(d diff.Result) string {
+// dropUnchanged returns the edits without those whose new text is their
+// old, which the official server applies as changing nothing, and the
+// file's canonical path. Each of those must still find its old text once
+// in the file as it is, as any edit's must: a dry run that would delete
+// it says so, on the same fence as the edit. An edit that changes
+// nothing needs no escalation, so it is never asked for.
+func (m *server) dropUnchanged(req *mcp.CallToolRequest, path string, edits []fsops.Replacement) ([]fsops.Replacement, string, error) {
+	var kept []fsops.Replacement
+	canonical := path
+	for _, e := range edits {
+		if e.Old != e.New || e.Old == "" {
+			kept = append(kept, e)
+			continue
+		}
+		check := request.Edit{Path: path, Edits: []fsops.Replacement{{Old: e.Old}}, Mutation: request.Mutation{DryRun: true, Diff: string(diff.FormSummary)}}
+		o := m.mutate(req, path, "", check, nil)
+		if o.err != nil {
+			return nil, "", o.err
+		}
+		canonical = o.t.Path
+	}
+	return kept, canonical, nil
+}
+
+// officialDiffHeader is the head of the official server's edit_file diff
+// of path: jsdiff's createTwoFilesPatch, with its "original" and
+// "modified" labels.
+func officialDiffHeader(path string) string {
+	return "Index: " + path + "\n" + strings.Repeat("=", 67) + "\n--- " + path + "\toriginal\n+++ " + path + "\tmodified\n"
+}
+
+// editedText is edit_file's text for a diff of path: the unified diff,
+// under the official server's header in place of git's "--- a/…", in a
+// fence long enough for its content, and a note when it is not whole. An
+// edit that changes nothing has the header alone, as the official
+// server's.
+func editedText(d diff.Result, path string) string {
 	t := d.Text
 	if t != "" && !strings.HasSuffix(t, "\n") {
 		t += "\n"
 	}
+	if old, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(old, "--- ") && strings.HasPrefix(rest, "+++ ") {
+		_, t, _ = strings.Cut(rest, "\n")
+	}
+	t = officialDiffHeader(path) + t
 	fence := "```"
 	for strings.Contains(t, fence) {
 		fence += "`"

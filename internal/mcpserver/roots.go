@@ -2,8 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,13 +39,20 @@ const rootsWait = 10 * time.Second
 
 // clientRoots is the latest list of roots the client gave.
 type clientRoots struct {
+	// home is the user database's home, for a root "~" or "~/x"; log
+	// is standard error, where a root skipped is said.
+	home string
+	log  io.Writer
+
 	mu      sync.Mutex
 	started bool
 	ready   chan struct{} // closed once the first list is in, or failed
 	list    []string      // canonical; nil until one was listed
 }
 
-func newClientRoots() *clientRoots { return &clientRoots{ready: make(chan struct{})} }
+func newClientRoots(home string) *clientRoots {
+	return &clientRoots{home: home, log: io.Discard, ready: make(chan struct{})}
+}
 
 // offersRoots reports whether the client of ss offers roots on a protocol
 // where the server may ask for them.
@@ -110,30 +124,77 @@ func (c *clientRoots) within(ss *mcp.ServerSession) []string {
 	return c.list
 }
 
-// refresh asks the client for its roots and keeps them; a failure keeps
-// the previous list (none at first). A list with no file: root is kept
-// as none.
+// refresh asks the client for its roots and keeps the folders among
+// them; a failure keeps the previous list (none at first), and so does a
+// list with no folder in it (none, or only roots skipped), as the
+// official server keeps its folders then.
 func (c *clientRoots) refresh(ss *mcp.ServerSession) {
 	defer c.markReady()
 	ctx, cancel := context.WithTimeout(context.Background(), rootsWait)
 	defer cancel()
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil {
+		fmt.Fprintf(c.log, "dsh-fs mcp: cannot list the client's roots: %v\n", err)
 		return
 	}
 	list := []string{}
 	for _, r := range res.Roots {
-		u, err := url.Parse(r.URI)
-		if err != nil || u.Scheme != "file" || u.Path == "" {
+		dir, why := c.folder(r.URI)
+		if why != "" {
+			fmt.Fprintf(c.log, "dsh-fs mcp: skipping the client's root %s: %s\n", r.URI, why)
 			continue
 		}
-		if canon, err := sandbox.Canonical("/", u.Path); err == nil {
-			list = append(list, canon)
+		list = append(list, dir)
+	}
+	if len(list) == 0 {
+		if len(res.Roots) > 0 {
+			fmt.Fprintf(c.log, "dsh-fs mcp: no folder among the client's roots; the allowed folders stay as they were\n")
 		}
+		return
 	}
 	c.mu.Lock()
 	c.list = list
 	c.mu.Unlock()
+}
+
+// folder is the canonical folder a root names, or why it names none. A
+// root is a file: URI or, as the official server takes one, a path: "~"
+// and "~/x" are in the user database's home, a relative path is taken
+// from this process's folder. A root that is missing, or not a folder,
+// names none: the official server skips it.
+func (c *clientRoots) folder(uri string) (string, string) {
+	p := uri
+	if u, err := url.Parse(uri); err == nil && u.Scheme != "" {
+		if u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+			return "", "not a file: URI or a path"
+		}
+		p = u.Path
+	} else if c.home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		p = c.home + p[1:]
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err.Error()
+	}
+	canon, err := sandbox.Canonical("/", abs)
+	if err != nil {
+		return "", err.Error()
+	}
+	return canon, notFolder(canon)
+}
+
+// notFolder says why path is no folder to serve, or "" when it is one.
+func notFolder(path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such folder"
+	case err != nil:
+		return err.Error()
+	case !fi.IsDir():
+		return "not a folder"
+	}
+	return ""
 }
 
 func (c *clientRoots) markReady() {

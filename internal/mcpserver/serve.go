@@ -45,6 +45,9 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 	debug.SetGCPercent(400)
 	srv, m := newServer(s, dirs)
 	m.describePolicy = h.DescribePolicy
+	if h.Stderr != nil {
+		m.roots.log = h.Stderr
+	}
 	if s.Policy.Mode != sandbox.ReadOnly {
 		// At the first mutating call, before its write restricts this
 		// process for good (beginMutation): a server that only reads
@@ -75,7 +78,9 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 	in := newLineFilter(h.Stdin, out, h.Stderr, func() bool { return batchesAllowed(srv) })
 	// The filter bounds a message (maxMessageBytes); the SDK's own cap
 	// would end the session instead.
-	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}
+	// drainTransport answers every request read before the end of input
+	// ends the session.
+	t := drainTransport{&mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}}
 	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return fserr.Wrap(fserr.IO, "mcp: "+err.Error(), err)
 	}

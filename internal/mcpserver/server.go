@@ -47,7 +47,7 @@ type server struct {
 // newServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
 func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
-	m := &server{settings: s, roots: newClientRoots(), approvals: newClientApprovals()}
+	m := &server{settings: s, roots: newClientRoots(s.Policy.Home), approvals: newClientApprovals()}
 	p := s.Policy
 	for _, d := range dirs {
 		// Relative to the directory the harness started the server in,

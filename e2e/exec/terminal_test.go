@@ -226,3 +226,34 @@ stty sane
 		}
 	})
 }
+
+// TestExecTerminalEditor: what the filter passes is what a shell and an
+// editor need: vim edits and saves a file on the session's screen (the
+// alternate screen, cursor movement, scrolling region, its queries
+// unanswered), and bash's line editing moves the cursor within a line.
+func TestExecTerminalEditor(t *testing.T) {
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("no vim here")
+	}
+	forTerminalPeople(t, func(t *testing.T, m *tmuxTerm, ws, out string) {
+		m.typeLine(execLine(ws, `vim -u NONE -i NONE -N notes.txt; bash --norc --noprofile -i`))
+		screen := m.waitFor(`"notes.txt"`)
+		if !strings.Contains(screen, "\n~") {
+			t.Errorf("vim's screen is not drawn:\n%s", screen)
+		}
+		m.run("send-keys", "-l", "ihello from vim")
+		m.run("send-keys", "Escape")
+		m.run("send-keys", "-l", ":wq")
+		m.run("send-keys", "Enter")
+		m.waitFor("bash")
+		m.run("send-keys", "-l", "echo ab")
+		m.run("send-keys", "Left")
+		m.run("send-keys", "-l", "X")
+		m.run("send-keys", "Enter")
+		m.waitFor("aXb")
+		m.typeLine("exit")
+		m.waitFor("exited-0")
+		m.marker(41)
+		wantContent(t, filepath.Join(ws, "notes.txt"), "hello from vim\n")
+	})
+}

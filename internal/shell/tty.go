@@ -88,7 +88,7 @@ func terminalLayer(a Options, ownNamespace bool) (bool, string) {
 	}
 	in, out, errs := execFiles(a)
 	if tty.IsTerminal(in) || tty.IsTerminal(out) || tty.IsTerminal(errs) {
-		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal; the supervisor's question pauses the relay and has the person's terminal alone" + seccomp
+		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal through a filter that passes what draws on the screen and drops the rest (the clipboard, queries the terminal answers, notifications, window and palette changes); the supervisor's question pauses the relay, has the person's terminal alone and takes its screen, reset and cleared" + seccomp
 	}
 	return true, "no terminal among exec's streams: a new session without a controlling terminal, the streams as they are" + seccomp
 }

@@ -155,7 +155,7 @@ func askOnScreen(in io.Reader, out *os.File, req EscalationRequest) error {
 	if yes {
 		verdict = "allowed"
 	}
-	tty.EndQuestion(out, "dsh-fs: escalation "+verdict+": "+head[0])
+	tty.EndQuestion(out, "dsh-fs: escalation "+verdict+": "+strings.TrimPrefix(head[0], "dsh-fs: "))
 	if !yes {
 		return errNotApproved
 	}

@@ -67,6 +67,26 @@ const (
 // middle of is kept until the next Write completes it.
 func (f *Filter) Write(dst, p []byte) []byte {
 	for i := 0; i < len(p); i++ {
+		if f.state == stGround && len(f.utf) == 0 {
+			// Text, the common case, in runs: printable ASCII and
+			// the C0 controls passed, then whole UTF-8 characters.
+			j := i
+			for j < len(p) && plain[p[j]] {
+				j++
+			}
+			for j < len(p) && p[j] >= 0x80 {
+				r, n := utf8.DecodeRune(p[j:])
+				if r < 0xa0 || r == utf8.RuneError && n == 1 {
+					break
+				}
+				j += n
+			}
+			if j > i {
+				dst = append(dst, p[i:j]...)
+				i = j - 1
+				continue
+			}
+		}
 		b := p[i]
 		if len(f.utf) == 0 && b < 0x80 {
 			dst = f.ascii(dst, b)
@@ -153,6 +173,18 @@ func (f *Filter) text(dst, ch []byte) []byte {
 // NUL and the rest are dropped.
 var passC0 = [0x20]bool{0x07: true, 0x08: true, 0x09: true, 0x0a: true, 0x0b: true, 0x0c: true, 0x0d: true, 0x0e: true, 0x0f: true}
 
+// plain are the bytes passed as they are in text: printable ASCII and
+// the C0 controls of passC0.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = true
+	}
+	for b, ok := range passC0 {
+		t[b] = ok
+	}
+	return t
+}()
+
 // ascii reads one 7-bit byte.
 func (f *Filter) ascii(dst []byte, b byte) []byte {
 	switch f.state {
@@ -180,7 +212,7 @@ func (f *Filter) ascii(dst []byte, b byte) []byte {
 		case 0x18, 0x1a:
 			f.reset()
 		default:
-			f.keep([]byte{b}, maxString)
+			f.keepByte(b, maxString)
 		}
 		return dst
 	case stStringEsc:
@@ -217,15 +249,14 @@ func (f *Filter) control(dst []byte, b byte) []byte {
 		return dst
 	}
 	if f.state == stCSI {
+		f.keepByte(b, maxControl)
 		if b >= 0x40 {
-			f.keep([]byte{b}, maxControl)
 			return f.end(dst, classifyCSI)
 		}
-		f.keep([]byte{b}, maxControl)
 		return dst
 	}
 	// After ESC: intermediates, then a final byte.
-	f.keep([]byte{b}, maxControl)
+	f.keepByte(b, maxControl)
 	if b < 0x30 {
 		return dst
 	}
@@ -255,6 +286,15 @@ func (f *Filter) keep(b []byte, limit int) {
 		return
 	}
 	f.seq = append(f.seq, b...)
+}
+
+// keepByte is keep of one byte.
+func (f *Filter) keepByte(b byte, limit int) {
+	if f.over || len(f.seq) >= limit {
+		f.over = true
+		return
+	}
+	f.seq = append(f.seq, b)
 }
 
 // reset drops the sequence being read.
@@ -287,6 +327,8 @@ func (f *Filter) apply(dst []byte, v verdict) []byte {
 	switch v.act {
 	case pass:
 		dst = append(dst, v.out...)
+	case same:
+		dst = append(dst, f.seq...)
 	case answer:
 		f.answer = append(f.answer, v.out...)
 	}
@@ -299,6 +341,7 @@ type act uint8
 const (
 	drop   act = iota
 	pass       // to the person's terminal, as out
+	same       // to the person's terminal, as read
 	answer     // the relay answers out on the session's input
 )
 
@@ -335,7 +378,7 @@ func classifyEsc(seq []byte) verdict {
 // < = > ?, or none), parameters, intermediates and final byte.
 type csi struct {
 	prefix        byte
-	params        []string
+	params        string // as written: numbers, ; and :
 	intermediates string
 	final         byte
 }
@@ -359,18 +402,17 @@ func parseCSI(body []byte) (csi, bool) {
 		}
 	}
 	c.intermediates = string(rest)
-	if i > 0 {
-		c.params = strings.Split(string(body[:i]), ";")
-	}
+	c.params = string(body[:i])
 	return c, true
 }
 
 // param is the first parameter's number; def when it is empty.
 func (c csi) param(def int) int {
-	if len(c.params) == 0 || c.params[0] == "" {
+	first, _, _ := strings.Cut(c.params, ";")
+	if first == "" {
 		return def
 	}
-	n, err := strconv.Atoi(c.params[0])
+	n, err := strconv.Atoi(first)
 	if err != nil {
 		return -1
 	}
@@ -394,20 +436,26 @@ var passModes = map[string]bool{
 
 // classifyCSI decides a control sequence: seq is ESC [ and the rest.
 func classifyCSI(seq []byte) verdict {
-	c, ok := parseCSI(seq[2:])
+	body := seq[2:]
+	if final := body[len(body)-1]; strings.IndexByte(passCSI, final) >= 0 && plainParams(body[:len(body)-1]) {
+		// The common case, SGR and cursor movement: no prefix, no
+		// intermediates.
+		return verdict{act: same}
+	}
+	c, ok := parseCSI(body)
 	if !ok {
 		return dropped
 	}
-	whole := passed(string(seq))
+	whole := verdict{act: same}
 	key := c.intermediates + string(c.final)
 	switch c.prefix {
 	case 0:
 		switch {
 		case key == "c" && c.param(0) == 0:
 			return answered(answerDA1)
-		case key == "n" && len(c.params) == 1 && c.param(0) == 5:
+		case key == "n" && c.params == "5":
 			return answered(answerDSR)
-		case key == "n" && len(c.params) == 1 && c.param(0) == 6:
+		case key == "n" && c.params == "6":
 			// The cursor position: the terminal answers with where the
 			// session's own output left the cursor.
 			return whole
@@ -445,11 +493,21 @@ func classifyCSI(seq []byte) verdict {
 	return dropped
 }
 
+// plainParams reports whether b holds parameters only: digits, ; and :.
+func plainParams(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && c != ';' && c != ':' {
+			return false
+		}
+	}
+	return true
+}
+
 // onlyModes passes a set or reset of modes with only those of its
 // parameters that allowed names; nothing when none is.
 func onlyModes(c csi, allowed map[string]bool, prefix string) verdict {
 	var keep []string
-	for _, p := range c.params {
+	for _, p := range strings.Split(c.params, ";") {
 		if allowed[p] {
 			keep = append(keep, p)
 		}

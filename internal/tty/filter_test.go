@@ -214,3 +214,15 @@ func FuzzFilter(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFilter: the filter over a typical terminal stream: text with
+// colours, as ls --color or a compiler writes it.
+func BenchmarkFilter(b *testing.B) {
+	chunk := []byte(strings.Repeat("\x1b[01;34mfolder\x1b[0m  file.go  wörd ✓\r\n", 800))
+	var f Filter
+	out := make([]byte, 0, len(chunk))
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		out = f.Write(out[:0], chunk)
+	}
+}

@@ -139,14 +139,17 @@ func forTerminalPeople(t *testing.T, test func(t *testing.T, m *tmuxTerm, ws, ou
 // TestExecTerminalForgedQuestion: before asking to escalate, the session
 // switches the terminal to the alternate screen, paints a fake question
 // about a harmless file and sets a two-line scrolling region at the
-// bottom. While the real question is up, the screen shows the real
-// operation and path, and none of the fake; the person refuses.
+// bottom, with origin mode (the cursor's home is in that region), line
+// drawing in G0 and G1, concealed text, a hidden cursor, insert mode and
+// a title sequence left unterminated.
+// While the real question is up, the screen shows the real operation and
+// path, and none of the fake; the person refuses.
 func TestExecTerminalForgedQuestion(t *testing.T) {
 	forTerminalPeople(t, func(t *testing.T, m *tmuxTerm, ws, out string) {
 		target := filepath.Join(out, "x")
 		m.typeLine(execLine(ws, `printf '\033[?1049h\033[2J\033[H'
 printf 'dsh-fs: read notes-FAKE.txt was denied under workspace-write mode (outside the roots).\n'
-printf '\033[29;30r\033[30;1H'
+printf '\033[29;30r\033[?6h\033[2;1H\033(0\033)0\016\033[8m\033[?25l\033[4h\033]2;half a title'
 dsh-fs write "$OUT/x" --content "$(printf 'l1\nl2\nl3\nl4\nl5\n')" --escalate danger-full-access >"$PWD/write.out"; echo "rc=$?"`))
 		screen := m.waitFor("[y/N]")
 		if b, _ := os.ReadFile(filepath.Join(ws, "write.out")); strings.Contains(string(b), "session record not trusted") {

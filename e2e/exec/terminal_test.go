@@ -260,3 +260,23 @@ func TestExecTerminalEditor(t *testing.T) {
 		wantContent(t, filepath.Join(ws, "notes.txt"), "hello from vim\n")
 	})
 }
+
+// TestExecTerminalAfterSession: what the session set on the person's
+// terminal ends with it: a session that exits in the alternate screen
+// with a fake screen painted, a two-line scrolling region and a hidden
+// cursor leaves the person's shell its own screen, whole.
+func TestExecTerminalAfterSession(t *testing.T) {
+	forTerminalPeople(t, func(t *testing.T, m *tmuxTerm, ws, out string) {
+		m.typeLine(execLine(ws, `printf '\033[?1049h\033[2J\033[HFAKE-SCREEN\033[29;30r\033[?25l\033[?6h'; exit 0`))
+		m.waitFor("exited-0")
+		m.typeLine(`for i in $(seq 1 40); do echo "seq-$i"; done`)
+		m.marker(41)
+		screen := m.screen()
+		if strings.Contains(screen, "FAKE-SCREEN") {
+			t.Errorf("the session's alternate screen outlived it:\n%s", screen)
+		}
+		if !strings.Contains(screen, "seq-30\n") {
+			t.Errorf("the person's output scrolled out of a region the session set (seq-30 is not on the screen):\n%s", screen)
+		}
+	})
+}

@@ -32,6 +32,7 @@ type Filter struct {
 	bel    bool   // the string being read ended with BEL, not ST
 	utf    []byte // a UTF-8 character begun and not yet complete
 	answer []byte // the relay's own answers, for Replies
+	alt    string // the alternate screen mode the session is in, if any
 }
 
 type filterState uint8
@@ -307,10 +308,63 @@ func (f *Filter) reset() {
 // of it.
 func (f *Filter) end(dst []byte, classify func([]byte) verdict) []byte {
 	if !f.over {
+		n := len(dst)
 		dst = f.apply(dst, classify(f.seq))
+		f.track(dst[n:])
 	}
 	f.reset()
 	return dst
+}
+
+// track follows which alternate screen the passed sequence seq leaves
+// the terminal in, for End.
+func (f *Filter) track(seq []byte) {
+	s := string(seq)
+	if s == "\x1bc" {
+		f.alt = ""
+		return
+	}
+	body, ok := strings.CutPrefix(s, "\x1b[?")
+	if !ok || len(body) == 0 || body[len(body)-1] != 'h' && body[len(body)-1] != 'l' {
+		return
+	}
+	for _, m := range strings.Split(body[:len(body)-1], ";") {
+		switch {
+		case m != "47" && m != "1047" && m != "1049":
+		case body[len(body)-1] == 'h':
+			f.alt = m
+		default:
+			f.alt = ""
+		}
+	}
+}
+
+// endSession resets, once the session ended, every state of the
+// terminal the filter lets a session set but the alternate screen (End)
+// and the title: colours and attributes, character sets, an open
+// hyperlink, insert mode, cursor keys and keypad, origin mode and
+// auto-wrap, the cursor's visibility, blink and style, mouse and focus
+// reports, bracketed paste, synchronized output, modified keys, and the
+// scrolling region (the cursor kept where it is).
+const endSession = "\x1b[0m\x1b(B\x1b)B\x1b*B\x1b+B\x0f\x1b]8;;\x1b\\\x1b[4l\x1b[?1l\x1b>" +
+	"\x1b[?6l\x1b[?7h\x1b[?25h\x1b[?12l\x1b[ q" +
+	"\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1007l\x1b[?1015l\x1b[?1016l" +
+	"\x1b[?2004l\x1b[?2026l\x1b[>4m\x1b7\x1b[r\x1b8"
+
+// End is what the relay writes to the person's terminal when the session
+// ended: the terminal leaves the alternate screen the session left it in,
+// and every other state the session could set is reset (endSession), so
+// what the session set does not outlive it. A sequence begun and not
+// ended is dropped.
+func (f *Filter) End() []byte {
+	s := endSession
+	if f.alt != "" {
+		s = "\x1b[?" + f.alt + "l" + s
+	}
+	f.reset()
+	f.utf = f.utf[:0]
+	f.alt = ""
+	return []byte(s)
 }
 
 // endString completes a string sequence.

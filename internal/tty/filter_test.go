@@ -226,3 +226,33 @@ func BenchmarkFilter(b *testing.B) {
 		out = f.Write(out[:0], chunk)
 	}
 }
+
+// TestFilterEnd: at the session's end the terminal leaves the alternate
+// screen the session left it in, and only that one, and every other
+// state the filter passes is reset, the scrolling region included.
+func TestFilterEnd(t *testing.T) {
+	for _, tc := range []struct{ in, leave string }{
+		{"", ""},
+		{"\x1b[?1049h", "\x1b[?1049l"},
+		{"\x1b[?1049h\x1b[?1049l", ""},
+		{"\x1b[?47h", "\x1b[?47l"},
+		{"\x1b[?1047;1006h", "\x1b[?1047l"},
+		{"\x1b[?1049h\x1bc", ""},
+		{"\x1b[?1049h\x1b]52;c;?", "\x1b[?1049l"},
+	} {
+		var f Filter
+		f.Write(nil, []byte(tc.in))
+		end := string(f.End())
+		if !strings.HasPrefix(end, tc.leave+"\x1b[0m") {
+			t.Errorf("after %q: End is %q, want it to start with %q", tc.in, end, tc.leave)
+		}
+		for _, want := range []string{"\x1b[r", "\x1b[?6l", "\x1b[?25h", "\x1b[?1000l", "\x1b(B"} {
+			if !strings.Contains(end, want) {
+				t.Errorf("End lacks %q: %q", want, end)
+			}
+		}
+		if out := f.Write(nil, []byte("x")); string(out) != "x" {
+			t.Errorf("after End a sequence begun was kept: %q", out)
+		}
+	}
+}

@@ -432,7 +432,8 @@ func (r *Relay) Pause() (in, out *os.File, resume func()) {
 func (r *Relay) ifd0() int { return int(r.in.Fd()) }
 
 // Close ends the relay once the session's command ended: it copies what
-// the session wrote last, closes the session's terminal (a process left
+// the session wrote last, resets what it set on the person's terminal
+// (Filter.End), closes the session's terminal (a process left
 // behind that holds it gets a hang-up and EIO), and puts the person's
 // terminal back in its own modes.
 func (r *Relay) Close() {
@@ -441,6 +442,9 @@ func (r *Relay) Close() {
 			close(r.stop)
 			r.wake(wakeStop)
 			<-r.stopped
+			// What the session set on the person's terminal ends
+			// with it.
+			writeAll(r.ofd, r.filter.End())
 		}
 		r.restore()
 		r.closeFiles()

@@ -2,9 +2,12 @@
 // pseudo-terminal that the session holds instead of the person's, and a
 // relay between the two that the supervisor alone controls
 // (docs/design.md §10). Nothing the session does reaches the person's
-// terminal but the bytes the relay copies: it cannot push input into it
-// (TIOCSTI), take its foreground, or read what the person types while the
-// supervisor asks a question.
+// terminal but what the relay copies, and of that only what its Filter
+// passes (no clipboard, no query the terminal answers, nothing beyond the
+// screen); the supervisor's question takes the screen (DrawQuestion), and
+// what the session set ends with it (Filter.End). The session cannot push
+// input into the person's terminal (TIOCSTI), take its foreground, or
+// read what the person types while the supervisor asks a question.
 package tty
 
 import (

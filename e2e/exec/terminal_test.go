@@ -280,3 +280,33 @@ func TestExecTerminalAfterSession(t *testing.T) {
 		}
 	})
 }
+
+// TestExecTerminalSupervisorLines: the supervisor's own lines on exec's
+// standard error (here the proxy's refusal) carry strings the session
+// chose: a SOCKS5 host name made of U+009D (OSC, as terminals in UTF-8
+// read it), an OSC 52 write and U+009C (ST). The person's terminal gets
+// the host escaped, never the C1 characters themselves.
+func TestExecTerminalSupervisorLines(t *testing.T) {
+	harness.RequireLandlock(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash here: its /dev/tcp is the SOCKS client")
+	}
+	ws := t.TempDir()
+	env := execEnv(t, ws)
+	harness.WriteSystemConfig(t, env, "network: allowlist\nnetwork_allow: [\"example.test\"]\n")
+	p := startPerson(t, env, ws, nil)
+	// SOCKS5: no authentication, then CONNECT to a domain name of 17
+	// bytes, port 80.
+	p.typeLine("dsh-fs exec --cwd " + shellQuote(ws) + ` -- bash -c 'port=${ALL_PROXY##*:}; port=${port%%/*}; exec 3<>/dev/tcp/127.0.0.1/$port && printf "\005\001\000\005\001\000\003\021\302\23552;c;dG91Y2g=\302\234\000\120" >&3; sleep 1; echo sent-$((1+1))'; echo "exit-$((100+$?))"`)
+	p.waitFor("exit-10")
+	screen := p.shown()
+	if !strings.Contains(screen, "sent-2") || !strings.Contains(screen, "network_refused") {
+		t.Fatalf("the session did not reach the proxy, or no refusal was written:\n%q", screen)
+	}
+	if strings.Contains(screen, "\u009d") || strings.Contains(screen, "\u009c") {
+		t.Errorf("a C1 control the session chose reached the person's terminal in the supervisor's line:\n%q", screen)
+	}
+	if !strings.Contains(screen, `\u009d52;c;dG91Y2g=\u009c`) {
+		t.Errorf("the refusal does not name the host, escaped:\n%q", screen)
+	}
+}

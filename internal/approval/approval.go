@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
 // EscalationRequest is what an approver is asked to approve.
@@ -59,12 +60,12 @@ const DefaultApprovalTimeout = 60
 // string the model chose (the path, the diff) is shown with its control
 // characters escaped, so it cannot redraw the question.
 func AskTTY(req EscalationRequest) error {
-	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
+	term, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("escalation to %s refused: no terminal to ask", req.To)
 	}
-	defer tty.Close()
-	if answeredYes(tty, req) {
+	defer term.Close()
+	if answeredYes(term, req) {
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
@@ -81,6 +82,11 @@ func answeredYes(tty *os.File, req EscalationRequest) bool {
 func answeredYesOn(in io.Reader, out io.Writer, req EscalationRequest) bool {
 	_, _ = io.WriteString(out, prompt(req))
 	answer, _ := bufio.NewReader(in).ReadString('\n')
+	return isYes(answer)
+}
+
+// isYes reports whether the line answer says y or yes.
+func isYes(answer string) bool {
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return true
@@ -94,12 +100,12 @@ func answeredYesOn(in io.Reader, out io.Writer, req EscalationRequest) bool {
 // foreground (an interactive bash running the call), so the supervisor
 // takes the foreground for the question and gives it back after.
 func AskAtTerminal(req EscalationRequest) error {
-	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
+	term, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("escalation to %s refused: no terminal at the dsh-fs exec supervisor to ask (approval supervisor; a harness without one sets approval: command)", req.To)
 	}
-	defer tty.Close()
-	fd := int(tty.Fd())
+	defer term.Close()
+	fd := int(term.Fd())
 	// A background process group that sets the foreground is sent
 	// SIGTTOU unless it ignores it.
 	signal.Ignore(syscall.SIGTTOU)
@@ -109,26 +115,69 @@ func AskAtTerminal(req EscalationRequest) error {
 			defer unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
 		}
 	}
-	// What was typed before the question does not answer it.
-	unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
-	if answeredYes(tty, req) {
-		return nil
-	}
-	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)
+	return AskOnTerminal(term, term, req)
 }
 
 // AskOnTerminal is the supervisor's approver while dsh-fs exec relays the
 // person's terminal: the relay, paused, hands over the person's terminal
 // (read from in, written to out) in its own modes, and nothing of the
 // session reaches it until the answer is read. What was typed before the
-// question is discarded first, so it cannot answer it.
+// question is discarded first, so it cannot answer it. The question
+// takes the screen (askOnScreen): whatever the session left on the
+// terminal, the person answers what they see.
 func AskOnTerminal(in, out *os.File, req EscalationRequest) error {
 	unix.IoctlSetInt(int(in.Fd()), unix.TCFLSH, unix.TCIFLUSH)
-	if answeredYesOn(in, out, req) {
-		return nil
+	if err := askOnScreen(in, out, req); err != nil {
+		return fmt.Errorf("escalation to %s refused: %w", req.To, err)
 	}
-	return fmt.Errorf("escalation to %s refused: not approved at the supervisor's terminal", req.To)
+	return nil
 }
+
+// errNotApproved is askOnScreen's answer when the person did not say yes.
+var errNotApproved = errors.New("not approved at the supervisor's terminal")
+
+// askOnScreen draws req's question on the terminal out, on a screen of
+// its own from the top, in a state the session did not choose
+// (tty.DrawQuestion): what is asked (the operation, the paths) whole,
+// the change cut to the rows left with a count of what was cut, then
+// [y/N]. It reads the answer from in, gives the screen back and leaves a
+// line on the normal screen that says what was decided. A question
+// whose head does not fit on the terminal is refused unasked.
+func askOnScreen(in io.Reader, out *os.File, req EscalationRequest) error {
+	head, body, ask := promptParts(req)
+	if err := tty.DrawQuestion(out, head, body, ask); err != nil {
+		tty.EndQuestion(out, "dsh-fs: escalation refused: "+err.Error()+"; make the terminal larger and retry")
+		return fmt.Errorf("not approved: %w", err)
+	}
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	yes := isYes(answer)
+	verdict := "refused"
+	if yes {
+		verdict = "allowed"
+	}
+	tty.EndQuestion(out, "dsh-fs: escalation "+verdict+": "+strings.TrimPrefix(head[0], "dsh-fs: "))
+	if !yes {
+		return errNotApproved
+	}
+	return nil
+}
+
+// promptParts is prompt(req) cut for a screen: the head (what is asked
+// about), the body (the lines of the change) and the last line, the
+// question itself.
+func promptParts(req EscalationRequest) (head, body []string, ask string) {
+	lines := strings.Split(prompt(req), "\n")
+	ask, lines = lines[len(lines)-1], lines[:len(lines)-1]
+	for i, l := range lines {
+		if l == changeLabel {
+			return lines[:i+1], lines[i+1:], ask
+		}
+	}
+	return lines, nil, ask
+}
+
+// changeLabel opens the change in a prompt.
+const changeLabel = "The change:"
 
 // Question is the prompt's question without its [y/N]: for an approver
 // that asks in its own way (an MCP client's elicitation).
@@ -150,7 +199,7 @@ func prompt(req EscalationRequest) string {
 		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
 	}
 	if req.DiffText != "" {
-		b.WriteString("The change:\n")
+		b.WriteString(changeLabel + "\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
 			b.WriteString("  " + escapeControl(strings.TrimSuffix(line, "\n")) + "\n")
 		}

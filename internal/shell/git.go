@@ -59,7 +59,7 @@ func (s *supervisor) endGitGuard() {
 	if rep.Empty() {
 		return
 	}
-	enc := json.NewEncoder(s.opts.Stderr)
+	enc := json.NewEncoder(s.log())
 	enc.SetEscapeHTML(false)
 	enc.Encode(gitGuardReport{Op: "exec", GitGuard: rep})
 }

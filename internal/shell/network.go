@@ -99,7 +99,7 @@ func (s *supervisor) startHostProxy() (int, func(), error) {
 // A host no entry allows is put to the approver, where approval is
 // command or supervisor, once for the session (approval.ApproveHost).
 func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
-	enc := json.NewEncoder(s.opts.Stderr)
+	enc := json.NewEncoder(s.log())
 	enc.SetEscapeHTML(false)
 	var mu sync.Mutex
 	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {

@@ -5,6 +5,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -88,7 +91,7 @@ func terminalLayer(a Options, ownNamespace bool) (bool, string) {
 	}
 	in, out, errs := execFiles(a)
 	if tty.IsTerminal(in) || tty.IsTerminal(out) || tty.IsTerminal(errs) {
-		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal; the supervisor's question pauses the relay and has the person's terminal alone" + seccomp
+		return true, "a pseudo-terminal of the session's own, in a new session, relayed to the person's terminal through a filter that passes what draws on the screen and drops the rest (the clipboard, queries the terminal answers, notifications, window and palette changes); the supervisor's question pauses the relay, has the person's terminal alone and takes its screen, reset and cleared" + seccomp
 	}
 	return true, "no terminal among exec's streams: a new session without a controlling terminal, the streams as they are" + seccomp
 }
@@ -110,4 +113,52 @@ func mountProc() error {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
+}
+
+// log is where the supervisor's own lines go while the session runs (the
+// proxy's refusals, the git guard's report): exec's standard error,
+// which may be the person's terminal, outside the relay. A line waits
+// while a question is up, so it cannot scroll the question away; and it
+// is escaped for a terminal (escapeLog), so a string the session chose (a
+// host, a file name) cannot reach the terminal as a control sequence past
+// the relay's filter.
+func (s *supervisor) log() io.Writer { return logWriter{mu: &s.askMu, w: s.opts.Stderr} }
+
+// logWriter is the writer of log: each Write holds mu, the question's.
+type logWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l logWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.w.Write(escapeLog(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// escapeLog returns p, JSON lines, with every character a terminal could
+// read as a control written as a JSON escape: ESC, the C1 controls
+// (U+0080-U+009F, which terminals in UTF-8 read as ESC sequences: U+009D
+// is OSC), bidirectional controls, and bytes that are not UTF-8 (as
+// U+FFFD). Inside a JSON string each escape means the same character, so
+// the line decodes to the same value; JSON has no such character outside
+// its strings.
+func escapeLog(p []byte) []byte {
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRune(p[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...)
+		case r == 0x1b, r >= 0x80 && r <= 0x9f, unicode.Is(unicode.Bidi_Control, r):
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, p[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }

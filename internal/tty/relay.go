@@ -2,9 +2,12 @@
 // pseudo-terminal that the session holds instead of the person's, and a
 // relay between the two that the supervisor alone controls
 // (docs/design.md §10). Nothing the session does reaches the person's
-// terminal but the bytes the relay copies: it cannot push input into it
-// (TIOCSTI), take its foreground, or read what the person types while the
-// supervisor asks a question.
+// terminal but what the relay copies, and of that only what its Filter
+// passes (no clipboard, no query the terminal answers, nothing beyond the
+// screen); the supervisor's question takes the screen (DrawQuestion), and
+// what the session set ends with it (Filter.End). The session cannot push
+// input into the person's terminal (TIOCSTI), take its foreground, or
+// read what the person types while the supervisor asks a question.
 package tty
 
 import (
@@ -50,6 +53,11 @@ type Relay struct {
 
 	mfd, ofd, ifd int
 	wakeR, wakeW  int
+
+	// filter is what passes of the session's output (Filter); the
+	// loop alone uses it.
+	filter Filter
+	out1   []byte // the filter's output, reused
 
 	mu      sync.Mutex // one Pause at a time
 	paused  chan struct{}
@@ -271,8 +279,11 @@ func (r *Relay) loop() {
 		}
 		if fds[1].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
 			n, err := unix.Read(r.mfd, buf)
-			if n > 0 && !outBroken {
-				outBroken = writeAll(r.ofd, buf[:n]) != nil
+			if n > 0 {
+				outBroken = r.output(outBroken, buf[:n])
+				if a := r.filter.Replies(); len(pending)+len(a) <= maxPending {
+					pending = append(pending, a...)
+				}
 			}
 			if n <= 0 && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
 				// Every process of the session closed its terminal
@@ -341,10 +352,21 @@ func (r *Relay) drain(buf []byte, outBroken bool) {
 		if m <= 0 && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
 			return
 		}
-		if m > 0 && !outBroken {
-			outBroken = writeAll(r.ofd, buf[:m]) != nil
+		if m > 0 {
+			outBroken = r.output(outBroken, buf[:m])
 		}
 	}
+}
+
+// output writes what the filter passes of p, the session's output, to
+// the person's terminal, unless writing it failed before (broken); it
+// returns whether writing failed.
+func (r *Relay) output(broken bool, p []byte) bool {
+	r.out1 = r.filter.Write(r.out1[:0], p)
+	if broken || len(r.out1) == 0 {
+		return broken
+	}
+	return writeAll(r.ofd, r.out1) != nil
 }
 
 // writeAll writes b to the blocking descriptor fd.
@@ -379,9 +401,9 @@ func (r *Relay) wake(c byte) { unix.Write(r.wakeW, []byte{c}) }
 // editing and echo), with what was typed before and not yet relayed
 // discarded: nothing the session writes can hide, imitate or answer what
 // the caller asks, and nothing typed before the question answers it. The
-// terminal's display is reset first (charset, colours, concealed text,
-// cursor shown), so what the session wrote before cannot hide the
-// question either. It returns the terminal, to read from (nil when
+// terminal was never left inside a sequence (the filter passes only whole
+// ones); the caller takes its screen with DrawQuestion, which resets what
+// the session set. It returns the terminal, to read from (nil when
 // input is not relayed: exec's standard input is not the terminal) and
 // to write to, and a function that resumes the relay. One Pause at a
 // time.
@@ -396,9 +418,6 @@ func (r *Relay) Pause() (in, out *os.File, resume func()) {
 	if r.in != nil {
 		unix.IoctlSetInt(r.ifd0(), unix.TCFLSH, unix.TCIFLUSH)
 	}
-	// SI selects the G0 charset, ESC ( B makes it ASCII, SGR 0 clears
-	// colours and concealment, ?25h shows the cursor; then a new line.
-	writeAll(r.ofd, []byte("\x0f\x1b(B\x1b[0m\x1b[?25h\r\n"))
 	return r.in, r.out, func() {
 		if r.in != nil {
 			r.makeRaw()
@@ -416,7 +435,8 @@ func (r *Relay) Pause() (in, out *os.File, resume func()) {
 func (r *Relay) ifd0() int { return int(r.in.Fd()) }
 
 // Close ends the relay once the session's command ended: it copies what
-// the session wrote last, closes the session's terminal (a process left
+// the session wrote last, resets what it set on the person's terminal
+// (Filter.End), closes the session's terminal (a process left
 // behind that holds it gets a hang-up and EIO), and puts the person's
 // terminal back in its own modes.
 func (r *Relay) Close() {
@@ -425,6 +445,9 @@ func (r *Relay) Close() {
 			close(r.stop)
 			r.wake(wakeStop)
 			<-r.stopped
+			// What the session set on the person's terminal ends
+			// with it.
+			writeAll(r.ofd, r.filter.End())
 		}
 		r.restore()
 		r.closeFiles()

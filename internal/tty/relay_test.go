@@ -222,3 +222,32 @@ func TestRelayCloseHangsUp(t *testing.T) {
 		t.Errorf("after Close the session's terminal still reads %q", buf[:n])
 	}
 }
+
+// TestRelayFilters: the relay runs the session's output through its
+// Filter: an OSC 52 the session writes never reaches the person's
+// terminal, the text around it does, and a device-attributes query is
+// answered by the relay on the session's input, not by the terminal.
+func TestRelayFilters(t *testing.T) {
+	p := newPerson(t)
+	_, session := startRelay(t, p)
+	session.Write([]byte("before\x1b]52;c;dG91Y2ggeA==\a after-1\r\n"))
+	if !eventually(func() bool { return strings.Contains(p.screen(), "after-1") }) {
+		t.Fatalf("the session's text did not reach the terminal: %q", p.screen())
+	}
+	if s := p.screen(); strings.Contains(s, "52;") || !strings.Contains(s, "before after-1") {
+		t.Errorf("the terminal got %q", s)
+	}
+	// The session's terminal is cooked: its reads see the answer once
+	// raw; read it from a raw copy of the modes.
+	modes, _ := unix.IoctlGetTermios(int(session.Fd()), unix.TCGETS)
+	raw := *modes
+	raw.Lflag &^= unix.ICANON | unix.ECHO
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 0, 10
+	unix.IoctlSetTermios(int(session.Fd()), unix.TCSETS, &raw)
+	session.Write([]byte("\x1b[c"))
+	got := make([]byte, 64)
+	n, _ := session.Read(got)
+	if string(got[:n]) != answerDA1 {
+		t.Errorf("the session read %q after CSI c, want the relay's %q", got[:n], answerDA1)
+	}
+}

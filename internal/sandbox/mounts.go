@@ -506,8 +506,8 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // would cover whatever the session points it at, outside the root or
 // swapped after the plan. What it leads to is met by a walk under its
 // own name when it lies in a root, and lies outside Landlock's writable
-// roots otherwise. A socket is recorded for the socket layer
-// (sockets.go); fifos and devices are left alone.
+// roots otherwise. Sockets are the kernel's list's (sockets.go), not the
+// walk's; fifos and devices are left alone.
 func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
 	if !visit(top, fs.ModeDir) {
 		return true
@@ -523,10 +523,8 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 			return false
 		}
 		if gitDirs && gitDirNames(entries) {
-			// Not walked into (objects may be large), but its top may
-			// hold the socket git's fsmonitor daemon listens at.
+			// Not walked into: objects may be large.
 			pl.addGitDir(dir)
-			pl.socketsIn(dir, entries)
 			continue
 		}
 		// Sorted, and pushed in reverse, so the walk goes in name order
@@ -542,8 +540,6 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 				}
 			case t.IsRegular():
 				visit(abs, 0)
-			case t&fs.ModeSocket != 0:
-				pl.sawSocket(abs)
 			}
 		}
 	}

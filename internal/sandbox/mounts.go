@@ -37,12 +37,17 @@ type MountPlan struct {
 	HiddenFiles []string `json:"hidden_files"`
 	// HiddenSockets are canonical unix sockets of processes outside the
 	// session, covered by the empty read-only file: below Landlock ABI 9,
-	// those that exist at the start, but the allowed ones (sockets.go).
+	// those of the kernel's list bound at the start, but the allowed ones
+	// (sockets.go).
 	HiddenSockets []string `json:"hidden_sockets"`
+	// SocketsLeft are the sockets of the kernel's list that are not
+	// covered, each "PATH (why)" (socketAt); SocketsUnread says why the
+	// list could not be read, when it could not (no socket is hidden).
+	SocketsLeft   []string `json:"sockets_left,omitempty"`
+	SocketsUnread string   `json:"sockets_unread,omitempty"`
 	// Partial names each folder whose walk stopped at the budget, so what
-	// lies beyond was not looked at: a writable root, the literal
-	// folder of an absolute deny_read glob with wildcards, or a place
-	// searched for sockets (sockets.go).
+	// lies beyond was not looked at: a writable root, or the literal
+	// folder of an absolute deny_read glob with wildcards.
 	Partial []string `json:"partial,omitempty"`
 	// OutsideReadOnly says the whole tree is made read-only, recursively,
 	// before anything else is mounted, with the folders in Writable
@@ -226,7 +231,9 @@ type planner struct {
 
 	ro, hidden, hiddenFiles map[string]bool
 	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
-	sockets                 map[string]bool // met by the walks (sockets.go)
+	sockets                 map[string]bool // bound at the start, to hide (sockets.go)
+	socketsLeft             []string        // bound, not covered: "PATH (why)"
+	socketsUnread           string          // why the kernel's list was not read
 	partial                 []string
 
 	// files are the regular files the walks of the roots met and did not
@@ -608,6 +615,7 @@ func (pl *planner) plan() MountPlan {
 			m.HiddenSockets = append(m.HiddenSockets, sock)
 		}
 	}
+	m.SocketsLeft, m.SocketsUnread = pl.socketsLeft, pl.socketsUnread
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}

@@ -19,11 +19,18 @@ func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (boo
 	case sandbox.SocketLandlock(p):
 		abi, _, _ := sandbox.TreeLayer(p)
 		return true, fmt.Sprintf("Landlock ABI %d: no unix socket made outside the session is reachable; %s", abi, allowed)
+	case m != nil && m.SocketsUnread != "":
+		return false, "not held for the shell: the kernel's list of bound unix sockets could not be read (" + m.SocketsUnread +
+			"), and this kernel's Landlock has no socket right (ABI 9); " + allowed
 	case m != nil:
-		text := fmt.Sprintf("%d unix sockets outside the session that existed at the start are hidden; %s; "+
-			"a socket made outside later is reachable (this kernel's Landlock has no socket right, ABI 9)", len(m.HiddenSockets), allowed)
-		if len(m.Partial) > 0 {
-			text += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+		text := fmt.Sprintf("%d unix sockets bound outside the session at its start (the kernel's list of exec's network namespace) "+
+			"are hidden; %s; a socket bound outside later, or in another network namespace, is reachable "+
+			"(this kernel's Landlock has no socket right, ABI 9)", len(m.HiddenSockets), allowed)
+		if len(m.SocketsLeft) > 0 {
+			text += "; not covered: " + strings.Join(m.SocketsLeft, ", ")
+		}
+		if m.SocketsOpen() {
+			return false, "not held for the shell: " + text
 		}
 		return true, text
 	}

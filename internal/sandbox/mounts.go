@@ -78,11 +78,14 @@ type MountPlan struct {
 	// their upper and work folders, is hidden once all is mounted.
 	Overlays   []Overlay `json:"overlays,omitempty"`
 	OverlayDir string    `json:"overlay_dir,omitempty"`
+	// View is the read view (readview.go), made after the overlays and
+	// before the read-only tree; nil without one.
+	View *ReadView `json:"read_view,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.
 func (m MountPlan) Empty() bool {
-	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
+	return !m.OutsideReadOnly && m.View == nil && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
 }
 
 // walkBudget bounds the entries one walk looks at (a writable root, or

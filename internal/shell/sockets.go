@@ -63,3 +63,20 @@ func socketsAllowedText(p sandbox.Policy) string {
 	}
 	return "allowed (allow_unix_sockets): " + strings.Join(p.AllowUnixSockets, ", ")
 }
+
+// viewKeeps are the places outside the roots a session's read view binds
+// back besides the trusted read_home (sandbox.ReadView): the caches the
+// session uses, and dsh-fs itself, which the shell runs again. Not the
+// whole of $XDG_CACHE_HOME, the caches layer's catch-all: the view shows
+// the toolchains' own caches within it, and no other program's files
+// there (an unanchored deny_read glob such as **/.env is not enforced
+// in what the view binds back).
+func viewKeeps(self string, caches []sandbox.Cache) []string {
+	keep := []string{self}
+	for _, c := range caches {
+		if !strings.HasPrefix(c.Source, "XDG_CACHE_HOME") {
+			keep = append(keep, c.Path)
+		}
+	}
+	return keep
+}

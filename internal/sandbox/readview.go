@@ -101,7 +101,16 @@ func (m *MountPlan) PlanReadView(p Policy, roots, keep []string) {
 	if v.Why = readOnlyTreeWhy(); v.Why != "" {
 		return
 	}
-	if v.Covered = homeFolders(p, roots); len(v.Covered) == 0 {
+	// The working folder too: a refused workspace (the home folder
+	// itself) is no root, and the shell starts there.
+	notCovered := slices.Clip(roots)
+	cwd, err := Canonical("/", p.Cwd)
+	if err != nil || p.Cwd == "" {
+		cwd = ""
+	} else {
+		notCovered = append(notCovered, cwd)
+	}
+	if v.Covered = homeFolders(p, notCovered); len(v.Covered) == 0 {
 		v.Why, v.Covered = "no home folder to cover outside the roots", []string{}
 		return
 	}
@@ -123,6 +132,9 @@ func (m *MountPlan) PlanReadView(p Policy, roots, keep []string) {
 	}
 	for _, r := range roots {
 		add(r, true)
+	}
+	if cwd != "" {
+		add(cwd, false)
 	}
 	for _, k := range keep {
 		add(k, false)

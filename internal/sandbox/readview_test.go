@@ -67,3 +67,30 @@ func TestPlanReadView(t *testing.T) {
 		t.Errorf("hidden %q, hidden files %q", m.Hidden, m.HiddenFiles)
 	}
 }
+
+// TestPlanReadViewCwd: a working folder that is no root (a refused
+// workspace) is kept, and a home folder that is it, or lies in it, is
+// not covered: the shell starts there.
+func TestPlanReadViewCwd(t *testing.T) {
+	if readOnlyTreeWhy() != "" {
+		t.Skip("no new mount calls here: no read view")
+	}
+	base, err := os.MkdirTemp("/home", "dsh-fs-view-unit-")
+	if err != nil {
+		t.Skipf("cannot make a folder in /home: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	makeTree(t, base, "proj/a.go")
+	p := Policy{Mode: ReadOnly, Cwd: filepath.Join(base, "proj"), Home: base, DenyRead: []string{"**/.env"}}
+	var m MountPlan
+	m.PlanReadView(p, nil, nil)
+	if m.View == nil || !slices.Equal(m.View.Kept, []string{p.Cwd}) || !slices.Equal(m.View.Unwalked, []string{p.Cwd}) {
+		t.Errorf("view with a cwd that is no root: %+v", m.View)
+	}
+	p.Cwd = "/home"
+	m = MountPlan{}
+	m.PlanReadView(p, nil, nil)
+	if m.View == nil || slices.Contains(m.View.Covered, "/home") {
+		t.Errorf("the working folder /home was covered: %+v", m.View)
+	}
+}

@@ -116,6 +116,7 @@ var mayMount = registry{
 	"internal/sandbox/overlay.go":      "the toolchain caches' overlays, on the descriptor of each cache",
 	"internal/sandbox/rotree.go":       "the read-only tree",
 	"internal/sandbox/sockets.go":      "socket folders hidden where Landlock cannot refuse them",
+	"internal/sandbox/readview.go":     "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
 	"internal/tty/devpts.go":           "the session's own devpts",
 	"internal/shell/tty.go":            "the session's /proc",
 	"internal/shell/probe.go":          "the user-namespace probe's test mount",
@@ -155,6 +156,8 @@ var mayMutate = registry{
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
+	"internal/sandbox/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
+		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
 }
 
 // mayOpenToRead is where the git guard and a move's walk open by handle,
@@ -168,6 +171,7 @@ var mayOpenToRead = registry{
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
 	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
 	"internal/kernel/procfs.go":        "the one open of /proc before it is verified",
+	"internal/sandbox/sockets.go":      "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
 // auditRegistries are the registries by kind.

@@ -246,6 +246,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 			l.Protected += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
 			l.DenyRead += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
 		}
+		l.DenyRead += m.ReadViewText()
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy

@@ -258,6 +258,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		ApprovalTimeoutSeconds: vals[KeyApprovalTimeout].value.(int),
 		Enforce:                enforce,
 		AllowUnixSockets:       asList(vals[KeyAllowUnixSockets].value),
+		ReadHome:               asList(vals[KeyReadHome].value),
 		Network:                net,
 		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
 		Home:                   l.home,

@@ -173,6 +173,8 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 		{name: "--cwd above a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--cwd .."},
 		{name: "session file allow_unix_sockets adding a socket", system: "allow_unix_sockets: [/run/a.sock]\n",
 			session: "allow_unix_sockets: [/run/a.sock, /run/docker.sock]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_unix_sockets"},
+		{name: "session file read_home adding an entry", session: "read_home: [\"~/.gitconfig\", \"~/.ssh\"]\n",
+			reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: read_home"},
 		{name: "session file allow_unix_sockets over none", session: "allow_unix_sockets: [\"/run/user/*/bus\"]\n", reason: sandbox.ReasonSessionWiden},
 		// The toolchain caches (issue 23): a session drops caches, never adds one.
 		{name: "session file caches adding a cache", system: "caches: [/srv/cache]\n",
@@ -204,6 +206,11 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			if c := s.Caches; len(c.Paths) != 1 || !strings.HasSuffix(c.Paths[0], "/cache") || strings.HasPrefix(c.Paths[0], "~") ||
 				!c.FromToolchains || c.Writable != sandbox.CachesOverlay {
 				t.Errorf("caches %+v", c)
+			}
+		}},
+		{name: "session file read_home dropping entries", session: "read_home: [\"~/.gitconfig\"]\n", check: func(t *testing.T, s *Settings) {
+			if got := s.Policy.ReadHome; len(got) != 1 || got[0] != "~/.gitconfig" {
+				t.Errorf("read_home %q", got)
 			}
 		}},
 		{name: "session file allow_unix_sockets dropping a socket", system: "allow_unix_sockets: [/run/a.sock, \"~/.gnupg/S.*\"]\n",
@@ -284,6 +291,8 @@ func TestTrustedSources(t *testing.T) {
 		{name: "malformed protected_extra glob", session: "protected_extra: [\"a[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed workspaces glob", system: "workspaces: [\"/w[\"]\n", code: fserr.ConfigInvalid},
 		{name: "malformed allow_unix_sockets glob", system: "allow_unix_sockets: [\"/run/a[\"]\n", code: fserr.ConfigInvalid},
+		{name: "a read_home glob", system: "read_home: [\"~/.config/*\"]\n", code: fserr.ConfigInvalid},
+		{name: "a read_home entry outside the home", system: "read_home: [/etc/passwd]\n", code: fserr.ConfigInvalid},
 		{name: "a relative allow_unix_sockets entry", system: "allow_unix_sockets: [agent.sock]\n", code: fserr.ConfigInvalid},
 		{name: "a relative caches entry", system: "caches: [build/cache]\n", code: fserr.ConfigInvalid},
 		{name: "an unknown caches_writable", system: "caches_writable: always\n", code: fserr.ConfigInvalid},

@@ -222,7 +222,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 		if sandbox.Network(v.value.(string)).Wider(network(base)) {
 			return deny("")
 		}
-	case KeyCaches, KeyAllowUnixSockets, KeyNetworkAllow:
+	case KeyCaches, KeyAllowUnixSockets, KeyNetworkAllow, KeyReadHome:
 		// A session may drop entries from the trusted list, never add
 		// one: each entry must be one of the trusted list's, as spelled.
 		for _, g := range asList(v.value) {

@@ -30,6 +30,7 @@ const (
 	KeyAllowRoots        Key = "allow_roots"
 	KeyWorkspaces        Key = "workspaces"
 	KeyAllowUnixSockets  Key = "allow_unix_sockets"
+	KeyReadHome          Key = "read_home"
 	KeyNetwork           Key = "network"
 	KeyNetworkAllow      Key = "network_allow"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
@@ -117,6 +118,9 @@ var settings = []setting{
 	// Who may reach a socket outside a session; a session source may
 	// only drop entries (loader.narrows).
 	{KeyAllowUnixSockets, "", "", kindList, []string{}, false},
+	// What of the home folder a session's read view shows the shell; a
+	// session source may only drop entries (loader.narrows).
+	{KeyReadHome, "", "", kindList, sandbox.DefaultReadHome, false},
 	// What the shell reaches over the network: the default follows the
 	// mode (sandbox.DefaultNetwork); a session source may only narrow it,
 	// on → allowlist → off, and only drop network_allow entries.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -130,6 +131,14 @@ func validate(k Key, v any) error {
 		for _, g := range asList(v) {
 			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") && g != "~" {
 				return fmt.Errorf("%q is not absolute; name a cache folder by its absolute path (or ~/…)", g)
+			}
+		}
+	case KeyReadHome:
+		// Entries of the home folder, by name: the view binds them back
+		// as they are, no glob.
+		for _, g := range asList(v) {
+			if !strings.HasPrefix(g, "~/") || strings.ContainsAny(g, "*?[\\") || slices.Contains(strings.Split(g, "/"), "..") {
+				return fmt.Errorf("%q is not a path beneath the home folder; name an entry of it as ~/… (no wildcard, no ..)", g)
 			}
 		}
 	case KeyAllowUnixSockets:

@@ -37,12 +37,17 @@ type MountPlan struct {
 	HiddenFiles []string `json:"hidden_files"`
 	// HiddenSockets are canonical unix sockets of processes outside the
 	// session, covered by the empty read-only file: below Landlock ABI 9,
-	// those that exist at the start, but the allowed ones (sockets.go).
+	// those of the kernel's list bound at the start, but the allowed ones
+	// (sockets.go).
 	HiddenSockets []string `json:"hidden_sockets"`
+	// SocketsLeft are the sockets of the kernel's list that are not
+	// covered, each "PATH (why)" (socketAt); SocketsUnread says why the
+	// list could not be read, when it could not (no socket is hidden).
+	SocketsLeft   []string `json:"sockets_left,omitempty"`
+	SocketsUnread string   `json:"sockets_unread,omitempty"`
 	// Partial names each folder whose walk stopped at the budget, so what
-	// lies beyond was not looked at: a writable root, the literal
-	// folder of an absolute deny_read glob with wildcards, or a place
-	// searched for sockets (sockets.go).
+	// lies beyond was not looked at: a writable root, or the literal
+	// folder of an absolute deny_read glob with wildcards.
 	Partial []string `json:"partial,omitempty"`
 	// OutsideReadOnly says the whole tree is made read-only, recursively,
 	// before anything else is mounted, with the folders in Writable
@@ -73,11 +78,14 @@ type MountPlan struct {
 	// their upper and work folders, is hidden once all is mounted.
 	Overlays   []Overlay `json:"overlays,omitempty"`
 	OverlayDir string    `json:"overlay_dir,omitempty"`
+	// View is the read view (readview.go), made after the overlays and
+	// before the read-only tree; nil without one.
+	View *ReadView `json:"read_view,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.
 func (m MountPlan) Empty() bool {
-	return !m.OutsideReadOnly && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
+	return !m.OutsideReadOnly && m.View == nil && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
 }
 
 // walkBudget bounds the entries one walk looks at (a writable root, or
@@ -226,7 +234,9 @@ type planner struct {
 
 	ro, hidden, hiddenFiles map[string]bool
 	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
-	sockets                 map[string]bool // met by the walks (sockets.go)
+	sockets                 map[string]bool // bound at the start, to hide (sockets.go)
+	socketsLeft             []string        // bound, not covered: "PATH (why)"
+	socketsUnread           string          // why the kernel's list was not read
 	partial                 []string
 
 	// files are the regular files the walks of the roots met and did not
@@ -506,8 +516,8 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // would cover whatever the session points it at, outside the root or
 // swapped after the plan. What it leads to is met by a walk under its
 // own name when it lies in a root, and lies outside Landlock's writable
-// roots otherwise. A socket is recorded for the socket layer
-// (sockets.go); fifos and devices are left alone.
+// roots otherwise. Sockets are the kernel's list's (sockets.go), not the
+// walk's; fifos and devices are left alone.
 func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
 	if !visit(top, fs.ModeDir) {
 		return true
@@ -523,10 +533,8 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 			return false
 		}
 		if gitDirs && gitDirNames(entries) {
-			// Not walked into (objects may be large), but its top may
-			// hold the socket git's fsmonitor daemon listens at.
+			// Not walked into: objects may be large.
 			pl.addGitDir(dir)
-			pl.socketsIn(dir, entries)
 			continue
 		}
 		// Sorted, and pushed in reverse, so the walk goes in name order
@@ -542,8 +550,6 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 				}
 			case t.IsRegular():
 				visit(abs, 0)
-			case t&fs.ModeSocket != 0:
-				pl.sawSocket(abs)
 			}
 		}
 	}
@@ -612,6 +618,7 @@ func (pl *planner) plan() MountPlan {
 			m.HiddenSockets = append(m.HiddenSockets, sock)
 		}
 	}
+	m.SocketsLeft, m.SocketsUnread = pl.socketsLeft, pl.socketsUnread
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}

@@ -108,6 +108,11 @@ func (m MountPlan) Apply(emptyFile string) error {
 		}
 		writable = append(writable, o.Path)
 	}
+	if m.View != nil {
+		if err := m.View.apply(); err != nil {
+			return err
+		}
+	}
 	if m.OutsideReadOnly {
 		if err := readOnlyTree(writable); err != nil {
 			return err

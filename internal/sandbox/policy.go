@@ -62,6 +62,9 @@ type Policy struct {
 	// a dsh-fs exec session that its shell may connect to ("~" is
 	// expanded from Home); every other is out of its reach (sockets.go).
 	AllowUnixSockets []string
+	// ReadHome are the trusted entries of the home folder ("~/…") a
+	// session's read view shows the shell (readview.go).
+	ReadHome []string
 	// Network is what a dsh-fs exec session's shell may reach over the
 	// network, and NetworkAllow the hosts its proxy reaches under
 	// NetworkAllowlist (network.go).

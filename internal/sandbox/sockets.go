@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,12 +30,16 @@ import (
 //     (kernel.RestrictSockets): the kernel then refuses every socket made outside
 //     the session's domain, whenever it was made and wherever it lies,
 //     while the sockets the session makes itself keep working.
-//   - Below ABI 9 the mount layer hides the sockets that exist when the
+//   - Below ABI 9 the mount layer hides the sockets bound when the
 //     session starts, each behind the empty read-only file of the hidden
-//     files (connect then finds no socket: ECONNREFUSED), found by the
-//     walk of the writable roots and a shallow walk of where sockets live
-//     (socketPlaces). A socket made later, or kept somewhere else, stays
-//     reachable there: a documented gap of these kernels.
+//     files (connect then finds no socket: ECONNREFUSED). They are the
+//     kernel's own list of bound unix sockets (/proc/self/net/unix), read
+//     by exec before the session's namespaces are made: no walk, so
+//     nothing a session leaves on disk decides what a later one hides.
+//     The list holds the sockets of exec's network namespace only; a
+//     socket bound later, or bound in another network namespace (a
+//     container's, another session's), stays reachable there: a
+//     documented gap of these kernels.
 
 // SocketLandlock reports whether the kernel layer of a session under p
 // fences pathname sockets itself (Landlock ABI 9 or newer): the mount
@@ -44,132 +49,127 @@ func SocketLandlock(p Policy) bool {
 	return err == nil && abi >= kernel.SocketRulesABI
 }
 
-// socketPlace is a folder where the sockets of processes outside a
-// session live, and how deep beneath it the walk looks.
-type socketPlace struct {
-	path  string
-	depth int
+// boundSockets is the kernel's list of the pathname unix sockets bound in
+// this process's network namespace, each path as it was bound; a
+// variable only so tests can keep the machine's sockets out of a plan.
+var boundSockets = readBoundSockets
+
+// readBoundSockets reads the bound pathname sockets from the verified
+// /proc's net/unix of this process: each once, abstract ones (Landlock's
+// scopes) left out.
+func readBoundSockets() ([]string, error) {
+	proc, err := kernel.ProcRoot()
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(proc, "self/net/unix", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("/proc/self/net/unix: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "/proc/self/net/unix")
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("/proc/self/net/unix: %w", err)
+	}
+	return parseNetUnix(string(data))
 }
 
-// socketPlaces are where sockets live besides the writable roots: a
-// variable only so tests can name places of their own.
-var socketPlaces = defaultSocketPlaces
-
-// defaultSocketPlaces are where sockets live besides the writable roots,
-// each walked to a small depth: /tmp/tmux-UID/default, /tmp/ssh-X/agent.N
-// and /tmp/.X11-unix/X0 lie at depth 2, /run/user/UID/bus at 3 and
-// /run/user/UID/gnupg/S.gpg-agent at 4; the home folder holds
-// ~/.gnupg/S.gpg-agent and ssh's control sockets at depth 2. /tmp is not
-// walked deeper: a shared /tmp holds build trees whose depth-2 folders
-// alone cost milliseconds to list (1100 entries, 6 ms, on the machine
-// this was measured on, against 0.4 ms for depth 2).
-func defaultSocketPlaces(p Policy) []socketPlace {
-	places := []socketPlace{{"/tmp", 2}, {os.TempDir(), 2}, {"/run", 4}, {"/var/run", 4}, {"/dev/shm", 2}}
-	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
-		// Set by whoever started exec; it can only add a place to look.
-		places = append(places, socketPlace{xdg, 3})
-	}
-	if p.Home != "" {
-		places = append(places, socketPlace{p.Home, 2})
-	}
-	return places
-}
-
-// socketBudget bounds the entries the walk of all socketPlaces looks at
-// together, so a /tmp full of build folders cannot stall a session's
-// start: about 5 ms on a warm cache. Past it the place being walked is
-// listed in Partial, and its sockets beyond are not hidden. A variable
-// only so tests can lower it.
-var socketBudget = 2000
-
-// sawSocket records the socket at abs, met by a walk, as one to hide
-// unless allowed.
-func (pl *planner) sawSocket(abs string) {
-	if pl.sockets == nil {
-		pl.sockets = map[string]bool{}
-	}
-	pl.sockets[abs] = true
-}
-
-// socketsIn records the sockets among the entries of the folder dir.
-func (pl *planner) socketsIn(dir string, entries []fs.DirEntry) {
-	for _, e := range entries {
-		if e.Type()&fs.ModeSocket != 0 {
-			pl.sawSocket(filepath.Join(dir, e.Name()))
+// parseNetUnix returns the pathname sockets of a /proc/net/unix listing,
+// sorted, each once. A line is "Num: RefCount Protocol Flags Type St
+// Inode" and, for a bound socket, one space and the path as bound (an
+// abstract name starts with "@"). A path holding a newline spans lines:
+// the kernel prints it raw. A line that is not a record is refused,
+// since the rest of a path would go unseen.
+func parseNetUnix(data string) ([]string, error) {
+	lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+	set := map[string]bool{}
+	for i, line := range lines {
+		if i == 0 && strings.HasPrefix(line, "Num") {
+			continue
 		}
+		rest, ok := line, true
+		for f := range 7 {
+			var field string
+			field, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+			ok = ok && field != "" && (f > 0 || strings.HasSuffix(field, ":"))
+		}
+		if !ok {
+			return nil, fmt.Errorf("/proc/net/unix: line %d is not a socket's: %q", i+1, line)
+		}
+		if rest == "" || strings.HasPrefix(rest, "@") {
+			continue // unbound, or abstract
+		}
+		set[rest] = true
 	}
+	return sortedKeys(set), nil
 }
 
 // planSockets completes the plan's sockets: below kernel.SocketRulesABI,
-// those of the socketPlaces, to be hidden with the ones the walks of the
-// roots met, but those allowed. With the Landlock right it plans none.
+// those of the kernel's list that are bound where the shell could reach
+// them, but the allowed ones; what cannot be covered is named in
+// SocketsLeft. With the Landlock right it plans none.
 func (pl *planner) planSockets(p Policy) {
 	if SocketLandlock(p) {
-		pl.sockets = nil
 		return
 	}
-	// The walks do not go into a folder bound read-only, where a socket
-	// stays reachable: git's fsmonitor daemon listens at the top of .git.
-	// Their top only, a bounded listing each.
-	for _, d := range sortedKeys(pl.ro) {
-		entries, _ := readDirBounded(d, 256)
-		pl.socketsIn(d, entries)
+	bound, err := boundSockets()
+	if err != nil {
+		pl.socketsUnread = err.Error()
+		return
 	}
-	pl.walkSocketPlaces(p)
 	allowed := allowedSocketGlobs(p)
-	for s := range pl.sockets {
-		if socketAllowed(allowed, s) {
-			delete(pl.sockets, s)
-		}
-	}
-}
-
-// walkSocketPlaces records the sockets of the socketPlaces, each folder
-// once, within socketBudget.
-func (pl *planner) walkSocketPlaces(p Policy) {
-	budget := socketBudget
-	walked := map[string]bool{}
-	for _, place := range socketPlaces(p) {
-		c, err := Canonical("/", place.path)
-		if err != nil || walked[c] {
-			continue
-		}
-		walked[c] = true
-		if !pl.walkSocketPlace(c, place.depth, &budget) {
-			pl.partial = append(pl.partial, c)
-		}
-	}
-}
-
-// walkSocketPlace walks top to depth levels beneath it, never following
-// a symlink, recording the sockets it meets; it reports whether it saw
-// everything before the budget ran out. A folder it cannot open holds
-// nothing the session's user could connect to either.
-func (pl *planner) walkSocketPlace(top string, depth int, budget *int) bool {
-	type level struct {
-		dir   string
-		depth int
-	}
-	stack := []level{{top, 1}}
-	for len(stack) > 0 {
-		d := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		entries, ok := readDirBounded(d.dir, *budget)
-		*budget -= len(entries)
-		if !ok {
-			return false
-		}
-		for _, e := range entries {
-			abs := filepath.Join(d.dir, e.Name())
-			switch t := e.Type(); {
-			case t&fs.ModeSocket != 0:
-				pl.sawSocket(abs)
-			case t.IsDir() && d.depth < depth:
-				stack = append(stack, level{abs, d.depth + 1})
+	for _, s := range bound {
+		abs, why := socketAt(s)
+		switch {
+		case why != "":
+			pl.socketsLeft = append(pl.socketsLeft, s+" ("+why+")")
+		case socketAllowed(allowed, abs):
+		default:
+			if pl.sockets == nil {
+				pl.sockets = map[string]bool{}
 			}
+			pl.sockets[abs] = true
 		}
 	}
-	return true
+}
+
+// socketAt is the canonical path of the socket bound at path, or why
+// there is none to cover: bound at a relative path (from a folder the
+// list does not say), no socket at its path now (removed, or moved: a
+// moved one is not covered where it lies), or a folder on the way this
+// user cannot search (the session's user cannot reach it either).
+func socketAt(path string) (abs, why string) {
+	if !filepath.IsAbs(path) {
+		return "", "bound at a relative path"
+	}
+	dir, err := Canonical("/", filepath.Dir(path))
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return "", "not reachable by this user"
+		}
+		return "", "no socket at its path"
+	}
+	abs = filepath.Join(dir, filepath.Base(path))
+	var st unix.Stat_t
+	switch err := unix.Lstat(abs, &st); {
+	case errors.Is(err, unix.EACCES):
+		return "", "not reachable by this user"
+	case err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK:
+		return "", "no socket at its path"
+	}
+	return abs, ""
+}
+
+// SocketsOpen reports whether a socket of the kernel's list may be
+// reachable from the shell of a session planned as m although the mount
+// layer hides sockets: the list could not be read, or a socket was bound
+// at a relative path, which cannot be found.
+func (m MountPlan) SocketsOpen() bool {
+	if m.SocketsUnread != "" {
+		return true
+	}
+	return slices.ContainsFunc(m.SocketsLeft, func(s string) bool { return strings.HasSuffix(s, "(bound at a relative path)") })
 }
 
 // allowedSocketGlobs are p's allow_unix_sockets entries, "~" expanded,
@@ -199,10 +199,10 @@ func socketAllowed(allowed []string, abs string) bool {
 
 // SocketGrants are the paths the Landlock socket right is granted on in
 // a session under p (kernel.RestrictSockets): each allow_unix_sockets entry
-// without wildcards, canonical, and the sockets an entry with wildcards
-// covers among those of the socketPlaces when the session starts. A
-// Landlock rule is made on what exists, so a socket an entry names that
-// is made later is not granted.
+// without wildcards, canonical, and the sockets of the kernel's list that
+// an entry with wildcards covers when the session starts. A Landlock rule
+// is made on what exists, so a socket an entry names that is made later
+// is not granted.
 func SocketGrants(p Policy) []string {
 	allowed := allowedSocketGlobs(p)
 	grants := map[string]bool{}
@@ -215,11 +215,10 @@ func SocketGrants(p Policy) []string {
 		}
 	}
 	if wild {
-		pl := planner{}
-		pl.walkSocketPlaces(p)
-		for s := range pl.sockets {
-			if socketAllowed(allowed, s) {
-				grants[s] = true
+		bound, _ := boundSockets()
+		for _, s := range bound {
+			if abs, why := socketAt(s); why == "" && socketAllowed(allowed, abs) {
+				grants[abs] = true
 			}
 		}
 	}

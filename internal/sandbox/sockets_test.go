@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,11 +17,11 @@ import (
 )
 
 // The unit tests of this package look at no socket of the machine's:
-// the tests below name places of their own.
-func init() { socketPlaces = func(Policy) []socketPlace { return nil } }
+// the tests below take those of their own folders from the kernel's list.
+func init() { boundSockets = func() ([]string, error) { return nil, nil } }
 
-// makeSocket leaves a unix socket file at path, as a server that bound
-// it does.
+// makeSocket binds a unix socket at path and keeps it bound until the
+// test ends, as a server's is.
 func makeSocket(t *testing.T, path string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -30,27 +31,45 @@ func makeSocket(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fd)
+	t.Cleanup(func() { unix.Close(fd) })
 	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// withSocketPlaces makes the walk's places places, each to depth 3,
-// and the budget budget (0 keeps it), for one test.
-func withSocketPlaces(t *testing.T, budget int, places ...string) {
+// withBoundSockets makes the plan's list the kernel's, but only its
+// sockets bound beneath one of dirs (as bound: the paths given to bind),
+// for one test.
+func withBoundSockets(t *testing.T, dirs ...string) {
 	t.Helper()
-	old, oldBudget := socketPlaces, socketBudget
-	t.Cleanup(func() { socketPlaces, socketBudget = old, oldBudget })
-	socketPlaces = func(Policy) []socketPlace {
-		var out []socketPlace
-		for _, p := range places {
-			out = append(out, socketPlace{p, 3})
+	old := boundSockets
+	t.Cleanup(func() { boundSockets = old })
+	boundSockets = func() ([]string, error) {
+		all, err := readBoundSockets()
+		var out []string
+		for _, s := range all {
+			if slices.ContainsFunc(dirs, func(d string) bool { return Beneath(d, s) }) {
+				out = append(out, s)
+			}
 		}
-		return out
+		return out, err
 	}
-	if budget > 0 {
-		socketBudget = budget
+}
+
+func TestParseNetUnix(t *testing.T) {
+	listing := "Num       RefCount Protocol Flags    Type St Inode Path\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 85316 /run/a b.sock\n" +
+		"0000000000000000: 00000003 00000000 00000000 0001 03  1065\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01  1066 @abstract\n" +
+		"0000000000000000: 00000003 00000000 00000000 0001 03 85317 /run/a b.sock\n" +
+		"0000000000000000: 00000002 00000000 00010000 0005 01 123456 rel.sock\n"
+	got, err := parseNetUnix(listing)
+	if want := []string{"/run/a b.sock", "rel.sock"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("parseNetUnix = %q, %v, want %q", got, err, want)
+	}
+	// A path holding a newline spans lines: refused, not cut short.
+	if got, err := parseNetUnix(listing + "0000000000000000: 00000002 00000000 00010000 0001 01 9 /tmp/x\ny\n"); err == nil {
+		t.Errorf("parseNetUnix of a path with a newline = %q, want an error", got)
 	}
 }
 
@@ -60,14 +79,24 @@ func TestSocketPlan(t *testing.T) {
 	}
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/src/a.go",
-		"run/file", "run/link => x", "alias => run")
-	ws, run := filepath.Join(tmp, "ws"), filepath.Join(tmp, "run")
+		"run/file", "run/link => x", "alias => run", "full/")
+	ws := filepath.Join(tmp, "ws")
 	for _, s := range []string{
 		"ws/a.sock", "ws/src/deep/b.sock", "ws/.git/fsmonitor--daemon.ipc", "ws/secrets/s.sock",
-		"run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep.sock",
-		"run/allowed.sock", "run/agents/1.sock", "run/agents/2.sock", "run/gnupg/S.gpg-agent",
+		"run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep/er.sock", "alias/through-link.sock",
+		"run/allowed.sock", "run/agents/1.sock", "run/agents/2.sock", "run/gnupg/S.gpg-agent", "run/gone.sock",
 	} {
 		makeSocket(t, filepath.Join(tmp, s))
+	}
+	os.Remove(filepath.Join(tmp, "run/gone.sock"))
+	// A stale socket file, bound by nobody: nothing to reach.
+	stale, _ := net.Listen("unix", filepath.Join(tmp, "run/stale.sock"))
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close()
+	// Neither a full folder nor depth stops the list: a session that
+	// leaves files behind changes nothing.
+	for i := range 3000 {
+		os.WriteFile(filepath.Join(tmp, "full", strconv.Itoa(i)), nil, 0o644)
 	}
 	in := func(names ...string) []string {
 		out := []string{}
@@ -79,38 +108,44 @@ func TestSocketPlan(t *testing.T) {
 	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"secrets"}, Home: tmp,
 		// By a symlinked spelling, by a glob, and a folder whole.
 		AllowUnixSockets: []string{tmp + "/alias/allowed.sock", "~/run/agents/*.sock", tmp + "/run/gnupg", tmp + "/absent.sock"}}
-	tests := []struct {
-		name    string
-		budget  int
-		want    []string
-		partial []string
-	}{
-		{
-			name: "walked",
-			// In the root at any depth, the git folder's too, not the
-			// hidden folder's; in the place to depth 3, never through
-			// the link; not the allowed ones.
-			want: in("run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "ws/.git/fsmonitor--daemon.ipc", "ws/a.sock", "ws/src/deep/b.sock"),
-		},
-		{
-			name: "budget", budget: 3,
-			// The place's top lists more than 3 entries: its walk stops
-			// at once, and says so.
-			want:    in("ws/.git/fsmonitor--daemon.ipc", "ws/a.sock", "ws/src/deep/b.sock"),
-			partial: in("run"),
-		},
+	withBoundSockets(t, tmp)
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	// In the root and out, at any depth, through a symlinked folder by
+	// its canonical path; not the hidden folder's, not the allowed ones.
+	want := in("run/through-link.sock", "run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep/er.sock",
+		"ws/.git/fsmonitor--daemon.ipc", "ws/a.sock", "ws/src/deep/b.sock")
+	if !slices.Equal(got.HiddenSockets, want) || got.Partial != nil || got.SocketsOpen() {
+		t.Errorf("PlanMounts:\n got %s\nwant hidden_sockets %q, no partial", planJSON(got), want)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			withSocketPlaces(t, tc.budget, run, filepath.Join(tmp, "alias"))
-			got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-			if !slices.Equal(got.HiddenSockets, tc.want) || !slices.Equal(got.Partial, tc.partial) {
-				t.Errorf("PlanMounts:\n got %s\nwant hidden_sockets %q, partial %q", planJSON(got), tc.want, tc.partial)
-			}
-			if !slices.Equal(got.Hidden, in("ws/secrets")) {
-				t.Errorf("hidden = %q", got.Hidden)
-			}
-		})
+	if left := []string{filepath.Join(tmp, "run/gone.sock") + " (no socket at its path)"}; !slices.Equal(got.SocketsLeft, left) {
+		t.Errorf("sockets_left = %q, want %q", got.SocketsLeft, left)
+	}
+	if !slices.Equal(got.Hidden, in("ws/secrets")) {
+		t.Errorf("hidden = %q", got.Hidden)
+	}
+	// The list unread: nothing hidden, and the plan says so.
+	boundSockets = func() ([]string, error) { return nil, errors.New("no /proc") }
+	if got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}}); len(got.HiddenSockets) != 0 || !got.SocketsOpen() {
+		t.Errorf("with the list unread: %s, want sockets open", planJSON(got))
+	}
+}
+
+func TestSocketAt(t *testing.T) {
+	tmp := canonTemp(t)
+	makeSocket(t, filepath.Join(tmp, "a.sock"))
+	os.WriteFile(filepath.Join(tmp, "file"), nil, 0o644)
+	for _, tc := range []struct{ path, abs, why string }{
+		{tmp + "/a.sock", tmp + "/a.sock", ""},
+		{"a.sock", "", "bound at a relative path"},
+		{tmp + "/file", "", "no socket at its path"},
+		{tmp + "/missing/x.sock", "", "no socket at its path"},
+	} {
+		if abs, why := socketAt(tc.path); abs != tc.abs || why != tc.why {
+			t.Errorf("socketAt(%s) = %q, %q, want %q, %q", tc.path, abs, why, tc.abs, tc.why)
+		}
+	}
+	if m := (MountPlan{SocketsLeft: []string{"a.sock (bound at a relative path)"}}); !m.SocketsOpen() {
+		t.Errorf("a socket bound at a relative path leaves the sockets open")
 	}
 }
 
@@ -120,7 +155,7 @@ func TestSocketGrants(t *testing.T) {
 	for _, s := range []string{"run/agents/1.sock", "run/agents/2.sock", "run/agents/x.txt.sock", "run/other.sock"} {
 		makeSocket(t, filepath.Join(tmp, s))
 	}
-	withSocketPlaces(t, 0, filepath.Join(tmp, "run"))
+	withBoundSockets(t, tmp)
 	p := Policy{Home: tmp, AllowUnixSockets: []string{"~/alias/other.sock", tmp + "/run/agents/[0-9].sock", tmp + "/later.sock"}}
 	// Literal entries as given and canonical (Landlock opens them; one
 	// missing is ignored there), and what a glob covers now.

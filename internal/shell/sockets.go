@@ -19,11 +19,18 @@ func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (boo
 	case sandbox.SocketLandlock(p):
 		abi, _, _ := sandbox.TreeLayer(p)
 		return true, fmt.Sprintf("Landlock ABI %d: no unix socket made outside the session is reachable; %s", abi, allowed)
+	case m != nil && m.SocketsUnread != "":
+		return false, "not held for the shell: the kernel's list of bound unix sockets could not be read (" + m.SocketsUnread +
+			"), and this kernel's Landlock has no socket right (ABI 9); " + allowed
 	case m != nil:
-		text := fmt.Sprintf("%d unix sockets outside the session that existed at the start are hidden; %s; "+
-			"a socket made outside later is reachable (this kernel's Landlock has no socket right, ABI 9)", len(m.HiddenSockets), allowed)
-		if len(m.Partial) > 0 {
-			text += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+		text := fmt.Sprintf("%d unix sockets bound outside the session at its start (the kernel's list of exec's network namespace) "+
+			"are hidden; %s; a socket bound outside later, or in another network namespace, is reachable "+
+			"(this kernel's Landlock has no socket right, ABI 9)", len(m.HiddenSockets), allowed)
+		if len(m.SocketsLeft) > 0 {
+			text += "; not covered: " + strings.Join(m.SocketsLeft, ", ")
+		}
+		if m.SocketsOpen() {
+			return false, "not held for the shell: " + text
 		}
 		return true, text
 	}
@@ -55,4 +62,21 @@ func socketsAllowedText(p sandbox.Policy) string {
 		return "none allowed (allow_unix_sockets)"
 	}
 	return "allowed (allow_unix_sockets): " + strings.Join(p.AllowUnixSockets, ", ")
+}
+
+// viewKeeps are the places outside the roots a session's read view binds
+// back besides the trusted read_home (sandbox.ReadView): the caches the
+// session uses, and dsh-fs itself, which the shell runs again. Not the
+// whole of $XDG_CACHE_HOME, the caches layer's catch-all: the view shows
+// the toolchains' own caches within it, and no other program's files
+// there (an unanchored deny_read glob such as **/.env is not enforced
+// in what the view binds back).
+func viewKeeps(self string, caches []sandbox.Cache) []string {
+	keep := []string{self}
+	for _, c := range caches {
+		if !strings.HasPrefix(c.Source, "XDG_CACHE_HOME") {
+			keep = append(keep, c.Path)
+		}
+	}
+	return keep
 }

@@ -162,6 +162,9 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
 	}
+	if m := shell.Mounts; m != nil {
+		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, shell.Caches))
+	}
 	rec.Shell = shell
 	sup.rec = rec
 	if m := shell.Mounts; m != nil {

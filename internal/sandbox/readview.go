@@ -1,0 +1,367 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The read view of a dsh-fs exec session (docs/design.md §10). A
+// deny_read glob that is not anchored to one folder ("**/.env", or
+// "/home/*/secrets/x") names files anywhere on disk, and no walk at the
+// start can find them all: the mount layer hides what the walks of the
+// roots meet, and the shell read the .env files of the person's other
+// projects and caches in full. Where the policy has such a glob, the
+// session's shell sees the home folders through a view instead: each is
+// covered by an empty read-only tmpfs, into which the session's own
+// places are bound back as they are (the roots, the toolchain caches the
+// session uses, the trusted read_home entries, dsh-fs itself), and HOME
+// is an empty folder. What lies outside the home folders (the system
+// folders, the toolchains installed there) stays visible, and so does
+// everything bound back: an unanchored glob is enforced there only where
+// the walks of the roots go, and policy names the rest.
+
+// DefaultReadHome is the default of the trusted read_home: what of the
+// home folder a shell's ordinary day needs (git's identity, the shells'
+// start-up files, the programs and toolchains installed there), and no
+// credential store (~/.ssh, ~/.aws, ~/.netrc, ~/.docker, ~/.git-credentials,
+// ~/.cargo/credentials.toml, ~/.npmrc and ~/.pypirc stay out).
+var DefaultReadHome = []string{
+	"~/.gitconfig", "~/.config/git",
+	"~/.profile", "~/.bashrc", "~/.bash_profile", "~/.zshenv", "~/.zshrc", "~/.zprofile", "~/.inputrc",
+	"~/.local/bin", "~/go/bin", "~/.cargo/bin", "~/.rustup", "~/.nvm", "~/.pyenv", "~/sdk",
+}
+
+// ReadView is the read view of a session: where it is made, and what it
+// shows there.
+type ReadView struct {
+	// Globs are the deny_read globs that no walk can find all of, which
+	// the view is made for.
+	Globs []string `json:"globs"`
+	// Covered are the canonical home folders covered by an empty
+	// read-only tmpfs.
+	Covered []string `json:"covered"`
+	// Kept are the canonical paths beneath Covered bound back as they
+	// are, sorted; Unwalked are those of them no walk of the roots looks
+	// in (a cache, a read_home entry), where the Globs are not enforced.
+	Kept     []string `json:"kept"`
+	Unwalked []string `json:"unwalked"`
+	// Home is the canonical home folder, made an empty folder in the view
+	// when it lies beneath Covered.
+	Home string `json:"home,omitempty"`
+	// Why says why no view is made although Globs has a glob; "" when
+	// one is.
+	Why string `json:"why,omitempty"`
+}
+
+// unanchoredDeny are the deny_read globs of p that name paths anywhere
+// beneath some folder: relative ones, and absolute ones with a wildcard
+// before their last component.
+func unanchoredDeny(p Policy) []string {
+	var out []string
+	for _, g := range NewFence(p).denyRead {
+		_, rest := literalPrefix(g.match)
+		if (!strings.HasPrefix(g.match, "/") || len(rest) > 1) && !slices.Contains(out, g.shown) {
+			out = append(out, g.shown)
+		}
+	}
+	return out
+}
+
+// ReadViewWhy says why a session under p gets no read view although it
+// has a glob the view is for, or "" when it gets one or needs none.
+func ReadViewWhy(p Policy) string {
+	if len(unanchoredDeny(p)) == 0 {
+		return ""
+	}
+	return readOnlyTreeWhy()
+}
+
+// PlanReadView adds the read view of a session under p to m, with its
+// roots (canonical, every root: in read-only mode the workspace is one)
+// and keep, the other canonical places it uses (its caches, dsh-fs
+// itself). It makes none without an unanchored deny_read glob, or on a
+// kernel without the new mount calls (ReadViewWhy). What the rest of the
+// plan would mount beneath a covered folder and outside a kept path is
+// dropped: the view leaves nothing there to mount on.
+func (m *MountPlan) PlanReadView(p Policy, roots, keep []string) {
+	globs := unanchoredDeny(p)
+	if len(globs) == 0 {
+		return
+	}
+	v := &ReadView{Globs: globs, Covered: []string{}, Kept: []string{}, Unwalked: []string{}}
+	m.View = v
+	if v.Why = readOnlyTreeWhy(); v.Why != "" {
+		return
+	}
+	// The working folder too: a refused workspace (the home folder
+	// itself) is no root, and the shell starts there.
+	notCovered := slices.Clip(roots)
+	cwd, err := Canonical("/", p.Cwd)
+	if err != nil || p.Cwd == "" {
+		cwd = ""
+	} else {
+		notCovered = append(notCovered, cwd)
+	}
+	if v.Covered = homeFolders(p, notCovered); len(v.Covered) == 0 {
+		v.Why, v.Covered = "no home folder to cover outside the roots", []string{}
+		return
+	}
+	covered := v.Covered
+	if h, err := Canonical("/", p.Home); p.Home != "" && err == nil && beneathAny(covered, h) {
+		v.Home = h
+	}
+	set := map[string]bool{}
+	walked := map[string]bool{}
+	add := func(path string, isRoot bool) {
+		c, err := Canonical("/", path)
+		if err != nil || !beneathAny(covered, c) || slices.Contains(covered, c) {
+			return
+		}
+		if _, err := os.Lstat(c); err == nil {
+			set[c] = true
+			walked[c] = walked[c] || isRoot
+		}
+	}
+	for _, r := range roots {
+		add(r, true)
+	}
+	if cwd != "" {
+		add(cwd, false)
+	}
+	for _, k := range keep {
+		add(k, false)
+	}
+	for _, e := range p.ReadHome {
+		if p.Home != "" && strings.HasPrefix(e, "~/") {
+			add(p.expandHome(e), false)
+		}
+	}
+	for _, k := range sortedKeys(set) {
+		if !slices.ContainsFunc(v.Kept, func(o string) bool { return Beneath(o, k) }) {
+			v.Kept = append(v.Kept, k)
+			if !walked[k] {
+				v.Unwalked = append(v.Unwalked, k)
+			}
+		}
+	}
+	m.dropUnderView()
+}
+
+// ReadViewText says, for policy, where the unanchored deny_read globs of
+// a session planned as m hold for the shell: "" when it has none.
+func (m MountPlan) ReadViewText() string {
+	v := m.View
+	if v == nil {
+		return ""
+	}
+	globs := strings.Join(v.Globs, ", ")
+	if v.Why != "" {
+		return fmt.Sprintf("; %s enforced for the shell only in the walked roots: no read view (%s)", globs, v.Why)
+	}
+	text := fmt.Sprintf("; read view for %s: %s covered, the shell sees there only %s",
+		globs, strings.Join(v.Covered, ", "), strings.Join(v.Kept, ", "))
+	if v.Home != "" {
+		text += " and the home folder " + v.Home + ", empty but for those"
+	}
+	text += "; not enforced for the shell outside the home folders but in the walked roots (/tmp, /opt, /srv, /var, …)"
+	if len(v.Unwalked) > 0 {
+		text += ", nor in " + strings.Join(v.Unwalked, ", ") + " (bound back, not walked)"
+	}
+	return text
+}
+
+// dropUnderView drops what m would mount on a path the view removes.
+func (m *MountPlan) dropUnderView() {
+	v := m.View
+	shown := func(p string) bool { return !beneathAny(v.Covered, p) || beneathAny(v.Kept, p) }
+	for _, list := range []*[]string{&m.ReadOnly, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Pinned} {
+		*list = nonNil(slices.DeleteFunc(*list, func(p string) bool { return !shown(p) }))
+	}
+}
+
+// homeFolders are the canonical folders the view covers: /root, /home,
+// p.Home and the home folders of the user database's users (root and
+// uids from 1000, not the system accounts', which may be /bin or /var),
+// each an existing folder that is no system folder, lies in no root, and
+// is not beneath another of them.
+func homeFolders(p Policy, roots []string) []string {
+	cands := append([]string{"/root", "/home", p.Home}, passwdHomes()...)
+	var dirs []string
+	for _, h := range cands {
+		c, err := Canonical("/", h)
+		if h == "" || err != nil || systemFolder(c) || beneathAny(roots, c) {
+			continue
+		}
+		if fi, err := os.Lstat(c); err == nil && fi.IsDir() {
+			dirs = append(dirs, c)
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var out []string
+	for _, d := range dirs {
+		if !beneathAny(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// systemFolder reports whether covering the folder c would cover a
+// folder the system runs from: "/" and the top folders but /home, or a
+// folder of the system's beneath /usr, /var, /etc, /run, /opt, /srv.
+func systemFolder(c string) bool {
+	if c == "/home" || c == "/root" {
+		return false
+	}
+	top := strings.SplitN(strings.TrimPrefix(c, "/"), "/", 2)[0]
+	return c == "/" || !strings.Contains(strings.TrimPrefix(c, "/"), "/") ||
+		slices.Contains([]string{"usr", "bin", "sbin", "lib", "lib64", "etc", "var", "run", "proc", "sys", "dev", "tmp", "opt", "srv", "boot", "nix"}, top)
+}
+
+// passwdHomes are the home folders of /etc/passwd's root and ordinary
+// users.
+func passwdHomes() []string {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) < 7 {
+			continue
+		}
+		uid, err := strconv.Atoi(fields[2])
+		if err == nil && (uid == 0 || uid >= 1000 && uid < 65534) && filepath.IsAbs(fields[5]) {
+			out = append(out, fields[5])
+		}
+	}
+	return out
+}
+
+// apply makes the view: it clones every kept path first (a detached
+// recursive copy of its mounts, as the read-only tree does), then covers
+// each folder of Covered with an empty tmpfs, makes in it the folders
+// and files the clones are attached on, and HOME, attaches the clones,
+// and makes the tmpfs read-only. It runs after the caches' overlays,
+// which the clones then carry, and before the read-only tree.
+func (v *ReadView) apply() error {
+	clones := make([]int, len(v.Kept))
+	dirs := make([]bool, len(v.Kept))
+	defer func() {
+		for _, fd := range clones {
+			if fd > 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
+	for i, k := range v.Kept {
+		fd, err := OpenNoSymlinks(k, unix.O_PATH)
+		if err != nil {
+			return mountErr("read view: keep", k, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		if err == nil {
+			dirs[i] = st.Mode&unix.S_IFMT == unix.S_IFDIR
+			clones[i], err = unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return mountErr("read view: clone", k, err)
+		}
+	}
+	for _, c := range v.Covered {
+		if err := v.cover(c, clones, dirs); err != nil {
+			return mountErr("read view", c, err)
+		}
+	}
+	return nil
+}
+
+// cover covers the folder c with a tmpfs and attaches the clones of the
+// kept paths beneath it.
+func (v *ReadView) cover(c string, clones []int, dirs []bool) error {
+	tfd, err := openTarget(c, unix.S_IFREG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	mfd, err := viewTmpfs()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mfd)
+	if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	if v.Home != "" && Beneath(c, v.Home) {
+		if err := os.MkdirAll(v.Home, 0o755); err != nil {
+			return err
+		}
+	}
+	for i, k := range v.Kept {
+		if !Beneath(c, k) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(k), 0o755); err != nil {
+			return err
+		}
+		if dirs[i] {
+			err = os.Mkdir(k, 0o755)
+		} else {
+			err = os.WriteFile(k, nil, 0o644)
+		}
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		kfd, err := OpenNoSymlinks(k, unix.O_PATH)
+		if err != nil {
+			return err
+		}
+		err = unix.MoveMount(clones[i], "", kfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		unix.Close(kfd)
+		if err != nil {
+			return fmt.Errorf("bind back %s: move_mount: %w", k, err)
+		}
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(mfd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
+}
+
+// viewTmpfs returns a detached mount of an empty tmpfs, writable until
+// the view is made in it, nosuid, nodev and noexec.
+func viewTmpfs() (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "64k"}, {"mode", "0755"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("fsconfig create: %w", err)
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount: %w", err)
+	}
+	return mfd, nil
+}

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // fillFiles makes n empty files in dir, named to sort before "zz".
@@ -40,5 +43,83 @@ func TestPlanMountsNoBudgetAPreviousSessionExhausts(t *testing.T) {
 	}
 	if !slices.Contains(got.HiddenFiles, ws+"/zz/.env") {
 		t.Errorf("zz/.env is not hidden: %s", planJSON(got))
+	}
+}
+
+// indexStore is a fresh tree-index store, as exec keeps one.
+func indexStore(t testing.TB) *treeindex.Store {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "index")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := treeindex.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// gitRepo is a git directory's layout under dir.
+func gitRepo(dir string) []string {
+	return []string{dir + "/HEAD", dir + "/objects/", dir + "/refs/", dir + "/config"}
+}
+
+// A warm index never hides what changed since it was kept: a nested .git
+// made deep in a folder that existed, a folder holding a repository
+// renamed into place, a .env made within the second of the last read.
+func TestPlanMountsIndexSeesChanges(t *testing.T) {
+	tmp := canonTemp(t)
+	ws := filepath.Join(tmp, "ws")
+	makeTree(t, ws, "a/b/c/code.go", "z/")
+	makeTree(t, tmp, gitRepo("elsewhere/repo")...)
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/.env"}}
+	roots := []Root{{Path: ws, Origin: "cwd"}}
+	store := indexStore(t)
+	time.Sleep(1100 * time.Millisecond) // no folder racy: the index is trusted
+	PlanMountsIndexed(p, roots, store)
+	if ix := store.Load(ws); ix == nil {
+		t.Fatal("no index kept")
+	}
+	steps := []struct {
+		name   string
+		change func()
+		check  func(m MountPlan) bool
+	}{
+		{"nested .git deep in an existing folder", func() { makeTree(t, ws, gitRepo("a/b/c/.git")...) },
+			func(m MountPlan) bool { return slices.Contains(m.ReadOnly, ws+"/a/b/c/.git/config") }},
+		{"a folder holding a repository renamed into place", func() {
+			if err := os.Rename(filepath.Join(tmp, "elsewhere"), filepath.Join(ws, "a", "b", "moved")); err != nil {
+				t.Fatal(err)
+			}
+		}, func(m MountPlan) bool { return slices.Contains(m.ReadOnly, ws+"/a/b/moved/repo/config") }},
+		{"a .env in the second of the last read", func() { makeTree(t, ws, "z/.env") },
+			func(m MountPlan) bool { return slices.Contains(m.HiddenFiles, ws+"/z/.env") }},
+	}
+	for _, st := range steps {
+		st.change()
+		if m := PlanMountsIndexed(p, roots, store); !st.check(m) {
+			t.Errorf("%s: not covered by the next plan: %s", st.name, planJSON(m))
+		}
+	}
+}
+
+// A folder the supervisor cannot read is never taken as empty: it is
+// hidden and named. The supervisor is a real ordinary user here, which
+// root cannot stand in for: root reads every folder.
+func TestPlanMountsUnreadableFolderHidden(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every folder; e2e/exec's TestExecUnreadableFolderHidden runs this as an ordinary user")
+	}
+	tmp := canonTemp(t)
+	ws := filepath.Join(tmp, "ws")
+	makeTree(t, ws, "locked/.git/HEAD", "locked/.git/objects/", "locked/.git/refs/", "locked/.git/config", "open/a")
+	if err := os.Chmod(filepath.Join(ws, "locked"), 0o311); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(filepath.Join(ws, "locked"), 0o755)
+	m := PlanMounts(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}, []Root{{Path: ws, Origin: "cwd"}})
+	if !slices.Equal(m.Unreadable, []string{ws + "/locked"}) || !slices.Contains(m.Hidden, ws+"/locked") {
+		t.Errorf("an unreadable folder is not hidden and named: %s", planJSON(m))
 	}
 }

@@ -246,6 +246,11 @@ func newShellLayers(s *config.Settings) shellLayers {
 			l.Protected += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
 			l.DenyRead += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
 		}
+		if len(m.Unreadable) > 0 {
+			// Never read as empty: what they hold was not judged.
+			l.Protected += "; hidden whole, as dsh-fs could not read them: " + strings.Join(m.Unreadable, ", ")
+			l.DenyRead += "; hidden whole, as dsh-fs could not read them: " + strings.Join(m.Unreadable, ", ")
+		}
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy

@@ -301,7 +301,6 @@ type rootFile struct {
 func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode, ino uint64) bool {
 	return func(abs string, typ fs.FileMode, ino uint64) bool {
 		covered := false
-		absParts := splitSlash(abs)
 		denied := pl.deny.first(abs)
 		if denied >= 0 {
 			covered = pl.hide(abs, typ)
@@ -316,7 +315,7 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode, ino 
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
 		rel, _ := within(root, abs)
-		if pl.protectedPath(rel, absParts) {
+		if pl.protectedPath(rel, abs) {
 			pl.ro[abs] = true
 			covered = true
 		}
@@ -431,7 +430,7 @@ func (pl *planner) hide(abs string, typ fs.FileMode) bool {
 	return true
 }
 
-func (pl *planner) protectedPath(rel string, abs []string) bool {
+func (pl *planner) protectedPath(rel, abs string) bool {
 	// As in the fence, a relative glob never names the root itself.
 	if rel != "." {
 		relParts := splitSlash(rel)
@@ -441,8 +440,12 @@ func (pl *planner) protectedPath(rel string, abs []string) bool {
 			}
 		}
 	}
+	if len(pl.absProtected) == 0 {
+		return false
+	}
+	absParts := splitSlash(abs)
 	for _, g := range pl.absProtected {
-		if g.covers(abs) {
+		if g.covers(absParts) {
 			return true
 		}
 	}
@@ -539,7 +542,7 @@ func (pl *planner) walkIndex(ix *treeindex.Index) {
 	for len(stack) > 0 {
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		dir := filepath.Join(root, rel)
+		dir := joinName(root, rel)
 		f, ok := ix.Folder(rel)
 		switch {
 		case !ok:
@@ -564,11 +567,11 @@ func (pl *planner) walkIndex(ix *treeindex.Index) {
 		}
 		for i := len(f.Entries) - 1; i >= 0; i-- {
 			e := f.Entries[i]
-			abs := filepath.Join(dir, e.Name)
+			abs := joinName(dir, e.Name)
 			switch e.Kind {
 			case treeindex.KindDir:
 				if visit(abs, fs.ModeDir, 0) {
-					stack = append(stack, filepath.Join(rel, e.Name))
+					stack = append(stack, joinName(rel, e.Name))
 				}
 			case treeindex.KindFile:
 				visit(abs, 0, e.Ino)
@@ -577,6 +580,21 @@ func (pl *planner) walkIndex(ix *treeindex.Index) {
 			}
 		}
 	}
+}
+
+// joinName is filepath.Join of a clean folder (canonical, or a clean
+// relative path, "." for none) and a name of its listing, which holds no
+// slash and is neither "." nor "..", without Join's Clean.
+func joinName(dir, name string) string {
+	switch {
+	case name == ".":
+		return dir
+	case dir == ".":
+		return name
+	case dir == "/":
+		return "/" + name
+	}
+	return dir + "/" + name
 }
 
 // gitDirIndexed reports whether a folder whose listing in a tree index

@@ -123,3 +123,13 @@ func TestPlanMountsUnreadableFolderHidden(t *testing.T) {
 		t.Errorf("an unreadable folder is not hidden and named: %s", planJSON(m))
 	}
 }
+
+func TestJoinName(t *testing.T) {
+	for _, tc := range []struct{ dir, name string }{
+		{"/", "."}, {"/", "a"}, {"/a/b", "."}, {"/a/b", "c"}, {".", "c"}, {"x/y", "z"}, {".", "."},
+	} {
+		if got, want := joinName(tc.dir, tc.name), filepath.Join(tc.dir, tc.name); got != want {
+			t.Errorf("joinName(%q, %q) = %q, want %q", tc.dir, tc.name, got, want)
+		}
+	}
+}

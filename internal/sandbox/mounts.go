@@ -48,7 +48,8 @@ type MountPlan struct {
 	Unreadable []string `json:"unreadable,omitempty"`
 	// Partial names each folder whose walk stopped at the budget, so what
 	// lies beyond was not looked at: the literal folder of an absolute
-	// deny_read glob with wildcards, a git directory with more than
+	// deny_read glob with wildcards, a git directory no tree index holds
+	// (in a root of origin tmp, reached by a .git pointer) with more than
 	// gitPartsBudget entries in its worktrees or modules, or a place
 	// searched for sockets (sockets.go). The writable roots are never
 	// in it: they are read whole, through the tree index.
@@ -190,15 +191,19 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 		}
 	}
 	for _, r := range roots {
+		var ix *treeindex.Index
+		if r.Origin != "tmp" {
+			ix = treeindex.Update(store, r.Path)
+			pl.indexes = append(pl.indexes, ix)
+		}
 		for _, g := range gitPointerTargets(r.Path) {
 			if beneathAny(rootPaths, g) && isGitDir(g) {
 				pl.addGitDir(g)
 			}
 		}
-		if r.Origin == "tmp" {
-			continue
+		if ix != nil {
+			pl.walkIndex(ix)
 		}
-		pl.walkIndex(treeindex.Update(store, r.Path))
 	}
 	seen := map[string]bool{}
 	for _, g := range absDeny {
@@ -243,9 +248,10 @@ type planner struct {
 	config       []string     // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
-	unreadable              map[string]bool // hidden for want of a read (walkIndex)
-	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
-	sockets                 map[string]bool // met by the walks (sockets.go)
+	unreadable              map[string]bool    // hidden for want of a read (walkIndex)
+	indexes                 []*treeindex.Index // the roots' tree indexes, read whole
+	gitDirs                 map[string]bool    // the git directories met, pinned (addGitDir)
+	sockets                 map[string]bool    // met by the walks (sockets.go)
 	partial                 []string
 
 	// files are the regular files the reads of the roots met and did not
@@ -460,7 +466,7 @@ func (pl *planner) addGitDir(dir string) {
 	if pl.gitDirs == nil {
 		pl.gitDirs = map[string]bool{}
 	}
-	parts, dirs, ok := protectedGitParts(dir)
+	parts, dirs, ok := protectedGitParts(dir, pl.gitList(dir))
 	for _, p := range parts {
 		pl.ro[p] = true
 	}
@@ -522,89 +528,6 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 			pl.partial = append(pl.partial, c)
 		}
 	}
-}
-
-// walkIndex visits the root of ix and what lies beneath it, depth first
-// in name order, as walk does, from the folders' listings in ix: each
-// folder (with visitRoot) and regular file, never a symlink, the sockets
-// for the socket layer. A folder whose listing makes it a git directory
-// is recorded (addGitDir) and not gone into. A folder ix could not read
-// is hidden, and listed in Unreadable: what it holds is unknown, and the
-// session must not read what the plan could not judge. There is no
-// budget: ix holds the whole tree.
-func (pl *planner) walkIndex(ix *treeindex.Index) {
-	root := ix.Root()
-	visit := pl.visitRoot(root)
-	if !visit(root, fs.ModeDir, 0) {
-		return
-	}
-	stack := []string{"."}
-	for len(stack) > 0 {
-		rel := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		dir := joinName(root, rel)
-		f, ok := ix.Folder(rel)
-		switch {
-		case !ok:
-			continue // gone, or swapped for a non-folder, while read
-		case f.Unreadable:
-			if pl.hide(dir, fs.ModeDir) {
-				pl.unreadable[dir] = true
-			} else {
-				pl.partial = append(pl.partial, dir) // it holds a config file
-			}
-			continue
-		case gitDirIndexed(f.Entries):
-			// Not gone into (objects may be large), but its top may
-			// hold the socket git's fsmonitor daemon listens at.
-			pl.addGitDir(dir)
-			for _, e := range f.Entries {
-				if e.Kind == treeindex.KindSocket {
-					pl.sawSocket(filepath.Join(dir, e.Name))
-				}
-			}
-			continue
-		}
-		for i := len(f.Entries) - 1; i >= 0; i-- {
-			e := f.Entries[i]
-			abs := joinName(dir, e.Name)
-			switch e.Kind {
-			case treeindex.KindDir:
-				if visit(abs, fs.ModeDir, 0) {
-					stack = append(stack, joinName(rel, e.Name))
-				}
-			case treeindex.KindFile:
-				visit(abs, 0, e.Ino)
-			case treeindex.KindSocket:
-				pl.sawSocket(abs)
-			}
-		}
-	}
-}
-
-// joinName is filepath.Join of a clean folder (canonical, or a clean
-// relative path, "." for none) and a name of its listing, which holds no
-// slash and is neither "." nor "..", without Join's Clean.
-func joinName(dir, name string) string {
-	switch {
-	case name == ".":
-		return dir
-	case dir == ".":
-		return name
-	case dir == "/":
-		return "/" + name
-	}
-	return dir + "/" + name
-}
-
-// gitDirIndexed reports whether a folder whose listing in a tree index
-// is entries is a git directory, by isGitDir's rule.
-func gitDirIndexed(entries []treeindex.Entry) bool {
-	has := func(n string) bool {
-		_, found := slices.BinarySearchFunc(entries, n, func(e treeindex.Entry, n string) int { return strings.Compare(e.Name, n) })
-		return found
-	}
-	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
 // walk visits the folder top and what lies beneath it, depth first,

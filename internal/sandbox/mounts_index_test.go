@@ -133,3 +133,27 @@ func TestJoinName(t *testing.T) {
 		}
 	}
 }
+
+// A nested repository's worktrees/ is the session's to write: 4097
+// folders there sorting before a real linked worktree must not leave
+// that worktree's protected parts unbound in the next session. Before,
+// protectedGitParts stopped at 4096 entries and listed the repository in
+// Partial, and worktrees/zz/config.worktree stayed writable.
+func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
+	tmp := canonTemp(t)
+	ws := filepath.Join(tmp, "ws")
+	makeTree(t, ws, gitRepo("sub/.git")...)
+	wt := ws + "/sub/.git/worktrees"
+	for i := range 4097 {
+		if err := os.MkdirAll(fmt.Sprintf("%s/a%05d", wt, i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	makeTree(t, wt, "zz/HEAD", "zz/commondir", "zz/config.worktree")
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	if len(got.Partial) > 0 || !slices.Contains(got.ReadOnly, wt+"/zz/config.worktree") {
+		t.Errorf("a linked worktree past 4096 entries is not protected: partial %q, zz/config.worktree read-only %v",
+			got.Partial, slices.Contains(got.ReadOnly, wt+"/zz/config.worktree"))
+	}
+}

@@ -154,6 +154,10 @@ var mayMutate = registry{
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
 	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
 		"just mounted, opened to make the session's terminal before anything of the session runs",
+	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
+		"store's own folder (exec's private runtime folder), never a path a call names",
+	"internal/session/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
+		"$XDG_RUNTIME_DIR), never a path a call names",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 	"internal/sandbox/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
@@ -166,6 +170,7 @@ var mayMutate = registry{
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
 	"internal/sandbox/mounts.go":       "the mount plan's bounded folder reads",
+	"internal/treeindex/index.go":      "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
 	"internal/sandbox/mounts_apply.go": "the mount layer's mount points, as O_PATH descriptors",
 	"internal/sandbox/gitwalk.go":      "the git guard's reads: the walk's .git pointers",
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",

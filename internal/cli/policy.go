@@ -242,10 +242,9 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if m := rec.Shell.Mounts; m != nil {
 		l.ProtectedHeld, l.Protected = true, fmt.Sprintf("%d protected paths that existed at the start are bound read-only", len(m.ReadOnly))
 		l.DenyReadHeld, l.DenyRead = true, fmt.Sprintf("%d deny_read paths that existed at the start are hidden", len(m.Hidden)+len(m.HiddenFiles))
-		if len(m.Partial) > 0 {
-			l.Protected += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
-			l.DenyRead += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
-		}
+		unsearched := mountsUnsearchedText(m)
+		l.Protected += unsearched
+		l.DenyRead += unsearched
 		l.DenyRead += m.ReadViewText()
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
@@ -448,4 +447,19 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 	}
 	b.WriteString("</sandbox:policy>\n")
 	return b.String()
+}
+
+// mountsUnsearchedText is what the mount plan m says it did not search,
+// for the protected and deny_read lines: places past a walk's budget,
+// and folders dsh-fs could not read, hidden whole since what they hold
+// was not judged. "" when it searched everything.
+func mountsUnsearchedText(m *sandbox.MountPlan) string {
+	text := ""
+	if len(m.Partial) > 0 {
+		text += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")
+	}
+	if len(m.Unreadable) > 0 {
+		text += "; hidden whole, as dsh-fs could not read them: " + strings.Join(m.Unreadable, ", ")
+	}
+	return text
 }

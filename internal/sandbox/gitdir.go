@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,9 +269,9 @@ func GitProtectedNames() []string {
 // (worktrees/<name>/, modules/<name…>/, recognised by what they hold),
 // and those git directories, dir first. It never follows a symlink: a
 // part that is one is left to the fence and the guard, as mount(2)
-// would follow it. Past gitPartsBudget entries it stops, ok false.
-func protectedGitParts(dir string) (parts, gitDirs []string, ok bool) {
-	seen := 0
+// would follow it. list reads a folder's entries (ok false when it
+// could not read them all); boundedList stops past gitPartsBudget.
+func protectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (parts, gitDirs []string, ok bool) {
 	var visit func(g string)
 	visit = func(g string) {
 		gitDirs = append(gitDirs, g)
@@ -285,9 +286,8 @@ func protectedGitParts(dir string) (parts, gitDirs []string, ok bool) {
 		for _, inner := range []string{"worktrees", "modules"} {
 			var search func(d string, depth int)
 			search = func(d string, depth int) {
-				entries, more := readDirBounded(d, gitPartsBudget-seen)
-				seen += len(entries)
-				if !more {
+				entries, all := list(d)
+				if !all {
 					ok = false
 				}
 				slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
@@ -314,6 +314,17 @@ func protectedGitParts(dir string) (parts, gitDirs []string, ok bool) {
 	ok = true
 	visit(dir)
 	return parts, gitDirs, ok
+}
+
+// boundedList returns a lister for protectedGitParts that reads at most
+// gitPartsBudget entries in all: for a git directory no tree index holds.
+func boundedList() func(d string) ([]fs.DirEntry, bool) {
+	seen := 0
+	return func(d string) ([]fs.DirEntry, bool) {
+		entries, all := readDirBounded(d, gitPartsBudget-seen)
+		seen += len(entries)
+		return entries, all
+	}
 }
 
 // insideGitDir reports the git directory that target, at rel inside its

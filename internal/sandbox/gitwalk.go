@@ -58,7 +58,7 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 			continue
 		}
 		walked = append(walked, r.Path)
-		if !pl.walk(r.Path, visit, false) {
+		if !pl.walk(r.Path, visit) {
 			partial = append(partial, r.Path)
 		}
 	}
@@ -107,7 +107,7 @@ func GitDirs(roots []Root) (dirs, partial []string) {
 					}
 					return true
 				}
-				if !pl.walk(top, inside, false) {
+				if !pl.walk(top, inside) {
 					partial = append(partial, top)
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // MountPlan is the mount layer of a dsh-fs exec session (docs/design.md,
@@ -45,9 +47,18 @@ type MountPlan struct {
 	// list could not be read, when it could not (no socket is hidden).
 	SocketsLeft   []string `json:"sockets_left,omitempty"`
 	SocketsUnread string   `json:"sockets_unread,omitempty"`
+	// Unreadable are the canonical folders of the writable roots that
+	// the supervisor could not read: what they hold is unknown, so each
+	// is hidden like a deny_read folder (it is in Hidden too) rather than
+	// read as empty.
+	Unreadable []string `json:"unreadable,omitempty"`
 	// Partial names each folder whose walk stopped at the budget, so what
-	// lies beyond was not looked at: a writable root, or the literal
-	// folder of an absolute deny_read glob with wildcards.
+	// lies beyond was not looked at: the literal folder of an absolute
+	// deny_read glob with wildcards, a git directory no tree index holds
+	// (in a root of origin tmp, reached by a .git pointer) with more than
+	// gitPartsBudget entries in its worktrees or modules, or a place
+	// searched for sockets (sockets.go). The writable roots are never
+	// in it: they are read whole, through the tree index.
 	Partial []string `json:"partial,omitempty"`
 	// OutsideReadOnly says the whole tree is made read-only, recursively,
 	// before anything else is mounted, with the folders in Writable
@@ -88,13 +99,12 @@ func (m MountPlan) Empty() bool {
 	return !m.OutsideReadOnly && m.View == nil && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
 }
 
-// walkBudget bounds the entries one walk looks at (a writable root, or
-// the folder of an absolute deny_read glob). A session starts its shell
-// through this walk, so a workspace holding a vendored tree or a
-// node_modules of a million files must not stall it: past the budget the
-// walk stops and says so in Partial, and what lies beyond is guarded by
-// the fence and Landlock only. 20000 entries take about 50 ms on a warm
-// cache. A variable only so tests can lower it.
+// walkBudget bounds the entries one walk looks at: the folder of an
+// absolute deny_read glob, or a writable root of the git guard's walk
+// (GitDirs). Past the budget the walk stops and says so in Partial. The
+// mount plan's writable roots are not walked: they are read through
+// their tree index (treeindex), whole. A variable only so tests can
+// lower it.
 var walkBudget = 20000
 
 // identityBudget is the budget of the plan's walk of the anchored
@@ -131,14 +141,26 @@ var identityBudget = maxIdentityEntries
 // (walkIdentities, before anything is hidden) or one the walk hides;
 // those identities are DenyIdentities.
 //
-// Roots whose origin is "tmp" are not walked: /tmp and os.TempDir() are
+// Each writable root is read whole, with no budget: what one session
+// leaves behind (twenty thousand files before a nested .git) never
+// decides what the next one protects. Its folders come from its tree
+// index (treeindex.Update), kept in store between sessions and checked
+// folder by folder against their ctimes before use; nil store reads each
+// root whole every time. A folder the supervisor cannot read is hidden
+// and listed in Unreadable, never taken as empty.
+//
+// Roots whose origin is "tmp" are not read: /tmp and os.TempDir() are
 // shared scratch space whose size no session bounds, and nothing the
-// default protected list names belongs there. Walks do cross into other
-// file systems mounted beneath a root: a .git on a bind-mounted folder
-// is as writable as any other, and the budget bounds the cost.
-func PlanMounts(p Policy, roots []Root) MountPlan {
+// default protected list names belongs there. The reads do cross into
+// other file systems mounted beneath a root: a .git on a bind-mounted
+// folder is as writable as any other.
+func PlanMounts(p Policy, roots []Root) MountPlan { return PlanMountsIndexed(p, roots, nil) }
+
+// PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
+// store (nil: none kept).
+func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
-		denyIDs: map[fileID]string{}}
+		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}
 	for _, g := range p.Protected {
 		g = p.expandHome(g)
 		switch {
@@ -178,16 +200,18 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 		}
 	}
 	for _, r := range roots {
+		var ix *treeindex.Index
+		if r.Origin != "tmp" {
+			ix = treeindex.Update(store, r.Path)
+			pl.indexes = append(pl.indexes, ix)
+		}
 		for _, g := range gitPointerTargets(r.Path) {
 			if beneathAny(rootPaths, g) && isGitDir(g) {
 				pl.addGitDir(g)
 			}
 		}
-		if r.Origin == "tmp" {
-			continue
-		}
-		if !pl.walk(r.Path, pl.visitRoot(r.Path), true) {
-			pl.partial = append(pl.partial, r.Path)
+		if ix != nil {
+			pl.walkIndex(ix)
 		}
 	}
 	seen := map[string]bool{}
@@ -233,17 +257,19 @@ type planner struct {
 	config       []string     // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
-	gitDirs                 map[string]bool // the git directories met, pinned (addGitDir)
-	sockets                 map[string]bool // bound at the start, to hide (sockets.go)
-	socketsLeft             []string        // bound, not covered: "PATH (why)"
-	socketsUnread           string          // why the kernel's list was not read
+	unreadable              map[string]bool    // hidden for want of a read (walkIndex)
+	indexes                 []*treeindex.Index // the roots' tree indexes, read whole
+	gitDirs                 map[string]bool    // the git directories met, pinned (addGitDir)
+	sockets                 map[string]bool    // bound at the start, to hide (sockets.go)
+	socketsLeft             []string           // bound, not covered: "PATH (why)"
+	socketsUnread           string             // why the kernel's list was not read
 	partial                 []string
 
-	// files are the regular files the walks of the roots met and did not
+	// files are the regular files the reads of the roots met and did not
 	// hide (with deny_read globs only), and denyIDs the identities of the
 	// deny_read files with several links, each with its glob: a file that
 	// is one of them is hidden like it (hideLinks).
-	files   []string
+	files   []rootFile
 	denyIDs map[fileID]string
 	// idsCut is the anchored glob whose tree was too large to collect
 	// every identity in (walkIdentities); "" when none was.
@@ -279,12 +305,19 @@ func (w walkGlob) covers(name []string) bool {
 	return coverParts(w.parts, name)
 }
 
-// visitRoot returns the visitor of the walk of root: it records what the
-// entry at abs covers, if anything, and says whether to walk into it.
-func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool {
-	return func(abs string, typ fs.FileMode) bool {
+// rootFile is a regular file of a root with its inode number, as its
+// folder's listing gives it.
+type rootFile struct {
+	abs string
+	ino uint64
+}
+
+// visitRoot returns the visitor of the read of root: it records what the
+// entry at abs (a folder, or a regular file with inode number ino)
+// covers, if anything, and says whether to go into it.
+func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode, ino uint64) bool {
+	return func(abs string, typ fs.FileMode, ino uint64) bool {
 		covered := false
-		absParts := splitSlash(abs)
 		denied := pl.deny.first(abs)
 		if denied >= 0 {
 			covered = pl.hide(abs, typ)
@@ -294,12 +327,12 @@ func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode) bool
 		case denied >= 0:
 			pl.noteDenied(abs, denied)
 		default:
-			pl.files = append(pl.files, abs)
+			pl.files = append(pl.files, rootFile{abs, ino})
 		}
 		// Protected too, in case hiding is refused or fails: plan
 		// keeps the hiding when both apply.
 		rel, _ := within(root, abs)
-		if pl.protectedPath(rel, absParts) {
+		if pl.protectedPath(rel, abs) {
 			pl.ro[abs] = true
 			covered = true
 		}
@@ -341,21 +374,29 @@ func linkedID(abs string) (fileID, bool) {
 	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
-// hideLinks hides every file the walks met that is the same file as a
-// deny_read file: a hard link made before the session reads the secret
-// under a name no glob covers. Files are looked at only when some
-// deny_read file has several links, so a workspace with no such secret
-// pays no stat per file. When the identities of an anchored glob's tree
+// hideLinks hides every file the reads of the roots met that is the
+// same file as a deny_read file: a hard link made before the session
+// reads the secret under a name no glob covers. A file is looked at
+// only when its inode number (from its folder's listing) is one of a
+// deny_read file with several links, so a workspace pays no stat per
+// file. When the identities of an anchored glob's tree
 // could not all be collected (idsCut), the glob's literal folder is
 // listed in Partial: the fence outside denies every file with several
 // links then, but hiding them all would cover each hard-linked file of
 // a workspace (a pnpm store, a git clone --local) with a mount.
 func (pl *planner) hideLinks() {
 	if len(pl.denyIDs) > 0 {
-		for _, abs := range pl.files {
-			if id, ok := linkedID(abs); ok {
+		inos := map[uint64]bool{}
+		for id := range pl.denyIDs {
+			inos[id.ino] = true
+		}
+		for _, f := range pl.files {
+			if !inos[f.ino] {
+				continue
+			}
+			if id, ok := linkedID(f.abs); ok {
 				if _, secret := pl.denyIDs[id]; secret {
-					pl.hide(abs, 0)
+					pl.hide(f.abs, 0)
 				}
 			}
 		}
@@ -406,7 +447,7 @@ func (pl *planner) hide(abs string, typ fs.FileMode) bool {
 	return true
 }
 
-func (pl *planner) protectedPath(rel string, abs []string) bool {
+func (pl *planner) protectedPath(rel, abs string) bool {
 	// As in the fence, a relative glob never names the root itself.
 	if rel != "." {
 		relParts := splitSlash(rel)
@@ -416,8 +457,12 @@ func (pl *planner) protectedPath(rel string, abs []string) bool {
 			}
 		}
 	}
+	if len(pl.absProtected) == 0 {
+		return false
+	}
+	absParts := splitSlash(abs)
 	for _, g := range pl.absProtected {
-		if g.covers(abs) {
+		if g.covers(absParts) {
 			return true
 		}
 	}
@@ -432,7 +477,7 @@ func (pl *planner) addGitDir(dir string) {
 	if pl.gitDirs == nil {
 		pl.gitDirs = map[string]bool{}
 	}
-	parts, dirs, ok := protectedGitParts(dir)
+	parts, dirs, ok := protectedGitParts(dir, pl.gitList(dir))
 	for _, p := range parts {
 		pl.ro[p] = true
 	}
@@ -442,15 +487,6 @@ func (pl *planner) addGitDir(dir string) {
 	if !ok {
 		pl.partial = append(pl.partial, dir)
 	}
-}
-
-// gitDirNames reports whether a folder holding entries is a git
-// directory, by isGitDir's rule.
-func gitDirNames(entries []fs.DirEntry) bool {
-	has := func(n string) bool {
-		return slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == n })
-	}
-	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
 // addExisting records the canonical path c in dirs or files by what it
@@ -499,7 +535,7 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 	case fi.IsDir():
 		// A glob that names this one folder is done at its top, unless
 		// it holds a config file.
-		if !pl.walk(c, pl.visitDeny(g), false) {
+		if !pl.walk(c, pl.visitDeny(g)) {
 			pl.partial = append(pl.partial, c)
 		}
 	}
@@ -509,8 +545,9 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // without following symlinks, until walkBudget entries have been looked
 // at; it reports whether it saw everything. visit is called on each
 // folder (typ fs.ModeDir) and regular file (typ 0) and returns whether to
-// walk into a folder. With gitDirs, a folder whose listing makes it a git
-// directory is recorded read-only and not walked into.
+// walk into a folder. It walks the folder of an absolute deny_read glob
+// and, for the git guard, the roots (GitDirs); the mount plan reads the
+// roots through their tree index instead (walkIndex).
 //
 // A symlink is never visited: mount(2) follows it, so covering a link
 // would cover whatever the session points it at, outside the root or
@@ -518,7 +555,7 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // own name when it lies in a root, and lies outside Landlock's writable
 // roots otherwise. Sockets are the kernel's list's (sockets.go), not the
 // walk's; fifos and devices are left alone.
-func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool, gitDirs bool) bool {
+func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool) bool {
 	if !visit(top, fs.ModeDir) {
 		return true
 	}
@@ -531,11 +568,6 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 		seen += len(entries)
 		if !ok {
 			return false
-		}
-		if gitDirs && gitDirNames(entries) {
-			// Not walked into: objects may be large.
-			pl.addGitDir(dir)
-			continue
 		}
 		// Sorted, and pushed in reverse, so the walk goes in name order
 		// and a partial walk stops at the same place every time.
@@ -619,6 +651,11 @@ func (pl *planner) plan() MountPlan {
 		}
 	}
 	m.SocketsLeft, m.SocketsUnread = pl.socketsLeft, pl.socketsUnread
+	for _, u := range sortedKeys(pl.unreadable) {
+		if !under(u, m.Hidden) {
+			m.Unreadable = append(m.Unreadable, u)
+		}
+	}
 	if len(pl.partial) > 0 {
 		m.Partial = slices.Compact(slices.Sorted(slices.Values(pl.partial)))
 	}

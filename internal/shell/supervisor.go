@@ -135,7 +135,14 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	} else if err := probeUserNamespace(self); err != nil {
 		shell.MountsWhy = "not root, and a user namespace cannot mount here (" + err.Error() + ")"
 	} else {
-		plan := sandbox.PlanMounts(p, roots)
+		// The roots' tree indexes are kept where the records are; without
+		// that folder each root is read whole (sandbox.PlanMounts).
+		xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+		store, err := session.IndexStore(xdg, sandbox.RootPaths(roots))
+		if err != nil {
+			store = nil
+		}
+		plan := sandbox.PlanMountsIndexed(p, roots, store)
 		shell.Mounts = &plan
 	}
 	shell.Privileges = Privileges(p, shell.Mounts != nil)

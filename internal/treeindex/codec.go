@@ -1,0 +1,183 @@
+package treeindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"strings"
+)
+
+// The file's layout, every number a uvarint but the ctime's seconds (a
+// varint) and the checksum:
+//
+//	magic "dshtidx" and the version byte
+//	root (length, bytes), root's dev and ino, folders, entries
+//	per folder: rel path, dev, ino, ctime sec, ctime nsec, flags, entries
+//	per entry: name, kind byte, ino
+//	CRC-32C of everything before it, 4 bytes little-endian
+//
+// Names are sliced out of one string made of the whole file and the
+// entries out of one slice, so a load makes a few allocations per folder,
+// not per entry.
+const (
+	magic   = "dshtidx"
+	version = 1
+)
+
+const (
+	flagUnreadable = 1 << iota
+	flagRacy
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+var errFormat = errors.New("not a tree index of this version")
+
+// encode returns ix in the file's layout.
+func encode(ix *Index) []byte {
+	b := make([]byte, 0, 64+len(ix.folders)*48+ix.entries*24)
+	b = append(b, magic...)
+	b = append(b, version)
+	b = appendString(b, ix.root)
+	b = binary.AppendUvarint(b, ix.rootDev)
+	b = binary.AppendUvarint(b, ix.rootIno)
+	entries := 0
+	for _, f := range ix.folders {
+		entries += len(f.Entries)
+	}
+	b = binary.AppendUvarint(b, uint64(len(ix.folders)))
+	b = binary.AppendUvarint(b, uint64(entries))
+	for rel, f := range ix.folders {
+		b = appendString(b, rel)
+		b = binary.AppendUvarint(b, f.Dev)
+		b = binary.AppendUvarint(b, f.Ino)
+		b = binary.AppendVarint(b, f.CtimeSec)
+		b = binary.AppendUvarint(b, uint64(f.CtimeNsec))
+		var flags byte
+		if f.Unreadable {
+			flags |= flagUnreadable
+		}
+		if f.Racy {
+			flags |= flagRacy
+		}
+		b = append(b, flags)
+		b = binary.AppendUvarint(b, uint64(len(f.Entries)))
+		for _, e := range f.Entries {
+			b = appendString(b, e.Name)
+			b = append(b, byte(e.Kind))
+			b = binary.AppendUvarint(b, e.Ino)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// decoder reads the file's layout from s; the first error sticks.
+type decoder struct {
+	s   string
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	var v uint64
+	for i := 0; i < len(d.s) && i < binary.MaxVarintLen64; i++ {
+		c := d.s[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			d.s = d.s[i+1:]
+			return v
+		}
+	}
+	d.err = errFormat
+	return 0
+}
+
+func (d *decoder) varint() int64 {
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.s) == 0 {
+		d.err = errFormat
+		return 0
+	}
+	c := d.s[0]
+	d.s = d.s[1:]
+	return c
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.s)) {
+		d.err = errFormat
+		return ""
+	}
+	s := d.s[:n]
+	d.s = d.s[n:]
+	return s
+}
+
+// decode reads an index from data, checking its checksum, its version
+// and every name: a name is never empty, ".", ".." or holds a slash or a
+// NUL, so no entry leads outside its folder.
+func decode(data []byte) (*Index, error) {
+	if len(data) < len(magic)+1+4 {
+		return nil, errFormat
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum || string(body[:len(magic)]) != magic || body[len(magic)] != version {
+		return nil, errFormat
+	}
+	d := &decoder{s: string(body[len(magic)+1:])}
+	ix := &Index{root: d.string(), rootDev: d.uvarint(), rootIno: d.uvarint()}
+	nf, ne := d.uvarint(), d.uvarint()
+	if d.err != nil || nf > uint64(len(d.s)) || ne > uint64(len(d.s)) {
+		return nil, errFormat
+	}
+	ix.folders = make(map[string]*Folder, nf)
+	folders := make([]Folder, nf)
+	all := make([]Entry, ne)
+	for i := range folders {
+		f := &folders[i]
+		rel := d.string()
+		f.Dev, f.Ino = d.uvarint(), d.uvarint()
+		f.CtimeSec, f.CtimeNsec = d.varint(), int64(d.uvarint())
+		flags := d.byte()
+		f.Unreadable, f.Racy = flags&flagUnreadable != 0, flags&flagRacy != 0
+		n := d.uvarint()
+		if d.err != nil || n > uint64(len(all)) {
+			return nil, errFormat
+		}
+		if n > 0 {
+			f.Entries, all = all[:n:n], all[n:]
+		}
+		for j := range f.Entries {
+			e := &f.Entries[j]
+			e.Name, e.Kind, e.Ino = d.string(), Kind(d.byte()), d.uvarint()
+			if d.err != nil || e.Kind >= kindCount || !validName(e.Name) {
+				return nil, errFormat
+			}
+		}
+		ix.folders[rel] = f
+		ix.entries += len(f.Entries)
+	}
+	if d.err != nil || len(d.s) != 0 || len(all) != 0 {
+		return nil, errFormat
+	}
+	return ix, nil
+}
+
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
+}

@@ -1,0 +1,314 @@
+// Package treeindex keeps what each folder of one folder tree holds, and
+// brings a kept copy up to date by asking each folder whether it changed
+// (its ctime) instead of reading it again. It is mechanism only: it knows
+// nothing of globs, git or what a caller protects; it only says, for each
+// folder beneath a root, which entries it holds, of which type, with
+// which inode number, or that it could not be read.
+//
+// A folder's ctime changes whenever an entry is added to it, removed from
+// it or renamed in or out of it, and whenever its mode or owner changes;
+// no unprivileged process can set it (utimensat sets atime and mtime
+// only, and setting the clock needs CAP_SYS_TIME). So a folder whose
+// device, inode and ctime are those kept holds the entries kept, and a
+// check of a tree costs one lstat per folder, not one read per entry.
+package treeindex
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind is the type of a folder's entry, as getdents(2) tells it.
+type Kind uint8
+
+// The kinds of entry. A device or a fifo is KindOther.
+const (
+	KindOther Kind = iota
+	KindDir
+	KindFile
+	KindSymlink
+	KindSocket
+	kindCount
+)
+
+// Entry is one entry of a folder: its name, its type and its inode number
+// (on the folder's device, but for a mount point).
+type Entry struct {
+	Name string
+	Kind Kind
+	Ino  uint64
+}
+
+// Folder is what one folder held when it was last read. Unreadable says
+// it could not be read (or not even looked at) with the credentials of
+// the process that scanned it: it never reads as empty.
+type Folder struct {
+	Dev, Ino   uint64
+	CtimeSec   int64
+	CtimeNsec  int64
+	Unreadable bool
+	// Racy says its ctime fell within racyWindow of the moment it was
+	// read: a change made in the same tick of the kernel's coarse clock
+	// would leave the ctime as it was, so it is read again next time
+	// whatever its ctime (git's "racy index" problem).
+	Racy bool
+	// Entries are sorted by name, "." and ".." left out.
+	Entries []Entry
+}
+
+// racyWindow is how close to the moment of reading a ctime may be before
+// the folder is read again next time. The kernel stamps ctimes from a
+// coarse clock (a tick of a few ms); a second is far beyond it.
+const racyWindow = time.Second
+
+// Index is the folder tree beneath one root: each folder by its path
+// relative to the root ("." for the root itself).
+type Index struct {
+	root    string
+	rootDev uint64
+	rootIno uint64
+	folders map[string]*Folder
+	entries int
+	// Stats says what the Scan that made it did.
+	Stats Stats
+}
+
+// Stats counts what a Scan did: folders whose kept entries were taken
+// as they were, and folders read (new, changed, racy or unreadable).
+type Stats struct {
+	Reused, Read int
+}
+
+// Root is the root the index is of.
+func (ix *Index) Root() string { return ix.root }
+
+// Folder returns the folder at rel, relative to the root ("." for the
+// root), as the scan found it; false when it is no folder of the tree.
+func (ix *Index) Folder(rel string) (*Folder, bool) {
+	f, ok := ix.folders[rel]
+	return f, ok
+}
+
+// Len is the number of folders and of entries in the index.
+func (ix *Index) Len() (folders, entries int) { return len(ix.folders), ix.entries }
+
+// Scan returns the index of the tree beneath root (a canonical folder),
+// taking from prev (an earlier index of the same root, or nil) every
+// folder whose device, inode and ctime are unchanged and that was not
+// racy or unreadable, and reading every other folder it meets: changed,
+// new or moved into place. Folders prev held that are gone are dropped.
+// It never follows a symlink and never stops early: there is no budget.
+// A folder it cannot read or cannot even stat (no search permission
+// above it) is recorded Unreadable, never empty. On a file system whose
+// ctimes it does not know to be kept by the kernel (fsInfo) every folder
+// is read.
+func Scan(root string, prev *Index) *Index {
+	ix := &Index{root: root, folders: map[string]*Folder{}}
+	var st unix.Stat_t
+	if unix.Lstat(root, &st) == nil {
+		ix.rootDev, ix.rootIno = uint64(st.Dev), st.Ino
+	}
+	if prev != nil && (prev.root != root || prev.rootDev != ix.rootDev || prev.rootIno != ix.rootIno) {
+		prev = nil
+	}
+	fss := map[uint64]fsInfo{}
+	stack := []string{"."}
+	for len(stack) > 0 {
+		rel := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		abs := filepath.Join(root, rel)
+		if err := unix.Lstat(abs, &st); err != nil {
+			if errors.Is(err, unix.EACCES) {
+				ix.folders[rel] = &Folder{Unreadable: true}
+				ix.Stats.Read++
+			}
+			continue // gone since its folder was read
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue // swapped since its folder was read
+		}
+		info, ok := fss[uint64(st.Dev)]
+		if !ok {
+			info = statFS(abs)
+			fss[uint64(st.Dev)] = info
+		}
+		var f *Folder
+		if old, ok := prev.lookup(rel); ok && info.ctimeKept && old.unchanged(&st) {
+			f = old
+			ix.Stats.Reused++
+		} else {
+			f = readFolder(abs, &st, !info.dinoKept)
+			ix.Stats.Read++
+		}
+		ix.folders[rel] = f
+		ix.entries += len(f.Entries)
+		for _, e := range f.Entries {
+			if e.Kind == KindDir {
+				stack = append(stack, join(rel, e.Name))
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *Index) lookup(rel string) (*Folder, bool) {
+	if ix == nil {
+		return nil, false
+	}
+	return ix.Folder(rel)
+}
+
+func (f *Folder) unchanged(st *unix.Stat_t) bool {
+	return !f.Racy && !f.Unreadable && f.Dev == uint64(st.Dev) && f.Ino == st.Ino &&
+		f.CtimeSec == st.Ctim.Sec && f.CtimeNsec == st.Ctim.Nsec
+}
+
+func join(rel, name string) string {
+	if rel == "." {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// readFolder reads the folder at abs, which lstat found as st. It is
+// opened without following a symlink, and what is recorded is what the
+// open descriptor is: its identity and ctime taken before its entries are
+// read, so a change made while reading leaves a newer ctime behind. With
+// statEntries (a file system whose getdents inode numbers may not be its
+// stat's) each entry is looked at with fstatat.
+func readFolder(abs string, st *unix.Stat_t, statEntries bool) *Folder {
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		// No permission, or swapped since the lstat: either way its
+		// entries are unknown, and it never reads as empty.
+		return &Folder{Dev: uint64(st.Dev), Ino: st.Ino, CtimeSec: st.Ctim.Sec, CtimeNsec: st.Ctim.Nsec, Unreadable: true}
+	}
+	defer unix.Close(fd)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return &Folder{Unreadable: true}
+	}
+	f := &Folder{Dev: uint64(fst.Dev), Ino: fst.Ino, CtimeSec: fst.Ctim.Sec, CtimeNsec: fst.Ctim.Nsec}
+	entries, err := readEntries(fd, statEntries)
+	if err != nil {
+		f.Unreadable = true
+		return f
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	f.Entries = entries
+	ctime := time.Unix(fst.Ctim.Sec, fst.Ctim.Nsec)
+	f.Racy = !ctime.Before(time.Now().Add(-racyWindow))
+	return f
+}
+
+// readEntries reads every entry of the open folder fd with getdents64.
+func readEntries(fd int, statEntries bool) ([]Entry, error) {
+	var entries []Entry
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return entries, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			// struct linux_dirent64: ino u64, off s64, reclen u16,
+			// type u8, then the name, NUL-terminated.
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				return nil, unix.EIO
+			}
+			rec := b[:reclen]
+			b = b[reclen:]
+			name := rec[19:]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." {
+				e := Entry{Name: s, Kind: kindOf(rec[18]), Ino: le64(rec)}
+				if statEntries || rec[18] == unix.DT_UNKNOWN {
+					var st unix.Stat_t
+					if err := unix.Fstatat(fd, s, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+						continue // gone since
+					}
+					e.Kind, e.Ino = kindOfMode(st.Mode), st.Ino
+				}
+				entries = append(entries, e)
+			}
+		}
+	}
+}
+
+func le64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+func kindOf(dt byte) Kind {
+	switch dt {
+	case unix.DT_DIR:
+		return KindDir
+	case unix.DT_REG:
+		return KindFile
+	case unix.DT_LNK:
+		return KindSymlink
+	case unix.DT_SOCK:
+		return KindSocket
+	}
+	return KindOther
+}
+
+func kindOfMode(mode uint32) Kind {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return KindDir
+	case unix.S_IFREG:
+		return KindFile
+	case unix.S_IFLNK:
+		return KindSymlink
+	case unix.S_IFSOCK:
+		return KindSocket
+	}
+	return KindOther
+}
+
+// fsInfo is what a file system is known to keep: ctimes that every
+// change of a folder's entries moves (so a kept folder may be trusted by
+// its ctime), and getdents inode numbers equal to stat's.
+type fsInfo struct {
+	ctimeKept, dinoKept bool
+}
+
+// statFS says what the file system holding abs keeps. Only local file
+// systems whose kernel code stamps a folder's ctime on every change are
+// trusted; a network or FUSE file system, where another machine or a
+// user's daemon decides the times, is read whole every time. overlayfs
+// keeps ctimes (its upper folders'), but its getdents inode numbers may
+// be the lower layers'.
+func statFS(abs string) fsInfo {
+	var sfs unix.Statfs_t
+	if unix.Statfs(abs, &sfs) != nil {
+		return fsInfo{}
+	}
+	switch uint32(sfs.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */, unix.BCACHEFS_SUPER_MAGIC:
+		return fsInfo{ctimeKept: true, dinoKept: true}
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return fsInfo{ctimeKept: true}
+	}
+	return fsInfo{}
+}

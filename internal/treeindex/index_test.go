@@ -1,0 +1,185 @@
+package treeindex
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mkTree makes the layout under dir: "d/" a folder, "f" a file, "l ->
+// target" a symlink.
+func mkTree(t testing.TB, dir string, layout ...string) {
+	t.Helper()
+	for _, p := range layout {
+		switch name, target, link := cut(p, " -> "); {
+		case link:
+			must(t, os.Symlink(target, filepath.Join(dir, name)))
+		case p[len(p)-1] == '/':
+			must(t, os.MkdirAll(filepath.Join(dir, p), 0o755))
+		default:
+			must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, p), nil, 0o644))
+		}
+	}
+}
+
+func cut(s, sep string) (string, string, bool) {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settle waits until every ctime of the tree is older than racyWindow,
+// so a scan keeps its folders as not racy.
+func settle() { time.Sleep(racyWindow + 100*time.Millisecond) }
+
+func names(ix *Index, rel string) []string {
+	f, ok := ix.Folder(rel)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, e := range f.Entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func TestScanRecordsEveryEntry(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/b/c/", "a/f", "g", "l -> a", "a/b/h")
+	l, err := net.Listen("unix", filepath.Join(root, "a", "sock"))
+	must(t, err)
+	defer l.Close()
+	must(t, unix.Mkfifo(filepath.Join(root, "fifo"), 0o600))
+	ix := Scan(root, nil)
+	want := map[string]Kind{"a": KindDir, "g": KindFile, "l": KindSymlink, "fifo": KindOther,
+		"a/b": KindDir, "a/f": KindFile, "a/sock": KindSocket, "a/b/c": KindDir, "a/b/h": KindFile}
+	got := 0
+	for _, rel := range []string{".", "a", "a/b", "a/b/c"} {
+		f, ok := ix.Folder(rel)
+		if !ok {
+			t.Fatalf("no folder %q in the index", rel)
+		}
+		if !slices.IsSortedFunc(f.Entries, func(a, b Entry) int { return cmpString(a.Name, b.Name) }) {
+			t.Errorf("%s: entries not sorted: %v", rel, f.Entries)
+		}
+		for _, e := range f.Entries {
+			p := join(rel, e.Name)
+			var st unix.Stat_t
+			must(t, unix.Lstat(filepath.Join(root, p), &st))
+			if want[p] != e.Kind || st.Ino != e.Ino {
+				t.Errorf("%s: kind %d ino %d, want kind %d ino %d", p, e.Kind, e.Ino, want[p], st.Ino)
+			}
+			got++
+		}
+	}
+	if got != len(want) {
+		t.Errorf("%d entries, want %d", got, len(want))
+	}
+	if _, ok := ix.Folder("l"); ok {
+		t.Error("the symlink was followed")
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// A warm index reads no folder that did not change, and every folder
+// that did: an entry added deep in a folder that existed, a folder
+// renamed into place, a folder removed.
+func TestScanWarmSeesEveryChange(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/b/c/d/", "a/x", "other/repo/HEAD", "gone/y/")
+	settle()
+	cold := Scan(root, nil)
+	warm := Scan(root, cold)
+	if folders, _ := cold.Len(); warm.Stats.Read != 0 || warm.Stats.Reused != folders {
+		t.Fatalf("warm scan of an unchanged tree: %+v, want %d reused and none read", warm.Stats, folders)
+	}
+	// Deep in an existing folder.
+	mkTree(t, root, "a/b/c/d/.git/HEAD")
+	// A folder holding a repository renamed into place.
+	must(t, os.Rename(filepath.Join(root, "other"), filepath.Join(root, "a", "b", "moved")))
+	must(t, os.RemoveAll(filepath.Join(root, "gone")))
+	next := Scan(root, warm)
+	if got := names(next, "a/b/c/d/.git"); !slices.Equal(got, []string{"HEAD"}) {
+		t.Errorf("a nested .git added after the index: %q, want [HEAD]", got)
+	}
+	if got := names(next, "a/b/moved/repo"); !slices.Equal(got, []string{"HEAD"}) {
+		t.Errorf("a folder renamed into place: %q, want [HEAD]", got)
+	}
+	for _, rel := range []string{"gone", "gone/y", "other", "other/repo"} {
+		if _, ok := next.Folder(rel); ok {
+			t.Errorf("%s is gone but still indexed", rel)
+		}
+	}
+	if next.Stats.Reused == 0 {
+		t.Error("no folder reused: the index is not used")
+	}
+}
+
+// A change made in the same tick as the read leaves a folder's ctime as
+// the index kept it: a folder read within racyWindow of its ctime is read
+// again next time whatever its ctime.
+func TestScanRacyFolderReadAgain(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/")
+	first := Scan(root, nil)
+	f, _ := first.Folder("a")
+	if !f.Racy {
+		t.Fatal("a folder changed just now is not marked racy")
+	}
+	mkTree(t, root, "a/.env")
+	next := Scan(root, first)
+	if got := names(next, "a"); !slices.Equal(got, []string{".env"}) {
+		t.Errorf("a change right after indexing: %q, want [.env]", got)
+	}
+	// Even unchanged, a racy folder is not trusted by its ctime: plant
+	// a stale entry list with the folder's own ctime and see it replaced.
+	settle()
+	stale := Scan(root, nil)
+	sf, _ := stale.Folder("a")
+	sf.Entries, sf.Racy = nil, true
+	if got := names(Scan(root, stale), "a"); !slices.Equal(got, []string{".env"}) {
+		t.Errorf("a racy folder was trusted by its ctime: %q, want [.env]", got)
+	}
+	sf.Racy = false
+	if got := names(Scan(root, stale), "a"); got != nil {
+		t.Errorf("control: a folder not racy, with its ctime unchanged, is read again: %q", got)
+	}
+}
+
+func TestScanManyEntries(t *testing.T) {
+	root := t.TempDir()
+	for i := range 3000 {
+		must(t, os.WriteFile(filepath.Join(root, "f"+strconv.Itoa(i)), nil, 0o644))
+	}
+	ix := Scan(root, nil)
+	if _, n := ix.Len(); n != 3000 {
+		t.Errorf("%d entries, want 3000", n)
+	}
+}

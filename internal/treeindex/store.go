@@ -1,0 +1,129 @@
+package treeindex
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Store is a folder of index files, one per root, that only this user
+// (and root) can write. The caller chooses where it lies: somewhere no
+// session can write (docs/design.md §10, the mount layer).
+type Store struct {
+	dir string
+}
+
+// OpenStore returns the store in dir, an existing folder that is no
+// symlink, owned by this process's effective uid and of mode 0700:
+// anything else is refused, since whoever else could write it could
+// make a root's index say a folder holds nothing.
+func OpenStore(dir string) (*Store, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return nil, fmt.Errorf("tree index folder %s is not a folder", dir)
+	case st.Uid != uint32(os.Geteuid()):
+		return nil, fmt.Errorf("tree index folder %s is owned by uid %d, not %d", dir, st.Uid, os.Geteuid())
+	case st.Mode&0o7777 != 0o700:
+		return nil, fmt.Errorf("tree index folder %s has mode %04o, not 0700", dir, st.Mode&0o7777)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// fileName is the name of root's index file: a hash of its canonical
+// path and of its device and inode, so a root removed and made again, or
+// another file system mounted there, starts afresh.
+func fileName(root string) (string, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(root, &st) != nil {
+		return "", false
+	}
+	h := sha256.Sum256([]byte(root + "\x00" + strconv.FormatUint(uint64(st.Dev), 10) + "\x00" + strconv.FormatUint(st.Ino, 10)))
+	return "tree-" + hex.EncodeToString(h[:16]), true
+}
+
+// Load returns the index kept for root, or nil when there is none to
+// trust: missing, not a regular file, not owned by this uid, of another
+// mode than 0600, with several links, unreadable, or failing to parse.
+// Such a file is ignored, and the next Save replaces it.
+func (s *Store) Load(root string) *Index {
+	if s == nil {
+		return nil
+	}
+	name, ok := fileName(root)
+	if !ok {
+		return nil
+	}
+	fd, err := unix.Open(filepath.Join(s.dir, name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) ||
+		st.Mode&0o7777 != 0o600 || st.Nlink != 1 {
+		return nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	ix, err := decode(data)
+	if err != nil || ix.root != root {
+		return nil
+	}
+	return ix
+}
+
+// Save writes ix as its root's index file: to a temporary file of the
+// store's folder, mode 0600, then renamed over the old one, so a reader
+// sees the old file or the new one whole. Sessions that save at once
+// each rename a whole file; the last wins, and either is valid.
+func (s *Store) Save(ix *Index) error {
+	name, ok := fileName(ix.root)
+	if !ok {
+		return errors.New("tree index: root " + ix.root + " is gone")
+	}
+	tmp, err := os.CreateTemp(s.dir, ".tmp-"+name+"-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(encode(ix))
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(s.dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// Update loads root's index from s (nil: none kept), scans root against
+// it (Scan), saves the result when the scan read anything or dropped a
+// folder, and returns it. A store that cannot be written costs the next
+// scan its reads, never its correctness.
+func Update(s *Store, root string) *Index {
+	prev := s.Load(root)
+	ix := Scan(root, prev)
+	if s != nil && (prev == nil || ix.Stats.Read > 0 || len(prev.folders) != ix.Stats.Reused) {
+		s.Save(ix)
+	}
+	return ix
+}

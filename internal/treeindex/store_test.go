@@ -1,0 +1,207 @@
+package treeindex
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+)
+
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "index")
+	must(t, os.Mkdir(dir, 0o700))
+	s, err := OpenStore(dir)
+	must(t, err)
+	return s
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/b/", "a/f", "l -> a", "c/.env")
+	s := newStore(t)
+	ix := Update(s, root)
+	got := s.Load(root)
+	if got == nil {
+		t.Fatal("the saved index does not load")
+	}
+	got.Stats = ix.Stats
+	if !reflect.DeepEqual(got, ix) {
+		t.Errorf("loaded %+v\nwant %+v", got, ix)
+	}
+	name, _ := fileName(root)
+	fi, err := os.Stat(filepath.Join(s.dir, name))
+	must(t, err)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("index file mode %04o, want 0600", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(s.dir); len(entries) != 1 {
+		t.Errorf("the store holds %d files, want 1 (no temporary left)", len(entries))
+	}
+}
+
+// An index file that is not the store's own is ignored, and the next
+// Update replaces it: one whose entries say a folder is empty must not
+// hide what it holds.
+func TestStoreIgnoresPlantedFiles(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "zz/.env")
+	settle()
+	s := newStore(t)
+	Update(s, root)
+	name, _ := fileName(root)
+	path := filepath.Join(s.dir, name)
+	// A forged index: zz holds nothing, with zz's real ctime.
+	forged := Scan(root, nil)
+	f, _ := forged.Folder("zz")
+	f.Entries = nil
+	forgedData := encode(forged)
+	cases := []struct {
+		name  string
+		plant func(t *testing.T)
+	}{
+		{"garbage", func(t *testing.T) { must(t, os.WriteFile(path, []byte("garbage\n"), 0o600)) }},
+		{"truncated", func(t *testing.T) { must(t, os.WriteFile(path, forgedData[:len(forgedData)-9], 0o600)) }},
+		{"bad checksum", func(t *testing.T) {
+			bad := append([]byte(nil), forgedData...)
+			bad[len(bad)-1] ^= 1
+			must(t, os.WriteFile(path, bad, 0o600))
+		}},
+		{"mode 0644", func(t *testing.T) {
+			must(t, os.WriteFile(path, forgedData, 0o600))
+			must(t, os.Chmod(path, 0o644))
+		}},
+		{"mode 0666", func(t *testing.T) {
+			must(t, os.WriteFile(path, forgedData, 0o600))
+			must(t, os.Chmod(path, 0o666))
+		}},
+		{"symlink", func(t *testing.T) {
+			other := filepath.Join(t.TempDir(), "x")
+			must(t, os.WriteFile(other, forgedData, 0o600))
+			must(t, os.Symlink(other, path))
+		}},
+		{"hard link", func(t *testing.T) {
+			must(t, os.WriteFile(path, forgedData, 0o600))
+			must(t, os.Link(path, filepath.Join(t.TempDir(), "y")))
+		}},
+		{"other owner", func(t *testing.T) {
+			if os.Geteuid() != 0 {
+				t.Skip("changing a file's owner needs root")
+			}
+			must(t, os.WriteFile(path, forgedData, 0o600))
+			must(t, os.Chown(path, 4242, 4242))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(path)
+			tc.plant(t)
+			if s.Load(root) != nil {
+				t.Fatal("a planted index file was loaded")
+			}
+			ix := Update(s, root)
+			if got := names(ix, "zz"); len(got) != 1 || got[0] != ".env" {
+				t.Errorf("after a planted index file zz holds %q, want [.env]", got)
+			}
+			if s.Load(root) == nil {
+				t.Error("the planted file was not replaced by a valid index")
+			}
+		})
+	}
+	// Control: the forged file written as the store writes it is loaded,
+	// so the cases above fail for what they plant, not for its content.
+	os.Remove(path)
+	must(t, os.WriteFile(path, forgedData, 0o600))
+	if s.Load(root) == nil {
+		t.Error("control: a well-formed index file is not loaded")
+	}
+}
+
+func TestOpenStoreRefusesUnsafeFolders(t *testing.T) {
+	base := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		make func(p string)
+	}{
+		{"mode 0755", func(p string) { must(t, os.Mkdir(p, 0o700)); must(t, os.Chmod(p, 0o755)) }},
+		{"mode 0777", func(p string) { must(t, os.Mkdir(p, 0o700)); must(t, os.Chmod(p, 0o777)) }},
+		{"symlink", func(p string) { must(t, os.Mkdir(p+"-real", 0o700)); must(t, os.Symlink(p+"-real", p)) }},
+		{"file", func(p string) { must(t, os.WriteFile(p, nil, 0o600)) }},
+		{"other owner", func(p string) {
+			if os.Geteuid() != 0 {
+				t.Skip("changing a folder's owner needs root")
+			}
+			must(t, os.Mkdir(p, 0o700))
+			must(t, os.Chown(p, 4242, 4242))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(base, tc.name)
+			tc.make(p)
+			if _, err := OpenStore(p); err == nil {
+				t.Errorf("OpenStore accepted a folder with %s", tc.name)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	root := f.TempDir()
+	mkTree(f, root, "a/b/", "a/f", "l -> a")
+	f.Add(encode(Scan(root, nil)))
+	f.Add([]byte(magic + "\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ix, err := decode(data)
+		if err != nil {
+			return
+		}
+		for _, fo := range ix.folders {
+			for _, e := range fo.Entries {
+				if !validName(e.Name) || e.Kind >= kindCount {
+					t.Fatalf("decoded an invalid entry %q kind %d", e.Name, e.Kind)
+				}
+			}
+		}
+	})
+}
+
+// benchTree makes n files in folders of 100 under a fresh root.
+func benchTree(b *testing.B, n int) string {
+	root := b.TempDir()
+	for i := range n {
+		d := filepath.Join(root, "d"+strconv.Itoa(i/100))
+		if i%100 == 0 {
+			must(b, os.Mkdir(d, 0o755))
+		}
+		must(b, os.WriteFile(filepath.Join(d, "f"+strconv.Itoa(i)), nil, 0o644))
+	}
+	return root
+}
+
+func BenchmarkDecode50000(b *testing.B) {
+	data := encode(Scan(benchTree(b, 50000), nil))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpdateWarm50000(b *testing.B) {
+	root := benchTree(b, 50000)
+	settle()
+	s := newStore(b)
+	Update(s, root)
+	for b.Loop() {
+		Update(s, root)
+	}
+}
+
+func BenchmarkScanCold50000(b *testing.B) {
+	root := benchTree(b, 50000)
+	for b.Loop() {
+		Scan(root, nil)
+	}
+}

@@ -79,6 +79,7 @@ type gitGuardReport struct {
 			Error  string `json:"error"`
 		} `json:"failed"`
 		NotChecked []string `json:"not_checked"`
+		Restored   []string `json:"restored"`
 	} `json:"git_guard"`
 }
 

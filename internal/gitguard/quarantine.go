@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -345,4 +346,47 @@ func unfreeze(dirfd int, name string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// grantRead gives the owner of the folder name of pfd, this process's
+// user, read and search rights on it (mode|u+rx) and opens it for
+// listing: a folder the session made unreadable to hide what lies
+// beneath it from the guard, or the person's own.
+func grantRead(pfd int, name string, mode uint32) (int, error) {
+	if err := unix.Fchmodat(pfd, name, mode|0o500, 0); err != nil {
+		return -1, err
+	}
+	return openFolder(pfd, name)
+}
+
+// putMode puts the mode of the folder open as fd back, and closes fd.
+func putMode(fd int, mode uint32) {
+	unix.Fchmod(fd, mode)
+	unix.Close(fd)
+}
+
+// moveAside moves the folder name of pfd, which the guard cannot read,
+// into a fresh quarantine folder beside it: git run at its old path
+// finds nothing, and nothing is lost. Where it cannot, the report says
+// so under Failed.
+func (w *walk) moveAside(pfd int, name, path string) {
+	fail := func(err error) {
+		w.rep.Failed = append(w.rep.Failed, Failure{GitDir: path, Planted: []string{"a folder the guard cannot read"},
+			Error: "cannot move it aside: " + err.Error()})
+	}
+	q, err := makeQuarantine(pfd)
+	if err != nil {
+		fail(err)
+		return
+	}
+	var pst unix.Stat_t
+	if os.Geteuid() == 0 && unix.Fstat(pfd, &pst) == nil {
+		unix.Fchownat(pfd, q, int(pst.Uid), int(pst.Gid), unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err := unix.Renameat2(pfd, name, pfd, q+"/"+name, unix.RENAME_NOREPLACE); err != nil {
+		unix.Unlinkat(pfd, q, unix.AT_REMOVEDIR)
+		fail(err)
+		return
+	}
+	w.rep.MovedAside = append(w.rep.MovedAside, Moved{From: path, To: filepath.Dir(path) + "/" + q + "/" + name})
 }

@@ -1,8 +1,9 @@
 package gitguard
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,9 @@ type walk struct {
 	// tops are the folders from which git's discovery goes up past what
 	// the walk lists: the roots walked and the symlinks' targets.
 	tops []string
+	// buf is the listing buffer: a folder is listed whole before the
+	// walk goes into its children.
+	buf []byte
 	// restore puts back the modes of the person's own folders the guard
 	// opened to read them.
 	restore []func()
@@ -142,8 +146,7 @@ func (w *walk) walkAt(pfd int, name, path string, moved bool) {
 	if !ok {
 		return
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		w.notChecked(path)
@@ -155,35 +158,111 @@ func (w *walk) walkAt(pfd int, name, path string, moved bool) {
 	}
 	w.visited[id] = true
 	moved = moved || w.changedSince(path, &st)
-	entries, err := f.ReadDir(-1)
+	var children []child
+	has := map[string]bool{}
+	err := w.list(fd, func(name []byte, typ uint8) {
+		if typ == unix.DT_UNKNOWN {
+			var cst unix.Stat_t
+			if unix.Fstatat(fd, string(name), &cst, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				return
+			}
+			typ = dtypeOf(cst.Mode)
+		}
+		if isGitPart(name) {
+			has[string(name)] = true
+		}
+		if typ == unix.DT_DIR || typ == unix.DT_LNK || string(name) == ".git" {
+			children = append(children, child{string(name), typ})
+		}
+	})
 	if err != nil {
 		// Never read as empty: what it holds is unknown.
 		w.notChecked(path)
 		return
 	}
-	has := map[string]bool{}
-	for _, e := range entries {
-		switch n := e.Name(); n {
-		case "HEAD", "objects", "refs", "commondir":
-			has[n] = true
-		}
-	}
 	isGit := has["HEAD"] && (has["objects"] && has["refs"] || has["commondir"])
 	if isGit {
 		w.gitDirs[path] = w.gitDirs[path] || moved
 	}
-	for _, e := range entries {
-		n, t := e.Name(), e.Type()
-		child := path + "/" + n
+	for _, c := range children {
+		at := path + "/" + c.name
 		switch {
-		case t.IsDir():
-			if !isGit || !gitDirOwnParts[n] {
-				w.walkAt(fd, n, child, moved)
+		case c.typ == unix.DT_DIR:
+			if !isGit || !gitDirOwnParts[c.name] {
+				w.walkAt(fd, c.name, at, moved)
 			}
-		case n == ".git" && (t.IsRegular() || t&fs.ModeSymlink != 0):
-			w.pointers = append(w.pointers, child)
-		case t&fs.ModeSymlink != 0:
-			w.symlink(fd, n, child)
+		case c.name == ".git" && (c.typ == unix.DT_REG || c.typ == unix.DT_LNK):
+			w.pointers = append(w.pointers, at)
+		case c.typ == unix.DT_LNK:
+			w.symlink(fd, c.name, at)
+		}
+	}
+}
+
+// child is an entry of a folder the walk looks at further.
+type child struct {
+	name string
+	typ  uint8
+}
+
+// isGitPart says whether name is one of the entries that make a folder
+// a git directory; the common case allocates nothing.
+func isGitPart(name []byte) bool {
+	switch string(name) {
+	case "HEAD", "objects", "refs", "commondir":
+		return true
+	}
+	return false
+}
+
+// dtypeOf is the d_type of a file of mode m.
+func dtypeOf(m uint32) uint8 {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	case unix.S_IFREG:
+		return unix.DT_REG
+	}
+	return 0xff // another type: looked at no further
+}
+
+// list calls visit with the name and d_type of each entry of the folder
+// fd but "." and "..", reading it with getdents64 into the walk's one
+// buffer: an entry costs no allocation and no stat.
+func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
+	if w.buf == nil {
+		w.buf = make([]byte, 64<<10)
+	}
+	for {
+		n, err := unix.Getdents(fd, w.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return nil
+		}
+		// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
+		// d_type (1), d_name (NUL-terminated).
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(w.buf[off+16:]))
+			if reclen == 0 || off+reclen > n {
+				return errors.New("bad directory entry")
+			}
+			typ := w.buf[off+18]
+			name := w.buf[off+19 : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if string(name) == "." || string(name) == ".." {
+				continue
+			}
+			visit(name, typ)
 		}
 	}
 }

@@ -48,7 +48,8 @@ type gitGuardReport struct {
 
 // endGitGuard neutralizes what the session planted and reports it, when
 // there is anything to say: a repository acted on, one the guard could
-// not act on, or a folder it did not finish.
+// not act on, a folder it could not read (moved aside) or whose rights
+// it restored to read it.
 func (s *supervisor) endGitGuard() {
 	if s.git == nil {
 		return

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,8 +35,10 @@ type guardSession struct {
 // runGuardSession makes a workspace, lets prep fill it, and runs script
 // in a session of it, as root or (agent) as the ordinary user of
 // agentUser, with /tmp a writable root unless noTmp. MARK is the marker
-// path in the session's environment.
-func runGuardSession(t *testing.T, agent, noTmp bool, prep func(ws string), script string, extra ...string) guardSession {
+// path in the session's environment. For the user, the workspace is
+// given to the user after prep, and then owners (when not nil) sets
+// what must belong to someone else.
+func runGuardSession(t *testing.T, agent, noTmp bool, prep, owners func(ws string), script string, extra ...string) guardSession {
 	t.Helper()
 	harness.RequireLandlock(t)
 	requireGit(t)
@@ -68,6 +71,9 @@ func runGuardSession(t *testing.T, agent, noTmp bool, prep func(ws string), scri
 	g.ws, g.mark = ws, filepath.Join(marks, "PWNED")
 	prep(ws)
 	chownTree(t, ws)
+	if owners != nil {
+		owners(ws)
+	}
 	os.Chown(marks, uid, uid)
 	os.Chown(home, uid, uid)
 	env := append(append(agentExecEnv(t, bin, system, "HOME="+home, "DSH_FS_TEST_HOME="+home, "MARK="+g.mark), gitEnv...), extra...)
@@ -127,7 +133,7 @@ func testGitGuardSymlinkedCopy(t *testing.T, agent bool) {
 	g := runGuardSession(t, agent, false, func(ws string) {
 		harness.WriteTree(t, ws, map[string]string{"docs/guide.md": "read me\n"})
 		gitRepo(t, ws)
-	}, symlinkedCopyAttack, "COPY="+copyDir)
+	}, nil, symlinkedCopyAttack, "COPY="+copyDir)
 	if fi, err := os.Lstat(filepath.Join(g.ws, "docs")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("docs is not the symlink the session made: %v %v", fi, err)
 	}
@@ -156,7 +162,7 @@ func TestExecGitGuardUnreadableParent(t *testing.T) { testGitGuardUnreadablePare
 func TestExecGitGuardUnreadableParentAgent(t *testing.T) { testGitGuardUnreadableParent(t, true) }
 
 func testGitGuardUnreadableParent(t *testing.T, agent bool) {
-	g := runGuardSession(t, agent, true, func(ws string) { gitRepo(t, ws) }, unreadableParentAttack)
+	g := runGuardSession(t, agent, true, func(ws string) { gitRepo(t, ws) }, nil, unreadableParentAttack)
 	t.Cleanup(func() { os.Chmod(filepath.Join(g.ws, "hide"), 0o755) })
 	g.git(filepath.Join(g.ws, "hide/in"), "status")
 	wantAbsent(t, g.mark)
@@ -195,9 +201,42 @@ func testGitGuardPastBudget(t *testing.T, agent bool) {
 				t.Fatal(err)
 			}
 		}
-	}, `git init -q zzz && git -C zzz config core.fsmonitor "touch $MARK" && echo planted`)
+	}, nil, `git init -q zzz && git -C zzz config core.fsmonitor "touch $MARK" && echo planted`)
 	g.git(filepath.Join(g.ws, "zzz"), "status")
 	wantAbsent(t, g.mark)
 	wantNeutralized(t, g.errs, filepath.Join(g.ws, "zzz/.git"), "config: core.fsmonitor")
 	wantNothingUnchecked(t, g.errs)
+}
+
+// TestExecGitGuardOthersFolderAgent: in the ordinary user's workspace a
+// folder of root's, locked, can be entered but not read (0711), and
+// holds a folder open to all, pub. The session plants a repository in
+// pub. The user's guard can neither read locked nor give itself the
+// right to: it names locked as not checked and moves it aside, so the
+// person's git at the old path runs nothing.
+func TestExecGitGuardOthersFolderAgent(t *testing.T) {
+	g := runGuardSession(t, true, true, func(ws string) {
+		gitRepo(t, ws)
+		os.MkdirAll(filepath.Join(ws, "locked/pub"), 0o777)
+	}, func(ws string) {
+		os.Chown(filepath.Join(ws, "locked"), 0, 0)
+		os.Chmod(filepath.Join(ws, "locked"), 0o711)
+		os.Chmod(filepath.Join(ws, "locked/pub"), 0o777)
+	}, `git init -q locked/pub/r && git -C locked/pub/r config core.fsmonitor "touch $MARK" && echo planted`)
+	locked := filepath.Join(g.ws, "locked")
+	g.git(filepath.Join(locked, "pub/r"), "status")
+	wantAbsent(t, g.mark)
+	r, ok := guardReport(t, g.errs)
+	if !ok || !slices.Contains(r.GitGuard.NotChecked, locked) {
+		t.Fatalf("the report does not name %s as not checked: %s", locked, g.errs)
+	}
+	if len(r.GitGuard.MovedAside) != 1 || r.GitGuard.MovedAside[0].From != locked {
+		t.Fatalf("the report does not say %s was moved aside: %s", locked, g.errs)
+	}
+	wantAbsent(t, locked)
+	// Moved, not lost: the planted repository is still there, beneath
+	// the new name, for the person to look at.
+	if _, err := os.Lstat(filepath.Join(r.GitGuard.MovedAside[0].To, "pub/r/.git/config")); err != nil {
+		t.Errorf("what the folder held is gone: %v", err)
+	}
 }

@@ -321,6 +321,11 @@ func TestGuardSymlinks(t *testing.T) {
 	if read(t, filepath.Join(far, "config")) != farConfig || len(quarantines(far)) > 0 {
 		t.Errorf("a repository outside the writable roots was touched")
 	}
+	if !slices.ContainsFunc(rep.Failed, func(f Failure) bool {
+		return f.GitDir == far && strings.Contains(f.Error, "outside the writable roots")
+	}) {
+		t.Errorf("the planted repository outside the roots is not listed as failed: %+v", rep.Failed)
+	}
 	for _, n := range rep.Neutralized {
 		if strings.HasPrefix(n.GitDir, outside) {
 			t.Errorf("acted outside the roots: %+v", n)

@@ -365,28 +365,30 @@ func putMode(fd int, mode uint32) {
 	unix.Close(fd)
 }
 
-// moveAside moves the folder name of pfd, which the guard cannot read,
-// into a fresh quarantine folder beside it: git run at its old path
-// finds nothing, and nothing is lost. Where it cannot, the report says
-// so under Failed.
+// moveAside renames the folder name of pfd, which the guard cannot read,
+// to a fresh name beside it, dsh-fs-quarantine-<time>-<random>-<name>:
+// git run at its old path finds nothing, and nothing is lost. The folder
+// stays in its parent: moving a folder to another parent needs the
+// right to write it (its ".." changes), which the guard lacks on a
+// folder it cannot read. Where it cannot, the report says so under
+// Failed.
 func (w *walk) moveAside(pfd int, name, path string) {
-	fail := func(err error) {
-		w.rep.Failed = append(w.rep.Failed, Failure{GitDir: path, Planted: []string{"a folder the guard cannot read"},
-			Error: "cannot move it aside: " + err.Error()})
+	var err error
+	for try := 0; try < 10; try++ {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		to := quarantinePrefix + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + "-" + name
+		if len(to) > 255 {
+			to = to[:255]
+		}
+		if err = unix.Renameat2(pfd, name, pfd, to, unix.RENAME_NOREPLACE); err == nil {
+			w.rep.MovedAside = append(w.rep.MovedAside, Moved{From: path, To: filepath.Dir(path) + "/" + to})
+			return
+		}
+		if err != unix.EEXIST {
+			break
+		}
 	}
-	q, err := makeQuarantine(pfd)
-	if err != nil {
-		fail(err)
-		return
-	}
-	var pst unix.Stat_t
-	if os.Geteuid() == 0 && unix.Fstat(pfd, &pst) == nil {
-		unix.Fchownat(pfd, q, int(pst.Uid), int(pst.Gid), unix.AT_SYMLINK_NOFOLLOW)
-	}
-	if err := unix.Renameat2(pfd, name, pfd, q+"/"+name, unix.RENAME_NOREPLACE); err != nil {
-		unix.Unlinkat(pfd, q, unix.AT_REMOVEDIR)
-		fail(err)
-		return
-	}
-	w.rep.MovedAside = append(w.rep.MovedAside, Moved{From: path, To: filepath.Dir(path) + "/" + q + "/" + name})
+	w.rep.Failed = append(w.rep.Failed, Failure{GitDir: path, Planted: []string{"a folder the guard cannot read"},
+		Error: "cannot move it aside: " + err.Error()})
 }

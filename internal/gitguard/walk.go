@@ -350,11 +350,17 @@ func (w *walk) symlink(pfd int, name, path string) {
 	w.walkTarget(target)
 }
 
-// walkTarget walks the canonical folder target of a symlink or pointer.
+// walkTarget walks the canonical folder target of a symlink, a pointer
+// or git's discovery.
 func (w *walk) walkTarget(target string) {
 	if beneathAny(w.g.writable, target) {
 		w.walkPath(target)
 		return
+	}
+	if isGitDir(target) {
+		// Judged, never acted on, nor walked: the session could change
+		// nothing here, but what its config includes may lie in a root.
+		w.gitDirs[target] = w.gitDirs[target] || false
 	}
 	for _, r := range w.g.writable {
 		if r != target && sandbox.Beneath(target, r) {

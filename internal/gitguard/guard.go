@@ -55,8 +55,9 @@ type Guard struct {
 // no nanoseconds is compared by whole seconds, less one (after).
 
 // Start notes what the guard needs of the session of roots, before its
-// child starts: the kernel's coarse time (see since); the folders plan (the mount
-// layer's, nil without one) pins or rebinds; and each root's .git. It
+// child starts: the kernel's coarse time (see above); the folders plan
+// (the mount layer's, nil without one) pins or rebinds; and each root's
+// .git. It
 // costs a few system calls per root and walks nothing. home is the
 // person's home, for an include of "~/…".
 //
@@ -70,7 +71,8 @@ type Guard struct {
 // monotonic and boot clocks, never the real-time clock ctime is taken
 // from. A file system the session mounts itself (a FUSE mount reporting
 // any ctime) lies in the session's mount namespace, which the guard, in
-// the supervisor's, does not see.
+// the supervisor's, does not see. Checked in a session as root: the shell's capability sets are all
+// empty, and touch -d leaves a file's ctime at the time of the call.
 func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 	var ts unix.Timespec
 	since := time.Now()

@@ -106,9 +106,6 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 	return g
 }
 
-// Since is the time from which a status change is the session's.
-func (g *Guard) Since() time.Time { return g.since }
-
 // after says whether a ctime of t is the session's: at or after since,
 // or, for a stamp with no nanoseconds (a file system that keeps whole
 // seconds, or two), in the second before since or later.

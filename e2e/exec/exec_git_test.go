@@ -79,6 +79,11 @@ type gitGuardReport struct {
 			Error  string `json:"error"`
 		} `json:"failed"`
 		NotChecked []string `json:"not_checked"`
+		MovedAside []struct {
+			From string `json:"from"`
+			To   string `json:"to"`
+		} `json:"moved_aside"`
+		Restored []string `json:"restored"`
 	} `json:"git_guard"`
 }
 

@@ -149,7 +149,9 @@ var mayMutate = registry{
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names",
 	"internal/gitguard/quarantine.go": "the git guard's quarantine: what a session planted in a git directory " +
 		"of the writable roots, moved by the supervisor after the session through descriptors of that git " +
-		"directory, never by a path a call names",
+		"directory, never by a path a call names; a folder the guard cannot read moved aside into a quarantine " +
+		"folder beside it, and a folder of the supervisor's own user given back its owner's read and search rights, " +
+		"through the descriptor of its parent",
 	"internal/tty/relay.go": "the person's terminal, reopened for writing through exec's own descriptor of it " +
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
 	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
@@ -174,6 +176,7 @@ var mayOpenToRead = registry{
 	"internal/sandbox/mounts_apply.go": "the mount layer's mount points, as O_PATH descriptors",
 	"internal/sandbox/gitwalk.go":      "the git guard's reads: the walk's .git pointers",
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/gitguard/walk.go":        "the git guard's end walk: folders opened read-only to list them",
 	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
 	"internal/kernel/procfs.go":        "the one open of /proc before it is verified",
 	"internal/sandbox/sockets.go":      "the kernel's list of bound unix sockets, net/unix of the verified /proc",

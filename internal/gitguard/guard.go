@@ -1,13 +1,19 @@
 // Package gitguard keeps a dsh-fs exec session from planting code that
 // git runs for the person later (docs/design.md §10, the git guard).
 //
-// The supervisor, outside the session, records the code-running parts of
-// every git directory in the writable roots before CMD starts (Snapshot)
-// and looks again once CMD has ended (Guard.Check). What appeared or
-// changed in between is moved into a quarantine folder inside the git
-// directory, which git never reads: config entries cut out of the config
-// (everything else byte-identical), hooks moved. A git directory whose
-// code-running parts did not change is never touched.
+// Nothing is walked before CMD starts. Start notes the time (before the
+// child is started, less a slack for the kernel's coarse clock), the
+// folders the mount layer pins and the identity of each root's own .git.
+// Once CMD has ended, Check walks what a later git run in the roots would
+// reach, with no budget: the roots, every symlinked folder wherever it
+// points, and the git directories git's discovery finds from there. A
+// code-running part is planted when its file's inode change time (ctime),
+// or that of a folder on its git directory's path that the mount layer
+// did not pin, is at or after the start: the session cannot set a ctime
+// back (see Start). What is planted is moved into a quarantine
+// folder inside the git directory, which git never reads: config entries
+// cut out of the config (everything else byte-identical), hooks moved. A
+// git directory with nothing planted is never touched.
 package gitguard
 
 import (
@@ -19,55 +25,96 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// Guard is what Snapshot recorded at a session's start.
+// Guard is what Start noted of a session.
 type Guard struct {
 	roots []sandbox.Root
 	// writable are the canonical writable roots, tmp included: the guard
 	// acts only beneath them, never on a repository elsewhere that a
-	// pointer names.
+	// pointer or a symlink names.
 	writable []string
-	// since is just before the session started: a git directory found
-	// only at the end holds a planted part when the part's files
-	// changed status after it.
+	// since is when the session started: a status change at or
+	// after it is the session's.
 	since time.Time
 	home  string
-	byDir map[string]*repo
-	byID  map[[2]uint64]*repo
-	// Partial names each folder the start walk did not finish.
-	Partial []string
+	// fixed are the folders that cannot have been moved during the
+	// session, whatever their ctime says (a change of their listing or
+	// mode changes it too): the folders the mount layer pinned, the
+	// roots it rebound, and an outermost root, whose parent the session
+	// cannot write.
+	fixed map[string]bool
+	// rootGit is, per root's own .git folder, its device and inode at
+	// the start: found the same at the end, it was not moved.
+	rootGit map[string][2]uint64
 }
 
-// ctimeSlack is how far before Snapshot a status change still counts as
-// the session's: file systems stamp ctime from a coarse clock, which lags
-// the one time.Now reads by up to a tick.
-const ctimeSlack = time.Second
+// since is read from CLOCK_REALTIME_COARSE, the clock the kernel stamps
+// ctime from (current_time; a file system with fine-grained timestamps
+// stamps a time at or after it): a change made after Start, on any CPU,
+// is stamped at or after since, with no slack. A file system that keeps
+// whole seconds (or two, as FAT does) truncates the stamp; a ctime with
+// no nanoseconds is compared by whole seconds, less one (after).
 
-// Snapshot records the code-running parts of every git directory that
-// sandbox.GitDirs finds in roots. home is the person's home, for an
-// include of "~/…".
-func Snapshot(roots []sandbox.Root, home string) *Guard {
-	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: time.Now().Add(-ctimeSlack), home: home,
-		byDir: map[string]*repo{}, byID: map[[2]uint64]*repo{}}
-	dirs, partial := sandbox.GitDirs(roots)
-	g.Partial = partial
-	for _, d := range dirs {
-		fd, err := openGitDir(d)
-		if err != nil {
-			continue
+// Start notes what the guard needs of the session of roots, before its
+// child starts: the kernel's coarse time (see above); the folders plan
+// (the mount layer's, nil without one) pins or rebinds; and each root's
+// .git. It
+// costs a few system calls per root and walks nothing. home is the
+// person's home, for an include of "~/…".
+//
+// Why ctime decides (docs/design.md §10): the kernel sets an inode's
+// ctime to its own clock on every change of the inode (write, chmod,
+// chown, link, rename of it, a change of a folder's entries); no system
+// call sets it to a value of the caller's choosing (utimensat sets atime
+// and mtime, and stamps ctime now). Only moving the system clock back
+// would forge it, which needs CAP_SYS_TIME in the initial user namespace:
+// a session holds no capability, and a time namespace offsets only the
+// monotonic and boot clocks, never the real-time clock ctime is taken
+// from. A file system the session mounts itself (a FUSE mount reporting
+// any ctime) lies in the session's mount namespace, which the guard, in
+// the supervisor's, does not see. Checked in a session as root: the shell's capability sets are all
+// empty, and touch -d leaves a file's ctime at the time of the call.
+func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
+	var ts unix.Timespec
+	since := time.Now()
+	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) == nil {
+		since = time.Unix(ts.Unix())
+	}
+	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: since, home: home,
+		fixed: map[string]bool{}, rootGit: map[string][2]uint64{}}
+	for _, r := range g.writable {
+		// An outermost root: its parent lies outside every writable root,
+		// so the session cannot rename it.
+		if !slices.ContainsFunc(g.writable, func(o string) bool { return o != r && sandbox.Beneath(o, r) }) {
+			g.fixed[r] = true
 		}
-		r, err := readRepo(fd, home)
-		unix.Close(fd)
-		if err != nil {
-			continue
+		var st unix.Stat_t
+		if unix.Lstat(r+"/.git", &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			g.rootGit[r+"/.git"] = [2]uint64{st.Dev, st.Ino}
 		}
-		g.byDir[d] = r
-		g.byID[[2]uint64{r.dev, r.ino}] = r
+	}
+	if plan != nil {
+		for _, p := range plan.Pinned {
+			g.fixed[p] = true
+		}
+		if plan.OutsideReadOnly {
+			// Each writable root is a mount point of its own inside.
+			for _, p := range plan.Writable {
+				g.fixed[p] = true
+			}
+		}
 	}
 	return g
 }
 
-// Repos is how many git directories the snapshot holds.
-func (g *Guard) Repos() int { return len(g.byDir) }
+// after says whether a ctime of t is the session's: at or after since,
+// or, for a stamp with no nanoseconds (a file system that keeps whole
+// seconds, or two), in the second before since or later.
+func (g *Guard) after(t time.Time) bool {
+	if t.Nanosecond() == 0 {
+		return t.Unix() >= g.since.Unix()-1
+	}
+	return !t.Before(g.since)
+}
 
 // Report is what Check did, for exec's end report.
 type Report struct {
@@ -75,16 +122,34 @@ type Report struct {
 	// moved into their quarantine.
 	Neutralized []Action `json:"neutralized"`
 	// Failed are the git directories with planted parts the guard could
-	// not move: git run there may still run them.
+	// not move (git run there may still run them), and the folders it
+	// could neither read nor move aside.
 	Failed []Failure `json:"failed"`
-	// NotChecked names the folders whose walk stopped at the budget, at
-	// the start or the end: git directories beyond were not checked.
+	// NotChecked names the folders the guard could not read, even with
+	// the rights it may restore: each is moved aside (MovedAside) or
+	// listed under Failed. Never a folder skipped for its size: the walk
+	// has no budget.
 	NotChecked []string `json:"not_checked"`
+	// MovedAside are the folders of NotChecked moved into a quarantine
+	// folder beside them, where git run in the old path cannot reach
+	// what they hold.
+	MovedAside []Moved `json:"moved_aside"`
+	// Restored names the folders of the session's user that the session
+	// made unreadable to it (their mode changed during the session): the
+	// guard gave their owner read and search rights back (u+rx) to check
+	// them, and left them so.
+	Restored []string `json:"restored"`
+}
+
+// Moved is a folder moved aside: From is where it was, To where it is.
+type Moved struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // Empty says whether there is nothing to report.
 func (r Report) Empty() bool {
-	return len(r.Neutralized) == 0 && len(r.Failed) == 0 && len(r.NotChecked) == 0
+	return len(r.Neutralized)+len(r.Failed)+len(r.NotChecked)+len(r.MovedAside)+len(r.Restored) == 0
 }
 
 // Action says what the guard did in one git directory.
@@ -102,33 +167,30 @@ type Action struct {
 	Unfrozen []string `json:"unfrozen"`
 }
 
-// Failure says what the guard found in one git directory and why it
-// could not act.
+// Failure says what the guard found in one git directory (or folder) and
+// why it could not act.
 type Failure struct {
 	GitDir  string   `json:"git_dir"`
 	Planted []string `json:"planted"`
 	Error   string   `json:"error"`
 }
 
-// Check walks the roots again, once the session's CMD has ended, and
-// neutralizes in each git directory what was planted since Snapshot: the
-// code-running parts it did not have then (a git directory found at its
-// old path, or moved, by its device and inode), or, in a git directory
-// that did not exist then, the parts whose files changed since. It acts
-// only beneath the writable roots, through descriptors, never following
-// a symlink and never writing outside the git directory.
+// Check, once the session's CMD has ended, walks what a later git run in
+// the roots would reach (walk.go) and neutralizes in each git directory
+// found beneath a writable root what was planted: the code-running parts
+// whose files changed status since Start, or all of them where a folder
+// on the git directory's path that is not fixed changed status (it may
+// have been moved or renamed into place). A git directory outside the
+// writable roots with planted parts is listed under Failed, never acted
+// on. It acts through descriptors, never following a symlink and never
+// writing outside the git directory.
 func (g *Guard) Check() Report {
-	rep := Report{Neutralized: []Action{}, Failed: []Failure{}}
-	dirs, partial := sandbox.GitDirs(g.roots)
-	rep.NotChecked = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(g.Partial), partial...))))
-	if rep.NotChecked == nil {
-		rep.NotChecked = []string{}
-	}
-	for _, d := range dirs {
-		if !beneathAny(g.writable, d) {
-			continue
-		}
-		act, fail := g.check(d)
+	rep := Report{Neutralized: []Action{}, Failed: []Failure{}, NotChecked: []string{}, MovedAside: []Moved{}, Restored: []string{}}
+	w := newWalk(g, &rep)
+	w.run()
+	defer w.finish()
+	for _, d := range sortedKeys(w.gitDirs) {
+		act, fail := g.check(d, w.gitDirs[d])
 		switch {
 		case fail != nil:
 			rep.Failed = append(rep.Failed, *fail)
@@ -143,8 +205,9 @@ func beneathAny(roots []string, p string) bool {
 	return slices.ContainsFunc(roots, func(r string) bool { return sandbox.Beneath(r, p) })
 }
 
-// check is Check for the one git directory d.
-func (g *Guard) check(d string) (*Action, *Failure) {
+// check is Check for the one git directory d; moved says a folder on its
+// path changed status during the session.
+func (g *Guard) check(d string, moved bool) (*Action, *Failure) {
 	fd, err := openGitDir(d)
 	if err != nil {
 		return nil, &Failure{GitDir: d, Planted: []string{}, Error: "cannot open it: " + err.Error()}
@@ -154,40 +217,33 @@ func (g *Guard) check(d string) (*Action, *Failure) {
 	if err != nil {
 		return nil, &Failure{GitDir: d, Planted: []string{}, Error: err.Error()}
 	}
-	before := g.byDir[d]
-	if before == nil {
-		before = g.byID[[2]uint64{now.dev, now.ino}]
-	}
-	planted := g.planted(before, now)
+	planted := g.planted(now, moved)
 	if len(planted) == 0 {
 		return nil, nil
 	}
+	names := func() []string {
+		var out []string
+		for _, p := range planted {
+			out = append(out, p.file+": "+p.what)
+		}
+		return slices.Compact(out)
+	}
+	if !beneathAny(g.writable, d) {
+		return nil, &Failure{GitDir: d, Planted: names(), Error: "outside the writable roots: not acted on"}
+	}
 	q, removed, unfrozen, err := neutralize(fd, now, planted)
 	if err != nil {
-		names := []string{}
-		for _, p := range planted {
-			names = append(names, p.file+": "+p.what)
-		}
-		return nil, &Failure{GitDir: d, Planted: slices.Compact(names), Error: err.Error()}
+		return nil, &Failure{GitDir: d, Planted: names(), Error: err.Error()}
 	}
 	return &Action{GitDir: d, Quarantine: d + "/" + q, Removed: removed, Unfrozen: unfrozen}, nil
 }
 
-// planted are the parts of now that before did not have; without a
-// before, the parts whose files changed status since the snapshot.
-func (g *Guard) planted(before, now *repo) []part {
+// planted are the parts of r whose files changed status since Start, or
+// all of them when its git directory was moved.
+func (g *Guard) planted(r *repo, moved bool) []part {
 	var out []part
-	had := map[string]bool{}
-	if before != nil {
-		for _, p := range before.parts {
-			had[p.id] = true
-		}
-	}
-	for _, p := range now.parts {
-		switch {
-		case before != nil && !had[p.id]:
-			out = append(out, p)
-		case before == nil && !p.changed.Before(g.since):
+	for _, p := range r.parts {
+		if moved || g.after(p.changed) {
 			out = append(out, p)
 		}
 	}

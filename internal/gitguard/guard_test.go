@@ -14,8 +14,35 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// The guard's unit tests play the session by hand between Snapshot and
+// The guard's unit tests play the session by hand between Start and
 // Check: what a session could do to the git directories of a root.
+
+// start is Start once the kernel's coarse clock has moved on from what
+// the test did before (a tick is a few milliseconds): the person's own
+// changes are then strictly before the session's start, as they are
+// when a person starts a session.
+func start(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
+	t.Helper()
+	var a, b unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &a)
+	for b = a; b == a; unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &b) {
+		time.Sleep(time.Millisecond)
+	}
+	return Start(roots, plan, "")
+}
+
+// pinned is the mount layer's plan for the git directories gitDirs of
+// the root ws: each pinned with the folders above it, as PlanMounts
+// pins them.
+func pinned(ws string, gitDirs ...string) *sandbox.MountPlan {
+	plan := &sandbox.MountPlan{}
+	for _, gd := range gitDirs {
+		for d := gd; d != ws && d != "/"; d = filepath.Dir(d) {
+			plan.Pinned = append(plan.Pinned, d)
+		}
+	}
+	return plan
+}
 
 func requireGit(t *testing.T) {
 	t.Helper()
@@ -88,7 +115,8 @@ func quarantines(gitDir string) []string {
 
 // TestGuardUnchanged: repositories whose code-running parts did not
 // change are not touched, whatever they hold: the person's own pager,
-// alias, include and hook.
+// alias, include and hook, while the session commits there (the mount
+// layer pinned the git directory, so its listing changing says nothing).
 func TestGuardUnchanged(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
@@ -97,12 +125,11 @@ func TestGuardUnchanged(t *testing.T) {
 	git(t, filepath.Join(ws, "a"), "config", "alias.x", "!echo mine")
 	write(t, filepath.Join(gd, "hooks/pre-commit"), "#!/bin/sh\n", 0o755)
 	config := read(t, filepath.Join(gd, "config"))
-	g := Snapshot(roots, "")
-	if g.Repos() != 1 {
-		t.Errorf("Repos() = %d, want 1", g.Repos())
-	}
-	// Harmless changes: a remote, a branch's upstream, the index.
-	git(t, filepath.Join(ws, "a"), "remote", "add", "origin", "https://example.com/r.git")
+	g := start(t, roots, pinned(ws, gd))
+	// Harmless changes: the index, objects, a commit.
+	write(t, filepath.Join(ws, "a/f"), "x\n", 0o644)
+	git(t, filepath.Join(ws, "a"), "add", "f")
+	git(t, filepath.Join(ws, "a"), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x")
 	if rep := g.Check(); !rep.Empty() {
 		t.Errorf("Check() = %+v, want nothing", rep)
 	}
@@ -111,30 +138,31 @@ func TestGuardUnchanged(t *testing.T) {
 	}
 }
 
-// TestGuardChangedRepository: in a repository that existed, only what
-// the session added is cut; the person's own code-running entries, the
-// session's harmless ones and every other byte stay.
+// TestGuardChangedRepository: in a repository that existed, with a
+// config the mount layer did not bind read-only, a config written during
+// the session loses every code-running entry (with no snapshot of the
+// start, the person's own pager cannot be told from a planted one: it
+// goes to the quarantine too); the session's harmless entries and every
+// other byte stay.
 func TestGuardChangedRepository(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
 	gd := initRepo(t, filepath.Join(ws, "a"))
 	git(t, filepath.Join(ws, "a"), "config", "core.pager", "less -R")
-	g := Snapshot(roots, "")
+	g := start(t, roots, pinned(ws, gd))
 	planted := read(t, filepath.Join(gd, "config")) + "[user]\n\tname = kept\n[core]\n\tfsmonitor = \"touch /tmp/x\" ; planted\n[filter \"lfs\"]\n\tsmudge = evil %f\n\tclean = evil\n"
 	write(t, filepath.Join(gd, "config"), planted, 0o644)
 	rep := g.Check()
 	a := action(t, rep, gd)
 	slices.Sort(a.Removed)
-	if want := []string{"config: core.fsmonitor", "config: filter.lfs.clean", "config: filter.lfs.smudge"}; !slices.Equal(a.Removed, want) {
+	if want := []string{"config: core.fsmonitor", "config: core.pager", "config: filter.lfs.clean", "config: filter.lfs.smudge"}; !slices.Equal(a.Removed, want) {
 		t.Errorf("removed %q, want %q", a.Removed, want)
 	}
 	got := read(t, filepath.Join(gd, "config"))
 	want := strings.Replace(strings.Replace(planted, "\tsmudge = evil %f\n\tclean = evil\n", "", 1), "\tfsmonitor = \"touch /tmp/x\" ; planted\n", "\t ; planted\n", 1)
+	want = strings.Replace(want, "\tpager = less -R\n", "", 1)
 	if got != want {
 		t.Errorf("config after:\n%s\nwant:\n%s", got, want)
-	}
-	if v := git(t, filepath.Join(ws, "a"), "config", "--get", "core.pager"); v != "less -R\n" {
-		t.Errorf("the person's pager: %q", v)
 	}
 	removed := read(t, filepath.Join(a.Quarantine, "config.removed"))
 	for _, w := range []string{"fsmonitor = \"touch /tmp/x\"", "smudge = evil %f", "[filter \"lfs\"]"} {
@@ -142,7 +170,10 @@ func TestGuardChangedRepository(t *testing.T) {
 			t.Errorf("config.removed lacks %q:\n%s", w, removed)
 		}
 	}
-	// Done once: a second Check finds what is left as the snapshot had it.
+	if !strings.Contains(removed, "pager = less -R") {
+		t.Errorf("config.removed lacks the person's pager:\n%s", removed)
+	}
+	// Done once: a second Check finds nothing code-running left.
 	if rep := g.Check(); !rep.Empty() {
 		t.Errorf("second Check() = %+v", rep)
 	}
@@ -155,7 +186,7 @@ func TestGuardChangedRepository(t *testing.T) {
 func TestGuardNewRepository(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	gd := initRepo(t, filepath.Join(ws, "new"))
 	git(t, filepath.Join(ws, "new"), "config", "core.hooksPath", "/tmp/h")
 	git(t, filepath.Join(ws, "new"), "config", "diff.pdf.textconv", "evil")
@@ -200,7 +231,7 @@ func TestGuardNewRepository(t *testing.T) {
 func TestGuardFreshInit(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	dir := filepath.Join(ws, "p")
 	gd := initRepo(t, dir)
 	write(t, filepath.Join(dir, "a"), "a\n", 0o644)
@@ -215,15 +246,17 @@ func TestGuardFreshInit(t *testing.T) {
 	}
 }
 
-// TestGuardRenamed: a repository moved during the session (its parent
-// renamed) is the person's, unchanged: found by device and inode, it is
-// not touched. The one planted at its old path is.
+// TestGuardRenamed: where no pin holds it (no mount layer), a repository
+// moved during the session (its parent renamed) may have been moved into
+// a place git is run in: its code-running parts go to its quarantine,
+// and so do those of the one planted at its old path. Pinned, the person's
+// repository cannot move (TestGuardUnchanged).
 func TestGuardRenamed(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
 	gd := initRepo(t, filepath.Join(ws, "sub"))
 	git(t, filepath.Join(ws, "sub"), "config", "core.editor", "vim")
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")); err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +266,8 @@ func TestGuardRenamed(t *testing.T) {
 	if a := action(t, rep, gd); !slices.Equal(a.Removed, []string{"config: core.fsmonitor"}) {
 		t.Errorf("removed %q", a.Removed)
 	}
-	if len(rep.Neutralized) != 1 || len(quarantines(filepath.Join(ws, "sub2/.git"))) > 0 {
-		t.Errorf("the moved repository was touched: %+v", rep)
+	if a := action(t, rep, filepath.Join(ws, "sub2/.git")); !slices.Equal(a.Removed, []string{"config: core.editor"}) {
+		t.Errorf("moved repository: removed %q", a.Removed)
 	}
 }
 
@@ -247,7 +280,7 @@ func TestGuardSymlinks(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
 	outside := t.TempDir()
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	target := filepath.Join(outside, "evil.gitconfig")
 	write(t, target, "[core]\n\tfsmonitor = evil\n", 0o644)
 	gd := initRepo(t, filepath.Join(ws, "a"))
@@ -288,6 +321,11 @@ func TestGuardSymlinks(t *testing.T) {
 	if read(t, filepath.Join(far, "config")) != farConfig || len(quarantines(far)) > 0 {
 		t.Errorf("a repository outside the writable roots was touched")
 	}
+	if !slices.ContainsFunc(rep.Failed, func(f Failure) bool {
+		return f.GitDir == far && strings.Contains(f.Error, "outside the writable roots")
+	}) {
+		t.Errorf("the planted repository outside the roots is not listed as failed: %+v", rep.Failed)
+	}
 	for _, n := range rep.Neutralized {
 		if strings.HasPrefix(n.GitDir, outside) {
 			t.Errorf("acted outside the roots: %+v", n)
@@ -307,7 +345,7 @@ func TestGuardIncludes(t *testing.T) {
 	write(t, filepath.Join(ws, "cfg/two.inc"), "[color]\n\tui = auto\n", 0o644)
 	git(t, filepath.Join(ws, "a"), "config", "include.path", "../../cfg/one.inc")
 	before := read(t, filepath.Join(gd, "config"))
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	write(t, filepath.Join(ws, "cfg/two.inc"), "[color]\n\tui = auto\n[core]\n\tpager = evil\n", 0o644)
 	rep := g.Check()
 	a := action(t, rep, gd)
@@ -334,7 +372,7 @@ func TestGuardUnfreezes(t *testing.T) {
 		t.Skip("no chattr here")
 	}
 	ws, roots := root(t)
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	gd := initRepo(t, filepath.Join(ws, "a"))
 	git(t, filepath.Join(ws, "a"), "config", "core.fsmonitor", "evil")
 	write(t, filepath.Join(gd, "hooks/pre-commit"), "#!/bin/sh\n", 0o755)
@@ -362,7 +400,7 @@ func TestGuardUnfreezes(t *testing.T) {
 func TestGuardSpecialFiles(t *testing.T) {
 	requireGit(t)
 	ws, roots := root(t)
-	g := Snapshot(roots, "")
+	g := start(t, roots, nil)
 	gd := initRepo(t, filepath.Join(ws, "a"))
 	for _, f := range []string{"config.worktree", "hooks/pre-commit", "inc"} {
 		if err := unix.Mkfifo(filepath.Join(gd, f), 0o644); err != nil {

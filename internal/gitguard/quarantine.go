@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -345,4 +346,49 @@ func unfreeze(dirfd int, name string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// grantRead gives the owner of the folder name of pfd, this process's
+// user, read and search rights on it (mode|u+rx) and opens it for
+// listing: a folder the session made unreadable to hide what lies
+// beneath it from the guard, or the person's own.
+func grantRead(pfd int, name string, mode uint32) (int, error) {
+	if err := unix.Fchmodat(pfd, name, mode|0o500, 0); err != nil {
+		return -1, err
+	}
+	return openFolder(pfd, name)
+}
+
+// putMode puts the mode of the folder open as fd back, and closes fd.
+func putMode(fd int, mode uint32) {
+	unix.Fchmod(fd, mode)
+	unix.Close(fd)
+}
+
+// moveAside renames the folder name of pfd, which the guard cannot read,
+// to a fresh name beside it, dsh-fs-quarantine-<time>-<random>-<name>:
+// git run at its old path finds nothing, and nothing is lost. The folder
+// stays in its parent: moving a folder to another parent needs the
+// right to write it (its ".." changes), which the guard lacks on a
+// folder it cannot read. Where it cannot, the report says so under
+// Failed.
+func (w *walk) moveAside(pfd int, name, path string) {
+	var err error
+	for try := 0; try < 10; try++ {
+		var rnd [6]byte
+		rand.Read(rnd[:])
+		to := quarantinePrefix + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:]) + "-" + name
+		if len(to) > 255 {
+			to = to[:255]
+		}
+		if err = unix.Renameat2(pfd, name, pfd, to, unix.RENAME_NOREPLACE); err == nil {
+			w.rep.MovedAside = append(w.rep.MovedAside, Moved{From: path, To: filepath.Dir(path) + "/" + to})
+			return
+		}
+		if err != unix.EEXIST {
+			break
+		}
+	}
+	w.rep.Failed = append(w.rep.Failed, Failure{GitDir: path, Planted: []string{"a folder the guard cannot read"},
+		Error: "cannot move it aside: " + err.Error()})
 }

@@ -278,7 +278,13 @@ func hookParts(gfd int) []part {
 			content = fmt.Sprintf("type\x00%o", st.Mode&unix.S_IFMT)
 		}
 		content += fmt.Sprintf("\x00%o", st.Mode&0o7777)
-		parts = append(parts, part{id: "hooks/" + name + "\x00" + content, file: "hooks/" + name, what: "hooks/" + name, changed: ctimeOf(&st)})
+		// A hook is as new as its folder: hooks/ moved into place (or
+		// given a new entry) changes the folder's ctime, not the hooks'.
+		changed := ctimeOf(&st)
+		if changed.Before(ctimeOf(&lst)) {
+			changed = ctimeOf(&lst)
+		}
+		parts = append(parts, part{id: "hooks/" + name + "\x00" + content, file: "hooks/" + name, what: "hooks/" + name, changed: changed})
 	}
 	return parts
 }

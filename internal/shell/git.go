@@ -2,8 +2,6 @@ package shell
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
@@ -11,35 +9,35 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
-// The git guard of a session (docs/design.md §10): the supervisor records
-// the code-running parts of the git directories in the writable roots
-// before CMD starts, and neutralizes what the session planted once CMD
-// has ended.
+// The git guard of a session (docs/design.md §10): the supervisor notes
+// the start before CMD starts (no walk), and once CMD has ended walks
+// what git would reach in the writable roots and neutralizes what the
+// session planted.
 
-// startGitGuard records the git directories of roots for the session of
-// s and says in shell what holds. danger-full-access has none: the
-// harness asked for full access, and nothing fences the shell.
+// startGitGuard notes the start of the session of s for the guard, with
+// the mount layer's plan (nil without one), and says in shell what
+// holds. danger-full-access has none: the harness asked for full access,
+// and nothing fences the shell.
 func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, roots []sandbox.Root, shell *session.Shell) *gitguard.Guard {
 	if s.Policy.Mode == sandbox.DangerFullAccess {
 		shell.Git = "not held: danger-full-access mode"
 		return nil
 	}
 	home, _ := lookupEnv("HOME")
-	g := gitguard.Snapshot(roots, home)
+	g := gitguard.Start(roots, shell.Mounts, home)
 	shell.GitHeld = true
-	shell.Git = gitHeldText(g.Repos(), g.Partial)
+	shell.Git = gitHeldText
 	return g
 }
 
-// gitHeldText says what the guard holds, with n git directories recorded
-// at the start and the folders it did not finish.
-func gitHeldText(n int, partial []string) string {
-	t := fmt.Sprintf("when the session ends, code-running git config entries and hooks planted in the writable roots are moved to a dsh-fs-quarantine-* folder of their git directory (%d git directories recorded at the start)", n)
-	if len(partial) > 0 {
-		t += "; not searched past the walk budget in " + strings.Join(partial, ", ")
-	}
-	return t
-}
+// gitHeldText says what the guard holds, and what it does not.
+const gitHeldText = "when the session ends, every folder a git run in the writable roots would reach is walked " +
+	"(symlinked folders followed, no budget) and the code-running git config entries and hooks planted in it are moved " +
+	"to a dsh-fs-quarantine-* folder of their git directory: planted means their file, or a folder on their git " +
+	"directory's path that the mount layer did not pin, changed status (ctime) during the session; a folder the guard " +
+	"cannot read is read with its owner's rights restored or moved aside, never taken as empty; " +
+	"not held while the session runs: a git run by the person in the roots during the session may meet planted code " +
+	"in a git directory the mount layer did not bind read-only"
 
 // gitGuardReport is exec's end report of the guard, one JSON line on its
 // stderr (its stdout is CMD's).
@@ -50,7 +48,8 @@ type gitGuardReport struct {
 
 // endGitGuard neutralizes what the session planted and reports it, when
 // there is anything to say: a repository acted on, one the guard could
-// not act on, or a folder it did not finish.
+// not act on, a folder it could not read (moved aside) or whose rights
+// it restored to read it.
 func (s *supervisor) endGitGuard() {
 	if s.git == nil {
 		return

@@ -149,6 +149,7 @@ func prompt(req EscalationRequest) string {
 	if req.Resolved != "" && req.Resolved != req.Path {
 		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
 	}
+	writePaths(&b, req.Paths)
 	if req.DiffText != "" {
 		b.WriteString("The change:\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
@@ -157,6 +158,27 @@ func prompt(req EscalationRequest) string {
 	}
 	fmt.Fprintf(&b, "Allow this one call under %s mode? [y/N] ", req.To)
 	return b.String()
+}
+
+// writePaths names, one a line, every path the call would change and
+// what it does there, as resolved: what the person approves is exactly
+// this list.
+func writePaths(b *strings.Builder, paths []sandbox.EscalationPath) {
+	if len(paths) == 0 {
+		return
+	}
+	if len(paths) == 1 {
+		b.WriteString("It changes exactly this path, and nothing else:\n")
+	} else {
+		fmt.Fprintf(b, "It changes exactly these %d paths, and nothing else:\n", len(paths))
+	}
+	for _, p := range paths {
+		fmt.Fprintf(b, "  %-9s %s", p.Op, escapeControl(p.Resolved))
+		if p.Path != p.Resolved {
+			fmt.Fprintf(b, " (given as %s)", escapeControl(p.Path))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // escapeControl returns s with every character that could move the

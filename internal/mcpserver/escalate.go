@@ -86,7 +86,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 		if err != nil || ask != nil {
 			return nil, ask, err
 		}
-		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To))
+		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To, state.Paths))
 		forward = pinned(forward, state)
 	}
 	sent := session.Carrying(forward)
@@ -130,19 +130,33 @@ func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, er
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created}, nil
+		op := sandbox.PathUpdate
+		if res.Created {
+			op = sandbox.PathCreate
+		}
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created, Paths: onePath(x, r.Path, op)}, nil
 	case request.Edit:
 		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true}, nil
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true, Paths: onePath(x, r.Path, sandbox.PathUpdate)}, nil
 	case request.Patch:
 		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Pins: res.Pins}, nil
+		return res.Diff, approvalState{Pins: res.Pins, Paths: res.Paths}, nil
 	}
 	return diff.Result{}, approvalState{}, fserr.New(fserr.InvalidArgument, r.Op()+": no escalated path")
+}
+
+// onePath is what a change of one path shows: op on path, resolved as
+// the escalated call resolves it.
+func onePath(x *request.Exec, path, op string) []sandbox.EscalationPath {
+	t, err := x.Resolve(path)
+	if err != nil {
+		return nil
+	}
+	return []sandbox.EscalationPath{sandbox.PathOf(op, t)}
 }

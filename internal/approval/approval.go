@@ -141,7 +141,8 @@ func Question(req EscalationRequest) string {
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
 	if req.Op == sandbox.OpNetwork {
-		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
+		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to the network host %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
+		b.WriteString("This is a network host, not a file: nothing is written.\n")
 		b.WriteString("Allow connections to it for the rest of this session? [y/N] ")
 		return b.String()
 	}

@@ -210,6 +210,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	approval, _ := sandbox.ParseApproval(str(KeyApproval))
 	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
 	net, _ := sandbox.ParseNetwork(str(KeyNetwork))
+	netApproval, _ := sandbox.ParseNetworkApproval(str(KeyNetworkApproval))
 	loc := l.src.Locations
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
@@ -260,6 +261,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		AllowUnixSockets:       asList(vals[KeyAllowUnixSockets].value),
 		Network:                net,
 		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
+		NetworkApproval:        netApproval,
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,

@@ -155,7 +155,7 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t san
 			return nil, nil, err
 		}
 		shown.Call = digest
-		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
+		question := approval.Question(sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Paths: shown.Paths, Diff: d, DiffText: d.Text})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},

@@ -7,6 +7,12 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
+// What an EscalationRequest asks about (its Kind).
+const (
+	KindFile        = "file"
+	KindNetworkHost = "network_host"
+)
+
 // What an escalation does to each path it names (EscalationPath.Op).
 const (
 	PathCreate   = "create"

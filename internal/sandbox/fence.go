@@ -75,6 +75,10 @@ type Fence struct {
 // EscalationRequest is what an approver is asked to approve. An
 // approval_command reads it as one JSON object on its standard input.
 type EscalationRequest struct {
+	// Kind is what is asked about: KindFile (a change of files) or
+	// KindNetworkHost (a host the session's proxy refused; Path names
+	// it, and nothing is written).
+	Kind     string `json:"kind"`
 	Op       string `json:"op"`
 	Path     string `json:"path"`
 	Resolved string `json:"resolved"`
@@ -358,7 +362,7 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 	if f.approver.Elsewhere {
 		return &ElsewhereError{Denied: denied, To: f.approver.To}
 	}
-	req := EscalationRequest{Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
+	req := EscalationRequest{Kind: KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
 		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview),
 		Diff: preview.Diff, DiffText: preview.Text}
 	if err := f.approve(req); err != nil {

@@ -62,3 +62,38 @@ func TestExecPatchApprovalNamesEveryPath(t *testing.T) {
 	}
 	wantContent(t, filepath.Join(c.out, "moved.txt"), "moved\n")
 }
+
+// TestExecEscalationSaysWhereFrom: the request an escalation inside a
+// session puts to the approval_command names the session (from its
+// record), the caller's working directory, the calling command line as
+// the supervisor read it from the caller's process, and the model's
+// --reason. Before, it carried none of them, and --reason was an unknown
+// flag (exit 2).
+func TestExecEscalationSaysWhereFrom(t *testing.T) {
+	harness.RequireLandlock(t)
+	t.Parallel()
+	c := newExecConfigCase(t, 0, "")
+	harness.WriteTree(t, c.ws, map[string]string{"sub/.keep": ""})
+	code, stdout, stderr := c.run(t, `cd sub && dsh-fs write "$OUT/x" --content hi --escalate danger-full-access --reason 'the release notes live there'`)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var req struct {
+		Kind        string   `json:"kind"`
+		Session     string   `json:"session"`
+		Cwd         string   `json:"cwd"`
+		Caller      []string `json:"caller"`
+		ModelReason string   `json:"model_reason"`
+	}
+	recorded := harness.ReadFile(t, c.mark)
+	if err := json.Unmarshal([]byte(recorded), &req); err != nil {
+		t.Fatalf("request %q: %v", recorded, err)
+	}
+	harness.Validate(t, harness.Schemas(t)["approval-request.json"], "approval-request.json", recorded)
+	if req.Kind != "file" || req.Session == "" || req.Cwd != filepath.Join(c.ws, "sub") || req.ModelReason != "the release notes live there" {
+		t.Errorf("request %s: want kind file, a session id, cwd %s and the model's reason", recorded, filepath.Join(c.ws, "sub"))
+	}
+	if len(req.Caller) < 3 || filepath.Base(req.Caller[0]) != "dsh-fs" || req.Caller[1] != "write" || req.Caller[len(req.Caller)-1] != "the release notes live there" {
+		t.Errorf("caller %q, want the dsh-fs write command line", req.Caller)
+	}
+}

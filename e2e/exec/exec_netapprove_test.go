@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/e2e/harness"
 )
 
 // TestExecNetworkApprovalOnlyWhereTrusted: under network: allowlist, a
@@ -55,6 +57,7 @@ func TestExecNetworkApprovalOnlyWhereTrusted(t *testing.T) {
 				if !strings.Contains(string(asked), `"kind":"network_host"`) {
 					t.Errorf("the request does not say it is a network host:\n%s", asked)
 				}
+				harness.Validate(t, harness.Schemas(t)["approval-request.json"], "approval-request.json", string(asked))
 			})
 		}
 	})

@@ -52,6 +52,8 @@ func TestPatchApprovalNamesEveryPath(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
+	// The request is what docs/schema/approval-request.json says.
+	harness.Validate(t, harness.Schemas(t)["approval-request.json"], "approval-request.json", harness.ReadFile(t, record))
 	wantPaths(t, harness.ReadFile(t, record), []approvedPath{
 		{"update", "a.txt", filepath.Join(ws, "a.txt")},
 		{"update", "../out/x.txt", filepath.Join(out, "x.txt")},

@@ -151,6 +151,7 @@ func prompt(req EscalationRequest) string {
 		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
 	}
 	writePaths(&b, req.Paths)
+	writeContext(&b, req.EscalationContext)
 	if req.DiffText != "" {
 		b.WriteString("The change:\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
@@ -179,6 +180,28 @@ func writePaths(b *strings.Builder, paths []sandbox.EscalationPath) {
 			fmt.Fprintf(b, " (given as %s)", escapeControl(p.Path))
 		}
 		b.WriteString("\n")
+	}
+}
+
+// writeContext says where the call came from and the model's reason,
+// each labelled as what it is: the command line is what the calling
+// process says of itself, and the reason is the model's own words.
+func writeContext(b *strings.Builder, c sandbox.EscalationContext) {
+	if c.Session != "" {
+		fmt.Fprintf(b, "From dsh-fs exec session %s.\n", escapeControl(c.Session))
+	}
+	if c.Cwd != "" {
+		fmt.Fprintf(b, "Working directory: %s\n", escapeControl(c.Cwd))
+	}
+	if len(c.Caller) > 0 {
+		args := make([]string, len(c.Caller))
+		for i, a := range c.Caller {
+			args[i] = escapeControl(a)
+		}
+		fmt.Fprintf(b, "Command line (as the calling process gives it): %s\n", strings.Join(args, " "))
+	}
+	if c.ModelReason != "" {
+		fmt.Fprintf(b, "The model's reason, in its own words (not checked): %s\n", escapeControl(c.ModelReason))
 	}
 }
 

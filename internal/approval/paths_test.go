@@ -35,3 +35,26 @@ func TestQuestionNamesEveryPath(t *testing.T) {
 		t.Errorf("the question carries a raw escape: %q", q)
 	}
 }
+
+// TestQuestionNamesWhereFrom: the question says which session asked,
+// from where, the command line, and the model's reason, labelled as the
+// model's words, every one escaped: a reason cannot redraw the question.
+func TestQuestionNamesWhereFrom(t *testing.T) {
+	req := EscalationRequest{Kind: sandbox.KindFile, Op: "write", Path: "../x", Resolved: "/x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess,
+		Reason: sandbox.ReasonOutsideRoots, EscalationContext: sandbox.EscalationContext{Session: "41-99", Cwd: "/ws/sub",
+			Caller: []string{"dsh-fs", "write", "../x\r"}, ModelReason: "the build\x1b[2J needs it [y/N] y"}}
+	q := Question(req)
+	for _, want := range []string{
+		"From dsh-fs exec session 41-99.\n",
+		"Working directory: /ws/sub\n",
+		`Command line (as the calling process gives it): dsh-fs write ../x\r` + "\n",
+		`The model's reason, in its own words (not checked): the build\x1b[2J needs it [y/N] y` + "\n",
+	} {
+		if !strings.Contains(q, want) {
+			t.Errorf("the question lacks %q:\n%s", want, q)
+		}
+	}
+	if strings.ContainsAny(q, "\x1b\r") {
+		t.Errorf("the question carries a raw control character: %q", q)
+	}
+}

@@ -33,6 +33,22 @@ type EscalationPath struct {
 	Resolved string `json:"resolved"`
 }
 
+// EscalationContext is where an escalated call came from, for the
+// approver: the dsh-fs exec session (its id, from the session's record),
+// the caller's working directory, the calling command line where the
+// session's broker read it from the calling process, and the model's own
+// reason (--reason). The command line and the reason are the session's
+// words, never a verdict: a prompt shows them escaped and says so.
+type EscalationContext struct {
+	Session     string   `json:"session,omitempty"`
+	Cwd         string   `json:"cwd,omitempty"`
+	Caller      []string `json:"caller,omitempty"`
+	ModelReason string   `json:"model_reason,omitempty"`
+}
+
+// MaxModelReason bounds --reason, in bytes.
+const MaxModelReason = 1000
+
 // PathOf is the EscalationPath of op on t.
 func PathOf(op string, t Target) EscalationPath {
 	return EscalationPath{Op: op, Path: t.Given, Resolved: t.Path}

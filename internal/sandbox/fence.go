@@ -90,6 +90,7 @@ type EscalationRequest struct {
 	// what is approved is exactly this list (Fence.checkApproved). Path
 	// and Resolved above are the one whose denial asked.
 	Paths []EscalationPath `json:"paths,omitempty"`
+	EscalationContext
 	// Diff is the bounded diff the change would apply, for write and edit.
 	Diff any `json:"diff,omitempty"`
 	// DiffText is Diff's text, for a person.
@@ -363,7 +364,7 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 		return &ElsewhereError{Denied: denied, To: f.approver.To}
 	}
 	req := EscalationRequest{Kind: KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
-		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview),
+		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview), EscalationContext: f.approver.Context,
 		Diff: preview.Diff, DiffText: preview.Text}
 	if err := f.approve(req); err != nil {
 		denied.Cause, denied.Reason = denied.Reason, ReasonNotApproved

@@ -79,11 +79,12 @@ func TestExecEscalationSaysWhereFrom(t *testing.T) {
 		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	var req struct {
-		Kind        string   `json:"kind"`
-		Session     string   `json:"session"`
-		Cwd         string   `json:"cwd"`
-		Caller      []string `json:"caller"`
-		ModelReason string   `json:"model_reason"`
+		Kind        string         `json:"kind"`
+		Session     string         `json:"session"`
+		Cwd         string         `json:"cwd"`
+		Caller      []string       `json:"caller"`
+		ModelReason string         `json:"model_reason"`
+		Paths       []approvedPath `json:"paths"`
 	}
 	recorded := harness.ReadFile(t, c.mark)
 	if err := json.Unmarshal([]byte(recorded), &req); err != nil {
@@ -92,6 +93,9 @@ func TestExecEscalationSaysWhereFrom(t *testing.T) {
 	harness.Validate(t, harness.Schemas(t)["approval-request.json"], "approval-request.json", recorded)
 	if req.Kind != "file" || req.Session == "" || req.Cwd != filepath.Join(c.ws, "sub") || req.ModelReason != "the release notes live there" {
 		t.Errorf("request %s: want kind file, a session id, cwd %s and the model's reason", recorded, filepath.Join(c.ws, "sub"))
+	}
+	if want := (approvedPath{"create", filepath.Join(c.out, "x"), filepath.Join(c.out, "x")}); len(req.Paths) != 1 || req.Paths[0] != want {
+		t.Errorf("paths %+v, want the creation of %s alone", req.Paths, want.Resolved)
 	}
 	if len(req.Caller) < 3 || filepath.Base(req.Caller[0]) != "dsh-fs" || req.Caller[1] != "write" || req.Caller[len(req.Caller)-1] != "the release notes live there" {
 		t.Errorf("caller %q, want the dsh-fs write command line", req.Caller)

@@ -84,3 +84,23 @@ func wantPaths(t *testing.T, recorded string, want []approvedPath) {
 		}
 	}
 }
+
+// TestReasonNeedsEscalate: --reason says why an escalation is needed;
+// without --escalate, or longer than 1000 bytes, it is
+// FS_INVALID_ARGUMENT and nothing is written.
+func TestReasonNeedsEscalate(t *testing.T) {
+	ws := harness.CanonicalTemp(t)
+	env := harness.Env(t, ws)
+	for _, args := range [][]string{
+		{"write", "a.txt", "--content", "x", "--reason", "because"},
+		{"write", "a.txt", "--content", "x", "--escalate", "danger-full-access", "--reason", strings.Repeat("r", 1001)},
+	} {
+		code, res, stdout, _ := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, args...), nil)
+		if code == 0 || res.Error.Code != "FS_INVALID_ARGUMENT" || !strings.Contains(res.Error.Message, "--reason") {
+			t.Errorf("%q: exit %d, %s; want FS_INVALID_ARGUMENT naming --reason", args[len(args)-1][:min(20, len(args[len(args)-1]))], code, stdout)
+		}
+		if _, err := os.Lstat(filepath.Join(ws, "a.txt")); err == nil {
+			t.Errorf("a.txt was written")
+		}
+	}
+}

@@ -141,7 +141,7 @@ func (m *server) asksClientUser() bool {
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request) (*approvalState, *mcp.CallToolResult, error) {
+func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
 	op := r.Op()
 	digest := callDigest(t.Path, ee.To, r)
 	answer := req.Params.InputResponses[approveKey]
@@ -156,7 +156,8 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t san
 		}
 		shown.Call = digest
 		question := approval.Question(sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
-			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Paths: shown.Paths, Diff: d, DiffText: d.Text})
+			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Paths: shown.Paths, Diff: d, DiffText: d.Text,
+			EscalationContext: sandbox.EscalationContext{Cwd: x.Fence().Policy().Cwd, ModelReason: reason}})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
 			RequestState:  m.approvals.sign(shown),

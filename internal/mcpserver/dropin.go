@@ -177,7 +177,7 @@ type writeFileArgs struct {
 
 func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
 	w := request.Write{Path: in.Path, Content: []byte(in.Content), Overwrite: true, Mutation: request.Mutation{Diff: string(diff.FormSummary)}}
-	o := m.mutate(req, in.Path, in.Escalate, w, nil)
+	o := m.mutate(req, in.Path, escalateArgs{To: in.Escalate}, w, nil)
 	if o.ask != nil {
 		return o.ask, textResult{}, nil
 	}
@@ -205,7 +205,7 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 		edits[i] = fsops.Replacement{Old: e.OldText, New: e.NewText}
 	}
 	e := request.Edit{Path: in.Path, Edits: edits, Mutation: request.Mutation{DryRun: in.DryRun, Diff: string(diff.FormFull)}}
-	o := m.mutate(req, in.Path, in.Escalate, e, nil)
+	o := m.mutate(req, in.Path, escalateArgs{To: in.Escalate}, e, nil)
 	if o.ask != nil {
 		return o.ask, textResult{}, nil
 	}

@@ -483,7 +483,7 @@ func landlockABIForTest(t *testing.T) int {
 	return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI
 }
 
-// TestExecNetworkApproveOnce: under approval: command, a host no entry
+// TestExecNetworkApproveOnce: under network_approval: command, a host no entry
 // allows is put to the approver once, with the host shown; approved, the
 // session reaches it for the rest of its life without asking again;
 // refused, it stays refused, the 403 saying why, and is not asked about
@@ -508,7 +508,7 @@ curl -sS -m 20 http://169.254.169.254/; echo "metadata=$?"
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				record := filepath.Join(s.home, "asked-"+c.name)
-				s.config(t, fmt.Sprintf("network: allowlist\nnetwork_allow: [\"127.0.0.1:%s\"]\napproval: command\napproval_command: [/bin/sh, -c, \"cat >> %s; exit %d\"]\n", port, record, c.status))
+				s.config(t, fmt.Sprintf("network: allowlist\nnetwork_allow: [\"127.0.0.1:%s\"]\napproval: command\nnetwork_approval: command\napproval_command: [/bin/sh, -c, \"cat >> %s; exit %d\"]\n", port, record, c.status))
 				out, errs := runWithHosts(t, s, script)
 				for _, want := range c.want {
 					if !strings.Contains(out, want) {
@@ -528,8 +528,8 @@ curl -sS -m 20 http://169.254.169.254/; echo "metadata=$?"
 	})
 }
 
-// TestExecNetworkApproveAtTerminal: under the default approval
-// (supervisor), the person at exec's terminal is asked about a host no
+// TestExecNetworkApproveAtTerminal: under network_approval:
+// supervisor, the person at exec's terminal is asked about a host no
 // entry allows, the host named in the question; yes opens it for the
 // session, no keeps the 403, saying so.
 func TestExecNetworkApproveAtTerminal(t *testing.T) {
@@ -547,10 +547,10 @@ func TestExecNetworkApproveAtTerminal(t *testing.T) {
 			env := execEnv(t, ws)
 			// localhost is a name no entry allows; 127.0.0.1:PORT lets it
 			// connect once approved, its address being loopback.
-			harness.WriteSystemConfig(t, env, "network: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
+			harness.WriteSystemConfig(t, env, "network: allowlist\nnetwork_approval: supervisor\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
 			r := runUnderTTY(t, env, ws, c.answer, "exec", "--cwd", ws, "--", "sh", "-c",
 				"env -u NO_PROXY -u no_proxy curl -sS -m 20 http://localhost:"+port+"/ 2>&1")
-			if !r.prompted || !strings.Contains(r.screen, "asked to connect to localhost:"+port) || !strings.Contains(r.screen, "for the rest of this session?") {
+			if !r.prompted || !strings.Contains(r.screen, "asked to connect to the network host localhost:"+port) || !strings.Contains(r.screen, "for the rest of this session?") {
 				t.Fatalf("no question naming the host at exec's terminal; it shows %q; output %s", r.screen, r.stdout)
 			}
 			if !strings.Contains(r.stdout+r.screen, c.want) {

@@ -190,7 +190,8 @@ func Question(req EscalationRequest) string {
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
 	if req.Op == sandbox.OpNetwork {
-		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
+		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to the network host %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
+		b.WriteString("This is a network host, not a file: nothing is written.\n")
 		b.WriteString("Allow connections to it for the rest of this session? [y/N] ")
 		return b.String()
 	}
@@ -198,6 +199,8 @@ func prompt(req EscalationRequest) string {
 	if req.Resolved != "" && req.Resolved != req.Path {
 		fmt.Fprintf(&b, "It resolves to %s.\n", escapeControl(req.Resolved))
 	}
+	writePaths(&b, req.Paths)
+	writeContext(&b, req.EscalationContext)
 	if req.DiffText != "" {
 		b.WriteString(changeLabel + "\n")
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(req.DiffText, "\n"), "\n") {
@@ -206,6 +209,49 @@ func prompt(req EscalationRequest) string {
 	}
 	fmt.Fprintf(&b, "Allow this one call under %s mode? [y/N] ", req.To)
 	return b.String()
+}
+
+// writePaths names, one a line, every path the call would change and
+// what it does there, as resolved: what the person approves is exactly
+// this list.
+func writePaths(b *strings.Builder, paths []sandbox.EscalationPath) {
+	if len(paths) == 0 {
+		return
+	}
+	if len(paths) == 1 {
+		b.WriteString("It changes exactly this path, and nothing else:\n")
+	} else {
+		fmt.Fprintf(b, "It changes exactly these %d paths, and nothing else:\n", len(paths))
+	}
+	for _, p := range paths {
+		fmt.Fprintf(b, "  %-9s %s", p.Op, escapeControl(p.Resolved))
+		if p.Path != p.Resolved {
+			fmt.Fprintf(b, " (given as %s)", escapeControl(p.Path))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeContext says where the call came from and the model's reason,
+// each labelled as what it is: the command line is what the calling
+// process says of itself, and the reason is the model's own words.
+func writeContext(b *strings.Builder, c sandbox.EscalationContext) {
+	if c.Session != "" {
+		fmt.Fprintf(b, "From dsh-fs exec session %s.\n", escapeControl(c.Session))
+	}
+	if c.Cwd != "" {
+		fmt.Fprintf(b, "Working directory: %s\n", escapeControl(c.Cwd))
+	}
+	if len(c.Caller) > 0 {
+		args := make([]string, len(c.Caller))
+		for i, a := range c.Caller {
+			args[i] = escapeControl(a)
+		}
+		fmt.Fprintf(b, "Command line (as the calling process gives it): %s\n", strings.Join(args, " "))
+	}
+	if c.ModelReason != "" {
+		fmt.Fprintf(b, "The model's reason, in its own words (not checked): %s\n", escapeControl(c.ModelReason))
+	}
 }
 
 // escapeControl returns s with every character that could move the

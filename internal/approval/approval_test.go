@@ -132,7 +132,7 @@ func lookPath(t *testing.T, name string) string {
 // control characters escaped) and says the answer holds for the session.
 func TestNetworkPrompt(t *testing.T) {
 	q := prompt(EscalationRequest{Op: sandbox.OpNetwork, Path: "evil\x1b[2J.test:443", From: sandbox.WorkspaceWrite, To: sandbox.WorkspaceWrite, Reason: "not in network_allow"})
-	for _, want := range []string{`evil\x1b[2J.test:443`, "not in network_allow", "for the rest of this session? [y/N] "} {
+	for _, want := range []string{`the network host evil\x1b[2J.test:443`, "not in network_allow", "This is a network host, not a file", "for the rest of this session? [y/N] "} {
 		if !strings.Contains(q, want) {
 			t.Errorf("prompt %q does not say %q", q, want)
 		}
@@ -140,17 +140,29 @@ func TestNetworkPrompt(t *testing.T) {
 }
 
 // TestApproveHost: a refused host is put to approval_command or the
-// supervisor, with "not approved" in place of the escalation's wording
-// when they refuse, and never approved under any other approval.
+// supervisor where network_approval says so, with "not approved" in
+// place of the escalation's wording when they refuse, and never asked
+// otherwise, whatever the file approval is: before, approval: command
+// alone put every host to an approver written for files.
 func TestApproveHost(t *testing.T) {
 	req := EscalationRequest{Op: sandbox.OpNetwork, Path: "example.test:443", From: sandbox.WorkspaceWrite, To: sandbox.WorkspaceWrite}
-	for _, a := range []sandbox.Approval{sandbox.ApprovalTrust, sandbox.ApprovalTTY, sandbox.ApprovalNever} {
-		if err := ApproveHost(sandbox.Policy{Approval: a}, req, func(EscalationRequest) error { return nil }); err == nil || !strings.Contains(err.Error(), "not asked") {
-			t.Errorf("approval %s approved a host: %v", a, err)
+	for _, a := range []sandbox.Approval{sandbox.ApprovalTrust, sandbox.ApprovalTTY, sandbox.ApprovalNever, sandbox.ApprovalCommand, sandbox.ApprovalSupervisor} {
+		for _, na := range []sandbox.NetworkApproval{"", sandbox.NetworkApprovalNone} {
+			p := sandbox.Policy{Approval: a, NetworkApproval: na, ApprovalCommand: []string{lookPath(t, "true")}, ApprovalTimeoutSeconds: 10}
+			if err := ApproveHost(p, req, func(EscalationRequest) error { return nil }); err == nil || !strings.Contains(err.Error(), "not asked: network_approval is none") {
+				t.Errorf("approval %s, network_approval %q approved a host: %v", a, na, err)
+			}
 		}
 	}
 	cmd := func(argv ...string) sandbox.Policy {
-		return sandbox.Policy{Approval: sandbox.ApprovalCommand, ApprovalCommand: argv, ApprovalTimeoutSeconds: 10}
+		return sandbox.Policy{Approval: sandbox.ApprovalNever, NetworkApproval: sandbox.NetworkApprovalCommand, ApprovalCommand: argv, ApprovalTimeoutSeconds: 10}
+	}
+	record := filepath.Join(t.TempDir(), "req.json")
+	if err := ApproveHost(cmd("/bin/sh", "-c", "cat > "+record), req, nil); err != nil {
+		t.Errorf("approval_command exiting 0: %v", err)
+	}
+	if got, _ := os.ReadFile(record); !strings.HasPrefix(string(got), `{"kind":"network_host","op":"network","path":"example.test:443"`) {
+		t.Errorf("the approver got %s, want a request of kind network_host", got)
 	}
 	if err := ApproveHost(cmd(lookPath(t, "true")), req, nil); err != nil {
 		t.Errorf("approval_command exiting 0: %v", err)
@@ -158,7 +170,7 @@ func TestApproveHost(t *testing.T) {
 	if err := ApproveHost(cmd(lookPath(t, "false")), req, nil); err == nil || !strings.HasPrefix(err.Error(), "not approved: approval_command exited with status 1") {
 		t.Errorf("approval_command exiting 1: %v", err)
 	}
-	sup := sandbox.Policy{Approval: sandbox.ApprovalSupervisor}
+	sup := sandbox.Policy{Approval: sandbox.ApprovalNever, NetworkApproval: sandbox.NetworkApprovalSupervisor}
 	if err := ApproveHost(sup, req, nil); err == nil || !strings.Contains(err.Error(), "no dsh-fs exec supervisor") {
 		t.Errorf("no supervisor: %v", err)
 	}

@@ -73,6 +73,7 @@ func (c *call) forward(req session.Request) error {
 		return refuse("no working directory: " + err.Error())
 	}
 	req.Escalate = string(c.escalate)
+	req.Reason = c.reason
 	for _, v := range config.Environment() {
 		if val, ok := a.LookupEnv(v.Name); ok {
 			req.Env = append(req.Env, v.Name+"="+val)
@@ -146,7 +147,7 @@ func (a *App) brokeredCall(req session.Request) error {
 	case request.Edit:
 		path = r.Path
 	}
-	call, err := a.beginWith(PolicyFlags{Settings: flags, Escalate: req.Escalate}, req.Op, path)
+	call, err := a.beginWith(PolicyFlags{Settings: flags, Escalate: req.Escalate, Reason: req.Reason, Caller: req.Caller}, req.Op, path)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +28,16 @@ type call struct {
 	// (brokerEscalation), once its inputs are read.
 	escalate  sandbox.Mode
 	forwarded bool
+	// reason is --reason, forwarded with the call.
+	reason string
+}
+
+// escalationContext is where the call comes from, for its approver: the
+// session of its record, its working directory, the command line the
+// session's supervisor read (a call it carries out), the model's reason.
+func escalationContext(s *config.Settings, p PolicyFlags) sandbox.EscalationContext {
+	wd, _ := os.Getwd()
+	return sandbox.EscalationContext{Session: s.Session.ID(), Cwd: wd, Caller: p.Caller, ModelReason: p.Reason}
 }
 
 // PolicyFlags are what a command line says of a call's policy, as its
@@ -41,12 +53,18 @@ type PolicyFlags struct {
 	// parsed once the settings are loaded, so that a settings error
 	// comes first, as it always has.
 	Escalate string
+	// Reason is --reason: why the model says it needs the escalation.
+	Reason string
+	// Caller is the calling command line of a call the session's
+	// supervisor carries out, as it read it (session.Request.Caller).
+	Caller []string
 }
 
 // policyFlagsOf takes the policy flags from c's parsed command line.
 func policyFlagsOf(c *cobra.Command) PolicyFlags {
 	to, _ := c.Flags().GetString(config.FlagEscalate)
-	return PolicyFlags{Settings: c.Flags(), Escalate: to}
+	reason, _ := c.Flags().GetString(flagReason)
+	return PolicyFlags{Settings: c.Flags(), Escalate: to, Reason: reason}
 }
 
 // beginWith starts the call of op on path: it loads the settings from
@@ -69,12 +87,17 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	fence := sandbox.NewFence(s.Policy)
 	a.fence = fence
 	cl := &call{app: a, settings: s, fence: fence}
+	if p.Reason != "" && p.Escalate == "" || len(p.Reason) > sandbox.MaxModelReason {
+		return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag --reason: says why an escalation is needed, in at most %d bytes; give it with --escalate", sandbox.MaxModelReason))
+	}
 	if p.Escalate != "" {
 		mode, err := sandbox.ParseMode(p.Escalate)
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}
 		approver := approval.New(s.Policy, mode)
+		approver.Context = escalationContext(s, p)
+		cl.reason = p.Reason
 		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, &approver)
 		fence.SetApprover(approver)
 	}

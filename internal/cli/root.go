@@ -210,8 +210,13 @@ func addPolicyFlags(fs *pflag.FlagSet) {
 	fs.String(config.FlagOutput, "", "output format: json or text")
 	fs.String(config.FlagEnforce, "", "kernel enforcement, at least the trusted one: auto, landlock or off")
 	fs.String(config.FlagEscalate, "", "ask for this mode for this one call; the trusted approval decides")
+	fs.String(flagReason, "", "with --escalate: why this call needs it, in a sentence; the approver is shown it as the model's words")
 	config.MarkSetting(fs, config.FlagMode, config.FlagCwd, config.FlagWritableRoot, config.FlagTmp, config.FlagOutput, config.FlagEnforce)
 }
+
+// flagReason is --reason, beside --escalate: the model's reason, for
+// the approver.
+const flagReason = "reason"
 
 // flagDiff is write's and edit's --diff: how much of the diff to give.
 const flagDiff = "diff"

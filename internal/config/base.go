@@ -242,6 +242,10 @@ func (l *loader) resolveBase() error {
 		a := l.base[KeyApproval]
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval: command needs approval_command", a.origin.Name))
 	}
+	if l.base[KeyNetworkApproval].value == string(sandbox.NetworkApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
+		a := l.base[KeyNetworkApproval]
+		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key network_approval: command needs approval_command", a.origin.Name))
+	}
 	if cmd := asList(l.base[KeyApprovalCommand].value); len(cmd) > 0 && !filepath.IsAbs(cmd[0]) {
 		// Looked up on a PATH the session sets, it could be the model's
 		// own program answering for the approver.

@@ -210,6 +210,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 	approval, _ := sandbox.ParseApproval(str(KeyApproval))
 	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
 	net, _ := sandbox.ParseNetwork(str(KeyNetwork))
+	netApproval, _ := sandbox.ParseNetworkApproval(str(KeyNetworkApproval))
 	loc := l.src.Locations
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
@@ -261,6 +262,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		ReadHome:               asList(vals[KeyReadHome].value),
 		Network:                net,
 		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
+		NetworkApproval:        netApproval,
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,

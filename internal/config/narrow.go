@@ -222,6 +222,10 @@ func (l *loader) narrows(s setting, v sourced) error {
 		if sandbox.Network(v.value.(string)).Wider(network(base)) {
 			return deny("")
 		}
+	case KeyNetworkApproval:
+		if v.value != string(sandbox.NetworkApprovalNone) && v.value != base.value {
+			return deny("")
+		}
 	case KeyCaches, KeyAllowUnixSockets, KeyNetworkAllow, KeyReadHome:
 		// A session may drop entries from the trusted list, never add
 		// one: each entry must be one of the trusted list's, as spelled.

@@ -54,3 +54,35 @@ func TestNetworkSetting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
 }
+
+// TestNetworkApprovalSetting: who is asked about a host network_allow
+// does not name is none unless a trusted source says otherwise, whatever
+// approval is; command needs approval_command; a session source may
+// only say none.
+func TestNetworkApprovalSetting(t *testing.T) {
+	want := func(a sandbox.NetworkApproval) func(t *testing.T, s *Settings) {
+		return func(t *testing.T, s *Settings) {
+			t.Helper()
+			if s.Policy.NetworkApproval != a {
+				t.Errorf("network_approval %q, want %q", s.Policy.NetworkApproval, a)
+			}
+		}
+	}
+	command := "approval: command\napproval_command: [/bin/true]\n"
+	for _, tc := range []loadCase{
+		{name: "default", check: want(sandbox.NetworkApprovalNone)},
+		{name: "approval command asks no host", system: command, check: want(sandbox.NetworkApprovalNone)},
+		{name: "trusted command", system: command + "network_approval: command\n", check: want(sandbox.NetworkApprovalCommand)},
+		{name: "trusted supervisor", system: "network_approval: supervisor\n", check: want(sandbox.NetworkApprovalSupervisor)},
+		{name: "managed sets it", user: "network_approval: supervisor\n", requirements: "network_approval: none\n", check: want(sandbox.NetworkApprovalNone)},
+		{name: "command without approval_command", system: "network_approval: command\n", code: fserr.ConfigInvalid},
+		{name: "unknown", system: "network_approval: maybe\n", code: fserr.ConfigInvalid},
+
+		{name: "session narrows to none", system: "network_approval: supervisor\n", session: "network_approval: none\n", check: want(sandbox.NetworkApprovalNone)},
+		{name: "session keeps it", system: "network_approval: supervisor\n", session: "network_approval: supervisor\n", check: want(sandbox.NetworkApprovalSupervisor)},
+		{name: "session asks", system: command, session: "network_approval: command\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_approval"},
+		{name: "session changes who", system: command + "network_approval: command\n", session: "network_approval: supervisor\n", reason: sandbox.ReasonSessionWiden},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
+	}
+}

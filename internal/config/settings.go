@@ -16,23 +16,26 @@ type Key string
 
 // The settings of docs/design.md §2.
 const (
-	KeyMode              Key = "mode"
-	KeyCwd               Key = "cwd"
-	KeyWritableRoots     Key = "writable_roots"
-	KeyTmp               Key = "tmp"
-	KeyProtected         Key = "protected"
-	KeyProtectedExtra    Key = "protected_extra"
-	KeyDenyRead          Key = "deny_read"
-	KeyMaxMode           Key = "max_mode"
-	KeyApproval          Key = "approval"
-	KeyApprovalCommand   Key = "approval_command"
-	KeyApprovalTimeout   Key = "approval_timeout"
-	KeyAllowRoots        Key = "allow_roots"
-	KeyWorkspaces        Key = "workspaces"
-	KeyAllowUnixSockets  Key = "allow_unix_sockets"
-	KeyReadHome          Key = "read_home"
-	KeyNetwork           Key = "network"
-	KeyNetworkAllow      Key = "network_allow"
+	KeyMode             Key = "mode"
+	KeyCwd              Key = "cwd"
+	KeyWritableRoots    Key = "writable_roots"
+	KeyTmp              Key = "tmp"
+	KeyProtected        Key = "protected"
+	KeyProtectedExtra   Key = "protected_extra"
+	KeyDenyRead         Key = "deny_read"
+	KeyMaxMode          Key = "max_mode"
+	KeyApproval         Key = "approval"
+	KeyApprovalCommand  Key = "approval_command"
+	KeyApprovalTimeout  Key = "approval_timeout"
+	KeyAllowRoots       Key = "allow_roots"
+	KeyWorkspaces       Key = "workspaces"
+	KeyAllowUnixSockets Key = "allow_unix_sockets"
+	KeyReadHome         Key = "read_home"
+	KeyNetwork          Key = "network"
+	KeyNetworkAllow     Key = "network_allow"
+	// KeyNetworkApproval says who is asked about a host network_allow
+	// does not name; a session source may only set none.
+	KeyNetworkApproval   Key = "network_approval"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -126,6 +129,10 @@ var settings = []setting{
 	// on → allowlist → off, and only drop network_allow entries.
 	{KeyNetwork, "", "", kindString, string(sandbox.NetworkOff), false},
 	{KeyNetworkAllow, "", "", kindList, []string{}, false},
+	// Who is asked about a host network_allow does not name: nobody
+	// unless a trusted source says so; a session source may only say
+	// none (loader.narrows).
+	{KeyNetworkApproval, "", "", kindString, string(sandbox.NetworkApprovalNone), false},
 	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
 	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
 	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
@@ -144,7 +151,7 @@ var settings = []setting{
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets,
-	KeyNetwork, KeyNetworkAllow}
+	KeyNetwork, KeyNetworkAllow, KeyNetworkApproval}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -96,6 +96,8 @@ func validate(k Key, v any) error {
 		_, err = sandbox.ParseEnforce(v.(string))
 	case KeyNetwork:
 		_, err = sandbox.ParseNetwork(v.(string))
+	case KeyNetworkApproval:
+		_, err = sandbox.ParseNetworkApproval(v.(string))
 	case KeyNetworkAllow:
 		_, err = sandbox.ParseNetworkAllow(asList(v))
 	case KeyOutput:

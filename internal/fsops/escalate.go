@@ -47,7 +47,11 @@ func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbo
 	if opt.IfMatch == "" {
 		opt.IfMatch = res.PreviousSHA256
 	}
-	return sandbox.Preview{Diff: d, Text: d.Text}, nil
+	op := sandbox.PathUpdate
+	if res.PreviousSHA256 == "" {
+		op = sandbox.PathCreate
+	}
+	return sandbox.Preview{Diff: d, Text: d.Text, Paths: []sandbox.EscalationPath{sandbox.PathOf(op, t)}}, nil
 }
 
 // previewEdit is previewWrite for an edit: the edit's diff, planned on
@@ -62,7 +66,7 @@ func previewEdit(f *sandbox.Fence, t sandbox.Target, opt *EditOptions) (sandbox.
 	if opt.IfMatch == "" {
 		opt.IfMatch = res.PreviousSHA256
 	}
-	return sandbox.Preview{Diff: res.Diff, Text: res.Diff.Text}, nil
+	return sandbox.Preview{Diff: res.Diff, Text: res.Diff.Text, Paths: []sandbox.EscalationPath{sandbox.PathOf(sandbox.PathUpdate, t)}}, nil
 }
 
 // PreviewWrite is what a write of t would do, computed without writing
@@ -86,11 +90,11 @@ func PreviewEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResu
 // of them; and the SHA-256 of each file it changes that exists, by the
 // name the patch gives it (as PatchOptions.IfMatch takes it). A front end
 // that has the approval asked elsewhere shows the diff and pins the patch
-// to those hashes.
-func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Result, map[string]string, error) {
+// to those hashes. The paths are every path it changes (sandbox.Preview's).
+func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Result, map[string]string, []sandbox.EscalationPath, error) {
 	changes, whole, err := previewChanges(f, p, opt)
 	if err != nil {
-		return diff.Result{}, nil, err
+		return diff.Result{}, nil, nil, err
 	}
 	pins := map[string]string{}
 	for _, c := range changes {
@@ -98,5 +102,24 @@ func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Resu
 			pins[c.file.Path] = c.oldSum
 		}
 	}
-	return whole, pins, nil
+	return whole, pins, patchPaths(changes), nil
+}
+
+// patchPaths names every path the changes touch, with what each does
+// there, in the patch's order: what an approver of the patch approves.
+func patchPaths(changes []*fileChange) []sandbox.EscalationPath {
+	var out []sandbox.EscalationPath
+	for _, c := range changes {
+		switch {
+		case c.src == nil:
+			out = append(out, sandbox.PathOf(sandbox.PathCreate, *c.dst))
+		case c.dst == nil:
+			out = append(out, sandbox.PathOf(sandbox.PathDelete, *c.src))
+		case c.dst != c.src:
+			out = append(out, sandbox.PathOf(sandbox.PathMoveFrom, *c.src), sandbox.PathOf(sandbox.PathMoveTo, *c.dst))
+		default:
+			out = append(out, sandbox.PathOf(sandbox.PathUpdate, *c.src))
+		}
+	}
+	return out
 }

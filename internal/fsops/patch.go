@@ -742,7 +742,7 @@ func previewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (sandbox.P
 			sums[c.src.Path] = c.oldSum
 		}
 	}
-	return sandbox.Preview{Diff: whole, Text: whole.Text}, sums, nil
+	return sandbox.Preview{Diff: whole, Text: whole.Text, Paths: patchPaths(changes)}, sums, nil
 }
 
 // previewChanges plans every change of p on the files as they are, each

@@ -42,6 +42,9 @@ type approvalState struct {
 	// Pins are a patch's files that exist, by the names the patch gives
 	// them, with the SHA-256 each had when it was shown.
 	Pins map[string]string `json:"pins,omitempty"`
+	// Paths are every path the call changes, as the user was shown
+	// them: the escalated call is approved only if it names the same.
+	Paths []sandbox.EscalationPath `json:"paths,omitempty"`
 }
 
 // clientApprovals signs the states, and holds the approvals the client's
@@ -81,8 +84,12 @@ func (c *clientApprovals) verify(token string) (approvalState, bool) {
 	return s, true
 }
 
-func grantKey(op, resolved string, to sandbox.Mode) string {
-	return op + "\x00" + resolved + "\x00" + string(to)
+func grantKey(op, resolved string, to sandbox.Mode, paths []sandbox.EscalationPath) string {
+	key := op + "\x00" + resolved + "\x00" + string(to)
+	for _, p := range paths {
+		key += "\x00" + p.Op + "\x00" + p.Resolved
+	}
+	return key
 }
 
 func (c *clientApprovals) grant(key string) {
@@ -105,7 +112,7 @@ func (c *clientApprovals) drop(key string) {
 func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := slices.Index(c.granted, grantKey(req.Op, req.Resolved, req.To))
+	i := slices.Index(c.granted, grantKey(req.Op, req.Resolved, req.To, req.Paths))
 	if i < 0 {
 		return false
 	}
@@ -134,7 +141,7 @@ func (m *server) asksClientUser() bool {
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request) (*approvalState, *mcp.CallToolResult, error) {
+func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
 	op := r.Op()
 	digest := callDigest(t.Path, ee.To, r)
 	answer := req.Params.InputResponses[approveKey]
@@ -148,8 +155,9 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t san
 			return nil, nil, err
 		}
 		shown.Call = digest
-		question := approval.Question(sandbox.EscalationRequest{Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
-			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Diff: d, DiffText: d.Text})
+		question := approval.Question(sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
+			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Paths: shown.Paths, Diff: d, DiffText: d.Text,
+			EscalationContext: sandbox.EscalationContext{Cwd: x.Fence().Policy().Cwd, ModelReason: reason}})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
 			RequestState:  m.approvals.sign(shown),
@@ -162,7 +170,7 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t san
 	if r, ok := answer.(*mcp.ElicitResult); !ok || r.Action != "accept" || r.Content["approve"] != true {
 		return nil, nil, refuseEscalation(ee, "not approved by the MCP client's user")
 	}
-	m.approvals.grant(grantKey(op, t.Path, ee.To))
+	m.approvals.grant(grantKey(op, t.Path, ee.To, state.Paths))
 	return &state, nil, nil
 }
 

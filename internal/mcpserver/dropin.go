@@ -196,7 +196,7 @@ type writeFileArgs struct {
 
 func (m *server) writeFile(_ context.Context, req *mcp.CallToolRequest, in writeFileArgs) (*mcp.CallToolResult, textResult, error) {
 	w := request.Write{Path: in.Path, Content: []byte(in.Content), Overwrite: true, Mutation: request.Mutation{Diff: string(diff.FormSummary)}}
-	o := m.mutate(req, in.Path, in.Escalate, w, nil)
+	o := m.mutate(req, in.Path, escalateArgs{To: in.Escalate}, w, nil)
 	if o.ask != nil {
 		return o.ask, textResult{}, nil
 	}
@@ -233,7 +233,7 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 		return text(editedText(diff.Result{}, path))
 	}
 	e := request.Edit{Path: in.Path, Edits: edits, Mutation: request.Mutation{DryRun: in.DryRun, Diff: string(diff.FormFull)}}
-	o := m.mutate(req, in.Path, in.Escalate, e, nil)
+	o := m.mutate(req, in.Path, escalateArgs{To: in.Escalate}, e, nil)
 	if o.ask != nil {
 		return o.ask, textResult{}, nil
 	}

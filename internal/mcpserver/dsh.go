@@ -35,12 +35,13 @@ type dshWriteArgs struct {
 	Mkdir     bool   `json:"mkdir,omitempty" jsonschema:"create missing parent folders"`
 	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
 	Escalate  string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+	Reason    string `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
 }
 
 func (m *server) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
 	w := request.Write{Path: in.Path, Content: []byte(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite,
 		Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
-	return m.dshMutated(in.Path, m.mutate(req, in.Path, in.Escalate, w, nil))
+	return m.dshMutated(in.Path, m.mutate(req, in.Path, escalateArgs{in.Escalate, in.Reason}, w, nil))
 }
 
 type dshEditArgs struct {
@@ -49,6 +50,7 @@ type dshEditArgs struct {
 	IfMatch  string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
 	DryRun   bool                `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
 	Escalate string              `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+	Reason   string              `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
 }
 
 func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
@@ -57,7 +59,7 @@ func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEdit
 		refuse = fserr.New(fserr.InvalidArgument, "edit: edits: give at least one {old, new}")
 	}
 	e := request.Edit{Path: in.Path, Edits: in.Edits, Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
-	return m.dshMutated(in.Path, m.mutate(req, in.Path, in.Escalate, e, refuse))
+	return m.dshMutated(in.Path, m.mutate(req, in.Path, escalateArgs{in.Escalate, in.Reason}, e, refuse))
 }
 
 type dshLsArgs struct {
@@ -99,6 +101,7 @@ type dshPatchArgs struct {
 	IfMatch  map[string]string `json:"if_match,omitempty" jsonschema:"file (as the patch names it) to the sha256 its current content must have"`
 	DryRun   bool              `json:"dry_run,omitempty" jsonschema:"compute the result and diffs without writing"`
 	Escalate string            `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+	Reason   string            `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
 }
 
 // dshPatch is dsh-fs patch over MCP: the same call path and result as
@@ -107,7 +110,7 @@ type dshPatchArgs struct {
 // whole patch's diff and the approval pinned to that patch and to the
 // files as they were shown.
 func (m *server) dshPatch(_ context.Context, req *mcp.CallToolRequest, in dshPatchArgs) (*mcp.CallToolResult, any, error) {
-	o := m.mutate(req, ".", in.Escalate, request.Patch{Patch: []byte(in.Patch), IfMatch: in.IfMatch, DryRun: in.DryRun}, nil)
+	o := m.mutate(req, ".", escalateArgs{in.Escalate, in.Reason}, request.Patch{Patch: []byte(in.Patch), IfMatch: in.IfMatch, DryRun: in.DryRun}, nil)
 	o.t = sandbox.Target{} // a patch has no one path
 	return m.dshMutated("", o)
 }

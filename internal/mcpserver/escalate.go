@@ -24,6 +24,10 @@ import (
 // that supervisor is exec itself (the session's channel); otherwise the
 // server starts an escalator of its own before it serves anything.
 
+// escalateArgs is what a mutating tool's arguments ask: the mode
+// (escalate) and the model's reason for it (reason, dsh_* tools only).
+type escalateArgs struct{ To, Reason string }
+
 // mutated is the outcome of a mutating tool's typed request: run here
 // (res, the request's result struct) or, escalated, elsewhere (line, the
 // CLI's result object), or the question for the client's user (ask).
@@ -47,9 +51,12 @@ type mutated struct {
 // elsewhere where the fence hands its escalation over. refuse, when not
 // nil, is the call's error once its path resolved (an argument the
 // request would take but the tool refuses), and r does not run.
-func (m *server) mutate(req *mcp.CallToolRequest, path, escalate string, r request.Request, refuse error) mutated {
-	x, t, err := m.beginMutation(req.Session, path, escalate, true)
+func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs, r request.Request, refuse error) mutated {
+	x, t, err := m.beginMutation(req.Session, path, esc.To, true)
 	o := mutated{op: r.Op(), x: x, t: t}
+	if err == nil && (esc.Reason != "" && esc.To == "" || len(esc.Reason) > sandbox.MaxModelReason) {
+		err = fserr.New(fserr.InvalidArgument, fmt.Sprintf("reason: says why an escalation is needed, in at most %d bytes; give it with escalate", sandbox.MaxModelReason))
+	}
 	if err == nil {
 		err = refuse
 	}
@@ -59,7 +66,7 @@ func (m *server) mutate(req *mcp.CallToolRequest, path, escalate string, r reque
 	var ee *sandbox.ElsewhereError
 	if errors.As(err, &ee) {
 		o.elsewhere = true
-		o.line, o.ask, err = m.escalated(req, x, t, ee, r)
+		o.line, o.ask, err = m.escalated(req, x, t, ee, r, esc.Reason)
 	}
 	o.err = err
 	return o
@@ -71,7 +78,7 @@ func (m *server) mutate(req *mcp.CallToolRequest, path, escalate string, r reque
 // instead (ask), and the second runs the call pinned to what was shown.
 // The approval is asked, and taken, for t, or for a patch the file the
 // fence denied first, as the escalated call's fence asks for it.
-func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request, reason string) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
 	if _, ok := r.(request.Patch); ok {
 		if t, err = x.Resolve(ee.Denied.Path); err != nil {
 			return nil, nil, err
@@ -82,15 +89,16 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 	}
 	forward := r
 	if m.asksClientUser() {
-		state, ask, err := m.clientApproval(req, x, t, ee, r)
+		state, ask, err := m.clientApproval(req, x, t, ee, r, reason)
 		if err != nil || ask != nil {
 			return nil, ask, err
 		}
-		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To))
+		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To, state.Paths))
 		forward = pinned(forward, state)
 	}
 	sent := session.Carrying(forward)
 	sent.Escalate = string(ee.To)
+	sent.Reason = reason
 	line, _, err = m.elsewhere.Run(sent)
 	if err != nil {
 		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
@@ -130,19 +138,33 @@ func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, er
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created}, nil
+		op := sandbox.PathUpdate
+		if res.Created {
+			op = sandbox.PathCreate
+		}
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created, Paths: onePath(x, r.Path, op)}, nil
 	case request.Edit:
 		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true}, nil
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true, Paths: onePath(x, r.Path, sandbox.PathUpdate)}, nil
 	case request.Patch:
 		res, err := r.Preview(x)
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Pins: res.Pins}, nil
+		return res.Diff, approvalState{Pins: res.Pins, Paths: res.Paths}, nil
 	}
 	return diff.Result{}, approvalState{}, fserr.New(fserr.InvalidArgument, r.Op()+": no escalated path")
+}
+
+// onePath is what a change of one path shows: op on path, resolved as
+// the escalated call resolves it.
+func onePath(x *request.Exec, path, op string) []sandbox.EscalationPath {
+	t, err := x.Resolve(path)
+	if err != nil {
+		return nil
+	}
+	return []sandbox.EscalationPath{sandbox.PathOf(op, t)}
 }

@@ -103,7 +103,7 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	literal, err := netip.ParseAddr(host)
 	// An internal address is opened by an IP entry alone: no approval
 	// could connect to it, so none is asked for.
-	askable := err != nil || !sandbox.InternalAddr(literal)
+	askable := err != nil || !internalAddr(literal)
 	if e, err := sandbox.ParseNetworkEntry(host); err != nil || e.Wildcard || e.Port != 0 {
 		// Not a host name or an address: nothing to put to a person.
 		askable = false
@@ -133,7 +133,7 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	var dialErr error
 	for _, a := range addrs {
 		a = a.Unmap()
-		if sandbox.InternalAddr(a) && !p.allow.AllowsAddr(a, port) {
+		if internalAddr(a) && !p.allow.AllowsAddr(a, port) {
 			internal = append(internal, a.String())
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Mutation are the options every write, edit and patch shares.
@@ -160,6 +161,9 @@ type PatchPreview struct {
 	// front end that has the patch approved elsewhere pins it to what
 	// the approver was shown.
 	Pins map[string]string
+	// Paths are every path the patch changes, with what it does there,
+	// resolved: what its approver approves.
+	Paths []sandbox.EscalationPath
 }
 
 // Preview is Write.Preview for a patch (fsops.PreviewPatch): planned on
@@ -170,11 +174,11 @@ func (r Patch) Preview(x *Exec) (*PatchPreview, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, pins, err := fsops.PreviewPatch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, Diff: x.bounds.Diff})
+	d, pins, paths, err := fsops.PreviewPatch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, Diff: x.bounds.Diff})
 	if err != nil {
 		return nil, err
 	}
-	return &PatchPreview{Diff: d, Pins: pins}, nil
+	return &PatchPreview{Diff: d, Pins: pins, Paths: paths}, nil
 }
 
 // Mkdir asks to make a folder and its missing parents (fsops.Mkdir).

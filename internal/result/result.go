@@ -80,7 +80,9 @@ func NewFailure(h Header, err error) Failure {
 		if de.Reason == sandbox.ReasonDenyRead && f.Error.Hint == "" {
 			// No escalation lifts it: say what does, and what the
 			// shell meets there, so the model neither loops nor guesses.
-			f.Error.Hint = "no escalation lifts deny_read (" + de.Matched + "); in a dsh-fs exec session the shell finds it empty (the mount layer hides it). If the task needs it, ask the user to remove that entry from deny_read in their trusted config"
+			// The mount layer hides what existed when the session
+			// started; a file made since is not hidden from the shell.
+			f.Error.Hint = "no escalation lifts deny_read (" + de.Matched + "); in a dsh-fs exec session the shell finds it empty where it existed when the session started (the mount layer hides what was there then; a file created during the session is not hidden from the shell). If the task needs it, ask the user to remove that entry from deny_read in their trusted config"
 		}
 	}
 	return f

@@ -17,6 +17,9 @@ type Approver struct {
 	// To is the mode the call asked to escalate to (--escalate); "" asks
 	// for none, and then nothing else here is used.
 	To Mode
+	// Context is where the call came from and why the model says it
+	// needs the escalation, for the request (EscalationContext).
+	Context EscalationContext
 	// Terminal asks the person at the call's terminal (approval tty);
 	// nil refuses.
 	Terminal func(EscalationRequest) error

@@ -75,6 +75,9 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	if reason, matched, needed := f.writeVerdict(&t); reason != "" {
 		return nil, "", f.denial(op, t, reason, matched, needed)
 	}
+	if err := f.checkApproved(op, t); err != nil {
+		return nil, "", err
+	}
 	// The kernel layer is in place before the first folder is opened for
 	// a mutation: no operation can open one without it.
 	if err := f.Enforce(); err != nil {

@@ -136,7 +136,8 @@ func checkAndEscalate(f *Fence, t *Target) error {
 }
 
 // TestEscalationOnce: a granted escalation covers one widening; a later
-// denial on the same fence does not ask again.
+// denial on the same fence does not ask again, and a path the approver
+// was not shown is FS_STALE (TestEscalationNamesEveryPath).
 func TestEscalationOnce(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
@@ -147,14 +148,14 @@ func TestEscalationOnce(t *testing.T) {
 	fence.SetApprover(Approver{To: WorkspaceWrite, Terminal: func(EscalationRequest) error { calls++; return nil }})
 	for _, tc := range []struct {
 		path string
-		pass bool
-	}{{"f", true}, {"d/g", true}, {"../out/x", false}} {
+		code fserr.Code // "" passes
+	}{{"f", ""}, {"d/g", fserr.Stale}, {"../out/x", fserr.SandboxDenied}} {
 		target, err := fence.Resolve(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkAndEscalate(fence, &target); (err == nil) != tc.pass {
-			t.Errorf("CheckWrite(%s) = %v, want pass %v", tc.path, err, tc.pass)
+		if err := checkAndEscalate(fence, &target); fserr.CodeOf(err) != tc.code && !(err == nil && tc.code == "") {
+			t.Errorf("CheckWrite(%s) = %v, want %q", tc.path, err, tc.code)
 		}
 	}
 	if calls != 1 || !fence.Escalated() || fence.Mode() != WorkspaceWrite {
@@ -364,5 +365,84 @@ func TestApproverAskers(t *testing.T) {
 				t.Errorf("err %v, asked %v, mode %s; want granted by %s alone", err, asked, fence.Mode(), tc.want)
 			}
 		})
+	}
+}
+
+// TestEscalationNamesEveryPath: an escalation's request names every path
+// of its preview, with what the call does there, canonical; once
+// approved, the call may change those paths and no other. Before, the
+// request carried only the denied path, and the widened mode let the
+// call change any path: an approver deciding by path approved writes it
+// never saw named.
+func TestEscalationNamesEveryPath(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	for _, approval := range []Approval{ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+		t.Run(string(approval), func(t *testing.T) {
+			p := testPolicy(root, WorkspaceWrite)
+			p.Approval = approval
+			fence := NewFence(p)
+			var asked []EscalationRequest
+			ask := func(r EscalationRequest) error { asked = append(asked, r); return nil }
+			fence.SetApprover(Approver{To: DangerFullAccess, Terminal: ask, Command: ask})
+			resolve := func(path string) Target {
+				tg, err := fence.Resolve(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tg
+			}
+			in, x, moved, other := resolve("f"), resolve("../out/x"), resolve("../out/y"), resolve("../out/z")
+			paths := []EscalationPath{PathOf(PathUpdate, in), PathOf(PathMoveFrom, x), PathOf(PathMoveTo, moved)}
+			err := fence.CheckWrite("patch", &x)
+			if err = fence.Escalate(err, &x, Preview{Paths: paths}); err != nil {
+				t.Fatalf("Escalate: %v", err)
+			}
+			if approval != ApprovalTrust {
+				if len(asked) != 1 || fmt.Sprint(asked[0].Paths) != fmt.Sprint(paths) {
+					t.Fatalf("asked %+v, want one request naming %+v", asked, paths)
+				}
+				if want := filepath.Join(root, "out/y"); asked[0].Paths[2].Resolved != want || asked[0].Paths[2].Op != PathMoveTo {
+					t.Errorf("move target %+v, want move_to %s", asked[0].Paths[2], want)
+				}
+			}
+			for _, tc := range []struct {
+				t    Target
+				pass bool
+			}{{in, true}, {x, true}, {moved, true}, {other, approval == ApprovalTrust}} {
+				err := fence.CheckWrite("patch", &tc.t)
+				if tc.pass != (err == nil) || !tc.pass && fserr.CodeOf(err) != fserr.Stale {
+					t.Errorf("%s: CheckWrite %s = %v, want pass %v (else FS_STALE)", approval, tc.t.Given, err, tc.pass)
+				}
+			}
+			// The open decides again, on the list as on the mode.
+			if approval != ApprovalTrust {
+				if d, _, err := fence.openDir("patch", other, false); err == nil || fserr.CodeOf(err) != fserr.Stale {
+					if d != nil {
+						d.Close()
+					}
+					t.Errorf("openDir %s = %v, want FS_STALE", other.Given, err)
+				}
+			}
+		})
+	}
+}
+
+// TestEscalationOnePath: a change of one path whose preview names none
+// (mkdir) approves that path alone.
+func TestEscalationOnePath(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, fenceLayout...)
+	p := testPolicy(root, WorkspaceWrite)
+	p.Approval = ApprovalCommand
+	fence := NewFence(p)
+	var req EscalationRequest
+	fence.SetApprover(Approver{To: DangerFullAccess, Command: func(r EscalationRequest) error { req = r; return nil }})
+	x, _ := fence.Resolve("../out/x")
+	if err := checkAndEscalate(fence, &x); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Paths) != 1 || req.Paths[0] != (EscalationPath{Op: "write", Path: "../out/x", Resolved: filepath.Join(root, "out/x")}) {
+		t.Errorf("Paths = %+v, want the write of ../out/x alone", req.Paths)
 	}
 }

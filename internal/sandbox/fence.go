@@ -48,6 +48,9 @@ type Fence struct {
 	// approver is this call's escalation and who is asked for it
 	// (SetApprover); its zero value asks for none.
 	approver Approver
+	// approved are the canonical paths an approver approved this call
+	// to change (checkApproved); nil when nobody was asked.
+	approved map[string]bool
 
 	roots      []Root
 	refused    []RefusedRoot
@@ -72,6 +75,10 @@ type Fence struct {
 // EscalationRequest is what an approver is asked to approve. An
 // approval_command reads it as one JSON object on its standard input.
 type EscalationRequest struct {
+	// Kind is what is asked about: KindFile (a change of files) or
+	// KindNetworkHost (a host the session's proxy refused; Path names
+	// it, and nothing is written).
+	Kind     string `json:"kind"`
 	Op       string `json:"op"`
 	Path     string `json:"path"`
 	Resolved string `json:"resolved"`
@@ -79,6 +86,11 @@ type EscalationRequest struct {
 	To       Mode   `json:"to"`
 	Reason   string `json:"reason"`
 	Matched  string `json:"matched,omitempty"`
+	// Paths are every path the call changes, with what it does to each:
+	// what is approved is exactly this list (Fence.checkApproved). Path
+	// and Resolved above are the one whose denial asked.
+	Paths []EscalationPath `json:"paths,omitempty"`
+	EscalationContext
 	// Diff is the bounded diff the change would apply, for write and edit.
 	Diff any `json:"diff,omitempty"`
 	// DiffText is Diff's text, for a person.
@@ -291,7 +303,7 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 func (f *Fence) CheckWrite(op string, t *Target) error {
 	reason, matched, needed := f.writeVerdict(t)
 	if reason == "" {
-		return nil
+		return f.checkApproved(op, *t)
 	}
 	return f.denial(op, *t, reason, matched, needed)
 }
@@ -309,6 +321,9 @@ func (f *Fence) denial(op string, t Target, reason, matched string, needed Mode)
 type Preview struct {
 	Diff any
 	Text string
+	// Paths are every path the change touches; none for a change of the
+	// denied target alone.
+	Paths []EscalationPath
 }
 
 // AsksApprover reports whether Escalate would put err to a person or a
@@ -348,14 +363,16 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 	if f.approver.Elsewhere {
 		return &ElsewhereError{Denied: denied, To: f.approver.To}
 	}
-	req := EscalationRequest{Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
-		Matched: denied.Matched, From: f.mode, To: f.approver.To, Diff: preview.Diff, DiffText: preview.Text}
+	req := EscalationRequest{Kind: KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
+		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview), EscalationContext: f.approver.Context,
+		Diff: preview.Diff, DiffText: preview.Text}
 	if err := f.approve(req); err != nil {
 		denied.Cause, denied.Reason = denied.Reason, ReasonNotApproved
 		denied.Refusal = err.Error()
 		return denied
 	}
 	f.mode, f.escalated = f.approver.To, true
+	f.recordApproved(req)
 	return f.CheckWrite(denied.Op, t)
 }
 

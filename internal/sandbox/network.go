@@ -26,6 +26,33 @@ const (
 	NetworkOn Network = "on"
 )
 
+// NetworkApproval says who is asked about a host the allowlist proxy
+// refuses (network_approval, trusted only): nobody (the default), the
+// harness's approval_command, or the person at the dsh-fs exec
+// supervisor's terminal. The file approval never decides it.
+type NetworkApproval string
+
+// The network_approval settings.
+const (
+	NetworkApprovalNone       NetworkApproval = "none"
+	NetworkApprovalCommand    NetworkApproval = "command"
+	NetworkApprovalSupervisor NetworkApproval = "supervisor"
+)
+
+// ParseNetworkApproval returns the network_approval setting named s.
+func ParseNetworkApproval(s string) (NetworkApproval, error) {
+	switch a := NetworkApproval(s); a {
+	case NetworkApprovalNone, NetworkApprovalCommand, NetworkApprovalSupervisor:
+		return a, nil
+	}
+	return "", fserr.New(fserr.ConfigInvalid, fmt.Sprintf("unknown network_approval %q (want none, command or supervisor)", s))
+}
+
+// Asks reports whether a refused host is put to anyone.
+func (a NetworkApproval) Asks() bool {
+	return a == NetworkApprovalCommand || a == NetworkApprovalSupervisor
+}
+
 // Networks lists every network setting, narrowest first.
 var Networks = []Network{NetworkOff, NetworkAllowlist, NetworkOn}
 

@@ -70,6 +70,9 @@ type Policy struct {
 	// NetworkAllowlist (network.go).
 	Network      Network
 	NetworkAllow []string
+	// NetworkApproval is who is asked about a host NetworkAllow does not
+	// name (network_approval); "" is none.
+	NetworkApproval NetworkApproval
 	// Home is the user's home folder from the user database, never from
 	// $HOME, which the session sets: "~" in every glob expands to it.
 	Home string

@@ -67,6 +67,13 @@ type Request struct {
 	// Env are the caller's DSH_FS_* setting variables: they may only
 	// narrow the pinned record there.
 	Env []string `json:"env,omitempty"`
+	// Reason is the model's own reason for the escalation (--reason),
+	// shown to the approver as the model's words.
+	Reason string `json:"reason,omitempty"`
+	// Caller is the calling command line, as the supervisor read it
+	// from the process at the other end of the request's socket
+	// (PeerCommandLine): whatever a sender says here is replaced.
+	Caller []string `json:"caller,omitempty"`
 
 	Write *request.Write `json:"write,omitempty"`
 	Edit  *request.Edit  `json:"edit,omitempty"`
@@ -348,6 +355,7 @@ func serve(fd int, handle func(Request) Reply) {
 				json.NewEncoder(conn).Encode(Reply{Status: 2, Refused: err.Error()})
 				return
 			}
+			req.Caller = PeerCommandLine(int(conn.Fd()))
 			json.NewEncoder(conn).Encode(handle(req))
 		}()
 	}

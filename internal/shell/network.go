@@ -48,8 +48,8 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		allow = strings.Join(p.NetworkAllow, ", ")
 	}
 	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
-	if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
-		reach += "; another host is put to the approver (" + string(p.Approval) + ") once for the session"
+	if p.NetworkApproval.Asks() {
+		reach += "; another host is put to the approver (network_approval " + string(p.NetworkApproval) + ") once for the session"
 	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
@@ -96,8 +96,9 @@ func (s *supervisor) startHostProxy() (int, func(), error) {
 
 // newProxy is the session's proxy, whose refusals are lines of the
 // session's log: exec's standard error, as the git guard's report.
-// A host no entry allows is put to the approver, where approval is
-// command or supervisor, once for the session (approval.ApproveHost).
+// A host no entry allows is put to the approver, where the trusted
+// network_approval is command or supervisor, once for the session
+// (approval.ApproveHost); otherwise nobody is asked.
 func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 	enc := json.NewEncoder(s.log())
 	enc.SetEscapeHTML(false)
@@ -111,9 +112,9 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 		return nil, err
 	}
 	p := s.settings.Policy
-	if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
+	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
-			req := sandbox.EscalationRequest{Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
+			req := sandbox.EscalationRequest{Kind: sandbox.KindNetworkHost, Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
 			return approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
@@ -212,7 +213,7 @@ func NetworkContextLine(p sandbox.Policy) string {
 			allow = strings.Join(p.NetworkAllow, ", ")
 		}
 		others := "other hosts get 403 naming the host and network_allow"
-		if p.Approval == sandbox.ApprovalCommand || p.Approval == sandbox.ApprovalSupervisor {
+		if p.NetworkApproval.Asks() {
 			others = "another host is put to the approver once, else gets 403 naming the host and network_allow"
 		}
 		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; %s\n", allow, others)

@@ -264,7 +264,7 @@ func (m *server) dropUnchanged(req *mcp.CallToolRequest, path string, edits []fs
 			continue
 		}
 		check := request.Edit{Path: path, Edits: []fsops.Replacement{{Old: e.Old}}, Mutation: request.Mutation{DryRun: true, Diff: string(diff.FormSummary)}}
-		o := m.mutate(req, path, "", check, nil)
+		o := m.mutate(req, path, escalateArgs{}, check, nil)
 		if o.err != nil {
 			return nil, "", o.err
 		}

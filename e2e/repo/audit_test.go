@@ -174,7 +174,6 @@ var mayOpenToRead = registry{
 	"internal/sandbox/mounts.go":       "the mount plan's bounded folder reads",
 	"internal/treeindex/index.go":      "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
 	"internal/sandbox/mounts_apply.go": "the mount layer's mount points, as O_PATH descriptors",
-	"internal/sandbox/gitwalk.go":      "the git guard's reads: the walk's .git pointers",
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
 	"internal/gitguard/walk.go":        "the git guard's end walk: folders opened read-only to list them",
 	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",

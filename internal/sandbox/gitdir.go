@@ -358,3 +358,11 @@ func insideGitDir(rel, target string, pointed []string) (string, bool) {
 	}
 	return "", false
 }
+
+// gitDirOwnParts are the folders of a git directory that hold its own
+// data, which git never takes for another repository and which may be
+// large (objects, an annex).
+var gitDirOwnParts = map[string]bool{
+	"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
+	"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
+}

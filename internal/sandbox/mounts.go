@@ -100,8 +100,8 @@ func (m MountPlan) Empty() bool {
 }
 
 // walkBudget bounds the entries one walk looks at: the folder of an
-// absolute deny_read glob, or a writable root of the git guard's walk
-// (GitDirs). Past the budget the walk stops and says so in Partial. The
+// absolute deny_read glob. Past the budget the walk stops and says so in
+// Partial. The
 // mount plan's writable roots are not walked: they are read through
 // their tree index (treeindex), whole. A variable only so tests can
 // lower it.
@@ -545,9 +545,9 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // without following symlinks, until walkBudget entries have been looked
 // at; it reports whether it saw everything. visit is called on each
 // folder (typ fs.ModeDir) and regular file (typ 0) and returns whether to
-// walk into a folder. It walks the folder of an absolute deny_read glob
-// and, for the git guard, the roots (GitDirs); the mount plan reads the
-// roots through their tree index instead (walkIndex).
+// walk into a folder. It walks the folder of an absolute deny_read glob;
+// the mount plan reads the roots through their tree index instead
+// (walkIndex).
 //
 // A symlink is never visited: mount(2) follows it, so covering a link
 // would cover whatever the session points it at, outside the root or

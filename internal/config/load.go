@@ -260,6 +260,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		AllowUnixSockets:       asList(vals[KeyAllowUnixSockets].value),
 		Network:                net,
 		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
+		AllowIoUring:           vals[KeyAllowIoUring].value.(bool),
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,

@@ -32,6 +32,7 @@ const (
 	KeyAllowUnixSockets  Key = "allow_unix_sockets"
 	KeyNetwork           Key = "network"
 	KeyNetworkAllow      Key = "network_allow"
+	KeyAllowIoUring      Key = "allow_io_uring"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -122,6 +123,10 @@ var settings = []setting{
 	// on → allowlist → off, and only drop network_allow entries.
 	{KeyNetwork, "", "", kindString, string(sandbox.NetworkOff), false},
 	{KeyNetworkAllow, "", "", kindList, []string{}, false},
+	// Whether a session may make an io_uring, whose operations bypass
+	// the system calls the network and file layers watch; a session
+	// source may only turn it off (loader.narrows).
+	{KeyAllowIoUring, "", "", kindBool, false, false},
 	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
 	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
 	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
@@ -140,7 +145,7 @@ var settings = []setting{
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets,
-	KeyNetwork, KeyNetworkAllow}
+	KeyNetwork, KeyNetworkAllow, KeyAllowIoUring}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -67,6 +67,9 @@ type Policy struct {
 	// NetworkAllowlist (network.go).
 	Network      Network
 	NetworkAllow []string
+	// AllowIoUring lets a dsh-fs exec session make an io_uring; without
+	// it the session's seccomp filter refuses io_uring's calls.
+	AllowIoUring bool
 	// Home is the user's home folder from the user database, never from
 	// $HOME, which the session sets: "~" in every glob expands to it.
 	Home string

@@ -54,6 +54,9 @@ type childSpec struct {
 	// in the session's own devpts (tty.MakeTerminal) and hand its master
 	// to the supervisor.
 	Terminal *childTerminal `json:"terminal,omitempty"`
+	// IoUring leaves io_uring's calls to CMD (allow_io_uring); the
+	// keyrings' are refused always (kernel.RefuseSessionCalls).
+	IoUring bool `json:"io_uring"`
 }
 
 // childTerminal is how the child makes the session's terminal: with the
@@ -102,6 +105,11 @@ func execChild() int {
 	specFile.Close()
 	if err != nil || len(spec.Argv) == 0 {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
+	}
+	// The keyring exec was started in is the person's: the session gets
+	// an empty one of its own.
+	if err := kernel.JoinSessionKeyring(); err != nil {
+		return fail(fserr.CodeOf(err), err.Error())
 	}
 	if spec.Mounts != nil {
 		if err := spec.Mounts.Apply(spec.Empty); err != nil {
@@ -168,6 +176,11 @@ func execChild() int {
 	// session may type into a terminal (TIOCSTI), whichever it reaches.
 	if err := kernel.RefuseTerminalInjection(); err != nil {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
+	}
+	// Nor reach the person's keyrings, or, unless allowed, io_uring,
+	// whose operations skip the calls the other layers watch.
+	if err := kernel.RefuseSessionCalls(spec.IoUring); err != nil {
+		return fail(fserr.CodeOf(err), "kernel calls: "+err.Error())
 	}
 	if spec.Init {
 		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {

@@ -354,7 +354,8 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *chi
 func (s *supervisor) spec(child *exec.Cmd, path string, argv []string, ctty int, terminal *childTerminal) childSpec {
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal,
+		IoUring: s.settings.Policy.AllowIoUring}
 	if m := s.rec.Shell.Mounts; m != nil {
 		spec.Mounts, spec.Empty = m, s.empty
 		ns := mountNamespace()

@@ -162,13 +162,10 @@ type Shell struct {
 	Caches []sandbox.Cache `json:"caches,omitempty"`
 	// NetworkHeld says the shell reaches over the network only what the
 	// network setting allows, and Network how, or why not. Namespaced
-	// says the shell has a network namespace of its own; NetworkTCP
-	// that, without one, Landlock's TCP rules refuse its TCP connects
-	// (but to the proxy's port, under allowlist).
+	// says the shell has a network namespace of its own.
 	NetworkHeld       bool   `json:"network_held"`
 	Network           string `json:"network"`
 	NetworkNamespaced bool   `json:"network_namespace"`
-	NetworkTCP        bool   `json:"network_landlock_tcp"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

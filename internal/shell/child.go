@@ -7,7 +7,6 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
-	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -44,12 +43,6 @@ type childSpec struct {
 	// supervisor's proxy, which the child's bridge serves on a loopback
 	// port of its own (network: allowlist).
 	ProxyFD int `json:"proxy_fd"`
-	// TCPPorts, when not nil, are the only ports CMD may connect to over
-	// TCP (kernel.RestrictTCP): the network's layer where there is no
-	// network namespace; ProxyPort is then the proxy's on the host's
-	// 127.0.0.1 under allowlist, 0 under off.
-	TCPPorts  []int `json:"tcp_ports"`
-	ProxyPort int   `json:"proxy_port"`
 	// Terminal, when not nil, has the child make the session's terminal
 	// in the session's own devpts (tty.MakeTerminal) and hand its master
 	// to the supervisor.
@@ -151,14 +144,6 @@ func execChild() int {
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
-		}
-	}
-	if spec.TCPPorts != nil {
-		if err := kernel.RestrictTCP(spec.TCPPorts); err != nil {
-			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
-		}
-		if spec.ProxyPort > 0 {
-			env = netproxy.Env(env, spec.ProxyPort)
 		}
 	}
 	if spec.Sockets != nil {

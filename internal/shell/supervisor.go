@@ -142,6 +142,10 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
 	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
+	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	if netPlan.missing != "" {
+		return nil, networkMissing(p, netPlan.missing)
+	}
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -153,8 +157,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	cachesReady := make(chan cacheSetup, 1)
 	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
-	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
@@ -384,17 +387,6 @@ func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func()
 				return stop, err
 			}
 			stops = append(stops, stopProxy)
-		}
-	}
-	if s.rec.Shell.NetworkTCP {
-		spec.TCPPorts = []int{}
-		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
-			var stopProxy func()
-			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
-				return stop, err
-			}
-			stops = append(stops, stopProxy)
-			spec.TCPPorts = []int{spec.ProxyPort}
 		}
 	}
 	return stop, nil

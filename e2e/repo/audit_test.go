@@ -115,6 +115,7 @@ var mayMount = registry{
 	"internal/sandbox/mounts_apply.go": "the mount layer: binds, hides, pins",
 	"internal/sandbox/overlay.go":      "the toolchain caches' overlays, on the descriptor of each cache",
 	"internal/sandbox/rotree.go":       "the read-only tree",
+	"internal/sandbox/runtimeview.go":  "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
 	"internal/sandbox/sockets.go":      "socket folders hidden where Landlock cannot refuse them",
 	"internal/tty/devpts.go":           "the session's own devpts",
 	"internal/shell/tty.go":            "the session's /proc",
@@ -134,6 +135,7 @@ var mayStart = registry{
 var mayRawSyscall = registry{
 	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/kernel/calls.go":      "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): x/sys/unix's wrapper passes a name, and \"\" is EINVAL",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,
@@ -153,6 +155,8 @@ var mayMutate = registry{
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
 	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
 		"just mounted, opened to make the session's terminal before anything of the session runs",
+	"internal/sandbox/runtimeview.go": "the session folder and empty file made in the child's own new tmpfs over " +
+		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 }

@@ -47,6 +47,10 @@ func JoinSessionKeyring() error {
 		return nil
 	case unix.ENOSYS:
 		return nil // a kernel without keyrings has none to share
+	case unix.EPERM:
+		// A nested session: the outer session's filter refuses keyctl,
+		// so its keyrings are out of reach already.
+		return nil
 	}
 	return fserr.Wrap(fserr.IO, "keyring: joining a session keyring of its own: "+e.Error(), e)
 }

@@ -73,6 +73,10 @@ type MountPlan struct {
 	// their upper and work folders, is hidden once all is mounted.
 	Overlays   []Overlay `json:"overlays,omitempty"`
 	OverlayDir string    `json:"overlay_dir,omitempty"`
+	// Runtime, when not "", is exec's runtime folder, hidden last but
+	// for Record, this session's record (runtimeview.go).
+	Runtime string `json:"runtime,omitempty"`
+	Record  string `json:"record,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -179,6 +180,11 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			}
 			rec.DenyIdentities = append(rec.DenyIdentities, id)
 		}
+	}
+	if m := shell.Mounts; m != nil {
+		// Only this session's record stays in sight of the runtime
+		// folder: no other session's caches or record.
+		m.Runtime, m.Record = filepath.Dir(dir), session.RecordPath(dir)
 	}
 	if sup.record, err = session.Write(dir, sup.rec); err != nil {
 		sup.close()

@@ -155,6 +155,9 @@ var mayMutate = registry{
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
 	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
 		"just mounted, opened to make the session's terminal before anything of the session runs",
+	"internal/sandbox/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
+		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
+		"call names), and removed after it only while the same file, still empty",
 	"internal/sandbox/runtimeview.go": "the session folder and empty file made in the child's own new tmpfs over " +
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +

@@ -77,6 +77,9 @@ type MountPlan struct {
 	// for Record, this session's record (runtimeview.go).
 	Runtime string `json:"runtime,omitempty"`
 	Record  string `json:"record,omitempty"`
+	// Placeholders hold protected paths missing at the start; they and
+	// the targets of protected symlinks are in ReadOnly (placeholders.go).
+	Placeholders []Placeholder `json:"placeholders,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.
@@ -193,6 +196,7 @@ func PlanMounts(p Policy, roots []Root) MountPlan {
 	pl.planSockets(p)
 	pl.hideLinks()
 	m := pl.plan()
+	m.addProtectedEdges(p, roots) // before the pins, which hold them too
 	if p.Mode == WorkspaceWrite {
 		m.Writable = existingDirs(rootPaths)
 		slices.Sort(m.Writable)

@@ -259,6 +259,9 @@ func removeStale(base string) {
 		// A record of another pid namespace is left: its supervisor
 		// cannot be seen from here, so it cannot be judged gone.
 		if r.supervisorGone() {
+			if m := r.Shell.Mounts; m != nil {
+				sandbox.RemovePlaceholders(m.Placeholders)
+			}
 			Remove(d)
 		}
 	}

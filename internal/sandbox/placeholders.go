@@ -103,6 +103,22 @@ func (m *MountPlan) addProtectedEdges(p Policy, roots []Root) {
 	m.ReadOnly, m.Placeholders = sortedKeys(set), holders
 }
 
+// RefreshPlaceholders adds to m the placeholders of protected paths
+// missing now that were not when m was planned (a concurrent session's
+// placeholder, removed since), bound read-only like the others.
+func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
+	_, holders := planProtectedEdges(p, roots)
+	for _, h := range holders {
+		if !slices.ContainsFunc(m.Placeholders, func(o Placeholder) bool { return o.Path == h.Path }) {
+			m.Placeholders = append(m.Placeholders, h)
+			if !slices.Contains(m.ReadOnly, h.Path) {
+				m.ReadOnly = append(m.ReadOnly, h.Path)
+				slices.Sort(m.ReadOnly)
+			}
+		}
+	}
+}
+
 // literalHead is the glob g's leading components with no wildcard, and
 // whether it names a folder: more of g follows, or g ends with "/".
 func literalHead(g string) (head string, dir bool) {
@@ -140,9 +156,12 @@ func firstMissing(c string, dir bool) (Placeholder, bool) {
 }
 
 // MakePlaceholders makes on disk each of m's placeholders, owned by the
-// calling user, and records its identity; one that exists by now is
-// left as it is, unrecorded (its bind still covers it). The paths are
-// already in m.ReadOnly. The caller removes them after the session.
+// calling user, and records its identity. One that exists by now (a
+// concurrent session's on the same root) is shared when it is an empty
+// folder or file of the same kind, and recorded too; anything else is
+// left unrecorded (its bind still covers it). The paths are already in
+// m.ReadOnly. The caller removes them after the session, but those a
+// live session still names (session.RemovePlaceholders).
 func MakePlaceholders(m *MountPlan) error {
 	for i := range m.Placeholders {
 		h := &m.Placeholders[i]
@@ -156,6 +175,10 @@ func MakePlaceholders(m *MountPlan) error {
 			}
 		}
 		if err == unix.EEXIST {
+			var st unix.Stat_t
+			if unix.Lstat(h.Path, &st) == nil && emptyOfKind(st, h.Dir, h.Path) {
+				h.Dev, h.Ino = uint64(st.Dev), uint64(st.Ino)
+			}
 			continue
 		}
 		if err != nil {
@@ -168,6 +191,22 @@ func MakePlaceholders(m *MountPlan) error {
 		}
 	}
 	return nil
+}
+
+// emptyOfKind says st, of path, is an empty folder (dir) or an empty
+// regular file.
+func emptyOfKind(st unix.Stat_t, dir bool, path string) bool {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if !dir {
+			return false
+		}
+		names, err := os.ReadDir(path)
+		return err == nil && len(names) == 0
+	case unix.S_IFREG:
+		return !dir && st.Size == 0
+	}
+	return false
 }
 
 // RemovePlaceholders removes each placeholder that is still the one made

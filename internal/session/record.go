@@ -215,7 +215,9 @@ func Dir(xdg string, roots []string) (string, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
 	}
+	unlock := lockRuntime(base)
 	removeStale(base)
+	unlock()
 	dir, err := os.MkdirTemp(base, "session-")
 	if err != nil {
 		return "", err
@@ -260,7 +262,7 @@ func removeStale(base string) {
 		// cannot be seen from here, so it cannot be judged gone.
 		if r.supervisorGone() {
 			if m := r.Shell.Mounts; m != nil {
-				sandbox.RemovePlaceholders(m.Placeholders)
+				removePlaceholders(d, m.Placeholders)
 			}
 			Remove(d)
 		}

@@ -181,43 +181,30 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			rec.DenyIdentities = append(rec.DenyIdentities, id)
 		}
 	}
-	if err := readyRecordMounts(shell.Mounts, dir); err != nil {
-		sup.close()
-		return nil, err
-	}
-	if sup.record, err = session.Write(dir, sup.rec); err != nil {
+	// Only this session's record stays in sight of the runtime folder;
+	// the placeholders of protected paths missing now are made before
+	// the record, which names them for their removal.
+	if sup.record, err = session.WriteWithPlaceholders(dir, sup.rec, func(m *sandbox.MountPlan) error {
+		m.Runtime, m.Record = filepath.Dir(dir), session.RecordPath(dir)
+		sandbox.RefreshPlaceholders(m, p, roots)
+		return sandbox.MakePlaceholders(m)
+	}); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	return sup, nil
 }
 
-// readyRecordMounts completes the mount plan m (nil: none) of the
-// session whose folder is dir before its record is written: only this
-// session's record stays in sight of the runtime folder (no other
-// session's caches or record), and the placeholders of the protected
-// paths missing at the start are made, so that the record names them
-// for their removal.
-func readyRecordMounts(m *sandbox.MountPlan, dir string) error {
-	if m == nil {
-		return nil
-	}
-	m.Runtime, m.Record = filepath.Dir(dir), session.RecordPath(dir)
-	if err := sandbox.MakePlaceholders(m); err != nil {
-		return fserr.Wrap(fserr.IO, "exec: protected paths' placeholders: "+err.Error(), err)
-	}
-	return nil
-}
-
 // close removes the session's record, and the upper folders of its
 // caches' overlays: a record left behind could be named by a later
 // session, and what the session wrote in its caches is discarded.
 func (s *supervisor) close() {
-	if s.rec != nil && s.rec.Shell.Mounts != nil && !s.nested {
-		sandbox.RemovePlaceholders(s.rec.Shell.Mounts.Placeholders)
-	}
 	if s.dir != "" {
-		session.Remove(s.dir)
+		var hs []sandbox.Placeholder
+		if s.rec != nil && s.rec.Shell.Mounts != nil {
+			hs = s.rec.Shell.Mounts.Placeholders
+		}
+		session.End(s.dir, hs)
 	}
 }
 

@@ -61,7 +61,7 @@ func TestExecMountLayer(t *testing.T) {
 		}
 	}
 	policy := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy", "--verbose")
-	for _, want := range []string{`"protected_held":true`, `"deny_read_held":true`, `"read_only":["` + filepath.Join(ws, ".git")} {
+	for _, want := range []string{`"protected_held":true`, `"deny_read_held":true`, `"read_only":["`, `"` + filepath.Join(ws, ".git", "config") + `"`} {
 		if !strings.Contains(policy, want) {
 			t.Errorf("policy inside, want %s in:\n%s", want, policy)
 		}

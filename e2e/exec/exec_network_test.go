@@ -434,45 +434,44 @@ func TestMcpNoNetwork(t *testing.T) {
 	t.Logf("checked %d processes", len(pids))
 }
 
-// TestExecNetworkLandlockTCP: where no network namespace can be made (an
-// ordinary user without the mount layer: here danger-full-access, which
-// has none), Landlock's TCP rules (ABI 4 and newer) are the layer: under
-// off every TCP connect is refused; under allowlist only the proxy's
-// port, which the supervisor listens on itself, is reachable. policy
-// says which layer holds.
-func TestExecNetworkLandlockTCP(t *testing.T) {
-	s := networkSession(t, true)
-	if abi := landlockABIForTest(t); abi < 4 {
-		t.Skipf("Landlock ABI %d has no TCP rules (needs 4)", abi)
+// TestExecNetworkNoNamespaceRefused: where no network namespace can be
+// made (an ordinary user without the mount layer: here
+// danger-full-access, which has none), network: off and allowlist are
+// refused before CMD runs, naming what is missing: the old fallback,
+// Landlock's TCP rules, let the proxy's port through to every address
+// (a server of the session's own on 127.0.0.2, on the proxy's port
+// number, was reached directly) and let io_uring's socket operation by.
+// As root a namespace is always made: the same settings hold there, and
+// the direct connection is refused.
+func TestExecNetworkNoNamespaceRefused(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no python3 here: it is the server on 127.0.0.2 of this test")
 	}
-	addr := serveHTTP(t, "outside")
-	_, port, _ := net.SplitHostPort(addr)
-	t.Run("off", func(t *testing.T) {
-		s.config(t, "mode: danger-full-access\nnetwork: off\n")
-		out := s.run(t, nil, reachScript(addr)+`; dsh-fs policy --verbose | grep -o '"network":"[^"]*"'; /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(5); s.connect(("127.0.0.1", `+port+`)); print("mptcp reached")' 2>&1 | tail -1`)
-		// Landlock's TCP rules do not see Multipath TCP: no such
-		// socket may be made.
-		if !strings.Contains(out, "Protocol not supported") || strings.Contains(out, "mptcp reached") {
-			t.Errorf("a Multipath TCP socket was made, or reached the server:\n%s", out)
-		}
-		wantReach(t, out, false)
-		if !strings.Contains(out, `"network":"off, TCP only: Landlock ABI`) {
-			t.Errorf("policy does not name the Landlock TCP layer:\n%s", out)
-		}
-	})
-	t.Run("allowlist", func(t *testing.T) {
-		s.config(t, "mode: danger-full-access\nnetwork: allowlist\nnetwork_allow: [\"127.0.0.1:"+port+"\"]\n")
-		out := s.run(t, nil, fmt.Sprintf(`env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:%[1]s/; echo "proxied=$?"
-curl -fsS -m 10 --noproxy '*' http://127.0.0.1:%[1]s/ 2>/dev/null; echo "direct=$?"
-env -u NO_PROXY -u no_proxy curl -sS -m 10 http://127.0.0.1:1/; echo
-`, port))
-		for _, want := range []string{"hello from outside (host 127.0.0.1:" + port + ")\nproxied=0", "refuses 127.0.0.1:1: not in network_allow"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("the session did not print %q:\n%s", want, out)
+	// A server on 127.0.0.2 at the proxy's port, then a Go dial to it.
+	script := `port=${HTTP_PROXY##*:}; port=${port%/}
+/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.2", int(sys.argv[1]))); s.listen(); time.sleep(20)' "$port" &
+sleep 1; tcp-dial 127.0.0.2:$port; kill $! 2>/dev/null; echo CMD-RAN`
+	forEachNetworkUser(t, func(t *testing.T, s *socketSession) {
+		for _, network := range []string{"allowlist", "off"} {
+			s.config(t, "mode: danger-full-access\nnetwork: "+network+"\nnetwork_allow: [\"127.0.0.1:1\"]\n")
+			out := s.run(t, nil, script)
+			if strings.Contains(out, "reached: 127.0.0.2") {
+				t.Errorf("network: %s: the shell connected past the proxy to 127.0.0.2:\n%s", network, out)
+			}
+			if !s.agent {
+				if !strings.Contains(out, "CMD-RAN") {
+					t.Errorf("network: %s: as root the session did not run:\n%s", network, out)
+				}
+				continue
+			}
+			if strings.Contains(out, "CMD-RAN") || !strings.Contains(out, `"code":"FS_CONFIG_INVALID"`) || !strings.Contains(out, "no network namespace") {
+				t.Errorf("network: %s: want exec refused before CMD runs, naming the missing namespace:\n%s", network, out)
 			}
 		}
-		if strings.Contains(out, "direct=0") {
-			t.Errorf("a direct connection bypassed the proxy:\n%s", out)
+		// On needs no namespace: it runs.
+		s.config(t, "mode: danger-full-access\nnetwork: on\n")
+		if out := s.run(t, nil, "echo CMD-RAN"); !strings.Contains(out, "CMD-RAN") {
+			t.Errorf("network: on did not run:\n%s", out)
 		}
 	})
 }

@@ -16,5 +16,6 @@ func TestMain(m *testing.M) {
 		"tcp-dial":     tcpDial,
 		"tiocsti-push": tiocstiPush,
 		"tty-thief":    ttyThief,
+		"uring-probe":  uringProbe,
 	})
 }

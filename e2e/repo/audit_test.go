@@ -115,6 +115,7 @@ var mayMount = registry{
 	"internal/sandbox/mounts_apply.go": "the mount layer: binds, hides, pins",
 	"internal/sandbox/overlay.go":      "the toolchain caches' overlays, on the descriptor of each cache",
 	"internal/sandbox/rotree.go":       "the read-only tree",
+	"internal/sandbox/runtimeview.go":  "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
 	"internal/sandbox/sockets.go":      "socket folders hidden where Landlock cannot refuse them",
 	"internal/sandbox/readview.go":     "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
 	"internal/tty/devpts.go":           "the session's own devpts",
@@ -135,6 +136,7 @@ var mayStart = registry{
 var mayRawSyscall = registry{
 	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/kernel/calls.go":      "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): x/sys/unix's wrapper passes a name, and \"\" is EINVAL",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,
@@ -160,6 +162,11 @@ var mayMutate = registry{
 		"store's own folder (exec's private runtime folder), never a path a call names",
 	"internal/session/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
 		"$XDG_RUNTIME_DIR), never a path a call names",
+	"internal/sandbox/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
+		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
+		"call names), and removed after it only while the same file, still empty",
+	"internal/sandbox/runtimeview.go": "the session folder and empty file made in the child's own new tmpfs over " +
+		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 	"internal/sandbox/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +

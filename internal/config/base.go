@@ -223,7 +223,7 @@ func (l *loader) resolveBase() error {
 			case KeyDenyRead, KeyProtectedExtra:
 				v.value = union(l.base[k].value, v.value)
 				l.base[k] = v
-			case KeyTmp:
+			case KeyTmp, KeyAllowIoUring:
 				if v.value == false {
 					l.base[k] = v
 				}

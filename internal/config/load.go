@@ -263,6 +263,7 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		Network:                net,
 		NetworkAllow:           asList(vals[KeyNetworkAllow].value),
 		NetworkApproval:        netApproval,
+		AllowIoUring:           vals[KeyAllowIoUring].value.(bool),
 		Home:                   l.home,
 		ConfigFiles:            loaded,
 		TrustedFiles:           trustedFiles,

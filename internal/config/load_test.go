@@ -181,6 +181,7 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			session: "caches: [/srv/cache, /home/x/.ssh]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches"},
 		{name: "session file caches_from_toolchains back on", system: "caches_from_toolchains: false\n",
 			session: "caches_from_toolchains: true\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_from_toolchains"},
+		{name: "session file allow_io_uring on", session: "allow_io_uring: true\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_io_uring"},
 		{name: "session file caches_writable direct", session: "caches_writable: direct\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_writable"},
 		{name: "session file caches_writable overlay over off", system: "caches_writable: \"off\"\n", session: "caches_writable: overlay\n", reason: sandbox.ReasonSessionWiden},
 
@@ -297,6 +298,11 @@ func TestTrustedSources(t *testing.T) {
 		{name: "a relative caches entry", system: "caches: [build/cache]\n", code: fserr.ConfigInvalid},
 		{name: "an unknown caches_writable", system: "caches_writable: always\n", code: fserr.ConfigInvalid},
 		{name: "an allow_unix_sockets ~ entry with no home", system: "allow_unix_sockets: [\"~/.gnupg/S.gpg-agent\"]\n", noHome: true, code: fserr.ConfigInvalid},
+		{name: "managed allow_io_uring off is a ceiling", user: "allow_io_uring: true\n", requirements: "allow_io_uring: false\n", check: func(t *testing.T, s *Settings) {
+			if s.Policy.AllowIoUring {
+				t.Error("allow_io_uring on under a managed false")
+			}
+		}},
 		{name: "managed allow_unix_sockets replaces the user's", user: "allow_unix_sockets: [/run/a.sock]\n", requirements: "allow_unix_sockets: []\n", check: func(t *testing.T, s *Settings) {
 			if len(s.Policy.AllowUnixSockets) != 0 {
 				t.Errorf("allow_unix_sockets %q", s.Policy.AllowUnixSockets)

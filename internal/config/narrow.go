@@ -210,7 +210,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 		}
 	case KeyWritableRoots:
 		return l.checkSessionRoots(v, denyRaw)
-	case KeyCachesFromToolchains:
+	case KeyCachesFromToolchains, KeyAllowIoUring:
 		if v.value == true && base.value == false {
 			return deny("")
 		}

@@ -36,6 +36,7 @@ const (
 	// KeyNetworkApproval says who is asked about a host network_allow
 	// does not name; a session source may only set none.
 	KeyNetworkApproval   Key = "network_approval"
+	KeyAllowIoUring      Key = "allow_io_uring"
 	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
 	KeyDiffMaxBytes      Key = "diff_max_bytes"
 	KeyDiffContext       Key = "diff_context"
@@ -133,6 +134,10 @@ var settings = []setting{
 	// unless a trusted source says so; a session source may only say
 	// none (loader.narrows).
 	{KeyNetworkApproval, "", "", kindString, string(sandbox.NetworkApprovalNone), false},
+	// Whether a session may make an io_uring, whose operations bypass
+	// the system calls the network and file layers watch; a session
+	// source may only turn it off (loader.narrows).
+	{KeyAllowIoUring, "", "", kindBool, false, false},
 	{KeyDiffBasisMaxBytes, FlagDiffBasisMaxBytes, "DSH_FS_DIFF_BASIS_MAX_BYTES", kindInt, DefaultDiffBasisMaxBytes, false},
 	{KeyDiffMaxBytes, FlagDiffMaxBytes, "DSH_FS_DIFF_MAX_BYTES", kindInt, DefaultDiffMaxBytes, false},
 	{KeyDiffContext, FlagDiffContext, "DSH_FS_DIFF_CONTEXT", kindInt, DefaultDiffContext, false},
@@ -151,7 +156,7 @@ var settings = []setting{
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets,
-	KeyNetwork, KeyNetworkAllow, KeyNetworkApproval}
+	KeyNetwork, KeyNetworkAllow, KeyNetworkApproval, KeyAllowIoUring}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -110,41 +110,6 @@ func LoopbackUp() error {
 	return nil
 }
 
-// tcpLandlockABI is the first Landlock ABI with TCP rules.
-const tcpLandlockABI = 4
-
-// TCPRules reports whether the kernel has Landlock's TCP rules: the
-// network's second layer where no network namespace can be made.
-func TCPRules() (abi int, ok bool) { return ABI(), ABI() >= tcpLandlockABI }
-
-// RestrictTCP restricts this process, and every process it will start,
-// so that the kernel refuses every TCP connect(2) but to the ports
-// (none: every one), whatever the address. It is a ruleset of its own,
-// stacked on the others. It covers TCP alone: UDP, raw sockets and the
-// other protocols stay as they are.
-func RestrictTCP(ports []int) error {
-	if _, ok := TCPRules(); !ok {
-		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no TCP rules (needs %d)", ABI(), tcpLandlockABI))
-	}
-	cfg := landlock.Config{HandledAccessNet: landlock.AccessNetSet(llsys.AccessNetConnectTCP)}
-	var rules []landlock.Rule
-	for _, p := range ports {
-		rules = append(rules, landlock.ConnectTCP(uint16(p)))
-	}
-	if err := cfg.RestrictNet(rules...); err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: tcp: %v", err), err)
-	}
-	// Landlock's TCP rules do not see Multipath TCP: a socket made with
-	// IPPROTO_MPTCP connects anywhere (checked on Linux 6.18). So none is
-	// made: EPROTONOSUPPORT, on which clients fall back to TCP. The
-	// protocol is an int, matched on its low word as the kernel reads it.
-	rule := lowWordRule{syscall: unix.SYS_SOCKET, arg: 2, values: []uint32{unix.IPPROTO_MPTCP}, errno: unix.EPROTONOSUPPORT}
-	if err := rule.install(); err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp: multipath tcp: "+err.Error(), err)
-	}
-	return nil
-}
-
 // SocketRulesABI is the first Landlock ABI with the resolve-unix right.
 const SocketRulesABI = 9
 

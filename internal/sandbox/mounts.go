@@ -92,6 +92,13 @@ type MountPlan struct {
 	// View is the read view (readview.go), made after the overlays and
 	// before the read-only tree; nil without one.
 	View *ReadView `json:"read_view,omitempty"`
+	// Runtime, when not "", is exec's runtime folder, hidden last but
+	// for Record, this session's record (runtimeview.go).
+	Runtime string `json:"runtime,omitempty"`
+	Record  string `json:"record,omitempty"`
+	// Placeholders hold protected paths missing at the start; they and
+	// the targets of protected symlinks are in ReadOnly (placeholders.go).
+	Placeholders []Placeholder `json:"placeholders,omitempty"`
 }
 
 // Empty reports whether applying m would mount nothing.
@@ -221,6 +228,7 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 	pl.planSockets(p)
 	pl.hideLinks()
 	m := pl.plan()
+	m.addProtectedEdges(p, roots) // before the pins, which hold them too
 	if p.Mode == WorkspaceWrite {
 		m.Writable = existingDirs(rootPaths)
 		slices.Sort(m.Writable)

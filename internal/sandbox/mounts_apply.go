@@ -149,6 +149,12 @@ func (m MountPlan) Apply(emptyFile string) error {
 	if err := hideSockets(empty, m.HiddenSockets); err != nil {
 		return err
 	}
+	// Other sessions' folders, their caches' layers with them.
+	if m.Runtime != "" {
+		if err := hideRuntime(m.Runtime, m.Record); err != nil {
+			return mountErr("hide", m.Runtime, err)
+		}
+	}
 	if err := unix.Chdir(wd); err != nil {
 		return mountErr("enter the working folder", wd, err)
 	}

@@ -103,14 +103,19 @@ func TestMountPlan(t *testing.T) {
 				// Of a git directory only its code-running parts that
 				// exist (ws/.git's config and hooks; ws/sub/.git and
 				// vendor/lib.git hold none).
-				ReadOnly:    in("ws/.git/config", "ws/.git/hooks", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc"),
+				// The protected paths missing at the start get a
+				// placeholder (placeholders.go): .codex and its like, and
+				// in the root's .git, config.worktree, and info and
+				// objects/info, the first missing folders of the others.
+				ReadOnly: in("ws/.agents", "ws/.claude", "ws/.codex", "ws/.dsh-fs", "ws/.git/config", "ws/.git/config.worktree",
+					"ws/.git/hooks", "ws/.git/info", "ws/.git/objects/info", "ws/.idea", "ws/.mcp.json", "ws/.vscode", "ws/dsh-fs.yaml", "ws/src/.bashrc"),
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem", "ws/.env", "ws/app/.env"),
 				// The folders between the root (rebound by the read-only
 				// tree) and each read-only path, and each git directory
 				// (by content or by its name .git) with the folders
 				// above it.
-				Pinned:   in("ws/.git", "ws/src", "ws/sub", "ws/sub/.git", "ws/vendor", "ws/vendor/lib.git"),
+				Pinned:   in("ws/.git", "ws/.git/objects", "ws/src", "ws/sub", "ws/sub/.git", "ws/vendor", "ws/vendor/lib.git"),
 				Writable: in("ws"),
 			},
 		},
@@ -292,6 +297,9 @@ func TestMountApply(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
 	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	if err := MakePlaceholders(&plan); err != nil {
+		t.Fatal(err)
+	}
 	if !plan.OutsideReadOnly {
 		t.Log("no mount_setattr here: the read-only tree is not tested")
 	}

@@ -73,6 +73,9 @@ type Policy struct {
 	// NetworkApproval is who is asked about a host NetworkAllow does not
 	// name (network_approval); "" is none.
 	NetworkApproval NetworkApproval
+	// AllowIoUring lets a dsh-fs exec session make an io_uring; without
+	// it the session's seccomp filter refuses io_uring's calls.
+	AllowIoUring bool
 	// Home is the user's home folder from the user database, never from
 	// $HOME, which the session sets: "~" in every glob expands to it.
 	Home string

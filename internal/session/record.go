@@ -162,13 +162,10 @@ type Shell struct {
 	Caches []sandbox.Cache `json:"caches,omitempty"`
 	// NetworkHeld says the shell reaches over the network only what the
 	// network setting allows, and Network how, or why not. Namespaced
-	// says the shell has a network namespace of its own; NetworkTCP
-	// that, without one, Landlock's TCP rules refuse its TCP connects
-	// (but to the proxy's port, under allowlist).
+	// says the shell has a network namespace of its own.
 	NetworkHeld       bool   `json:"network_held"`
 	Network           string `json:"network"`
 	NetworkNamespaced bool   `json:"network_namespace"`
-	NetworkTCP        bool   `json:"network_landlock_tcp"`
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).
@@ -220,7 +217,9 @@ func Dir(xdg string, roots []string) (string, error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
 	}
+	unlock := lockRuntime(base)
 	removeStale(base)
+	unlock()
 	dir, err := os.MkdirTemp(base, "session-")
 	if err != nil {
 		return "", err
@@ -287,6 +286,9 @@ func removeStale(base string) {
 		// A record of another pid namespace is left: its supervisor
 		// cannot be seen from here, so it cannot be judged gone.
 		if r.supervisorGone() {
+			if m := r.Shell.Mounts; m != nil {
+				removePlaceholders(d, m.Placeholders)
+			}
 			Remove(d)
 		}
 	}

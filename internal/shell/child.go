@@ -7,7 +7,6 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
-	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -44,16 +43,13 @@ type childSpec struct {
 	// supervisor's proxy, which the child's bridge serves on a loopback
 	// port of its own (network: allowlist).
 	ProxyFD int `json:"proxy_fd"`
-	// TCPPorts, when not nil, are the only ports CMD may connect to over
-	// TCP (kernel.RestrictTCP): the network's layer where there is no
-	// network namespace; ProxyPort is then the proxy's on the host's
-	// 127.0.0.1 under allowlist, 0 under off.
-	TCPPorts  []int `json:"tcp_ports"`
-	ProxyPort int   `json:"proxy_port"`
 	// Terminal, when not nil, has the child make the session's terminal
 	// in the session's own devpts (tty.MakeTerminal) and hand its master
 	// to the supervisor.
 	Terminal *childTerminal `json:"terminal,omitempty"`
+	// IoUring leaves io_uring's calls to CMD (allow_io_uring); the
+	// keyrings' are refused always (kernel.RefuseSessionCalls).
+	IoUring bool `json:"io_uring"`
 }
 
 // childTerminal is how the child makes the session's terminal: with the
@@ -103,6 +99,11 @@ func execChild() int {
 	if err != nil || len(spec.Argv) == 0 {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
 	}
+	// The keyring exec was started in is the person's: the session gets
+	// an empty one of its own.
+	if err := kernel.JoinSessionKeyring(); err != nil {
+		return fail(fserr.CodeOf(err), err.Error())
+	}
 	if spec.Mounts != nil {
 		if err := spec.Mounts.Apply(spec.Empty); err != nil {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
@@ -145,14 +146,6 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
 	}
-	if spec.TCPPorts != nil {
-		if err := kernel.RestrictTCP(spec.TCPPorts); err != nil {
-			return fail(fserr.CodeOf(err), "network layer: "+err.Error())
-		}
-		if spec.ProxyPort > 0 {
-			env = netproxy.Env(env, spec.ProxyPort)
-		}
-	}
 	if spec.Sockets != nil {
 		if err := kernel.RestrictSockets(spec.Sockets); err != nil {
 			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
@@ -168,6 +161,11 @@ func execChild() int {
 	// session may type into a terminal (TIOCSTI), whichever it reaches.
 	if err := kernel.RefuseTerminalInjection(); err != nil {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
+	}
+	// Nor reach the person's keyrings, or, unless allowed, io_uring,
+	// whose operations skip the calls the other layers watch.
+	if err := kernel.RefuseSessionCalls(spec.IoUring); err != nil {
+		return fail(fserr.CodeOf(err), "kernel calls: "+err.Error())
 	}
 	if spec.Init {
 		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -212,47 +210,6 @@ func TestChildSessionInit(t *testing.T) {
 	}
 }
 
-// TestChildTCPLayer: without a network namespace, Landlock's TCP rules
-// let CMD connect only to the ports it was given.
-func TestChildTCPLayer(t *testing.T) {
-	if abi, ok := kernel.TCPRules(); !ok {
-		t.Skip("no Landlock TCP rules: ABI", abi)
-	}
-	allowed, refused := listen(t), listen(t)
-	port := allowed.Addr().(*net.TCPAddr).Port
-	for name, tc := range map[string]struct {
-		addr   string
-		status int
-	}{"allowed port": {allowed.Addr().String(), 0}, "other port": {refused.Addr().String(), 3}} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv(dialEnv, tc.addr)
-			run := runChild(t, childSpec{Path: testSelf(t), Argv: []string{"dial"}, TCPPorts: []int{port}, Ctty: -1}, nil)
-			if run.failure != nil || run.status != tc.status {
-				t.Fatalf("failure %+v, status %d (%q); want status %d", run.failure, run.status, run.stdout, tc.status)
-			}
-		})
-	}
-}
-
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return l
-}
-
 // TestChildLayerFailures: a layer the child cannot set up is its
 // failure, named by the layer, and CMD never runs. The layers that
 // mount run in the session's namespaces, so nothing here is mounted on
@@ -275,9 +232,6 @@ func TestChildLayerFailures(t *testing.T) {
 	}
 	if !sandbox.SocketLandlock(sandbox.Policy{Mode: sandbox.WorkspaceWrite}) {
 		cases["socket layer on an old kernel"] = layerCase{childSpec{Sockets: []string{}}, nil, "socket layer: "}
-	}
-	if _, ok := kernel.TCPRules(); !ok {
-		cases["tcp layer on an old kernel"] = layerCase{childSpec{TCPPorts: []int{}}, nil, "network layer: "}
 	}
 	if len(cases) == 0 {
 		t.Skip("every layer can be set up here, and the mount layer's failures need root")

@@ -3,7 +3,6 @@ package shell
 import (
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"testing"
 
@@ -16,27 +15,13 @@ import (
 // with helperEnv set it runs its arguments as dsh-fs would (Entry), so
 // the child, the probes and the brokered call run for real, in processes
 // of their own, and their coverage counts (coverEnv).
-const (
-	helperEnv = "DSH_FS_SHELL_TEST_HELPER"
-	// dialEnv makes the helper a CMD that connects over TCP to the
-	// address it names, and exits 0 when it could, 3 when it could not.
-	dialEnv = "DSH_FS_SHELL_TEST_DIAL"
-)
+const helperEnv = "DSH_FS_SHELL_TEST_HELPER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		if status, ok := Entry(os.Args[1:], testCaller); ok {
 			os.Exit(status)
 		}
-	}
-	if addr := os.Getenv(dialEnv); addr != "" {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			fmt.Println("dial:", err)
-			os.Exit(3)
-		}
-		c.Close()
-		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
-	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -24,11 +24,17 @@ import (
 type networkPlan struct {
 	// namespaced: the shell gets a network namespace of its own.
 	namespaced bool
-	// tcp: without one, Landlock's TCP rules refuse its TCP connects,
-	// but to the proxy's port under allowlist.
-	tcp  bool
-	held bool
-	text string
+	held       bool
+	text       string
+	// missing, when not "", is why the network setting cannot be held
+	// here: exec refuses to start (networkMissing).
+	missing string
+}
+
+// networkMissing is exec's error for a network setting it cannot hold.
+func networkMissing(p sandbox.Policy, missing string) error {
+	return fserr.New(fserr.ConfigInvalid, "exec: network "+string(p.Network)+" cannot be held here: "+missing+
+		"\nhint: network: on, a mode with the mount layer (workspace-write, read-only) where user namespaces are allowed, or run as root")
 }
 
 // networkLayer decides the network of a session under p (docs/design.md
@@ -37,8 +43,10 @@ type networkPlan struct {
 // which the network namespace is made too; as root one is made without
 // them. withInit says the session has its own first process
 // (session.Init), where the allowlist's bridge to the proxy runs:
-// without one, allowlist is off. Where no namespace can be made,
-// Landlock's TCP rules are the layer, TCP only.
+// without one, allowlist is off. Where no namespace can be made, the
+// setting cannot be held (missing), unless enforce is off: no fallback
+// holds it whole (Landlock's TCP rules grant a port to every address,
+// and miss UDP and io_uring's sockets).
 func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 	if p.Network == sandbox.NetworkOn {
 		return networkPlan{held: true, text: "on: the host's network, every address it reaches"}
@@ -56,13 +64,11 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		if p.Mode == sandbox.DangerFullAccess {
 			nsWhy = "no network namespace: danger-full-access has no mount layer, whose user namespace a user that is not root needs for one"
 		}
-		if abi, ok := kernel.TCPRules(); ok && p.Enforce != sandbox.EnforceOff {
-			if p.Network == sandbox.NetworkAllowlist {
-				return networkPlan{tcp: true, text: fmt.Sprintf("allowlist, TCP only: Landlock ABI %d refuses every TCP connect but to the session's proxy on the host's 127.0.0.1 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY name it); %s; UDP and other protocols are not refused (%s)", abi, reach, nsWhy)}
-			}
-			return networkPlan{tcp: true, text: fmt.Sprintf("off, TCP only: Landlock ABI %d refuses every TCP connect; UDP and other protocols are not refused (%s)", abi, nsWhy)}
+		text := "not held for the shell: network " + string(p.Network) + " needs a network namespace, and " + nsWhy[len("no network namespace: "):]
+		if p.Enforce == sandbox.EnforceOff {
+			return networkPlan{text: text + " (enforce: off)"}
 		}
-		return networkPlan{text: "not held for the shell: network " + string(p.Network) + " needs a network namespace, and " + nsWhy[len("no network namespace: "):] + "; Landlock's TCP rules (ABI 4) are not available either"}
+		return networkPlan{text: text, missing: nsWhy}
 	}
 	off := "a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
 	if p.Network == sandbox.NetworkAllowlist {
@@ -72,26 +78,6 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		return networkPlan{namespaced: true, held: true, text: "allowlist: a network namespace of its own with only loopback, where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name the session's proxy (HTTP, CONNECT, SOCKS5), run by the supervisor; " + reach}
 	}
 	return networkPlan{namespaced: true, held: true, text: "off: " + off}
-}
-
-// startHostProxy starts the allowlist's proxy on the host's 127.0.0.1,
-// for a session without a network namespace (Landlock lets it connect
-// to this port alone), and returns its port and the function that ends
-// it.
-func (s *supervisor) startHostProxy() (int, func(), error) {
-	proxy, err := s.newProxy()
-	if err != nil {
-		return 0, nil, err
-	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		return 0, nil, err
-	}
-	go proxy.Serve(l)
-	return l.Addr().(*net.TCPAddr).Port, func() {
-		l.Close()
-		proxy.Close()
-	}, nil
 }
 
 // newProxy is the session's proxy, whose refusals are lines of the
@@ -188,8 +174,8 @@ func NetworkOutsideText(p sandbox.Policy) string {
 	switch {
 	case plan.namespaced:
 		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would give it " + strings.SplitN(plan.text, ": ", 2)[1] + ")"
-	case plan.tcp:
-		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would apply " + plan.text + ")"
+	case plan.missing != "":
+		return "not held for the shell: no dsh-fs exec session (dsh-fs exec refuses to start here: " + plan.missing + ")"
 	}
 	return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(plan.text, "not held for the shell: ") + ")"
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -128,27 +129,15 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
 	findCaches := startFindCaches(s)
-	if p.Mode == sandbox.DangerFullAccess {
-		shell.MountsWhy = "danger-full-access mode"
-	} else if ok, why := sandbox.MountLayer(); !ok {
-		shell.MountsWhy = why
-	} else if err := probeUserNamespace(self); err != nil {
-		shell.MountsWhy = "not root, and a user namespace cannot mount here (" + err.Error() + ")"
-	} else {
-		// The roots' tree indexes are kept where the records are; without
-		// that folder each root is read whole (sandbox.PlanMounts).
-		xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-		store, err := session.IndexStore(xdg, sandbox.RootPaths(roots))
-		if err != nil {
-			store = nil
-		}
-		plan := sandbox.PlanMountsIndexed(p, roots, store)
-		shell.Mounts = &plan
-	}
+	shell.Mounts, shell.MountsWhy = planMountLayer(opts, self, p, roots)
 	shell.Privileges = Privileges(p, shell.Mounts != nil)
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
 	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
+	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
+	if netPlan.missing != "" {
+		return nil, networkMissing(p, netPlan.missing)
+	}
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
@@ -160,8 +149,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	cachesReady := make(chan cacheSetup, 1)
 	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
-	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
@@ -187,11 +175,41 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			rec.DenyIdentities = append(rec.DenyIdentities, id)
 		}
 	}
-	if sup.record, err = session.Write(dir, sup.rec); err != nil {
+	// Only this session's record stays in sight of the runtime folder;
+	// the placeholders of protected paths missing now are made before
+	// the record, which names them for their removal.
+	if sup.record, err = session.WriteWithPlaceholders(dir, sup.rec, func(m *sandbox.MountPlan) error {
+		m.Runtime, m.Record = filepath.Dir(dir), session.RecordPath(dir)
+		sandbox.RefreshPlaceholders(m, p, roots)
+		return sandbox.MakePlaceholders(m)
+	}); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
 	return sup, nil
+}
+
+// planMountLayer plans the mount layer of a session of p over roots, or
+// says why there is none.
+func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox.Root) (*sandbox.MountPlan, string) {
+	if p.Mode == sandbox.DangerFullAccess {
+		return nil, "danger-full-access mode"
+	}
+	if ok, why := sandbox.MountLayer(); !ok {
+		return nil, why
+	}
+	if err := probeUserNamespace(self); err != nil {
+		return nil, "not root, and a user namespace cannot mount here (" + err.Error() + ")"
+	}
+	// The roots' tree indexes are kept where the records are; without
+	// that folder each root is read whole (sandbox.PlanMounts).
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	store, err := session.IndexStore(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		store = nil
+	}
+	plan := sandbox.PlanMountsIndexed(p, roots, store)
+	return &plan, ""
 }
 
 // close removes the session's record, and the upper folders of its
@@ -199,7 +217,11 @@ func newSupervisor(opts Options) (*supervisor, error) {
 // session, and what the session wrote in its caches is discarded.
 func (s *supervisor) close() {
 	if s.dir != "" {
-		session.Remove(s.dir)
+		var hs []sandbox.Placeholder
+		if s.rec != nil && s.rec.Shell.Mounts != nil {
+			hs = s.rec.Shell.Mounts.Placeholders
+		}
+		session.End(s.dir, hs)
 	}
 }
 
@@ -364,7 +386,8 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *chi
 func (s *supervisor) spec(child *exec.Cmd, path string, argv []string, ctty int, terminal *childTerminal) childSpec {
 	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal}
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal,
+		IoUring: s.settings.Policy.AllowIoUring}
 	if m := s.rec.Shell.Mounts; m != nil {
 		spec.Mounts, spec.Empty = m, s.empty
 		ns := mountNamespace()
@@ -393,17 +416,6 @@ func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func()
 				return stop, err
 			}
 			stops = append(stops, stopProxy)
-		}
-	}
-	if s.rec.Shell.NetworkTCP {
-		spec.TCPPorts = []int{}
-		if s.settings.Policy.Network == sandbox.NetworkAllowlist {
-			var stopProxy func()
-			if spec.ProxyPort, stopProxy, err = s.startHostProxy(); err != nil {
-				return stop, err
-			}
-			stops = append(stops, stopProxy)
-			spec.TCPPorts = []int{spec.ProxyPort}
 		}
 	}
 	return stop, nil

@@ -1,0 +1,33 @@
+package exec
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestExecUserWithoutXDGRuntimeDir: an ordinary user whose environment
+// lacks XDG_RUNTIME_DIR (after su, in a CI job, a container's exec) but
+// who has the private runtime folder /run/user/UID gets a session: the
+// record's place comes from the uid, and the folder is checked as it is
+// when the variable names it. Before, exec failed with "XDG_RUNTIME_DIR
+// is not set".
+func TestExecUserWithoutXDGRuntimeDir(t *testing.T) {
+	requireUserNamespaces(t)
+	bin, ws, system := unprivilegedSession(t, map[string]string{"a.txt": "a\n"})
+	agentRuntimeDir(t) // /run/user/UID exists, the user's, 0700
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `dsh-fs stat a.txt; echo "stat=$?"`)
+	c.Dir = ws
+	c.Env = slices.DeleteFunc(agentExecEnv(t, bin, system), func(v string) bool { return strings.HasPrefix(v, "XDG_RUNTIME_DIR=") })
+	asAgent(t, c)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("exec as %s without XDG_RUNTIME_DIR: %v\n%s", agentUserName, err, out)
+	}
+	for _, want := range []string{`"ok":true,"op":"stat","path":"a.txt"`, "stat=0"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+}

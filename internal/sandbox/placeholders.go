@@ -1,0 +1,230 @@
+package sandbox
+
+// Protected paths that a mount cannot cover as they are: reached through
+// a symlink present at the start, or missing at the start. The planning
+// is PlanMounts' (planProtectedEdges); exec's supervisor makes the
+// placeholders before the session (MakePlaceholders) and removes them
+// after it (RemovePlaceholders), and so does the next session's clean-up
+// of a supervisor killed before it could (session.removeStale).
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Placeholder is a protected path missing at the start, held by an empty
+// folder (Dir) or an empty file made on disk at its first missing
+// component and bound read-only in the session: the session cannot make
+// what it protects. Dev and Ino are its identity once made: only the
+// same file, still empty, is removed after the session.
+type Placeholder struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
+	Dev  uint64 `json:"dev,omitempty"`
+	Ino  uint64 `json:"ino,omitempty"`
+}
+
+// gitPlaceholders are the entries of a root's own .git folder held by a
+// placeholder where .git exists and they do not: the code-running ones
+// of the git guard's list. commondir and gitdir are left out: an empty
+// one is not harmless, git reads it as a path.
+var gitPlaceholders = []string{"config", "config.worktree", "hooks/", "info/attributes", "objects/info/alternates", "objects/info/http-alternates"}
+
+// planProtectedEdges returns, for a workspace-write session with the
+// writable roots roots, the canonical targets of protected paths
+// reached through a symlink (to bind read-only), and the placeholders
+// of protected paths that are missing. Only the literal head of a
+// protected glob relative to a root is looked at (".codex" of
+// ".codex/**", ".mcp.json"; nothing of "**/.bashrc"), and a root's own
+// .git folder: nothing below a folder that is not a root, so `git init`
+// in a new folder stays possible. What lies outside the roots is
+// read-only anyway, and left.
+func planProtectedEdges(p Policy, roots []Root) (readOnly []string, holders []Placeholder) {
+	if p.Mode != WorkspaceWrite {
+		return nil, nil
+	}
+	rootPaths := RootPaths(roots)
+	seen := map[string]bool{}
+	edge := func(root, path string, dir bool) {
+		c, err := Canonical(root, path)
+		if err != nil || !beneathAny(rootPaths, c) || seen[c] {
+			return
+		}
+		seen[c] = true
+		if _, err := os.Lstat(c); err == nil {
+			if c != filepath.Join(root, path) {
+				readOnly = append(readOnly, c) // through a symlink
+			}
+			return
+		}
+		if h, ok := firstMissing(c, dir); ok && !seen[h.Path+"\x00"] {
+			seen[h.Path+"\x00"] = true
+			holders = append(holders, h)
+		}
+	}
+	for _, r := range roots {
+		if r.Origin == "tmp" {
+			continue
+		}
+		for _, g := range p.Protected {
+			g = p.expandHome(g)
+			if strings.HasPrefix(g, "~") || strings.HasPrefix(g, "/") {
+				continue
+			}
+			if head, dir := literalHead(g); head != "" {
+				edge(r.Path, head, dir)
+			}
+		}
+		if fi, err := os.Lstat(filepath.Join(r.Path, ".git")); err == nil && fi.IsDir() {
+			for _, e := range gitPlaceholders {
+				edge(r.Path, filepath.Join(".git", e), strings.HasSuffix(e, "/"))
+			}
+		}
+	}
+	slices.Sort(readOnly)
+	return readOnly, holders
+}
+
+// addProtectedEdges adds to m the protected symlinks' targets and the
+// placeholders of planProtectedEdges, both bound read-only.
+func (m *MountPlan) addProtectedEdges(p Policy, roots []Root) {
+	edges, holders := planProtectedEdges(p, roots)
+	set := map[string]bool{}
+	for _, r := range append(m.ReadOnly, edges...) {
+		set[r] = true
+	}
+	for _, h := range holders {
+		set[h.Path] = true
+	}
+	m.ReadOnly, m.Placeholders = sortedKeys(set), holders
+}
+
+// RefreshPlaceholders adds to m the placeholders of protected paths
+// missing now that were not when m was planned (a concurrent session's
+// placeholder, removed since), bound read-only like the others.
+func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
+	_, holders := planProtectedEdges(p, roots)
+	for _, h := range holders {
+		if !slices.ContainsFunc(m.Placeholders, func(o Placeholder) bool { return o.Path == h.Path }) {
+			m.Placeholders = append(m.Placeholders, h)
+			if !slices.Contains(m.ReadOnly, h.Path) {
+				m.ReadOnly = append(m.ReadOnly, h.Path)
+				slices.Sort(m.ReadOnly)
+			}
+		}
+	}
+}
+
+// literalHead is the glob g's leading components with no wildcard, and
+// whether it names a folder: more of g follows, or g ends with "/".
+func literalHead(g string) (head string, dir bool) {
+	parts := strings.Split(strings.TrimSuffix(g, "/"), "/")
+	n := 0
+	for n < len(parts) && parts[n] != "" && !strings.ContainsAny(parts[n], "*?[{\\") && parts[n] != "." && parts[n] != ".." {
+		n++
+	}
+	if n == 0 {
+		return "", false
+	}
+	return filepath.Join(parts[:n]...), n < len(parts) || strings.HasSuffix(g, "/")
+}
+
+// firstMissing is the placeholder of the missing canonical path c: its
+// first component that does not exist, a folder unless it is c itself
+// and c is not one; ok is false where the last existing one is not a
+// folder.
+func firstMissing(c string, dir bool) (Placeholder, bool) {
+	at := c
+	for {
+		parent := filepath.Dir(at)
+		fi, err := os.Lstat(parent)
+		if err == nil {
+			if !fi.IsDir() {
+				return Placeholder{}, false
+			}
+			return Placeholder{Path: at, Dir: at != c || dir}, true
+		}
+		if parent == at {
+			return Placeholder{}, false
+		}
+		at = parent
+	}
+}
+
+// MakePlaceholders makes on disk each of m's placeholders, owned by the
+// calling user, and records its identity. One that exists by now (a
+// concurrent session's on the same root) is shared when it is an empty
+// folder or file of the same kind, and recorded too; anything else is
+// left unrecorded (its bind still covers it). The paths are already in
+// m.ReadOnly. The caller removes them after the session, but those a
+// live session still names (session.RemovePlaceholders).
+func MakePlaceholders(m *MountPlan) error {
+	for i := range m.Placeholders {
+		h := &m.Placeholders[i]
+		var err error
+		if h.Dir {
+			err = unix.Mkdirat(unix.AT_FDCWD, h.Path, 0o755)
+		} else {
+			var fd int
+			if fd, err = unix.Open(h.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
+				unix.Close(fd)
+			}
+		}
+		if err == unix.EEXIST {
+			var st unix.Stat_t
+			if unix.Lstat(h.Path, &st) == nil && emptyOfKind(st, h.Dir, h.Path) {
+				h.Dev, h.Ino = uint64(st.Dev), uint64(st.Ino)
+			}
+			continue
+		}
+		if err != nil {
+			RemovePlaceholders(m.Placeholders[:i])
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(h.Path, &st); err == nil {
+			h.Dev, h.Ino = uint64(st.Dev), uint64(st.Ino)
+		}
+	}
+	return nil
+}
+
+// emptyOfKind says st, of path, is an empty folder (dir) or an empty
+// regular file.
+func emptyOfKind(st unix.Stat_t, dir bool, path string) bool {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if !dir {
+			return false
+		}
+		names, err := os.ReadDir(path)
+		return err == nil && len(names) == 0
+	case unix.S_IFREG:
+		return !dir && st.Size == 0
+	}
+	return false
+}
+
+// RemovePlaceholders removes each placeholder that is still the one made
+// (its identity) and still empty, the last made first.
+func RemovePlaceholders(hs []Placeholder) {
+	for i := len(hs) - 1; i >= 0; i-- {
+		h := hs[i]
+		var st unix.Stat_t
+		if h.Ino == 0 || unix.Lstat(h.Path, &st) != nil || uint64(st.Dev) != h.Dev || uint64(st.Ino) != h.Ino {
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			unix.Rmdir(h.Path) // fails, and stays, when not empty
+		case unix.S_IFREG:
+			if st.Size == 0 {
+				unix.Unlink(h.Path)
+			}
+		}
+	}
+}

@@ -13,11 +13,13 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
-// startFindCaches starts asking the toolchains for their caches, outside
-// the session and with exec's own environment (the person's), while the
-// supervisor readies the rest; the function it returns waits for the
-// answer. The config's caches come first; the toolchains are not asked
-// where caches_from_toolchains is false.
+// startFindCaches starts finding the toolchains' caches, outside the
+// session and with exec's own environment (the person's), while the
+// supervisor readies the rest: the answer kept by an earlier session for
+// the same toolchains, variables and config files (findCachesKept), else
+// the toolchains' own; the function it returns waits for the answer. The
+// config's caches come first; the toolchains are not asked, nor their
+// answers read, where caches_from_toolchains is false.
 func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	var listed []sandbox.FoundCache
 	for _, p := range s.Caches.Paths {
@@ -31,7 +33,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	}
 	done := make(chan []sandbox.FoundCache, 1)
 	env := WithoutSessionVars(os.Environ())
-	go func() { done <- sandbox.FindCaches(env) }()
+	go func() { done <- findCachesKept(toolchainsBase(), env) }()
 	return func() []sandbox.FoundCache { return append(listed, <-done...) }
 }
 

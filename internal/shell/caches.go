@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/gocacheprog"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -155,6 +156,45 @@ func cachesProbe() int {
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(refused)
+	return statusOK
+}
+
+// goCacheProgEnv are the variables CMD's environment env gains so that
+// its go commands use the Go build cache through the session's build
+// cache program (argGoCacheProg), self run as GOCACHEPROG, where the
+// build cache is a copy-on-write overlay among caches: the go command
+// then never marks the person's entries as used, which the overlay
+// would pay for by copying each up. GOCACHE is set to the folder go
+// named, where the person has not set it. Nothing where the person set
+// GOCACHEPROG, where the build cache is no overlay, or where self's
+// path cannot be one word of GOCACHEPROG.
+func goCacheProgEnv(self string, env []string, caches []sandbox.Cache) []string {
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	i := slices.IndexFunc(caches, func(c sandbox.Cache) bool { return c.Source == "go env GOCACHE" })
+	if i < 0 || caches[i].Layer != sandbox.CacheOverlay || get("GOCACHEPROG") != "" ||
+		!filepath.IsAbs(self) || strings.ContainsAny(self, " \t\n'\"\\") {
+		return nil
+	}
+	out := []string{"GOCACHEPROG=" + self + " " + argGoCacheProg}
+	if get("GOCACHE") == "" {
+		out = append(out, "GOCACHE="+caches[i].Path)
+	}
+	return out
+}
+
+// goCacheProg is the build cache program's whole life.
+func goCacheProg() int {
+	if err := gocacheprog.Serve(os.Stdin, os.Stdout, os.Getenv("GOCACHE")); err != nil {
+		fmt.Fprintln(os.Stderr, "dsh-fs: the session's Go build cache:", err)
+		return statusFailed
+	}
 	return statusOK
 }
 

@@ -569,6 +569,7 @@ func (s *supervisor) childEnv() []string {
 		return append(os.Environ(), s.settings.NarrowingEnv()...)
 	}
 	env := WithoutSessionVars(os.Environ())
+	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
 	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
 }
 

@@ -90,6 +90,7 @@ func execChild() int {
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
+	mark("child")
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {
@@ -108,6 +109,7 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
+	mark("child-mounts")
 	env := os.Environ()
 	if spec.Network {
 		if err := kernel.LoopbackUp(); err != nil {
@@ -140,6 +142,7 @@ func execChild() int {
 			}
 		}
 	}
+	mark("child-network-init")
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
@@ -158,6 +161,7 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
 		}
 	}
+	mark("child-landlock-sockets")
 	// CMD keeps no capability, as root too, and can gain none.
 	if spec.Unprivileged {
 		if _, err := kernel.DropPrivileges(); err != nil {
@@ -169,6 +173,7 @@ func execChild() int {
 	if err := kernel.RefuseTerminalInjection(); err != nil {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
 	}
+	mark("child-exec")
 	if spec.Init {
 		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
 			if err != nil {

@@ -72,6 +72,7 @@ type Caller struct {
 // in every binary that runs dsh-fs: the entry points are re-runs of
 // the binary that started them. c serves the brokered call.
 func Entry(args []string, c Caller) (status int, handled bool) {
+	mark("main")
 	if len(args) != 1 {
 		return 0, false
 	}

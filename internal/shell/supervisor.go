@@ -96,6 +96,7 @@ type supervisor struct {
 // writes its record.
 func newSupervisor(opts Options) (*supervisor, error) {
 	s := opts.Settings
+	mark("supervisor")
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
@@ -128,6 +129,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
 	findCaches := startFindCaches(s)
+	mark("tree-layer")
 	if p.Mode == sandbox.DangerFullAccess {
 		shell.MountsWhy = "danger-full-access mode"
 	} else if ok, why := sandbox.MountLayer(); !ok {
@@ -138,6 +140,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		plan := sandbox.PlanMounts(p, roots)
 		shell.Mounts = &plan
 	}
+	mark("mount-plan")
 	shell.Privileges = Privileges(p, shell.Mounts != nil)
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
@@ -147,6 +150,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	mark("record-dir")
 	// The caches' layers are readied (the toolchains' answers awaited,
 	// the overlays probed) while the sockets and git directories are
 	// looked for.
@@ -157,11 +161,14 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	shell.NetworkNamespaced, shell.NetworkTCP, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.tcp, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	mark("sockets-network")
 	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
+	mark("git-guard")
 	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
 	}
+	mark("caches")
 	rec.Shell = shell
 	sup.rec = rec
 	if m := shell.Mounts; m != nil {
@@ -181,6 +188,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	mark("record")
 	return sup, nil
 }
 
@@ -217,6 +225,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
+	mark("terminal")
 	spec := s.spec(child, path, argv, ctty, terminal)
 	stopNetwork, err := s.readyNetwork(child, &spec)
 	defer stopNetwork()
@@ -239,9 +248,11 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	mark("network-ready")
 	if err := s.startChild(child, spec, pipes); err != nil {
 		return 0, err
 	}
+	mark("child-started")
 	if err := s.startRelay(handover); err != nil {
 		child.Process.Kill()
 		child.Wait()
@@ -255,6 +266,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		stopBroker = session.Serve(brokerEnd, s.run)
 	}
 	err = child.Wait()
+	mark("child-ended")
 	// The forwarder is gone before the relay closes: a resize in flight
 	// would use the session's terminal as it is closed.
 	close(done)
@@ -267,6 +279,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		s.relay.Close()
 	}
 	s.endGitGuard()
+	mark("git-guard-end")
 	return exitStatusOf(child.ProcessState, err), nil
 }
 

@@ -36,6 +36,10 @@
 #                                     # this repository inside against outside;
 #                                     # printed, and written to FILE when given
 #                                     # (results.md is left alone)
+#   BENCH_ONLY=trace [BENCH_OUT=FILE] scripts/bench.sh
+#                                     # where the milliseconds of exec -- true go:
+#                                     # a dshtrace build's start-up marks, per step
+#                                     # (scripts/startup-trace.py)
 #   BENCH_ONLY=patch scripts/bench.sh
 #                                     # only one 20-file patch against the 20
 #                                     # edit calls making the same change;
@@ -678,6 +682,21 @@ only_section() {
 	mv "$OUT.new" "$OUT"
 	cat "$body"
 }
+
+if [[ ${BENCH_ONLY:-} == trace ]]; then
+	# Where the milliseconds of exec -- true go: a dshtrace build's marks
+	# (internal/shell/trace.go), in the peers' workspaces.
+	go build -tags dshtrace -o "$TMP/dsh-fs-trace" .
+	mkdir -p "$TMP/peers/ws20"
+	for w in "$TMP/peers/ws20" "$TMP/peers/ws50k"; do
+		[[ -d $w ]] || continue
+		echo "### exec -- true in $(basename "$w"), $RUNS runs"
+		echo
+		env -u DSH_FS_CWD -u DSH_FS_TMP python3 scripts/startup-trace.py "$RUNS" "$TMP/dsh-fs-trace" exec --cwd "$w" -- true
+		echo
+	done | tee "${BENCH_OUT:-$TMP/trace.md}"
+	exit 0
+fi
 
 if [[ ${BENCH_ONLY:-} == peers ]]; then
 	peers_rows

@@ -90,7 +90,6 @@ func execChild() int {
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
-	mark("child")
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {
@@ -161,7 +160,6 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
 		}
 	}
-	mark("child-landlock-sockets")
 	// CMD keeps no capability, as root too, and can gain none.
 	if spec.Unprivileged {
 		if _, err := kernel.DropPrivileges(); err != nil {
@@ -173,7 +171,7 @@ func execChild() int {
 	if err := kernel.RefuseTerminalInjection(); err != nil {
 		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
 	}
-	mark("child-exec")
+	mark("child-layers")
 	if spec.Init {
 		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
 			if err != nil {

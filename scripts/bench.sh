@@ -69,7 +69,7 @@ fi
 
 cd "$(dirname "$0")/.."
 REPO=$PWD
-TMP=$REPO/bench/tmp
+TMP=${BENCH_TMP:-$REPO/bench/tmp} # BENCH_TMP: another folder, for a second run beside the first
 WS=$TMP/ws     # the session cwd of every dsh-fs call
 HOMEDIR=$TMP/home
 BIN=$TMP/dsh-fs
@@ -623,7 +623,7 @@ JSON
 		: >"$up/details.md"
 	fi
 	# The Go rows.
-	local repo=$p/repo gocache=$p/gocache gomod
+	local repo=$p/repo gocache=${BENCH_GOCACHE:-$p/gocache} gomod
 	gomod=$(env -u GOMODCACHE HOME=$ORIG_HOME go env GOMODCACHE)
 	rm -rf "$repo" && mkdir -p "$repo" "$gocache"
 	git -C "$REPO" archive HEAD | tar -x -C "$repo"

@@ -74,7 +74,9 @@ func TestServeWithGo(t *testing.T) {
 		}
 		return string(out)
 	}
-	compiled := func(out string) bool { return strings.Contains(out, "/compile ") || strings.Contains(out, "compile -o") }
+	compiled := func(out string) bool {
+		return strings.Contains(out, "/compile ") || strings.Contains(out, "compile -o")
+	}
 	if out := build(true); !compiled(out) {
 		t.Fatalf("the first build compiled nothing:\n%s", out)
 	}

@@ -42,7 +42,7 @@ func TestExecToolchainsAskedOnce(t *testing.T) {
 	}
 	session := func(what string, env []string, wantRuns int) string {
 		t.Helper()
-		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `echo x > "`+gocache+`/by-session" && dsh-fs policy --verbose`)
+		code, stdout, stderr := execSh(t, env, ws, fenced(ws), `echo "prog=$GOCACHEPROG"; echo x > "`+gocache+`/by-session" && dsh-fs policy --verbose`)
 		if code != 0 {
 			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", what, code, stdout, stderr)
 		}
@@ -58,6 +58,10 @@ func TestExecToolchainsAskedOnce(t *testing.T) {
 		t.Errorf("the second session did not layer the kept GOCACHE %s:\n%s", gocache, out)
 	}
 	wantAbsent(t, filepath.Join(gocache, "by-session"))
+	// Its go commands use the build cache through the cache program.
+	if !strings.Contains(out, "prog="+harness.Bin(t)+" __gocacheprog\n") {
+		t.Errorf("the session's GOCACHEPROG is not dsh-fs's cache program:\n%s", out)
+	}
 	writeGo("# replaced\n")
 	session("go replaced", env, 2)
 	session("go replaced, again", env, 2)
@@ -70,5 +74,9 @@ func TestExecToolchainsAskedOnce(t *testing.T) {
 	out = session("caches_from_toolchains: false", env, 3)
 	if !strings.Contains(out, `"path":"`+gocache+`","source":"caches","layer":"overlay"`) {
 		t.Errorf("the config's cache is not layered:\n%s", out)
+	}
+	// A cache the config names is not known as Go's: no cache program.
+	if !strings.Contains(out, "prog=\n") {
+		t.Errorf("a session without the toolchains' answer set GOCACHEPROG:\n%s", out)
 	}
 }

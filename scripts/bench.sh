@@ -29,6 +29,17 @@
 #                                     # only grep, find, stat and ls under the
 #                                     # usual deny_read list (issue 26): against
 #                                     # grep -rn, find, no list and ls -la;
+#   BENCH_ONLY=peers [BENCH_OUT=FILE] scripts/bench.sh
+#                                     # only exec's start-up against bubblewrap's
+#                                     # (20 and 50,000 files, root and an ordinary
+#                                     # user) and a no-change go build / go test of
+#                                     # this repository inside against outside;
+#                                     # printed, and written to FILE when given
+#                                     # (results.md is left alone)
+#   BENCH_ONLY=trace [BENCH_OUT=FILE] scripts/bench.sh
+#                                     # where the milliseconds of exec -- true go:
+#                                     # a dshtrace build's start-up marks, per step
+#                                     # (scripts/startup-trace.py)
 #   BENCH_ONLY=patch scripts/bench.sh
 #                                     # only one 20-file patch against the 20
 #                                     # edit calls making the same change;
@@ -58,7 +69,7 @@ fi
 
 cd "$(dirname "$0")/.."
 REPO=$PWD
-TMP=$REPO/bench/tmp
+TMP=${BENCH_TMP:-$REPO/bench/tmp} # BENCH_TMP: another folder, for a second run beside the first
 WS=$TMP/ws     # the session cwd of every dsh-fs call
 HOMEDIR=$TMP/home
 BIN=$TMP/dsh-fs
@@ -90,6 +101,7 @@ go build -tags viper -o "$FLOOR_CV" ./scripts/floor/cli
 # No user or system config, no temp areas: the policy is the default one
 # on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
 export DSH_FS_CWD=$WS DSH_FS_TMP=false DSH_FS_CONFIG=
+ORIG_HOME=$HOME
 export HOME=$HOMEDIR XDG_CONFIG_HOME=$HOMEDIR/.config
 unset DSH_FS_MODE DSH_FS_WRITABLE_ROOTS DSH_FS_OUTPUT DSH_FS_ENFORCE DSH_FS_DIFF_BASIS_MAX_BYTES 2>/dev/null || true
 export LC_ALL=C # the same, fastest locale for sed and ls
@@ -529,6 +541,129 @@ JSON
 	} >"$TMP/patch.md"
 }
 
+# peers_rows: exec's start-up against bubblewrap's (issue 38), and a
+# no-change go build and go test of this repository inside a session
+# against outside, in $TMP/peers.md. bwrap gets the argument set Codex's
+# and Claude Code's sandbox runtimes use: the root read-only, the
+# workspace and /tmp bound writable, its own /dev, /proc, PID and network
+# namespaces, a new session, dying with its parent. Both run `true` in a
+# workspace of 20 files and one of 50,000 (100 folders of 500), each
+# with a .git; as root, and as the ordinary user dshfs-agent (the e2e
+# tests' user, made here when missing) with its runtime folder. The Go
+# rows build a snapshot of HEAD (git archive) with the person's default
+# caches, warmed by one run outside: GOCACHE a folder of the bench,
+# GOMODCACHE the machine's; `go test -run '^$' ./...` builds and links
+# every test binary and records its (empty) result, so the second run is
+# the no-change path without running this module's own tests here.
+peers_rows() {
+	local p=$TMP/peers uid=23456 user=dshfs-agent
+	if ! command -v bwrap >/dev/null; then
+		if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+			echo "bench.sh: bubblewrap is missing: apt-get install -y bubblewrap" >&2
+			apt-get install -y bubblewrap >&2 || true
+		fi
+		if ! command -v bwrap >/dev/null; then
+			echo "Not measured: bubblewrap (bwrap) is not installed, and could not be." >"$TMP/peers.md"
+			return
+		fi
+	fi
+	mkdir -p "$p"
+	local w
+	for w in ws20 ws50k; do
+		mkdir -p "$p/$w/.git/objects" "$p/$w/.git/refs"
+		printf 'ref: refs/heads/main\n' >"$p/$w/.git/HEAD"
+	done
+	for i in $(seq 20); do printf 'package src\n' >"$p/ws20/f$i.go"; done
+	if [[ $(find "$p/ws50k" -type f -name 'f*' | wc -l) != 50000 ]]; then
+		python3 -c 'import os, sys
+for d in range(100):
+    os.makedirs(f"{sys.argv[1]}/d{d}", exist_ok=True)
+    for f in range(500):
+        open(f"{sys.argv[1]}/d{d}/f{f}.go", "w").write("package d\n")' "$p/ws50k"
+	fi
+	# row NAME WS BIN: one spec entry, bwrap against dsh-fs exec in WS.
+	row() {
+		cat <<JSON
+  {"name": "$1: dsh-fs exec -- true against bwrap … true", "loop": 20, "target": 2,
+   "plain": {"label": "bwrap", "runs": [["bwrap", "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "$2", "$2", "--bind", "/tmp", "/tmp", "--unshare-pid", "--proc", "/proc", "--unshare-net", "--chdir", "$2", "true"]]},
+   "dsh": {"label": "dsh-fs exec", "runs": [["env", "-u", "DSH_FS_CWD", "-u", "DSH_FS_TMP", "$3", "exec", "--cwd", "$2", "--", "true"]]}}
+JSON
+	}
+	{
+		echo "["
+		row "root, 20 files" "$p/ws20" "$BIN"
+		echo ","
+		row "root, 50,000 files" "$p/ws50k" "$BIN"
+		echo "]"
+	} >"$p/root-spec.json"
+	"$RUNNER" -spec "$p/root-spec.json" -runs "$RUNS" -dir "$p/ws20" -details "$p/root-details.md" >"$p/root-table.md"
+	# The ordinary user: its own copies of the workspaces and the binary.
+	local up=$TMP/peers-user
+	if [[ $(id -u) == 0 ]] && { id "$user" >/dev/null 2>&1 || useradd --uid "$uid" --user-group --no-create-home \
+		--home-dir /nonexistent --shell /bin/sh "$user"; }; then
+		uid=$(id -u "$user")
+		mkdir -p "$up/home" "/run/user/$uid"
+		chown "$uid:$uid" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
+		for w in ws20 ws50k; do [[ -d $up/$w ]] || cp -a "$p/$w" "$up/$w"; done
+		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun"
+		chown -R "$uid:$uid" "$up"
+		{
+			echo "["
+			row "ordinary user, 20 files" "$up/ws20" "$up/dsh-fs"
+			echo ","
+			row "ordinary user, 50,000 files" "$up/ws50k" "$up/dsh-fs"
+			echo "]"
+		} >"$up/spec.json"
+		chown "$uid:$uid" "$up/spec.json"
+		setpriv --reuid="$uid" --regid="$uid" --clear-groups env "HOME=$up/home" "XDG_CONFIG_HOME=$up/home/.config" \
+			"XDG_RUNTIME_DIR=/run/user/$uid" "$up/benchrun" -spec "$up/spec.json" -runs "$RUNS" -dir "$up/ws20" \
+			-details "$up/details.md" >"$up/table.md"
+	else
+		echo "| ordinary user: not measured (needs root to run as $user) |" >"$up/table.md"
+		: >"$up/details.md"
+	fi
+	# The Go rows.
+	local repo=$p/repo gocache=${BENCH_GOCACHE:-$p/gocache} gomod
+	gomod=$(env -u GOMODCACHE HOME=$ORIG_HOME go env GOMODCACHE)
+	rm -rf "$repo" && mkdir -p "$repo" "$gocache"
+	git -C "$REPO" archive HEAD | tar -x -C "$repo"
+	local genv=("env" "-u" "DSH_FS_CWD" "-u" "DSH_FS_TMP" "GOCACHE=$gocache" "GOMODCACHE=$gomod" "GOTOOLCHAIN=local")
+	(cd "$repo" && "${genv[@]}" go build ./... && "${genv[@]}" go test -run '^$' ./... >/dev/null)
+	local q
+	q=$(printf '"%s", ' "${genv[@]}")
+	cat >"$p/go-spec.json" <<JSON
+[
+  {"name": "go build ./... of this repository, nothing to rebuild: inside a session (default caches) against outside", "loop": 1, "target": 1.2,
+   "plain": {"label": "outside", "runs": [[${q}"go", "build", "./..."]]},
+   "dsh": {"label": "dsh-fs exec", "runs": [[${q}"$BIN", "exec", "--cwd", "$repo", "--", "go", "build", "./..."]]}},
+  {"name": "go test -run '^\$' ./... of this repository, nothing to rebuild: inside against outside", "loop": 1, "target": 1.2,
+   "plain": {"label": "outside", "runs": [[${q}"go", "test", "-run", "^\$", "./..."]], "expect": "ok"},
+   "dsh": {"label": "dsh-fs exec", "runs": [[${q}"$BIN", "exec", "--cwd", "$repo", "--", "go", "test", "-run", "^\$", "./..."]], "expect": "ok"}}
+]
+JSON
+	"$RUNNER" -spec "$p/go-spec.json" -runs "$RUNS" -dir "$repo" -details "$p/go-details.md" >"$p/go-table.md"
+	{
+		echo "exec's start-up against bubblewrap's (issue 38), interleaved in one run, $RUNS runs a side,"
+		echo "20 invocations a sample; bwrap with Codex's and Claude Code's argument set (--ro-bind / /, the"
+		echo "workspace and /tmp bound, --dev /dev, --proc /proc, --unshare-pid, --unshare-net, --new-session,"
+		echo "--die-with-parent). Target: ≤ 2× bwrap, not growing with the workspace."
+		echo
+		cat "$p/root-table.md"
+		echo
+		tail -n +3 "$up/table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$p/root-details.md"
+		grep -v '^harness peak RSS: ' "$up/details.md" | tail -n +3
+		echo
+		echo "A no-change build of this repository (a snapshot of HEAD), the person's default caches warmed"
+		echo "outside; inside, a session with its default policy. Target: ≤ 1.2× outside."
+		echo
+		cat "$p/go-table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$p/go-details.md"
+	} >"$TMP/peers.md"
+}
+
 # only_section NAME FILE: replace the results.md section "## NAME …" with
 # FILE's, before the MCP section or the notes.
 only_section() {
@@ -547,6 +682,28 @@ only_section() {
 	mv "$OUT.new" "$OUT"
 	cat "$body"
 }
+
+if [[ ${BENCH_ONLY:-} == trace ]]; then
+	# Where the milliseconds of exec -- true go: a dshtrace build's marks
+	# (internal/shell/trace.go), in the peers' workspaces.
+	go build -tags dshtrace -o "$TMP/dsh-fs-trace" .
+	mkdir -p "$TMP/peers/ws20"
+	for w in "$TMP/peers/ws20" "$TMP/peers/ws50k"; do
+		[[ -d $w ]] || continue
+		echo "### exec -- true in $(basename "$w"), $RUNS runs"
+		echo
+		env -u DSH_FS_CWD -u DSH_FS_TMP python3 scripts/startup-trace.py "$RUNS" "$TMP/dsh-fs-trace" exec --cwd "$w" -- true
+		echo
+	done | tee "${BENCH_OUT:-$TMP/trace.md}"
+	exit 0
+fi
+
+if [[ ${BENCH_ONLY:-} == peers ]]; then
+	peers_rows
+	if [[ -n ${BENCH_OUT:-} ]]; then cp "$TMP/peers.md" "$BENCH_OUT"; fi
+	cat "$TMP/peers.md"
+	exit 0
+fi
 
 if [[ ${BENCH_ONLY:-} == patch ]]; then
 	SYNC='["sync"]'

@@ -4,7 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,48 +105,20 @@ var cacheToolTimeout = 3 * time.Second
 // standard input, in a process group of its own that is killed at the
 // deadline. What a tool that is missing, fails or names nothing would
 // have said is left out; so is a folder that does not exist (planCaches
-// checks). The list is in this order, without duplicates.
-func FindCaches(env []string) []FoundCache {
-	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	home := get("HOME")
-	under := func(dir, rel string) string {
-		if dir == "" || !filepath.IsAbs(dir) {
-			return ""
-		}
-		return filepath.Join(dir, rel)
-	}
-	xdgCache := get("XDG_CACHE_HOME")
-	if !filepath.IsAbs(xdgCache) {
-		xdgCache = under(home, ".cache")
-	}
-	lookPath := func(name string) string {
-		for _, d := range filepath.SplitList(get("PATH")) {
-			p := filepath.Join(d, name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.IsAbs(p) {
-				return p
-			}
-		}
-		return ""
-	}
-	// A tool is asked only where one of its config files names its
-	// cache: starting node or python costs exec half a second each.
-	names := func(key string, paths ...string) bool {
-		return slices.ContainsFunc(paths, func(p string) bool { return p != "" && configNames(p, key) })
-	}
+// checks). The list is in this order, without duplicates. complete
+// says every tool asked answered: an answer missing for a failure or a
+// deadline is not one to keep (ToolchainsKey).
+func FindCaches(env []string) (found []FoundCache, complete bool) {
+	t := newToolchainEnv(env)
 	slots := make([][]FoundCache, 5)
+	failed := make([]bool, 5)
 	var wg sync.WaitGroup
 	ask := func(slot int, argv []string, sources ...string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			lines := askTool(argv, env)
+			failed[slot] = lines == nil
 			for i, src := range sources {
 				if i < len(lines) && filepath.IsAbs(lines[i]) {
 					slots[slot] = append(slots[slot], FoundCache{Path: lines[i], Source: src})
@@ -149,57 +126,209 @@ func FindCaches(env []string) []FoundCache {
 			}
 		}()
 	}
-	if g := lookPath("go"); g != "" {
+	// A tool is asked only where one of its config files names its
+	// cache: starting node or python costs exec half a second each.
+	names := func(key string, paths []string) bool {
+		return slices.ContainsFunc(paths, func(p string) bool { return p != "" && configNames(p, key) })
+	}
+	if g := t.lookPath("go"); g != "" {
 		ask(0, []string{g, "env", "GOCACHE", "GOMODCACHE"}, "go env GOCACHE", "go env GOMODCACHE")
 	}
-	if n := lookPath("npm"); n != "" {
-		switch c := get("npm_config_cache"); {
+	if n := t.lookPath("npm"); n != "" {
+		switch c := t.get("npm_config_cache"); {
 		case c != "":
 			slots[1] = []FoundCache{{c, "npm_config_cache"}}
-		case names("cache", append([]string{under(home, ".npmrc"), get("NPM_CONFIG_USERCONFIG"), get("npm_config_userconfig"),
-			filepath.Join(filepath.Dir(filepath.Dir(n)), "etc", "npmrc")}, npmGlobalConfigs...)...):
+		case names("cache", t.npmConfigs(n)):
 			ask(1, []string{n, "config", "get", "cache"}, "npm config get cache")
 		default:
-			slots[1] = []FoundCache{{under(home, ".npm"), "npm (its default)"}}
+			slots[1] = []FoundCache{{t.under(t.home, ".npm"), "npm (its default)"}}
 		}
 	}
-	pip := lookPath("pip")
-	if pip == "" {
-		pip = lookPath("pip3")
-	}
-	if pip != "" {
-		xdgConfig := get("XDG_CONFIG_HOME")
-		if !filepath.IsAbs(xdgConfig) {
-			xdgConfig = under(home, ".config")
-		}
-		switch c := get("PIP_CACHE_DIR"); {
+	if pip := t.pip(); pip != "" {
+		switch c := t.get("PIP_CACHE_DIR"); {
 		case c != "":
 			slots[2] = []FoundCache{{c, "PIP_CACHE_DIR"}}
-		case names("cache-dir", append([]string{get("PIP_CONFIG_FILE"), under(xdgConfig, "pip/pip.conf"), under(home, ".pip/pip.conf")},
-			pipGlobalConfigs...)...):
+		case names("cache-dir", t.pipConfigs()):
 			ask(2, []string{pip, "cache", "dir"}, "pip cache dir")
 		default:
-			slots[2] = []FoundCache{{under(xdgCache, "pip"), "pip (its default)"}}
+			slots[2] = []FoundCache{{t.under(t.xdgCache, "pip"), "pip (its default)"}}
 		}
 	}
-	if lookPath("cargo") != "" {
-		cargo, src := get("CARGO_HOME"), "CARGO_HOME"
+	if t.lookPath("cargo") != "" {
+		cargo, src := t.get("CARGO_HOME"), "CARGO_HOME"
 		if !filepath.IsAbs(cargo) {
-			cargo, src = under(home, ".cargo"), "cargo (its default ~/.cargo)"
+			cargo, src = t.under(t.home, ".cargo"), "cargo (its default ~/.cargo)"
 		}
-		slots[3] = []FoundCache{{under(cargo, "registry"), src}, {under(cargo, "git"), src}}
+		slots[3] = []FoundCache{{t.under(cargo, "registry"), src}, {t.under(cargo, "git"), src}}
 	}
-	slots[4] = []FoundCache{{xdgCache, "XDG_CACHE_HOME (~/.cache)"}}
+	slots[4] = []FoundCache{{t.xdgCache, "XDG_CACHE_HOME (~/.cache)"}}
 	wg.Wait()
-	var out []FoundCache
 	for _, s := range slots {
 		for _, c := range s {
-			if c.Path != "" && !slices.ContainsFunc(out, func(o FoundCache) bool { return o.Path == c.Path }) {
-				out = append(out, c)
+			if c.Path != "" && !slices.ContainsFunc(found, func(o FoundCache) bool { return o.Path == c.Path }) {
+				found = append(found, c)
 			}
 		}
 	}
+	return found, !slices.Contains(failed, true)
+}
+
+// toolchainEnv is what FindCaches and ToolchainsKey read of the
+// person's environment.
+type toolchainEnv struct {
+	env                       []string
+	home, xdgCache, xdgConfig string
+}
+
+func newToolchainEnv(env []string) toolchainEnv {
+	t := toolchainEnv{env: env}
+	t.home = t.get("HOME")
+	if t.xdgCache = t.get("XDG_CACHE_HOME"); !filepath.IsAbs(t.xdgCache) {
+		t.xdgCache = t.under(t.home, ".cache")
+	}
+	if t.xdgConfig = t.get("XDG_CONFIG_HOME"); !filepath.IsAbs(t.xdgConfig) {
+		t.xdgConfig = t.under(t.home, ".config")
+	}
+	return t
+}
+
+// get is the value of the variable k; the last one given wins.
+func (t toolchainEnv) get(k string) string {
+	for i := len(t.env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(t.env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// under is rel in dir; "" where dir is not an absolute path.
+func (toolchainEnv) under(dir, rel string) string {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return ""
+	}
+	return filepath.Join(dir, rel)
+}
+
+// lookPath is the program name on $PATH; "" for none.
+func (t toolchainEnv) lookPath(name string) string {
+	for _, d := range filepath.SplitList(t.get("PATH")) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.IsAbs(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// pip is pip, else pip3, on $PATH.
+func (t toolchainEnv) pip() string {
+	if p := t.lookPath("pip"); p != "" {
+		return p
+	}
+	return t.lookPath("pip3")
+}
+
+// npmConfigs are the files that can name npm's cache, for the npm at
+// npm: the user's, the one a variable names, the global one of its
+// prefix and the system's; "/.npmrc" is the project's of /, where npm
+// is asked.
+func (t toolchainEnv) npmConfigs(npm string) []string {
+	return append([]string{t.under(t.home, ".npmrc"), t.get("NPM_CONFIG_USERCONFIG"), t.get("npm_config_userconfig"),
+		filepath.Join(filepath.Dir(filepath.Dir(npm)), "etc", "npmrc"), "/.npmrc"}, npmGlobalConfigs...)
+}
+
+// pipConfigs are the files that can name pip's cache.
+func (t toolchainEnv) pipConfigs() []string {
+	return append([]string{t.get("PIP_CONFIG_FILE"), t.under(t.xdgConfig, "pip/pip.conf"), t.under(t.home, ".pip/pip.conf"),
+		t.under(t.get("VIRTUAL_ENV"), "pip.conf")}, pipGlobalConfigs...)
+}
+
+// goConfigs are the files that can move Go's caches: the user's go env
+// file ($GOENV, else in the config folder) and the toolchain's go.env,
+// beside the bin folder of the go at goBin (symlinks resolved).
+func (t toolchainEnv) goConfigs(goBin string) []string {
+	env := t.get("GOENV")
+	if !filepath.IsAbs(env) {
+		env = t.under(t.xdgConfig, "go/env")
+	}
+	out := []string{env}
+	if real, err := filepath.EvalSymlinks(goBin); err == nil {
+		out = append(out, filepath.Join(filepath.Dir(filepath.Dir(real)), "go.env"))
+	}
 	return out
+}
+
+// toolchainVars are the variables, by name or prefix (ending in _ or
+// a capital's run), whose value can change what FindCaches finds: the
+// toolchains', the folders theirs default to, $PATH.
+var toolchainVars = []string{"GO", "npm_config_", "NPM_CONFIG_", "PIP_", "CARGO_", "RUSTUP_", "PYTHON", "VIRTUAL_ENV",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME", "PATH"}
+
+// ToolchainsKey is what FindCaches's answer for env depends on, as one
+// digest: the variables that can move a cache (toolchainVars, their
+// values), and the identity of every toolchain on $PATH and of every
+// config file FindCaches reads or a toolchain asked reads for its
+// cache (each as its resolved path, device, inode, size, mtime and
+// ctime, or its absence). An answer kept under the key FindCaches had
+// holds as long as the key is the same: a toolchain replaced or
+// upgraded, a config written, a variable changed, and the key changes.
+// It stats a few dozen paths and runs nothing.
+func ToolchainsKey(env []string) string {
+	t := newToolchainEnv(env)
+	var lines []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.ContainsFunc(toolchainVars, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			// The last value of a name wins: an earlier one is replaced.
+			lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "env "+k+"=") })
+			lines = append(lines, "env "+kv)
+		}
+	}
+	slices.Sort(lines)
+	file := func(kind, p string) {
+		if p != "" {
+			lines = append(lines, kind+" "+p+" "+fileIdentity(p))
+		}
+	}
+	for _, name := range []string{"go", "npm", "pip", "pip3", "cargo"} {
+		p := t.lookPath(name)
+		file("bin "+name, p)
+		switch {
+		case p == "":
+		case name == "go":
+			for _, c := range t.goConfigs(p) {
+				file("config", c)
+			}
+		case name == "npm":
+			for _, c := range t.npmConfigs(p) {
+				file("config", c)
+			}
+		}
+	}
+	for _, c := range t.pipConfigs() {
+		file("config", c)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// fileIdentity is the identity of the file at p: its resolved path,
+// device, inode, size, mtime and ctime; "absent" where there is none.
+func fileIdentity(p string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "absent"
+	}
+	var st unix.Stat_t
+	if err == nil {
+		err = unix.Stat(real, &st)
+	}
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%s dev=%d ino=%d size=%d mtime=%d.%09d ctime=%d.%09d", real, st.Dev, st.Ino, st.Size,
+		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
 // The system-wide config files of npm and pip, where no variable names

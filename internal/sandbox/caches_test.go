@@ -136,7 +136,10 @@ func TestFindCaches(t *testing.T) {
 	writeTool(t, bin, "pip", `echo /pip/asked`)
 	writeTool(t, bin, "cargo", `exit 0`)
 	env := []string{"PATH=" + bin, "HOME=" + home}
-	paths := func(found []FoundCache) string {
+	paths := func(found []FoundCache, complete bool) string {
+		if !complete {
+			return "incomplete"
+		}
 		var out []string
 		for _, f := range found {
 			out = append(out, f.Path+"="+f.Source)
@@ -173,12 +176,12 @@ func TestFindCaches(t *testing.T) {
 	hang := t.TempDir()
 	writeTool(t, hang, "go", `/bin/sleep 30 & /bin/sleep 30`)
 	start := time.Now()
-	got = paths(FindCaches([]string{"PATH=" + hang, "HOME=" + home}))
+	found, complete := FindCaches([]string{"PATH=" + hang, "HOME=" + home})
 	if d := time.Since(start); d > 3*time.Second || d < cacheToolTimeout {
 		t.Errorf("a hanging tool held FindCaches for %v (its deadline is %v)", d, cacheToolTimeout)
 	}
-	if strings.Contains(got, "go env") {
-		t.Errorf("a hanging tool added %s", got)
+	if got := paths(found, true); strings.Contains(got, "go env") || complete {
+		t.Errorf("a hanging tool added %s, or the answer is called complete (%v)", got, complete)
 	}
 	// No tool on $PATH: only ~/.cache.
 	if got := paths(FindCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {
@@ -213,5 +216,45 @@ func TestRemoveTree(t *testing.T) {
 	}
 	if err := RemoveTree(filepath.Join(dir, "below")); err != nil {
 		t.Errorf("RemoveTree beneath a folder that is gone: %v", err)
+	}
+}
+
+// TestToolchainsKey: the key of FindCaches's answer changes with what
+// can change the answer (a toolchain's binary, a variable, a config file
+// appearing) and with nothing else.
+func TestToolchainsKey(t *testing.T) {
+	bin, home := t.TempDir(), t.TempDir()
+	writeTool(t, bin, "go", `echo /go/cache; echo /go/mod`)
+	env := []string{"PATH=" + bin, "HOME=" + home, "TERM=xterm"}
+	key := ToolchainsKey(env)
+	if ToolchainsKey(env) != key {
+		t.Fatal("the key of the same environment changed")
+	}
+	if ToolchainsKey(append(env, "TERM=dumb", "LANG=C")) != key {
+		t.Error("a variable no toolchain reads for its cache changed the key")
+	}
+	for _, c := range []struct {
+		what   string
+		change func() []string
+	}{
+		{"GOCACHE set", func() []string { return append(env, "GOCACHE=/elsewhere") }},
+		{"HOME changed", func() []string { return append(env, "HOME="+t.TempDir()) }},
+		{"the go env file written", func() []string {
+			os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755)
+			os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOCACHE=/elsewhere\n"), 0o644)
+			return env
+		}},
+		{"the go binary replaced", func() []string { writeTool(t, bin, "go", `echo /other; echo /mod`); return env }},
+		{"an npm appearing on $PATH", func() []string { writeTool(t, bin, "npm", `echo /npm`); return env }},
+		{"an npmrc appearing", func() []string {
+			os.WriteFile(filepath.Join(home, ".npmrc"), []byte("cache=/npm\n"), 0o644)
+			return env
+		}},
+	} {
+		got := ToolchainsKey(c.change())
+		if got == key {
+			t.Errorf("%s: the key stayed the same", c.what)
+		}
+		key = ToolchainsKey(env)
 	}
 }

@@ -9,15 +9,18 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/gocacheprog"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
-// startFindCaches starts asking the toolchains for their caches, outside
-// the session and with exec's own environment (the person's), while the
-// supervisor readies the rest; the function it returns waits for the
-// answer. The config's caches come first; the toolchains are not asked
-// where caches_from_toolchains is false.
+// startFindCaches starts finding the toolchains' caches, outside the
+// session and with exec's own environment (the person's), while the
+// supervisor readies the rest: the answer kept by an earlier session for
+// the same toolchains, variables and config files (findCachesKept), else
+// the toolchains' own; the function it returns waits for the answer. The
+// config's caches come first; the toolchains are not asked, nor their
+// answers read, where caches_from_toolchains is false.
 func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	var listed []sandbox.FoundCache
 	for _, p := range s.Caches.Paths {
@@ -31,7 +34,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	}
 	done := make(chan []sandbox.FoundCache, 1)
 	env := WithoutSessionVars(os.Environ())
-	go func() { done <- sandbox.FindCaches(env) }()
+	go func() { done <- findCachesKept(toolchainsBase(), env) }()
 	return func() []sandbox.FoundCache { return append(listed, <-done...) }
 }
 
@@ -153,6 +156,45 @@ func cachesProbe() int {
 		}
 	}
 	json.NewEncoder(os.Stdout).Encode(refused)
+	return statusOK
+}
+
+// goCacheProgEnv are the variables CMD's environment env gains so that
+// its go commands use the Go build cache through the session's build
+// cache program (argGoCacheProg), self run as GOCACHEPROG, where the
+// build cache is a copy-on-write overlay among caches: the go command
+// then never marks the person's entries as used, which the overlay
+// would pay for by copying each up. GOCACHE is set to the folder go
+// named, where the person has not set it. Nothing where the person set
+// GOCACHEPROG, where the build cache is no overlay, or where self's
+// path cannot be one word of GOCACHEPROG.
+func goCacheProgEnv(self string, env []string, caches []sandbox.Cache) []string {
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	i := slices.IndexFunc(caches, func(c sandbox.Cache) bool { return c.Source == "go env GOCACHE" })
+	if i < 0 || caches[i].Layer != sandbox.CacheOverlay || get("GOCACHEPROG") != "" ||
+		!filepath.IsAbs(self) || strings.ContainsAny(self, " \t\n'\"\\") {
+		return nil
+	}
+	out := []string{"GOCACHEPROG=" + self + " " + argGoCacheProg}
+	if get("GOCACHE") == "" {
+		out = append(out, "GOCACHE="+caches[i].Path)
+	}
+	return out
+}
+
+// goCacheProg is the build cache program's whole life.
+func goCacheProg() int {
+	if err := gocacheprog.Serve(os.Stdin, os.Stdout, os.Getenv("GOCACHE")); err != nil {
+		fmt.Fprintln(os.Stderr, "dsh-fs: the session's Go build cache:", err)
+		return statusFailed
+	}
 	return statusOK
 }
 

@@ -109,6 +109,7 @@ func execChild() int {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
+	mark("child-mounts")
 	env := os.Environ()
 	if spec.Network {
 		if err := kernel.LoopbackUp(); err != nil {
@@ -141,6 +142,7 @@ func execChild() int {
 			}
 		}
 	}
+	mark("child-network-init")
 	if spec.Landlock {
 		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
@@ -157,16 +159,12 @@ func execChild() int {
 			return fail(fserr.IO, "privileges: "+err.Error())
 		}
 	}
-	// Last, so nothing above needs what it refuses: no process of the
-	// session may type into a terminal (TIOCSTI), whichever it reaches.
-	if err := kernel.RefuseTerminalInjection(); err != nil {
-		return fail(fserr.CodeOf(err), "terminal layer: "+err.Error())
+	// Last, so nothing above needs what they refuse: the seccomp
+	// filters (refuseCalls).
+	if layer, err := refuseCalls(spec.IoUring); err != nil {
+		return fail(fserr.CodeOf(err), layer+": "+err.Error())
 	}
-	// Nor reach the person's keyrings, or, unless allowed, io_uring,
-	// whose operations skip the calls the other layers watch.
-	if err := kernel.RefuseSessionCalls(spec.IoUring); err != nil {
-		return fail(fserr.CodeOf(err), "kernel calls: "+err.Error())
-	}
+	mark("child-layers")
 	if spec.Init {
 		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
 			if err != nil {
@@ -178,4 +176,18 @@ func execChild() int {
 	}
 	err = unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}
+
+// refuseCalls installs the seccomp filters of the session: no input
+// pushed into a terminal, no keyring of the person's and, unless
+// ioUring, no io_uring, whose operations skip the calls the other layers
+// watch. It names the layer that could not be installed.
+func refuseCalls(ioUring bool) (string, error) {
+	if err := kernel.RefuseTerminalInjection(); err != nil {
+		return "terminal layer", err
+	}
+	if err := kernel.RefuseSessionCalls(ioUring); err != nil {
+		return "kernel calls", err
+	}
+	return "", nil
 }

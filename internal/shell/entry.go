@@ -34,6 +34,12 @@ const (
 	// (cachesProbe): whether the kernel takes an overlay is known only
 	// by trying.
 	argCachesProbe = "__caches-probe"
+	// argGoCacheProg makes the session's Go build cache program
+	// (gocacheprog.Serve), which the go command of a session whose
+	// GOCACHE is a copy-on-write overlay starts as its GOCACHEPROG
+	// (goCacheProgEnv): it serves $GOCACHE, the go command's requests on
+	// stdin, its answers on stdout.
+	argGoCacheProg = "__gocacheprog"
 )
 
 // The exit statuses of the entry points: the contract's success and
@@ -66,6 +72,7 @@ type Caller struct {
 // in every binary that runs dsh-fs: the entry points are re-runs of
 // the binary that started them. c serves the brokered call.
 func Entry(args []string, c Caller) (status int, handled bool) {
+	mark("main")
 	if len(args) != 1 {
 		return 0, false
 	}
@@ -80,6 +87,8 @@ func Entry(args []string, c Caller) (status int, handled bool) {
 		return userNamespaceProbe(), true
 	case argCachesProbe:
 		return cachesProbe(), true
+	case argGoCacheProg:
+		return goCacheProg(), true
 	}
 	return 0, false
 }

@@ -97,6 +97,7 @@ type supervisor struct {
 // writes its record.
 func newSupervisor(opts Options) (*supervisor, error) {
 	s := opts.Settings
+	mark("supervisor")
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
@@ -129,7 +130,9 @@ func newSupervisor(opts Options) (*supervisor, error) {
 			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
 	}
 	findCaches := startFindCaches(s)
+	mark("tree-layer")
 	shell.Mounts, shell.MountsWhy = planMountLayer(opts, self, p, roots)
+	mark("mount-plan")
 	shell.Privileges = Privileges(p, shell.Mounts != nil)
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
@@ -143,6 +146,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	mark("record-dir")
 	// The caches' layers are readied (the toolchains' answers awaited,
 	// the overlays probed) while the sockets and git directories are
 	// looked for.
@@ -152,7 +156,9 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	mark("sockets-network")
 	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
+	mark("git-guard")
 	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
@@ -160,20 +166,12 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	if m := shell.Mounts; m != nil {
 		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, shell.Caches))
 	}
+	mark("caches")
 	rec.Shell = shell
 	sup.rec = rec
-	if m := shell.Mounts; m != nil {
-		rec.DenyIdentities = m.DenyIdentities
-		if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
-			// Before the record, which names it: a hidden hard link
-			// reads as this file inside, and the file tool refuses it.
-			var id sandbox.DenyIdentity
-			if sup.empty, id, err = session.EmptyFile(dir); err != nil {
-				sup.close()
-				return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-			}
-			rec.DenyIdentities = append(rec.DenyIdentities, id)
-		}
+	if err := sup.denyIdentities(shell.Mounts); err != nil {
+		sup.close()
+		return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
 	// Only this session's record stays in sight of the runtime folder;
 	// the placeholders of protected paths missing now are made before
@@ -186,7 +184,29 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	mark("record")
 	return sup, nil
+}
+
+// denyIdentities puts in the record the identities of the deny_read
+// files with several links that the mount plan m (nil without one) saw,
+// and, where m hides files, that of the empty file bound over them, made
+// before the record, which names it: a hidden hard link reads as this
+// file inside, and the file tool refuses it.
+func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
+	if m == nil {
+		return nil
+	}
+	s.rec.DenyIdentities = m.DenyIdentities
+	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+		empty, id, err := session.EmptyFile(s.dir)
+		if err != nil {
+			return err
+		}
+		s.empty = empty
+		s.rec.DenyIdentities = append(s.rec.DenyIdentities, id)
+	}
+	return nil
 }
 
 // planMountLayer plans the mount layer of a session of p over roots, or
@@ -249,6 +269,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// without one, the shell gets a channel nobody answers.
 		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
 	}
+	mark("terminal")
 	spec := s.spec(child, path, argv, ctty, terminal)
 	stopNetwork, err := s.readyNetwork(child, &spec)
 	defer stopNetwork()
@@ -271,9 +292,11 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	mark("network-ready")
 	if err := s.startChild(child, spec, pipes); err != nil {
 		return 0, err
 	}
+	mark("child-started")
 	if err := s.startRelay(handover); err != nil {
 		child.Process.Kill()
 		child.Wait()
@@ -287,6 +310,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		stopBroker = session.Serve(brokerEnd, s.run)
 	}
 	err = child.Wait()
+	mark("child-ended")
 	// The forwarder is gone before the relay closes: a resize in flight
 	// would use the session's terminal as it is closed.
 	close(done)
@@ -299,6 +323,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		s.relay.Close()
 	}
 	s.endGitGuard()
+	mark("git-guard-end")
 	return exitStatusOf(child.ProcessState, err), nil
 }
 
@@ -591,6 +616,7 @@ func (s *supervisor) childEnv() []string {
 		return append(os.Environ(), s.settings.NarrowingEnv()...)
 	}
 	env := WithoutSessionVars(os.Environ())
+	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
 	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
 }
 

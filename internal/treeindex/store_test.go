@@ -21,10 +21,20 @@ func TestStoreRoundTrip(t *testing.T) {
 	root := t.TempDir()
 	mkTree(t, root, "a/b/", "a/f", "l -> a", "c/.env")
 	s := newStore(t)
-	ix := Update(s, root)
+	ix := Scan(root, nil)
+	ix.UseNotes("key")
+	a, _ := ix.Folder("a")
+	ix.SetNote(a, "noted")
+	s.Sync(ix)
 	got := s.Load(root)
 	if got == nil {
 		t.Fatal("the saved index does not load")
+	}
+	if ga, _ := got.Folder("a"); ga.Note() != "noted" || !got.UseNotes("key") {
+		t.Errorf("note %q under key %q, want \"noted\" under \"key\"", ga.Note(), got.noteKey)
+	}
+	for _, f := range got.folders {
+		f.Entries() // decoded when asked for
 	}
 	got.Stats = ix.Stats
 	if !reflect.DeepEqual(got, ix) {
@@ -55,7 +65,7 @@ func TestStoreIgnoresPlantedFiles(t *testing.T) {
 	// A forged index: zz holds nothing, with zz's real ctime.
 	forged := Scan(root, nil)
 	f, _ := forged.Folder("zz")
-	f.Entries = nil
+	f.setEntries(nil)
 	forgedData := encode(forged)
 	cases := []struct {
 		name  string
@@ -157,7 +167,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, fo := range ix.folders {
-			for _, e := range fo.Entries {
+			for _, e := range fo.Entries() {
 				if !validName(e.Name) || e.Kind >= kindCount {
 					t.Fatalf("decoded an invalid entry %q kind %d", e.Name, e.Kind)
 				}

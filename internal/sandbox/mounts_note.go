@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 	"github.com/dshfs/dsh-fs/internal/version"
@@ -48,6 +49,11 @@ const (
 	markSocket               // a socket, for the socket layer
 	markCovered              // a folder not gone into
 )
+
+// notesMade counts the folders whose entries the plan matched (noteFolder):
+// a warm plan under unchanged rules makes none for unchanged folders. A
+// counter only so tests can tell a note applied from one made again.
+var notesMade atomic.Int64
 
 var buildID = sync.OnceValue(func() string { return version.Build().String() })
 
@@ -142,6 +148,7 @@ func (pl *planner) apply(abs string, marks byte, denied int) {
 // to apply, in the order the visit applies them (reverse name order, as
 // a depth-first walk in name order pushes them).
 func (pl *planner) noteFolder(root, dir string, f *treeindex.Folder) string {
+	notesMade.Add(1)
 	entries := f.Entries()
 	if gitDirIndexed(entries) {
 		b := []byte{noteGitDir}

@@ -4,9 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 	"github.com/dshfs/dsh-fs/internal/version"
@@ -55,7 +59,19 @@ const (
 // counter only so tests can tell a note applied from one made again.
 var notesMade atomic.Int64
 
-var buildID = sync.OnceValue(func() string { return version.Build().String() })
+// buildID names this build: its version and commit, and the identity of
+// its executable (device, inode, size, mtime), so that a rebuild from a
+// checkout, whose version says "(devel)", makes its own notes too.
+var buildID = sync.OnceValue(func() string {
+	id := version.Build().String()
+	if exe, err := os.Executable(); err == nil {
+		var st unix.Stat_t
+		if unix.Stat(exe, &st) == nil {
+			id += fmt.Sprintf(" %d:%d %d %d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+		}
+	}
+	return id
+})
 
 // noteKey is the key of the notes of root under pl's rules: everything
 // matchEntry's answer depends on but the entry's path and type.

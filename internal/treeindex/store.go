@@ -75,9 +75,21 @@ func (s *Store) Load(root string) *Index {
 		st.Mode&0o7777 != 0o600 || st.Nlink != 1 {
 		return nil
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil
+	// One read of the size fstat gave (and one more to see the end), not
+	// io.ReadAll's doubling copies.
+	data := make([]byte, 0, st.Size+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	ix, err := decode(data)
 	if err != nil || ix.root != root {

@@ -19,7 +19,8 @@ var noteLayouts = []struct {
 	layout    []string
 	protected []string
 	denyRead  []string
-	locked    string // a folder made unreadable (0311), "" for none
+	locked    string   // a folder made unreadable (0311), "" for none
+	hidden    []string // files the plan must hide, so the table's rows are not vacuous
 }{
 	{name: "nested git", layout: append(append(gitRepo(".git"), gitRepo("sub/repo/.git")...),
 		"sub/repo/.git/worktrees/w/HEAD", "sub/repo/code.go", "x/.git", "vendor/m/.git/HEAD")},
@@ -28,7 +29,7 @@ var noteLayouts = []struct {
 	{name: "protected globs", layout: []string{".vscode/settings.json", "build/out/bin", "src/x.go", "src/.bashrc", "keep/.github/workflows/ci.yml"},
 		protected: []string{"build/**", "**/.github/workflows/**"}},
 	{name: "hard links", layout: []string{"a/.env", "b/copy == a/.env", "b/other", "c/d/again == a/.env"},
-		denyRead: []string{"**/.env"}},
+		denyRead: []string{"**/.env"}, hidden: []string{"a/.env", "b/copy", "c/d/again"}},
 	{name: "symlinks", layout: []string{"real/.env", "real/x", "link => real", "envlink => real/.env", "dangling => nowhere"},
 		denyRead: []string{"**/.env", "**/x"}},
 	{name: "unreadable folder", layout: append(gitRepo("locked/.git"), "open/a"), locked: "locked"},
@@ -95,6 +96,11 @@ func TestPlanMountsNotesGiveTheColdPlan(t *testing.T) {
 			warm := PlanMountsIndexed(p, roots, store)
 			if n := notesMade.Load() - made; n != 0 && l.locked == "" {
 				t.Errorf("the warm plan matched %d folders again, want 0", n)
+			}
+			for _, h := range l.hidden {
+				if !contains(cold.HiddenFiles, filepath.Join(ws, h)) {
+					t.Errorf("%s is not hidden: %s", h, planJSON(cold))
+				}
 			}
 			for _, m := range []struct {
 				name string

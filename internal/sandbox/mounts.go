@@ -178,6 +178,7 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 		default:
 			pl.protected = append(pl.protected, newWalkGlob(g))
 		}
+		pl.protectedGlobs = append(pl.protectedGlobs, g)
 	}
 	var absDeny []string
 	fence := NewFence(p)
@@ -209,7 +210,7 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 	for _, r := range roots {
 		var ix *treeindex.Index
 		if r.Origin != "tmp" {
-			ix = treeindex.Update(store, r.Path)
+			ix = treeindex.Scan(r.Path, store.Load(r.Path))
 			pl.indexes = append(pl.indexes, ix)
 		}
 		for _, g := range gitPointerTargets(r.Path) {
@@ -227,6 +228,9 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 	}
 	pl.planSockets(p)
 	pl.hideLinks()
+	for _, ix := range pl.indexes {
+		store.Sync(ix) // the folders read and the notes made
+	}
 	m := pl.plan()
 	m.addProtectedEdges(p, roots) // before the pins, which hold them too
 	if p.Mode == WorkspaceWrite {
@@ -257,12 +261,13 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 }
 
 type planner struct {
-	protected    []walkGlob   // protected globs relative to a root
-	absProtected []walkGlob   // absolute protected globs
-	deny         *denyMatcher // deny_read globs, anchored, as the fence has them
-	denyShown    []string     // the glob to name for each of deny, in a denial
-	denyMatch    []string     // each of deny as the fence matches it
-	config       []string     // canonical trusted and loaded config files
+	protected      []walkGlob   // protected globs relative to a root
+	protectedGlobs []string     // every protected glob, "~" expanded
+	absProtected   []walkGlob   // absolute protected globs
+	deny           *denyMatcher // deny_read globs, anchored, as the fence has them
+	denyShown      []string     // the glob to name for each of deny, in a denial
+	denyMatch      []string     // each of deny as the fence matches it
+	config         []string     // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	unreadable              map[string]bool    // hidden for want of a read (walkIndex)
@@ -273,11 +278,11 @@ type planner struct {
 	socketsUnread           string             // why the kernel's list was not read
 	partial                 []string
 
-	// files are the regular files the reads of the roots met and did not
-	// hide (with deny_read globs only), and denyIDs the identities of the
-	// deny_read files with several links, each with its glob: a file that
-	// is one of them is hidden like it (hideLinks).
-	files   []rootFile
+	// visited are the folders of the roots' indexes whose entries the
+	// plan went through, and denyIDs the identities of the deny_read
+	// files with several links, each with its glob: a regular file of a
+	// visited folder that is one of them is hidden like it (hideLinks).
+	visited []visitedFolder
 	denyIDs map[fileID]string
 	// idsCut is the anchored glob whose tree was too large to collect
 	// every identity in (walkIdentities); "" when none was.
@@ -313,52 +318,10 @@ func (w walkGlob) covers(name []string) bool {
 	return coverParts(w.parts, name)
 }
 
-// rootFile is a regular file of a root with its inode number, as its
-// folder's listing gives it.
-type rootFile struct {
-	abs string
-	ino uint64
-}
-
-// visitRoot returns the visitor of the read of root: it records what the
-// entry at abs (a folder, or a regular file with inode number ino)
-// covers, if anything, and says whether to go into it.
-func (pl *planner) visitRoot(root string) func(abs string, typ fs.FileMode, ino uint64) bool {
-	return func(abs string, typ fs.FileMode, ino uint64) bool {
-		covered := false
-		denied := pl.deny.first(abs)
-		if denied >= 0 {
-			covered = pl.hide(abs, typ)
-		}
-		switch {
-		case !typ.IsRegular() || len(pl.denyShown) == 0:
-		case denied >= 0:
-			pl.noteDenied(abs, denied)
-		default:
-			pl.files = append(pl.files, rootFile{abs, ino})
-		}
-		// Protected too, in case hiding is refused or fails: plan
-		// keeps the hiding when both apply.
-		rel, _ := within(root, abs)
-		if pl.protectedPath(rel, abs) {
-			pl.ro[abs] = true
-			covered = true
-		}
-		// The git rule by name, as the fence has it: a folder named .git
-		// is pinned with its protected parts bound, whatever it holds; a
-		// .git file (a pointer) and a protected part beneath a .git are
-		// bound read-only.
-		if _, hit := gitProtectedByName(rel); hit && !covered && rel != "." {
-			switch {
-			case filepath.Base(abs) == ".git" && typ.IsDir():
-				pl.addGitDir(abs)
-			default:
-				pl.ro[abs] = true
-				covered = true
-			}
-		}
-		return !covered
-	}
+// visitedFolder is a folder of a root's index that the plan went into.
+type visitedFolder struct {
+	dir string
+	f   *treeindex.Folder
 }
 
 // noteDenied records the identity of the regular file abs, which the
@@ -382,12 +345,14 @@ func linkedID(abs string) (fileID, bool) {
 	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
-// hideLinks hides every file the reads of the roots met that is the
-// same file as a deny_read file: a hard link made before the session
-// reads the secret under a name no glob covers. A file is looked at
-// only when its inode number (from its folder's listing) is one of a
+// hideLinks hides every regular file of the folders the plan went into
+// that is the same file as a deny_read file: a hard link made before the
+// session reads the secret under a name no glob covers. A file is looked
+// at only when its inode number (from its folder's listing) is one of a
 // deny_read file with several links, so a workspace pays no stat per
-// file. When the identities of an anchored glob's tree
+// file, and the listings are gone through only when there is such a
+// file. It is never taken from a folder's note: a new link to a secret
+// made from another folder moves no ctime of the folder it lies in. When the identities of an anchored glob's tree
 // could not all be collected (idsCut), the glob's literal folder is
 // listed in Partial: the fence outside denies every file with several
 // links then, but hiding them all would cover each hard-linked file of
@@ -398,15 +363,8 @@ func (pl *planner) hideLinks() {
 		for id := range pl.denyIDs {
 			inos[id.ino] = true
 		}
-		for _, f := range pl.files {
-			if !inos[f.ino] {
-				continue
-			}
-			if id, ok := linkedID(f.abs); ok {
-				if _, secret := pl.denyIDs[id]; secret {
-					pl.hide(f.abs, 0)
-				}
-			}
+		for _, v := range pl.visited {
+			pl.hideLinksIn(v, inos)
 		}
 	}
 	if pl.idsCut == "" {
@@ -444,7 +402,7 @@ func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
 // it by name). Such a folder is walked into instead, and what it holds
 // besides is hidden entry by entry.
 func (pl *planner) hide(abs string, typ fs.FileMode) bool {
-	if slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) }) {
+	if !pl.mayHide(abs) {
 		return false
 	}
 	if typ.IsDir() {
@@ -453,6 +411,12 @@ func (pl *planner) hide(abs string, typ fs.FileMode) bool {
 		pl.hiddenFiles[abs] = true
 	}
 	return true
+}
+
+// mayHide reports whether abs may be hidden: it is no config file and
+// holds none (hide).
+func (pl *planner) mayHide(abs string) bool {
+	return !slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) })
 }
 
 func (pl *planner) protectedPath(rel, abs string) bool {

@@ -9,17 +9,23 @@ import (
 )
 
 // walkIndex visits the root of ix and what lies beneath it, depth first
-// in name order, as walk does, from the folders' listings in ix: each
-// folder (with visitRoot) and regular file, never a symlink, the sockets
-// for the socket layer. A folder whose listing makes it a git directory
-// is recorded (addGitDir) and not gone into. A folder ix could not read
-// is hidden, and listed in Unreadable: what it holds is unknown, and the
-// session must not read what the plan could not judge. There is no
-// budget: ix holds the whole tree.
+// in name order, from the folders' listings in ix: each folder and
+// regular file (matchEntry), never a symlink, the sockets for the socket
+// layer. A folder whose listing makes it a git directory is recorded
+// (addGitDir) and not gone into. A folder ix could not read is hidden,
+// and listed in Unreadable: what it holds is unknown, and the session
+// must not read what the plan could not judge. There is no budget: ix
+// holds the whole tree.
+//
+// What the visit finds in a folder is kept as the folder's note in ix
+// (mounts_note.go): a folder unchanged since an earlier plan under the
+// same rules is not matched again, its note applied instead.
 func (pl *planner) walkIndex(ix *treeindex.Index) {
 	root := ix.Root()
-	visit := pl.visitRoot(root)
-	if !visit(root, fs.ModeDir, 0) {
+	ix.UseNotes(pl.noteKey(root))
+	marks, denied := pl.matchEntry(root, root, fs.ModeDir)
+	pl.apply(root, marks, denied)
+	if marks&markCovered != 0 {
 		return
 	}
 	stack := []string{"."}
@@ -28,33 +34,75 @@ func (pl *planner) walkIndex(ix *treeindex.Index) {
 		stack = stack[:len(stack)-1]
 		dir := joinName(root, rel)
 		f, ok := ix.Folder(rel)
-		switch {
-		case !ok:
+		if !ok {
 			continue // gone, or swapped for a non-folder, while read
-		case f.Unreadable:
+		}
+		kind, recs, ok := pl.parseNote(f.Note())
+		if !ok && !f.Unreadable {
+			note := pl.noteFolder(root, dir, f)
+			if !f.Unreadable { // its entries decoded
+				ix.SetNote(f, note)
+				kind, recs, _ = pl.parseNote(note)
+			}
+		}
+		if f.Unreadable {
 			if pl.hide(dir, fs.ModeDir) {
 				pl.unreadable[dir] = true
 			} else {
 				pl.partial = append(pl.partial, dir) // it holds a config file
 			}
 			continue
-		case gitDirIndexed(f.Entries):
+		}
+		if kind == noteGitDir {
 			// Not gone into: objects may be large. The socket git's
 			// fsmonitor daemon listens at is in the kernel's list
 			// (sockets.go).
 			pl.addGitDir(dir)
 			continue
 		}
-		for i := len(f.Entries) - 1; i >= 0; i-- {
-			e := f.Entries[i]
-			abs := joinName(dir, e.Name)
-			switch e.Kind {
-			case treeindex.KindDir:
-				if visit(abs, fs.ModeDir, 0) {
-					stack = append(stack, joinName(rel, e.Name))
-				}
-			case treeindex.KindFile:
-				visit(abs, 0, e.Ino)
+		pl.visited = append(pl.visited, visitedFolder{dir, f})
+		var covered []string // in reverse name order, as the records
+		for _, r := range recs {
+			pl.apply(joinName(dir, r.name), r.marks, r.denied)
+			if r.marks&markCovered != 0 {
+				covered = append(covered, r.name)
+			}
+		}
+		for i, j := len(f.Dirs)-1, 0; i >= 0; i-- {
+			d := f.Dirs[i]
+			for j < len(covered) && covered[j] > d {
+				j++
+			}
+			if j < len(covered) && covered[j] == d {
+				continue
+			}
+			stack = append(stack, joinName(rel, d))
+		}
+	}
+}
+
+// hideLinksIn hides the regular files of the visited folder v whose
+// inode number is in inos and that are the same file as a deny_read file
+// (hideLinks). A folder whose entries fail to decode is hidden whole.
+func (pl *planner) hideLinksIn(v visitedFolder, inos map[uint64]bool) {
+	entries := v.f.Entries()
+	if v.f.Unreadable {
+		if pl.hide(v.dir, fs.ModeDir) {
+			pl.unreadable[v.dir] = true
+		}
+		return
+	}
+	for _, e := range entries {
+		if e.Kind != treeindex.KindFile || !inos[e.Ino] {
+			continue
+		}
+		abs := joinName(v.dir, e.Name)
+		if pl.deny.first(abs) >= 0 {
+			continue // a deny_read file itself, hidden by its glob
+		}
+		if id, ok := linkedID(abs); ok {
+			if _, secret := pl.denyIDs[id]; secret {
+				pl.hide(abs, 0)
 			}
 		}
 	}
@@ -102,14 +150,15 @@ func (pl *planner) gitList(dir string) func(d string) ([]fs.DirEntry, bool) {
 				return nil, false
 			}
 			f, found := ix.Folder(rel)
-			switch {
-			case !found:
+			if !found {
 				return nil, true // gone, or no folder, while read
-			case f.Unreadable:
+			}
+			list := f.Entries()
+			if f.Unreadable {
 				return nil, false
 			}
-			entries := make([]fs.DirEntry, len(f.Entries))
-			for i, e := range f.Entries {
+			entries := make([]fs.DirEntry, len(list))
+			for i, e := range list {
 				entries[i] = indexDirEntry{e}
 			}
 			return entries, true

@@ -11,17 +11,19 @@ import (
 // varint) and the checksum:
 //
 //	magic "dshtidx" and the version byte
-//	root (length, bytes), root's dev and ino, folders, entries
-//	per folder: rel path, dev, ino, ctime sec, ctime nsec, flags, entries
+//	root (length, bytes), root's dev and ino, the note key, folders, entries
+//	per folder: rel path, dev, ino, ctime sec, ctime nsec, flags,
+//	  its folders' names (count, then each), its note, its entries
+//	  (count, then their encoding's length in bytes, then the encoding)
 //	per entry: name, kind byte, ino
 //	CRC-32C of everything before it, 4 bytes little-endian
 //
-// Names are sliced out of one string made of the whole file and the
-// entries out of one slice, so a load makes a few allocations per folder,
-// not per entry.
+// A folder's entries are kept encoded when the file is loaded, and
+// decoded when asked for (Folder.Entries): a load costs a few
+// allocations per folder, nothing per entry.
 const (
 	magic   = "dshtidx"
-	version = 1
+	version = 2
 )
 
 const (
@@ -35,15 +37,16 @@ var errFormat = errors.New("not a tree index of this version")
 
 // encode returns ix in the file's layout.
 func encode(ix *Index) []byte {
-	b := make([]byte, 0, 64+len(ix.folders)*48+ix.entries*24)
+	b := make([]byte, 0, 64+len(ix.folders)*64+ix.entries*24)
 	b = append(b, magic...)
 	b = append(b, version)
 	b = appendString(b, ix.root)
 	b = binary.AppendUvarint(b, ix.rootDev)
 	b = binary.AppendUvarint(b, ix.rootIno)
+	b = appendString(b, ix.noteKey)
 	entries := 0
 	for _, f := range ix.folders {
-		entries += len(f.Entries)
+		entries += f.count
 	}
 	b = binary.AppendUvarint(b, uint64(len(ix.folders)))
 	b = binary.AppendUvarint(b, uint64(entries))
@@ -61,14 +64,29 @@ func encode(ix *Index) []byte {
 			flags |= flagRacy
 		}
 		b = append(b, flags)
-		b = binary.AppendUvarint(b, uint64(len(f.Entries)))
-		for _, e := range f.Entries {
-			b = appendString(b, e.Name)
-			b = append(b, byte(e.Kind))
-			b = binary.AppendUvarint(b, e.Ino)
+		b = binary.AppendUvarint(b, uint64(len(f.Dirs)))
+		for _, d := range f.Dirs {
+			b = appendString(b, d)
 		}
+		b = appendString(b, f.note)
+		b = binary.AppendUvarint(b, uint64(f.count))
+		raw := f.raw
+		if raw == "" {
+			raw = string(encodeEntries(f.entries))
+		}
+		b = appendString(b, raw)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func encodeEntries(entries []Entry) []byte {
+	var b []byte
+	for _, e := range entries {
+		b = appendString(b, e.Name)
+		b = append(b, byte(e.Kind))
+		b = binary.AppendUvarint(b, e.Ino)
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -129,8 +147,9 @@ func (d *decoder) string() string {
 }
 
 // decode reads an index from data, checking its checksum, its version
-// and every name: a name is never empty, ".", ".." or holds a slash or a
-// NUL, so no entry leads outside its folder.
+// and every name of a folder's Dirs: a name is never empty, ".", ".." or
+// holds a slash or a NUL, so no entry leads outside its folder. A
+// folder's entries are checked when decoded (decodeEntries).
 func decode(data []byte) (*Index, error) {
 	if len(data) < len(magic)+1+4 {
 		return nil, errFormat
@@ -140,14 +159,13 @@ func decode(data []byte) (*Index, error) {
 		return nil, errFormat
 	}
 	d := &decoder{s: string(body[len(magic)+1:])}
-	ix := &Index{root: d.string(), rootDev: d.uvarint(), rootIno: d.uvarint()}
+	ix := &Index{root: d.string(), rootDev: d.uvarint(), rootIno: d.uvarint(), noteKey: d.string()}
 	nf, ne := d.uvarint(), d.uvarint()
 	if d.err != nil || nf > uint64(len(d.s)) || ne > uint64(len(d.s)) {
 		return nil, errFormat
 	}
 	ix.folders = make(map[string]*Folder, nf)
 	folders := make([]Folder, nf)
-	all := make([]Entry, ne)
 	for i := range folders {
 		f := &folders[i]
 		rel := d.string()
@@ -155,27 +173,57 @@ func decode(data []byte) (*Index, error) {
 		f.CtimeSec, f.CtimeNsec = d.varint(), int64(d.uvarint())
 		flags := d.byte()
 		f.Unreadable, f.Racy = flags&flagUnreadable != 0, flags&flagRacy != 0
-		n := d.uvarint()
-		if d.err != nil || n > uint64(len(all)) {
+		nd := d.uvarint()
+		if d.err != nil || nd > uint64(len(d.s)) {
 			return nil, errFormat
 		}
-		if n > 0 {
-			f.Entries, all = all[:n:n], all[n:]
+		if nd > 0 {
+			f.Dirs = make([]string, nd)
 		}
-		for j := range f.Entries {
-			e := &f.Entries[j]
-			e.Name, e.Kind, e.Ino = d.string(), Kind(d.byte()), d.uvarint()
-			if d.err != nil || e.Kind >= kindCount || !validName(e.Name) {
+		for j := range f.Dirs {
+			if f.Dirs[j] = d.string(); !validName(f.Dirs[j]) {
 				return nil, errFormat
 			}
 		}
+		f.note = d.string()
+		n := d.uvarint()
+		f.raw = d.string()
+		if d.err != nil || n > ne || uint64(len(f.raw)) < 3*n || n < nd || (n == 0) != (f.raw == "") {
+			return nil, errFormat
+		}
+		f.count = int(n)
 		ix.folders[rel] = f
-		ix.entries += len(f.Entries)
+		ix.entries += f.count
 	}
-	if d.err != nil || len(d.s) != 0 || len(all) != 0 {
+	if d.err != nil || len(d.s) != 0 || uint64(ix.entries) != ne {
 		return nil, errFormat
 	}
 	return ix, nil
+}
+
+// decodeEntries decodes the n entries of raw, checking every name and
+// kind, that they are sorted, and that the folders among them are dirs.
+func decodeEntries(raw string, n int, dirs []string) ([]Entry, error) {
+	d := &decoder{s: raw}
+	entries := make([]Entry, n)
+	nd := 0
+	for j := range entries {
+		e := &entries[j]
+		e.Name, e.Kind, e.Ino = d.string(), Kind(d.byte()), d.uvarint()
+		if d.err != nil || e.Kind >= kindCount || !validName(e.Name) || j > 0 && entries[j-1].Name >= e.Name {
+			return nil, errFormat
+		}
+		if e.Kind == KindDir {
+			if nd >= len(dirs) || dirs[nd] != e.Name {
+				return nil, errFormat
+			}
+			nd++
+		}
+	}
+	if d.err != nil || len(d.s) != 0 || nd != len(dirs) {
+		return nil, errFormat
+	}
+	return entries, nil
 }
 
 func validName(name string) bool {

@@ -57,9 +57,51 @@ type Folder struct {
 	// would leave the ctime as it was, so it is read again next time
 	// whatever its ctime (git's "racy index" problem).
 	Racy bool
-	// Entries are sorted by name, "." and ".." left out.
-	Entries []Entry
+	// Dirs are the names of the entries that are folders, sorted: what
+	// a scan goes into, known without decoding the entries.
+	Dirs []string
+
+	// entries are sorted by name, "." and ".." left out; an index
+	// loaded from a file keeps them encoded (raw) until asked for.
+	entries []Entry
+	raw     string
+	count   int
+	// note is the caller's, about this listing (SetNote).
+	note string
 }
+
+// Entries are the folder's entries, sorted by name, "." and ".." left
+// out. An index loaded from its file decodes them here, on first use, so
+// a caller that needs only a folder's Dirs and Note pays nothing per
+// entry. Entries that fail to decode (a file that passed its checksum but
+// not its layout) make the folder Unreadable: it never reads as empty.
+func (f *Folder) Entries() []Entry {
+	if f.raw != "" {
+		entries, err := decodeEntries(f.raw, f.count, f.Dirs)
+		f.raw = ""
+		if err != nil {
+			f.setEntries(nil)
+			f.Unreadable = true
+		}
+		f.entries = entries
+	}
+	return f.entries
+}
+
+// setEntries sets f's entries, sorted, and its Dirs from them.
+func (f *Folder) setEntries(entries []Entry) {
+	f.entries, f.raw, f.count, f.Dirs = entries, "", len(entries), nil
+	for _, e := range entries {
+		if e.Kind == KindDir {
+			f.Dirs = append(f.Dirs, e.Name)
+		}
+	}
+}
+
+// Note is what the caller noted about the folder's listing under the
+// index's note key (SetNote, UseNotes): "" when nothing is, or when the
+// folder was read again since (a changed, new or racy folder).
+func (f *Folder) Note() string { return f.note }
 
 // racyWindow is how close to the moment of reading a ctime may be before
 // the folder is read again next time. The kernel stamps ctimes from a
@@ -74,9 +116,42 @@ type Index struct {
 	rootIno uint64
 	folders map[string]*Folder
 	entries int
+	noteKey string
+	// changed says the index differs from the file it was loaded from:
+	// a folder read or dropped, a note set or cleared.
+	changed bool
 	// Stats says what the Scan that made it did.
 	Stats Stats
 }
+
+// UseNotes reports whether the folders' notes were made under key; when
+// not, it drops every folder's note and takes key for the notes to come.
+// A caller keys its notes by everything its reading of a listing
+// depends on, so that a note is never read under other rules.
+func (ix *Index) UseNotes(key string) bool {
+	if ix.noteKey == key {
+		return true
+	}
+	for _, f := range ix.folders {
+		f.note = ""
+	}
+	ix.noteKey, ix.changed = key, true
+	return false
+}
+
+// SetNote keeps note with the folder f of ix while the folder is
+// unchanged: Scan carries it over with the folder's listing, and drops it
+// when it reads the folder again.
+func (ix *Index) SetNote(f *Folder, note string) {
+	if f.note != note {
+		f.note, ix.changed = note, true
+	}
+}
+
+// Changed reports whether ix differs from what its store holds: made
+// without a kept index, a folder read or dropped by its Scan, or a note
+// set or cleared since.
+func (ix *Index) Changed() bool { return ix.changed }
 
 // Stats counts what a Scan did: folders whose kept entries were taken
 // as they were, and folders read (new, changed, racy or unreadable).
@@ -116,6 +191,9 @@ func Scan(root string, prev *Index) *Index {
 	if prev != nil && (prev.root != root || prev.rootDev != ix.rootDev || prev.rootIno != ix.rootIno) {
 		prev = nil
 	}
+	if prev != nil {
+		ix.noteKey = prev.noteKey
+	}
 	fss := map[uint64]fsInfo{}
 	stack := []string{"."}
 	for len(stack) > 0 {
@@ -146,13 +224,12 @@ func Scan(root string, prev *Index) *Index {
 			ix.Stats.Read++
 		}
 		ix.folders[rel] = f
-		ix.entries += len(f.Entries)
-		for _, e := range f.Entries {
-			if e.Kind == KindDir {
-				stack = append(stack, join(rel, e.Name))
-			}
+		ix.entries += f.count
+		for _, d := range f.Dirs {
+			stack = append(stack, join(rel, d))
 		}
 	}
+	ix.changed = prev == nil || ix.Stats.Read > 0 || len(prev.folders) != ix.Stats.Reused
 	return ix
 }
 
@@ -200,7 +277,7 @@ func readFolder(abs string, st *unix.Stat_t, statEntries bool) *Folder {
 		return f
 	}
 	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	f.Entries = entries
+	f.setEntries(entries)
 	ctime := time.Unix(fst.Ctim.Sec, fst.Ctim.Nsec)
 	f.Racy = !ctime.Before(time.Now().Add(-racyWindow))
 	return f

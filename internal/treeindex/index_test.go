@@ -55,7 +55,7 @@ func names(ix *Index, rel string) []string {
 		return nil
 	}
 	var out []string
-	for _, e := range f.Entries {
+	for _, e := range f.Entries() {
 		out = append(out, e.Name)
 	}
 	return out
@@ -77,10 +77,10 @@ func TestScanRecordsEveryEntry(t *testing.T) {
 		if !ok {
 			t.Fatalf("no folder %q in the index", rel)
 		}
-		if !slices.IsSortedFunc(f.Entries, func(a, b Entry) int { return cmpString(a.Name, b.Name) }) {
-			t.Errorf("%s: entries not sorted: %v", rel, f.Entries)
+		if !slices.IsSortedFunc(f.Entries(), func(a, b Entry) int { return cmpString(a.Name, b.Name) }) {
+			t.Errorf("%s: entries not sorted: %v", rel, f.Entries())
 		}
-		for _, e := range f.Entries {
+		for _, e := range f.Entries() {
 			p := join(rel, e.Name)
 			var st unix.Stat_t
 			must(t, unix.Lstat(filepath.Join(root, p), &st))
@@ -163,7 +163,8 @@ func TestScanRacyFolderReadAgain(t *testing.T) {
 	settle()
 	stale := Scan(root, nil)
 	sf, _ := stale.Folder("a")
-	sf.Entries, sf.Racy = nil, true
+	sf.setEntries(nil)
+	sf.Racy = true
 	if got := names(Scan(root, stale), "a"); !slices.Equal(got, []string{".env"}) {
 		t.Errorf("a racy folder was trusted by its ctime: %q, want [.env]", got)
 	}

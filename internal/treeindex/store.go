@@ -75,9 +75,21 @@ func (s *Store) Load(root string) *Index {
 		st.Mode&0o7777 != 0o600 || st.Nlink != 1 {
 		return nil
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil
+	// One read of the size fstat gave (and one more to see the end), not
+	// io.ReadAll's doubling copies.
+	data := make([]byte, 0, st.Size+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	ix, err := decode(data)
 	if err != nil || ix.root != root {
@@ -116,14 +128,22 @@ func (s *Store) Save(ix *Index) error {
 }
 
 // Update loads root's index from s (nil: none kept), scans root against
-// it (Scan), saves the result when the scan read anything or dropped a
-// folder, and returns it. A store that cannot be written costs the next
-// scan its reads, never its correctness.
+// it (Scan), saves the result when it changed (Sync), and returns it. A
+// store that cannot be written costs the next scan its reads, never its
+// correctness.
 func Update(s *Store, root string) *Index {
-	prev := s.Load(root)
-	ix := Scan(root, prev)
-	if s != nil && (prev == nil || ix.Stats.Read > 0 || len(prev.folders) != ix.Stats.Reused) {
-		s.Save(ix)
-	}
+	ix := Scan(root, s.Load(root))
+	s.Sync(ix)
 	return ix
+}
+
+// Sync saves ix when it differs from what s holds (Changed): a caller
+// that sets notes after its Scan syncs once, after. A nil s keeps
+// nothing.
+func (s *Store) Sync(ix *Index) {
+	if s != nil && ix.Changed() {
+		if s.Save(ix) == nil {
+			ix.changed = false
+		}
+	}
 }

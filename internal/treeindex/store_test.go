@@ -21,10 +21,20 @@ func TestStoreRoundTrip(t *testing.T) {
 	root := t.TempDir()
 	mkTree(t, root, "a/b/", "a/f", "l -> a", "c/.env")
 	s := newStore(t)
-	ix := Update(s, root)
+	ix := Scan(root, nil)
+	ix.UseNotes("key")
+	a, _ := ix.Folder("a")
+	ix.SetNote(a, "noted")
+	s.Sync(ix)
 	got := s.Load(root)
 	if got == nil {
 		t.Fatal("the saved index does not load")
+	}
+	if ga, _ := got.Folder("a"); ga.Note() != "noted" || !got.UseNotes("key") {
+		t.Errorf("note %q under key %q, want \"noted\" under \"key\"", ga.Note(), got.noteKey)
+	}
+	for _, f := range got.folders {
+		f.Entries() // decoded when asked for
 	}
 	got.Stats = ix.Stats
 	if !reflect.DeepEqual(got, ix) {
@@ -55,7 +65,7 @@ func TestStoreIgnoresPlantedFiles(t *testing.T) {
 	// A forged index: zz holds nothing, with zz's real ctime.
 	forged := Scan(root, nil)
 	f, _ := forged.Folder("zz")
-	f.Entries = nil
+	f.setEntries(nil)
 	forgedData := encode(forged)
 	cases := []struct {
 		name  string
@@ -157,7 +167,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, fo := range ix.folders {
-			for _, e := range fo.Entries {
+			for _, e := range fo.Entries() {
 				if !validName(e.Name) || e.Kind >= kindCount {
 					t.Fatalf("decoded an invalid entry %q kind %d", e.Name, e.Kind)
 				}
@@ -203,5 +213,61 @@ func BenchmarkScanCold50000(b *testing.B) {
 	root := benchTree(b, 50000)
 	for b.Loop() {
 		Scan(root, nil)
+	}
+}
+
+// A note stays with its folder while the folder is unchanged, goes when
+// the folder is read again, and every note goes when the key changes.
+func TestNotesFollowTheirFolders(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/x", "b/y", "c/")
+	settle()
+	s := newStore(t)
+	ix := Scan(root, nil)
+	ix.UseNotes("k1")
+	for _, rel := range []string{"a", "b", "c"} {
+		f, _ := ix.Folder(rel)
+		ix.SetNote(f, "note of "+rel)
+	}
+	s.Sync(ix)
+	mkTree(t, root, "a/new")
+	next := Scan(root, s.Load(root))
+	if !next.UseNotes("k1") {
+		t.Fatal("the notes' key was not kept")
+	}
+	for rel, want := range map[string]string{"a": "", "b": "note of b", "c": "note of c"} {
+		if f, _ := next.Folder(rel); f.Note() != want {
+			t.Errorf("%s: note %q, want %q", rel, f.Note(), want)
+		}
+	}
+	if next.UseNotes("k2") {
+		t.Error("UseNotes took another key for the same")
+	}
+	for _, rel := range []string{"a", "b", "c"} {
+		if f, _ := next.Folder(rel); f.Note() != "" {
+			t.Errorf("%s: note %q under another key", rel, f.Note())
+		}
+	}
+	if !next.Changed() {
+		t.Error("dropping the notes did not change the index")
+	}
+}
+
+// Entries that pass the file's checksum but not their layout make their
+// folder Unreadable, never empty.
+func TestEntriesBadLayoutUnreadable(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/x", "a/y/")
+	ix := Scan(root, nil)
+	f, _ := ix.Folder("a")
+	for _, raw := range []string{"\x01x\x02\x05", "\x01y\x01\x05\x01x\x02\x05", "\x01x\x09\x05\x01y\x01\x05", "\x01x\x02\x05\x01z\x01\x05"} {
+		g := &Folder{Dirs: f.Dirs, raw: raw, count: 2}
+		if es := g.Entries(); es != nil || !g.Unreadable {
+			t.Errorf("raw %q: entries %v, unreadable %v; want none, unreadable", raw, es, g.Unreadable)
+		}
+	}
+	good := &Folder{Dirs: f.Dirs, raw: string(encodeEntries(f.Entries())), count: 2}
+	if es := good.Entries(); !reflect.DeepEqual(es, f.Entries()) || good.Unreadable {
+		t.Errorf("good raw: entries %v, unreadable %v", es, good.Unreadable)
 	}
 }

@@ -26,6 +26,9 @@ type EditOptions struct {
 	// given: a file's name, or "-" for standard input.
 	OldFile, NewFile *string
 	ReplaceAll       bool
+	// Occurrence and Line are --occurrence and --line: which one of
+	// several matches to replace (0: none picked).
+	Occurrence, Line int
 	// Edits is --edits, a file of edits or "-"; "" takes the one edit
 	// of the flags above.
 	Edits string
@@ -46,11 +49,15 @@ unless --replace-all; otherwise nothing changes and the error says where the
 matches are, or which lines come closest. --old-file and --new-file read the
 texts from files, byte for byte (a heredoc's final newline included), and one
 of them may be - for stdin: no shell quoting, no escapes. --edits FILE (or -
-for stdin) takes a JSON array of {"old","new","replace_all"} applied in order,
-all or nothing. Line endings (LF/CRLF) and a BOM are kept: type "\n" in a
+for stdin) takes a JSON array of {"old","new","replace_all","occurrence","line"}
+applied in order, all or nothing. Where the old text occurs more than once,
+--occurrence N replaces the Nth match and --line N the one that starts on line
+N. A result's warnings say when the new text adds or drops a final line break
+the old text did not have. Line endings (LF/CRLF) and a BOM are kept: type "\n" in a
 CRLF file.`,
 		Example: `  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
   dsh-fs edit README.md --old 'v1' --new 'v2' --replace-all
+  dsh-fs edit src/main.go --old 'x := 1' --new 'x := 2' --line 40
   dsh-fs edit src/a.go --old-file /tmp/old.txt --new-file - <<'EOF'
   	if err != nil {
   		return fmt.Errorf("open: %w", err)
@@ -77,12 +84,15 @@ CRLF file.`,
 	c.Flags().StringVar(&oldFile, "old-file", "", "read the old text from this file, byte for byte, or - for stdin")
 	c.Flags().StringVar(&newFile, "new-file", "", "read the new text from this file, byte for byte, or - for stdin")
 	c.Flags().BoolVar(&opts.ReplaceAll, "replace-all", false, "replace every occurrence")
+	c.Flags().IntVar(&opts.Occurrence, "occurrence", 0, "replace only the Nth match of the old text (from 1)")
+	c.Flags().IntVar(&opts.Line, "line", 0, "replace only the match that starts on line N")
 	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
 	addMutationFlags(c.Flags(), "edit", &opts.Mutation)
 	// Each text has one source, and --edits carries its own.
 	c.MarkFlagsMutuallyExclusive("old", "old-file")
 	c.MarkFlagsMutuallyExclusive("new", "new-file")
-	for _, f := range []string{"old", "new", "old-file", "new-file", "replace-all"} {
+	c.MarkFlagsMutuallyExclusive("occurrence", "line", "replace-all")
+	for _, f := range []string{"old", "new", "old-file", "new-file", "replace-all", "occurrence", "line"} {
 		c.MarkFlagsMutuallyExclusive("edits", f)
 	}
 	return c
@@ -143,7 +153,7 @@ func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []fsops.Replacement{{Old: old, New: new, ReplaceAll: opts.ReplaceAll}}, nil
+		return []fsops.Replacement{{Old: old, New: new, ReplaceAll: opts.ReplaceAll, Occurrence: opts.Occurrence, Line: opts.Line}}, nil
 	}
 	data, err := opts.readSource(call, "edits", opts.Edits)
 	if err != nil {

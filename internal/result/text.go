@@ -63,6 +63,7 @@ func (t Text) Result(h Header, result any) error {
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
+		t.warnings(r.Warnings)
 	case *fsops.PatchResult:
 		t.patch(r)
 	case textRenderer:
@@ -292,6 +293,13 @@ func (t Text) mutation(d diff.Result, done, sum string) {
 	fmt.Fprintf(t.Note, "%s (sha256 %s)\n", done, sum)
 }
 
+// warnings prints a result's warnings, one a line, on the notes stream.
+func (t Text) warnings(ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(t.Note, "warning: %s\n", w)
+	}
+}
+
 // tense is the verb for what was done, or, in a dry run, would be.
 func tense(dryRun bool, done, would string) string {
 	if dryRun {
@@ -343,6 +351,16 @@ func (t Text) Failure(f Failure) {
 	switch d := f.Error.Detail.(type) {
 	case usageDetail:
 		fmt.Fprintf(t.Note, "usage: %s\n", d.UsageLine())
+	case fsops.AmbiguousDetail:
+		// Each match's line, numbered as read numbers lines, to make
+		// old unique or pick one with --line.
+		fmt.Fprintf(t.Note, "matches in %s:\n", f.Path)
+		for _, m := range d.Matches {
+			Text{Out: t.Note}.numbered(m.Line, []string{m.Text})
+		}
+		if d.Count > len(d.Matches) {
+			fmt.Fprintf(t.Note, "(%d more not shown)\n", d.Count-len(d.Matches))
+		}
 	case fsops.NoMatchDetail:
 		// The region to copy, numbered as read numbers lines.
 		if c := d.Closest; c != nil {

@@ -64,6 +64,8 @@ func (t Text) Result(h Header, result any) error {
 	case *fsops.EditResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
 		t.warnings(r.Warnings)
+	case *fsops.EditFilesResult:
+		t.editFiles(r)
 	case *fsops.PatchResult:
 		t.patch(r)
 	case textRenderer:
@@ -377,6 +379,22 @@ func (t Text) Failure(f Failure) {
 	if f.Escalation != nil {
 		fmt.Fprintf(t.Note, "hint: %s\n", f.Escalation.Hint)
 	}
+}
+
+// editFiles prints each file's diff, then one line per file, as patch
+// does: what was done to it and its new sha256; then the files a glob
+// found without the old text, and the warnings.
+func (t Text) editFiles(r *fsops.EditFilesResult) {
+	for _, f := range r.Files {
+		t.diff(f.Diff)
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(t.Out, "%s: %s %d occurrence(s) (sha256 %s)\n", f.Path, tense(r.DryRun, "replaced", "would replace"), f.Replacements, f.SHA256)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(t.Out, "(no match, left alone: %s)\n", strings.Join(r.Skipped, ", "))
+	}
+	t.warnings(r.Warnings)
 }
 
 // patch prints each file's diff, then one line per file: what was done to

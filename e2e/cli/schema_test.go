@@ -241,6 +241,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "grep symlink", args: []string{"grep", "b", "tree"}, schema: "result-grep.json", want: []string{`"symlink":1`}},
 		// find
 		{name: "find", args: []string{"find", "*.txt", "tree"}, schema: "result-find.json", want: []string{`{"path":"tree/b.txt","type":"file","size":2}`}},
+		{name: "find sort size", args: []string{"find", "*.txt", "tree", "--sort", "size", "--limit", "1"}, schema: "result-find.json", want: []string{`"truncated":true,"left_out":`}},
+		{name: "find sort lines", args: []string{"find", "*", "tree", "--sort", "lines", "--no-ignore"}, schema: "result-find.json", want: []string{`"lines":1`, `"lines_skipped":"not_a_file"`}},
+		{name: "find sort mtime", args: []string{"find", "*.md", "tree", "--sort", "mtime"}, schema: "result-find.json", want: []string{`"mtime":"`}},
 		{name: "find symlink", args: []string{"find", "link", "tree"}, schema: "result-find.json", want: []string{`"type":"symlink"`}},
 		{name: "find truncated", args: []string{"find", "**", "tree", "--limit", "1"}, schema: "result-find.json", want: []string{`"truncated":true,"left_out":`, `"cursor":"`}},
 		{name: "find hidden", args: []string{"find", "*"}, env: []string{trust}, schema: "result-find.json", want: []string{`"hidden":1`}},

@@ -242,7 +242,17 @@ func (t Text) find(r *fsops.FindResult) error {
 		width = max(width, len(strconv.FormatInt(e.Size, 10)))
 	}
 	for _, e := range r.Entries {
-		fmt.Fprintf(&b, "%-7s %*d %s\n", e.Type, width, e.Size, e.Path)
+		fmt.Fprintf(&b, "%-7s %*d ", e.Type, width, e.Size)
+		switch {
+		case e.Lines != nil:
+			fmt.Fprintf(&b, "%7d lines ", *e.Lines)
+		case e.LinesSkipped != "":
+			fmt.Fprintf(&b, "%7s lines ", "-")
+		}
+		if e.Mtime != "" {
+			b.WriteString(e.Mtime + " ")
+		}
+		b.WriteString(e.Path + "\n")
 	}
 	if r.Total == 0 && !r.Truncated {
 		b.WriteString("(no entries match)\n")

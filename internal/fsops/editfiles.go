@@ -164,7 +164,7 @@ func planEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (*EditF
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, withPatchHint(err, len(files))
 		}
 		fe.res = r
 		res.add(fe)
@@ -175,6 +175,17 @@ func planEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (*EditF
 		return nil, e
 	}
 	return res, nil
+}
+
+// withPatchHint adds to a no-match or an ambiguity in one of several
+// files that patch makes a different change in each.
+func withPatchHint(err error, files int) error {
+	e, ok := err.(*fserr.Error)
+	if !ok || files < 2 || (e.Code() != fserr.EditNoMatch && e.Code() != fserr.EditAmbiguous) || strings.Contains(e.Hint, "patch") {
+		return err
+	}
+	e.Hint = strings.TrimSuffix(e.Hint, "; nothing was changed") + "; for a different change in each file, patch applies one diff; no file was changed"
+	return e
 }
 
 // isPick says err is a pick (--occurrence, --line) that names no match:

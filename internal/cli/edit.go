@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,10 @@ type EditOptions struct {
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
-	Path string
+	// Path is the one file to edit; Paths, when the command line names
+	// several or a glob, the files and globs instead.
+	Path  string
+	Paths []string
 	// Old and New are --old and --new, nil when not given (an empty
 	// --new deletes the old text).
 	Old, New *string
@@ -26,6 +30,9 @@ type EditOptions struct {
 	// given: a file's name, or "-" for standard input.
 	OldFile, NewFile *string
 	ReplaceAll       bool
+	// Occurrence and Line are --occurrence and --line: which one of
+	// several matches to replace (0: none picked).
+	Occurrence, Line int
 	// Edits is --edits, a file of edits or "-"; "" takes the one edit
 	// of the flags above.
 	Edits string
@@ -38,7 +45,7 @@ func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
 	var oldText, newText, oldFile, newFile string
 	c := &cobra.Command{
-		Use:        "edit PATH",
+		Use:        "edit PATH...",
 		SuggestFor: []string{"sed", "replace", "str_replace", "modify"},
 		Short:      "Replace exact text in a file, once or everywhere, and show the diff",
 		Long: `edit replaces --old with --new in PATH. The old text must occur exactly once
@@ -46,11 +53,24 @@ unless --replace-all; otherwise nothing changes and the error says where the
 matches are, or which lines come closest. --old-file and --new-file read the
 texts from files, byte for byte (a heredoc's final newline included), and one
 of them may be - for stdin: no shell quoting, no escapes. --edits FILE (or -
-for stdin) takes a JSON array of {"old","new","replace_all"} applied in order,
-all or nothing. Line endings (LF/CRLF) and a BOM are kept: type "\n" in a
-CRLF file.`,
+for stdin) takes a JSON array of {"old","new","replace_all","occurrence","line"}
+applied in order, all or nothing. Where the old text occurs more than once,
+--occurrence N replaces the Nth match and --line N the one that starts on line
+N. A result's warnings say when the new text adds or drops a final line break
+the old text did not have. Line endings (LF/CRLF) and a BOM are kept: type "\n" in a
+CRLF file.
+
+Several PATHs, or a glob (one with * ? [ or {, matched beneath the working
+folder as find matches it), edit every file the same way, all or nothing: each
+file is checked and its new content staged before the first is replaced. A
+file named on its own must hold the old text (FS_EDIT_NO_MATCH); a file a glob
+found without it is left alone and listed in skipped. The result lists each
+file with its replacements, sha256 and diff. For different changes in several
+files, patch takes one diff.`,
 		Example: `  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
   dsh-fs edit README.md --old 'v1' --new 'v2' --replace-all
+  dsh-fs edit src/main.go --old 'x := 1' --new 'x := 2' --line 40
+  dsh-fs edit 'src/**/*.go' --old 'oldName(' --new 'newName(' --replace-all
   dsh-fs edit src/a.go --old-file /tmp/old.txt --new-file - <<'EOF'
   	if err != nil {
   		return fmt.Errorf("open: %w", err)
@@ -59,9 +79,12 @@ CRLF file.`,
   dsh-fs edit src/a.go --edits - <<'EOF'
   [{"old": "foo()", "new": "bar()"}, {"old": "x := 1", "new": "x := 2"}]
   EOF`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
+			if len(args) > 1 || request.IsGlob(args[0]) {
+				opts.Path, opts.Paths = "", args
+			}
 			opts.Old = givenString(c, "old", &oldText)
 			opts.New = givenString(c, "new", &newText)
 			opts.OldFile = givenString(c, "old-file", &oldFile)
@@ -77,19 +100,32 @@ CRLF file.`,
 	c.Flags().StringVar(&oldFile, "old-file", "", "read the old text from this file, byte for byte, or - for stdin")
 	c.Flags().StringVar(&newFile, "new-file", "", "read the new text from this file, byte for byte, or - for stdin")
 	c.Flags().BoolVar(&opts.ReplaceAll, "replace-all", false, "replace every occurrence")
+	c.Flags().IntVar(&opts.Occurrence, "occurrence", 0, "replace only the Nth match of the old text (from 1)")
+	c.Flags().IntVar(&opts.Line, "line", 0, "replace only the match that starts on line N")
 	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
 	addMutationFlags(c.Flags(), "edit", &opts.Mutation)
 	// Each text has one source, and --edits carries its own.
 	c.MarkFlagsMutuallyExclusive("old", "old-file")
 	c.MarkFlagsMutuallyExclusive("new", "new-file")
-	for _, f := range []string{"old", "new", "old-file", "new-file", "replace-all"} {
+	c.MarkFlagsMutuallyExclusive("occurrence", "line", "replace-all")
+	for _, f := range []string{"old", "new", "old-file", "new-file", "replace-all", "occurrence", "line"} {
 		c.MarkFlagsMutuallyExclusive("edits", f)
 	}
 	return c
 }
 
 func editRun(opts *EditOptions) error {
-	call, x, err := opts.App.beginRequest(opts.Policy, request.OpEdit, opts.Path)
+	var call *call
+	var x *request.Exec
+	var err error
+	if opts.Paths != nil {
+		// Several files: the header names them as given.
+		if call, err = opts.App.beginWith(opts.Policy, request.OpEdit, strings.Join(opts.Paths, " ")); err == nil {
+			x = call.exec()
+		}
+	} else {
+		call, x, err = opts.App.beginRequest(opts.Policy, request.OpEdit, opts.Path)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,11 +136,11 @@ func editRun(opts *EditOptions) error {
 	if err != nil {
 		return err
 	}
-	req := request.Edit{Path: opts.Path, Edits: edits, Mutation: opts.Mutation}
+	req := request.Edit{Path: opts.Path, Paths: opts.Paths, Edits: edits, Mutation: opts.Mutation}
 	if call.forwarded {
 		return call.forward(session.Request{Op: session.OpEdit, Edit: &req})
 	}
-	res, err := req.Run(x)
+	res, err := x.Run(req)
 	if err != nil {
 		return err
 	}
@@ -143,7 +179,7 @@ func (opts *EditOptions) edits(call *call) ([]fsops.Replacement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []fsops.Replacement{{Old: old, New: new, ReplaceAll: opts.ReplaceAll}}, nil
+		return []fsops.Replacement{{Old: old, New: new, ReplaceAll: opts.ReplaceAll, Occurrence: opts.Occurrence, Line: opts.Line}}, nil
 	}
 	data, err := opts.readSource(call, "edits", opts.Edits)
 	if err != nil {

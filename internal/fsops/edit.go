@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ type EditResult struct {
 	Encoding string      `json:"encoding"`
 	DryRun   bool        `json:"dry_run,omitempty"`
 	Diff     diff.Result `json:"diff"`
+	// Warnings say what the edit did that its caller may not have
+	// meant (lineBreakWarning); absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AmbiguousDetail is the detail of FS_EDIT_AMBIGUOUS.
@@ -166,6 +170,14 @@ func checkEdits(edits []Replacement) error {
 		if e.Old == e.New {
 			return fserr.New(fserr.InvalidArgument, "edit: old and new text are the same"+which)
 		}
+		switch {
+		case e.Occurrence < 0 || e.Line < 0:
+			return fserr.New(fserr.InvalidArgument, "edit: --occurrence and --line count from 1"+which)
+		case e.Occurrence > 0 && e.Line > 0:
+			return fserr.New(fserr.InvalidArgument, "edit: give --occurrence or --line, not both"+which)
+		case (e.Occurrence > 0 || e.Line > 0) && e.ReplaceAll:
+			return fserr.New(fserr.InvalidArgument, "edit: --occurrence and --line pick one match; --replace-all replaces every one"+which)
+		}
 	}
 	return nil
 }
@@ -192,8 +204,17 @@ func planEdit(given string, content []byte, opt EditOptions) (*EditResult, splic
 		if sp, err = locateIn(cur, enc, e.Old, e.New); err != nil {
 			return nil, splice{}, unencodable(given, i, len(opt.Edits), err)
 		}
+		if sp, err = pickMatch(given, i, len(opt.Edits), sp, e); err != nil {
+			return nil, splice{}, err
+		}
 		if err := checkCount(given, i, len(opt.Edits), sp, e); err != nil {
 			return nil, splice{}, err
+		}
+		if w := lineBreakWarning(e); w != "" {
+			if len(opt.Edits) > 1 {
+				w = fmt.Sprintf("edit %d: %s", i+1, w)
+			}
+			res.Warnings = append(res.Warnings, w)
 		}
 		res.Replacements += len(sp.at)
 		if i < len(opt.Edits)-1 {
@@ -253,6 +274,9 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 		default:
 			err.Hint = "read the file and copy the text exactly, white space included; nothing was changed"
 		}
+		if n > 1 {
+			err.Hint += "; for many changes to a file, patch applies one diff"
+		}
 		return err
 	case len(sp.at) > 1 && !e.ReplaceAll:
 		lines := sp.lines()
@@ -260,10 +284,83 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 			given, len(lines), which, joinInts(lines, 20)))
 		err.Detail = AmbiguousDetail{Edit: i + 1, Count: len(lines), Lines: lines,
 			Matches: lineTexts(sp.text(), lines[:min(len(lines), maxAmbiguousShown)])}
-		err.Hint = "add surrounding lines to old until it is unique, or pass --replace-all; nothing was changed"
+		err.Hint = "add surrounding lines to old until it is unique, pick one match with --occurrence N or --line N, or pass --replace-all; to change several of them differently, patch applies one diff; nothing was changed"
 		return err
 	}
 	return nil
+}
+
+// pickMatch keeps, of sp's matches, the one e.Occurrence or e.Line
+// picks; without a pick, or without a match (checkCount's no-match), sp
+// is returned as it is. A pick that names no match is FS_EDIT_NO_MATCH
+// with every match's line, as FS_EDIT_AMBIGUOUS gives them.
+func pickMatch(given string, i, n int, sp splice, e Replacement) (splice, error) {
+	if (e.Occurrence == 0 && e.Line == 0) || len(sp.at) == 0 {
+		return sp, nil
+	}
+	lines := sp.lines()
+	var what string
+	switch {
+	case e.Occurrence > 0 && e.Occurrence <= len(sp.at):
+		sp.at = sp.at[e.Occurrence-1 : e.Occurrence]
+		return sp, nil
+	case e.Occurrence > 0:
+		what = fmt.Sprintf("--occurrence %d is out of range", e.Occurrence)
+	default:
+		first := slices.Index(lines, e.Line)
+		last := first
+		for last >= 0 && last+1 < len(lines) && lines[last+1] == e.Line {
+			last++
+		}
+		switch {
+		case first >= 0 && first == last:
+			sp.at = sp.at[first : first+1]
+			return sp, nil
+		case first >= 0:
+			what = fmt.Sprintf("--line %d: %d matches start on that line (pick one with --occurrence %d to %d)", e.Line, last-first+1, first+1, last+1)
+		default:
+			what = fmt.Sprintf("--line %d: no match starts on that line", e.Line)
+		}
+	}
+	which := ""
+	if n > 1 {
+		which = fmt.Sprintf(" (edit %d of %d)", i+1, n)
+	}
+	err := fserr.New(fserr.EditNoMatch, fmt.Sprintf("edit: %s: %s; old text has %d %s%s (lines %s)",
+		given, what, len(lines), plural(len(lines), "match", "matches"), which, joinInts(lines, maxAmbiguousShown)))
+	err.Detail = AmbiguousDetail{Edit: i + 1, Count: len(lines), Lines: lines,
+		Matches: lineTexts(sp.text(), lines[:min(len(lines), maxAmbiguousShown)])}
+	err.Hint = "pick a match the lines above name; nothing was changed"
+	return sp, err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// The warnings of lineBreakWarning, stable wording.
+const (
+	WarnAddsLineBreak    = "new text ends in a line break and old text does not: the edit adds a line break (a heredoc's last newline?)"
+	WarnRemovesLineBreak = "old text ends in a line break and new text does not: the edit removes a line break, joining the next line to the new text"
+)
+
+// lineBreakWarning is the warning of an edit whose new text ends in a
+// line break its old text does not end in, or the other way round: the
+// commonest silent slip (--new-file - from a heredoc ends in a newline
+// that --old typed on the command line lacks). An empty new text
+// deletes, line break and all, on purpose: no warning.
+func lineBreakWarning(e Replacement) string {
+	oldNL, newNL := strings.HasSuffix(e.Old, "\n"), strings.HasSuffix(e.New, "\n")
+	switch {
+	case newNL && !oldNL:
+		return WarnAddsLineBreak
+	case oldNL && !newNL && e.New != "":
+		return WarnRemovesLineBreak
+	}
+	return ""
 }
 
 // lineTexts returns the text of each of lines (ascending, counted from

@@ -261,7 +261,7 @@ func TestPlanEditErrors(t *testing.T) {
 			code:   fserr.EditAmbiguous,
 			msg:    "edit: f.go: 3 matches for old text (lines 2, 5, 6)",
 			detail: AmbiguousDetail{Edit: 1, Count: 3, Lines: []int{2, 5, 6}, Matches: []AmbiguousMatch{{2, "\tx := 1"}, {5, "\tx := 1"}, {6, "\tx := 1"}}},
-			hint:   "add surrounding lines to old until it is unique, or pass --replace-all; nothing was changed",
+			hint:   "add surrounding lines to old until it is unique, pick one match with --occurrence N or --line N, or pass --replace-all; to change several of them differently, patch applies one diff; nothing was changed",
 		},
 		{
 			name: "ambiguous on one line", content: "abab\n",
@@ -467,4 +467,63 @@ func xMatches(n int) []AmbiguousMatch {
 		out = append(out, AmbiguousMatch{i + 1, "x"})
 	}
 	return out
+}
+
+func TestPlanEditPick(t *testing.T) {
+	content := "a\nb a\na\r\na\n"
+	tests := []struct {
+		name string
+		e    Replacement
+		want string // "" when the pick is refused
+		msg  string
+	}{
+		{"occurrence 1", Replacement{Old: "a", New: "X", Occurrence: 1}, "X\nb a\na\r\na\n", ""},
+		{"occurrence 3", Replacement{Old: "a", New: "X", Occurrence: 3}, "a\nb a\nX\r\na\n", ""},
+		{"line 3", Replacement{Old: "a", New: "X", Line: 3}, "a\nb a\nX\r\na\n", ""},
+		{"line 4", Replacement{Old: "a", New: "X", Line: 4}, "a\nb a\na\r\nX\n", ""},
+		{"occurrence past the end", Replacement{Old: "a", New: "X", Occurrence: 5}, "",
+			"edit: f: --occurrence 5 is out of range; old text has 4 matches (lines 1, 2, 3, 4)"},
+		{"no match on the line", Replacement{Old: "b", New: "X", Line: 1}, "",
+			"edit: f: --line 1: no match starts on that line; old text has 1 match (lines 2)"},
+		{"line 2, after another word", Replacement{Old: "a", New: "X", Line: 2}, "a\nb X\na\r\na\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, sp, err := planEdit("f", []byte(content), editOpts(tc.e))
+			if tc.msg != "" {
+				if fserr.CodeOf(err) != fserr.EditNoMatch || err.Error() != tc.msg {
+					t.Fatalf("err = %v (%s), want %s %q", err, fserr.CodeOf(err), fserr.EditNoMatch, tc.msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(sp.bytes()); got != tc.want {
+				t.Errorf("edited %q, want %q", got, tc.want)
+			}
+		})
+	}
+	_, _, err := planEdit("f", []byte("x x\n"), editOpts(Replacement{Old: "x", New: "y", Line: 1}))
+	if want := "edit: f: --line 1: 2 matches start on that line (pick one with --occurrence 1 to 2); old text has 2 matches (lines 1, 1)"; err == nil || err.Error() != want {
+		t.Errorf("two matches on the line: err = %v, want %q", err, want)
+	}
+}
+
+func TestLineBreakWarning(t *testing.T) {
+	tests := []struct {
+		old, new, want string
+	}{
+		{"a", "b\n", WarnAddsLineBreak},
+		{"a\n", "b", WarnRemovesLineBreak},
+		{"a\n", "", ""}, // a deletion, line and all
+		{"a", "b", ""},
+		{"a\n", "b\n", ""},
+		{"a\r\n", "b\n", ""},
+	}
+	for _, tc := range tests {
+		if got := lineBreakWarning(Replacement{Old: tc.old, New: tc.new}); got != tc.want {
+			t.Errorf("lineBreakWarning(%q, %q) = %q, want %q", tc.old, tc.new, got, tc.want)
+		}
+	}
 }

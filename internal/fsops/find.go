@@ -24,8 +24,25 @@ type FindOptions struct {
 	Limit int
 	// MaxBytes is the most bytes of JSON the shown entries may take.
 	MaxBytes int
+	// Sort orders the entries by name (path, the default), size, lines
+	// or mtime: size, lines and mtime largest and newest first, as ls -S
+	// and ls -t order; Reverse turns the order round. A sorted search
+	// looks at every entry before it shows any, and has no cursor.
+	Sort    string
+	Reverse bool
+	// Lines counts the lines of each text file shown (sorting by lines
+	// counts them all), bounded: see countLines.
+	Lines bool
 	WalkOptions
 }
+
+// The orders of FindOptions.Sort.
+const (
+	SortName  = "name"
+	SortSize  = "size"
+	SortLines = "lines"
+	SortMtime = "mtime"
+)
 
 // Found is one entry find found.
 type Found struct {
@@ -35,6 +52,13 @@ type Found struct {
 	Type string `json:"type"`
 	// Size is the entry's size in bytes (a symlink's is its text's).
 	Size int64 `json:"size"`
+	// Mtime is the entry's modification time, given when sorted by it.
+	Mtime string `json:"mtime,omitempty"`
+	// Lines is a text file's line count, asked for with --lines; nil
+	// when not asked for or not counted, and then LinesSkipped says why
+	// (countLines).
+	Lines        *int   `json:"lines,omitempty"`
+	LinesSkipped string `json:"lines_skipped,omitempty"`
 }
 
 // FindResult is what find found, sorted by path.
@@ -65,16 +89,14 @@ var typeName = map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox
 // as ls counts: a file with several links that a deny_read glob covers
 // is then counted in Total rather than in Hidden.
 func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, error) {
-	if opt.Limit < 1 || opt.MaxBytes < 1 {
-		return nil, fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be 1 or more")
+	if err := checkFindOptions(opt); err != nil {
+		return nil, err
 	}
-	if !doublestar.ValidatePattern(opt.Glob) {
-		return nil, fserr.New(fserr.InvalidArgument, "find: "+strconv.Quote(opt.Glob)+": not a valid glob")
-	}
-	switch opt.Type {
-	case "", TypeFile, TypeDir, TypeSymlink, TypeOther:
-	default:
-		return nil, fserr.New(fserr.InvalidArgument, "find: --type must be file, dir, symlink or other")
+	if opt.Sort != "" || opt.Reverse {
+		if opt.After != "" {
+			return nil, fserr.New(fserr.InvalidArgument, "find: --after continues a search in path order; a sorted search has no cursor (raise --limit)")
+		}
+		return findSorted(f, t, opt)
 	}
 	w, err := newWalker(f, "find", opt.WalkOptions)
 	if err != nil {
@@ -97,6 +119,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 	used, full := 0, false
 	var last cursor
 	byName, byPath := compileFindGlob(opt.Glob)
+	lc := &lineCounter{}
 	// keep decides on what the folder says of the entry, its name and
 	// type, before its path is made: most entries fail here, and past
 	// the limit the rest are counted here, never looked at, as ls counts.
@@ -138,6 +161,9 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 		res.Total++
 		found := Found{Path: displayPath(t.Given, rel), Type: typ, Size: st.Size}
+		if opt.Lines {
+			found.countLines(d, e.Name, lc)
+		}
 		size := 1 + found.jsonLen()
 		if len(res.Entries) >= opt.Limit || used+size > opt.MaxBytes {
 			full, res.Truncated = true, true
@@ -159,6 +185,27 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 	}
 	return res, nil
+}
+
+// checkFindOptions refuses options find cannot take.
+func checkFindOptions(opt FindOptions) error {
+	if opt.Limit < 1 || opt.MaxBytes < 1 {
+		return fserr.New(fserr.InvalidArgument, "find: --limit and --max-bytes must be 1 or more")
+	}
+	if !doublestar.ValidatePattern(opt.Glob) {
+		return fserr.New(fserr.InvalidArgument, "find: "+strconv.Quote(opt.Glob)+": not a valid glob")
+	}
+	switch opt.Type {
+	case "", TypeFile, TypeDir, TypeSymlink, TypeOther:
+	default:
+		return fserr.New(fserr.InvalidArgument, "find: --type must be file, dir, symlink or other")
+	}
+	switch opt.Sort {
+	case "", SortName, SortSize, SortLines, SortMtime:
+	default:
+		return fserr.New(fserr.InvalidArgument, "find: --sort must be name, size, lines or mtime")
+	}
+	return nil
 }
 
 // compileFindGlob returns the test of an entry against glob, as
@@ -194,6 +241,13 @@ func compileFindGlob(glob string) (byName func(name string) bool, byPath func(re
 // does not escape, the usual case, it is counted; any other path is
 // marshalled.
 func (f Found) jsonLen() int {
+	if f.Lines != nil || f.LinesSkipped != "" || f.Mtime != "" {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return 0
+		}
+		return len(b)
+	}
 	for i := 0; i < len(f.Path); i++ {
 		if c := f.Path[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			b, err := json.Marshal(f)

@@ -9,11 +9,17 @@ import (
 )
 
 // Replacement is one edit: replace Old with New, exactly once unless
-// ReplaceAll.
+// ReplaceAll, or the one match Occurrence or Line picks.
 type Replacement struct {
 	Old        string `json:"old"`
 	New        string `json:"new"`
 	ReplaceAll bool   `json:"replace_all,omitempty"`
+	// Occurrence picks the Nth match of Old (1-based, in file order);
+	// 0 picks none.
+	Occurrence int `json:"occurrence,omitempty"`
+	// Line picks the match that starts on this line (1-based); 0 picks
+	// none.
+	Line int `json:"line,omitempty"`
 }
 
 // splice is an edit located in a content: the matches of old, to be

@@ -2,9 +2,14 @@ package request
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -79,9 +84,14 @@ func (r Write) Preview(x *Exec) (*fsops.WriteResult, error) {
 }
 
 // Edit asks to replace exact texts in a file, in order, all or nothing
-// (fsops.Edit).
+// (fsops.Edit); or, with Paths, in several files, all or nothing
+// (fsops.EditFiles).
 type Edit struct {
-	Path  string              `json:"path"`
+	Path string `json:"path"`
+	// Paths, when set, are the files to edit instead of Path: each a
+	// path, or a glob (IsGlob) beneath the working folder, matched as
+	// find matches it, whose files without the old text are skipped.
+	Paths []string            `json:"paths,omitempty"`
 	Edits []fsops.Replacement `json:"edits"`
 	Mutation
 }
@@ -102,7 +112,70 @@ func (r Edit) Run(x *Exec) (*fsops.EditResult, error) {
 	return fsops.Edit(x.fence, t, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
 }
 
-func (r Edit) run(x *Exec) (any, error) { return r.Run(x) }
+func (r Edit) run(x *Exec) (any, error) {
+	if len(r.Paths) > 0 {
+		return r.RunFiles(x)
+	}
+	return r.Run(x)
+}
+
+// RunFiles edits the files r.Paths names, globs expanded.
+func (r Edit) RunFiles(x *Exec) (*fsops.EditFilesResult, error) {
+	d, err := x.diffOptions(OpEdit, r.Diff)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := r.targets(x)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.EditFiles(x.fence, targets, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
+}
+
+// IsGlob says an edit's path is a glob: it holds *, ?, [ or {.
+func IsGlob(path string) bool { return strings.ContainsAny(path, "*?[{") }
+
+// targets resolves r.Paths, each glob to the regular files find lists
+// for it beneath the working folder (ignored files and .git left out,
+// deny_read hidden), in path order.
+func (r Edit) targets(x *Exec) ([]fsops.EditTarget, error) {
+	var out []fsops.EditTarget
+	for _, p := range r.Paths {
+		if !IsGlob(p) {
+			t, err := x.Resolve(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fsops.EditTarget{Target: t})
+			continue
+		}
+		if strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") {
+			e := fserr.New(fserr.InvalidArgument, "edit: "+p+": a glob matches files beneath the working folder; it may not start with / or hold ..")
+			e.Hint = "cd to the folder, or give the files' paths"
+			return nil, e
+		}
+		base, err := x.Resolve(".")
+		if err != nil {
+			return nil, err
+		}
+		found, err := fsops.Find(x.fence, base, fsops.FindOptions{Glob: p, Type: fsops.TypeFile,
+			Limit: fsops.MaxEditFiles + 1, MaxBytes: math.MaxInt})
+		if err != nil {
+			return nil, err
+		}
+		if found.Truncated {
+			return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("edit: %s: matches more than %d files; narrow the glob", p, fsops.MaxEditFiles))
+		}
+		for _, e := range found.Entries {
+			t, err := x.Resolve(e.Path)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fsops.EditTarget{Target: t, SkipNoMatch: true})
+		}
+	}
+	return out, nil
+}
 
 // Preview is Write.Preview for an edit (fsops.PreviewEdit).
 func (r Edit) Preview(x *Exec) (*fsops.EditResult, error) {

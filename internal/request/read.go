@@ -165,6 +165,10 @@ type Find struct {
 	Type     string `json:"type,omitempty"`
 	Limit    int    `json:"limit"`
 	MaxBytes int    `json:"max_bytes"`
+	// Sort, Reverse and Lines are fsops.FindOptions'.
+	Sort    string `json:"sort,omitempty"`
+	Reverse bool   `json:"reverse,omitempty"`
+	Lines   bool   `json:"lines,omitempty"`
 	Walk
 }
 
@@ -182,7 +186,7 @@ func (r Find) Run(x *Exec) (*fsops.FindResult, error) {
 		return nil, err
 	}
 	return fsops.Find(x.fence, t, fsops.FindOptions{Glob: r.Glob, Type: r.Type, Limit: r.Limit, MaxBytes: r.MaxBytes,
-		WalkOptions: r.Walk.options()})
+		Sort: r.Sort, Reverse: r.Reverse, Lines: r.Lines, WalkOptions: r.Walk.options()})
 }
 
 func (r Find) run(x *Exec) (any, error) { return r.Run(x) }

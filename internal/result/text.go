@@ -63,6 +63,9 @@ func (t Text) Result(h Header, result any) error {
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
 	case *fsops.EditResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d occurrence(s) in %s", tense(r.DryRun, "replaced", "would replace"), r.Replacements, h.Path), r.SHA256)
+		t.warnings(r.Warnings)
+	case *fsops.EditFilesResult:
+		t.editFiles(r)
 	case *fsops.PatchResult:
 		t.patch(r)
 	case textRenderer:
@@ -239,7 +242,17 @@ func (t Text) find(r *fsops.FindResult) error {
 		width = max(width, len(strconv.FormatInt(e.Size, 10)))
 	}
 	for _, e := range r.Entries {
-		fmt.Fprintf(&b, "%-7s %*d %s\n", e.Type, width, e.Size, e.Path)
+		fmt.Fprintf(&b, "%-7s %*d ", e.Type, width, e.Size)
+		switch {
+		case e.Lines != nil:
+			fmt.Fprintf(&b, "%7d lines ", *e.Lines)
+		case e.LinesSkipped != "":
+			fmt.Fprintf(&b, "%7s lines ", "-")
+		}
+		if e.Mtime != "" {
+			b.WriteString(e.Mtime + " ")
+		}
+		b.WriteString(e.Path + "\n")
 	}
 	if r.Total == 0 && !r.Truncated {
 		b.WriteString("(no entries match)\n")
@@ -290,6 +303,13 @@ func (t Text) stat(h Header, r *fsops.StatResult) error {
 func (t Text) mutation(d diff.Result, done, sum string) {
 	t.diff(d)
 	fmt.Fprintf(t.Note, "%s (sha256 %s)\n", done, sum)
+}
+
+// warnings prints a result's warnings, one a line, on the notes stream.
+func (t Text) warnings(ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(t.Note, "warning: %s\n", w)
+	}
 }
 
 // tense is the verb for what was done, or, in a dry run, would be.
@@ -345,6 +365,16 @@ func (t Text) Failure(f Failure) {
 	switch d := f.Error.Detail.(type) {
 	case usageDetail:
 		fmt.Fprintf(t.Note, "usage: %s\n", d.UsageLine())
+	case fsops.AmbiguousDetail:
+		// Each match's line, numbered as read numbers lines, to make
+		// old unique or pick one with --line.
+		fmt.Fprintf(t.Note, "matches in %s:\n", f.Path)
+		for _, m := range d.Matches {
+			Text{Out: t.Note}.numbered(m.Line, []string{m.Text})
+		}
+		if d.Count > len(d.Matches) {
+			fmt.Fprintf(t.Note, "(%d more not shown)\n", d.Count-len(d.Matches))
+		}
 	case fsops.NoMatchDetail:
 		// The region to copy, numbered as read numbers lines.
 		if c := d.Closest; c != nil {
@@ -361,6 +391,22 @@ func (t Text) Failure(f Failure) {
 	if f.Escalation != nil {
 		fmt.Fprintf(t.Note, "hint: %s\n", f.Escalation.Hint)
 	}
+}
+
+// editFiles prints each file's diff, then one line per file, as patch
+// does: what was done to it and its new sha256; then the files a glob
+// found without the old text, and the warnings.
+func (t Text) editFiles(r *fsops.EditFilesResult) {
+	for _, f := range r.Files {
+		t.diff(f.Diff)
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(t.Out, "%s: %s %d occurrence(s) (sha256 %s)\n", f.Path, tense(r.DryRun, "replaced", "would replace"), f.Replacements, f.SHA256)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(t.Out, "(no match, left alone: %s)\n", strings.Join(r.Skipped, ", "))
+	}
+	t.warnings(r.Warnings)
 }
 
 // patch prints each file's diff, then one line per file: what was done to

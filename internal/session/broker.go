@@ -194,6 +194,8 @@ func (req Request) typedPath() string {
 	switch {
 	case req.Write != nil:
 		return req.Write.Path
+	case req.Edit != nil && req.Edit.Path == "" && len(req.Edit.Paths) > 0:
+		return req.Edit.Paths[0]
 	case req.Edit != nil:
 		return req.Edit.Path
 	}

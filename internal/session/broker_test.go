@@ -202,7 +202,8 @@ func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 	if got := e.Typed().(request.Edit); got.Path != "x" {
 		t.Errorf("edit: typed %+v", got)
 	}
-	for _, r := range []request.Request{want, request.Edit{Path: "x", Edits: []fsops.Replacement{{Old: "a", New: "b"}}}, request.Patch{Patch: []byte("x"), DryRun: true}} {
+	for _, r := range []request.Request{want, request.Edit{Path: "x", Edits: []fsops.Replacement{{Old: "a", New: "b"}}},
+		request.Edit{Paths: []string{"a", "src/**/*.go"}, Edits: []fsops.Replacement{{Old: "a", New: "b", ReplaceAll: true}}}, request.Patch{Patch: []byte("x"), DryRun: true}} {
 		req := Carrying(r)
 		req.Escalate = "danger-full-access"
 		body, err := json.Marshal(req)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,33 +209,40 @@ func testGitGuardPastBudget(t *testing.T, agent bool) {
 
 // TestExecGitGuardOthersFolderAgent: in the ordinary user's workspace a
 // folder of root's, locked, can be entered but not read (0711), and
-// holds a folder open to all, pub. The session plants a repository in
-// pub. The user's guard can neither read locked nor give itself the
-// right to: it names locked as not checked and moves it aside, so the
-// person's git at the old path runs nothing.
+// holds a folder open to all, pub. The mount layer, which cannot know
+// what such a folder holds, hides it behind an empty read-only tmpfs
+// (the tree index's unreadable folder), so the session cannot plant a
+// repository in pub; the guard does not go into a folder the session
+// could not reach, so the person's folder stays where it was, and the
+// person's git there runs nothing. Before the tree index, the plant
+// succeeded; before the guard's rework it was then not even named.
 func TestExecGitGuardOthersFolderAgent(t *testing.T) {
-	g := runGuardSession(t, true, true, func(ws string) {
-		gitRepo(t, ws)
-		os.MkdirAll(filepath.Join(ws, "locked/pub"), 0o777)
-	}, func(ws string) {
-		os.Chown(filepath.Join(ws, "locked"), 0, 0)
-		os.Chmod(filepath.Join(ws, "locked"), 0o711)
-		os.Chmod(filepath.Join(ws, "locked/pub"), 0o777)
-	}, `git init -q locked/pub/r && git -C locked/pub/r config core.fsmonitor "touch $MARK" && echo planted`)
-	locked := filepath.Join(g.ws, "locked")
-	g.git(filepath.Join(locked, "pub/r"), "status")
-	wantAbsent(t, g.mark)
-	r, ok := guardReport(t, g.errs)
-	if !ok || !slices.Contains(r.GitGuard.NotChecked, locked) {
-		t.Fatalf("the report does not name %s as not checked: %s", locked, g.errs)
+	requireUserNamespaces(t)
+	bin, ws, system := unprivilegedSession(t, nil)
+	mark := filepath.Join(t.TempDir(), "MARK")
+	gitRepo(t, ws)
+	os.MkdirAll(filepath.Join(ws, "locked/pub"), 0o777)
+	chownTree(t, ws)
+	os.Chown(filepath.Join(ws, "locked"), 0, 0)
+	os.Chmod(filepath.Join(ws, "locked"), 0o711)
+	os.Chmod(filepath.Join(ws, "locked/pub"), 0o777)
+	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c",
+		`git init -q locked/pub/r 2>&1 && git -C locked/pub/r config core.fsmonitor "touch $MARK" && echo planted; echo "init=$?"`)
+	c.Dir = ws
+	c.Env = append(agentExecEnv(t, bin, system, "MARK="+mark), "HOME="+ws, "GIT_CONFIG_NOSYSTEM=1")
+	asAgent(t, c)
+	out, _ := c.CombinedOutput()
+	if strings.Contains(string(out), "planted") {
+		t.Fatalf("the session planted a repository in a folder the supervisor could not read:\n%s", out)
 	}
-	if len(r.GitGuard.MovedAside) != 1 || r.GitGuard.MovedAside[0].From != locked {
-		t.Fatalf("the report does not say %s was moved aside: %s", locked, g.errs)
+	if !strings.Contains(string(out), "Read-only file system") {
+		t.Errorf("want git's refusal on the hidden folder (Read-only file system):\n%s", out)
 	}
-	wantAbsent(t, locked)
-	// Moved, not lost: the planted repository is still there, beneath
-	// the new name, for the person to look at.
-	if _, err := os.Lstat(filepath.Join(r.GitGuard.MovedAside[0].To, "pub/r/.git/config")); err != nil {
-		t.Errorf("what the folder held is gone: %v", err)
+	if _, err := os.Lstat(filepath.Join(ws, "locked")); err != nil {
+		t.Errorf("the person's folder locked is gone: %v", err)
 	}
+	if _, err := os.Lstat(filepath.Join(ws, "locked/pub/r")); err == nil {
+		t.Errorf("locked/pub/r exists: the plant reached the real folder")
+	}
+	wantAbsent(t, mark)
 }

@@ -286,6 +286,7 @@ func previewEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (san
 	var whole diff.Result
 	var text strings.Builder
 	sums := map[string]string{}
+	var paths []sandbox.EscalationPath
 	for _, fe := range files {
 		r, err := dryEdit(f, fe.Target, peek)
 		if fe.SkipNoMatch && fserr.CodeOf(err) == fserr.EditNoMatch && !isPick(err) {
@@ -295,6 +296,9 @@ func previewEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (san
 			return sandbox.Preview{}, nil, err
 		}
 		sums[fe.Target.Path] = r.PreviousSHA256
+		// Every file the edit changes is named to the approver; the
+		// fence refuses any other (FS_STALE).
+		paths = append(paths, sandbox.PathOf(sandbox.PathUpdate, fe.Target))
 		d := r.Diff
 		whole.Added += d.Added
 		whole.Removed += d.Removed
@@ -305,5 +309,5 @@ func previewEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (san
 		text.WriteString(d.Text)
 	}
 	whole.Text = text.String()
-	return sandbox.Preview{Diff: whole, Text: whole.Text}, sums, nil
+	return sandbox.Preview{Diff: whole, Text: whole.Text, Paths: paths}, sums, nil
 }

@@ -42,6 +42,11 @@ type Guard struct {
 	// roots it rebound, and an outermost root, whose parent the session
 	// cannot write.
 	fixed map[string]bool
+	// sealed are the folders the mount layer covered with an empty
+	// read-only tmpfs (deny_read folders, folders the supervisor could
+	// not read): nothing the session did reaches beneath them, so the
+	// end walk does not go in.
+	sealed map[string]bool
 	// rootGit is, per root's own .git folder, its device and inode at
 	// the start: found the same at the end, it was not moved.
 	rootGit map[string][2]uint64
@@ -80,7 +85,7 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		since = time.Unix(ts.Unix())
 	}
 	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: since, home: home,
-		fixed: map[string]bool{}, rootGit: map[string][2]uint64{}}
+		fixed: map[string]bool{}, sealed: map[string]bool{}, rootGit: map[string][2]uint64{}}
 	for _, r := range g.writable {
 		// An outermost root: its parent lies outside every writable root,
 		// so the session cannot rename it.
@@ -95,6 +100,9 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 	if plan != nil {
 		for _, p := range plan.Pinned {
 			g.fixed[p] = true
+		}
+		for _, h := range plan.Hidden {
+			g.sealed[h] = true
 		}
 		if plan.OutsideReadOnly {
 			// Each writable root is a mount point of its own inside.

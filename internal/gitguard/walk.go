@@ -142,6 +142,9 @@ func (w *walk) walkPath(path string) {
 // walkAt walks the folder name of pfd, at path; moved says a folder
 // above it changed status during the session.
 func (w *walk) walkAt(pfd int, name, path string, moved bool) {
+	if w.g.sealed[path] {
+		return
+	}
 	fd, ok := w.open(pfd, name, path)
 	if !ok {
 		return

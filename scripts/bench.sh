@@ -4,8 +4,10 @@
 # (scripts/benchrun), makes the fixtures under bench/tmp, runs every
 # comparison interleaved (plain, dsh-fs, plain, dsh-fs, …) after one
 # warm-up of each, and prints one table of medians, ratios and dsh-fs's
-# peak RSS, also written to bench/results.md with the machine's
-# description. A "## Notes" section already in bench/results.md is kept.
+# peak RSS, also written with the machine's
+# description, into BENCH_INTO (bench/tmp/results.md, a copy of
+# bench/results.md, unless it names another file: BENCH_INTO=bench/results.md
+# updates the tracked one). A "## Notes" section already there is kept.
 #
 #   scripts/bench.sh            # 7 runs a side
 #   BENCH_RUNS=11 scripts/bench.sh
@@ -70,6 +72,16 @@ fi
 cd "$(dirname "$0")/.."
 REPO=$PWD
 TMP=${BENCH_TMP:-$REPO/bench/tmp} # BENCH_TMP: another folder, for a second run beside the first
+# Where the results go: BENCH_INTO names the file (BENCH_INTO=bench/results.md
+# updates the tracked one); by default a copy of it in $TMP, so a run never
+# rewrites a tracked file unasked.
+mkdir -p "$TMP"
+if [[ -n ${BENCH_INTO:-} ]]; then
+	RESULTS=$(realpath -m "$BENCH_INTO")
+else
+	RESULTS=$TMP/results.md
+	cp "$REPO/bench/results.md" "$RESULTS"
+fi
 WS=$TMP/ws     # the session cwd of every dsh-fs call
 HOMEDIR=$TMP/home
 BIN=$TMP/dsh-fs
@@ -667,7 +679,7 @@ JSON
 # only_section NAME FILE: replace the results.md section "## NAME …" with
 # FILE's, before the MCP section or the notes.
 only_section() {
-	local name=$1 body=$2 OUT=$REPO/bench/results.md
+	local name=$1 body=$2 OUT=$RESULTS
 	{
 		echo "## $name ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
 		echo
@@ -744,7 +756,7 @@ fi
 
 if [[ ${BENCH_ONLY:-} == mcp ]]; then
 	mcp_rows
-	OUT=$REPO/bench/results.md
+	OUT=$RESULTS
 	{
 		sed -n '/^## MCP server/q;/^## Notes/q;p' "$OUT"
 		echo "## MCP server ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO" rev-parse --short HEAD))"
@@ -950,7 +962,7 @@ model=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 memtotal=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 fstype=$(df -T "$TMP" | awk 'NR == 2 { print $2 " (" $1 ")" }')
 
-OUT=$REPO/bench/results.md
+OUT=$RESULTS
 NOTES=""
 if [[ -f $OUT ]] && grep -q '^## Notes' "$OUT"; then
 	NOTES=$(sed -n '/^## Notes/,$p' "$OUT")
@@ -1001,4 +1013,4 @@ fi
 
 cat "$TABLE"
 echo >&2
-echo "bench.sh: written to bench/results.md" >&2
+echo "bench.sh: written to $RESULTS" >&2

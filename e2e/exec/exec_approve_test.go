@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
@@ -100,4 +102,47 @@ func TestExecEscalationSaysWhereFrom(t *testing.T) {
 	if len(req.Caller) < 3 || filepath.Base(req.Caller[0]) != "dsh-fs" || req.Caller[1] != "write" || req.Caller[len(req.Caller)-1] != "the release notes live there" {
 		t.Errorf("caller %q, want the dsh-fs write command line", req.Caller)
 	}
+}
+
+// TestExecPatchApprovalNamesEveryPathAgent: the same patch, escalated in
+// a session of the real ordinary user (user namespace and all): its
+// approver is given every path with its operation, not the first file
+// alone.
+func TestExecPatchApprovalNamesEveryPathAgent(t *testing.T) {
+	s := newSocketSession(t, true)
+	out := filepath.Join(s.home, "out")
+	os.MkdirAll(out, 0o755)
+	harness.WriteTree(t, out, map[string]string{"x.txt": "outside\n", "old.txt": "move me\n"})
+	chownTree(t, out)
+	record := filepath.Join(s.home, "asked.json")
+	s.config(t, "approval: command\napproval_command: [/bin/sh, -c, \"cat > "+record+"; exit 0\"]\n")
+	body := "*** Begin Patch\n" +
+		"*** Update File: " + filepath.Join(out, "x.txt") + "\n@@\n-outside\n+changed outside\n" +
+		"*** Add File: " + filepath.Join(out, "new.txt") + "\n+planted\n" +
+		"*** Update File: " + filepath.Join(out, "old.txt") + "\n*** Move to: " + filepath.Join(out, "moved.txt") + "\n@@\n-move me\n+moved\n" +
+		"*** End Patch\n"
+	harness.WriteTree(t, s.ws, map[string]string{"change.patch": body})
+	chownTree(t, s.ws)
+	// Not /tmp: the files outside must lie outside every writable root.
+	printed := s.run(t, []string{"--tmp=false"}, `dsh-fs patch --from change.patch --escalate danger-full-access; echo "patch=$?"`)
+	if !strings.Contains(printed, "patch=0") {
+		t.Fatalf("the escalated patch failed:\n%s", printed)
+	}
+	var req struct {
+		Paths []approvedPath `json:"paths"`
+	}
+	recorded := harness.ReadFile(t, record)
+	if err := json.Unmarshal([]byte(recorded), &req); err != nil {
+		t.Fatalf("request %q: %v", recorded, err)
+	}
+	want := []approvedPath{
+		{"update", filepath.Join(out, "x.txt"), filepath.Join(out, "x.txt")},
+		{"create", filepath.Join(out, "new.txt"), filepath.Join(out, "new.txt")},
+		{"move_from", filepath.Join(out, "old.txt"), filepath.Join(out, "old.txt")},
+		{"move_to", filepath.Join(out, "moved.txt"), filepath.Join(out, "moved.txt")},
+	}
+	if !slices.Equal(req.Paths, want) {
+		t.Errorf("the approver was asked to approve %+v, want %+v\nrequest: %s", req.Paths, want, recorded)
+	}
+	wantContent(t, filepath.Join(out, "moved.txt"), "moved\n")
 }

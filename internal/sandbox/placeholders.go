@@ -163,6 +163,8 @@ func firstMissing(c string, dir bool) (Placeholder, bool) {
 // m.ReadOnly. The caller removes them after the session, but those a
 // live session still names (session.RemovePlaceholders).
 func MakePlaceholders(m *MountPlan) error {
+	var refused []string
+	defer func() { m.dropPlaceholders(refused) }()
 	for i := range m.Placeholders {
 		h := &m.Placeholders[i]
 		var err error
@@ -181,8 +183,16 @@ func MakePlaceholders(m *MountPlan) error {
 			}
 			continue
 		}
+		if (err == unix.EACCES || err == unix.EPERM) && !ownParent(h.Path) {
+			// The supervisor, the session's own user, may not make it,
+			// and cannot give itself the right to: neither can the
+			// session, which runs as that user with no capability.
+			refused = append(refused, h.Path)
+			continue
+		}
 		if err != nil {
 			RemovePlaceholders(m.Placeholders[:i])
+			refused = nil
 			return err
 		}
 		var st unix.Stat_t
@@ -227,4 +237,22 @@ func RemovePlaceholders(hs []Placeholder) {
 			}
 		}
 	}
+}
+
+// ownParent says this process owns the folder path lies in: its owner
+// may give itself the right to make path there (chmod), so a refusal
+// there is no protection.
+func ownParent(path string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(filepath.Dir(path), &st) != nil || int(st.Uid) == unix.Geteuid()
+}
+
+// dropPlaceholders takes the placeholders at paths, which could not be
+// made, out of m: nothing is there to bind.
+func (m *MountPlan) dropPlaceholders(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	m.Placeholders = slices.DeleteFunc(m.Placeholders, func(h Placeholder) bool { return slices.Contains(paths, h.Path) })
+	m.ReadOnly = slices.DeleteFunc(m.ReadOnly, func(p string) bool { return slices.Contains(paths, p) })
 }

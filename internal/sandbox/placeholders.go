@@ -177,8 +177,14 @@ func MakePlaceholders(m *MountPlan) error {
 			}
 		}
 		if err == unix.EEXIST {
+			// Another session's placeholder, made since this plan: shared,
+			// and recorded, so that its maker does not remove it while
+			// this session binds it. It may hold a third session's
+			// placeholder (a protected file in this folder), so it is
+			// recorded whatever it holds; removal takes it only while it
+			// is the same and empty (RemovePlaceholders).
 			var st unix.Stat_t
-			if unix.Lstat(h.Path, &st) == nil && emptyOfKind(st, h.Dir, h.Path) {
+			if unix.Lstat(h.Path, &st) == nil && ofKind(st, h.Dir) {
 				h.Dev, h.Ino = uint64(st.Dev), uint64(st.Ino)
 			}
 			continue
@@ -203,20 +209,12 @@ func MakePlaceholders(m *MountPlan) error {
 	return nil
 }
 
-// emptyOfKind says st, of path, is an empty folder (dir) or an empty
-// regular file.
-func emptyOfKind(st unix.Stat_t, dir bool, path string) bool {
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		if !dir {
-			return false
-		}
-		names, err := os.ReadDir(path)
-		return err == nil && len(names) == 0
-	case unix.S_IFREG:
-		return !dir && st.Size == 0
+// ofKind says st is a folder (dir) or a regular file (not dir).
+func ofKind(st unix.Stat_t, dir bool) bool {
+	if dir {
+		return st.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
-	return false
+	return st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // RemovePlaceholders removes each placeholder that is still the one made

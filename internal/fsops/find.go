@@ -105,12 +105,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 	if w.resume(0) {
 		return nil, fserr.New(fserr.InvalidArgument, "find: --after: not a cursor of this command")
 	}
-	d, err := f.OpenList("find", t)
-	if fserr.CodeOf(err) == fserr.NotDir {
-		e := fserr.Wrap(fserr.NotDir, "find: "+t.Given+": not a folder", err)
-		e.Hint = "use stat for a single file"
-		return nil, e
-	}
+	d, err := openFindTop(f, t)
 	if err != nil {
 		return nil, err
 	}
@@ -260,4 +255,16 @@ func (f Found) jsonLen() int {
 	// {"path":"…","type":"…","size":N}
 	var digits [20]byte
 	return len(`{"path":"","type":"","size":}`) + len(f.Path) + len(f.Type) + len(strconv.AppendInt(digits[:0], f.Size, 10))
+}
+
+// openFindTop opens the folder a find searches, through the fence; a
+// file there is FS_NOT_DIR with the way to look at one file.
+func openFindTop(f *sandbox.Fence, t sandbox.Target) (*sandbox.ListDir, error) {
+	d, err := f.OpenList("find", t)
+	if fserr.CodeOf(err) == fserr.NotDir {
+		e := fserr.Wrap(fserr.NotDir, "find: "+t.Given+": not a folder", err)
+		e.Hint = "use stat for a single file"
+		return nil, e
+	}
+	return d, err
 }

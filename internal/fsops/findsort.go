@@ -109,12 +109,7 @@ func findSorted(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResul
 	if err != nil {
 		return nil, err
 	}
-	d, err := f.OpenList("find", t)
-	if fserr.CodeOf(err) == fserr.NotDir {
-		e := fserr.Wrap(fserr.NotDir, "find: "+t.Given+": not a folder", err)
-		e.Hint = "use stat for a single file"
-		return nil, e
-	}
+	d, err := openFindTop(f, t)
 	if err != nil {
 		return nil, err
 	}

@@ -78,17 +78,7 @@ func TestMcpEscalateElicitation(t *testing.T) {
 // approval_command) decides, and the write lands outside the session's
 // kernel layer, which the server could not lift itself.
 func TestMcpEscalateInsideExec(t *testing.T) {
-	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, outside := harness.MCPLayout(t)
-	record := filepath.Join(filepath.Dir(ws), "req.json")
-	env := harness.MCPEnv(t, ws)
-	harness.WriteSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
-	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	s := harness.MCPConnect(t, c, nil)
+	_, outside, record, s := mcpInsideExec(t)
 	res := harness.MCPCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "hi\n", "escalate": "danger-full-access"})
 	b, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(b), `"escalated":true`) {
@@ -247,4 +237,23 @@ func TestMcpEscalateNoEscalator(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "x.txt")); !os.IsNotExist(err) {
 		t.Error("written outside")
 	}
+}
+
+// mcpInsideExec starts dsh-fs mcp on a fresh workspace inside a dsh-fs
+// exec session whose approval_command (the fake approver) approves and
+// writes each request it is given to record; outside lies outside every
+// writable root.
+func mcpInsideExec(t *testing.T) (ws, outside, record string, s *mcp.ClientSession) {
+	t.Helper()
+	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside = harness.MCPLayout(t)
+	record = filepath.Join(filepath.Dir(ws), "req.json")
+	env := harness.MCPEnv(t, ws)
+	harness.WriteSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
+	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
+	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
+	return ws, outside, record, harness.MCPConnect(t, c, nil)
 }

@@ -2,9 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,17 +184,7 @@ func TestMcpPatchEscalatePinned(t *testing.T) {
 // whole patch and decides; the patch lands outside the session's kernel
 // layer, which the server could not lift itself.
 func TestMcpPatchEscalateInsideExec(t *testing.T) {
-	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, outside := harness.MCPLayout(t)
-	record := filepath.Join(filepath.Dir(ws), "req.json")
-	env := harness.MCPEnv(t, ws)
-	harness.WriteSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
-	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	s := harness.MCPConnect(t, c, nil)
+	ws, outside, record, s := mcpInsideExec(t)
 	res := harness.MCPCall(t, s, "dsh_patch", map[string]any{"patch": escalatedPatch(outside), "escalate": "danger-full-access"})
 	b, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(b), `"escalated":true`) {

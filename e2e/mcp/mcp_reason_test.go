@@ -2,9 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -17,17 +14,7 @@ import (
 // server's) that the session's supervisor read. Before, dsh_write took
 // no reason and the request carried none of them.
 func TestMcpEscalateReason(t *testing.T) {
-	approver, err := harness.LookPathIn("fake-approver", os.Getenv("PATH"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, outside := harness.MCPLayout(t)
-	record := filepath.Join(filepath.Dir(ws), "req.json")
-	env := harness.MCPEnv(t, ws)
-	harness.WriteSystemConfig(t, env, fmt.Sprintf("approval: command\napproval_command: [%q, %q, \"0\"]\n", approver, record))
-	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "mcp", ws)
-	c.Env, c.Dir, c.Stderr = env, ws, os.Stderr
-	s := harness.MCPConnect(t, c, nil)
+	_, outside, record, s := mcpInsideExec(t)
 	res := harness.MCPCall(t, s, "dsh_write", map[string]any{"path": filepath.Join(outside, "x.txt"), "content": "hi\n",
 		"escalate": "danger-full-access", "reason": "the notes live beside the project"})
 	if res.IsError {

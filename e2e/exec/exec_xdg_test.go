@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +18,9 @@ import (
 func TestExecUserWithoutXDGRuntimeDir(t *testing.T) {
 	requireUserNamespaces(t)
 	bin, ws, system := unprivilegedSession(t, map[string]string{"a.txt": "a\n"})
-	agentRuntimeDir(t) // /run/user/UID exists, the user's, 0700
+	runtime := agentRuntimeDir(t) // /run/user/UID exists, the user's, 0700
+	indexes := filepath.Join(runtime, "dsh-fs", "index")
+	before, _ := os.ReadDir(indexes)
 	c := exec.Command(bin, "exec", "--cwd", ws, "--tmp=false", "--", "sh", "-c", `dsh-fs stat a.txt; echo "stat=$?"`)
 	c.Dir = ws
 	c.Env = slices.DeleteFunc(agentExecEnv(t, bin, system), func(v string) bool { return strings.HasPrefix(v, "XDG_RUNTIME_DIR=") })
@@ -29,5 +33,10 @@ func TestExecUserWithoutXDGRuntimeDir(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
+	}
+	// The roots' tree index is kept in the same runtime folder, found
+	// the same way: a new workspace adds its index file there.
+	if after, _ := os.ReadDir(indexes); len(after) <= len(before) {
+		t.Errorf("no tree index kept for the workspace in %s (%d files before, %d after)", indexes, len(before), len(after))
 	}
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,14 +13,14 @@ import (
 // (treeindex), which the mount plan of every session of this user reads
 // and brings up to date: the folder index in RuntimeBase, made 0700 when
 // missing. It is held as the records are: xdg must be this user's
-// runtime folder (as for Dir), and the folder and every folder above it
+// runtime folder, or unset (checkRuntimeFolder, as for Dir), and the folder and every folder above it
 // owned by root or this user and writable by no one else, outside every
 // root in roots: a session that could write an index could make a
 // folder of a root read as empty to the next session's plan.
 func IndexStore(xdg string, roots []string) (*treeindex.Store, error) {
 	base := RuntimeBase()
-	if os.Geteuid() != 0 && filepath.Clean(xdg) != filepath.Dir(base) {
-		return nil, errors.New("no private runtime folder for the tree index: XDG_RUNTIME_DIR is not " + filepath.Dir(base))
+	if err := checkRuntimeFolder(xdg); err != nil {
+		return nil, fmt.Errorf("the tree index: %w", err)
 	}
 	dir := filepath.Join(base, "index")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -205,14 +205,8 @@ func RuntimeBase() string {
 // root or this user and writable by no one else.
 func Dir(xdg string, roots []string) (string, error) {
 	base := RuntimeBase()
-	if os.Geteuid() != 0 {
-		want := filepath.Dir(base)
-		if xdg != "" && filepath.Clean(xdg) != want {
-			return "", fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, base)
-		}
-		if err := userRuntimeFolder(want, os.Geteuid()); err != nil {
-			return "", err
-		}
+	if err := checkRuntimeFolder(xdg); err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", err
@@ -244,6 +238,21 @@ func Dir(xdg string, roots []string) (string, error) {
 		return "", err
 	}
 	return real, nil
+}
+
+// checkRuntimeFolder checks, for a user that is not root, the runtime
+// folder RuntimeBase lies in: xdg, the caller's $XDG_RUNTIME_DIR, is
+// unset or names it, and it is the user's own and private
+// (userRuntimeFolder). Root's, /run/dsh-fs, needs no variable.
+func checkRuntimeFolder(xdg string) error {
+	if os.Geteuid() == 0 {
+		return nil
+	}
+	want := filepath.Dir(RuntimeBase())
+	if xdg != "" && filepath.Clean(xdg) != want {
+		return fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, RuntimeBase())
+	}
+	return userRuntimeFolder(want, os.Geteuid())
 }
 
 // userRuntimeFolder checks dir, the runtime folder /run/user/UID of the

@@ -56,9 +56,10 @@ type MountPlan struct {
 	// lies beyond was not looked at: the literal folder of an absolute
 	// deny_read glob with wildcards, a git directory no tree index holds
 	// (in a root of origin tmp, reached by a .git pointer) with more than
-	// gitPartsBudget entries in its worktrees or modules, or a place
-	// searched for sockets (sockets.go). The writable roots are never
-	// in it: they are read whole, through the tree index.
+	// gitPartsBudget entries in its worktrees or modules, or a folder of
+	// a root that could not be read but holds a config file, which is
+	// never hidden. No budget puts a writable root in it: roots are read
+	// whole, through the tree index.
 	Partial []string `json:"partial,omitempty"`
 	// OutsideReadOnly says the whole tree is made read-only, recursively,
 	// before anything else is mounted, with the folders in Writable

@@ -10,8 +10,8 @@ import (
 
 // walkIndex visits the root of ix and what lies beneath it, depth first
 // in name order, from the folders' listings in ix: each folder and
-// regular file (matchEntry), never a symlink, the sockets for the socket
-// layer. A folder whose listing makes it a git directory is recorded
+// regular file (matchEntry), never a symlink (sockets are the kernel's
+// list's, sockets.go). A folder whose listing makes it a git directory is recorded
 // (addGitDir) and not gone into. A folder ix could not read is hidden,
 // and listed in Unreadable: what it holds is unknown, and the session
 // must not read what the plan could not judge. There is no budget: ix

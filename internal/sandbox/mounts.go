@@ -152,7 +152,7 @@ var identityBudget = maxIdentityEntries
 // Each writable root is read whole, with no budget: what one session
 // leaves behind (twenty thousand files before a nested .git) never
 // decides what the next one protects. Its folders come from its tree
-// index (treeindex.Update), kept in store between sessions and checked
+// index (treeindex.Scan, saved with Store.Sync), kept in store between sessions and checked
 // folder by folder against their ctimes before use; nil store reads each
 // root whole every time. A folder the supervisor cannot read is hidden
 // and listed in Unreadable, never taken as empty.

@@ -35,7 +35,7 @@ import (
 // noteFormat is the version of the notes' layout and of the rules of
 // matchEntry: a change to either bumps it, so no note made under older
 // rules is read.
-const noteFormat = "dsh-fs mount note 1"
+const noteFormat = "dsh-fs mount note 2"
 
 // The folder kinds a note opens with.
 const (
@@ -50,7 +50,6 @@ const (
 	markDenied               // a regular file a deny_read glob covers: its glob's index follows
 	markReadOnly             // bound read-only
 	markGitDir               // a folder named .git: addGitDir
-	markSocket               // a socket, for the socket layer
 	markCovered              // a folder not gone into
 )
 
@@ -154,8 +153,6 @@ func (pl *planner) apply(abs string, marks byte, denied int) {
 	if marks&markGitDir != 0 {
 		pl.addGitDir(abs)
 	}
-	// markSocket is not acted on: the sockets to hide are the kernel's
-	// list's (sockets.go), wherever they lie.
 }
 
 // noteFolder matches the entries of the folder dir of root, which f
@@ -166,13 +163,9 @@ func (pl *planner) noteFolder(root, dir string, f *treeindex.Folder) string {
 	notesMade.Add(1)
 	entries := f.Entries()
 	if gitDirIndexed(entries) {
-		b := []byte{noteGitDir}
-		for _, e := range entries {
-			if e.Kind == treeindex.KindSocket {
-				b = appendRecord(b, e.Name, markSocket, -1)
-			}
-		}
-		return string(b)
+		// Not gone into; its sockets, as every other, are the kernel's
+		// list's (sockets.go).
+		return string([]byte{noteGitDir})
 	}
 	b := []byte{notePlain}
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -184,8 +177,6 @@ func (pl *planner) noteFolder(root, dir string, f *treeindex.Folder) string {
 			marks, denied = pl.matchEntry(root, joinName(dir, e.Name), fs.ModeDir)
 		case treeindex.KindFile:
 			marks, denied = pl.matchEntry(root, joinName(dir, e.Name), 0)
-		case treeindex.KindSocket:
-			marks = markSocket
 		}
 		if marks != 0 {
 			b = appendRecord(b, e.Name, marks, denied)
@@ -233,7 +224,7 @@ func (pl *planner) parseNote(note string) (kind byte, recs []noteRecord, ok bool
 			}
 			r.denied, s = int(d), s[k:]
 		}
-		if !validEntryName(r.name) || kind == noteGitDir && r.marks != markSocket {
+		if !validEntryName(r.name) || kind == noteGitDir {
 			return 0, nil, false
 		}
 		recs = append(recs, r)

@@ -157,8 +157,6 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
 	mark("sockets-network")
-	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
-	mark("git-guard")
 	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
@@ -167,6 +165,10 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, shell.Caches))
 	}
 	mark("caches")
+	// After the caches and the read view: the guard reads the pins and
+	// the writable folders of the plan that is applied.
+	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
+	mark("git-guard")
 	rec.Shell = shell
 	sup.rec = rec
 	if err := sup.denyIdentities(shell.Mounts); err != nil {
@@ -222,7 +224,7 @@ func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox
 		return nil, "not root, and a user namespace cannot mount here (" + err.Error() + ")"
 	}
 	// The roots' tree indexes are kept where the records are; without
-	// that folder each root is read whole (sandbox.PlanMounts).
+	// that folder each root is read whole (a nil store).
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
 	store, err := session.IndexStore(xdg, sandbox.RootPaths(roots))
 	if err != nil {

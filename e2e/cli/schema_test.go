@@ -31,14 +31,14 @@ func TestSchemasAreValid(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version", "denials"} {
 		if schemas["result-"+op+".json"] == nil {
 			t.Errorf("missing result-%s.json", op)
 		}
 	}
 
 	root := cli.NewCmdRoot(&cli.App{})
-	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "denials"} {
 		t.Run("input-"+op, func(t *testing.T) {
 			data, err := docs.Schema.ReadFile("schema/input-" + op + ".json")
 			if err != nil {
@@ -249,6 +249,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "find hidden", args: []string{"find", "*"}, env: []string{trust}, schema: "result-find.json", want: []string{`"hidden":1`}},
 		{name: "find not a folder", args: []string{"find", "*", "a.txt"}, schema: "failure.json", exit: 1, want: []string{`"FS_NOT_DIR"`}},
 		{name: "grep bad pattern", args: []string{"grep", "a("}, schema: "failure.json", exit: 2, want: []string{`"FS_INVALID_ARGUMENT"`}},
+		// denials: outside a session no log, and the path explained
+		{name: "denials", args: []string{"denials", "/etc/hosts", "a.txt"}, schema: "result-denials.json", want: []string{`"session":false`, `"entries":[]`, `"op":"write"`}},
 		// stat
 		{name: "stat file", args: []string{"stat", "a.txt"}, schema: "result-stat.json", want: []string{`"exists":true`}},
 		{name: "stat dir", args: []string{"stat", "tree"}, schema: "result-stat.json", want: []string{`"type":"dir"`}},

@@ -151,6 +151,8 @@ var mayMutate = registry{
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session (issue 38): new entry files in " +
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",
+	"internal/denials/denials.go": "the session's denial log, written by exec's supervisor in the session's own folder " +
+		"of its private runtime folder (a fixed name, never a path a call names)",
 	"internal/session/record.go": "the exec session record, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names",
 	"internal/gitguard/quarantine.go": "the git guard's quarantine: what a session planted in a git directory " +

@@ -23,6 +23,7 @@ func NewCmdRoot(app *App) *cobra.Command {
 	}
 	root.AddCommand(
 		NewCmdPolicy(app, nil),
+		NewCmdDenials(app, nil),
 		NewCmdMcp(app, nil),
 		NewCmdExec(app, nil),
 		NewCmdTools(app),

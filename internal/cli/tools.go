@@ -30,19 +30,20 @@ var failSafe = safety{ReadOnly: false, Destructive: true, ConcurrencySafe: false
 // on one file still race for the last word, so they are not concurrency
 // safe.
 var knownSafety = map[string]safety{
-	"read":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"ls":     {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"grep":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"find":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"stat":   {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"policy": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"write":  {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"edit":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"patch":  {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"read":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"ls":      {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"grep":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"find":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"stat":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"policy":  {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"denials": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+	"write":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"edit":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"patch":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 }
 
 // toolCommands are the commands offered as tools, in this order.
-var toolCommands = []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy"}
+var toolCommands = []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "denials"}
 
 func safetyOf(name string) safety {
 	if s, ok := knownSafety[name]; ok {

@@ -14,6 +14,9 @@ import (
 // upper folders), and whatever else lies in base, is out of the
 // session's sight, while the record still validates where it is read
 // (session.Read: a private session-* folder of base, owned by this user).
+// The session's denial log, the folder DenialsFolder beside the record
+// where it exists, is bound read-only there too: the supervisor renames
+// each new log into it, and the session reads it (`dsh-fs denials`).
 // The tmpfs and its folder are made by this process, so they are owned
 // by its user, in its user namespace where it has one.
 func hideRuntime(base, record string) error {
@@ -26,6 +29,11 @@ func hideRuntime(base, record string) error {
 		return fmt.Errorf("open the record: %w", err)
 	}
 	defer unix.Close(rfd)
+	logRel := filepath.Join(filepath.Dir(rel), DenialsFolder)
+	lfd, err := OpenNoSymlinks(filepath.Join(base, logRel), unix.O_PATH|unix.O_DIRECTORY)
+	if err == nil {
+		defer unix.Close(lfd)
+	}
 	bfd, err := openTarget(base, unix.S_IFREG)
 	if err != nil {
 		return err
@@ -53,9 +61,21 @@ func hideRuntime(base, record string) error {
 	if err := bindReadOnly(rfd, record, unix.S_IFDIR); err != nil {
 		return fmt.Errorf("bind the record: %w", err)
 	}
+	if lfd >= 0 {
+		if err := unix.Mkdirat(tfd, logRel, 0o700); err != nil {
+			return fmt.Errorf("mkdir: %w", err)
+		}
+		if err := bindReadOnly(lfd, filepath.Join(base, logRel), unix.S_IFREG); err != nil {
+			return fmt.Errorf("bind the denial log: %w", err)
+		}
+	}
 	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if err := unix.Mount("", procFd(tfd), "", flags, ""); err != nil {
 		return fmt.Errorf("remount read-only: %w", err)
 	}
 	return nil
 }
+
+// DenialsFolder is the folder of a session's denial log beside its
+// record (internal/denials keeps the log there).
+const DenialsFolder = "denials"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,8 @@ type callRunner struct {
 	// ask answers approval supervisor: the person at exec's terminal, or
 	// the MCP client's user.
 	ask func(session.Ask) error
+	// denials is the session's log of refusals; nil keeps none.
+	denials *denials.Log
 }
 
 // run carries out one request a session forwarded (session.DecodeRequest
@@ -68,7 +71,9 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	}()
 	go session.AnswerAsks(mine, r.ask)
 	err = c.Wait()
-	return session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+	reply := session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+	r.denials.Brokered(req, reply.Status, reply.Stdout)
+	return reply
 }
 
 // boundedBuffer keeps the first maxReplyOutput bytes written to it and

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -93,6 +94,7 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
+		s.denials.Add(denials.Proxy(r.Host, r.Port, r.Why, netproxy.Setting))
 	})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/kernel"
@@ -155,7 +156,8 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
 	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
-	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	denied, _ := denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
+	sup.callRunner = callRunner{self: self, ask: sup.askTerminal, denials: denied}
 	mark("sockets-network")
 	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()

@@ -154,3 +154,24 @@ func TestBrokered(t *testing.T) {
 	nilLog.Add(Entry{}) // a session without a log keeps nothing, and does not fail
 	nilLog.Brokered(req, 3, denied)
 }
+
+// TestAddConcurrent: the proxy's refusals come from many connections at
+// once; every one is counted, and the log on disk is whole.
+func TestAddConcurrent(t *testing.T) {
+	l, record := openLog(t)
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 25 {
+				l.Add(Proxy("denied.test", 80, "not in network_allow", "network_allow"))
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	if f := read(t, record); len(f.Entries) != 1 || f.Entries[0].Count != 200 {
+		t.Errorf("%+v; want one entry counted 200 times", f.Entries)
+	}
+}

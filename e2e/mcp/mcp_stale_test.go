@@ -58,7 +58,7 @@ func TestMcpStaleDiff(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\nTWO\nthree\nfour\nfive\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n one\n-two\n+TWO\n three\n four\n"
+	const want = "--- a/a.txt\n+++ b/a.txt\n@@ -1,5 +1,5 @@\n one\n-two\n+TWO\n three\n four\n five\n"
 	edits := []map[string]any{{"old": "four", "new": "4"}}
 	for _, c := range []struct {
 		tool string
@@ -69,7 +69,7 @@ func TestMcpStaleDiff(t *testing.T) {
 		{"dsh_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -5 +5 @@\n-five\n+5\n", "if_match": map[string]string{"a.txt": sum}}},
 	} {
 		res := harness.MCPCall(t, s, c.tool, c.args)
-		if got, ok := staleDiff(t, res); !ok || !strings.HasPrefix(got, want) {
+		if got, ok := staleDiff(t, res); !ok || got != want {
 			t.Errorf("%s: diff %q, want %q", c.tool, got, want)
 		}
 		// The text a client without structured content reads has it too.

@@ -62,6 +62,7 @@ func TestExecStaleDiff(t *testing.T) {
 		{"write after a windowed read", old, `dsh-fs read a.txt --limit 1 >/dev/null && ` + change + `dsh-fs write a.txt --content x --if-match ` + sum, true},
 		{"patch after a read", old, `dsh-fs read a.txt >/dev/null && ` + change + `printf -- '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n' | dsh-fs patch --from - --if-match a.txt=` + sum, true},
 		{"edit with no read in this session", old, change + `dsh-fs edit a.txt --old zwei --new TWO --if-match ` + sum, false},
+		{"a read that cannot reach the supervisor", old, `DSH_FS_BROKER_FD=99 dsh-fs read a.txt >/dev/null && ` + change + `dsh-fs edit a.txt --old zwei --new TWO --if-match ` + sum, false},
 		{"a read that failed", old, `dsh-fs read a.txt --offset -1 >/dev/null; ` + change + `dsh-fs edit a.txt --old zwei --new TWO --if-match ` + sum, false},
 		{"a file over the cap", large, `dsh-fs read a.txt >/dev/null && ` + change + `dsh-fs edit a.txt --old zwei --new TWO --if-match ` + harness.SHA256Hex([]byte(large)), false},
 	} {
@@ -91,4 +92,21 @@ func TestExecStaleDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExecStaleDiffAgent is TestExecStaleDiff's first case in a session
+// of a real ordinary user, with the mount layer: the call reaches its
+// supervisor over the same channel, and the supervisor, outside the
+// user namespace, remembers the read.
+func TestExecStaleDiffAgent(t *testing.T) {
+	requireUserNamespaces(t)
+	t.Parallel()
+	bin, ws, system := unprivilegedSession(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	sum := harness.SHA256Hex([]byte("one\ntwo\nthree\n"))
+	out := agentSession(t, bin, ws, system, `dsh-fs read a.txt >/dev/null && printf 'one\nzwei\nthree\n' >a.txt && dsh-fs edit a.txt --old zwei --new TWO --if-match `+sum+`; echo "edit=$?"`)
+	want := `"diff":{"added":1,"removed":1,"text":"--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+zwei\n three\n"}`
+	if !strings.Contains(out, `"code":"FS_STALE"`) || !strings.Contains(out, want) || !strings.Contains(out, "edit=1") {
+		t.Errorf("want FS_STALE with %s:\n%s", want, out)
+	}
+	wantContent(t, filepath.Join(ws, "a.txt"), "one\nzwei\nthree\n")
 }

@@ -103,36 +103,51 @@ func TestMcpStaleDiff(t *testing.T) {
 
 // TestMcpStaleDenyRead (issue 40): a file read, then swapped for a link
 // to a deny_read file, is denied to a stale dsh_edit and dsh_write: the
-// server's memory of the read never diffs the link's new target.
+// server's memory of the read never diffs the link's new target. The
+// control, a server without that deny_read, shows the same calls do
+// diff the target (the secret shows), so the check can fail.
 func TestMcpStaleDenyRead(t *testing.T) {
-	ws, _ := harness.MCPLayout(t)
-	harness.WriteTree(t, ws, map[string]string{".env": "SECRET=hunter2\n"})
-	s := harness.MCPStartSystem(t, ws, "deny_read: [\"**/.env\"]\n", ws)
-	sum := harness.SHA256Hex([]byte("one\ntwo\nthree\nfour\nfive\n"))
-	if res := harness.MCPCall(t, s, "dsh_read", map[string]any{"path": "a.txt"}); res.IsError {
-		t.Fatalf("dsh_read: %s", harness.MCPText(res))
-	}
-	a := filepath.Join(ws, "a.txt")
-	if err := os.Remove(a); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(".env", a); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"dsh_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"old": "SECRET", "new": "x"}}, "if_match": sum}},
-		{"dsh_write", map[string]any{"path": "a.txt", "content": "x", "if_match": sum}},
-	} {
-		res := harness.MCPCall(t, s, c.tool, c.args)
-		got := harness.MCPText(res)
-		if b, _ := json.Marshal(res.StructuredContent); strings.Contains(got+string(b), "hunter2") || !strings.Contains(got, "deny_read") {
-			t.Errorf("%s: %s", c.tool, got)
-		}
-	}
-	if got := harness.ReadFile(t, filepath.Join(ws, ".env")); got != "SECRET=hunter2\n" {
-		t.Errorf(".env = %q", got)
+	for _, deny := range []bool{true, false} {
+		t.Run(map[bool]string{true: "deny_read", false: "control"}[deny], func(t *testing.T) {
+			ws, _ := harness.MCPLayout(t)
+			harness.WriteTree(t, ws, map[string]string{".env": "SECRET=hunter2\n"})
+			system := "deny_read: [\"**/.env\"]\n"
+			if !deny {
+				system = "deny_read: []\n"
+			}
+			s := harness.MCPStartSystem(t, ws, system, ws)
+			sum := harness.SHA256Hex([]byte("one\ntwo\nthree\nfour\nfive\n"))
+			if res := harness.MCPCall(t, s, "dsh_read", map[string]any{"path": "a.txt"}); res.IsError {
+				t.Fatalf("dsh_read: %s", harness.MCPText(res))
+			}
+			a := filepath.Join(ws, "a.txt")
+			if err := os.Remove(a); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(".env", a); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"dsh_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"old": "SECRET", "new": "x"}}, "if_match": sum}},
+				{"dsh_write", map[string]any{"path": "a.txt", "content": "x", "if_match": sum}},
+			} {
+				res := harness.MCPCall(t, s, c.tool, c.args)
+				got := harness.MCPText(res)
+				b, _ := json.Marshal(res.StructuredContent)
+				leaked := strings.Contains(got+string(b), "hunter2")
+				switch {
+				case deny && (leaked || !strings.Contains(got, "deny_read")):
+					t.Errorf("%s: %s", c.tool, got)
+				case !deny && (!leaked || !strings.Contains(got, "FS_STALE")):
+					t.Errorf("control: %s does not diff the link's target: %s", c.tool, got)
+				}
+			}
+			if got := harness.ReadFile(t, filepath.Join(ws, ".env")); got != "SECRET=hunter2\n" {
+				t.Errorf(".env = %q", got)
+			}
+		})
 	}
 }

@@ -110,3 +110,30 @@ func TestExecStaleDiffAgent(t *testing.T) {
 	}
 	wantContent(t, filepath.Join(ws, "a.txt"), "one\nzwei\nthree\n")
 }
+
+// TestExecStaleDiffEscalated: an escalated edit forwarded to the
+// supervisor carries the content given back (--if-match-content), so
+// the call the supervisor runs outside the session's layers refuses it
+// as stale with the diff since the read; the file outside is not
+// changed, and no approver is asked to approve a change that cannot
+// run.
+func TestExecStaleDiffEscalated(t *testing.T) {
+	harness.RequireLandlock(t)
+	t.Parallel()
+	ws, out, rec := sessionTemp(t), sessionTemp(t), filepath.Join(t.TempDir(), "request.json")
+	harness.WriteTree(t, ws, map[string]string{"read.txt": "one\ntwo\nthree\n"})
+	harness.WriteTree(t, out, map[string]string{"a.txt": "one\nzwei\nthree\n"})
+	env := execEnv(t, ws, "OUT="+out)
+	harness.WriteSystemConfig(t, env, approverConfig(t, rec, 0))
+	sum := harness.SHA256Hex([]byte("one\ntwo\nthree\n"))
+	code, stdout, stderr := execSh(t, env, ws, fenced(ws), `dsh-fs edit "$OUT/a.txt" --old zwei --new TWO --if-match `+sum+` --if-match-content read.txt --escalate danger-full-access`)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	r := lastStale(t, stdout)
+	if d := r.Error.Detail.Diff; r.Error.Code != "FS_STALE" || d == nil || !strings.Contains(d.Text, "-two\n+zwei\n") {
+		t.Errorf("want FS_STALE with the diff since the read: %s", stdout)
+	}
+	wantContent(t, filepath.Join(out, "a.txt"), "one\nzwei\nthree\n")
+	wantAbsent(t, rec)
+}

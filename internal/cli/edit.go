@@ -38,12 +38,15 @@ type EditOptions struct {
 	Edits string
 	// Mutation is --if-match, --dry-run and --diff.
 	request.Mutation
+	// IfMatchContent is --if-match-content, nil when not given: a file's
+	// name, or "-" for standard input.
+	IfMatchContent *string
 }
 
 // NewCmdEdit returns the edit command; runF replaces editRun in tests.
 func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
-	var oldText, newText, oldFile, newFile string
+	var oldText, newText, oldFile, newFile, given string
 	c := &cobra.Command{
 		Use:        "edit PATH...",
 		SuggestFor: []string{"sed", "replace", "str_replace", "modify"},
@@ -89,6 +92,7 @@ files, patch takes one diff.`,
 			opts.New = givenString(c, "new", &newText)
 			opts.OldFile = givenString(c, "old-file", &oldFile)
 			opts.NewFile = givenString(c, "new-file", &newFile)
+			opts.IfMatchContent = givenString(c, flagIfMatchContent, &given)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -104,6 +108,7 @@ files, patch takes one diff.`,
 	c.Flags().IntVar(&opts.Line, "line", 0, "replace only the match that starts on line N")
 	c.Flags().StringVar(&opts.Edits, "edits", "", `a JSON array of {"old","new","replace_all"} in a file, or - for stdin`)
 	addMutationFlags(c.Flags(), "edit", &opts.Mutation)
+	addIfMatchContent(c.Flags(), &given)
 	// Each text has one source, and --edits carries its own.
 	c.MarkFlagsMutuallyExclusive("old", "old-file")
 	c.MarkFlagsMutuallyExclusive("new", "new-file")
@@ -132,6 +137,9 @@ func editRun(opts *EditOptions) error {
 	if err := opts.check(); err != nil {
 		return err
 	}
+	if opts.Mutation.IfMatchContent, err = call.givenBack("edit", opts.IfMatchContent, opts.IfMatch); err != nil {
+		return err
+	}
 	edits, err := opts.edits(call)
 	if err != nil {
 		return err
@@ -153,6 +161,10 @@ func editRun(opts *EditOptions) error {
 // exclude each other.
 func (opts *EditOptions) check() error {
 	if _, err := request.ParseDiff(request.OpEdit, opts.Diff); err != nil {
+		return err
+	}
+	edits := opts.Edits
+	if err := checkGivenBack("edit", opts.IfMatchContent, namedSource{"old-file", opts.OldFile}, namedSource{"new-file", opts.NewFile}, namedSource{"edits", &edits}); err != nil {
 		return err
 	}
 	if opts.Edits != "" {

@@ -199,6 +199,7 @@ func TestEditOptions(t *testing.T) {
 		name                      string
 		args                      []string
 		old, new, oldFile, newFil *string
+		given                     *string // --if-match-content
 		edits                     string
 		replaceAll, dryRun        bool
 		ifMatch, diff             string
@@ -222,6 +223,10 @@ func TestEditOptions(t *testing.T) {
 		{name: "new and new-file", args: []string{"edit", "a.go", "--old", "x", "--new", "y", "--new-file", "n"}, usage: "edit: give --new or --new-file, not both"},
 		{name: "edits and old", args: []string{"edit", "a.go", "--edits", "-", "--old", "x"}, usage: "edit: give --edits or --old, not both"},
 		{name: "typo", args: []string{"edit", "a.go", "--old-text", "x"}, usage: "edit: unknown flag --old-text; did you mean --old?"},
+		{name: "given back", args: []string{"edit", "a.go", "--old", "x", "--new", "y", "--if-match", "abc", "--if-match-content", "r.txt"}, old: str("x"), new: str("y"), given: str("r.txt"), ifMatch: "abc", diff: "auto"},
+		{name: "given back empty", args: []string{"edit", "a.go", "--old", "x", "--new", "y", "--if-match-content", ""}, old: str("x"), new: str("y"), given: str(""), diff: "auto", check: "edit: --if-match-content needs a file name, or - for stdin"},
+		{name: "given back and old-file stdin", args: []string{"edit", "a.go", "--old-file", "-", "--new", "y", "--if-match-content", "-"}, oldFile: str("-"), new: str("y"), given: str("-"), diff: "auto", check: "edit: --old-file and --if-match-content cannot both be - (standard input)"},
+		{name: "given back and edits stdin", args: []string{"edit", "a.go", "--edits", "-", "--if-match-content", "-"}, edits: "-", given: str("-"), diff: "auto", check: "edit: --edits and --if-match-content cannot both be - (standard input)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, err := parseOptions(t, NewCmdEdit, tc.args...)
@@ -238,7 +243,7 @@ func TestEditOptions(t *testing.T) {
 			for _, f := range []struct {
 				flag      string
 				got, want *string
-			}{{"old", opts.Old, tc.old}, {"new", opts.New, tc.new}, {"old-file", opts.OldFile, tc.oldFile}, {"new-file", opts.NewFile, tc.newFil}} {
+			}{{"old", opts.Old, tc.old}, {"new", opts.New, tc.new}, {"old-file", opts.OldFile, tc.oldFile}, {"new-file", opts.NewFile, tc.newFil}, {"if-match-content", opts.IfMatchContent, tc.given}} {
 				if !sameString(f.got, f.want) {
 					t.Errorf("--%s: %s, want %s", f.flag, show(f.got), show(f.want))
 				}
@@ -256,6 +261,7 @@ func TestWriteOptions(t *testing.T) {
 		name           string
 		args           []string
 		content, from  *string
+		given          *string // --if-match-content
 		mkdir          bool
 		overwrite      bool
 		encoding, diff string
@@ -272,6 +278,8 @@ func TestWriteOptions(t *testing.T) {
 		{name: "bad diff", args: []string{"write", "n.md", "--content", "x", "--diff", "lots"}, content: str("x"), diff: "lots", check: "lots"},
 		{name: "both sources", args: []string{"write", "n.md", "--content", "x", "--from", "-"}, usage: "write: give --content or --from, not both"},
 		{name: "no path", args: []string{"write", "--content", "x"}, usage: "write: accepts 1 arg(s), received 0"},
+		{name: "given back", args: []string{"write", "n.md", "--content", "x", "--if-match-content", "-"}, content: str("x"), given: str("-"), diff: "auto"},
+		{name: "given back and from stdin", args: []string{"write", "n.md", "--from", "-", "--if-match-content", "-"}, from: str("-"), given: str("-"), diff: "auto", check: "write: --from and --if-match-content cannot both be - (standard input)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, err := parseOptions(t, NewCmdWrite, tc.args...)
@@ -281,6 +289,9 @@ func TestWriteOptions(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !sameString(opts.IfMatchContent, tc.given) {
+				t.Errorf("--if-match-content %s, want %s", show(opts.IfMatchContent), show(tc.given))
 			}
 			if opts.Path != "n.md" || !sameString(opts.Content, tc.content) || !sameString(opts.From, tc.from) {
 				t.Errorf("path %q content %s from %s, want content %s from %s", opts.Path, show(opts.Content), show(opts.From), show(tc.content), show(tc.from))

@@ -7,13 +7,19 @@ import (
 
 // exec is the call's execution of typed requests: its fence, with the
 // bounds of its settings.
+// Inside an exec session it remembers its reads at the session's
+// supervisor (sessionMemory).
 func (c *call) exec() *request.Exec {
 	s := c.settings
-	return request.New(c.fence, request.Bounds{
+	x := request.New(c.fence, request.Bounds{
 		ReadMaxLines: s.ReadMaxLines,
 		ReadMaxBytes: s.ReadMaxBytes,
 		Diff:         diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes},
 	})
+	if m := c.sessionMemory(); m != nil {
+		x.Remember(m)
+	}
+	return x
 }
 
 // beginRequest begins the call of op on path, as beginWith does, and

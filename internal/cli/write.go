@@ -29,12 +29,15 @@ type WriteOptions struct {
 	request.Mutation
 	Overwrite bool
 	Encoding  string
+	// IfMatchContent is --if-match-content, nil when not given: a file's
+	// name, or "-" for standard input.
+	IfMatchContent *string
 }
 
 // NewCmdWrite returns the write command; runF replaces writeRun in tests.
 func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
 	opts := &WriteOptions{App: app}
-	var content, from string
+	var content, from, given string
 	c := &cobra.Command{
 		Use:        "write PATH",
 		SuggestFor: []string{"echo", "tee", "create", "put", "save"},
@@ -52,6 +55,7 @@ or the new one; a failure leaves the old file as it was.`,
 			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
 			opts.Content = givenString(c, "content", &content)
 			opts.From = givenString(c, "from", &from)
+			opts.IfMatchContent = givenString(c, flagIfMatchContent, &given)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -64,6 +68,7 @@ or the new one; a failure leaves the old file as it was.`,
 	c.Flags().BoolVar(&opts.Overwrite, "overwrite", false, "replace an existing file unseen; without it (or --if-match) an existing file is FS_EXISTS")
 	c.Flags().StringVar(&opts.Encoding, "encoding", "", "write the UTF-8 content in this encoding, BOM included: utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, latin-1 (default: the bytes as given)")
 	addMutationFlags(c.Flags(), "write", &opts.Mutation)
+	addIfMatchContent(c.Flags(), &given)
 	c.MarkFlagsMutuallyExclusive("content", "from")
 	return c
 }
@@ -83,7 +88,7 @@ func (opts *WriteOptions) check() error {
 		// stdin must neither empty the file nor hang the call.
 		return fserr.New(fserr.InvalidArgument, "write: no content: give --content TEXT, --from FILE, or --from - to read standard input")
 	}
-	return nil
+	return checkGivenBack("write", opts.IfMatchContent, namedSource{"from", opts.From})
 }
 
 func writeRun(opts *WriteOptions) error {
@@ -92,6 +97,9 @@ func writeRun(opts *WriteOptions) error {
 		return err
 	}
 	if err := opts.check(); err != nil {
+		return err
+	}
+	if opts.Mutation.IfMatchContent, err = call.givenBack("write", opts.IfMatchContent, opts.IfMatch); err != nil {
 		return err
 	}
 	var content io.Reader

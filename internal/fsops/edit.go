@@ -26,6 +26,9 @@ type EditOptions struct {
 	IfMatch string
 	DryRun  bool
 	Diff    diff.Options
+	// Recall, when set, gives back the content the caller read, for the
+	// diff of a stale IfMatch (StaleDetail.Diff).
+	Recall Recall
 }
 
 // EditResult is the result of an edit.
@@ -194,7 +197,7 @@ func planEdit(given string, content []byte, opt EditOptions) (*EditResult, splic
 	}
 	sum := sha256.Sum256(content)
 	res := &EditResult{PreviousSHA256: fmt.Sprintf("%x", sum[:]), LineEndings: enc.LineEndings(content), Encoding: enc.String()}
-	if err := checkIfMatch("edit", given, opt.IfMatch, res.PreviousSHA256); err != nil {
+	if err := checkIfMatch("edit", given, opt.IfMatch, res.PreviousSHA256, staleBasis{now: content, held: true, recall: opt.Recall, diff: opt.Diff}); err != nil {
 		return nil, splice{}, err
 	}
 	cur := content

@@ -26,7 +26,10 @@ type PatchOptions struct {
 	// its current content must have; a file it does not name is not
 	// pinned.
 	IfMatch map[string]string
-	DryRun  bool
+	// Recall, when set, gives back the content the caller read, for the
+	// diff of a stale IfMatch (StaleDetail.Diff).
+	Recall Recall
+	DryRun bool
 	// Diff bounds each file's diff.
 	Diff diff.Options
 }
@@ -416,7 +419,7 @@ func planChange(p *patch.Patch, c *fileChange, opt PatchOptions) error {
 	if c.src != nil {
 		sum := sha256.Sum256(c.old)
 		c.oldSum = hex.EncodeToString(sum[:])
-		if err := checkIfMatch("patch", given, opt.IfMatch[given], c.oldSum); err != nil {
+		if err := checkIfMatch("patch", given, opt.IfMatch[given], c.oldSum, staleBasis{now: c.old, held: true, recall: opt.Recall, diff: opt.Diff}); err != nil {
 			return err
 		}
 	}

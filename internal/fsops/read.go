@@ -25,6 +25,10 @@ type ReadOptions struct {
 	// MaxBytes is the most bytes of content returned, 1 or more; a single
 	// line longer than that is cut at a character boundary.
 	MaxBytes int
+	// Keep, when above 0, keeps the whole file's bytes in ReadResult.Kept
+	// when it has at most Keep of them: what a session remembers of its
+	// reads, for the diff of a later stale --if-match.
+	Keep int64
 }
 
 // ReadResult is a window of a text file.
@@ -45,8 +49,12 @@ type ReadResult struct {
 	CutLine int `json:"cut_line,omitempty"`
 	// PastEnd says Offset names a line after the file's last one: the
 	// window is empty and there is nothing more to read.
-	PastEnd     bool   `json:"past_end,omitempty"`
-	Size        int64  `json:"size"`
+	PastEnd bool  `json:"past_end,omitempty"`
+	Size    int64 `json:"size"`
+	// Kept is the whole file's bytes, whose SHA-256 is SHA256, when
+	// ReadOptions.Keep asked for them and the file is no larger; never
+	// part of the result a caller is shown.
+	Kept        []byte `json:"-"`
 	SHA256      string `json:"sha256"`
 	Encoding    string `json:"encoding"`
 	LineEndings string `json:"line_endings"`
@@ -94,11 +102,16 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 	defer putReadBuffer(pooled)
 	buf := *pooled
 	first, plain := true, true
+	var kept []byte
+	keep := opt.Keep > 0
 	for {
 		n, err := io.ReadFull(file, buf)
 		chunk := buf[:n]
 		h.Write(chunk)
 		size += int64(n)
+		if keep = keep && size <= opt.Keep; keep {
+			kept = append(kept, chunk...)
+		}
 		if !sniff.Feed(chunk) {
 			return nil, binary()
 		}
@@ -134,6 +147,9 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 	res := w.finish()
 	res.Size, res.SHA256 = size, sum
 	res.Encoding, res.LineEndings = enc.String(), w.endings.String()
+	if keep {
+		res.Kept = append([]byte{}, kept...)
+	}
 	return res, nil
 }
 

@@ -42,6 +42,9 @@ type WriteOptions struct {
 	// UTF-8 Content is written in, BOM included; empty writes Content's
 	// bytes as they are.
 	Encoding string
+	// Recall, when set, gives back the content the caller read, for the
+	// diff of a stale IfMatch (StaleDetail.Diff).
+	Recall Recall
 }
 
 // WriteResult is the result of a write.
@@ -139,7 +142,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 				var err error
 				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
 				if err == nil {
-					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum)
+					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum, old.stale(opt))
 				}
 				oldDone <- err
 			}()
@@ -199,7 +202,7 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 		}
 	}
 	res.PreviousSHA256 = old.sum
-	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum); err != nil {
+	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum, old.stale(opt)); err != nil {
 		return nil, err
 	}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
@@ -274,6 +277,11 @@ type oldContent struct {
 	basis  *capped
 }
 
+// stale is what a write refused as stale over old can show.
+func (o oldContent) stale(opt WriteOptions) staleBasis {
+	return staleBasis{now: o.basis.buf.Bytes(), held: o.exists && !o.basis.over, recall: opt.Recall, diff: opt.Diff}
+}
+
 // needOld reports whether a write of opt over a file of size bytes needs
 // the old content: to compare it with --if-match, or as the diff basis.
 func needOld(opt WriteOptions, size int64) bool {
@@ -314,28 +322,6 @@ func hashAndKeep(r io.Reader, h hash.Hash, basis *capped) (int64, error) {
 }
 
 func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
-
-// checkIfMatch refuses with FS_STALE when the caller's expected hash is not
-// the current content's.
-func checkIfMatch(op, given, want, current string) error {
-	if want == "" || strings.EqualFold(want, current) {
-		return nil
-	}
-	e := fserr.New(fserr.Stale, op+": "+given+": changed since it was read (sha256 "+shortSum(current)+", expected "+shortSum(want)+")")
-	// Both in full: a caller sure of its change retries with the current
-	// hash without a read to learn it, as FS_EXISTS allows.
-	e.Detail = StaleDetail{SHA256: current, Expected: strings.ToLower(want)}
-	e.Hint = "redo the change against the current content, whose sha256 is detail.sha256 (pass it as --if-match once you know what changed); nothing was changed"
-	return e
-}
-
-// StaleDetail is the detail of FS_STALE for an --if-match that is not
-// the current content's hash: both hashes, in full. SHA256 is "" when the
-// file does not exist.
-type StaleDetail struct {
-	SHA256   string `json:"sha256"`
-	Expected string `json:"expected"`
-}
 
 func shortSum(s string) string {
 	if s == "" {

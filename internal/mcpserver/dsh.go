@@ -28,29 +28,33 @@ func (m *server) dshRead(_ context.Context, req *mcp.CallToolRequest, in dshRead
 }
 
 type dshWriteArgs struct {
-	Path      string `json:"path"`
-	Content   string `json:"content"`
-	IfMatch   string `json:"if_match,omitempty" jsonschema:"write only if the current content has this sha256"`
-	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing file unseen"`
-	Mkdir     bool   `json:"mkdir,omitempty" jsonschema:"create missing parent folders"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
-	Escalate  string `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
-	Reason    string `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	IfMatch string `json:"if_match,omitempty" jsonschema:"write only if the current content has this sha256"`
+	// IfMatchContent is a pointer: an empty file read is "" given back.
+	IfMatchContent *string `json:"if_match_content,omitempty" jsonschema:"with if_match: the content you read, given back when this server did not read it (a stale if_match then shows the diff since)"`
+	Overwrite      bool    `json:"overwrite,omitempty" jsonschema:"replace an existing file unseen"`
+	Mkdir          bool    `json:"mkdir,omitempty" jsonschema:"create missing parent folders"`
+	DryRun         bool    `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+	Escalate       string  `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+	Reason         string  `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
 }
 
 func (m *server) dshWrite(_ context.Context, req *mcp.CallToolRequest, in dshWriteArgs) (*mcp.CallToolResult, any, error) {
 	w := request.Write{Path: in.Path, Content: []byte(in.Content), Mkdir: in.Mkdir, Overwrite: in.Overwrite,
-		Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
+		Mutation: request.Mutation{IfMatch: in.IfMatch, IfMatchContent: givenBack(in.IfMatchContent), DryRun: in.DryRun}}
 	return m.dshMutated(in.Path, m.mutate(req, in.Path, escalateArgs{in.Escalate, in.Reason}, w, nil))
 }
 
 type dshEditArgs struct {
-	Path     string              `json:"path"`
-	Edits    []fsops.Replacement `json:"edits" jsonschema:"applied in order, all or none; each old must occur exactly once unless replace_all"`
-	IfMatch  string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
-	DryRun   bool                `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
-	Escalate string              `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
-	Reason   string              `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
+	Path    string              `json:"path"`
+	Edits   []fsops.Replacement `json:"edits" jsonschema:"applied in order, all or none; each old must occur exactly once unless replace_all"`
+	IfMatch string              `json:"if_match,omitempty" jsonschema:"edit only if the current content has this sha256"`
+	// IfMatchContent is a pointer: an empty file read is "" given back.
+	IfMatchContent *string `json:"if_match_content,omitempty" jsonschema:"with if_match: the content you read, given back when this server did not read it (a stale if_match then shows the diff since)"`
+	DryRun         bool    `json:"dry_run,omitempty" jsonschema:"compute the result and diff without writing"`
+	Escalate       string  `json:"escalate,omitempty" jsonschema:"ask for this mode (danger-full-access) for this one call, as the CLI's --escalate; only the trusted approval setting decides"`
+	Reason         string  `json:"reason,omitempty" jsonschema:"with escalate: why this call needs it, in a sentence (at most 1000 bytes); shown to the approver as your own words"`
 }
 
 func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEditArgs) (*mcp.CallToolResult, any, error) {
@@ -58,8 +62,17 @@ func (m *server) dshEdit(_ context.Context, req *mcp.CallToolRequest, in dshEdit
 	if len(in.Edits) == 0 {
 		refuse = fserr.New(fserr.InvalidArgument, "edit: edits: give at least one {old, new}")
 	}
-	e := request.Edit{Path: in.Path, Edits: in.Edits, Mutation: request.Mutation{IfMatch: in.IfMatch, DryRun: in.DryRun}}
+	e := request.Edit{Path: in.Path, Edits: in.Edits, Mutation: request.Mutation{IfMatch: in.IfMatch, IfMatchContent: givenBack(in.IfMatchContent), DryRun: in.DryRun}}
 	return m.dshMutated(in.Path, m.mutate(req, in.Path, escalateArgs{in.Escalate, in.Reason}, e, refuse))
+}
+
+// givenBack is the content read that a client gives back (if_match_content),
+// nil when it gives none.
+func givenBack(s *string) []byte {
+	if s == nil {
+		return nil
+	}
+	return []byte(*s)
 }
 
 type dshLsArgs struct {

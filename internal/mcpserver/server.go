@@ -14,6 +14,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/memo"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -42,12 +43,16 @@ type server struct {
 	approvals *clientApprovals
 	// describePolicy is dsh_policy's result (Host.DescribePolicy).
 	describePolicy func(*config.Settings, []sandbox.Root) (any, error)
+	// memory is what this process remembers of its reads, for the diff
+	// of a stale if_match (request.Exec.Remember).
+	memory *memo.Store
 }
 
 // newServer registers the tools; in read-only mode no tool that
 // mutates is registered at all.
 func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
-	m := &server{settings: s, roots: newClientRoots(s.Policy.Home), approvals: newClientApprovals()}
+	m := &server{settings: s, roots: newClientRoots(s.Policy.Home), approvals: newClientApprovals(),
+		memory: memo.New(memo.ItemMax, memo.TotalMax)}
 	p := s.Policy
 	for _, d := range dirs {
 		// Relative to the directory the harness started the server in,
@@ -222,8 +227,10 @@ func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandb
 // settings loaded at start.
 func (m *server) exec(f *sandbox.Fence) *request.Exec {
 	s := m.settings
-	return request.New(f, request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
+	x := request.New(f, request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
 		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}})
+	x.Remember(m.memory)
+	return x
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call

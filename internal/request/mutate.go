@@ -19,6 +19,10 @@ type Mutation struct {
 	// IfMatch changes the file only while its content has this SHA-256
 	// (hex); "" pins nothing. A patch pins per file (Patch.IfMatch).
 	IfMatch string `json:"if_match,omitempty"`
+	// IfMatchContent, when set, is the content the caller read, given
+	// back: it must hash to IfMatch (fsops.CheckGiven), and a stale
+	// IfMatch then shows the diff from it to the content now.
+	IfMatchContent []byte `json:"if_match_content,omitempty"`
 	// DryRun computes the result and its diff and changes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
 	// Diff is the form of the result's diff: auto, full or summary ("" is
@@ -47,6 +51,9 @@ func (Write) Op() string { return OpWrite }
 
 // Run writes the file r names.
 func (r Write) Run(x *Exec) (*fsops.WriteResult, error) {
+	if err := fsops.CheckGiven(OpWrite, r.IfMatch, r.IfMatchContent); err != nil {
+		return nil, err
+	}
 	t, err := x.Resolve(r.Path)
 	if err != nil {
 		return nil, err
@@ -68,7 +75,7 @@ func (r Write) options(form diff.Form, x *Exec) fsops.WriteOptions {
 	d := x.bounds.Diff
 	d.Form = form
 	return fsops.WriteOptions{Content: content, Mkdir: r.Mkdir, IfMatch: r.IfMatch, Overwrite: r.Overwrite,
-		DryRun: r.DryRun, Diff: d, Encoding: r.Encoding}
+		DryRun: r.DryRun, Diff: d, Encoding: r.Encoding, Recall: x.recall(r.IfMatchContent)}
 }
 
 // Preview is what r would do, computed without writing whatever the
@@ -101,6 +108,9 @@ func (Edit) Op() string { return OpEdit }
 
 // Run edits the file r names.
 func (r Edit) Run(x *Exec) (*fsops.EditResult, error) {
+	if err := fsops.CheckGiven(OpEdit, r.IfMatch, r.IfMatchContent); err != nil {
+		return nil, err
+	}
 	t, err := x.Resolve(r.Path)
 	if err != nil {
 		return nil, err
@@ -109,7 +119,8 @@ func (r Edit) Run(x *Exec) (*fsops.EditResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fsops.Edit(x.fence, t, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
+	return fsops.Edit(x.fence, t, fsops.EditOptions{Edits: r.Edits, IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d,
+		Recall: x.recall(r.IfMatchContent)})
 }
 
 func (r Edit) run(x *Exec) (any, error) {
@@ -121,6 +132,9 @@ func (r Edit) run(x *Exec) (any, error) {
 
 // RunFiles edits the files r.Paths names, globs expanded.
 func (r Edit) RunFiles(x *Exec) (*fsops.EditFilesResult, error) {
+	if err := fsops.CheckGiven(OpEdit, r.IfMatch, r.IfMatchContent); err != nil {
+		return nil, err
+	}
 	d, err := x.diffOptions(OpEdit, r.Diff)
 	if err != nil {
 		return nil, err
@@ -220,7 +234,7 @@ func (r Patch) Run(x *Exec) (*fsops.PatchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fsops.Patch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d})
+	return fsops.Patch(x.fence, p, fsops.PatchOptions{IfMatch: r.IfMatch, DryRun: r.DryRun, Diff: d, Recall: x.recall(nil)})
 }
 
 func (r Patch) run(x *Exec) (any, error) { return r.Run(x) }

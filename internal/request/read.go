@@ -36,7 +36,10 @@ func (r Read) Run(x *Exec) (*fsops.ReadResult, error) {
 	if r.MaxBytes != 0 {
 		opt.MaxBytes = r.MaxBytes
 	}
-	return fsops.Read(x.fence, t, opt)
+	opt.Keep = x.keep()
+	res, err := fsops.Read(x.fence, t, opt)
+	x.remembered(res)
+	return res, err
 }
 
 func (r Read) run(x *Exec) (any, error) { return r.Run(x) }

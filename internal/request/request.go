@@ -66,6 +66,9 @@ type Exec struct {
 	fence    *sandbox.Fence
 	bounds   Bounds
 	resolved []sandbox.Target
+	// memory is the session's memory of its reads (Remember); nil
+	// remembers nothing.
+	memory Memory
 }
 
 // New returns the Exec of the call whose fence is f, with the bounds of

@@ -3,6 +3,8 @@ package result
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dshfs/dsh-fs/internal/fsops"
 )
 
 // ToolText is the text of a failed MCP tool call, which the model sees
@@ -12,6 +14,10 @@ import (
 func ToolText(f Failure) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Error: %s\ncode: %s", f.Error.Message, f.Error.Code)
+	if d, ok := f.Error.Detail.(fsops.StaleDetail); ok && d.Diff != nil && d.Diff.Text != "" {
+		// What changed since the read, so the retry needs no read.
+		fmt.Fprintf(&b, "\nchanged since it was read:\n%s", strings.TrimSuffix(d.Diff.Text, "\n"))
+	}
 	if f.Marker != "" {
 		fmt.Fprintf(&b, "\n%s", f.Marker)
 		if f.Error.Reason != "" {

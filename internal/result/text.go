@@ -375,6 +375,11 @@ func (t Text) Failure(f Failure) {
 		if d.Count > len(d.Matches) {
 			fmt.Fprintf(t.Note, "(%d more not shown)\n", d.Count-len(d.Matches))
 		}
+	case fsops.StaleDetail:
+		// What changed since the read, so the retry needs no read.
+		if d.Diff != nil {
+			Text{Out: t.Note, Note: t.Note}.diff(*d.Diff)
+		}
 	case fsops.NoMatchDetail:
 		// The region to copy, numbered as read numbers lines.
 		if c := d.Closest; c != nil {

@@ -78,6 +78,9 @@ type Request struct {
 	Write *request.Write `json:"write,omitempty"`
 	Edit  *request.Edit  `json:"edit,omitempty"`
 	Patch *request.Patch `json:"patch,omitempty"`
+	// Memo is the body of OpRemember and OpRecall, the session's memory
+	// of its reads (memo.go): no escalation, nothing run.
+	Memo *Memo `json:"memo,omitempty"`
 }
 
 // Carrying is the Request that carries r, a Write, an Edit or a Patch,
@@ -165,7 +168,12 @@ func (req Request) Check() error { return req.check("") }
 // check is Check for a request that arrived with beside, a path said
 // beside its typed request ("" for none).
 func (req Request) check(beside string) error {
+	if req.Op == OpRemember || req.Op == OpRecall {
+		return req.checkMemo(beside)
+	}
 	switch {
+	case req.Memo != nil:
+		return errors.New("a memo rides only on remember and recall")
 	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
 		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
 	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || beside != ""):
@@ -211,6 +219,9 @@ type Reply struct {
 	// approval_command's output among them).
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
+	// Content is a recall's answer: the content remembered, absent when
+	// none is.
+	Content []byte `json:"content,omitempty"`
 }
 
 // NewBroker returns the two ends of a session's escalation channel: the

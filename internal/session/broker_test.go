@@ -191,7 +191,7 @@ func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 			t.Fatalf("%s: %v", body, err)
 		}
 		got, ok := req.Typed().(request.Write)
-		if !ok || got.Path != want.Path || string(got.Content) != string(want.Content) || got.Overwrite != want.Overwrite || got.Mutation != want.Mutation {
+		if !ok || got.Path != want.Path || string(got.Content) != string(want.Content) || got.Overwrite != want.Overwrite || !reflect.DeepEqual(got.Mutation, want.Mutation) {
 			t.Errorf("%s: typed %+v, want %+v", body, req.Typed(), want)
 		}
 	}

@@ -135,7 +135,7 @@ func runEscalator() int {
 	}
 	asker := session.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
 	r := &callRunner{self: self, record: os.Getenv(session.Env), ask: asker.Ask}
-	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), r.run)
+	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), refuseMemory(r.run))
 	return statusOK
 }
 

@@ -311,7 +311,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	forwarding := s.forwardSignals(sigs, child, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
-		stopBroker = session.Serve(brokerEnd, s.run)
+		stopBroker = session.Serve(brokerEnd, withMemory(s.run))
 	}
 	err = child.Wait()
 	mark("child-ended")

@@ -1,0 +1,39 @@
+package shell
+
+import (
+	"github.com/dshfs/dsh-fs/internal/memo"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// withMemory answers the session's memory requests (session.OpRemember,
+// session.OpRecall) from a store of the supervisor's own, bounded
+// (memo.ItemMax, memo.TotalMax), and hands every other request to run.
+// The store files content under the hash it computes itself, so a
+// session can only recall what it sent; it lives in the supervisor's
+// memory, beyond the session's reach and that of every other session,
+// and ends with the supervisor.
+func withMemory(run func(session.Request) session.Reply) func(session.Request) session.Reply {
+	m := memo.New(memo.ItemMax, memo.TotalMax)
+	return func(req session.Request) session.Reply {
+		switch req.Op {
+		case session.OpRemember:
+			m.Remember(req.Memo.Content)
+			return session.Reply{}
+		case session.OpRecall:
+			return session.Reply{Content: m.Recall(req.Memo.SHA256)}
+		}
+		return run(req)
+	}
+}
+
+// refuseMemory is run for a channel that keeps no memory (dsh-fs mcp's
+// escalator, whose server remembers in its own process): a memory
+// request is refused, never run as a call.
+func refuseMemory(run func(session.Request) session.Reply) func(session.Request) session.Reply {
+	return func(req session.Request) session.Reply {
+		if req.Op == session.OpRemember || req.Op == session.OpRecall {
+			return session.Reply{Status: 2, Refused: "this channel keeps no memory of reads"}
+		}
+		return run(req)
+	}
+}

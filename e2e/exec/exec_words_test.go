@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,38 @@ func TestExecPolicyBlockShort(t *testing.T) {
 		if !strings.Contains(verbose, want) {
 			t.Errorf("the verbose block does not say %q:\n%s", want, verbose)
 		}
+	}
+}
+
+// TestExecWrongFolderNamesWorkspace (issue 40): after `cd ..` in the
+// session's shell, `dsh-fs write notes.md` is refused naming the path as
+// resolved and the workspace root first, in JSON and in text, and says a
+// relative path is taken from the current folder; the escalation hint
+// stays, after it. Nothing is written.
+func TestExecWrongFolderNamesWorkspace(t *testing.T) {
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "cobra")
+	harness.WriteTree(t, ws, map[string]string{"go.mod": "module example.com/cobra\n"})
+	env := execEnv(t, ws)
+	code, out, errs := execSh(t, env, ws, fenced(ws), "cd .. && dsh-fs write notes.md --content x; echo; dsh-fs write notes.md --content x --output text 2>&1; true")
+	if code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	lead := filepath.Join(parent, "notes.md") + " is outside the workspace root " + ws
+	for _, want := range []string{
+		`"message":"write: notes.md: ` + lead + `"`,
+		`"workspace_root":"` + ws + `"`,
+		`"hint":"a relative path is taken from the current folder (` + parent + `), not from the workspace root: name the file beneath ` + ws,
+		`"escalation":{"mode":"danger-full-access"`,
+		"dsh-fs: write: notes.md: " + lead + " (FS_SANDBOX_DENIED)\n",
+		"\nhint: a relative path is taken from the current folder",
+		"\nhint: this needs danger-full-access",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(parent, "notes.md")); err == nil {
+		t.Errorf("notes.md was written outside the workspace")
 	}
 }

@@ -267,7 +267,7 @@ func TestResultsMatchSchema(t *testing.T) {
 			want: []string{`"not_writable":[{"path":"/","origin":"cwd","reason":"workspace too broad"`}},
 		{name: "version", args: []string{"version"}, schema: "result-version.json", want: []string{`"op":"version"`}},
 		// failures
-		{name: "denied with escalation", args: []string{"write", "../outside/x.txt", "--content", "pwned"}, schema: "failure.json", exit: 3, want: []string{`"escalation":{"mode":"danger-full-access"`}},
+		{name: "denied with escalation", args: []string{"write", "../outside/x.txt", "--content", "pwned"}, schema: "failure.json", exit: 3, want: []string{`"workspace_root":"`, `"escalation":{"mode":"danger-full-access"`}},
 		{name: "denied read-only", args: []string{"edit", "a.txt", "--old", "one", "--new", "1", "--mode", "read-only"}, schema: "failure.json", exit: 3, want: []string{`"reason":"read-only mode"`}},
 		{name: "denied protected", args: []string{"write", ".git/config", "--content", "x", "--mkdir"}, schema: "failure.json", exit: 3, want: []string{`"reason":"protected path"`}},
 		{name: "denied deny_read", args: []string{"read", ".env"}, env: []string{trust}, schema: "failure.json", exit: 3, want: []string{`"reason":"deny_read"`}},

@@ -190,7 +190,7 @@ go test -count=1 ./...
 ls "$GOMODCACHE/` + cacheModule + `@v1.0.0/dep.go"
 echo planted > "$GOCACHE/planted-by-session"
 cat "$GOCACHE/planted-by-session"
-dsh-fs policy --context | grep '^toolchain caches in the shell: copy-on-write'
+dsh-fs policy --context --verbose | grep '^toolchain caches in the shell: copy-on-write'
 dsh-fs policy --verbose`
 
 // checkCacheSession checks what a session of cacheScript printed, and

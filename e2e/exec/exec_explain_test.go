@@ -74,7 +74,7 @@ func TestExecDenialExplainsItself(t *testing.T) {
 	}
 	// The agent's context block says so before anything is refused.
 	if code, block, _ := execSh(t, env, ws, []string{"--cwd", ws, "--tmp=false"}, "dsh-fs policy --context"); code != 0 ||
-		!strings.Contains(block, "shell: this dsh-fs exec session's shell is held to the same fence") || !strings.Contains(block, "dsh-fs stat PATH") {
+		!strings.Contains(block, "shell: same fence (\"Read-only file system\"") || !strings.Contains(block, "dsh-fs stat PATH") {
 		t.Errorf("policy --context inside the session (exit %d):\n%s\nwant the shell line", code, block)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, ".git/config")); string(b) != "[core]\n" {

@@ -156,7 +156,7 @@ func TestExecNetworkOff(t *testing.T) {
 		}
 		t.Run("policy says so", func(t *testing.T) {
 			s.config(t, "")
-			out := s.run(t, nil, "dsh-fs policy --verbose; dsh-fs policy --context")
+			out := s.run(t, nil, "dsh-fs policy --verbose; dsh-fs policy --context --verbose")
 			for _, want := range []string{`"network_held":true`, `"network":"off: a network namespace of its own with only loopback`,
 				`{"key":"network","value":"off","origin":"pinned"`, "network (dsh-fs exec shell): off; no host is reachable"} {
 				if !strings.Contains(out, want) {
@@ -290,7 +290,7 @@ curl -sS -m 10 http://wild.test:%[1]s/; echo "wild-apex=$?"
 curl -sS -m 10 http://metadata.test/; echo "metadata-name=$?"
 curl -sS -m 10 http://169.254.169.254/latest/meta-data/; echo "metadata=$?"
 curl -fsS -m 5 --noproxy '*' http://allowed.test:%[1]s/ 2>/dev/null; echo "direct=$?"
-dsh-fs policy --context | grep '^network'
+dsh-fs policy --context --verbose | grep '^network'
 `, port, tls)
 			out, errs := runWithHosts(t, s, script)
 			for _, want := range []string{

@@ -354,12 +354,12 @@ func TestPatchOptions(t *testing.T) {
 		usage   string
 		check   string
 	}{
-		{name: "stdin", args: []string{"patch", "--from", "-"}, from: "-", diff: "auto", ifMatch: map[string]string{}},
-		{name: "file dry run", args: []string{"patch", "--from", "fix.diff", "--dry-run", "--diff", "summary"}, from: "fix.diff", dryRun: true, diff: "summary", ifMatch: map[string]string{}},
-		{name: "pins", args: []string{"patch", "--from", "-", "--if-match", "a.go=abc", "--if-match", "b/c.go=def"}, from: "-", diff: "auto", ifMatch: map[string]string{"a.go": "abc", "b/c.go": "def"}},
-		{name: "no from", args: []string{"patch"}, diff: "auto", check: "patch: give --from FILE, or --from - to read the patch from standard input"},
-		{name: "bad pin", args: []string{"patch", "--from", "-", "--if-match", "abc"}, from: "-", diff: "auto", check: "patch: --if-match abc: want PATH=SHA256"},
-		{name: "pin without path", args: []string{"patch", "--from", "-", "--if-match", "=abc"}, from: "-", diff: "auto", check: "patch: --if-match =abc: want PATH=SHA256"},
+		{name: "stdin", args: []string{"patch", "--from", "-"}, from: "-", diff: "summary", ifMatch: map[string]string{}},
+		{name: "file dry run", args: []string{"patch", "--from", "fix.diff", "--dry-run", "--diff", "full"}, from: "fix.diff", dryRun: true, diff: "full", ifMatch: map[string]string{}},
+		{name: "pins", args: []string{"patch", "--from", "-", "--if-match", "a.go=abc", "--if-match", "b/c.go=def"}, from: "-", diff: "summary", ifMatch: map[string]string{"a.go": "abc", "b/c.go": "def"}},
+		{name: "no from", args: []string{"patch"}, diff: "summary", check: "patch: give --from FILE, or --from - to read the patch from standard input"},
+		{name: "bad pin", args: []string{"patch", "--from", "-", "--if-match", "abc"}, from: "-", diff: "summary", check: "patch: --if-match abc: want PATH=SHA256"},
+		{name: "pin without path", args: []string{"patch", "--from", "-", "--if-match", "=abc"}, from: "-", diff: "summary", check: "patch: --if-match =abc: want PATH=SHA256"},
 		// The diff form is checked first, as it always was.
 		{name: "bad diff", args: []string{"patch", "--diff", "x"}, diff: "x", check: "x"},
 		{name: "argument", args: []string{"patch", "fix.diff"}, usage: `patch: takes no argument, got "fix.diff"`},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -43,7 +44,11 @@ offset allowed, no fuzz; or Codex's apply_patch format (*** Begin Patch,
 *** Add File:, *** Delete File:, *** Update File:, *** Move to:, @@ hunks,
 *** End of File), each hunk searched forward from the previous one, "@@ text"
 seeking that line first. Matching is exact; line endings, a BOM and the
-encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
+encoding are kept. --if-match PATH=SHA256 pins a file to what was read.
+
+The result names each file with what was done, its sha256 and, by
+default, its diff's counts (--diff summary); --diff full gives each
+file's unified diff.`,
 		Example: `  git diff | dsh-fs patch --from -
   dsh-fs patch --from - <<'EOF'
   *** Begin Patch
@@ -55,7 +60,7 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
   +retries raised to 5
   *** End Patch
   EOF
-  dsh-fs patch --from fix.diff --dry-run`,
+  dsh-fs patch --from fix.diff --dry-run --diff full`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Policy = policyFlagsOf(c)
@@ -67,7 +72,9 @@ encoding are kept. --if-match PATH=SHA256 pins a file to what was read.`,
 	}
 	c.Flags().StringVar(&opts.From, "from", "", "read the patch from this file, or - for standard input")
 	c.Flags().StringArrayVar(&opts.IfMatch, "if-match", nil, "PATH=SHA256: patch PATH only if its current content has this SHA-256 (repeatable)")
-	addDiffFlags(c.Flags(), &opts.DryRun, &opts.Diff)
+	// Each file's counts by default: the diffs are what the model wrote
+	// (issue 40: 5.9 KB echoed back for a rename); --diff full gives them.
+	addDiffFlagsFrom(c.Flags(), &opts.DryRun, &opts.Diff, diff.FormSummary)
 	return c
 }
 

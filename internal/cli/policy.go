@@ -23,7 +23,8 @@ type PolicyOptions struct {
 	Policy PolicyFlags
 
 	// Context prints the sandbox:policy block for a model's context
-	// instead of the JSON result.
+	// instead of the JSON result; with Verbose, the long block that
+	// lists every glob, cache and rule.
 	Context bool
 	// Verbose prints every setting, at its default too, and what holds
 	// for the shell in words; without it the result is the short one
@@ -39,7 +40,8 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 		Short: "Print the effective policy, where each setting came from, and the writable roots",
 		Example: `  dsh-fs policy
   dsh-fs policy --verbose   # every setting with its origin, the shell's layers in words
-  dsh-fs policy --context   # the sandbox:policy block for a model's context`,
+  dsh-fs policy --context   # the sandbox:policy block for a model's context
+  dsh-fs policy --context --verbose   # that block with every glob, cache and rule`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Policy = policyFlagsOf(c)
@@ -50,7 +52,7 @@ func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&opts.Context, "context", false, "print the sandbox:policy block a harness adds to the model's context")
-	c.Flags().BoolVar(&opts.Verbose, "verbose", false, "also print the settings at their defaults and what holds for the shell in words")
+	c.Flags().BoolVar(&opts.Verbose, "verbose", false, "also print the settings at their defaults and what holds for the shell in words; with --context, the long block")
 	return c
 }
 
@@ -331,7 +333,11 @@ func policyRun(opts *PolicyOptions) error {
 		return err
 	}
 	if opts.Context {
-		_, err := io.WriteString(opts.App.Stdout, contextBlock(p, roots, call.settings.Session))
+		block := contextBlock(p, roots, call.settings.Session)
+		if !opts.Verbose {
+			block = shortBlock(p, roots, call.settings.Session)
+		}
+		_, err := io.WriteString(opts.App.Stdout, block)
 		return err
 	}
 	res, err := NewPolicyResult(call.settings, roots)
@@ -412,8 +418,20 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
-// contextBlock is the short sandbox:policy text a harness puts in the
-// model's context. It depends on the policy alone, never on time or
+// shortBlock is the sandbox:policy block a harness puts in the model's
+// context (policyview.Short), inside a dsh-fs exec session (rec) or not.
+func shortBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
+	sh := policyview.Shell{Session: rec != nil}
+	if rec != nil {
+		for _, c := range rec.Shell.Caches {
+			sh.CachesCopied = sh.CachesCopied || c.Layer == sandbox.CacheOverlay
+		}
+	}
+	return policyview.Short(p, roots, sh)
+}
+
+// contextBlock is the verbose sandbox:policy text (policy --context
+// --verbose): every glob, cache and line the short block leaves out. It depends on the policy alone, never on time or
 // process, so an identical policy gives identical bytes and a prompt cache
 // stays warm. Inside a dsh-fs exec session (rec) it says that the shell
 // is held to the same fence and how it sees the toolchain caches.

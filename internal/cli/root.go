@@ -234,8 +234,14 @@ func addMutationFlags(fs *pflag.FlagSet, op string, m *request.Mutation) {
 // form, and the diff's bounds, settings for config.Load: every mutation
 // shares them (patch takes --if-match per file).
 func addDiffFlags(fs *pflag.FlagSet, dryRun *bool, form *string) {
+	addDiffFlagsFrom(fs, dryRun, form, diff.FormAuto)
+}
+
+// addDiffFlagsFrom is addDiffFlags with --diff's default def: patch's is
+// summary, since a patch's diffs are what the model just wrote.
+func addDiffFlagsFrom(fs *pflag.FlagSet, dryRun *bool, form *string, def diff.Form) {
 	fs.BoolVar(dryRun, "dry-run", false, "compute the result and diff without writing")
-	fs.StringVar(form, flagDiff, string(diff.FormAuto), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
+	fs.StringVar(form, flagDiff, string(def), "how much diff to give: auto (a summary for a created file, the unified diff otherwise), full or summary (counts only)")
 	fs.Int(config.FlagDiffBasisMaxBytes, config.DefaultDiffBasisMaxBytes, "largest old content to diff against")
 	fs.Int(config.FlagDiffMaxBytes, config.DefaultDiffMaxBytes, "largest diff text to print")
 	fs.Int(config.FlagDiffContext, config.DefaultDiffContext, "lines of context in the diff")

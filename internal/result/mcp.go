@@ -26,6 +26,9 @@ func ToolText(f Failure) string {
 		if len(f.Error.WritableRoots) > 0 {
 			fmt.Fprintf(&b, "\nwritable roots: %s", strings.Join(f.Error.WritableRoots, ", "))
 		}
+		if f.Error.WorkspaceRoot != "" {
+			fmt.Fprintf(&b, "\nworkspace root: %s", f.Error.WorkspaceRoot)
+		}
 		// Only a refused escalation's hint: the others name the CLI's
 		// --escalate, which a tool call cannot pass.
 		if f.Escalation != nil && f.refused {

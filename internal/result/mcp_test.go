@@ -9,6 +9,14 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
+// outsideWorkspace is a denial outside the workspace root, as the fence
+// gives it.
+func outsideWorkspace() error {
+	return &sandbox.DeniedError{Op: "write", Path: "../x", Resolved: "/x", Workspace: "/ws", Base: "/ws", Mode: sandbox.WorkspaceWrite,
+		Reason: sandbox.ReasonOutsideRoots, WritableRoots: []string{"/ws"}, Needed: sandbox.DangerFullAccess,
+		MaxMode: sandbox.DangerFullAccess, Approval: sandbox.ApprovalSupervisor}
+}
+
 // TestToolTextSameHereAndForwarded: a failure made here and the same
 // failure given back as JSON by a call run elsewhere (DecodeFailure) read
 // the same to the model; a refused escalation names its hint, a denial
@@ -30,6 +38,7 @@ func TestToolTextSameHereAndForwarded(t *testing.T) {
 		wantNone []string
 	}{
 		{"denied", denied(false), []string{"code: FS_SANDBOX_DENIED", sandbox.Marker(sandbox.WorkspaceWrite), "writable roots: /ws", "do not try to get around it"}, []string{"hint:"}},
+		{"outside the workspace", outsideWorkspace(), []string{"Error: write: ../x: /x is outside the workspace root /ws\n", "workspace root: /ws"}, []string{"hint:"}},
 		{"refused", denied(true), []string{"hint: the escalation was refused", "reason: " + sandbox.ReasonNotApproved}, nil},
 		{"hint with a flag", hinted(fserr.Stale, "read again and pass --if-match"), []string{"code: FS_STALE"}, []string{"hint:"}},
 		{"hint of a CLI command", hinted(fserr.InvalidArgument, "write replaces a binary file whole"), []string{"hint: write_file replaces a binary file whole"}, nil},

@@ -46,8 +46,11 @@ type ErrorBody struct {
 	Reason        string     `json:"reason,omitempty"`
 	Matched       string     `json:"matched,omitempty"`
 	WritableRoots []string   `json:"writable_roots,omitempty"`
-	Detail        any        `json:"detail,omitempty"`
-	Hint          string     `json:"hint,omitempty"`
+	// WorkspaceRoot is the workspace root, for a denial outside the
+	// writable roots: where the model is meant to write.
+	WorkspaceRoot string `json:"workspace_root,omitempty"`
+	Detail        any    `json:"detail,omitempty"`
+	Hint          string `json:"hint,omitempty"`
 }
 
 // EscalationBody is the way forward of a denial an escalation could
@@ -72,6 +75,12 @@ func NewFailure(h Header, err error) Failure {
 		f.Error.Reason = de.Reason
 		f.Error.Matched = de.Matched
 		f.Error.WritableRoots = de.WritableRoots
+		if de.Reason == sandbox.ReasonOutsideRoots {
+			f.Error.WorkspaceRoot = de.Workspace
+		}
+		if h := de.WorkspaceHint(); h != "" && f.Error.Hint == "" {
+			f.Error.Hint = h
+		}
 		f.Marker = de.Marker()
 		f.refused = de.Refusal != ""
 		if hint := de.Hint(); hint != "" {

@@ -414,14 +414,15 @@ func (t Text) editFiles(r *fsops.EditFilesResult) {
 	t.warnings(r.Warnings)
 }
 
-// patch prints each file's diff, then one line per file: what was done to
-// it and its new sha256, which --if-match takes. The lines go to stdout
-// with the diffs: they are what the model needs next.
+// patch prints, per file, its diff when the result carries one, then its
+// line: what was done to it, its counts when the diff is a summary (patch's
+// default), and its new sha256, which --if-match takes. The lines go to
+// stdout with the diffs: they are what the model needs next.
 func (t Text) patch(r *fsops.PatchResult) {
 	for _, f := range r.Files {
-		t.diff(f.Diff)
-	}
-	for _, f := range r.Files {
+		if !f.Diff.Summary {
+			t.diff(f.Diff)
+		}
 		what := f.Action
 		if r.DryRun {
 			what = "would be " + what
@@ -429,6 +430,9 @@ func (t Text) patch(r *fsops.PatchResult) {
 		line := fmt.Sprintf("%s: %s", f.Path, what)
 		if f.From != "" {
 			line += " from " + f.From
+		}
+		if f.Diff.Summary {
+			line += fmt.Sprintf(", %d line(s) added, %d removed", f.Diff.Added, f.Diff.Removed)
 		}
 		if f.SHA256 != "" {
 			line += " (sha256 " + f.SHA256 + ")"

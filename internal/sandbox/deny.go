@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -47,6 +48,15 @@ type DeniedError struct {
 	Op string
 	// Path is the path as given.
 	Path string
+	// Resolved is the path as resolved, and Workspace the workspace
+	// root (the session cwd, when it is a writable root): a denial
+	// outside the writable roots names both, so a model that slipped
+	// out of its folder sees where it is meant to write (issue 40).
+	Resolved  string
+	Workspace string
+	// Base is the folder a relative Path was taken from: the shell's
+	// current folder in a session, else the session cwd.
+	Base string
 	// Mode is the effective mode under which the call was denied.
 	Mode Mode
 	// Reason is one of the Reason constants.
@@ -83,9 +93,16 @@ func (e *DeniedError) Error() string {
 		// --escalate nor takes the file for missing.
 		return msg + "withheld by policy (" + ReasonDenyRead + " " + e.Matched + "); no escalation reads it"
 	}
-	msg += e.Reason
-	if details := nonEmpty(e.Cause, e.Matched); len(details) > 0 {
-		msg += " (" + strings.Join(details, ": ") + ")"
+	if e.Reason == ReasonOutsideRoots && e.Workspace != "" && e.Resolved != "" {
+		msg += e.Resolved + " is outside the workspace root " + e.Workspace
+		if len(e.WritableRoots) > 1 {
+			msg += " and the other writable roots"
+		}
+	} else {
+		msg += e.Reason
+		if details := nonEmpty(e.Cause, e.Matched); len(details) > 0 {
+			msg += " (" + strings.Join(details, ": ") + ")"
+		}
 	}
 	if e.Refusal != "" {
 		msg += "; " + e.Refusal
@@ -98,6 +115,18 @@ func (e *DeniedError) Marker() string { return Marker(e.Mode) }
 
 // Marker returns "[sandbox: file access denied under <mode> mode]".
 func Marker(m Mode) string { return fmt.Sprintf(reasonMarkerPattern, m) }
+
+// WorkspaceHint says, for a relative path taken from a folder other
+// than the workspace root that led outside the writable roots, that it
+// was taken from that folder: the wrong-folder slip of a shell that ran
+// cd. Empty otherwise.
+func (e *DeniedError) WorkspaceHint() string {
+	if e.Reason != ReasonOutsideRoots || e.Workspace == "" || e.Path == "" || filepath.IsAbs(e.Path) ||
+		e.Base == "" || e.Base == e.Workspace {
+		return ""
+	}
+	return "a relative path is taken from the current folder (" + e.Base + "), not from the workspace root: name the file beneath " + e.Workspace + " or give its absolute path"
+}
 
 // Hint tells the model how to retry: once, with --escalate and a person's
 // approval, or not at all. Empty when no mode would allow the call.

@@ -312,8 +312,16 @@ func (f *Fence) CheckWrite(op string, t *Target) error {
 // narrowest mode that would allow it ("" when none would) and what the
 // model needs to recover: the writable roots and how to escalate.
 func (f *Fence) denial(op string, t Target, reason, matched string, needed Mode) *DeniedError {
-	return &DeniedError{Op: op, Path: t.Given, Mode: f.mode, Reason: reason, Matched: matched,
-		WritableRoots: f.rootPaths(), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	roots, _ := f.Roots()
+	d := &DeniedError{Op: op, Path: t.Given, Resolved: t.Path, Base: f.policy.base(), Mode: f.mode, Reason: reason, Matched: matched,
+		WritableRoots: RootPaths(roots), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
+	for _, r := range roots {
+		if r.Origin == "cwd" {
+			d.Workspace = r.Path
+			break
+		}
+	}
+	return d
 }
 
 // Preview is what an approver is shown of a denied change: the bounded

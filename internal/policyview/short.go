@@ -21,7 +21,7 @@ type Shell struct {
 // --context): in words, what an agent needs before its first call (the
 // workspace root, what else it may write, what stays read-only, what the
 // shell meets, how to escalate and who approves) in about half a
-// kilobyte (issue 40). Everything it leaves out, the lists of globs and
+// kilobyte. Everything it leaves out, the lists of globs and
 // paths, is in the verbose block (policy --context --verbose). It
 // depends on the policy alone, so an identical policy gives identical
 // bytes and a prompt cache stays warm.

@@ -303,6 +303,7 @@ func TestExecNetworkCommandGrant(t *testing.T) {
 curl -sS -m 10 -o /dev/null -w 'sibling=%%{http_code}\n' %[2]s
 mkdir -p bin && cp %[1]s bin/fake-npm && ./bin/fake-npm %[2]s; echo "copy=$?"
 %[1]s --orphan %[2]s; echo "npm-orphan-started=$?"; sleep 4
+dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 `, npm, url)
 		out, errs := c.run(t, s, script)
 		for _, want := range []string{
@@ -311,6 +312,7 @@ mkdir -p bin && cp %[1]s bin/fake-npm && ./bin/fake-npm %[2]s; echo "copy=$?"
 			"sibling=403",
 			"fake-npm refused: 403 dsh-fs: the session's network refuses granted.test:" + c.plain + ": not in network_allow",
 			"orphan=403",
+			"network_allow_commands grants " + npm + "=granted.test to that program's processes while it runs",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the session did not print %q:\n%s\nstderr: %s", want, out, errs)

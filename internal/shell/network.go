@@ -57,8 +57,16 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		allow = strings.Join(p.NetworkAllow, ", ")
 	}
 	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
+	if len(p.NetworkAllowCommands) > 0 {
+		reach += "; network_allow_commands grants " + strings.Join(p.NetworkAllowCommands, ", ") + " to that program's processes while it runs"
+	}
 	if p.NetworkApproval.Asks() {
 		reach += "; another host is put to the approver (network_approval " + string(p.NetworkApproval) + ") once for the session"
+	}
+	if p.NetworkUpstreamProxy != "" {
+		reach += "; through the upstream proxy " + p.NetworkUpstreamProxy
+	} else {
+		reach += "; through the upstream proxy exec's own HTTPS_PROXY or HTTP_PROXY names, if any"
 	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"

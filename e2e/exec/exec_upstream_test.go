@@ -282,7 +282,8 @@ curl -sS -m 10 http://direct.test:%[2]s/; echo "direct=$?"
 // standing in for npm, in a folder the session cannot write): it and
 // what it runs reach the host while it runs; a sibling command of the
 // same session does not; nor does a copy of fake-npm under the same
-// name in the workspace (the grant follows the file, not the name); nor
+// name in the workspace, or curl run with fake-npm as its argv[0] (the
+// grant follows the file, not the name); nor
 // does a process fake-npm left running after it ended (the grant ends
 // with it).
 func TestExecNetworkCommandGrant(t *testing.T) {
@@ -302,6 +303,7 @@ func TestExecNetworkCommandGrant(t *testing.T) {
 %[1]s --child %[2]s; echo "npm-child=$?"
 curl -sS -m 10 -o /dev/null -w 'sibling=%%{http_code}\n' %[2]s
 mkdir -p bin && cp %[1]s bin/fake-npm && ./bin/fake-npm %[2]s; echo "copy=$?"
+if [ -x /usr/bin/python3 ]; then /usr/bin/python3 -c 'import os, sys; os.execv("/usr/bin/curl", ["fake-npm", "-sS", "-m", "10", "-o", "/dev/null", "-w", "argv0=%%{http_code}\n", sys.argv[1]])' %[2]s; else echo argv0=no-python; fi
 %[1]s --orphan %[2]s; echo "npm-orphan-started=$?"; sleep 4
 dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 `, npm, url)
@@ -317,6 +319,9 @@ dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 			if !strings.Contains(out, want) {
 				t.Errorf("the session did not print %q:\n%s\nstderr: %s", want, out, errs)
 			}
+		}
+		if _, err := os.Stat("/usr/bin/python3"); err == nil && !strings.Contains(out, "argv0=403") {
+			t.Errorf("curl run as argv[0] fake-npm was not refused:\n%s", out)
 		}
 		for _, bad := range []string{"copy=0"} {
 			if strings.Contains(out, bad) {

@@ -284,8 +284,8 @@ curl -sS -m 10 http://direct.test:%[2]s/; echo "direct=$?"
 // same session does not; nor does a copy of fake-npm under the same
 // name in the workspace, or curl run with fake-npm as its argv[0] (the
 // grant follows the file, not the name); nor
-// does a process fake-npm left running after it ended (the grant ends
-// with it).
+// does a process fake-npm left running after it ended, nor a tunnel
+// fake-npm opened and left to such a process (the grant ends with it).
 func TestExecNetworkCommandGrant(t *testing.T) {
 	forEachNetworkUser(t, func(t *testing.T, s *socketSession) {
 		c := newChain(t)
@@ -305,8 +305,9 @@ curl -sS -m 10 -o /dev/null -w 'sibling=%%{http_code}\n' %[2]s
 mkdir -p bin && cp %[1]s bin/fake-npm && ./bin/fake-npm %[2]s; echo "copy=$?"
 if [ -x /usr/bin/python3 ]; then /usr/bin/python3 -c 'import os, sys; os.execv("/usr/bin/curl", ["fake-npm", "-sS", "-m", "10", "-o", "/dev/null", "-w", "argv0=%%{http_code}\n", sys.argv[1]])' %[2]s; else echo argv0=no-python; fi
 %[1]s --orphan %[2]s; echo "npm-orphan-started=$?"; sleep 4
+%[1]s --hold granted.test:%[3]s; sleep 5
 dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
-`, npm, url)
+`, npm, url, c.plain)
 		out, errs := c.run(t, s, script)
 		for _, want := range []string{
 			"fake-npm got: hello from the internet (host granted.test:" + c.plain + ")\nnpm=0",
@@ -314,6 +315,8 @@ dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 			"sibling=403",
 			"fake-npm refused: 403 dsh-fs: the session's network refuses granted.test:" + c.plain + ": not in network_allow",
 			"orphan=403",
+			"fake-npm tunnel open",
+			"held-done",
 			"network_allow_commands grants " + npm + "=granted.test to that program's processes while it runs",
 		} {
 			if !strings.Contains(out, want) {
@@ -322,6 +325,9 @@ dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 		}
 		if _, err := os.Stat("/usr/bin/python3"); err == nil && !strings.Contains(out, "argv0=403") {
 			t.Errorf("curl run as argv[0] fake-npm was not refused:\n%s", out)
+		}
+		if strings.Contains(out, "host held.test") {
+			t.Errorf("a tunnel fake-npm opened served the shell it left behind after it ended:\n%s", out)
 		}
 		for _, bad := range []string{"copy=0"} {
 			if strings.Contains(out, bad) {
@@ -351,6 +357,9 @@ func fakeNpm() {
 			os.Exit(1)
 		}
 		return
+	case "--hold":
+		holdTunnel(os.Args[2])
+		return
 	case "--orphan":
 		c := exec.Command("sh", "-c", `sleep 2; curl -sS -m 10 -o /dev/null -w 'orphan=%{http_code}\n' "$1"`, "sh", os.Args[2])
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
@@ -371,4 +380,32 @@ func fakeNpm() {
 		os.Exit(1)
 	}
 	fmt.Printf("fake-npm got: %s", b)
+}
+
+// holdTunnel opens a CONNECT tunnel to hostPort through the session's
+// proxy, hands it to a shell left behind as its descriptor 3, and
+// returns: once fake-npm has ended, the shell sends a request through
+// the tunnel and prints what came back, then "held-done".
+func holdTunnel(hostPort string) {
+	proxy := strings.TrimPrefix(os.Getenv("HTTP_PROXY"), "http://")
+	c, err := net.Dial("tcp", strings.TrimSuffix(proxy, "/"))
+	if err != nil {
+		fmt.Println("fake-npm:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostPort, hostPort)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil || resp.StatusCode != http.StatusOK || br.Buffered() > 0 {
+		fmt.Println("fake-npm: no tunnel:", resp, err)
+		os.Exit(1)
+	}
+	fmt.Println("fake-npm tunnel open")
+	f, _ := c.(*net.TCPConn).File()
+	sh := exec.Command("sh", "-c", `sleep 3; printf 'GET / HTTP/1.0\r\nHost: held.test\r\n\r\n' >&3; cat <&3; echo held-done`)
+	sh.Stdout, sh.Stderr, sh.ExtraFiles = os.Stdout, os.Stderr, []*os.File{f}
+	if err := sh.Start(); err != nil {
+		fmt.Println("fake-npm:", err)
+		os.Exit(1)
+	}
 }

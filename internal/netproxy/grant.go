@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -101,6 +103,53 @@ next:
 			}
 		}
 		return g
+	}
+	return nil
+}
+
+// grantPoll is how often a connection a grant opened is checked again.
+const grantPoll = 500 * time.Millisecond
+
+// watchGrant ends up and client once no grant covers client any more
+// (the program has ended, or handed the connection on): the grant ends
+// with its program, for connections already open too. It returns up,
+// whose Close ends the watch.
+func (p *Proxy) watchGrant(client, up net.Conn, host string, port int) net.Conn {
+	w := &watchedConn{Conn: up, done: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(grantPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+			}
+			if p.granted(client, host, port) == nil {
+				up.Close()
+				client.Close()
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// watchedConn is a connection watchGrant watches until it closes.
+type watchedConn struct {
+	net.Conn
+	once sync.Once
+	done chan struct{}
+}
+
+func (w *watchedConn) Close() error {
+	w.once.Do(func() { close(w.done) })
+	return w.Conn.Close()
+}
+
+func (w *watchedConn) CloseWrite() error {
+	if cw, ok := w.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
 	return nil
 }

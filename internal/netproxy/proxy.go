@@ -167,6 +167,9 @@ func (p *Proxy) dial(ctx context.Context, client net.Conn, host string, port int
 		if err == nil {
 			d.Via = via
 			p.decide(d)
+			if d.Rule == SettingCommands {
+				c = p.watchGrant(client, c, host, port)
+			}
 			return c, nil
 		}
 		dialErr = err

@@ -274,6 +274,33 @@ curl -sS -m 10 http://direct.test:%[2]s/; echo "direct=$?"
 		if strings.Contains(log, ":"+c.other) || strings.Contains(log, ".test") {
 			t.Errorf("the upstream was asked about a refused or NO_PROXY host, or by name:\n%s", log)
 		}
+		t.Run("trusted setting and credentials file", func(t *testing.T) {
+			dir := t.TempDir()
+			for d := dir; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+				os.Chmod(d, 0o755)
+			}
+			cred := filepath.Join(dir, "upstream.cred")
+			if err := os.WriteFile(cred, []byte("alice:"+upstreamSecret+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			trusted := fmt.Sprintf("network: allowlist\nnetwork_allow: [pkg.test]\nnetwork_upstream_proxy: http://%s\nnetwork_upstream_proxy_auth_file: %s\n", c.up.l.Addr(), cred)
+			script := fmt.Sprintf("curl -sS -m 10 http://pkg.test:%s/; echo \"plain=$?\"; cat %s; ", c.plain, cred) + leakScript
+			// Without a deny_read entry for it, the session could read
+			// the file: exec refuses to start.
+			s.config(t, trusted)
+			out, errs := runIn(t, s, chainHosts, []string{"nsenter", "--net=" + c.x}, nil, script)
+			if strings.Contains(out, "plain=") || !strings.Contains(out+errs, "the session could read it") || strings.Contains(out+errs, upstreamSecret) {
+				t.Errorf("want exec refused, naming deny_read, without the secret:\n%s\nstderr: %s", out, errs)
+			}
+			s.config(t, trusted+"deny_read: [\""+cred+"\"]\n")
+			out, errs = runIn(t, s, chainHosts, []string{"nsenter", "--net=" + c.x}, nil, script)
+			if !strings.Contains(out, "hello from the internet (host pkg.test:"+c.plain+")\nplain=0") || !strings.Contains(out, "leak-check-done") {
+				t.Errorf("the allowed host was not reached through the trusted upstream:\n%s\nstderr: %s", out, errs)
+			}
+			if strings.Contains(out+errs, upstreamSecret) || strings.Contains(out+errs, basic("alice:"+upstreamSecret)) {
+				t.Errorf("the upstream's credentials are visible:\n%s\nstderr: %s", out, errs)
+			}
+		})
 	})
 }
 

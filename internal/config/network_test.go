@@ -116,6 +116,8 @@ func TestNetworkUpstreamAndCommandSettings(t *testing.T) {
 		{name: "grant without a host", system: "network_allow_commands: [go]\n", code: fserr.ConfigInvalid},
 		{name: "grant of a relative path", system: "network_allow_commands: [\"bin/go=proxy.golang.org\"]\n", code: fserr.ConfigInvalid},
 		{name: "grant of a bad host", system: "network_allow_commands: [\"go=exa mple.com\"]\n", code: fserr.ConfigInvalid},
+		{name: "session credentials file", session: "network_upstream_proxy_auth_file: /tmp/cred\n", reason: sandbox.ReasonSessionWiden},
+		{name: "relative credentials file", system: "network_upstream_proxy_auth_file: cred\n", code: fserr.ConfigInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}

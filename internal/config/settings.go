@@ -43,14 +43,17 @@ const (
 	KeyNetworkUpstreamProxy   Key = "network_upstream_proxy"
 	KeyNetworkUpstreamNoProxy Key = "network_upstream_no_proxy"
 	KeyNetworkAllowCommands   Key = "network_allow_commands"
-	KeyAllowIoUring           Key = "allow_io_uring"
-	KeyDiffBasisMaxBytes      Key = "diff_basis_max_bytes"
-	KeyDiffMaxBytes           Key = "diff_max_bytes"
-	KeyDiffContext            Key = "diff_context"
-	KeyReadMaxLines           Key = "read_max_lines"
-	KeyReadMaxBytes           Key = "read_max_bytes"
-	KeyOutput                 Key = "output"
-	KeyEnforce                Key = "enforce"
+	// KeyNetworkUpstreamProxyAuthFile names the file of the upstream's
+	// credentials, which deny_read must hide from the session.
+	KeyNetworkUpstreamProxyAuthFile Key = "network_upstream_proxy_auth_file"
+	KeyAllowIoUring                 Key = "allow_io_uring"
+	KeyDiffBasisMaxBytes            Key = "diff_basis_max_bytes"
+	KeyDiffMaxBytes                 Key = "diff_max_bytes"
+	KeyDiffContext                  Key = "diff_context"
+	KeyReadMaxLines                 Key = "read_max_lines"
+	KeyReadMaxBytes                 Key = "read_max_bytes"
+	KeyOutput                       Key = "output"
+	KeyEnforce                      Key = "enforce"
 	// The toolchain caches of a dsh-fs exec session (docs/design.md §10).
 	KeyCaches               Key = "caches"
 	KeyCachesFromToolchains Key = "caches_from_toolchains"
@@ -147,6 +150,7 @@ var settings = []setting{
 	{KeyNetworkUpstreamProxy, "", "", kindString, "", true},
 	{KeyNetworkUpstreamNoProxy, "", "", kindList, []string{}, true},
 	{KeyNetworkAllowCommands, "", "", kindList, []string{}, true},
+	{KeyNetworkUpstreamProxyAuthFile, "", "", kindString, "", true},
 	// Whether a session may make an io_uring, whose operations bypass
 	// the system calls the network and file layers watch; a session
 	// source may only turn it off (loader.narrows).

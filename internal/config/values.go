@@ -104,6 +104,10 @@ func validate(k Key, v any) error {
 		_, err = sandbox.ParseUpstreamProxy(v.(string))
 	case KeyNetworkAllowCommands:
 		_, err = sandbox.ParseCommandGrants(asList(v))
+	case KeyNetworkUpstreamProxyAuthFile:
+		if f := v.(string); f != "" && !filepath.IsAbs(f) {
+			err = fmt.Errorf("not an absolute path (want the absolute path of a file holding user:password)")
+		}
 	case KeyOutput:
 		if o := v.(string); o != "json" && o != "text" {
 			err = fmt.Errorf("unknown output %q (want json or text)", o)

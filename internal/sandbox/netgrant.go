@@ -8,8 +8,9 @@ import (
 
 // ParseUpstreamProxy checks network_upstream_proxy: an http://HOST[:PORT]
 // URL with no credentials, which a trusted file (readable inside the
-// session) and policy would show; they come from exec's own environment
-// (HTTPS_PROXY's userinfo) alone. "" is none. Its errors never quote the
+// session) and policy would show; they come from a file deny_read hides
+// (network_upstream_proxy_auth_file) or exec's own environment
+// (HTTPS_PROXY's userinfo). "" is none. Its errors never quote the
 // value.
 func ParseUpstreamProxy(s string) (*url.URL, error) {
 	if s == "" {
@@ -20,7 +21,7 @@ func ParseUpstreamProxy(s string) (*url.URL, error) {
 	case err != nil || u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("not a proxy URL (want http://HOST:PORT)")
 	case u.User != nil:
-		return nil, fmt.Errorf("credentials in the URL would be readable in the session (the trusted file, policy); give them in exec's own HTTPS_PROXY (want http://HOST:PORT)")
+		return nil, fmt.Errorf("credentials in the URL would be readable in the session (the trusted file, policy); give them in network_upstream_proxy_auth_file, or exec's own HTTPS_PROXY (want http://HOST:PORT)")
 	case u.Scheme != "http":
 		return nil, fmt.Errorf("only an http:// upstream is asked, with CONNECT whatever the client's scheme (want http://HOST:PORT)")
 	case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "":

@@ -3,6 +3,7 @@ package shell
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -165,7 +166,44 @@ func (s *supervisor) proxyUpstream() (*netproxy.Upstream, error) {
 		return nil, fserr.New(fserr.ConfigInvalid, "exec: network allowlist: "+from+": "+err.Error()+
 			"\nhint: name an http:// proxy there, or unset it")
 	}
+	if f := p.NetworkUpstreamAuthFile; f != "" && up != nil {
+		cred, err := upstreamCredentials(p, f)
+		if err != nil {
+			return nil, err
+		}
+		up.WithCredentials(cred)
+	}
 	return up, nil
+}
+
+// upstreamCredentials reads the upstream's credentials from file, which
+// a deny_read entry must hide from the session: the supervisor alone
+// reads it. Its errors never quote what it holds.
+func upstreamCredentials(p sandbox.Policy, file string) (string, error) {
+	bad := func(why string) error {
+		return fserr.New(fserr.ConfigInvalid, "exec: network_upstream_proxy_auth_file "+file+": "+why)
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	if !sandbox.NewFence(p).ReadDenied(real) {
+		return "", bad("the session could read it\nhint: add it to deny_read in a trusted file")
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	cred := strings.TrimSpace(string(data))
+	if !strings.Contains(cred, ":") || strings.ContainsAny(cred, "\r\n") {
+		return "", bad("want one line user:password")
+	}
+	return cred, nil
 }
 
 // proxyGrants resolves network_allow_commands on the trusted side: each

@@ -78,10 +78,10 @@ type Policy struct {
 	// credentials; NetworkUpstreamNoProxy the hosts it dials directly.
 	NetworkUpstreamProxy   string
 	NetworkUpstreamNoProxy []string
-	// NetworkUpstreamAuthFile is the file of the upstream's credentials
+	// NetworkUpstreamAuth is the file of the upstream's credentials
 	// (user:password), which deny_read hides from the session; "" for
 	// none.
-	NetworkUpstreamAuthFile string
+	NetworkUpstreamAuth string
 	// NetworkAllowCommands are the grants of hosts to programs while
 	// they run, "COMMAND=HOST" each (ParseCommandGrants).
 	NetworkAllowCommands []string

@@ -166,7 +166,7 @@ func (s *supervisor) proxyUpstream() (*netproxy.Upstream, error) {
 		return nil, fserr.New(fserr.ConfigInvalid, "exec: network allowlist: "+from+": "+err.Error()+
 			"\nhint: name an http:// proxy there, or unset it")
 	}
-	if f := p.NetworkUpstreamAuthFile; f != "" && up != nil {
+	if f := p.NetworkUpstreamAuth; f != "" && up != nil {
 		cred, err := upstreamCredentials(p, f)
 		if err != nil {
 			return nil, err

@@ -214,6 +214,14 @@ const hostsFile = "127.0.0.1 localhost allowed.test denied.test sub.wild.test\n1
 // hostsFile, and returns its stdout and stderr.
 func runWithHosts(t *testing.T, s *socketSession, script string) (string, string) {
 	t.Helper()
+	return runIn(t, s, hostsFile, nil, nil, script)
+}
+
+// runIn is runWithHosts with the hosts file hosts, the command line
+// prefix before exec's unshare (nsenter into a network namespace), and
+// extra variables in exec's own environment.
+func runIn(t *testing.T, s *socketSession, hostsFile string, prefix, extraEnv []string, script string) (string, string) {
+	t.Helper()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("no unshare here to give exec a private /etc/hosts")
 	}
@@ -231,10 +239,11 @@ func runWithHosts(t *testing.T, s *socketSession, script string) (string, string
 		uid := agentUser(t)
 		become = fmt.Sprintf("setpriv --reuid=%d --regid=%d --clear-groups ", uid, uid)
 	}
-	c := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+	argv := append(append([]string{}, prefix...), "unshare", "-m", "--propagation", "private", "sh", "-c",
 		`mount --bind "$1" /etc/hosts || exit 99; shift; exec `+become+`"$@"`,
 		"sh", hosts, s.bin, "exec", "--cwd", s.ws, "--", "sh", "-c", script)
-	c.Dir, c.Env = s.ws, s.env
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Dir, c.Env = s.ws, append(append([]string{}, s.env...), extraEnv...)
 	var stdout, stderr strings.Builder
 	c.Stdout, c.Stderr = &stdout, &stderr
 	done := make(chan struct{})

@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 		"unix-dial":    unixDial,
 		"unix-serve":   unixServe,
 		"tcp-dial":     tcpDial,
+		"fake-npm":     fakeNpm,
 		"tiocsti-push": tiocstiPush,
 		"tty-thief":    ttyThief,
 		"uring-probe":  uringProbe,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -84,5 +85,49 @@ func TestNetworkApprovalSetting(t *testing.T) {
 		{name: "session changes who", system: command + "network_approval: command\n", session: "network_approval: supervisor\n", reason: sandbox.ReasonSessionWiden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
+	}
+}
+
+// TestNetworkUpstreamAndCommandSettings: the upstream proxy, its
+// NO_PROXY list and the command grants come from trusted files alone (a
+// session source setting any of them is refused, whatever the value);
+// an upstream URL with credentials is refused, its message not quoting
+// them; a grant is COMMAND=HOST.
+func TestNetworkUpstreamAndCommandSettings(t *testing.T) {
+	want := func(up string, noProxy, cmds []string) func(t *testing.T, s *Settings) {
+		return func(t *testing.T, s *Settings) {
+			t.Helper()
+			p := s.Policy
+			if p.NetworkUpstreamProxy != up || !slices.Equal(p.NetworkUpstreamNoProxy, noProxy) || !slices.Equal(p.NetworkAllowCommands, cmds) {
+				t.Errorf("upstream %q, no proxy %q, commands %q; want %q %q %q", p.NetworkUpstreamProxy, p.NetworkUpstreamNoProxy, p.NetworkAllowCommands, up, noProxy, cmds)
+			}
+		}
+	}
+	trusted := "network_upstream_proxy: http://proxy.test:3128\nnetwork_upstream_no_proxy: [.corp.test]\nnetwork_allow_commands: [\"go=proxy.golang.org\", \"/usr/bin/cargo=*.crates.io:443\"]\n"
+	for _, tc := range []loadCase{
+		{name: "defaults", check: want("", []string{}, []string{})},
+		{name: "trusted", system: trusted, check: want("http://proxy.test:3128", []string{".corp.test"}, []string{"go=proxy.golang.org", "/usr/bin/cargo=*.crates.io:443"})},
+		{name: "session upstream", session: "network_upstream_proxy: http://evil.test:3128\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session repeats the trusted upstream", system: trusted, session: "network_upstream_proxy: http://proxy.test:3128\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session no proxy", session: "network_upstream_no_proxy: [evil.test]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session grant", session: "network_allow_commands: [\"sh=evil.test\"]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "credentials in the URL", system: "network_upstream_proxy: http://alice:s3cret@proxy.test:3128\n", code: fserr.ConfigInvalid},
+		{name: "https upstream", system: "network_upstream_proxy: https://proxy.test:3128\n", code: fserr.ConfigInvalid},
+		{name: "grant without a host", system: "network_allow_commands: [go]\n", code: fserr.ConfigInvalid},
+		{name: "grant of a relative path", system: "network_allow_commands: [\"bin/go=proxy.golang.org\"]\n", code: fserr.ConfigInvalid},
+		{name: "grant of a bad host", system: "network_allow_commands: [\"go=exa mple.com\"]\n", code: fserr.ConfigInvalid},
+		{name: "session credentials file", session: "network_upstream_proxy_auth_file: /tmp/cred\n", reason: sandbox.ReasonSessionWiden},
+		{name: "relative credentials file", system: "network_upstream_proxy_auth_file: cred\n", code: fserr.ConfigInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
+	}
+}
+
+// TestUpstreamCredentialsNotQuoted: the refusal of an upstream URL with
+// credentials says why without them.
+func TestUpstreamCredentialsNotQuoted(t *testing.T) {
+	err := validate(KeyNetworkUpstreamProxy, "http://alice:s3cret@proxy.test:3128")
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "alice") {
+		t.Errorf("want a refusal that does not quote the credentials, got %v", err)
 	}
 }

@@ -35,15 +35,25 @@ const (
 	KeyNetworkAllow     Key = "network_allow"
 	// KeyNetworkApproval says who is asked about a host network_allow
 	// does not name; a session source may only set none.
-	KeyNetworkApproval   Key = "network_approval"
-	KeyAllowIoUring      Key = "allow_io_uring"
-	KeyDiffBasisMaxBytes Key = "diff_basis_max_bytes"
-	KeyDiffMaxBytes      Key = "diff_max_bytes"
-	KeyDiffContext       Key = "diff_context"
-	KeyReadMaxLines      Key = "read_max_lines"
-	KeyReadMaxBytes      Key = "read_max_bytes"
-	KeyOutput            Key = "output"
-	KeyEnforce           Key = "enforce"
+	KeyNetworkApproval Key = "network_approval"
+	// KeyNetworkUpstreamProxy is the proxy the session's proxy reaches
+	// hosts through, and KeyNetworkUpstreamNoProxy the hosts it dials
+	// directly; KeyNetworkAllowCommands grants hosts to programs while
+	// they run. All three trusted only.
+	KeyNetworkUpstreamProxy   Key = "network_upstream_proxy"
+	KeyNetworkUpstreamNoProxy Key = "network_upstream_no_proxy"
+	KeyNetworkAllowCommands   Key = "network_allow_commands"
+	// KeyNetworkUpstreamProxyAuthFile names the file of the upstream's
+	// credentials, which deny_read must hide from the session.
+	KeyNetworkUpstreamProxyAuthFile Key = "network_upstream_proxy_auth_file"
+	KeyAllowIoUring                 Key = "allow_io_uring"
+	KeyDiffBasisMaxBytes            Key = "diff_basis_max_bytes"
+	KeyDiffMaxBytes                 Key = "diff_max_bytes"
+	KeyDiffContext                  Key = "diff_context"
+	KeyReadMaxLines                 Key = "read_max_lines"
+	KeyReadMaxBytes                 Key = "read_max_bytes"
+	KeyOutput                       Key = "output"
+	KeyEnforce                      Key = "enforce"
 	// The toolchain caches of a dsh-fs exec session (docs/design.md §10).
 	KeyCaches               Key = "caches"
 	KeyCachesFromToolchains Key = "caches_from_toolchains"
@@ -134,6 +144,13 @@ var settings = []setting{
 	// unless a trusted source says so; a session source may only say
 	// none (loader.narrows).
 	{KeyNetworkApproval, "", "", kindString, string(sandbox.NetworkApprovalNone), false},
+	// Where the allowlist proxy's connections go (an upstream proxy, or
+	// exec's own HTTPS_PROXY when unset), and which programs reach more
+	// hosts than the session: trusted only, as they widen.
+	{KeyNetworkUpstreamProxy, "", "", kindString, "", true},
+	{KeyNetworkUpstreamNoProxy, "", "", kindList, []string{}, true},
+	{KeyNetworkAllowCommands, "", "", kindList, []string{}, true},
+	{KeyNetworkUpstreamProxyAuthFile, "", "", kindString, "", true},
 	// Whether a session may make an io_uring, whose operations bypass
 	// the system calls the network and file layers watch; a session
 	// source may only turn it off (loader.narrows).

@@ -100,6 +100,14 @@ func validate(k Key, v any) error {
 		_, err = sandbox.ParseNetworkApproval(v.(string))
 	case KeyNetworkAllow:
 		_, err = sandbox.ParseNetworkAllow(asList(v))
+	case KeyNetworkUpstreamProxy:
+		_, err = sandbox.ParseUpstreamProxy(v.(string))
+	case KeyNetworkAllowCommands:
+		_, err = sandbox.ParseCommandGrants(asList(v))
+	case KeyNetworkUpstreamProxyAuthFile:
+		if f := v.(string); f != "" && !filepath.IsAbs(f) {
+			err = fmt.Errorf("not an absolute path (want the absolute path of a file holding user:password)")
+		}
 	case KeyOutput:
 		if o := v.(string); o != "json" && o != "text" {
 			err = fmt.Errorf("unknown output %q (want json or text)", o)

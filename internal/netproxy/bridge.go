@@ -65,13 +65,16 @@ func Bridge(l *net.TCPListener, ctrl *os.File) error {
 	}
 }
 
-// Env is CMD's environment env with the proxy at 127.0.0.1:port: every
-// proxy variable a client reads, in both spellings, replaced, and
-// loopback left direct.
-func Env(env []string, port int) []string {
-	names := []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY"}
+// proxyVars are the proxy variables a client reads, each also in lower
+// case.
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY"}
+
+// WithoutProxyVars is env without any proxy variable: what a session
+// with a network namespace of its own gets of exec's environment, whose
+// proxy (credentials included) only the supervisor uses.
+func WithoutProxyVars(env []string) []string {
 	drop := map[string]bool{}
-	for _, n := range names {
+	for _, n := range proxyVars {
 		drop[n] = true
 		drop[strings.ToLower(n)] = true
 	}
@@ -82,6 +85,14 @@ func Env(env []string, port int) []string {
 			out = append(out, kv)
 		}
 	}
+	return out
+}
+
+// Env is CMD's environment env with the proxy at 127.0.0.1:port: every
+// proxy variable a client reads, in both spellings, replaced, and
+// loopback left direct.
+func Env(env []string, port int) []string {
+	out := WithoutProxyVars(env)
 	http := fmt.Sprintf("http://127.0.0.1:%d", port)
 	socks := fmt.Sprintf("socks5h://127.0.0.1:%d", port)
 	for _, v := range [][2]string{{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks}, {"NO_PROXY", "localhost,127.0.0.1"}} {

@@ -65,6 +65,15 @@ type Proxy struct {
 	answers map[string]string
 	// lookup resolves a name; net.DefaultResolver's by default.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// upstream, when not nil, is the proxy allowed hosts are reached
+	// through (SetUpstream).
+	upstream *Upstream
+	// decided is told of every decision (OnDecision).
+	decided func(Decision)
+	// grants are network_allow_commands' grants, and peer the programs
+	// of the processes that hold a client's connection (SetGrants).
+	grants []Grant
+	peer   func(net.Conn) ([][]FileID, error)
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -91,10 +100,21 @@ func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
 // Dial connects to host:port as the allow list allows, or returns a
 // *Refusal.
 func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, error) {
+	return p.dial(ctx, nil, host, port)
+}
+
+// dial is Dial for the client connection client (nil when there is
+// none to ask about): a host network_allow does not name is reached
+// when a grant covers every process holding client (SetGrants), else
+// when the approver approves it.
+func (p *Proxy) dial(ctx context.Context, client net.Conn, host string, port int) (net.Conn, error) {
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	d := Decision{Host: host, Port: port, Verdict: VerdictAllowed, Rule: Setting}
 	refuse := func(why string) error {
 		r := &Refusal{Host: host, Port: port, Why: why}
 		p.refused(r)
+		d.Verdict, d.Rule = VerdictRefused, why
+		p.decide(d)
 		return r
 	}
 	if host == "" || port < 1 || port > 65535 {
@@ -108,12 +128,18 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 		// Not a host name or an address: nothing to put to a person.
 		askable = false
 	}
+	allowAddr := p.allow.AllowsAddr
 	if !p.allow.AllowsName(host, port) {
-		if !askable {
+		if g := p.granted(client, host, port); g != nil {
+			d.Rule, d.Command, allowAddr = SettingCommands, g.Command, func(a netip.Addr, port int) bool {
+				return p.allow.AllowsAddr(a, port) || g.Allow.AllowsAddr(a, port)
+			}
+		} else if !askable {
 			return nil, refuse("not in " + Setting)
-		}
-		if ok, why := p.ask(host, port); !ok {
+		} else if ok, why := p.ask(host, port); !ok {
 			return nil, refuse("not in " + Setting + why)
+		} else {
+			d.Verdict, d.Rule = VerdictApproved, SettingApproval
 		}
 	}
 	var addrs []netip.Addr
@@ -133,13 +159,17 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	var dialErr error
 	for _, a := range addrs {
 		a = a.Unmap()
-		if internalAddr(a) && !p.allow.AllowsAddr(a, port) {
+		if internalAddr(a) && !allowAddr(a, port) {
 			internal = append(internal, a.String())
 			continue
 		}
-		d := net.Dialer{Timeout: dialTimeout}
-		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		c, via, err := p.open(ctx, host, netip.AddrPortFrom(a, uint16(port)))
 		if err == nil {
+			d.Via = via
+			p.decide(d)
+			if d.Rule == SettingCommands {
+				c = p.watchGrant(client, c, host, port)
+			}
 			return c, nil
 		}
 		dialErr = err
@@ -150,6 +180,25 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 	return nil, refuse("it resolves to " + strings.Join(internal, ", ") +
 		", a loopback, private or link-local address that no " + Setting + " entry names")
 }
+
+// open connects to target, the address checked for host: through the
+// upstream unless there is none or NO_PROXY names host, directly
+// otherwise. via says which, for the decision.
+func (p *Proxy) open(ctx context.Context, host string, target netip.AddrPort) (net.Conn, string, error) {
+	if u := p.upstream; u != nil && !u.direct(host, int(target.Port())) {
+		c, err := u.connect(ctx, target)
+		return c, "upstream " + u.addr, err
+	}
+	d := net.Dialer{Timeout: dialTimeout}
+	c, err := d.DialContext(ctx, "tcp", target.String())
+	return c, "direct", err
+}
+
+// SetUpstream makes the proxy reach every host through u, but those its
+// NO_PROXY names (docs/design.md §10, upstream). The allow list, the
+// approver and the address checks decide first: a refused host is never
+// put to u.
+func (p *Proxy) SetUpstream(u *Upstream) { p.upstream = u }
 
 // SetApprover makes approve decide about each name no entry allows, once
 // for the session (docs/design.md §10: approval command or supervisor).
@@ -336,7 +385,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: "+req.URL.Host+": "+err.Error()+"\n")
 		return false
 	}
-	up, err := p.Dial(req.Context(), host, port)
+	up, err := p.dial(req.Context(), c, host, port)
 	if err != nil {
 		var r *Refusal
 		if errors.As(err, &r) {
@@ -379,7 +428,7 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: CONNECT "+req.RequestURI+": "+err.Error()+"\n")
 		return
 	}
-	up, err := p.Dial(req.Context(), host, port)
+	up, err := p.dial(req.Context(), c, host, port)
 	if err != nil {
 		var r *Refusal
 		if errors.As(err, &r) {
@@ -402,8 +451,8 @@ func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
 	done := make(chan struct{}, 2)
 	go func() {
 		io.Copy(up, br)
-		if tc, ok := up.(*net.TCPConn); ok {
-			tc.CloseWrite()
+		if cw, ok := up.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
 		}
 		done <- struct{}{}
 	}()

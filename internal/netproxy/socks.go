@@ -91,7 +91,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	port := int(binary.BigEndian.Uint16(pb))
-	up, err := p.Dial(context.Background(), host, port)
+	up, err := p.dial(context.Background(), c, host, port)
 	if err != nil {
 		var r *Refusal
 		switch {

@@ -73,6 +73,18 @@ type Policy struct {
 	// NetworkApproval is who is asked about a host NetworkAllow does not
 	// name (network_approval); "" is none.
 	NetworkApproval NetworkApproval
+	// NetworkUpstreamProxy is the proxy the allowlist proxy reaches hosts
+	// through ("" for exec's own HTTPS_PROXY, or none), never with
+	// credentials; NetworkUpstreamNoProxy the hosts it dials directly.
+	NetworkUpstreamProxy   string
+	NetworkUpstreamNoProxy []string
+	// NetworkUpstreamAuth is the file of the upstream's credentials
+	// (user:password), which deny_read hides from the session; "" for
+	// none.
+	NetworkUpstreamAuth string
+	// NetworkAllowCommands are the grants of hosts to programs while
+	// they run, "COMMAND=HOST" each (ParseCommandGrants).
+	NetworkAllowCommands []string
 	// AllowIoUring lets a dsh-fs exec session make an io_uring; without
 	// it the session's seccomp filter refuses io_uring's calls.
 	AllowIoUring bool

@@ -3,9 +3,11 @@ package shell
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,8 +59,16 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 		allow = strings.Join(p.NetworkAllow, ", ")
 	}
 	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
+	if len(p.NetworkAllowCommands) > 0 {
+		reach += "; network_allow_commands grants " + strings.Join(p.NetworkAllowCommands, ", ") + " to that program's processes while it runs"
+	}
 	if p.NetworkApproval.Asks() {
 		reach += "; another host is put to the approver (network_approval " + string(p.NetworkApproval) + ") once for the session"
+	}
+	if p.NetworkUpstreamProxy != "" {
+		reach += "; through the upstream proxy " + p.NetworkUpstreamProxy
+	} else {
+		reach += "; through the upstream proxy exec's own HTTPS_PROXY or HTTP_PROXY names, if any"
 	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
@@ -82,24 +92,32 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 }
 
 // newProxy is the session's proxy, whose refusals are lines of the
-// session's log: exec's standard error, as the git guard's report.
-// A host no entry allows is put to the approver, where the trusted
-// network_approval is command or supervisor, once for the session
-// (approval.ApproveHost); otherwise nobody is asked.
-func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
-	enc := json.NewEncoder(s.log())
-	enc.SetEscapeHTML(false)
-	var mu sync.Mutex
-	proxy, err := netproxy.New(s.settings.Policy.NetworkAllow, func(r *netproxy.Refusal) {
-		mu.Lock()
-		defer mu.Unlock()
-		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
-		s.denials.Add(denials.Proxy(r.Host, r.Port, r.Why, netproxy.Setting))
-	})
+// session's log: exec's standard error, as the git guard's report
+// (networkDecided). A host no entry allows is reached when a trusted
+// network_allow_commands grant covers the program asking (proxyGrants),
+// else put to the approver, where the trusted network_approval is
+// command or supervisor, once for the session (approval.ApproveHost);
+// otherwise nobody is asked. Allowed hosts are reached through the
+// upstream proxy, where there is one (proxyUpstream).
+func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
+	p := s.settings.Policy
+	proxy, err := netproxy.New(p.NetworkAllow, nil)
 	if err != nil {
 		return nil, err
 	}
-	p := s.settings.Policy
+	proxy.OnDecision(s.networkDecided())
+	up, err := s.proxyUpstream()
+	if err != nil {
+		return nil, err
+	}
+	proxy.SetUpstream(up)
+	grants, err := s.proxyGrants()
+	if err != nil {
+		return nil, err
+	}
+	proxy.SetGrants(grants, func(c net.Conn) ([][]netproxy.FileID, error) {
+		return netproxy.SessionPeer(child.Process.Pid)(c)
+	})
 	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
 			req := sandbox.EscalationRequest{Kind: sandbox.KindNetworkHost, Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
@@ -112,6 +130,120 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 	return proxy, nil
 }
 
+// networkDecided is where the proxy's decisions go, each as it is
+// taken: a refusal is a line of exec's log. It is the one place that
+// hears them (netproxy.Decision): a session log or an audit reads them
+// here.
+func (s *supervisor) networkDecided() func(netproxy.Decision) {
+	enc := json.NewEncoder(s.log())
+	enc.SetEscapeHTML(false)
+	var mu sync.Mutex
+	return func(d netproxy.Decision) {
+		if d.Verdict != netproxy.VerdictRefused {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: d.Host, Port: d.Port, Why: d.Rule, Setting: netproxy.Setting}})
+		s.denials.Add(denials.Proxy(d.Host, d.Port, d.Rule, netproxy.Setting))
+	}
+}
+
+// proxyUpstream is the upstream proxy of the session's proxy: the
+// trusted network_upstream_proxy, else the one exec's own environment
+// names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY): exec's, never the
+// session's, as a nested exec makes no proxy. nil where there is none.
+func (s *supervisor) proxyUpstream() (*netproxy.Upstream, error) {
+	p := s.settings.Policy
+	var up *netproxy.Upstream
+	var err error
+	from := "exec's HTTPS_PROXY or HTTP_PROXY"
+	if p.NetworkUpstreamProxy != "" {
+		from = "network_upstream_proxy"
+		up, err = netproxy.ParseUpstream(p.NetworkUpstreamProxy, strings.Join(p.NetworkUpstreamNoProxy, ","))
+	} else {
+		up, err = netproxy.UpstreamFromEnv(s.opts.LookupEnv)
+	}
+	if err != nil {
+		return nil, fserr.New(fserr.ConfigInvalid, "exec: network allowlist: "+from+": "+err.Error()+
+			"\nhint: name an http:// proxy there, or unset it")
+	}
+	if f := p.NetworkUpstreamAuth; f != "" && up != nil {
+		cred, err := upstreamCredentials(p, f)
+		if err != nil {
+			return nil, err
+		}
+		up.WithCredentials(cred)
+	}
+	return up, nil
+}
+
+// upstreamCredentials reads the upstream's credentials from file, which
+// a deny_read entry must hide from the session: the supervisor alone
+// reads it. Its errors never quote what it holds.
+func upstreamCredentials(p sandbox.Policy, file string) (string, error) {
+	bad := func(why string) error {
+		return fserr.New(fserr.ConfigInvalid, "exec: network_upstream_proxy_auth_file "+file+": "+why)
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	if !sandbox.NewFence(p).ReadDenied(real) {
+		return "", bad("the session could read it\nhint: add it to deny_read in a trusted file")
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	cred := strings.TrimSpace(string(data))
+	if !strings.Contains(cred, ":") || strings.ContainsAny(cred, "\r\n") {
+		return "", bad("want one line user:password")
+	}
+	return cred, nil
+}
+
+// proxyGrants resolves network_allow_commands on the trusted side: each
+// command on exec's own PATH, to the file it is, which must lie outside
+// the session's writable roots (else the session could rewrite the
+// granted program in place and keep its identity).
+func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
+	list, err := sandbox.ParseCommandGrants(s.settings.Policy.NetworkAllowCommands)
+	if err != nil {
+		return nil, fserr.New(fserr.ConfigInvalid, "exec: "+netproxy.SettingCommands+": "+err.Error())
+	}
+	var out []netproxy.Grant
+	for _, cg := range list {
+		bad := func(why string) error {
+			return fserr.New(fserr.ConfigInvalid, "exec: "+netproxy.SettingCommands+": "+cg.Command+": "+why+
+				"\nhint: name a compiled program, installed where the session cannot write")
+		}
+		path, err := exec.LookPath(cg.Command)
+		if err == nil {
+			path, err = filepath.EvalSymlinks(path)
+		}
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		for _, root := range s.rec.Roots {
+			if sandbox.Beneath(root, path) {
+				return nil, bad(path + " lies in the session's writable root " + root)
+			}
+		}
+		g, err := netproxy.NewGrant(path, cg.Allow)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
 // startProxy readies the allowlist's proxy of a session whose child is
 // child: the channel's bridge end is the child's descriptor proxyFD,
 // and the proxy serves what comes through it until the session ends.
@@ -121,7 +253,7 @@ func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error
 	if err != nil {
 		return 0, nil, err
 	}
-	proxy, err := s.newProxy()
+	proxy, err := s.newProxy(child)
 	if err != nil {
 		proxyEnd.Close()
 		bridgeEnd.Close()

@@ -19,6 +19,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -439,6 +440,7 @@ func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func()
 	}
 	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
 		withNetworkNamespace(child.SysProcAttr)
+		child.Env = netproxy.WithoutProxyVars(child.Env) // exec's proxy is the supervisor's alone
 		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
 			var stopProxy func()
 			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {

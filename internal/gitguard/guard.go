@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // Guard is what Start noted of a session.
@@ -50,6 +51,13 @@ type Guard struct {
 	// rootGit is, per root's own .git folder, its device and inode at
 	// the start: found the same at the end, it was not moved.
 	rootGit map[string][2]uint64
+	// indexes are the writable roots' tree indexes the mount plan read
+	// before CMD started, by root, and store where they are kept: Check
+	// scans them again (walk_index.go) and saves what it found.
+	indexes map[string]*treeindex.Index
+	store   *treeindex.Store
+	// scanned is what Check's scans of the indexes did.
+	scanned treeindex.Stats
 }
 
 // since is read from CLOCK_REALTIME_COARSE, the clock the kernel stamps
@@ -85,7 +93,8 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		since = time.Unix(ts.Unix())
 	}
 	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: since, home: home,
-		fixed: map[string]bool{}, sealed: map[string]bool{}, rootGit: map[string][2]uint64{}}
+		fixed: map[string]bool{}, sealed: map[string]bool{}, rootGit: map[string][2]uint64{},
+		indexes: map[string]*treeindex.Index{}}
 	for _, r := range g.writable {
 		// An outermost root: its parent lies outside every writable root,
 		// so the session cannot rename it.
@@ -98,6 +107,10 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		}
 	}
 	if plan != nil {
+		for _, ix := range plan.Indexes {
+			g.indexes[ix.Root()] = ix
+		}
+		g.store = plan.IndexStore
 		for _, p := range plan.Pinned {
 			g.fixed[p] = true
 		}
@@ -195,8 +208,17 @@ type Failure struct {
 func (g *Guard) Check() Report {
 	rep := Report{Neutralized: []Action{}, Failed: []Failure{}, NotChecked: []string{}, MovedAside: []Moved{}, Restored: []string{}}
 	w := newWalk(g, &rep)
+	w.scanIndexes()
 	w.run()
 	defer w.finish()
+	// The indexes as the end scan found them, for the next session:
+	// what Check changes below (a quarantine) moves a ctime, and is read
+	// again then.
+	defer func() {
+		for _, ix := range w.indexes {
+			g.store.Sync(ix)
+		}
+	}()
 	for _, d := range sortedKeys(w.gitDirs) {
 		act, fail := g.check(d, w.gitDirs[d])
 		switch {

@@ -52,10 +52,11 @@ type Guard struct {
 	// the start: found the same at the end, it was not moved.
 	rootGit map[string][2]uint64
 	// indexes are the writable roots' tree indexes the mount plan read
-	// before CMD started, by root, and store where they are kept: Check
-	// scans them again (walk_index.go) and saves what it found.
+	// before CMD started, by root: Check scans them again
+	// (walk_index.go). What it finds is not saved: the session's
+	// clean-up changes folders again (its placeholders go), and the next
+	// plan reads those folders anyway.
 	indexes map[string]*treeindex.Index
-	store   *treeindex.Store
 	// scanned is what Check's scans of the indexes did.
 	scanned treeindex.Stats
 }
@@ -110,7 +111,6 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		for _, ix := range plan.Indexes {
 			g.indexes[ix.Root()] = ix
 		}
-		g.store = plan.IndexStore
 		for _, p := range plan.Pinned {
 			g.fixed[p] = true
 		}
@@ -211,14 +211,7 @@ func (g *Guard) Check() Report {
 	w.scanIndexes()
 	w.run()
 	defer w.finish()
-	// The indexes as the end scan found them, for the next session:
-	// what Check changes below (a quarantine) moves a ctime, and is read
-	// again then.
-	defer func() {
-		for _, ix := range w.indexes {
-			g.store.Sync(ix)
-		}
-	}()
+
 	for _, d := range sortedKeys(w.gitDirs) {
 		act, fail := g.check(d, w.gitDirs[d])
 		switch {

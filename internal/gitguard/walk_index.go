@@ -90,47 +90,77 @@ func (w *walk) walkFolder(ix *treeindex.Index, rel string, f *treeindex.Folder, 
 	if w.g.sealed[path] {
 		return true
 	}
-	entries := f.Entries()
-	if f.Unreadable {
-		return false
-	}
 	id := [2]uint64{f.Dev, f.Ino}
 	if w.visited[id] {
 		return true
 	}
+	// Only the names that make a git directory, the symlinks and a .git
+	// are looked at: a folder's files cost no allocation.
+	var parts gitParts
+	var specials []special
+	if !f.Each(func(name string, kind treeindex.Kind) {
+		parts.add(name)
+		if kind == treeindex.KindSymlink || name == ".git" {
+			specials = append(specials, special{name, kind})
+		}
+	}) {
+		return false
+	}
 	w.visited[id] = true
 	moved = moved || w.changedAt(path, id, time.Unix(f.CtimeSec, f.CtimeNsec))
-	has := map[string]bool{}
-	for _, e := range entries {
-		if isGitPart([]byte(e.Name)) {
-			has[e.Name] = true
-		}
-	}
-	isGit := has["HEAD"] && (has["objects"] && has["refs"] || has["commondir"])
+	isGit := parts.gitDir()
 	if isGit {
 		w.gitDirs[path] = w.gitDirs[path] || moved
 	}
-	for _, e := range entries {
-		at := path + "/" + e.Name
+	for _, name := range f.Dirs {
+		if isGit && gitDirOwnParts[name] {
+			continue
+		}
+		sub, at := join(rel, name), path+"/"+name
+		if sf, ok := ix.Folder(sub); !ok || !w.walkFolder(ix, sub, sf, at, moved) {
+			// Not vouched for: gone since its folder was read (the live
+			// walk skips it then), or unreadable.
+			w.walkLive(at, moved)
+		}
+	}
+	for _, e := range specials {
+		at := path + "/" + e.name
 		switch {
-		case e.Kind == treeindex.KindDir:
-			if isGit && gitDirOwnParts[e.Name] {
-				continue
-			}
-			sub := join(rel, e.Name)
-			if sf, ok := ix.Folder(sub); !ok || !w.walkFolder(ix, sub, sf, at, moved) {
-				// Not vouched for: gone since its folder was read (the
-				// live walk skips it then), or unreadable.
-				w.walkLive(at, moved)
-			}
-		case e.Name == ".git" && (e.Kind == treeindex.KindFile || e.Kind == treeindex.KindSymlink):
+		case e.name == ".git" && (e.kind == treeindex.KindFile || e.kind == treeindex.KindSymlink):
 			w.pointers = append(w.pointers, at)
-		case e.Kind == treeindex.KindSymlink:
+		case e.kind == treeindex.KindSymlink:
 			w.symlink(unix.AT_FDCWD, at, at)
 		}
 	}
 	return true
 }
+
+// special is an entry of a folder the indexed walk looks at further: a
+// symlink or a .git.
+type special struct {
+	name string
+	kind treeindex.Kind
+}
+
+// gitParts are the entries of a folder that make it a git directory.
+type gitParts uint8
+
+func (p *gitParts) add(name string) {
+	switch name {
+	case "HEAD":
+		*p |= 1
+	case "objects":
+		*p |= 2
+	case "refs":
+		*p |= 4
+	case "commondir":
+		*p |= 8
+	}
+}
+
+// gitDir says whether the parts make a git directory: HEAD with objects
+// and refs, or HEAD with commondir (isGitDir).
+func (p gitParts) gitDir() bool { return p&1 != 0 && (p&6 == 6 || p&8 != 0) }
 
 // join is rel's child name, relative to the index's root.
 func join(rel, name string) string {

@@ -88,6 +88,28 @@ func (f *Folder) Entries() []Entry {
 	return f.entries
 }
 
+// Each calls fn with the name and kind of each of the folder's entries,
+// sorted by name, and reports whether they all decoded. Unlike Entries
+// it builds nothing and keeps nothing: a caller looking for a few names
+// pays no allocation per entry. Where an index loaded from its file
+// holds entries that do not decode, fn may have been called for some of
+// them, Each returns false, and the folder is Unreadable from then on:
+// it never reads as empty.
+func (f *Folder) Each(fn func(name string, kind Kind)) bool {
+	if f.raw == "" {
+		for _, e := range f.entries {
+			fn(e.Name, e.Kind)
+		}
+		return !f.Unreadable
+	}
+	if eachEntry(f.raw, f.count, f.Dirs, func(e Entry) { fn(e.Name, e.Kind) }) != nil {
+		f.setEntries(nil)
+		f.Unreadable = true
+		return false
+	}
+	return true
+}
+
 // setEntries sets f's entries, sorted, and its Dirs from them.
 func (f *Folder) setEntries(entries []Entry) {
 	f.entries, f.raw, f.count, f.Dirs = entries, "", len(entries), nil

@@ -6,7 +6,10 @@
 // folders the mount layer pins and the identity of each root's own .git.
 // Once CMD has ended, Check walks what a later git run in the roots would
 // reach, with no budget: the roots, every symlinked folder wherever it
-// points, and the git directories git's discovery finds from there. A
+// points, and the git directories git's discovery finds from there. The
+// roots' folders come from the tree indexes the mount plan read, checked
+// again folder by folder by ctime (walk_index.go): only what changed
+// during the session is read again. A
 // code-running part is planted when its file's inode change time (ctime),
 // or that of a folder on its git directory's path that the mount layer
 // did not pin, is at or after the start: the session cannot set a ctime

@@ -52,7 +52,10 @@ type gitGuardReport struct {
 // it restored to read it.
 func (s *supervisor) endGitGuard() {
 	if s.indexesSaved != nil {
-		<-s.indexesSaved // the guard reads the indexes the save encodes
+		// The save runs on while the guard checks: both only read the
+		// indexes (treeindex.Folder.Each changes nothing). Exec does
+		// not end before it, which would leave its temporary file.
+		defer func() { <-s.indexesSaved }()
 	}
 	if s.git == nil {
 		return
@@ -68,7 +71,8 @@ func (s *supervisor) endGitGuard() {
 
 // saveIndexes saves the roots' tree indexes the mount plan read, once
 // CMD has started: nothing of the session needs them saved, so the save
-// no longer delays CMD (issue 38). endGitGuard waits for it.
+// no longer delays CMD (issue 38). endGitGuard waits for it, once the
+// guard is done.
 func (s *supervisor) saveIndexes() {
 	if s.rec == nil || s.rec.Shell.Mounts == nil || len(s.rec.Shell.Mounts.Indexes) == 0 {
 		return

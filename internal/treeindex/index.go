@@ -91,10 +91,11 @@ func (f *Folder) Entries() []Entry {
 // Each calls fn with the name and kind of each of the folder's entries,
 // sorted by name, and reports whether they all decoded. Unlike Entries
 // it builds nothing and keeps nothing: a caller looking for a few names
-// pays no allocation per entry. Where an index loaded from its file
-// holds entries that do not decode, fn may have been called for some of
-// them, Each returns false, and the folder is Unreadable from then on:
-// it never reads as empty.
+// pays no allocation per entry, and it changes nothing of f, so it may
+// run while the index is being saved. Where an index loaded from its
+// file holds entries that do not decode, fn may have been called for
+// some of them and Each returns false: the caller takes the folder for
+// unreadable, never for empty (Entries marks it so).
 func (f *Folder) Each(fn func(name string, kind Kind)) bool {
 	if f.raw == "" {
 		for _, e := range f.entries {
@@ -102,12 +103,7 @@ func (f *Folder) Each(fn func(name string, kind Kind)) bool {
 		}
 		return !f.Unreadable
 	}
-	if eachEntry(f.raw, f.count, f.Dirs, func(e Entry) { fn(e.Name, e.Kind) }) != nil {
-		f.setEntries(nil)
-		f.Unreadable = true
-		return false
-	}
-	return true
+	return eachEntry(f.raw, f.count, f.Dirs, func(e Entry) { fn(e.Name, e.Kind) }) == nil
 }
 
 // setEntries sets f's entries, sorted, and its Dirs from them.

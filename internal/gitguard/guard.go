@@ -6,7 +6,10 @@
 // folders the mount layer pins and the identity of each root's own .git.
 // Once CMD has ended, Check walks what a later git run in the roots would
 // reach, with no budget: the roots, every symlinked folder wherever it
-// points, and the git directories git's discovery finds from there. A
+// points, and the git directories git's discovery finds from there. The
+// roots' folders come from the tree indexes the mount plan read, checked
+// again folder by folder by ctime (walk_index.go): only what changed
+// during the session is read again. A
 // code-running part is planted when its file's inode change time (ctime),
 // or that of a folder on its git directory's path that the mount layer
 // did not pin, is at or after the start: the session cannot set a ctime
@@ -23,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // Guard is what Start noted of a session.
@@ -50,6 +54,14 @@ type Guard struct {
 	// rootGit is, per root's own .git folder, its device and inode at
 	// the start: found the same at the end, it was not moved.
 	rootGit map[string][2]uint64
+	// indexes are the writable roots' tree indexes the mount plan read
+	// before CMD started, by root: Check scans them again
+	// (walk_index.go). What it finds is not saved: the session's
+	// clean-up changes folders again (its placeholders go), and the next
+	// plan reads those folders anyway.
+	indexes map[string]*treeindex.Index
+	// scanned is what Check's scans of the indexes did.
+	scanned treeindex.Stats
 }
 
 // since is read from CLOCK_REALTIME_COARSE, the clock the kernel stamps
@@ -85,7 +97,8 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		since = time.Unix(ts.Unix())
 	}
 	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: since, home: home,
-		fixed: map[string]bool{}, sealed: map[string]bool{}, rootGit: map[string][2]uint64{}}
+		fixed: map[string]bool{}, sealed: map[string]bool{}, rootGit: map[string][2]uint64{},
+		indexes: map[string]*treeindex.Index{}}
 	for _, r := range g.writable {
 		// An outermost root: its parent lies outside every writable root,
 		// so the session cannot rename it.
@@ -98,6 +111,9 @@ func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 		}
 	}
 	if plan != nil {
+		for _, ix := range plan.Indexes {
+			g.indexes[ix.Root()] = ix
+		}
 		for _, p := range plan.Pinned {
 			g.fixed[p] = true
 		}
@@ -195,8 +211,10 @@ type Failure struct {
 func (g *Guard) Check() Report {
 	rep := Report{Neutralized: []Action{}, Failed: []Failure{}, NotChecked: []string{}, MovedAside: []Moved{}, Restored: []string{}}
 	w := newWalk(g, &rep)
+	w.scanIndexes()
 	w.run()
 	defer w.finish()
+
 	for _, d := range sortedKeys(w.gitDirs) {
 		act, fail := g.check(d, w.gitDirs[d])
 		switch {

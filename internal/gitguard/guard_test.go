@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // The guard's unit tests play the session by hand between Start and
@@ -21,7 +22,42 @@ import (
 // the test did before (a tick is a few milliseconds): the person's own
 // changes are then strictly before the session's start, as they are
 // when a person starts a session.
+//
+// As in a session with a mount layer, the mount plan has read the roots'
+// tree indexes just before, and the end walk goes through them
+// (walk_index.go); startLive is the walk without an index.
 func start(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
+	t.Helper()
+	return startLive(t, roots, withIndexes(t, roots, plan))
+}
+
+// withIndexes is plan (a new one when nil) with the tree indexes of the
+// roots but those of origin "tmp", as the mount plan reads them, kept in
+// a store of the test's own.
+func withIndexes(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *sandbox.MountPlan {
+	t.Helper()
+	if plan == nil {
+		plan = &sandbox.MountPlan{}
+	}
+	dir := filepath.Join(t.TempDir(), "index")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := treeindex.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.IndexStore = store
+	for _, r := range roots {
+		if r.Origin != "tmp" {
+			plan.Indexes = append(plan.Indexes, treeindex.Scan(r.Path, store.Load(r.Path)))
+		}
+	}
+	return plan
+}
+
+// startLive is start with no index: the end walk lists every folder.
+func startLive(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
 	t.Helper()
 	var a, b unix.Timespec
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &a)

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
 // The end walk: what a later git run in the roots would reach, with no
@@ -52,6 +54,9 @@ type walk struct {
 	// restore puts back the modes of the person's own folders the guard
 	// opened to read them.
 	restore []func()
+	// indexes are the roots' tree indexes as the end scan found them
+	// (walk_index.go).
+	indexes []*treeindex.Index
 }
 
 func newWalk(g *Guard, rep *Report) *walk {
@@ -87,18 +92,24 @@ func (w *walk) finish() {
 
 // fixed says whether the folder path (stat as st) cannot have been
 // moved during the session, whatever its ctime.
-func (w *walk) fixed(path string, st *unix.Stat_t) bool {
+func (w *walk) fixed(path string, id [2]uint64) bool {
 	if w.g.fixed[path] {
 		return true
 	}
-	id, ok := w.g.rootGit[path]
-	return ok && id == [2]uint64{st.Dev, st.Ino}
+	gid, ok := w.g.rootGit[path]
+	return ok && gid == id
 }
 
 // changedSince says whether the folder path changed status during the
 // session and is not fixed.
 func (w *walk) changedSince(path string, st *unix.Stat_t) bool {
-	return w.g.after(ctimeOf(st)) && !w.fixed(path, st)
+	return w.changedAt(path, [2]uint64{st.Dev, st.Ino}, ctimeOf(st))
+}
+
+// changedAt is changedSince for the folder path of device and inode id
+// and of ctime ctime.
+func (w *walk) changedAt(path string, id [2]uint64, ctime time.Time) bool {
+	return w.g.after(ctime) && !w.fixed(path, id)
 }
 
 // movedTo says whether a folder from the outermost writable root holding
@@ -130,13 +141,7 @@ func (w *walk) walkPath(path string) {
 	if path == "/" {
 		return // a root of "/" is refused; a symlink to it leads outside
 	}
-	parent := filepath.Dir(path)
-	pfd, err := sandbox.OpenNoSymlinks(parent, unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return // gone, or replaced by a symlink since it was resolved
-	}
-	defer unix.Close(pfd)
-	w.walkAt(pfd, filepath.Base(path), path, w.movedTo(parent))
+	w.walkFrom(path, w.movedTo(filepath.Dir(path)))
 }
 
 // walkAt walks the folder name of pfd, at path; moved says a folder

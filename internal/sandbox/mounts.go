@@ -84,6 +84,13 @@ type MountPlan struct {
 	// several links, seen before anything is hidden. The session record
 	// carries them (session.Record), not the plan.
 	DenyIdentities []DenyIdentity `json:"-"`
+	// Indexes are the writable roots' tree indexes as the plan read them,
+	// and IndexStore where they are kept (nil: nowhere), when the plan
+	// was made by PlanMountsForSession: the supervisor saves them once
+	// CMD has started (SaveIndexes), and the git guard checks them again
+	// when CMD has ended. Never in the record.
+	Indexes    []*treeindex.Index `json:"-"`
+	IndexStore *treeindex.Store   `json:"-"`
 	// Overlays are the toolchain caches seen through a copy-on-write
 	// layer (caches.go), mounted before the read-only tree, which keeps
 	// them writable. OverlayDir, the session's private folder that holds
@@ -100,6 +107,16 @@ type MountPlan struct {
 	// Placeholders hold protected paths missing at the start; they and
 	// the targets of protected symlinks are in ReadOnly (placeholders.go).
 	Placeholders []Placeholder `json:"placeholders,omitempty"`
+}
+
+// SaveIndexes saves each of m's Indexes that differs from what its
+// store holds: the folders the plan read and the notes it made. A store
+// that cannot be written costs the next plan its reads, never its
+// correctness.
+func (m *MountPlan) SaveIndexes() {
+	for _, ix := range m.Indexes {
+		m.IndexStore.Sync(ix)
+	}
 }
 
 // Empty reports whether applying m would mount nothing.
@@ -165,8 +182,18 @@ var identityBudget = maxIdentityEntries
 func PlanMounts(p Policy, roots []Root) MountPlan { return PlanMountsIndexed(p, roots, nil) }
 
 // PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
-// store (nil: none kept).
+// store (nil: none kept), saved before it returns.
 func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan {
+	m := PlanMountsForSession(p, roots, store)
+	m.SaveIndexes()
+	m.Indexes, m.IndexStore = nil, nil
+	return m
+}
+
+// PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
+// indexes are left in the plan's Indexes, for the caller to save when
+// nothing waits on it (SaveIndexes), after CMD has started (issue 38).
+func PlanMountsForSession(p Policy, roots []Root, store *treeindex.Store) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
 		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}
 	for _, g := range p.Protected {
@@ -229,10 +256,8 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 	}
 	pl.planSockets(p)
 	pl.hideLinks()
-	for _, ix := range pl.indexes {
-		store.Sync(ix) // the folders read and the notes made
-	}
 	m := pl.plan()
+	m.Indexes, m.IndexStore = pl.indexes, store
 	m.addProtectedEdges(p, roots) // before the pins, which hold them too
 	if p.Mode == WorkspaceWrite {
 		m.Writable = existingDirs(rootPaths)

@@ -51,6 +51,12 @@ type gitGuardReport struct {
 // not act on, a folder it could not read (moved aside) or whose rights
 // it restored to read it.
 func (s *supervisor) endGitGuard() {
+	if s.indexesSaved != nil {
+		// The save runs on while the guard checks: both only read the
+		// indexes (treeindex.Folder.Each changes nothing). Exec does
+		// not end before it, which would leave its temporary file.
+		defer func() { <-s.indexesSaved }()
+	}
 	if s.git == nil {
 		return
 	}
@@ -61,4 +67,21 @@ func (s *supervisor) endGitGuard() {
 	enc := json.NewEncoder(s.log())
 	enc.SetEscapeHTML(false)
 	enc.Encode(gitGuardReport{Op: "exec", GitGuard: rep})
+}
+
+// saveIndexes saves the roots' tree indexes the mount plan read, once
+// CMD has started: nothing of the session needs them saved, so the save
+// no longer delays CMD (issue 38). endGitGuard waits for it, once the
+// guard is done.
+func (s *supervisor) saveIndexes() {
+	if s.rec == nil || s.rec.Shell.Mounts == nil || len(s.rec.Shell.Mounts.Indexes) == 0 {
+		return
+	}
+	m := s.rec.Shell.Mounts
+	done := make(chan struct{})
+	s.indexesSaved = done
+	go func() {
+		defer close(done)
+		m.SaveIndexes()
+	}()
 }

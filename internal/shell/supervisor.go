@@ -93,6 +93,9 @@ type supervisor struct {
 	// git is the git guard's record of the roots' git directories; nil
 	// where there is none.
 	git *gitguard.Guard
+	// indexesSaved is closed once the roots' tree indexes are saved
+	// (saveIndexes); nil when there is no save.
+	indexesSaved chan struct{}
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -233,7 +236,7 @@ func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox
 	if err != nil {
 		store = nil
 	}
-	plan := sandbox.PlanMountsIndexed(p, roots, store)
+	plan := sandbox.PlanMountsForSession(p, roots, store)
 	return &plan, ""
 }
 
@@ -302,6 +305,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		return 0, err
 	}
 	mark("child-started")
+	s.saveIndexes()
 	if err := s.startRelay(handover); err != nil {
 		child.Process.Kill()
 		child.Wait()

@@ -88,6 +88,24 @@ func (f *Folder) Entries() []Entry {
 	return f.entries
 }
 
+// Each calls fn with the name and kind of each of the folder's entries,
+// sorted by name, and reports whether they all decoded. Unlike Entries
+// it builds nothing and keeps nothing: a caller looking for a few names
+// pays no allocation per entry, and it changes nothing of f, so it may
+// run while the index is being saved. Where an index loaded from its
+// file holds entries that do not decode, fn may have been called for
+// some of them and Each returns false: the caller takes the folder for
+// unreadable, never for empty (Entries marks it so).
+func (f *Folder) Each(fn func(name string, kind Kind)) bool {
+	if f.raw == "" {
+		for _, e := range f.entries {
+			fn(e.Name, e.Kind)
+		}
+		return !f.Unreadable
+	}
+	return eachEntry(f.raw, f.count, f.Dirs, func(e Entry) { fn(e.Name, e.Kind) }) == nil
+}
+
 // setEntries sets f's entries, sorted, and its Dirs from them.
 func (f *Folder) setEntries(entries []Entry) {
 	f.entries, f.raw, f.count, f.Dirs = entries, "", len(entries), nil

@@ -254,7 +254,7 @@ func TestNotesFollowTheirFolders(t *testing.T) {
 }
 
 // Entries that pass the file's checksum but not their layout make their
-// folder Unreadable, never empty.
+// folder Unreadable, never empty; Each says they did not decode.
 func TestEntriesBadLayoutUnreadable(t *testing.T) {
 	root := t.TempDir()
 	mkTree(t, root, "a/x", "a/y/")
@@ -262,11 +262,18 @@ func TestEntriesBadLayoutUnreadable(t *testing.T) {
 	f, _ := ix.Folder("a")
 	for _, raw := range []string{"\x01x\x02\x05", "\x01y\x01\x05\x01x\x02\x05", "\x01x\x09\x05\x01y\x01\x05", "\x01x\x02\x05\x01z\x01\x05"} {
 		g := &Folder{Dirs: f.Dirs, raw: raw, count: 2}
+		if g.Each(func(string, Kind) {}) || g.Unreadable {
+			t.Errorf("raw %q: Each says all decoded, or changed the folder", raw)
+		}
 		if es := g.Entries(); es != nil || !g.Unreadable {
 			t.Errorf("raw %q: entries %v, unreadable %v; want none, unreadable", raw, es, g.Unreadable)
 		}
 	}
 	good := &Folder{Dirs: f.Dirs, raw: string(encodeEntries(f.Entries())), count: 2}
+	var each []string
+	if !good.Each(func(name string, _ Kind) { each = append(each, name) }) || !reflect.DeepEqual(each, []string{"x", "y"}) {
+		t.Errorf("good raw: Each gave %q", each)
+	}
 	if es := good.Entries(); !reflect.DeepEqual(es, f.Entries()) || good.Unreadable {
 		t.Errorf("good raw: entries %v, unreadable %v", es, good.Unreadable)
 	}

@@ -93,6 +93,16 @@ func Open(path, session string, roots []string) (*Log, error) {
 	return l, nil
 }
 
+// Failed is the first write to the log that failed, nil when none did.
+func (l *Log) Failed() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
 // open opens the log for one append, judged as a trusted file is: the
 // folders by lstat, one per component, the file as opened, never through
 // a symlink, with one link only (a second name could lie where the

@@ -25,6 +25,7 @@ func NewCmdRoot(app *App) *cobra.Command {
 		NewCmdPolicy(app, nil),
 		NewCmdMcp(app, nil),
 		NewCmdExec(app, nil),
+		NewCmdAudit(app, nil),
 		NewCmdTools(app),
 		NewCmdVersion(app),
 		newPolicyFlagsTopic(root),

@@ -53,8 +53,10 @@ func (r *Refusal) Error() string {
 // Proxy is a session's proxy.
 type Proxy struct {
 	allow sandbox.NetworkAllow
-	// refused is told of every refusal, for the session's log.
+	// refused is told of every refusal, for the session's log; allowed
+	// of every connection made (OnAllowed).
 	refused func(*Refusal)
+	allowed func(host string, port int, addr netip.Addr)
 	// approve, when not nil, is asked about a name no entry allows: nil
 	// approves it for the rest of the session; an error is the
 	// refusal's reason. answers holds each host:port's answer ("" when
@@ -140,6 +142,7 @@ func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, erro
 		d := net.Dialer{Timeout: dialTimeout}
 		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
+			p.noteAllowed(host, port, a)
 			return c, nil
 		}
 		dialErr = err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,9 @@ type callRunner struct {
 	// ask answers approval supervisor: the person at exec's terminal, or
 	// the MCP client's user.
 	ask func(session.Ask) error
+	// notes is the session's audit log, told of the escalations the
+	// calls put to their approvers; nil without one.
+	notes *audit.Log
 }
 
 // run carries out one request a session forwarded (session.DecodeRequest
@@ -55,7 +59,9 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	var stdout, stderr boundedBuffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	c.ExtraFiles = []*os.File{theirs, reqR}
+	notes := r.openNotes(c)
 	err = c.Start()
+	notes.started()
 	theirs.Close()
 	reqR.Close()
 	if err != nil {
@@ -68,6 +74,7 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	}()
 	go session.AnswerAsks(mine, r.ask)
 	err = c.Wait()
+	notes.wait()
 	return session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
 }
 

@@ -55,6 +55,7 @@ func (s *supervisor) endGitGuard() {
 		return
 	}
 	rep := s.git.Check()
+	s.gitReport = &rep
 	if rep.Empty() {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -93,18 +94,22 @@ func (s *supervisor) newProxy() (*netproxy.Proxy, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: r.Host, Port: r.Port, Why: r.Why, Setting: netproxy.Setting}})
+		s.audit.Write(audit.Refused(r.Host, r.Port, r.Why))
 	})
 	if err != nil {
 		return nil, err
 	}
+	proxy.OnAllowed(s.allowedHook)
 	p := s.settings.Policy
 	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
 			req := sandbox.EscalationRequest{Kind: sandbox.KindNetworkHost, Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
-			return approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+			err := approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
 			})
+			s.audit.Write(audit.HostAnswer(host, port, err))
+			return err
 		})
 	}
 	return proxy, nil

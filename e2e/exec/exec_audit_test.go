@@ -166,7 +166,10 @@ echo forged >> %[4]s; echo "append=$?"`, target, content, port, log)
 			line   int
 		}{
 			{"deleted", func(ls []string) []string { return append(ls[:2:2], ls[3:]...) }, 3},
-			{"edited", func(ls []string) []string { ls[1] = strings.Replace(ls[1], `"`+target+`"`, `"/elsewhere"`, 1); return ls }, 2},
+			{"edited", func(ls []string) []string {
+				ls[1] = strings.Replace(ls[1], `"`+target+`"`, `"/elsewhere"`, 1)
+				return ls
+			}, 2},
 			{"reordered", func(ls []string) []string { ls[2], ls[3] = ls[3], ls[2]; return ls }, 3},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -191,16 +191,24 @@ func (l *Log) append(e Event) error {
 	return nil
 }
 
-// flock takes an exclusive lock of f, waiting for it; a signal that
-// interrupts the wait retries it, at most a bounded number of times.
+// lockWait bounds the wait for the log's lock: another session holds it
+// for one line's write, and a lock held longer (by a process outside
+// any session) fails the write rather than stall the session.
+const lockWait = 10 * time.Second
+
+// flock takes an exclusive lock of f, waiting at most lockWait.
 func flock(f *os.File) error {
-	var err error
-	for range 100 {
-		if err = unix.Flock(int(f.Fd()), unix.LOCK_EX); !errors.Is(err, unix.EINTR) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 			return err
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("locked by another process for more than %s", lockWait)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	return err
 }
 
 // encode is ln as one line: its JSON, then its own hash, then a line

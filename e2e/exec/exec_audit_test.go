@@ -91,10 +91,15 @@ func auditFolder(t *testing.T, s *socketSession) string {
 	return dir
 }
 
+// approveFilesOnly is an approval_command that approves every change of
+// files and no network host.
+const approveFilesOnly = `req=$(cat); case "$req" in *'"kind":"network_host"'*) exit 1;; esac; exit 0`
+
 // TestExecAuditLog (issue 44): a session that escalates (approved by an
 // approving command), writes through the broker and is refused a host
-// leaves a line for each in the trusted audit_log, with its start and
-// its end; the session itself cannot write the log; dsh-fs audit verify
+// (put to the approver, which refuses it) leaves a line for each in the
+// trusted audit_log, with its start and its end; the session itself
+// cannot write the log; dsh-fs audit verify
 // passes, and fails on a line removed, changed or moved, naming it; the
 // content written is nowhere in the log. Before, nothing persisted:
 // exec only printed network_refused on its stderr, and audit_log was an
@@ -111,7 +116,7 @@ func TestExecAuditLog(t *testing.T) {
 		content := "audit-content-" + hex.EncodeToString(secret)
 		target := filepath.Join(s.home, "written.txt")
 		s.config(t, fmt.Sprintf("tmp: false\nnetwork: allowlist\nnetwork_allow: [allowed.test, \"127.0.0.1:%s\"]\n"+
-			"approval: command\napproval_command: [/bin/sh, -c, \"cat >/dev/null; exit 0\"]\naudit_log: %s\n", port, log))
+			"network_approval: command\napproval: command\napproval_command: [/bin/sh, -c, %q]\naudit_log: %s\n", port, approveFilesOnly, log))
 		script := fmt.Sprintf(`dsh-fs write %s --content %s --escalate danger-full-access --reason "the notes live outside"; echo "write=$?"
 curl -sS -m 20 http://allowed.test:%[3]s/; echo "allowed=$?"
 curl -sS -m 20 http://denied.test:%[3]s/; echo "denied=$?"
@@ -147,11 +152,13 @@ echo forged >> %[4]s; echo "append=$?"`, target, content, port, log)
 				seen["allowed"] = true
 			case l.Event == "network" && l.Network.Verdict == "refused" && l.Network.Host == "denied.test":
 				seen["refused"] = true
+			case l.Event == "network" && l.Network.Verdict == "not_approved" && l.Network.Host == "denied.test":
+				seen["not approved"] = true
 			case l.Event == "session_end" && l.End != nil && l.End.Status == 0 && i == len(lines)-1:
 				seen["end"] = true
 			}
 		}
-		for _, want := range []string{"start", "asked", "approved", "call", "allowed", "refused", "end"} {
+		for _, want := range []string{"start", "asked", "approved", "call", "allowed", "not approved", "refused", "end"} {
 			if !seen[want] {
 				t.Errorf("no %s line in the log:\n%s", want, raw)
 			}

@@ -69,9 +69,9 @@ func readAudit(t *testing.T, path string) []auditLine {
 
 // auditVerify runs dsh-fs audit verify FILE outside any session and
 // returns its exit status and output.
-func auditVerify(t *testing.T, file string) (int, string) {
+func auditVerify(t *testing.T, file string, flags ...string) (int, string) {
 	t.Helper()
-	c := exec.Command(harness.Bin(t), "audit", "verify", file)
+	c := exec.Command(harness.Bin(t), append([]string{"audit", "verify", file}, flags...)...)
 	out, _ := c.CombinedOutput()
 	return c.ProcessState.ExitCode(), string(out)
 }
@@ -163,9 +163,12 @@ echo forged >> %[4]s; echo "append=$?"`, target, content, port, log)
 				t.Errorf("no %s line in the log:\n%s", want, raw)
 			}
 		}
-		if code, out := auditVerify(t, log); code != 0 || !strings.Contains(out, fmt.Sprintf(`"lines":%d`, len(lines))) {
-			t.Fatalf("verify of the log as written: exit %d\n%s", code, out)
+		code, verified := auditVerify(t, log)
+		if code != 0 || !strings.Contains(verified, fmt.Sprintf(`"lines":%d`, len(lines))) {
+			t.Fatalf("verify of the log as written: exit %d\n%s", code, verified)
 		}
+		var head struct{ Head string }
+		json.Unmarshal([]byte(verified), &head)
 		orig := strings.SplitAfter(strings.TrimSuffix(raw, "\n"), "\n")
 		for _, tc := range []struct {
 			name   string
@@ -178,6 +181,7 @@ echo forged >> %[4]s; echo "append=$?"`, target, content, port, log)
 				return ls
 			}, 2},
 			{"reordered", func(ls []string) []string { ls[2], ls[3] = ls[3], ls[2]; return ls }, 3},
+			{"cut short", func(ls []string) []string { return ls[:len(ls)-1] }, 0},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ls := tc.change(append([]string{}, orig...))
@@ -187,7 +191,16 @@ echo forged >> %[4]s; echo "append=$?"`, target, content, port, log)
 				bad := filepath.Join(t.TempDir(), "audit.jsonl")
 				os.WriteFile(bad, []byte(strings.Join(ls, "")), 0o600)
 				code, out := auditVerify(t, bad)
-				if code != 1 || !strings.Contains(out, `"code":"FS_AUDIT_BROKEN"`) || !strings.Contains(out, fmt.Sprintf("line %d:", tc.line)) {
+				if tc.line == 0 {
+					// Cut short at its end, the chain holds; the head kept
+					// from the check before does not.
+					if code != 0 {
+						t.Errorf("cut at its end: the chain alone holds; exit %d\n%s", code, out)
+					}
+					code, out = auditVerify(t, bad, "--head", head.Head)
+				}
+				if code != 1 || !strings.Contains(out, `"code":"FS_AUDIT_BROKEN"`) || !strings.Contains(out, fmt.Sprintf(`"detail":{"line":%d}`, tc.line)) ||
+					tc.line > 0 && !strings.Contains(out, fmt.Sprintf(": line %d: ", tc.line)) {
 					t.Errorf("want exit 1, FS_AUDIT_BROKEN at line %d; exit %d\n%s", tc.line, code, out)
 				}
 			})

@@ -231,7 +231,7 @@ func TestExecAuditConcurrentSessions(t *testing.T) {
 	os.Mkdir(logDir, 0o700)
 	log := filepath.Join(logDir, "audit.jsonl")
 	out := harness.CanonicalTemp(t)
-	const sessions, writes = 6, 4
+	const sessions, writes = 4, 2
 	var wg sync.WaitGroup
 	for i := range sessions {
 		ws := harness.CanonicalTemp(t)
@@ -239,7 +239,7 @@ func TestExecAuditConcurrentSessions(t *testing.T) {
 		harness.WriteSystemConfig(t, env, "approval: trust\naudit_log: "+log+"\n")
 		script := ""
 		for w := range writes {
-			script += fmt.Sprintf("dsh-fs write %s --content %s --escalate danger-full-access >/dev/null; ", filepath.Join(out, fmt.Sprintf("%d-%d", i, w)), strings.Repeat("x", 5000))
+			script += fmt.Sprintf("dsh-fs write %s --content %s --escalate danger-full-access >/dev/null; ", filepath.Join(out, fmt.Sprintf("%d-%d", i, w)), strings.Repeat("x", 2000))
 		}
 		wg.Add(1)
 		go func() {

@@ -216,3 +216,26 @@ func TestEventsHoldNoContent(t *testing.T) {
 		t.Errorf("no summary of the diff and the command line:\n%s", b.String())
 	}
 }
+
+// TestRelayTakesEscalationsOnly: the brokered call's pipe carries the
+// escalations' lines; anything else on it (a forged start, an unknown
+// field, a line that is not JSON) ends the relay and is not written.
+func TestRelayTakesEscalationsOnly(t *testing.T) {
+	path := filepath.Join(logDir(t), "audit.jsonl")
+	l, err := Open(path, "1-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: "write", Path: "x"}
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	enc.Encode(Asked(req, sandbox.ApprovalTrust))
+	enc.Encode(Answered(req, sandbox.ApprovalTrust, nil))
+	in.WriteString(`{"event":"session_start","start":{"mode":"danger-full-access"}}` + "\n")
+	enc.Encode(Asked(req, sandbox.ApprovalTrust))
+	l.Relay(&in)
+	v, err := verifyFile(t, path, "")
+	if err != nil || v.Lines != 2 || v.Sessions != 0 {
+		t.Errorf("want the two escalation lines only: %+v, %v\n%s", v, err, strings.Join(lines(t, path), ""))
+	}
+}

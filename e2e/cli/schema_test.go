@@ -31,7 +31,7 @@ func TestSchemasAreValid(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version", "denials"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version", "denials", "audit-verify"} {
 		if schemas["result-"+op+".json"] == nil {
 			t.Errorf("missing result-%s.json", op)
 		}
@@ -176,6 +176,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/tree/sub/long.txt": strings.Repeat("x", 600) + "deep" + strings.Repeat("y", 600) + "\n",
 		"ws/tree/.gitignore":   "*.log\n",
 		"ws/tree/sub/out.log":  "deep\n",
+		"ws/audit-empty.jsonl": "",
+		"ws/audit-bad.jsonl":   "x\n",
 	}
 	harness.WriteTree(t, dir, files)
 	if err := os.Symlink("b.txt", filepath.Join(ws, "tree", "link")); err != nil {
@@ -266,6 +268,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "policy refused workspace", args: []string{"policy"}, env: []string{"DSH_FS_CWD=/"}, schema: "result-policy.json",
 			want: []string{`"not_writable":[{"path":"/","origin":"cwd","reason":"workspace too broad"`}},
 		{name: "version", args: []string{"version"}, schema: "result-version.json", want: []string{`"op":"version"`}},
+		{name: "audit verify", args: []string{"audit", "verify", "audit-empty.jsonl"}, schema: "result-audit-verify.json", want: []string{`"lines":0`}},
+		{name: "audit verify broken", args: []string{"audit", "verify", "audit-bad.jsonl"}, schema: "failure.json", exit: 1, want: []string{`"FS_AUDIT_BROKEN"`, `"detail":{"line":1}`}},
+		{name: "audit verify missing", args: []string{"audit", "verify", "nope.jsonl"}, schema: "failure.json", exit: 1, want: []string{`"FS_NOT_FOUND"`}},
 		// failures
 		{name: "denied with escalation", args: []string{"write", "../outside/x.txt", "--content", "pwned"}, schema: "failure.json", exit: 3, want: []string{`"workspace_root":"`, `"escalation":{"mode":"danger-full-access"`}},
 		{name: "denied read-only", args: []string{"edit", "a.txt", "--old", "one", "--new", "1", "--mode", "read-only"}, schema: "failure.json", exit: 3, want: []string{`"reason":"read-only mode"`}},

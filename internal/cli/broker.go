@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
@@ -37,6 +38,7 @@ func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.
 		return false
 	}
 	if v, _ := a.LookupEnv(session.BrokeredEnv); v == "1" {
+		approver.Noted = audit.Notes(a.LookupEnv)
 		// Only a channel to the record's supervisor answers for it: the
 		// variables say nothing a caller could not say itself.
 		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {

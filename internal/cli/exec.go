@@ -52,7 +52,10 @@ Inside a session, --config (a nested exec's too) only narrows.
 Every dsh-fs call inside takes the pinned policy as its trusted base. A call
 with --escalate is sent to this supervisor over an inherited socket; the
 trusted approval (the person at this terminal by default) decides, and the one
-approved operation runs outside the kernel layer.
+approved operation runs outside the kernel layer. Where a trusted audit_log
+names a file, this supervisor appends one hash-chained line per event to it
+(the start, each escalation asked and answered, each brokered call, each
+network decision, the end); dsh-fs audit verify checks it.
 
 exec passes CMD's exit status through (128+N when a signal N ended it) and
 forwards the signals it receives.`,

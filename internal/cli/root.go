@@ -26,6 +26,7 @@ func NewCmdRoot(app *App) *cobra.Command {
 		NewCmdDenials(app, nil),
 		NewCmdMcp(app, nil),
 		NewCmdExec(app, nil),
+		NewCmdAudit(app, nil),
 		NewCmdTools(app),
 		NewCmdVersion(app),
 		newPolicyFlagsTopic(root),

@@ -177,7 +177,7 @@ func (l *loader) absolute(k Key, x any) any {
 // checkTrustedPaths refuses relative paths in a trusted file's path
 // settings: relative to the session cwd, they would move with it.
 func (l *loader) checkTrustedPaths(ly *layer) error {
-	for _, k := range []Key{KeyWritableRoots, KeyAllowRoots, KeyWorkspaces, KeyCwd, KeyCaches} {
+	for _, k := range []Key{KeyWritableRoots, KeyAllowRoots, KeyWorkspaces, KeyCwd, KeyCaches, KeyAuditLog} {
 		v, ok := ly.values[k]
 		if !ok {
 			continue
@@ -233,7 +233,7 @@ func (l *loader) resolveBase() error {
 				if !network(v).Wider(network(l.base[k])) {
 					l.base[k] = v
 				}
-			default: // approval, approval_command, approval_timeout, allow_roots, workspaces, allow_unix_sockets
+			default: // approval, approval_command, approval_timeout, allow_roots, workspaces, allow_unix_sockets, audit_log
 				l.base[k] = v
 			}
 		}
@@ -255,7 +255,7 @@ func (l *loader) resolveBase() error {
 	// A "~" glob with no home in the user database would silently name
 	// nothing: a secret meant to be hidden would not be.
 	if l.home == "" {
-		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots, KeyAllowUnixSockets, KeyCaches} {
+		for _, k := range []Key{KeyDenyRead, KeyProtected, KeyProtectedExtra, KeyWorkspaces, KeyAllowRoots, KeyWritableRoots, KeyAllowUnixSockets, KeyCaches, KeyAuditLog} {
 			for _, g := range asList(l.base[k].value) {
 				if g == "~" || strings.HasPrefix(g, "~/") {
 					return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key %s: %s needs the home folder, and the user database names none", l.base[k].origin.Name, k, g))

@@ -45,6 +45,9 @@ type Settings struct {
 	Files []File
 	// Caches are the toolchain cache settings of dsh-fs exec.
 	Caches Caches
+	// AuditLog is the file a dsh-fs exec supervisor appends the
+	// session's audit trail to, "~" expanded; "" for none.
+	AuditLog string
 	// Session is the record of the dsh-fs exec session this call runs
 	// in, read from SessionPath; nil outside a session.
 	Session     *session.Record
@@ -324,6 +327,7 @@ func (l *loader) build() (*Settings, error) {
 		ReadMaxBytes:      num(KeyReadMaxBytes),
 		Output:            l.eff[KeyOutput].value.(string),
 		Caches:            l.caches(),
+		AuditLog:          expandHome(l.home, l.eff[KeyAuditLog].value.(string)),
 		Values:            values,
 		Files:             l.files,
 		Session:           l.pinned,

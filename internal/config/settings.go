@@ -58,6 +58,9 @@ const (
 	KeyCaches               Key = "caches"
 	KeyCachesFromToolchains Key = "caches_from_toolchains"
 	KeyCachesWritable       Key = "caches_writable"
+	// KeyAuditLog is the file a dsh-fs exec supervisor appends its
+	// session's audit trail to (docs/design.md §10); "" writes none.
+	KeyAuditLog Key = "audit_log"
 )
 
 // Flag names. A setting without a flag has none here; the read window's
@@ -167,13 +170,17 @@ var settings = []setting{
 	{KeyCaches, "", "", kindList, []string{}, false},
 	{KeyCachesFromToolchains, "", "", kindBool, true, false},
 	{KeyCachesWritable, "", "", kindString, "overlay", false},
+	// Where the supervisor writes the session's audit trail: trusted
+	// only, since the supervisor writes where it names, outside the
+	// session's fence; a session source can neither move nor stop it.
+	{KeyAuditLog, "", "", kindString, "", true},
 }
 
 // managedKeys are what the managed requirements file may say: ceilings
 // and additions that even the user's own file cannot undo.
 var managedKeys = []Key{KeyMaxMode, KeyApproval, KeyApprovalCommand, KeyApprovalTimeout,
 	KeyAllowRoots, KeyWorkspaces, KeyDenyRead, KeyProtectedExtra, KeyTmp, KeyAllowUnixSockets,
-	KeyNetwork, KeyNetworkAllow, KeyNetworkApproval, KeyAllowIoUring}
+	KeyNetwork, KeyNetworkAllow, KeyNetworkApproval, KeyAllowIoUring, KeyAuditLog}
 
 // OutputFromEnv is the output format DSH_FS_OUTPUT asks for, read with
 // lookupEnv, or "" when it is unset or empty. It serves the output of the

@@ -30,6 +30,9 @@ const (
 	InvalidArgument Code = "FS_INVALID_ARGUMENT"
 	ConfigInvalid   Code = "FS_CONFIG_INVALID"
 	IO              Code = "FS_IO"
+	// AuditBroken is an audit log whose chain does not hold: a line
+	// removed, changed or moved (dsh-fs audit verify).
+	AuditBroken Code = "FS_AUDIT_BROKEN"
 )
 
 // Coder is implemented by every error that knows its code.

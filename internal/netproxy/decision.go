@@ -29,6 +29,9 @@ type Decision struct {
 	Rule string `json:"rule"`
 	// Command is the granted program's path, under a command's grant.
 	Command string `json:"command,omitempty"`
+	// Addr is the address an allowed host was reached at, the one the
+	// proxy checked.
+	Addr string `json:"addr,omitempty"`
 	// Via is how an allowed host was reached: "direct", or "upstream
 	// HOST:PORT" (never the upstream's credentials).
 	Via string `json:"via,omitempty"`

@@ -165,7 +165,7 @@ func (p *Proxy) dial(ctx context.Context, client net.Conn, host string, port int
 		}
 		c, via, err := p.open(ctx, host, netip.AddrPortFrom(a, uint16(port)))
 		if err == nil {
-			d.Via = via
+			d.Via, d.Addr = via, a.String()
 			p.decide(d)
 			if d.Rule == SettingCommands {
 				c = p.watchGrant(client, c, host, port)

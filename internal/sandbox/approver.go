@@ -45,14 +45,32 @@ type Approver struct {
 	// call there, where the trusted approval decides. It never widens
 	// anything here.
 	Elsewhere bool
+	// Noted, when set, is told of every escalation put to the approver
+	// of the approval by: before it is asked (answered false), and with
+	// the answer (nil: approved). It decides nothing: the brokered call
+	// tells the session's audit log through it (docs/design.md §10).
+	Noted func(req EscalationRequest, by Approval, answer error, answered bool)
 }
 
 // SetApprover sets this call's escalation and its approver, replacing
 // any set before.
 func (f *Fence) SetApprover(a Approver) { f.approver = a }
 
-// approve puts one escalation to the policy's approver.
+// approve puts one escalation to the policy's approver, and tells
+// Noted of the question and its answer.
 func (f *Fence) approve(req EscalationRequest) error {
+	note := f.approver.Noted
+	if note == nil {
+		note = func(EscalationRequest, Approval, error, bool) {}
+	}
+	note(req, f.policy.Approval, nil, false)
+	err := f.decide(req)
+	note(req, f.policy.Approval, err, true)
+	return err
+}
+
+// decide is the answer of the policy's approver to req.
+func (f *Fence) decide(req EscalationRequest) error {
 	a := f.approver
 	switch f.policy.Approval {
 	case ApprovalTrust, ApprovalTTY, ApprovalCommand, ApprovalSupervisor:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"golang.org/x/sys/unix"
@@ -23,6 +24,9 @@ type callRunner struct {
 	ask func(session.Ask) error
 	// denials is the session's log of refusals; nil keeps none.
 	denials *denials.Log
+	// notes is the session's audit log, told of the escalations the
+	// calls put to their approvers; nil without one.
+	notes *audit.Log
 }
 
 // run carries out one request a session forwarded (session.DecodeRequest
@@ -58,7 +62,9 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	var stdout, stderr boundedBuffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	c.ExtraFiles = []*os.File{theirs, reqR}
+	notes := r.openNotes(c)
 	err = c.Start()
+	notes.started()
 	theirs.Close()
 	reqR.Close()
 	if err != nil {
@@ -72,6 +78,7 @@ func (r *callRunner) run(req session.Request) session.Reply {
 	go session.AnswerAsks(mine, r.ask)
 	err = c.Wait()
 	reply := session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+	notes.wait()
 	r.denials.Brokered(req, reply.Status, reply.Stdout)
 	return reply
 }

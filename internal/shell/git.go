@@ -61,6 +61,7 @@ func (s *supervisor) endGitGuard() {
 		return
 	}
 	rep := s.git.Check()
+	s.gitReport = &rep
 	if rep.Empty() {
 		return
 	}

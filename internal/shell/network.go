@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
@@ -122,30 +123,34 @@ func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
 		proxy.SetApprover(func(host string, port int) error {
 			req := sandbox.EscalationRequest{Kind: sandbox.KindNetworkHost, Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
-			return approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+			err := approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
 			})
+			s.audit.Write(audit.HostAnswer(host, port, err))
+			return err
 		})
 	}
 	return proxy, nil
 }
 
 // networkDecided is where the proxy's decisions go, each as it is
-// taken: a refusal is a line of exec's log. It is the one place that
-// hears them (netproxy.Decision): a session log or an audit reads them
-// here.
+// taken: a refusal is a line of exec's log and an entry of the denial
+// log; every decision is a line of the audit log, where there is one. It
+// is the one place that hears them (netproxy.Decision).
 func (s *supervisor) networkDecided() func(netproxy.Decision) {
 	enc := json.NewEncoder(s.log())
 	enc.SetEscapeHTML(false)
 	var mu sync.Mutex
 	return func(d netproxy.Decision) {
 		if d.Verdict != netproxy.VerdictRefused {
+			s.audit.Write(audit.Allowed(d.Host, d.Port, d.Addr, d.Rule, d.Command, d.Via))
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: d.Host, Port: d.Port, Why: d.Rule, Setting: netproxy.Setting}})
 		s.denials.Add(denials.Proxy(d.Host, d.Port, d.Rule, netproxy.Setting))
+		s.audit.Write(audit.Refused(d.Host, d.Port, d.Rule))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -64,7 +65,9 @@ func Run(opts Options) (int, error) {
 		return 0, err
 	}
 	defer sup.close()
-	return sup.runCommand(path, opts.Argv)
+	status, err := sup.runCommand(path, opts.Argv)
+	sup.endAudit(status, err)
+	return status, err
 }
 
 // supervisor is the process that starts a session and stays outside it:
@@ -91,11 +94,14 @@ type supervisor struct {
 	// own, while CMD runs; nil when exec's streams hold no terminal.
 	relay *tty.Relay
 	// git is the git guard's record of the roots' git directories; nil
-	// where there is none.
-	git *gitguard.Guard
+	// where there is none. gitReport is its report at the end.
+	git       *gitguard.Guard
+	gitReport *gitguard.Report
 	// indexesSaved is closed once the roots' tree indexes are saved
 	// (saveIndexes); nil when there is no save.
 	indexesSaved chan struct{}
+	// audit is the session's audit log (audit.go); nil without one.
+	audit *audit.Log
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -191,6 +197,10 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	}); err != nil {
 		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	if err := sup.startAudit(); err != nil {
+		sup.close()
+		return nil, err
 	}
 	mark("record")
 	return sup, nil
@@ -316,7 +326,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	forwarding := s.forwardSignals(sigs, child, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
-		stopBroker = session.Serve(brokerEnd, withMemory(s.run))
+		stopBroker = session.Serve(brokerEnd, withMemory(s.runAudited))
 	}
 	err = child.Wait()
 	mark("child-ended")
@@ -636,7 +646,7 @@ func WithoutSessionVars(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv:
+		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv, audit.NotesEnv:
 			return true
 		}
 		return settingVariables()[name]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
@@ -68,8 +69,9 @@ folder as find matches it), edit every file the same way, all or nothing: each
 file is checked and its new content staged before the first is replaced. A
 file named on its own must hold the old text (FS_EDIT_NO_MATCH); a file a glob
 found without it is left alone and listed in skipped. The result lists each
-file with its replacements, sha256 and diff. For different changes in several
-files, patch takes one diff.`,
+file with its replacements, sha256 and, by default, its diff's counts (--diff
+full gives each file's unified diff). For different changes in several files,
+patch takes one diff.`,
 		Example: `  dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
   dsh-fs edit README.md --old 'v1' --new 'v2' --replace-all
   dsh-fs edit src/main.go --old 'x := 1' --new 'x := 2' --line 40
@@ -87,6 +89,11 @@ files, patch takes one diff.`,
 			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
 			if len(args) > 1 || request.IsGlob(args[0]) {
 				opts.Path, opts.Paths = "", args
+				// The same change in each file: its counts, as patch
+				// gives them, unless --diff asks for more.
+				if !c.Flags().Changed(flagDiff) {
+					opts.Diff = string(diff.FormSummary)
+				}
 			}
 			opts.Old = givenString(c, "old", &oldText)
 			opts.New = givenString(c, "new", &newText)

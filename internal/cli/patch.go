@@ -72,8 +72,8 @@ file's unified diff.`,
 	}
 	c.Flags().StringVar(&opts.From, "from", "", "read the patch from this file, or - for standard input")
 	c.Flags().StringArrayVar(&opts.IfMatch, "if-match", nil, "PATH=SHA256: patch PATH only if its current content has this SHA-256 (repeatable)")
-	// Each file's counts by default: the diffs are what the model wrote
-	// (issue 40: 5.9 KB echoed back for a rename); --diff full gives them.
+	// Each file's counts by default: the diffs are what the model wrote,
+	// echoed back (kilobytes for a rename); --diff full gives them.
 	addDiffFlagsFrom(c.Flags(), &opts.DryRun, &opts.Diff, diff.FormSummary)
 	return c
 }

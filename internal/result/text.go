@@ -398,15 +398,20 @@ func (t Text) Failure(f Failure) {
 	}
 }
 
-// editFiles prints each file's diff, then one line per file, as patch
-// does: what was done to it and its new sha256; then the files a glob
-// found without the old text, and the warnings.
+// editFiles prints, per file, its diff when the result carries one, then
+// its line, as patch does: what was done to it, its counts when the diff
+// is a summary (the default for several files), and its new sha256; then
+// the files a glob found without the old text, and the warnings.
 func (t Text) editFiles(r *fsops.EditFilesResult) {
 	for _, f := range r.Files {
-		t.diff(f.Diff)
-	}
-	for _, f := range r.Files {
-		fmt.Fprintf(t.Out, "%s: %s %d occurrence(s) (sha256 %s)\n", f.Path, tense(r.DryRun, "replaced", "would replace"), f.Replacements, f.SHA256)
+		if !f.Diff.Summary {
+			t.diff(f.Diff)
+		}
+		line := fmt.Sprintf("%s: %s %d occurrence(s)", f.Path, tense(r.DryRun, "replaced", "would replace"), f.Replacements)
+		if f.Diff.Summary {
+			line += fmt.Sprintf(", %d line(s) added, %d removed", f.Diff.Added, f.Diff.Removed)
+		}
+		fmt.Fprintf(t.Out, "%s (sha256 %s)\n", line, f.SHA256)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(t.Out, "(no match, left alone: %s)\n", strings.Join(r.Skipped, ", "))

@@ -32,10 +32,13 @@ func completeFlagValues(root *cobra.Command) {
 	values := flagValues()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		// Cobra builds the flag set anew at each call: once per command,
+		// not once per flag (a whole tree's build was twice as slow).
+		local := c.LocalNonPersistentFlags()
 		for name, words := range values {
 			// A persistent flag is registered once, on the root that
 			// declares it; cobra finds it for every command below.
-			if c.LocalNonPersistentFlags().Lookup(name) == nil && (c != root || c.PersistentFlags().Lookup(name) == nil) {
+			if local.Lookup(name) == nil && (c != root || c.PersistentFlags().Lookup(name) == nil) {
 				continue
 			}
 			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(words, cobra.ShellCompDirectiveNoFileComp))

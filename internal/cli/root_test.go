@@ -10,9 +10,10 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 )
 
-// TestCommandTreeOnlyTheOneRun: a call of a file command runs in a tree
-// of the root and that command alone, and prints, byte for byte, and exits
-// as it does in the whole tree: its results, its usage errors and their
+// TestCommandTreeOnlyTheOneRun: a call of a command of oneCommandTrees (a
+// file command, exec, policy, version) runs in a tree of the root and that
+// command alone, and prints, byte for byte, and exits as it does in the
+// whole tree: its results, its usage errors and their
 // suggestions, the shell's habits, and help (which takes the whole tree).
 func TestCommandTreeOnlyTheOneRun(t *testing.T) {
 	dir := t.TempDir()
@@ -53,6 +54,17 @@ func TestCommandTreeOnlyTheOneRun(t *testing.T) {
 		{"stat", "a.txt", "--output", "text"},
 		{"stat", "--mode", "bogus", "a.txt"},
 		{"stat", "--", "-h"},
+		{"version"},
+		{"version", "x"},
+		{"version", "--output", "text"},
+		{"policy"},
+		{"policy", "--bogus"},
+		{"policy", "--mode", "read-only", "x"},
+		{"exec"},
+		{"exec", "--bogus", "--", "true"},
+		{"exec", "--cnfig", "x", "--", "true"},
+		{"exec", "--escalate", "read-only", "--", "true"},
+		{"exec", "--mode", "bogus", "--", "true"},
 	} {
 		lazy, lazyStatus := run(false, args)
 		whole, wholeStatus := run(true, args)
@@ -68,8 +80,8 @@ func TestCommandTreeOnlyTheOneRun(t *testing.T) {
 	}
 }
 
-// TestCommandTreeChoice: only a file command named first, with no help on
-// its line, gets the small tree.
+// TestCommandTreeChoice: only a command of oneCommandTrees named first,
+// with no help on its line, gets the small tree.
 func TestCommandTreeChoice(t *testing.T) {
 	for _, tc := range []struct {
 		args  []string
@@ -79,8 +91,12 @@ func TestCommandTreeChoice(t *testing.T) {
 		{[]string{"grep", "-n", "x"}, true},
 		{[]string{"find", "*.go", "--", "-h"}, true},
 		{nil, false},
-		{[]string{"policy"}, false},
-		{[]string{"exec", "--", "ls"}, false},
+		{[]string{"policy"}, true},
+		{[]string{"exec", "--", "ls"}, true},
+		{[]string{"exec", "ls", "-h"}, false},
+		{[]string{"version"}, true},
+		{[]string{"tools"}, false},
+		{[]string{"mcp", "--help"}, false},
 		{[]string{"--mode", "read-only", "stat", "x"}, false},
 		{[]string{"stat", "--help"}, false},
 		{[]string{"stat", "-h"}, false},

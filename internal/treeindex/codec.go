@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"sync"
 	"unsafe"
 )
 
@@ -31,7 +32,10 @@ const (
 	flagRacy
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the checksum's table, made at the first index read or
+// written: made at package init, it cost every dsh-fs process (the file
+// tool's calls, exec's child) about 0.2 ms of its start (issue 38).
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 var errFormat = errors.New("not a tree index of this version")
 
@@ -76,7 +80,7 @@ func encode(ix *Index) []byte {
 		}
 		b = appendString(b, raw)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
 func encodeEntries(entries []Entry) []byte {
@@ -156,7 +160,7 @@ func decode(data []byte) (*Index, error) {
 		return nil, errFormat
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum || string(body[:len(magic)]) != magic || body[len(magic)] != version {
+	if crc32.Checksum(body, castagnoli()) != sum || string(body[:len(magic)]) != magic || body[len(magic)] != version {
 		return nil, errFormat
 	}
 	// The names and encoded entries are substrings of data itself, not

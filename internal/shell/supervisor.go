@@ -57,12 +57,28 @@ func Run(opts Options) (int, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	sup, err := newSupervisor(opts)
+	pr := &probes{base: session.RuntimeBase()}
+	sup, err := newSupervisor(opts, pr)
 	if err != nil {
 		return 0, err
 	}
-	defer sup.close()
-	return sup.runCommand(path, opts.Argv)
+	status, err := sup.runCommand(path, opts.Argv)
+	if err != nil && sup.childFailed && pr.relied() {
+		// A verdict kept by an earlier start was wrong (the kernel
+		// refused in the child what it allowed the probe): no CMD ran.
+		// The session starts once more, probing, as it would have with
+		// nothing kept.
+		sup.close()
+		pr.forget()
+		pr.fresh = true
+		if sup, err = newSupervisor(opts, pr); err != nil {
+			return 0, err
+		}
+		status, err = sup.runCommand(path, opts.Argv)
+	}
+	sup.close()
+	mark("closed")
+	return status, err
 }
 
 // supervisor is the process that starts a session and stays outside it:
@@ -91,17 +107,20 @@ type supervisor struct {
 	// git is the git guard's record of the roots' git directories; nil
 	// where there is none.
 	git *gitguard.Guard
+	// childFailed says the child could not become CMD (startChild).
+	childFailed bool
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
-// writes its record.
-func newSupervisor(opts Options) (*supervisor, error) {
+// writes its record; pr probes what the kernel allows.
+func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	s := opts.Settings
 	mark("supervisor")
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
 	}
+	pr.self = self
 	p := s.Policy
 	fence := sandbox.NewFence(p)
 	roots, err := fence.Roots()
@@ -131,7 +150,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	}
 	findCaches := startFindCaches(s)
 	mark("tree-layer")
-	shell.Mounts, shell.MountsWhy = planMountLayer(opts, self, p, roots)
+	shell.Mounts, shell.MountsWhy = planMountLayer(opts, pr, p, roots)
 	mark("mount-plan")
 	shell.Privileges = Privileges(p, shell.Mounts != nil)
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
@@ -151,7 +170,7 @@ func newSupervisor(opts Options) (*supervisor, error) {
 	// the overlays probed) while the sockets and git directories are
 	// looked for.
 	cachesReady := make(chan cacheSetup, 1)
-	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
+	go func(mountsWhy string) { cachesReady <- readyCaches(pr, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
 	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
 	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
@@ -213,14 +232,14 @@ func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
 
 // planMountLayer plans the mount layer of a session of p over roots, or
 // says why there is none.
-func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox.Root) (*sandbox.MountPlan, string) {
+func planMountLayer(opts Options, pr *probes, p sandbox.Policy, roots []sandbox.Root) (*sandbox.MountPlan, string) {
 	if p.Mode == sandbox.DangerFullAccess {
 		return nil, "danger-full-access mode"
 	}
 	if ok, why := sandbox.MountLayer(); !ok {
 		return nil, why
 	}
-	if err := probeUserNamespace(self); err != nil {
+	if err := pr.userNamespace(); err != nil {
 		return nil, "not root, and a user namespace cannot mount here (" + err.Error() + ")"
 	}
 	// The roots' tree indexes are kept where the records are; without
@@ -454,6 +473,7 @@ func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func()
 // one the child reported before its exec of CMD.
 func (s *supervisor) startChild(child *exec.Cmd, spec childSpec, pipes childPipes) error {
 	err := child.Start()
+	s.childFailed = err != nil
 	if s.relay != nil && s.relay.Slave() != nil {
 		// The child holds the session's terminal now; only its
 		// processes may, so the relay sees the session end.
@@ -480,6 +500,7 @@ func (s *supervisor) startChild(child *exec.Cmd, spec childSpec, pipes childPipe
 	report, _ := io.ReadAll(pipes.errR)
 	pipes.errR.Close()
 	if len(report) > 0 {
+		s.childFailed = true
 		pipes.brokerEnd.Close()
 		child.Wait()
 		var f childFailure

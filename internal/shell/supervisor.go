@@ -66,27 +66,32 @@ func Run(opts Options) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pr := &probes{base: session.RuntimeBase()}
-	sup, err := newSupervisor(opts, pr)
-	if err != nil {
-		return 0, err
-	}
-	status, err := sup.runCommand(path, opts.Argv)
-	if err != nil && sup.childFailed && pr.relied() {
+	status, failed, err := runOnce(opts, pr, path)
+	if err != nil && failed && pr.relied() {
 		// A verdict kept by an earlier start was wrong (the kernel
 		// refused in the child what it allowed the probe): no CMD ran.
 		// The session starts once more, probing, as it would have with
 		// nothing kept.
-		sup.close()
 		pr.forget()
 		pr.fresh = true
-		if sup, err = newSupervisor(opts, pr); err != nil {
-			return 0, err
-		}
-		status, err = sup.runCommand(path, opts.Argv)
+		status, _, err = runOnce(opts, pr, path)
 	}
-	sup.close()
 	mark("closed")
 	return status, err
+}
+
+// runOnce starts a session of opts, whose probes are pr, and runs CMD
+// at path in it; failed says the child could not become CMD.
+func runOnce(opts Options, pr *probes, path string) (status int, failed bool, err error) {
+	sup, err := newSupervisor(opts, pr)
+	if err != nil {
+		// A supervisor returned with its error is one whose child
+		// could not start (launch).
+		return 0, sup != nil && sup.childFailed, err
+	}
+	defer sup.close()
+	status, err = sup.runCommand(path, opts.Argv)
+	return status, sup.childFailed, err
 }
 
 // supervisor is the process that starts a session and stays outside it:
@@ -123,7 +128,9 @@ type supervisor struct {
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
-// writes its record; pr probes what the kernel allows.
+// writes its record; pr probes what the kernel allows. Where the child
+// could not be started, the supervisor comes back, closed, with the
+// error (childFailed).
 func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	s := opts.Settings
 	mark("supervisor")
@@ -166,7 +173,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	rec.Shell = shell
 	if err := sup.launch(mounts); err != nil {
 		sup.close()
-		return nil, err
+		return sup, err
 	}
 	if mounts {
 		shell.Mounts = planMounts(opts, p, roots)

@@ -3,9 +3,9 @@
 
 Runs a dshtrace build of dsh-fs (go build -tags dshtrace) N times and
 prints, as a markdown table, the median and the range of each step between
-two marks (internal/shell/trace.go): the supervisor's, then the child's
-(the session's PID 1), from before the process is started to after it is
-waited for. Benchmark tooling: run by scripts/bench.sh (BENCH_ONLY=trace).
+two marks (internal/shell/trace.go): the supervisor's, from before the
+process is started to after it is waited for, then the child's (the
+session's PID 1), which runs beside the supervisor's planning. Benchmark tooling: run by scripts/bench.sh (BENCH_ONLY=trace).
 
     startup-trace.py N BIN ARGS...
 """
@@ -21,16 +21,29 @@ def run(argv):
     t1 = time.time_ns()
     if p.returncode != 0:
         sys.exit(f"startup-trace: {argv}: exit {p.returncode}: {p.stderr}")
-    marks = [("start", t0)]
+    # Two streams of marks: the supervisor's, from before the process is
+    # started to after it is waited for, and the child's, from the
+    # supervisor's start of it (network-ready) to its last layer. The
+    # child starts while the supervisor still plans, so each stream's
+    # steps are its own; the supervisor's "record → child-started" is
+    # its wait for the child.
+    sup, child = [("start", t0)], []
     for line in p.stderr.splitlines():
         f = line.split()
-        if len(f) == 4 and f[0] == "dsh-fs-trace":
-            who = "child" if f[1] == "1" or f[2].startswith("child") else "supervisor"
-            label = f[2] if not (f[2] == "main" and who == "child") else "child-main"
-            marks.append((label, int(f[3])))
-    marks.append(("waited", t1))
-    marks.sort(key=lambda m: m[1])
-    return [(f"{a[0]} → {b[0]}", (b[1] - a[1]) / 1e6) for a, b in zip(marks, marks[1:])], (t1 - t0) / 1e6
+        if len(f) != 4 or f[0] != "dsh-fs-trace":
+            continue
+        if f[1] == "1" or f[2].startswith("child-") and f[2] not in ("child-started", "child-ended"):
+            child.append(("child-main" if f[2] == "main" else f[2], int(f[3])))
+        else:
+            sup.append((f[2], int(f[3])))
+            if f[2] == "network-ready":
+                child.append(("network-ready", int(f[3])))
+    sup.append(("waited", t1))
+    segs = []
+    for marks, who in ((sup, ""), (child, "child: ")):
+        marks.sort(key=lambda m: m[1])
+        segs += [(f"{who}{a[0]} → {b[0]}", (b[1] - a[1]) / 1e6) for a, b in zip(marks, marks[1:])]
+    return segs, (t1 - t0) / 1e6
 
 
 def main():

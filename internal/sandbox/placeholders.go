@@ -105,17 +105,24 @@ func (m *MountPlan) addProtectedEdges(p Policy, roots []Root) {
 
 // RefreshPlaceholders adds to m the placeholders of protected paths
 // missing now that were not when m was planned (a concurrent session's
-// placeholder, removed since), bound read-only like the others.
+// placeholder, removed since), bound read-only like the others. The
+// placeholders are then in path order, a folder before what lies in it:
+// one planned in a concurrent session's placeholder folder that is gone
+// now follows the folder's own (MakePlaceholders makes them in order).
 func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
 	_, holders := planProtectedEdges(p, roots)
+	added := false
 	for _, h := range holders {
 		if !slices.ContainsFunc(m.Placeholders, func(o Placeholder) bool { return o.Path == h.Path }) {
-			m.Placeholders = append(m.Placeholders, h)
+			m.Placeholders, added = append(m.Placeholders, h), true
 			if !slices.Contains(m.ReadOnly, h.Path) {
 				m.ReadOnly = append(m.ReadOnly, h.Path)
 				slices.Sort(m.ReadOnly)
 			}
 		}
+	}
+	if added {
+		slices.SortStableFunc(m.Placeholders, func(a, b Placeholder) int { return strings.Compare(a.Path, b.Path) })
 	}
 }
 

@@ -77,3 +77,38 @@ func TestProtectedEdges(t *testing.T) {
 		t.Errorf("read-only mode: %q, %v", ro, holders)
 	}
 }
+
+// TestRefreshPlaceholdersOrder: a session that planned while another's
+// placeholder folder (.git/info) was there plans a placeholder in it
+// (.git/info/attributes); when the other session removes its folder
+// before this one takes the lock, the refreshed plan makes the folder
+// again before what lies in it. Before: MakePlaceholders failed with
+// "no such file or directory" (64 concurrent sessions of
+// TestExecShellKeepsNoCapability met it), and the session did not start.
+func TestRefreshPlaceholdersOrder(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	roots := []Root{{Path: ws, Origin: "cwd"}}
+	m := PlanMounts(p, roots)
+	attributes := filepath.Join(ws, ".git", "info", "attributes")
+	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
+		t.Fatalf("no placeholder %s planned: %v", attributes, m.Placeholders)
+	}
+	// The other session ends: its placeholder folder goes.
+	if err := os.Remove(filepath.Join(ws, ".git", "info")); err != nil {
+		t.Fatal(err)
+	}
+	RefreshPlaceholders(&m, p, roots)
+	if err := MakePlaceholders(&m); err != nil {
+		t.Fatalf("the refreshed plan's placeholders: %v", err)
+	}
+	if _, err := os.Lstat(attributes); err != nil {
+		t.Errorf("%s was not made: %v", attributes, err)
+	}
+	RemovePlaceholders(m.Placeholders)
+	if _, err := os.Lstat(filepath.Join(ws, ".git", "info")); err == nil {
+		t.Errorf(".git/info, a placeholder, stayed after the removal")
+	}
+}

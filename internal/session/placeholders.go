@@ -69,8 +69,13 @@ func End(dir string, hs []sandbox.Placeholder) error {
 // dir (sandbox.RemovePlaceholders) but those another session still
 // running names; the caller holds the lock.
 func removePlaceholders(dir string, hs []sandbox.Placeholder) {
+	removePlaceholdersBut(hs, livePlaceholders(dir))
+}
+
+// removePlaceholdersBut removes the placeholders hs but those of live.
+func removePlaceholdersBut(hs, live []sandbox.Placeholder) {
 	inUse := map[[2]uint64]bool{}
-	for _, h := range livePlaceholders(dir) {
+	for _, h := range live {
 		inUse[[2]uint64{h.Dev, h.Ino}] = true
 	}
 	var mine []sandbox.Placeholder
@@ -93,14 +98,10 @@ func livePlaceholders(dir string) []sandbox.Placeholder {
 		}
 		data, err := os.ReadFile(RecordPath(d))
 		var r Record
-		if err != nil || json.Unmarshal(data, &r) != nil || r.Shell.Mounts == nil || r.supervisorGone() {
+		if err != nil || json.Unmarshal(data, &r) != nil || r.supervisorGone() {
 			continue
 		}
-		for _, h := range r.Shell.Mounts.Placeholders {
-			if h.Ino != 0 {
-				out = append(out, h)
-			}
-		}
+		out = append(out, recordedPlaceholders(&r)...)
 	}
 	return out
 }

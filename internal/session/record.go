@@ -280,27 +280,49 @@ func userRuntimeFolder(dir string, uid int) error {
 
 // removeStale removes the folders of sessions whose supervisor is gone: a
 // supervisor killed with SIGKILL could not remove its own, and a record
-// left behind could be named by a later session.
+// left behind could be named by a later session. Each record is read
+// once: the placeholders of the sessions still running are the ones a
+// stale session's removal leaves (removePlaceholders).
 func removeStale(base string) {
 	dirs, _ := filepath.Glob(filepath.Join(base, "session-*"))
+	var stale []string
+	var staleRecords []*Record
+	var live []sandbox.Placeholder
 	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(d, "session.json"))
+		data, err := os.ReadFile(RecordPath(d))
 		if err != nil {
 			continue // being written, or not a session's
 		}
 		var r Record
-		if json.Unmarshal(data, &r) != nil || r.Supervisor <= 0 {
+		if json.Unmarshal(data, &r) != nil {
 			continue
 		}
 		// A record of another pid namespace is left: its supervisor
 		// cannot be seen from here, so it cannot be judged gone.
-		if r.supervisorGone() {
-			if m := r.Shell.Mounts; m != nil {
-				removePlaceholders(d, m.Placeholders)
+		if r.Supervisor > 0 && r.supervisorGone() {
+			stale, staleRecords = append(stale, d), append(staleRecords, &r)
+			continue
+		}
+		live = append(live, recordedPlaceholders(&r)...)
+	}
+	for i, d := range stale {
+		removePlaceholdersBut(recordedPlaceholders(staleRecords[i]), live)
+		Remove(d)
+	}
+}
+
+// recordedPlaceholders are the placeholders r records as made or
+// adopted (with their identity).
+func recordedPlaceholders(r *Record) []sandbox.Placeholder {
+	var out []sandbox.Placeholder
+	if m := r.Shell.Mounts; m != nil {
+		for _, h := range m.Placeholders {
+			if h.Ino != 0 {
+				out = append(out, h)
 			}
-			Remove(d)
 		}
 	}
+	return out
 }
 
 // RecordPath is where Write puts the record of the session folder dir.

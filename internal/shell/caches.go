@@ -49,12 +49,13 @@ type cacheSetup struct {
 // readyCaches decides how the shell of a session of s sees each cache
 // found, and readies the copy-on-write layers in the session's folder
 // dir: their upper and work folders in dir/caches, tried once in a
-// throwaway mount namespace (probeOverlays), so an overlay the kernel
+// throwaway mount namespace (probeOverlays; a verdict kept by an
+// earlier start spares it: probes.overlays), so an overlay the kernel
 // refuses leaves its cache read-only, said in the record, rather than
 // fail the session. roots are the kernel layer's roots; mountsWhy says
 // why the session has no mount layer ("" where it has one). It touches
 // nothing but dir/caches, so it runs beside the rest of the start.
-func readyCaches(self, dir string, s *config.Settings, found []sandbox.FoundCache, roots []string, mountsWhy string) cacheSetup {
+func readyCaches(pr *probes, dir string, s *config.Settings, found []sandbox.FoundCache, roots []string, mountsWhy string) cacheSetup {
 	p := s.Policy
 	private := []string{dir}
 	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
@@ -74,21 +75,30 @@ func readyCaches(self, dir string, s *config.Settings, found []sandbox.FoundCach
 		setup.err = err
 		return setup
 	}
-	refused := probeOverlays(self, overlays)
+	refused, probed := pr.overlays(overlays)
 	for i, o := range overlays {
 		if refused[i] != "" {
 			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
 			continue
 		}
-		// Afresh: a volatile overlay's work folder refuses a second
-		// mount (work/incompat/volatile).
-		if err := sandbox.ResetOverlay(o); err != nil {
+		// Afresh, where the probe mounted it: a volatile overlay's
+		// work folder refuses a second mount (work/incompat/volatile).
+		if err := resetProbed(o, probed); err != nil {
 			setup.err = err
 			return setup
 		}
 		setup.overlays = append(setup.overlays, o)
 	}
 	return setup
+}
+
+// resetProbed empties the upper and work folders of o where the probe
+// mounted it.
+func resetProbed(o sandbox.Overlay, probed bool) error {
+	if !probed {
+		return nil
+	}
+	return sandbox.ResetOverlay(o)
 }
 
 // applyCaches puts what readyCaches readied in the session's layers:

@@ -15,8 +15,10 @@ import (
 
 // childSpec is what the child applies before it becomes CMD.
 type childSpec struct {
-	Path     string             `json:"path"`
-	Argv     []string           `json:"argv"`
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	// Env is CMD's environment; without it, the child's own.
+	Env      []string           `json:"env"`
 	Landlock bool               `json:"landlock"`
 	Roots    []string           `json:"roots"`
 	Mounts   *sandbox.MountPlan `json:"mounts"`
@@ -110,7 +112,10 @@ func execChild() int {
 		}
 	}
 	mark("child-mounts")
-	env := os.Environ()
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
 	if spec.Network {
 		if err := kernel.LoopbackUp(); err != nil {
 			return fail(fserr.IO, "network layer: "+err.Error())

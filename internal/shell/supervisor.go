@@ -1,12 +1,10 @@
 package shell
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -20,7 +18,6 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/kernel"
-	"github.com/dshfs/dsh-fs/internal/netproxy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -60,14 +57,44 @@ func Run(opts Options) (int, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	sup, err := newSupervisor(opts)
+	// A session never outlives its supervisor: killed with SIGKILL, the
+	// supervisor can neither forward it nor end the session, so the
+	// kernel kills the child as its parent dies, and with the child, the
+	// init of the session's PID namespace, every process in it. The
+	// parent-death signal follows the thread that forked the child, not
+	// the process: this goroutine, which launches the child
+	// (newSupervisor, launch), keeps its thread until the session ends,
+	// and the Go runtime ends no thread a goroutine holds.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pr := &probes{base: session.RuntimeBase()}
+	status, failed, err := runOnce(opts, pr, path)
+	if err != nil && failed && pr.relied() {
+		// A verdict kept by an earlier start was wrong (the kernel
+		// refused in the child what it allowed the probe): no CMD ran.
+		// The session starts once more, probing, as it would have with
+		// nothing kept.
+		pr.forget()
+		pr.fresh = true
+		status, _, err = runOnce(opts, pr, path)
+	}
+	mark("closed")
+	return status, err
+}
+
+// runOnce starts a session of opts, whose probes are pr, and runs CMD
+// at path in it; failed says the child could not become CMD.
+func runOnce(opts Options, pr *probes, path string) (status int, failed bool, err error) {
+	sup, err := newSupervisor(opts, pr)
 	if err != nil {
-		return 0, err
+		// A supervisor returned with its error is one whose child
+		// could not start (launch).
+		return 0, sup != nil && sup.childFailed, err
 	}
 	defer sup.close()
-	status, err := sup.runCommand(path, opts.Argv)
+	status, err = sup.runCommand(path, opts.Argv)
 	sup.endAudit(status, err)
-	return status, err
+	return status, sup.childFailed, err
 }
 
 // supervisor is the process that starts a session and stays outside it:
@@ -102,17 +129,25 @@ type supervisor struct {
 	indexesSaved chan struct{}
 	// audit is the session's audit log (audit.go); nil without one.
 	audit *audit.Log
+	// childFailed says the child could not become CMD (startChild,
+	// sendSpec).
+	childFailed bool
+	// launched is the session's child once started (launch).
+	launched *launched
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
-// writes its record.
-func newSupervisor(opts Options) (*supervisor, error) {
+// writes its record; pr probes what the kernel allows. Where the child
+// could not be started, the supervisor comes back, closed, with the
+// error (childFailed).
+func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	s := opts.Settings
 	mark("supervisor")
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
 	}
+	pr.self = self
 	p := s.Policy
 	fence := sandbox.NewFence(p)
 	roots, err := fence.Roots()
@@ -131,43 +166,45 @@ func newSupervisor(opts Options) (*supervisor, error) {
 		sockets = sandbox.SocketGrants(p)
 	}
 	if s.Session != nil {
-		// Nested: the outer session's record, broker and mount layer
-		// serve; this one only narrows (docs/design.md §10). The outer
-		// caches' layers are in place, and stay writable.
-		if p.Mode == sandbox.WorkspaceWrite {
-			shell.Caches = s.Session.Shell.Caches
-		}
-		return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
-			rec: &session.Record{Roots: rec.Roots, Shell: shell}, sockets: sockets}, nil
+		return nestedSupervisor(opts, self, rec.Roots, shell, sockets), nil
 	}
 	findCaches := startFindCaches(s)
 	mark("tree-layer")
-	shell.Mounts, shell.MountsWhy = planMountLayer(opts, self, p, roots)
-	mark("mount-plan")
-	shell.Privileges = Privileges(p, shell.Mounts != nil)
-	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
-	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, shell.Mounts != nil)
-	shell.ProcessesHeld, shell.Processes = processesLayer(shell)
-	netPlan := networkLayer(p, shell.Mounts != nil, shell.ProcessesHeld)
-	if netPlan.missing != "" {
-		return nil, networkMissing(p, netPlan.missing)
+	// What the child must be given at its start follows from whether
+	// there is a mount layer: the child is launched then, and its own
+	// start overlaps the plan, the caches and the record (launch).
+	mounts, err := earlyLayers(opts, pr, p, &shell)
+	if err != nil {
+		return nil, err
 	}
+	sup := &supervisor{opts: opts, settings: s, sockets: sockets, rec: rec}
+	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	rec.Shell = shell
+	if err := sup.launch(mounts); err != nil {
+		sup.close()
+		return sup, err
+	}
+	if mounts {
+		shell.Mounts = planMounts(opts, p, roots)
+	}
+	mark("mount-plan")
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
 	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
+		sup.close()
 		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
+	sup.dir = dir
+	// Before the child's spec: its mount layer binds the log's folder.
+	sup.callRunner.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
 	mark("record-dir")
 	// The caches' layers are readied (the toolchains' answers awaited,
 	// the overlays probed) while the sockets and git directories are
 	// looked for.
 	cachesReady := make(chan cacheSetup, 1)
-	go func(mountsWhy string) { cachesReady <- readyCaches(self, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
+	go func(mountsWhy string) { cachesReady <- readyCaches(pr, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
 	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
-	sup := &supervisor{opts: opts, settings: s, dir: dir, sockets: sockets}
-	denied, _ := denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
-	sup.callRunner = callRunner{self: self, ask: sup.askTerminal, denials: denied}
 	mark("sockets-network")
 	if err := applyCaches(<-cachesReady, &shell); err != nil {
 		sup.close()
@@ -227,18 +264,54 @@ func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
 	return nil
 }
 
-// planMountLayer plans the mount layer of a session of p over roots, or
-// says why there is none.
-func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox.Root) (*sandbox.MountPlan, string) {
+// nestedSupervisor is the supervisor of a session started inside
+// another: the outer session's record, broker and mount layer serve;
+// this one only narrows (docs/design.md §10). The outer caches' layers
+// are in place, and stay writable.
+func nestedSupervisor(opts Options, self string, roots []string, shell session.Shell, sockets []string) *supervisor {
+	s := opts.Settings
+	if s.Policy.Mode == sandbox.WorkspaceWrite {
+		shell.Caches = s.Session.Shell.Caches
+	}
+	return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
+		rec: &session.Record{Roots: roots, Shell: shell}, sockets: sockets}
+}
+
+// earlyLayers decides in shell the layers that follow from whether a
+// session of p has a mount layer, which it reports (pr probes a user
+// namespace), before anything is planned: the privileges, the terminal,
+// the processes and the network.
+func earlyLayers(opts Options, pr *probes, p sandbox.Policy, shell *session.Shell) (bool, error) {
+	shell.MountsWhy = mountLayerWhy(pr, p)
+	mounts := shell.MountsWhy == ""
+	shell.Privileges = Privileges(p, mounts)
+	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, mounts)
+	shell.ProcessesHeld, shell.Processes = processesLayer(mounts, shell.MountsWhy)
+	netPlan := networkLayer(p, mounts, shell.ProcessesHeld)
+	if netPlan.missing != "" {
+		return false, networkMissing(p, netPlan.missing)
+	}
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
+	return mounts, nil
+}
+
+// mountLayerWhy says why a session of p has no mount layer, "" where it
+// has one; pr probes a user namespace.
+func mountLayerWhy(pr *probes, p sandbox.Policy) string {
 	if p.Mode == sandbox.DangerFullAccess {
-		return nil, "danger-full-access mode"
+		return "danger-full-access mode"
 	}
 	if ok, why := sandbox.MountLayer(); !ok {
-		return nil, why
+		return why
 	}
-	if err := probeUserNamespace(self); err != nil {
-		return nil, "not root, and a user namespace cannot mount here (" + err.Error() + ")"
+	if err := pr.userNamespace(); err != nil {
+		return "not root, and a user namespace cannot mount here (" + err.Error() + ")"
 	}
+	return ""
+}
+
+// planMounts plans the mount layer of a session of p over roots.
+func planMounts(opts Options, p sandbox.Policy, roots []sandbox.Root) *sandbox.MountPlan {
 	// The roots' tree indexes are kept where the records are; without
 	// that folder each root is read whole (a nil store).
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
@@ -247,13 +320,15 @@ func planMountLayer(opts Options, self string, p sandbox.Policy, roots []sandbox
 		store = nil
 	}
 	plan := sandbox.PlanMountsForSession(p, roots, store)
-	return &plan, ""
+	return &plan
 }
 
 // close removes the session's record, and the upper folders of its
 // caches' overlays: a record left behind could be named by a later
 // session, and what the session wrote in its caches is discarded.
 func (s *supervisor) close() {
+	s.abortChild()
+	s.release()
 	if s.dir != "" {
 		var hs []sandbox.Placeholder
 		if s.rec != nil && s.rec.Shell.Mounts != nil {
@@ -263,72 +338,36 @@ func (s *supervisor) close() {
 	}
 }
 
-// runCommand starts CMD at path with argv as the session's child and returns its
-// exit status once it ends.
+// runCommand starts CMD at path with argv as the session's child and
+// returns its exit status once it ends: the child launched early
+// (launch), or now.
 func (s *supervisor) runCommand(path string, argv []string) (int, error) {
-	pipes, err := newChildPipes()
-	if err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	defer s.release()
+	if s.launched == nil {
+		if err := s.launch(s.rec.Shell.Mounts != nil); err != nil {
+			return 0, err
+		}
 	}
-	brokerEnd := pipes.brokerEnd
-	child := s.childCommand(pipes)
-	ctty, terminal, handover, err := s.giveChildTerminal(child)
-	if s.relay != nil {
-		defer s.relay.Close()
-	}
-	if handover != nil {
-		defer handover.Close()
-	}
-	if err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
-	}
-	if s.nested && session.CheckBroker(brokerFD) == nil {
-		// The outer session's channel stays where the shell has it;
-		// without one, the shell gets a channel nobody answers.
-		child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
-	}
-	mark("terminal")
-	spec := s.spec(child, path, argv, ctty, terminal)
-	stopNetwork, err := s.readyNetwork(child, &spec)
-	defer stopNetwork()
-	if err != nil {
-		return 0, fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
-	}
-	// Signals are forwarded from the start: one that arrives while CMD
-	// runs is CMD's to act on.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
-	defer signal.Stop(sigs)
-	// A session never outlives its supervisor: killed with SIGKILL, the
-	// supervisor can neither forward it nor end the session, so the
-	// kernel kills the child as its parent dies, and with the child, the
-	// init of the session's PID namespace, every process in it. The
-	// parent-death signal follows the thread that forked the child, not
-	// the process: this goroutine keeps its thread until the session
-	// ends, and the Go runtime ends no thread a goroutine holds.
-	child.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	mark("network-ready")
-	if err := s.startChild(child, spec, pipes); err != nil {
+	l := s.launched
+	child, brokerEnd := l.child, l.pipes.brokerEnd
+	if err := s.sendSpec(s.spec(path, argv)); err != nil {
 		return 0, err
 	}
 	mark("child-started")
 	s.saveIndexes()
-	if err := s.startRelay(handover); err != nil {
+	if err := s.startRelay(l.handover); err != nil {
 		child.Process.Kill()
 		child.Wait()
 		brokerEnd.Close()
 		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	done := make(chan struct{})
-	forwarding := s.forwardSignals(sigs, child, done)
+	forwarding := s.forwardSignals(l.sigs, child, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
 		stopBroker = session.Serve(brokerEnd, withMemory(s.runAudited))
 	}
-	err = child.Wait()
+	err := child.Wait()
 	mark("child-ended")
 	// The forwarder is gone before the relay closes: a resize in flight
 	// would use the session's terminal as it is closed.
@@ -341,7 +380,19 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// hang-up, never the person's terminal.
 		s.relay.Close()
 	}
+	// What the session wrote in its caches goes while the git guard
+	// looks: a layer exists only with the PID namespace, whose every
+	// process ended with the child. The record and the placeholders go
+	// after (close), in the order the lock needs.
+	cachesGone := make(chan struct{})
+	go func() {
+		defer close(cachesGone)
+		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
+			sandbox.RemoveTree(m.OverlayDir)
+		}
+	}()
 	s.endGitGuard()
+	<-cachesGone
 	mark("git-guard-end")
 	return exitStatusOf(child.ProcessState, err), nil
 }
@@ -380,7 +431,13 @@ func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
 	// paths, the shell's and every dsh-fs call's, are the workspace's
 	// (docs/design.md §10).
 	child.Dir = startDir(s.settings.Policy)
-	child.Env = append(s.childEnv(), "PWD="+child.Dir)
+	// The child's own environment; CMD's comes in the spec, once the
+	// record and the caches are known (childEnv).
+	env := WithoutSessionVars(os.Environ())
+	if s.nested {
+		env = s.childEnv()
+	}
+	child.Env = append(env, "PWD="+child.Dir)
 	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
 	child.ExtraFiles = []*os.File{pipes.shellEnd, pipes.specR, pipes.errW}
 	// CMD never holds the person's terminal: the child starts a new
@@ -421,92 +478,6 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *chi
 		terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
 	}
 	return ctty, terminal, handover, nil
-}
-
-// spec is what the child of child is told to do: its layers, and
-// CMD (path, argv) to become. A planned mount layer brings the session's
-// namespaces even when it mounts nothing: the PID namespace and its
-// /proc are the processes layer's (processesLayer).
-func (s *supervisor) spec(child *exec.Cmd, path string, argv []string, ctty int, terminal *childTerminal) childSpec {
-	spec := childSpec{Path: path, Argv: argv, Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
-		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: ctty, Terminal: terminal,
-		IoUring: s.settings.Policy.AllowIoUring}
-	if m := s.rec.Shell.Mounts; m != nil {
-		spec.Mounts, spec.Empty = m, s.empty
-		ns := mountNamespace()
-		ns.Setsid, ns.Setctty, ns.Ctty = child.SysProcAttr.Setsid, child.SysProcAttr.Setctty, child.SysProcAttr.Ctty
-		child.SysProcAttr = ns
-	}
-	spec.Init = s.rec.Shell.ProcessesHeld
-	return spec
-}
-
-// readyNetwork readies the session's network layer in spec and child:
-// the network namespace, and the proxies of an allowlist. stop ends the
-// proxies it started, the last first; the caller calls it, error or not.
-func (s *supervisor) readyNetwork(child *exec.Cmd, spec *childSpec) (stop func(), err error) {
-	var stops []func()
-	stop = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	if spec.Network = s.rec.Shell.NetworkNamespaced; spec.Network {
-		withNetworkNamespace(child.SysProcAttr)
-		child.Env = netproxy.WithoutProxyVars(child.Env) // exec's proxy is the supervisor's alone
-		if s.settings.Policy.Network == sandbox.NetworkAllowlist && spec.Init {
-			var stopProxy func()
-			if spec.ProxyFD, stopProxy, err = s.startProxy(child); err != nil {
-				return stop, err
-			}
-			stops = append(stops, stopProxy)
-		}
-	}
-	return stop, nil
-}
-
-// startChild starts child, hands it spec and waits for it to become CMD.
-// It closes the pipes' ends the child holds now; on a failure, the
-// broker's too, and the error says why no CMD runs: the start's, or the
-// one the child reported before its exec of CMD.
-func (s *supervisor) startChild(child *exec.Cmd, spec childSpec, pipes childPipes) error {
-	err := child.Start()
-	if s.relay != nil && s.relay.Slave() != nil {
-		// The child holds the session's terminal now; only its
-		// processes may, so the relay sees the session end.
-		s.relay.Slave().Close()
-	}
-	pipes.shellEnd.Close()
-	if err != nil {
-		pipes.brokerEnd.Close()
-	}
-	pipes.specR.Close()
-	pipes.errW.Close()
-	for _, f := range child.ExtraFiles[childErrorFD-2:] {
-		f.Close() // the proxy channel's bridge end is the session's alone
-	}
-	if err != nil {
-		pipes.specW.Close()
-		pipes.errR.Close()
-		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-	}
-	json.NewEncoder(pipes.specW).Encode(spec)
-	pipes.specW.Close()
-	// The child's error pipe closes on its exec of CMD: anything read
-	// before that is why the child could not become CMD.
-	report, _ := io.ReadAll(pipes.errR)
-	pipes.errR.Close()
-	if len(report) > 0 {
-		pipes.brokerEnd.Close()
-		child.Wait()
-		var f childFailure
-		if json.Unmarshal(report, &f) != nil || f.Code == "" {
-			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
-		}
-		return fserr.New(f.Code, "exec: "+f.Message)
-	}
-	return nil
 }
 
 // startRelay starts relaying between the person's terminal and the

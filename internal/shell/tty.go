@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
@@ -97,12 +96,13 @@ func terminalLayer(a Options, ownNamespace bool) (bool, string) {
 }
 
 // processesLayer says whether the session's processes end with CMD: they
-// do in the PID namespace that comes with the session's mount namespace.
-func processesLayer(shell session.Shell) (bool, string) {
-	if shell.Mounts != nil {
+// do in the PID namespace that comes with the session's mount namespace
+// (mounts; mountsWhy says why there is none).
+func processesLayer(mounts bool, mountsWhy string) (bool, string) {
+	if mounts {
 		return true, "a PID namespace of the session's own, with its own /proc: when CMD exits, every process it started is killed"
 	}
-	return false, fmt.Sprintf("not held: processes the session leaves behind outlive it (no PID namespace: %s); they keep only the session's own terminal, which is closed", shell.MountsWhy)
+	return false, fmt.Sprintf("not held: processes the session leaves behind outlive it (no PID namespace: %s); they keep only the session's own terminal, which is closed", mountsWhy)
 }
 
 // mountProc mounts a /proc of the session's PID namespace over /proc, in

@@ -1,0 +1,218 @@
+package shell
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// launched is the session's child, started and waiting for its spec:
+// what it holds of the supervisor's (channels, terminal, network) and
+// the signals the supervisor forwards to it.
+type launched struct {
+	child    *exec.Cmd
+	pipes    childPipes
+	ctty     int
+	terminal *childTerminal
+	handover *os.File
+	proxyFD  int
+	stop     func() // ends the network layer's proxies
+	sigs     chan os.Signal
+	sent     bool // the spec was sent (sendSpec), or the child is gone
+}
+
+// launch starts the session's child (s.launched), which waits for its
+// spec: what it must be given at its start (its namespaces, streams and
+// channels) follows from the layers newSupervisor has decided by then:
+// whether there is a mount layer (mounts), and s.rec.Shell's
+// ProcessesHeld and NetworkNamespaced; everything else is the spec
+// (sendSpec). So the
+// child's own start, a second start of dsh-fs, overlaps the rest of
+// the supervisor's (the caches, the record). A planned mount layer
+// brings the session's namespaces even when it mounts nothing: the PID
+// namespace and its /proc are the processes layer's (processesLayer).
+// What launch readied is released by s.release, error or not.
+func (s *supervisor) launch(mounts bool) error {
+	pipes, err := newChildPipes()
+	if err != nil {
+		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	l := &launched{pipes: pipes, ctty: -1, stop: func() {}}
+	s.launched = l
+	l.child = s.childCommand(pipes)
+	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child); err != nil {
+		l.closeAll()
+		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+	}
+	if s.nested && session.CheckBroker(brokerFD) == nil {
+		// The outer session's channel stays where the shell has it;
+		// without one, the shell gets a channel nobody answers.
+		l.child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
+	}
+	mark("terminal")
+	if mounts {
+		c := l.child.SysProcAttr
+		ns := mountNamespace()
+		ns.Setsid, ns.Setctty, ns.Ctty = c.Setsid, c.Setctty, c.Ctty
+		l.child.SysProcAttr = ns
+	}
+	if err := s.readyNetwork(l); err != nil {
+		l.closeAll()
+		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+	}
+	// Signals are forwarded from the start: one that arrives while CMD
+	// runs is CMD's to act on (forwardSignals).
+	l.sigs = make(chan os.Signal, 8)
+	signal.Notify(l.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	// The session dies with the supervisor (Run).
+	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	mark("network-ready")
+	return s.startChild(l)
+}
+
+// readyNetwork readies the session's network layer in l's child: the
+// network namespace, and the proxy of an allowlist.
+func (s *supervisor) readyNetwork(l *launched) error {
+	if !s.rec.Shell.NetworkNamespaced {
+		return nil
+	}
+	withNetworkNamespace(l.child.SysProcAttr)
+	if s.settings.Policy.Network == sandbox.NetworkAllowlist && s.rec.Shell.ProcessesHeld {
+		fd, stop, err := s.startProxy(l.child)
+		if err != nil {
+			return err
+		}
+		l.proxyFD, l.stop = fd, stop
+	}
+	return nil
+}
+
+// spec is what the child is told to do: its layers, CMD (path, argv) to
+// become, and CMD's environment.
+func (s *supervisor) spec(path string, argv []string) childSpec {
+	l := s.launched
+	env := s.childEnv()
+	if s.rec.Shell.NetworkNamespaced {
+		env = netproxy.WithoutProxyVars(env) // exec's proxy is the supervisor's alone
+	}
+	spec := childSpec{Path: path, Argv: argv, Env: append(env, "PWD="+l.child.Dir),
+		Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+		Caches:       writableCaches(s.rec.Shell.Caches),
+		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
+		IoUring: s.settings.Policy.AllowIoUring, Init: s.rec.Shell.ProcessesHeld,
+		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD}
+	if m := s.rec.Shell.Mounts; m != nil {
+		spec.Mounts, spec.Empty = m, s.empty
+	}
+	return spec
+}
+
+// startChild starts l's child. It closes the pipes' ends the child
+// holds now; on a failure, every one.
+func (s *supervisor) startChild(l *launched) error {
+	child, pipes := l.child, l.pipes
+	err := child.Start()
+	s.childFailed = err != nil
+	if s.relay != nil && s.relay.Slave() != nil {
+		// The child holds the session's terminal now; only its
+		// processes may, so the relay sees the session end.
+		s.relay.Slave().Close()
+	}
+	pipes.shellEnd.Close()
+	pipes.specR.Close()
+	pipes.errW.Close()
+	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+		f.Close() // the proxy channel's bridge end is the session's alone
+	}
+	if err != nil {
+		l.sent = true
+		pipes.brokerEnd.Close()
+		pipes.specW.Close()
+		pipes.errR.Close()
+		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	return nil
+}
+
+// sendSpec hands the launched child spec and waits for it to become CMD.
+// On a failure it closes the broker's end, and the error says why no CMD
+// runs: the one the child reported before its exec of CMD.
+func (s *supervisor) sendSpec(spec childSpec) error {
+	l := s.launched
+	l.sent = true
+	json.NewEncoder(l.pipes.specW).Encode(spec)
+	l.pipes.specW.Close()
+	// The child's error pipe closes on its exec of CMD: anything read
+	// before that is why the child could not become CMD.
+	report, _ := io.ReadAll(l.pipes.errR)
+	l.pipes.errR.Close()
+	if len(report) > 0 {
+		s.childFailed = true
+		l.pipes.brokerEnd.Close()
+		l.child.Wait()
+		var f childFailure
+		if json.Unmarshal(report, &f) != nil || f.Code == "" {
+			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
+		}
+		return fserr.New(f.Code, "exec: "+f.Message)
+	}
+	return nil
+}
+
+// abortChild ends a launched child that was never sent its spec: told
+// nothing, it ends without starting CMD.
+func (s *supervisor) abortChild() {
+	l := s.launched
+	if l == nil || l.sent {
+		return
+	}
+	l.sent = true
+	l.pipes.specW.Close()
+	io.Copy(io.Discard, l.pipes.errR)
+	l.pipes.errR.Close()
+	l.pipes.brokerEnd.Close()
+	l.child.Wait()
+}
+
+// closeAll closes every end of l's pipes, for a child never started.
+func (l *launched) closeAll() {
+	l.sent = true
+	p := l.pipes
+	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
+		f.Close()
+	}
+}
+
+// release releases what launch readied: the relay, the terminal's
+// handover channel, the network's proxies and the signals' forwarding.
+// It may be called again.
+func (s *supervisor) release() {
+	if s.relay != nil {
+		s.relay.Close()
+	}
+	l := s.launched
+	if l == nil {
+		return
+	}
+	if l.handover != nil {
+		l.handover.Close()
+		l.handover = nil
+	}
+	if l.stop != nil {
+		l.stop()
+		l.stop = nil
+	}
+	if l.sigs != nil {
+		signal.Stop(l.sigs)
+	}
+}

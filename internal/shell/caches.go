@@ -154,6 +154,10 @@ func probeOverlays(self string, overlays []sandbox.Overlay) []string {
 // cachesProbe is the probe's whole life: it reads the overlays, mounts
 // each in its own mount namespace, and prints why each failed.
 func cachesProbe() int {
+	if err := ownNamespaces(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return statusFailed
+	}
 	var overlays []sandbox.Overlay
 	if err := json.NewDecoder(os.Stdin).Decode(&overlays); err != nil {
 		fmt.Fprintln(os.Stderr, "caches probe:", err)

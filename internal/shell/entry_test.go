@@ -180,3 +180,25 @@ func TestProbeOverlaysRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestProbesMountOnlyInTheirOwnNamespace: a probe run any way but the
+// one exec runs it, in namespaces of its own (mountNamespace), mounts
+// nothing: started by hand from a shell, the user-namespace probe would
+// cover that shell's temporary folder with its 4 KiB tmpfs. The shell
+// here lives in a private mount namespace of the test's, so a probe
+// that mounts is seen there and nowhere else.
+func TestProbesMountOnlyInTheirOwnNamespace(t *testing.T) {
+	needRoot(t)
+	unshare := lookPath(t, "unshare")
+	tmp := t.TempDir()
+	script := `TMPDIR="$1" "$0" ` + argUserNamespaceProbe + `; echo "status $?"; grep -c " $1 " /proc/self/mountinfo || true`
+	c := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", script, testSelf(t), tmp)
+	c.Env = helperEnviron()
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "status 1") || !strings.HasSuffix(strings.TrimSpace(string(out)), "\n0") {
+		t.Errorf("a probe started from a shell, in the shell's own mount namespace: %s\nwant status 1 and nothing mounted on %s", out, tmp)
+	}
+}

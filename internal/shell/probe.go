@@ -34,6 +34,10 @@ func probeUserNamespace(self string) error {
 // userNamespaceProbe is the probe's whole life, in its private mount
 // namespace, where nothing it mounts is seen outside.
 func userNamespaceProbe() int {
+	if err := ownNamespaces(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return statusFailed
+	}
 	if err := unix.Mount("none", os.TempDir(), "tmpfs", 0, "size=4k"); err != nil {
 		fmt.Fprintln(os.Stderr, "mount:", err)
 		return statusFailed
@@ -216,4 +220,17 @@ func (p *probes) overlays(overlays []sandbox.Overlay) (refused []string, probed 
 		}
 	}
 	return refused, true
+}
+
+// ownNamespaces refuses a probe that is not where exec starts it: the
+// first process of the PID namespace that mountNamespace makes together
+// with its mount namespace. Each probe mounts (a tmpfs over the
+// temporary folder, the caches' overlays); started any other way, by
+// hand from a shell or by a tool that times it, its mounts would land in
+// the caller's namespace and cover the caller's folders.
+func ownNamespaces() error {
+	if os.Getpid() != 1 {
+		return errors.New("probe: not in namespaces of its own (exec starts it in them); nothing mounted")
+	}
+	return nil
 }

@@ -69,6 +69,9 @@ var fileCommands = []fileCommand{
 	{"grep", func(a *App) *cobra.Command { return NewCmdGrep(a, nil) }},
 	{"find", func(a *App) *cobra.Command { return NewCmdFind(a, nil) }},
 	{"stat", func(a *App) *cobra.Command { return NewCmdStat(a, nil) }},
+	{"move", func(a *App) *cobra.Command { return NewCmdMove(a, nil) }},
+	{"mkdir", func(a *App) *cobra.Command { return NewCmdMkdir(a, nil) }},
+	{"rm", func(a *App) *cobra.Command { return NewCmdRm(a, nil) }},
 }
 
 // newCmdTree is the command tree a call with args runs in: for a file

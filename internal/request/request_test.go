@@ -432,6 +432,37 @@ func TestMkdirMove(t *testing.T) {
 	}
 }
 
+// A move and a removal act on the name: a symlink is moved or removed as
+// a link, and what it names stays where it is. (Resolved following the
+// link, as it was before issue 40, MCP's move_file renamed the file the
+// link named and left the link dangling.)
+func TestMoveAndRemoveActOnTheLink(t *testing.T) {
+	l := newLayout(t)
+	link := filepath.Join(l.ws, "link")
+	if err := os.Symlink("a.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Move{Source: "link", Destination: "src/link"}.Run(l.exec())
+	if err != nil || res.Type != "symlink" {
+		t.Fatalf("move: %+v, %v", res, err)
+	}
+	if target, err := os.Readlink(filepath.Join(l.ws, "src/link")); err != nil || target != "a.txt" {
+		t.Errorf("moved link reads %q, %v", target, err)
+	}
+	if l.read(t, "ws/a.txt") != "one\ntwo\nthree\n" {
+		t.Error("the link's target moved or changed")
+	}
+	if _, err := (Remove{Path: "src/link"}).Run(l.exec()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(l.ws, "src/link")); !os.IsNotExist(err) {
+		t.Errorf("link still there: %v", err)
+	}
+	if l.read(t, "ws/a.txt") != "one\ntwo\nthree\n" {
+		t.Error("removing the link touched its target")
+	}
+}
+
 // Exec resolves a path once per call: the run takes the target the front
 // end resolved for its header, even when a symlink changes in between;
 // a new call resolves afresh, and a failure is not remembered.

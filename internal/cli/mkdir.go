@@ -31,6 +31,11 @@ harmless; a file or symlink there is FS_EXISTS and is never followed.`,
   dsh-fs mkdir --parents docs/adr/2026
   dsh-fs mkdir ../shared/out --escalate danger-full-access --reason 'the build writes there'`,
 		Args: cobra.ExactArgs(1),
+		// The folder it makes is beside or beneath one that exists: a
+		// tab offers folders.
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
 			if runF != nil {

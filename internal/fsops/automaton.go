@@ -1,0 +1,145 @@
+package fsops
+
+import "strings"
+
+// automaton is an Aho-Corasick automaton over bytes, completed into a
+// DFA: one table lookup per byte of the text, whatever the number of
+// literals. Bytes are mapped to classes first (each byte a literal holds
+// has its own, every other byte one shared), so the table has a row of
+// as many entries as the literals have distinct bytes, not 256.
+type automaton struct {
+	class  [256]uint8
+	nclass int
+	// delta is the next state of each state (a row of nclass entries,
+	// premultiplied: state k is k*nclass) and class; negative when that
+	// state ends a literal (-next).
+	delta []int32
+	// fold matches ASCII letters in either case and, as Go's regexp folds
+	// them, the Kelvin sign (U+212A) as k and the long s (U+017F) as s.
+	fold bool
+	// kelvin, longS are the classes of k and s, when fold and a literal
+	// holds one; -1 otherwise.
+	kelvin, longS int
+}
+
+// newAutomaton builds the automaton of lits (none empty), folding ASCII
+// case with fold, or returns nil past maxACStates states.
+func newAutomaton(lits []string, fold bool) *automaton {
+	a := &automaton{fold: fold, kelvin: -1, longS: -1}
+	if fold {
+		for i, l := range lits {
+			lits[i] = strings.ToLower(l)
+		}
+	}
+	var used [256]bool
+	for _, l := range lits {
+		for i := 0; i < len(l); i++ {
+			used[l[i]] = true
+		}
+	}
+	a.nclass = 1
+	for c := range 256 {
+		if used[c] {
+			a.class[c] = uint8(a.nclass)
+			a.nclass++
+		}
+	}
+	if fold {
+		for c := 'A'; c <= 'Z'; c++ {
+			a.class[c] = a.class[c+'a'-'A']
+		}
+		if used['k'] {
+			a.kelvin = int(a.class['k'])
+		}
+		if used['s'] {
+			a.longS = int(a.class['s'])
+		}
+	}
+	n := a.nclass
+	// The trie: goto edges, -1 where there is none; end marks a state
+	// where a literal ends.
+	trie := make([]int32, n)
+	for i := range trie {
+		trie[i] = -1
+	}
+	end := []bool{false}
+	for _, l := range lits {
+		s := 0
+		for i := 0; i < len(l); i++ {
+			c := int(a.class[l[i]])
+			if trie[s*n+c] < 0 {
+				if len(end) >= maxACStates {
+					return nil
+				}
+				trie[s*n+c] = int32(len(end))
+				end = append(end, false)
+				for range n {
+					trie = append(trie, -1)
+				}
+			}
+			s = int(trie[s*n+c])
+		}
+		end[s] = true
+	}
+	// Breadth first: each state's failure (the longest proper suffix of
+	// its path that is a path too) is decided before its children's,
+	// and a missing edge takes the failure's.
+	fail := make([]int32, len(end))
+	queue := make([]int32, 0, len(end))
+	for c := range n {
+		if t := trie[c]; t < 0 {
+			trie[c] = 0
+		} else {
+			queue = append(queue, t)
+		}
+	}
+	for len(queue) > 0 {
+		s := int(queue[0])
+		queue = queue[1:]
+		f := int(fail[s])
+		for c := range n {
+			t := trie[s*n+c]
+			if t < 0 {
+				trie[s*n+c] = trie[f*n+c]
+				continue
+			}
+			fail[t] = trie[f*n+c]
+			end[t] = end[t] || end[fail[t]]
+			queue = append(queue, t)
+		}
+	}
+	a.delta = make([]int32, len(trie))
+	for i, t := range trie {
+		v := t * int32(n)
+		if end[t] {
+			v = -v
+		}
+		a.delta[i] = v
+	}
+	return a
+}
+
+// next returns the index of the last byte of the first literal found in
+// b from off on (the literal ends there), or -1.
+func (a *automaton) next(b []byte, off int) int {
+	s := 0
+	delta, class := a.delta, &a.class
+	special := a.kelvin >= 0 || a.longS >= 0
+	for i := off; i < len(b); i++ {
+		c := int(class[b[i]])
+		if special && (b[i] == 0xE2 || b[i] == 0xC5) {
+			switch {
+			case a.kelvin >= 0 && b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x84 && b[i+2] == 0xAA:
+				c, i = a.kelvin, i+2
+			case a.longS >= 0 && b[i] == 0xC5 && i+1 < len(b) && b[i+1] == 0xBF:
+				c, i = a.longS, i+1
+			}
+		}
+		v := delta[s+c]
+		if v < 0 {
+			return i
+		}
+		s = int(v)
+	}
+	return -1
+}

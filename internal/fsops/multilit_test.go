@@ -122,7 +122,7 @@ var multiLiteralSeeds = []struct {
 	{"kind|size", "\u212Aind si\u017Fe KIND Size\nk\u212A", true}, // Kelvin sign, long s
 	{"kind|size", "\u212Aind si\u017Fe\n", false},
 	{"kind|size", "\u212Aind\nsi\u017Fe\n", true}, // found only through the fold
-	{"abcd|bc", "abce\n", false},                    // bc ends inside a longer path
+	{"abcd|bc", "abce\n", false},                  // bc ends inside a longer path
 	{"abcd|bcx|cy", "abcy\n", false},
 	{`\b(Open|Stat)\(`, "os.Open(x)\nReOpen(y)\nStat (z)\nos.Stat(w)", false},
 	{"getFoo|getBar|setFoo", "getBaz getBar\nsetFoo", false},

@@ -241,8 +241,12 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 		return prefiltered{lit: []byte(required), re: r}, nil
 	}
 	if multi != nil {
-		if a := newAutomaton(multi.lits, multi.fold); a != nil {
-			return acMatcher{ac: a, re: r}, nil
+		a := newAutomaton
+		if multi.exact {
+			a = newExactAutomaton
+		}
+		if ac := a(multi.lits, multi.fold); ac != nil {
+			return acMatcher{ac: ac, re: r}, nil
 		}
 	}
 	return re{r}, nil

@@ -27,10 +27,23 @@ const (
 )
 
 // litSet is a set of literals one of which every match holds; fold says
-// they are matched ignoring ASCII case. nil is "no such set".
+// they are matched ignoring ASCII case. nil is "no such set". exact says
+// the literals are every match there is, in the order Go's regexp
+// prefers them (the alternation's, depth first), each matched as the
+// set's fold says: the automaton alone then finds what the regexp finds.
 type litSet struct {
-	lits []string
-	fold bool
+	lits  []string
+	fold  bool
+	exact bool
+}
+
+// inexact is s as a prefilter only: every match holds one of its
+// literals, but is not one.
+func inexact(s *litSet) *litSet {
+	if s == nil {
+		return nil
+	}
+	return &litSet{lits: s.lits, fold: s.fold}
 }
 
 // minLen is the length of the shortest literal.
@@ -117,16 +130,16 @@ func required(re *syntax.Regexp) *litSet {
 		if slices.Contains(lits, "") {
 			return nil // an empty match holds no literal
 		}
-		return &litSet{lits: lits, fold: fold}
+		return &litSet{lits: lits, fold: fold, exact: true}
 	}
 	switch re.Op {
 	case syntax.OpCapture:
 		return required(re.Sub[0])
 	case syntax.OpPlus:
-		return required(re.Sub[0])
+		return inexact(required(re.Sub[0]))
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return required(re.Sub[0])
+			return inexact(required(re.Sub[0]))
 		}
 	case syntax.OpAlternate:
 		all := &litSet{}
@@ -145,7 +158,7 @@ func required(re *syntax.Regexp) *litSet {
 				best = s
 			}
 		}
-		return best
+		return inexact(best)
 	}
 	return nil
 }
@@ -160,6 +173,9 @@ func multiLiteral(parsed *syntax.Regexp, ignoreCase bool) *litSet {
 	if s == nil || len(s.lits) > maxLitSet {
 		return nil
 	}
+	// A literal of the expression's own (?i) among case-sensitive ones:
+	// the automaton folds them all, a prefilter only.
+	s.exact = s.exact && (ignoreCase || !s.fold)
 	s.fold = s.fold || ignoreCase
 	if len(s.lits) < 2 && !s.fold || s.minLen() < 2 {
 		return nil
@@ -182,13 +198,16 @@ func isASCII(s string) bool {
 }
 
 // acMatcher runs re only on the lines where the automaton finds one of
-// its literals.
+// its literals; an exact automaton finds the match itself.
 type acMatcher struct {
 	ac *automaton
 	re *regexp.Regexp
 }
 
 func (m acMatcher) find(b []byte) (int, int) {
+	if m.ac.outs != nil {
+		return m.ac.leftmost(b)
+	}
 	for off := 0; off < len(b); {
 		i := m.ac.next(b, off)
 		if i < 0 {

@@ -48,6 +48,18 @@ func sameAsRegexp(t testing.TB, pattern, text string, ignoreCase bool) {
 	if err != nil {
 		t.Fatalf("%q: grep compiled it, regexp does not: %v", pattern, err)
 	}
+	// Where the match ends shows only in a cut line: compare each line's
+	// match, start and end, directly.
+	for _, line := range strings.Split(text, "\n") {
+		gs, ge := m.find([]byte(line))
+		ws, we := -1, -1
+		if loc := r.FindStringIndex(line); loc != nil {
+			ws, we = loc[0], loc[1]
+		}
+		if gs != ws || ge != we {
+			t.Fatalf("pattern %q (-i %v) on the line %q (matcher %T): match [%d,%d), want [%d,%d)", pattern, ignoreCase, line, m, gs, ge, ws, we)
+		}
+	}
 	for _, ctx := range []int{0, 1} {
 		got, gotN := grepLines(t, m, text, ctx)
 		want, wantN := grepLines(t, re{r}, text, ctx)

@@ -121,37 +121,7 @@ func buildAutomaton(lits []string, fold, exact bool) *automaton {
 			a.lens[k] = len(l)
 		}
 	}
-	// Breadth first: each state's failure (the longest proper suffix of
-	// its path that is a path too) is decided before its children's,
-	// and a missing edge takes the failure's.
-	fail := make([]int32, len(end))
-	queue := make([]int32, 0, len(end))
-	for c := range n {
-		if t := trie[c]; t < 0 {
-			trie[c] = 0
-		} else {
-			queue = append(queue, t)
-		}
-	}
-	for len(queue) > 0 {
-		s := int(queue[0])
-		queue = queue[1:]
-		f := int(fail[s])
-		for c := range n {
-			t := trie[s*n+c]
-			if t < 0 {
-				trie[s*n+c] = trie[f*n+c]
-				continue
-			}
-			fail[t] = trie[f*n+c]
-			end[t] = end[t] || end[fail[t]]
-			if exact && len(outs[fail[t]]) > 0 {
-				outs[t] = append(outs[t], outs[fail[t]]...)
-				slices.Sort(outs[t])
-			}
-			queue = append(queue, t)
-		}
-	}
+	complete(trie, end, outs, n)
 	a.delta = make([]int32, len(trie))
 	for i, t := range trie {
 		v := t * int32(n)
@@ -187,6 +157,43 @@ func (a *automaton) next(b []byte, off int) int {
 		s = int(v)
 	}
 	return -1
+}
+
+// complete turns the trie (n entries a state, -1 where no edge) into the
+// DFA, breadth first: each state's failure (the longest proper suffix of
+// its path that is a path too) is decided before its children's, a
+// missing edge takes the failure's, and a state ends whatever its
+// failure ends (outs, when not nil, the literals too).
+func complete(trie []int32, end []bool, outs [][]int32, n int) {
+	exact := outs != nil
+	fail := make([]int32, len(end))
+	queue := make([]int32, 0, len(end))
+	for c := range n {
+		if t := trie[c]; t < 0 {
+			trie[c] = 0
+		} else {
+			queue = append(queue, t)
+		}
+	}
+	for len(queue) > 0 {
+		s := int(queue[0])
+		queue = queue[1:]
+		f := int(fail[s])
+		for c := range n {
+			t := trie[s*n+c]
+			if t < 0 {
+				trie[s*n+c] = trie[f*n+c]
+				continue
+			}
+			fail[t] = trie[f*n+c]
+			end[t] = end[t] || end[fail[t]]
+			if exact && len(outs[fail[t]]) > 0 {
+				outs[t] = append(outs[t], outs[fail[t]]...)
+				slices.Sort(outs[t])
+			}
+			queue = append(queue, t)
+		}
+	}
 }
 
 // leftmost returns the leftmost-first match in b of an exact automaton,

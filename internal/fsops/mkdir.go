@@ -38,6 +38,9 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 	in := sandbox.Intent{Mkdir: opt.Parents, Preview: func() (sandbox.Preview, error) {
 		return sandbox.Preview{Paths: mkdirPaths(t, opt.Parents)}, nil
 	}}
+	if err := decideFollowed(f, "mkdir", t); err != nil {
+		return nil, err
+	}
 	if opt.DryRun {
 		return mkdirDryRun(f, t, in, opt)
 	}

@@ -23,7 +23,8 @@ type MoveResult struct {
 // by name (sandbox.Fence.ResolveName). A folder carries what lies beneath
 // it: the fence refuses one whose contents a deny_read or protected entry
 // would no longer cover where it lands, or newly cover
-// (sandbox.Fence.Move). An escalation shows its approver both ends. A
+// (sandbox.Fence.Move). A symlink at either end is decided on where it
+// leads too (decideFollowed). An escalation shows its approver both ends. A
 // dry run decides on both ends and checks that src exists and dst does
 // not, and moves nothing.
 func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, error) {
@@ -31,6 +32,11 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, 
 		return sandbox.Preview{Paths: []sandbox.EscalationPath{
 			sandbox.PathOf(sandbox.PathMoveFrom, src), sandbox.PathOf(sandbox.PathMoveTo, dst)}}, nil
 	}}
+	for _, t := range []sandbox.Target{src, dst} {
+		if err := decideFollowed(f, "move", t); err != nil {
+			return nil, err
+		}
+	}
 	res := &MoveResult{Destination: dst.Given, DestinationResolved: dst.Path, DryRun: dryRun}
 	if !dryRun {
 		typ, err := f.Move("move", src, dst, in)

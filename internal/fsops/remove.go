@@ -17,12 +17,16 @@ type RemoveResult struct {
 // through the confined handle of its folder. A folder that holds
 // anything is FS_IS_DIR and nothing is removed: never recursive. It is a
 // mutation the fence decides; an escalation shows its approver the path.
-// A dry run decides, checks that t exists and that a folder is empty,
-// and removes nothing.
+// A symlink is decided on where it leads too (decideFollowed). A dry run
+// decides, checks that t exists and that a folder is empty, and removes
+// nothing.
 func Remove(f *sandbox.Fence, t sandbox.Target, dryRun bool) (*RemoveResult, error) {
 	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) {
 		return sandbox.Preview{Paths: []sandbox.EscalationPath{sandbox.PathOf(sandbox.PathDelete, t)}}, nil
 	}}
+	if err := decideFollowed(f, "rm", t); err != nil {
+		return nil, err
+	}
 	if !dryRun {
 		typ, err := f.Remove("rm", t, in)
 		if err != nil {
@@ -48,4 +52,18 @@ func Remove(f *sandbox.Fence, t sandbox.Target, dryRun bool) (*RemoveResult, err
 		}
 	}
 	return &RemoveResult{Type: typeOf(m), DryRun: true}, nil
+}
+
+// decideFollowed decides, for t resolved by name whose last name is a
+// symlink, a mutation of where the link leads too, as the official MCP
+// server resolves every path it is given and as patch decides a removal
+// or a move: a link that leads where the fence would refuse a change is
+// refused, though only the link would change. That denial is final: no
+// escalation is put to an approver for a path the call does not change.
+func decideFollowed(f *sandbox.Fence, op string, t sandbox.Target) error {
+	ft, err := f.Resolve(t.Given)
+	if err != nil || ft.Path == t.Path {
+		return nil
+	}
+	return f.DecideWrite(op, &ft, sandbox.Intent{})
 }

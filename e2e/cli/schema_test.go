@@ -31,14 +31,14 @@ func TestSchemasAreValid(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version", "denials", "audit-verify"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "version", "denials", "audit-verify", "mkdir", "move", "rm"} {
 		if schemas["result-"+op+".json"] == nil {
 			t.Errorf("missing result-%s.json", op)
 		}
 	}
 
 	root := cli.NewCmdRoot(&cli.App{})
-	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "denials"} {
+	for _, op := range []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "denials", "mkdir", "move", "rm"} {
 		t.Run("input-"+op, func(t *testing.T) {
 			data, err := docs.Schema.ReadFile("schema/input-" + op + ".json")
 			if err != nil {
@@ -69,7 +69,7 @@ func TestSchemasAreValid(t *testing.T) {
 				if p.Description == "" {
 					t.Errorf("%s: no description", name)
 				}
-				if name == "path" || name == "paths" || name == "pattern" {
+				if name == "path" || name == "paths" || name == "pattern" || name == "source" || name == "destination" {
 					continue // positional arguments
 				}
 				f := c.Flag(strings.ReplaceAll(name, "_", "-"))
@@ -104,7 +104,7 @@ func TestSchemasAreValid(t *testing.T) {
 				}
 			})
 			_, hasEscalate := in.Properties["escalate"]
-			if mutation := op == "write" || op == "edit" || op == "patch"; hasEscalate != mutation {
+			if mutation := slices.Contains([]string{"write", "edit", "patch", "mkdir", "move", "rm"}, op); hasEscalate != mutation {
 				t.Errorf("escalate property: %v, want %v", hasEscalate, mutation)
 			}
 		})
@@ -156,6 +156,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		"ws/p2.txt":            "gone\n",
 		"ws/p3.txt":            "moved\n",
 		"ws/stale.txt":         "v1\n",
+		"ws/mv1.txt":           "m\n",
+		"ws/rm1.txt":           "r\n",
+		"ws/rm2.txt":           "r\n",
 		"ws/exists.txt":        "old\n",
 		"ws/bin.dat":           "\x00\x01\x02",
 		"ws/bin2.dat":          "\x00\x01\x02",
@@ -184,6 +187,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("a.txt", filepath.Join(ws, "alink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(ws, "mvlink")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(filepath.Join(ws, "hl.txt"), filepath.Join(ws, "hl-other.txt")); err != nil {
@@ -260,6 +266,20 @@ func TestResultsMatchSchema(t *testing.T) {
 		{name: "stat symlink", args: []string{"stat", "alink"}, schema: "result-stat.json", want: []string{`"type":"symlink"`, `"target":"a.txt"`}},
 		{name: "stat not writable", args: []string{"stat", "../outside/o.txt"}, schema: "result-stat.json", want: []string{`"writable_reason":"outside writable roots"`}},
 		{name: "stat read-only", args: []string{"stat", "a.txt", "--mode", "read-only"}, schema: "result-stat.json", want: []string{`"writable_reason":"read-only mode"`}},
+		// mkdir, move, rm
+		{name: "mkdir", args: []string{"mkdir", "mk"}, schema: "result-mkdir.json", want: []string{`"created":true}`}},
+		{name: "mkdir there", args: []string{"mkdir", "tree"}, schema: "result-mkdir.json", want: []string{`"created":false}`}},
+		{name: "mkdir dry run", args: []string{"mkdir", "mk2/a", "--parents", "--dry-run"}, schema: "result-mkdir.json", want: []string{`"created":true,"dry_run":true}`}},
+		{name: "mkdir escalated", args: []string{"mkdir", "../outside/mk", "--escalate", "danger-full-access"}, env: []string{trust}, schema: "result-mkdir.json", want: []string{`"escalated":true`}},
+		{name: "mkdir missing parent", args: []string{"mkdir", "no/such"}, schema: "failure.json", exit: 1, want: []string{`"FS_NOT_FOUND"`}},
+		{name: "move", args: []string{"move", "mv1.txt", "tree/mv1.txt"}, schema: "result-move.json", want: []string{`"destination":"tree/mv1.txt","destination_resolved":"`, `"type":"file"}`}},
+		{name: "move symlink", args: []string{"move", "mvlink", "mvlink2"}, schema: "result-move.json", want: []string{`"type":"symlink"}`}},
+		{name: "move dry run", args: []string{"move", "a.txt", "a2.txt", "--dry-run"}, schema: "result-move.json", want: []string{`"dry_run":true}`}},
+		{name: "move exists", args: []string{"move", "e4.txt", "a.txt"}, schema: "failure.json", exit: 1, want: []string{`"FS_EXISTS"`}},
+		{name: "rm", args: []string{"rm", "rm1.txt"}, schema: "result-rm.json", want: []string{`"type":"file"}`}},
+		{name: "rm dry run", args: []string{"rm", "rm2.txt", "--dry-run"}, schema: "result-rm.json", want: []string{`"type":"file","dry_run":true}`}},
+		{name: "rm dry run not empty", args: []string{"rm", "tree", "--dry-run"}, schema: "failure.json", exit: 1, want: []string{`"FS_IS_DIR"`}},
+		{name: "rm denied", args: []string{"rm", "../outside/o.txt"}, schema: "failure.json", exit: 3, want: []string{`"reason":"outside writable roots"`}},
 		// policy, version
 		{name: "policy", args: []string{"policy"}, schema: "result-policy.json", want: []string{`"op":"policy"`}},
 		{name: "policy verbose", args: []string{"policy", "--verbose"}, schema: "result-policy.json", want: []string{`"origin":"default"`, `"writes":"`}},
@@ -366,7 +386,20 @@ func TestResultsMatchSchema(t *testing.T) {
 		denied := `{"ok":false,"op":"write","path":"../x","resolved":"/x","mode":"workspace-write","error":{"code":"FS_SANDBOX_DENIED","message":"write: ../x: outside writable roots","mode":"workspace-write","reason":"outside writable roots","writable_roots":["/w"]},"marker":"[sandbox: file access denied under workspace-write mode]","escalation":{"mode":"danger-full-access","hint":"retry"}}`
 		harness.Validate(t, schemas["result-read.json"], "result-read.json", read)
 		harness.Validate(t, schemas["failure.json"], "failure.json", denied)
+		moved := `{"ok":true,"op":"move","path":"a","resolved":"/w/a","mode":"workspace-write","destination":"b","destination_resolved":"/w/b","type":"file"}`
+		removed := `{"ok":true,"op":"rm","path":"a","resolved":"/w/a","mode":"workspace-write","type":"symlink"}`
+		made := `{"ok":true,"op":"mkdir","path":"d","resolved":"/w/d","mode":"workspace-write","created":true}`
+		harness.Validate(t, schemas["result-move.json"], "result-move.json", moved)
+		harness.Validate(t, schemas["result-rm.json"], "result-rm.json", removed)
+		harness.Validate(t, schemas["result-mkdir.json"], "result-mkdir.json", made)
 		bad := []struct{ schema, doc string }{
+			{"result-move.json", strings.Replace(moved, `"destination_resolved"`, `"dest_resolved"`, 1)},
+			{"result-move.json", strings.Replace(moved, `"type":"file"`, `"type":"folder"`, 1)},
+			{"result-move.json", strings.Replace(moved, `}`, `,"dry_run":false}`, 1)},
+			{"result-rm.json", strings.Replace(removed, `"type":"symlink"`, `"removed":true`, 1)},
+			{"result-rm.json", strings.Replace(removed, `"op":"rm"`, `"op":"remove"`, 1)},
+			{"result-mkdir.json", strings.Replace(made, `"created":true`, `"created":"yes"`, 1)},
+			{"result-mkdir.json", strings.Replace(made, `}`, `,"parents":true}`, 1)},
 			{"result-read.json", strings.Replace(read, `"start_line"`, `"startLine"`, 1)},
 			{"result-read.json", strings.Replace(read, `"sha256":"`, `"sha":"`, 1)},
 			{"result-read.json", strings.Replace(read, `"ok":true`, `"ok":false`, 1)},

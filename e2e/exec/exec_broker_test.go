@@ -87,7 +87,8 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 	for i, tc := range []struct{ name, request string }{
 		{"argv", fmt.Sprintf(`{"args":["write","TARGET","--content","hi","--escalate","danger-full-access"],"dir":%q}`, ws)},
 		{"unknown field", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="},"args":["x"]}`},
-		{"other op", `{"op":"mkdir","path":"TARGET","escalate":"danger-full-access"}`},
+		{"other op", `{"op":"chmod","path":"TARGET","escalate":"danger-full-access"}`},
+		{"mkdir with its path beside", `{"op":"mkdir","path":"TARGET","escalate":"danger-full-access"}`},
 		{"no escalation", `{"op":"write","path":"TARGET","write":{"content":"aGk="}}`},
 		{"bad mode", `{"op":"write","path":"TARGET","escalate":"root","write":{"content":"aGk="}}`},
 		{"write and edit", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="},"edit":{"edits":[{"old":"a","new":"b"}]}}`},

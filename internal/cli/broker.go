@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -32,9 +33,10 @@ import (
 // brokerEscalation decides where a call of op that asks to escalate
 // runs inside an exec session: the call the supervisor runs asks the
 // supervisor through the channel it was given (approval supervisor) and
-// runs here; any other write or edit is forwarded (forward is true).
+// runs here; any other mutation (brokeredOps) is forwarded (forward is
+// true).
 func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.Approver) (forward bool) {
-	if s.Session == nil || op != session.OpWrite && op != session.OpEdit && op != session.OpPatch {
+	if s.Session == nil || !slices.Contains(brokeredOps, op) {
 		return false
 	}
 	if v, _ := a.LookupEnv(session.BrokeredEnv); v == "1" {
@@ -52,6 +54,9 @@ func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.
 	}
 	return true
 }
+
+// brokeredOps are the operations a session's supervisor carries out.
+var brokeredOps = []string{session.OpWrite, session.OpEdit, session.OpPatch, session.OpMkdir, session.OpMove, session.OpRemove}
 
 // forward sends req, this call's operation with its inputs, to the
 // session's supervisor, prints the result it ran into and returns its
@@ -142,12 +147,18 @@ func (a *App) brokeredCall(req session.Request) error {
 	if r == nil {
 		return fserr.New(fserr.InvalidArgument, "a request that carries no "+req.Op)
 	}
-	path := ""
+	path, byName := "", false
 	switch r := r.(type) {
 	case request.Write:
 		path = r.Path
 	case request.Edit:
 		path = r.Path
+	case request.Mkdir:
+		path, byName = r.Path, true
+	case request.Move:
+		path, byName = r.Source, true
+	case request.Remove:
+		path, byName = r.Path, true
 	}
 	call, err := a.beginWith(PolicyFlags{Settings: flags, Escalate: req.Escalate, Reason: req.Reason, Caller: req.Caller}, req.Op, path)
 	if err != nil {
@@ -155,7 +166,11 @@ func (a *App) brokeredCall(req session.Request) error {
 	}
 	x := call.exec()
 	if path != "" {
-		t, err := x.Resolve(path)
+		resolve := x.Resolve
+		if byName {
+			resolve = x.ResolveName
+		}
+		t, err := resolve(path)
 		a.current.Resolved = t.Path
 		if err != nil {
 			return err

@@ -71,13 +71,16 @@ var fileCommands = []fileCommand{
 	{"grep", func(a *App) *cobra.Command { return NewCmdGrep(a, nil) }},
 	{"find", func(a *App) *cobra.Command { return NewCmdFind(a, nil) }},
 	{"stat", func(a *App) *cobra.Command { return NewCmdStat(a, nil) }},
+	{"move", func(a *App) *cobra.Command { return NewCmdMove(a, nil) }},
+	{"mkdir", func(a *App) *cobra.Command { return NewCmdMkdir(a, nil) }},
+	{"rm", func(a *App) *cobra.Command { return NewCmdRm(a, nil) }},
 }
 
 // oneCommandTrees are the commands newCmdTree builds alone when named
 // first: the file commands, and the commands a harness starts for every
 // session or asks before it (exec, policy, version), none of which looks
 // at the rest of the tree. The whole tree cost exec's supervisor about
-// 2 ms of its start (issue 38).
+// 2 ms of its start.
 var oneCommandTrees = append(slices.Clip(fileCommands),
 	fileCommand{"exec", func(a *App) *cobra.Command { return NewCmdExec(a, nil) }},
 	fileCommand{"policy", func(a *App) *cobra.Command { return NewCmdPolicy(a, nil) }},

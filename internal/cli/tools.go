@@ -28,7 +28,8 @@ var failSafe = safety{ReadOnly: false, Destructive: true, ConcurrencySafe: false
 // knownSafety lists what is known of each command offered as a tool.
 // write and edit replace content; they serialize on a lock, but two calls
 // on one file still race for the last word, so they are not concurrency
-// safe.
+// safe. mkdir destroys nothing (it never replaces); move and rm take a
+// name away.
 var knownSafety = map[string]safety{
 	"read":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
 	"ls":      {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
@@ -40,10 +41,13 @@ var knownSafety = map[string]safety{
 	"write":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 	"edit":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 	"patch":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"mkdir":   {ReadOnly: false, Destructive: false, ConcurrencySafe: false},
+	"move":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	"rm":      {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
 }
 
 // toolCommands are the commands offered as tools, in this order.
-var toolCommands = []string{"read", "write", "edit", "patch", "ls", "grep", "find", "stat", "policy", "denials"}
+var toolCommands = []string{"read", "write", "edit", "patch", "move", "mkdir", "rm", "ls", "grep", "find", "stat", "policy", "denials"}
 
 func safetyOf(name string) safety {
 	if s, ok := knownSafety[name]; ok {

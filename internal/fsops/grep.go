@@ -198,10 +198,13 @@ func requiredLiteral(re *syntax.Regexp) string {
 // compileMatcher turns the pattern into a matcher: bytes.Index for a
 // literal (Fixed, or a regular expression with no special character),
 // Go's regexp otherwise, in multi-line mode so "^" and "$" match at line
-// boundaries.
+// boundaries, run only on the lines that hold a literal every match
+// holds (prefiltered) or one of a set of literals (acMatcher, an
+// alternation of literals).
 func compileMatcher(opt GrepOptions) (matcher, error) {
 	pat := opt.Pattern
 	required := ""
+	var multi *litSet
 	if !opt.Fixed {
 		parsed, err := syntax.Parse(pat, syntax.Perl)
 		if err != nil {
@@ -213,8 +216,11 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 			pat, opt.Fixed = string(parsed.Rune), true
 		} else if parsed.Op == syntax.OpEmptyMatch {
 			pat, opt.Fixed = "", true
-		} else if !opt.IgnoreCase {
-			required = requiredLiteral(parsed.Simplify())
+		} else {
+			multi = multiLiteral(parsed.Simplify(), opt.IgnoreCase)
+			if multi == nil && !opt.IgnoreCase {
+				required = requiredLiteral(parsed.Simplify())
+			}
 		}
 	}
 	if opt.Fixed && !opt.IgnoreCase {
@@ -233,6 +239,15 @@ func compileMatcher(opt GrepOptions) (matcher, error) {
 	}
 	if required != "" {
 		return prefiltered{lit: []byte(required), re: r}, nil
+	}
+	if multi != nil {
+		a := newAutomaton
+		if multi.exact {
+			a = newExactAutomaton
+		}
+		if ac := a(multi.lits, multi.fold); ac != nil {
+			return acMatcher{ac: ac, re: r}, nil
+		}
 	}
 	return re{r}, nil
 }

@@ -1,18 +1,66 @@
 package fsops
 
 import (
+	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
+
+// MoveResult is the result of a move: where it went, and what it was.
+type MoveResult struct {
+	Destination         string `json:"destination"`
+	DestinationResolved string `json:"destination_resolved"`
+	// Type is what was moved: file, dir, symlink or other.
+	Type   string `json:"type"`
+	DryRun bool   `json:"dry_run,omitempty"`
+}
 
 // Move renames the file or folder src to dst, which must not exist: it
 // never replaces. Both are mutations the fence decides (taking a file out
 // of a protected path is one, as is putting one there), neither may be
 // under deny_read, and the rename runs between the two confined folder
 // handles, so a folder swapped for a symlink on either side is refused,
-// never followed. A symlink is moved as a link. A folder carries what lies
-// beneath it: the fence refuses one whose contents a deny_read or
-// protected entry would no longer cover where it lands, or newly cover
-// (sandbox.Fence.Move).
-func Move(f *sandbox.Fence, src, dst sandbox.Target) error {
-	return f.Move("move", src, dst)
+// never followed. A symlink is moved as a link: src and dst are resolved
+// by name (sandbox.Fence.ResolveName). A folder carries what lies beneath
+// it: the fence refuses one whose contents a deny_read or protected entry
+// would no longer cover where it lands, or newly cover
+// (sandbox.Fence.Move). A symlink at either end is decided on where it
+// leads too (decideFollowed). An escalation shows its approver both ends. A
+// dry run decides on both ends and checks that src exists and dst does
+// not, and moves nothing.
+func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, error) {
+	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) {
+		return sandbox.Preview{Paths: []sandbox.EscalationPath{
+			sandbox.PathOf(sandbox.PathMoveFrom, src), sandbox.PathOf(sandbox.PathMoveTo, dst)}}, nil
+	}}
+	for _, t := range []sandbox.Target{src, dst} {
+		if err := decideFollowed(f, "move", t); err != nil {
+			return nil, err
+		}
+	}
+	res := &MoveResult{Destination: dst.Given, DestinationResolved: dst.Path, DryRun: dryRun}
+	if !dryRun {
+		typ, err := f.Move("move", src, dst, in)
+		if err != nil {
+			return nil, err
+		}
+		res.Type = typeOf(fileMode(typ))
+		return res, nil
+	}
+	for _, t := range []*sandbox.Target{&src, &dst} {
+		if err := f.DecideWrite("move", t, in); err != nil {
+			return nil, err
+		}
+	}
+	st, err := f.Lstat("move", src)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Lstat("move", dst); err == nil {
+		return nil, fserr.New(fserr.Exists, "move: "+dst.Given+": exists; a move never replaces")
+	}
+	if err := parentFolder(f, "move", dst); err != nil {
+		return nil, err
+	}
+	res.Type = typeOf(fileMode(st.Mode))
+	return res, nil
 }

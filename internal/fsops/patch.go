@@ -374,7 +374,7 @@ func removeMade(f *sandbox.Fence, changes []*fileChange) {
 				continue // never made
 			}
 			if t, err := f.ResolveName(dir); err == nil {
-				f.Remove("patch", t)
+				f.Remove("patch", t, sandbox.Intent{})
 			}
 		}
 	}
@@ -621,9 +621,9 @@ func burst(f *sandbox.Fence, format patch.Format, changes []*fileChange) error {
 	for _, c := range changes {
 		switch {
 		case c.file.Kind == patch.Delete:
-			removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }, always})
+			removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src, sandbox.Intent{}); return err }, always})
 		case c.renamed:
-			renames = append(renames, step{c, func() error { return f.Move("patch", *c.src, *c.dst) }, always})
+			renames = append(renames, step{c, func() error { _, err := f.Move("patch", *c.src, *c.dst, sandbox.Intent{}); return err }, always})
 		case c.src == c.dst:
 			replaces = append(replaces, step{c, c.staged.commit, func() bool {
 				_, err := applyText(format, c.file, c.new)
@@ -632,7 +632,7 @@ func burst(f *sandbox.Fence, format patch.Format, changes []*fileChange) error {
 		default:
 			creates = append(creates, step{c, c.staged.commit, always})
 			if c.src != nil {
-				removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src); return err }, func() bool { return false }})
+				removes = append(removes, step{c, func() error { _, err := f.Remove("patch", *c.src, sandbox.Intent{}); return err }, func() bool { return false }})
 			}
 		}
 	}

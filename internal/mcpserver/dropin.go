@@ -326,12 +326,15 @@ type mkdirArgs struct {
 }
 
 func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
-	x, t, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
+	x, _, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := (request.Mkdir{Path: in.Path}).Run(x); err != nil {
-		return fail(x.Fence().Escalate(err, &t, sandbox.Preview{}))
+	// The escalate argument is put to the fence as for a write; it is
+	// refused whatever approval says (Approver.NoGrant): no escalated
+	// path here carries it out.
+	if _, err := (request.Mkdir{Path: in.Path, Parents: true}).Run(x); err != nil {
+		return fail(err)
 	}
 	return text("Successfully created directory " + in.Path)
 }
@@ -343,24 +346,14 @@ type moveArgs struct {
 }
 
 func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	x, src, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
+	x, _, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
 	if err != nil {
 		return fail(err)
 	}
-	dst, err := x.Resolve(in.Destination)
-	if err != nil {
+	// As create_directory's: the fence puts the escalate argument to
+	// its approver, which refuses it (Approver.NoGrant).
+	if _, err := (request.Move{Source: in.Source, Destination: in.Destination}).Run(x); err != nil {
 		return fail(err)
-	}
-	if err := (request.Move{Source: in.Source, Destination: in.Destination}).Run(x); err != nil {
-		// The escalate argument is put to the fence as for a write; it
-		// is refused whatever approval says (Approver.NoGrant): a move has no
-		// escalated path to carry it out.
-		denied := &src
-		var de *sandbox.DeniedError
-		if errors.As(err, &de) && de.Path == dst.Given {
-			denied = &dst
-		}
-		return fail(x.Fence().Escalate(err, denied, sandbox.Preview{}))
 	}
 	return text("Successfully moved " + in.Source + " to " + in.Destination)
 }

@@ -268,48 +268,75 @@ func (r Patch) Preview(x *Exec) (*PatchPreview, error) {
 	return &PatchPreview{Diff: d, Pins: pins, Paths: paths}, nil
 }
 
-// Mkdir asks to make a folder and its missing parents (fsops.Mkdir).
+// Mkdir asks to make a folder (fsops.Mkdir): one, or with Parents its
+// missing parents too. A folder that is there already is no error.
 type Mkdir struct {
-	Path string `json:"path"`
+	Path    string `json:"path"`
+	Parents bool   `json:"parents,omitempty"`
+	DryRun  bool   `json:"dry_run,omitempty"`
 }
 
 // Op is OpMkdir.
 func (Mkdir) Op() string { return OpMkdir }
 
-// Run makes the folder r names.
+// Run makes the folder r names, resolved by name: a symlink there is
+// never followed.
 func (r Mkdir) Run(x *Exec) (*fsops.MkdirResult, error) {
-	t, err := x.Resolve(r.Path)
+	t, err := x.ResolveName(r.Path)
 	if err != nil {
 		return nil, err
 	}
-	return fsops.Mkdir(x.fence, t)
+	return fsops.Mkdir(x.fence, t, fsops.MkdirOptions{Parents: r.Parents, DryRun: r.DryRun})
 }
 
 func (r Mkdir) run(x *Exec) (any, error) { return r.Run(x) }
 
-// Move asks to rename a file or folder to a path that does not exist
-// (fsops.Move).
+// Move asks to rename a file, a symlink (as a link) or a folder to a path
+// that does not exist (fsops.Move).
 type Move struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
+	DryRun      bool   `json:"dry_run,omitempty"`
 }
 
 // Op is OpMove.
 func (Move) Op() string { return OpMove }
 
-// Run moves Source to Destination, resolved in that order. After a
-// denial, Exec.Resolve gives either target back (the one the denial names
-// is the one to escalate).
-func (r Move) Run(x *Exec) error {
-	src, err := x.Resolve(r.Source)
+// Run moves Source to Destination, each resolved by name
+// (Exec.ResolveName), in that order. After a denial, Exec.ResolveName
+// gives either target back (the one the denial names is the one to
+// escalate).
+func (r Move) Run(x *Exec) (*fsops.MoveResult, error) {
+	src, err := x.ResolveName(r.Source)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dst, err := x.Resolve(r.Destination)
+	dst, err := x.ResolveName(r.Destination)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return fsops.Move(x.fence, src, dst)
+	return fsops.Move(x.fence, src, dst, r.DryRun)
 }
 
-func (r Move) run(x *Exec) (any, error) { return nil, r.Run(x) }
+func (r Move) run(x *Exec) (any, error) { return r.Run(x) }
+
+// Remove asks to remove a file, a symlink (the link) or an empty folder
+// (fsops.Remove): never recursive.
+type Remove struct {
+	Path   string `json:"path"`
+	DryRun bool   `json:"dry_run,omitempty"`
+}
+
+// Op is OpRemove.
+func (Remove) Op() string { return OpRemove }
+
+// Run removes what r names, resolved by name.
+func (r Remove) Run(x *Exec) (*fsops.RemoveResult, error) {
+	t, err := x.ResolveName(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	return fsops.Remove(x.fence, t, r.DryRun)
+}
+
+func (r Remove) run(x *Exec) (any, error) { return r.Run(x) }

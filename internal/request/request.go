@@ -1,6 +1,6 @@
 // Package request is the one call path of every front end: a typed,
 // JSON-serialisable request per operation (Read, Write, Edit, List, Stat,
-// Grep, Find, Patch, Mkdir, Move), each with its path(s) as given and the
+// Grep, Find, Patch, Mkdir, Move, Remove), each with its path(s) as given and the
 // operation's options, and their execution under one call's fence
 // (Exec): resolve the path(s) through the fence, run the fsops
 // operation, return its result struct or an error with its fserr code.
@@ -19,20 +19,21 @@ import (
 
 // The operations, as results and the broker name them.
 const (
-	OpRead  = "read"
-	OpWrite = "write"
-	OpEdit  = "edit"
-	OpList  = "ls"
-	OpStat  = "stat"
-	OpGrep  = "grep"
-	OpFind  = "find"
-	OpPatch = "patch"
-	OpMkdir = "mkdir"
-	OpMove  = "move"
+	OpRead   = "read"
+	OpWrite  = "write"
+	OpEdit   = "edit"
+	OpList   = "ls"
+	OpStat   = "stat"
+	OpGrep   = "grep"
+	OpFind   = "find"
+	OpPatch  = "patch"
+	OpMkdir  = "mkdir"
+	OpMove   = "move"
+	OpRemove = "rm"
 )
 
 // Request is one typed request: Read, Write, Edit, List, Stat, Grep,
-// Find, Patch, Mkdir or Move (each by value). Exec.Run carries any of them
+// Find, Patch, Mkdir, Move or Remove (each by value). Exec.Run carries any of them
 // out; each also has a Run method that returns its own result type.
 type Request interface {
 	// Op is the operation's name (OpRead, …), as the result's header
@@ -65,10 +66,16 @@ type Bounds struct {
 type Exec struct {
 	fence    *sandbox.Fence
 	bounds   Bounds
-	resolved []sandbox.Target
+	resolved []resolved
 	// memory is the session's memory of its reads (Remember); nil
 	// remembers nothing.
 	memory Memory
+}
+
+// resolved is a path Exec resolved, and whether by name.
+type resolved struct {
+	t    sandbox.Target
+	name bool
 }
 
 // New returns the Exec of the call whose fence is f, with the bounds of
@@ -84,20 +91,34 @@ func (x *Exec) Fence() *sandbox.Fence { return x.fence }
 // or returns the target this Exec resolved for path before. On failure the
 // target holds the path as given, and nothing is remembered.
 func (x *Exec) Resolve(path string) (sandbox.Target, error) {
-	for _, t := range x.resolved {
-		if t.Given == path {
-			return t, nil
+	return x.resolve(path, false)
+}
+
+// ResolveName is Resolve for an operation on the name itself, which never
+// follows a final symlink (sandbox.Fence.ResolveName): a removal, a move.
+func (x *Exec) ResolveName(path string) (sandbox.Target, error) {
+	return x.resolve(path, true)
+}
+
+func (x *Exec) resolve(path string, name bool) (sandbox.Target, error) {
+	for _, r := range x.resolved {
+		if r.t.Given == path && r.name == name {
+			return r.t, nil
 		}
 	}
-	t, err := x.fence.Resolve(path)
+	resolve := x.fence.Resolve
+	if name {
+		resolve = x.fence.ResolveName
+	}
+	t, err := resolve(path)
 	if err == nil {
-		x.resolved = append(x.resolved, t)
+		x.resolved = append(x.resolved, resolved{t, name})
 	}
 	return t, err
 }
 
 // Run carries out r and returns its result struct (a *fsops.ReadResult
-// for a Read, …; nil for a Move).
+// for a Read, …).
 func (x *Exec) Run(r Request) (any, error) {
 	return r.run(x)
 }

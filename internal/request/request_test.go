@@ -378,7 +378,7 @@ func TestPatch(t *testing.T) {
 
 func TestMkdirMove(t *testing.T) {
 	l := newLayout(t)
-	res, err := Mkdir{Path: "d/e"}.Run(l.exec())
+	res, err := Mkdir{Path: "d/e", Parents: true}.Run(l.exec())
 	if err != nil || !res.Created {
 		t.Fatalf("mkdir %+v, %v", res, err)
 	}
@@ -394,7 +394,7 @@ func TestMkdirMove(t *testing.T) {
 		t.Errorf("a denied mkdir made the folder: %v", err)
 	}
 
-	if err := (Move{Source: "a.txt", Destination: "d/a.txt"}).Run(l.exec()); err != nil {
+	if _, err := (Move{Source: "a.txt", Destination: "d/a.txt"}).Run(l.exec()); err != nil {
 		t.Fatal(err)
 	}
 	if l.read(t, "ws/d/a.txt") != "one\ntwo\nthree\n" {
@@ -413,22 +413,53 @@ func TestMkdirMove(t *testing.T) {
 		{"a folder into itself", Move{Source: "src", Destination: "src/inner"}, fserr.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.req.Run(l.exec())
+			_, err := tc.req.Run(l.exec())
 			wantCode(t, err, tc.code)
 			if l.read(t, "ws/src/main.go") != "package main\n" || l.read(t, "outside/o.txt") != "o\n" {
 				t.Error("a failed move moved something")
 			}
 		})
 	}
-	// The denied target is there to escalate: Resolve gives it back.
+	// The denied target is there to escalate: ResolveName gives it back.
 	x := l.exec()
-	err = Move{Source: "src/main.go", Destination: "../outside/main.go"}.Run(x)
+	_, err = Move{Source: "src/main.go", Destination: "../outside/main.go"}.Run(x)
 	var de *sandbox.DeniedError
 	if !errorAs(err, &de) {
 		t.Fatalf("move out: %v, want a denial", err)
 	}
-	if dst, err := x.Resolve("../outside/main.go"); err != nil || dst.Path != filepath.Join(l.outside, "main.go") {
+	if dst, err := x.ResolveName("../outside/main.go"); err != nil || dst.Path != filepath.Join(l.outside, "main.go") {
 		t.Errorf("destination %+v, %v", dst, err)
+	}
+}
+
+// A move and a removal act on the name: a symlink is moved or removed as
+// a link, and what it names stays where it is. (Resolved following the
+// link, as it was before issue 40, MCP's move_file renamed the file the
+// link named and left the link dangling.)
+func TestMoveAndRemoveActOnTheLink(t *testing.T) {
+	l := newLayout(t)
+	link := filepath.Join(l.ws, "link")
+	if err := os.Symlink("a.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Move{Source: "link", Destination: "src/link"}.Run(l.exec())
+	if err != nil || res.Type != "symlink" {
+		t.Fatalf("move: %+v, %v", res, err)
+	}
+	if target, err := os.Readlink(filepath.Join(l.ws, "src/link")); err != nil || target != "a.txt" {
+		t.Errorf("moved link reads %q, %v", target, err)
+	}
+	if l.read(t, "ws/a.txt") != "one\ntwo\nthree\n" {
+		t.Error("the link's target moved or changed")
+	}
+	if _, err := (Remove{Path: "src/link"}).Run(l.exec()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(l.ws, "src/link")); !os.IsNotExist(err) {
+		t.Errorf("link still there: %v", err)
+	}
+	if l.read(t, "ws/a.txt") != "one\ntwo\nthree\n" {
+		t.Error("removing the link touched its target")
 	}
 }
 
@@ -484,11 +515,13 @@ func TestRequestsAreTyped(t *testing.T) {
 		Write{Path: "w.txt", Content: []byte("w\n"), Mkdir: true, Encoding: "utf-8", Mutation: Mutation{DryRun: true, Diff: "summary"}},
 		Edit{Path: "a.txt", Edits: []fsops.Replacement{{Old: "one", New: "1", ReplaceAll: true}}, Mutation: Mutation{DryRun: true}},
 		Patch{Patch: []byte("*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n"), DryRun: true, Diff: "full"},
-		Mkdir{Path: "m"},
-		Move{Source: "src/main.go", Destination: "moved.go"},
+		Mkdir{Path: "m", Parents: true, DryRun: true},
+		Move{Source: "src/main.go", Destination: "moved.go", DryRun: true},
+		Remove{Path: "a.txt", DryRun: true},
 	}
 	want := []any{(*fsops.ReadResult)(nil), (*fsops.ListResult)(nil), (*fsops.StatResult)(nil), (*fsops.GrepResult)(nil),
-		(*fsops.FindResult)(nil), (*fsops.WriteResult)(nil), (*fsops.EditResult)(nil), (*fsops.PatchResult)(nil), (*fsops.MkdirResult)(nil), nil}
+		(*fsops.FindResult)(nil), (*fsops.WriteResult)(nil), (*fsops.EditResult)(nil), (*fsops.PatchResult)(nil), (*fsops.MkdirResult)(nil),
+		(*fsops.MoveResult)(nil), (*fsops.RemoveResult)(nil)}
 	ops := map[string]bool{}
 	for i, r := range reqs {
 		data, err := json.Marshal(r)
@@ -517,8 +550,15 @@ func TestRequestsAreTyped(t *testing.T) {
 	if len(ops) != len(reqs) {
 		t.Errorf("ops %v: want one name each", ops)
 	}
-	if _, err := os.Stat(filepath.Join(l.ws, "w.txt")); !os.IsNotExist(err) {
-		t.Error("a dry-run write wrote")
+	for _, p := range []string{"w.txt", "m", "moved.go"} {
+		if _, err := os.Stat(filepath.Join(l.ws, p)); !os.IsNotExist(err) {
+			t.Errorf("a dry run made %s", p)
+		}
+	}
+	for _, p := range []string{"a.txt", "src/main.go"} {
+		if _, err := os.Stat(filepath.Join(l.ws, p)); err != nil {
+			t.Errorf("a dry run removed %s", p)
+		}
 	}
 }
 

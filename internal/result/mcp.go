@@ -44,8 +44,9 @@ func ToolText(f Failure) string {
 // cliHints are the hints of the operations that name what only the CLI
 // has, with what an MCP client has instead.
 var cliHints = map[string]string{
-	"read --raw streams the bytes unchanged": "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
-	"write replaces a binary file whole":     "write_file replaces a binary file whole",
+	"read --raw streams the bytes unchanged":                              "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
+	"write replaces a binary file whole":                                  "write_file replaces a binary file whole",
+	"dsh-fs mkdir --parents makes a folder and the missing ones above it": "create_directory makes a folder and the missing ones above it",
 }
 
 // mcpHint is a hint for an MCP client: the CLI's, in the client's terms

@@ -169,29 +169,30 @@ func literalGlob(p string) string {
 // before and after (see beneathGuard); what was decided on is the object
 // opened before the decision, and one found exchanged for it by the time
 // of the rename is moved back and FS_STALE. Both folders come from
-// openDir for src and dst (Move).
-func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) error {
+// openDir for src and dst (Move). It returns the type bits (S_IFMT) of
+// what it moved.
+func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) (uint32, error) {
 	obj, err := unix.Openat(from.fd, fromName, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fserr.FromOS(op, src.Given, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
+		return 0, fserr.FromOS(op, src.Given, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
 	}
 	defer unix.Close(obj)
 	var before unix.Stat_t
 	if err := unix.Fstat(obj, &before); err != nil {
-		return fserr.FromOS(op, src.Given, os.NewSyscallError("fstat", err))
+		return 0, fserr.FromOS(op, src.Given, os.NewSyscallError("fstat", err))
 	}
 	if before.Mode&unix.S_IFMT == unix.S_IFDIR {
 		if err := f.checkBeneath(op, src, dst, obj); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	beneathDecided()
 	if err := from.rename(fromName, to, toName); err != nil {
-		return fserr.FromOS(op, src.Given, err)
+		return 0, fserr.FromOS(op, src.Given, err)
 	}
 	var after unix.Stat_t
 	if err := unix.Fstatat(to.fd, toName, &after, unix.AT_SYMLINK_NOFOLLOW); err == nil && after.Dev == before.Dev && after.Ino == before.Ino {
-		return nil
+		return before.Mode & unix.S_IFMT, nil
 	}
 	// Something else took the name between the decision and the
 	// rename: put it back, and say the path changed.
@@ -199,7 +200,7 @@ func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, t
 	if err := to.rename(toName, from, fromName); err != nil {
 		cause = fmt.Errorf("%w, and moving that file back to %s failed: %v", cause, src.Given, err)
 	}
-	return stale(op, src, cause)
+	return 0, stale(op, src, cause)
 }
 
 // checkBeneath decides the move of the folder opened as dir (an O_PATH

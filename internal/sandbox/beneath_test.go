@@ -44,7 +44,8 @@ func moveIn(t *testing.T, p Policy, src, dst string) error {
 		return err
 	}
 	defer from.Close()
-	return f.rename("move", s, d, from, fromName, to, toName)
+	_, err = f.rename("move", s, d, from, fromName, to, toName)
+	return err
 }
 
 // TestRenameBeneath: the table of the folder rule. A folder is refused

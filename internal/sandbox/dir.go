@@ -311,8 +311,21 @@ func (f *Fence) confinedErr(op string, t Target, err error) error {
 // missingFolder is a mutation's folder that does not exist, when it was
 // not to be made.
 func missingFolder(op string, t Target, path string, err error) error {
-	e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, t.Given, path), err)
-	e.Hint = "add --mkdir to create missing folders"
+	return MissingFolder(op, t.Given, path, err)
+}
+
+// MissingFolder is the FS_NOT_FOUND of op on given, whose folder path does
+// not exist, with a hint of the way to make it that op has.
+func MissingFolder(op, given, path string, err error) error {
+	e := fserr.Wrap(fserr.NotFound, fmt.Sprintf("%s: %s: folder %s does not exist", op, given, path), err)
+	switch op {
+	case "mkdir":
+		e.Hint = "add --parents to make the missing folders too"
+	case "move", "rm":
+		e.Hint = "dsh-fs mkdir --parents makes a folder and the missing ones above it"
+	default:
+		e.Hint = "add --mkdir to create missing folders"
+	}
 	return e
 }
 

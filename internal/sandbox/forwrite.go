@@ -22,8 +22,8 @@ type Intent struct {
 	Mkdir bool
 	// Preview is what the approver of an escalation is shown of the
 	// change; it is called only when a denial goes to an approver
-	// (AsksApprover). Nil for an operation that is never escalated
-	// (mkdir, move): its denial is final.
+	// (AsksApprover). Nil for a call that is never escalated: its denial
+	// is final.
 	Preview func() (Preview, error)
 }
 
@@ -69,28 +69,30 @@ func (f *Fence) OpenForWrite(op string, t *Target, in Intent) (*Dir, string, err
 // is refused, never followed. A folder carries what lies beneath it. A
 // destination beneath src itself is FS_INVALID_ARGUMENT, found before
 // the rename: the kernel's EINVAL for it would be an I/O failure
-// (fserr), and the bad input is the caller's.
-func (f *Fence) Move(op string, src, dst Target) error {
+// (fserr), and the bad input is the caller's. in.Preview, when set, is
+// what an approver of either end's denial is shown: it names both ends.
+// It returns the type bits (S_IFMT) of what it moved.
+func (f *Fence) Move(op string, src, dst Target, in Intent) (uint32, error) {
 	for _, t := range []*Target{&src, &dst} {
-		if err := f.DecideWrite(op, t, Intent{}); err != nil {
-			return err
+		if err := f.DecideWrite(op, t, Intent{Preview: in.Preview}); err != nil {
+			return 0, err
 		}
 	}
 	if src.SameRoot(dst) && LocksRoot(src) && LocksRoot(dst) {
-		return fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": both are parts of a git directory at the top of a writable root; move them one step at a time")
+		return 0, fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": both are parts of a git directory at the top of a writable root; move them one step at a time")
 	}
 	to, toName, err := f.openDir(op, dst, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer to.Close()
 	from, fromName, err := f.openDir(op, src, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer from.Close()
 	if dst.Path != src.Path && Beneath(src.Path, dst.Path) {
-		return fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": the destination is beneath the source; a folder cannot be moved into itself")
+		return 0, fserr.New(fserr.InvalidArgument, op+": "+src.Given+" to "+dst.Given+": the destination is beneath the source; a folder cannot be moved into itself")
 	}
 	return f.rename(op, src, dst, from, fromName, to, toName)
 }
@@ -99,23 +101,24 @@ func (f *Fence) Move(op string, src, dst Target) error {
 // symlink (the link, never what it names) or an empty folder. A folder
 // that holds anything is FS_IS_DIR: nothing is removed recursively, so a
 // removal carries nothing from beneath a folder out of its entry's reach
-// (docs/design.md §4). It reports whether what it removed was a folder.
-func (f *Fence) Remove(op string, t Target) (folder bool, err error) {
-	d, name, err := f.OpenForWrite(op, &t, Intent{})
+// (docs/design.md §4). in.Preview is as for OpenForWrite. It returns the
+// type bits (S_IFMT) of what it removed, as the handle saw it.
+func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
+	d, name, err := f.OpenForWrite(op, &t, in)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	defer d.Close()
 	st, err := d.Lstat(name)
 	if err != nil {
-		return false, fserr.FromOS(op, t.Given, err)
+		return 0, fserr.FromOS(op, t.Given, err)
 	}
-	folder = st.Mode&unix.S_IFMT == unix.S_IFDIR
-	if err := d.remove(name, folder); err != nil {
+	typ := st.Mode & unix.S_IFMT
+	if err := d.remove(name, typ == unix.S_IFDIR); err != nil {
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-			return false, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; remove what it holds first", err)
+			return 0, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; a removal is never recursive", err)
 		}
-		return false, fserr.FromOS(op, t.Given, err)
+		return 0, fserr.FromOS(op, t.Given, err)
 	}
-	return folder, nil
+	return typ, nil
 }

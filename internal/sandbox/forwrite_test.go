@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -82,7 +84,8 @@ func TestRemove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			folder, err := f.Remove("rm", target)
+			typ, err := f.Remove("rm", target, Intent{})
+			folder := typ == unix.S_IFDIR
 			if c := codeOf(err); c != tc.code {
 				t.Fatalf("Remove(%s) = %v (%s), want code %q", tc.path, err, c, tc.code)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,9 +45,12 @@ const maxPending = 16
 // The operations a supervisor carries out for a session: the only ones
 // --escalate can lift.
 const (
-	OpWrite = request.OpWrite
-	OpEdit  = request.OpEdit
-	OpPatch = request.OpPatch
+	OpWrite  = request.OpWrite
+	OpEdit   = request.OpEdit
+	OpPatch  = request.OpPatch
+	OpMkdir  = request.OpMkdir
+	OpMove   = request.OpMove
+	OpRemove = request.OpRemove
 )
 
 // Request is one escalated operation a session asks the supervisor to
@@ -56,8 +60,8 @@ const (
 // (request.Exec), with the trusted approval deciding, as the file tool
 // would run it in place.
 type Request struct {
-	// Op is OpWrite, OpEdit or OpPatch; exactly the matching Write, Edit
-	// or Patch is set.
+	// Op is OpWrite, OpEdit, OpPatch, OpMkdir, OpMove or OpRemove;
+	// exactly the matching typed request is set.
 	Op string `json:"op"`
 	// Escalate is the mode the call asks for.
 	Escalate string `json:"escalate"`
@@ -75,15 +79,19 @@ type Request struct {
 	// (PeerCommandLine): whatever a sender says here is replaced.
 	Caller []string `json:"caller,omitempty"`
 
-	Write *request.Write `json:"write,omitempty"`
-	Edit  *request.Edit  `json:"edit,omitempty"`
-	Patch *request.Patch `json:"patch,omitempty"`
+	Write  *request.Write  `json:"write,omitempty"`
+	Edit   *request.Edit   `json:"edit,omitempty"`
+	Patch  *request.Patch  `json:"patch,omitempty"`
+	Mkdir  *request.Mkdir  `json:"mkdir,omitempty"`
+	Move   *request.Move   `json:"move,omitempty"`
+	Remove *request.Remove `json:"rm,omitempty"`
 	// Memo is the body of OpRemember and OpRecall, the session's memory
 	// of its reads (memo.go): no escalation, nothing run.
 	Memo *Memo `json:"memo,omitempty"`
 }
 
-// Carrying is the Request that carries r, a Write, an Edit or a Patch,
+// Carrying is the Request that carries r, a Write, an Edit, a Patch, a
+// Mkdir, a Move or a Remove,
 // with its Op; its Escalate, Dir and Env are the sender's to fill in. Any
 // other request gives one that Check refuses.
 func Carrying(r request.Request) Request {
@@ -95,6 +103,12 @@ func Carrying(r request.Request) Request {
 		req.Edit = &r
 	case request.Patch:
 		req.Patch = &r
+	case request.Mkdir:
+		req.Mkdir = &r
+	case request.Move:
+		req.Move = &r
+	case request.Remove:
+		req.Remove = &r
 	}
 	return req
 }
@@ -109,6 +123,12 @@ func (req Request) Typed() request.Request {
 		return *req.Edit
 	case req.Op == OpPatch && req.Patch != nil:
 		return *req.Patch
+	case req.Op == OpMkdir && req.Mkdir != nil:
+		return *req.Mkdir
+	case req.Op == OpMove && req.Move != nil:
+		return *req.Move
+	case req.Op == OpRemove && req.Remove != nil:
+		return *req.Remove
 	}
 	return nil
 }
@@ -125,7 +145,7 @@ type wireRequest struct {
 
 // DecodeRequest reads one request from r, strictly: no unknown field, no
 // data after it, and Check must pass. A request of any other shape (an
-// argv, a mkdir, one that asks for no escalation) is an error, and
+// argv, a read, one that asks for no escalation) is an error, and
 // nothing runs. A path said beside the typed request (wireRequest) is
 // moved onto it; one that differs from the typed request's own is an
 // error.
@@ -171,11 +191,14 @@ func (req Request) check(beside string) error {
 	if req.Op == OpRemember || req.Op == OpRecall {
 		return req.checkMemo(beside)
 	}
+	if req.isFolderOp() {
+		return req.checkFolderOp(beside)
+	}
 	switch {
 	case req.Memo != nil:
 		return errors.New("a memo rides only on remember and recall")
 	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
-		return fmt.Errorf("the supervisor carries out only write, edit and patch, not %q", req.Op)
+		return fmt.Errorf("the supervisor carries out only write, edit, patch, mkdir, move and rm, not %q", req.Op)
 	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || beside != ""):
 		return errors.New("a patch carries its patch, and no path or anything of a write or an edit")
 	case req.Op != OpPatch && beside == "" && req.typedPath() == "":
@@ -190,6 +213,46 @@ func (req Request) check(beside string) error {
 		return errors.New("an edit carries its edits and nothing of a write")
 	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
 		return errors.New("an edit with no edits")
+	}
+	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
+		return fmt.Errorf("escalate: %v", err)
+	}
+	return nil
+}
+
+// isFolderOp says req is a mkdir, a move or a rm: the requests that carry
+// paths and no content.
+func (req Request) isFolderOp() bool {
+	return req.Op == OpMkdir || req.Op == OpMove || req.Op == OpRemove
+}
+
+// checkFolderOp is check for a mkdir, a move or a rm: exactly its own
+// typed request, its paths given, nothing beside it.
+func (req Request) checkFolderOp(beside string) error {
+	set := 0
+	for _, isSet := range []bool{req.Write != nil, req.Edit != nil, req.Patch != nil, req.Mkdir != nil, req.Move != nil, req.Remove != nil, req.Memo != nil} {
+		if isSet {
+			set++
+		}
+	}
+	var paths []string
+	switch {
+	case req.Op == OpMkdir && req.Mkdir != nil:
+		paths = []string{req.Mkdir.Path}
+	case req.Op == OpMove && req.Move != nil:
+		paths = []string{req.Move.Source, req.Move.Destination}
+	case req.Op == OpRemove && req.Remove != nil:
+		paths = []string{req.Remove.Path}
+	}
+	switch {
+	case set != 1 || paths == nil || beside != "":
+		return fmt.Errorf("a %s carries its own request and nothing else", req.Op)
+	case slices.Contains(paths, ""):
+		return errors.New("a request with no path")
+	case req.Escalate == "":
+		return errors.New("the supervisor carries out only calls that ask to escalate")
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		return errors.New("a request whose directory is not absolute")
 	}
 	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
 		return fmt.Errorf("escalate: %v", err)

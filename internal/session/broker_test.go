@@ -130,7 +130,7 @@ func TestForwardWithoutSupervisor(t *testing.T) {
 }
 
 // The channel's requests are typed and decoded strictly: anything but a
-// write, an edit or a patch that asks to escalate, with exactly its own inputs,
+// write, an edit, a patch, a mkdir, a move or a rm that asks to escalate, with exactly its own inputs,
 // is refused, whatever it carries.
 func TestDecodeRequest(t *testing.T) {
 	for _, tc := range []struct {
@@ -142,7 +142,15 @@ func TestDecodeRequest(t *testing.T) {
 		{"no escalation", `{"op":"write","path":"x","write":{"content":""}}`, "ask to escalate"},
 		{"escalate spelled as content", `{"op":"write","path":"x","write":{"content":"LS1lc2NhbGF0ZQ=="}}`, "ask to escalate"},
 		{"unknown mode", `{"op":"write","path":"x","escalate":"root","write":{}}`, "escalate:"},
-		{"other op", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "only write, edit and patch"},
+		{"other op", `{"op":"chmod","path":"x","escalate":"danger-full-access"}`, "only write, edit, patch, mkdir, move and rm"},
+		{"mkdir with a path beside", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "carries its own request"},
+		{"mkdir", `{"op":"mkdir","escalate":"danger-full-access","dir":"/w","mkdir":{"path":"x","parents":true}}`, ""},
+		{"move", `{"op":"move","escalate":"danger-full-access","move":{"source":"a","destination":"b"}}`, ""},
+		{"move without a destination", `{"op":"move","escalate":"danger-full-access","move":{"source":"a"}}`, "no path"},
+		{"rm", `{"op":"rm","escalate":"danger-full-access","rm":{"path":"x"}}`, ""},
+		{"rm with a write", `{"op":"rm","escalate":"danger-full-access","rm":{"path":"x"},"write":{}}`, "carries its own request"},
+		{"rm without escalation", `{"op":"rm","rm":{"path":"x"}}`, "ask to escalate"},
+		{"rm recursive", `{"op":"rm","escalate":"danger-full-access","rm":{"path":"x","recursive":true}}`, "unknown field"},
 		{"no path", `{"op":"write","escalate":"danger-full-access","write":{}}`, "no path"},
 		{"patch", `{"op":"patch","escalate":"danger-full-access","dir":"/w","patch":{"patch":"KioqIEJlZ2luIFBhdGNo"}}`, ""},
 		{"patch with a path", `{"op":"patch","path":"x","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "carries its patch"},
@@ -203,7 +211,8 @@ func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 		t.Errorf("edit: typed %+v", got)
 	}
 	for _, r := range []request.Request{want, request.Edit{Path: "x", Edits: []fsops.Replacement{{Old: "a", New: "b"}}},
-		request.Edit{Paths: []string{"a", "src/**/*.go"}, Edits: []fsops.Replacement{{Old: "a", New: "b", ReplaceAll: true}}}, request.Patch{Patch: []byte("x"), DryRun: true}} {
+		request.Edit{Paths: []string{"a", "src/**/*.go"}, Edits: []fsops.Replacement{{Old: "a", New: "b", ReplaceAll: true}}}, request.Patch{Patch: []byte("x"), DryRun: true},
+		request.Mkdir{Path: "d", Parents: true}, request.Move{Source: "a", Destination: "b", DryRun: true}, request.Remove{Path: "x"}} {
 		req := Carrying(r)
 		req.Escalate = "danger-full-access"
 		body, err := json.Marshal(req)
@@ -218,8 +227,8 @@ func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 			t.Errorf("Carrying(%+v) came back as %+v", r, back.Typed())
 		}
 	}
-	if err := Carrying(request.Mkdir{Path: "x"}).Check(); err == nil {
-		t.Error("Carrying a mkdir gave a request Check takes")
+	if err := Carrying(request.Read{Path: "x"}).Check(); err == nil {
+		t.Error("Carrying a read gave a request Check takes")
 	}
 }
 

@@ -33,7 +33,7 @@ func (req Request) checkMemo(beside string) error {
 	switch {
 	case req.Memo == nil:
 		return errors.New("a " + req.Op + " carries its memo")
-	case req.Write != nil || req.Edit != nil || req.Patch != nil || beside != "" || req.Escalate != "":
+	case req.Write != nil || req.Edit != nil || req.Patch != nil || req.Mkdir != nil || req.Move != nil || req.Remove != nil || beside != "" || req.Escalate != "":
 		return errors.New("a " + req.Op + " carries its memo and nothing of a call")
 	case req.Op == OpRemember && req.Memo.SHA256 != "":
 		return errors.New("a remember carries content only: the supervisor hashes it")

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/session"
+)
+
+// MkdirOptions are the inputs of mkdir.
+type MkdirOptions struct {
+	App    *App
+	Policy PolicyFlags
+
+	Path    string
+	Parents bool
+	DryRun  bool
+}
+
+// NewCmdMkdir returns the mkdir command; runF replaces mkdirRun in tests.
+func NewCmdMkdir(app *App, runF func(*MkdirOptions) error) *cobra.Command {
+	opts := &MkdirOptions{App: app}
+	c := &cobra.Command{
+		Use:   "mkdir PATH",
+		Short: "Make one folder, through the same fence as write",
+		Long: `mkdir makes the folder PATH, through the confined handle of its parent: one
+folder, whose parent must exist, unless --parents makes the missing ones too.
+A folder that is already there is no error ("created": false), so a retry is
+harmless; a file or symlink there is FS_EXISTS and is never followed.`,
+		Example: `  dsh-fs mkdir src/cmd
+  dsh-fs mkdir --parents docs/adr/2026
+  dsh-fs mkdir ../shared/out --escalate danger-full-access --reason 'the build writes there'`,
+		Args: cobra.ExactArgs(1),
+		// The folder it makes is beside or beneath one that exists: a
+		// tab offers folders.
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Policy, opts.Path = policyFlagsOf(c), args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return mkdirRun(opts)
+		},
+	}
+	c.Flags().BoolVarP(&opts.Parents, "parents", "p", false, "make the missing parent folders too")
+	c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "decide and check without making anything")
+	return c
+}
+
+func mkdirRun(opts *MkdirOptions) error {
+	call, err := opts.App.beginWith(opts.Policy, request.OpMkdir, opts.Path)
+	if err != nil {
+		return err
+	}
+	x := call.exec()
+	t, err := x.ResolveName(opts.Path)
+	opts.App.current.Resolved = t.Path
+	if err != nil {
+		return err
+	}
+	req := request.Mkdir{Path: opts.Path, Parents: opts.Parents, DryRun: opts.DryRun}
+	if call.forwarded {
+		return call.forward(session.Carrying(req))
+	}
+	res, err := req.Run(x)
+	if err != nil {
+		return err
+	}
+	return call.print(res)
+}

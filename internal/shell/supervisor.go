@@ -220,27 +220,32 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	mark("git-guard")
 	rec.Shell = shell
 	sup.rec = rec
-	if err := sup.denyIdentities(shell.Mounts); err != nil {
-		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
-	}
-	// Only this session's record stays in sight of the runtime folder;
-	// the placeholders of protected paths missing now are made before
-	// the record, which names them for their removal.
-	if sup.record, err = session.WriteWithPlaceholders(dir, sup.rec, func(m *sandbox.MountPlan) error {
-		m.Runtime, m.Record = filepath.Dir(dir), session.RecordPath(dir)
-		sandbox.RefreshPlaceholders(m, p, roots)
-		return sandbox.MakePlaceholders(m)
-	}); err != nil {
-		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
-	}
-	if err := sup.startAudit(); err != nil {
+	if err := sup.writeRecord(roots); err != nil {
 		sup.close()
 		return nil, err
 	}
 	mark("record")
 	return sup, nil
+}
+
+// writeRecord writes the session's record, with the identities the mount
+// layer hides and the placeholders it needs, and starts the audit log.
+func (s *supervisor) writeRecord(roots []sandbox.Root) error {
+	if err := s.denyIdentities(s.rec.Shell.Mounts); err != nil {
+		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	// Only this session's record stays in sight of the runtime folder;
+	// the placeholders of protected paths missing now are made before
+	// the record, which names them for their removal.
+	var err error
+	if s.record, err = session.WriteWithPlaceholders(s.dir, s.rec, func(m *sandbox.MountPlan) error {
+		m.Runtime, m.Record = filepath.Dir(s.dir), session.RecordPath(s.dir)
+		sandbox.RefreshPlaceholders(m, s.settings.Policy, roots)
+		return sandbox.MakePlaceholders(m)
+	}); err != nil {
+		return fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	return s.startAudit()
 }
 
 // denyIdentities puts in the record the identities of the deny_read

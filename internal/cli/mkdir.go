@@ -50,21 +50,29 @@ harmless; a file or symlink there is FS_EXISTS and is never followed.`,
 }
 
 func mkdirRun(opts *MkdirOptions) error {
-	call, err := opts.App.beginWith(opts.Policy, request.OpMkdir, opts.Path)
+	req := request.Mkdir{Path: opts.Path, Parents: opts.Parents, DryRun: opts.DryRun}
+	return runByName(opts.App, opts.Policy, opts.Path, req, request.Mkdir.Run)
+}
+
+// runByName is the call of req, a request that acts on a name and
+// carries no content (mkdir, move, rm): path, the name it acts on first,
+// is resolved by name (a link as the link) for the result's header, and
+// inside a session that escalates the call is forwarded whole.
+func runByName[R request.Request, T any](app *App, p PolicyFlags, path string, req R, run func(R, *request.Exec) (T, error)) error {
+	call, err := app.beginWith(p, req.Op(), path)
 	if err != nil {
 		return err
 	}
 	x := call.exec()
-	t, err := x.ResolveName(opts.Path)
-	opts.App.current.Resolved = t.Path
+	t, err := x.ResolveName(path)
+	app.current.Resolved = t.Path
 	if err != nil {
 		return err
 	}
-	req := request.Mkdir{Path: opts.Path, Parents: opts.Parents, DryRun: opts.DryRun}
 	if call.forwarded {
 		return call.forward(session.Carrying(req))
 	}
-	res, err := req.Run(x)
+	res, err := run(req, x)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // MoveOptions are the inputs of move.
@@ -46,23 +45,6 @@ contents on one side only. Both ends are mutations the fence decides.`,
 }
 
 func moveRun(opts *MoveOptions) error {
-	call, err := opts.App.beginWith(opts.Policy, request.OpMove, opts.Source)
-	if err != nil {
-		return err
-	}
-	x := call.exec()
-	t, err := x.ResolveName(opts.Source)
-	opts.App.current.Resolved = t.Path
-	if err != nil {
-		return err
-	}
 	req := request.Move{Source: opts.Source, Destination: opts.Destination, DryRun: opts.DryRun}
-	if call.forwarded {
-		return call.forward(session.Carrying(req))
-	}
-	res, err := req.Run(x)
-	if err != nil {
-		return err
-	}
-	return call.print(res)
+	return runByName(opts.App, opts.Policy, opts.Source, req, request.Move.Run)
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // RmOptions are the inputs of rm.
@@ -42,23 +41,6 @@ anything is FS_IS_DIR and nothing is removed: rm is never recursive.`,
 }
 
 func rmRun(opts *RmOptions) error {
-	call, err := opts.App.beginWith(opts.Policy, request.OpRemove, opts.Path)
-	if err != nil {
-		return err
-	}
-	x := call.exec()
-	t, err := x.ResolveName(opts.Path)
-	opts.App.current.Resolved = t.Path
-	if err != nil {
-		return err
-	}
 	req := request.Remove{Path: opts.Path, DryRun: opts.DryRun}
-	if call.forwarded {
-		return call.forward(session.Carrying(req))
-	}
-	res, err := req.Run(x)
-	if err != nil {
-		return err
-	}
-	return call.print(res)
+	return runByName(opts.App, opts.Policy, opts.Path, req, request.Remove.Run)
 }

@@ -25,9 +25,10 @@ type AuditOptions struct {
 // auditVerifyRun in tests.
 func NewCmdAudit(app *App, runF func(*AuditOptions) error) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "audit",
-		Short: "Check the audit log dsh-fs exec sessions write (audit_log)",
-		Args:  cobra.NoArgs,
+		Use:     "audit",
+		Short:   "Check the audit log dsh-fs exec sessions write (audit_log)",
+		Example: `  dsh-fs audit verify /var/log/dsh-fs/audit.jsonl`,
+		Args:    cobra.NoArgs,
 	}
 	opts := &AuditOptions{App: app}
 	verify := &cobra.Command{

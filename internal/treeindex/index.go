@@ -175,6 +175,10 @@ func (ix *Index) Changed() bool { return ix.changed }
 // as they were, and folders read (new, changed, racy or unreadable).
 type Stats struct {
 	Reused, Read int
+	// Same counts the folders of Read whose entries were found as kept
+	// (their ctime moved, their listing did not): they leave the index
+	// unchanged.
+	Same int
 }
 
 // Root is the root the index is of.
@@ -240,6 +244,16 @@ func Scan(root string, prev *Index) *Index {
 		} else {
 			f = readFolder(abs, &st, !info.dinoKept)
 			ix.Stats.Read++
+			if old, ok := prev.lookup(rel); ok && old.sameListing(f) {
+				// Read again and found as kept (entries made and
+				// removed again since, as a session's placeholders
+				// are): the kept folder stays, its ctime and note
+				// with it, so nothing is saved for it, and the next
+				// scan reads it again, its ctime still not the kept
+				// one.
+				f = old
+				ix.Stats.Same++
+			}
 		}
 		ix.folders[rel] = f
 		ix.entries += f.count
@@ -247,8 +261,28 @@ func Scan(root string, prev *Index) *Index {
 			stack = append(stack, join(rel, d))
 		}
 	}
-	ix.changed = prev == nil || ix.Stats.Read > 0 || len(prev.folders) != ix.Stats.Reused
+	ix.changed = prev == nil || ix.Stats.Read > ix.Stats.Same || len(prev.folders) != ix.Stats.Reused+ix.Stats.Same
 	return ix
+}
+
+// sameListing reports whether f, just read, holds what kept held: the
+// same folder (device and inode), readable both times, and the same
+// entries, names, kinds and inode numbers alike. It decodes nothing into
+// kept and changes nothing of it, so it may run while kept's index is
+// being saved (Each).
+func (kept *Folder) sameListing(f *Folder) bool {
+	if kept.Unreadable || f.Unreadable || kept.Dev != f.Dev || kept.Ino != f.Ino || kept.count != f.count {
+		return false
+	}
+	if kept.raw == "" {
+		return slices.Equal(kept.entries, f.entries)
+	}
+	i, same := 0, true
+	err := eachEntry(kept.raw, kept.count, kept.Dirs, func(e Entry) {
+		same = same && i < len(f.entries) && e == f.entries[i]
+		i++
+	})
+	return err == nil && same && i == len(f.entries)
 }
 
 func (ix *Index) lookup(rel string) (*Folder, bool) {

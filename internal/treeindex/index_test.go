@@ -213,3 +213,51 @@ func TestRenameMovesCtime(t *testing.T) {
 		}
 	}
 }
+
+// A folder whose entries were made and removed again (a session's
+// placeholders) has a new ctime and the listing kept: the scan reads it
+// and leaves the index unchanged, its note kept, so nothing is saved;
+// the next scan reads it again. Any real difference (a name, a kind, a
+// file replaced under the same name) changes the index. The kept side
+// is compared both decoded and as loaded from the file.
+func TestScanSameListingLeavesIndexUnchanged(t *testing.T) {
+	for _, loaded := range []bool{false, true} {
+		root := t.TempDir()
+		mkTree(t, root, "a/", "f", "g")
+		settle()
+		kept := Scan(root, nil)
+		kept.UseNotes("k")
+		top, _ := kept.Folder(".")
+		kept.SetNote(top, "note of the root")
+		if loaded {
+			var err error
+			if kept, err = decode(encode(kept)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(t, os.Mkdir(filepath.Join(root, ".vscode"), 0o755))
+		must(t, os.Remove(filepath.Join(root, ".vscode")))
+		next := Scan(root, kept)
+		if next.Changed() || next.Stats.Read != 1 || next.Stats.Same != 1 {
+			t.Errorf("loaded %t: a placeholder made and removed: changed %t, %+v; want unchanged, the root read and found the same", loaded, next.Changed(), next.Stats)
+		}
+		if f, _ := next.Folder("."); f.Note() != "note of the root" {
+			t.Errorf("loaded %t: the root's note %q, want it kept", loaded, f.Note())
+		}
+		again := Scan(root, next)
+		if again.Stats.Read != 1 {
+			t.Errorf("loaded %t: the scan after: %+v, want the root read again (its ctime is still not the kept one)", loaded, again.Stats)
+		}
+		// A file replaced under its own name: same names, another inode.
+		must(t, os.Rename(filepath.Join(root, "g"), filepath.Join(root, "h")))
+		mkTree(t, root, "g")
+		must(t, os.Remove(filepath.Join(root, "h")))
+		if replaced := Scan(root, kept); !replaced.Changed() || replaced.Stats.Same != 0 {
+			t.Errorf("loaded %t: a file replaced under its name: changed %t, %+v; want changed", loaded, replaced.Changed(), replaced.Stats)
+		}
+		mkTree(t, root, "new")
+		if added := Scan(root, kept); !added.Changed() || !slices.Contains(names(added, "."), "new") {
+			t.Errorf("loaded %t: an entry added: changed %t, entries %q", loaded, added.Changed(), names(added, "."))
+		}
+	}
+}

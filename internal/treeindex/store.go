@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,7 +98,57 @@ func (s *Store) Load(root string) *Index {
 	if err != nil || ix.root != root {
 		return nil
 	}
+	// Its time says when it was last used, not last changed: an index
+	// loaded and found unchanged is not saved again, and the store keeps
+	// the ones used last (prune).
+	unix.Futimes(fd, nil)
 	return ix
+}
+
+// storeMax bounds the index files a store keeps: one a root ever seen
+// would grow without end (every temporary folder a harness or a test
+// made a workspace). A variable only so tests can lower it.
+var storeMax = 256
+
+// staleTemp is how old a temporary file of Save is when prune takes it
+// for one a killed process left.
+const staleTemp = time.Hour
+
+// prune removes the index files used longest ago (their times: Load sets
+// them) beyond storeMax, keeping keep, and the temporary files of saves
+// that never finished. A root's file removed costs its next session one
+// cold scan, never its correctness. It runs when a save adds a file.
+func (s *Store) prune(keep string) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	type kept struct {
+		name string
+		used time.Time
+	}
+	var files []kept
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, ".tmp-tree-"):
+			if time.Since(info.ModTime()) > staleTemp {
+				os.Remove(filepath.Join(s.dir, name))
+			}
+		case strings.HasPrefix(name, "tree-") && name != keep:
+			files = append(files, kept{name, info.ModTime()})
+		}
+	}
+	if len(files) < storeMax {
+		return
+	}
+	slices.SortFunc(files, func(a, b kept) int { return a.used.Compare(b.used) })
+	for _, f := range files[:len(files)-(storeMax-1)] {
+		os.Remove(filepath.Join(s.dir, f.name))
+	}
 }
 
 // Save writes ix as its root's index file: to a temporary file of the
@@ -118,13 +171,18 @@ func (s *Store) Save(ix *Index) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
+	_, existed := os.Lstat(filepath.Join(s.dir, name))
 	if err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(s.dir, name))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return err
 	}
-	return err
+	if existed != nil {
+		s.prune(name)
+	}
+	return nil
 }
 
 // Update loads root's index from s (nil: none kept), scans root against

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func newStore(t testing.TB) *Store {
@@ -276,5 +277,47 @@ func TestEntriesBadLayoutUnreadable(t *testing.T) {
 	}
 	if es := good.Entries(); !reflect.DeepEqual(es, f.Entries()) || good.Unreadable {
 		t.Errorf("good raw: entries %v, unreadable %v", es, good.Unreadable)
+	}
+}
+
+// The store keeps at most storeMax index files: a save that adds one
+// removes those used longest ago, where a Load counts as a use (an
+// unchanged index is never saved again), and the temporary files a
+// killed save left an hour ago. Without the bound, every folder ever a
+// workspace left a file behind.
+func TestStoreKeepsTheIndexesUsedLast(t *testing.T) {
+	defer func(n int) { storeMax = n }(storeMax)
+	storeMax = 3
+	s := newStore(t)
+	var roots []string
+	for i := range 4 {
+		root := t.TempDir()
+		mkTree(t, root, "a/")
+		roots = append(roots, root)
+		if i < 3 {
+			must(t, s.Save(Scan(root, nil)))
+			name, _ := fileName(root)
+			old := time.Now().Add(time.Duration(i-10) * time.Minute) // roots[0] the oldest
+			must(t, os.Chtimes(filepath.Join(s.dir, name), old, old))
+		}
+	}
+	leftover := filepath.Join(s.dir, ".tmp-tree-0123-456")
+	must(t, os.WriteFile(leftover, nil, 0o600))
+	old := time.Now().Add(-2 * staleTemp)
+	must(t, os.Chtimes(leftover, old, old))
+	if s.Load(roots[0]) == nil { // used now: kept
+		t.Fatal("the index does not load")
+	}
+	must(t, s.Save(Scan(roots[3], nil)))
+	for i, want := range []bool{true, false, true, true} {
+		if got := s.Load(roots[i]) != nil; got != want {
+			t.Errorf("root %d kept %t, want %t (0 used last, 1 the one used longest ago)", i, got, want)
+		}
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Error("a temporary file of a save two hours old is still there")
+	}
+	if entries, _ := os.ReadDir(s.dir); len(entries) != storeMax {
+		t.Errorf("the store holds %d files, want %d", len(entries), storeMax)
 	}
 }

@@ -147,9 +147,9 @@ var mayMutate = registry{
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
-	"internal/shell/kept.go": "the kept answers of the toolchains and the probes (issue 38), in exec's own private runtime folder " +
+	"internal/shell/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
-	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session (issue 38): new entry files in " +
+	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",
 	"internal/denials/denials.go": "the session's denial log, written by exec's supervisor in the session's own folder " +
 		"of its private runtime folder (a fixed name, never a path a call names)",

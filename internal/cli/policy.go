@@ -351,7 +351,7 @@ func policyRun(opts *PolicyOptions) error {
 }
 
 // short is r without what a model rarely needs and pays for on every
-// call (issue 26: 4.3 KB): the settings left at their defaults, and the
+// call (4.3 KB): the settings left at their defaults, and the
 // shell's layers in words (their booleans stay). --verbose keeps them.
 func (r PolicyResult) short() PolicyResult {
 	set := []config.Value{}

@@ -94,7 +94,7 @@ var oneCommandTrees = append(slices.Clip(fileCommands),
 // and the root's); otherwise the whole tree (NewCmdRoot), which help,
 // completion, suggestions for an unknown command and the other commands
 // need. Building every command and cobra's completion command cost about
-// a tenth of a small call's user time (issue 26).
+// a tenth of a small call's user time.
 func newCmdTree(app *App, args []string) *cobra.Command {
 	if len(args) == 0 {
 		return NewCmdRoot(app)
@@ -143,7 +143,7 @@ a structured denial with the marker models recognise.`,
   dsh-fs policy --context`
 	// The root's --help names the variables every command reads; a
 	// command's names the shared policy flags in one line and points to
-	// the help topic that has them, with the variables (issue 26: the
+	// the help topic that has them, with the variables (the
 	// block cost 1.9 KB of every command's help).
 	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
 	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))

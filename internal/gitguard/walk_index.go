@@ -10,7 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
-// The end walk through the roots' tree indexes (issue 38). The mount
+// The end walk through the roots' tree indexes. The mount
 // plan read each writable root's index before CMD started; when CMD has
 // ended, Check scans each again against that (treeindex.Scan): every
 // folder is lstat'ed, and only a folder whose device, inode or ctime

@@ -51,7 +51,7 @@ type DeniedError struct {
 	// Resolved is the path as resolved, and Workspace the workspace
 	// root (the session cwd, when it is a writable root): a denial
 	// outside the writable roots names both, so a model that slipped
-	// out of its folder sees where it is meant to write (issue 40).
+	// out of its folder sees where it is meant to write.
 	Resolved  string
 	Workspace string
 	// Base is the folder a relative Path was taken from: the shell's

@@ -451,7 +451,7 @@ type Temp struct {
 // Commit makes the temp file the folder's entry name, atomically: a
 // reader sees the old file or the new one, never a mix. The caller has
 // synced the file, so a power loss brings back the old content or the
-// new, never a torn file; Commit does not sync the folder (issue 26, the
+// new, never a torn file; Commit does not sync the folder (the
 // lead's decision: that second journal commit was a third of a small
 // write), so the rename itself is durable only at the file system's next
 // journal commit, and a power loss right after it may bring back the

@@ -192,7 +192,7 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 
 // PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
 // indexes are left in the plan's Indexes, for the caller to save when
-// nothing waits on it (SaveIndexes), after CMD has started (issue 38).
+// nothing waits on it (SaveIndexes), after CMD has started.
 func PlanMountsForSession(p Policy, roots []Root, store *treeindex.Store) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
 		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}

@@ -72,7 +72,7 @@ func (s *supervisor) endGitGuard() {
 
 // saveIndexes saves the roots' tree indexes the mount plan read, once
 // CMD has started: nothing of the session needs them saved, so the save
-// no longer delays CMD (issue 38). endGitGuard waits for it, once the
+// no longer delays CMD. endGitGuard waits for it, once the
 // guard is done.
 func (s *supervisor) saveIndexes() {
 	if s.rec == nil || s.rec.Shell.Mounts == nil || len(s.rec.Shell.Mounts.Indexes) == 0 {

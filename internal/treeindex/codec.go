@@ -34,7 +34,7 @@ const (
 
 // castagnoli is the checksum's table, made at the first index read or
 // written: made at package init, it cost every dsh-fs process (the file
-// tool's calls, exec's child) about 0.2 ms of its start (issue 38).
+// tool's calls, exec's child) about 0.2 ms of its start.
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 var errFormat = errors.New("not a tree index of this version")

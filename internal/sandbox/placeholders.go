@@ -8,6 +8,8 @@ package sandbox
 // of a supervisor killed before it could (session.removeStale).
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,6 +126,30 @@ func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
 	if added {
 		slices.SortStableFunc(m.Placeholders, func(a, b Placeholder) int { return strings.Compare(a.Path, b.Path) })
 	}
+	dropBeneathPlaceholders(m)
+}
+
+// dropBeneathPlaceholders drops from m what lies beneath one of its
+// placeholder folders and is not there, placeholder and bind alike: it
+// was planned while another session's placeholders stood, and went with
+// them. The folder, bound read-only, holds it; making it or binding it
+// would find no folder above it, and the session would not start.
+func dropBeneathPlaceholders(m *MountPlan) {
+	var dirs []string
+	for _, h := range m.Placeholders {
+		if h.Dir {
+			dirs = append(dirs, h.Path+string(filepath.Separator))
+		}
+	}
+	goneBeneath := func(path string) bool {
+		if !slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(path, d) }) {
+			return false
+		}
+		_, err := os.Lstat(path)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	m.Placeholders = slices.DeleteFunc(m.Placeholders, func(h Placeholder) bool { return goneBeneath(h.Path) })
+	m.ReadOnly = slices.DeleteFunc(m.ReadOnly, goneBeneath)
 }
 
 // literalHead is the glob g's leading components with no wildcard, and

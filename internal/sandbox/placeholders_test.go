@@ -82,7 +82,8 @@ func TestProtectedEdges(t *testing.T) {
 // placeholder folder (.git/info) was there plans a placeholder in it
 // (.git/info/attributes); when the other session removes its folder
 // before this one takes the lock, the refreshed plan makes the folder
-// again before what lies in it. Before: MakePlaceholders failed with
+// again, and what it planned in it is held by the folder's bind and
+// dropped (dropBeneathPlaceholders). Before: MakePlaceholders failed with
 // "no such file or directory" (64 concurrent sessions of
 // TestExecShellKeepsNoCapability met it), and the session did not start.
 func TestRefreshPlaceholdersOrder(t *testing.T) {
@@ -104,11 +105,51 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	if err := MakePlaceholders(&m); err != nil {
 		t.Fatalf("the refreshed plan's placeholders: %v", err)
 	}
-	if _, err := os.Lstat(attributes); err != nil {
-		t.Errorf("%s was not made: %v", attributes, err)
+	// The first missing folder is the placeholder now, bound read-only:
+	// it holds attributes, which needs no placeholder of its own.
+	info := filepath.Join(ws, ".git", "info")
+	if fi, err := os.Lstat(info); err != nil || !fi.IsDir() || !slices.Contains(m.ReadOnly, info) {
+		t.Errorf("%s is not a placeholder folder bound read-only: %v, %v", info, err, m.ReadOnly)
 	}
 	RemovePlaceholders(m.Placeholders)
 	if _, err := os.Lstat(filepath.Join(ws, ".git", "info")); err == nil {
 		t.Errorf(".git/info, a placeholder, stayed after the removal")
+	}
+}
+
+// TestRefreshPlaceholdersDropsBindsBeneathThem: a protected file that
+// another session's placeholder made exists when the plan binds it, and
+// is gone with that session before this one takes the lock. The refresh
+// then puts a placeholder at the first missing folder above it, which is
+// bound read-only and empty; a bind of the file beneath would find
+// nothing, and the session would fail to start (ENOENT in the child), so
+// the refresh drops it: the folder's bind holds it.
+func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "ws/.git/", "ws/.git/objects/info/alternates")
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	roots := []Root{{Path: ws, Origin: "cwd"}}
+	m := PlanMounts(p, roots)
+	alternates := filepath.Join(ws, ".git", "objects", "info", "alternates")
+	if !slices.Contains(m.ReadOnly, alternates) {
+		t.Fatalf("%s not bound read-only: %v", alternates, m.ReadOnly)
+	}
+	// The other session ends: its placeholders go, the folders with them.
+	if err := os.RemoveAll(filepath.Join(ws, ".git", "objects")); err != nil {
+		t.Fatal(err)
+	}
+	RefreshPlaceholders(&m, p, roots)
+	if err := MakePlaceholders(&m); err != nil {
+		t.Fatalf("the refreshed plan's placeholders: %v", err)
+	}
+	defer RemovePlaceholders(m.Placeholders)
+	for _, ro := range m.ReadOnly {
+		if _, err := os.Lstat(ro); err != nil {
+			t.Errorf("the plan binds %s, which is not there: %v", ro, err)
+		}
+	}
+	if !slices.Contains(m.ReadOnly, filepath.Join(ws, ".git", "objects")) {
+		t.Errorf(".git/objects, the first missing folder, is not bound read-only: %v", m.ReadOnly)
 	}
 }

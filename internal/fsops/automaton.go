@@ -143,12 +143,7 @@ func (a *automaton) next(b []byte, off int) int {
 	for i := off; i < len(b); i++ {
 		c := int(class[b[i]])
 		if special && (b[i] == 0xE2 || b[i] == 0xC5) {
-			switch {
-			case a.kelvin >= 0 && b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x84 && b[i+2] == 0xAA:
-				c, i = a.kelvin, i+2
-			case a.longS >= 0 && b[i] == 0xC5 && i+1 < len(b) && b[i+1] == 0xBF:
-				c, i = a.longS, i+1
-			}
+			c, i = a.folded(b, i, c)
 		}
 		v := delta[s+c]
 		if v < 0 {
@@ -214,12 +209,7 @@ func (a *automaton) leftmost(b []byte) (int, int) {
 		ring[k%maxExactLen] = i
 		c := int(class[b[i]])
 		if special && (b[i] == 0xE2 || b[i] == 0xC5) {
-			switch {
-			case a.kelvin >= 0 && b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x84 && b[i+2] == 0xAA:
-				c, i = a.kelvin, i+2
-			case a.longS >= 0 && b[i] == 0xC5 && i+1 < len(b) && b[i+1] == 0xBF:
-				c, i = a.longS, i+1
-			}
+			c, i = a.folded(b, i, c)
 		}
 		v := delta[s+c]
 		if v >= 0 {
@@ -236,4 +226,17 @@ func (a *automaton) leftmost(b []byte) (int, int) {
 		}
 	}
 	return best, bestEnd
+}
+
+// folded is the symbol of the byte b[i] of class c where it starts the
+// Kelvin sign or the long s, which -i folds as k and s: their symbol and
+// the index of their last byte; otherwise c and i as they are.
+func (a *automaton) folded(b []byte, i, c int) (int, int) {
+	switch {
+	case a.kelvin >= 0 && b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x84 && b[i+2] == 0xAA:
+		return a.kelvin, i + 2
+	case a.longS >= 0 && b[i] == 0xC5 && i+1 < len(b) && b[i+1] == 0xBF:
+		return a.longS, i + 1
+	}
+	return c, i
 }

@@ -1,6 +1,8 @@
 package fsops
 
 import (
+	"errors"
+
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -65,5 +67,11 @@ func decideFollowed(f *sandbox.Fence, op string, t sandbox.Target) error {
 	if err != nil || ft.Path == t.Path {
 		return nil
 	}
-	return f.DecideWrite(op, &ft, sandbox.Intent{})
+	err = f.DecideWrite(op, &ft, sandbox.Intent{})
+	var de *sandbox.DeniedError
+	if errors.As(err, &de) && de.Reason != sandbox.ReasonDenyRead {
+		de.Final = "no escalation lifts this: " + t.Given + " is a symlink to " + ft.Path +
+			", and a link is changed only where a change where it leads would be allowed"
+	}
+	return err
 }

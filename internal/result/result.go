@@ -86,6 +86,9 @@ func NewFailure(h Header, err error) Failure {
 		if hint := de.Hint(); hint != "" {
 			f.Escalation = &EscalationBody{Mode: string(de.Needed), Hint: hint}
 		}
+		if de.Final != "" && f.Error.Hint == "" {
+			f.Error.Hint = de.Final
+		}
 		if de.Reason == sandbox.ReasonDenyRead && f.Error.Hint == "" {
 			// No escalation lifts it: say what does, and what the
 			// shell meets there, so the model neither loops nor guesses.

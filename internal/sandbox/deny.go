@@ -78,6 +78,10 @@ type DeniedError struct {
 	// Cause is the reason of the denial an escalation failed to lift,
 	// when Reason is ReasonNotApproved.
 	Cause string
+	// Final, when set, says why no escalation can lift the denial: the
+	// call would change no path where it was refused, so there is none
+	// to show an approver. Hint is then empty.
+	Final string
 }
 
 // Code returns FS_SANDBOX_DENIED.
@@ -132,7 +136,7 @@ func (e *DeniedError) WorkspaceHint() string {
 // approval, or not at all. Empty when no mode would allow the call.
 func (e *DeniedError) Hint() string {
 	switch {
-	case e.Needed == "":
+	case e.Needed == "", e.Final != "":
 		return ""
 	case e.Refusal != "":
 		// Asking again would be refused again: a model must not loop.

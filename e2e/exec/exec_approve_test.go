@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,4 +146,31 @@ func TestExecPatchApprovalNamesEveryPathAgent(t *testing.T) {
 		t.Errorf("the approver was asked to approve %+v, want %+v\nrequest: %s", req.Paths, want, recorded)
 	}
 	wantContent(t, filepath.Join(out, "moved.txt"), "moved\n")
+}
+
+// TestExecApprovalCommandGetsNoChannel: the approval_command an
+// escalation inside a session runs gets the request on its stdin and
+// nothing else of the session's: not the brokered call's channel to the
+// supervisor (which answers escalations), nor any other socket.
+func TestExecApprovalCommandGetsNoChannel(t *testing.T) {
+	harness.RequireLandlock(t)
+	t.Parallel()
+	ws, out, files := sessionTemp(t), sessionTemp(t), sessionTemp(t)
+	seen := filepath.Join(files, "fds.txt")
+	approver := `for f in /proc/$$/fd/*; do echo "${f##*/} $(readlink "$f")"; done > ` + seen + `; cat > /dev/null; exit 0`
+	config := filepath.Join(files, "session.yaml")
+	harness.WriteTree(t, files, map[string]string{"session.yaml": fmt.Sprintf("approval: command\napproval_command: [/bin/sh, -c, %q]\n", approver)})
+	env := execEnv(t, ws, "OUT="+out)
+	code, stdout, stderr := execSh(t, env, ws, append(fenced(ws), "--config", config), `dsh-fs write "$OUT/x" --content hi --escalate danger-full-access`)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	listed := harness.ReadFile(t, seen)
+	for _, line := range strings.Split(strings.TrimSpace(listed), "\n") {
+		fd, target, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(target, "socket:") {
+			t.Errorf("the approval_command holds descriptor %s, a socket (%s): the session's channel\nall: %s", fd, target, listed)
+		}
+	}
+	wantContent(t, filepath.Join(out, "x"), "hi")
 }

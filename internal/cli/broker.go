@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -45,6 +46,9 @@ func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.
 		// variables say nothing a caller could not say itself.
 		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {
 			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session) == nil {
+				// The channel answers this call alone: an approval_command
+				// it runs must not inherit it.
+				syscall.CloseOnExec(fd)
 				approver.Supervisor = func(req sandbox.EscalationRequest) error {
 					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
 				}

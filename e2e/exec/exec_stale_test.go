@@ -137,3 +137,29 @@ func TestExecStaleDiffEscalated(t *testing.T) {
 	wantContent(t, filepath.Join(out, "a.txt"), "one\nzwei\nthree\n")
 	wantAbsent(t, rec)
 }
+
+// TestExecStaleDiffAtOnce: a read hands what it read to the supervisor
+// one way and waits for no answer, yet the stale edit that follows it at
+// once, twenty times over in one session, each time with a file read
+// anew, finds it: the supervisor takes a remember before the channel's
+// next message, the edit's recall.
+func TestExecStaleDiffAtOnce(t *testing.T) {
+	harness.RequireLandlock(t)
+	t.Parallel()
+	ws := sessionTemp(t)
+	harness.WriteTree(t, ws, map[string]string{"a.txt": "x\n"})
+	code, out, errs := execSh(t, execEnv(t, ws), ws, fenced(ws), `
+		for i in $(seq 20); do
+			printf 'one\ntwo %s\n' "$i" >a.txt
+			sum=$(sha256sum <a.txt | cut -d' ' -f1)
+			dsh-fs read a.txt >/dev/null
+			printf 'one\nzwei %s\n' "$i" >a.txt
+			dsh-fs edit a.txt --old one --new ONE --if-match "$sum" | grep -q '"text":"--- a/a.txt' && echo diff || echo none
+		done`)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if want := strings.Repeat("diff\n", 20); out != want {
+		t.Errorf("want the diff since the read each time, got:\n%s", out)
+	}
+}

@@ -188,7 +188,10 @@ func (req Request) Check() error { return req.check("") }
 // check is Check for a request that arrived with beside, a path said
 // beside its typed request ("" for none).
 func (req Request) check(beside string) error {
-	if req.Op == OpRemember || req.Op == OpRecall {
+	switch req.Op {
+	case OpRemember:
+		return errors.New("a remember comes as a sealed memfd, never as a request")
+	case OpRecall:
 		return req.checkMemo(beside)
 	}
 	if req.isFolderOp() {
@@ -367,8 +370,11 @@ func Forward(fd int, req Request) (Reply, error) {
 // a goroutine of its own, and runs handle for each on another; handle's
 // reply goes back to that request alone. A request that does not come
 // with its reply socket alone is dropped; one that is malformed, or that
-// finds maxPending requests under way, is refused without handle. stop
-// ends the reading and closes ch; handlers under way finish on their own.
+// finds maxPending requests under way, is refused without handle. A
+// remember (Remember's memfd) is handed to handle on the reading
+// goroutine itself, in the channel's order, so handle must answer an
+// OpRemember at once; its reply goes nowhere. stop ends the reading and
+// closes ch; handlers under way finish on their own.
 func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
 	fd := int(ch.Fd())
 	done := make(chan struct{})
@@ -408,6 +414,10 @@ func serve(fd int, handle func(Request) Reply) {
 			}
 			continue
 		}
+		if buf[0] == memoMark {
+			takeMemo(fds[0], handle)
+			continue
+		}
 		// Non-blocking, so the read deadline below holds.
 		unix.SetNonblock(fds[0], true)
 		conn := os.NewFile(uintptr(fds[0]), "reply")
@@ -434,6 +444,17 @@ func serve(fd int, handle func(Request) Reply) {
 			req.Caller = PeerCommandLine(int(conn.Fd()))
 			json.NewEncoder(conn).Encode(handle(req))
 		}()
+	}
+}
+
+// takeMemo hands the content of a remember's memfd, fd, to handle as an
+// OpRemember, on the channel's reading goroutine, so that it is taken
+// before any message sent after it; handle answers it at once and
+// nobody reads the reply. fd is closed.
+func takeMemo(fd int, handle func(Request) Reply) {
+	defer unix.Close(fd)
+	if content, ok := readMemo(fd); ok {
+		handle(Request{Op: OpRemember, Memo: &Memo{Content: content}})
 	}
 }
 

@@ -1,21 +1,31 @@
 package session
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/memo"
 )
 
-// TestDecodeMemo: a remember carries content alone, a recall a hash
-// alone, and neither carries a call or asks to escalate; a memo rides on
-// nothing else.
+// TestDecodeMemo: a recall carries a hash alone, and no call, and asks
+// to escalate nothing; a remember never comes as a request (Remember
+// sends a sealed memfd); a memo rides on nothing else.
 func TestDecodeMemo(t *testing.T) {
 	sum := strings.Repeat("a", 64)
 	for _, tc := range []struct {
 		name, body string
 		ok         bool
 	}{
-		{"remember", `{"op":"remember","escalate":"","dir":"","memo":{"content":"aGk="}}`, true},
-		{"remember empty", `{"op":"remember","escalate":"","dir":"","memo":{}}`, true},
+		{"remember as a request", `{"op":"remember","escalate":"","dir":"","memo":{"content":"aGk="}}`, false},
+		{"remember empty", `{"op":"remember","escalate":"","dir":"","memo":{}}`, false},
 		{"recall", `{"op":"recall","escalate":"","dir":"","memo":{"sha256":"` + sum + `"}}`, true},
 		{"remember without memo", `{"op":"remember","escalate":"","dir":""}`, false},
 		{"remember under a hash of the sender's", `{"op":"remember","escalate":"","dir":"","memo":{"sha256":"` + sum + `","content":"aGk="}}`, false},
@@ -31,5 +41,156 @@ func TestDecodeMemo(t *testing.T) {
 				t.Errorf("DecodeRequest: %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// memoLog is a handle that keeps what it was handed: each remember's
+// content, and a recall's answer the last content remembered.
+type memoLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *memoLog) handle(req Request) Reply {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if req.Op == OpRemember {
+		l.seen = append(l.seen, string(req.Memo.Content))
+		return Reply{}
+	}
+	if len(l.seen) == 0 {
+		return Reply{}
+	}
+	return Reply{Content: []byte(l.seen[len(l.seen)-1])}
+}
+
+func (l *memoLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.seen)
+}
+
+// TestRememberThenRecall: a remember waits for no reply, yet a recall
+// sent after it, the next call's, finds it: the channel keeps its
+// messages in order and the supervisor takes a remember before the next
+// message. Run many times, as the read and the write of an agent follow
+// each other at once.
+func TestRememberThenRecall(t *testing.T) {
+	sup, sh, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	var l memoLog
+	stop := Serve(sup, l.handle)
+	defer stop()
+	fd := int(sh.Fd())
+	for i := range 200 {
+		content := fmt.Sprintf("read %d\n", i)
+		if err := Remember(fd, []byte(content)); err != nil {
+			t.Fatalf("remember %d: %v", i, err)
+		}
+		got, err := Recall(fd, strings.Repeat("a", 64))
+		if err != nil || string(got) != content {
+			t.Fatalf("recall right after remember %d: %q, %v", i, got, err)
+		}
+	}
+}
+
+// TestRememberNeverBlocks: a supervisor that reads nothing (slow, or
+// stopped) never holds a read up: once the channel's queue is full a
+// remember fails at once, and nothing is remembered. Before, a remember
+// waited for the supervisor's reply.
+func TestRememberNeverBlocks(t *testing.T) {
+	sup, sh, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	defer sh.Close()
+	done := make(chan error, 1)
+	go func() {
+		for range 10000 {
+			if err := Remember(int(sh.Fd()), []byte("content\n")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, unix.EAGAIN) {
+			t.Errorf("10,000 remembers to a supervisor that reads none: %v, want EAGAIN once its queue is full", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a remember blocked on a supervisor that reads nothing")
+	}
+}
+
+// TestRememberRefusesOtherFiles: what comes behind a remember's mark must
+// be a sealed memfd of at most memo.ItemMax bytes; anything else (a pipe
+// whose read would block the channel's reader for ever, a file on disk
+// or a memfd that can still change, one too large) is dropped without
+// reaching the handle, and the channel still answers the next request.
+func TestRememberRefusesOtherFiles(t *testing.T) {
+	sup, sh, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	var l memoLog
+	stop := Serve(sup, l.handle)
+	defer stop()
+	sealed := func(size int, seals int) int {
+		fd, err := unix.MemfdCreate("t", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Ftruncate(fd, int64(size)); err != nil {
+			t.Fatal(err)
+		}
+		if seals != 0 {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return fd
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	disk, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	for _, tc := range []struct {
+		name string
+		fd   int
+	}{
+		{"a pipe", p[0]},
+		{"a file on disk", int(disk.Fd())},
+		{"an unsealed memfd", sealed(8, 0)},
+		{"a memfd that can still grow", sealed(8, unix.F_SEAL_WRITE|unix.F_SEAL_SHRINK)},
+		{"a memfd over the bound", sealed(memo.ItemMax+1, memoSeals)},
+	} {
+		if err := unix.Sendmsg(int(sh.Fd()), []byte{memoMark}, unix.UnixRights(tc.fd), nil, 0); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if _, err := Recall(int(sh.Fd()), strings.Repeat("a", 64)); err != nil {
+			t.Fatalf("after %s the channel answers no more: %v", tc.name, err)
+		}
+		if n := l.count(); n != 0 {
+			t.Fatalf("%s was remembered", tc.name)
+		}
+	}
+	if err := Remember(int(sh.Fd()), make([]byte, memo.ItemMax)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Recall(int(sh.Fd()), strings.Repeat("a", 64)); err != nil || l.count() != 1 {
+		t.Errorf("a remember of memo.ItemMax bytes was not taken: %v", err)
 	}
 }

@@ -6,8 +6,10 @@ import (
 )
 
 // withMemory answers the session's memory requests (session.OpRemember,
-// session.OpRecall) from a store of the supervisor's own, bounded
-// (memo.ItemMax, memo.TotalMax), and hands every other request to run.
+// which session.Serve hands it on the channel's reading goroutine and
+// whose reply goes nowhere, and session.OpRecall) from a store of the
+// supervisor's own, bounded (memo.ItemMax, memo.TotalMax), at once, and
+// hands every other request to run.
 // The store files content under the hash it computes itself, so a
 // session can only recall what it sent; it lives in the supervisor's
 // memory, beyond the session's reach and that of every other session,
@@ -27,8 +29,8 @@ func withMemory(run func(session.Request) session.Reply) func(session.Request) s
 }
 
 // refuseMemory is run for a channel that keeps no memory (dsh-fs mcp's
-// escalator, whose server remembers in its own process): a memory
-// request is refused, never run as a call.
+// escalator, whose server remembers in its own process): a remember is
+// dropped and a recall refused, never run as a call.
 func refuseMemory(run func(session.Request) session.Reply) func(session.Request) session.Reply {
 	return func(req session.Request) session.Reply {
 		if req.Op == session.OpRemember || req.Op == session.OpRecall {

@@ -53,6 +53,8 @@ func TestParseConfig(t *testing.T) {
 		{"keys that are not strings", "a.yaml", "1: x\na: {2: y, true: z}\n", map[string]any{"1": "x", "a.2": "y", "a.true": "z"}},
 		{"YAML's own types", "a.yaml", "a: 1.5\nb: 0x10\nc: !!binary aGk=\n", map[string]any{"a": 1.5, "b": 16, "c": "hi"}},
 		{"anchors and merges", "a.yaml", "a: &x {b: 1}\nc: *x\n<<: {d: 1}\n", map[string]any{"a.b": 1, "c.b": 1, "d": 1}},
+		{"an empty map is a value", "a.yaml", "network: {}\na: {b: {}}\n", map[string]any{"network": map[string]any{}, "a.b": map[string]any{}}},
+		{"an empty TOML table is a value", "a.toml", "[network]\n", map[string]any{"network": map[string]any{}}},
 		{"an empty file", "a.yaml", "", map[string]any{}},
 		{"only comments", "a.yaml", "# nothing\n", map[string]any{}},
 		{"no extension is YAML", "config", "mode: read-only\n", map[string]any{"mode": "read-only"}},
@@ -134,6 +136,27 @@ func TestParseConfigMalformed(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("err = %v quotes the file", err)
+			}
+		})
+	}
+}
+
+// TestParseConfigTwice: a key given twice once case and nesting are set
+// aside is refused, naming the key only when it looks like a setting.
+func TestParseConfigTwice(t *testing.T) {
+	for _, tc := range []struct{ name, file, body, key string }{
+		{"by case", "c.yaml", "Mode: a\nmode: b\n", `"mode"`},
+		{"by case in JSON", "c.json", `{"Mode": "a", "mode": "b"}`, `"mode"`},
+		{"a dotted key and a nested one", "c.yaml", "a: {b: 1}\na.b: 2\n", `"a.b"`},
+		{"a dotted map and a nested one", "c.yaml", "a:\n  b: {c: 1}\na.b:\n  c: 2\n", `"a.b.c"`},
+		{"in TOML", "c.toml", "\"a.b\" = 1\n[a]\nb = 2\n", `"a.b"`},
+		{"a key that is not shown", "c.yaml", "hunter2/X: 1\nHUNTER2/x: 2\n", "(not shown)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseFile(t, tc.file, tc.body)
+			want := "config " + tc.file + ": key " + tc.key + " given twice (keys ignore case, and \"a.b\" is \"b\" under \"a\")"
+			if fserr.CodeOf(err) != fserr.ConfigInvalid || err.Error() != want {
+				t.Errorf("err = %v, want %s %q", err, fserr.ConfigInvalid, want)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"regexp"
+	"sync"
 )
 
 // The session's memory of its reads (docs/design.md §5, FS_STALE): a
@@ -25,7 +26,8 @@ type Memo struct {
 	Content []byte `json:"content,omitempty"`
 }
 
-var hexSHA256 = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+// hexSHA256 is compiled at the first recall, not at every start.
+var hexSHA256 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 
 // checkMemo says what is wrong with a remember or a recall: each carries
 // its memo alone.
@@ -37,7 +39,7 @@ func (req Request) checkMemo(beside string) error {
 		return errors.New("a " + req.Op + " carries its memo and nothing of a call")
 	case req.Op == OpRemember && req.Memo.SHA256 != "":
 		return errors.New("a remember carries content only: the supervisor hashes it")
-	case req.Op == OpRecall && (!hexSHA256.MatchString(req.Memo.SHA256) || req.Memo.Content != nil):
+	case req.Op == OpRecall && (!hexSHA256().MatchString(req.Memo.SHA256) || req.Memo.Content != nil):
 		return errors.New("a recall carries a sha256 in hex only")
 	}
 	return nil

@@ -161,3 +161,49 @@ func TestParseConfigTwice(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseConfigQuotesNothing: whatever a config file holds, reading it
+// fails, if at all, with FS_CONFIG_INVALID, and the message quotes none of
+// the file's values (a session may name a secret as its config file).
+// The secret is mixed case, so shownKey never shows it as a key either.
+func FuzzParseConfigQuotesNothing(f *testing.F) {
+	const secret = "Zq9Xv7Wp"
+	for _, seed := range []string{
+		"mode: " + secret + "\n",
+		"deny_read: [\"" + secret + "\"\n",
+		"a:\n  " + secret + ": x: y\n",
+		"{\"mode\": " + secret + "}",
+		"{\"mode\": \"" + secret + "\"",
+		"mode = " + secret + "\n",
+		"deny_read = [\"a\", " + secret + "]\n",
+		"[" + secret + "\n",
+		secret + "\n",
+		"- " + secret + "\n",
+		"mode: '" + secret + "\n",
+		"mode: \"\\" + secret + "\"\n",
+	} {
+		for _, ext := range []string{"yaml", "json", "toml"} {
+			f.Add(seed, ext)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body, ext string) {
+		if !strings.Contains(body, secret) {
+			return
+		}
+		switch ext {
+		case "yaml", "json", "toml":
+		default:
+			return
+		}
+		_, err := parseFile(t, "c."+ext, body)
+		if err == nil {
+			return
+		}
+		if fserr.CodeOf(err) != fserr.ConfigInvalid {
+			t.Fatalf("err = %v, want %s", err, fserr.ConfigInvalid)
+		}
+		if strings.Contains(strings.ToLower(err.Error()), strings.ToLower(secret)) {
+			t.Fatalf("err = %q quotes the file", err)
+		}
+	})
+}

@@ -100,15 +100,12 @@ go build -o "$TMP/mcpbench" ./scripts/mcpbench
 # SDK at all (canned answers): what a warm call costs before dsh-fs's.
 go build -o "$TMP/floor-mcpsdk" ./scripts/floor/mcpsdk
 go build -tags raw -o "$TMP/floor-mcpraw" ./scripts/floor/mcpsdk
-# Start-up floors for the stat row: what any Go program, a bare cobra
-# command, and the bare cobra + viper stack dsh-fs is built on cost before
-# doing anything.
+# Start-up floors for the stat row: what any Go program and a bare cobra
+# command, the stack dsh-fs is built on, cost before doing anything.
 FLOOR_GO=$TMP/floor-gostat
-FLOOR_CV=$TMP/floor-cobraviper
 FLOOR_COBRA=$TMP/floor-cobra
 go build -o "$FLOOR_GO" ./scripts/floor/gostat
 go build -o "$FLOOR_COBRA" ./scripts/floor/cli
-go build -tags viper -o "$FLOOR_CV" ./scripts/floor/cli
 
 # No user or system config, no temp areas: the policy is the default one
 # on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
@@ -859,12 +856,8 @@ cat >"$SPEC" <<EOF
    "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
    "dsh": {"label": "cobra stat", "runs": [["$FLOOR_COBRA", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
-  {"name": "floor: bare cobra + viper, the same (scripts/floor/cli -tags viper)", "loop": 50, "reference": true,
-   "plain": {"label": "stat", "runs": [["stat", "small.txt"]]},
-   "dsh": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"}},
-
-  {"name": "dsh-fs stat over the cobra + viper floor", "loop": 50, "reference": true,
-   "plain": {"label": "cobraviper stat", "runs": [["$FLOOR_CV", "stat", "small.txt"]], "expect": "\"ok\":true"},
+  {"name": "dsh-fs stat over the cobra floor", "loop": 50, "reference": true,
+   "plain": {"label": "cobra stat", "runs": [["$FLOOR_COBRA", "stat", "small.txt"]], "expect": "\"ok\":true"},
    "dsh": {"label": "dsh-fs stat", "runs": [["$BIN", "stat", "small.txt"]], "expect": "\"ok\":true"}},
 
   {"name": "exec: a session around true (record, Landlock on the tree, broker), against true", "loop": 50, "reference": true,

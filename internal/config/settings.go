@@ -1,6 +1,6 @@
 // Package config turns flags, DSH_FS_* environment variables and the config
 // file into the effective settings of one call, and remembers where each
-// setting came from for `dsh-fs policy`. It is the only importer of viper.
+// setting came from for `dsh-fs policy`.
 package config
 
 import (

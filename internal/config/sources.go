@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spf13/viper"
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -184,20 +182,19 @@ func parseConfig(f *os.File, path string) (map[string]any, error) {
 	if len(data) > maxConfigBytes {
 		return nil, fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: larger than %d bytes", path, maxConfigBytes))
 	}
-	v := viper.New()
 	typ := strings.TrimPrefix(filepath.Ext(path), ".")
 	switch typ {
 	case "yaml", "yml", "json", "toml":
 	default:
 		typ = "yaml"
 	}
-	v.SetConfigType(typ)
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": malformed "+strings.ToUpper(typ)+whereMalformed(data, err))
+	keys, err := decodeConfig(data, typ)
+	var twice twiceError
+	if errors.As(err, &twice) {
+		return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": "+twice.Error())
 	}
-	keys := map[string]any{}
-	for _, k := range v.AllKeys() {
-		keys[k] = v.Get(k)
+	if err != nil {
+		return nil, fserr.New(fserr.ConfigInvalid, "config "+path+": malformed "+strings.ToUpper(typ)+whereMalformed(data, err))
 	}
 	return keys, nil
 }

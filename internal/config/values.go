@@ -204,8 +204,8 @@ func parseEnv(s setting, raw string) (any, error) {
 	return raw, nil
 }
 
-// fileValue checks the type of a value read from a config file. Viper
-// hands over YAML, TOML and JSON values alike as any. Its errors name the
+// fileValue checks the type of a value read from a config file.
+// decodeConfig hands over YAML, TOML and JSON values alike as any. Its errors name the
 // type found, never the value: the file may be a secret.
 func fileValue(s setting, raw any) (any, error) {
 	switch s.kind {

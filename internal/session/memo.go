@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"regexp"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -29,7 +30,8 @@ type Memo struct {
 	Content []byte `json:"content,omitempty"`
 }
 
-var hexSHA256 = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+// hexSHA256 is compiled at the first recall, not at every start.
+var hexSHA256 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 
 // checkMemo says what is wrong with a recall: it carries its memo alone.
 func (req Request) checkMemo(beside string) error {
@@ -38,7 +40,7 @@ func (req Request) checkMemo(beside string) error {
 		return errors.New("a " + req.Op + " carries its memo")
 	case req.Write != nil || req.Edit != nil || req.Patch != nil || req.Mkdir != nil || req.Move != nil || req.Remove != nil || beside != "" || req.Escalate != "":
 		return errors.New("a " + req.Op + " carries its memo and nothing of a call")
-	case req.Op == OpRecall && (!hexSHA256.MatchString(req.Memo.SHA256) || req.Memo.Content != nil):
+	case req.Op == OpRecall && (!hexSHA256().MatchString(req.Memo.SHA256) || req.Memo.Content != nil):
 		return errors.New("a recall carries a sha256 in hex only")
 	}
 	return nil

@@ -1,8 +1,6 @@
 // Command cli is a start-up floor for scripts/bench.sh: a bare cobra
 // command that stats a file and prints one JSON line, nothing of dsh-fs.
-// Built with -tags viper it reads its one setting through a fresh viper
-// (viper.go), as dsh-fs must (issue 2). The two builds against each other
-// and against stat show what cobra and viper cost before any work is done.
+// Against stat it shows what cobra costs before any work is done.
 // It is measured, never shipped.
 package main
 
@@ -13,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// mode is the one setting; viper.go reads it through viper instead.
+// mode is the one setting.
 var mode = func() string { return os.Getenv("DSH_FS_MODE") }
 
 func main() {

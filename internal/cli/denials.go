@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -58,22 +57,10 @@ the layer and rule that refuse a write and a read there.`,
 type DenialsResult struct {
 	// Session says the call runs in a dsh-fs exec session, which alone
 	// keeps a log.
-	Session   bool              `json:"session"`
-	Entries   []denials.Entry   `json:"entries"`
-	Dropped   int               `json:"dropped,omitempty"`
-	Explained []denialExplained `json:"explained,omitempty"`
-}
-
-// denialExplained is what the shell meets doing op at a path: the layer
-// and rule that refuse it, or that nothing does.
-type denialExplained struct {
-	Path       string `json:"path"`
-	Resolved   string `json:"resolved"`
-	Op         string `json:"op"`
-	Layer      string `json:"layer"`
-	Rule       string `json:"rule"`
-	Escalation string `json:"escalation"`
-	WayForward string `json:"way_forward,omitempty"`
+	Session   bool                   `json:"session"`
+	Entries   []denials.Entry        `json:"entries"`
+	Dropped   int                    `json:"dropped,omitempty"`
+	Explained []policyview.Explained `json:"explained,omitempty"`
 }
 
 func denialsRun(opts *DenialsOptions) error {
@@ -95,65 +82,10 @@ func denialsRun(opts *DenialsOptions) error {
 		if err != nil && !errors.As(err, &de) {
 			return err
 		}
-		res.Explained = append(res.Explained, explainWrite(call.settings, call.fence, t), explainRead(call.settings, call.fence, t))
+		s := call.settings
+		res.Explained = append(res.Explained, policyview.ExplainWrite(s.Policy, s.Session, call.fence, t), policyview.ExplainRead(s.Session, call.fence, t))
 	}
 	return call.print(res)
-}
-
-// explainWrite says what the shell meets writing at t, as stat does.
-func explainWrite(s *config.Settings, f *sandbox.Fence, t sandbox.Target) denialExplained {
-	v := f.WriteVerdict(t)
-	rule, forward := shellAccess(s, t, v)
-	e := denialExplained{Path: t.Given, Resolved: t.Path, Op: "write", Layer: "none", Rule: rule, Escalation: "no", WayForward: forward}
-	if v.Reason == "" {
-		return e
-	}
-	e.Layer = writeLayer(s, t, v)
-	p := s.Policy
-	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != sandbox.ApprovalNever {
-		e.Escalation = fmt.Sprintf("for one change through the file tool: dsh-fs write %s --escalate %s, which the approval (%s) decides; no escalation widens the shell", t.Given, v.Needed, p.Approval)
-	}
-	return e
-}
-
-// writeLayer names the layer that refuses the shell's write at t (the
-// fence's verdict v), as the session's record describes its layers.
-func writeLayer(s *config.Settings, t sandbox.Target, v sandbox.Verdict) string {
-	rec := s.Session
-	switch {
-	case rec == nil:
-		return "file tool (no session: the shell is not fenced)"
-	case v.Reason == sandbox.ReasonProtected:
-		if m := rec.Shell.Mounts; m != nil && slices.ContainsFunc(m.ReadOnly, func(p string) bool { return sandbox.Beneath(p, t.Path) }) {
-			return "mount (read-only bind)"
-		}
-		return "file tool (the shell may write it)"
-	case rec.Shell.OutsideReadOnlyHeld:
-		return "mount (read-only tree)"
-	case rec.Shell.Landlock > 0:
-		return "landlock"
-	}
-	return "none"
-}
-
-// explainRead says what the shell meets reading t: deny_read hides it,
-// or nothing refuses it.
-func explainRead(s *config.Settings, f *sandbox.Fence, t sandbox.Target) denialExplained {
-	e := denialExplained{Path: t.Given, Resolved: t.Path, Op: "read", Layer: "none", Rule: "readable: nothing refuses a read there", Escalation: "no"}
-	var de *sandbox.DeniedError
-	if !errors.As(f.CheckRead("read", t), &de) {
-		return e
-	}
-	e.Layer, e.Rule = "file tool (no session: the shell is not fenced)", "deny_read ("+de.Matched+")"
-	if s.Session != nil {
-		e.Layer = "file tool (no mount layer: the shell reads it)"
-		if s.Session.Shell.Mounts != nil {
-			e.Layer = "mount (hidden)"
-			e.Rule += ": the shell finds it empty where it existed when the session started; a file created since is not hidden from the shell"
-		}
-	}
-	e.WayForward = "no escalation lifts it; for good, a person removes " + de.Matched + " from deny_read in a trusted config"
-	return e
 }
 
 // WriteText renders r for people: one line per entry and per path.

@@ -30,6 +30,7 @@ type StderrRelay struct {
 	Scanner LineScanner
 	closing sync.Once
 	done    chan struct{}
+	started bool
 }
 
 // IsPipe reports whether f is open on a pipe (a FIFO).
@@ -71,6 +72,7 @@ func (s *StderrRelay) Writer() *os.File { return s.w }
 // Start starts copying, once CMD holds Writer: it closes this process's
 // copy, so the relay sees the session's end.
 func (s *StderrRelay) Start() {
+	s.started = true
 	s.w.Close()
 	go s.copy()
 }
@@ -98,8 +100,17 @@ func (s *StderrRelay) copy() {
 
 // Close ends the relay once CMD ended: it copies what the session wrote
 // last, until every process of the session closed its end, or for at most
-// drainMax when one left behind holds it; then it closes its own end.
+// drainMax when one left behind holds it; then it closes its own end. A
+// relay never started is only released.
 func (s *StderrRelay) Close() {
+	if !s.started {
+		s.closing.Do(func() {
+			s.r.Close()
+			s.w.Close()
+			unix.Close(s.out)
+		})
+		return
+	}
 	s.closing.Do(func() {
 		select {
 		case <-s.done:
@@ -108,15 +119,6 @@ func (s *StderrRelay) Close() {
 			<-s.done
 		}
 		s.r.Close()
-		unix.Close(s.out)
-	})
-}
-
-// Abort releases a relay that was never started.
-func (s *StderrRelay) Abort() {
-	s.closing.Do(func() {
-		s.r.Close()
-		s.w.Close()
 		unix.Close(s.out)
 	})
 }

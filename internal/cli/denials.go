@@ -32,14 +32,19 @@ func NewCmdDenials(app *App, runF func(*DenialsOptions) error) *cobra.Command {
 		Use:        "denials [PATH...]",
 		SuggestFor: []string{"denied", "refusals", "why"},
 		Short:      "List what the session refused, and explain what refuses PATH in its shell",
-		Long: `Inside a dsh-fs exec session, list what its supervisor refused: connections
-the network proxy refused and escalated calls the broker refused, each once
-with a count, naming the host or path, the layer and rule, whether an
-escalation could lift it and what would for good. The shell's own refusals
-("Read-only file system", "Device or resource busy", "Permission denied",
-an empty file where a deny_read file is hidden) are the kernel's, which the
-supervisor does not see: name the PATH and denials explains, as stat does,
-the layer and rule that refuse a write and a read there.`,
+		Long: `Inside a dsh-fs exec session, list what its supervisor refused or saw
+refused: connections the network proxy refused, escalated calls the broker
+refused, and refusals a command in the shell printed ("Read-only file
+system", "Device or resource busy", "Permission denied" about a path, in
+the session's terminal or in exec's standard error where it is a pipe)
+where the session's policy causes them there (layer shell). Each is listed
+once with a count, naming the host or path, the layer and rule, whether an
+escalation could lift it and what would for good. With explain_denials:
+inline (the default) the supervisor also writes one line after such a
+refusal, once per path; log keeps the entries only, off neither. Name a
+PATH and denials explains, as stat does, the layer and rule that refuse a
+write and a read there (an empty file where a deny_read file is hidden is
+no refusal the shell prints).`,
 		Example: `  dsh-fs denials
   dsh-fs denials .git/config /etc/hosts   # what refuses a write or a read there, and why`,
 		RunE: func(c *cobra.Command, args []string) error {

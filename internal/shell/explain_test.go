@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/internal/policyview"
 )
 
@@ -30,5 +32,32 @@ func TestExplainLineAsksNothing(t *testing.T) {
 	}
 	if line := string(explainLine("/out/a b.txt", ex)); !strings.HasPrefix(line, "[sandbox: /out/a b.txt is read-only") || len(line) > 400 {
 		t.Errorf("a plain path: %q", line)
+	}
+}
+
+// TestRefusedWith: a refusal is the sandbox's only where the layer the
+// policy names fails with that error: the mount layer with EROFS and
+// EBUSY, Landlock with EACCES (where the file's own permissions allow
+// the write) and EPERM; nothing where no layer refuses.
+func TestRefusedWith(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		layer string
+		errno unix.Errno
+		want  bool
+	}{
+		{policyview.LayerReadOnlyTree, unix.EROFS, true},
+		{policyview.LayerReadOnlyBind, unix.EBUSY, true},
+		{policyview.LayerReadOnlyTree, unix.EACCES, false},
+		{policyview.LayerLandlock, unix.EACCES, true},
+		{policyview.LayerLandlock, unix.EPERM, true},
+		{policyview.LayerLandlock, unix.EROFS, false},
+		{policyview.LayerNone, unix.EACCES, false},
+		{policyview.LayerNone, unix.EROFS, false},
+		{policyview.LayerShellMay, unix.EROFS, false},
+	} {
+		if got := refusedWith(c.layer, c.errno, dir+"/new"); got != c.want {
+			t.Errorf("%s, %v: %t, want %t", c.layer, c.errno, got, c.want)
+		}
 	}
 }

@@ -96,6 +96,7 @@ func wantRefusals(t *testing.T, s *socketSession, out, stdout string) {
 	if !ok || json.Unmarshal([]byte(line), &d) != nil || !d.Session {
 		t.Fatalf("no denials result:\n%s", stdout)
 	}
+	harness.Validate(t, harness.Schemas(t)["result-denials.json"], "result-denials.json", line)
 	want := map[string][2]string{
 		out + "/x":                      {"mount (read-only tree): outside the writable roots", "2"},
 		s.ws + "/.git/hooks/pre-commit": {"mount (read-only bind): protected (" + s.ws + "/.git)", "1"},

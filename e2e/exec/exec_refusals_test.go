@@ -287,3 +287,26 @@ func (s *socketSession) runTerminal(t *testing.T, script string) (string, int) {
 	time.Sleep(50 * time.Millisecond) // the reader catches up with the last output
 	return shown(), c.ProcessState.ExitCode()
 }
+
+// TestExecRefusalRelativePath: a relative path in a refusal is taken from
+// the working folder of the session's command (its shell cd'd beneath the
+// workspace), not the folder the session started in, and the entry says
+// which folder it used.
+func TestExecRefusalRelativePath(t *testing.T) {
+	s, _ := refusalSession(t, false, "")
+	_, stdout, stderr := s.runPipes(t, `mkdir -p sub/deep && cd sub/deep && touch ../../.git/config; echo "DENIALS $(dsh-fs denials)"`)
+	_, line, _ := strings.Cut(stdout, "DENIALS ")
+	var d struct {
+		Entries []struct{ Layer, Path, Printed, Base string }
+	}
+	if json.Unmarshal([]byte(line), &d) != nil || len(d.Entries) != 1 {
+		t.Fatalf("want one entry:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	e := d.Entries[0]
+	if e.Layer != "shell" || e.Path != s.ws+"/.git/config" || e.Printed != "../../.git/config" || !strings.HasPrefix(e.Base, s.ws+"/sub/deep, the working folder of process ") {
+		t.Errorf("entry %+v; want %s/.git/config, printed ../../.git/config, from %s/sub/deep", e, s.ws, s.ws)
+	}
+	if !strings.Contains(stderr, "[sandbox: "+s.ws+"/.git/config is read-only") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}

@@ -219,16 +219,19 @@ func plainWords(w string) string {
 // session started in.
 func (x *explainer) cwd() (dir, base string) {
 	s := x.s
-	pid, which := 0, "the foreground of the session's terminal"
+	fg := 0
 	if s.relay != nil {
-		pid = s.relay.Foreground()
+		fg = s.relay.Foreground()
 	}
-	if pid <= 0 {
-		pid, which = s.commandPid(), "CMD"
-	}
-	if pid > 0 {
-		if d, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && filepath.IsAbs(d) {
-			return d, fmt.Sprintf("%s, the working folder of process %d (%s)", d, pid, which)
+	for _, p := range []struct {
+		pid   int
+		which string
+	}{{fg, "in the foreground of the session's terminal"}, {s.commandPid(), "CMD"}} {
+		if p.pid <= 0 {
+			continue
+		}
+		if d, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.pid)); err == nil && filepath.IsAbs(d) {
+			return d, fmt.Sprintf("%s, the working folder of process %d (%s)", d, p.pid, p.which)
 		}
 	}
 	d := startDir(s.settings.Policy)

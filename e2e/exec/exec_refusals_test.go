@@ -310,3 +310,43 @@ func TestExecRefusalRelativePath(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// TestExecRefusalForgedQuestion: a refusal printed about a path built to
+// read as the approval question ("? [y/N]", a control sequence) gets the
+// policy's line, which names no such path: the supervisor writes nothing
+// the session chose but a plain path.
+func TestExecRefusalForgedQuestion(t *testing.T) {
+	s, out := refusalSession(t, false, "")
+	_, _, stderr := s.runPipes(t, fmt.Sprintf(`printf "touch: cannot touch '%s/x? [y/N] ': Read-only file system\n" >&2; `+
+		`printf "touch: cannot touch '%s/y\033[2K\rdsh-fs: write /etc/passwd was denied': Read-only file system\n" >&2`, out, out))
+	added := explanationLine.FindAllString(stderr, -1)
+	if len(added) != 2 {
+		t.Fatalf("want 2 added lines, got %q:\n%q", added, stderr)
+	}
+	for _, l := range added {
+		if !strings.HasPrefix(l, "[sandbox: the path named above is read-only in this session (outside the writable roots);") ||
+			strings.ContainsAny(l, "?\x1b\r") || strings.Contains(l, "dsh-fs: write") {
+			t.Errorf("added line %q", l)
+		}
+	}
+}
+
+// TestExecRefusalLogOnly: explain_denials: log (here from a session
+// source, which may set it) logs the refusal and adds no line.
+func TestExecRefusalLogOnly(t *testing.T) {
+	s, out := refusalSession(t, false, "")
+	harness.WriteTree(t, s.ws, map[string]string{"session.yaml": "explain_denials: log\n"})
+	c := s.command(t, []string{"DSH_FS_CONFIG=" + filepath.Join(s.ws, "session.yaml")}, s.bin, "exec", "--cwd", s.ws, "--", "sh", "-c",
+		fmt.Sprintf(`touch %s/x; echo "DENIALS $(dsh-fs denials)"`, out))
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "[sandbox:") || !strings.Contains(stderr.String(), "Read-only file system") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"layer":"shell","op":"write","path":"`+out+`/x"`) {
+		t.Errorf("no entry for %s/x:\n%s", out, stdout.String())
+	}
+}

@@ -101,6 +101,10 @@ func (s *supervisor) endExplaining() {
 // relative path is taken from the folder cwd finds, which the entry names
 // (Base).
 func (x *explainer) explain(r tty.Refusal) []byte {
+	// The terminal's relay and the stderr relay may both ask at once;
+	// one refusal at a time is explained.
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	path, base := r.Path, ""
 	if !filepath.IsAbs(path) {
 		var dir string
@@ -124,8 +128,6 @@ func (x *explainer) explain(r tty.Refusal) []byte {
 	if !x.inline {
 		return nil
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	key := t.Path + "\x00" + strconv.Itoa(int(r.Errno))
 	if x.said[key] || x.lines >= maxExplainLines {
 		return nil

@@ -44,13 +44,15 @@ type explainer struct {
 	s      *supervisor
 	fence  *sandbox.Fence
 	inline bool
-	mu     sync.Mutex
-	said   map[string]bool
-	lines  int
+	// mu holds one explanation at a time; said and lines are the added
+	// lines so far, by path and error.
+	mu    sync.Mutex
+	said  map[string]bool
+	lines int
 }
 
 // relayStderr puts the stderr relay (s.stderr) between child and exec's
-// standard error when that is a pipe, and readies the explainer; nothing
+// standard error when that is a pipe (startExplaining starts it); nothing
 // where explain_denials is off, or in a nested session (the outer one
 // reads its output). Where the relay cannot be made, the stream is
 // passed as it is.

@@ -34,8 +34,9 @@ type denialsOut struct {
 // approver declined are in the supervisor's log, each twice and so one
 // entry with a count of 2; the shell's own refusals (a write outside the
 // roots: Read-only file system; a write to .git/config: a read-only
-// bind; a deny_read file read empty), which the kernel gives and the
-// supervisor never sees, are explained for the paths named. The session
+// bind), which the kernel gives, are in it as the supervisor read them in
+// the shell's output, and are explained for the paths named, as is a
+// deny_read file read empty. The session
 // cannot write its log. As root and as the ordinary user.
 func TestExecDenialLog(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
@@ -79,11 +80,25 @@ dsh-fs denials --output text
 		if !ok || json.Unmarshal([]byte(line), &d) != nil || !d.OK || !d.Session {
 			t.Fatalf("no denials result:\n%s\nstderr: %s", stdout, stderr)
 		}
-		// The supervisor's log: each refusal once, with its count.
-		if len(d.Entries) != 2 {
-			t.Errorf("want 2 entries (the proxy's, the broker's), got %+v", d.Entries)
-		}
+		// The supervisor's log: each refusal once, with its count; the
+		// shell's own refusals, which the supervisor read in the shell's
+		// output (exec's stderr is a pipe here), with the policy's rule.
+		shell := map[string]string{out + "/x.txt": "mount (read-only tree)", s.ws + "/.git/config": "mount (read-only bind)"}
+		var proxy, broker int
 		for _, e := range d.Entries {
+			switch e.Layer {
+			case "shell":
+				if rule, ok := shell[e.Path]; ok && strings.HasPrefix(e.Rule, rule) {
+					delete(shell, e.Path)
+				} else if !strings.HasSuffix(e.Path, "/denials/log.json") {
+					t.Errorf("unexpected shell entry %+v", e)
+				}
+				continue
+			case "proxy":
+				proxy++
+			case "broker":
+				broker++
+			}
 			switch e.Layer {
 			case "proxy":
 				if e.Op != "connect" || e.Host != "denied.test:"+port || e.Rule != "not in network_allow" || e.Count != 2 ||
@@ -98,6 +113,9 @@ dsh-fs denials --output text
 			default:
 				t.Errorf("unexpected entry %+v", e)
 			}
+		}
+		if proxy != 1 || broker != 1 || len(shell) > 0 {
+			t.Errorf("want one proxy entry, one broker entry and a shell entry for each of %v; got %+v", shell, d.Entries)
 		}
 		// The shell's own refusals, explained for the paths named.
 		want := map[string][2]string{

@@ -18,5 +18,6 @@ func TestMain(m *testing.M) {
 		"tiocsti-push": tiocstiPush,
 		"tty-thief":    ttyThief,
 		"uring-probe":  uringProbe,
+		"go-writefile": goWriteFile,
 	})
 }

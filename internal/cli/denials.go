@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -33,14 +32,19 @@ func NewCmdDenials(app *App, runF func(*DenialsOptions) error) *cobra.Command {
 		Use:        "denials [PATH...]",
 		SuggestFor: []string{"denied", "refusals", "why"},
 		Short:      "List what the session refused, and explain what refuses PATH in its shell",
-		Long: `Inside a dsh-fs exec session, list what its supervisor refused: connections
-the network proxy refused and escalated calls the broker refused, each once
-with a count, naming the host or path, the layer and rule, whether an
-escalation could lift it and what would for good. The shell's own refusals
-("Read-only file system", "Device or resource busy", "Permission denied",
-an empty file where a deny_read file is hidden) are the kernel's, which the
-supervisor does not see: name the PATH and denials explains, as stat does,
-the layer and rule that refuse a write and a read there.`,
+		Long: `Inside a dsh-fs exec session, list what its supervisor refused or saw
+refused: connections the network proxy refused, escalated calls the broker
+refused, and refusals a command in the shell printed ("Read-only file
+system", "Device or resource busy", "Permission denied" about a path, in
+the session's terminal or in exec's standard error where it is a pipe)
+where the session's policy causes them there (layer shell). Each is listed
+once with a count, naming the host or path, the layer and rule, whether an
+escalation could lift it and what would for good. With explain_denials:
+inline (the default) the supervisor also writes one line after such a
+refusal, once per path; log keeps the entries only, off neither. Name a
+PATH and denials explains, as stat does, the layer and rule that refuse a
+write and a read there (an empty file where a deny_read file is hidden is
+no refusal the shell prints).`,
 		Example: `  dsh-fs denials
   dsh-fs denials .git/config /etc/hosts   # what refuses a write or a read there, and why`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -58,22 +62,10 @@ the layer and rule that refuse a write and a read there.`,
 type DenialsResult struct {
 	// Session says the call runs in a dsh-fs exec session, which alone
 	// keeps a log.
-	Session   bool              `json:"session"`
-	Entries   []denials.Entry   `json:"entries"`
-	Dropped   int               `json:"dropped,omitempty"`
-	Explained []denialExplained `json:"explained,omitempty"`
-}
-
-// denialExplained is what the shell meets doing op at a path: the layer
-// and rule that refuse it, or that nothing does.
-type denialExplained struct {
-	Path       string `json:"path"`
-	Resolved   string `json:"resolved"`
-	Op         string `json:"op"`
-	Layer      string `json:"layer"`
-	Rule       string `json:"rule"`
-	Escalation string `json:"escalation"`
-	WayForward string `json:"way_forward,omitempty"`
+	Session   bool                   `json:"session"`
+	Entries   []denials.Entry        `json:"entries"`
+	Dropped   int                    `json:"dropped,omitempty"`
+	Explained []policyview.Explained `json:"explained,omitempty"`
 }
 
 func denialsRun(opts *DenialsOptions) error {
@@ -95,65 +87,10 @@ func denialsRun(opts *DenialsOptions) error {
 		if err != nil && !errors.As(err, &de) {
 			return err
 		}
-		res.Explained = append(res.Explained, explainWrite(call.settings, call.fence, t), explainRead(call.settings, call.fence, t))
+		s := call.settings
+		res.Explained = append(res.Explained, policyview.ExplainWrite(s.Policy, s.Session, call.fence, t), policyview.ExplainRead(s.Session, call.fence, t))
 	}
 	return call.print(res)
-}
-
-// explainWrite says what the shell meets writing at t, as stat does.
-func explainWrite(s *config.Settings, f *sandbox.Fence, t sandbox.Target) denialExplained {
-	v := f.WriteVerdict(t)
-	rule, forward := shellAccess(s, t, v)
-	e := denialExplained{Path: t.Given, Resolved: t.Path, Op: "write", Layer: "none", Rule: rule, Escalation: "no", WayForward: forward}
-	if v.Reason == "" {
-		return e
-	}
-	e.Layer = writeLayer(s, t, v)
-	p := s.Policy
-	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != sandbox.ApprovalNever {
-		e.Escalation = fmt.Sprintf("for one change through the file tool: dsh-fs write %s --escalate %s, which the approval (%s) decides; no escalation widens the shell", t.Given, v.Needed, p.Approval)
-	}
-	return e
-}
-
-// writeLayer names the layer that refuses the shell's write at t (the
-// fence's verdict v), as the session's record describes its layers.
-func writeLayer(s *config.Settings, t sandbox.Target, v sandbox.Verdict) string {
-	rec := s.Session
-	switch {
-	case rec == nil:
-		return "file tool (no session: the shell is not fenced)"
-	case v.Reason == sandbox.ReasonProtected:
-		if m := rec.Shell.Mounts; m != nil && slices.ContainsFunc(m.ReadOnly, func(p string) bool { return sandbox.Beneath(p, t.Path) }) {
-			return "mount (read-only bind)"
-		}
-		return "file tool (the shell may write it)"
-	case rec.Shell.OutsideReadOnlyHeld:
-		return "mount (read-only tree)"
-	case rec.Shell.Landlock > 0:
-		return "landlock"
-	}
-	return "none"
-}
-
-// explainRead says what the shell meets reading t: deny_read hides it,
-// or nothing refuses it.
-func explainRead(s *config.Settings, f *sandbox.Fence, t sandbox.Target) denialExplained {
-	e := denialExplained{Path: t.Given, Resolved: t.Path, Op: "read", Layer: "none", Rule: "readable: nothing refuses a read there", Escalation: "no"}
-	var de *sandbox.DeniedError
-	if !errors.As(f.CheckRead("read", t), &de) {
-		return e
-	}
-	e.Layer, e.Rule = "file tool (no session: the shell is not fenced)", "deny_read ("+de.Matched+")"
-	if s.Session != nil {
-		e.Layer = "file tool (no mount layer: the shell reads it)"
-		if s.Session.Shell.Mounts != nil {
-			e.Layer = "mount (hidden)"
-			e.Rule += ": the shell finds it empty where it existed when the session started; a file created since is not hidden from the shell"
-		}
-	}
-	e.WayForward = "no escalation lifts it; for good, a person removes " + de.Matched + " from deny_read in a trusted config"
-	return e
 }
 
 // WriteText renders r for people: one line per entry and per path.

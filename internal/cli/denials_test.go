@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/denials"
+	"github.com/dshfs/dsh-fs/internal/policyview"
 )
 
 // TestDenialsOptions: every argument is a path to explain, none at all
@@ -34,7 +35,7 @@ func TestDenialsOptions(t *testing.T) {
 func TestDenialsText(t *testing.T) {
 	var b bytes.Buffer
 	r := &DenialsResult{Session: true, Dropped: 3, Entries: []denials.Entry{denials.Proxy("denied.test", 80, "not in network_allow", "network_allow")},
-		Explained: []denialExplained{{Path: "x", Resolved: "/w/x", Op: "write", Layer: "mount (read-only tree)", Rule: "outside the writable roots", Escalation: "no"}}}
+		Explained: []policyview.Explained{{Path: "x", Resolved: "/w/x", Op: "write", Layer: "mount (read-only tree)", Rule: "outside the writable roots", Escalation: "no"}}}
 	r.Entries[0].Count = 2
 	r.WriteText(&b)
 	want := "connect denied.test:80 ×2: proxy: not in network_allow; escalation: no: the answer for a host holds for the session; a person adds the host to network_allow in a trusted config\n" +

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/request"
 )
 
@@ -46,7 +47,7 @@ func statRun(opts *StatOptions) error {
 	}
 	if !res.Writable {
 		t, _ := x.Resolve(opts.Path)
-		res.Shell, res.WayForward = shellAccess(call.settings, t, res.Verdict)
+		res.Shell, res.WayForward = policyview.ShellAccess(call.settings.Policy, call.settings.Session, t, res.Verdict)
 	}
 	return call.print(res)
 }

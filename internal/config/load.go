@@ -48,6 +48,10 @@ type Settings struct {
 	// AuditLog is the file a dsh-fs exec supervisor appends the
 	// session's audit trail to, "~" expanded; "" for none.
 	AuditLog string
+	// ExplainDenials is what a dsh-fs exec supervisor does with a
+	// refusal in the shell's output (ExplainInline, ExplainLog,
+	// ExplainOff).
+	ExplainDenials string
 	// Session is the record of the dsh-fs exec session this call runs
 	// in, read from SessionPath; nil outside a session.
 	Session     *session.Record
@@ -328,6 +332,7 @@ func (l *loader) build() (*Settings, error) {
 		Output:            l.eff[KeyOutput].value.(string),
 		Caches:            l.caches(),
 		AuditLog:          expandHome(l.home, l.eff[KeyAuditLog].value.(string)),
+		ExplainDenials:    l.eff[KeyExplainDenials].value.(string),
 		Values:            values,
 		Files:             l.files,
 		Session:           l.pinned,

@@ -61,6 +61,17 @@ const (
 	// KeyAuditLog is the file a dsh-fs exec supervisor appends its
 	// session's audit trail to (docs/design.md §10); "" writes none.
 	KeyAuditLog Key = "audit_log"
+	// KeyExplainDenials says what a dsh-fs exec supervisor does with a
+	// refusal it reads in the shell's output: inline, log or off.
+	KeyExplainDenials Key = "explain_denials"
+)
+
+// The values of explain_denials: a line after the refusal and an entry in
+// the denial log, the entry only, or nothing.
+const (
+	ExplainInline = "inline"
+	ExplainLog    = "log"
+	ExplainOff    = "off"
 )
 
 // Flag names. A setting without a flag has none here; the read window's
@@ -174,6 +185,9 @@ var settings = []setting{
 	// only, since the supervisor writes where it names, outside the
 	// session's fence; a session source can neither move nor stop it.
 	{KeyAuditLog, "", "", kindString, "", true},
+	// How a refusal in the shell's output is explained: any source may
+	// set it, since it widens nothing.
+	{KeyExplainDenials, "", "", kindString, ExplainInline, false},
 }
 
 // managedKeys are what the managed requirements file may say: ceilings

@@ -137,6 +137,10 @@ func validate(k Key, v any) error {
 		if w := v.(string); w != sandbox.CachesOff && w != sandbox.CachesOverlay && w != sandbox.CachesDirect {
 			err = fmt.Errorf("unknown caches_writable %q (want overlay, direct or off)", w)
 		}
+	case KeyExplainDenials:
+		if w := v.(string); w != ExplainInline && w != ExplainLog && w != ExplainOff {
+			err = fmt.Errorf("unknown explain_denials %q (want inline, log or off)", w)
+		}
 	case KeyCaches:
 		for _, g := range asList(v) {
 			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") && g != "~" {

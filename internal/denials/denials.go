@@ -51,6 +51,10 @@ const (
 	LayerProxy = "proxy"
 	// LayerBroker is the supervisor's broker of escalations.
 	LayerBroker = "broker"
+	// LayerShell is a refusal a command in the shell printed, which
+	// the supervisor read in the session's output and the policy
+	// explains (docs/design.md §10).
+	LayerShell = "shell"
 )
 
 // Entry is one denial and how often it happened. Entries are equal, and
@@ -59,6 +63,12 @@ type Entry struct {
 	Layer string `json:"layer"`
 	Op    string `json:"op"`
 	Path  string `json:"path,omitempty"`
+	// Printed is the path as the command printed it, and Base the
+	// folder a relative one was taken from (LayerShell).
+	Printed string `json:"printed,omitempty"`
+	Base    string `json:"base,omitempty"`
+	// Error is the error the command printed (LayerShell).
+	Error string `json:"error,omitempty"`
 	Host  string `json:"host,omitempty"`
 	Rule  string `json:"rule"`
 	// Escalation says whether an escalation could lift the denial, and
@@ -116,7 +126,7 @@ func (l *Log) Add(e Entry) {
 	if l == nil {
 		return
 	}
-	for _, s := range []*string{&e.Layer, &e.Op, &e.Path, &e.Host, &e.Rule, &e.Escalation, &e.WayForward} {
+	for _, s := range []*string{&e.Layer, &e.Op, &e.Path, &e.Printed, &e.Base, &e.Error, &e.Host, &e.Rule, &e.Escalation, &e.WayForward} {
 		*s = clip(*s)
 	}
 	now := l.now().UTC().Format(time.RFC3339)

@@ -53,6 +53,7 @@ func (s *supervisor) launch(mounts bool) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
+	s.relayStderr(l.child)
 	if s.nested && session.CheckBroker(brokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
 		// without one, the shell gets a channel nobody answers.
@@ -200,6 +201,7 @@ func (s *supervisor) release() {
 	if s.relay != nil {
 		s.relay.Close()
 	}
+	s.endExplaining()
 	l := s.launched
 	if l == nil {
 		return

@@ -120,6 +120,8 @@ type supervisor struct {
 	// relay stands between the person's terminal and the session's
 	// own, while CMD runs; nil when exec's streams hold no terminal.
 	relay *tty.Relay
+	// stderr relays exec's standard error where it is a pipe (explain.go).
+	stderr *tty.StderrRelay
 	// git is the git guard's record of the roots' git directories; nil
 	// where there is none. gitReport is its report at the end.
 	git       *gitguard.Guard
@@ -385,6 +387,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		// hang-up, never the person's terminal.
 		s.relay.Close()
 	}
+	s.endExplaining()
 	// What the session wrote in its caches goes while the git guard
 	// looks: a layer exists only with the PID namespace, whose every
 	// process ended with the child. The record and the placeholders go
@@ -496,6 +499,7 @@ func (s *supervisor) startRelay(handover *os.File) error {
 		}
 		s.relay.Attach(master)
 	}
+	s.startExplaining()
 	if s.relay != nil {
 		return s.relay.Start()
 	}

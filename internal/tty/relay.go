@@ -58,6 +58,9 @@ type Relay struct {
 	// loop alone uses it.
 	filter Filter
 	out1   []byte // the filter's output, reused
+	// Scanner reads what passes the filter, and may add a line after a
+	// refusal (LineScanner); set before Start.
+	Scanner LineScanner
 
 	mu      sync.Mutex // one Pause at a time
 	paused  chan struct{}
@@ -366,7 +369,20 @@ func (r *Relay) output(broken bool, p []byte) bool {
 	if broken || len(r.out1) == 0 {
 		return broken
 	}
-	return writeAll(r.ofd, r.out1) != nil
+	return r.Scanner.Copy(r.out1, func(b []byte) error { return writeAll(r.ofd, b) }) != nil
+}
+
+// Foreground is the process group in the foreground of the session's
+// terminal, 0 when it cannot be read; only once started.
+func (r *Relay) Foreground() int {
+	if r.stop == nil {
+		return 0
+	}
+	pg, err := unix.IoctlGetInt(r.mfd, unix.TIOCGPGRP)
+	if err != nil {
+		return 0
+	}
+	return pg
 }
 
 // writeAll writes b to the blocking descriptor fd.

@@ -15,6 +15,27 @@ import (
 var InitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
+// Signals are the InitSignals Init passes on, caught since CatchSignals.
+type Signals struct {
+	c      chan os.Signal
+	caught chan struct{}
+}
+
+// CatchSignals starts catching the InitSignals for Init, in the
+// background: the runtime's first signal.Notify costs a millisecond or
+// more (a thread of its own hands each signal's change over), which the
+// session's first process spends beside its layers rather than before
+// the command. A signal caught before the command runs is passed on to
+// it once it does.
+func CatchSignals() *Signals {
+	s := &Signals{c: make(chan os.Signal, 8), caught: make(chan struct{})}
+	go func() {
+		defer close(s.caught)
+		signal.Notify(s.c, InitSignals...)
+	}()
+	return s
+}
+
 // Init is the session's first process, pid 1 of its PID namespace, once
 // it applied the session's layers (they are inherited by what it starts).
 // It starts the command at path with argv and env, its standard streams
@@ -31,10 +52,13 @@ var InitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // the session started survives it. Init must run on the thread that
 // applied the layers (its capabilities and seccomp filter are the
 // thread's), and the kernel delivers to pid 1 only the signals it has a
-// handler for, so the session cannot kill it.
-func Init(path string, argv, env []string, ctty int, started func(error)) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, InitSignals...)
+// handler for, so the session cannot kill it: sigs, from CatchSignals,
+// are caught before the command starts (nil: Init catches them itself).
+func Init(path string, argv, env []string, ctty int, sigs *Signals, started func(error)) int {
+	if sigs == nil {
+		sigs = CatchSignals()
+	}
+	<-sigs.caught
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if ctty >= 0 && ctty <= 2 {
 		attr.Foreground, attr.Ctty = true, ctty
@@ -53,7 +77,7 @@ func Init(path string, argv, env []string, ctty int, started func(error)) int {
 	go func() { ended <- reap(pid) }()
 	for {
 		select {
-		case sig := <-sigs:
+		case sig := <-sigs.c:
 			syscall.Kill(pid, sig.(syscall.Signal))
 		case status := <-ended:
 			return status

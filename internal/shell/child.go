@@ -88,6 +88,12 @@ func execChild() int {
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
+	// The first process of the session's PID namespace (spec.Init)
+	// catches the signals it passes on while it readies the layers.
+	var sigs *session.Signals
+	if os.Getpid() == 1 {
+		sigs = session.CatchSignals()
+	}
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {
@@ -171,7 +177,7 @@ func execChild() int {
 	}
 	mark("child-layers")
 	if spec.Init {
-		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
+		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}

@@ -26,7 +26,10 @@ type launched struct {
 	handover *os.File
 	proxyFD  int
 	stop     func() // ends the network layer's proxies
+	// sigs are exec's signals, caught once notified is closed
+	// (catchSignals).
 	sigs     chan os.Signal
+	notified chan struct{}
 	sent     bool // the spec was sent (sendSpec), or the child is gone
 }
 
@@ -35,9 +38,9 @@ type launched struct {
 // channels) follows from the layers newSupervisor has decided by then:
 // whether there is a mount layer (mounts), and s.rec.Shell's
 // ProcessesHeld and NetworkNamespaced; everything else is the spec
-// (sendSpec). So the
-// child's own start, a second start of dsh-fs, overlaps the rest of
-// the supervisor's (the caches, the record). A planned mount layer
+// (sendSpec). So the child's own start, a second start of dsh-fs,
+// overlaps the rest of the supervisor's (plan: the mount plan, the
+// caches, the record), which runs beside launch. A planned mount layer
 // brings the session's namespaces even when it mounts nothing: the PID
 // namespace and its /proc are the processes layer's (processesLayer).
 // What launch readied is released by s.release, error or not.
@@ -69,15 +72,28 @@ func (s *supervisor) launch(mounts bool) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
-	// Signals are forwarded from the start: one that arrives while CMD
-	// runs is CMD's to act on (forwardSignals).
-	l.sigs = make(chan os.Signal, 8)
-	signal.Notify(l.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	l.catchSignals()
 	// The session dies with the supervisor (Run).
 	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	mark("network-ready")
 	return s.startChild(l)
+}
+
+// catchSignals catches exec's signals for l's session, to be forwarded
+// from CMD's start: one that arrives while CMD runs is CMD's to act on
+// (forwardSignals). The runtime's first signal.Notify costs a
+// millisecond or more (a thread of its own hands each signal's change
+// over), so it runs beside the child's launch; sendSpec waits for it
+// before CMD can start. Until then a signal acts as it does before the
+// launch: it ends exec, and with it the child (Pdeathsig), which has
+// started no CMD.
+func (l *launched) catchSignals() {
+	l.sigs, l.notified = make(chan os.Signal, 8), make(chan struct{})
+	go func() {
+		defer close(l.notified)
+		signal.Notify(l.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+			syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	}()
 }
 
 // readyNetwork readies the session's network layer in l's child: the
@@ -150,6 +166,7 @@ func (s *supervisor) startChild(l *launched) error {
 func (s *supervisor) sendSpec(spec childSpec) error {
 	l := s.launched
 	l.sent = true
+	<-l.notified // CMD's signals are forwarded from its start
 	json.NewEncoder(l.pipes.specW).Encode(spec)
 	l.pipes.specW.Close()
 	// The child's error pipe closes on its exec of CMD: anything read
@@ -213,6 +230,8 @@ func (s *supervisor) release() {
 		l.stop = nil
 	}
 	if l.sigs != nil {
+		<-l.notified
 		signal.Stop(l.sigs)
+		l.sigs = nil
 	}
 }

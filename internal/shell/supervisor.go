@@ -158,74 +158,115 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := NewRecord(s, roots)
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
 		Privileges: session.PrivilegesKept}
-	var sockets []string
-	if sandbox.SocketLandlock(p) {
-		sockets = sandbox.SocketGrants(p)
-	}
 	if s.Session != nil {
-		return nestedSupervisor(opts, self, rec.Roots, shell, sockets), nil
+		return nestedSupervisor(opts, self, NewRecord(s, roots).Roots, shell, socketGrants(p)), nil
 	}
-	findCaches := startFindCaches(s)
-	mark("tree-layer")
 	// What the child must be given at its start follows from whether
-	// there is a mount layer: the child is launched then, and its own
-	// start overlaps the plan, the caches and the record (launch).
+	// there is a mount layer: the child is launched then, while the rest
+	// is planned beside it (plan).
 	mounts, err := earlyLayers(opts, pr, p, &shell)
 	if err != nil {
 		return nil, err
 	}
-	sup := &supervisor{opts: opts, settings: s, sockets: sockets, rec: rec}
+	mark("tree-layer")
+	rec := NewRecord(s, roots)
+	rec.Shell = shell
+	sup := &supervisor{opts: opts, settings: s, rec: rec}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
-	rec.Shell = shell
-	if err := sup.launch(mounts); err != nil {
+	plans := make(chan planned, 1)
+	go func() { plans <- sup.plan(pr, roots, mounts, shell) }()
+	launchErr := sup.launch(mounts)
+	mark("launched")
+	pl := <-plans
+	mark("planned")
+	sup.dir, sup.callRunner.denials, sup.git, sup.sockets = pl.dir, pl.denials, pl.git, pl.sockets
+	if launchErr != nil {
 		sup.close()
-		return sup, err
+		return sup, launchErr
 	}
-	if mounts {
-		shell.Mounts = planMounts(opts, p, roots)
-	}
-	mark("mount-plan")
-	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
-	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
-	if err != nil {
+	if pl.err != nil {
 		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+		return nil, pl.err
 	}
-	sup.dir = dir
-	// Before the child's spec: its mount layer binds the log's folder.
-	sup.callRunner.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
-	mark("record-dir")
-	// The caches' layers are readied (the toolchains' answers awaited,
-	// the overlays probed) while the sockets and git directories are
-	// looked for.
-	cachesReady := make(chan cacheSetup, 1)
-	go func(mountsWhy string) { cachesReady <- readyCaches(pr, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
-	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	mark("sockets-network")
-	if err := applyCaches(<-cachesReady, &shell); err != nil {
-		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
-	}
-	if m := shell.Mounts; m != nil {
-		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, shell.Caches))
-	}
-	mark("caches")
-	// After the caches and the read view: the guard reads the pins and
-	// the writable folders of the plan that is applied.
-	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
-	mark("git-guard")
-	rec.Shell = shell
-	sup.rec = rec
+	rec.Shell = pl.shell
 	if err := sup.writeRecord(roots); err != nil {
 		sup.close()
 		return nil, err
 	}
 	mark("record")
 	return sup, nil
+}
+
+// planned is what plan planned of a session; err says why the session
+// cannot start, dir is the record's folder where plan made it.
+type planned struct {
+	shell   session.Shell
+	dir     string
+	denials *denials.Log
+	git     *gitguard.Guard
+	sockets []string
+	err     error
+}
+
+// plan plans the layers of the session over roots beside the launch of
+// its child (launch), from the early layers in shell (earlyLayers):
+// the mount layer, the record's folder, the caches, the sockets, the
+// read view and the git guard's start. It reads s's settings and
+// options and changes nothing of s: the launch has its own fields, and
+// newSupervisor takes what plan returns once both are done. Nothing in
+// it needs the child, and the child needs none of it before its spec.
+func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell session.Shell) (pl planned) {
+	opts, p := s.opts, s.settings.Policy
+	pl.sockets = socketGrants(p)
+	findCaches := startFindCaches(s.settings)
+	if mounts {
+		shell.Mounts = planMounts(opts, p, roots)
+	}
+	mark("plan-mounts")
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+		return pl
+	}
+	pl.dir = dir
+	// Before the child's spec: its mount layer binds the log's folder.
+	pl.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
+	mark("plan-record-dir")
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets are looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) {
+		cachesReady <- readyCaches(pr, dir, s.settings, findCaches(), s.rec.Roots, mountsWhy)
+	}(shell.MountsWhy)
+	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	mark("plan-sockets")
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+		return pl
+	}
+	if m := shell.Mounts; m != nil {
+		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(s.self, shell.Caches))
+	}
+	mark("plan-caches")
+	// After the caches and the read view: the guard reads the pins and
+	// the writable folders of the plan that is applied.
+	pl.git = startGitGuard(opts.LookupEnv, s.settings, roots, &shell)
+	mark("plan-git-guard")
+	pl.shell = shell
+	return pl
+}
+
+// socketGrants are the paths the Landlock socket right is granted on
+// under p (sandbox.SocketGrants).
+func socketGrants(p sandbox.Policy) []string {
+	if sandbox.SocketLandlock(p) {
+		return sandbox.SocketGrants(p)
+	}
+	return nil
 }
 
 // writeRecord writes the session's record, with the identities the mount

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
@@ -52,6 +53,10 @@ type childSpec struct {
 	// IoUring leaves io_uring's calls to CMD (allow_io_uring); the
 	// keyrings' are refused always (kernel.RefuseSessionCalls).
 	IoUring bool `json:"io_uring"`
+	// EndedFD, when not 0, is the descriptor of the pipe the child, as
+	// the session's init, tells the supervisor CMD's exit status on once
+	// every process of the session ended (reportEnded).
+	EndedFD int `json:"ended_fd"`
 }
 
 // childTerminal is how the child makes the session's terminal: with the
@@ -106,6 +111,9 @@ func execChild() int {
 	specFile.Close()
 	if err != nil || len(spec.Argv) == 0 {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
+	}
+	if spec.EndedFD > 0 {
+		unix.CloseOnExec(spec.EndedFD) // the supervisor's alone, never CMD's
 	}
 	// The keyring exec was started in is the person's: the session gets
 	// an empty one of its own.
@@ -177,16 +185,35 @@ func execChild() int {
 	}
 	mark("child-layers")
 	if spec.Init {
-		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, func(err error) {
+		status, ended := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}
 			report.Close()
 		})
+		if ended {
+			reportEnded(spec.EndedFD, status)
+		}
 		os.Exit(status)
 	}
 	err = unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}
+
+// reportEnded tells the supervisor, on the pipe at fd, that the session
+// ended with CMD's exit status: the supervisor's end of the session (the
+// git guard) then runs while the kernel tears down the namespaces as
+// this process exits. Its own standard streams are closed first: the
+// session's terminal is then closed by all, and the relay drains it.
+func reportEnded(fd, status int) {
+	if fd <= 0 {
+		return
+	}
+	for i := range 3 {
+		unix.Close(i)
+	}
+	unix.Write(fd, []byte(strconv.Itoa(status)))
+	unix.Close(fd)
 }
 
 // refuseCalls installs the seccomp filters of the session: no input

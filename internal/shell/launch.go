@@ -30,7 +30,12 @@ type launched struct {
 	// (catchSignals).
 	sigs     chan os.Signal
 	notified chan struct{}
-	sent     bool // the spec was sent (sendSpec), or the child is gone
+	// ended is the supervisor's end of the pipe the child, the
+	// session's init, reports the session's end on (waitSession), at
+	// the child's descriptor endedFD; nil without a PID namespace.
+	ended   *os.File
+	endedFD int
+	sent    bool // the spec was sent (sendSpec), or the child is gone
 }
 
 // launch starts the session's child (s.launched), which waits for its
@@ -71,6 +76,15 @@ func (s *supervisor) launch(mounts bool) error {
 	if err := s.readyNetwork(l); err != nil {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
+	}
+	if mounts {
+		r, w, err := os.Pipe()
+		if err != nil {
+			l.closeAll()
+			return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+		}
+		l.child.ExtraFiles = append(l.child.ExtraFiles, w)
+		l.ended, l.endedFD = r, 2+len(l.child.ExtraFiles)
 	}
 	l.catchSignals()
 	// The session dies with the supervisor (Run).
@@ -126,7 +140,7 @@ func (s *supervisor) spec(path string, argv []string) childSpec {
 		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
 		IoUring: s.settings.Policy.AllowIoUring, Init: s.rec.Shell.ProcessesHeld,
-		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD}
+		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD, EndedFD: l.endedFD}
 	if m := s.rec.Shell.Mounts; m != nil {
 		spec.Mounts, spec.Empty = m, s.empty
 	}
@@ -201,11 +215,15 @@ func (s *supervisor) abortChild() {
 	l.child.Wait()
 }
 
-// closeAll closes every end of l's pipes, for a child never started.
+// closeAll closes every end of l's pipes and the child's ends of its
+// other channels, for a child never started.
 func (l *launched) closeAll() {
 	l.sent = true
 	p := l.pipes
 	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
+		f.Close()
+	}
+	for _, f := range l.child.ExtraFiles[childErrorFD-2:] {
 		f.Close()
 	}
 }
@@ -228,6 +246,10 @@ func (s *supervisor) release() {
 	if l.stop != nil {
 		l.stop()
 		l.stop = nil
+	}
+	if l.ended != nil {
+		l.ended.Close()
+		l.ended = nil
 	}
 	if l.sigs != nil {
 		<-l.notified

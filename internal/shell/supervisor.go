@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -413,7 +414,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	if !s.nested {
 		stopBroker = session.Serve(brokerEnd, withMemory(s.runAudited))
 	}
-	err := child.Wait()
+	status, waited := s.waitSession(l)
 	mark("child-ended")
 	// The forwarder is gone before the relay closes: a resize in flight
 	// would use the session's terminal as it is closed.
@@ -427,12 +428,14 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		s.relay.Close()
 	}
 	// What the session wrote in its caches goes while the git guard
-	// looks: a layer exists only with the PID namespace, whose every
-	// process ended with the child. The record and the placeholders go
-	// after (close), in the order the lock needs.
+	// looks, once the child is gone with the mount namespace its
+	// overlays are mounted in: a layer exists only with the PID
+	// namespace, whose every process ended with CMD. The record and the
+	// placeholders go after (close), in the order the lock needs.
 	cachesGone := make(chan struct{})
 	go func() {
 		defer close(cachesGone)
+		<-waited
 		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
 			sandbox.RemoveTree(m.OverlayDir)
 		}
@@ -440,7 +443,33 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	s.endGitGuard()
 	<-cachesGone
 	mark("git-guard-end")
-	return exitStatusOf(child.ProcessState, err), nil
+	return status, nil
+}
+
+// waitSession waits for the end of l's session and returns CMD's exit
+// status, and a channel closed once the child is waited for. The child,
+// the session's init, reports on l.ended that CMD and every other
+// process of the session ended (session.Init) before its own exit,
+// whose teardown of the session's namespaces the kernel does after: the
+// end of the session (the git guard) overlaps it. Without that report
+// (no PID namespace, a child killed, a process that outlasted the
+// kill), the child's exit says the session ended: the kernel ended
+// every process of its namespace before.
+func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
+	waited := make(chan struct{})
+	var err error
+	go func() {
+		err = l.child.Wait()
+		close(waited)
+	}()
+	if l.ended != nil {
+		report, _ := io.ReadAll(l.ended) // EOF once the child reported, or exited
+		if status, perr := strconv.Atoi(string(report)); perr == nil {
+			return status, waited
+		}
+	}
+	<-waited
+	return exitStatusOf(l.child.ProcessState, err), waited
 }
 
 // childPipes are the channels between the supervisor and the child: the

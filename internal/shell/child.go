@@ -93,27 +93,16 @@ func execChild() int {
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
-	// The first process of the session's PID namespace (spec.Init)
-	// catches the signals it passes on while it readies the layers.
-	var sigs *session.Signals
-	if os.Getpid() == 1 {
-		sigs = session.CatchSignals()
-	}
+	sigs := initSignals()
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {
 		json.NewEncoder(report).Encode(childFailure{Code: code, Message: msg})
 		return statusFailed
 	}
-	specFile := os.NewFile(childSpecFD, "exec-spec")
-	var spec childSpec
-	err := json.NewDecoder(specFile).Decode(&spec)
-	specFile.Close()
-	if err != nil || len(spec.Argv) == 0 {
+	spec, ok := readSpec()
+	if !ok {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
-	}
-	if spec.EndedFD > 0 {
-		unix.CloseOnExec(spec.EndedFD) // the supervisor's alone, never CMD's
 	}
 	// The keyring exec was started in is the person's: the session gets
 	// an empty one of its own.
@@ -139,6 +128,7 @@ func execChild() int {
 		// Before the layers: the bridge's listener is this process's,
 		// and its goroutine serves for the whole session (session.Init
 		// runs on in this process).
+		var err error
 		if env, err = startBridge(spec.ProxyFD, env); err != nil {
 			return fail(fserr.IO, "network layer: "+err.Error())
 		}
@@ -185,19 +175,54 @@ func execChild() int {
 	}
 	mark("child-layers")
 	if spec.Init {
-		status, ended := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, func(err error) {
+		os.Exit(runInit(spec, env, sigs, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}
 			report.Close()
-		})
-		if ended {
-			reportEnded(spec.EndedFD, status)
-		}
-		os.Exit(status)
+		}))
 	}
-	err = unix.Exec(spec.Path, spec.Argv, env)
+	err := unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}
+
+// initSignals catches the signals the first process of the session's
+// PID namespace (spec.Init) passes on, while it readies the layers
+// (session.CatchSignals); nil in any other child.
+func initSignals() *session.Signals {
+	if os.Getpid() != 1 {
+		return nil
+	}
+	return session.CatchSignals()
+}
+
+// readSpec reads the child's spec on childSpecFD: false where there is
+// none. The descriptor it names for the session's end is the
+// supervisor's alone, closed on CMD's exec.
+func readSpec() (childSpec, bool) {
+	specFile := os.NewFile(childSpecFD, "exec-spec")
+	var spec childSpec
+	err := json.NewDecoder(specFile).Decode(&spec)
+	specFile.Close()
+	if err != nil || len(spec.Argv) == 0 {
+		return spec, false
+	}
+	if spec.EndedFD > 0 {
+		unix.CloseOnExec(spec.EndedFD)
+	}
+	return spec, true
+}
+
+// runInit runs CMD of spec, with env, as the session's init
+// (session.Init), whose signals sigs are, and returns its exit status
+// once it reported the session's end (reportEnded); started is
+// session.Init's.
+func runInit(spec childSpec, env []string, sigs *session.Signals, started func(error)) int {
+	status, ended := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, started)
+	if ended {
+		reportEnded(spec.EndedFD, status)
+	}
+	return status
 }
 
 // reportEnded tells the supervisor, on the pipe at fd, that the session

@@ -135,6 +135,9 @@ type supervisor struct {
 	childFailed bool
 	// launched is the session's child once started (launch).
 	launched *launched
+	// childGone is closed once the child is waited for, after CMD ended
+	// (waitSession); close waits for it last.
+	childGone <-chan struct{}
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -372,7 +375,9 @@ func planMounts(opts Options, p sandbox.Policy, roots []sandbox.Root) *sandbox.M
 
 // close removes the session's record, and the upper folders of its
 // caches' overlays: a record left behind could be named by a later
-// session, and what the session wrote in its caches is discarded.
+// session, and what the session wrote in its caches is discarded. Then
+// it waits for a child whose session ended (childGone): exec returns
+// only once the child is gone.
 func (s *supervisor) close() {
 	s.abortChild()
 	s.release()
@@ -382,6 +387,9 @@ func (s *supervisor) close() {
 			hs = s.rec.Shell.Mounts.Placeholders
 		}
 		session.End(s.dir, hs)
+	}
+	if s.childGone != nil {
+		<-s.childGone
 	}
 }
 
@@ -431,12 +439,17 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	// looks, once the child is gone with the mount namespace its
 	// overlays are mounted in: a layer exists only with the PID
 	// namespace, whose every process ended with CMD. The record and the
-	// placeholders go after (close), in the order the lock needs.
+	// placeholders go after (close), in the order the lock needs, while
+	// the kernel may still tear the child's namespaces down: no process
+	// of the session is left, and a file or folder that is a mount point
+	// in another mount namespace is removed all the same (the kernel
+	// detaches the mount). close waits for the child last.
+	s.childGone = waited
 	cachesGone := make(chan struct{})
 	go func() {
 		defer close(cachesGone)
-		<-waited
 		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
+			<-waited
 			sandbox.RemoveTree(m.OverlayDir)
 		}
 	}()

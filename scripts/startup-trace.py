@@ -23,7 +23,8 @@ def run(argv):
         sys.exit(f"startup-trace: {argv}: exit {p.returncode}: {p.stderr}")
     # Three streams of marks: the supervisor's, from before the process
     # is started to after it is waited for; its plan's (plan-*), from
-    # tree-layer on, planned beside the child's launch; and the child's,
+    # network-ready on, planned beside the child's fork and start; and
+    # the child's,
     # from the supervisor's start of it (network-ready) to its last
     # layer. The child starts while the supervisor still plans, so each
     # stream's steps are its own; the supervisor's "launched → planned"
@@ -42,8 +43,7 @@ def run(argv):
             sup.append((f[2], int(f[3])))
             if f[2] == "network-ready":
                 child.append(("network-ready", int(f[3])))
-            if f[2] == "tree-layer":
-                plan.append(("tree-layer", int(f[3])))
+                plan.append(("network-ready", int(f[3])))
     sup.append(("waited", t1))
     segs = []
     for marks, who in ((sup, ""), (plan, "plan: "), (child, "child: ")):

@@ -45,11 +45,14 @@ type launched struct {
 // ProcessesHeld and NetworkNamespaced; everything else is the spec
 // (sendSpec). So the child's own start, a second start of dsh-fs,
 // overlaps the rest of the supervisor's (plan: the mount plan, the
-// caches, the record), which runs beside launch. A planned mount layer
+// caches, the record). beside, when not nil, is called once the child
+// is readied, just before its fork: what it starts then runs beside the
+// fork and the child's start, not before them (the launch's own few
+// steps before it take no processor from it). A planned mount layer
 // brings the session's namespaces even when it mounts nothing: the PID
 // namespace and its /proc are the processes layer's (processesLayer).
 // What launch readied is released by s.release, error or not.
-func (s *supervisor) launch(mounts bool) error {
+func (s *supervisor) launch(mounts bool, beside func()) error {
 	pipes, err := newChildPipes()
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -90,6 +93,9 @@ func (s *supervisor) launch(mounts bool) error {
 	// The session dies with the supervisor (Run).
 	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	mark("network-ready")
+	if beside != nil {
+		beside()
+	}
 	return s.startChild(l)
 }
 

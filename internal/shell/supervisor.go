@@ -179,11 +179,16 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	rec.Shell = shell
 	sup := &supervisor{opts: opts, settings: s, rec: rec}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
-	plans := make(chan planned, 1)
-	go func() { plans <- sup.plan(pr, roots, mounts, shell) }()
-	launchErr := sup.launch(mounts)
+	plans, planning := make(chan planned, 1), false
+	launchErr := sup.launch(mounts, func() {
+		planning = true
+		go func() { plans <- sup.plan(pr, roots, mounts, shell) }()
+	})
 	mark("launched")
-	pl := <-plans
+	var pl planned
+	if planning {
+		pl = <-plans
+	}
 	mark("planned")
 	sup.dir, sup.callRunner.denials, sup.git, sup.sockets = pl.dir, pl.denials, pl.git, pl.sockets
 	if launchErr != nil {
@@ -399,7 +404,7 @@ func (s *supervisor) close() {
 func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	defer s.release()
 	if s.launched == nil {
-		if err := s.launch(s.rec.Shell.Mounts != nil); err != nil {
+		if err := s.launch(s.rec.Shell.Mounts != nil, nil); err != nil {
 			return 0, err
 		}
 	}

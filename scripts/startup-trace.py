@@ -21,26 +21,32 @@ def run(argv):
     t1 = time.time_ns()
     if p.returncode != 0:
         sys.exit(f"startup-trace: {argv}: exit {p.returncode}: {p.stderr}")
-    # Two streams of marks: the supervisor's, from before the process is
-    # started to after it is waited for, and the child's, from the
-    # supervisor's start of it (network-ready) to its last layer. The
-    # child starts while the supervisor still plans, so each stream's
-    # steps are its own; the supervisor's "record → child-started" is
-    # its wait for the child.
-    sup, child = [("start", t0)], []
+    # Three streams of marks: the supervisor's, from before the process
+    # is started to after it is waited for; its plan's (plan-*), from
+    # network-ready on, planned beside the child's fork and start; and
+    # the child's,
+    # from the supervisor's start of it (network-ready) to its last
+    # layer. The child starts while the supervisor still plans, so each
+    # stream's steps are its own; the supervisor's "launched → planned"
+    # is its wait for the plan, "record → child-started" its wait for
+    # the child.
+    sup, plan, child = [("start", t0)], [], []
     for line in p.stderr.splitlines():
         f = line.split()
         if len(f) != 4 or f[0] != "dsh-fs-trace":
             continue
         if f[1] == "1" or f[2].startswith("child-") and f[2] not in ("child-started", "child-ended"):
             child.append(("child-main" if f[2] == "main" else f[2], int(f[3])))
+        elif f[2].startswith("plan-"):
+            plan.append((f[2], int(f[3])))
         else:
             sup.append((f[2], int(f[3])))
             if f[2] == "network-ready":
                 child.append(("network-ready", int(f[3])))
+                plan.append(("network-ready", int(f[3])))
     sup.append(("waited", t1))
     segs = []
-    for marks, who in ((sup, ""), (child, "child: ")):
+    for marks, who in ((sup, ""), (plan, "plan: "), (child, "child: ")):
         marks.sort(key=lambda m: m[1])
         segs += [(f"{who}{a[0]} → {b[0]}", (b[1] - a[1]) / 1e6) for a, b in zip(marks, marks[1:])]
     return segs, (t1 - t0) / 1e6

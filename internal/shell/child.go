@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
@@ -52,6 +53,10 @@ type childSpec struct {
 	// IoUring leaves io_uring's calls to CMD (allow_io_uring); the
 	// keyrings' are refused always (kernel.RefuseSessionCalls).
 	IoUring bool `json:"io_uring"`
+	// EndedFD, when not 0, is the descriptor of the pipe the child, as
+	// the session's init, tells the supervisor CMD's exit status on once
+	// every process of the session ended (reportEnded).
+	EndedFD int `json:"ended_fd"`
 }
 
 // childTerminal is how the child makes the session's terminal: with the
@@ -88,17 +93,15 @@ func execChild() int {
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
+	sigs := initSignals()
 	report := os.NewFile(childErrorFD, "exec-error")
 	unix.CloseOnExec(childErrorFD)
 	fail := func(code fserr.Code, msg string) int {
 		json.NewEncoder(report).Encode(childFailure{Code: code, Message: msg})
 		return statusFailed
 	}
-	specFile := os.NewFile(childSpecFD, "exec-spec")
-	var spec childSpec
-	err := json.NewDecoder(specFile).Decode(&spec)
-	specFile.Close()
-	if err != nil || len(spec.Argv) == 0 {
+	spec, ok := readSpec()
+	if !ok {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
 	}
 	// The keyring exec was started in is the person's: the session gets
@@ -125,6 +128,7 @@ func execChild() int {
 		// Before the layers: the bridge's listener is this process's,
 		// and its goroutine serves for the whole session (session.Init
 		// runs on in this process).
+		var err error
 		if env, err = startBridge(spec.ProxyFD, env); err != nil {
 			return fail(fserr.IO, "network layer: "+err.Error())
 		}
@@ -171,16 +175,70 @@ func execChild() int {
 	}
 	mark("child-layers")
 	if spec.Init {
-		status := session.Init(spec.Path, spec.Argv, env, spec.Ctty, func(err error) {
+		os.Exit(runInit(spec, env, sigs, func(err error) {
 			if err != nil {
 				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
 			}
 			report.Close()
-		})
-		os.Exit(status)
+		}))
 	}
-	err = unix.Exec(spec.Path, spec.Argv, env)
+	err := unix.Exec(spec.Path, spec.Argv, env)
 	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+}
+
+// initSignals catches the signals the first process of the session's
+// PID namespace (spec.Init) passes on, while it readies the layers
+// (session.CatchSignals); nil in any other child.
+func initSignals() *session.Signals {
+	if os.Getpid() != 1 {
+		return nil
+	}
+	return session.CatchSignals()
+}
+
+// readSpec reads the child's spec on childSpecFD: false where there is
+// none. The descriptor it names for the session's end is the
+// supervisor's alone, closed on CMD's exec.
+func readSpec() (childSpec, bool) {
+	specFile := os.NewFile(childSpecFD, "exec-spec")
+	var spec childSpec
+	err := json.NewDecoder(specFile).Decode(&spec)
+	specFile.Close()
+	if err != nil || len(spec.Argv) == 0 {
+		return spec, false
+	}
+	if spec.EndedFD > 0 {
+		unix.CloseOnExec(spec.EndedFD)
+	}
+	return spec, true
+}
+
+// runInit runs CMD of spec, with env, as the session's init
+// (session.Init), whose signals sigs are, and returns its exit status
+// once it reported the session's end (reportEnded); started is
+// session.Init's.
+func runInit(spec childSpec, env []string, sigs *session.Signals, started func(error)) int {
+	status, ended := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, started)
+	if ended {
+		reportEnded(spec.EndedFD, status)
+	}
+	return status
+}
+
+// reportEnded tells the supervisor, on the pipe at fd, that the session
+// ended with CMD's exit status: the supervisor's end of the session (the
+// git guard) then runs while the kernel tears down the namespaces as
+// this process exits. Its own standard streams are closed first: the
+// session's terminal is then closed by all, and the relay drains it.
+func reportEnded(fd, status int) {
+	if fd <= 0 {
+		return
+	}
+	for i := range 3 {
+		unix.Close(i)
+	}
+	unix.Write(fd, []byte(strconv.Itoa(status)))
+	unix.Close(fd)
 }
 
 // refuseCalls installs the seccomp filters of the session: no input

@@ -26,8 +26,16 @@ type launched struct {
 	handover *os.File
 	proxyFD  int
 	stop     func() // ends the network layer's proxies
+	// sigs are exec's signals, caught once notified is closed
+	// (catchSignals).
 	sigs     chan os.Signal
-	sent     bool // the spec was sent (sendSpec), or the child is gone
+	notified chan struct{}
+	// ended is the supervisor's end of the pipe the child, the
+	// session's init, reports the session's end on (waitSession), at
+	// the child's descriptor endedFD; nil without a PID namespace.
+	ended   *os.File
+	endedFD int
+	sent    bool // the spec was sent (sendSpec), or the child is gone
 }
 
 // launch starts the session's child (s.launched), which waits for its
@@ -35,13 +43,16 @@ type launched struct {
 // channels) follows from the layers newSupervisor has decided by then:
 // whether there is a mount layer (mounts), and s.rec.Shell's
 // ProcessesHeld and NetworkNamespaced; everything else is the spec
-// (sendSpec). So the
-// child's own start, a second start of dsh-fs, overlaps the rest of
-// the supervisor's (the caches, the record). A planned mount layer
+// (sendSpec). So the child's own start, a second start of dsh-fs,
+// overlaps the rest of the supervisor's (plan: the mount plan, the
+// caches, the record). beside, when not nil, is called once the child
+// is readied, just before its fork: what it starts then runs beside the
+// fork and the child's start, not before them (the launch's own few
+// steps before it take no processor from it). A planned mount layer
 // brings the session's namespaces even when it mounts nothing: the PID
 // namespace and its /proc are the processes layer's (processesLayer).
 // What launch readied is released by s.release, error or not.
-func (s *supervisor) launch(mounts bool) error {
+func (s *supervisor) launch(mounts bool, beside func()) error {
 	pipes, err := newChildPipes()
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -70,15 +81,40 @@ func (s *supervisor) launch(mounts bool) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
-	// Signals are forwarded from the start: one that arrives while CMD
-	// runs is CMD's to act on (forwardSignals).
-	l.sigs = make(chan os.Signal, 8)
-	signal.Notify(l.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	if mounts {
+		r, w, err := os.Pipe()
+		if err != nil {
+			l.closeAll()
+			return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+		}
+		l.child.ExtraFiles = append(l.child.ExtraFiles, w)
+		l.ended, l.endedFD = r, 2+len(l.child.ExtraFiles)
+	}
+	l.catchSignals()
 	// The session dies with the supervisor (Run).
 	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	mark("network-ready")
+	if beside != nil {
+		beside()
+	}
 	return s.startChild(l)
+}
+
+// catchSignals catches exec's signals for l's session, to be forwarded
+// from CMD's start: one that arrives while CMD runs is CMD's to act on
+// (forwardSignals). The runtime's first signal.Notify costs a
+// millisecond or more (a thread of its own hands each signal's change
+// over), so it runs beside the child's launch; sendSpec waits for it
+// before CMD can start. Until then a signal acts as it does before the
+// launch: it ends exec, and with it the child (Pdeathsig), which has
+// started no CMD.
+func (l *launched) catchSignals() {
+	l.sigs, l.notified = make(chan os.Signal, 8), make(chan struct{})
+	go func() {
+		defer close(l.notified)
+		signal.Notify(l.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+			syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	}()
 }
 
 // readyNetwork readies the session's network layer in l's child: the
@@ -111,7 +147,7 @@ func (s *supervisor) spec(path string, argv []string) childSpec {
 		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
 		IoUring: s.settings.Policy.AllowIoUring, Init: s.rec.Shell.ProcessesHeld,
-		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD}
+		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD, EndedFD: l.endedFD}
 	if m := s.rec.Shell.Mounts; m != nil {
 		spec.Mounts, spec.Empty = m, s.empty
 	}
@@ -151,6 +187,7 @@ func (s *supervisor) startChild(l *launched) error {
 func (s *supervisor) sendSpec(spec childSpec) error {
 	l := s.launched
 	l.sent = true
+	<-l.notified // CMD's signals are forwarded from its start
 	json.NewEncoder(l.pipes.specW).Encode(spec)
 	l.pipes.specW.Close()
 	// The child's error pipe closes on its exec of CMD: anything read
@@ -185,11 +222,15 @@ func (s *supervisor) abortChild() {
 	l.child.Wait()
 }
 
-// closeAll closes every end of l's pipes, for a child never started.
+// closeAll closes every end of l's pipes and the child's ends of its
+// other channels, for a child never started.
 func (l *launched) closeAll() {
 	l.sent = true
 	p := l.pipes
 	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
+		f.Close()
+	}
+	for _, f := range l.child.ExtraFiles[childErrorFD-2:] {
 		f.Close()
 	}
 }
@@ -214,7 +255,13 @@ func (s *supervisor) release() {
 		l.stop()
 		l.stop = nil
 	}
+	if l.ended != nil {
+		l.ended.Close()
+		l.ended = nil
+	}
 	if l.sigs != nil {
+		<-l.notified
 		signal.Stop(l.sigs)
+		l.sigs = nil
 	}
 }

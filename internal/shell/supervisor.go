@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,6 +137,9 @@ type supervisor struct {
 	childFailed bool
 	// launched is the session's child once started (launch).
 	launched *launched
+	// childGone is closed once the child is waited for, after CMD ended
+	// (waitSession); close waits for it last.
+	childGone <-chan struct{}
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -160,74 +164,120 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := NewRecord(s, roots)
 	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
 		Privileges: session.PrivilegesKept}
-	var sockets []string
-	if sandbox.SocketLandlock(p) {
-		sockets = sandbox.SocketGrants(p)
-	}
 	if s.Session != nil {
-		return nestedSupervisor(opts, self, rec.Roots, shell, sockets), nil
+		return nestedSupervisor(opts, self, NewRecord(s, roots).Roots, shell, socketGrants(p)), nil
 	}
-	findCaches := startFindCaches(s)
-	mark("tree-layer")
 	// What the child must be given at its start follows from whether
-	// there is a mount layer: the child is launched then, and its own
-	// start overlaps the plan, the caches and the record (launch).
+	// there is a mount layer: the child is launched then, while the rest
+	// is planned beside it (plan).
 	mounts, err := earlyLayers(opts, pr, p, &shell)
 	if err != nil {
 		return nil, err
 	}
-	sup := &supervisor{opts: opts, settings: s, sockets: sockets, rec: rec}
+	mark("tree-layer")
+	rec := NewRecord(s, roots)
+	rec.Shell = shell
+	sup := &supervisor{opts: opts, settings: s, rec: rec}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
-	rec.Shell = shell
-	if err := sup.launch(mounts); err != nil {
+	plans, planning := make(chan planned, 1), false
+	launchErr := sup.launch(mounts, func() {
+		planning = true
+		go func() { plans <- sup.plan(pr, roots, mounts, shell) }()
+	})
+	mark("launched")
+	var pl planned
+	if planning {
+		pl = <-plans
+	}
+	mark("planned")
+	sup.dir, sup.callRunner.denials, sup.git, sup.sockets = pl.dir, pl.denials, pl.git, pl.sockets
+	if launchErr != nil {
 		sup.close()
-		return sup, err
+		return sup, launchErr
 	}
-	if mounts {
-		shell.Mounts = planMounts(opts, p, roots)
-	}
-	mark("mount-plan")
-	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
-	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
-	if err != nil {
+	if pl.err != nil {
 		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+		return nil, pl.err
 	}
-	sup.dir = dir
-	// Before the child's spec: its mount layer binds the log's folder.
-	sup.callRunner.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
-	mark("record-dir")
-	// The caches' layers are readied (the toolchains' answers awaited,
-	// the overlays probed) while the sockets and git directories are
-	// looked for.
-	cachesReady := make(chan cacheSetup, 1)
-	go func(mountsWhy string) { cachesReady <- readyCaches(pr, dir, s, findCaches(), rec.Roots, mountsWhy) }(shell.MountsWhy)
-	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
-	mark("sockets-network")
-	if err := applyCaches(<-cachesReady, &shell); err != nil {
-		sup.close()
-		return nil, fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
-	}
-	if m := shell.Mounts; m != nil {
-		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, shell.Caches))
-	}
-	mark("caches")
-	// After the caches and the read view: the guard reads the pins and
-	// the writable folders of the plan that is applied.
-	sup.git = startGitGuard(opts.LookupEnv, s, roots, &shell)
-	mark("git-guard")
-	rec.Shell = shell
-	sup.rec = rec
+	rec.Shell = pl.shell
 	if err := sup.writeRecord(roots); err != nil {
 		sup.close()
 		return nil, err
 	}
 	mark("record")
 	return sup, nil
+}
+
+// planned is what plan planned of a session; err says why the session
+// cannot start, dir is the record's folder where plan made it.
+type planned struct {
+	shell   session.Shell
+	dir     string
+	denials *denials.Log
+	git     *gitguard.Guard
+	sockets []string
+	err     error
+}
+
+// plan plans the layers of the session over roots beside the launch of
+// its child (launch), from the early layers in shell (earlyLayers):
+// the mount layer, the record's folder, the caches, the sockets, the
+// read view and the git guard's start. It reads s's settings and
+// options and changes nothing of s: the launch has its own fields, and
+// newSupervisor takes what plan returns once both are done. Nothing in
+// it needs the child, and the child needs none of it before its spec.
+func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell session.Shell) (pl planned) {
+	opts, p := s.opts, s.settings.Policy
+	pl.sockets = socketGrants(p)
+	findCaches := startFindCaches(s.settings)
+	if mounts {
+		shell.Mounts = planMounts(opts, p, roots)
+	}
+	mark("plan-mounts")
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+		return pl
+	}
+	pl.dir = dir
+	// Before the child's spec: its mount layer binds the log's folder.
+	pl.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
+	mark("plan-record-dir")
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets are looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) {
+		cachesReady <- readyCaches(pr, dir, s.settings, findCaches(), s.rec.Roots, mountsWhy)
+	}(shell.MountsWhy)
+	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	mark("plan-sockets")
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+		return pl
+	}
+	if m := shell.Mounts; m != nil {
+		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(s.self, shell.Caches))
+	}
+	mark("plan-caches")
+	// After the caches and the read view: the guard reads the pins and
+	// the writable folders of the plan that is applied.
+	pl.git = startGitGuard(opts.LookupEnv, s.settings, roots, &shell)
+	mark("plan-git-guard")
+	pl.shell = shell
+	return pl
+}
+
+// socketGrants are the paths the Landlock socket right is granted on
+// under p (sandbox.SocketGrants).
+func socketGrants(p sandbox.Policy) []string {
+	if sandbox.SocketLandlock(p) {
+		return sandbox.SocketGrants(p)
+	}
+	return nil
 }
 
 // writeRecord writes the session's record, with the identities the mount
@@ -332,7 +382,9 @@ func planMounts(opts Options, p sandbox.Policy, roots []sandbox.Root) *sandbox.M
 
 // close removes the session's record, and the upper folders of its
 // caches' overlays: a record left behind could be named by a later
-// session, and what the session wrote in its caches is discarded.
+// session, and what the session wrote in its caches is discarded. Then
+// it waits for a child whose session ended (childGone): exec returns
+// only once the child is gone.
 func (s *supervisor) close() {
 	s.abortChild()
 	s.release()
@@ -343,6 +395,9 @@ func (s *supervisor) close() {
 		}
 		session.End(s.dir, hs)
 	}
+	if s.childGone != nil {
+		<-s.childGone
+	}
 }
 
 // runCommand starts CMD at path with argv as the session's child and
@@ -351,7 +406,7 @@ func (s *supervisor) close() {
 func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	defer s.release()
 	if s.launched == nil {
-		if err := s.launch(s.rec.Shell.Mounts != nil); err != nil {
+		if err := s.launch(s.rec.Shell.Mounts != nil, nil); err != nil {
 			return 0, err
 		}
 	}
@@ -374,7 +429,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	if !s.nested {
 		stopBroker = session.Serve(brokerEnd, withMemory(s.runAudited))
 	}
-	err := child.Wait()
+	status, waited := s.waitSession(l)
 	mark("child-ended")
 	// The forwarder is gone before the relay closes: a resize in flight
 	// would use the session's terminal as it is closed.
@@ -389,20 +444,53 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	}
 	s.endExplaining()
 	// What the session wrote in its caches goes while the git guard
-	// looks: a layer exists only with the PID namespace, whose every
-	// process ended with the child. The record and the placeholders go
-	// after (close), in the order the lock needs.
+	// looks, once the child is gone with the mount namespace its
+	// overlays are mounted in: a layer exists only with the PID
+	// namespace, whose every process ended with CMD. The record and the
+	// placeholders go after (close), in the order the lock needs, while
+	// the kernel may still tear the child's namespaces down: no process
+	// of the session is left, and a file or folder that is a mount point
+	// in another mount namespace is removed all the same (the kernel
+	// detaches the mount). close waits for the child last.
+	s.childGone = waited
 	cachesGone := make(chan struct{})
 	go func() {
 		defer close(cachesGone)
 		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
+			<-waited
 			sandbox.RemoveTree(m.OverlayDir)
 		}
 	}()
 	s.endGitGuard()
 	<-cachesGone
 	mark("git-guard-end")
-	return exitStatusOf(child.ProcessState, err), nil
+	return status, nil
+}
+
+// waitSession waits for the end of l's session and returns CMD's exit
+// status, and a channel closed once the child is waited for. The child,
+// the session's init, reports on l.ended that CMD and every other
+// process of the session ended (session.Init) before its own exit,
+// whose teardown of the session's namespaces the kernel does after: the
+// end of the session (the git guard) overlaps it. Without that report
+// (no PID namespace, a child killed, a process that outlasted the
+// kill), the child's exit says the session ended: the kernel ended
+// every process of its namespace before.
+func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
+	waited := make(chan struct{})
+	var err error
+	go func() {
+		err = l.child.Wait()
+		close(waited)
+	}()
+	if l.ended != nil {
+		report, _ := io.ReadAll(l.ended) // EOF once the child reported, or exited
+		if status, perr := strconv.Atoi(string(report)); perr == nil {
+			return status, waited
+		}
+	}
+	<-waited
+	return exitStatusOf(l.child.ProcessState, err), waited
 }
 
 // childPipes are the channels between the supervisor and the child: the

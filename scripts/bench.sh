@@ -394,8 +394,8 @@ JSON
 # warm-up's npm install is the only step that reaches npm's registry);
 # pip install --no-index --target of six local sdists, whose wheels pip
 # built and cached in the warm-up (an in-tree build backend: nothing to
-# fetch); cargo build --offline of a crate with no dependencies, nothing
-# to rebuild, and after cargo clean (untimed). dsh-fs exec -- true against
+# fetch); cargo build --offline of a crate with one dependency from a
+# local registry, nothing to rebuild, and after cargo clean (untimed). dsh-fs exec -- true against
 # true is the reference: the session's own start, which every row pays
 # once. A toolchain that is missing, or whose warm-up fails, is left out
 # and said.
@@ -463,13 +463,17 @@ JSON
    \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"},
    \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"}}")
 	fi
-	# cargo: a crate of 12 modules and no dependencies; ~/.cargo's registry
-	# and git folders made, as a person who has used cargo has them.
+	# cargo: a crate of 12 modules and one dependency, from a local
+	# registry that the bench makes (crates.io is not needed): cargo
+	# unpacks it into ~/.cargo/registry/src as it does a download, so the
+	# layer is read from. ~/.cargo's git folder made, as a person who has
+	# used cargo has it.
 	mkdir -p "$home/.cargo/registry" "$home/.cargo/git"
 	if ! command -v cargo >/dev/null; then
 		skipped+=("cargo: not installed (apt-get install cargo)")
 	elif ! (cd "$c" && "${base[@]}" cargo new -q --vcs none cargo >/dev/null 2>&1 && cargo_sources "$c/cargo/src" &&
-		cd "$c/cargo" && "${base[@]}" cargo build --offline -q >/dev/null 2>&1); then
+		cargo_registry "$c/registry" "$c/cargo" "$home/.cargo" "${base[@]}" && cd "$c/cargo" &&
+		"${base[@]}" cargo build --offline -q >/dev/null 2>&1); then
 		skipped+=("cargo: the warm-up's cargo build --offline failed")
 	else
 		local cb="\"cargo\", \"build\", \"--offline\", \"--manifest-path\", \"$c/cargo/Cargo.toml\""
@@ -552,8 +556,27 @@ for name in sorted(os.listdir(src)):
 PY
 }
 
+# cargo_registry REG CRATE CARGO_HOME ENV...: a local registry REG of one
+# crate, benchdep 0.1.0 (cargo package, its index line written here), and
+# CRATE made to depend on it; crates.io is replaced by REG in
+# CARGO_HOME/config.toml, as a person's mirror is (a crate's own .cargo is
+# read only from beneath the current folder).
+cargo_registry() {
+	local reg=$1 crate=$2 home=$3 sum
+	shift 3
+	mkdir -p "$reg/index/be/nc" "$home"
+	(cd "$reg" && "$@" cargo new -q --lib --vcs none benchdep >/dev/null 2>&1) || return 1
+	printf 'pub fn add(a: u64, b: u64) -> u64 {\n    a + b\n}\n' >"$reg/benchdep/src/lib.rs"
+	"$@" cargo package -q --offline --allow-dirty --no-verify --manifest-path "$reg/benchdep/Cargo.toml" >/dev/null 2>&1 || return 1
+	mv "$reg/benchdep/target/package/benchdep-0.1.0.crate" "$reg/"
+	sum=$(sha256sum "$reg/benchdep-0.1.0.crate" | cut -d' ' -f1)
+	printf '{"name":"benchdep","vers":"0.1.0","deps":[],"cksum":"%s","features":{},"yanked":false}\n' "$sum" >"$reg/index/be/nc/benchdep"
+	printf '[source.crates-io]\nreplace-with = "bench"\n\n[source.bench]\nlocal-registry = "%s"\n' "$reg" >"$home/config.toml"
+	printf 'benchdep = "0.1"\n' >>"$crate/Cargo.toml"
+}
+
 # cargo_sources DIR writes a crate's sources into DIR: 12 modules of 60
-# small functions and a main that calls them.
+# small functions and a main that calls them and benchdep's add.
 cargo_sources() {
 	local d=$1 m i
 	for m in $(seq 0 11); do
@@ -572,6 +595,7 @@ cargo_sources() {
 		echo 'fn main() {'
 		echo '    let mut s = 0u64;'
 		for m in $(seq 0 11); do echo "    s += m$m::all(3);"; done
+		echo '    s += benchdep::add(1, 2);'
 		echo '    println!("{s}");'
 		echo '}'
 	} >"$d/main.rs"

@@ -27,6 +27,13 @@
 #                                     # start-up with the cache layer, and go test
 #                                     # inside a session against outside, both warm;
 #                                     # replacing that section
+#   BENCH_ONLY=toolcaches scripts/bench.sh
+#                                     # only npm ci, pip install and cargo build
+#                                     # (no change; after cargo clean) inside a
+#                                     # default session against outside, offline,
+#                                     # the caches warm (issue 38); a missing
+#                                     # toolchain is skipped and said; replacing
+#                                     # that section
 #   BENCH_ONLY=deny scripts/bench.sh
 #                                     # only grep, find, stat and ls under the
 #                                     # usual deny_read list (issue 26): against
@@ -371,6 +378,224 @@ JSON
 		echo
 		grep -v '^harness peak RSS: ' "$TMP/caches-details.md"
 	} >"$TMP/caches.md"
+}
+
+# toolcaches_rows: npm's, pip's and cargo's caches inside a session
+# (issue 38), in $TMP/toolcaches.md. The person's default caches are in
+# a home of the bench ($c/home: outside /tmp, which every default session
+# may write, so that the caches are layered copy-on-write as a person's
+# ~/.npm, ~/.cache and ~/.cargo are), warmed by one run outside before
+# anything is timed. Each row: the warm step in a default session (dsh-fs
+# exec --cwd WS, the caches' overlays) against the same step outside,
+# offline both: npm ci --offline of a lockfile of ten common packages (the
+# warm-up's npm install is the only step that reaches npm's registry);
+# pip install --no-index --target of six local sdists, whose wheels pip
+# built and cached in the warm-up (an in-tree build backend: nothing to
+# fetch); cargo build --offline of a crate with one dependency from a
+# local registry, nothing to rebuild, and after cargo clean (untimed). dsh-fs exec -- true against
+# true is the reference: the session's own start, which every row pays
+# once. A toolchain that is missing, or whose warm-up fails, is left out
+# and said.
+toolcaches_rows() {
+	local c=$TMP/toolcaches out=$TMP/toolcaches.md
+	local home=$c/home skipped=()
+	rm -rf "$c" && mkdir -p "$home/.config" "$c/npm" "$c/pip/src" "$c/pip/dist" "$c/pip/ws"
+	local base=(env -u DSH_FS_CWD -u DSH_FS_TMP -u XDG_CACHE_HOME "HOME=$home" "XDG_CONFIG_HOME=$home/.config")
+	if [[ -d $ORIG_HOME/.rustup && -z ${RUSTUP_HOME:-} ]]; then
+		base+=("RUSTUP_HOME=$ORIG_HOME/.rustup") # rustup's cargo, with the bench's home
+	fi
+	local j q
+	j() { local o="" a; for a in "$@"; do o+="${o:+, }\"$a\""; done; printf '%s' "$o"; }
+	q=$(j "${base[@]}")
+	local rows=()
+	rows+=("{\"name\": \"dsh-fs exec -- true against true: the session's own start, which every row below pays once\", \"loop\": 5, \"reference\": true,
+   \"plain\": {\"label\": \"true\", \"runs\": [[$q, \"true\"]]},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", \"true\"]]}}")
+	# npm: ten common packages, installed once with the registry (the
+	# lockfile and the warm ~/.npm), then npm ci --offline.
+	cat >"$c/npm/package.json" <<'JSON'
+{"name": "bench-app", "version": "1.0.0", "private": true,
+ "dependencies": {"axios": "^1.7.0", "chalk": "^4.1.2", "commander": "^12.0.0", "dayjs": "^1.11.0", "debug": "^4.3.0",
+  "express": "^4.19.0", "lodash": "^4.17.21", "semver": "^7.6.0", "uuid": "^9.0.0", "yargs": "^17.7.0"}}
+JSON
+	if ! command -v npm >/dev/null; then
+		skipped+=("npm: not installed")
+	elif ! (cd "$c/npm" && timeout 300 "${base[@]}" npm install --no-audit --no-fund >/dev/null 2>&1); then
+		skipped+=("npm: the warm-up's npm install failed (npm's registry not reached?)")
+	else
+		local ci='"npm", "ci", "--offline", "--no-audit", "--no-fund"'
+		rows+=("{\"name\": \"npm ci --offline, ten packages (113 with their dependencies), ~/.npm warm: inside a session against outside\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $ci]], \"expect\": \"added\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", $ci]], \"expect\": \"added\"}}")
+	fi
+	# pip: six packages of 30 modules each, as sdists built by an in-tree
+	# backend (no setuptools, no wheel, no index), in a venv.
+	local n m
+	for n in 1 2 3 4 5 6; do
+		mkdir -p "$c/pip/src/benchpkg$n/benchpkg$n"
+		: >"$c/pip/src/benchpkg$n/benchpkg$n/__init__.py"
+		for m in $(seq 30); do
+			for i in $(seq 40); do printf 'def f%d(x):\n    """Adds %d."""\n    return [(x + %d) * i for i in range(10)]\n\n\n' "$i" "$i" "$i"; done >"$c/pip/src/benchpkg$n/benchpkg$n/m$m.py"
+		done
+		printf '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n[project]\nname = "benchpkg%d"\nversion = "1.0.%d"\n' "$n" "$n" >"$c/pip/src/benchpkg$n/pyproject.toml"
+		pip_backend >"$c/pip/src/benchpkg$n/backend.py"
+	done
+	if ! command -v python3 >/dev/null || ! python3 -m venv "$c/pip/venv" >/dev/null 2>&1; then
+		skipped+=("pip: python3 with venv is missing")
+	elif ! pip_sdists "$c/pip/src" "$c/pip/dist" || ! (cd "$c/pip/ws" && "${base[@]}" "$c/pip/venv/bin/pip" install --no-index \
+		--find-links "$c/pip/dist" --disable-pip-version-check --target "$c/pip/ws/t" benchpkg{1..6} >/dev/null 2>&1); then
+		skipped+=("pip: the warm-up's pip install of the local sdists failed")
+	else
+		local pip="\"$c/pip/venv/bin/pip\", \"install\", \"--no-index\", \"--find-links\", \"$c/pip/dist\", \"--disable-pip-version-check\", \"--target\", \"$c/pip/ws/t\", \"benchpkg1\", \"benchpkg2\", \"benchpkg3\", \"benchpkg4\", \"benchpkg5\", \"benchpkg6\""
+		rows+=("{\"name\": \"pip install --no-index --target of six local sdists, their wheels in pip's warm cache: inside a session against outside\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"}}")
+		# pip install --target stages in $TMPDIR and renames into the target:
+		# across the session's two mounts (/tmp, the workspace) the rename
+		# fails (EXDEV) and pip copies instead. With TMPDIR in the workspace,
+		# both sides rename.
+		local tmpd="\"env\", \"TMPDIR=$c/pip/ws/.tmp\""
+		mkdir -p "$c/pip/ws/.tmp"
+		rows+=("{\"name\": \"the same pip install, TMPDIR in the workspace (both sides rename into the target; with /tmp, inside copies)\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"}}")
+	fi
+	# cargo: a crate of 12 modules and one dependency, from a local
+	# registry that the bench makes (crates.io is not needed): cargo
+	# unpacks it into ~/.cargo/registry/src as it does a download, so the
+	# layer is read from. ~/.cargo's git folder made, as a person who has
+	# used cargo has it.
+	mkdir -p "$home/.cargo/registry" "$home/.cargo/git"
+	if ! command -v cargo >/dev/null; then
+		skipped+=("cargo: not installed (apt-get install cargo)")
+	elif ! (cd "$c" && "${base[@]}" cargo new -q --vcs none cargo >/dev/null 2>&1 && cargo_sources "$c/cargo/src" &&
+		cargo_registry "$c/registry" "$c/cargo" "$home/.cargo" "${base[@]}" && cd "$c/cargo" &&
+		"${base[@]}" cargo build --offline -q >/dev/null 2>&1); then
+		skipped+=("cargo: the warm-up's cargo build --offline failed")
+	else
+		local cb="\"cargo\", \"build\", \"--offline\", \"--manifest-path\", \"$c/cargo/Cargo.toml\""
+		rows+=("{\"name\": \"cargo build --offline, nothing to rebuild: inside a session against outside\", \"loop\": 3, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $cb]]},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $cb]]}}")
+		rows+=("{\"name\": \"cargo build --offline after cargo clean (untimed): inside a session against outside\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $cb]], \"prep\": [[$q, \"cargo\", \"clean\", \"-q\", \"--manifest-path\", \"$c/cargo/Cargo.toml\"]]},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $cb]], \"prep\": [[$q, \"cargo\", \"clean\", \"-q\", \"--manifest-path\", \"$c/cargo/Cargo.toml\"]]}}")
+	fi
+	local i
+	{
+		echo "["
+		for i in "${!rows[@]}"; do
+			((i == 0)) || echo ","
+			printf '  %s\n' "${rows[$i]}"
+		done
+		echo "]"
+	} >"$c/spec.json"
+	local s
+	for s in "${skipped[@]}"; do echo "bench.sh: not measured: $s" >&2; done
+	"$RUNNER" -spec "$c/spec.json" -runs "$RUNS" -dir "$c/npm" -details "$c/details.md" >"$c/table.md"
+	{
+		echo "npm's, pip's and cargo's caches inside a default session (issue 38), interleaved in one run,"
+		echo "$RUNS runs a side; the person's default caches (~/.npm, ~/.cache with pip's, ~/.cargo's registry"
+		echo "and git) in a home of the bench, warmed outside first, layered copy-on-write inside. Offline both"
+		echo "sides. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg). Target: within 1.2× of outside."
+		echo
+		cat "$c/table.md"
+		echo
+		grep -v '^harness peak RSS: ' "$c/details.md"
+		for s in "${skipped[@]}"; do echo "- not measured: $s"; done
+	} >"$out"
+}
+
+# pip_backend prints a PEP 517 build backend of a few lines, in-tree
+# (backend-path), that builds a wheel and an sdist with the standard
+# library alone: pip builds and caches the bench's wheels with no index.
+pip_backend() {
+	cat <<'PY'
+import base64, hashlib, os, tarfile, zipfile
+
+def _meta():
+    text = open("pyproject.toml").read()
+    name = text.split('name = "')[1].split('"')[0]
+    return name, text.split('version = "')[1].split('"')[0]
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name, ver = _meta()
+    info = f"{name}-{ver}.dist-info"
+    files = {f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n".encode(),
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    for f in sorted(os.listdir(name)):
+        files[f"{name}/{f}"] = open(f"{name}/{f}", "rb").read()
+    record = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()},{len(b)}" for p, b in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join(record + [f"{info}/RECORD,,"]) + "\n").encode()
+    whl = f"{name}-{ver}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, whl), "w") as z:
+        for p, b in files.items():
+            z.writestr(p, b)
+    return whl
+
+def build_sdist(sdist_directory, config_settings=None):
+    name, ver = _meta()
+    with tarfile.open(os.path.join(sdist_directory, f"{name}-{ver}.tar.gz"), "w:gz") as t:
+        t.add(".", f"{name}-{ver}")
+    return f"{name}-{ver}.tar.gz"
+PY
+}
+
+# pip_sdists SRC DIST packs each package folder of SRC as an sdist in DIST.
+pip_sdists() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys, tarfile
+src, dist = sys.argv[1:]
+for name in sorted(os.listdir(src)):
+    ver = open(f"{src}/{name}/pyproject.toml").read().split('version = "')[1].split('"')[0]
+    with tarfile.open(f"{dist}/{name}-{ver}.tar.gz", "w:gz") as t:
+        t.add(f"{src}/{name}", f"{name}-{ver}")
+PY
+}
+
+# cargo_registry REG CRATE CARGO_HOME ENV...: a local registry REG of one
+# crate, benchdep 0.1.0 (cargo package, its index line written here), and
+# CRATE made to depend on it; crates.io is replaced by REG in
+# CARGO_HOME/config.toml, as a person's mirror is (a crate's own .cargo is
+# read only from beneath the current folder).
+cargo_registry() {
+	local reg=$1 crate=$2 home=$3 sum
+	shift 3
+	mkdir -p "$reg/index/be/nc" "$home"
+	(cd "$reg" && "$@" cargo new -q --lib --vcs none benchdep >/dev/null 2>&1) || return 1
+	printf 'pub fn add(a: u64, b: u64) -> u64 {\n    a + b\n}\n' >"$reg/benchdep/src/lib.rs"
+	"$@" cargo package -q --offline --allow-dirty --no-verify --manifest-path "$reg/benchdep/Cargo.toml" >/dev/null 2>&1 || return 1
+	mv "$reg/benchdep/target/package/benchdep-0.1.0.crate" "$reg/"
+	sum=$(sha256sum "$reg/benchdep-0.1.0.crate" | cut -d' ' -f1)
+	printf '{"name":"benchdep","vers":"0.1.0","deps":[],"cksum":"%s","features":{},"yanked":false}\n' "$sum" >"$reg/index/be/nc/benchdep"
+	printf '[source.crates-io]\nreplace-with = "bench"\n\n[source.bench]\nlocal-registry = "%s"\n' "$reg" >"$home/config.toml"
+	printf 'benchdep = "0.1"\n' >>"$crate/Cargo.toml"
+}
+
+# cargo_sources DIR writes a crate's sources into DIR: 12 modules of 60
+# small functions and a main that calls them and benchdep's add.
+cargo_sources() {
+	local d=$1 m i
+	for m in $(seq 0 11); do
+		{
+			echo "//! Module $m."
+			for i in $(seq 0 59); do
+				echo "pub fn f$i(x: u64) -> u64 { (0..x).map(|k| k * $i + $m).sum() }"
+			done
+			printf 'pub fn all(x: u64) -> u64 { 0'
+			for i in $(seq 0 59); do printf ' + f%d(x)' "$i"; done
+			echo ' }'
+		} >"$d/m$m.rs"
+	done
+	{
+		for m in $(seq 0 11); do echo "mod m$m;"; done
+		echo 'fn main() {'
+		echo '    let mut s = 0u64;'
+		for m in $(seq 0 11); do echo "    s += m$m::all(3);"; done
+		echo '    s += benchdep::add(1, 2);'
+		echo '    println!("{s}");'
+		echo '}'
+	} >"$d/main.rs"
 }
 
 # network_rows: exec's start-up with the network namespace (network: off)
@@ -724,6 +949,12 @@ fi
 if [[ ${BENCH_ONLY:-} == caches ]]; then
 	caches_rows
 	only_section "toolchain caches" "$TMP/caches.md"
+	exit 0
+fi
+
+if [[ ${BENCH_ONLY:-} == toolcaches ]]; then
+	toolcaches_rows
+	only_section "npm, pip and cargo caches, bench.sh" "$TMP/toolcaches.md"
 	exit 0
 fi
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -373,16 +374,20 @@ func Forward(fd int, req Request) (Reply, error) {
 // finds maxPending requests under way, is refused without handle. A
 // remember (Remember's memfd) is handed to handle on the reading
 // goroutine itself, in the channel's order, so handle must answer an
-// OpRemember at once; its reply goes nowhere. stop ends the reading and
+// OpRemember at once; its reply goes nowhere. A message whose
+// descriptor the process cannot take yet waits at the head of the
+// channel, with every message after it (receive). stop ends the reading and
 // closes ch; handlers under way finish on their own.
 func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
 	fd := int(ch.Fd())
 	done := make(chan struct{})
+	var stopped atomic.Bool
 	go func() {
 		defer close(done)
-		serve(fd, handle)
+		serve(fd, handle, holdFDs(stopped.Load))
 	}()
 	return func() {
+		stopped.Store(true)
 		// Shutdown wakes the blocked receive, which close would not.
 		unix.Shutdown(fd, unix.SHUT_RDWR)
 		<-done
@@ -393,21 +398,37 @@ func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
 // ServeAll is Serve on this goroutine: it returns once ch is closed at
 // its other end (by every holder of it).
 func ServeAll(ch *os.File, handle func(Request) Reply) {
-	serve(int(ch.Fd()), handle)
+	serve(int(ch.Fd()), handle, holdFDs(func() bool { return false }))
 }
 
-func serve(fd int, handle func(Request) Reply) {
-	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
+// serve is the channel's reader. hold is its wait while the message at
+// the head of the channel waits for a free descriptor (receive), called
+// with how long it has waited: it waits a while and says how long, or
+// false to drop the message.
+func serve(fd int, handle func(Request) Reply, hold func(waited time.Duration) (time.Duration, bool)) {
+	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(maxFDs*4))
 	pending := make(chan struct{}, maxPending)
+	var waited time.Duration
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, fds, held, err := receive(fd, buf, oob)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil || n == 0 {
 			return
 		}
-		fds := receivedFDs(oob[:oobn])
+		if held {
+			// The message waits at the head of the channel, and every
+			// one after it, until a descriptor is free, or hold drops it.
+			slept, ok := hold(waited)
+			waited += slept
+			if !ok {
+				discard(fd, buf)
+				waited = 0
+			}
+			continue
+		}
+		waited = 0
 		if len(fds) != 1 {
 			for _, fd := range fds {
 				unix.Close(fd)
@@ -455,6 +476,79 @@ func takeMemo(fd int, handle func(Request) Reply) {
 	defer unix.Close(fd)
 	if content, ok := readMemo(fd); ok {
 		handle(Request{Op: OpRemember, Memo: &Memo{Content: content}})
+	}
+}
+
+// maxFDs is the most descriptors a message of the channel is read with:
+// one of this tree carries one.
+const maxFDs = 4
+
+// holdMax bounds how long the channel's reader waits for a free
+// descriptor for the message at its head (receive): past it the message
+// is dropped, as one whose descriptors the kernel refused for good (a
+// security module's refusal) would otherwise hold the channel for ever.
+// holdStep is the longest single wait.
+const (
+	holdMax  = requestTimeout
+	holdStep = 50 * time.Millisecond
+)
+
+// holdFDs is the channel reader's wait for a free descriptor (serve):
+// while the message at its head has waited less than holdMax and
+// the channel is still served (stopped false), it sleeps a little
+// longer each time, up to holdStep.
+func holdFDs(stopped func() bool) func(time.Duration) (time.Duration, bool) {
+	return func(waited time.Duration) (time.Duration, bool) {
+		if waited >= holdMax || stopped() {
+			return 0, false
+		}
+		step := min(max(waited, time.Millisecond), holdStep)
+		time.Sleep(step)
+		return step, true
+	}
+}
+
+// receive takes the next message of the channel fd: its bytes into buf,
+// n of them (0 at the channel's end), and its descriptors, read with
+// room for maxFDs. The kernel installs a message's descriptors as the
+// reader reads it, and one it cannot install (the process at its
+// RLIMIT_NOFILE) it closes, delivering the message without it
+// (MSG_CTRUNC): a remember would be lost though Remember said it was
+// sent, a request's reply socket with it. So the message is read first
+// with MSG_PEEK, which installs copies of its descriptors and leaves it
+// queued: when they cannot all be installed, held is true and the
+// message is still the channel's next. Peeked whole, it is then taken
+// with no room for descriptors, which cannot fail for want of one (the
+// kernel closes the ones it would have installed again). A message with
+// more than maxFDs descriptors is taken with none.
+func receive(fd int, buf, oob []byte) (n int, fds []int, held bool, err error) {
+	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_PEEK)
+	if err != nil || n == 0 {
+		return n, nil, false, err
+	}
+	fds = receivedFDs(oob[:oobn])
+	if flags&unix.MSG_CTRUNC != 0 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		if len(fds) < maxFDs {
+			return n, nil, true, nil
+		}
+		fds = nil
+	}
+	discard(fd, buf)
+	return n, fds, false, nil
+}
+
+// discard takes the message at the head of the channel fd, whose
+// descriptors the kernel closes; the reader is its only reader, so it is
+// the message just peeked.
+func discard(fd int, buf []byte) {
+	for {
+		_, _, _, _, err := unix.Recvmsg(fd, buf, nil, unix.MSG_DONTWAIT)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
 	}
 }
 

@@ -54,7 +54,10 @@ func (req Request) checkMemo(beside string) error {
 // that is slow, or gone) remembers nothing. The message is in the
 // channel's queue when Remember returns, before any request sent after
 // it, and the supervisor takes it in that order (serve), so a later
-// recall finds it.
+// recall finds it: never without its memfd, as a supervisor that can
+// take no more descriptors holds the channel until it can (receive).
+// An error means nothing was sent: the read goes on, and a later recall
+// finds nothing.
 func Remember(fd int, content []byte) error {
 	if len(content) > memo.ItemMax {
 		return errors.New("too large to remember")

@@ -194,3 +194,102 @@ func TestRememberRefusesOtherFiles(t *testing.T) {
 		t.Errorf("a remember of memo.ItemMax bytes was not taken: %v", err)
 	}
 }
+
+// TestRememberWhileNoFDFree: a remember and a recall sent while the
+// supervisor's process can take no more descriptors (at its
+// RLIMIT_NOFILE, as a process busy with many files is) wait in the
+// channel until it can, and are then taken in order: the recall finds
+// the remember. The kernel delivers such a message without its
+// descriptor (MSG_CTRUNC) and closes it; before, the reader took the
+// message so and dropped it, so the remember was lost though Remember
+// had said it was sent, and the recall's reply socket with it.
+func TestRememberWhileNoFDFree(t *testing.T) {
+	sup, sh, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	fd, supFD := int(sh.Fd()), int(sup.Fd())
+	const content = "read while the supervisor could take no descriptor\n"
+	if err := Remember(fd, []byte(content)); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		got []byte
+		err error
+	}
+	recalled := make(chan answer, 1)
+	go func() {
+		got, err := Recall(fd, strings.Repeat("a", 64))
+		recalled <- answer{got, err}
+	}()
+	// Both messages queued (a byte each), the recall's reply socket made.
+	queued := func() int {
+		n, err := unix.IoctlGetInt(supFD, unix.SIOCINQ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for queued() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	// No descriptor free below the limit: the lowest free one is at it.
+	free, err := unix.Dup(supFD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(free)
+	var was unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	restore := sync.OnceFunc(func() {
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &was); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer restore()
+	held := make(chan struct{}, 1)
+	hold := func(time.Duration) (time.Duration, bool) {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		time.Sleep(time.Millisecond)
+		return time.Millisecond, true
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(free), Max: was.Max}); err != nil {
+		t.Fatal(err)
+	}
+	var l memoLog
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(supFD, l.handle, hold)
+	}()
+	defer func() {
+		unix.Shutdown(supFD, unix.SHUT_RDWR)
+		<-done
+		sup.Close()
+	}()
+	// Until the reader has met the messages: taken (the queue empty), or
+	// held for want of a descriptor.
+	for waiting := true; waiting; {
+		select {
+		case <-held:
+			waiting = false
+		default:
+			waiting = queued() > 0
+			time.Sleep(time.Millisecond)
+		}
+	}
+	restore()
+	a := <-recalled
+	if a.err != nil || string(a.got) != content {
+		t.Errorf("a recall after a remember, both sent while the supervisor could take no descriptor: %q, %v; want %q", a.got, a.err, content)
+	}
+	if n := l.count(); n != 1 {
+		t.Errorf("%d remembers taken, want 1", n)
+	}
+}

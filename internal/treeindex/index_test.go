@@ -261,3 +261,40 @@ func TestScanSameListingLeavesIndexUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// A folder indexed racy (a tree scanned within racyWindow of being made,
+// as after a clone) is read again at the next scan and, found the same
+// once its ctime has settled, kept as not racy, with its note: the scan
+// after reads nothing. Before, a racy folder found the same kept its
+// racy mark, and every later scan read it again.
+func TestScanRacyFolderSettles(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/b/", "a/f", "c/g")
+	cold := Scan(root, nil)
+	cold.UseNotes("k")
+	racy := 0
+	for _, rel := range []string{".", "a", "a/b", "c"} {
+		f, _ := cold.Folder(rel)
+		if f.Racy {
+			racy++
+		}
+		cold.SetNote(f, "note of "+rel)
+	}
+	if racy == 0 {
+		t.Skip("no folder was scanned within racyWindow of being made: nothing to settle")
+	}
+	settle()
+	next := Scan(root, cold)
+	if !next.Changed() || next.Stats.Read < racy {
+		t.Fatalf("the scan after a racy one: changed %t, %+v; want the %d racy folders read and the index changed", next.Changed(), next.Stats, racy)
+	}
+	after := Scan(root, next)
+	if after.Stats.Read != 0 {
+		t.Errorf("once settled, a racy folder is read again at every scan: %+v, want none read", after.Stats)
+	}
+	for _, rel := range []string{".", "a", "a/b", "c"} {
+		if f, _ := after.Folder(rel); f.Racy || f.Note() != "note of "+rel {
+			t.Errorf("%s: racy %t, note %q; want settled with its note", rel, f.Racy, f.Note())
+		}
+	}
+}

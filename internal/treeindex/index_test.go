@@ -261,3 +261,47 @@ func TestScanSameListingLeavesIndexUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// A folder indexed racy (a tree scanned within racyWindow of being made,
+// as after a clone) should be read again at the next scan and, found the
+// same once its ctime has settled, kept as not racy, with its note, so
+// that the scan after reads nothing. Today a racy folder found the same
+// keeps its racy mark (the same-listing shortcut keeps the old folder),
+// and every later scan reads it again: a 50,000-file workspace indexed
+// within a second of being made costs about 30 ms more at every exec
+// start. Skipped: replacing the kept folder by the settled read (with
+// or without its note) made TestExecShellKeepsNoCapability fail every
+// time two ran at once ("pin .git/objects/info: no such file or
+// directory"), for a reason not yet found.
+func TestScanRacyFolderSettles(t *testing.T) {
+	t.Skip("known: a racy folder never settles; the fix broke concurrent sessions' placeholders (see the comment)")
+	root := t.TempDir()
+	mkTree(t, root, "a/b/", "a/f", "c/g")
+	cold := Scan(root, nil)
+	cold.UseNotes("k")
+	racy := 0
+	for _, rel := range []string{".", "a", "a/b", "c"} {
+		f, _ := cold.Folder(rel)
+		if f.Racy {
+			racy++
+		}
+		cold.SetNote(f, "note of "+rel)
+	}
+	if racy == 0 {
+		t.Skip("no folder was scanned within racyWindow of being made: nothing to settle")
+	}
+	settle()
+	next := Scan(root, cold)
+	if !next.Changed() || next.Stats.Read < racy {
+		t.Fatalf("the scan after a racy one: changed %t, %+v; want the %d racy folders read and the index changed", next.Changed(), next.Stats, racy)
+	}
+	after := Scan(root, next)
+	if after.Stats.Read != 0 {
+		t.Errorf("once settled, a racy folder is read again at every scan: %+v, want none read", after.Stats)
+	}
+	for _, rel := range []string{".", "a", "a/b", "c"} {
+		if f, _ := after.Folder(rel); f.Racy || f.Note() != "note of "+rel {
+			t.Errorf("%s: racy %t, note %q; want settled with its note", rel, f.Racy, f.Note())
+		}
+	}
+}

@@ -83,6 +83,10 @@ TMP=${BENCH_TMP:-$REPO/bench/tmp} # BENCH_TMP: another folder, for a second run 
 # updates the tracked one); by default a copy of it in $TMP, so a run never
 # rewrites a tracked file unasked.
 mkdir -p "$TMP"
+# The bench's own home beneath it holds a Go module cache, whose modules
+# without a go.mod would read as packages of this module: a go.mod of its
+# own keeps `go vet ./...` and `go test ./...` of the repository out.
+[[ -f $TMP/go.mod ]] || printf 'module benchtmp\n' >"$TMP/go.mod"
 if [[ -n ${BENCH_INTO:-} ]]; then
 	RESULTS=$(realpath -m "$BENCH_INTO")
 else

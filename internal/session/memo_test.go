@@ -64,6 +64,23 @@ func (l *memoLog) handle(req Request) Reply {
 	return Reply{Content: []byte(l.seen[len(l.seen)-1])}
 }
 
+// servedMemo is a session's channel whose supervisor's end a memoLog
+// serves: the shell's end, and the log. Both end with the test.
+func servedMemo(t *testing.T) (*os.File, *memoLog) {
+	t.Helper()
+	sup, sh, err := NewBroker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &memoLog{}
+	stop := Serve(sup, l.handle)
+	t.Cleanup(func() {
+		stop()
+		sh.Close()
+	})
+	return sh, l
+}
+
 func (l *memoLog) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -76,14 +93,7 @@ func (l *memoLog) count() int {
 // message. Run many times, as the read and the write of an agent follow
 // each other at once.
 func TestRememberThenRecall(t *testing.T) {
-	sup, sh, err := NewBroker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	var l memoLog
-	stop := Serve(sup, l.handle)
-	defer stop()
+	sh, _ := servedMemo(t)
 	fd := int(sh.Fd())
 	for i := range 200 {
 		content := fmt.Sprintf("read %d\n", i)
@@ -134,14 +144,7 @@ func TestRememberNeverBlocks(t *testing.T) {
 // or a memfd that can still change, one too large) is dropped without
 // reaching the handle, and the channel still answers the next request.
 func TestRememberRefusesOtherFiles(t *testing.T) {
-	sup, sh, err := NewBroker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	var l memoLog
-	stop := Serve(sup, l.handle)
-	defer stop()
+	sh, l := servedMemo(t)
 	sealed := func(size int, seals int) int {
 		fd, err := unix.MemfdCreate("t", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 		if err != nil {

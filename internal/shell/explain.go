@@ -191,18 +191,24 @@ func plainPath(path string) bool {
 		return false
 	}
 	for _, r := range path {
-		if !unicode.IsPrint(r) || unicode.Is(unicode.Bidi_Control, r) || strings.ContainsRune("[]?\"'`\\", r) {
+		if !plainRune(r) || r == '\'' {
 			return false
 		}
 	}
 	return true
 }
 
+// plainRune says r may stand in an added line: printable, no bidi
+// control, nothing that could read as markup or a question.
+func plainRune(r rune) bool {
+	return unicode.IsPrint(r) && !unicode.Is(unicode.Bidi_Control, r) && !strings.ContainsRune("[]?\"`\\", r)
+}
+
 // plainWords is the policy's words w (a rule, which may name a glob of a
 // trusted config), bounded, with what is not a plain character replaced.
 func plainWords(w string) string {
 	w = strings.Map(func(r rune) rune {
-		if !unicode.IsPrint(r) || unicode.Is(unicode.Bidi_Control, r) || strings.ContainsRune("[]?\"`\\", r) {
+		if !plainRune(r) {
 			return '_'
 		}
 		return r

@@ -148,7 +148,9 @@ func TestExecStaleDiffAtOnce(t *testing.T) {
 	t.Parallel()
 	ws := sessionTemp(t)
 	harness.WriteTree(t, ws, map[string]string{"a.txt": "x\n"})
-	code, out, errs := execSh(t, execEnv(t, ws), ws, fenced(ws), `
+	// Forty calls in one session: the hang guard is one process's bound
+	// for each, as a loaded CI under -race ran them close to 20 s in all.
+	args := append(append([]string{"exec"}, fenced(ws)...), "--", "sh", "-c", `
 		for i in $(seq 20); do
 			printf 'one\ntwo %s\n' "$i" >a.txt
 			sum=$(sha256sum <a.txt | cut -d' ' -f1)
@@ -156,6 +158,7 @@ func TestExecStaleDiffAtOnce(t *testing.T) {
 			printf 'one\nzwei %s\n' "$i" >a.txt
 			dsh-fs edit a.txt --old one --new ONE --if-match "$sum" | grep -q '"text":"--- a/a.txt' && echo diff || echo none
 		done`)
+	code, _, out, errs := harness.RunWithin(t, harness.Cmd(harness.Bin(t), execEnv(t, ws), ws, args...), nil, 40*harness.Timeout)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}

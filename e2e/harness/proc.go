@@ -110,6 +110,14 @@ const Timeout = 20 * time.Second
 // and the decoded result line (zero if stdout is not one JSON line).
 func Run(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, Result, string, string) {
 	t.Helper()
+	return RunWithin(t, c, stdin, Timeout)
+}
+
+// RunWithin is Run for a command that runs many dsh-fs processes in
+// turn (a session's loop of calls): its hang guard is bound, not the
+// one a single process gets.
+func RunWithin(t testing.TB, c *exec.Cmd, stdin io.Reader, bound time.Duration) (int, Result, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdin, c.Stdout, c.Stderr = stdin, &out, &errb
 	if err := c.Start(); err != nil {
@@ -118,10 +126,10 @@ func Run(t testing.TB, c *exec.Cmd, stdin io.Reader) (int, Result, string, strin
 	}
 	// A hung process (a lock never released) fails the test rather than
 	// hanging the suite.
-	hung := time.AfterFunc(Timeout, func() { c.Process.Kill() })
+	hung := time.AfterFunc(bound, func() { c.Process.Kill() })
 	err := c.Wait()
 	if !hung.Stop() {
-		t.Errorf("%v: still running after %v: killed", c.Args, Timeout)
+		t.Errorf("%v: still running after %v: killed", c.Args, bound)
 	}
 	code := 0
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 )
@@ -15,7 +14,9 @@ import (
 // without end (EAGAIN, EINTR), every operation still works, through the
 // resolver's component walk, and still refuses what it refuses with
 // openat2: a symlink out of the workspace, a write into .git. Nothing
-// spins, and nothing is left behind.
+// spins: a call retrying without end meets harness.Run's hang guard, and
+// the sandbox package's TestOpenat2Refused counts the tries (one openat2
+// per open, none after ENOSYS). Nothing is left behind.
 func TestWithoutOpenat2(t *testing.T) {
 	helper := seccompHelper(t)
 	for _, errno := range []string{"ENOSYS", "EPERM", "EAGAIN", "EINTR"} {
@@ -40,7 +41,6 @@ func TestWithoutOpenat2(t *testing.T) {
 				{args: []string{"write", "out/x.txt", "--content", "x\n"}, code: "FS_SANDBOX_DENIED"},
 				{args: []string{"write", ".git/config", "--overwrite", "--content", "x\n"}, code: "FS_SANDBOX_DENIED"},
 			} {
-				start := time.Now()
 				c := harness.Cmd(helper, env, ws, append([]string{"openat2", errno, "dsh-fs"}, tc.args...)...)
 				code, res, _, stderr := harness.Run(t, c, nil)
 				switch {
@@ -48,9 +48,6 @@ func TestWithoutOpenat2(t *testing.T) {
 					t.Errorf("%v under openat2 %s: exit %d, %+v (stderr %q); want success", tc.args, errno, code, res.Error, stderr)
 				case tc.code != "" && (code == 0 || res.Error.Code != tc.code):
 					t.Errorf("%v under openat2 %s: exit %d, %+v; want %s", tc.args, errno, code, res.Error, tc.code)
-				}
-				if d := time.Since(start); d > 5*time.Second {
-					t.Errorf("%v took %v", tc.args, d)
 				}
 			}
 			if got := harness.DirNames(t, ws); strings.Join(got, " ") != ".git f.txt out sub" {

@@ -277,15 +277,14 @@ func (s *socketSession) runTerminal(t *testing.T, script string) (string, int) {
 	if s.agent {
 		os.Chown(slavePath, agentUID, agentUID)
 	}
-	shown := readScreen(master)
+	shown, hungUp := readScreenUntilHangup(master)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	timer := time.AfterFunc(harness.Timeout, func() { c.Process.Kill() })
 	defer timer.Stop()
 	c.Wait()
-	time.Sleep(50 * time.Millisecond) // the reader catches up with the last output
-	return shown(), c.ProcessState.ExitCode()
+	return finalScreen(t, slave, shown, hungUp), c.ProcessState.ExitCode()
 }
 
 // TestExecRefusalRelativePath: a relative path in a refusal is taken from

@@ -37,9 +37,21 @@ func openPTY(t *testing.T) (*os.File, string) {
 // readScreen reads everything the terminal of master shows, from now on,
 // and returns what it has shown so far.
 func readScreen(master *os.File) func() string {
+	shown, _ := readScreenUntilHangup(master)
+	return shown
+}
+
+// readScreenUntilHangup is readScreen that also says when the reading
+// ended: hungUp is closed once the master reads an error, which it does
+// (EIO) only when every holder of the slave has closed it and every byte
+// written to the slave before has been read. That is the screen's last
+// state, without guessing how long the reader needs to catch up.
+func readScreenUntilHangup(master *os.File) (shown func() string, hungUp <-chan struct{}) {
 	var mu sync.Mutex
 	var screen bytes.Buffer
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		buf := make([]byte, 4096)
 		for {
 			n, err := master.Read(buf)
@@ -55,7 +67,23 @@ func readScreen(master *os.File) func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return screen.String()
+	}, ended
+}
+
+// finalScreen closes the test's own copy of the slave, once the child
+// that had the terminal has exited, and returns everything the terminal
+// showed: it waits until the master has read the last byte (hungUp, from
+// readScreenUntilHangup). A process that still holds the slave fails
+// the test after harness.Timeout, with what was shown by then.
+func finalScreen(t *testing.T, slave *os.File, shown func() string, hungUp <-chan struct{}) string {
+	t.Helper()
+	slave.Close()
+	select {
+	case <-hungUp:
+	case <-time.After(harness.Timeout):
+		t.Errorf("the terminal is still open %v after its process exited: a process left behind holds it", harness.Timeout)
 	}
+	return shown()
 }
 
 // ttyRun is what a dsh-fs call run under a pseudo-terminal did.
@@ -102,7 +130,7 @@ func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) 
 		close(exited)
 	}()
 
-	shown := readScreen(master)
+	shown, hungUp := readScreenUntilHangup(master)
 
 	var r ttyRun
 	deadline := time.After(harness.Timeout)
@@ -127,9 +155,7 @@ wait:
 	if waitErr != nil {
 		r.code = c.ProcessState.ExitCode()
 	}
-	// Let the reader catch up with what the child wrote last.
-	time.Sleep(50 * time.Millisecond)
-	r.screen, r.stdout = shown(), stdout.String()
+	r.screen, r.stdout = finalScreen(t, slave, shown, hungUp), stdout.String()
 	if strings.Contains(r.screen, "[y/N]") {
 		r.prompted = true
 	}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -204,6 +205,20 @@ func (p *personTerm) waitFor(s string, also ...string) {
 	p.t.Fatalf("the terminal never showed %q; it shows:\n%s", s, p.shown())
 }
 
+// waitForFileLine waits until the file at path holds a whole line, as a
+// helper of the session writes at its end, and fails the test when it
+// does not within harness.Timeout.
+func (p *personTerm) waitForFileLine(path string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(harness.Timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(path); bytes.HasSuffix(b, []byte("\n")) {
+			return
+		}
+	}
+	b, _ := os.ReadFile(path)
+	p.t.Fatalf("%s holds no whole line after %v: %q; the terminal shows:\n%s", path, harness.Timeout, b, p.shown())
+}
+
 // marker is typed after a command so the test knows the person's shell
 // has run it: the screen shows "done-N" only once the shell computed it,
 // never in the echo of what was typed.
@@ -275,8 +290,10 @@ dsh-fs write "$OUT/x" --content pwned --escalate danger-full-access >"$PWD/write
 		t.Skipf("the file tool refuses this session's record, so nothing asks (the record part of issue 21): %s", b)
 	}
 	p.waitFor("[y/N]")
-	// The pushes go on for 2 s from the start; the person answers after.
-	time.Sleep(2500 * time.Millisecond)
+	// The person answers once the pusher is done: refused at its first
+	// push, or after all ten (2 s of them), when it says so on its one
+	// line, however slow the machine.
+	p.waitForFileLine(filepath.Join(ws, "pusher.err"))
 	if _, err := os.Stat(target); err == nil {
 		t.Fatalf("TIOCSTI answered the question: %s was written; the terminal shows:\n%s", target, p.shown())
 	}

@@ -31,19 +31,24 @@ func TestExecNextSessionProtectsPastAnyCount(t *testing.T) {
 	})
 	env := execEnv(t, ws)
 	harness.WriteSystemConfig(t, env, "deny_read: ['**/.env']\n")
+	// Each session does the work of many processes: the first makes
+	// 20,001 files, the next index them (cold, then warm). A loaded
+	// 2-core machine under -race took 6 to 8 s for each; one process's
+	// 20 s guard left too little.
+	const bound = 4 * harness.Timeout
 	// The first session: leave the files, plant a repository.
-	_, out, errs := execSh(t, env, ws, fenced(ws),
+	_, out, errs := execShWithin(t, env, ws, fenced(ws),
 		`i=0; while [ $i -lt 20001 ]; do : > "a$i"; i=$((i+1)); done; `+
 			`mkdir -p a/b/c/.git/objects a/b/c/.git/refs && echo 'ref: refs/heads/main' > a/b/c/.git/HEAD && `+
-			`echo '[core]' > a/b/c/.git/config; echo "planted=$?"`)
+			`echo '[core]' > a/b/c/.git/config; echo "planted=$?"`, bound)
 	if !strings.Contains(out, "planted=0") {
 		t.Fatalf("the first session could not leave its files:\n%s%s", out, errs)
 	}
 	// The next sessions: cold for what changed, then warm.
 	for _, run := range []string{"next", "warm"} {
-		_, out, errs = execSh(t, env, ws, fenced(ws),
+		_, out, errs = execShWithin(t, env, ws, fenced(ws),
 			`cat zz/.env; echo "cat=$?"; echo x >> zz/.git/config; echo "git=$?"; `+
-				`echo x >> a/b/c/.git/config; echo "planted=$?"; echo x > new.go; echo "src=$?"; dsh-fs policy --verbose`)
+				`echo x >> a/b/c/.git/config; echo "planted=$?"; echo x > new.go; echo "src=$?"; dsh-fs policy --verbose`, bound)
 		if strings.Contains(out+errs, "SECRET") {
 			t.Errorf("%s session read zz/.env:\n%s", run, out)
 		}

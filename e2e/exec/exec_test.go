@@ -40,11 +40,20 @@ func execEnv(t *testing.T, ws string, extra ...string) []string {
 }
 
 // execSh runs `dsh-fs exec FLAGS -- sh -c SCRIPT` in ws and returns its
-// exit status, stdout and stderr.
+// exit status, stdout and stderr. Its hang guard is one process's,
+// harness.Timeout: a SCRIPT that does the work of many (a loop of calls,
+// a build, tens of thousands of files) takes execShWithin.
 func execSh(t *testing.T, env []string, ws string, flags []string, script string) (int, string, string) {
 	t.Helper()
+	return execShWithin(t, env, ws, flags, script, harness.Timeout)
+}
+
+// execShWithin is execSh with the hang guard bound, scaled to the work
+// SCRIPT does (harness.RunWithin).
+func execShWithin(t *testing.T, env []string, ws string, flags []string, script string, bound time.Duration) (int, string, string) {
+	t.Helper()
 	args := append(append([]string{"exec"}, flags...), "--", "sh", "-c", script)
-	code, _, out, errs := harness.Run(t, harness.Cmd(harness.Bin(t), env, ws, args...), nil)
+	code, _, out, errs := harness.RunWithin(t, harness.Cmd(harness.Bin(t), env, ws, args...), nil, bound)
 	return code, out, errs
 }
 

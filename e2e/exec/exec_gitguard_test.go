@@ -31,6 +31,13 @@ type guardSession struct {
 	out, errs string
 }
 
+// guardSessionBound is the hang guard of a guard session: the session,
+// then the guard's walk of every writable root, /tmp too unless noTmp,
+// whose size is what every other test left there; and some sessions
+// copy a repository or make 20,001 files first. A loaded 2-core machine
+// under -race took up to 4.4 s, a fifth of one process's guard.
+const guardSessionBound = 3 * harness.Timeout
+
 // runGuardSession makes a workspace, lets prep fill it, and runs script
 // in a session of it, as root or (agent) as the ordinary user of
 // agentUser, with /tmp a writable root unless noTmp. MARK is the marker
@@ -53,7 +60,7 @@ func runGuardSession(t *testing.T, agent, noTmp bool, prep, owners func(ws strin
 		g.ws, g.mark = ws, filepath.Join(marks, "PWNED")
 		prep(ws)
 		env := append(append(execEnv(t, ws, "MARK="+g.mark), gitEnv...), extra...)
-		code, out, errs := execSh(t, env, ws, flags(ws), script)
+		code, out, errs := execShWithin(t, env, ws, flags(ws), script, guardSessionBound)
 		if code != 0 || !strings.Contains(out, "planted") {
 			t.Fatalf("the session did not plant: exit %d\n%s\n%s", code, out, errs)
 		}
@@ -79,7 +86,7 @@ func runGuardSession(t *testing.T, agent, noTmp bool, prep, owners func(ws strin
 	c := exec.Command(bin, append(append([]string{"exec"}, flags(ws)...), "--", "sh", "-c", script)...)
 	c.Dir, c.Env = ws, env
 	asAgent(t, c)
-	code, _, out, errs := harness.Run(t, c, nil)
+	code, _, out, errs := harness.RunWithin(t, c, nil, guardSessionBound)
 	if code != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("the session did not plant: exit %d\n%s\n%s", code, out, errs)
 	}

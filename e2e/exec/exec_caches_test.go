@@ -255,7 +255,10 @@ func TestExecCaches(t *testing.T) {
 	}
 	l := newCacheLayout(t, t.TempDir())
 	env := append(execEnv(t, l.ws), l.env()...)
-	code, stdout, stderr := execSh(t, env, l.ws, fenced(l.ws), cacheScript)
+	// cacheScript runs go build and go test, each of which compiles and
+	// links (4.2 s in all on a loaded 2-core machine under -race): three
+	// processes' guard, not one's.
+	code, stdout, stderr := execShWithin(t, env, l.ws, fenced(l.ws), cacheScript, 3*harness.Timeout)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

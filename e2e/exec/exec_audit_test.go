@@ -244,7 +244,9 @@ func TestExecAuditConcurrentSessions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if code, o, e := execSh(t, env, ws, fenced(ws), script+"true"); code != 0 {
+			// Each session runs writes+1 processes in turn, while the
+			// other sessions run theirs: one process's guard for each.
+			if code, o, e := execShWithin(t, env, ws, fenced(ws), script+"true", (writes+1)*harness.Timeout); code != 0 {
 				t.Errorf("session %d: exit %d\n%s\n%s", i, code, o, e)
 			}
 		}()

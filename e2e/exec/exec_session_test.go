@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 )
@@ -178,7 +179,13 @@ func newExecConfigCase(t *testing.T, code int, extra string) execConfigCase {
 // returns its exit status, stdout and stderr.
 func (c execConfigCase) run(t *testing.T, script string, flags ...string) (int, string, string) {
 	t.Helper()
-	return execSh(t, c.env, c.ws, append(append(fenced(c.ws), "--config", c.config), flags...), script)
+	return c.runWithin(t, harness.Timeout, script, flags...)
+}
+
+// runWithin is run with the hang guard bound (execShWithin).
+func (c execConfigCase) runWithin(t *testing.T, bound time.Duration, script string, flags ...string) (int, string, string) {
+	t.Helper()
+	return execShWithin(t, c.env, c.ws, append(append(fenced(c.ws), "--config", c.config), flags...), script, bound)
 }
 
 // TestExecSessionConfig: exec --config FILE is the trusted base of that
@@ -369,7 +376,11 @@ dsh-fs policy`
 		go func() {
 			defer wg.Done()
 			s.c.env = append(s.c.env, "WS="+s.c.ws, "OTHER="+s.other, "NAME="+s.name)
-			code, stdout, stderr := s.c.run(t, script)
+			// In turn: the wait for the other session's start (its
+			// exec), the write and its approver, policy. A loaded
+			// 2-core machine under -race took 6 s: one process's guard
+			// for each.
+			code, stdout, stderr := s.c.runWithin(t, 4*harness.Timeout, script)
 			results[i] = result{code, stdout, stderr}
 		}()
 	}

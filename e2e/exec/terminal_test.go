@@ -212,9 +212,20 @@ printf '\033]52;c;`+write+`\007'; printf '\033]52;p;`+write+`\033\\'; echo writt
 func TestExecTerminalQueries(t *testing.T) {
 	forTerminalPeople(t, func(t *testing.T, m *tmuxTerm, ws, out string) {
 		queries := `printf '\033[c\033[>c\033[=c\033[>q\033[?2004$p\033[5n\033[14t\033[18t\033[21t\033P+q544e\033\\\033P$qm\033\\\033]11;?\007\033]10;?\033\\\033]4;1;?\007'`
+		// The session reads what comes, half a second at most each
+		// time, until the relay's two answers are in (or 30 reads), then
+		// for one more half second: a terminal's answer let through
+		// would come with them. Three reads in all were too few when a
+		// loaded machine held the relay's answers back.
 		m.typeLine(execLine(ws, `stty -echo -icanon min 0 time 5
 `+queries+`
-for i in 1 2 3; do dd bs=4096 count=1 2>/dev/null; done >"$PWD/reply"
+: >"$PWD/reply"; i=0
+while [ $i -lt 30 ]; do
+  dd bs=4096 count=1 2>/dev/null >>"$PWD/reply"
+  case $(tr -d '\033' <"$PWD/reply") in *'[?62;22c'*'[0n'*) break;; esac
+  i=$((i+1))
+done
+dd bs=4096 count=1 2>/dev/null >>"$PWD/reply"
 stty sane
 `+queries+`; exit 0`))
 		m.waitFor("exited-0")

@@ -127,7 +127,6 @@ func writeTool(t *testing.T, dir, name, script string) {
 // holding its output) costs exec its deadline, no more, and adds nothing.
 func TestFindCaches(t *testing.T) {
 	defer func(d time.Duration) { cacheToolTimeout = d }(cacheToolTimeout)
-	cacheToolTimeout = 300 * time.Millisecond
 	defer func(n, p []string) { npmGlobalConfigs, pipGlobalConfigs = n, p }(npmGlobalConfigs, pipGlobalConfigs)
 	npmGlobalConfigs, pipGlobalConfigs = nil, nil
 	bin, home := t.TempDir(), t.TempDir()
@@ -172,14 +171,34 @@ func TestFindCaches(t *testing.T) {
 	if !strings.Contains(got, "/npm/env=npm_config_cache") || !strings.Contains(got, "/pip/env=PIP_CACHE_DIR") {
 		t.Errorf("variables: %s", got)
 	}
-	// A hanging go, whose child holds the output pipe: the deadline.
+	// A hanging go, whose child holds the output pipe: the deadline, a
+	// short one here, is what ends it. The tools above answer at once
+	// but had the real deadline, as a loaded machine may take a while
+	// to start even a shell script.
+	cacheToolTimeout = 300 * time.Millisecond
 	hang := t.TempDir()
-	writeTool(t, hang, "go", `/bin/sleep 30 & /bin/sleep 30`)
-	start := time.Now()
-	found, complete := FindCaches([]string{"PATH=" + hang, "HOME=" + home})
-	if d := time.Since(start); d > 3*time.Second || d < cacheToolTimeout {
-		t.Errorf("a hanging tool held FindCaches for %v (its deadline is %v)", d, cacheToolTimeout)
+	writeTool(t, hang, "go", `/bin/sleep 300 & /bin/sleep 300`)
+	type answer struct {
+		found    []FoundCache
+		complete bool
 	}
+	start, done := time.Now(), make(chan answer, 1)
+	go func() {
+		found, complete := FindCaches([]string{"PATH=" + hang, "HOME=" + home})
+		done <- answer{found, complete}
+	}()
+	var a answer
+	// A hang guard, not a speed claim: FindCaches that waited for the
+	// tool or its child would wait their 300 s.
+	select {
+	case a = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a hanging tool still holds FindCaches after 60 s (its deadline is %v)", cacheToolTimeout)
+	}
+	if d := time.Since(start); d < cacheToolTimeout {
+		t.Errorf("FindCaches gave up on the tool after %v, before its deadline %v", d, cacheToolTimeout)
+	}
+	found, complete := a.found, a.complete
 	if got := paths(found, true); strings.Contains(got, "go env") || complete {
 		t.Errorf("a hanging tool added %s, or the answer is called complete (%v)", got, complete)
 	}

@@ -50,9 +50,15 @@ func (p *person) screen() string {
 	return p.seen.String()
 }
 
-// eventually waits until cond holds, for at most two seconds.
+// hangGuard bounds a wait for what must happen (bytes through a
+// terminal, the relay's goroutines): milliseconds of work, given plenty
+// for a loaded machine under -race. A relay that dropped them fails
+// after it, one that delivered them passes however slowly.
+const hangGuard = 20 * time.Second
+
+// eventually waits until cond holds, for at most hangGuard.
 func eventually(cond func() bool) bool {
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	for end := time.Now().Add(hangGuard); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return true
 		}
@@ -115,7 +121,7 @@ func TestRelayCopiesAndRestores(t *testing.T) {
 	p.keys.Write([]byte("ab\x03"))
 	got := make([]byte, 0, 3)
 	buf := make([]byte, 16)
-	session.SetReadDeadline(time.Now().Add(2 * time.Second))
+	session.SetReadDeadline(time.Now().Add(hangGuard))
 	for len(got) < 3 {
 		n, err := session.Read(buf)
 		if err != nil {
@@ -163,7 +169,7 @@ func TestRelayPause(t *testing.T) {
 	out.WriteString("real question? ")
 	p.keys.Write([]byte("y\n"))
 	answer := make([]byte, 16)
-	in.SetReadDeadline(time.Now().Add(2 * time.Second))
+	in.SetReadDeadline(time.Now().Add(hangGuard))
 	n, err := in.Read(answer)
 	if err != nil || string(answer[:n]) != "y\n" {
 		t.Errorf("the asker read %q, %v; want the person's \"y\\n\"", answer[:n], err)
@@ -176,7 +182,7 @@ func TestRelayPause(t *testing.T) {
 	// after the resume.
 	p.keys.Write([]byte("z\n"))
 	buf := make([]byte, 16)
-	session.SetReadDeadline(time.Now().Add(2 * time.Second))
+	session.SetReadDeadline(time.Now().Add(hangGuard))
 	m, err := session.Read(buf)
 	if err != nil || strings.Contains(string(buf[:m]), "y") {
 		t.Errorf("the session read %q, %v after the question", buf[:m], err)
@@ -193,11 +199,15 @@ func TestRelayPauseDiscardsTypeAhead(t *testing.T) {
 	// Typed while the relay is paused but before the asker flushed: a
 	// pushed or early "y".
 	p.keys.Write([]byte("y\n"))
-	time.Sleep(50 * time.Millisecond)
+	// The flush must come after the "y" reached the terminal's input,
+	// which the kernel does in the background: wait for the line there.
+	if !eventually(func() bool { n, err := unix.IoctlGetInt(int(in.Fd()), unix.TIOCINQ); return err == nil && n >= 2 }) {
+		t.Fatal("the typed \"y\\n\" never reached the person's terminal")
+	}
 	unix.IoctlSetInt(int(in.Fd()), unix.TCFLSH, unix.TCIFLUSH)
 	p.keys.Write([]byte("n\n"))
 	answer := make([]byte, 16)
-	in.SetReadDeadline(time.Now().Add(2 * time.Second))
+	in.SetReadDeadline(time.Now().Add(hangGuard))
 	n, _ := in.Read(answer)
 	if string(answer[:n]) != "n\n" {
 		t.Errorf("the asker read %q, want the answer typed after the flush", answer[:n])
@@ -242,12 +252,21 @@ func TestRelayFilters(t *testing.T) {
 	modes, _ := unix.IoctlGetTermios(int(session.Fd()), unix.TCGETS)
 	raw := *modes
 	raw.Lflag &^= unix.ICANON | unix.ECHO
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 0, 10
+	// A read waits for its first byte at most VTIME tenths of a
+	// second: hangGuard's worth, for the relay's answer.
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 0, uint8(hangGuard/(100*time.Millisecond))
 	unix.IoctlSetTermios(int(session.Fd()), unix.TCSETS, &raw)
 	session.Write([]byte("\x1b[c"))
-	got := make([]byte, 64)
-	n, _ := session.Read(got)
-	if string(got[:n]) != answerDA1 {
-		t.Errorf("the session read %q after CSI c, want the relay's %q", got[:n], answerDA1)
+	var got []byte
+	buf := make([]byte, 64)
+	for len(got) < len(answerDA1) {
+		n, _ := session.Read(buf)
+		if n <= 0 {
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != answerDA1 {
+		t.Errorf("the session read %q after CSI c, want the relay's %q", got, answerDA1)
 	}
 }

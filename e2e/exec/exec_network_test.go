@@ -222,6 +222,13 @@ func runWithHosts(t *testing.T, s *socketSession, script string) (string, string
 // extra variables in exec's own environment.
 func runIn(t *testing.T, s *socketSession, hostsFile string, prefix, extraEnv []string, script string) (string, string) {
 	t.Helper()
+	return runInWithin(t, s, hostsFile, prefix, extraEnv, script, harness.Timeout)
+}
+
+// runInWithin is runIn with the hang guard bound, for a script that
+// runs many processes in turn.
+func runInWithin(t *testing.T, s *socketSession, hostsFile string, prefix, extraEnv []string, script string, bound time.Duration) (string, string) {
+	t.Helper()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("no unshare here to give exec a private /etc/hosts")
 	}
@@ -254,7 +261,7 @@ func runIn(t *testing.T, s *socketSession, hostsFile string, prefix, extraEnv []
 	go func() {
 		select {
 		case <-done:
-		case <-time.After(harness.Timeout):
+		case <-time.After(bound):
 			c.Process.Kill()
 		}
 	}()

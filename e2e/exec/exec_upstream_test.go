@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,13 @@ func (c *chain) env() []string {
 
 func (c *chain) run(t *testing.T, s *socketSession, script string) (string, string) {
 	t.Helper()
-	return runIn(t, s, chainHosts, []string{"nsenter", "--net=" + c.x}, c.env(), script)
+	return c.runWithin(t, s, script, harness.Timeout)
+}
+
+// runWithin is run with the hang guard bound (runInWithin).
+func (c *chain) runWithin(t *testing.T, s *socketSession, script string, bound time.Duration) (string, string) {
+	t.Helper()
+	return runInWithin(t, s, chainHosts, []string{"nsenter", "--net=" + c.x}, c.env(), script, bound)
 }
 
 // leakScript prints everything of the session's processes a sibling of
@@ -326,16 +333,23 @@ func TestExecNetworkCommandGrant(t *testing.T) {
 		// writable roots.
 		s.config(t, "tmp: false\nnetwork: allowlist\nnetwork_allow: [pkg.test]\nnetwork_allow_commands: [\""+npm+"=granted.test\"]\n")
 		url := "http://granted.test:" + c.plain + "/"
-		script := fmt.Sprintf(`%[1]s %[2]s; echo "npm=$?"
+		// The shells fake-npm leaves behind say when they are done
+		// (orphan.done, held.done): the session waits for that, not a
+		// time a loaded machine may overrun.
+		script := fmt.Sprintf(`waitfor() { i=0; until [ -e "$1" ]; do i=$((i+1)); [ $i -gt 300 ] && { echo "no $1"; return 1; }; sleep 0.1; done; }
+%[1]s %[2]s; echo "npm=$?"
 %[1]s --child %[2]s; echo "npm-child=$?"
 curl -sS -m 10 -o /dev/null -w 'sibling=%%{http_code}\n' %[2]s
 mkdir -p bin && cp %[1]s bin/fake-npm && ./bin/fake-npm %[2]s; echo "copy=$?"
 if [ -x /usr/bin/python3 ]; then /usr/bin/python3 -c 'import os, sys; os.execv("/usr/bin/curl", ["fake-npm", "-sS", "-m", "10", "-o", "/dev/null", "-w", "argv0=%%{http_code}\n", sys.argv[1]])' %[2]s; else echo argv0=no-python; fi
-%[1]s --orphan %[2]s; echo "npm-orphan-started=$?"; sleep 4
-%[1]s --hold granted.test:%[3]s; sleep 5
+%[1]s --orphan %[2]s; echo "npm-orphan-started=$?"; waitfor orphan.done
+%[1]s --hold granted.test:%[3]s; waitfor held.done
 dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 `, npm, url, c.plain)
-		out, errs := c.run(t, s, script)
+		// Some ten processes in turn, four of them race-built, and the
+		// waits for the shells left behind (each bounded at 30 s in
+		// the script): 13 to 15 s with the old fixed sleeps, loaded.
+		out, errs := c.runWithin(t, s, script, 4*harness.Timeout)
 		for _, want := range []string{
 			"fake-npm got: hello from the internet (host granted.test:" + c.plain + ")\nnpm=0",
 			"hello from the internet (host granted.test:" + c.plain + ")\nfake-npm child done\nnpm-child=0",
@@ -372,7 +386,8 @@ dsh-fs policy --verbose | grep -o 'network_allow_commands grants [^;]*'
 // (HTTP_PROXY) and prints "fake-npm got: BODY", or "fake-npm refused:
 // STATUS BODY" and exits 1. --child has curl fetch it, as a child it
 // waits for; --orphan leaves a shell behind that fetches it once
-// fake-npm has ended, printing "orphan=HTTP-STATUS".
+// fake-npm has ended, printing "orphan=HTTP-STATUS", and then makes
+// orphan.done in its folder.
 func fakeNpm() {
 	switch os.Args[1] {
 	case "--child":
@@ -388,7 +403,12 @@ func fakeNpm() {
 		holdTunnel(os.Args[2])
 		return
 	case "--orphan":
-		c := exec.Command("sh", "-c", `sleep 2; curl -sS -m 10 -o /dev/null -w 'orphan=%{http_code}\n' "$1"`, "sh", os.Args[2])
+		// Once fake-npm has ended (its pid gone: the session's shell
+		// reaps it at once), not after a guess of how long that takes.
+		// The pid is passed: the shell's $PPID is its reaper's when
+		// fake-npm has already gone by the time it starts.
+		c := exec.Command("sh", "-c", `while kill -0 "$2" 2>/dev/null; do sleep 0.1; done
+curl -sS -m 10 -o /dev/null -w 'orphan=%{http_code}\n' "$1"; : >orphan.done`, "sh", os.Args[2], strconv.Itoa(os.Getpid()))
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		if err := c.Start(); err != nil {
 			fmt.Println("fake-npm:", err)
@@ -411,8 +431,11 @@ func fakeNpm() {
 
 // holdTunnel opens a CONNECT tunnel to hostPort through the session's
 // proxy, hands it to a shell left behind as its descriptor 3, and
-// returns: once fake-npm has ended, the shell sends a request through
-// the tunnel and prints what came back, then "held-done".
+// returns: once fake-npm has ended, the shell reads the tunnel until the
+// proxy closes it (its grant's watch, every grantPoll), then sends a
+// request through it and prints what came back, then "held-done", and
+// makes held.done. A tunnel that stays open holds the shell in its first
+// read, and "held-done" never comes.
 func holdTunnel(hostPort string) {
 	proxy := strings.TrimPrefix(os.Getenv("HTTP_PROXY"), "http://")
 	c, err := net.Dial("tcp", strings.TrimSuffix(proxy, "/"))
@@ -429,7 +452,8 @@ func holdTunnel(hostPort string) {
 	}
 	fmt.Println("fake-npm tunnel open")
 	f, _ := c.(*net.TCPConn).File()
-	sh := exec.Command("sh", "-c", `sleep 3; printf 'GET / HTTP/1.0\r\nHost: held.test\r\n\r\n' >&3; cat <&3; echo held-done`)
+	sh := exec.Command("sh", "-c", `while kill -0 "$1" 2>/dev/null; do sleep 0.1; done; cat <&3
+(printf 'GET / HTTP/1.0\r\nHost: held.test\r\n\r\n' >&3) 2>/dev/null; cat <&3; echo held-done; : >held.done`, "sh", strconv.Itoa(os.Getpid()))
 	sh.Stdout, sh.Stderr, sh.ExtraFiles = os.Stdout, os.Stderr, []*os.File{f}
 	if err := sh.Start(); err != nil {
 		fmt.Println("fake-npm:", err)

@@ -22,6 +22,7 @@ import (
 // line writes one raw line to the server's standard input.
 func (r *rawMcp) line(s string) {
 	r.t.Helper()
+	r.step()
 	if _, err := io.WriteString(r.raw, s+"\n"); err != nil {
 		r.t.Fatal(err)
 	}

@@ -37,8 +37,12 @@ type rawMcp struct {
 	// meta is the _meta every request carries on 2026-07-28 and later,
 	// which have no initialize (SEP-2575); nil before.
 	meta map[string]any
-	// kill ends the server when the session outlives its deadline.
-	kill *time.Timer
+	// kill ends the server when a request goes unanswered: every
+	// request sent (step) gives the server guard from then, one
+	// process's harness.Timeout unless allow says more. A session of
+	// many requests is not bound by one request's guard.
+	kill  *time.Timer
+	guard time.Duration
 	// stderr is what the server said on standard error so far.
 	stderr *lockedBuffer
 }
@@ -97,7 +101,7 @@ func rawMcpStartEnv(t *testing.T, protocol, ws string, env []string, caps map[st
 	t.Cleanup(func() { kill.Stop(); stdin.Close(); c.Wait() })
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}, kill: kill, stderr: stderr}
+	r := &rawMcp{t: t, in: json.NewEncoder(stdin), raw: stdin, cmd: c, out: sc, served: map[string]int{}, kill: kill, guard: harness.Timeout, stderr: stderr}
 	if protocol != "" {
 		r.initialized = r.call("initialize", map[string]any{"protocolVersion": protocol, "capabilities": caps,
 			"clientInfo": map[string]any{"name": "raw", "version": "0"}})
@@ -106,11 +110,17 @@ func rawMcpStartEnv(t *testing.T, protocol, ws string, env []string, caps map[st
 	return r
 }
 
-// allow gives the session d from now before the server is killed, for
+// allow gives each request from now d before the server is killed, for
 // a test that moves tens of MiB through it: on a loaded CI machine that
 // takes longer than harness.Timeout, and the kill is only a guard
 // against a hang.
-func (r *rawMcp) allow(d time.Duration) { r.kill.Reset(d) }
+func (r *rawMcp) allow(d time.Duration) {
+	r.guard = d
+	r.step()
+}
+
+// step starts the hang guard of a request being sent.
+func (r *rawMcp) step() { r.kill.Reset(r.guard) }
 
 func (r *rawMcp) notify(method string) {
 	r.t.Helper()
@@ -128,6 +138,7 @@ func (r *rawMcp) call(method string, params any) map[string]any {
 	if p, ok := params.(map[string]any); ok && r.meta != nil {
 		p["_meta"] = r.meta
 	}
+	r.step()
 	if err := r.in.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
 		r.t.Fatal(err)
 	}
@@ -243,7 +254,9 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 	// folder) does not stand in its way.
 	current = []string{b}
 	r.notify("notifications/roots/list_changed")
-	deadline := time.Now().Add(5 * time.Second)
+	// The server asks for the list in the background: wait for it to
+	// take the new one, with a hang guard, not a speed claim.
+	deadline := time.Now().Add(harness.Timeout)
 	for {
 		text, _ := r.tool("list_allowed_directories", map[string]any{})
 		if text == "Allowed directories:\n"+b {
@@ -264,7 +277,7 @@ func TestMcpRootsNarrowNeverWiden(t *testing.T) {
 	// A root above the allowed folder ("/") leaves it whole, no more.
 	current = []string{"/"}
 	r.notify("notifications/roots/list_changed")
-	deadline = time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(harness.Timeout)
 	for {
 		text, _ := r.tool("list_allowed_directories", map[string]any{})
 		if text == "Allowed directories:\n"+ws {

@@ -17,9 +17,10 @@ import (
 
 // The budgets bound the concurrency tests: past it, no new process is
 // started, what ran is still checked, and the test is skipped as too slow
-// for this machine (a hung process fails through harness.Timeout). A
-// race-instrumented dsh-fs costs about 0.2 CPU seconds, so 200 edits need
-// some 20 s of a 2-core machine.
+// for this machine (a hung process fails through its hang guard, which
+// is harness.Timeout for each process running at once: each shares the
+// machine with the others). A race-instrumented dsh-fs costs about 0.2
+// CPU seconds, so 200 edits need some 20 s of a 2-core machine.
 const (
 	concurrentBudget = 120 * time.Second
 	mixedBudget      = 60 * time.Second
@@ -56,7 +57,7 @@ func TestConcurrentEditsLoseNothing(t *testing.T) {
 				ran.Add(1)
 				c := harness.Cmd(bin, env, ws, "edit", "shared.txt",
 					"--old", fmt.Sprintf("line-%03d = 0", i), "--new", fmt.Sprintf("line-%03d = 1", i))
-				code, res, out, errs := harness.Run(t, c, nil)
+				code, res, out, errs := harness.RunWithin(t, c, nil, workers*harness.Timeout)
 				if code != 0 || !res.OK || res.Replacements != 1 {
 					t.Errorf("edit of line %d: exit %d\nstdout: %s\nstderr: %s", i, code, out, errs)
 					continue
@@ -144,7 +145,7 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 				time.Sleep(time.Duration(rng.Int63n(int64(2 * editPause))))
 				c := harness.Cmd(bin, env, ws, "edit", "shared.txt",
 					"--old", fmt.Sprintf("edit-%03d = 0", i), "--new", fmt.Sprintf("edit-%03d = 1", i))
-				code, res, out, errs := harness.Run(t, c, nil)
+				code, res, out, errs := harness.RunWithin(t, c, nil, (editors+writers)*harness.Timeout)
 				if code != 0 || !res.OK || res.Replacements != 1 {
 					t.Errorf("edit of line %d: exit %d\nstdout: %s\nstderr: %s", i, code, out, errs)
 					continue
@@ -169,7 +170,7 @@ func TestConcurrentWritesAndEdits(t *testing.T) {
 					}
 					next := append(bytes.Clone(cur), line...)
 					c := harness.Cmd(bin, env, ws, "write", "shared.txt", "--from", "-", "--if-match", harness.SHA256Hex(cur))
-					code, res, out, errs := harness.Run(t, c, bytes.NewReader(next))
+					code, res, out, errs := harness.RunWithin(t, c, bytes.NewReader(next), (editors+writers)*harness.Timeout)
 					if code == 0 && res.OK {
 						if res.SHA256 != harness.SHA256Hex(next) {
 							t.Errorf("writer %d: wrote sha256 %s, want %s", w, res.SHA256, harness.SHA256Hex(next))

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -177,17 +178,18 @@ func (s *socketSession) run(t *testing.T, flags []string, script string) string 
 	t.Helper()
 	args := append(append([]string{"exec", "--cwd", s.ws}, flags...), "--", "sh", "-c", script)
 	c := s.command(t, nil, s.bin, args...)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(harness.Timeout):
-			c.Process.Kill()
-		}
-	}()
-	out, _ := c.CombinedOutput()
-	return string(out)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Errorf("start %v: %v", c.Args, err)
+		return ""
+	}
+	// The guard starts once c.Process is set: a goroutine that read it
+	// while Start wrote it was a data race, reported when it fired.
+	hung := time.AfterFunc(harness.Timeout, func() { c.Process.Kill() })
+	defer hung.Stop()
+	c.Wait()
+	return out.String()
 }
 
 // ownBy gives path to the session's user, so a socket place of the test

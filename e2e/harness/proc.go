@@ -102,8 +102,12 @@ type Result struct {
 	Bytes        int64  `json:"bytes"`
 }
 
-// Timeout bounds one dsh-fs process; even a race-instrumented one on
-// a loaded machine takes well under a second.
+// Timeout bounds one dsh-fs process: a race-instrumented one takes
+// under a second, two at most on a 2-core machine at load 17. It is a
+// hang guard, never a speed claim: a command that does the work of many
+// processes in turn, or runs while others share the machine, takes
+// RunWithin with the bound scaled to that work (so many processes'
+// Timeout).
 const Timeout = 20 * time.Second
 
 // Run runs c with stdin and returns its exit status, stdout, stderr

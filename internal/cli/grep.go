@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
@@ -73,13 +74,15 @@ searched, the syntax always RE2); -F is --fixed.`,
 
 // grepHabits are the flags of a shell's grep this one has under another
 // name: an unknown flag among them is answered with it (usageError).
-var grepHabits = map[string]string{
-	"l": "--files", "files-with-matches": "--files",
-	"c":       "--count",
-	"include": "--glob", "exclude": "--glob",
-	"A": "--context", "B": "--context", "after-context": "--context", "before-context": "--context",
-	"fixed-strings": "--fixed",
-}
+var grepHabits = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"l": "--files", "files-with-matches": "--files",
+		"c":       "--count",
+		"include": "--glob", "exclude": "--glob",
+		"A": "--context", "B": "--context", "after-context": "--context", "before-context": "--context",
+		"fixed-strings": "--fixed",
+	}
+})
 
 func grepRun(opts *GrepOptions) error {
 	call, x, err := opts.App.beginRequest(opts.Policy, request.OpGrep, opts.Paths[0])

@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/version"
 )
 
 // App holds what every command needs from the process, so tests can run
@@ -90,6 +91,15 @@ func (a *App) Run(args []string) int {
 		err := execMCPServer(a)
 		a.fail(err)
 		return exitStatus(fserr.CodeOf(err))
+	}
+	if versionOnly(args) && !a.wholeTree {
+		// What the root's --version prints (versionTemplate), with no
+		// tree built: a harness may ask it before every session.
+		if _, err := io.WriteString(a.Stdout, version.Build().String()+"\n"); err != nil {
+			a.fail(err)
+			return exitStatus(fserr.CodeOf(err))
+		}
+		return ExitOK
 	}
 	root := newCmdTree(a, args)
 	if a.wholeTree {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"text/template"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,8 +17,19 @@ import (
 	"github.com/dshfs/dsh-fs/internal/version"
 )
 
-// NewCmdRoot returns the dsh-fs command tree bound to app.
+// NewCmdRoot returns the dsh-fs command tree bound to app, with the
+// completion of every flag's words registered.
 func NewCmdRoot(app *App) *cobra.Command {
+	root := newWholeTree(app)
+	completeFlagValues(root)
+	return root
+}
+
+// newWholeTree is NewCmdRoot without the completion of flags' words,
+// which only a shell's completion request (__complete) reads: walking
+// the tree to register them cost about a twentieth of a call that takes
+// the whole tree (help, a usage error).
+func newWholeTree(app *App) *cobra.Command {
 	root := newRootCommand()
 	for _, fc := range fileCommands {
 		root.AddCommand(fc.build(app))
@@ -34,7 +47,6 @@ func NewCmdRoot(app *App) *cobra.Command {
 	// Cobra adds its completion command when it runs; adding it now lets it
 	// carry examples and appear in the man pages like the others.
 	root.InitDefaultCompletionCmd()
-	completeFlagValues(root)
 	completionExamples := map[string]string{
 		"bash":       `  source <(dsh-fs completion bash)`,
 		"zsh":        `  dsh-fs completion zsh > "${fpath[1]}/_dsh-fs"`,
@@ -97,18 +109,21 @@ var oneCommandTrees = append(slices.Clip(fileCommands),
 // a tenth of a small call's user time.
 func newCmdTree(app *App, args []string) *cobra.Command {
 	if len(args) == 0 {
+		return newWholeTree(app)
+	}
+	if isCompletionRequest(args[0]) {
 		return NewCmdRoot(app)
 	}
 	i := slices.IndexFunc(oneCommandTrees, func(fc fileCommand) bool { return fc.name == args[0] })
 	if i < 0 {
-		return NewCmdRoot(app)
+		return newWholeTree(app)
 	}
 	for _, a := range args[1:] {
 		if a == "--" {
 			break
 		}
 		if a == "-h" || a == "--help" || strings.HasPrefix(a, "--help=") || a == "help" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'h')) {
-			return NewCmdRoot(app)
+			return newWholeTree(app)
 		}
 	}
 	root := newRootCommand()
@@ -116,6 +131,24 @@ func newCmdTree(app *App, args []string) *cobra.Command {
 	root.AddCommand(oneCommandTrees[i].build(app))
 	return root
 }
+
+// isCompletionRequest says whether arg, a call's first, is a shell's
+// completion request, the one call that reads the completion of flags'
+// words (cobra adds the command that answers it as it executes).
+func isCompletionRequest(arg string) bool {
+	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
+}
+
+// versionOnly says whether args ask for the version and nothing else:
+// "--version" or cobra's shorthand "-v", alone.
+func versionOnly(args []string) bool {
+	return len(args) == 1 && (args[0] == "--version" || args[0] == "-v")
+}
+
+// versionTemplate is how the root's --version prints the version: the
+// version line, nothing else (App.Run prints the same for versionOnly
+// without building a tree).
+const versionTemplate = "{{.Version}}\n"
 
 // newRootCommand is the root command with no subcommands: its flags,
 // templates and version.
@@ -136,7 +169,7 @@ a structured denial with the marker models recognise.`,
 	// A usage error suggests the commands this close to an unknown one.
 	root.SuggestionsMinimumDistance = 2
 	root.Version = version.Build().String()
-	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetVersionTemplate(versionTemplate)
 	root.Example = `  dsh-fs read src/main.go --offset 120 --limit 40
   dsh-fs edit src/main.go --old 'retries := 3' --new 'retries := 5'
   dsh-fs write notes.md --from draft.md
@@ -145,7 +178,10 @@ a structured denial with the marker models recognise.`,
 	// command's names the shared policy flags in one line and points to
 	// the help topic that has them, with the variables (the
 	// block cost 1.9 KB of every command's help).
-	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}" + environmentHelp() + "{{end}}")
+	// Both are computed when a help or a usage is printed, not by every
+	// call (a fiftieth of a stat's time).
+	addTemplateFuncs()
+	root.SetHelpTemplate(root.HelpTemplate() + "{{if not .HasParent}}{{" + funcEnvironmentHelp + "}}{{end}}")
 	root.SetUsageTemplate(policyFlagsLine(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fserr.Wrap(fserr.InvalidArgument, err.Error(), err)
@@ -153,6 +189,20 @@ a structured denial with the marker models recognise.`,
 	addPolicyFlags(root.PersistentFlags())
 	return root
 }
+
+// The template functions of the help and usage templates: cobra's
+// templates are shared by every command tree of the process, so the
+// names say whose they are.
+const (
+	funcEnvironmentHelp = "dshfsEnvironmentHelp"
+	funcPolicyFlagNames = "dshfsPolicyFlagNames"
+)
+
+// addTemplateFuncs adds them, once: cobra keeps them in a map of its
+// package, which a template reads as it is parsed.
+var addTemplateFuncs = sync.OnceFunc(func() {
+	cobra.AddTemplateFuncs(template.FuncMap{funcEnvironmentHelp: environmentHelp, funcPolicyFlagNames: policyFlagNames})
+})
 
 // environmentHelp is the help's last section: the DSH_FS_* variables,
 // each a session source.
@@ -188,7 +238,7 @@ func policyFlagsLine(tmpl string) string {
 	}
 	return strings.Replace(tmpl, globalFlagsBlock, `{{if .HasAvailableInheritedFlags}}
 
-Policy flags (`+policyFlagNames()+`) and the DSH_FS_* variables: dsh-fs help policy-flags{{end}}`, 1)
+Policy flags ({{`+funcPolicyFlagNames+`}}) and the DSH_FS_* variables: dsh-fs help policy-flags{{end}}`, 1)
 }
 
 // policyFlagNames are the flags addPolicyFlags adds, as typed.

@@ -65,6 +65,19 @@ func TestCommandTreeOnlyTheOneRun(t *testing.T) {
 		{"exec", "--cnfig", "x", "--", "true"},
 		{"exec", "--escalate", "read-only", "--", "true"},
 		{"exec", "--mode", "bogus", "--", "true"},
+		// Printed without a tree (versionOnly), as the whole tree's
+		// cobra prints them.
+		{"--version"},
+		{"-v"},
+		{"--version", "--output", "text"},
+		// The completion of flags' words, registered only for these.
+		{"__complete", "stat", "a.txt", "--mode", ""},
+		{"__completeNoDesc", "find", "*.txt", "--type", ""},
+		{"__complete", "--output", ""},
+		// The whole tree, with no completion of words registered.
+		{"--mode", "read-only", "stat", "a.txt"},
+		{"help", "stat"},
+		{"tools", "--bogus"},
 	} {
 		lazy, lazyStatus := run(false, args)
 		whole, wholeStatus := run(true, args)
@@ -104,10 +117,38 @@ func TestCommandTreeChoice(t *testing.T) {
 		{[]string{"read", "help"}, false},
 		{[]string{"completion", "bash"}, false},
 		{[]string{"help", "stat"}, false},
+		{[]string{"__complete", "stat", "--mode", ""}, false},
 	} {
 		root := newCmdTree(&App{}, tc.args)
 		if small := len(root.Commands()) == 1; small != tc.small {
 			t.Errorf("%q: %d commands, want the small tree %v", tc.args, len(root.Commands()), tc.small)
 		}
+	}
+}
+
+// TestCommandTreeCompletesWordsOnlyWhenAsked: the completion of flags'
+// words is registered in the tree of a shell's completion request, and
+// in no other (TestCommandTreeOnlyTheOneRun shows the answers are
+// those of the whole tree).
+func TestCommandTreeCompletesWordsOnlyWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		complete bool
+	}{
+		{[]string{"__complete", "stat", "--mode", ""}, true},
+		{[]string{"__completeNoDesc", "stat", "--mode", ""}, true},
+		{[]string{"--mode", "read-only", "stat", "x"}, false},
+		{[]string{"completion", "bash"}, false},
+		{[]string{"stat", "--help"}, false},
+		{nil, false},
+	} {
+		root := newCmdTree(&App{}, tc.args)
+		_, registered := root.GetFlagCompletionFunc(config.FlagMode)
+		if registered != tc.complete {
+			t.Errorf("%q: --mode's words registered %v, want %v", tc.args, registered, tc.complete)
+		}
+	}
+	if _, registered := NewCmdRoot(&App{}).GetFlagCompletionFunc(config.FlagMode); !registered {
+		t.Error("NewCmdRoot: --mode's words not registered")
 	}
 }

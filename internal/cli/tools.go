@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -30,27 +31,29 @@ var failSafe = safety{ReadOnly: false, Destructive: true, ConcurrencySafe: false
 // on one file still race for the last word, so they are not concurrency
 // safe. mkdir destroys nothing (it never replaces); move and rm take a
 // name away.
-var knownSafety = map[string]safety{
-	"read":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"ls":      {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"grep":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"find":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"stat":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"policy":  {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"denials": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
-	"write":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"edit":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"patch":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"mkdir":   {ReadOnly: false, Destructive: false, ConcurrencySafe: false},
-	"move":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-	"rm":      {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
-}
+var knownSafety = sync.OnceValue(func() map[string]safety {
+	return map[string]safety{
+		"read":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"ls":      {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"grep":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"find":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"stat":    {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"policy":  {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"denials": {ReadOnly: true, Destructive: false, ConcurrencySafe: true},
+		"write":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+		"edit":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+		"patch":   {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+		"mkdir":   {ReadOnly: false, Destructive: false, ConcurrencySafe: false},
+		"move":    {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+		"rm":      {ReadOnly: false, Destructive: true, ConcurrencySafe: false},
+	}
+})
 
 // toolCommands are the commands offered as tools, in this order.
 var toolCommands = []string{"read", "write", "edit", "patch", "move", "mkdir", "rm", "ls", "grep", "find", "stat", "policy", "denials"}
 
 func safetyOf(name string) safety {
-	if s, ok := knownSafety[name]; ok {
+	if s, ok := knownSafety()[name]; ok {
 		return s
 	}
 	return failSafe

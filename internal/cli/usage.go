@@ -115,11 +115,16 @@ func usageError(c, root *cobra.Command, err error) *fserr.Error {
 
 // shellHabits are, for each command that stands in for a shell tool, the
 // flags of that tool (named without dashes) it has under another name.
-var shellHabits = map[string]map[string]string{"grep": grepHabits}
+func shellHabits(command string) map[string]string {
+	if command == "grep" {
+		return grepHabits()
+	}
+	return nil
+}
 
 // habitFor returns the flag of c that stands for the shell's flag name.
 func habitFor(c *cobra.Command, name string) (string, bool) {
-	h, ok := shellHabits[c.Name()][name]
+	h, ok := shellHabits(c.Name())[name]
 	return h, ok
 }
 

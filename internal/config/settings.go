@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -218,19 +219,21 @@ type EnvVar struct {
 
 // envDocs says what each setting's variable does; every setting with a
 // variable has one (TestEnvironmentDocumented).
-var envDocs = map[Key]string{
-	KeyMode:              "sandbox mode: read-only, workspace-write or danger-full-access; at most the trusted mode",
-	KeyCwd:               "session cwd: the workspace root and the base of relative paths",
-	KeyWritableRoots:     "extra writable roots, a colon-separated path list, each beneath an allowed or trusted root",
-	KeyTmp:               "false leaves /tmp and the OS temp folder out of the writable roots",
-	KeyDiffBasisMaxBytes: "largest old content a write or edit diffs against",
-	KeyDiffMaxBytes:      "largest diff text a result carries",
-	KeyDiffContext:       "lines of context in a diff",
-	KeyReadMaxLines:      "most lines one read returns",
-	KeyReadMaxBytes:      "most bytes one read returns",
-	KeyOutput:            "json or text",
-	KeyEnforce:           "kernel enforcement, at least the trusted one: auto, landlock or off",
-}
+var envDocs = sync.OnceValue(func() map[Key]string {
+	return map[Key]string{
+		KeyMode:              "sandbox mode: read-only, workspace-write or danger-full-access; at most the trusted mode",
+		KeyCwd:               "session cwd: the workspace root and the base of relative paths",
+		KeyWritableRoots:     "extra writable roots, a colon-separated path list, each beneath an allowed or trusted root",
+		KeyTmp:               "false leaves /tmp and the OS temp folder out of the writable roots",
+		KeyDiffBasisMaxBytes: "largest old content a write or edit diffs against",
+		KeyDiffMaxBytes:      "largest diff text a result carries",
+		KeyDiffContext:       "lines of context in a diff",
+		KeyReadMaxLines:      "most lines one read returns",
+		KeyReadMaxBytes:      "most bytes one read returns",
+		KeyOutput:            "json or text",
+		KeyEnforce:           "kernel enforcement, at least the trusted one: auto, landlock or off",
+	}
+})
 
 // Environment lists every DSH_FS_* variable a call reads: the session
 // config file, then each setting's, in the order `dsh-fs policy` prints
@@ -242,7 +245,7 @@ func Environment() []EnvVar {
 		if s.env == "" {
 			continue
 		}
-		doc := envDocs[s.key]
+		doc := envDocs()[s.key]
 		switch d := s.def.(type) {
 		case int:
 			doc += fmt.Sprintf(" (default %d)", d)

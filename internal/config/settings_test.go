@@ -26,7 +26,7 @@ func TestEnvironmentDocumented(t *testing.T) {
 		if _, ok := listed[s.env]; !ok {
 			t.Errorf("%s (key %s) is not listed", s.env, s.key)
 		}
-		if envDocs[s.key] == "" {
+		if envDocs()[s.key] == "" {
 			t.Errorf("%s has no doc in envDocs", s.env)
 		}
 		if want := "DSH_FS_" + strings.ToUpper(string(s.key)); s.env != want {

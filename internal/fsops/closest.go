@@ -131,17 +131,28 @@ func closestNormalized(content []byte, file, want []string, old string) *Closest
 	return nil
 }
 
-// jsonEscapes are the escape sequences unescapeLiteral reads, by the
-// letter after the backslash: what each stands for, and how a note names
-// that.
-var jsonEscapes = map[byte]struct{ char, name string }{
-	't':  {"\t", "a tab"},
-	'n':  {"\n", "a line break"},
-	'r':  {"\r", "a carriage return"},
-	'"':  {`"`, `"`},
-	'\'': {"'", "'"},
-	'/':  {"/", "/"},
-	'\\': {`\`, "a single backslash"},
+// jsonEscape is the escape sequence unescapeLiteral reads for the
+// letter c after the backslash: what it stands for, how a note names
+// that, and whether c makes one. A switch, not a map a process would
+// build at its start.
+func jsonEscape(c byte) (char, name string, ok bool) {
+	switch c {
+	case 't':
+		return "\t", "a tab", true
+	case 'n':
+		return "\n", "a line break", true
+	case 'r':
+		return "\r", "a carriage return", true
+	case '"':
+		return `"`, `"`, true
+	case '\'':
+		return "'", "'", true
+	case '/':
+		return "/", "/", true
+	case '\\':
+		return `\`, "a single backslash", true
+	}
+	return "", "", false
 }
 
 // unescapeLiteral reads the escape sequences of a JSON string in s (\t,
@@ -167,9 +178,9 @@ func unescapeLiteral(s string) (string, []string) {
 			b.WriteByte(s[i])
 			continue
 		}
-		if e, ok := jsonEscapes[s[i+1]]; ok {
-			b.WriteString(e.char)
-			note(s[i:i+2], e.name)
+		if char, name, ok := jsonEscape(s[i+1]); ok {
+			b.WriteString(char)
+			note(s[i:i+2], name)
 			i++
 			continue
 		}

@@ -78,9 +78,21 @@ type FindResult struct {
 	Hidden int `json:"hidden,omitempty"`
 }
 
-// typeName is the result's name of each type a folder gives.
-var typeName = map[sandbox.EntryType]string{sandbox.EntryFile: TypeFile, sandbox.EntryDir: TypeDir,
-	sandbox.EntrySymlink: TypeSymlink, sandbox.EntryOther: TypeOther}
+// typeName is the result's name of each type a folder gives ("" for
+// none). A switch, not a map a process would build at its start.
+func typeName(t sandbox.EntryType) string {
+	switch t {
+	case sandbox.EntryFile:
+		return TypeFile
+	case sandbox.EntryDir:
+		return TypeDir
+	case sandbox.EntrySymlink:
+		return TypeSymlink
+	case sandbox.EntryOther:
+		return TypeOther
+	}
+	return ""
+}
 
 // Find walks the folder t (see WalkOptions) and lists the entries whose
 // path matches the glob. Symlinks are listed as symlinks, never followed.
@@ -122,7 +134,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		if byName != nil && !byName(e.Name) {
 			return false
 		}
-		if opt.Type != "" && typeName[e.Type] != opt.Type {
+		if opt.Type != "" && typeName(e.Type) != opt.Type {
 			return false
 		}
 		if full && byPath == nil {

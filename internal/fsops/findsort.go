@@ -119,7 +119,7 @@ func findSorted(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResul
 	count := opt.Lines || opt.Sort == SortLines
 	var all []sortedFound
 	w.keep = func(e sandbox.DirEntry) bool {
-		return (byName == nil || byName(e.Name)) && (opt.Type == "" || typeName[e.Type] == opt.Type)
+		return (byName == nil || byName(e.Name)) && (opt.Type == "" || typeName(e.Type) == opt.Type)
 	}
 	w.visit = func(d *sandbox.ListDir, e sandbox.DirEntry, rel string) error {
 		if byPath != nil && !byPath(rel) {

@@ -1,6 +1,9 @@
 package gitguard
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // The code-running keys: config entries that make git run a command (or
 // choose the file that makes it run one) when the person later runs git
@@ -38,35 +41,39 @@ import "strings"
 // Left out, because they run nothing: core.attributesFile (attributes
 // only choose among drivers defined in config), core.worktree, url.*
 // (insteadOf runs nothing while ext:: stays disallowed), remote.*.url.
-var codeKeys = map[string]bool{
-	"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.pager": true,
-	"core.editor": true, "core.askpass": true, "core.gitproxy": true, "core.alternaterefscommand": true,
-	"sequence.editor": true, "interactive.difffilter": true, "diff.external": true,
-	"diff.*.textconv": true, "diff.*.command": true, "merge.*.driver": true,
-	"difftool.*.cmd": true, "difftool.*.path": true, "mergetool.*.cmd": true, "mergetool.*.path": true,
-	"guitool.*.cmd":     true,
-	"credential.helper": true, "credential.*.helper": true,
-	"gpg.program": true, "gpg.*.program": true, "gpg.ssh.defaultkeycommand": true,
-	"remote.*.uploadpack": true, "remote.*.receivepack": true, "uploadpack.packobjectshook": true,
-	"protocol.allow": true, "protocol.*.allow": true,
-	"web.browser": true, "browser.*.cmd": true, "browser.*.path": true,
-	"man.viewer": true, "man.*.cmd": true, "man.*.path": true,
-	"instaweb.httpd": true, "tar.*.command": true,
-	"sendemail.smtpserver": true, "sendemail.sendmailcmd": true, "sendemail.tocmd": true,
-	"sendemail.cccmd": true, "sendemail.headercmd": true,
-	"sendemail.*.smtpserver": true, "sendemail.*.sendmailcmd": true, "sendemail.*.tocmd": true,
-	"sendemail.*.cccmd": true, "sendemail.*.headercmd": true,
-	"imap.tunnel": true, "init.templatedir": true,
-	"include.path": true, "includeif.*.path": true,
-}
+var codeKeys = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.pager": true,
+		"core.editor": true, "core.askpass": true, "core.gitproxy": true, "core.alternaterefscommand": true,
+		"sequence.editor": true, "interactive.difffilter": true, "diff.external": true,
+		"diff.*.textconv": true, "diff.*.command": true, "merge.*.driver": true,
+		"difftool.*.cmd": true, "difftool.*.path": true, "mergetool.*.cmd": true, "mergetool.*.path": true,
+		"guitool.*.cmd":     true,
+		"credential.helper": true, "credential.*.helper": true,
+		"gpg.program": true, "gpg.*.program": true, "gpg.ssh.defaultkeycommand": true,
+		"remote.*.uploadpack": true, "remote.*.receivepack": true, "uploadpack.packobjectshook": true,
+		"protocol.allow": true, "protocol.*.allow": true,
+		"web.browser": true, "browser.*.cmd": true, "browser.*.path": true,
+		"man.viewer": true, "man.*.cmd": true, "man.*.path": true,
+		"instaweb.httpd": true, "tar.*.command": true,
+		"sendemail.smtpserver": true, "sendemail.sendmailcmd": true, "sendemail.tocmd": true,
+		"sendemail.cccmd": true, "sendemail.headercmd": true,
+		"sendemail.*.smtpserver": true, "sendemail.*.sendmailcmd": true, "sendemail.*.tocmd": true,
+		"sendemail.*.cccmd": true, "sendemail.*.headercmd": true,
+		"imap.tunnel": true, "init.templatedir": true,
+		"include.path": true, "includeif.*.path": true,
+	}
+})
 
 // codeSections are the sections all of whose keys run code, or choose it.
-var codeSections = map[string]bool{"filter": true, "pager": true, "hook": true}
+var codeSections = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"filter": true, "pager": true, "hook": true}
+})
 
 // RunsCode says whether the entry e makes git run a command, or brings
 // in a file that may (an include).
 func RunsCode(e Entry) bool {
-	if codeSections[e.Section] {
+	if codeSections()[e.Section] {
 		return true
 	}
 	switch e.Section {
@@ -83,11 +90,11 @@ func RunsCode(e Entry) bool {
 	if e.Subsection != "" {
 		key = e.Section + ".*." + e.Name
 		// gpg.ssh.defaultKeyCommand is a subsection's key spelled out.
-		if codeKeys[e.Section+"."+strings.ToLower(e.Subsection)+"."+e.Name] {
+		if codeKeys()[e.Section+"."+strings.ToLower(e.Subsection)+"."+e.Name] {
 			return true
 		}
 	}
-	return codeKeys[key]
+	return codeKeys()[key]
 }
 
 // includes says whether e brings in another config file, and which.

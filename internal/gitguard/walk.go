@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,10 +30,12 @@ import (
 // data, which git never takes for another repository and which may be
 // large (objects, an annex): the walk does not go into them. The hooks
 // are read on their own.
-var gitDirOwnParts = map[string]bool{
-	"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
-	"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
-}
+var gitDirOwnParts = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
+		"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
+	}
+})
 
 // walk is one Check's walk.
 type walk struct {
@@ -196,7 +199,7 @@ func (w *walk) walkAt(pfd int, name, path string, moved bool) {
 		at := path + "/" + c.name
 		switch {
 		case c.typ == unix.DT_DIR:
-			if !isGit || !gitDirOwnParts[c.name] {
+			if !isGit || !gitDirOwnParts()[c.name] {
 				w.walkAt(fd, c.name, at, moved)
 			}
 		case c.name == ".git" && (c.typ == unix.DT_REG || c.typ == unix.DT_LNK):

@@ -113,7 +113,7 @@ func (w *walk) walkFolder(ix *treeindex.Index, rel string, f *treeindex.Folder, 
 		w.gitDirs[path] = w.gitDirs[path] || moved
 	}
 	for _, name := range f.Dirs {
-		if isGit && gitDirOwnParts[name] {
+		if isGit && gitDirOwnParts()[name] {
 			continue
 		}
 		sub, at := join(rel, name), path+"/"+name

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -24,13 +25,16 @@ var keyringCalls = []uint32{unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEY
 var ioUringCalls = []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER}
 
 // compatCalls is the same call in the 32-bit ABI a 64-bit kernel of
-// this architecture may also run (compatArch), by its number there.
-var compatCalls = map[string]map[uint32]uint32{
-	"amd64": {unix.SYS_ADD_KEY: 286, unix.SYS_REQUEST_KEY: 287, unix.SYS_KEYCTL: 288,
-		unix.SYS_IO_URING_SETUP: 425, unix.SYS_IO_URING_ENTER: 426, unix.SYS_IO_URING_REGISTER: 427},
-	"arm64": {unix.SYS_ADD_KEY: 309, unix.SYS_REQUEST_KEY: 310, unix.SYS_KEYCTL: 311,
-		unix.SYS_IO_URING_SETUP: 425, unix.SYS_IO_URING_ENTER: 426, unix.SYS_IO_URING_REGISTER: 427},
-}
+// this architecture may also run (compatArch), by its number there;
+// built when a filter is, not at every start.
+var compatCalls = sync.OnceValue(func() map[string]map[uint32]uint32 {
+	return map[string]map[uint32]uint32{
+		"amd64": {unix.SYS_ADD_KEY: 286, unix.SYS_REQUEST_KEY: 287, unix.SYS_KEYCTL: 288,
+			unix.SYS_IO_URING_SETUP: 425, unix.SYS_IO_URING_ENTER: 426, unix.SYS_IO_URING_REGISTER: 427},
+		"arm64": {unix.SYS_ADD_KEY: 309, unix.SYS_REQUEST_KEY: 310, unix.SYS_KEYCTL: 311,
+			unix.SYS_IO_URING_SETUP: 425, unix.SYS_IO_URING_ENTER: 426, unix.SYS_IO_URING_REGISTER: 427},
+	}
+})
 
 // JoinSessionKeyring makes the calling process join a new anonymous
 // session keyring, empty, that it and the processes it starts share
@@ -97,7 +101,7 @@ func refuseCallsProgram(arch seccompArch, calls []uint32) ([]unix.SockFilter, er
 		a.jump(unix.BPF_JEQ, compat, a.fallThrough(), allow)
 		a.load(seccompNrAt)
 		for _, nr := range calls {
-			if c, ok := compatCalls[runtime.GOARCH][nr]; ok {
+			if c, ok := compatCalls()[runtime.GOARCH][nr]; ok {
 				a.jump(unix.BPF_JEQ, c, refuse, a.fallThrough())
 			}
 		}

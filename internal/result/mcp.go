@@ -3,6 +3,7 @@ package result
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fsops"
 )
@@ -43,17 +44,19 @@ func ToolText(f Failure) string {
 
 // cliHints are the hints of the operations that name what only the CLI
 // has, with what an MCP client has instead.
-var cliHints = map[string]string{
-	"read --raw streams the bytes unchanged":                              "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
-	"write replaces a binary file whole":                                  "write_file replaces a binary file whole",
-	"dsh-fs mkdir --parents makes a folder and the missing ones above it": "create_directory makes a folder and the missing ones above it",
-}
+var cliHints = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"read --raw streams the bytes unchanged":                              "read_media_file returns an image or audio file base64-encoded; a binary file is not read as text",
+		"write replaces a binary file whole":                                  "write_file replaces a binary file whole",
+		"dsh-fs mkdir --parents makes a folder and the missing ones above it": "create_directory makes a folder and the missing ones above it",
+	}
+})
 
 // mcpHint is a hint for an MCP client: the CLI's, in the client's terms
 // where it names a CLI command (cliHints), and none where it names a CLI
 // flag, which a tool call cannot pass.
 func mcpHint(hint string) string {
-	if h, ok := cliHints[hint]; ok {
+	if h, ok := cliHints()[hint]; ok {
 		return h
 	}
 	if strings.Contains(hint, "--") {

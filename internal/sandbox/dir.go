@@ -278,8 +278,8 @@ func flock(fd int) error {
 var sysFlock = unix.Flock
 
 // errFlockRetries is flock still interrupted after maxInterruptedTries
-// tries.
-var errFlockRetries = fmt.Errorf("flock still interrupted by signals after %d tries", maxInterruptedTries)
+// tries. (Not fmt.Errorf: that would format it at every start.)
+var errFlockRetries = errors.New("flock still interrupted by signals after " + strconv.Itoa(maxInterruptedTries) + " tries")
 
 // maxInterruptedTries bounds how often a call a signal interrupted
 // (EINTR) is taken up again: a process signalling this one in a loop

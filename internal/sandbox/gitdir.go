@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -134,9 +135,11 @@ func firstLine(path string) (string, bool) {
 // hold slashes). The entry named .git itself, folder, file or symlink, is
 // protected as well: a .git file redirects git to another git directory,
 // and moving a .git folder aside would let a new one be put in its place.
-var gitProtectedNames = map[string]bool{
-	"config": true, "config.worktree": true, "hooks": true, "commondir": true, "gitdir": true,
-}
+var gitProtectedNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"config": true, "config.worktree": true, "hooks": true, "commondir": true, "gitdir": true,
+	}
+})
 
 // GitProtectedPart reports whether rel, a path relative to a git
 // directory ("config", "hooks/pre-commit", "worktrees/w/commondir"), is
@@ -152,7 +155,7 @@ func gitProtectedParts(p []string) bool {
 	switch {
 	case len(p) == 0:
 		return false
-	case gitProtectedNames[p[0]]:
+	case gitProtectedNames()[p[0]]:
 		return true
 	case p[0] == "info":
 		return len(p) >= 2 && p[1] == "attributes"
@@ -166,7 +169,7 @@ func gitProtectedParts(p []string) bool {
 		// git directory's own parts (a branch named config in
 		// modules/m/refs/heads is a ref).
 		for k := 2; k < len(p); k++ {
-			if gitDirOwnParts[p[k-1]] {
+			if gitDirOwnParts()[p[k-1]] {
 				return false
 			}
 			if gitProtectedParts(p[k:]) {
@@ -362,7 +365,9 @@ func insideGitDir(rel, target string, pointed []string) (string, bool) {
 // gitDirOwnParts are the folders of a git directory that hold its own
 // data, which git never takes for another repository and which may be
 // large (objects, an annex).
-var gitDirOwnParts = map[string]bool{
-	"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
-	"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
-}
+var gitDirOwnParts = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"objects": true, "refs": true, "logs": true, "hooks": true, "info": true, "branches": true,
+		"lfs": true, "annex": true, "rr-cache": true, "svn": true, "reftable": true,
+	}
+})

@@ -3,6 +3,7 @@ package tty
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -482,11 +483,13 @@ const passCSI = "@ABCDEFGHIJKLMPSTXZ`abdefgmrsu"
 // cursor keys, origin, auto-wrap, auto-repeat, cursor blink and
 // visibility, the alternate screen, mouse reporting and its encodings,
 // focus events, bracketed paste, synchronized output.
-var passModes = map[string]bool{
-	"1": true, "6": true, "7": true, "8": true, "9": true, "12": true, "25": true, "47": true,
-	"1000": true, "1002": true, "1003": true, "1004": true, "1005": true, "1006": true, "1007": true,
-	"1015": true, "1016": true, "1047": true, "1048": true, "1049": true, "2004": true, "2026": true,
-}
+var passModes = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"1": true, "6": true, "7": true, "8": true, "9": true, "12": true, "25": true, "47": true,
+		"1000": true, "1002": true, "1003": true, "1004": true, "1005": true, "1006": true, "1007": true,
+		"1015": true, "1016": true, "1047": true, "1048": true, "1049": true, "2004": true, "2026": true,
+	}
+})
 
 // classifyCSI decides a control sequence: seq is ESC [ and the rest.
 func classifyCSI(seq []byte) verdict {
@@ -528,7 +531,7 @@ func classifyCSI(seq []byte) verdict {
 	case '?':
 		switch key {
 		case "h", "l":
-			return onlyModes(c, passModes, "?")
+			return onlyModes(c, passModes(), "?")
 		case "J", "K":
 			return whole
 		}

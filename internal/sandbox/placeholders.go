@@ -130,16 +130,21 @@ func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
 }
 
 // dropBeneathPlaceholders drops from m what lies beneath one of its
-// placeholder folders and is not there, placeholder and bind alike: it
+// placeholder folders and is not there, from every list of paths the
+// child mounts on (binds, pins, covers) and the placeholders alike: it
 // was planned while another session's placeholders stood, and went with
-// them. The folder, bound read-only, holds it; making it or binding it
-// would find no folder above it, and the session would not start.
+// them; a pin is planned from the binds beneath it, so it goes with
+// them. The folder, bound read-only, holds it; mounting on it would find
+// nothing, and the session would not start.
 func dropBeneathPlaceholders(m *MountPlan) {
 	var dirs []string
 	for _, h := range m.Placeholders {
 		if h.Dir {
 			dirs = append(dirs, h.Path+string(filepath.Separator))
 		}
+	}
+	if len(dirs) == 0 {
+		return
 	}
 	goneBeneath := func(path string) bool {
 		if !slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(path, d) }) {
@@ -149,7 +154,15 @@ func dropBeneathPlaceholders(m *MountPlan) {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	m.Placeholders = slices.DeleteFunc(m.Placeholders, func(h Placeholder) bool { return goneBeneath(h.Path) })
-	m.ReadOnly = slices.DeleteFunc(m.ReadOnly, goneBeneath)
+	for _, list := range m.mountedOn() {
+		*list = slices.DeleteFunc(*list, goneBeneath)
+	}
+}
+
+// mountedOn are m's lists of the paths the child mounts on (Apply), and
+// Unpinned, which names paths of ReadOnly.
+func (m *MountPlan) mountedOn() []*[]string {
+	return []*[]string{&m.ReadOnly, &m.Pinned, &m.Unpinned, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Unreadable}
 }
 
 // literalHead is the glob g's leading components with no wildcard, and

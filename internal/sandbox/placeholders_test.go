@@ -153,3 +153,48 @@ func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
 		t.Errorf(".git/objects, the first missing folder, is not bound read-only: %v", m.ReadOnly)
 	}
 }
+
+// TestRefreshedPlanMountsOnlyWhatIsThere: every path the refreshed plan
+// mounts on is there, whatever list holds it: the pins above a protected
+// path as much as its bind. The plan pinned .git/objects/info, the folder
+// above alternates, another session's placeholders then; that session
+// ended before this one took the lock, the refresh put a placeholder at
+// .git/objects and dropped the bind of alternates, but kept the pin, and
+// the child failed to start: "mount: pin .git/objects/info: no such file
+// or directory" (TestExecShellKeepsNoCapability, two instances at once).
+// The pins are planned from the binds, so they are refreshed with them.
+func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
+	tmp := canonTemp(t)
+	// A deny_read file in those folders too (one the person put there
+	// and removed while the session started): its cover goes with them.
+	makeTree(t, tmp, "ws/.git/HEAD", "ws/.git/objects/info/alternates", "ws/.git/objects/info/secret.key")
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/*.key"}}
+	roots := []Root{{Path: ws, Origin: "cwd"}}
+	m := PlanMounts(p, roots)
+	info := filepath.Join(ws, ".git", "objects", "info")
+	if !slices.Contains(m.Pinned, info) || !slices.Contains(m.HiddenFiles, filepath.Join(info, "secret.key")) {
+		t.Fatalf("the plan neither pins %s nor hides the key in it: pinned %q, hidden %q", info, m.Pinned, m.HiddenFiles)
+	}
+	// The other session ends: its placeholders go, the folders with them.
+	if err := os.RemoveAll(filepath.Join(ws, ".git", "objects")); err != nil {
+		t.Fatal(err)
+	}
+	RefreshPlaceholders(&m, p, roots)
+	if err := MakePlaceholders(&m); err != nil {
+		t.Fatalf("the refreshed plan's placeholders: %v", err)
+	}
+	defer RemovePlaceholders(m.Placeholders)
+	for name, list := range map[string][]string{"binds": m.ReadOnly, "pins": m.Pinned, "hidden folders": m.Hidden,
+		"hidden files": m.HiddenFiles, "unpinned": m.Unpinned} {
+		for _, path := range list {
+			if _, err := os.Lstat(path); err != nil {
+				t.Errorf("the plan's %s hold %s, which is not there: %v", name, path, err)
+			}
+		}
+	}
+	// What held the pin still holds: .git above the placeholder folder.
+	if !slices.Contains(m.Pinned, filepath.Join(ws, ".git")) {
+		t.Errorf(".git, above the placeholder folder, is no longer pinned: %q", m.Pinned)
+	}
+}

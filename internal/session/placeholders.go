@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -33,27 +34,46 @@ func lockRuntime(base string) func() {
 
 // WriteWithPlaceholders writes r as the record of the session folder dir
 // (Write), after readying the placeholders of its mount plan, all under
-// the runtime folder's lock: a placeholder of another session still
-// running that r's plan binds read-only is adopted (recorded here too),
-// and ready makes the rest (sandbox.MakePlaceholders).
+// the runtime folder's lock: ready makes them (sandbox.MakePlaceholders),
+// and a placeholder of another session still running that r's plan
+// needs is adopted (adoptLive).
 func WriteWithPlaceholders(dir string, r *Record, ready func(*sandbox.MountPlan) error) (string, error) {
 	defer lockRuntime(filepath.Dir(dir))()
 	if m := r.Shell.Mounts; m != nil {
-		for _, h := range livePlaceholders(dir) {
-			if !slices.Contains(m.ReadOnly, h.Path) || slices.ContainsFunc(m.Placeholders, func(o sandbox.Placeholder) bool { return o.Path == h.Path }) {
-				continue
-			}
-			var st unix.Stat_t
-			if unix.Lstat(h.Path, &st) == nil && uint64(st.Dev) == h.Dev && uint64(st.Ino) == h.Ino {
-				m.Placeholders = append(m.Placeholders, h)
-			}
-		}
 		if err := ready(m); err != nil {
 			removePlaceholders(dir, m.Placeholders)
 			return "", err
 		}
+		adoptLive(m, livePlaceholders(dir))
 	}
 	return Write(dir, r)
+}
+
+// adoptLive records in m the placeholders of live, other sessions' still
+// running, that m's plan needs to stay while it runs, each while it is
+// still the one made: one it binds read-only, and a folder above one,
+// which the plan pins (every folder above a read-only path in a root is
+// a mount of the session's). Recorded, none is removed by its maker's
+// end while this session runs (End), and this session's end removes
+// what no other needs.
+func adoptLive(m *sandbox.MountPlan, live []sandbox.Placeholder) {
+	needed := func(h sandbox.Placeholder) bool {
+		return slices.ContainsFunc(m.ReadOnly, func(p string) bool { return p == h.Path || h.Dir && sandbox.Beneath(h.Path, p) })
+	}
+	adopted := false
+	for _, h := range live {
+		if !needed(h) || slices.ContainsFunc(m.Placeholders, func(o sandbox.Placeholder) bool { return o.Path == h.Path }) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(h.Path, &st) == nil && uint64(st.Dev) == h.Dev && uint64(st.Ino) == h.Ino {
+			m.Placeholders, adopted = append(m.Placeholders, h), true
+		}
+	}
+	if adopted {
+		// Folders before what they hold: removal goes last first.
+		slices.SortStableFunc(m.Placeholders, func(a, b sandbox.Placeholder) int { return strings.Compare(a.Path, b.Path) })
+	}
 }
 
 // End removes the session folder dir (Remove) and the placeholders hs of

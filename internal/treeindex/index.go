@@ -245,14 +245,22 @@ func Scan(root string, prev *Index) *Index {
 			f = readFolder(abs, &st, !info.dinoKept)
 			ix.Stats.Read++
 			if old, ok := prev.lookup(rel); ok && old.sameListing(f) {
-				// Read again and found as kept (entries made and
-				// removed again since, as a session's placeholders
-				// are): the kept folder stays, its ctime and note
-				// with it, so nothing is saved for it, and the next
-				// scan reads it again, its ctime still not the kept
-				// one.
-				f = old
-				ix.Stats.Same++
+				if !old.Racy {
+					// Read again and found as kept (entries made and
+					// removed again since, as a session's placeholders
+					// are): the kept folder stays, its ctime and note
+					// with it, so nothing is saved for it, and the next
+					// scan reads it again, its ctime still not the kept
+					// one.
+					f = old
+					ix.Stats.Same++
+				} else {
+					// Kept racy, found the same: the listing read now
+					// replaces it, with its ctime and racy mark of now
+					// (settled, it is reused from then on), and the
+					// note about the same listing carries over.
+					f.note = old.note
+				}
 			}
 		}
 		ix.folders[rel] = f

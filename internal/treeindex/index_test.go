@@ -263,18 +263,11 @@ func TestScanSameListingLeavesIndexUnchanged(t *testing.T) {
 }
 
 // A folder indexed racy (a tree scanned within racyWindow of being made,
-// as after a clone) should be read again at the next scan and, found the
-// same once its ctime has settled, kept as not racy, with its note, so
-// that the scan after reads nothing. Today a racy folder found the same
-// keeps its racy mark (the same-listing shortcut keeps the old folder),
-// and every later scan reads it again: a 50,000-file workspace indexed
-// within a second of being made costs about 30 ms more at every exec
-// start. Skipped: replacing the kept folder by the settled read (with
-// or without its note) made TestExecShellKeepsNoCapability fail every
-// time two ran at once ("pin .git/objects/info: no such file or
-// directory"), for a reason not yet found.
+// as after a clone) is read again at the next scan and, found the same
+// once its ctime has settled, kept as not racy, with its note: the scan
+// after reads nothing. Before, a racy folder found the same kept its
+// racy mark, and every later scan read it again.
 func TestScanRacyFolderSettles(t *testing.T) {
-	t.Skip("known: a racy folder never settles; the fix broke concurrent sessions' placeholders (see the comment)")
 	root := t.TempDir()
 	mkTree(t, root, "a/b/", "a/f", "c/g")
 	cold := Scan(root, nil)

@@ -245,7 +245,9 @@ func MakePlaceholders(m *MountPlan) error {
 		if err != nil {
 			RemovePlaceholders(m.Placeholders[:i])
 			refused = nil
-			return err
+			// The path: a bare errno from here ("no such file or
+			// directory") named nothing a person could look at.
+			return &os.PathError{Op: "make placeholder", Path: h.Path, Err: err}
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(h.Path, &st); err == nil {

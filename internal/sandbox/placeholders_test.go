@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -196,5 +200,36 @@ func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
 	// What held the pin still holds: .git above the placeholder folder.
 	if !slices.Contains(m.Pinned, filepath.Join(ws, ".git")) {
 		t.Errorf(".git, above the placeholder folder, is no longer pinned: %q", m.Pinned)
+	}
+}
+
+// TestMakePlaceholdersFailsNamingThePath: a folder the plan counted on
+// went without a refresh (not under the runtime folder's lock), so a
+// placeholder cannot be made: the error names the path it could not
+// make, and the placeholders made before it are removed.
+func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
+	ws := filepath.Join(tmp, "ws")
+	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	m := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	attributes := filepath.Join(ws, ".git", "info", "attributes")
+	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
+		t.Fatalf("no placeholder %s planned: %v", attributes, m.Placeholders)
+	}
+	if err := os.Remove(filepath.Join(ws, ".git", "info")); err != nil {
+		t.Fatal(err)
+	}
+	err := MakePlaceholders(&m)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(fmt.Sprint(err), attributes) {
+		t.Fatalf("want ENOENT naming %s, got %v", attributes, err)
+	}
+	for _, h := range m.Placeholders {
+		if h.Path == attributes {
+			break
+		}
+		if _, err := os.Lstat(h.Path); err == nil {
+			t.Errorf("%s, made before the failure, is left behind", h.Path)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,14 +17,20 @@ import (
 
 // probesFile is where exec keeps, as root, the verdicts of its probes
 // (the kernel allowed an overlay, a user namespace's mounts).
-const probesFile = "/run/dsh-fs/probes"
+const probesFile = "/run/dsh-fs/kept-probes"
 
-// keptProbes is the file's content.
-type keptProbes struct {
-	Version int `json:"version"`
-	Answers []struct {
-		Key string `json:"key"`
-	} `json:"answers"`
+// keptProbe is one verdict of the file: after a first line naming the
+// format, one line each, the SHA-256 of its key in hex, a space, and the
+// verdict in JSON.
+type keptProbe struct {
+	Key string `json:"key"`
+}
+
+// probeLine is verdict v as a line of the file.
+func probeLine(v keptProbe) string {
+	sum := sha256.Sum256([]byte(v.Key))
+	data, _ := json.Marshal(v)
+	return hex.EncodeToString(sum[:]) + " " + string(data)
 }
 
 // overlayIdentity is how a verdict's key names a cache folder: its path,
@@ -125,25 +133,22 @@ func TestExecProbeVerdictWrong(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no verdict kept: %v", err)
 	}
-	var kept keptProbes
-	if err := json.Unmarshal(data, &kept); err != nil {
-		t.Fatal(err)
-	}
+	head, lines, _ := strings.Cut(string(data), "\n")
 	goodID, badID := overlayIdentity(t, good), overlayIdentity(t, bad)
 	var forged string
-	for _, a := range kept.Answers {
-		if strings.Contains(a.Key, goodID) {
-			forged = strings.Replace(a.Key, goodID, badID, 1)
+	for _, l := range strings.Split(strings.TrimSuffix(lines, "\n"), "\n") {
+		var v keptProbe
+		if _, answer, _ := strings.Cut(l, " "); json.Unmarshal([]byte(answer), &v) != nil {
+			t.Fatalf("not a verdict: %q", l)
+		} else if strings.Contains(v.Key, goodID) {
+			forged = strings.Replace(v.Key, goodID, badID, 1)
 		}
 	}
 	if forged == "" {
 		t.Fatalf("no verdict kept for %s in %s", goodID, data)
 	}
 	// The wrong verdict: the stacked cache's overlay is allowed.
-	kept.Answers = append(kept.Answers[:0:0], append([]struct {
-		Key string `json:"key"`
-	}{{Key: forged}}, kept.Answers...)...)
-	data, _ = json.Marshal(kept)
+	data = []byte(head + "\n" + probeLine(keptProbe{Key: forged}) + "\n" + lines)
 	if err := os.WriteFile(probesFile+".test", data, 0o600); err != nil {
 		t.Fatal(err)
 	}

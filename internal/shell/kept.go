@@ -1,6 +1,9 @@
 package shell
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,20 +22,20 @@ import (
 // session records (session.RuntimeBase), where no session can write,
 // each answer under the key of everything it depends on, checked before
 // use; a file that cannot be trusted is ignored and replaced.
+//
+// The file is read at every start, so a start decodes only the answers
+// it looks up: a first line names the kind and its format's version,
+// then each answer is one line, the latest kept first: the SHA-256 of
+// its key in hex (keptID), a space, and the answer in JSON, whose own
+// key must be the one looked up.
 
 // keptMaxBytes bounds what is read of a file of kept answers.
 const keptMaxBytes = 1 << 20
 
-// keptFile is the content of a file of kept answers.
-type keptFile[A any] struct {
-	Version int `json:"version"`
-	Answers []A `json:"answers"`
-}
-
 // keptKind is one kind of kept answer: its file and lock in the runtime
 // folder, its format's version (another is ignored), how many answers
 // it keeps (the latest used first), the key of an answer, and the check
-// every answer read must pass for the file to be used.
+// an answer must pass to be used.
 type keptKind[A any] struct {
 	name, lock string
 	version    int
@@ -40,50 +44,111 @@ type keptKind[A any] struct {
 	valid      func(A) bool
 }
 
-// read reads and checks the file of kept answers in base: a file that is
-// not this user's, readable or writable by others, a symlink, not a
-// regular file, too large, not the format, or with an answer that fails
-// valid is ignored; a runtime folder that cannot be trusted is not read.
-func (k keptKind[A]) read(base string) (keptFile[A], bool) {
-	var f keptFile[A]
+// keptLine is one answer of a file: the id of its key (keptID) and the
+// answer, in JSON, not decoded.
+type keptLine struct {
+	id     string
+	answer []byte
+}
+
+// keptID is the id of key in a file of kept answers.
+func keptID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// header is the first line of k's file.
+func (k keptKind[A]) header() string {
+	return "dsh-fs kept " + k.name + " " + strconv.Itoa(k.version)
+}
+
+// read reads the lines of the file of kept answers in base: a file that
+// is not this user's, readable or writable by others, a symlink, not a
+// regular file, too large, or not the format is ignored; a runtime
+// folder that cannot be trusted is not read. Its answers are not
+// decoded (find).
+func (k keptKind[A]) read(base string) ([]keptLine, bool) {
 	if checkTrustedBase(base) != nil {
-		return f, false
+		return nil, false
 	}
 	fd, err := os.OpenFile(filepath.Join(base, k.name), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return f, false
+		return nil, false
 	}
 	defer fd.Close()
 	var st unix.Stat_t
 	if unix.Fstat(int(fd.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() ||
 		st.Mode&0o077 != 0 || st.Size > keptMaxBytes {
-		return f, false
+		return nil, false
 	}
 	data, err := io.ReadAll(io.LimitReader(fd, keptMaxBytes))
 	if err != nil {
-		return f, false
+		return nil, false
 	}
-	if json.Unmarshal(data, &f) != nil || f.Version != k.version {
-		return keptFile[A]{}, false
+	return k.parse(data)
+}
+
+// parse splits data, the content of k's file, into its lines; ok is
+// false where it is not the format.
+func (k keptKind[A]) parse(data []byte) (lines []keptLine, ok bool) {
+	head, rest, found := bytes.Cut(data, []byte("\n"))
+	if !found || string(head) != k.header() {
+		return nil, false
 	}
-	if k.valid != nil && slices.ContainsFunc(f.Answers, func(a A) bool { return !k.valid(a) }) {
-		return keptFile[A]{}, false
+	for len(rest) > 0 {
+		var line []byte
+		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
+			return nil, false // the last line ends too
+		}
+		id, answer, found := bytes.Cut(line, []byte(" "))
+		if !found || len(id) != sha256.Size*2 || !isLowerHex(id) || len(answer) == 0 {
+			return nil, false
+		}
+		lines = append(lines, keptLine{id: string(id), answer: answer})
 	}
-	return f, true
+	return lines, true
+}
+
+// isLowerHex says whether b is lower-case hex digits only.
+func isLowerHex(b []byte) bool {
+	return !slices.ContainsFunc(b, func(c byte) bool { return (c < '0' || c > '9') && (c < 'a' || c > 'f') })
+}
+
+// find is the answer under key among lines, decoded: one whose JSON is
+// not an answer, is under another key, or fails valid is none.
+func (k keptKind[A]) find(lines []keptLine, key string) (A, bool) {
+	var a, zero A
+	id := keptID(key)
+	i := slices.IndexFunc(lines, func(l keptLine) bool { return l.id == id })
+	if i < 0 || json.Unmarshal(lines[i].answer, &a) != nil || k.key(a) != key || k.valid != nil && !k.valid(a) {
+		return zero, false
+	}
+	return a, true
 }
 
 // lookup is the answer kept in base under key.
 func (k keptKind[A]) lookup(base, key string) (A, bool) {
-	var zero A
-	f, ok := k.read(base)
+	lines, ok := k.read(base)
 	if !ok {
+		var zero A
 		return zero, false
 	}
-	i := slices.IndexFunc(f.Answers, func(a A) bool { return k.key(a) == key })
-	if i < 0 {
-		return zero, false
+	return k.find(lines, key)
+}
+
+// encode is the content of k's file with lines.
+func (k keptKind[A]) encode(lines []keptLine) []byte {
+	b := []byte(k.header() + "\n")
+	for _, l := range lines {
+		b = append(append(append(append(b, l.id...), ' '), l.answer...), '\n')
 	}
-	return f.Answers[i], true
+	return b
+}
+
+// line is answer a as a line of k's file.
+func (k keptKind[A]) line(a A) (keptLine, error) {
+	data, err := json.Marshal(a) // one line: JSON escapes a newline in a string
+	return keptLine{id: keptID(k.key(a)), answer: data}, err
 }
 
 // keep adds a to the file of kept answers in base, first, replacing the
@@ -92,22 +157,29 @@ func (k keptKind[A]) lookup(base, key string) (A, bool) {
 // above it is trusted. Failing, it leaves the file as it was: the answer
 // is only not kept.
 func (k keptKind[A]) keep(base string, a A) error {
-	key := k.key(a)
-	return k.update(base, func(as []A) []A {
-		as = slices.DeleteFunc(as, func(o A) bool { return k.key(o) == key })
-		return append([]A{a}, as...)
+	l, err := k.line(a)
+	if err != nil {
+		return err
+	}
+	return k.update(base, func(ls []keptLine) []keptLine {
+		ls = slices.DeleteFunc(ls, func(o keptLine) bool { return o.id == l.id })
+		return append([]keptLine{l}, ls...)
 	})
 }
 
 // forget removes the answers under keys from the file in base.
 func (k keptKind[A]) forget(base string, keys ...string) error {
-	return k.update(base, func(as []A) []A {
-		return slices.DeleteFunc(as, func(o A) bool { return slices.Contains(keys, k.key(o)) })
+	ids := make([]string, len(keys))
+	for i, key := range keys {
+		ids[i] = keptID(key)
+	}
+	return k.update(base, func(ls []keptLine) []keptLine {
+		return slices.DeleteFunc(ls, func(o keptLine) bool { return slices.Contains(ids, o.id) })
 	})
 }
 
-// update rewrites the file of kept answers in base with change's answers.
-func (k keptKind[A]) update(base string, change func([]A) []A) error {
+// update rewrites the file of kept answers in base with change's lines.
+func (k keptKind[A]) update(base string, change func([]keptLine) []keptLine) error {
 	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
@@ -122,19 +194,14 @@ func (k keptKind[A]) update(base string, change func([]A) []A) error {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return err
 	}
-	f, _ := k.read(base)
-	f.Version = k.version
-	f.Answers = change(f.Answers)
-	f.Answers = f.Answers[:min(len(f.Answers), k.max)]
-	data, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
+	lines, _ := k.read(base)
+	lines = change(lines)
+	lines = lines[:min(len(lines), k.max)]
 	tmp, err := os.CreateTemp(base, "."+k.name+"-*") // 0600
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	_, err = tmp.Write(k.encode(lines))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -66,9 +66,9 @@ func userNamespaceProbe() int {
 // session once more, probing (Run): the session gets what a probe gives,
 // never less protection.
 
-// probesKept is the kind of the kept verdicts: the file "probes" in the
-// runtime folder, up to 256 (a few users' caches and kernels).
-var probesKept = keptKind[probeVerdict]{name: "probes", lock: "probes.lock", version: 1, max: 256,
+// probesKept is the kind of the kept verdicts: the file "kept-probes"
+// in the runtime folder, up to 256 (a few users' caches and kernels).
+var probesKept = keptKind[probeVerdict]{name: "kept-probes", lock: "kept-probes.lock", version: 1, max: 256,
 	key: func(v probeVerdict) string { return v.Key }}
 
 // probeVerdict is one verdict kept: the kernel allowed what Key names.
@@ -146,12 +146,12 @@ func (p *probes) trust(keys ...string) bool {
 	if p.fresh || slices.Contains(keys, "") {
 		return false
 	}
-	f, ok := probesKept.read(p.base)
+	lines, ok := probesKept.read(p.base)
 	if !ok {
 		return false
 	}
 	for _, k := range keys {
-		if !slices.ContainsFunc(f.Answers, func(v probeVerdict) bool { return v.Key == k }) {
+		if _, ok := probesKept.find(lines, k); !ok {
 			return false
 		}
 	}

@@ -169,6 +169,10 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	if s.Session != nil {
 		return nestedSupervisor(opts, self, NewRecord(s, roots).Roots, shell, socketGrants(p)), nil
 	}
+	// The toolchains' caches depend on the settings and exec's own
+	// environment only: their key's few dozen stats run beside the early
+	// layers and the launch, not on the plan's path to the child's spec.
+	findCaches := startFindCaches(s)
 	// What the child must be given at its start follows from whether
 	// there is a mount layer: the child is launched then, while the rest
 	// is planned beside it (plan).
@@ -184,7 +188,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	plans, planning := make(chan planned, 1), false
 	launchErr := sup.launch(mounts, func() {
 		planning = true
-		go func() { plans <- sup.plan(pr, roots, mounts, shell) }()
+		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
 	})
 	mark("launched")
 	var pl planned
@@ -224,14 +228,15 @@ type planned struct {
 // plan plans the layers of the session over roots beside the launch of
 // its child (launch), from the early layers in shell (earlyLayers):
 // the mount layer, the record's folder, the caches, the sockets, the
-// read view and the git guard's start. It reads s's settings and
+// read view and the git guard's start; findCaches waits for the
+// toolchains' caches (startFindCaches). It reads s's settings and
 // options and changes nothing of s: the launch has its own fields, and
 // newSupervisor takes what plan returns once both are done. Nothing in
 // it needs the child, and the child needs none of it before its spec.
-func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell session.Shell) (pl planned) {
+func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell session.Shell,
+	findCaches func() []sandbox.FoundCache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
-	findCaches := startFindCaches(s.settings)
 	if mounts {
 		shell.Mounts = planMounts(opts, p, roots)
 	}

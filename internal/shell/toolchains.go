@@ -18,7 +18,7 @@ import (
 // is kept asks nothing.
 
 // toolchainsKept is the kind of the kept answers: the file
-// "toolchains" in the runtime folder, up to 64 answers (a person's few
+// "kept-toolchains" in the runtime folder, up to 64 answers (a person's few
 // environments, and the tests'), each path in them absolute.
 var toolchainsKept = keptKind[toolchainAnswer]{name: toolchainsName, lock: toolchainsName + ".lock",
 	version: toolchainsVersion, max: 64, key: func(a toolchainAnswer) string { return a.Key },
@@ -27,13 +27,10 @@ var toolchainsKept = keptKind[toolchainAnswer]{name: toolchainsName, lock: toolc
 	}}
 
 // toolchainsName is the file of the kept answers in the runtime folder.
-const toolchainsName = "toolchains"
+const toolchainsName = "kept-toolchains"
 
 // toolchainsVersion is the format of the file; another is ignored.
 const toolchainsVersion = 1
-
-// toolchainsFile is the file's content.
-type toolchainsFile = keptFile[toolchainAnswer]
 
 // toolchainAnswer is FindCaches's complete answer for one key.
 type toolchainAnswer struct {

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,9 +97,12 @@ func TestFindCachesKept(t *testing.T) {
 func TestFindCachesKeptUntrusted(t *testing.T) {
 	f := newToolchainsFixture(t)
 	os.MkdirAll(f.base, 0o700)
-	planted := toolchainsFile{Version: toolchainsVersion, Answers: []toolchainAnswer{{Key: sandbox.ToolchainsKey(f.env),
-		Found: []sandbox.FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}}}}
-	good, _ := json.Marshal(planted)
+	line, err := toolchainsKept.line(toolchainAnswer{Key: sandbox.ToolchainsKey(f.env),
+		Found: []sandbox.FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := toolchainsKept.encode([]keptLine{line})
 	path := filepath.Join(f.base, toolchainsName)
 	cases := []struct {
 		what  string
@@ -114,8 +116,18 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 			return os.Chown(path, 65534, 65534)
 		}},
 		{"garbage", func() error { return os.WriteFile(path, []byte("{\"version\":1,\"answers\":[{"), 0o600) }},
+		{"an answer cut short", func() error { return os.WriteFile(path, good[:len(good)-5], 0o600) }},
 		{"another version", func() error {
-			return os.WriteFile(path, []byte(strings.Replace(string(good), `"version":1`, `"version":2`, 1)), 0o600)
+			return os.WriteFile(path, []byte(strings.Replace(string(good), " 1\n", " 2\n", 1)), 0o600)
+		}},
+		{"another key's answer under this key's id", func() error {
+			other, err := toolchainsKept.line(toolchainAnswer{Key: "another key",
+				Found: []sandbox.FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+			other.id = line.id
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(path, toolchainsKept.encode([]keptLine{other}), 0o600)
 		}},
 		{"a relative path", func() error {
 			return os.WriteFile(path, []byte(strings.Replace(string(good), "/planted", "planted", 1)), 0o600)

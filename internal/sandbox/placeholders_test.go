@@ -139,15 +139,7 @@ func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
 	if !slices.Contains(m.ReadOnly, alternates) {
 		t.Fatalf("%s not bound read-only: %v", alternates, m.ReadOnly)
 	}
-	// The other session ends: its placeholders go, the folders with them.
-	if err := os.RemoveAll(filepath.Join(ws, ".git", "objects")); err != nil {
-		t.Fatal(err)
-	}
-	RefreshPlaceholders(&m, p, roots)
-	if err := MakePlaceholders(&m); err != nil {
-		t.Fatalf("the refreshed plan's placeholders: %v", err)
-	}
-	defer RemovePlaceholders(m.Placeholders)
+	otherSessionEnded(t, &m, p, roots, filepath.Join(ws, ".git", "objects"))
 	for _, ro := range m.ReadOnly {
 		if _, err := os.Lstat(ro); err != nil {
 			t.Errorf("the plan binds %s, which is not there: %v", ro, err)
@@ -180,15 +172,7 @@ func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
 	if !slices.Contains(m.Pinned, info) || !slices.Contains(m.HiddenFiles, filepath.Join(info, "secret.key")) {
 		t.Fatalf("the plan neither pins %s nor hides the key in it: pinned %q, hidden %q", info, m.Pinned, m.HiddenFiles)
 	}
-	// The other session ends: its placeholders go, the folders with them.
-	if err := os.RemoveAll(filepath.Join(ws, ".git", "objects")); err != nil {
-		t.Fatal(err)
-	}
-	RefreshPlaceholders(&m, p, roots)
-	if err := MakePlaceholders(&m); err != nil {
-		t.Fatalf("the refreshed plan's placeholders: %v", err)
-	}
-	defer RemovePlaceholders(m.Placeholders)
+	otherSessionEnded(t, &m, p, roots, filepath.Join(ws, ".git", "objects"))
 	for name, list := range map[string][]string{"binds": m.ReadOnly, "pins": m.Pinned, "hidden folders": m.Hidden,
 		"hidden files": m.HiddenFiles, "unpinned": m.Unpinned} {
 		for _, path := range list {
@@ -232,4 +216,21 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 			t.Errorf("%s, made before the failure, is left behind", h.Path)
 		}
 	}
+}
+
+// otherSessionEnded removes gone, another session's placeholder folder
+// and what it held, as that session's end does before this one takes
+// the runtime folder's lock; then it refreshes m and makes its
+// placeholders, as the lock's holder does, and removes them when the
+// test ends.
+func otherSessionEnded(t *testing.T, m *MountPlan, p Policy, roots []Root, gone string) {
+	t.Helper()
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	RefreshPlaceholders(m, p, roots)
+	if err := MakePlaceholders(m); err != nil {
+		t.Fatalf("the refreshed plan's placeholders: %v", err)
+	}
+	t.Cleanup(func() { RemovePlaceholders(m.Placeholders) })
 }

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,11 +23,7 @@ func TestExecInteractiveBash(t *testing.T) {
 		t.Skip("no bash here")
 	}
 	ws, outside := harness.MCPLayout(t)
-	master, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("cannot open %s: %v", slavePath, err)
-	}
+	master, slave := openPTYPair(t)
 	defer slave.Close()
 	env := append(harness.Env(t, ws), "TERM=dumb", "PS1=$ ")
 	c := exec.Command(harness.Bin(t), "exec", "--cwd", ws, "--tmp=false", "--", bash, "--norc", "--noprofile", "-i")

@@ -262,11 +262,7 @@ func (s *socketSession) runPipes(t *testing.T, script string) (int, string, stri
 // what the terminal showed and the exit status.
 func (s *socketSession) runTerminal(t *testing.T, script string) (string, int) {
 	t.Helper()
-	master, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("cannot open %s: %v", slavePath, err)
-	}
+	master, slave := openPTYPair(t)
 	defer slave.Close()
 	c := s.command(t, nil, s.bin, "exec", "--cwd", s.ws, "--", "sh", "-c", script)
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
@@ -275,7 +271,7 @@ func (s *socketSession) runTerminal(t *testing.T, script string) (string, int) {
 	}
 	c.SysProcAttr.Setsid, c.SysProcAttr.Setctty, c.SysProcAttr.Ctty = true, true, 0
 	if s.agent {
-		os.Chown(slavePath, agentUID, agentUID)
+		os.Chown(slave.Name(), agentUID, agentUID)
 	}
 	shown, hungUp := readScreenUntilHangup(master)
 	if err := c.Start(); err != nil {

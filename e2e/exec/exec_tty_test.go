@@ -148,16 +148,12 @@ type personTerm struct {
 // as is run on c before it starts (asAgent, or nothing).
 func startPerson(t *testing.T, env []string, ws string, as func(*exec.Cmd)) *personTerm {
 	t.Helper()
-	master, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("cannot open %s: %v", slavePath, err)
-	}
+	master, slave := openPTYPair(t)
 	defer slave.Close()
 	if as != nil {
 		// The terminal belongs to the person, as a login makes it.
 		uid := agentUser(t)
-		os.Chown(slavePath, uid, uid)
+		os.Chown(slave.Name(), uid, uid)
 	}
 	c := exec.Command("sh", "-i")
 	c.Env, c.Dir = append(slices.Clone(env), "PS1=$ ", "TERM=dumb"), ws
@@ -172,7 +168,7 @@ func startPerson(t *testing.T, env []string, ws string, as func(*exec.Cmd)) *per
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &personTerm{t: t, master: master, path: slavePath, shown: readScreen(master), cmd: c, done: make(chan error, 1)}
+	p := &personTerm{t: t, master: master, path: slave.Name(), shown: readScreen(master), cmd: c, done: make(chan error, 1)}
 	go func() { p.done <- c.Wait() }()
 	t.Cleanup(func() {
 		c.Process.Kill()

@@ -34,6 +34,18 @@ func openPTY(t *testing.T) (*os.File, string) {
 	return master, "/dev/pts/" + strconv.Itoa(n)
 }
 
+// openPTYPair opens a fresh pseudo-terminal (openPTY) and its slave
+// side; the caller closes the slave, the master goes with the test.
+func openPTYPair(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, slavePath := openPTY(t)
+	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("cannot open %s: %v", slavePath, err)
+	}
+	return master, slave
+}
+
 // readScreen reads everything the terminal of master shows, from now on,
 // and returns what it has shown so far.
 func readScreen(master *os.File) func() string {
@@ -107,11 +119,7 @@ type ttyRun struct {
 func runUnderTTY(t *testing.T, env []string, ws, answer string, args ...string) ttyRun {
 	t.Helper()
 	bin := harness.Bin(t)
-	master, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("cannot open %s: %v", slavePath, err)
-	}
+	master, slave := openPTYPair(t)
 	defer slave.Close()
 
 	c := harness.Cmd(bin, env, ws, args...)
@@ -303,11 +311,7 @@ func TestPrettyOnTerminal(t *testing.T) {
 	bin := harness.Bin(t)
 	ws := t.TempDir()
 	harness.WriteTree(t, ws, map[string]string{"f.txt": "x\n"})
-	master, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("cannot open %s: %v", slavePath, err)
-	}
+	master, slave := openPTYPair(t)
 	defer slave.Close()
 	c := harness.Cmd(bin, harness.Env(t, ws), ws, "stat", "f.txt")
 	c.Stdout = slave

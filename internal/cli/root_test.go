@@ -152,3 +152,22 @@ func TestCommandTreeCompletesWordsOnlyWhenAsked(t *testing.T) {
 		t.Error("NewCmdRoot: --mode's words not registered")
 	}
 }
+
+// brokenWriter is a stdout whose reader is gone: every write fails.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// TestVersionOnlyToBrokenStdout: --version printed with no tree
+// (versionOnly) to a stdout that cannot be written is the operation
+// failing (exit 1), said on stderr, not a success.
+func TestVersionOnlyToBrokenStdout(t *testing.T) {
+	for _, arg := range []string{"--version", "-v"} {
+		var errs bytes.Buffer
+		a := &App{Stdin: strings.NewReader(""), Stdout: brokenWriter{}, Stderr: &errs,
+			LookupEnv: func(string) (string, bool) { return "", false }}
+		if status := a.Run([]string{arg}); status != ExitFailed || !strings.Contains(errs.String(), "file already closed") {
+			t.Errorf("%s: status %d, stderr %q; want %d and the write's error", arg, status, errs.String(), ExitFailed)
+		}
+	}
+}

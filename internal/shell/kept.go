@@ -62,12 +62,15 @@ func (k keptKind[A]) header() string {
 	return "dsh-fs kept " + k.name + " " + strconv.Itoa(k.version)
 }
 
-// read reads the lines of the file of kept answers in base: a file that
-// is not this user's, readable or writable by others, a symlink, not a
-// regular file, too large, or not the format is ignored; a runtime
-// folder that cannot be trusted is not read. Its answers are not
-// decoded (find).
-func (k keptKind[A]) read(base string) ([]keptLine, bool) {
+// keptFile is a file of kept answers whose first line was its kind's
+// header: its answers' lines, undecoded.
+type keptFile []byte
+
+// read reads the file of kept answers in base: a file that is not this
+// user's, readable or writable by others, a symlink, not a regular
+// file, too large, or without its kind's header is ignored; a runtime
+// folder that cannot be trusted is not read.
+func (k keptKind[A]) read(base string) (keptFile, bool) {
 	if checkTrustedBase(base) != nil {
 		return nil, false
 	}
@@ -81,22 +84,42 @@ func (k keptKind[A]) read(base string) ([]keptLine, bool) {
 		st.Mode&0o077 != 0 || st.Size > keptMaxBytes {
 		return nil, false
 	}
-	data, err := io.ReadAll(io.LimitReader(fd, keptMaxBytes))
-	if err != nil {
+	// One buffer of the file's size: the file is read at every start,
+	// and a growing buffer's copies were most of its cost.
+	data := make([]byte, st.Size)
+	if _, err := io.ReadFull(fd, data); err != nil {
 		return nil, false
 	}
-	return k.parse(data)
-}
-
-// parse splits data, the content of k's file, into its lines; ok is
-// false where it is not the format.
-func (k keptKind[A]) parse(data []byte) (lines []keptLine, ok bool) {
 	head, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || string(head) != k.header() {
 		return nil, false
 	}
-	for len(rest) > 0 {
+	return keptFile(rest), true
+}
+
+// answer is the answer under id in f, undecoded, or nil: found by
+// looking at each line's id in place, with nothing allocated, since a
+// start looks up one or two answers of up to hundreds.
+func (f keptFile) answer(id string) []byte {
+	for rest := []byte(f); len(rest) > 0; {
+		line, after, found := bytes.Cut(rest, []byte("\n"))
+		if !found {
+			return nil // the last line ends too
+		}
+		if len(line) > len(id)+1 && line[len(id)] == ' ' && string(line[:len(id)]) == id {
+			return line[len(id)+1:]
+		}
+		rest = after
+	}
+	return nil
+}
+
+// lines splits f into its lines; ok is false where it is not the
+// format.
+func (f keptFile) lines() (lines []keptLine, ok bool) {
+	for rest := []byte(f); len(rest) > 0; {
 		var line []byte
+		var found bool
 		if line, rest, found = bytes.Cut(rest, []byte("\n")); !found {
 			return nil, false // the last line ends too
 		}
@@ -114,13 +137,12 @@ func isLowerHex(b []byte) bool {
 	return !slices.ContainsFunc(b, func(c byte) bool { return (c < '0' || c > '9') && (c < 'a' || c > 'f') })
 }
 
-// find is the answer under key among lines, decoded: one whose JSON is
-// not an answer, is under another key, or fails valid is none.
-func (k keptKind[A]) find(lines []keptLine, key string) (A, bool) {
+// find is the answer under key in f, decoded: one whose JSON is not an
+// answer, is under another key, or fails valid is none.
+func (k keptKind[A]) find(f keptFile, key string) (A, bool) {
 	var a, zero A
-	id := keptID(key)
-	i := slices.IndexFunc(lines, func(l keptLine) bool { return l.id == id })
-	if i < 0 || json.Unmarshal(lines[i].answer, &a) != nil || k.key(a) != key || k.valid != nil && !k.valid(a) {
+	data := f.answer(keptID(key))
+	if data == nil || json.Unmarshal(data, &a) != nil || k.key(a) != key || k.valid != nil && !k.valid(a) {
 		return zero, false
 	}
 	return a, true
@@ -128,12 +150,12 @@ func (k keptKind[A]) find(lines []keptLine, key string) (A, bool) {
 
 // lookup is the answer kept in base under key.
 func (k keptKind[A]) lookup(base, key string) (A, bool) {
-	lines, ok := k.read(base)
+	f, ok := k.read(base)
 	if !ok {
 		var zero A
 		return zero, false
 	}
-	return k.find(lines, key)
+	return k.find(f, key)
 }
 
 // encode is the content of k's file with lines.
@@ -194,7 +216,10 @@ func (k keptKind[A]) update(base string, change func([]keptLine) []keptLine) err
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return err
 	}
-	lines, _ := k.read(base)
+	var lines []keptLine
+	if f, ok := k.read(base); ok {
+		lines, _ = f.lines()
+	}
 	lines = change(lines)
 	lines = lines[:min(len(lines), k.max)]
 	tmp, err := os.CreateTemp(base, "."+k.name+"-*") // 0600

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -346,7 +347,9 @@ func readFolder(abs string, st *unix.Stat_t, statEntries bool) *Folder {
 // readEntries reads every entry of the open folder fd with getdents64.
 func readEntries(fd int, statEntries bool) ([]Entry, error) {
 	var entries []Entry
-	buf := make([]byte, 32<<10)
+	bp := direntBuffers.Get().(*[]byte)
+	defer direntBuffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {
@@ -385,6 +388,10 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 		}
 	}
 }
+
+// direntBuffers are getdents's buffers, used again: a start scans many
+// folders, and each buffer new from the heap is eight fresh pages.
+var direntBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func le64(b []byte) uint64 {
 	var v uint64

@@ -117,6 +117,11 @@ FLOOR_GO=$TMP/floor-gostat
 FLOOR_COBRA=$TMP/floor-cobra
 go build -o "$FLOOR_GO" ./scripts/floor/gostat
 go build -o "$FLOOR_COBRA" ./scripts/floor/cli
+# The floor of exec's start (issue 38): one Go process that sets the
+# namespaces and layers up on a thread of its own and forks a PID 1 of
+# system calls alone; no second Go program.
+FLOOR_SESSION=$TMP/floor-session
+go build -o "$FLOOR_SESSION" ./scripts/floor/session
 
 # No user or system config, no temp areas: the policy is the default one
 # on the fixture folder. Landlock (enforce: auto) stays on, as users run it.
@@ -827,11 +832,21 @@ for d in range(100):
    "dsh": {"label": "dsh-fs exec", "runs": [["env", "-u", "DSH_FS_CWD", "-u", "DSH_FS_TMP", "$3", "exec", "--cwd", "$2", "--", "true"]]}}
 JSON
 	}
+	# floor_row NAME WS: bwrap against the floor of one Go process.
+	floor_row() {
+		cat <<JSON
+  {"name": "$1: floor (scripts/floor/session) WS true against bwrap … true", "loop": 20, "target": 2,
+   "plain": {"label": "bwrap", "runs": [["bwrap", "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "$2", "$2", "--bind", "/tmp", "/tmp", "--unshare-pid", "--proc", "/proc", "--unshare-net", "--chdir", "$2", "true"]]},
+   "dsh": {"label": "floor", "runs": [["$FLOOR_SESSION", "$2", "true"]]}}
+JSON
+	}
 	{
 		echo "["
 		row "root, 20 files" "$p/ws20" "$BIN"
 		echo ","
 		row "root, 50,000 files" "$p/ws50k" "$BIN"
+		echo ","
+		floor_row "root, 20 files" "$p/ws20"
 		echo "]"
 	} >"$p/root-spec.json"
 	"$RUNNER" -spec "$p/root-spec.json" -runs "$RUNS" -dir "$p/ws20" -details "$p/root-details.md" >"$p/root-table.md"

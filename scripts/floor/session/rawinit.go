@@ -1,0 +1,116 @@
+package main
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The runtime's own hooks around a fork, as package syscall uses them:
+// signals blocked and the stack fixed before, restored after.
+//
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// initPlan is all the session's PID 1 needs, made before the fork: after
+// it, the child runs no Go code but system calls on these values.
+type initPlan struct {
+	procSource, procTarget *byte
+	path, dir              *byte
+	argv, envv             []*byte
+	ruleset                uintptr
+	filter                 *unix.SockFprog
+	status                 uintptr // written: CMD's wait status and 0, or an errno and the failed step
+}
+
+// The init's steps, as it reports a failure.
+const (
+	stepProc = 1 + iota
+	stepNoNewPrivs
+	stepLandlock
+	stepSeccomp
+	stepFork
+)
+
+// forkInit forks the session's PID 1, in a new PID namespace, from the
+// calling thread, whose namespaces, root and folder it takes. PID 1
+// mounts /proc, applies the layers, forks and executes CMD, reaps
+// every process until CMD ends, kills the rest of its namespace, reaps
+// them, and writes CMD's status to p.status.
+//
+// Between the fork and its exit the child must not grow its stack,
+// allocate or touch the runtime: it is a copy of one thread of a
+// multithreaded program. So it only makes raw system calls on p and on
+// variables of this frame, as package syscall's forkAndExecInChild does.
+//
+//go:norace
+//go:noinline
+func forkInit(p *initPlan) (int, syscall.Errno) {
+	var report [2]uint32
+	var wstatus uint32
+	runtimeBeforeFork()
+	pid, _, errno := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.CLONE_NEWPID|syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		runtimeAfterFork()
+		return int(pid), errno
+	}
+	runtimeAfterForkInChild()
+	step := uint32(stepProc)
+	_, _, errno = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.procSource)), uintptr(unsafe.Pointer(p.procTarget)),
+		uintptr(unsafe.Pointer(p.procSource)), syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, 0, 0)
+	if errno == 0 {
+		step = stepNoNewPrivs
+		_, _, errno = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0)
+	}
+	if errno == 0 {
+		step = stepLandlock
+		_, _, errno = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, p.ruleset, 0, 0)
+	}
+	if errno == 0 {
+		step = stepSeccomp
+		_, _, errno = syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(p.filter)))
+	}
+	var cmd uintptr
+	if errno == 0 {
+		step = stepFork
+		cmd, _, errno = syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	}
+	if errno != 0 {
+		report = [2]uint32{uint32(errno), step}
+		syscall.RawSyscall(syscall.SYS_WRITE, p.status, uintptr(unsafe.Pointer(&report)), 8)
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 125, 0, 0)
+	}
+	if cmd == 0 {
+		syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0)
+		syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(p.dir)), 0, 0)
+		syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p.path)),
+			uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envv[0])))
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	}
+	for {
+		w, _, errno := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&wstatus)), 0, 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 || w == cmd {
+			break
+		}
+	}
+	report[0] = wstatus
+	syscall.RawSyscall(syscall.SYS_KILL, ^uintptr(0), uintptr(syscall.SIGKILL), 0)
+	for {
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&wstatus)), 0, 0, 0, 0); errno == syscall.ECHILD {
+			break
+		}
+	}
+	syscall.RawSyscall(syscall.SYS_WRITE, p.status, uintptr(unsafe.Pointer(&report)), 8)
+	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+	return 0, 0
+}

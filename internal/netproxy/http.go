@@ -14,7 +14,7 @@ import (
 // The proxy speaks HTTP/1.x with a head reader of its own (head.go), not
 // net/http: every dsh-fs process, the supervisor and exec's child, pays
 // at its start for what the binary links, and net/http brings TLS, x509
-// and HTTP/2 along for the few heads read here (issue 38).
+// and HTTP/2 along for the few heads read here.
 
 // The status codes the proxy answers with itself.
 const (

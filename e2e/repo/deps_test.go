@@ -72,3 +72,33 @@ func TestFrontEndsLeanOnNoneOther(t *testing.T) {
 		}
 	}
 }
+
+// binaryForbidden are what the dsh-fs binary must not link, and why.
+var binaryForbidden = []string{"net/http", "crypto/tls"}
+
+// TestBinaryLinksNoHTTP (issue 38): go list -deps of the module's root,
+// the dsh-fs binary, names neither net/http nor crypto/tls. Every dsh-fs
+// process, the supervisor and exec's re-executed child, pays at its
+// start for the initialization and page faults of everything linked,
+// and net/http brings TLS, x509, compression and HTTP/2 along; the
+// session's proxy reads its few HTTP heads itself (internal/netproxy).
+// The control is dsh-fs-mcp's main, which links net/http through the
+// MCP SDK: were the listing empty or the names wrong, the check could
+// not fail.
+func TestBinaryLinksNoHTTP(t *testing.T) {
+	deps := goListDeps(t, harness.RepoRoot)
+	if !slices.Contains(deps, modulePath+"/internal/netproxy") {
+		t.Fatalf("go list -deps of the module root does not list internal/netproxy: %v", deps)
+	}
+	for _, bad := range binaryForbidden {
+		if slices.Contains(deps, bad) {
+			t.Errorf("the dsh-fs binary links %s: every process start pays for what is linked (issue 38); read the few HTTP heads by hand, as internal/netproxy does, or keep the package out of what main links", bad)
+		}
+	}
+	mcp := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, "cmd", "dsh-fs-mcp")))
+	for _, want := range binaryForbidden {
+		if !slices.Contains(mcp, want) {
+			t.Errorf("control: cmd/dsh-fs-mcp does not depend on %s", want)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"strconv"
@@ -340,111 +339,6 @@ func (p *Proxy) Handle(c net.Conn) {
 	p.http(c, br)
 }
 
-// hopHeaders are the headers of one hop, never passed on.
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		if req.Method == http.MethodConnect {
-			p.connect(c, br, req)
-			return
-		}
-		if !p.forward(c, req) {
-			return
-		}
-	}
-}
-
-// forward passes one plain request to its server, over a connection of
-// its own (no pool: each is dialled, and so checked, afresh), and its
-// response back; it reports whether the client's connection goes on.
-// net/http's client Transport is not used: it would link HTTP/2 and
-// more for what this does.
-func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
-	defer req.Body.Close()
-	// A path with no host (origin form) comes from a client that took
-	// the proxy's port for its server's: in the session's own network
-	// namespace, the port a direct connection names may be the proxy's.
-	// Forwarding it by its Host header would make such a connection
-	// work, so it is refused.
-	if req.URL.Host == "" {
-		writeError(c, http.StatusBadRequest, "dsh-fs: this is the session's proxy: it takes a request for an absolute http:// URL, sent to it as a proxy (HTTP_PROXY)\n")
-		return false
-	}
-	if req.URL.Scheme != "" && req.URL.Scheme != "http" {
-		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy forwards http:// requests; use CONNECT for https\n")
-		return false
-	}
-	host, port, err := splitPort(req.URL.Host, 80)
-	if err != nil {
-		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: "+req.URL.Host+": "+err.Error()+"\n")
-		return false
-	}
-	up, err := p.dial(req.Context(), c, host, port)
-	if err != nil {
-		var r *Refusal
-		if errors.As(err, &r) {
-			writeError(c, http.StatusForbidden, r.Error()+"\n")
-		} else {
-			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
-		}
-		return false
-	}
-	defer up.Close()
-	for _, h := range hopHeaders {
-		req.Header.Del(h)
-	}
-	keep := !req.Close
-	// The server's connection is this request's alone.
-	req.Close = true
-	// Request.Write sends the origin form (the path) and the Host.
-	if err := req.Write(up); err != nil {
-		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
-		return false
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(up), req)
-	if err != nil {
-		writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
-		return false
-	}
-	defer resp.Body.Close()
-	for _, h := range hopHeaders {
-		resp.Header.Del(h)
-	}
-	resp.Close = !keep
-	return resp.Write(c) == nil && keep
-}
-
-// connect serves a CONNECT request: once the proxy reached the
-// authority, the client's bytes and the server's pass as they are.
-func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
-	host, port, err := splitPort(req.RequestURI, 443)
-	if err != nil {
-		writeError(c, http.StatusBadRequest, "dsh-fs: the session's proxy: CONNECT "+req.RequestURI+": "+err.Error()+"\n")
-		return
-	}
-	up, err := p.dial(req.Context(), c, host, port)
-	if err != nil {
-		var r *Refusal
-		if errors.As(err, &r) {
-			writeError(c, http.StatusForbidden, r.Error()+"\n")
-		} else {
-			writeError(c, http.StatusBadGateway, "dsh-fs: the session's proxy: "+err.Error()+"\n")
-		}
-		return
-	}
-	defer up.Close()
-	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		return
-	}
-	pipe(c, br, up)
-}
-
 // pipe copies between the client (reading through br, which may hold
 // bytes already read) and the server until either side ends.
 func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
@@ -465,11 +359,6 @@ func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
 	}()
 	<-done
 	<-done
-}
-
-func writeError(w io.Writer, code int, body string) {
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		code, http.StatusText(code), len(body), body)
 }
 
 // splitPort splits host[:port], the port def when there is none.

@@ -141,8 +141,9 @@ func TestEnv(t *testing.T) {
 	}
 }
 
-// TestProxyKeepAlive: one client connection carries several plain
-// requests, bodies included, each forwarded on a connection of its own.
+// TestProxyKeepAlive: a client that keeps its connections alive gets
+// every answer, bodies included: the proxy takes one request per client
+// connection and says Connection: close, so the client opens the next.
 func TestProxyKeepAlive(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)

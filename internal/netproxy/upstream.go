@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -113,20 +113,26 @@ func (u *Upstream) connect(ctx context.Context, target netip.AddrPort) (net.Conn
 		req += "Proxy-Authorization: " + u.auth + "\r\n"
 	}
 	br := bufio.NewReader(c)
-	var resp *http.Response
+	code := 0
+	var h *head
 	if _, err = c.Write([]byte(req + "\r\n")); err == nil {
-		resp, err = http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+		// The answer's head alone: a 200 to CONNECT has no body, and
+		// what follows it is the tunnel's.
+		if h, err = readHead(br); err == nil {
+			code, err = h.statusLine()
+		} else if err == errHeadEmpty {
+			err = errors.New("it closed the connection without an answer")
+		}
 	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("the upstream proxy %s: %w", u.addr, err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if code != 200 {
 		c.Close()
 		// The status code alone: the upstream's body or reason may echo
 		// what it was sent, the credentials included.
-		return nil, fmt.Errorf("the upstream proxy %s answered %d to CONNECT %s", u.addr, resp.StatusCode, target)
+		return nil, fmt.Errorf("the upstream proxy %s answered %d to CONNECT %s", u.addr, code, target)
 	}
 	c.SetDeadline(time.Time{})
 	if br.Buffered() > 0 {

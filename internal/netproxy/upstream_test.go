@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +128,56 @@ func TestUpstreamFromEnv(t *testing.T) {
 	}
 	if _, err := UpstreamFromEnv(env(map[string]string{"HTTPS_PROXY": "socks5://alice:pw-secret@h:1"})); err == nil || strings.Contains(err.Error(), "pw-secret") {
 		t.Errorf("a socks upstream: %v", err)
+	}
+}
+
+// TestUpstreamAnswer: the upstream's answer to CONNECT is read as far as
+// its head, a 200 alone opens the tunnel, bytes sent after the head are
+// the tunnel's first, and no error quotes what the upstream sent (it may
+// echo the credentials).
+func TestUpstreamAnswer(t *testing.T) {
+	const secret = "c2VjcmV0"
+	for _, tc := range []struct{ name, answer, err, first string }{
+		{"ok", "HTTP/1.1 200 Connection established\r\nVia: x\r\n\r\n", "", ""},
+		{"bytes after the head", "HTTP/1.0 200 OK\r\n\r\nEARLY", "", "EARLY"},
+		{"refused", "HTTP/1.1 407 Basic " + secret + "\r\nContent-Length: 8\r\n\r\n" + secret, "answered 407 to CONNECT 192.0.2.1:443", ""},
+		{"a control byte", "HTTP/1.1 200 OK\r\nX-Echo: Basic " + secret + "\x01\r\n\r\n", "malformed message head", ""},
+		{"not HTTP", "SSH-2.0 " + secret + "\r\n\r\n", "malformed message head", ""},
+		{"no answer", "", "closed the connection without an answer", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				bufio.NewReader(c).ReadString('\n')
+				io.WriteString(c, tc.answer)
+			}()
+			u := &Upstream{addr: l.Addr().String(), auth: "Basic " + secret}
+			c, err := u.connect(t.Context(), netip.MustParseAddrPort("192.0.2.1:443"))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), secret) {
+					t.Fatalf("%v, want an error saying %q without the upstream's bytes", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if tc.first != "" {
+				b := make([]byte, len(tc.first))
+				if _, err := io.ReadFull(c, b); err != nil || string(b) != tc.first {
+					t.Errorf("the tunnel's first bytes: %q %v, want %q", b, err, tc.first)
+				}
+			}
+		})
 	}
 }

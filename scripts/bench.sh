@@ -513,7 +513,7 @@ JSON
 		echo
 		echo "The caches after the runs: ~/.cache/pip $(du -sh "$home/.cache/pip" 2>/dev/null | cut -f1),"
 		echo "$(find "$home/.cache/pip" -type f 2>/dev/null | wc -l) files ($(find "$home/.cache/pip" -name '*.whl' 2>/dev/null | wc -l) wheels built in the warm-up, each with its origin.json);"
-		echo "~/.npm $(du -sh "$home/.npm" 2>/dev/null | cut -f1); ~/.cargo/registry $(du -sh "$home/.cargo/registry" 2>/dev/null | cut -f1)."
+		echo "npm's ~/.npm $(du -sh "$home/.npm" 2>/dev/null | cut -f1); cargo's ~/.cargo/registry $(du -sh "$home/.cargo/registry" 2>/dev/null | cut -f1)."
 		echo
 		echo "benchrun's own tables:"
 		echo

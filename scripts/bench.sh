@@ -27,13 +27,14 @@
 #                                     # start-up with the cache layer, and go test
 #                                     # inside a session against outside, both warm;
 #                                     # replacing that section
-#   BENCH_ONLY=toolcaches scripts/bench.sh
+#   BENCH_ONLY=toolcaches [BENCH_OUT=FILE] scripts/bench.sh
 #                                     # only npm ci, pip install and cargo build
 #                                     # (no change; after cargo clean) inside a
 #                                     # default session against outside, offline,
-#                                     # the caches warm (issue 38); a missing
-#                                     # toolchain is skipped and said; replacing
-#                                     # that section
+#                                     # the caches warm (issue 38), as root and an
+#                                     # ordinary user; a missing toolchain is
+#                                     # skipped and said; printed, and written to
+#                                     # FILE when given (results.md is left alone)
 #   BENCH_ONLY=deny scripts/bench.sh
 #                                     # only grep, find, stat and ls under the
 #                                     # usual deny_read list (issue 26): against
@@ -389,37 +390,89 @@ JSON
 	} >"$TMP/caches.md"
 }
 
-# toolcaches_rows: npm's, pip's and cargo's caches inside a session
-# (issue 38), in $TMP/toolcaches.md. The person's default caches are in
-# a home of the bench ($c/home: outside /tmp, which every default session
-# may write, so that the caches are layered copy-on-write as a person's
-# ~/.npm, ~/.cache and ~/.cargo are), warmed by one run outside before
-# anything is timed. Each row: the warm step in a default session (dsh-fs
-# exec --cwd WS, the caches' overlays) against the same step outside,
-# offline both: npm ci --offline of a lockfile of ten common packages (the
-# warm-up's npm install is the only step that reaches npm's registry);
-# pip install --no-index --target of six local sdists, whose wheels pip
-# built and cached in the warm-up (an in-tree build backend: nothing to
-# fetch); cargo build --offline of a crate with one dependency from a
-# local registry, nothing to rebuild, and after cargo clean (untimed). dsh-fs exec -- true against
+# toolcaches_rows: npm's, pip's and cargo's caches inside a default session
+# against outside (issue 38), as root and, where the bench runs as root,
+# as the ordinary user of the peers rows (dshfs-agent, made when missing),
+# in $TMP/toolcaches.md; toolcaches_run measures one user. The load
+# average is written at the start and the end of each.
+toolcaches_rows() {
+	local out=$TMP/toolcaches.md user=dshfs-agent uid=23456 up=$TMP/toolcaches-user
+	toolcaches_run "$TMP/toolcaches" "$BIN" "$RUNNER" ""
+	rm -rf "$up" && mkdir -p "$up"
+	if [[ $(id -u) == 0 ]] && { id "$user" >/dev/null 2>&1 || useradd --uid "$uid" --user-group --no-create-home \
+		--home-dir /nonexistent --shell /bin/sh "$user"; }; then
+		uid=$(id -u "$user")
+		mkdir -p "/run/user/$uid"
+		chown "$uid:$uid" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
+		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun"
+		chown -R "$uid:$uid" "$up"
+		toolcaches_run "$up/c" "$up/dsh-fs" "$up/benchrun" "$user"
+	else
+		mkdir -p "$up/c"
+		echo "Not measured as an ordinary user: the bench must run as root to run as $user." >"$up/c/report.md"
+	fi
+	{
+		echo "npm's, pip's and cargo's caches inside a default session (\`dsh-fs exec --cwd WS -- CMD\`) against"
+		echo "the same CMD outside (issue 38), interleaved in one run per user, $RUNS runs a side after one warm-up"
+		echo "of each, every command at \`nice -n -15\` both sides alike (as root). The person's default caches"
+		echo "(~/.npm, ~/.cache with pip's, ~/.cargo) are in a home of the bench, outside /tmp, warmed outside"
+		echo "first; a session run once before timing must list each as an overlay (\`dsh-fs policy\`) and its"
+		echo "command must exit 0 and leave its output, else the bench stops. Offline both sides: the warm-up's"
+		echo "npm install is the only step that reaches a registry. Times per invocation, ms."
+		echo
+		echo "### As root"
+		echo
+		cat "$TMP/toolcaches/report.md"
+		echo
+		echo "### As the ordinary user $user"
+		echo
+		cat "$up/c/report.md"
+	} >"$out"
+}
+
+# toolcaches_run C BIN RUNNER USER: one user's rows (root where USER is
+# empty), in C/report.md. The home C/home holds the person's default
+# caches (outside /tmp, which every default session may write, so that
+# they are layered copy-on-write as a person's ~/.npm, ~/.cache and
+# ~/.cargo are), warmed by one run outside before anything is timed.
+# Each row: the step in a default session (BIN exec --cwd WS) against
+# the same step outside, offline both: npm ci --offline of a lockfile of
+# ten common packages (npm ci removes node_modules itself; --offline so
+# that a cache miss fails rather than fetch, inside and out); pip install
+# --no-index of six local sdists whose wheels pip built and cached in the
+# warm-up (an in-tree build backend: nothing to fetch), into a venv in
+# the workspace (uninstalled untimed before each sample) and with
+# --target; cargo build --offline of a crate with one dependency from a
+# local registry that cargo unpacks into ~/.cargo/registry, nothing to
+# rebuild, and after cargo clean (untimed). dsh-fs exec -- true against
 # true is the reference: the session's own start, which every row pays
 # once. A toolchain that is missing, or whose warm-up fails, is left out
 # and said.
-toolcaches_rows() {
-	local c=$TMP/toolcaches out=$TMP/toolcaches.md
-	local home=$c/home skipped=()
-	rm -rf "$c" && mkdir -p "$home/.config" "$c/npm" "$c/pip/src" "$c/pip/dist" "$c/pip/ws"
-	local base=(env -u DSH_FS_CWD -u DSH_FS_TMP -u XDG_CACHE_HOME "HOME=$home" "XDG_CONFIG_HOME=$home/.config")
-	if [[ -d $ORIG_HOME/.rustup && -z ${RUSTUP_HOME:-} ]]; then
-		base+=("RUSTUP_HOME=$ORIG_HOME/.rustup") # rustup's cargo, with the bench's home
+toolcaches_run() {
+	local c=$1 bin=$2 runner=$3 user=$4 uid=0
+	local home=$c/home skipped=() as=() py3=python3 nice=()
+	rm -rf "$c" && mkdir -p "$home/.config" "$home/.cargo/registry" "$home/.cargo/git" "$c/npm" "$c/pip/src" \
+		"$c/pip/dist" "$c/pip/ws/.tmp" "$c/registry"
+	local envv=(env -u DSH_FS_CWD -u DSH_FS_TMP -u DSH_FS_CONFIG -u XDG_CACHE_HOME -u CARGO_HOME -u npm_config_cache
+		-u PIP_CACHE_DIR "HOME=$home" "XDG_CONFIG_HOME=$home/.config")
+	if [[ -n $user ]]; then
+		uid=$(id -u "$user")
+		as=(setpriv "--reuid=$uid" "--regid=$uid" --clear-groups)
+		envv+=("XDG_RUNTIME_DIR=/run/user/$uid" "PATH=/usr/local/bin:/usr/bin:/bin")
+		py3=/usr/bin/python3 # root's may be in /root, which the user cannot read
+	elif [[ -d $ORIG_HOME/.rustup && -z ${RUSTUP_HOME:-} ]]; then
+		envv+=("RUSTUP_HOME=$ORIG_HOME/.rustup") # rustup's cargo, with the bench's home
 	fi
+	[[ $(id -u) != 0 ]] || nice=(nice -n -15)
+	tc_own() { [[ -z $user ]] || chown -R "$uid:$uid" "$c"; }
+	tc_run() { "${as[@]}" "${envv[@]}" "$@"; }
 	local j q
 	j() { local o="" a; for a in "$@"; do o+="${o:+, }\"$a\""; done; printf '%s' "$o"; }
-	q=$(j "${base[@]}")
+	q=$(j "${envv[@]}")
 	local rows=()
-	rows+=("{\"name\": \"dsh-fs exec -- true against true: the session's own start, which every row below pays once\", \"loop\": 5, \"reference\": true,
+	rows+=("{\"name\": \"session start: \`dsh-fs exec -- true\` against \`true\`, which every row below pays once\", \"loop\": 5, \"reference\": true,
    \"plain\": {\"label\": \"true\", \"runs\": [[$q, \"true\"]]},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", \"true\"]]}}")
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", \"true\"]]}}")
 	# npm: ten common packages, installed once with the registry (the
 	# lockfile and the warm ~/.npm), then npm ci --offline.
 	cat >"$c/npm/package.json" <<'JSON'
@@ -427,69 +480,23 @@ toolcaches_rows() {
  "dependencies": {"axios": "^1.7.0", "chalk": "^4.1.2", "commander": "^12.0.0", "dayjs": "^1.11.0", "debug": "^4.3.0",
   "express": "^4.19.0", "lodash": "^4.17.21", "semver": "^7.6.0", "uuid": "^9.0.0", "yargs": "^17.7.0"}}
 JSON
+	tc_own
+	local ci=(npm ci --offline --no-audit --no-fund)
 	if ! command -v npm >/dev/null; then
 		skipped+=("npm: not installed")
-	elif ! (cd "$c/npm" && timeout 300 "${base[@]}" npm install --no-audit --no-fund >/dev/null 2>&1); then
+	elif ! (cd "$c/npm" && tc_run timeout 300 npm install --no-audit --no-fund >/dev/null 2>&1); then
 		skipped+=("npm: the warm-up's npm install failed (npm's registry not reached?)")
 	else
-		local ci='"npm", "ci", "--offline", "--no-audit", "--no-fund"'
-		rows+=("{\"name\": \"npm ci --offline, ten packages (113 with their dependencies), ~/.npm warm: inside a session against outside\", \"loop\": 1, \"target\": 1.2,
-   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $ci]], \"expect\": \"added\"},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", $ci]], \"expect\": \"added\"}}")
+		tc_inside "$c/npm" "$home/.npm" "$c/npm/node_modules/lodash/package.json" "${ci[@]}"
+		local n f
+		n=$(grep -c '^    "node_modules/' "$c/npm/package-lock.json")
+		f=$(find "$c/npm/node_modules" -type f | wc -l)
+		rows+=("{\"name\": \"npm: \`npm ci --offline\`, ten packages ($n installed, $f files), ~/.npm warm\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $(j "${ci[@]}")]], \"expect\": \"added\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/npm\", \"--\", $(j "${ci[@]}")]], \"expect\": \"added\"}}")
 	fi
-	# pip: six packages of 30 modules each, as sdists built by an in-tree
-	# backend (no setuptools, no wheel, no index), in a venv.
-	local n m
-	for n in 1 2 3 4 5 6; do
-		mkdir -p "$c/pip/src/benchpkg$n/benchpkg$n"
-		: >"$c/pip/src/benchpkg$n/benchpkg$n/__init__.py"
-		for m in $(seq 30); do
-			for i in $(seq 40); do printf 'def f%d(x):\n    """Adds %d."""\n    return [(x + %d) * i for i in range(10)]\n\n\n' "$i" "$i" "$i"; done >"$c/pip/src/benchpkg$n/benchpkg$n/m$m.py"
-		done
-		printf '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n[project]\nname = "benchpkg%d"\nversion = "1.0.%d"\n' "$n" "$n" >"$c/pip/src/benchpkg$n/pyproject.toml"
-		pip_backend >"$c/pip/src/benchpkg$n/backend.py"
-	done
-	if ! command -v python3 >/dev/null || ! python3 -m venv "$c/pip/venv" >/dev/null 2>&1; then
-		skipped+=("pip: python3 with venv is missing")
-	elif ! pip_sdists "$c/pip/src" "$c/pip/dist" || ! (cd "$c/pip/ws" && "${base[@]}" "$c/pip/venv/bin/pip" install --no-index \
-		--find-links "$c/pip/dist" --disable-pip-version-check --target "$c/pip/ws/t" benchpkg{1..6} >/dev/null 2>&1); then
-		skipped+=("pip: the warm-up's pip install of the local sdists failed")
-	else
-		local pip="\"$c/pip/venv/bin/pip\", \"install\", \"--no-index\", \"--find-links\", \"$c/pip/dist\", \"--disable-pip-version-check\", \"--target\", \"$c/pip/ws/t\", \"benchpkg1\", \"benchpkg2\", \"benchpkg3\", \"benchpkg4\", \"benchpkg5\", \"benchpkg6\""
-		rows+=("{\"name\": \"pip install --no-index --target of six local sdists, their wheels in pip's warm cache: inside a session against outside\", \"loop\": 1, \"target\": 1.2,
-   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"}}")
-		# pip install --target stages in $TMPDIR and renames into the target:
-		# across the session's two mounts (/tmp, the workspace) the rename
-		# fails (EXDEV) and pip copies instead. With TMPDIR in the workspace,
-		# both sides rename.
-		local tmpd="\"env\", \"TMPDIR=$c/pip/ws/.tmp\""
-		mkdir -p "$c/pip/ws/.tmp"
-		rows+=("{\"name\": \"the same pip install, TMPDIR in the workspace (both sides rename into the target; with /tmp, inside copies)\", \"loop\": 1, \"target\": 1.2,
-   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $tmpd, $pip]], \"prep\": [[\"rm\", \"-rf\", \"$c/pip/ws/t\"]], \"expect\": \"Successfully installed\"}}")
-	fi
-	# cargo: a crate of 12 modules and one dependency, from a local
-	# registry that the bench makes (crates.io is not needed): cargo
-	# unpacks it into ~/.cargo/registry/src as it does a download, so the
-	# layer is read from. ~/.cargo's git folder made, as a person who has
-	# used cargo has it.
-	mkdir -p "$home/.cargo/registry" "$home/.cargo/git"
-	if ! command -v cargo >/dev/null; then
-		skipped+=("cargo: not installed (apt-get install cargo)")
-	elif ! (cd "$c" && "${base[@]}" cargo new -q --vcs none cargo >/dev/null 2>&1 && cargo_sources "$c/cargo/src" &&
-		cargo_registry "$c/registry" "$c/cargo" "$home/.cargo" "${base[@]}" && cd "$c/cargo" &&
-		"${base[@]}" cargo build --offline -q >/dev/null 2>&1); then
-		skipped+=("cargo: the warm-up's cargo build --offline failed")
-	else
-		local cb="\"cargo\", \"build\", \"--offline\", \"--manifest-path\", \"$c/cargo/Cargo.toml\""
-		rows+=("{\"name\": \"cargo build --offline, nothing to rebuild: inside a session against outside\", \"loop\": 3, \"target\": 1.2,
-   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $cb]]},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $cb]]}}")
-		rows+=("{\"name\": \"cargo build --offline after cargo clean (untimed): inside a session against outside\", \"loop\": 1, \"target\": 1.2,
-   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $cb]], \"prep\": [[$q, \"cargo\", \"clean\", \"-q\", \"--manifest-path\", \"$c/cargo/Cargo.toml\"]]},
-   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$BIN\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $cb]], \"prep\": [[$q, \"cargo\", \"clean\", \"-q\", \"--manifest-path\", \"$c/cargo/Cargo.toml\"]]}}")
-	fi
+	toolcaches_pip
+	toolcaches_cargo
 	local i
 	{
 		echo "["
@@ -499,20 +506,135 @@ JSON
 		done
 		echo "]"
 	} >"$c/spec.json"
-	local s
-	for s in "${skipped[@]}"; do echo "bench.sh: not measured: $s" >&2; done
-	"$RUNNER" -spec "$c/spec.json" -runs "$RUNS" -dir "$c/npm" -details "$c/details.md" >"$c/table.md"
+	tc_own
+	local s load0
+	for s in "${skipped[@]}"; do echo "bench.sh: not measured${user:+ as $user}: $s" >&2; done
+	load0=$(uptime)
+	"${nice[@]}" "${as[@]}" "${envv[@]}" "$runner" -spec "$c/spec.json" -runs "$RUNS" -dir "$c/npm" -details "$c/details.md" >"$c/table.md"
 	{
-		echo "npm's, pip's and cargo's caches inside a default session (issue 38), interleaved in one run,"
-		echo "$RUNS runs a side; the person's default caches (~/.npm, ~/.cache with pip's, ~/.cargo's registry"
-		echo "and git) in a home of the bench, warmed outside first, layered copy-on-write inside. Offline both"
-		echo "sides. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg). Target: within 1.2× of outside."
+		echo "Load at the start: \`${load0# }\`; at the end: \`$(uptime | sed 's/^ //')\`."
+		echo
+		toolcaches_table "$c/table.md" "$c/details.md"
+		echo
+		echo "The caches after the runs: ~/.cache/pip $(du -sh "$home/.cache/pip" 2>/dev/null | cut -f1),"
+		echo "$(find "$home/.cache/pip" -type f 2>/dev/null | wc -l) files ($(find "$home/.cache/pip" -name '*.whl' 2>/dev/null | wc -l) wheels built in the warm-up, each with its origin.json);"
+		echo "npm's ~/.npm $(du -sh "$home/.npm" 2>/dev/null | cut -f1); cargo's ~/.cargo/registry $(du -sh "$home/.cargo/registry" 2>/dev/null | cut -f1)."
+		echo
+		echo "benchrun's own tables:"
 		echo
 		cat "$c/table.md"
 		echo
 		grep -v '^harness peak RSS: ' "$c/details.md"
 		for s in "${skipped[@]}"; do echo "- not measured: $s"; done
-	} >"$out"
+	} >"$c/report.md"
+}
+
+# toolcaches_pip adds toolcaches_run's pip rows (its locals in scope):
+# six packages of 30 modules each, as sdists built by an in-tree backend
+# (no setuptools, no wheel, no index), into a venv in the workspace.
+toolcaches_pip() {
+	local n m i py=$c/pip/ws/venv site
+	for n in 1 2 3 4 5 6; do
+		mkdir -p "$c/pip/src/benchpkg$n/benchpkg$n"
+		: >"$c/pip/src/benchpkg$n/benchpkg$n/__init__.py"
+		for m in $(seq 30); do
+			for i in $(seq 40); do printf 'def f%d(x):\n    """Adds %d."""\n    return [(x + %d) * i for i in range(10)]\n\n\n' "$i" "$i" "$i"; done >"$c/pip/src/benchpkg$n/benchpkg$n/m$m.py"
+		done
+		printf '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n[project]\nname = "benchpkg%d"\nversion = "1.0.%d"\n' "$n" "$n" >"$c/pip/src/benchpkg$n/pyproject.toml"
+		pip_backend >"$c/pip/src/benchpkg$n/backend.py"
+	done
+	local pkgs=(benchpkg1 benchpkg2 benchpkg3 benchpkg4 benchpkg5 benchpkg6)
+	local pip=("$py/bin/pip" install --no-index --find-links "$c/pip/dist" --disable-pip-version-check)
+	if ! command -v "$py3" >/dev/null || ! pip_sdists "$c/pip/src" "$c/pip/dist" || ! tc_own ||
+		! "${as[@]}" "$py3" -m venv "$py" >/dev/null 2>&1; then
+		skipped+=("pip: python3 with venv is missing")
+		return
+	fi
+	if ! (cd "$c/pip/ws" && tc_run "${pip[@]}" "${pkgs[@]}" >/dev/null 2>&1); then
+		skipped+=("pip: the warm-up's pip install of the local sdists failed")
+		return
+	fi
+	site=$(echo "$py"/lib/python3*/site-packages)
+	tc_run "$py/bin/pip" uninstall -y -q "${pkgs[@]}"
+	tc_inside "$c/pip/ws" "$home/.cache" "$site/benchpkg6/m30.py" "${pip[@]}" "${pkgs[@]}"
+	local un rm="[\"rm\", \"-rf\", \"$c/pip/ws/t\"]"
+	un="[$q, $(j "$py/bin/pip" uninstall -y -q "${pkgs[@]}")]"
+	rows+=("{\"name\": \"pip: \`pip install --no-index\` into a venv in the workspace, six local sdists, their wheels in pip's warm cache (uninstalled untimed before each sample)\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $(j "${pip[@]}" "${pkgs[@]}")]], \"prep\": [$un], \"expect\": \"Successfully installed\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $(j "${pip[@]}" "${pkgs[@]}")]], \"prep\": [$un], \"expect\": \"Successfully installed\"}}")
+	rows+=("{\"name\": \"pip: the same with \`--target WS/t\` (removed untimed before each sample)\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $(j "${pip[@]}" --target "$c/pip/ws/t" "${pkgs[@]}")]], \"prep\": [$rm], \"expect\": \"Successfully installed\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $(j "${pip[@]}" --target "$c/pip/ws/t" "${pkgs[@]}")]], \"prep\": [$rm], \"expect\": \"Successfully installed\"}}")
+	# pip install --target stages in $TMPDIR and renames into the target:
+	# across the session's two mounts (/tmp, the workspace) the rename
+	# fails (EXDEV) and pip copies instead. With TMPDIR in the workspace,
+	# both sides rename.
+	local tmpd="\"env\", \"TMPDIR=$c/pip/ws/.tmp\""
+	rows+=("{\"name\": \"pip: the same \`--target\`, TMPDIR in the workspace (both sides rename into the target; with /tmp, inside copies)\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $tmpd, $(j "${pip[@]}" --target "$c/pip/ws/t" "${pkgs[@]}")]], \"prep\": [$rm], \"expect\": \"Successfully installed\"},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/pip/ws\", \"--\", $tmpd, $(j "${pip[@]}" --target "$c/pip/ws/t" "${pkgs[@]}")]], \"prep\": [$rm], \"expect\": \"Successfully installed\"}}")
+}
+
+# toolcaches_cargo adds toolcaches_run's cargo rows (its locals in scope):
+# a crate of 12 modules and one dependency from a local registry that the
+# bench makes (crates.io is not needed): cargo unpacks it into
+# ~/.cargo/registry/src as it does a download, so the layer is read from.
+toolcaches_cargo() {
+	local cb=(cargo build --offline --manifest-path "$c/cargo/Cargo.toml")
+	if ! tc_run sh -c 'command -v cargo' >/dev/null; then
+		skipped+=("cargo: not installed (apt-get install cargo)")
+		return
+	fi
+	if ! (cd "$c" && tc_run cargo new -q --vcs none cargo >/dev/null 2>&1 && cargo_sources "$c/cargo/src" &&
+		cargo_registry "$c/registry" "$c/cargo" "$home/.cargo" "${as[@]}" "${envv[@]}" && tc_own &&
+		tc_run "${cb[@]}" -q >/dev/null 2>&1); then
+		skipped+=("cargo: the warm-up's cargo build --offline failed")
+		return
+	fi
+	tc_inside "$c/cargo" "$home/.cargo/registry" "$c/cargo/target/debug/cargo" "${cb[@]}"
+	local clean="[$q, \"cargo\", \"clean\", \"-q\", \"--manifest-path\", \"$c/cargo/Cargo.toml\"]"
+	rows+=("{\"name\": \"cargo: \`cargo build --offline\`, nothing to rebuild\", \"loop\": 3, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $(j "${cb[@]}")]]},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $(j "${cb[@]}")]]}}")
+	rows+=("{\"name\": \"cargo: \`cargo build --offline\` after \`cargo clean\` (untimed), the dependency from ~/.cargo/registry\", \"loop\": 1, \"target\": 1.2,
+   \"plain\": {\"label\": \"outside\", \"runs\": [[$q, $(j "${cb[@]}")]], \"prep\": [$clean]},
+   \"dsh\": {\"label\": \"dsh-fs exec\", \"runs\": [[$q, \"$bin\", \"exec\", \"--cwd\", \"$c/cargo\", \"--\", $(j "${cb[@]}")]], \"prep\": [$clean]}}")
+}
+
+# tc_inside WS CACHE MADE CMD... (toolcaches_run's locals in scope): CMD,
+# run once in a default session in WS, must exit 0 and leave MADE
+# (removed first), and `dsh-fs policy` in a session there must list CACHE
+# as layered copy-on-write; else the bench stops, so that a refused exec
+# is never timed as a fast one.
+tc_inside() {
+	local ws=$1 cache=$2 made=$3 pol
+	shift 3
+	rm -rf "$made"
+	if ! (cd "$ws" && tc_run "$bin" exec --cwd "$ws" -- "$@" >"$c/inside.log" 2>&1) || [[ ! -e $made ]]; then
+		echo "bench.sh: FAILED: \`$*\` in a session in $ws exited non-zero or left no $made:" >&2
+		tail -n 20 "$c/inside.log" >&2
+		exit 1
+	fi
+	pol=$(cd "$ws" && tc_run "$bin" exec --cwd "$ws" -- "$bin" policy 2>&1) || true
+	if ! grep -q "\"path\":\"$cache\",\"source\":\"[^\"]*\",\"layer\":\"overlay\"" <<<"$pol"; then
+		echo "bench.sh: FAILED: $cache is not layered copy-on-write in a session in $ws: $(grep -o '"cache_list":[^]]*]' <<<"$pol" || echo "$pol")" >&2
+		exit 1
+	fi
+}
+
+# toolcaches_table TABLE DETAILS: benchrun's two tables as one, a row per
+# step: tool, command, outside and inside median ms (min–max), their
+# wall and CPU ratios, the runs a side.
+toolcaches_table() {
+	echo "| tool | command | outside median ms (min–max) | inside median ms (min–max) | inside/outside wall | inside/outside CPU (CPU median ms) | runs a side |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+	awk -F' [|] ' -v runs="$RUNS" '
+		FNR == NR { if ($2 ~ /^[0-9]+$/) { pmm[$1] = $3; dmm[$1] = $4; pcpu[$1] = $5; dcpu[$1] = $6 } next }
+		$1 in pmm {
+			name = substr($1, 3); k = index(name, ": ")
+			printf "| %s | %s | %s (%s) | %s (%s) | %s | %s (%s → %s) | %d |\n", substr(name, 1, k - 1), substr(name, k + 2),
+				$3, pmm[$1], $4, dmm[$1], $5, substr($10, 1, length($10) - 2), pcpu[$1], dcpu[$1], runs
+		}' "$2" "$1"
 }
 
 # pip_backend prints a PEP 517 build backend of a few lines, in-tree
@@ -973,7 +1095,8 @@ fi
 
 if [[ ${BENCH_ONLY:-} == toolcaches ]]; then
 	toolcaches_rows
-	only_section "npm, pip and cargo caches, bench.sh" "$TMP/toolcaches.md"
+	if [[ -n ${BENCH_OUT:-} ]]; then cp "$TMP/toolcaches.md" "$BENCH_OUT"; fi
+	cat "$TMP/toolcaches.md"
 	exit 0
 fi
 

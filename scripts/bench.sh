@@ -404,7 +404,7 @@ toolcaches_rows() {
 		uid=$(id -u "$user")
 		mkdir -p "/run/user/$uid"
 		chown "$uid:$uid" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
-		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun"
+		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun" && cp "$FLOOR_SESSION" "$up/floor-session"
 		chown -R "$uid:$uid" "$up"
 		toolcaches_run "$up/c" "$up/dsh-fs" "$up/benchrun" "$user"
 	else
@@ -980,13 +980,15 @@ JSON
 		mkdir -p "$up/home" "/run/user/$uid"
 		chown "$uid:$uid" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
 		for w in ws20 ws50k; do [[ -d $up/$w ]] || cp -a "$p/$w" "$up/$w"; done
-		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun"
+		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun" && cp "$FLOOR_SESSION" "$up/floor-session"
 		chown -R "$uid:$uid" "$up"
 		{
 			echo "["
 			row "ordinary user, 20 files" "$up/ws20" "$up/dsh-fs"
 			echo ","
 			row "ordinary user, 50,000 files" "$up/ws50k" "$up/dsh-fs"
+			echo ","
+			FLOOR_SESSION=$up/floor-session floor_row "ordinary user, 20 files" "$up/ws20"
 			echo "]"
 		} >"$up/spec.json"
 		chown "$uid:$uid" "$up/spec.json"

@@ -1,19 +1,24 @@
 // Command session is a start-up floor for scripts/bench.sh: the least one
-// Go process can do to run a command the way `dsh-fs exec` does as root,
-// with no second Go program. It is measured, never shipped.
+// Go process can do to run a command the way `dsh-fs exec` does, with no
+// second Go program. It is measured, never shipped.
 //
 //	session WS CMD [ARG...]
 //
-// On one locked thread of its own it takes a private mount and network
-// namespace (a thread's, not the process's: root may unshare those from a
-// thread of a Go program), brings the loopback up, makes a read-only copy
-// of / with WS and /tmp writable, and readies a Landlock ruleset (the root
-// read and execute, WS and /tmp everything) and a seccomp filter. It then
-// forks a PID 1 of a new PID namespace from that thread with system calls
-// alone (rawinit.go): /proc mounted, the layers applied, CMD forked and
-// executed in WS, reaped, the rest of the namespace killed, CMD's status
-// written back. The thread is never unlocked, so the runtime ends it
-// rather than use it again.
+// As root, on one locked thread of its own it takes a private mount and
+// network namespace (a thread's, not the process's: root may unshare
+// those from a thread of a Go program), brings the loopback up, makes a
+// read-only copy of / with WS and /tmp writable, and readies a Landlock
+// ruleset (the root read and execute, WS and /tmp everything) and a
+// seccomp filter. It then forks a PID 1 of a new PID namespace from that
+// thread with system calls alone (rawinit.go): /proc mounted, the layers
+// applied, CMD forked and executed in WS, reaped, the rest of the
+// namespace killed, CMD's status written back. The thread is never
+// unlocked, so the runtime ends it rather than use it again.
+//
+// An ordinary user may not unshare a user namespace from a thread of a
+// multithreaded program, so there the PID 1 is forked into new user,
+// mount, network and PID namespaces and makes the same mounts and the
+// loopback itself, from a list of plain system calls (runUser).
 //
 // What it leaves out of a real session: the policy and its plan, the
 // record, the protected paths, the terminal, the caches, the git guard.
@@ -24,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"unsafe"
 
@@ -45,7 +51,11 @@ func main() {
 	root, err := os.MkdirTemp("", "floor-session-")
 	must(err)
 	status := make(chan int)
-	go func() { status <- run(root, ws, path, argv) }()
+	if os.Geteuid() != 0 {
+		go func() { status <- runUser(root, ws, path, argv) }()
+	} else {
+		go func() { status <- run(root, ws, path, argv) }()
+	}
 	code := <-status
 	os.Remove(root)
 	os.Exit(code)
@@ -80,6 +90,12 @@ func run(root, ws, path string, argv []string) int {
 	if errno != 0 {
 		fail(fmt.Errorf("fork: %w", errno))
 	}
+	return waitInit(pid, r, w)
+}
+
+// waitInit waits for the init at pid to write CMD's status on the pipe
+// r, w and returns CMD's exit status.
+func waitInit(pid int, r, w *os.File) int {
 	w.Close()
 	var buf [8]byte
 	n, _ := r.Read(buf[:])
@@ -92,6 +108,59 @@ func run(root, ws, path string, argv []string) int {
 		fail(fmt.Errorf("the session's init failed at step %d: %w", step, syscall.Errno(binary.NativeEndian.Uint32(buf[:4]))))
 	}
 	return syscall.WaitStatus(binary.NativeEndian.Uint32(buf[:4])).ExitStatus()
+}
+
+// runUser is run for an ordinary user, who may not unshare a user
+// namespace from a thread of a multithreaded program: the init is forked
+// into new user, mount, network and PID namespaces, waits for its user
+// namespace's maps, and makes the mount plan (and the loopback) itself,
+// as a list of plain system calls that knows no policy (rawOp).
+func runUser(root, ws, path string, argv []string) int {
+	ruleset, err := landlockRuleset(ws, "/tmp")
+	must(err)
+	filter := seccompFilter()
+	r, w, err := os.Pipe()
+	must(err)
+	syncR, syncW, err := os.Pipe()
+	must(err)
+	fdcwd := unix.AT_FDCWD
+	ptr := func(s string) uintptr { return uintptr(unsafe.Pointer(cstring(s))) }
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	ifr, err := unix.NewIfreq("lo")
+	must(err)
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK)
+	p := &initPlan{
+		clone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET, sync: syncR.Fd(),
+		ops: []rawOp{
+			{nr: unix.SYS_MOUNT, args: [6]uintptr{0, ptr("/"), 0, unix.MS_REC | unix.MS_PRIVATE}, fdArg: -1},
+			{nr: unix.SYS_OPEN_TREE, args: [6]uintptr{uintptr(fdcwd), ptr("/"), unix.OPEN_TREE_CLONE | unix.AT_RECURSIVE | unix.OPEN_TREE_CLOEXEC}, fdArg: -1, keep: true},
+			{nr: unix.SYS_MOUNT_SETATTR, args: [6]uintptr{0, ptr(""), unix.AT_EMPTY_PATH | unix.AT_RECURSIVE, uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr)}, fdArg: 0},
+			{nr: unix.SYS_MOVE_MOUNT, args: [6]uintptr{0, ptr(""), uintptr(fdcwd), ptr(root), unix.MOVE_MOUNT_F_EMPTY_PATH}, fdArg: 0},
+			{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr(ws), ptr(root + ws), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
+			{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr("/tmp"), ptr(root + "/tmp"), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
+			{nr: unix.SYS_CHROOT, args: [6]uintptr{ptr(root)}, fdArg: -1},
+			{nr: unix.SYS_SOCKET, args: [6]uintptr{unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC}, fdArg: -1, keep: true},
+			{nr: unix.SYS_IOCTL, args: [6]uintptr{0, unix.SIOCSIFFLAGS, uintptr(unsafe.Pointer(ifr))}, fdArg: 0},
+		},
+		procSource: cstring("proc"), procTarget: cstring("/proc"),
+		path: cstring(path), argv: cstrings(argv), envv: cstrings(os.Environ()), dir: cstring(ws),
+		ruleset: uintptr(ruleset), filter: &filter, status: w.Fd(),
+	}
+	pid, errno := forkInit(p)
+	runtime.KeepAlive(attr)
+	runtime.KeepAlive(ifr)
+	if errno != 0 {
+		fail(fmt.Errorf("fork: %w", errno))
+	}
+	syncR.Close()
+	uid, gid := strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid())
+	proc := "/proc/" + strconv.Itoa(pid) + "/"
+	must(os.WriteFile(proc+"uid_map", []byte(uid+" "+uid+" 1"), 0))
+	must(os.WriteFile(proc+"setgroups", []byte("deny"), 0))
+	must(os.WriteFile(proc+"gid_map", []byte(gid+" "+gid+" 1"), 0))
+	syncW.Write([]byte{1})
+	syncW.Close()
+	return waitInit(pid, r, w)
 }
 
 // loopbackUp brings up the loopback of the thread's network namespace.

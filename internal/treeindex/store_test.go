@@ -52,6 +52,32 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 }
 
+// An index loaded stays whole when a later save replaces its file: Load
+// maps the file, and a save renames a new one over it, never writing the
+// old in place.
+func TestLoadedIndexOutlivesItsFile(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/one", "b/two")
+	settle()
+	s := newStore(t)
+	Update(s, root)
+	loaded := s.Load(root)
+	if loaded == nil {
+		t.Fatal("the index saved was not loaded")
+	}
+	mkTree(t, root, "a/three")
+	settle()
+	if ix := Update(s, root); len(names(ix, "a")) != 2 {
+		t.Fatalf("the new index's a holds %q, want two names", names(ix, "a"))
+	}
+	if got := names(loaded, "a"); len(got) != 1 || got[0] != "one" {
+		t.Errorf("the index loaded before the save now says a holds %q, want [one]", got)
+	}
+	if got := names(loaded, "b"); len(got) != 1 || got[0] != "two" {
+		t.Errorf("the index loaded before the save now says b holds %q, want [two]", got)
+	}
+}
+
 // An index file that is not the store's own is ignored, and the next
 // Update replaces it: one whose entries say a folder is empty must not
 // hide what it holds.

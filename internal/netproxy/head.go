@@ -38,16 +38,6 @@ type head struct {
 	fields []field
 }
 
-// get is the value of the first field named name, "" when there is none.
-func (h *head) get(name string) string {
-	for _, f := range h.fields {
-		if strings.EqualFold(f.name, name) {
-			return f.value
-		}
-	}
-	return ""
-}
-
 // readHead reads one head from br: the start line, the header lines,
 // the empty line that ends them; nothing past it. Lines end in CR LF or
 // LF. It accepts only what HTTP/1.1 allows a sender to send (RFC 9112):

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -30,10 +31,11 @@ var statusTexts = map[int]string{
 	statusBadGateway: "Bad Gateway",
 }
 
-// hopHeaders are the headers of one hop, never passed on; along with
-// them, any header a Connection header names.
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+// hopHeaders are the headers of one hop, in lower case, never passed on;
+// along with them, any header a Connection header names.
+var hopHeaders = map[string]bool{"connection": true, "proxy-connection": true, "keep-alive": true,
+	"proxy-authenticate": true, "proxy-authorization": true, "te": true, "trailer": true,
+	"transfer-encoding": true, "upgrade": true}
 
 // http serves the one HTTP request of c: a CONNECT, or a plain request
 // for an absolute http:// URL.
@@ -163,23 +165,18 @@ func relay(c net.Conn, ubr *bufio.Reader) {
 // Content-Length and Transfer-Encoding always pass: the body that
 // follows the head passes unchanged, so its framing must too.
 func writeFields(b *strings.Builder, h *head, drop ...string) {
-	skip := map[string]bool{}
-	for _, name := range hopHeaders {
-		skip[strings.ToLower(name)] = true
-	}
+	named := map[string]bool{}
 	for _, f := range h.fields {
 		if strings.EqualFold(f.name, "Connection") {
 			for _, name := range strings.Split(f.value, ",") {
-				skip[strings.ToLower(strings.TrimSpace(name))] = true
+				named[strings.ToLower(strings.TrimSpace(name))] = true
 			}
 		}
 	}
-	for _, name := range drop {
-		skip[name] = true
-	}
-	skip["content-length"], skip["transfer-encoding"] = false, false
 	for _, f := range h.fields {
-		if !skip[strings.ToLower(f.name)] {
+		name := strings.ToLower(f.name)
+		framing := name == "content-length" || name == "transfer-encoding"
+		if framing || !hopHeaders[name] && !named[name] && !slices.Contains(drop, name) {
 			b.WriteString(f.name + ": " + f.value + "\r\n")
 		}
 	}

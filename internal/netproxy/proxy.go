@@ -345,9 +345,7 @@ func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
 	done := make(chan struct{}, 2)
 	go func() {
 		io.Copy(up, br)
-		if cw, ok := up.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		}
+		closeWrite(up)
 		done <- struct{}{}
 	}()
 	go func() {

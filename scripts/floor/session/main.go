@@ -76,21 +76,28 @@ func run(root, ws, path string, argv []string) int {
 		must(unix.Mount(p, root+p, "", unix.MS_BIND|unix.MS_REC, ""))
 	}
 	must(unix.Chroot(root))
-	ruleset, err := landlockRuleset(ws, "/tmp")
-	must(err)
-	filter := seccompFilter()
-	r, w, err := os.Pipe()
-	must(err)
-	p := &initPlan{
-		procSource: cstring("proc"), procTarget: cstring("/proc"),
-		path: cstring(path), argv: cstrings(argv), envv: cstrings(os.Environ()), dir: cstring(ws),
-		ruleset: uintptr(ruleset), filter: &filter, status: w.Fd(),
-	}
+	p, r, w := newInitPlan(ws, path, argv)
 	pid, errno := forkInit(p)
 	if errno != 0 {
 		fail(fmt.Errorf("fork: %w", errno))
 	}
 	return waitInit(pid, r, w)
+}
+
+// newInitPlan is the init's plan both users share: CMD in ws, the
+// Landlock ruleset and the seccomp filter, and the pipe r, w its status
+// comes back on.
+func newInitPlan(ws, path string, argv []string) (p *initPlan, r, w *os.File) {
+	ruleset, err := landlockRuleset(ws, "/tmp")
+	must(err)
+	filter := seccompFilter()
+	r, w, err = os.Pipe()
+	must(err)
+	return &initPlan{
+		procSource: cstring("proc"), procTarget: cstring("/proc"),
+		path: cstring(path), argv: cstrings(argv), envv: cstrings(os.Environ()), dir: cstring(ws),
+		ruleset: uintptr(ruleset), filter: &filter, status: w.Fd(),
+	}, r, w
 }
 
 // waitInit waits for the init at pid to write CMD's status on the pipe
@@ -116,11 +123,7 @@ func waitInit(pid int, r, w *os.File) int {
 // namespace's maps, and makes the mount plan (and the loopback) itself,
 // as a list of plain system calls that knows no policy (rawOp).
 func runUser(root, ws, path string, argv []string) int {
-	ruleset, err := landlockRuleset(ws, "/tmp")
-	must(err)
-	filter := seccompFilter()
-	r, w, err := os.Pipe()
-	must(err)
+	p, r, w := newInitPlan(ws, path, argv)
 	syncR, syncW, err := os.Pipe()
 	must(err)
 	fdcwd := unix.AT_FDCWD
@@ -129,22 +132,17 @@ func runUser(root, ws, path string, argv []string) int {
 	ifr, err := unix.NewIfreq("lo")
 	must(err)
 	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK)
-	p := &initPlan{
-		clone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET, sync: syncR.Fd(),
-		ops: []rawOp{
-			{nr: unix.SYS_MOUNT, args: [6]uintptr{0, ptr("/"), 0, unix.MS_REC | unix.MS_PRIVATE}, fdArg: -1},
-			{nr: unix.SYS_OPEN_TREE, args: [6]uintptr{uintptr(fdcwd), ptr("/"), unix.OPEN_TREE_CLONE | unix.AT_RECURSIVE | unix.OPEN_TREE_CLOEXEC}, fdArg: -1, keep: true},
-			{nr: unix.SYS_MOUNT_SETATTR, args: [6]uintptr{0, ptr(""), unix.AT_EMPTY_PATH | unix.AT_RECURSIVE, uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr)}, fdArg: 0},
-			{nr: unix.SYS_MOVE_MOUNT, args: [6]uintptr{0, ptr(""), uintptr(fdcwd), ptr(root), unix.MOVE_MOUNT_F_EMPTY_PATH}, fdArg: 0},
-			{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr(ws), ptr(root + ws), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
-			{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr("/tmp"), ptr(root + "/tmp"), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
-			{nr: unix.SYS_CHROOT, args: [6]uintptr{ptr(root)}, fdArg: -1},
-			{nr: unix.SYS_SOCKET, args: [6]uintptr{unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC}, fdArg: -1, keep: true},
-			{nr: unix.SYS_IOCTL, args: [6]uintptr{0, unix.SIOCSIFFLAGS, uintptr(unsafe.Pointer(ifr))}, fdArg: 0},
-		},
-		procSource: cstring("proc"), procTarget: cstring("/proc"),
-		path: cstring(path), argv: cstrings(argv), envv: cstrings(os.Environ()), dir: cstring(ws),
-		ruleset: uintptr(ruleset), filter: &filter, status: w.Fd(),
+	p.clone, p.sync = unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWNET, syncR.Fd()
+	p.ops = []rawOp{
+		{nr: unix.SYS_MOUNT, args: [6]uintptr{0, ptr("/"), 0, unix.MS_REC | unix.MS_PRIVATE}, fdArg: -1},
+		{nr: unix.SYS_OPEN_TREE, args: [6]uintptr{uintptr(fdcwd), ptr("/"), unix.OPEN_TREE_CLONE | unix.AT_RECURSIVE | unix.OPEN_TREE_CLOEXEC}, fdArg: -1, keep: true},
+		{nr: unix.SYS_MOUNT_SETATTR, args: [6]uintptr{0, ptr(""), unix.AT_EMPTY_PATH | unix.AT_RECURSIVE, uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr)}, fdArg: 0},
+		{nr: unix.SYS_MOVE_MOUNT, args: [6]uintptr{0, ptr(""), uintptr(fdcwd), ptr(root), unix.MOVE_MOUNT_F_EMPTY_PATH}, fdArg: 0},
+		{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr(ws), ptr(root + ws), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
+		{nr: unix.SYS_MOUNT, args: [6]uintptr{ptr("/tmp"), ptr(root + "/tmp"), 0, unix.MS_BIND | unix.MS_REC}, fdArg: -1},
+		{nr: unix.SYS_CHROOT, args: [6]uintptr{ptr(root)}, fdArg: -1},
+		{nr: unix.SYS_SOCKET, args: [6]uintptr{unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC}, fdArg: -1, keep: true},
+		{nr: unix.SYS_IOCTL, args: [6]uintptr{0, unix.SIOCSIFFLAGS, uintptr(unsafe.Pointer(ifr))}, fdArg: 0},
 	}
 	pid, errno := forkInit(p)
 	runtime.KeepAlive(attr)

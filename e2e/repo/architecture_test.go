@@ -393,3 +393,101 @@ func headingAnchors(text string) map[string]bool {
 	}
 	return anchors
 }
+
+// testFunc is a test, benchmark, fuzz test or example's name.
+var testFunc = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)[A-Z0-9_]\w*$`)
+
+// fileName is a file named in prose: a name with one of the extensions
+// the repository's files have, with or without folders before it.
+var fileName = regexp.MustCompile(`[A-Za-z0-9_.-]*[A-Za-z0-9_-](?:/[A-Za-z0-9_.-]+)*\.(?:go|sh|md|yaml|json|toml|txtar|py)\b`)
+
+// TestArchitectureNamesTestsAndFiles: a test ARCHITECTURE.md names in
+// backticks is declared in a test file of the checkout, and a file it
+// names, in backticks or not (a command line in backticks aside), exists: a path from the root as given, a
+// bare name in the folder of the package row it is in, or elsewhere
+// anywhere in the checkout. A test renamed or a file split leaves no
+// stale name behind.
+func TestArchitectureNamesTestsAndFiles(t *testing.T) {
+	t.Parallel()
+	doc := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "ARCHITECTURE.md"))
+	tests := checkoutTests(t)
+	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
+		if testFunc.MatchString(m[1]) && !tests[m[1]] {
+			t.Errorf("ARCHITECTURE.md names %s, which no test file declares", m[1])
+		}
+	}
+	files := checkoutFiles(t)
+	bases := map[string]bool{}
+	for _, f := range files {
+		bases[path.Base(f)] = true
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		row := ""
+		if m := tableFolder.FindStringSubmatch(line); m != nil {
+			row = m[1]
+		}
+		// A command line in backticks names its arguments, not files.
+		prose := codeSpan.ReplaceAllStringFunc(line, func(span string) string {
+			if strings.Contains(span, " ") {
+				return ""
+			}
+			return span
+		})
+		for _, name := range fileName.FindAllString(prose, -1) {
+			switch {
+			case strings.Contains(name, "/"):
+				top, _, _ := strings.Cut(name, "/")
+				if fi, err := os.Stat(filepath.Join(harness.RepoRoot, top)); err != nil || !fi.IsDir() {
+					continue // not a path into the repository
+				}
+				if !slices.Contains(files, name) && !isDir(filepath.Join(harness.RepoRoot, filepath.FromSlash(name))) {
+					t.Errorf("ARCHITECTURE.md names %s, which does not exist", name)
+				}
+			case row != "" && row != ".":
+				if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, row+"/") && path.Base(f) == name }) {
+					t.Errorf("ARCHITECTURE.md's row for %s names %s, which is no file of that folder", row, name)
+				}
+			case !bases[name]:
+				t.Errorf("ARCHITECTURE.md names %s, which is no file of the checkout", name)
+			}
+		}
+	}
+}
+
+// checkoutFiles lists every file of the checkout, tracked or new,
+// slash-separated and relative to the root.
+func checkoutFiles(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", harness.RepoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Skipf("the files checked are the checkout's, and git cannot list it here: %v", err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+}
+
+// checkoutTests are the names of the top-level functions the checkout's
+// test files declare.
+func checkoutTests(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, f := range checkoutGoFiles(t) {
+		if !strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(harness.RepoRoot, filepath.FromSlash(f)), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+				names[fn.Name.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

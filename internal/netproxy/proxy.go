@@ -96,13 +96,8 @@ func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
 		}}, nil
 }
 
-// Dial connects to host:port as the allow list allows, or returns a
-// *Refusal.
-func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, error) {
-	return p.dial(ctx, nil, host, port)
-}
-
-// dial is Dial for the client connection client (nil when there is
+// dial connects to host:port as the allow list allows, or returns a
+// *Refusal, for the client connection client (nil when there is
 // none to ask about): a host network_allow does not name is reached
 // when a grant covers every process holding client (SetGrants), else
 // when the approver approves it.
@@ -258,25 +253,6 @@ func (p *Proxy) ServeBridge(ctrl *os.File) {
 			if !p.serve(c) {
 				return
 			}
-		}
-	}
-}
-
-// Serve serves the connections l accepts until l closes: the proxy on
-// the host's loopback, where the session has no network namespace and
-// Landlock lets it connect to l's port alone.
-func (p *Proxy) Serve(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return
-		}
-		if !p.serve(c) {
-			return
 		}
 	}
 }

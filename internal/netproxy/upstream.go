@@ -74,9 +74,6 @@ func (u *Upstream) WithCredentials(userPass string) {
 	u.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(strings.TrimSpace(userPass)))
 }
 
-// Addr is the upstream's host:port: what policy may show, no credentials.
-func (u *Upstream) Addr() string { return u.addr }
-
 // UpstreamFromEnv is the upstream exec's own environment names, read by
 // lookup: HTTPS_PROXY, else HTTP_PROXY (each upper case, then lower),
 // and NO_PROXY; nil when neither names one. It is only ever given the

@@ -112,7 +112,7 @@ func TestUpstreamFromEnv(t *testing.T) {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
 	u, err := UpstreamFromEnv(env(map[string]string{"http_proxy": "http://h:1", "HTTPS_PROXY": "http://s:2", "https_proxy": "http://l:3", "NO_PROXY": ".corp.test,10.0.0.0/8"}))
-	if err != nil || u.Addr() != "s:2" {
+	if err != nil || u.addr != "s:2" {
 		t.Fatalf("%v %v, want s:2", u, err)
 	}
 	for host, direct := range map[string]bool{"a.corp.test": true, "10.1.2.3": true, "example.com": false, "127.0.0.1": true} {
@@ -120,7 +120,7 @@ func TestUpstreamFromEnv(t *testing.T) {
 			t.Errorf("%s: direct %v, want %v", host, !direct, direct)
 		}
 	}
-	if u, err := UpstreamFromEnv(env(map[string]string{"http_proxy": "proxy:8080"})); err != nil || u.Addr() != "proxy:8080" {
+	if u, err := UpstreamFromEnv(env(map[string]string{"http_proxy": "proxy:8080"})); err != nil || u.addr != "proxy:8080" {
 		t.Errorf("a bare host:port: %v %v", u, err)
 	}
 	if u, err := UpstreamFromEnv(env(nil)); u != nil || err != nil {

@@ -185,16 +185,6 @@ func (s *Store) Save(ix *Index) error {
 	return nil
 }
 
-// Update loads root's index from s (nil: none kept), scans root against
-// it (Scan), saves the result when it changed (Sync), and returns it. A
-// store that cannot be written costs the next scan its reads, never its
-// correctness.
-func Update(s *Store, root string) *Index {
-	ix := Scan(root, s.Load(root))
-	s.Sync(ix)
-	return ix
-}
-
 // Sync saves ix when it differs from what s holds (Changed): a caller
 // that sets notes after its Scan syncs once, after. A nil s keeps
 // nothing.

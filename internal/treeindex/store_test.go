@@ -60,14 +60,14 @@ func TestLoadedIndexOutlivesItsFile(t *testing.T) {
 	mkTree(t, root, "a/one", "b/two")
 	settle()
 	s := newStore(t)
-	Update(s, root)
+	update(s, root)
 	loaded := s.Load(root)
 	if loaded == nil {
 		t.Fatal("the index saved was not loaded")
 	}
 	mkTree(t, root, "a/three")
 	settle()
-	if ix := Update(s, root); len(names(ix, "a")) != 2 {
+	if ix := update(s, root); len(names(ix, "a")) != 2 {
 		t.Fatalf("the new index's a holds %q, want two names", names(ix, "a"))
 	}
 	if got := names(loaded, "a"); len(got) != 1 || got[0] != "one" {
@@ -86,7 +86,7 @@ func TestStoreIgnoresPlantedFiles(t *testing.T) {
 	mkTree(t, root, "zz/.env")
 	settle()
 	s := newStore(t)
-	Update(s, root)
+	update(s, root)
 	name, _ := fileName(root)
 	path := filepath.Join(s.dir, name)
 	// A forged index: zz holds nothing, with zz's real ctime.
@@ -137,7 +137,7 @@ func TestStoreIgnoresPlantedFiles(t *testing.T) {
 			if s.Load(root) != nil {
 				t.Fatal("a planted index file was loaded")
 			}
-			ix := Update(s, root)
+			ix := update(s, root)
 			if got := names(ix, "zz"); len(got) != 1 || got[0] != ".env" {
 				t.Errorf("after a planted index file zz holds %q, want [.env]", got)
 			}
@@ -230,9 +230,9 @@ func BenchmarkUpdateWarm50000(b *testing.B) {
 	root := benchTree(b, 50000)
 	settle()
 	s := newStore(b)
-	Update(s, root)
+	update(s, root)
 	for b.Loop() {
-		Update(s, root)
+		update(s, root)
 	}
 }
 
@@ -346,4 +346,14 @@ func TestStoreKeepsTheIndexesUsedLast(t *testing.T) {
 	if entries, _ := os.ReadDir(s.dir); len(entries) != storeMax {
 		t.Errorf("the store holds %d files, want %d", len(entries), storeMax)
 	}
+}
+
+// update loads root's index from s (nil: none kept), scans root against
+// it (Scan), saves the result when it changed (Sync), and returns it. A
+// store that cannot be written costs the next scan its reads, never its
+// correctness.
+func update(s *Store, root string) *Index {
+	ix := Scan(root, s.Load(root))
+	s.Sync(ix)
+	return ix
 }

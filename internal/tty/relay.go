@@ -174,10 +174,6 @@ func writerOf(person, stdout, stderr *os.File) (*os.File, bool, error) {
 // closes its own copy once the child started (Started).
 func (r *Relay) Slave() *os.File { return r.slave }
 
-// Relays reports whether input is relayed: exec's standard input is the
-// person's terminal.
-func (r *Relay) Relays() bool { return r.in != nil }
-
 // Start starts relaying, once the child holds the slave: it closes this
 // process's copy of the slave, so the relay sees the session's end, puts
 // the person's terminal in raw mode when input is relayed, and copies in

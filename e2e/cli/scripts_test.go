@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -29,7 +30,7 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
-				return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI > 0, nil
+				return sandbox.ActiveLayers(policy.Policy{}).LandlockABI > 0, nil
 			case "root":
 				return os.Geteuid() == 0, nil
 			case "worktmp":

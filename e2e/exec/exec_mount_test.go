@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -23,7 +24,7 @@ func TestExecMountLayer(t *testing.T) {
 	if ok, why := sandbox.MountLayer(); !ok {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s): protected paths and deny_read are not held for the shell", why)
 	}
-	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+	if sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {
 		t.Skip("no Landlock here: exec's kernel layer cannot be tested")
 	}
 	ws := t.TempDir()
@@ -60,10 +61,10 @@ func TestExecMountLayer(t *testing.T) {
 			t.Errorf("%s = %q", config, got)
 		}
 	}
-	policy := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy", "--verbose")
+	pol := run("exec", "--cwd", ws, "--tmp=false", "--", "dsh-fs", "policy", "--verbose")
 	for _, want := range []string{`"protected_held":true`, `"deny_read_held":true`, `"read_only":["`, `"` + filepath.Join(ws, ".git", "config") + `"`} {
-		if !strings.Contains(policy, want) {
-			t.Errorf("policy inside, want %s in:\n%s", want, policy)
+		if !strings.Contains(pol, want) {
+			t.Errorf("policy inside, want %s in:\n%s", want, pol)
 		}
 	}
 
@@ -239,7 +240,7 @@ func agentSession(t *testing.T, bin, ws, system, script string) string {
 // the record's folders "owned by uid 65534, neither root nor this user".
 func TestExecFileToolRealUser(t *testing.T) {
 	requireUserNamespaces(t)
-	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+	if sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {
 		t.Skip("no Landlock here: exec's kernel layer cannot be tested")
 	}
 	bin, ws, system := unprivilegedSession(t, map[string]string{"src/a.go": "package a\n", ".git/HEAD": "ref: refs/heads/main\n"})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -495,7 +496,7 @@ sleep 1; tcp-dial 127.0.0.2:$port; kill $! 2>/dev/null; echo CMD-RAN`
 // landlockABIForTest is the kernel's Landlock ABI.
 func landlockABIForTest(t *testing.T) int {
 	t.Helper()
-	return sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI
+	return sandbox.ActiveLayers(policy.Policy{}).LandlockABI
 }
 
 // TestExecNetworkApproveOnce: under network_approval: command, a host no entry

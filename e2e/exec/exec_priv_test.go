@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -140,7 +141,7 @@ func TestExecNoDeviceNodes(t *testing.T) {
 // they work as ever.
 func TestExecReachesNothingOutside(t *testing.T) {
 	harness.RequireLandlock(t)
-	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI < 6 {
+	if sandbox.ActiveLayers(policy.Policy{}).LandlockABI < 6 {
 		t.Skip("Landlock ABI 6 (scopes) is needed: this kernel has an older one")
 	}
 	ws := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -115,7 +116,7 @@ type socketSession struct {
 func newSocketSession(t *testing.T, agent bool) *socketSession {
 	t.Helper()
 	harness.RequireLandlock(t)
-	if ok, why := sandbox.MountLayer(); !ok && !sandbox.SocketLandlock(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Enforce: sandbox.EnforceAuto}) {
+	if ok, why := sandbox.MountLayer(); !ok && !sandbox.SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}) {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s): below Landlock ABI 9 it is what hides outside sockets", why)
 	}
 	s := &socketSession{agent: agent}
@@ -260,10 +261,10 @@ func TestExecSocketsOutside(t *testing.T) {
 		if !s.agent {
 			check = "dsh-fs policy --verbose"
 		}
-		policy := s.run(t, nil, check)
+		pol := s.run(t, nil, check)
 		for _, want := range []string{`"sockets_held":true`, `"sockets":"`, outside} {
-			if !strings.Contains(policy, want) {
-				t.Errorf("%s inside, want %s in:\n%s", check, want, policy)
+			if !strings.Contains(pol, want) {
+				t.Errorf("%s inside, want %s in:\n%s", check, want, pol)
 			}
 		}
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/cli"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/mcpserver"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
@@ -145,7 +146,7 @@ func fakeApprover() {
 func landlockProbe() {
 	args := os.Args[1:]
 	threads := startProbeThreads()
-	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: args[0], Enforce: sandbox.EnforceLandlock})
+	f := sandbox.NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: args[0], Enforce: policy.EnforceLandlock})
 	if err := f.Enforce(); err != nil {
 		fmt.Println("no landlock:", err)
 		os.Exit(2)

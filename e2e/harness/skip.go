@@ -3,6 +3,7 @@ package harness
 import (
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -10,7 +11,7 @@ import (
 // Landlock, where exec runs the session unrestricted.
 func RequireLandlock(t *testing.T) {
 	t.Helper()
-	if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+	if sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {
 		t.Skip("no Landlock on this kernel: dsh-fs exec cannot restrict the session's process tree")
 	}
 }

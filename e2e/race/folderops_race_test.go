@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -102,7 +103,7 @@ func TestFolderOpsSwapRace(t *testing.T) {
 	t.Run("naive control", func(t *testing.T) {
 		l := newRaceLayout(t)
 		before := snapshotTree(t, l.outside)
-		fence := sandbox.NewFence(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: l.ws, WritableRoots: []string{l.ws}})
+		fence := sandbox.NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: l.ws, WritableRoots: []string{l.ws}})
 		attacker := startRaceAttacker(t, l, 10*time.Second)
 		calls, checked := 0, 0
 		var escapes []string

@@ -49,6 +49,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -65,7 +66,7 @@ const (
 
 // The reasons that show the race was met: at check time (the link pointed
 // outside), at use time (the confined handle met a link), or by the kernel.
-var raceDenials = []string{sandbox.ReasonOutsideRoots, sandbox.ReasonEscaped, sandbox.ReasonLandlock}
+var raceDenials = []string{policy.ReasonOutsideRoots, policy.ReasonEscaped, policy.ReasonLandlock}
 
 // raceMinCalls is how many calls a run makes at least, when time allows:
 // a run below it after its duration goes on for at most raceGrace more.
@@ -106,7 +107,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 	}
 	for _, enforce := range []string{"off", "auto"} {
 		t.Run("enforce="+enforce, func(t *testing.T) {
-			if enforce == "auto" && sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+			if enforce == "auto" && sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {
 				t.Log("no Landlock on this kernel: enforce=auto is the confined handle alone")
 			}
 			res := runSwapRace(t, runner, enforce, dur)
@@ -128,7 +129,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 			t.Logf("DEMO: the naive check-then-write escaped: %d path(s) outside changed in %d calls; the harness would fail it", len(res.escapes), res.calls)
 		})
 		t.Run("enforce=auto", func(t *testing.T) {
-			if sandbox.ActiveLayers(sandbox.Policy{}).LandlockABI == 0 {
+			if sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {
 				t.Skip("no Landlock on this kernel")
 			}
 			// The naive writer under Landlock: the kernel layer alone.
@@ -391,9 +392,9 @@ func trimRace(s string) string {
 func (r *raceResult) denials() (checked, atUse int) {
 	for k, n := range r.hist {
 		switch {
-		case strings.HasSuffix(k, ": "+sandbox.ReasonOutsideRoots):
+		case strings.HasSuffix(k, ": "+policy.ReasonOutsideRoots):
 			checked += n
-		case strings.HasSuffix(k, ": "+sandbox.ReasonEscaped), strings.HasSuffix(k, ": "+sandbox.ReasonLandlock):
+		case strings.HasSuffix(k, ": "+policy.ReasonEscaped), strings.HasSuffix(k, ": "+policy.ReasonLandlock):
 			atUse += n
 		}
 	}
@@ -444,7 +445,7 @@ func (r *raceResult) requireExercised(t *testing.T) {
 	}
 	if atUse == 0 {
 		t.Logf("WARNING: no call met a swap at use time (%q or %q); only the check-time denial was exercised",
-			sandbox.ReasonEscaped, sandbox.ReasonLandlock)
+			policy.ReasonEscaped, policy.ReasonLandlock)
 	}
 	if len(r.wsLitter) > 0 {
 		t.Errorf("temp files left in the workspace: %v", r.wsLitter)
@@ -743,12 +744,12 @@ func TestRaceNaiveWriter(t *testing.T) {
 		naiveExit(fserr.New(fserr.InvalidArgument, err.Error()))
 	}
 	cwd := os.Getenv("DSH_FS_CWD")
-	enforce := sandbox.EnforceOff
+	enforce := policy.EnforceOff
 	if os.Getenv("DSH_FS_ENFORCE") == "auto" {
-		enforce = sandbox.EnforceAuto
+		enforce = policy.EnforceAuto
 	}
-	f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: cwd, Protected: sandbox.DefaultProtected,
-		MaxMode: sandbox.WorkspaceWrite, Approval: sandbox.ApprovalNever, Enforce: enforce})
+	f := sandbox.NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: cwd, Protected: policy.DefaultProtected,
+		MaxMode: policy.WorkspaceWrite, Approval: policy.ApprovalNever, Enforce: enforce})
 	tgt, err := f.Resolve(path)
 	if err != nil {
 		naiveExit(err)
@@ -787,9 +788,9 @@ func TestRaceNaiveWriter(t *testing.T) {
 }
 
 // naiveOSErr is a failed write: under Landlock a refusal is a denial.
-func naiveOSErr(op, p string, enforce sandbox.Enforce, err error) error {
-	if enforce != sandbox.EnforceOff && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
-		return &sandbox.DeniedError{Op: op, Path: p, Mode: sandbox.WorkspaceWrite, Reason: sandbox.ReasonLandlock}
+func naiveOSErr(op, p string, enforce policy.Enforce, err error) error {
+	if enforce != policy.EnforceOff && (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+		return &policy.DeniedError{Op: op, Path: p, Mode: policy.WorkspaceWrite, Reason: policy.ReasonLandlock}
 	}
 	return fserr.FromOS(op, p, err)
 }
@@ -798,7 +799,7 @@ func naiveOSErr(op, p string, enforce sandbox.Enforce, err error) error {
 func naiveExit(err error) {
 	code := fserr.CodeOf(err)
 	reason := ""
-	var d *sandbox.DeniedError
+	var d *policy.DeniedError
 	if errors.As(err, &d) {
 		reason = d.Reason
 	}

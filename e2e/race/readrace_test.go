@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 const envReadRaceCalls = "DSHFS_READRACE_CALLS" // calls of each kind
@@ -160,7 +160,7 @@ func TestReadSwapRace(t *testing.T) {
 			case c == "0 ok, entries hidden":
 				ok += n
 				denied += n
-			case strings.HasSuffix(c, ": "+sandbox.ReasonDenyRead):
+			case strings.HasSuffix(c, ": "+policy.ReasonDenyRead):
 				denied += n
 			}
 		}

@@ -102,3 +102,61 @@ func TestBinaryLinksNoHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The policy's vocabulary (internal/policy) is words only: no package of
+// the module but internal/fserr under it, nothing of the kernel's
+// mechanisms, and none of its own code able to make a system call or
+// open a file. syscall itself is under every package that uses fmt
+// (fmt imports os), and under fserr, which names errno values; so the
+// check on syscall is on what the package imports itself.
+var (
+	policyFolder         = "internal/policy"
+	policyDepsAllowed    = []string{modulePath + "/internal/policy", modulePath + "/internal/fserr"}
+	policyDepsForbidden  = []string{"golang.org/x/sys/unix", modulePath + "/internal/sandbox", modulePath + "/internal/kernel"}
+	policyImportsBlocked = []string{"syscall", "golang.org/x/sys/unix", "os", "os/exec", "unsafe"}
+)
+
+// goListImports is what pkg (a folder) imports itself.
+func goListImports(t *testing.T, pkg string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("needs the go command to list what a package imports")
+	}
+	out, err := exec.Command(goBin, "list", "-f", `{{join .Imports " "}}`, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestPolicyIsWordsOnly: go list -deps ./internal/policy holds neither
+// golang.org/x/sys/unix, internal/sandbox, internal/kernel, nor any
+// package of the module but fserr, and the package itself imports
+// neither syscall, x/sys/unix, os, os/exec nor unsafe. The control is
+// internal/sandbox, which holds what is forbidden here: were the listing
+// empty or the names wrong, the check could not fail.
+func TestPolicyIsWordsOnly(t *testing.T) {
+	pkg := "./" + filepath.ToSlash(filepath.Join(harness.RepoRoot, filepath.FromSlash(policyFolder)))
+	deps := goListDeps(t, pkg)
+	if !slices.Contains(deps, modulePath+"/"+policyFolder) {
+		t.Fatalf("go list -deps %s does not list the package itself: %v", policyFolder, deps)
+	}
+	for _, d := range deps {
+		if slices.Contains(policyDepsForbidden, d) || strings.HasPrefix(d, modulePath+"/") && !slices.Contains(policyDepsAllowed, d) {
+			t.Errorf("%s depends on %s: the policy's vocabulary is words only; what needs the mechanism stays in internal/sandbox (ARCHITECTURE.md, Allowed imports)", policyFolder, d)
+		}
+	}
+	for _, im := range goListImports(t, pkg) {
+		if slices.Contains(policyImportsBlocked, im) {
+			t.Errorf("%s imports %s: the policy's vocabulary makes no system call and opens no file", policyFolder, im)
+		}
+	}
+	sandbox := "./" + filepath.ToSlash(filepath.Join(harness.RepoRoot, "internal", "sandbox"))
+	if d := goListDeps(t, sandbox); !slices.Contains(d, "golang.org/x/sys/unix") || !slices.Contains(d, modulePath+"/internal/kernel") {
+		t.Errorf("control: internal/sandbox does not depend on golang.org/x/sys/unix and internal/kernel")
+	}
+	if im := goListImports(t, sandbox); !slices.Contains(im, "os") || !slices.Contains(im, "golang.org/x/sys/unix") {
+		t.Errorf("control: internal/sandbox does not import os and golang.org/x/sys/unix")
+	}
+}

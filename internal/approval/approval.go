@@ -2,7 +2,7 @@
 // harness's approval_command, and a host the session's proxy refused. It
 // never decides: the fence (package sandbox) decides whether an
 // escalation could lift a denial and whether anyone may be asked, and
-// calls the functions of the sandbox.Approver that New makes here.
+// calls the functions of the policy.Approver that New makes here.
 package approval
 
 import (
@@ -25,20 +25,20 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
 // EscalationRequest is what an approver is asked to approve.
-type EscalationRequest = sandbox.EscalationRequest
+type EscalationRequest = policy.EscalationRequest
 
 // New is the approver of a call under policy p that asked to escalate to
 // to: approval tty asks at /dev/tty (AskTTY), approval command runs p's
 // approval_command (RunCommand). A front end adds what only it knows
 // (the supervisor's channel, NoGrant, Elsewhere) before giving it to the
 // fence with sandbox.Fence.SetApprover.
-func New(p sandbox.Policy, to sandbox.Mode) sandbox.Approver {
-	return sandbox.Approver{
+func New(p policy.Policy, to policy.Mode) policy.Approver {
+	return policy.Approver{
 		To:       to,
 		Terminal: AskTTY,
 		Command: func(req EscalationRequest) error {
@@ -189,7 +189,7 @@ func Question(req EscalationRequest) string {
 // change itself, and whether to allow it once.
 func prompt(req EscalationRequest) string {
 	var b strings.Builder
-	if req.Op == sandbox.OpNetwork {
+	if req.Op == policy.OpNetwork {
 		fmt.Fprintf(&b, "dsh-fs: the session's shell asked to connect to the network host %s, which the network policy refuses (%s).\n", escapeControl(req.Path), req.Reason)
 		b.WriteString("This is a network host, not a file: nothing is written.\n")
 		b.WriteString("Allow connections to it for the rest of this session? [y/N] ")
@@ -214,7 +214,7 @@ func prompt(req EscalationRequest) string {
 // writePaths names, one a line, every path the call would change and
 // what it does there, as resolved: what the person approves is exactly
 // this list.
-func writePaths(b *strings.Builder, paths []sandbox.EscalationPath) {
+func writePaths(b *strings.Builder, paths []policy.EscalationPath) {
 	if len(paths) == 0 {
 		return
 	}
@@ -235,7 +235,7 @@ func writePaths(b *strings.Builder, paths []sandbox.EscalationPath) {
 // writeContext says where the call came from and the model's reason,
 // each labelled as what it is: the command line is what the calling
 // process says of itself, and the reason is the model's own words.
-func writeContext(b *strings.Builder, c sandbox.EscalationContext) {
+func writeContext(b *strings.Builder, c policy.EscalationContext) {
 	if c.Session != "" {
 		fmt.Fprintf(b, "From dsh-fs exec session %s.\n", escapeControl(c.Session))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestEscapeControl: nothing a model writes into a path or a file can
@@ -37,8 +37,8 @@ func TestEscapeControl(t *testing.T) {
 // TestPromptShowsTheChangeEscaped: the question names the call and shows
 // the diff, each line escaped, and ends in the y/N question.
 func TestPromptShowsTheChangeEscaped(t *testing.T) {
-	req := EscalationRequest{Op: "write", Path: "x\r\x1b[2Kharmless? [y/N] \x1b[8m", Resolved: "/out/x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess,
-		Reason: sandbox.ReasonOutsideRoots, DiffText: "--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+evil\x1b[1A\n"}
+	req := EscalationRequest{Op: "write", Path: "x\r\x1b[2Kharmless? [y/N] \x1b[8m", Resolved: "/out/x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess,
+		Reason: policy.ReasonOutsideRoots, DiffText: "--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+evil\x1b[1A\n"}
 	got := prompt(req)
 	if strings.ContainsAny(got, "\x1b\r") {
 		t.Errorf("the prompt carries a raw control character: %q", got)
@@ -58,8 +58,8 @@ func TestPromptShowsTheChangeEscaped(t *testing.T) {
 // with the call, the modes, the reason and the diff on its standard input.
 func TestApprovalCommandGetsTheRequest(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "req.json")
-	req := EscalationRequest{Op: "edit", Path: "../x", Resolved: "/w/x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess,
-		Reason: sandbox.ReasonOutsideRoots, Diff: map[string]any{"added": 1, "text": "+y\n"}, DiffText: "+y\n"}
+	req := EscalationRequest{Op: "edit", Path: "../x", Resolved: "/w/x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess,
+		Reason: policy.ReasonOutsideRoots, Diff: map[string]any{"added": 1, "text": "+y\n"}, DiffText: "+y\n"}
 	if err := RunCommand([]string{lookPath(t, "sh"), "-c", `cat > "$0"`, out}, 10, "/home/u", req); err != nil {
 		t.Fatalf("approver exiting 0 refused: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestApprovalCommandEnvironment(t *testing.T) {
 	t.Setenv("DSH_FS_MODE", "danger-full-access")
 	t.Setenv("HOME", "/nonexistent")
 	t.Setenv("LANG", "C.UTF-8")
-	req := EscalationRequest{Op: "write", Path: "x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess}
+	req := EscalationRequest{Op: "write", Path: "x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess}
 	if err := RunCommand([]string{lookPath(t, "sh"), "-c", `env > "$0"; pwd >> "$0"`, out}, 10, "/home/u", req); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func lookPath(t *testing.T, name string) string {
 // TestNetworkPrompt: the question about a refused host names it (its
 // control characters escaped) and says the answer holds for the session.
 func TestNetworkPrompt(t *testing.T) {
-	q := prompt(EscalationRequest{Op: sandbox.OpNetwork, Path: "evil\x1b[2J.test:443", From: sandbox.WorkspaceWrite, To: sandbox.WorkspaceWrite, Reason: "not in network_allow"})
+	q := prompt(EscalationRequest{Op: policy.OpNetwork, Path: "evil\x1b[2J.test:443", From: policy.WorkspaceWrite, To: policy.WorkspaceWrite, Reason: "not in network_allow"})
 	for _, want := range []string{`the network host evil\x1b[2J.test:443`, "not in network_allow", "This is a network host, not a file", "for the rest of this session? [y/N] "} {
 		if !strings.Contains(q, want) {
 			t.Errorf("prompt %q does not say %q", q, want)
@@ -145,17 +145,17 @@ func TestNetworkPrompt(t *testing.T) {
 // otherwise, whatever the file approval is: before, approval: command
 // alone put every host to an approver written for files.
 func TestApproveHost(t *testing.T) {
-	req := EscalationRequest{Op: sandbox.OpNetwork, Path: "example.test:443", From: sandbox.WorkspaceWrite, To: sandbox.WorkspaceWrite}
-	for _, a := range []sandbox.Approval{sandbox.ApprovalTrust, sandbox.ApprovalTTY, sandbox.ApprovalNever, sandbox.ApprovalCommand, sandbox.ApprovalSupervisor} {
-		for _, na := range []sandbox.NetworkApproval{"", sandbox.NetworkApprovalNone} {
-			p := sandbox.Policy{Approval: a, NetworkApproval: na, ApprovalCommand: []string{lookPath(t, "true")}, ApprovalTimeoutSeconds: 10}
+	req := EscalationRequest{Op: policy.OpNetwork, Path: "example.test:443", From: policy.WorkspaceWrite, To: policy.WorkspaceWrite}
+	for _, a := range []policy.Approval{policy.ApprovalTrust, policy.ApprovalTTY, policy.ApprovalNever, policy.ApprovalCommand, policy.ApprovalSupervisor} {
+		for _, na := range []policy.NetworkApproval{"", policy.NetworkApprovalNone} {
+			p := policy.Policy{Approval: a, NetworkApproval: na, ApprovalCommand: []string{lookPath(t, "true")}, ApprovalTimeoutSeconds: 10}
 			if err := ApproveHost(p, req, func(EscalationRequest) error { return nil }); err == nil || !strings.Contains(err.Error(), "not asked: network_approval is none") {
 				t.Errorf("approval %s, network_approval %q approved a host: %v", a, na, err)
 			}
 		}
 	}
-	cmd := func(argv ...string) sandbox.Policy {
-		return sandbox.Policy{Approval: sandbox.ApprovalNever, NetworkApproval: sandbox.NetworkApprovalCommand, ApprovalCommand: argv, ApprovalTimeoutSeconds: 10}
+	cmd := func(argv ...string) policy.Policy {
+		return policy.Policy{Approval: policy.ApprovalNever, NetworkApproval: policy.NetworkApprovalCommand, ApprovalCommand: argv, ApprovalTimeoutSeconds: 10}
 	}
 	record := filepath.Join(t.TempDir(), "req.json")
 	if err := ApproveHost(cmd("/bin/sh", "-c", "cat > "+record), req, nil); err != nil {
@@ -170,7 +170,7 @@ func TestApproveHost(t *testing.T) {
 	if err := ApproveHost(cmd(lookPath(t, "false")), req, nil); err == nil || !strings.HasPrefix(err.Error(), "not approved: approval_command exited with status 1") {
 		t.Errorf("approval_command exiting 1: %v", err)
 	}
-	sup := sandbox.Policy{Approval: sandbox.ApprovalNever, NetworkApproval: sandbox.NetworkApprovalSupervisor}
+	sup := policy.Policy{Approval: policy.ApprovalNever, NetworkApproval: policy.NetworkApprovalSupervisor}
 	if err := ApproveHost(sup, req, nil); err == nil || !strings.Contains(err.Error(), "no dsh-fs exec supervisor") {
 		t.Errorf("no supervisor: %v", err)
 	}
@@ -188,7 +188,7 @@ func TestApproveHost(t *testing.T) {
 // TestAnsweredYes: only a line of y or yes, in any case and with spaces
 // around it, approves; the prompt is written first.
 func TestAnsweredYes(t *testing.T) {
-	req := EscalationRequest{Op: "write", Path: "x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess}
+	req := EscalationRequest{Op: "write", Path: "x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess}
 	for answer, want := range map[string]bool{"y\n": true, " YES \n": true, "yes": true, "n\n": false, "\n": false, "": false, "yess\n": false, "no y\n": false} {
 		var out strings.Builder
 		if got := answeredYesOn(strings.NewReader(answer), &out, req); got != want {
@@ -204,7 +204,7 @@ func TestAnsweredYes(t *testing.T) {
 // approves on yes and refuses otherwise, naming the supervisor's
 // terminal; the input is a real pipe, as the relay's is a real file.
 func TestAskOnTerminal(t *testing.T) {
-	req := EscalationRequest{Op: "write", Path: "x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess}
+	req := EscalationRequest{Op: "write", Path: "x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess}
 	for answer, approve := range map[string]bool{"yes\n": true, "no\n": false} {
 		in, w, err := os.Pipe()
 		if err != nil {

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // fenceAt is a workspace-write fence whose only writable root is a temp
 // workspace, with an approval_command of argv and timeout seconds, and
 // the path outside the workspace its escalation is asked about.
-func fenceAt(t *testing.T, approval sandbox.Approval, argv []string, timeout int) (*sandbox.Policy, string) {
+func fenceAt(t *testing.T, approval policy.Approval, argv []string, timeout int) (*policy.Policy, string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -24,17 +25,17 @@ func fenceAt(t *testing.T, approval sandbox.Approval, argv []string, timeout int
 			t.Fatal(err)
 		}
 	}
-	p := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Protected: sandbox.DefaultProtected,
-		MaxMode: sandbox.DangerFullAccess, Approval: approval, ApprovalCommand: argv, ApprovalTimeoutSeconds: timeout}
+	p := &policy.Policy{Mode: policy.WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: approval, ApprovalCommand: argv, ApprovalTimeoutSeconds: timeout}
 	return p, "../out/x"
 }
 
 // escalate checks a write of path on a fence of p with New's approver
 // (a changes it first, when not nil) and puts the denial to Escalate.
-func escalate(t *testing.T, p sandbox.Policy, path string, change func(*sandbox.Approver)) (*sandbox.Fence, error) {
+func escalate(t *testing.T, p policy.Policy, path string, change func(*policy.Approver)) (*sandbox.Fence, error) {
 	t.Helper()
 	f := sandbox.NewFence(p)
-	a := New(p, sandbox.DangerFullAccess)
+	a := New(p, policy.DangerFullAccess)
 	if change != nil {
 		change(&a)
 	}
@@ -63,16 +64,16 @@ func TestNewRunsTheApprovalCommand(t *testing.T) {
 		{"missing program refuses", []string{"/nonexistent/approver"}, 0, "approval_command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, path := fenceAt(t, sandbox.ApprovalCommand, tc.argv, tc.timeout)
+			p, path := fenceAt(t, policy.ApprovalCommand, tc.argv, tc.timeout)
 			f, err := escalate(t, *p, path, nil)
 			if tc.refusal == "" {
-				if err != nil || f.Mode() != sandbox.DangerFullAccess {
+				if err != nil || f.Mode() != policy.DangerFullAccess {
 					t.Fatalf("Escalate = %v, mode %s; want granted", err, f.Mode())
 				}
 				return
 			}
-			var de *sandbox.DeniedError
-			if !errors.As(err, &de) || de.Reason != sandbox.ReasonNotApproved || !strings.Contains(de.Refusal, tc.refusal) || f.Mode() != sandbox.WorkspaceWrite {
+			var de *policy.DeniedError
+			if !errors.As(err, &de) || de.Reason != policy.ReasonNotApproved || !strings.Contains(de.Refusal, tc.refusal) || f.Mode() != policy.WorkspaceWrite {
 				t.Errorf("Escalate = %v, mode %s; want refused with %q", err, f.Mode(), tc.refusal)
 			}
 		})
@@ -83,13 +84,13 @@ func TestNewRunsTheApprovalCommand(t *testing.T) {
 // Elsewhere, a real approval_command is never run: it would leave a file.
 func TestNoGrantRunsNoCommand(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "asked")
-	for name, change := range map[string]func(*sandbox.Approver){
-		"NoGrant":   func(a *sandbox.Approver) { a.NoGrant = "not here" },
-		"Elsewhere": func(a *sandbox.Approver) { a.Elsewhere = true },
+	for name, change := range map[string]func(*policy.Approver){
+		"NoGrant":   func(a *policy.Approver) { a.NoGrant = "not here" },
+		"Elsewhere": func(a *policy.Approver) { a.Elsewhere = true },
 	} {
-		p, path := fenceAt(t, sandbox.ApprovalCommand, []string{lookPath(t, "sh"), "-c", "touch " + record}, 10)
+		p, path := fenceAt(t, policy.ApprovalCommand, []string{lookPath(t, "sh"), "-c", "touch " + record}, 10)
 		f, err := escalate(t, *p, path, change)
-		if err == nil || f.Mode() != sandbox.WorkspaceWrite {
+		if err == nil || f.Mode() != policy.WorkspaceWrite {
 			t.Errorf("%s: Escalate = %v, mode %s; want refused", name, err, f.Mode())
 		}
 		if _, err := os.Stat(record); !os.IsNotExist(err) {
@@ -98,7 +99,7 @@ func TestNoGrantRunsNoCommand(t *testing.T) {
 	}
 	// The same command runs when nothing stops it, so the check above
 	// can fail.
-	p, path := fenceAt(t, sandbox.ApprovalCommand, []string{lookPath(t, "sh"), "-c", "touch " + record}, 10)
+	p, path := fenceAt(t, policy.ApprovalCommand, []string{lookPath(t, "sh"), "-c", "touch " + record}, 10)
 	if _, err := escalate(t, *p, path, nil); err != nil {
 		t.Fatal(err)
 	}

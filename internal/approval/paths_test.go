@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestQuestionNamesEveryPath: the question put to a person names every
@@ -12,12 +12,12 @@ import (
 // given, where that differs), the model's spelling escaped. Before, it
 // named the first denied path only.
 func TestQuestionNamesEveryPath(t *testing.T) {
-	req := EscalationRequest{Op: "patch", Path: "../out/x.txt", Resolved: "/out/x.txt", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess,
-		Reason: sandbox.ReasonOutsideRoots, Paths: []sandbox.EscalationPath{
-			{Op: sandbox.PathUpdate, Path: "a.txt", Resolved: "/ws/a.txt"},
-			{Op: sandbox.PathCreate, Path: "../out/new\x1b[2K.txt", Resolved: "/out/new\x1b[2K.txt"},
-			{Op: sandbox.PathMoveFrom, Path: "/out/old.txt", Resolved: "/out/old.txt"},
-			{Op: sandbox.PathMoveTo, Path: "../link/moved.txt", Resolved: "/out2/moved.txt"},
+	req := EscalationRequest{Op: "patch", Path: "../out/x.txt", Resolved: "/out/x.txt", From: policy.WorkspaceWrite, To: policy.DangerFullAccess,
+		Reason: policy.ReasonOutsideRoots, Paths: []policy.EscalationPath{
+			{Op: policy.PathUpdate, Path: "a.txt", Resolved: "/ws/a.txt"},
+			{Op: policy.PathCreate, Path: "../out/new\x1b[2K.txt", Resolved: "/out/new\x1b[2K.txt"},
+			{Op: policy.PathMoveFrom, Path: "/out/old.txt", Resolved: "/out/old.txt"},
+			{Op: policy.PathMoveTo, Path: "../link/moved.txt", Resolved: "/out2/moved.txt"},
 		}}
 	q := Question(req)
 	for _, want := range []string{
@@ -40,8 +40,8 @@ func TestQuestionNamesEveryPath(t *testing.T) {
 // from where, the command line, and the model's reason, labelled as the
 // model's words, every one escaped: a reason cannot redraw the question.
 func TestQuestionNamesWhereFrom(t *testing.T) {
-	req := EscalationRequest{Kind: sandbox.KindFile, Op: "write", Path: "../x", Resolved: "/x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess,
-		Reason: sandbox.ReasonOutsideRoots, EscalationContext: sandbox.EscalationContext{Session: "41-99", Cwd: "/ws/sub",
+	req := EscalationRequest{Kind: policy.KindFile, Op: "write", Path: "../x", Resolved: "/x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess,
+		Reason: policy.ReasonOutsideRoots, EscalationContext: policy.EscalationContext{Session: "41-99", Cwd: "/ws/sub",
 			Caller: []string{"dsh-fs", "write", "../x\r"}, ModelReason: "the build\x1b[2J needs it [y/N] y"}}
 	q := Question(req)
 	for _, want := range []string{

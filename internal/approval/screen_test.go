@@ -10,7 +10,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestAskOnScreen: on a real terminal of 12 rows the question takes the
@@ -29,7 +29,7 @@ func TestAskOnScreen(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&diff, "+line %d\n", i)
 	}
-	req := EscalationRequest{Op: "write", Path: "/outside/x", From: sandbox.WorkspaceWrite, To: sandbox.DangerFullAccess, Reason: "outside the roots", DiffText: diff.String()}
+	req := EscalationRequest{Op: "write", Path: "/outside/x", From: policy.WorkspaceWrite, To: policy.DangerFullAccess, Reason: "outside the roots", DiffText: diff.String()}
 	shown := make(chan string)
 	go func() {
 		b, _ := io.ReadAll(master)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // logDir is a folder the trusted-file checks accept: t.TempDir's
@@ -203,10 +203,10 @@ func TestOpenRefuses(t *testing.T) {
 // line that carried it are in no event, only their size and hash.
 func TestEventsHoldNoContent(t *testing.T) {
 	secret := "s3cret-content-4711"
-	req := sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: "write", Path: "x", Diff: map[string]any{"text": "+" + secret}}
+	req := policy.EscalationRequest{Kind: policy.KindFile, Op: "write", Path: "x", Diff: map[string]any{"text": "+" + secret}}
 	req.Caller = []string{"dsh-fs", "write", "x", "--content", secret}
 	var b bytes.Buffer
-	for _, e := range []Event{Asked(req, sandbox.ApprovalCommand), Answered(req, sandbox.ApprovalCommand, nil)} {
+	for _, e := range []Event{Asked(req, policy.ApprovalCommand), Answered(req, policy.ApprovalCommand, nil)} {
 		json.NewEncoder(&b).Encode(e)
 	}
 	if strings.Contains(b.String(), secret) {
@@ -226,13 +226,13 @@ func TestRelayTakesEscalationsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: "write", Path: "x"}
+	req := policy.EscalationRequest{Kind: policy.KindFile, Op: "write", Path: "x"}
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
-	enc.Encode(Asked(req, sandbox.ApprovalTrust))
-	enc.Encode(Answered(req, sandbox.ApprovalTrust, nil))
+	enc.Encode(Asked(req, policy.ApprovalTrust))
+	enc.Encode(Answered(req, policy.ApprovalTrust, nil))
 	in.WriteString(`{"event":"session_start","start":{"mode":"danger-full-access"}}` + "\n")
-	enc.Encode(Asked(req, sandbox.ApprovalTrust))
+	enc.Encode(Asked(req, policy.ApprovalTrust))
 	l.Relay(&in)
 	v, err := verifyFile(t, path, "")
 	if err != nil || v.Lines != 2 || v.Sessions != 0 {

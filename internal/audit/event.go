@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -92,19 +92,19 @@ type Start struct {
 // every path and operation, the modes and reasons; the diff and the
 // calling command line summarized (they carry the content).
 type Escalation struct {
-	Approval    string                   `json:"approval"`
-	Kind        string                   `json:"kind"`
-	Op          string                   `json:"op"`
-	Path        string                   `json:"path"`
-	Resolved    string                   `json:"resolved,omitempty"`
-	From        string                   `json:"from"`
-	To          string                   `json:"to"`
-	Reason      string                   `json:"reason"`
-	Paths       []sandbox.EscalationPath `json:"paths,omitempty"`
-	Cwd         string                   `json:"cwd,omitempty"`
-	Caller      *Summary                 `json:"caller,omitempty"`
-	ModelReason string                   `json:"model_reason,omitempty"`
-	Diff        *Summary                 `json:"diff,omitempty"`
+	Approval    string                  `json:"approval"`
+	Kind        string                  `json:"kind"`
+	Op          string                  `json:"op"`
+	Path        string                  `json:"path"`
+	Resolved    string                  `json:"resolved,omitempty"`
+	From        string                  `json:"from"`
+	To          string                  `json:"to"`
+	Reason      string                  `json:"reason"`
+	Paths       []policy.EscalationPath `json:"paths,omitempty"`
+	Cwd         string                  `json:"cwd,omitempty"`
+	Caller      *Summary                `json:"caller,omitempty"`
+	ModelReason string                  `json:"model_reason,omitempty"`
+	Diff        *Summary                `json:"diff,omitempty"`
 	// Approved and Refused are the answer (escalation_answered only).
 	Approved *bool  `json:"approved,omitempty"`
 	Refused  string `json:"refused,omitempty"`
@@ -153,12 +153,12 @@ type End struct {
 // Asked is the escalation_asked event of req, put to the approver of
 // the approval setting by; Answered the answer's, answer nil when
 // approved.
-func Asked(req sandbox.EscalationRequest, by sandbox.Approval) Event {
+func Asked(req policy.EscalationRequest, by policy.Approval) Event {
 	return Event{Event: EventEscalationAsked, Escalation: shown(req, by)}
 }
 
 // Answered is the escalation_answered event of req.
-func Answered(req sandbox.EscalationRequest, by sandbox.Approval, answer error) Event {
+func Answered(req policy.EscalationRequest, by policy.Approval, answer error) Event {
 	e := shown(req, by)
 	ok := answer == nil
 	e.Approved = &ok
@@ -170,7 +170,7 @@ func Answered(req sandbox.EscalationRequest, by sandbox.Approval, answer error) 
 
 // shown is what the approver of req was shown, with the diff and the
 // command line summarized.
-func shown(req sandbox.EscalationRequest, by sandbox.Approval) *Escalation {
+func shown(req policy.EscalationRequest, by policy.Approval) *Escalation {
 	e := &Escalation{Approval: string(by), Kind: req.Kind, Op: req.Op, Path: req.Path, Resolved: req.Resolved,
 		From: string(req.From), To: string(req.To), Reason: req.Reason, Paths: req.Paths, Cwd: req.Cwd, ModelReason: req.ModelReason}
 	if len(req.Caller) > 0 {

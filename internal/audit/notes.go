@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // NotesEnv names the descriptor on which the call a supervisor runs for
@@ -20,11 +20,11 @@ import (
 // reaches them.
 const NotesEnv = "DSH_FS_AUDIT_FD"
 
-// Notes is the sandbox.Approver's Noted of a brokered call whose
+// Notes is the policy.Approver's Noted of a brokered call whose
 // supervisor handed it the descriptor NotesEnv names (read with
 // lookupEnv), or nil where none did. The descriptor is closed on exec:
 // the approver a call runs never holds it.
-func Notes(lookupEnv func(string) (string, bool)) func(sandbox.EscalationRequest, sandbox.Approval, error, bool) {
+func Notes(lookupEnv func(string) (string, bool)) func(policy.EscalationRequest, policy.Approval, error, bool) {
 	v, ok := lookupEnv(NotesEnv)
 	fd, err := strconv.Atoi(v)
 	if !ok || err != nil || fd < 3 {
@@ -34,7 +34,7 @@ func Notes(lookupEnv func(string) (string, bool)) func(sandbox.EscalationRequest
 	f := os.NewFile(uintptr(fd), "audit-notes")
 	enc := json.NewEncoder(f)
 	enc.SetEscapeHTML(false)
-	return func(req sandbox.EscalationRequest, by sandbox.Approval, answer error, answered bool) {
+	return func(req policy.EscalationRequest, by policy.Approval, answer error, answered bool) {
 		e := Asked(req, by)
 		if answered {
 			e = Answered(req, by, answer)

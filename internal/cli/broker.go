@@ -14,9 +14,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/shell"
 )
@@ -36,7 +36,7 @@ import (
 // supervisor through the channel it was given (approval supervisor) and
 // runs here; any other mutation (brokeredOps) is forwarded (forward is
 // true).
-func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.Approver) (forward bool) {
+func (a *App) brokerEscalation(op string, s *config.Settings, approver *policy.Approver) (forward bool) {
 	if s.Session == nil || !slices.Contains(brokeredOps, op) {
 		return false
 	}
@@ -49,7 +49,7 @@ func (a *App) brokerEscalation(op string, s *config.Settings, approver *sandbox.
 				// The channel answers this call alone: an approval_command
 				// it runs must not inherit it.
 				syscall.CloseOnExec(fd)
-				approver.Supervisor = func(req sandbox.EscalationRequest) error {
+				approver.Supervisor = func(req policy.EscalationRequest) error {
 					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
 				}
 			}
@@ -69,7 +69,7 @@ var brokeredOps = []string{session.OpWrite, session.OpEdit, session.OpPatch, ses
 func (c *call) forward(req session.Request) error {
 	a, s := c.app, c.settings
 	refuse := func(why string) error {
-		return &sandbox.DeniedError{Op: req.Op, Path: a.current.Path, Mode: s.Policy.Mode, Reason: sandbox.ReasonNotApproved,
+		return &policy.DeniedError{Op: req.Op, Path: a.current.Path, Mode: s.Policy.Mode, Reason: policy.ReasonNotApproved,
 			Refusal: "escalation refused: " + why, MaxMode: s.Policy.MaxMode, Approval: s.Policy.Approval}
 	}
 	v, ok := a.LookupEnv(session.BrokerEnv)

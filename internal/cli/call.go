@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -26,7 +27,7 @@ type call struct {
 	// escalate is the mode the call asks for with --escalate, "" for
 	// none; forwarded says the session's supervisor carries it out
 	// (brokerEscalation), once its inputs are read.
-	escalate  sandbox.Mode
+	escalate  policy.Mode
 	forwarded bool
 	// reason is --reason, forwarded with the call.
 	reason string
@@ -35,9 +36,9 @@ type call struct {
 // escalationContext is where the call comes from, for its approver: the
 // session of its record, its working directory, the command line the
 // session's supervisor read (a call it carries out), the model's reason.
-func escalationContext(s *config.Settings, p PolicyFlags) sandbox.EscalationContext {
+func escalationContext(s *config.Settings, p PolicyFlags) policy.EscalationContext {
 	wd, _ := os.Getwd()
-	return sandbox.EscalationContext{Session: s.Session.ID(), Cwd: wd, Caller: p.Caller, ModelReason: p.Reason}
+	return policy.EscalationContext{Session: s.Session.ID(), Cwd: wd, Caller: p.Caller, ModelReason: p.Reason}
 }
 
 // PolicyFlags are what a command line says of a call's policy, as its
@@ -75,7 +76,7 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.current = result.Header{Op: op, Path: path}
 	s, err := config.Load(config.Source{Flags: p.Settings, Locations: a.Locations})
 	if err != nil {
-		var de *sandbox.DeniedError
+		var de *policy.DeniedError
 		if errors.As(err, &de) {
 			de.Op, de.Path = op, path
 		}
@@ -87,11 +88,11 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	fence := sandbox.NewFence(s.Policy)
 	a.fence = fence
 	cl := &call{app: a, settings: s, fence: fence}
-	if p.Reason != "" && p.Escalate == "" || len(p.Reason) > sandbox.MaxModelReason {
-		return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag --reason: says why an escalation is needed, in at most %d bytes; give it with --escalate", sandbox.MaxModelReason))
+	if p.Reason != "" && p.Escalate == "" || len(p.Reason) > policy.MaxModelReason {
+		return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag --reason: says why an escalation is needed, in at most %d bytes; give it with --escalate", policy.MaxModelReason))
 	}
 	if p.Escalate != "" {
-		mode, err := sandbox.ParseMode(p.Escalate)
+		mode, err := policy.ParseMode(p.Escalate)
 		if err != nil {
 			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
 		}

@@ -5,21 +5,21 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // flagValues are the flags whose value is one of a few words, by name,
 // with those words: a shell's tab offers them instead of files.
 func flagValues() map[string][]string {
-	modes := make([]string, len(sandbox.Modes))
-	for i, m := range sandbox.Modes {
+	modes := make([]string, len(policy.Modes))
+	for i, m := range policy.Modes {
 		modes[i] = string(m)
 	}
 	return map[string][]string{
 		config.FlagMode:     modes,
 		config.FlagEscalate: modes,
 		config.FlagOutput:   {"json", "text"},
-		config.FlagEnforce:  {string(sandbox.EnforceAuto), string(sandbox.EnforceLandlock), string(sandbox.EnforceOff)},
+		config.FlagEnforce:  {string(policy.EnforceAuto), string(policy.EnforceLandlock), string(policy.EnforceOff)},
 		flagDiff:            {string(diff.FormAuto), string(diff.FormFull), string(diff.FormSummary)},
 		"type":              {"file", "dir", "symlink", "other"},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -83,7 +84,7 @@ func denialsRun(opts *DenialsOptions) error {
 	}
 	for _, p := range opts.Paths {
 		t, err := call.fence.Resolve(p)
-		var de *sandbox.DeniedError
+		var de *policy.DeniedError
 		if err != nil && !errors.As(err, &de) {
 			return err
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/result"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/shell"
 )
 
@@ -99,7 +99,7 @@ func execRun(opts *ExecOptions) error {
 	// (docs/design.md §10); inside a session it only narrows.
 	s, err := config.Load(config.Source{Flags: opts.Policy.Settings, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})
 	if err != nil {
-		var de *sandbox.DeniedError
+		var de *policy.DeniedError
 		if errors.As(err, &de) {
 			de.Op = "exec"
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -223,7 +224,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		}
 		l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
 		git := "dsh-fs exec would neutralize code-running git parts planted in the writable roots here"
-		if p.Mode == sandbox.DangerFullAccess {
+		if p.Mode == policy.DangerFullAccess {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
@@ -316,10 +317,10 @@ func wouldTerminal() string {
 // may reach, who approves it, where a session may add roots and which
 // folders may be its workspace.
 type ceilings struct {
-	MaxMode    sandbox.Mode     `json:"max_mode"`
-	Approval   sandbox.Approval `json:"approval"`
-	AllowRoots []string         `json:"allow_roots"`
-	Workspaces []string         `json:"workspaces"`
+	MaxMode    policy.Mode     `json:"max_mode"`
+	Approval   policy.Approval `json:"approval"`
+	AllowRoots []string        `json:"allow_roots"`
+	Workspaces []string        `json:"workspaces"`
 }
 
 func policyRun(opts *PolicyOptions) error {
@@ -420,7 +421,7 @@ func nonNilSlice[T any](s []T) []T {
 
 // shortBlock is the sandbox:policy block a harness puts in the model's
 // context (policyview.Short), inside a dsh-fs exec session (rec) or not.
-func shortBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
+func shortBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
 	sh := policyview.Shell{Session: rec != nil}
 	if rec != nil {
 		for _, c := range rec.Shell.Caches {
@@ -435,7 +436,7 @@ func shortBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) str
 // process, so an identical policy gives identical bytes and a prompt cache
 // stays warm. Inside a dsh-fs exec session (rec) it says that the shell
 // is held to the same fence and how it sees the toolchain caches.
-func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) string {
+func contextBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	policyview.FenceLines(&b, p, roots)
@@ -449,16 +450,16 @@ func contextBlock(p sandbox.Policy, roots []sandbox.Root, rec *session.Record) s
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
 	b.WriteString(shell.NetworkContextLine(p))
-	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
+	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
-	if p.Approval != sandbox.ApprovalNever {
+	if p.Approval != policy.ApprovalNever {
 		b.WriteString("; only --escalate, approved by a person, widens it")
 	}
 	b.WriteString("\n")
 	switch p.Approval {
-	case sandbox.ApprovalNever:
+	case policy.ApprovalNever:
 		b.WriteString("escalation: disabled; ask the user to change the policy\n")
-	case sandbox.ApprovalSupervisor:
+	case policy.ApprovalSupervisor:
 		fmt.Fprintf(&b, "escalation: only under a dsh-fs exec session, whose person approves; retry one denied call with --escalate <mode> (up to %s)\n", p.MaxMode)
 	default:
 		fmt.Fprintf(&b, "escalation: retry one denied call with --escalate <mode> (up to %s) only when the user agrees\n", p.MaxMode)

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -26,7 +26,7 @@ func (l *loader) readPinned() error {
 		return nil
 	}
 	refuse := func(why string) error {
-		return &sandbox.DeniedError{Mode: sandbox.ReadOnly, Reason: sandbox.ReasonSessionRecord,
+		return &policy.DeniedError{Mode: policy.ReadOnly, Reason: policy.ReasonSessionRecord,
 			Matched: session.Env + "=" + path + ": " + why}
 	}
 	rec, err := session.Read(path)
@@ -238,11 +238,11 @@ func (l *loader) resolveBase() error {
 			}
 		}
 	}
-	if l.base[KeyApproval].value == string(sandbox.ApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
+	if l.base[KeyApproval].value == string(policy.ApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
 		a := l.base[KeyApproval]
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key approval: command needs approval_command", a.origin.Name))
 	}
-	if l.base[KeyNetworkApproval].value == string(sandbox.NetworkApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
+	if l.base[KeyNetworkApproval].value == string(policy.NetworkApprovalCommand) && len(asList(l.base[KeyApprovalCommand].value)) == 0 {
 		a := l.base[KeyNetworkApproval]
 		return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: key network_approval: command needs approval_command", a.origin.Name))
 	}
@@ -284,17 +284,17 @@ func originText(o Origin) string {
 	return string(o.Source) + " " + o.Name
 }
 
-func mode(v sourced) sandbox.Mode { return sandbox.Mode(v.value.(string)) }
+func mode(v sourced) policy.Mode { return policy.Mode(v.value.(string)) }
 
-func network(v sourced) sandbox.Network { return sandbox.Network(v.value.(string)) }
+func network(v sourced) policy.Network { return policy.Network(v.value.(string)) }
 
 // defaultNetwork makes a network no source set follow the mode of vals
-// (sandbox.DefaultNetwork): on in danger-full-access, off otherwise. It
+// (policy.DefaultNetwork): on in danger-full-access, off otherwise. It
 // runs on the base, then on the effective values, so a session that
 // narrows the mode narrows the default network with it.
 func (l *loader) defaultNetwork(vals map[Key]sourced) {
 	if n := vals[KeyNetwork]; n.origin.Source == KindDefault {
-		n.value = string(sandbox.DefaultNetwork(mode(vals[KeyMode])))
+		n.value = string(policy.DefaultNetwork(mode(vals[KeyMode])))
 		vals[KeyNetwork] = n
 	}
 }

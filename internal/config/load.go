@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -32,7 +33,7 @@ type File struct {
 
 // Settings are the effective settings of one call.
 type Settings struct {
-	Policy            sandbox.Policy
+	Policy            policy.Policy
 	DiffBasisMaxBytes int64
 	DiffMaxBytes      int
 	DiffContext       int
@@ -100,7 +101,7 @@ type sourced struct {
 // the managed requirements — make the base policy. The session sources —
 // a session config file, DSH_FS_* variables, flags — are applied on top
 // and may only narrow it: a session value that would widen it is a
-// *sandbox.DeniedError with reason "session cannot widen the policy"
+// *policy.DeniedError with reason "session cannot widen the policy"
 // naming the source, never a silent clamp. A malformed file, an unknown
 // key, a value of the wrong type, a bad name or a malformed glob is
 // FS_CONFIG_INVALID naming the key and the file, and quotes nothing a
@@ -195,16 +196,16 @@ func (l *loader) canonicalCwd(raw string) (string, error) {
 }
 
 // policy makes the sandbox policy of the values vals.
-func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
+func (l *loader) policy(vals map[Key]sourced) (policy.Policy, error) {
 	str := func(k Key) string { return vals[k].value.(string) }
 	cwdVal := vals[KeyCwd]
 	cwd, err := l.canonicalCwd(str(KeyCwd))
 	if err != nil {
-		return sandbox.Policy{}, l.bad(cwdVal, err)
+		return policy.Policy{}, l.bad(cwdVal, err)
 	}
 	protected := asList(vals[KeyProtected].value)
 	if protected == nil {
-		protected = sandbox.DefaultProtected
+		protected = policy.DefaultProtected
 	}
 	protected = append(slices.Clip(protected), asList(vals[KeyProtectedExtra].value)...)
 	var roots []string
@@ -212,12 +213,12 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 		roots = append(roots, expandHome(l.home, r))
 	}
 	// validate has checked every name: these parse.
-	m, _ := sandbox.ParseMode(str(KeyMode))
-	maxMode, _ := sandbox.ParseMode(str(KeyMaxMode))
-	approval, _ := sandbox.ParseApproval(str(KeyApproval))
-	enforce, _ := sandbox.ParseEnforce(str(KeyEnforce))
-	net, _ := sandbox.ParseNetwork(str(KeyNetwork))
-	netApproval, _ := sandbox.ParseNetworkApproval(str(KeyNetworkApproval))
+	m, _ := policy.ParseMode(str(KeyMode))
+	maxMode, _ := policy.ParseMode(str(KeyMaxMode))
+	approval, _ := policy.ParseApproval(str(KeyApproval))
+	enforce, _ := policy.ParseEnforce(str(KeyEnforce))
+	net, _ := policy.ParseNetwork(str(KeyNetwork))
+	netApproval, _ := policy.ParseNetworkApproval(str(KeyNetworkApproval))
 	loc := l.src.Locations
 	trustedFiles := []string{loc.SystemFile(), loc.RequirementsFile()}
 	if u := loc.UserFile(l.home); u != "" {
@@ -243,11 +244,11 @@ func (l *loader) policy(vals map[Key]sourced) (sandbox.Policy, error) {
 			}
 		}
 	}
-	var denyIDs []sandbox.DenyIdentity
+	var denyIDs []policy.DenyIdentity
 	if l.pinned != nil {
 		denyIDs = l.pinned.DenyIdentities
 	}
-	return sandbox.Policy{
+	return policy.Policy{
 		DenyIdentities:         denyIDs,
 		Mode:                   m,
 		Cwd:                    cwd,
@@ -317,7 +318,7 @@ func (l *loader) build() (*Settings, error) {
 			x = p.Cwd
 		case KeyProtected:
 			if x == nil {
-				x = sandbox.DefaultProtected
+				x = policy.DefaultProtected
 			}
 		}
 		values = append(values, Value{Key: s.key, Value: x, Origin: v.origin})
@@ -348,7 +349,7 @@ type Caches struct {
 	// FromToolchains says exec asks the toolchains for theirs too
 	// (sandbox.FindCaches).
 	FromToolchains bool
-	// Writable is how the shell may write them: sandbox.CachesOverlay,
+	// Writable is how the shell may write them: policy.CachesOverlay,
 	// CachesDirect or CachesOff.
 	Writable string
 }

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // loadCase is one call's sources: trusted files, a session file, the
@@ -27,7 +27,7 @@ func checkLoad(t *testing.T, tc loadCase) {
 			t.Fatalf("err = %v, want %s", err, tc.code)
 		}
 	case tc.reason != "":
-		var de *sandbox.DeniedError
+		var de *policy.DeniedError
 		if !errors.As(err, &de) || de.Reason != tc.reason {
 			t.Fatalf("err = %v, want a denial %q", err, tc.reason)
 		}
@@ -155,39 +155,39 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 	lockedDown := "max_mode: workspace-write\napproval: never\ntmp: false\n"
 	for _, tc := range []loadCase{
 		// Widening, each refused with its source.
-		{name: "--mode", flags: []string{"--mode", "danger-full-access"}, reason: sandbox.ReasonSessionWiden, matched: "--mode danger-full-access"},
-		{name: "DSH_FS_MODE", env: map[string]string{"DSH_FS_MODE": "danger-full-access"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=danger-full-access"},
-		{name: "--mode under a locked-down trusted file", system: lockedDown, flags: []string{"--mode", "danger-full-access"}, reason: sandbox.ReasonSessionWiden},
-		{name: "session file mode", session: "mode: danger-full-access\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: mode"},
-		{name: "session file approval", session: "approval: trust\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
-		{name: "session file narrower max_mode is still trusted-only", session: "max_mode: read-only\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: max_mode"},
-		{name: "session file approval_command", session: "approval_command: [\"true\"]\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session file allow_roots", session: "allow_roots: [\"/\"]\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session file workspaces", session: "workspaces: [\"/\"]\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session file dropping a protected glob", session: "protected: [\".git/**\"]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: protected"},
-		{name: "--tmp over a trusted tmp: false", system: "tmp: false\n", flags: []string{"--tmp"}, reason: sandbox.ReasonSessionWiden, matched: "--tmp"},
-		{name: "DSH_FS_TMP over a managed tmp: false", requirements: "tmp: false\n", env: map[string]string{"DSH_FS_TMP": "true"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_TMP=true"},
-		{name: "--enforce off", flags: []string{"--enforce", "off"}, reason: sandbox.ReasonSessionWiden, matched: "--enforce off"},
-		{name: "--writable-root outside", system: "tmp: false\n", flags: []string{"--writable-root", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--writable-root .."},
-		{name: "DSH_FS_WRITABLE_ROOTS outside", system: "tmp: false\n", env: map[string]string{"DSH_FS_WRITABLE_ROOTS": "$ROOT/ws/sub:$ROOT/outside"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_WRITABLE_ROOTS=$ROOT/outside"},
-		{name: "--cwd above a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", ".."}, reason: sandbox.ReasonSessionWiden, matched: "--cwd .."},
+		{name: "--mode", flags: []string{"--mode", "danger-full-access"}, reason: policy.ReasonSessionWiden, matched: "--mode danger-full-access"},
+		{name: "DSH_FS_MODE", env: map[string]string{"DSH_FS_MODE": "danger-full-access"}, reason: policy.ReasonSessionWiden, matched: "DSH_FS_MODE=danger-full-access"},
+		{name: "--mode under a locked-down trusted file", system: lockedDown, flags: []string{"--mode", "danger-full-access"}, reason: policy.ReasonSessionWiden},
+		{name: "session file mode", session: "mode: danger-full-access\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: mode"},
+		{name: "session file approval", session: "approval: trust\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
+		{name: "session file narrower max_mode is still trusted-only", session: "max_mode: read-only\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: max_mode"},
+		{name: "session file approval_command", session: "approval_command: [\"true\"]\n", reason: policy.ReasonSessionWiden},
+		{name: "session file allow_roots", session: "allow_roots: [\"/\"]\n", reason: policy.ReasonSessionWiden},
+		{name: "session file workspaces", session: "workspaces: [\"/\"]\n", reason: policy.ReasonSessionWiden},
+		{name: "session file dropping a protected glob", session: "protected: [\".git/**\"]\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: protected"},
+		{name: "--tmp over a trusted tmp: false", system: "tmp: false\n", flags: []string{"--tmp"}, reason: policy.ReasonSessionWiden, matched: "--tmp"},
+		{name: "DSH_FS_TMP over a managed tmp: false", requirements: "tmp: false\n", env: map[string]string{"DSH_FS_TMP": "true"}, reason: policy.ReasonSessionWiden, matched: "DSH_FS_TMP=true"},
+		{name: "--enforce off", flags: []string{"--enforce", "off"}, reason: policy.ReasonSessionWiden, matched: "--enforce off"},
+		{name: "--writable-root outside", system: "tmp: false\n", flags: []string{"--writable-root", ".."}, reason: policy.ReasonSessionWiden, matched: "--writable-root .."},
+		{name: "DSH_FS_WRITABLE_ROOTS outside", system: "tmp: false\n", env: map[string]string{"DSH_FS_WRITABLE_ROOTS": "$ROOT/ws/sub:$ROOT/outside"}, reason: policy.ReasonSessionWiden, matched: "DSH_FS_WRITABLE_ROOTS=$ROOT/outside"},
+		{name: "--cwd above a trusted cwd", system: "cwd: $ROOT/ws\n", flags: []string{"--cwd", ".."}, reason: policy.ReasonSessionWiden, matched: "--cwd .."},
 		{name: "session file allow_unix_sockets adding a socket", system: "allow_unix_sockets: [/run/a.sock]\n",
-			session: "allow_unix_sockets: [/run/a.sock, /run/docker.sock]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_unix_sockets"},
+			session: "allow_unix_sockets: [/run/a.sock, /run/docker.sock]\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_unix_sockets"},
 		{name: "session file read_home adding an entry", session: "read_home: [\"~/.gitconfig\", \"~/.ssh\"]\n",
-			reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: read_home"},
-		{name: "session file allow_unix_sockets over none", session: "allow_unix_sockets: [\"/run/user/*/bus\"]\n", reason: sandbox.ReasonSessionWiden},
+			reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: read_home"},
+		{name: "session file allow_unix_sockets over none", session: "allow_unix_sockets: [\"/run/user/*/bus\"]\n", reason: policy.ReasonSessionWiden},
 		// The toolchain caches (issue 23): a session drops caches, never adds one.
 		{name: "session file caches adding a cache", system: "caches: [/srv/cache]\n",
-			session: "caches: [/srv/cache, /home/x/.ssh]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches"},
+			session: "caches: [/srv/cache, /home/x/.ssh]\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches"},
 		{name: "session file caches_from_toolchains back on", system: "caches_from_toolchains: false\n",
-			session: "caches_from_toolchains: true\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_from_toolchains"},
-		{name: "session file allow_io_uring on", session: "allow_io_uring: true\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_io_uring"},
-		{name: "session file caches_writable direct", session: "caches_writable: direct\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_writable"},
-		{name: "session file caches_writable overlay over off", system: "caches_writable: \"off\"\n", session: "caches_writable: overlay\n", reason: sandbox.ReasonSessionWiden},
+			session: "caches_from_toolchains: true\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_from_toolchains"},
+		{name: "session file allow_io_uring on", session: "allow_io_uring: true\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: allow_io_uring"},
+		{name: "session file caches_writable direct", session: "caches_writable: direct\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: caches_writable"},
+		{name: "session file caches_writable overlay over off", system: "caches_writable: \"off\"\n", session: "caches_writable: overlay\n", reason: policy.ReasonSessionWiden},
 
 		// Narrowing, each allowed.
 		{name: "--mode read-only", flags: []string{"--mode", "read-only"}, check: func(t *testing.T, s *Settings) {
-			if s.Policy.Mode != sandbox.ReadOnly {
+			if s.Policy.Mode != policy.ReadOnly {
 				t.Errorf("mode %s", s.Policy.Mode)
 			}
 		}},
@@ -199,13 +199,13 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 		{name: "--enforce landlock", flags: []string{"--enforce", "landlock"}},
 		{name: "session file caches narrowed", system: "caches: [/srv/a, \"~/cache\"]\ncaches_writable: direct\n",
 			session: "caches: [/srv/a]\ncaches_from_toolchains: false\ncaches_writable: \"off\"\n", check: func(t *testing.T, s *Settings) {
-				if c := s.Caches; strings.Join(c.Paths, ",") != "/srv/a" || c.FromToolchains || c.Writable != sandbox.CachesOff {
+				if c := s.Caches; strings.Join(c.Paths, ",") != "/srv/a" || c.FromToolchains || c.Writable != policy.CachesOff {
 					t.Errorf("caches %+v", c)
 				}
 			}},
 		{name: "trusted caches expand ~", system: "caches: [\"~/cache\"]\n", check: func(t *testing.T, s *Settings) {
 			if c := s.Caches; len(c.Paths) != 1 || !strings.HasSuffix(c.Paths[0], "/cache") || strings.HasPrefix(c.Paths[0], "~") ||
-				!c.FromToolchains || c.Writable != sandbox.CachesOverlay {
+				!c.FromToolchains || c.Writable != policy.CachesOverlay {
 				t.Errorf("caches %+v", c)
 			}
 		}},
@@ -238,7 +238,7 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 			}
 		}},
 		{name: "a trusted mode is no session's widening", user: "mode: danger-full-access\n", check: func(t *testing.T, s *Settings) {
-			if s.Policy.Mode != sandbox.DangerFullAccess || s.Values[0].Source != KindUser || s.Values[0].Trust != TrustTrusted {
+			if s.Policy.Mode != policy.DangerFullAccess || s.Values[0].Source != KindUser || s.Values[0].Trust != TrustTrusted {
 				t.Errorf("mode %s from %+v", s.Policy.Mode, s.Values[0].Origin)
 			}
 		}},
@@ -252,17 +252,17 @@ func TestSessionNarrowsNeverWidens(t *testing.T) {
 func TestTrustedSources(t *testing.T) {
 	for _, tc := range []loadCase{
 		{name: "user beats system", system: "diff_context: 5\napproval: never\n", user: "diff_context: 7\n", check: func(t *testing.T, s *Settings) {
-			if s.DiffContext != 7 || s.Policy.Approval != sandbox.ApprovalNever {
+			if s.DiffContext != 7 || s.Policy.Approval != policy.ApprovalNever {
 				t.Errorf("diff_context %d approval %s", s.DiffContext, s.Policy.Approval)
 			}
 		}},
 		{name: "managed max_mode caps the user's", user: "max_mode: danger-full-access\n", requirements: "max_mode: workspace-write\n", check: func(t *testing.T, s *Settings) {
-			if s.Policy.MaxMode != sandbox.WorkspaceWrite {
+			if s.Policy.MaxMode != policy.WorkspaceWrite {
 				t.Errorf("max_mode %s", s.Policy.MaxMode)
 			}
 		}},
 		{name: "managed approval replaces the user's", user: "approval: trust\n", requirements: "approval: never\n", check: func(t *testing.T, s *Settings) {
-			if s.Policy.Approval != sandbox.ApprovalNever {
+			if s.Policy.Approval != policy.ApprovalNever {
 				t.Errorf("approval %s", s.Policy.Approval)
 			}
 		}},
@@ -272,7 +272,7 @@ func TestTrustedSources(t *testing.T) {
 			}
 		}},
 		{name: "the default mode stays within a trusted max_mode", system: "max_mode: read-only\n", check: func(t *testing.T, s *Settings) {
-			if s.Policy.Mode != sandbox.ReadOnly {
+			if s.Policy.Mode != policy.ReadOnly {
 				t.Errorf("mode %s", s.Policy.Mode)
 			}
 		}},
@@ -348,19 +348,19 @@ func TestCommandLineSource(t *testing.T) {
 				}
 			}
 		}},
-		{name: "the same root as a session flag widens", flags: []string{"--writable-root", "/srv/dsh-fs-test"}, reason: sandbox.ReasonSessionWiden, matched: "--writable-root /srv/dsh-fs-test"},
+		{name: "the same root as a session flag widens", flags: []string{"--writable-root", "/srv/dsh-fs-test"}, reason: policy.ReasonSessionWiden, matched: "--writable-root /srv/dsh-fs-test"},
 		{name: "a relative cwd is the process's directory's, pinned", trustedFlags: true, flags: []string{"--cwd", "sub"}, check: func(t *testing.T, s *Settings) {
 			if !strings.HasSuffix(s.Policy.Cwd, "/ws/sub") || !s.Policy.CwdTrusted {
 				t.Errorf("cwd %s trusted %v", s.Policy.Cwd, s.Policy.CwdTrusted)
 			}
 		}},
 		{name: "a wider mode than the system's", trustedFlags: true, system: "mode: read-only\n", flags: []string{"--mode", "workspace-write"}, check: func(t *testing.T, s *Settings) {
-			if s.Policy.Mode != sandbox.WorkspaceWrite {
+			if s.Policy.Mode != policy.WorkspaceWrite {
 				t.Errorf("mode %s", s.Policy.Mode)
 			}
 		}},
 		{name: "the managed max_mode still caps it", trustedFlags: true, requirements: "max_mode: read-only\n", flags: []string{"--mode", "workspace-write"}, code: fserr.ConfigInvalid},
-		{name: "the environment still only narrows it", trustedFlags: true, flags: []string{"--mode", "read-only"}, env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"},
+		{name: "the environment still only narrows it", trustedFlags: true, flags: []string{"--mode", "read-only"}, env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: policy.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
@@ -393,8 +393,8 @@ func TestSessionConfigSecrets(t *testing.T) {
 			_, err, _ := runLoad(t, loadCase{system: "deny_read: [\"~/.ssh/**\"]\n", flags: []string{"--config", name},
 				files: map[string]string{"home/.ssh/id": "mode: " + secret + "\n"}, symlinks: map[string]string{"ws/key-link": "../home/.ssh/id"},
 				hardlinks: map[string]string{"ws/key-hardlink": "home/.ssh/id"}})
-			var de *sandbox.DeniedError
-			if !errors.As(err, &de) || de.Reason != sandbox.ReasonDenyRead || strings.Contains(err.Error(), secret) {
+			var de *policy.DeniedError
+			if !errors.As(err, &de) || de.Reason != policy.ReasonDenyRead || strings.Contains(err.Error(), secret) {
 				t.Errorf("err = %v, want a deny_read denial without the secret", err)
 			}
 		})

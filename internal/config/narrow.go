@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -110,7 +111,7 @@ func (l *loader) readSessionFile(path string, explicit bool) (*layer, error) {
 	}
 	defer f.Close()
 	wd, _ := l.src.Getwd()
-	fence := sandbox.NewFence(sandbox.Policy{Mode: mode(l.base[KeyMode]), Cwd: wd, Home: l.home, DenyRead: asList(l.base[KeyDenyRead].value)})
+	fence := sandbox.NewFence(policy.Policy{Mode: mode(l.base[KeyMode]), Cwd: wd, Home: l.home, DenyRead: asList(l.base[KeyDenyRead].value)})
 	// By the name given and the real path of what was opened, and by
 	// identity: a hard link to a secret is the secret.
 	opened := sandbox.Target{Given: path, Path: real}
@@ -163,36 +164,36 @@ func (l *loader) applySession() error {
 // policy, and returns the denial that names its source when it would.
 func (l *loader) narrows(s setting, v sourced) error {
 	base := l.base[s.key]
-	denyRaw := func(needed sandbox.Mode, raw string) error {
-		return &sandbox.DeniedError{Mode: mode(l.base[KeyMode]), Reason: sandbox.ReasonSessionWiden,
+	denyRaw := func(needed policy.Mode, raw string) error {
+		return &policy.DeniedError{Mode: mode(l.base[KeyMode]), Reason: policy.ReasonSessionWiden,
 			Matched: v.origin.describe(s.key, raw), Needed: needed,
-			MaxMode: mode(l.base[KeyMaxMode]), Approval: sandbox.Approval(l.base[KeyApproval].value.(string))}
+			MaxMode: mode(l.base[KeyMaxMode]), Approval: policy.Approval(l.base[KeyApproval].value.(string))}
 	}
-	deny := func(needed sandbox.Mode) error { return denyRaw(needed, v.raw) }
+	deny := func(needed policy.Mode) error { return denyRaw(needed, v.raw) }
 	if s.trustedOnly {
 		return deny("")
 	}
 	switch s.key {
 	case KeyMode:
-		if m := sandbox.Mode(v.value.(string)); m.Wider(mode(base)) {
+		if m := policy.Mode(v.value.(string)); m.Wider(mode(base)) {
 			return deny(m)
 		}
 	case KeyTmp:
 		if v.value == true && base.value == false {
-			return deny(sandbox.DangerFullAccess)
+			return deny(policy.DangerFullAccess)
 		}
 	case KeyEnforce:
-		if sandbox.Enforce(v.value.(string)).Weaker(sandbox.Enforce(base.value.(string))) {
-			return deny(sandbox.DangerFullAccess)
+		if policy.Enforce(v.value.(string)).Weaker(policy.Enforce(base.value.(string))) {
+			return deny(policy.DangerFullAccess)
 		}
 	case KeyProtected:
 		keep := asList(base.value)
 		if keep == nil {
-			keep = sandbox.DefaultProtected
+			keep = policy.DefaultProtected
 		}
 		for _, g := range keep {
 			if !slices.Contains(asList(v.value), g) {
-				return deny(sandbox.DangerFullAccess)
+				return deny(policy.DangerFullAccess)
 			}
 		}
 	case KeyCwd:
@@ -206,7 +207,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 		wd, _ := l.src.Getwd()
 		c, err := sandbox.Canonical(wd, v.value.(string))
 		if err != nil || !sandbox.Beneath(pinned, c) {
-			return deny(sandbox.DangerFullAccess)
+			return deny(policy.DangerFullAccess)
 		}
 	case KeyWritableRoots:
 		return l.checkSessionRoots(v, denyRaw)
@@ -215,15 +216,15 @@ func (l *loader) narrows(s setting, v sourced) error {
 			return deny("")
 		}
 	case KeyCachesWritable:
-		if sandbox.CachesWritableWider(v.value.(string), base.value.(string)) {
+		if policy.CachesWritableWider(v.value.(string), base.value.(string)) {
 			return deny("")
 		}
 	case KeyNetwork:
-		if sandbox.Network(v.value.(string)).Wider(network(base)) {
+		if policy.Network(v.value.(string)).Wider(network(base)) {
 			return deny("")
 		}
 	case KeyNetworkApproval:
-		if v.value != string(sandbox.NetworkApprovalNone) && v.value != base.value {
+		if v.value != string(policy.NetworkApprovalNone) && v.value != base.value {
 			return deny("")
 		}
 	case KeyCaches, KeyAllowUnixSockets, KeyNetworkAllow, KeyReadHome:
@@ -241,7 +242,7 @@ func (l *loader) narrows(s setting, v sourced) error {
 // checkSessionRoots allows each writable root a session adds only beneath
 // an allow_roots entry or a root the trusted policy already makes
 // writable.
-func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw string) error) error {
+func (l *loader) checkSessionRoots(v sourced, deny func(needed policy.Mode, raw string) error) error {
 	// The trusted policy, with the cwd this call settled on: a root
 	// beneath the workspace widens nothing, but the workspace counts only
 	// when the trusted policy accepts it (not too broad, in workspaces).
@@ -261,7 +262,7 @@ func (l *loader) checkSessionRoots(v sourced, deny func(needed sandbox.Mode, raw
 			return err
 		}
 		if !ok {
-			return deny(sandbox.DangerFullAccess, r)
+			return deny(policy.DangerFullAccess, r)
 		}
 	}
 	return nil

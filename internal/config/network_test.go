@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestNetworkSetting: network follows the mode by default, trusted files
 // set it, the managed requirements cap it, and a session source only
 // narrows it (on → allowlist → off) and only drops network_allow entries.
 func TestNetworkSetting(t *testing.T) {
-	want := func(n sandbox.Network, allow ...string) func(t *testing.T, s *Settings) {
+	want := func(n policy.Network, allow ...string) func(t *testing.T, s *Settings) {
 		return func(t *testing.T, s *Settings) {
 			t.Helper()
 			if s.Policy.Network != n {
@@ -29,24 +29,24 @@ func TestNetworkSetting(t *testing.T) {
 	}
 	allowlist := "network: allowlist\nnetwork_allow: [example.com, \"*.example.org:443\", 127.0.0.1]\n"
 	for _, tc := range []loadCase{
-		{name: "default workspace-write", check: want(sandbox.NetworkOff)},
-		{name: "default read-only", flags: []string{"--mode", "read-only"}, check: want(sandbox.NetworkOff)},
-		{name: "default danger-full-access", system: "mode: danger-full-access\n", check: want(sandbox.NetworkOn)},
-		{name: "the default follows a narrowed mode", system: "mode: danger-full-access\n", flags: []string{"--mode", "workspace-write"}, check: want(sandbox.NetworkOff)},
-		{name: "YAML off and on are names, not booleans", system: "network: on\n", check: want(sandbox.NetworkOn)},
-		{name: "trusted allowlist", system: allowlist, check: want(sandbox.NetworkAllowlist, "example.com", "*.example.org:443", "127.0.0.1")},
-		{name: "trusted off in danger-full-access", system: "mode: danger-full-access\nnetwork: off\n", check: want(sandbox.NetworkOff)},
-		{name: "managed caps the user's on", user: "network: on\n", requirements: "network: allowlist\n", check: want(sandbox.NetworkAllowlist)},
-		{name: "managed does not open", user: "network: off\n", requirements: "network: on\n", check: want(sandbox.NetworkOff)},
+		{name: "default workspace-write", check: want(policy.NetworkOff)},
+		{name: "default read-only", flags: []string{"--mode", "read-only"}, check: want(policy.NetworkOff)},
+		{name: "default danger-full-access", system: "mode: danger-full-access\n", check: want(policy.NetworkOn)},
+		{name: "the default follows a narrowed mode", system: "mode: danger-full-access\n", flags: []string{"--mode", "workspace-write"}, check: want(policy.NetworkOff)},
+		{name: "YAML off and on are names, not booleans", system: "network: on\n", check: want(policy.NetworkOn)},
+		{name: "trusted allowlist", system: allowlist, check: want(policy.NetworkAllowlist, "example.com", "*.example.org:443", "127.0.0.1")},
+		{name: "trusted off in danger-full-access", system: "mode: danger-full-access\nnetwork: off\n", check: want(policy.NetworkOff)},
+		{name: "managed caps the user's on", user: "network: on\n", requirements: "network: allowlist\n", check: want(policy.NetworkAllowlist)},
+		{name: "managed does not open", user: "network: off\n", requirements: "network: on\n", check: want(policy.NetworkOff)},
 
-		{name: "session narrows on to allowlist", system: "network: on\nnetwork_allow: [example.com]\n", session: "network: allowlist\n", check: want(sandbox.NetworkAllowlist, "example.com")},
-		{name: "session narrows allowlist to off", system: allowlist, session: "network: off\n", check: want(sandbox.NetworkOff, "example.com", "*.example.org:443", "127.0.0.1")},
-		{name: "session drops an entry", system: allowlist, session: "network_allow: [example.com]\n", check: want(sandbox.NetworkAllowlist, "example.com")},
-		{name: "session on under trusted off", system: "network: off\n", session: "network: on\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
-		{name: "session on under the default", session: "network: on\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
-		{name: "session allowlist under off", system: "network: off\n", session: "network: allowlist\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session on under allowlist", system: allowlist, session: "network: on\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session adds an entry", system: allowlist, session: "network_allow: [example.com, evil.test]\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_allow"},
+		{name: "session narrows on to allowlist", system: "network: on\nnetwork_allow: [example.com]\n", session: "network: allowlist\n", check: want(policy.NetworkAllowlist, "example.com")},
+		{name: "session narrows allowlist to off", system: allowlist, session: "network: off\n", check: want(policy.NetworkOff, "example.com", "*.example.org:443", "127.0.0.1")},
+		{name: "session drops an entry", system: allowlist, session: "network_allow: [example.com]\n", check: want(policy.NetworkAllowlist, "example.com")},
+		{name: "session on under trusted off", system: "network: off\n", session: "network: on\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
+		{name: "session on under the default", session: "network: on\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network"},
+		{name: "session allowlist under off", system: "network: off\n", session: "network: allowlist\n", reason: policy.ReasonSessionWiden},
+		{name: "session on under allowlist", system: allowlist, session: "network: on\n", reason: policy.ReasonSessionWiden},
+		{name: "session adds an entry", system: allowlist, session: "network_allow: [example.com, evil.test]\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_allow"},
 
 		{name: "unknown network", system: "network: maybe\n", code: fserr.ConfigInvalid},
 		{name: "bad entry", system: "network_allow: [\"exa mple.com\"]\n", code: fserr.ConfigInvalid},
@@ -61,7 +61,7 @@ func TestNetworkSetting(t *testing.T) {
 // approval is; command needs approval_command; a session source may
 // only say none.
 func TestNetworkApprovalSetting(t *testing.T) {
-	want := func(a sandbox.NetworkApproval) func(t *testing.T, s *Settings) {
+	want := func(a policy.NetworkApproval) func(t *testing.T, s *Settings) {
 		return func(t *testing.T, s *Settings) {
 			t.Helper()
 			if s.Policy.NetworkApproval != a {
@@ -71,18 +71,18 @@ func TestNetworkApprovalSetting(t *testing.T) {
 	}
 	command := "approval: command\napproval_command: [/bin/true]\n"
 	for _, tc := range []loadCase{
-		{name: "default", check: want(sandbox.NetworkApprovalNone)},
-		{name: "approval command asks no host", system: command, check: want(sandbox.NetworkApprovalNone)},
-		{name: "trusted command", system: command + "network_approval: command\n", check: want(sandbox.NetworkApprovalCommand)},
-		{name: "trusted supervisor", system: "network_approval: supervisor\n", check: want(sandbox.NetworkApprovalSupervisor)},
-		{name: "managed sets it", user: "network_approval: supervisor\n", requirements: "network_approval: none\n", check: want(sandbox.NetworkApprovalNone)},
+		{name: "default", check: want(policy.NetworkApprovalNone)},
+		{name: "approval command asks no host", system: command, check: want(policy.NetworkApprovalNone)},
+		{name: "trusted command", system: command + "network_approval: command\n", check: want(policy.NetworkApprovalCommand)},
+		{name: "trusted supervisor", system: "network_approval: supervisor\n", check: want(policy.NetworkApprovalSupervisor)},
+		{name: "managed sets it", user: "network_approval: supervisor\n", requirements: "network_approval: none\n", check: want(policy.NetworkApprovalNone)},
 		{name: "command without approval_command", system: "network_approval: command\n", code: fserr.ConfigInvalid},
 		{name: "unknown", system: "network_approval: maybe\n", code: fserr.ConfigInvalid},
 
-		{name: "session narrows to none", system: "network_approval: supervisor\n", session: "network_approval: none\n", check: want(sandbox.NetworkApprovalNone)},
-		{name: "session keeps it", system: "network_approval: supervisor\n", session: "network_approval: supervisor\n", check: want(sandbox.NetworkApprovalSupervisor)},
-		{name: "session asks", system: command, session: "network_approval: command\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_approval"},
-		{name: "session changes who", system: command + "network_approval: command\n", session: "network_approval: supervisor\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session narrows to none", system: "network_approval: supervisor\n", session: "network_approval: none\n", check: want(policy.NetworkApprovalNone)},
+		{name: "session keeps it", system: "network_approval: supervisor\n", session: "network_approval: supervisor\n", check: want(policy.NetworkApprovalSupervisor)},
+		{name: "session asks", system: command, session: "network_approval: command\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: network_approval"},
+		{name: "session changes who", system: command + "network_approval: command\n", session: "network_approval: supervisor\n", reason: policy.ReasonSessionWiden},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })
 	}
@@ -107,16 +107,16 @@ func TestNetworkUpstreamAndCommandSettings(t *testing.T) {
 	for _, tc := range []loadCase{
 		{name: "defaults", check: want("", []string{}, []string{})},
 		{name: "trusted", system: trusted, check: want("http://proxy.test:3128", []string{".corp.test"}, []string{"go=proxy.golang.org", "/usr/bin/cargo=*.crates.io:443"})},
-		{name: "session upstream", session: "network_upstream_proxy: http://evil.test:3128\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session repeats the trusted upstream", system: trusted, session: "network_upstream_proxy: http://proxy.test:3128\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session no proxy", session: "network_upstream_no_proxy: [evil.test]\n", reason: sandbox.ReasonSessionWiden},
-		{name: "session grant", session: "network_allow_commands: [\"sh=evil.test\"]\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session upstream", session: "network_upstream_proxy: http://evil.test:3128\n", reason: policy.ReasonSessionWiden},
+		{name: "session repeats the trusted upstream", system: trusted, session: "network_upstream_proxy: http://proxy.test:3128\n", reason: policy.ReasonSessionWiden},
+		{name: "session no proxy", session: "network_upstream_no_proxy: [evil.test]\n", reason: policy.ReasonSessionWiden},
+		{name: "session grant", session: "network_allow_commands: [\"sh=evil.test\"]\n", reason: policy.ReasonSessionWiden},
 		{name: "credentials in the URL", system: "network_upstream_proxy: http://alice:s3cret@proxy.test:3128\n", code: fserr.ConfigInvalid},
 		{name: "https upstream", system: "network_upstream_proxy: https://proxy.test:3128\n", code: fserr.ConfigInvalid},
 		{name: "grant without a host", system: "network_allow_commands: [go]\n", code: fserr.ConfigInvalid},
 		{name: "grant of a relative path", system: "network_allow_commands: [\"bin/go=proxy.golang.org\"]\n", code: fserr.ConfigInvalid},
 		{name: "grant of a bad host", system: "network_allow_commands: [\"go=exa mple.com\"]\n", code: fserr.ConfigInvalid},
-		{name: "session credentials file", session: "network_upstream_proxy_auth_file: /tmp/cred\n", reason: sandbox.ReasonSessionWiden},
+		{name: "session credentials file", session: "network_upstream_proxy_auth_file: /tmp/cred\n", reason: policy.ReasonSessionWiden},
 		{name: "relative credentials file", system: "network_upstream_proxy_auth_file: cred\n", code: fserr.ConfigInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLoad(t, tc) })

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Key is a config file key; the same setting has one name everywhere:
@@ -149,16 +149,16 @@ var settings = []setting{
 	{KeyAllowUnixSockets, "", "", kindList, []string{}, false},
 	// What of the home folder a session's read view shows the shell; a
 	// session source may only drop entries (loader.narrows).
-	{KeyReadHome, "", "", kindList, sandbox.DefaultReadHome, false},
+	{KeyReadHome, "", "", kindList, policy.DefaultReadHome, false},
 	// What the shell reaches over the network: the default follows the
-	// mode (sandbox.DefaultNetwork); a session source may only narrow it,
+	// mode (policy.DefaultNetwork); a session source may only narrow it,
 	// on → allowlist → off, and only drop network_allow entries.
-	{KeyNetwork, "", "", kindString, string(sandbox.NetworkOff), false},
+	{KeyNetwork, "", "", kindString, string(policy.NetworkOff), false},
 	{KeyNetworkAllow, "", "", kindList, []string{}, false},
 	// Who is asked about a host network_allow does not name: nobody
 	// unless a trusted source says so; a session source may only say
 	// none (loader.narrows).
-	{KeyNetworkApproval, "", "", kindString, string(sandbox.NetworkApprovalNone), false},
+	{KeyNetworkApproval, "", "", kindString, string(policy.NetworkApprovalNone), false},
 	// Where the allowlist proxy's connections go (an upstream proxy, or
 	// exec's own HTTPS_PROXY when unset), and which programs reach more
 	// hosts than the session: trusted only, as they widen.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestTrustedFileWritableByOthers (issue 21): a trusted file that
@@ -171,7 +171,7 @@ func TestExecConfigTrusted(t *testing.T) {
 	for _, tc := range []loadCase{
 		exec(loadCase{name: "approval from the exec file", session: "approval: trust\nmode: danger-full-access\n", check: func(t *testing.T, s *Settings) {
 			o := origin(s, KeyApproval)
-			if s.Policy.Approval != sandbox.ApprovalTrust || s.Policy.Mode != sandbox.DangerFullAccess || o.Source != KindExecConfig || o.Trust != TrustTrusted {
+			if s.Policy.Approval != policy.ApprovalTrust || s.Policy.Mode != policy.DangerFullAccess || o.Source != KindExecConfig || o.Trust != TrustTrusted {
 				t.Errorf("approval %s mode %s from %+v", s.Policy.Approval, s.Policy.Mode, o)
 			}
 			if len(s.Files) != 1 || s.Files[0].Source != KindExecConfig || !strings.HasSuffix(s.Files[0].Path, "/session.yaml") {
@@ -182,17 +182,17 @@ func TestExecConfigTrusted(t *testing.T) {
 			}
 		}}),
 		exec(loadCase{name: "the exec file beats the user's", user: "diff_context: 7\napproval: never\n", session: "approval: trust\n", check: func(t *testing.T, s *Settings) {
-			if s.Policy.Approval != sandbox.ApprovalTrust || s.DiffContext != 7 {
+			if s.Policy.Approval != policy.ApprovalTrust || s.DiffContext != 7 {
 				t.Errorf("approval %s diff_context %d", s.Policy.Approval, s.DiffContext)
 			}
 		}}),
 		exec(loadCase{name: "exec's flags beat the exec file", session: "mode: danger-full-access\n", flags: []string{"--mode", "read-only"}, check: func(t *testing.T, s *Settings) {
-			if o := origin(s, KeyMode); s.Policy.Mode != sandbox.ReadOnly || o.Source != KindCommandLine {
+			if o := origin(s, KeyMode); s.Policy.Mode != policy.ReadOnly || o.Source != KindCommandLine {
 				t.Errorf("mode %s from %+v", s.Policy.Mode, o)
 			}
 		}}),
 		exec(loadCase{name: "managed approval wins", session: "approval: trust\n", requirements: "approval: never\n", check: func(t *testing.T, s *Settings) {
-			if o := origin(s, KeyApproval); s.Policy.Approval != sandbox.ApprovalNever || o.Source != KindManaged {
+			if o := origin(s, KeyApproval); s.Policy.Approval != policy.ApprovalNever || o.Source != KindManaged {
 				t.Errorf("approval %s from %+v", s.Policy.Approval, o)
 			}
 		}}),
@@ -207,21 +207,21 @@ func TestExecConfigTrusted(t *testing.T) {
 		exec(loadCase{name: "a missing exec file", flags: []string{"--config", "$ROOT/nope.yaml"}, code: fserr.ConfigInvalid}),
 		exec(loadCase{name: "DSH_FS_CONFIG beside it narrows", session: "mode: danger-full-access\n",
 			files: map[string]string{"narrow.yaml": "mode: read-only\n"}, env: map[string]string{EnvConfig: "$ROOT/narrow.yaml"}, check: func(t *testing.T, s *Settings) {
-				if o := origin(s, KeyMode); s.Policy.Mode != sandbox.ReadOnly || o.Source != KindFile {
+				if o := origin(s, KeyMode); s.Policy.Mode != policy.ReadOnly || o.Source != KindFile {
 					t.Errorf("mode %s from %+v", s.Policy.Mode, o)
 				}
 			}}),
 		exec(loadCase{name: "DSH_FS_CONFIG beside it cannot widen", session: "approval: never\n",
-			files: map[string]string{"wide.yaml": "approval: trust\n"}, env: map[string]string{EnvConfig: "$ROOT/wide.yaml"}, reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/wide.yaml: approval"}),
-		exec(loadCase{name: "DSH_FS_MODE cannot widen the exec file", session: "mode: read-only\n", env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: sandbox.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"}),
-		{name: "a trusted command line without ConfigTrusted (mcp)", trustedFlags: true, session: "approval: trust\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
-		{name: "ConfigTrusted without a trusted command line", configTrusted: true, session: "approval: trust\n", reason: sandbox.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
+			files: map[string]string{"wide.yaml": "approval: trust\n"}, env: map[string]string{EnvConfig: "$ROOT/wide.yaml"}, reason: policy.ReasonSessionWiden, matched: "file $ROOT/wide.yaml: approval"}),
+		exec(loadCase{name: "DSH_FS_MODE cannot widen the exec file", session: "mode: read-only\n", env: map[string]string{"DSH_FS_MODE": "workspace-write"}, reason: policy.ReasonSessionWiden, matched: "DSH_FS_MODE=workspace-write"}),
+		{name: "a trusted command line without ConfigTrusted (mcp)", trustedFlags: true, session: "approval: trust\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
+		{name: "ConfigTrusted without a trusted command line", configTrusted: true, session: "approval: trust\n", reason: policy.ReasonSessionWiden, matched: "file $ROOT/session.yaml: approval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err, root := runLoad(t, tc)
 			switch {
 			case tc.reason != "":
-				var de *sandbox.DeniedError
+				var de *policy.DeniedError
 				if !errors.As(err, &de) || de.Reason != tc.reason {
 					t.Fatalf("err = %v, want a denial %q", err, tc.reason)
 				}

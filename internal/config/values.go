@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // flagLayer reads the setting flags that were set into a layer of kind k.
@@ -89,21 +89,21 @@ func validate(k Key, v any) error {
 	var err error
 	switch k {
 	case KeyMode, KeyMaxMode:
-		_, err = sandbox.ParseMode(v.(string))
+		_, err = policy.ParseMode(v.(string))
 	case KeyApproval:
-		_, err = sandbox.ParseApproval(v.(string))
+		_, err = policy.ParseApproval(v.(string))
 	case KeyEnforce:
-		_, err = sandbox.ParseEnforce(v.(string))
+		_, err = policy.ParseEnforce(v.(string))
 	case KeyNetwork:
-		_, err = sandbox.ParseNetwork(v.(string))
+		_, err = policy.ParseNetwork(v.(string))
 	case KeyNetworkApproval:
-		_, err = sandbox.ParseNetworkApproval(v.(string))
+		_, err = policy.ParseNetworkApproval(v.(string))
 	case KeyNetworkAllow:
-		_, err = sandbox.ParseNetworkAllow(asList(v))
+		_, err = policy.ParseNetworkAllow(asList(v))
 	case KeyNetworkUpstreamProxy:
-		_, err = sandbox.ParseUpstreamProxy(v.(string))
+		_, err = policy.ParseUpstreamProxy(v.(string))
 	case KeyNetworkAllowCommands:
-		_, err = sandbox.ParseCommandGrants(asList(v))
+		_, err = policy.ParseCommandGrants(asList(v))
 	case KeyNetworkUpstreamProxyAuthFile:
 		if f := v.(string); f != "" && !filepath.IsAbs(f) {
 			err = fmt.Errorf("not an absolute path (want the absolute path of a file holding user:password)")
@@ -129,12 +129,12 @@ func validate(k Key, v any) error {
 		}
 	case KeyProtected, KeyProtectedExtra, KeyDenyRead, KeyWorkspaces, KeyAllowRoots:
 		for _, g := range asList(v) {
-			if err = sandbox.CheckGlob(g); err != nil {
+			if err = policy.CheckGlob(g); err != nil {
 				break
 			}
 		}
 	case KeyCachesWritable:
-		if w := v.(string); w != sandbox.CachesOff && w != sandbox.CachesOverlay && w != sandbox.CachesDirect {
+		if w := v.(string); w != policy.CachesOff && w != policy.CachesOverlay && w != policy.CachesDirect {
 			err = fmt.Errorf("unknown caches_writable %q (want overlay, direct or off)", w)
 		}
 	case KeyExplainDenials:
@@ -162,7 +162,7 @@ func validate(k Key, v any) error {
 			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") {
 				return fmt.Errorf("%q is not absolute; name a socket by its absolute path (or ~/…)", g)
 			}
-			if err = sandbox.CheckGlob(g); err != nil {
+			if err = policy.CheckGlob(g); err != nil {
 				break
 			}
 		}

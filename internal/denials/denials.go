@@ -25,14 +25,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
 // Folder is the name of the log's folder in a session's folder, beside
 // the record: the mount layer binds it read-only into the session's view
 // of the runtime folder.
-const Folder = sandbox.DenialsFolder
+const Folder = policy.DenialsFolder
 
 // file is the log's name in Folder.
 const file = "log.json"

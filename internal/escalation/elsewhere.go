@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/shell"
@@ -70,9 +71,9 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 		return &Elsewhere{broker: fd, env: s.NarrowingEnv(), dir: p.Cwd, stop: func() {}}, ""
 	}
 	switch p.Approval {
-	case sandbox.ApprovalNever:
+	case policy.ApprovalNever:
 		return nil, "approval is never"
-	case sandbox.ApprovalTTY:
+	case policy.ApprovalTTY:
 		return nil, "approval tty has no terminal here"
 	}
 	self, err := os.Executable()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -46,9 +47,9 @@ func benchFence(b *testing.B) (*sandbox.Fence, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return sandbox.NewFence(sandbox.Policy{
-		Mode: sandbox.WorkspaceWrite, Cwd: dir, Tmp: false,
-		Protected: sandbox.DefaultProtected, MaxMode: sandbox.DangerFullAccess,
+	return sandbox.NewFence(policy.Policy{
+		Mode: policy.WorkspaceWrite, Cwd: dir, Tmp: false,
+		Protected: policy.DefaultProtected, MaxMode: policy.DangerFullAccess,
 	}), dir
 }
 
@@ -228,7 +229,7 @@ func BenchmarkGrepGoSource(b *testing.B) {
 		name string
 		deny []string
 	}{{"no_list", nil}, {"deny_list", benchDenyList}} {
-		f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly,
+		f := sandbox.NewFence(policy.Policy{Mode: policy.ReadOnly, Cwd: src, MaxMode: policy.ReadOnly,
 			Home: b.TempDir(), DenyRead: list.deny})
 		t, err := f.Resolve(".")
 		if err != nil {

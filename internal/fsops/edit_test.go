@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -413,9 +414,9 @@ func editFence(t *testing.T) (*sandbox.Fence, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sandbox.NewFence(sandbox.Policy{
-		Mode: sandbox.WorkspaceWrite, Cwd: dir, Enforce: sandbox.EnforceOff,
-		MaxMode: sandbox.DangerFullAccess, Protected: sandbox.DefaultProtected,
+	return sandbox.NewFence(policy.Policy{
+		Mode: policy.WorkspaceWrite, Cwd: dir, Enforce: policy.EnforceOff,
+		MaxMode: policy.DangerFullAccess, Protected: policy.DefaultProtected,
 	}), dir
 }
 

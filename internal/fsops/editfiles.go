@@ -8,6 +8,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -286,7 +287,7 @@ func previewEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (san
 	var whole diff.Result
 	var text strings.Builder
 	sums := map[string]string{}
-	var paths []sandbox.EscalationPath
+	var paths []policy.EscalationPath
 	for _, fe := range files {
 		r, err := dryEdit(f, fe.Target, peek)
 		if fe.SkipNoMatch && fserr.CodeOf(err) == fserr.EditNoMatch && !isPick(err) {
@@ -298,7 +299,7 @@ func previewEditFiles(f *sandbox.Fence, files []*fileEdit, opt EditOptions) (san
 		sums[fe.Target.Path] = r.PreviousSHA256
 		// Every file the edit changes is named to the approver; the
 		// fence refuses any other (FS_STALE).
-		paths = append(paths, sandbox.PathOf(sandbox.PathUpdate, fe.Target))
+		paths = append(paths, sandbox.PathOf(policy.PathUpdate, fe.Target))
 		d := r.Diff
 		whole.Added += d.Added
 		whole.Removed += d.Removed

@@ -7,6 +7,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/patch"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -47,11 +48,11 @@ func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbo
 	if opt.IfMatch == "" {
 		opt.IfMatch = res.PreviousSHA256
 	}
-	op := sandbox.PathUpdate
+	op := policy.PathUpdate
 	if res.PreviousSHA256 == "" {
-		op = sandbox.PathCreate
+		op = policy.PathCreate
 	}
-	return sandbox.Preview{Diff: d, Text: d.Text, Paths: []sandbox.EscalationPath{sandbox.PathOf(op, t)}}, nil
+	return sandbox.Preview{Diff: d, Text: d.Text, Paths: []policy.EscalationPath{sandbox.PathOf(op, t)}}, nil
 }
 
 // previewEdit is previewWrite for an edit: the edit's diff, planned on
@@ -66,7 +67,7 @@ func previewEdit(f *sandbox.Fence, t sandbox.Target, opt *EditOptions) (sandbox.
 	if opt.IfMatch == "" {
 		opt.IfMatch = res.PreviousSHA256
 	}
-	return sandbox.Preview{Diff: res.Diff, Text: res.Diff.Text, Paths: []sandbox.EscalationPath{sandbox.PathOf(sandbox.PathUpdate, t)}}, nil
+	return sandbox.Preview{Diff: res.Diff, Text: res.Diff.Text, Paths: []policy.EscalationPath{sandbox.PathOf(policy.PathUpdate, t)}}, nil
 }
 
 // PreviewWrite is what a write of t would do, computed without writing
@@ -91,7 +92,7 @@ func PreviewEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResu
 // name the patch gives it (as PatchOptions.IfMatch takes it). A front end
 // that has the approval asked elsewhere shows the diff and pins the patch
 // to those hashes. The paths are every path it changes (sandbox.Preview's).
-func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Result, map[string]string, []sandbox.EscalationPath, error) {
+func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Result, map[string]string, []policy.EscalationPath, error) {
 	changes, whole, err := previewChanges(f, p, opt)
 	if err != nil {
 		return diff.Result{}, nil, nil, err
@@ -107,18 +108,18 @@ func PreviewPatch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (diff.Resu
 
 // patchPaths names every path the changes touch, with what each does
 // there, in the patch's order: what an approver of the patch approves.
-func patchPaths(changes []*fileChange) []sandbox.EscalationPath {
-	var out []sandbox.EscalationPath
+func patchPaths(changes []*fileChange) []policy.EscalationPath {
+	var out []policy.EscalationPath
 	for _, c := range changes {
 		switch {
 		case c.src == nil:
-			out = append(out, sandbox.PathOf(sandbox.PathCreate, *c.dst))
+			out = append(out, sandbox.PathOf(policy.PathCreate, *c.dst))
 		case c.dst == nil:
-			out = append(out, sandbox.PathOf(sandbox.PathDelete, *c.src))
+			out = append(out, sandbox.PathOf(policy.PathDelete, *c.src))
 		case c.dst != c.src:
-			out = append(out, sandbox.PathOf(sandbox.PathMoveFrom, *c.src), sandbox.PathOf(sandbox.PathMoveTo, *c.dst))
+			out = append(out, sandbox.PathOf(policy.PathMoveFrom, *c.src), sandbox.PathOf(policy.PathMoveTo, *c.dst))
 		default:
-			out = append(out, sandbox.PathOf(sandbox.PathUpdate, *c.src))
+			out = append(out, sandbox.PathOf(policy.PathUpdate, *c.src))
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -80,7 +81,7 @@ func BenchmarkFindGoSource(b *testing.B) {
 		name string
 		deny []string
 	}{{"no_list", nil}, {"deny_list", benchDenyList}} {
-		f := sandbox.NewFence(sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: src, MaxMode: sandbox.ReadOnly,
+		f := sandbox.NewFence(policy.Policy{Mode: policy.ReadOnly, Cwd: src, MaxMode: policy.ReadOnly,
 			Home: b.TempDir(), DenyRead: list.deny})
 		t, err := f.Resolve(".")
 		if err != nil {

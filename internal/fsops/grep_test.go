@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -242,7 +243,7 @@ func TestGrepNeverOpensDenyRead(t *testing.T) {
 			secret := filepath.Join(dir, "secret.txt")
 			os.WriteFile(secret, []byte("needle in the secret\n"), 0o644)
 			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("needle\n"), 0o644)
-			p := sandbox.Policy{Mode: sandbox.ReadOnly, Cwd: dir, MaxMode: sandbox.ReadOnly}
+			p := policy.Policy{Mode: policy.ReadOnly, Cwd: dir, MaxMode: policy.ReadOnly}
 			if deny {
 				p.DenyRead = []string{"secret.txt"}
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -121,7 +122,7 @@ func (l *lister) walk(d *sandbox.ListDir, names []string, prefix string, depth i
 			continue
 		}
 		st, err := d.Lstat(name)
-		var denied *sandbox.DeniedError
+		var denied *policy.DeniedError
 		switch {
 		case errors.As(err, &denied):
 			l.res.Hidden++
@@ -164,7 +165,7 @@ func entryError(err error) *EntryError {
 	code := fserr.CodeOf(err)
 	msg := err.Error()
 	var pe *fs.PathError
-	var de *sandbox.DeniedError
+	var de *policy.DeniedError
 	switch {
 	case errors.As(err, &de):
 		msg = de.Reason

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -65,13 +66,13 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 
 // mkdirPaths are the folders a mkdir of t would make, as its approver is
 // shown them: t, and with parents each missing folder above it.
-func mkdirPaths(t sandbox.Target, parents bool) []sandbox.EscalationPath {
-	paths := []sandbox.EscalationPath{sandbox.PathOf(sandbox.PathCreate, t)}
+func mkdirPaths(t sandbox.Target, parents bool) []policy.EscalationPath {
+	paths := []policy.EscalationPath{sandbox.PathOf(policy.PathCreate, t)}
 	for dir := filepath.Dir(t.Path); parents && dir != "/"; dir = filepath.Dir(dir) {
 		if _, err := os.Lstat(dir); err == nil {
 			break
 		}
-		paths = append(paths, sandbox.EscalationPath{Op: sandbox.PathCreate, Path: dir, Resolved: dir})
+		paths = append(paths, policy.EscalationPath{Op: policy.PathCreate, Path: dir, Resolved: dir})
 	}
 	return paths
 }

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -29,8 +30,8 @@ type MoveResult struct {
 // not, and moves nothing.
 func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, error) {
 	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) {
-		return sandbox.Preview{Paths: []sandbox.EscalationPath{
-			sandbox.PathOf(sandbox.PathMoveFrom, src), sandbox.PathOf(sandbox.PathMoveTo, dst)}}, nil
+		return sandbox.Preview{Paths: []policy.EscalationPath{
+			sandbox.PathOf(policy.PathMoveFrom, src), sandbox.PathOf(policy.PathMoveTo, dst)}}, nil
 	}}
 	for _, t := range []sandbox.Target{src, dst} {
 		if err := decideFollowed(f, "move", t); err != nil {

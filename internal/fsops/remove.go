@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -24,7 +25,7 @@ type RemoveResult struct {
 // nothing.
 func Remove(f *sandbox.Fence, t sandbox.Target, dryRun bool) (*RemoveResult, error) {
 	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) {
-		return sandbox.Preview{Paths: []sandbox.EscalationPath{sandbox.PathOf(sandbox.PathDelete, t)}}, nil
+		return sandbox.Preview{Paths: []policy.EscalationPath{sandbox.PathOf(policy.PathDelete, t)}}, nil
 	}}
 	if err := decideFollowed(f, "rm", t); err != nil {
 		return nil, err
@@ -68,8 +69,8 @@ func decideFollowed(f *sandbox.Fence, op string, t sandbox.Target) error {
 		return nil
 	}
 	err = f.DecideWrite(op, &ft, sandbox.Intent{})
-	var de *sandbox.DeniedError
-	if errors.As(err, &de) && de.Reason != sandbox.ReasonDenyRead {
+	var de *policy.DeniedError
+	if errors.As(err, &de) && de.Reason != policy.ReasonDenyRead {
 		de.Final = "no escalation lifts this: " + t.Given + " is a symlink to " + ft.Path +
 			", and a link is changed only where a change where it leads would be allowed"
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -44,7 +45,7 @@ type approvalState struct {
 	Pins map[string]string `json:"pins,omitempty"`
 	// Paths are every path the call changes, as the user was shown
 	// them: the escalated call is approved only if it names the same.
-	Paths []sandbox.EscalationPath `json:"paths,omitempty"`
+	Paths []policy.EscalationPath `json:"paths,omitempty"`
 }
 
 // clientApprovals signs the states, and holds the approvals the client's
@@ -84,7 +85,7 @@ func (c *clientApprovals) verify(token string) (approvalState, bool) {
 	return s, true
 }
 
-func grantKey(op, resolved string, to sandbox.Mode, paths []sandbox.EscalationPath) string {
+func grantKey(op, resolved string, to policy.Mode, paths []policy.EscalationPath) string {
 	key := op + "\x00" + resolved + "\x00" + string(to)
 	for _, p := range paths {
 		key += "\x00" + p.Op + "\x00" + p.Resolved
@@ -109,7 +110,7 @@ func (c *clientApprovals) drop(key string) {
 }
 
 // take consumes the approval of req, if the user gave one.
-func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
+func (c *clientApprovals) take(req policy.EscalationRequest) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := slices.Index(c.granted, grantKey(req.Op, req.Resolved, req.To, req.Paths))
@@ -123,7 +124,7 @@ func (c *clientApprovals) take(req sandbox.EscalationRequest) bool {
 // callDigest binds an approval to the exact call: the resolved path, the
 // mode and the whole typed request (operation, options and input). A
 // second round with other content is not the call the user saw.
-func callDigest(resolved string, to sandbox.Mode, r request.Request) string {
+func callDigest(resolved string, to policy.Mode, r request.Request) string {
 	h := sha256.New()
 	h.Write([]byte(r.Op() + "\x00" + resolved + "\x00" + string(to) + "\x00"))
 	body, _ := json.Marshal(r)
@@ -134,14 +135,14 @@ func callDigest(resolved string, to sandbox.Mode, r request.Request) string {
 // asksClientUser reports whether an escalation is put to the MCP client's
 // user: approval supervisor, and no dsh-fs exec supervisor above.
 func (m *server) asksClientUser() bool {
-	return m.settings.Policy.Approval == sandbox.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
+	return m.settings.Policy.Approval == policy.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
 }
 
 // clientApproval is the multi-round-trip question for r: on the first
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
+func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.ElsewhereError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
 	op := r.Op()
 	digest := callDigest(t.Path, ee.To, r)
 	answer := req.Params.InputResponses[approveKey]
@@ -155,9 +156,9 @@ func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t san
 			return nil, nil, err
 		}
 		shown.Call = digest
-		question := approval.Question(sandbox.EscalationRequest{Kind: sandbox.KindFile, Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
+		question := approval.Question(policy.EscalationRequest{Kind: policy.KindFile, Op: op, Path: t.Given, Resolved: t.Path, From: x.Fence().Mode(), To: ee.To,
 			Reason: ee.Denied.Reason, Matched: ee.Denied.Matched, Paths: shown.Paths, Diff: d, DiffText: d.Text,
-			EscalationContext: sandbox.EscalationContext{Cwd: x.Fence().Policy().Cwd, ModelReason: reason}})
+			EscalationContext: policy.EscalationContext{Cwd: x.Fence().Policy().Cwd, ModelReason: reason}})
 		return nil, &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approveKey: &mcp.ElicitParams{Message: question, RequestedSchema: approveSchema}},
 			RequestState:  m.approvals.sign(shown),

@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -30,7 +31,7 @@ type workspace struct {
 	m           *server
 }
 
-func newWorkspace(t *testing.T, approval sandbox.Approval) workspace {
+func newWorkspace(t *testing.T, approval policy.Approval) workspace {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -47,8 +48,8 @@ func newWorkspace(t *testing.T, approval sandbox.Approval) workspace {
 		}
 	}
 	s := &config.Settings{
-		Policy: sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: w.ws, Enforce: sandbox.EnforceOff, MaxMode: sandbox.DangerFullAccess,
-			Approval: approval, Protected: sandbox.DefaultProtected},
+		Policy: policy.Policy{Mode: policy.WorkspaceWrite, Cwd: w.ws, Enforce: policy.EnforceOff, MaxMode: policy.DangerFullAccess,
+			Approval: approval, Protected: policy.DefaultProtected},
 		ReadMaxLines: 2000, ReadMaxBytes: 1 << 20, DiffContext: 3, DiffBasisMaxBytes: 1 << 20, DiffMaxBytes: 1 << 20,
 	}
 	_, w.m = newServer(s, []string{w.ws, w.outside})
@@ -106,7 +107,7 @@ func wantFailure(t *testing.T, obj map[string]any, isError bool, code fserr.Code
 // argument the tool refuses (no edits, an unknown escalation) fails once
 // the path resolved, with the header, changing nothing.
 func TestDshToolsRunTypedRequests(t *testing.T) {
-	w := newWorkspace(t, sandbox.ApprovalNever)
+	w := newWorkspace(t, policy.ApprovalNever)
 	ctx := context.Background()
 	obj, isErr := dshObject(t)(w.m.dshRead(ctx, call, dshReadArgs{Path: "a.txt", Offset: 2, Limit: 1}))
 	if isErr || obj["op"] != "read" || obj["resolved"] != filepath.Join(w.ws, "a.txt") || obj["content"] != "two\n" {
@@ -148,7 +149,7 @@ func TestDshToolsRunTypedRequests(t *testing.T) {
 // tail windows, an edit's diff, a refused escalation that names the
 // denied end of a move, and a failure before anything ran.
 func TestDropInToolsRunTypedRequests(t *testing.T) {
-	w := newWorkspace(t, sandbox.ApprovalNever)
+	w := newWorkspace(t, policy.ApprovalNever)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		in   readTextArgs
@@ -194,7 +195,7 @@ func TestDropInToolsRunTypedRequests(t *testing.T) {
 // content shown and on nothing else (FS_STALE after a change in
 // between); a write that was shown creating a file only creates it.
 func TestPinnedToThePreview(t *testing.T) {
-	w := newWorkspace(t, sandbox.ApprovalNever)
+	w := newWorkspace(t, policy.ApprovalNever)
 	x, _, err := w.m.begin(nil, ".")
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestPinnedToThePreview(t *testing.T) {
 		// The approved call runs elsewhere, where the escalation lets it
 		// write outside the workspace: a fence in danger-full-access.
 		p := w.m.policy(nil)
-		p.Mode = sandbox.DangerFullAccess
+		p.Mode = policy.DangerFullAccess
 		if _, err := w.m.exec(sandbox.NewFence(p)).Run(pin); fserr.CodeOf(err) != fserr.Stale {
 			t.Errorf("%s: pinned %+v ran on changed content: %v", r.Op(), pin, err)
 		}
@@ -250,14 +251,14 @@ func TestPinnedToThePreview(t *testing.T) {
 // The digest of a call differs with anything the user was shown.
 func TestCallDigest(t *testing.T) {
 	w := request.Write{Path: "a", Content: []byte("x")}
-	base := callDigest("/w/a", sandbox.DangerFullAccess, w)
+	base := callDigest("/w/a", policy.DangerFullAccess, w)
 	other := w
 	other.Content = []byte("y")
 	for name, d := range map[string]string{
-		"content": callDigest("/w/a", sandbox.DangerFullAccess, other),
-		"path":    callDigest("/w/b", sandbox.DangerFullAccess, w),
-		"mode":    callDigest("/w/a", sandbox.WorkspaceWrite, w),
-		"op":      callDigest("/w/a", sandbox.DangerFullAccess, request.Edit{Path: "a"}),
+		"content": callDigest("/w/a", policy.DangerFullAccess, other),
+		"path":    callDigest("/w/b", policy.DangerFullAccess, w),
+		"mode":    callDigest("/w/a", policy.WorkspaceWrite, w),
+		"op":      callDigest("/w/a", policy.DangerFullAccess, request.Edit{Path: "a"}),
 	} {
 		if d == base {
 			t.Errorf("another %s, the same digest", name)

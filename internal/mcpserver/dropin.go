@@ -16,6 +16,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -176,7 +177,7 @@ func (m *server) readMultipleFiles(_ context.Context, req *mcp.CallToolRequest, 
 		content, err := m.readText(req.Session, p, nil, nil)
 		if err != nil {
 			msg := err.Error()
-			var de *sandbox.DeniedError
+			var de *policy.DeniedError
 			if errors.As(err, &de) {
 				msg += " " + de.Marker()
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -54,8 +55,8 @@ type mutated struct {
 func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs, r request.Request, refuse error) mutated {
 	x, t, err := m.beginMutation(req.Session, path, esc.To, true)
 	o := mutated{op: r.Op(), x: x, t: t}
-	if err == nil && (esc.Reason != "" && esc.To == "" || len(esc.Reason) > sandbox.MaxModelReason) {
-		err = fserr.New(fserr.InvalidArgument, fmt.Sprintf("reason: says why an escalation is needed, in at most %d bytes; give it with escalate", sandbox.MaxModelReason))
+	if err == nil && (esc.Reason != "" && esc.To == "" || len(esc.Reason) > policy.MaxModelReason) {
+		err = fserr.New(fserr.InvalidArgument, fmt.Sprintf("reason: says why an escalation is needed, in at most %d bytes; give it with escalate", policy.MaxModelReason))
 	}
 	if err == nil {
 		err = refuse
@@ -63,7 +64,7 @@ func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs,
 	if err == nil {
 		o.res, err = x.Run(r)
 	}
-	var ee *sandbox.ElsewhereError
+	var ee *policy.ElsewhereError
 	if errors.As(err, &ee) {
 		o.elsewhere = true
 		o.line, o.ask, err = m.escalated(req, x, t, ee, r, esc.Reason)
@@ -78,7 +79,7 @@ func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs,
 // instead (ask), and the second runs the call pinned to what was shown.
 // The approval is asked, and taken, for t, or for a patch the file the
 // fence denied first, as the escalated call's fence asks for it.
-func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *sandbox.ElsewhereError, r request.Request, reason string) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.ElsewhereError, r request.Request, reason string) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
 	if _, ok := r.(request.Patch); ok {
 		if t, err = x.Resolve(ee.Denied.Path); err != nil {
 			return nil, nil, err
@@ -117,14 +118,14 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 }
 
 // refuseEscalation is ee's denial, refused for why.
-func refuseEscalation(ee *sandbox.ElsewhereError, why string) error {
-	ee.Denied.Reason, ee.Denied.Cause = sandbox.ReasonNotApproved, ee.Denied.Reason
+func refuseEscalation(ee *policy.ElsewhereError, why string) error {
+	ee.Denied.Reason, ee.Denied.Cause = policy.ReasonNotApproved, ee.Denied.Reason
 	ee.Denied.Refusal = "escalation to " + string(ee.To) + " refused: " + why
 	return ee.Denied
 }
 
 // refusal is an approver's refusal of req.
-func refusal(req sandbox.EscalationRequest, why string) error {
+func refusal(req policy.EscalationRequest, why string) error {
 	return fmt.Errorf("escalation to %s refused: %s", req.To, why)
 }
 
@@ -138,9 +139,9 @@ func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, er
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		op := sandbox.PathUpdate
+		op := policy.PathUpdate
 		if res.Created {
-			op = sandbox.PathCreate
+			op = policy.PathCreate
 		}
 		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: !res.Created, Paths: onePath(x, r.Path, op)}, nil
 	case request.Edit:
@@ -148,7 +149,7 @@ func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, er
 		if err != nil {
 			return diff.Result{}, approvalState{}, err
 		}
-		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true, Paths: onePath(x, r.Path, sandbox.PathUpdate)}, nil
+		return res.Diff, approvalState{Previous: res.PreviousSHA256, Exists: true, Paths: onePath(x, r.Path, policy.PathUpdate)}, nil
 	case request.Patch:
 		res, err := r.Preview(x)
 		if err != nil {
@@ -161,10 +162,10 @@ func preview(x *request.Exec, r request.Request) (diff.Result, approvalState, er
 
 // onePath is what a change of one path shows: op on path, resolved as
 // the escalated call resolves it.
-func onePath(x *request.Exec, path, op string) []sandbox.EscalationPath {
+func onePath(x *request.Exec, path, op string) []policy.EscalationPath {
 	t, err := x.Resolve(path)
 	if err != nil {
 		return nil
 	}
-	return []sandbox.EscalationPath{sandbox.PathOf(op, t)}
+	return []policy.EscalationPath{sandbox.PathOf(op, t)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -48,7 +49,7 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 	if h.Stderr != nil {
 		m.roots.log = h.Stderr
 	}
-	if s.Policy.Mode != sandbox.ReadOnly {
+	if s.Policy.Mode != policy.ReadOnly {
 		// At the first mutating call, before its write restricts this
 		// process for good (beginMutation): a server that only reads
 		// never starts one, and the first answer never waits for it.

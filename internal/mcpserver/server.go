@@ -15,6 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/memo"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -77,7 +78,7 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		RootsListChangedHandler: m.roots.changed,
 	})
 	srv.AddReceivingMiddleware(settleProtocol)
-	mutates := p.Mode != sandbox.ReadOnly
+	mutates := p.Mode != policy.ReadOnly
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 	read := &mcp.Tool{Name: "read_text_file", Title: "Read Text File", Annotations: readOnly,
@@ -155,7 +156,7 @@ func ptr[T any](v T) *T { return &v }
 // sandbox:policy block of policy --context, for a server, with where
 // reads may go (allowed, the allowed folders). Nothing a tool
 // call sends widens the fence but the escalate argument, which only asks.
-func instructions(p sandbox.Policy, allowed []string) string {
+func instructions(p policy.Policy, allowed []string) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	roots, err := sandbox.NewFence(p).Roots()
@@ -165,16 +166,16 @@ func instructions(p sandbox.Policy, allowed []string) string {
 		var fence strings.Builder
 		policyview.FenceLines(&fence, p, roots)
 		for _, line := range strings.SplitAfter(fence.String(), "\n") {
-			if !strings.HasPrefix(line, "reads: ") || p.Mode == sandbox.DangerFullAccess {
+			if !strings.HasPrefix(line, "reads: ") || p.Mode == policy.DangerFullAccess {
 				b.WriteString(line)
 			}
 		}
 	} else {
 		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
 	}
-	if p.Mode != sandbox.DangerFullAccess {
+	if p.Mode != policy.DangerFullAccess {
 		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
-		if p.Mode == sandbox.WorkspaceWrite {
+		if p.Mode == policy.WorkspaceWrite {
 			b.WriteString(" and the writable roots")
 		}
 		if len(p.DenyRead) > 0 {
@@ -182,11 +183,11 @@ func instructions(p sandbox.Policy, allowed []string) string {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", sandbox.Marker(p.Mode))
+	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
 	switch p.Approval {
-	case sandbox.ApprovalNever:
+	case policy.ApprovalNever:
 		b.WriteString("nothing a tool call sends widens this fence; escalation is disabled: ask the user to change the policy\n")
-	case sandbox.ApprovalTTY:
+	case policy.ApprovalTTY:
 		b.WriteString("nothing a tool call sends widens this fence; no escalation can be approved over MCP here (approval: tty): ask the user\n")
 	default:
 		fmt.Fprintf(&b, "nothing a tool call sends widens this fence but the escalate argument of write_file, edit_file, dsh_write, dsh_edit and dsh_patch, "+
@@ -198,10 +199,10 @@ func instructions(p sandbox.Policy, allowed []string) string {
 
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.
-func (m *server) policy(ss *mcp.ServerSession) sandbox.Policy {
+func (m *server) policy(ss *mcp.ServerSession) policy.Policy {
 	p := m.settings.Policy
 	p.Within = m.roots.within(ss)
-	if p.Mode != sandbox.DangerFullAccess {
+	if p.Mode != policy.DangerFullAccess {
 		// Reads too stay within the allowed folders (narrowed by the
 		// client's roots), as the official server keeps them: never nil
 		// here, since nil would confine nothing.
@@ -248,7 +249,7 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, car
 	f := sandbox.NewFence(m.policy(ss))
 	x := m.exec(f)
 	if escalate != "" {
-		mode, err := sandbox.ParseMode(escalate)
+		mode, err := policy.ParseMode(escalate)
 		if err != nil {
 			return x, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
 		}
@@ -271,8 +272,8 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, car
 // approval could grant, when it has no escalator: tty has no terminal
 // here (the server's standard input and output are the MCP pipe), and
 // why is why the escalator could not be started.
-func noGrantReason(a sandbox.Approval, why string) string {
-	if a == sandbox.ApprovalTTY {
+func noGrantReason(a policy.Approval, why string) string {
+	if a == policy.ApprovalTTY {
 		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
 	}
 	return "no escalated call can be run here (" + why + "); ask the user to make the change or to run dsh-fs with --escalate"

@@ -3,7 +3,7 @@ package netproxy
 import (
 	"net/netip"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // An IPv6 address can carry an IPv4 address inside it, and a translator,
@@ -70,11 +70,11 @@ func embeddedIPv4(a netip.Addr) (v4 []netip.Addr, internal bool) {
 	return nil, false
 }
 
-// internalAddr reports whether a is internal (sandbox.InternalAddr), or
+// internalAddr reports whether a is internal (policy.InternalAddr), or
 // an IPv6 address that carries an internal IPv4 address, or lies in a
 // prefix the proxy keeps internal whole (embeddedIPv4).
 func internalAddr(a netip.Addr) bool {
-	if sandbox.InternalAddr(a) {
+	if policy.InternalAddr(a) {
 		return true
 	}
 	v4, whole := embeddedIPv4(a)
@@ -82,7 +82,7 @@ func internalAddr(a netip.Addr) bool {
 		return true
 	}
 	for _, x := range v4 {
-		if sandbox.InternalAddr(x) {
+		if policy.InternalAddr(x) {
 			return true
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // TestInternalEmbedded: an IPv6 address that carries an internal IPv4
 // address is internal, in every form the proxy knows (addr.go); one that
 // carries a public IPv4 address, or none, is not. Before, the proxy
-// asked sandbox.InternalAddr alone, which saw ::127.0.0.1,
+// asked policy.InternalAddr alone, which saw ::127.0.0.1,
 // 64:ff9b::7f00:1 and ::ffff:0:7f00:1 as public.
 func TestInternalEmbedded(t *testing.T) {
 	for _, tc := range []struct {

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // FileID is a file's identity as the kernel knows it: its device and
@@ -32,14 +32,14 @@ type Grant struct {
 	// Command is the program's path, as resolved on the trusted side.
 	Command string
 	ID      FileID
-	Allow   sandbox.NetworkAllow
+	Allow   policy.NetworkAllow
 }
 
 // NewGrant is the grant of the hosts allow to the program at path, a
 // compiled one: a script (#!) runs as its interpreter, whose identity
 // every other script of that interpreter shares, so it is refused.
 func NewGrant(path string, allow []string) (Grant, error) {
-	a, err := sandbox.ParseNetworkAllow(allow)
+	a, err := policy.ParseNetworkAllow(allow)
 	if err != nil {
 		return Grant{}, err
 	}

@@ -27,7 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Setting is what a refusal tells the client to change.
@@ -51,7 +51,7 @@ func (r *Refusal) Error() string {
 
 // Proxy is a session's proxy.
 type Proxy struct {
-	allow sandbox.NetworkAllow
+	allow policy.NetworkAllow
 	// refused is told of every refusal, for the session's log.
 	refused func(*Refusal)
 	// approve, when not nil, is asked about a name no entry allows: nil
@@ -83,7 +83,7 @@ type Proxy struct {
 // New is the proxy of the allow list allow (network_allow's entries),
 // telling refused of each refusal.
 func New(allow []string, refused func(*Refusal)) (*Proxy, error) {
-	a, err := sandbox.ParseNetworkAllow(allow)
+	a, err := policy.ParseNetworkAllow(allow)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (p *Proxy) dial(ctx context.Context, client net.Conn, host string, port int
 	// An internal address is opened by an IP entry alone: no approval
 	// could connect to it, so none is asked for.
 	askable := err != nil || !internalAddr(literal)
-	if e, err := sandbox.ParseNetworkEntry(host); err != nil || e.Wildcard || e.Port != 0 {
+	if e, err := policy.ParseNetworkEntry(host); err != nil || e.Wildcard || e.Port != 0 {
 		// Not a host name or an address: nothing to put to a person.
 		askable = false
 	}

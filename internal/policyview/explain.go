@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -47,7 +48,7 @@ func (e Explained) Refused() bool { return e.Layer != LayerNone }
 
 // ExplainWrite says what the shell meets writing at t under p, as stat
 // does.
-func ExplainWrite(p sandbox.Policy, rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explained {
+func ExplainWrite(p policy.Policy, rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explained {
 	v := f.WriteVerdict(t)
 	rule, forward := ShellAccess(p, rec, t, v)
 	e := Explained{Path: t.Given, Resolved: t.Path, Op: "write", Layer: LayerNone, Rule: rule, Escalation: "no", WayForward: forward}
@@ -55,7 +56,7 @@ func ExplainWrite(p sandbox.Policy, rec *session.Record, f *sandbox.Fence, t san
 		return e
 	}
 	e.Layer = writeLayer(rec, t, v)
-	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != sandbox.ApprovalNever {
+	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != policy.ApprovalNever {
 		e.Escalation = fmt.Sprintf("for one change through the file tool: dsh-fs write %s --escalate %s, which the approval (%s) decides; %s", t.Given, v.Needed, p.Approval, escalationNoWidens)
 	}
 	return e
@@ -67,7 +68,7 @@ func writeLayer(rec *session.Record, t sandbox.Target, v sandbox.Verdict) string
 	switch {
 	case rec == nil:
 		return LayerNotFenced
-	case v.Reason == sandbox.ReasonProtected:
+	case v.Reason == policy.ReasonProtected:
 		if m := rec.Shell.Mounts; m != nil && slices.ContainsFunc(m.ReadOnly, func(p string) bool { return sandbox.Beneath(p, t.Path) }) {
 			return LayerReadOnlyBind
 		}
@@ -84,7 +85,7 @@ func writeLayer(rec *session.Record, t sandbox.Target, v sandbox.Verdict) string
 // or nothing refuses it.
 func ExplainRead(rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explained {
 	e := Explained{Path: t.Given, Resolved: t.Path, Op: "read", Layer: LayerNone, Rule: "readable: nothing refuses a read there", Escalation: "no"}
-	var de *sandbox.DeniedError
+	var de *policy.DeniedError
 	if !errors.As(f.CheckRead("read", t), &de) {
 		return e
 	}
@@ -104,7 +105,7 @@ func ExplainRead(rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explai
 // p in the session rec (the fence's verdict v on t), and the way forward
 // where the write is refused: one escalated call, or the trusted setting
 // a person would change.
-func ShellAccess(p sandbox.Policy, rec *session.Record, t sandbox.Target, v sandbox.Verdict) (shell, forward string) {
+func ShellAccess(p policy.Policy, rec *session.Record, t sandbox.Target, v sandbox.Verdict) (shell, forward string) {
 	forward = wayForward(p, t, v)
 	if rec == nil {
 		if v.Reason == "" {
@@ -116,11 +117,11 @@ func ShellAccess(p sandbox.Policy, rec *session.Record, t sandbox.Target, v sand
 	switch v.Reason {
 	case "":
 		return "writable in the shell too (beneath the writable roots)", ""
-	case sandbox.ReasonOutsideRoots:
+	case policy.ReasonOutsideRoots:
 		return "outside the writable roots: " + layer, forward
-	case sandbox.ReasonReadOnly:
+	case policy.ReasonReadOnly:
 		return "a read-only session: " + layer, forward
-	case sandbox.ReasonProtected:
+	case policy.ReasonProtected:
 		if m := rec.Shell.Mounts; m != nil && slices.ContainsFunc(m.ReadOnly, func(p string) bool { return sandbox.Beneath(p, t.Path) }) {
 			return fmt.Sprintf("protected (%s): bound read-only in the shell, writes fail with \"Read-only file system\"", v.Matched), forward
 		}
@@ -144,22 +145,22 @@ func shellWriteLayer(sh session.Shell) string {
 // wayForward is what lifts the refusal v of a write at t: one call with
 // --escalate where the approval lets one through, and the trusted setting
 // a person would change for good.
-func wayForward(p sandbox.Policy, t sandbox.Target, v sandbox.Verdict) string {
+func wayForward(p policy.Policy, t sandbox.Target, v sandbox.Verdict) string {
 	var ways []string
-	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != sandbox.ApprovalNever {
+	if v.Needed != "" && !v.Needed.Wider(p.MaxMode) && p.Approval != policy.ApprovalNever {
 		ways = append(ways, fmt.Sprintf("for one change, dsh-fs write %s --escalate %s (or edit), which the approval (%s) decides", t.Given, v.Needed, p.Approval))
 	}
 	switch v.Reason {
-	case sandbox.ReasonOutsideRoots:
+	case policy.ReasonOutsideRoots:
 		ways = append(ways, "for good, a person adds the folder to writable_roots in a trusted config (dsh-fs policy lists them)")
-	case sandbox.ReasonProtected:
+	case policy.ReasonProtected:
 		if slices.Contains(p.Protected, v.Matched) {
 			ways = append(ways, fmt.Sprintf("for good, a person removes %s from protected in a trusted config", v.Matched))
 		} else {
 			// The git rule, the trusted config paths: no setting lifts them.
 			ways = append(ways, "no setting lifts it: the parts of a git directory that run code or redirect git (config, hooks/, …) and the trusted config paths stay protected")
 		}
-	case sandbox.ReasonReadOnly:
+	case policy.ReasonReadOnly:
 		ways = append(ways, "for good, a person sets mode: workspace-write in a trusted config")
 	}
 	return strings.Join(ways, "; ")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -25,7 +26,7 @@ type Shell struct {
 // paths, is in the verbose block (policy --context --verbose). It
 // depends on the policy alone, so an identical policy gives identical
 // bytes and a prompt cache stays warm.
-func Short(p sandbox.Policy, roots []sandbox.Root, sh Shell) string {
+func Short(p policy.Policy, roots []sandbox.Root, sh Shell) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	writeWhere(&b, p, roots)
@@ -45,7 +46,7 @@ func Short(p sandbox.Policy, roots []sandbox.Root, sh Shell) string {
 }
 
 // writeWhere says where the model may write and read.
-func writeWhere(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
+func writeWhere(b *strings.Builder, p policy.Policy, roots []sandbox.Root) {
 	var workspace string
 	var others []string
 	for _, r := range roots {
@@ -57,7 +58,7 @@ func writeWhere(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
 	}
 	if workspace != "" {
 		fmt.Fprintf(b, "workspace root: %s (mode %s)\n", workspace, p.Mode)
-	} else if p.Cwd != "" && p.Mode == sandbox.WorkspaceWrite {
+	} else if p.Cwd != "" && p.Mode == policy.WorkspaceWrite {
 		fmt.Fprintf(b, "workspace: %s, not writable (mode %s)\n", p.Cwd, p.Mode)
 	} else if p.Cwd != "" {
 		fmt.Fprintf(b, "workspace: %s (mode %s)\n", p.Cwd, p.Mode)
@@ -65,9 +66,9 @@ func writeWhere(b *strings.Builder, p sandbox.Policy, roots []sandbox.Root) {
 		fmt.Fprintf(b, "mode: %s\n", p.Mode)
 	}
 	switch p.Mode {
-	case sandbox.ReadOnly:
+	case policy.ReadOnly:
 		b.WriteString("writable: nothing; every write is denied\n")
-	case sandbox.DangerFullAccess:
+	case policy.DangerFullAccess:
 		b.WriteString("writable: anywhere the operating system allows\n")
 	default:
 		b.WriteString("writable: ")
@@ -96,18 +97,18 @@ func protectedWords(protected []string) string {
 	if len(protected) == 0 {
 		return "nothing more"
 	}
-	if slices.Equal(protected, sandbox.DefaultProtected) {
+	if slices.Equal(protected, policy.DefaultProtected) {
 		return "editor, agent and shell settings (.vscode/, .claude/, .bashrc …)"
 	}
 	return strings.Join(protected, ", ")
 }
 
 // networkWords is what the shell reaches over the network.
-func networkWords(p sandbox.Policy) string {
+func networkWords(p policy.Policy) string {
 	switch p.Network {
-	case sandbox.NetworkOn:
+	case policy.NetworkOn:
 		return "on"
-	case sandbox.NetworkAllowlist:
+	case policy.NetworkAllowlist:
 		if len(p.NetworkAllow) == 0 {
 			return "only through the session's proxy, to no host"
 		}
@@ -117,20 +118,20 @@ func networkWords(p sandbox.Policy) string {
 }
 
 // escalationWords says how to escalate and who approves.
-func escalationWords(p sandbox.Policy, session bool) string {
-	if p.Mode == sandbox.DangerFullAccess {
+func escalationWords(p policy.Policy, session bool) string {
+	if p.Mode == policy.DangerFullAccess {
 		return "not needed in this mode"
 	}
-	if p.Approval == sandbox.ApprovalNever || !p.MaxMode.Wider(p.Mode) {
+	if p.Approval == policy.ApprovalNever || !p.MaxMode.Wider(p.Mode) {
 		return "none here; ask the user to change the policy"
 	}
 	retry := fmt.Sprintf("retry a denied dsh-fs call with --escalate MODE --reason WHY (up to %s); ", p.MaxMode)
 	switch p.Approval {
-	case sandbox.ApprovalCommand:
+	case policy.ApprovalCommand:
 		return retry + "the harness's approver decides"
-	case sandbox.ApprovalTTY:
+	case policy.ApprovalTTY:
 		return retry + "a person at the terminal approves"
-	case sandbox.ApprovalTrust:
+	case policy.ApprovalTrust:
 		return retry + "only when the user agrees"
 	}
 	if session {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -12,23 +13,23 @@ import (
 func TestShortSaysWhoApproves(t *testing.T) {
 	ws := "/home/someone/src/github.com/example/a-rather-long-project-name"
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}, {Path: "/tmp", Origin: "tmp"}}
-	base := sandbox.Policy{Mode: sandbox.WorkspaceWrite, MaxMode: sandbox.DangerFullAccess, Cwd: ws,
-		Protected: sandbox.DefaultProtected, Network: sandbox.NetworkOff}
+	base := policy.Policy{Mode: policy.WorkspaceWrite, MaxMode: policy.DangerFullAccess, Cwd: ws,
+		Protected: policy.DefaultProtected, Network: policy.NetworkOff}
 	for _, tc := range []struct {
 		name     string
-		approval sandbox.Approval
-		mode     sandbox.Mode
+		approval policy.Approval
+		mode     policy.Mode
 		session  bool
 		want     []string
 	}{
-		{"supervisor in a session", sandbox.ApprovalSupervisor, "", true, []string{"--escalate MODE --reason WHY (up to danger-full-access)", "the person at dsh-fs exec's terminal approves", "shell: same fence"}},
-		{"supervisor outside", sandbox.ApprovalSupervisor, "", false, []string{"escalate: only inside a dsh-fs exec session, whose person approves", "shell: not fenced"}},
-		{"command", sandbox.ApprovalCommand, "", true, []string{"the harness's approver decides"}},
-		{"tty", sandbox.ApprovalTTY, "", false, []string{"a person at the terminal approves"}},
-		{"trust", sandbox.ApprovalTrust, "", false, []string{"only when the user agrees"}},
-		{"never", sandbox.ApprovalNever, "", true, []string{"escalate: none here; ask the user to change the policy"}},
-		{"read-only", sandbox.ApprovalSupervisor, sandbox.ReadOnly, true, []string{"(mode read-only)", "writable: nothing"}},
-		{"danger", sandbox.ApprovalSupervisor, sandbox.DangerFullAccess, true, []string{"writable: anywhere", "escalate: not needed"}},
+		{"supervisor in a session", policy.ApprovalSupervisor, "", true, []string{"--escalate MODE --reason WHY (up to danger-full-access)", "the person at dsh-fs exec's terminal approves", "shell: same fence"}},
+		{"supervisor outside", policy.ApprovalSupervisor, "", false, []string{"escalate: only inside a dsh-fs exec session, whose person approves", "shell: not fenced"}},
+		{"command", policy.ApprovalCommand, "", true, []string{"the harness's approver decides"}},
+		{"tty", policy.ApprovalTTY, "", false, []string{"a person at the terminal approves"}},
+		{"trust", policy.ApprovalTrust, "", false, []string{"only when the user agrees"}},
+		{"never", policy.ApprovalNever, "", true, []string{"escalate: none here; ask the user to change the policy"}},
+		{"read-only", policy.ApprovalSupervisor, policy.ReadOnly, true, []string{"(mode read-only)", "writable: nothing"}},
+		{"danger", policy.ApprovalSupervisor, policy.DangerFullAccess, true, []string{"writable: anywhere", "escalate: not needed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := base

@@ -11,7 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Mutation are the options every write, edit and patch shares.
@@ -250,7 +250,7 @@ type PatchPreview struct {
 	Pins map[string]string
 	// Paths are every path the patch changes, with what it does there,
 	// resolved: what its approver approves.
-	Paths []sandbox.EscalationPath
+	Paths []policy.EscalationPath
 }
 
 // Preview is Write.Preview for a patch (fsops.PreviewPatch): planned on

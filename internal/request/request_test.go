@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -55,9 +56,9 @@ func newLayout(t *testing.T) layout {
 // layer (it would restrict the whole test process): the fence alone
 // decides, as it does before Landlock in every call.
 func (l layout) exec() *Exec {
-	f := sandbox.NewFence(sandbox.Policy{
-		Mode: sandbox.WorkspaceWrite, Cwd: l.ws, Enforce: sandbox.EnforceOff, MaxMode: sandbox.DangerFullAccess,
-		Protected: sandbox.DefaultProtected, DenyRead: []string{filepath.Join(l.ws, "*.key")},
+	f := sandbox.NewFence(policy.Policy{
+		Mode: policy.WorkspaceWrite, Cwd: l.ws, Enforce: policy.EnforceOff, MaxMode: policy.DangerFullAccess,
+		Protected: policy.DefaultProtected, DenyRead: []string{filepath.Join(l.ws, "*.key")},
 	})
 	return New(f, Bounds{ReadMaxLines: 2000, ReadMaxBytes: 1 << 20, Diff: diff.Options{Context: 3, BasisMaxBytes: 1 << 20, MaxBytes: 1 << 20}})
 }
@@ -423,7 +424,7 @@ func TestMkdirMove(t *testing.T) {
 	// The denied target is there to escalate: ResolveName gives it back.
 	x := l.exec()
 	_, err = Move{Source: "src/main.go", Destination: "../outside/main.go"}.Run(x)
-	var de *sandbox.DeniedError
+	var de *policy.DeniedError
 	if !errorAs(err, &de) {
 		t.Fatalf("move out: %v, want a denial", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestDenyReadHintTellsTheTruth: the hint of a deny_read denial says the
@@ -13,8 +13,8 @@ import (
 // the shell. Before, it said the shell "finds it empty" of every such
 // path, and a file created during the session the shell read in full.
 func TestDenyReadHintTellsTheTruth(t *testing.T) {
-	f := NewFailure(Header{Op: "read"}, &sandbox.DeniedError{Op: "read", Path: "x/.env", Mode: sandbox.WorkspaceWrite,
-		Reason: sandbox.ReasonDenyRead, Matched: "**/.env"})
+	f := NewFailure(Header{Op: "read"}, &policy.DeniedError{Op: "read", Path: "x/.env", Mode: policy.WorkspaceWrite,
+		Reason: policy.ReasonDenyRead, Matched: "**/.env"})
 	hint := f.Error.Hint
 	for _, want := range []string{"no escalation lifts deny_read (**/.env)", "existed when the session started", "created during the session", "remove that entry from deny_read"} {
 		if !strings.Contains(hint, want) {

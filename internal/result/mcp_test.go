@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // outsideWorkspace is a denial outside the workspace root, as the fence
 // gives it.
 func outsideWorkspace() error {
-	return &sandbox.DeniedError{Op: "write", Path: "../x", Resolved: "/x", Workspace: "/ws", Base: "/ws", Mode: sandbox.WorkspaceWrite,
-		Reason: sandbox.ReasonOutsideRoots, WritableRoots: []string{"/ws"}, Needed: sandbox.DangerFullAccess,
-		MaxMode: sandbox.DangerFullAccess, Approval: sandbox.ApprovalSupervisor}
+	return &policy.DeniedError{Op: "write", Path: "../x", Resolved: "/x", Workspace: "/ws", Base: "/ws", Mode: policy.WorkspaceWrite,
+		Reason: policy.ReasonOutsideRoots, WritableRoots: []string{"/ws"}, Needed: policy.DangerFullAccess,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalSupervisor}
 }
 
 // TestToolTextSameHereAndForwarded: a failure made here and the same
@@ -23,10 +23,10 @@ func outsideWorkspace() error {
 // that was not refused names none (its hint names the CLI's --escalate).
 func TestToolTextSameHereAndForwarded(t *testing.T) {
 	denied := func(refused bool) error {
-		e := &sandbox.DeniedError{Op: "write", Path: "/etc/x", Mode: sandbox.WorkspaceWrite, Reason: sandbox.ReasonOutsideRoots,
-			WritableRoots: []string{"/ws"}, Needed: sandbox.DangerFullAccess, MaxMode: sandbox.DangerFullAccess, Approval: sandbox.ApprovalSupervisor}
+		e := &policy.DeniedError{Op: "write", Path: "/etc/x", Mode: policy.WorkspaceWrite, Reason: policy.ReasonOutsideRoots,
+			WritableRoots: []string{"/ws"}, Needed: policy.DangerFullAccess, MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalSupervisor}
 		if refused {
-			e.Cause, e.Reason = e.Reason, sandbox.ReasonNotApproved
+			e.Cause, e.Reason = e.Reason, policy.ReasonNotApproved
 			e.Refusal = "escalation to danger-full-access refused: not approved"
 		}
 		return e
@@ -37,9 +37,9 @@ func TestToolTextSameHereAndForwarded(t *testing.T) {
 		want     []string
 		wantNone []string
 	}{
-		{"denied", denied(false), []string{"code: FS_SANDBOX_DENIED", sandbox.Marker(sandbox.WorkspaceWrite), "writable roots: /ws", "do not try to get around it"}, []string{"hint:"}},
+		{"denied", denied(false), []string{"code: FS_SANDBOX_DENIED", policy.Marker(policy.WorkspaceWrite), "writable roots: /ws", "do not try to get around it"}, []string{"hint:"}},
 		{"outside the workspace", outsideWorkspace(), []string{"Error: write: ../x: /x is outside the workspace root /ws\n", "workspace root: /ws"}, []string{"hint:"}},
-		{"refused", denied(true), []string{"hint: the escalation was refused", "reason: " + sandbox.ReasonNotApproved}, nil},
+		{"refused", denied(true), []string{"hint: the escalation was refused", "reason: " + policy.ReasonNotApproved}, nil},
 		{"hint with a flag", hinted(fserr.Stale, "read again and pass --if-match"), []string{"code: FS_STALE"}, []string{"hint:"}},
 		{"hint of a CLI command", hinted(fserr.InvalidArgument, "write replaces a binary file whole"), []string{"hint: write_file replaces a binary file whole"}, nil},
 		{"plain hint", hinted(fserr.NotFound, "dsh_ls lists the folder"), []string{"hint: dsh_ls lists the folder"}, nil},

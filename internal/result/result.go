@@ -12,7 +12,7 @@ import (
 	"io"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Header opens every result: ok, op, path (as given), resolved (canonical)
@@ -68,14 +68,14 @@ func NewFailure(h Header, err error) Failure {
 	if errors.As(err, &fe) {
 		f.Error.Detail, f.Error.Hint = fe.Detail, fe.Hint
 	}
-	var de *sandbox.DeniedError
+	var de *policy.DeniedError
 	if errors.As(err, &de) {
 		f.Mode = string(de.Mode)
 		f.Error.Mode = string(de.Mode)
 		f.Error.Reason = de.Reason
 		f.Error.Matched = de.Matched
 		f.Error.WritableRoots = de.WritableRoots
-		if de.Reason == sandbox.ReasonOutsideRoots {
+		if de.Reason == policy.ReasonOutsideRoots {
 			f.Error.WorkspaceRoot = de.Workspace
 		}
 		if h := de.WorkspaceHint(); h != "" && f.Error.Hint == "" {
@@ -89,7 +89,7 @@ func NewFailure(h Header, err error) Failure {
 		if de.Final != "" && f.Error.Hint == "" {
 			f.Error.Hint = de.Final
 		}
-		if de.Reason == sandbox.ReasonDenyRead && f.Error.Hint == "" {
+		if de.Reason == policy.ReasonDenyRead && f.Error.Hint == "" {
 			// No escalation lifts it: say what does, and what the
 			// shell meets there, so the model neither loops nor guesses.
 			// The mount layer hides what existed when the session
@@ -106,7 +106,7 @@ func NewFailure(h Header, err error) Failure {
 func DecodeFailure(line []byte) (Failure, error) {
 	var f Failure
 	err := json.Unmarshal(line, &f)
-	f.refused = f.Error.Reason == sandbox.ReasonNotApproved
+	f.refused = f.Error.Reason == policy.ReasonNotApproved
 	return f, err
 }
 

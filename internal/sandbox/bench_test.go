@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The fence's hot path, paid by every mutation and every stat: resolve a
@@ -33,8 +35,8 @@ func benchWorkspace(b *testing.B) string {
 
 // benchPolicy is the default workspace-write policy on ws, with the
 // kernel layer left off so the benchmark process is not restricted.
-func benchPolicy(ws string) Policy {
-	return Policy{Mode: WorkspaceWrite, Cwd: ws, Tmp: false, Protected: DefaultProtected, MaxMode: DangerFullAccess}
+func benchPolicy(ws string) policy.Policy {
+	return policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Tmp: false, Protected: policy.DefaultProtected, MaxMode: policy.DangerFullAccess}
 }
 
 // BenchmarkContainment is Fence.Resolve plus CheckWrite of a file six

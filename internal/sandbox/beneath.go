@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // A move renames everything beneath what it moves: a folder that holds
@@ -129,12 +130,12 @@ func (f *Fence) beneathGuards() []beneathGuard {
 	for _, g := range f.denyRead {
 		out = append(out, beneathGuard{parts: split(g.match), shown: g.shown, deny: true})
 	}
-	if f.mode != WorkspaceWrite {
+	if f.mode != policy.WorkspaceWrite {
 		return out
 	}
 	roots, _ := f.Roots()
 	for _, g := range f.policy.Protected {
-		pattern := f.policy.expandHome(g)
+		pattern := f.policy.ExpandHome(g)
 		if strings.HasPrefix(pattern, "/") {
 			out = append(out, beneathGuard{parts: split(pattern), shown: g})
 			continue
@@ -213,7 +214,7 @@ func (f *Fence) checkBeneath(op string, src, dst Target, dir int) error {
 		return f.protectedDenied(op, t, matched)
 	}
 	for _, t := range []Target{src, dst} {
-		if g, in := insideGitDir(t.rel, t.Path, f.gitPointed); in && f.mode == WorkspaceWrite {
+		if g, in := insideGitDir(t.rel, t.Path, f.gitPointed); in && f.mode == policy.WorkspaceWrite {
 			return f.protectedDenied(op, t, g)
 		}
 	}

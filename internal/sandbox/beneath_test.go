@@ -11,11 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // moveIn runs a move of src to dst inside the workspace of p as
 // fsops.Move does: both names checked, both folders opened, then Rename.
-func moveIn(t *testing.T, p Policy, src, dst string) error {
+func moveIn(t *testing.T, p policy.Policy, src, dst string) error {
 	t.Helper()
 	f := NewFence(p)
 	s, err := f.Resolve(src)
@@ -69,28 +70,28 @@ func TestRenameBeneath(t *testing.T) {
 		// them away.
 		{name: "a folder into a .git is refused",
 			layout: map[string]string{"m/w/HEAD": "x", "m/w/commondir": "../..", "m/w/config.worktree": "[core]", ".git/HEAD": "x"},
-			src:    "m", dst: ".git/worktrees", reason: ReasonProtected, matchedHas: ".git"},
+			src:    "m", dst: ".git/worktrees", reason: policy.ReasonProtected, matchedHas: ".git"},
 		{name: "a folder out of a repository is refused",
 			layout: map[string]string{"r.git/HEAD": "x", "r.git/objects/x": "", "r.git/refs/x": "", "r.git/worktrees/w/commondir": "../.."},
-			src:    "r.git/worktrees", dst: "w2", reason: ReasonProtected, matchedHas: "r.git"},
+			src:    "r.git/worktrees", dst: "w2", reason: policy.ReasonProtected, matchedHas: "r.git"},
 		{name: "a file into a .git's data moves",
 			layout: map[string]string{"f.txt": "x", ".git/HEAD": "x"}, src: "f.txt", dst: ".git/f.txt"},
 		{name: "a root-relative protected file beneath, source side", protected: []string{"conf/app.yaml"},
-			layout: map[string]string{"conf/app.yaml": "x"}, src: "conf", dst: "z", reason: ReasonProtected, matchedHas: "conf/app.yaml"},
+			layout: map[string]string{"conf/app.yaml": "x"}, src: "conf", dst: "z", reason: policy.ReasonProtected, matchedHas: "conf/app.yaml"},
 		{name: "a root-relative protected file, destination side", protected: []string{"conf/app.yaml"},
-			layout: map[string]string{"made/app.yaml": "x"}, src: "made", dst: "conf", reason: ReasonProtected, matchedHas: "conf/app.yaml"},
+			layout: map[string]string{"made/app.yaml": "x"}, src: "made", dst: "conf", reason: policy.ReasonProtected, matchedHas: "conf/app.yaml"},
 		{name: "a protected path that does not exist yet, by prefix", protected: []string{"conf/sub/app.yaml"},
-			layout: map[string]string{"made/x": "x"}, src: "made", dst: "conf", reason: ReasonProtected},
+			layout: map[string]string{"made/x": "x"}, src: "made", dst: "conf", reason: policy.ReasonProtected},
 		{name: "a two-part relative protected glob, source side", protected: []string{"**/keys/*.pem"},
-			layout: map[string]string{"p/keys/a.pem": "x"}, src: "p/keys", dst: "p/k2", reason: ReasonProtected, matchedHas: "at a.pem"},
+			layout: map[string]string{"p/keys/a.pem": "x"}, src: "p/keys", dst: "p/k2", reason: policy.ReasonProtected, matchedHas: "at a.pem"},
 		{name: "a two-part relative protected glob kept", protected: []string{"**/keys/*.pem"},
 			layout: map[string]string{"p/keys/a.pem": "x"}, src: "p", dst: "q"},
 		{name: "deny_read anchored folder above", denyRead: []string{"$WS/area/private"},
-			layout: map[string]string{"area/private/k": "x"}, src: "area", dst: "z", reason: ReasonDenyRead},
+			layout: map[string]string{"area/private/k": "x"}, src: "area", dst: "z", reason: policy.ReasonDenyRead},
 		{name: "deny_read anchored glob with a wildcard beneath", denyRead: []string{"$WS/area/*/k"},
-			layout: map[string]string{"area/x/k": "x"}, src: "area", dst: "z", reason: ReasonDenyRead},
+			layout: map[string]string{"area/x/k": "x"}, src: "area", dst: "z", reason: policy.ReasonDenyRead},
 		{name: "deny_read two-part relative glob, destination side", denyRead: []string{"vault/*.key"},
-			layout: map[string]string{"mine/x.key": "x"}, src: "mine", dst: "vault", reason: ReasonDenyRead, matchedHas: "at x.key"},
+			layout: map[string]string{"mine/x.key": "x"}, src: "mine", dst: "vault", reason: policy.ReasonDenyRead, matchedHas: "at x.key"},
 		{name: "deny_read one-part relative glob moves", denyRead: []string{".env"},
 			layout: map[string]string{"a/.env": "x"}, src: "a", dst: "z"},
 	} {
@@ -100,7 +101,7 @@ func TestRenameBeneath(t *testing.T) {
 			for name, content := range tc.layout {
 				writeNested(t, ws, name, content)
 			}
-			p := testPolicy(root, WorkspaceWrite)
+			p := testPolicy(root, policy.WorkspaceWrite)
 			p.Protected = append(p.Protected, tc.protected...)
 			for _, g := range tc.denyRead {
 				p.DenyRead = append(p.DenyRead, expandWS(g, ws))
@@ -159,14 +160,14 @@ func TestRenameBeneathBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := testPolicy(root, WorkspaceWrite)
+	p := testPolicy(root, policy.WorkspaceWrite)
 	p.DenyRead = []string{"vault/*.key"}
 	de := deniedAs(t, moveIn(t, p, "big", "z"))
-	if de.Reason != ReasonDenyRead || !strings.Contains(de.Matched, fmt.Sprintf("more than %d entries", maxBeneathEntries)) {
+	if de.Reason != policy.ReasonDenyRead || !strings.Contains(de.Matched, fmt.Sprintf("more than %d entries", maxBeneathEntries)) {
 		t.Errorf("denied %q (%s)", de.Reason, de.Matched)
 	}
 	// Without an entry to look for, there is no walk and no bound.
-	if err := moveIn(t, testPolicy(root, WorkspaceWrite), "big", "z"); err != nil {
+	if err := moveIn(t, testPolicy(root, policy.WorkspaceWrite), "big", "z"); err != nil {
 		t.Errorf("no entry to look for: %v", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestRenameExchangedSource(t *testing.T) {
 	root := tempRoot(t)
 	ws := filepath.Join(root, "ws")
 	writeNested(t, ws, "box/vault/id.key", "secret")
-	p := testPolicy(root, WorkspaceWrite)
+	p := testPolicy(root, policy.WorkspaceWrite)
 	p.DenyRead = []string{"vault/*.key"}
 	exchanged := false
 	t.Cleanup(func() { beneathDecided = func() {} })

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The toolchain caches of a dsh-fs exec session (docs/design.md §10).
@@ -49,20 +51,6 @@ const (
 	// why.
 	CacheReadOnly = "read-only"
 )
-
-// Settings of caches_writable (docs/design.md §2.2), narrowest first.
-const (
-	CachesOff     = "off"
-	CachesOverlay = "overlay"
-	CachesDirect  = "direct"
-)
-
-// CachesWritableWider reports whether the caches_writable value a lets
-// the session write more than b does.
-func CachesWritableWider(a, b string) bool {
-	rank := func(v string) int { return slices.Index([]string{CachesOff, CachesOverlay, CachesDirect}, v) }
-	return rank(a) > rank(b)
-}
 
 // FoundCache is a cache folder as a toolchain (or the config) names it.
 type FoundCache struct {
@@ -430,7 +418,7 @@ func (p CachePlan) Refuse(path, why string) {
 // overlay over it would hide the root's real writes from the person, or
 // let the session rewrite its own policy. In read-only mode every cache
 // stays read-only; in danger-full-access, writable as everything is.
-func PlanCaches(found []FoundCache, p Policy, roots, private []string, writable, mountsWhy string) CachePlan {
+func PlanCaches(found []FoundCache, p policy.Policy, roots, private []string, writable, mountsWhy string) CachePlan {
 	var plan CachePlan
 	for _, f := range found {
 		c, err := filepath.EvalSymlinks(f.Path)
@@ -475,16 +463,16 @@ func PlanCaches(found []FoundCache, p Policy, roots, private []string, writable,
 var systemFolders = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr"}
 
 // cacheLayer is the layer of the one cache c, and why.
-func cacheLayer(c string, p Policy, roots, private []string, writable, mountsWhy string) (string, string) {
+func cacheLayer(c string, p policy.Policy, roots, private []string, writable, mountsWhy string) (string, string) {
 	for _, r := range roots {
 		if Beneath(r, c) {
 			return CacheInRoot, "in the writable root " + r
 		}
 	}
 	switch p.Mode {
-	case ReadOnly:
+	case policy.ReadOnly:
 		return CacheReadOnly, "read-only mode"
-	case DangerFullAccess:
+	case policy.DangerFullAccess:
 		return CacheDirect, "danger-full-access mode"
 	}
 	for _, r := range roots {
@@ -506,9 +494,9 @@ func cacheLayer(c string, p Policy, roots, private []string, writable, mountsWhy
 		}
 	}
 	switch {
-	case writable == CachesOff:
+	case writable == policy.CachesOff:
 		return CacheReadOnly, "caches_writable: off"
-	case writable == CachesDirect:
+	case writable == policy.CachesDirect:
 		return CacheDirect, "caches_writable: direct: the session's writes stay, and can change what the person's builds use"
 	case mountsWhy != "":
 		return CacheReadOnly, "no copy-on-write layer: " + mountsWhy

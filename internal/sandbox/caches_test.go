@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestPlanCaches: how a session's shell sees each cache found, by where
@@ -35,16 +37,16 @@ func TestPlanCaches(t *testing.T) {
 	}
 	roots := []string{at("ws"), at("holds/ws2")}
 	private := []string{at("run/session"), at("etc/config.yaml")}
-	ww := Policy{Mode: WorkspaceWrite, Home: at("home")}
+	ww := policy.Policy{Mode: policy.WorkspaceWrite, Home: at("home")}
 	type want struct{ layer, within, why string }
 	for _, tc := range []struct {
 		name      string
-		p         Policy
+		p         policy.Policy
 		writable  string
 		mountsWhy string
 		want      map[string]want
 	}{
-		{name: "overlay", p: ww, writable: CachesOverlay, want: map[string]want{
+		{name: "overlay", p: ww, writable: policy.CachesOverlay, want: map[string]want{
 			"gocache":              {CacheOverlay, "", ""},
 			"gomod":                {CacheOverlay, "", ""},
 			"ws/cache":             {CacheInRoot, "", "in the writable root"},
@@ -56,20 +58,20 @@ func TestPlanCaches(t *testing.T) {
 			"/etc":                 {CacheReadOnly, "", "it holds /etc, too broad for a cache"},
 			"home":                 {CacheReadOnly, "", "the home folder is too broad"},
 		}},
-		{name: "no mount layer", p: ww, writable: CachesOverlay, mountsWhy: "not root", want: map[string]want{
+		{name: "no mount layer", p: ww, writable: policy.CachesOverlay, mountsWhy: "not root", want: map[string]want{
 			"gocache":              {CacheReadOnly, "", "no copy-on-write layer: not root"},
 			"home/.cache/go-build": {CacheReadOnly, "", "no copy-on-write layer"},
 			"ws/cache":             {CacheInRoot, "", ""},
 		}},
-		{name: "direct", p: ww, writable: CachesDirect, want: map[string]want{
+		{name: "direct", p: ww, writable: policy.CachesDirect, want: map[string]want{
 			"gocache":              {CacheDirect, "", "caches_writable: direct"},
 			"home/.cache/go-build": {CacheDirect, "home/.cache", ""},
 			"holds":                {CacheReadOnly, "", "it holds the writable root"},
 		}},
-		{name: "off", p: ww, writable: CachesOff, want: map[string]want{
+		{name: "off", p: ww, writable: policy.CachesOff, want: map[string]want{
 			"gocache": {CacheReadOnly, "", "caches_writable: off"},
 		}},
-		{name: "read-only mode", p: Policy{Mode: ReadOnly}, writable: CachesOverlay, want: map[string]want{
+		{name: "read-only mode", p: policy.Policy{Mode: policy.ReadOnly}, writable: policy.CachesOverlay, want: map[string]want{
 			"gocache": {CacheReadOnly, "", "read-only mode"},
 		}},
 	} {

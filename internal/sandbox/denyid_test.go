@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestWalkIdentities walks the trees of anchored globs and checks what
@@ -135,16 +137,16 @@ func TestDeniedSessionIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	makeLayout(t, root, "home/")
-	p := testPolicy(root, WorkspaceWrite)
+	p := testPolicy(root, policy.WorkspaceWrite)
 	p.DenyRead = []string{"**/.env"}
-	p.DenyIdentities = []DenyIdentity{{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "~/.ssh/**"}}
+	p.DenyIdentities = []policy.DenyIdentity{{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "~/.ssh/**"}}
 	f := NewFence(p)
 	target, err := f.Resolve("f")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.OpenRead("read", target)
-	if de := deniedAs(t, err); de.Matched != "~/.ssh/**" || de.Reason != ReasonDenyRead {
+	if de := deniedAs(t, err); de.Matched != "~/.ssh/**" || de.Reason != policy.ReasonDenyRead {
 		t.Errorf("denial %+v", de)
 	}
 	target, err = f.Resolve("d/g")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Dir is the folder a mutation happens in, opened as a file descriptor:
@@ -61,7 +62,7 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	}
 	again := now.Path
 	if again != t.Path {
-		if f.mode == DangerFullAccess {
+		if f.mode == policy.DangerFullAccess {
 			return nil, "", stale(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
 		}
 		return nil, "", f.escaped(op, t, fmt.Errorf("%s now resolves to %s", t.Given, again))
@@ -91,7 +92,7 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	}
 	name := filepath.Base(t.Path)
 	parent := filepath.Dir(t.Path)
-	if f.mode == DangerFullAccess {
+	if f.mode == policy.DangerFullAccess {
 		d, err := openPinned(op, t, parent, mkdir)
 		if err != nil {
 			return nil, "", err
@@ -217,7 +218,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		}
 		held = rootFD
 		if completesGitDirAt(rootFD, first) {
-			return nil, f.denial(op, t, ReasonBareRepo, "", DangerFullAccess)
+			return nil, f.denial(op, t, policy.ReasonBareRepo, "", policy.DangerFullAccess)
 		}
 	}
 	// Every folder on the way is looked at once opened: a git directory
@@ -240,7 +241,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		case errors.As(err, &landlock) && f.enforced:
 			// A folder Landlock refused to make is a denial.
 			return nil, f.kernelRefused(op, t, landlock.PathError)
-		case errors.As(err, new(*DeniedError)):
+		case errors.As(err, new(*policy.DeniedError)):
 			return nil, err
 		case err != nil:
 			return nil, f.confinedErr(op, t, err)
@@ -340,7 +341,7 @@ func isEscape(err error) bool {
 // kernelRefused is a write Landlock refused: the fence passed it, so the
 // path must have changed under it.
 func (f *Fence) kernelRefused(op string, t Target, cause error) error {
-	return f.denial(op, t, ReasonLandlock, cause.Error(), DangerFullAccess)
+	return f.denial(op, t, policy.ReasonLandlock, cause.Error(), policy.DangerFullAccess)
 }
 
 // refused classifies a mutation's failure in the folder: EACCES where the
@@ -355,11 +356,11 @@ func (d *Dir) refused(err error) error {
 
 // protectedDenied is a protected path found on what was opened.
 func (f *Fence) protectedDenied(op string, t Target, matched string) error {
-	return f.denial(op, t, ReasonProtected, matched, DangerFullAccess)
+	return f.denial(op, t, policy.ReasonProtected, matched, policy.DangerFullAccess)
 }
 
 func (f *Fence) escaped(op string, t Target, cause error) error {
-	return f.denial(op, t, ReasonEscaped, cause.Error(), DangerFullAccess)
+	return f.denial(op, t, policy.ReasonEscaped, cause.Error(), policy.DangerFullAccess)
 }
 
 // Close releases the folder, and the lock on the root, if it holds one.

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestOpenat2Refused: whatever openat2 answers (a retry asked for without
@@ -102,27 +103,27 @@ func TestOpenDir(t *testing.T) {
 		{name: "a new file at the top", path: "new", dir: "ws"},
 		{name: "a missing folder", path: "new/x", code: fserr.NotFound, absent: []string{"ws/new"}},
 		{name: "missing folders, mkdir", path: "a/b/x", mkdir: true, dir: "ws/a/b"},
-		{name: "folder swapped for a symlink out", path: "d/g", swap: []string{"ws/d => ../out"}, reason: ReasonEscaped},
-		{name: "folder swapped for an absolute symlink out", path: "d/g", swap: []string{"ws/d => $ROOT/out"}, reason: ReasonEscaped},
-		{name: "folder swapped for a symlink inside", layout: []string{"ws/e/"}, path: "d/g", swap: []string{"ws/d => e"}, reason: ReasonEscaped},
+		{name: "folder swapped for a symlink out", path: "d/g", swap: []string{"ws/d => ../out"}, reason: policy.ReasonEscaped},
+		{name: "folder swapped for an absolute symlink out", path: "d/g", swap: []string{"ws/d => $ROOT/out"}, reason: policy.ReasonEscaped},
+		{name: "folder swapped for a symlink inside", layout: []string{"ws/e/"}, path: "d/g", swap: []string{"ws/d => e"}, reason: policy.ReasonEscaped},
 		{name: "folder swapped for a file", path: "d/g", swap: []string{"ws/d"}, code: fserr.NotDir},
-		{name: "deep folder swapped for a symlink out", layout: []string{"ws/d/e/f/"}, path: "d/e/f/x", swap: []string{"ws/d/e => ../../out"}, reason: ReasonEscaped},
-		{name: "root replaced by a symlink", path: "d/g", swap: []string{"ws => ws.old"}, reason: ReasonEscaped},
-		{name: "root replaced by a symlink out", path: "f", swap: []string{"ws => out"}, reason: ReasonEscaped},
-		{name: "mkdir under a folder swapped for a symlink", path: "d/new/x", mkdir: true, swap: []string{"ws/d => ../out"}, reason: ReasonEscaped,
+		{name: "deep folder swapped for a symlink out", layout: []string{"ws/d/e/f/"}, path: "d/e/f/x", swap: []string{"ws/d/e => ../../out"}, reason: policy.ReasonEscaped},
+		{name: "root replaced by a symlink", path: "d/g", swap: []string{"ws => ws.old"}, reason: policy.ReasonEscaped},
+		{name: "root replaced by a symlink out", path: "f", swap: []string{"ws => out"}, reason: policy.ReasonEscaped},
+		{name: "mkdir under a folder swapped for a symlink", path: "d/new/x", mkdir: true, swap: []string{"ws/d => ../out"}, reason: policy.ReasonEscaped,
 			absent: []string{"out/new"}},
-		{name: "mkdir where a missing folder became a symlink", path: "new/deeper/x", mkdir: true, swap: []string{"ws/new => ../out"}, reason: ReasonEscaped,
+		{name: "mkdir where a missing folder became a symlink", path: "new/deeper/x", mkdir: true, swap: []string{"ws/new => ../out"}, reason: policy.ReasonEscaped,
 			absent: []string{"out/deeper"}},
 		// A write aimed, through the exchange, at a git directory's
 		// protected part is protected (its data, d/g, is writable
 		// wherever the git directory is).
-		{name: "folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/config", swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected},
+		{name: "folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/config", swap: []string{"ws/d <=> ws/.git"}, reason: policy.ReasonProtected},
 		{name: "deep folder exchanged with a repository", layout: append(repoLayout("ws/vendor/x.git"), "ws/d/e/"), path: "d/e/config",
-			swap: []string{"ws/d/e <=> ws/vendor/x.git"}, reason: ReasonProtected, absent: []string{"ws/vendor/x.git/config"}},
-		{name: "root exchanged with a repository", layout: repoLayout("repo"), path: "config", swap: []string{"ws <=> repo"}, reason: ReasonProtected},
+			swap: []string{"ws/d/e <=> ws/vendor/x.git"}, reason: policy.ReasonProtected, absent: []string{"ws/vendor/x.git/config"}},
+		{name: "root exchanged with a repository", layout: repoLayout("repo"), path: "config", swap: []string{"ws <=> repo"}, reason: policy.ReasonProtected},
 		{name: "mkdir in a folder exchanged with a repository", layout: repoLayout("ws/.git"), path: "d/hooks/pre-commit", mkdir: true,
-			swap: []string{"ws/d <=> ws/.git"}, reason: ReasonProtected, absent: []string{"ws/.git/hooks", "ws/d/hooks"}},
-		{name: "mkdir where the root became a symlink", path: "new/x", mkdir: true, swap: []string{"ws => out"}, reason: ReasonEscaped,
+			swap: []string{"ws/d <=> ws/.git"}, reason: policy.ReasonProtected, absent: []string{"ws/.git/hooks", "ws/d/hooks"}},
+		{name: "mkdir where the root became a symlink", path: "new/x", mkdir: true, swap: []string{"ws => out"}, reason: policy.ReasonEscaped,
 			absent: []string{"out/new"}},
 	} {
 		for _, window := range []string{"before OpenDir", "inside OpenDir"} {
@@ -130,7 +131,7 @@ func TestOpenDir(t *testing.T) {
 				root := tempRoot(t)
 				makeLayout(t, root, fenceLayout...)
 				makeLayout(t, root, tc.layout...)
-				fence := NewFence(testPolicy(root, WorkspaceWrite))
+				fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 				target, err := fence.Resolve(tc.path)
 				if err != nil {
 					t.Fatal(err)
@@ -204,17 +205,17 @@ func TestCheckOpened(t *testing.T) {
 		{name: "unmoved", path: "d/g"},
 		// Into a git directory's data, a move is an escape; onto one of
 		// its protected parts, a protected path.
-		{name: "moved to .git", path: "d/g", move: "ws/.git", reason: ReasonEscaped},
-		{name: "moved to .git, onto its config", path: "d/config", move: "ws/.git", reason: ReasonProtected},
-		{name: "moved to .vscode", path: "d/g", move: "ws/.vscode", reason: ReasonProtected},
-		{name: "moved beside", path: "d/g", move: "ws/e", reason: ReasonEscaped},
-		{name: "moved out", path: "d/g", move: "out/d", reason: ReasonEscaped},
-		{name: "the root moved", path: "f", move: "ws2", reason: ReasonEscaped},
+		{name: "moved to .git", path: "d/g", move: "ws/.git", reason: policy.ReasonEscaped},
+		{name: "moved to .git, onto its config", path: "d/config", move: "ws/.git", reason: policy.ReasonProtected},
+		{name: "moved to .vscode", path: "d/g", move: "ws/.vscode", reason: policy.ReasonProtected},
+		{name: "moved beside", path: "d/g", move: "ws/e", reason: policy.ReasonEscaped},
+		{name: "moved out", path: "d/g", move: "out/d", reason: policy.ReasonEscaped},
+		{name: "the root moved", path: "f", move: "ws2", reason: policy.ReasonEscaped},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, fenceLayout...)
-			fence := NewFence(testPolicy(root, WorkspaceWrite))
+			fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 			target, err := fence.Resolve(tc.path)
 			if err != nil {
 				t.Fatal(err)
@@ -266,7 +267,7 @@ func TestOpenDirRoot(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, fenceLayout...)
 			makeLayout(t, root, "ws/ws")
-			fence := NewFence(testPolicy(root, WorkspaceWrite))
+			fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 			target, err := fence.Resolve(expandRoot(path, root))
 			if err != nil {
 				t.Fatal(err)
@@ -292,7 +293,7 @@ func TestDirOpen(t *testing.T) {
 	makeLayout(t, root, fenceLayout...)
 	makeLayout(t, root, "ws/lnk => ../out/x", "ws/inside => f")
 	d := openTestDir(t, root, "f")
-	for name, want := range map[string]string{"f": "", "lnk": ReasonEscaped, "inside": ReasonEscaped} {
+	for name, want := range map[string]string{"f": "", "lnk": policy.ReasonEscaped, "inside": policy.ReasonEscaped} {
 		file, err := d.Open(name, unix.O_RDONLY, 0)
 		if want == "" {
 			if err != nil {
@@ -316,7 +317,7 @@ func TestDirOpen(t *testing.T) {
 // openTestDir checks a write of ws/path and opens its folder.
 func openTestDir(t *testing.T, root, path string) *Dir {
 	t.Helper()
-	fence := NewFence(testPolicy(root, WorkspaceWrite))
+	fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 	target, err := fence.Resolve(path)
 	if err != nil {
 		t.Fatal(err)
@@ -434,7 +435,7 @@ func TestBareRepoLock(t *testing.T) {
 	makeLayout(t, root, fenceLayout...)
 	makeLayout(t, root, "ws/refs/")
 	open := func(path string, mkdir bool) (*Dir, string, error) {
-		fence := NewFence(testPolicy(root, WorkspaceWrite))
+		fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 		target, err := fence.Resolve(path)
 		if err != nil {
 			t.Fatal(err)
@@ -473,8 +474,8 @@ func TestBareRepoLock(t *testing.T) {
 	head.Close()
 	select {
 	case err := <-second:
-		if de := deniedAs(t, err); de.Reason != ReasonBareRepo {
-			t.Errorf("reason %q, want %q", de.Reason, ReasonBareRepo)
+		if de := deniedAs(t, err); de.Reason != policy.ReasonBareRepo {
+			t.Errorf("reason %q, want %q", de.Reason, policy.ReasonBareRepo)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second write still waits after the first closed")
@@ -491,7 +492,7 @@ func TestBareRepoLockOthersFree(t *testing.T) {
 	openTestDir(t, root, "HEAD") // holds the lock until the test ends
 	done := make(chan error, 1)
 	go func() {
-		fence := NewFence(testPolicy(root, WorkspaceWrite))
+		fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 		target, _ := fence.Resolve("d/new")
 		if err := fence.CheckWrite("write", &target); err != nil {
 			done <- err
@@ -540,7 +541,7 @@ func TestOpenDirDangerPinned(t *testing.T) {
 			t.Run(tc.name+"/"+window, func(t *testing.T) {
 				root := tempRoot(t)
 				makeLayout(t, root, fenceLayout...)
-				fence := NewFence(testPolicy(root, DangerFullAccess))
+				fence := NewFence(testPolicy(root, policy.DangerFullAccess))
 				target, err := fence.Resolve(tc.path)
 				if err != nil {
 					t.Fatal(err)

@@ -8,62 +8,63 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 func TestEscalation(t *testing.T) {
-	refuse := func(EscalationRequest) error { return errors.New("the user said no thanks") }
-	grant := func(EscalationRequest) error { return nil }
+	refuse := func(policy.EscalationRequest) error { return errors.New("the user said no thanks") }
+	grant := func(policy.EscalationRequest) error { return nil }
 	for _, tc := range []struct {
 		name     string
-		mode     Mode
-		maxMode  Mode
-		approval Approval
-		to       Mode
-		ask      func(EscalationRequest) error // nil: never expected to be asked
+		mode     policy.Mode
+		maxMode  policy.Mode
+		approval policy.Approval
+		to       policy.Mode
+		ask      func(policy.EscalationRequest) error // nil: never expected to be asked
 		path     string
 
 		pass     bool
-		mode2    Mode   // the fence's mode afterwards
-		reason   string // on denial
-		refusal  string // a substring of DeniedError.Refusal; "" for none
+		mode2    policy.Mode // the fence's mode afterwards
+		reason   string      // on denial
+		refusal  string      // a substring of DeniedError.Refusal; "" for none
 		askCalls int
 	}{
-		{name: "trust: read-only to workspace-write inside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
-			pass: true, mode2: WorkspaceWrite},
-		{name: "trust: read-only to workspace-write outside", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
-			reason: ReasonReadOnly, refusal: "--escalate workspace-write would not allow it", mode2: ReadOnly},
-		{name: "trust: read-only to workspace-write, protected", mode: ReadOnly, approval: ApprovalTrust, to: WorkspaceWrite, path: ".git/config",
-			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
-		{name: "trust: read-only to danger outside", mode: ReadOnly, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
-			pass: true, mode2: DangerFullAccess},
-		{name: "trust: workspace-write to danger outside", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
-			pass: true, mode2: DangerFullAccess},
-		{name: "trust: workspace-write to danger, protected", mode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: ".git/config",
-			pass: true, mode2: DangerFullAccess},
-		{name: "never", mode: ReadOnly, approval: ApprovalNever, to: WorkspaceWrite, path: "f",
-			reason: ReasonNotApproved, refusal: "approval is never", mode2: ReadOnly},
-		{name: "never, workspace-write", mode: WorkspaceWrite, approval: ApprovalNever, to: DangerFullAccess, path: "../out/x",
-			reason: ReasonNotApproved, refusal: "approval is never", mode2: WorkspaceWrite},
-		{name: "supervisor: none outside dsh-fs exec, nobody asked", mode: WorkspaceWrite, approval: ApprovalSupervisor, to: DangerFullAccess, path: "../out/x",
-			ask: grant, reason: ReasonNotApproved, refusal: "no dsh-fs exec supervisor to ask", mode2: WorkspaceWrite},
-		{name: "above max_mode", mode: WorkspaceWrite, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: DangerFullAccess, path: "../out/x",
-			reason: ReasonOutsideRoots, refusal: ReasonAboveMaxMode, mode2: WorkspaceWrite},
-		{name: "above max_mode is refused before asking", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f",
-			ask: grant, reason: ReasonReadOnly, refusal: ReasonAboveMaxMode, mode2: ReadOnly},
-		{name: "within max_mode", mode: ReadOnly, maxMode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "f",
-			pass: true, mode2: WorkspaceWrite},
-		{name: "tty granted", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: grant, askCalls: 1,
-			pass: true, mode2: WorkspaceWrite},
-		{name: "tty refused", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "f", ask: refuse, askCalls: 1,
-			reason: ReasonNotApproved, refusal: "the user said no thanks", mode2: ReadOnly},
-		{name: "tty, escalation would not allow it: not asked", mode: ReadOnly, approval: ApprovalTTY, to: WorkspaceWrite, path: "../out/x", ask: grant,
-			reason: ReasonReadOnly, refusal: "would not allow it", mode2: ReadOnly},
-		{name: "not wider: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: WorkspaceWrite, path: "../out/x",
-			reason: ReasonOutsideRoots, refusal: "--escalate workspace-write would not allow it", mode2: WorkspaceWrite},
-		{name: "narrower: no escalation", mode: WorkspaceWrite, approval: ApprovalTrust, to: ReadOnly, path: "../out/x",
-			reason: ReasonOutsideRoots, refusal: "--escalate read-only would not allow it", mode2: WorkspaceWrite},
-		{name: "allowed anyway: no escalation", mode: WorkspaceWrite, approval: ApprovalTTY, to: DangerFullAccess, path: "f", ask: grant,
-			pass: true, mode2: WorkspaceWrite},
+		{name: "trust: read-only to workspace-write inside", mode: policy.ReadOnly, approval: policy.ApprovalTrust, to: policy.WorkspaceWrite, path: "f",
+			pass: true, mode2: policy.WorkspaceWrite},
+		{name: "trust: read-only to workspace-write outside", mode: policy.ReadOnly, approval: policy.ApprovalTrust, to: policy.WorkspaceWrite, path: "../out/x",
+			reason: policy.ReasonReadOnly, refusal: "--escalate workspace-write would not allow it", mode2: policy.ReadOnly},
+		{name: "trust: read-only to workspace-write, protected", mode: policy.ReadOnly, approval: policy.ApprovalTrust, to: policy.WorkspaceWrite, path: ".git/config",
+			reason: policy.ReasonReadOnly, refusal: "would not allow it", mode2: policy.ReadOnly},
+		{name: "trust: read-only to danger outside", mode: policy.ReadOnly, approval: policy.ApprovalTrust, to: policy.DangerFullAccess, path: "../out/x",
+			pass: true, mode2: policy.DangerFullAccess},
+		{name: "trust: workspace-write to danger outside", mode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.DangerFullAccess, path: "../out/x",
+			pass: true, mode2: policy.DangerFullAccess},
+		{name: "trust: workspace-write to danger, protected", mode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.DangerFullAccess, path: ".git/config",
+			pass: true, mode2: policy.DangerFullAccess},
+		{name: "never", mode: policy.ReadOnly, approval: policy.ApprovalNever, to: policy.WorkspaceWrite, path: "f",
+			reason: policy.ReasonNotApproved, refusal: "approval is never", mode2: policy.ReadOnly},
+		{name: "never, workspace-write", mode: policy.WorkspaceWrite, approval: policy.ApprovalNever, to: policy.DangerFullAccess, path: "../out/x",
+			reason: policy.ReasonNotApproved, refusal: "approval is never", mode2: policy.WorkspaceWrite},
+		{name: "supervisor: none outside dsh-fs exec, nobody asked", mode: policy.WorkspaceWrite, approval: policy.ApprovalSupervisor, to: policy.DangerFullAccess, path: "../out/x",
+			ask: grant, reason: policy.ReasonNotApproved, refusal: "no dsh-fs exec supervisor to ask", mode2: policy.WorkspaceWrite},
+		{name: "above max_mode", mode: policy.WorkspaceWrite, maxMode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.DangerFullAccess, path: "../out/x",
+			reason: policy.ReasonOutsideRoots, refusal: policy.ReasonAboveMaxMode, mode2: policy.WorkspaceWrite},
+		{name: "above max_mode is refused before asking", mode: policy.ReadOnly, maxMode: policy.WorkspaceWrite, approval: policy.ApprovalTTY, to: policy.DangerFullAccess, path: "f",
+			ask: grant, reason: policy.ReasonReadOnly, refusal: policy.ReasonAboveMaxMode, mode2: policy.ReadOnly},
+		{name: "within max_mode", mode: policy.ReadOnly, maxMode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.WorkspaceWrite, path: "f",
+			pass: true, mode2: policy.WorkspaceWrite},
+		{name: "tty granted", mode: policy.ReadOnly, approval: policy.ApprovalTTY, to: policy.WorkspaceWrite, path: "f", ask: grant, askCalls: 1,
+			pass: true, mode2: policy.WorkspaceWrite},
+		{name: "tty refused", mode: policy.ReadOnly, approval: policy.ApprovalTTY, to: policy.WorkspaceWrite, path: "f", ask: refuse, askCalls: 1,
+			reason: policy.ReasonNotApproved, refusal: "the user said no thanks", mode2: policy.ReadOnly},
+		{name: "tty, escalation would not allow it: not asked", mode: policy.ReadOnly, approval: policy.ApprovalTTY, to: policy.WorkspaceWrite, path: "../out/x", ask: grant,
+			reason: policy.ReasonReadOnly, refusal: "would not allow it", mode2: policy.ReadOnly},
+		{name: "not wider: no escalation", mode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.WorkspaceWrite, path: "../out/x",
+			reason: policy.ReasonOutsideRoots, refusal: "--escalate workspace-write would not allow it", mode2: policy.WorkspaceWrite},
+		{name: "narrower: no escalation", mode: policy.WorkspaceWrite, approval: policy.ApprovalTrust, to: policy.ReadOnly, path: "../out/x",
+			reason: policy.ReasonOutsideRoots, refusal: "--escalate read-only would not allow it", mode2: policy.WorkspaceWrite},
+		{name: "allowed anyway: no escalation", mode: policy.WorkspaceWrite, approval: policy.ApprovalTTY, to: policy.DangerFullAccess, path: "f", ask: grant,
+			pass: true, mode2: policy.WorkspaceWrite},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tempRoot(t)
@@ -75,8 +76,8 @@ func TestEscalation(t *testing.T) {
 			}
 			fence := NewFence(p)
 			calls := 0
-			var req EscalationRequest
-			fence.SetApprover(Approver{To: tc.to, Terminal: func(r EscalationRequest) error {
+			var req policy.EscalationRequest
+			fence.SetApprover(policy.Approver{To: tc.to, Terminal: func(r policy.EscalationRequest) error {
 				calls++
 				req = r
 				if tc.ask == nil {
@@ -106,7 +107,7 @@ func TestEscalation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("CheckWrite: %v", err)
 				}
-				if tc.mode2 == WorkspaceWrite && target.root != filepath.Join(root, "ws") {
+				if tc.mode2 == policy.WorkspaceWrite && target.root != filepath.Join(root, "ws") {
 					t.Errorf("escalated to workspace-write, Root = %q", target.root)
 				}
 				return
@@ -141,11 +142,11 @@ func checkAndEscalate(f *Fence, t *Target) error {
 func TestEscalationOnce(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	p := testPolicy(root, ReadOnly)
-	p.Approval = ApprovalTTY
+	p := testPolicy(root, policy.ReadOnly)
+	p.Approval = policy.ApprovalTTY
 	fence := NewFence(p)
 	calls := 0
-	fence.SetApprover(Approver{To: WorkspaceWrite, Terminal: func(EscalationRequest) error { calls++; return nil }})
+	fence.SetApprover(policy.Approver{To: policy.WorkspaceWrite, Terminal: func(policy.EscalationRequest) error { calls++; return nil }})
 	for _, tc := range []struct {
 		path string
 		code fserr.Code // "" passes
@@ -158,30 +159,8 @@ func TestEscalationOnce(t *testing.T) {
 			t.Errorf("CheckWrite(%s) = %v, want %q", tc.path, err, tc.code)
 		}
 	}
-	if calls != 1 || !fence.Escalated() || fence.Mode() != WorkspaceWrite {
+	if calls != 1 || !fence.Escalated() || fence.Mode() != policy.WorkspaceWrite {
 		t.Errorf("asked %d times, Escalated %v, Mode %s; want 1, true, workspace-write", calls, fence.Escalated(), fence.Mode())
-	}
-}
-
-func TestDeniedHint(t *testing.T) {
-	for _, tc := range []struct {
-		needed, maxMode Mode
-		approval        Approval
-		want            string
-	}{
-		{WorkspaceWrite, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
-		{DangerFullAccess, DangerFullAccess, ApprovalTTY, "retry this one call with --escalate danger-full-access; a person at the terminal must approve it"},
-		{WorkspaceWrite, DangerFullAccess, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
-		{DangerFullAccess, DangerFullAccess, ApprovalNever, "this needs danger-full-access, and escalation is disabled here (approval: never): ask the user to change the policy"},
-		{DangerFullAccess, WorkspaceWrite, ApprovalTrust, "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
-		{DangerFullAccess, ReadOnly, ApprovalNever, "this needs danger-full-access, above this deployment's max_mode read-only: ask the user to change the policy"},
-		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "if the user agrees, retry this one call with --escalate workspace-write"},
-		{"", DangerFullAccess, ApprovalTrust, ""},
-	} {
-		e := &DeniedError{Needed: tc.needed, MaxMode: tc.maxMode, Approval: tc.approval}
-		if got := e.Hint(); got != tc.want {
-			t.Errorf("Hint(needed %q, max %s, approval %s) = %q\nwant %q", tc.needed, tc.maxMode, tc.approval, got, tc.want)
-		}
 	}
 }
 
@@ -189,16 +168,16 @@ func TestDeniedHint(t *testing.T) {
 // policy's approval and ceiling.
 func TestDeniedHintFromFence(t *testing.T) {
 	for _, tc := range []struct {
-		mode     Mode
-		maxMode  Mode
-		approval Approval
+		mode     policy.Mode
+		maxMode  policy.Mode
+		approval policy.Approval
 		path     string
 		want     string
 	}{
-		{ReadOnly, DangerFullAccess, ApprovalTTY, "f", "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
-		{ReadOnly, DangerFullAccess, ApprovalTrust, "f", "if the user agrees, retry this one call with --escalate workspace-write"},
-		{ReadOnly, DangerFullAccess, ApprovalNever, "f", "this needs workspace-write, and escalation is disabled here (approval: never): ask the user to change the policy"},
-		{WorkspaceWrite, WorkspaceWrite, ApprovalTrust, "../out/x", "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
+		{policy.ReadOnly, policy.DangerFullAccess, policy.ApprovalTTY, "f", "retry this one call with --escalate workspace-write; a person at the terminal must approve it"},
+		{policy.ReadOnly, policy.DangerFullAccess, policy.ApprovalTrust, "f", "if the user agrees, retry this one call with --escalate workspace-write"},
+		{policy.ReadOnly, policy.DangerFullAccess, policy.ApprovalNever, "f", "this needs workspace-write, and escalation is disabled here (approval: never): ask the user to change the policy"},
+		{policy.WorkspaceWrite, policy.WorkspaceWrite, policy.ApprovalTrust, "../out/x", "this needs danger-full-access, above this deployment's max_mode workspace-write: ask the user to change the policy"},
 	} {
 		root := tempRoot(t)
 		makeLayout(t, root, fenceLayout...)
@@ -219,23 +198,6 @@ func TestDeniedHintFromFence(t *testing.T) {
 	}
 }
 
-func TestMarker(t *testing.T) {
-	if got, want := Marker(WorkspaceWrite), "[sandbox: file access denied under workspace-write mode]"; got != want {
-		t.Errorf("Marker(workspace-write) = %q, want %q", got, want)
-	}
-	e := &DeniedError{Op: "write", Path: "/etc/hosts", Mode: WorkspaceWrite, Reason: ReasonOutsideRoots}
-	if got, want := e.Marker(), "[sandbox: file access denied under workspace-write mode]"; got != want {
-		t.Errorf("Marker() = %q, want %q", got, want)
-	}
-	if got, want := e.Error(), "write: /etc/hosts: outside writable roots"; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-	e.Matched, e.Refusal = "**/.git/**", "escalation to danger-full-access refused: approval is never"
-	if got, want := e.Error(), "write: /etc/hosts: outside writable roots (**/.git/**); escalation to danger-full-access refused: approval is never"; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-}
-
 // escalateUnderEveryApproval puts a write outside the roots, on a
 // workspace-write fence asking for danger-full-access, to Escalate under
 // each approval, with setup applied to the fence first, and hands the
@@ -243,17 +205,17 @@ func TestMarker(t *testing.T) {
 // of the Approver counts its calls, and the fence's mode must stay.
 // (approval's TestNoGrantRunsNoCommand shows the same with a real
 // approval_command.)
-func escalateUnderEveryApproval(t *testing.T, setup func(*Approver), check func(t *testing.T, approval Approval, err error)) {
+func escalateUnderEveryApproval(t *testing.T, setup func(*policy.Approver), check func(t *testing.T, approval policy.Approval, err error)) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	for _, approval := range []Approval{ApprovalSupervisor, ApprovalNever, ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+	for _, approval := range []policy.Approval{policy.ApprovalSupervisor, policy.ApprovalNever, policy.ApprovalTTY, policy.ApprovalCommand, policy.ApprovalTrust} {
 		t.Run(string(approval), func(t *testing.T) {
-			p := testPolicy(root, WorkspaceWrite)
+			p := testPolicy(root, policy.WorkspaceWrite)
 			p.Approval = approval
 			fence := NewFence(p)
 			asked := 0
-			count := func(EscalationRequest) error { asked++; return nil }
-			a := Approver{To: DangerFullAccess, Terminal: count, Command: count}
+			count := func(policy.EscalationRequest) error { asked++; return nil }
+			a := policy.Approver{To: policy.DangerFullAccess, Terminal: count, Command: count}
 			setup(&a)
 			fence.SetApprover(a)
 			target, err := fence.Resolve("../out/x")
@@ -265,7 +227,7 @@ func escalateUnderEveryApproval(t *testing.T, setup func(*Approver), check func(
 				t.Error("AsksApprover = true: a preview would be made for nobody")
 			}
 			check(t, approval, fence.Escalate(err, &target, Preview{}))
-			if asked != 0 || fence.Escalated() || fence.Mode() != WorkspaceWrite {
+			if asked != 0 || fence.Escalated() || fence.Mode() != policy.WorkspaceWrite {
 				t.Errorf("asked %d, Escalated %v, Mode %s", asked, fence.Escalated(), fence.Mode())
 			}
 		})
@@ -276,12 +238,12 @@ func escalateUnderEveryApproval(t *testing.T, setup func(*Approver), check func(
 // (Approver.NoGrant, dsh-fs mcp's) refuses under every approval, asks no one
 // (tty's ask and command's approver are never run), and its mode stays.
 func TestEscalationNoGrant(t *testing.T) {
-	escalateUnderEveryApproval(t, func(a *Approver) { a.NoGrant = "not here" }, func(t *testing.T, approval Approval, err error) {
-		var de *DeniedError
-		if !errors.As(err, &de) || de.Reason != ReasonNotApproved {
+	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.NoGrant = "not here" }, func(t *testing.T, approval policy.Approval, err error) {
+		var de *policy.DeniedError
+		if !errors.As(err, &de) || de.Reason != policy.ReasonNotApproved {
 			t.Fatalf("Escalate = %v", err)
 		}
-		if want := map[Approval]string{ApprovalNever: "approval is never", ApprovalSupervisor: "supervisor"}[approval]; want != "" {
+		if want := map[policy.Approval]string{policy.ApprovalNever: "approval is never", policy.ApprovalSupervisor: "supervisor"}[approval]; want != "" {
 			if !strings.Contains(de.Refusal, want) {
 				t.Errorf("refusal %q lacks %q", de.Refusal, want)
 			}
@@ -295,9 +257,9 @@ func TestEscalationNoGrant(t *testing.T) {
 // front end, asking no one and widening nothing here, whatever the
 // approval; one that could not lift it keeps its own refusal.
 func TestEscalationElsewhere(t *testing.T) {
-	escalateUnderEveryApproval(t, func(a *Approver) { a.Elsewhere = true }, func(t *testing.T, _ Approval, err error) {
-		var ee *ElsewhereError
-		if !errors.As(err, &ee) || ee.To != DangerFullAccess || ee.Denied.Reason != ReasonOutsideRoots {
+	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.Elsewhere = true }, func(t *testing.T, _ policy.Approval, err error) {
+		var ee *policy.ElsewhereError
+		if !errors.As(err, &ee) || ee.To != policy.DangerFullAccess || ee.Denied.Reason != policy.ReasonOutsideRoots {
 			t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
 		}
 		if fserr.CodeOf(err) != fserr.SandboxDenied {
@@ -306,14 +268,14 @@ func TestEscalationElsewhere(t *testing.T) {
 	})
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	p := testPolicy(root, WorkspaceWrite)
-	p.MaxMode = WorkspaceWrite
+	p := testPolicy(root, policy.WorkspaceWrite)
+	p.MaxMode = policy.WorkspaceWrite
 	fence := NewFence(p)
-	fence.SetApprover(Approver{To: DangerFullAccess, Elsewhere: true})
+	fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, Elsewhere: true})
 	target, _ := fence.Resolve("../out/x")
 	err := fence.Escalate(fence.CheckWrite("write", &target), &target, Preview{})
-	var ee *ElsewhereError
-	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, ReasonAboveMaxMode) {
+	var ee *policy.ElsewhereError
+	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, policy.ReasonAboveMaxMode) {
 		t.Errorf("above max_mode: Escalate = %v, want the denial with its refusal", err)
 	}
 }
@@ -325,30 +287,30 @@ func TestApproverAskers(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
 	for _, tc := range []struct {
-		approval                  Approval
+		approval                  policy.Approval
 		terminal, command, superv bool // which askers the Approver has
 		want                      string
 		refusal                   string // "" when granted
 	}{
-		{approval: ApprovalTTY, terminal: true, command: true, superv: true, want: "terminal"},
-		{approval: ApprovalCommand, terminal: true, command: true, superv: true, want: "command"},
-		{approval: ApprovalSupervisor, terminal: true, command: true, superv: true, want: "supervisor"},
-		{approval: ApprovalTTY, command: true, superv: true, refusal: "no terminal to ask"},
-		{approval: ApprovalCommand, terminal: true, superv: true, refusal: "no approval_command runner"},
-		{approval: ApprovalSupervisor, terminal: true, command: true, refusal: "no dsh-fs exec supervisor to ask"},
+		{approval: policy.ApprovalTTY, terminal: true, command: true, superv: true, want: "terminal"},
+		{approval: policy.ApprovalCommand, terminal: true, command: true, superv: true, want: "command"},
+		{approval: policy.ApprovalSupervisor, terminal: true, command: true, superv: true, want: "supervisor"},
+		{approval: policy.ApprovalTTY, command: true, superv: true, refusal: "no terminal to ask"},
+		{approval: policy.ApprovalCommand, terminal: true, superv: true, refusal: "no approval_command runner"},
+		{approval: policy.ApprovalSupervisor, terminal: true, command: true, refusal: "no dsh-fs exec supervisor to ask"},
 	} {
 		t.Run(fmt.Sprintf("%s/%v%v%v", tc.approval, tc.terminal, tc.command, tc.superv), func(t *testing.T) {
-			p := testPolicy(root, WorkspaceWrite)
+			p := testPolicy(root, policy.WorkspaceWrite)
 			p.Approval = tc.approval
 			fence := NewFence(p)
 			var asked []string
-			asker := func(name string, have bool) func(EscalationRequest) error {
+			asker := func(name string, have bool) func(policy.EscalationRequest) error {
 				if !have {
 					return nil
 				}
-				return func(EscalationRequest) error { asked = append(asked, name); return nil }
+				return func(policy.EscalationRequest) error { asked = append(asked, name); return nil }
 			}
-			fence.SetApprover(Approver{To: DangerFullAccess, Terminal: asker("terminal", tc.terminal),
+			fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, Terminal: asker("terminal", tc.terminal),
 				Command: asker("command", tc.command), Supervisor: asker("supervisor", tc.superv)})
 			target, err := fence.Resolve("../out/x")
 			if err != nil {
@@ -361,7 +323,7 @@ func TestApproverAskers(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(asked) != 1 || asked[0] != tc.want || fence.Mode() != DangerFullAccess {
+			if err != nil || len(asked) != 1 || asked[0] != tc.want || fence.Mode() != policy.DangerFullAccess {
 				t.Errorf("err %v, asked %v, mode %s; want granted by %s alone", err, asked, fence.Mode(), tc.want)
 			}
 		})
@@ -377,14 +339,14 @@ func TestApproverAskers(t *testing.T) {
 func TestEscalationNamesEveryPath(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	for _, approval := range []Approval{ApprovalTTY, ApprovalCommand, ApprovalTrust} {
+	for _, approval := range []policy.Approval{policy.ApprovalTTY, policy.ApprovalCommand, policy.ApprovalTrust} {
 		t.Run(string(approval), func(t *testing.T) {
-			p := testPolicy(root, WorkspaceWrite)
+			p := testPolicy(root, policy.WorkspaceWrite)
 			p.Approval = approval
 			fence := NewFence(p)
-			var asked []EscalationRequest
-			ask := func(r EscalationRequest) error { asked = append(asked, r); return nil }
-			fence.SetApprover(Approver{To: DangerFullAccess, Terminal: ask, Command: ask})
+			var asked []policy.EscalationRequest
+			ask := func(r policy.EscalationRequest) error { asked = append(asked, r); return nil }
+			fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, Terminal: ask, Command: ask})
 			resolve := func(path string) Target {
 				tg, err := fence.Resolve(path)
 				if err != nil {
@@ -393,30 +355,30 @@ func TestEscalationNamesEveryPath(t *testing.T) {
 				return tg
 			}
 			in, x, moved, other := resolve("f"), resolve("../out/x"), resolve("../out/y"), resolve("../out/z")
-			paths := []EscalationPath{PathOf(PathUpdate, in), PathOf(PathMoveFrom, x), PathOf(PathMoveTo, moved)}
+			paths := []policy.EscalationPath{PathOf(policy.PathUpdate, in), PathOf(policy.PathMoveFrom, x), PathOf(policy.PathMoveTo, moved)}
 			err := fence.CheckWrite("patch", &x)
 			if err = fence.Escalate(err, &x, Preview{Paths: paths}); err != nil {
 				t.Fatalf("Escalate: %v", err)
 			}
-			if approval != ApprovalTrust {
+			if approval != policy.ApprovalTrust {
 				if len(asked) != 1 || fmt.Sprint(asked[0].Paths) != fmt.Sprint(paths) {
 					t.Fatalf("asked %+v, want one request naming %+v", asked, paths)
 				}
-				if want := filepath.Join(root, "out/y"); asked[0].Paths[2].Resolved != want || asked[0].Paths[2].Op != PathMoveTo {
+				if want := filepath.Join(root, "out/y"); asked[0].Paths[2].Resolved != want || asked[0].Paths[2].Op != policy.PathMoveTo {
 					t.Errorf("move target %+v, want move_to %s", asked[0].Paths[2], want)
 				}
 			}
 			for _, tc := range []struct {
 				t    Target
 				pass bool
-			}{{in, true}, {x, true}, {moved, true}, {other, approval == ApprovalTrust}} {
+			}{{in, true}, {x, true}, {moved, true}, {other, approval == policy.ApprovalTrust}} {
 				err := fence.CheckWrite("patch", &tc.t)
 				if tc.pass != (err == nil) || !tc.pass && fserr.CodeOf(err) != fserr.Stale {
 					t.Errorf("%s: CheckWrite %s = %v, want pass %v (else FS_STALE)", approval, tc.t.Given, err, tc.pass)
 				}
 			}
 			// The open decides again, on the list as on the mode.
-			if approval != ApprovalTrust {
+			if approval != policy.ApprovalTrust {
 				if d, _, err := fence.openDir("patch", other, false); err == nil || fserr.CodeOf(err) != fserr.Stale {
 					if d != nil {
 						d.Close()
@@ -433,16 +395,16 @@ func TestEscalationNamesEveryPath(t *testing.T) {
 func TestEscalationOnePath(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, fenceLayout...)
-	p := testPolicy(root, WorkspaceWrite)
-	p.Approval = ApprovalCommand
+	p := testPolicy(root, policy.WorkspaceWrite)
+	p.Approval = policy.ApprovalCommand
 	fence := NewFence(p)
-	var req EscalationRequest
-	fence.SetApprover(Approver{To: DangerFullAccess, Command: func(r EscalationRequest) error { req = r; return nil }})
+	var req policy.EscalationRequest
+	fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, Command: func(r policy.EscalationRequest) error { req = r; return nil }})
 	x, _ := fence.Resolve("../out/x")
 	if err := checkAndEscalate(fence, &x); err != nil {
 		t.Fatal(err)
 	}
-	if len(req.Paths) != 1 || req.Paths[0] != (EscalationPath{Op: "write", Path: "../out/x", Resolved: filepath.Join(root, "out/x")}) {
+	if len(req.Paths) != 1 || req.Paths[0] != (policy.EscalationPath{Op: "write", Path: "../out/x", Resolved: filepath.Join(root, "out/x")}) {
 		t.Errorf("Paths = %+v, want the write of ../out/x alone", req.Paths)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Target is a path the fence has resolved.
@@ -40,14 +42,14 @@ func (t Target) SameRoot(u Target) bool { return t.root != "" && t.root == u.roo
 // Fence applies one Policy to the paths of one call. It is not safe for
 // concurrent use.
 type Fence struct {
-	policy    Policy
-	mode      Mode
+	policy    policy.Policy
+	mode      policy.Mode
 	escalated bool
 	enforced  bool // the kernel layer is in place
 
 	// approver is this call's escalation and who is asked for it
 	// (SetApprover); its zero value asks for none.
-	approver Approver
+	approver policy.Approver
 	// approved are the canonical paths an approver approved this call
 	// to change (checkApproved); nil when nobody was asked.
 	approved map[string]bool
@@ -72,37 +74,12 @@ type Fence struct {
 	}
 }
 
-// EscalationRequest is what an approver is asked to approve. An
-// approval_command reads it as one JSON object on its standard input.
-type EscalationRequest struct {
-	// Kind is what is asked about: KindFile (a change of files) or
-	// KindNetworkHost (a host the session's proxy refused; Path names
-	// it, and nothing is written).
-	Kind     string `json:"kind"`
-	Op       string `json:"op"`
-	Path     string `json:"path"`
-	Resolved string `json:"resolved"`
-	From     Mode   `json:"from"`
-	To       Mode   `json:"to"`
-	Reason   string `json:"reason"`
-	Matched  string `json:"matched,omitempty"`
-	// Paths are every path the call changes, with what it does to each:
-	// what is approved is exactly this list (Fence.checkApproved). Path
-	// and Resolved above are the one whose denial asked.
-	Paths []EscalationPath `json:"paths,omitempty"`
-	EscalationContext
-	// Diff is the bounded diff the change would apply, for write and edit.
-	Diff any `json:"diff,omitempty"`
-	// DiffText is Diff's text, for a person.
-	DiffText string `json:"-"`
-}
-
 // NewFence returns the fence of policy p.
-func NewFence(p Policy) *Fence {
+func NewFence(p policy.Policy) *Fence {
 	f := &Fence{policy: p, mode: p.Mode}
 	prefixes := prefixResolver{cwd: p.Cwd}
 	for _, g := range p.DenyRead {
-		g = p.expandHome(g)
+		g = p.ExpandHome(g)
 		switch {
 		case strings.HasPrefix(g, "~"):
 			// No home to expand it from: it names nothing, and a "~"
@@ -139,26 +116,14 @@ func literalPrefix(g string) (prefix string, rest []string) {
 	return strings.Join(parts[:n], "/"), parts[n:]
 }
 
-// ElsewhereError is Escalate's answer on a fence whose Approver has
-// Elsewhere set:
-// the escalation to To could lift Denied, and no one has been asked. Left
-// unhandled it is the denial.
-type ElsewhereError struct {
-	Denied *DeniedError
-	To     Mode
-}
-
-func (e *ElsewhereError) Error() string { return e.Denied.Error() }
-func (e *ElsewhereError) Unwrap() error { return e.Denied }
-
 // Mode returns the effective mode: the session's, or the escalated one.
-func (f *Fence) Mode() Mode { return f.mode }
+func (f *Fence) Mode() policy.Mode { return f.mode }
 
 // Escalated reports whether an escalation was granted in this call.
 func (f *Fence) Escalated() bool { return f.escalated }
 
 // Policy returns the fence's policy.
-func (f *Fence) Policy() Policy { return f.policy }
+func (f *Fence) Policy() policy.Policy { return f.policy }
 
 // Roots returns the canonical writable roots, computed once per fence.
 func (f *Fence) Roots() ([]Root, error) {
@@ -223,7 +188,7 @@ func gitPointerTargets(root string) []string {
 
 // Resolve canonicalizes path against the session cwd.
 func (f *Fence) Resolve(path string) (Target, error) {
-	canon, err := Canonical(f.policy.base(), path)
+	canon, err := Canonical(f.policy.Base(), path)
 	if err != nil {
 		return Target{Given: path}, err
 	}
@@ -243,7 +208,7 @@ func (f *Fence) ResolveName(path string) (Target, error) {
 	if dir == "" {
 		dir = "."
 	}
-	canon, err := Canonical(f.policy.base(), dir)
+	canon, err := Canonical(f.policy.Base(), dir)
 	if err != nil {
 		return Target{Given: path}, err
 	}
@@ -280,7 +245,7 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 	}
 	lexical := t.Given
 	if !filepath.IsAbs(lexical) {
-		lexical = filepath.Join(f.policy.base(), lexical)
+		lexical = filepath.Join(f.policy.Base(), lexical)
 	}
 	lexical = filepath.Clean(lexical)
 	m := f.denyMatcher()
@@ -311,9 +276,9 @@ func (f *Fence) CheckWrite(op string, t *Target) error {
 // denial is the denial of op on t under the fence's mode, with the
 // narrowest mode that would allow it ("" when none would) and what the
 // model needs to recover: the writable roots and how to escalate.
-func (f *Fence) denial(op string, t Target, reason, matched string, needed Mode) *DeniedError {
+func (f *Fence) denial(op string, t Target, reason, matched string, needed policy.Mode) *policy.DeniedError {
 	roots, _ := f.Roots()
-	d := &DeniedError{Op: op, Path: t.Given, Resolved: t.Path, Base: f.policy.base(), Mode: f.mode, Reason: reason, Matched: matched,
+	d := &policy.DeniedError{Op: op, Path: t.Given, Resolved: t.Path, Base: f.policy.Base(), Mode: f.mode, Reason: reason, Matched: matched,
 		WritableRoots: RootPaths(roots), Needed: needed, MaxMode: f.policy.MaxMode, Approval: f.policy.Approval}
 	for _, r := range roots {
 		if r.Origin == "cwd" {
@@ -331,7 +296,7 @@ type Preview struct {
 	Text string
 	// Paths are every path the change touches; none for a change of the
 	// denied target alone.
-	Paths []EscalationPath
+	Paths []policy.EscalationPath
 }
 
 // AsksApprover reports whether Escalate would put err to a person or a
@@ -339,14 +304,14 @@ type Preview struct {
 // escalate, the escalation would allow it, and the approval is neither
 // trust nor never.
 func (f *Fence) AsksApprover(err error) bool {
-	var denied *DeniedError
+	var denied *policy.DeniedError
 	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated || f.approver.Elsewhere || f.escalationRefusal(denied) != "" {
 		return false
 	}
 	switch f.policy.Approval {
-	case ApprovalTTY, ApprovalCommand:
+	case policy.ApprovalTTY, policy.ApprovalCommand:
 		return f.approver.NoGrant == ""
-	case ApprovalSupervisor:
+	case policy.ApprovalSupervisor:
 		return f.approver.NoGrant == "" && f.approver.Supervisor != nil
 	}
 	return false
@@ -360,7 +325,7 @@ func (f *Fence) AsksApprover(err error) bool {
 // denial comes back with reason ReasonNotApproved and the refusal. Any
 // other error, or no escalation asked for, comes back as it is.
 func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
-	var denied *DeniedError
+	var denied *policy.DeniedError
 	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated {
 		return err
 	}
@@ -369,13 +334,13 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 		return denied
 	}
 	if f.approver.Elsewhere {
-		return &ElsewhereError{Denied: denied, To: f.approver.To}
+		return &policy.ElsewhereError{Denied: denied, To: f.approver.To}
 	}
-	req := EscalationRequest{Kind: KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
+	req := policy.EscalationRequest{Kind: policy.KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
 		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview), EscalationContext: f.approver.Context,
 		Diff: preview.Diff, DiffText: preview.Text}
 	if err := f.approve(req); err != nil {
-		denied.Cause, denied.Reason = denied.Reason, ReasonNotApproved
+		denied.Cause, denied.Reason = denied.Reason, policy.ReasonNotApproved
 		denied.Refusal = err.Error()
 		return denied
 	}
@@ -386,12 +351,12 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 
 // escalationRefusal says why the escalation asked for cannot lift denied
 // whoever approves it, or "" when it could.
-func (f *Fence) escalationRefusal(denied *DeniedError) string {
+func (f *Fence) escalationRefusal(denied *policy.DeniedError) string {
 	switch {
 	case !f.approver.To.Wider(f.mode) || denied.Needed == "" || denied.Needed.Wider(f.approver.To):
 		return fmt.Sprintf("--escalate %s would not allow it", f.approver.To)
 	case f.approver.To.Wider(f.policy.MaxMode):
-		return fmt.Sprintf("escalation to %s refused: %s %s", f.approver.To, ReasonAboveMaxMode, f.policy.MaxMode)
+		return fmt.Sprintf("escalation to %s refused: %s %s", f.approver.To, policy.ReasonAboveMaxMode, f.policy.MaxMode)
 	}
 	return ""
 }
@@ -403,7 +368,7 @@ func (f *Fence) escalationRefusal(denied *DeniedError) string {
 type Verdict struct {
 	Reason  string
 	Matched string
-	Needed  Mode
+	Needed  policy.Mode
 }
 
 // WriteVerdict decides on a mutation of t by name, as CheckWrite does,
@@ -416,23 +381,23 @@ func (f *Fence) WriteVerdict(t Target) Verdict {
 // writeVerdict returns "" when t may be mutated in the effective mode, or
 // the reason it may not, what it matched, and the narrowest mode that would
 // allow it.
-func (f *Fence) writeVerdict(t *Target) (reason, matched string, needed Mode) {
+func (f *Fence) writeVerdict(t *Target) (reason, matched string, needed policy.Mode) {
 	switch f.mode {
-	case DangerFullAccess:
+	case policy.DangerFullAccess:
 		return "", "", ""
-	case ReadOnly:
+	case policy.ReadOnly:
 		if r, _, _ := f.workspaceVerdict(&Target{Given: t.Given, Path: t.Path}); r == "" {
-			return ReasonReadOnly, "", WorkspaceWrite
+			return policy.ReasonReadOnly, "", policy.WorkspaceWrite
 		}
-		return ReasonReadOnly, "", DangerFullAccess
+		return policy.ReasonReadOnly, "", policy.DangerFullAccess
 	}
 	return f.workspaceVerdict(t)
 }
 
-func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode) {
+func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed policy.Mode) {
 	roots, err := f.Roots()
 	if err != nil {
-		return ReasonOutsideRoots, "", DangerFullAccess
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
 	}
 	written := f.asWritten(t.Given)
 	var root, rel string
@@ -446,23 +411,23 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 			continue
 		}
 		if g, hit := f.protectedIn(inRel, t.Path); hit {
-			return ReasonProtected, g, DangerFullAccess
+			return policy.ReasonProtected, g, policy.DangerFullAccess
 		}
 		// The path as written may name a protected folder through a
 		// symlink (.vscode => editor): that spelling is protected too.
 		if wRel, ok := within(r, written); ok {
 			if g, hit := f.protectedIn(wRel, written); hit {
-				return ReasonProtected, g, DangerFullAccess
+				return policy.ReasonProtected, g, policy.DangerFullAccess
 			}
 			if dotgit, hit := gitProtectedByName(wRel); hit && wRel != "." {
-				return ReasonProtected, filepath.Join(r, dotgit), DangerFullAccess
+				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
 			}
 		}
 		if dir, hit := gitProtectedIn(inRel, t.Path, f.gitPointed); hit {
-			return ReasonProtected, dir, DangerFullAccess
+			return policy.ReasonProtected, dir, policy.DangerFullAccess
 		}
 		if completesGitDir(r, inRel) {
-			return ReasonBareRepo, "", DangerFullAccess
+			return policy.ReasonBareRepo, "", policy.DangerFullAccess
 		}
 		// The innermost root confines the handle most tightly; roots
 		// nest rarely, so keep the longest match.
@@ -476,10 +441,10 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 		// model guessing why its own folder is not writable.
 		for _, r := range f.refused {
 			if _, ok := within(r.Path, t.Path); ok && r.Origin == "cwd" {
-				return r.Reason, r.Matched, DangerFullAccess
+				return r.Reason, r.Matched, policy.DangerFullAccess
 			}
 		}
-		return ReasonOutsideRoots, "", DangerFullAccess
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
 	}
 	t.root, t.rel = root, rel
 	return "", "", ""
@@ -490,7 +455,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed Mode
 // spelled, for the checks that must hold for both.
 func (f *Fence) asWritten(given string) string {
 	if !filepath.IsAbs(given) {
-		given = filepath.Join(f.policy.base(), given)
+		given = filepath.Join(f.policy.Base(), given)
 	}
 	return filepath.Clean(given)
 }
@@ -520,7 +485,7 @@ func (f *Fence) identityWithin(i int, target string) (string, bool) {
 // "secrets/key" as "secrets/**" does.
 func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 	for _, g := range f.policy.Protected {
-		name, pattern := rel, f.policy.expandHome(g)
+		name, pattern := rel, f.policy.ExpandHome(g)
 		if strings.HasPrefix(pattern, "/") {
 			name = canonical
 		} else if rel == "." {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // fenceLayout is the tree every fence case starts from: the workspace ws,
@@ -27,14 +28,14 @@ var fenceLayout = []string{
 // testPolicy is the policy of the fence tests: the workspace is the only
 // writable root, with the default protected paths, the widest ceiling and
 // no escalation.
-func testPolicy(root string, mode Mode) Policy {
-	return Policy{
+func testPolicy(root string, mode policy.Mode) policy.Policy {
+	return policy.Policy{
 		Mode:      mode,
 		Cwd:       filepath.Join(root, "ws"),
 		Tmp:       false,
-		Protected: DefaultProtected,
-		MaxMode:   DangerFullAccess,
-		Approval:  ApprovalNever,
+		Protected: policy.DefaultProtected,
+		MaxMode:   policy.DangerFullAccess,
+		Approval:  policy.ApprovalNever,
 	}
 }
 
@@ -51,9 +52,9 @@ func writeFile(t testing.TB, root, name, content string) {
 }
 
 // deniedAs returns err as a *DeniedError, failing the test if it is not.
-func deniedAs(t testing.TB, err error) *DeniedError {
+func deniedAs(t testing.TB, err error) *policy.DeniedError {
 	t.Helper()
-	var de *DeniedError
+	var de *policy.DeniedError
 	if !errors.As(err, &de) {
 		t.Fatalf("want a *DeniedError, got %T %v", err, err)
 	}
@@ -66,20 +67,20 @@ func deniedAs(t testing.TB, err error) *DeniedError {
 func TestCheckWrite(t *testing.T) {
 	type tcase struct {
 		name   string
-		mode   Mode // default WorkspaceWrite
+		mode   policy.Mode // default WorkspaceWrite
 		layout []string
-		setup  func(t *testing.T, root string, p *Policy)
+		setup  func(t *testing.T, root string, p *policy.Policy)
 		path   string // "$ROOT" the temp root; relative to ws
 		skip   string // a known bug: the test is skipped with this message
 
 		reason  string // "" when the write passes
-		needed  Mode
+		needed  policy.Mode
 		matched string // the protected glob or path; "$ROOT" expanded
 		root    string // on success: the matched root, relative to the temp root
 		rel     string
 	}
-	roots := func(rs ...string) func(*testing.T, string, *Policy) {
-		return func(_ *testing.T, root string, p *Policy) {
+	roots := func(rs ...string) func(*testing.T, string, *policy.Policy) {
+		return func(_ *testing.T, root string, p *policy.Policy) {
 			for _, r := range rs {
 				p.WritableRoots = append(p.WritableRoots, expandRoot(r, root))
 			}
@@ -91,44 +92,44 @@ func TestCheckWrite(t *testing.T) {
 		{name: "inside, new", path: "new/deeper/x", root: "ws", rel: "new/deeper/x"},
 		{name: "inside, absolute", path: "$ROOT/ws/d/g", root: "ws", rel: "d/g"},
 		{name: "the root itself", path: ".", root: "ws", rel: "."},
-		{name: "prefix sibling", path: "$ROOT/ws_evil/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "prefix sibling, relative", path: "../ws_evil/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "prefix sibling itself", path: "../ws_evil", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "dotdot out", path: "../out/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "dotdot out from a subfolder", path: "d/../../out/new", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "parent of the root", path: "..", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "missing then dotdot out", path: "missing/../../out/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "absolute symlink out", layout: []string{"ws/abs => $ROOT/out"}, path: "abs/new", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "relative symlink out", layout: []string{"ws/rel => ../out"}, path: "rel/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "symlink to an outside file", layout: []string{"ws/lx => ../out/x"}, path: "lx", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "symlink to the prefix sibling", layout: []string{"ws/ev => ../ws_evil"}, path: "ev/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
+		{name: "prefix sibling", path: "$ROOT/ws_evil/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "prefix sibling, relative", path: "../ws_evil/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "prefix sibling itself", path: "../ws_evil", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "dotdot out", path: "../out/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "dotdot out from a subfolder", path: "d/../../out/new", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "parent of the root", path: "..", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "missing then dotdot out", path: "missing/../../out/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "absolute symlink out", layout: []string{"ws/abs => $ROOT/out"}, path: "abs/new", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "relative symlink out", layout: []string{"ws/rel => ../out"}, path: "rel/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "symlink to an outside file", layout: []string{"ws/lx => ../out/x"}, path: "lx", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "symlink to the prefix sibling", layout: []string{"ws/ev => ../ws_evil"}, path: "ev/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
 		{name: "link/.. climbs from the target", layout: []string{"ws/d/l => ../../out/x"}, path: "d/l/../y", reason: reasonNotDir, needed: ""},
-		{name: "link to folder, then dotdot", layout: []string{"ws/d/l => ../../out"}, path: "d/l/../new", reason: ReasonOutsideRoots, needed: DangerFullAccess},
+		{name: "link to folder, then dotdot", layout: []string{"ws/d/l => ../../out"}, path: "d/l/../new", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
 		{name: "symlink inside to inside", layout: []string{"ws/in => d"}, path: "in/g", root: "ws", rel: "d/g"},
 		{name: "absolute symlink inside to inside", layout: []string{"ws/in => $ROOT/ws/d"}, path: "in/new", root: "ws", rel: "d/new"},
 		{name: "symlink out and back in", layout: []string{"ws/loop => ../ws/d"}, path: "loop/g", root: "ws", rel: "d/g"},
-		{name: "dangling symlink to outside", layout: []string{"ws/dang => ../out/none"}, path: "dang", reason: ReasonOutsideRoots, needed: DangerFullAccess},
-		{name: "dangling absolute symlink to outside", layout: []string{"ws/dang => /nonexistent-dsh-fs-test/x"}, path: "dang", reason: ReasonOutsideRoots, needed: DangerFullAccess},
+		{name: "dangling symlink to outside", layout: []string{"ws/dang => ../out/none"}, path: "dang", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
+		{name: "dangling absolute symlink to outside", layout: []string{"ws/dang => /nonexistent-dsh-fs-test/x"}, path: "dang", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
 		{name: "dangling symlink to inside", layout: []string{"ws/dang => d/none"}, path: "dang", root: "ws", rel: "d/none"},
 
 		// Default protected paths.
-		{name: ".git/config", path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
-		{name: "nested .git hook", path: "sub/.git/hooks/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
-		{name: ".git itself", path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
-		{name: ".git through a symlink", layout: []string{"ws/.git/", "ws/g => .git"}, path: "g/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
-		{name: ".vscode/settings.json", path: ".vscode/settings.json", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
-		{name: ".vscode itself", path: ".vscode", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
-		{name: ".idea", path: ".idea/workspace.xml", reason: ReasonProtected, needed: DangerFullAccess, matched: ".idea/**"},
-		{name: ".mcp.json", path: ".mcp.json", reason: ReasonProtected, needed: DangerFullAccess, matched: ".mcp.json"},
-		{name: ".bashrc at the top", path: ".bashrc", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.bashrc"},
-		{name: ".zshrc deep", path: "a/b/.zshrc", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.zshrc"},
-		{name: ".bash_profile", path: "u/.bash_profile", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.bash_profile"},
-		{name: ".zprofile", path: ".zprofile", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.zprofile"},
-		{name: ".profile", path: "home/.profile", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.profile"},
-		{name: ".dsh-fs", path: ".dsh-fs/x", reason: ReasonProtected, needed: DangerFullAccess, matched: ".dsh-fs/**"},
-		{name: ".claude", path: ".claude/x", reason: ReasonProtected, needed: DangerFullAccess, matched: ".claude/**"},
-		{name: ".codex", path: ".codex/config.toml", reason: ReasonProtected, needed: DangerFullAccess, matched: ".codex/**"},
-		{name: ".agents", path: ".agents/x", reason: ReasonProtected, needed: DangerFullAccess, matched: ".agents/**"},
+		{name: ".git/config", path: ".git/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: "nested .git hook", path: "sub/.git/hooks/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
+		{name: ".git itself", path: ".git", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: ".git through a symlink", layout: []string{"ws/.git/", "ws/g => .git"}, path: "g/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: ".vscode/settings.json", path: ".vscode/settings.json", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".vscode/**"},
+		{name: ".vscode itself", path: ".vscode", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".vscode/**"},
+		{name: ".idea", path: ".idea/workspace.xml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".idea/**"},
+		{name: ".mcp.json", path: ".mcp.json", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".mcp.json"},
+		{name: ".bashrc at the top", path: ".bashrc", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.bashrc"},
+		{name: ".zshrc deep", path: "a/b/.zshrc", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.zshrc"},
+		{name: ".bash_profile", path: "u/.bash_profile", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.bash_profile"},
+		{name: ".zprofile", path: ".zprofile", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.zprofile"},
+		{name: ".profile", path: "home/.profile", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.profile"},
+		{name: ".dsh-fs", path: ".dsh-fs/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".dsh-fs/**"},
+		{name: ".claude", path: ".claude/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".claude/**"},
+		{name: ".codex", path: ".codex/config.toml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".codex/**"},
+		{name: ".agents", path: ".agents/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".agents/**"},
 		{name: ".gitignore is not protected", path: ".gitignore", root: "ws", rel: ".gitignore"},
 		{name: ".github is not protected", path: ".github/x", root: "ws", rel: ".github/x"},
 		{name: ".gitmodules is not protected", path: "sub/.gitmodules", root: "ws", rel: "sub/.gitmodules"},
@@ -141,24 +142,24 @@ func TestCheckWrite(t *testing.T) {
 			// through the link.
 			name:   "symlinked .git folder",
 			layout: []string{"ws/.repo/projects/p.git/hooks/", "ws/p/.git => ../.repo/projects/p.git"},
-			path:   "p/.git/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/p/.git",
+			path:   "p/.git/hooks/pre-commit", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/p/.git",
 		},
 		{
 			name:   "symlinked .vscode folder",
 			layout: []string{"ws/editor/", "ws/.vscode => editor"},
-			path:   ".vscode/tasks.json", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**",
+			path:   ".vscode/tasks.json", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".vscode/**",
 		},
 
 		// A git directory is recognized by what it holds, whatever its name.
 		{
 			name:   "bare repository by content",
 			layout: []string{"ws/vendor/x.git/HEAD", "ws/vendor/x.git/objects/", "ws/vendor/x.git/refs/"},
-			path:   "vendor/x.git/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/vendor/x.git",
+			path:   "vendor/x.git/hooks/pre-commit", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/vendor/x.git",
 		},
 		{
 			name:   "worktree gitdir by content",
 			layout: []string{"ws/wt/HEAD", "ws/wt/commondir"},
-			path:   "wt/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/wt",
+			path:   "wt/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/wt",
 		},
 		{
 			name:   "HEAD alone is no repository",
@@ -169,33 +170,33 @@ func TestCheckWrite(t *testing.T) {
 		// A .git pointer file protects its gitdir, even inside another root.
 		{
 			name: "gitdir of a .git pointer", layout: []string{"real-gitdir/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: ../real-gitdir\n")
 				p.WritableRoots = []string{filepath.Join(root, "real-gitdir")}
 			},
-			path: "$ROOT/real-gitdir/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/real-gitdir",
+			path: "$ROOT/real-gitdir/hooks/pre-commit", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/real-gitdir",
 		},
 		{
 			name: "gitdir itself", layout: []string{"real-gitdir/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: ../real-gitdir\n")
 				p.WritableRoots = []string{filepath.Join(root, "real-gitdir")}
 			},
-			path: "$ROOT/real-gitdir", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/real-gitdir",
+			path: "$ROOT/real-gitdir", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/real-gitdir",
 		},
 		{
 			name: "absolute gitdir", layout: []string{"store/repo/worktrees/w/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/repo/worktrees/w")
 				p.WritableRoots = []string{filepath.Join(root, "store")}
 			},
-			path: "$ROOT/store/repo/worktrees/w/commondir", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/store/repo/worktrees/w",
+			path: "$ROOT/store/repo/worktrees/w/commondir", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/store/repo/worktrees/w",
 		},
 		{
 			// Its data is git's to write: a commit in the worktree moves
 			// its HEAD.
 			name: "absolute gitdir's HEAD is writable", layout: []string{"store/repo/worktrees/w/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/repo/worktrees/w")
 				p.WritableRoots = []string{filepath.Join(root, "store")}
 			},
@@ -203,7 +204,7 @@ func TestCheckWrite(t *testing.T) {
 		},
 		{
 			name: "beside the gitdir is writable", layout: []string{"store/repo/worktrees/w/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/repo/worktrees/w")
 				p.WritableRoots = []string{filepath.Join(root, "store")}
 			},
@@ -211,121 +212,125 @@ func TestCheckWrite(t *testing.T) {
 		},
 		{
 			name: "the pointer file itself", layout: []string{"real-gitdir/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: ../real-gitdir\n")
 			},
-			path: ".git", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git",
+			path: ".git", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git",
 		},
 
 		{
 			name: ".git symlink at the top protects its target", layout: []string{"real-gitdir/hooks/", "ws/.git => ../real-gitdir"},
 			setup: roots("$ROOT/real-gitdir"),
-			path:  "$ROOT/real-gitdir/hooks/pre-commit", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/real-gitdir",
+			path:  "$ROOT/real-gitdir/hooks/pre-commit", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/real-gitdir",
 		},
 		{
 			// git reads a worktree's hooks and config from its commondir.
 			name:   "commondir of a worktree gitdir",
 			layout: []string{"store/proj.git/worktrees/w/", "store/proj.git/hooks/"},
-			setup: func(t *testing.T, root string, p *Policy) {
+			setup: func(t *testing.T, root string, p *policy.Policy) {
 				writeFile(t, root, "ws/.git", "gitdir: $ROOT/store/proj.git/worktrees/w\n")
 				writeFile(t, root, "store/proj.git/worktrees/w/commondir", "../..\n")
 				p.WritableRoots = []string{filepath.Join(root, "store")}
 			},
-			path: "$ROOT/store/proj.git/hooks/post-checkout", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/store/proj.git",
+			path: "$ROOT/store/proj.git/hooks/post-checkout", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/store/proj.git",
 		},
 
 		// The loaded config file.
 		{
 			name: "config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) {
+			setup: func(_ *testing.T, root string, p *policy.Policy) {
 				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
 			},
-			path: "dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
+			path: "dsh-fs.yaml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/dsh-fs.yaml",
 		},
 		{
 			name: "config file through a symlink", layout: []string{"ws/conf/dsh-fs.yaml", "ws/c => conf/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.ConfigFiles = []string{filepath.Join(root, "ws/c")} },
-			path:  "conf/dsh-fs.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/conf/dsh-fs.yaml",
+			setup: func(_ *testing.T, root string, p *policy.Policy) {
+				p.ConfigFiles = []string{filepath.Join(root, "ws/c")}
+			},
+			path: "conf/dsh-fs.yaml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/conf/dsh-fs.yaml",
 		},
 		{
 			name: "relative config file", layout: []string{"ws/cfg.yaml"},
-			setup: func(_ *testing.T, _ string, p *Policy) { p.ConfigFiles = []string{"cfg.yaml"} },
-			path:  "$ROOT/ws/cfg.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/cfg.yaml",
+			setup: func(_ *testing.T, _ string, p *policy.Policy) { p.ConfigFiles = []string{"cfg.yaml"} },
+			path:  "$ROOT/ws/cfg.yaml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/cfg.yaml",
 		},
 		{
 			name: "a trusted config path that does not exist yet", layout: []string{"ws/"},
-			setup: func(_ *testing.T, root string, p *Policy) {
+			setup: func(_ *testing.T, root string, p *policy.Policy) {
 				p.TrustedFiles = []string{filepath.Join(root, "ws/etc/dsh-fs/requirements.yaml")}
 			},
-			path: "etc/dsh-fs/requirements.yaml", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/etc/dsh-fs/requirements.yaml",
+			path: "etc/dsh-fs/requirements.yaml", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/etc/dsh-fs/requirements.yaml",
 		},
 		{
 			name: "a protected entry naming a folder covers what is in it", layout: []string{"ws/secrets/"},
-			setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = append(p.Protected, "secrets") },
-			path:  "secrets/deep/key", reason: ReasonProtected, needed: DangerFullAccess, matched: "secrets",
+			setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = append(p.Protected, "secrets") },
+			path:  "secrets/deep/key", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "secrets",
 		},
 		{
 			name: "an absolute protected glob", layout: []string{"ws/gen/"},
-			setup: func(_ *testing.T, root string, p *Policy) { p.Protected = append(p.Protected, root+"/ws/gen/*.lock") },
-			path:  "gen/a.lock", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/gen/*.lock",
+			setup: func(_ *testing.T, root string, p *policy.Policy) {
+				p.Protected = append(p.Protected, root+"/ws/gen/*.lock")
+			},
+			path: "gen/a.lock", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/gen/*.lock",
 		},
 		{
 			name: "beside the config file", layout: []string{"ws/dsh-fs.yaml"},
-			setup: func(_ *testing.T, root string, p *Policy) {
+			setup: func(_ *testing.T, root string, p *policy.Policy) {
 				p.ConfigFiles = []string{filepath.Join(root, "ws/dsh-fs.yaml")}
 			},
 			path: "dsh-fs.yaml.bak", root: "ws", rel: "dsh-fs.yaml.bak",
 		},
 
 		// The bare-repository triple.
-		{name: "HEAD and refs: objects completes", layout: []string{"ws/HEAD", "ws/refs/"}, path: "objects/x", reason: ReasonBareRepo, needed: DangerFullAccess},
-		{name: "HEAD and refs: objects itself", layout: []string{"ws/HEAD", "ws/refs/"}, path: "objects", reason: ReasonBareRepo, needed: DangerFullAccess},
-		{name: "HEAD and objects: refs completes", layout: []string{"ws/HEAD", "ws/objects/"}, path: "refs/heads/main", reason: ReasonBareRepo, needed: DangerFullAccess},
-		{name: "objects and refs: HEAD completes", layout: []string{"ws/objects/", "ws/refs/"}, path: "HEAD", reason: ReasonBareRepo, needed: DangerFullAccess},
+		{name: "HEAD and refs: objects completes", layout: []string{"ws/HEAD", "ws/refs/"}, path: "objects/x", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess},
+		{name: "HEAD and refs: objects itself", layout: []string{"ws/HEAD", "ws/refs/"}, path: "objects", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess},
+		{name: "HEAD and objects: refs completes", layout: []string{"ws/HEAD", "ws/objects/"}, path: "refs/heads/main", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess},
+		{name: "objects and refs: HEAD completes", layout: []string{"ws/objects/", "ws/refs/"}, path: "HEAD", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess},
 		{
 			name: "HEAD and commondir complete a repository", layout: []string{"ws/HEAD", "ws/sub/objects/", "ws/sub/refs/"},
-			path: "commondir", reason: ReasonBareRepo, needed: DangerFullAccess,
+			path: "commondir", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess,
 		},
 		{name: "only HEAD", layout: []string{"ws/HEAD"}, path: "objects/x", root: "ws", rel: "objects/x"},
 		{name: "only refs", layout: []string{"ws/refs/"}, path: "objects/x", root: "ws", rel: "objects/x"},
 		{name: "triple, unrelated file", layout: []string{"ws/HEAD", "ws/refs/"}, path: "src/main.go", root: "ws", rel: "src/main.go"},
 		{name: "nested sub/HEAD", layout: []string{"ws/sub/HEAD", "ws/sub/refs/"}, path: "sub/objects/x", root: "ws", rel: "sub/objects/x"},
 		{name: "triple in a nested writable root", layout: []string{"ws/sub/HEAD", "ws/sub/refs/"}, setup: roots("sub"),
-			path: "sub/objects/x", reason: ReasonBareRepo, needed: DangerFullAccess},
+			path: "sub/objects/x", reason: policy.ReasonBareRepo, needed: policy.DangerFullAccess},
 
 		// Read-only mode.
-		{name: "read-only inside", mode: ReadOnly, path: "f", reason: ReasonReadOnly, needed: WorkspaceWrite},
-		{name: "read-only outside", mode: ReadOnly, path: "../out/x", reason: ReasonReadOnly, needed: DangerFullAccess},
-		{name: "read-only protected", mode: ReadOnly, path: ".git/config", reason: ReasonReadOnly, needed: DangerFullAccess},
+		{name: "read-only inside", mode: policy.ReadOnly, path: "f", reason: policy.ReasonReadOnly, needed: policy.WorkspaceWrite},
+		{name: "read-only outside", mode: policy.ReadOnly, path: "../out/x", reason: policy.ReasonReadOnly, needed: policy.DangerFullAccess},
+		{name: "read-only protected", mode: policy.ReadOnly, path: ".git/config", reason: policy.ReasonReadOnly, needed: policy.DangerFullAccess},
 
 		// Danger-full-access: no fence (nothing is written).
-		{name: "danger outside", mode: DangerFullAccess, path: "/etc/hosts"},
-		{name: "danger protected", mode: DangerFullAccess, path: ".git/config"},
-		{name: "danger through symlink out", mode: DangerFullAccess, layout: []string{"ws/abs => $ROOT/out"}, path: "abs/x"},
+		{name: "danger outside", mode: policy.DangerFullAccess, path: "/etc/hosts"},
+		{name: "danger protected", mode: policy.DangerFullAccess, path: ".git/config"},
+		{name: "danger through symlink out", mode: policy.DangerFullAccess, layout: []string{"ws/abs => $ROOT/out"}, path: "abs/x"},
 
 		// Replacing and extending the protected list.
 		// The git rule is not a glob: a list replaced keeps it.
-		{name: "protected replaced: .git/config still protected", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
-			path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
-		{name: "protected replaced: .git/index writable", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
+		{name: "protected replaced: .git/config still protected", setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = []string{"secret/**"} },
+			path: ".git/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: "protected replaced: .git/index writable", setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = []string{"secret/**"} },
 			path: ".git/index", root: "ws", rel: ".git/index"},
-		{name: "protected whole again by a trusted glob", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"**/.git/**"} },
-			path: ".git/index", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.git/**"},
-		{name: "protected replaced: new glob", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = []string{"secret/**"} },
-			path: "secret/x", reason: ReasonProtected, needed: DangerFullAccess, matched: "secret/**"},
-		{name: "protected emptied", setup: func(_ *testing.T, _ string, p *Policy) { p.Protected = nil },
+		{name: "protected whole again by a trusted glob", setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = []string{"**/.git/**"} },
+			path: ".git/index", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.git/**"},
+		{name: "protected replaced: new glob", setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = []string{"secret/**"} },
+			path: "secret/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "secret/**"},
+		{name: "protected emptied", setup: func(_ *testing.T, _ string, p *policy.Policy) { p.Protected = nil },
 			path: ".vscode/settings.json", root: "ws", rel: ".vscode/settings.json"},
-		{name: "protected extra", setup: func(_ *testing.T, _ string, p *Policy) {
-			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock", "**/.env")
-		}, path: "go.lock", reason: ReasonProtected, needed: DangerFullAccess, matched: "*.lock"},
-		{name: "protected extra, deep", setup: func(_ *testing.T, _ string, p *Policy) {
-			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock", "**/.env")
-		}, path: "svc/.env", reason: ReasonProtected, needed: DangerFullAccess, matched: "**/.env"},
-		{name: "protected extra keeps the defaults", setup: func(_ *testing.T, _ string, p *Policy) {
-			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock")
-		}, path: ".git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/.git"},
-		{name: "protected extra, top only", setup: func(_ *testing.T, _ string, p *Policy) {
-			p.Protected = append(append([]string{}, DefaultProtected...), "*.lock")
+		{name: "protected extra", setup: func(_ *testing.T, _ string, p *policy.Policy) {
+			p.Protected = append(append([]string{}, policy.DefaultProtected...), "*.lock", "**/.env")
+		}, path: "go.lock", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "*.lock"},
+		{name: "protected extra, deep", setup: func(_ *testing.T, _ string, p *policy.Policy) {
+			p.Protected = append(append([]string{}, policy.DefaultProtected...), "*.lock", "**/.env")
+		}, path: "svc/.env", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "**/.env"},
+		{name: "protected extra keeps the defaults", setup: func(_ *testing.T, _ string, p *policy.Policy) {
+			p.Protected = append(append([]string{}, policy.DefaultProtected...), "*.lock")
+		}, path: ".git/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/.git"},
+		{name: "protected extra, top only", setup: func(_ *testing.T, _ string, p *policy.Policy) {
+			p.Protected = append(append([]string{}, policy.DefaultProtected...), "*.lock")
 		}, path: "d/go.lock", root: "ws", rel: "d/go.lock"},
 
 		// Several roots.
@@ -333,11 +338,11 @@ func TestCheckWrite(t *testing.T) {
 		{name: "nested roots, listed outer first", setup: roots("a", "a/b"), path: "a/b/c", root: "ws/a/b", rel: "c"},
 		{name: "nested roots, listed inner first", setup: roots("a/b", "a"), path: "a/b/c", root: "ws/a/b", rel: "c"},
 		{name: "nested root, outer part", setup: roots("a/b"), path: "a/x", root: "ws", rel: "a/x"},
-		{name: "nested root protected in it", setup: roots("sub"), path: "sub/.vscode/x", reason: ReasonProtected, needed: DangerFullAccess, matched: ".vscode/**"},
-		{name: "nested root protected in the outer", setup: roots("sub"), path: "sub/.git/config", reason: ReasonProtected, needed: DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
+		{name: "nested root protected in it", setup: roots("sub"), path: "sub/.vscode/x", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: ".vscode/**"},
+		{name: "nested root protected in the outer", setup: roots("sub"), path: "sub/.git/config", reason: policy.ReasonProtected, needed: policy.DangerFullAccess, matched: "$ROOT/ws/sub/.git"},
 		{name: "second root", layout: []string{"other/"}, setup: roots("$ROOT/other"), path: "$ROOT/other/x", root: "other", rel: "x"},
 		{name: "second root through a symlink", layout: []string{"other/", "alias => other"}, setup: roots("$ROOT/alias"), path: "$ROOT/other/x", root: "other", rel: "x"},
-		{name: "second root prefix sibling", layout: []string{"other/", "other2/"}, setup: roots("$ROOT/other"), path: "$ROOT/other2/x", reason: ReasonOutsideRoots, needed: DangerFullAccess},
+		{name: "second root prefix sibling", layout: []string{"other/", "other2/"}, setup: roots("$ROOT/other"), path: "$ROOT/other2/x", reason: policy.ReasonOutsideRoots, needed: policy.DangerFullAccess},
 		{name: "missing root", setup: roots("$ROOT/later"), path: "$ROOT/later/x", root: "later", rel: "x"},
 	}
 	for _, tc := range cases {
@@ -350,7 +355,7 @@ func TestCheckWrite(t *testing.T) {
 			makeLayout(t, root, tc.layout...)
 			mode := tc.mode
 			if mode == "" {
-				mode = WorkspaceWrite
+				mode = policy.WorkspaceWrite
 			}
 			p := testPolicy(root, mode)
 			if tc.setup != nil {
@@ -429,14 +434,14 @@ func TestCheckWriteDeniedLeavesNoRoot(t *testing.T) {
 		path   string
 		reason string
 	}{
-		{"bare triple in the inner root", []string{"ws/inner/HEAD", "ws/inner/refs/"}, "inner/objects/x", ReasonBareRepo},
-		{"protected in the inner root", nil, "inner/.vscode/x", ReasonProtected},
+		{"bare triple in the inner root", []string{"ws/inner/HEAD", "ws/inner/refs/"}, "inner/objects/x", policy.ReasonBareRepo},
+		{"protected in the inner root", nil, "inner/.vscode/x", policy.ReasonProtected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, fenceLayout...)
 			makeLayout(t, root, tc.layout...)
-			p := testPolicy(root, WorkspaceWrite)
+			p := testPolicy(root, policy.WorkspaceWrite)
 			p.WritableRoots = []string{"inner"}
 			fence := NewFence(p)
 			target, err := fence.Resolve(tc.path)
@@ -460,14 +465,14 @@ func TestCheckRead(t *testing.T) {
 		layout   []string
 		denyRead []string // "$ROOT" expanded
 		home     string   // the user database's home, relative to the temp root
-		mode     Mode
+		mode     policy.Mode
 		path     string
 		denied   string // the matched glob; "" when the read passes
 		lexical  bool   // denied only as written: ReadDenied(canonical) is false
 		skip     string
 	}{
 		{name: "no list", path: "../out/x"},
-		{name: "no list, read-only", mode: ReadOnly, path: "f"},
+		{name: "no list, read-only", mode: policy.ReadOnly, path: "f"},
 		{name: "relative glob at the top", denyRead: []string{"secrets/**"}, path: "secrets/k", denied: "**/secrets/**"},
 		{name: "relative glob, the folder", denyRead: []string{"secrets/**"}, path: "secrets", denied: "**/secrets/**"},
 		{name: "relative glob deep", denyRead: []string{"secrets/**"}, path: "a/b/secrets/k", denied: "**/secrets/**"},
@@ -475,8 +480,8 @@ func TestCheckRead(t *testing.T) {
 		{name: "relative glob, prefix name", denyRead: []string{"secrets/**"}, path: "secretsx/k"},
 		{name: "relative file glob", denyRead: []string{".env"}, path: "svc/.env", denied: "**/.env"},
 		{name: "relative file glob, other name", denyRead: []string{".env"}, path: "svc/.env.example"},
-		{name: "denied in read-only mode", mode: ReadOnly, denyRead: []string{"secrets/**"}, path: "secrets/k", denied: "**/secrets/**"},
-		{name: "denied in danger mode", mode: DangerFullAccess, denyRead: []string{"secrets/**"}, path: "secrets/k", denied: "**/secrets/**"},
+		{name: "denied in read-only mode", mode: policy.ReadOnly, denyRead: []string{"secrets/**"}, path: "secrets/k", denied: "**/secrets/**"},
+		{name: "denied in danger mode", mode: policy.DangerFullAccess, denyRead: []string{"secrets/**"}, path: "secrets/k", denied: "**/secrets/**"},
 		{name: "home glob", denyRead: []string{"~/.ssh/**"}, home: "home", path: "$ROOT/home/.ssh/id_rsa", denied: "$ROOT/home/.ssh/**"},
 		{name: "home glob, other folder", denyRead: []string{"~/.ssh/**"}, home: "home", path: "$ROOT/home/.sshx/id"},
 		{name: "home glob, relative path", denyRead: []string{"~/.ssh/**"}, home: "home", path: "../home/.ssh/id", denied: "$ROOT/home/.ssh/**"},
@@ -511,7 +516,7 @@ func TestCheckRead(t *testing.T) {
 			t.Setenv("HOME", "/nonexistent")
 			mode := tc.mode
 			if mode == "" {
-				mode = WorkspaceWrite
+				mode = policy.WorkspaceWrite
 			}
 			p := testPolicy(root, mode)
 			if tc.home != "" {
@@ -541,7 +546,7 @@ func TestCheckRead(t *testing.T) {
 				t.Fatalf("CheckRead(%q) [canonical %s] passed, want denied by %s", path, target.Path, expandRoot(tc.denied, root))
 			}
 			de := deniedAs(t, err)
-			if de.Reason != ReasonDenyRead || de.Matched != expandRoot(tc.denied, root) || de.Needed != "" || de.Mode != mode {
+			if de.Reason != policy.ReasonDenyRead || de.Matched != expandRoot(tc.denied, root) || de.Needed != "" || de.Mode != mode {
 				t.Errorf("CheckRead(%q) = %+v", path, de)
 			}
 			if de.Hint() != "" {
@@ -575,14 +580,14 @@ func TestIdentityFallback(t *testing.T) {
 		{path: "$ROOT/alias/f", rel: "f"},
 		{path: "$ROOT/alias/new/x", rel: "new/x"},
 		{path: "$ROOT/alias", rel: "."},
-		{path: "$ROOT/alias/.git/config", reason: ReasonProtected},
-		{path: "$ROOT/alias/.vscode", reason: ReasonProtected},
-		{path: "$ROOT/ws_evil/f", reason: ReasonOutsideRoots},
-		{path: "$ROOT/alias/../out/x", reason: ReasonOutsideRoots},
-		{path: "$ROOT/out/x", reason: ReasonOutsideRoots},
+		{path: "$ROOT/alias/.git/config", reason: policy.ReasonProtected},
+		{path: "$ROOT/alias/.vscode", reason: policy.ReasonProtected},
+		{path: "$ROOT/ws_evil/f", reason: policy.ReasonOutsideRoots},
+		{path: "$ROOT/alias/../out/x", reason: policy.ReasonOutsideRoots},
+		{path: "$ROOT/out/x", reason: policy.ReasonOutsideRoots},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			fence := NewFence(testPolicy(root, WorkspaceWrite))
+			fence := NewFence(testPolicy(root, policy.WorkspaceWrite))
 			target, err := fence.Resolve(expandRoot(tc.path, root))
 			if err != nil {
 				t.Fatal(err)

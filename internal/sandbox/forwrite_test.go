@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestOpenDirForgedVerdict: the confined open decides again on the path
@@ -24,21 +25,21 @@ func TestOpenDirForgedVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+	f := NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever})
 	for _, tc := range []struct {
 		name   string
 		target Target
 		reason string
 	}{
-		{"outside, claiming / as its root", Target{Given: outside + "/new/x", Path: outside + "/new/x", root: "/", rel: outside[1:] + "/new/x"}, ReasonOutsideRoots},
-		{"protected, claiming the workspace", Target{Given: ws + "/.git/hooks/x", Path: ws + "/.git/hooks/x", root: ws, rel: ".git/hooks/x"}, ReasonProtected},
+		{"outside, claiming / as its root", Target{Given: outside + "/new/x", Path: outside + "/new/x", root: "/", rel: outside[1:] + "/new/x"}, policy.ReasonOutsideRoots},
+		{"protected, claiming the workspace", Target{Given: ws + "/.git/hooks/x", Path: ws + "/.git/hooks/x", root: ws, rel: ".git/hooks/x"}, policy.ReasonProtected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _, err := f.openDir("write", tc.target, true)
 			if d != nil {
 				d.Close()
 			}
-			var denied *DeniedError
+			var denied *policy.DeniedError
 			if !errors.As(err, &denied) || denied.Reason != tc.reason {
 				t.Errorf("openDir = %v; want a denial (%s)", err, tc.reason)
 			}
@@ -79,7 +80,7 @@ func TestRemove(t *testing.T) {
 			makeLayout(t, root, canonLayout...)
 			makeLayout(t, root, "ws/link => ../out/x", "ws/empty/", "ws/.git/", "ws/.git/config", "ws/outdir => ../out/sub")
 			ws := filepath.Join(root, "ws")
-			f := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+			f := NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever})
 			target, err := f.ResolveName(tc.path)
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The fuzz vocabulary. "$WS" is the workspace's absolute path, "$OUT" the
@@ -300,7 +301,7 @@ func checkContainment(t *testing.T, ws, path string) {
 	}
 
 	// The fence passes exactly the canonical paths inside ws.
-	fence := NewFence(Policy{Mode: WorkspaceWrite, Cwd: ws, MaxMode: DangerFullAccess, Approval: ApprovalNever})
+	fence := NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever})
 	target, rerr := fence.Resolve(path)
 	if rerr != nil || target.Path != canon {
 		t.Fatalf("Resolve(%q) = %+v, %v; Canonical says %s", path, target, rerr, canon)
@@ -311,9 +312,9 @@ func checkContainment(t *testing.T, ws, path string) {
 		t.Fatalf("CheckWrite(%q) [canonical %s] = %v; within(ws) = %v", path, canon, werr, inside)
 	}
 	if werr != nil {
-		var de *DeniedError
-		if !errors.As(werr, &de) || de.Reason != ReasonOutsideRoots {
-			t.Fatalf("CheckWrite(%q) = %v; want %q", path, werr, ReasonOutsideRoots)
+		var de *policy.DeniedError
+		if !errors.As(werr, &de) || de.Reason != policy.ReasonOutsideRoots {
+			t.Fatalf("CheckWrite(%q) = %v; want %q", path, werr, policy.ReasonOutsideRoots)
 		}
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -30,22 +31,22 @@ func TestOpenDirDecidesItself(t *testing.T) {
 	// What a caller can build: the verdict's fields are unexported, so
 	// the compiler refuses a Target that claims a writable root.
 	target := func(p string) sandbox.Target { return sandbox.Target{Given: p, Path: p} }
-	policy := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: ws, Protected: sandbox.DefaultProtected,
-		MaxMode: sandbox.DangerFullAccess, Approval: sandbox.ApprovalNever}
+	pol := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever}
 	for _, tc := range []struct {
 		name   string
 		target sandbox.Target
 		reason string
 	}{
-		{"outside", target(filepath.Join(outside, "x")), sandbox.ReasonOutsideRoots},
-		{"outside, through ..", sandbox.Target{Given: filepath.Join(ws, "../outside/x"), Path: filepath.Join(outside, "x")}, sandbox.ReasonOutsideRoots},
-		{"a protected path", target(filepath.Join(ws, ".git/config")), sandbox.ReasonProtected},
-		{"a protected folder to be made", target(filepath.Join(ws, ".git/hooks/x")), sandbox.ReasonProtected},
+		{"outside", target(filepath.Join(outside, "x")), policy.ReasonOutsideRoots},
+		{"outside, through ..", sandbox.Target{Given: filepath.Join(ws, "../outside/x"), Path: filepath.Join(outside, "x")}, policy.ReasonOutsideRoots},
+		{"a protected path", target(filepath.Join(ws, ".git/config")), policy.ReasonProtected},
+		{"a protected folder to be made", target(filepath.Join(ws, ".git/hooks/x")), policy.ReasonProtected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := sandbox.NewFence(policy)
+			f := sandbox.NewFence(pol)
 			check := tc.target
-			var denied *sandbox.DeniedError
+			var denied *policy.DeniedError
 			if err := f.CheckWrite("write", &check); !errors.As(err, &denied) || denied.Reason != tc.reason {
 				t.Fatalf("CheckWrite = %v, want a denial (%s): the case is wrong", err, tc.reason)
 			}

@@ -8,18 +8,19 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // kernelLayer reports whether the Landlock layer guards mutations under p,
 // and fails when p demands it and the kernel lacks it.
-func kernelLayer(p Policy) (bool, error) {
-	if p.Mode != WorkspaceWrite {
+func kernelLayer(p policy.Policy) (bool, error) {
+	if p.Mode != policy.WorkspaceWrite {
 		return false, nil
 	}
 	switch p.Enforce {
-	case EnforceAuto:
+	case policy.EnforceAuto:
 		return kernel.ABI() > 0, nil
-	case EnforceLandlock:
+	case policy.EnforceLandlock:
 		if kernel.ABI() == 0 {
 			return false, fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
 		}
@@ -69,7 +70,7 @@ func (f *Fence) Enforce() error {
 	if f.enforced {
 		return nil
 	}
-	on, err := kernelLayer(Policy{Mode: f.mode, Enforce: f.policy.Enforce})
+	on, err := kernelLayer(policy.Policy{Mode: f.mode, Enforce: f.policy.Enforce})
 	if err != nil || !on {
 		return err
 	}
@@ -125,9 +126,9 @@ type Layers struct {
 // ActiveLayers returns the layers that guard a mutation under p. In
 // read-only mode no mutation runs, and in danger-full-access there is no
 // fence: both have none.
-func ActiveLayers(p Policy) Layers {
+func ActiveLayers(p policy.Policy) Layers {
 	l := Layers{Layers: []string{}, LandlockABI: kernel.ABI()}
-	if p.Mode == WorkspaceWrite {
+	if p.Mode == policy.WorkspaceWrite {
 		l.Layers = append(l.Layers, "lexical", "root")
 		if on, _ := kernelLayer(p); on {
 			l.Layers = append(l.Layers, "landlock")

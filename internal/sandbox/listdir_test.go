@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestListDir lists a folder by handle: names unsorted and unlooked-at,
@@ -246,7 +247,7 @@ func TestListDirReadsBackWhereARuleCouldApply(t *testing.T) {
 	if n := readBacks.Load() - before; n != 1 {
 		t.Errorf("a subfolder above an anchored glob's folder was read back %d times, want 1", n)
 	}
-	if de := deniedAs(t, err); de.Reason != ReasonDenyRead {
+	if de := deniedAs(t, err); de.Reason != policy.ReasonDenyRead {
 		t.Errorf("Open(a) once its real path is covered: %v, want deny_read", err)
 	}
 }

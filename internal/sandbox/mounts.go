@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -83,7 +84,7 @@ type MountPlan struct {
 	// DenyIdentities are the identities of the deny_read files with
 	// several links, seen before anything is hidden. The session record
 	// carries them (session.Record), not the plan.
-	DenyIdentities []DenyIdentity `json:"-"`
+	DenyIdentities []policy.DenyIdentity `json:"-"`
 	// Indexes are the writable roots' tree indexes as the plan read them,
 	// and IndexStore where they are kept (nil: nowhere), when the plan
 	// was made by PlanMountsForSession: the supervisor saves them once
@@ -179,11 +180,11 @@ var identityBudget = maxIdentityEntries
 // default protected list names belongs there. The reads do cross into
 // other file systems mounted beneath a root: a .git on a bind-mounted
 // folder is as writable as any other.
-func PlanMounts(p Policy, roots []Root) MountPlan { return PlanMountsIndexed(p, roots, nil) }
+func PlanMounts(p policy.Policy, roots []Root) MountPlan { return PlanMountsIndexed(p, roots, nil) }
 
 // PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
 // store (nil: none kept), saved before it returns.
-func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan {
+func PlanMountsIndexed(p policy.Policy, roots []Root, store *treeindex.Store) MountPlan {
 	m := PlanMountsForSession(p, roots, store)
 	m.SaveIndexes()
 	m.Indexes, m.IndexStore = nil, nil
@@ -193,11 +194,11 @@ func PlanMountsIndexed(p Policy, roots []Root, store *treeindex.Store) MountPlan
 // PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
 // indexes are left in the plan's Indexes, for the caller to save when
 // nothing waits on it (SaveIndexes), after CMD has started.
-func PlanMountsForSession(p Policy, roots []Root, store *treeindex.Store) MountPlan {
+func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
 		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}
 	for _, g := range p.Protected {
-		g = p.expandHome(g)
+		g = p.ExpandHome(g)
 		switch {
 		case strings.HasPrefix(g, "~"):
 			continue // no home: it names nothing, as in the fence
@@ -259,13 +260,13 @@ func PlanMountsForSession(p Policy, roots []Root, store *treeindex.Store) MountP
 	m := pl.plan()
 	m.Indexes, m.IndexStore = pl.indexes, store
 	m.addProtectedEdges(p, roots) // before the pins, which hold them too
-	if p.Mode == WorkspaceWrite {
+	if p.Mode == policy.WorkspaceWrite {
 		m.Writable = existingDirs(rootPaths)
 		slices.Sort(m.Writable)
 	}
 	m.Writable = nonNil(m.Writable)
 	m.OutsideReadOnly = readOnlyTreeWhy() == ""
-	if !m.OutsideReadOnly || p.Mode == WorkspaceWrite {
+	if !m.OutsideReadOnly || p.Mode == policy.WorkspaceWrite {
 		// Under a read-only tree in read-only mode nothing can be
 		// renamed anyway.
 		// A git directory is pinned itself, its HEAD standing for it:

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // planBenchTree is a workspace of n files in folders of 100, with a git
 // directory and a .env at its top, and the policy and roots of a session
 // in it.
-func planBenchTree(b *testing.B, n int) (Policy, []Root) {
+func planBenchTree(b *testing.B, n int) (policy.Policy, []Root) {
 	b.Helper()
 	ws, err := Canonical("/", b.TempDir())
 	if err != nil {
@@ -39,7 +41,7 @@ func planBenchTree(b *testing.B, n int) (Policy, []Root) {
 			os.Mkdir(p, 0o755)
 		}
 	}
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/.env"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
 	return p, []Root{{Path: ws, Origin: "cwd"}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -33,7 +34,7 @@ func TestPlanMountsNoBudgetAPreviousSessionExhausts(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	fillFiles(t, ws, 20001)
 	makeTree(t, ws, "zz/.git/HEAD", "zz/.git/objects/", "zz/.git/refs/", "zz/.git/config", "zz/.env")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/.env"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 {
 		t.Errorf("the plan stopped at a budget: partial %q", got.Partial)
@@ -73,7 +74,7 @@ func TestPlanMountsIndexSeesChanges(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	makeTree(t, ws, "a/b/c/code.go", "z/")
 	makeTree(t, tmp, gitRepo("elsewhere/repo")...)
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/.env"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
 	roots := []Root{{Path: ws, Origin: "cwd"}}
 	store := indexStore(t)
 	time.Sleep(1100 * time.Millisecond) // no folder racy: the index is trusted
@@ -118,7 +119,7 @@ func TestPlanMountsUnreadableFolderHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(filepath.Join(ws, "locked"), 0o755)
-	m := PlanMounts(Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}, []Root{{Path: ws, Origin: "cwd"}})
+	m := PlanMounts(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}, []Root{{Path: ws, Origin: "cwd"}})
 	if !slices.Equal(m.Unreadable, []string{ws + "/locked"}) || !slices.Contains(m.Hidden, ws+"/locked") {
 		t.Errorf("an unreadable folder is not hidden and named: %s", planJSON(m))
 	}
@@ -150,7 +151,7 @@ func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
 		}
 	}
 	makeTree(t, wt, "zz/HEAD", "zz/commondir", "zz/config.worktree")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 || !slices.Contains(got.ReadOnly, wt+"/zz/config.worktree") {
 		t.Errorf("a linked worktree past 4096 entries is not protected: partial %q, zz/config.worktree read-only %v",

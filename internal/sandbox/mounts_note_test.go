@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -65,8 +66,8 @@ func cutLink(e string) (name, target string, ok bool) {
 	return "", "", false
 }
 
-func notePolicy(ws string, protected, denyRead []string) (Policy, []Root) {
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: append(append([]string(nil), DefaultProtected...), protected...), DenyRead: denyRead}
+func notePolicy(ws string, protected, denyRead []string) (policy.Policy, []Root) {
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: append(append([]string(nil), policy.DefaultProtected...), protected...), DenyRead: denyRead}
 	return p, []Root{{Path: ws, Origin: "cwd"}}
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // makeTree builds a layout under dir in os.Root's notation: "d/" a folder,
@@ -73,10 +75,10 @@ func TestMountPlan(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, mountsTree...)
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{
-		Mode:         WorkspaceWrite,
+	p := policy.Policy{
+		Mode:         policy.WorkspaceWrite,
 		Cwd:          ws,
-		Protected:    DefaultProtected,
+		Protected:    policy.DefaultProtected,
 		DenyRead:     []string{".env", tmp + "/secret/**", tmp + "/keys/*.pem", tmp + "/missing/**"},
 		ConfigFiles:  []string{filepath.Join(ws, "dsh-fs.yaml")},
 		TrustedFiles: []string{filepath.Join(tmp, "outside", "HEAD"), filepath.Join(ws, "absent.yaml")},
@@ -158,7 +160,7 @@ func TestMountPlanCovers(t *testing.T) {
 		"ws/.git/hooks/secrets/x",
 	)
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
+	p := policy.Policy{Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{
 		// Hiding wins over protection (.vscode), a hidden folder covers
@@ -171,7 +173,7 @@ func TestMountPlanCovers(t *testing.T) {
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
-	if j := planJSON(PlanMounts(Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[],"outside_read_only":true,"writable":[],"pinned":[]}` {
+	if j := planJSON(PlanMounts(policy.Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[],"outside_read_only":true,"writable":[],"pinned":[]}` {
 		t.Errorf("empty plan = %s", j)
 	}
 }
@@ -182,7 +184,7 @@ func TestMountPlanAbsoluteGlob(t *testing.T) {
 		"home => keys")
 	// The glob is spelled through a symlink: matched on the canonical
 	// spelling, planned once.
-	p := Policy{Cwd: tmp, DenyRead: []string{tmp + "/home/*/id_*", tmp + "/keys/*/id_*"}}
+	p := policy.Policy{Cwd: tmp, DenyRead: []string{tmp + "/home/*/id_*", tmp + "/keys/*/id_*"}}
 	tests := []struct {
 		name   string
 		budget int
@@ -223,7 +225,7 @@ func TestMountPlanConfig(t *testing.T) {
 		"etc/dsh-fs/config.yaml", "etc/dsh-fs/other.yaml", "etc/passwd", "etc/ssl/cert",
 	)
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Cwd: ws, Protected: DefaultProtected,
+	p := policy.Policy{Cwd: ws, Protected: policy.DefaultProtected,
 		DenyRead:     []string{ws, tmp + "/etc/**"},
 		ConfigFiles:  []string{ws + "/conf/dsh-fs.yaml"},
 		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
@@ -242,7 +244,7 @@ func TestMountPlanConfig(t *testing.T) {
 // TestMountWalkGlobCovers pins walkGlob.covers, matchCovers with a literal
 // prefilter, to matchCovers itself: the walk and the fence must agree.
 func TestMountWalkGlobCovers(t *testing.T) {
-	globs := append([]string{"**/.env", "secrets", "/h/u/.ssh/**", "a/*/c", "**/x[ab]/**", `\*lit`, "[", ".", "**"}, DefaultProtected...)
+	globs := append([]string{"**/.env", "secrets", "/h/u/.ssh/**", "a/*/c", "**/x[ab]/**", `\*lit`, "[", ".", "**"}, policy.DefaultProtected...)
 	names := []string{".", "a", ".git", "sub/.git", "sub/.git/hooks/pre-commit", ".gitx", "x/.vscode", ".vscode/s.json",
 		"/h/u/.ssh", "/h/u/.ssh/id", "/h/u/.sshx", "a/b/c", "a/b/c/d", "a/c", "p/xa/q", "xc", "*lit", "slit", ".bashrc",
 		"d/.bashrc", "secrets/k", "deep/secrets", "/w/.env", ".env.local"}
@@ -295,7 +297,7 @@ func TestMountApply(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, mountsTree...)
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
 	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	if err := MakePlaceholders(&plan); err != nil {
 		t.Fatal(err)
@@ -569,7 +571,7 @@ func TestMountPlanLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
 		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}

@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Placeholder is a protected path missing at the start, held by an empty
@@ -45,8 +47,8 @@ var gitPlaceholders = []string{"config", "config.worktree", "hooks/", "info/attr
 // .git folder: nothing below a folder that is not a root, so `git init`
 // in a new folder stays possible. What lies outside the roots is
 // read-only anyway, and left.
-func planProtectedEdges(p Policy, roots []Root) (readOnly []string, holders []Placeholder) {
-	if p.Mode != WorkspaceWrite {
+func planProtectedEdges(p policy.Policy, roots []Root) (readOnly []string, holders []Placeholder) {
+	if p.Mode != policy.WorkspaceWrite {
 		return nil, nil
 	}
 	rootPaths := RootPaths(roots)
@@ -73,7 +75,7 @@ func planProtectedEdges(p Policy, roots []Root) (readOnly []string, holders []Pl
 			continue
 		}
 		for _, g := range p.Protected {
-			g = p.expandHome(g)
+			g = p.ExpandHome(g)
 			if strings.HasPrefix(g, "~") || strings.HasPrefix(g, "/") {
 				continue
 			}
@@ -93,7 +95,7 @@ func planProtectedEdges(p Policy, roots []Root) (readOnly []string, holders []Pl
 
 // addProtectedEdges adds to m the protected symlinks' targets and the
 // placeholders of planProtectedEdges, both bound read-only.
-func (m *MountPlan) addProtectedEdges(p Policy, roots []Root) {
+func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []Root) {
 	edges, holders := planProtectedEdges(p, roots)
 	set := map[string]bool{}
 	for _, r := range append(m.ReadOnly, edges...) {
@@ -111,7 +113,7 @@ func (m *MountPlan) addProtectedEdges(p Policy, roots []Root) {
 // placeholders are then in path order, a folder before what lies in it:
 // one planned in a concurrent session's placeholder folder that is gone
 // now follows the folder's own (MakePlaceholders makes them in order).
-func RefreshPlaceholders(m *MountPlan, p Policy, roots []Root) {
+func RefreshPlaceholders(m *MountPlan, p policy.Policy, roots []Root) {
 	_, holders := planProtectedEdges(p, roots)
 	added := false
 	for _, h := range holders {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 func TestLiteralHead(t *testing.T) {
@@ -43,7 +45,7 @@ func TestProtectedEdges(t *testing.T) {
 	if err := os.Symlink("../outside", filepath.Join(ws, ".claude")); err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**", ".claude/**", ".mcp.json", "**/.bashrc"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**", ".claude/**", ".mcp.json", "**/.bashrc"}}
 	roots := []Root{{Path: ws, Origin: "cwd"}}
 	ro, holders := planProtectedEdges(p, roots)
 	if want := []string{filepath.Join(ws, "decoy")}; !slices.Equal(ro, want) {
@@ -77,7 +79,7 @@ func TestProtectedEdges(t *testing.T) {
 			t.Errorf("%s is left", p)
 		}
 	}
-	if ro, holders := planProtectedEdges(Policy{Mode: ReadOnly, Cwd: ws, Protected: p.Protected}, roots); ro != nil || holders != nil {
+	if ro, holders := planProtectedEdges(policy.Policy{Mode: policy.ReadOnly, Cwd: ws, Protected: p.Protected}, roots); ro != nil || holders != nil {
 		t.Errorf("read-only mode: %q, %v", ro, holders)
 	}
 }
@@ -94,7 +96,7 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	roots := []Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
@@ -132,7 +134,7 @@ func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "ws/.git/", "ws/.git/objects/info/alternates")
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	roots := []Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	alternates := filepath.Join(ws, ".git", "objects", "info", "alternates")
@@ -165,7 +167,7 @@ func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
 	// and removed while the session started): its cover goes with them.
 	makeTree(t, tmp, "ws/.git/HEAD", "ws/.git/objects/info/alternates", "ws/.git/objects/info/secret.key")
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"**/*.key"}}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/*.key"}}
 	roots := []Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	info := filepath.Join(ws, ".git", "objects", "info")
@@ -195,7 +197,7 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
 	ws := filepath.Join(tmp, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	m := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
 	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
@@ -223,7 +225,7 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 // the runtime folder's lock; then it refreshes m and makes its
 // placeholders, as the lock's holder does, and removes them when the
 // test ends.
-func otherSessionEnded(t *testing.T, m *MountPlan, p Policy, roots []Root, gone string) {
+func otherSessionEnded(t *testing.T, m *MountPlan, p policy.Policy, roots []Root, gone string) {
 	t.Helper()
 	if err := os.RemoveAll(gone); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Reads decide on what they opened (docs/design.md §9): a path is opened
@@ -147,7 +148,7 @@ func (f *Fence) checkReadTarget(op string, t Target) error {
 		return err
 	}
 	if f.readOutside(t.Path) {
-		return f.denial(op, t, ReasonOutsideAllowed, t.Path, "")
+		return f.denial(op, t, policy.ReasonOutsideAllowed, t.Path, "")
 	}
 	return nil
 }
@@ -158,10 +159,10 @@ func (f *Fence) checkReadTarget(op string, t Target) error {
 func (f *Fence) checkReadWalked(op string, t Target, w walked) error {
 	if f.policy.ReadWithin != nil {
 		if f.readOutside(w.path) {
-			return f.denial(op, t, ReasonOutsideAllowed, w.path, "")
+			return f.denial(op, t, policy.ReasonOutsideAllowed, w.path, "")
 		}
 		if p, ok := fdPath(w.fd); ok && p != w.path && f.readOutside(p) {
-			return f.denial(op, t, ReasonOutsideAllowed, p, "")
+			return f.denial(op, t, policy.ReasonOutsideAllowed, p, "")
 		}
 	}
 	return f.checkReadOpened(op, t, w.fd, w.path, &w.st)
@@ -186,7 +187,7 @@ func (f *Fence) readOutside(path string) bool {
 	if inside(f.policy.ReadWithin) {
 		return false
 	}
-	return f.mode != WorkspaceWrite || !inside(f.rootPaths())
+	return f.mode != policy.WorkspaceWrite || !inside(f.rootPaths())
 }
 
 // readDenied is the deny_read denial of t, matched by g.
@@ -194,7 +195,7 @@ func (f *Fence) readOutside(path string) bool {
 // It lists no writable roots: no write and no root changes what a read of
 // a secret may do, and a list of them reads as a way forward (issue 26).
 func (f *Fence) readDenied(op string, t Target, g string) error {
-	d := f.denial(op, t, ReasonDenyRead, g, "")
+	d := f.denial(op, t, policy.ReasonDenyRead, g, "")
 	d.WritableRoots = nil
 	return d
 }
@@ -205,7 +206,7 @@ func (f *Fence) givenAbs(t Target) string {
 	if filepath.IsAbs(t.Given) {
 		return t.Given
 	}
-	return f.policy.base() + string(filepath.Separator) + t.Given
+	return f.policy.Base() + string(filepath.Separator) + t.Given
 }
 
 // fdPath is what the verified /proc says of fd (openedPath): its path

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // TestWalkPath opens each path of the Canonical layout one handle at a
@@ -197,7 +198,7 @@ func TestOpenWalkBeyondPathMax(t *testing.T) {
 func readFence(t *testing.T, root string, denyRead ...string) *Fence {
 	t.Helper()
 	makeLayout(t, root, "home/")
-	p := testPolicy(root, WorkspaceWrite)
+	p := testPolicy(root, policy.WorkspaceWrite)
 	p.Home = filepath.Join(root, "home")
 	for _, g := range denyRead {
 		p.DenyRead = append(p.DenyRead, expandRoot(g, root))
@@ -257,7 +258,7 @@ func TestOpenReadDecidesOnWhatItOpened(t *testing.T) {
 				file.Close()
 				t.Fatalf("OpenRead opened %q and read %q: want deny_read", file.Name(), b)
 			}
-			if de := deniedAs(t, err); de.Reason != ReasonDenyRead || de.Path != tc.path {
+			if de := deniedAs(t, err); de.Reason != policy.ReasonDenyRead || de.Path != tc.path {
 				t.Errorf("denial %+v", de)
 			}
 			st, err := f.Lstat("stat", target)
@@ -310,7 +311,7 @@ func TestOpenReadHardLink(t *testing.T) {
 				file.Close()
 				return
 			}
-			if de := deniedAs(t, err); de.Reason != ReasonDenyRead {
+			if de := deniedAs(t, err); de.Reason != policy.ReasonDenyRead {
 				t.Errorf("denial %+v", de)
 			}
 			if _, err := f.Lstat("stat", target); fserr.CodeOf(err) != fserr.SandboxDenied {

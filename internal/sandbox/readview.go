@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The read view of a dsh-fs exec session (docs/design.md §10). A
@@ -27,17 +29,6 @@ import (
 // folders, the toolchains installed there) stays visible, and so does
 // everything bound back: an unanchored glob is enforced there only where
 // the walks of the roots go, and policy names the rest.
-
-// DefaultReadHome is the default of the trusted read_home: what of the
-// home folder a shell's ordinary day needs (git's identity, the shells'
-// start-up files, the programs and toolchains installed there), and no
-// credential store (~/.ssh, ~/.aws, ~/.netrc, ~/.docker, ~/.git-credentials,
-// ~/.cargo/credentials.toml, ~/.npmrc and ~/.pypirc stay out).
-var DefaultReadHome = []string{
-	"~/.gitconfig", "~/.config/git",
-	"~/.profile", "~/.bashrc", "~/.bash_profile", "~/.zshenv", "~/.zshrc", "~/.zprofile", "~/.inputrc",
-	"~/.local/bin", "~/go/bin", "~/.cargo/bin", "~/.rustup", "~/.nvm", "~/.pyenv", "~/sdk",
-}
 
 // ReadView is the read view of a session: where it is made, and what it
 // shows there.
@@ -64,7 +55,7 @@ type ReadView struct {
 // unanchoredDeny are the deny_read globs of p that name paths anywhere
 // beneath some folder: relative ones, and absolute ones with a wildcard
 // before their last component.
-func unanchoredDeny(p Policy) []string {
+func unanchoredDeny(p policy.Policy) []string {
 	var out []string
 	for _, g := range NewFence(p).denyRead {
 		_, rest := literalPrefix(g.match)
@@ -77,7 +68,7 @@ func unanchoredDeny(p Policy) []string {
 
 // ReadViewWhy says why a session under p gets no read view although it
 // has a glob the view is for, or "" when it gets one or needs none.
-func ReadViewWhy(p Policy) string {
+func ReadViewWhy(p policy.Policy) string {
 	if len(unanchoredDeny(p)) == 0 {
 		return ""
 	}
@@ -91,7 +82,7 @@ func ReadViewWhy(p Policy) string {
 // kernel without the new mount calls (ReadViewWhy). What the rest of the
 // plan would mount beneath a covered folder and outside a kept path is
 // dropped: the view leaves nothing there to mount on.
-func (m *MountPlan) PlanReadView(p Policy, roots, keep []string) {
+func (m *MountPlan) PlanReadView(p policy.Policy, roots, keep []string) {
 	globs := unanchoredDeny(p)
 	if len(globs) == 0 {
 		return
@@ -141,7 +132,7 @@ func (m *MountPlan) PlanReadView(p Policy, roots, keep []string) {
 	}
 	for _, e := range p.ReadHome {
 		if p.Home != "" && strings.HasPrefix(e, "~/") {
-			add(p.expandHome(e), false)
+			add(p.ExpandHome(e), false)
 		}
 	}
 	for _, k := range sortedKeys(set) {
@@ -192,7 +183,7 @@ func (m *MountPlan) dropUnderView() {
 // uids from 1000, not the system accounts', which may be /bin or /var),
 // each an existing folder that is no system folder, lies in no root, and
 // is not beneath another of them.
-func homeFolders(p Policy, roots []string) []string {
+func homeFolders(p policy.Policy, roots []string) []string {
 	cands := append([]string{"/root", "/home", p.Home}, passwdHomes()...)
 	var dirs []string
 	for _, h := range cands {

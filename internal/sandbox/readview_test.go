@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 func TestUnanchoredDeny(t *testing.T) {
-	p := Policy{Home: "/home/u", DenyRead: []string{"**/.env", "secrets", "~/.ssh", "/etc/secret", "/home/*/x/key", "~/.aws/**", "/srv/**"}}
+	p := policy.Policy{Home: "/home/u", DenyRead: []string{"**/.env", "secrets", "~/.ssh", "/etc/secret", "/home/*/x/key", "~/.aws/**", "/srv/**"}}
 	got := unanchoredDeny(p)
 	// A relative glob, and an absolute one with a wildcard before its
 	// last component; not one folder's name, nor "/x/**" (one folder).
@@ -16,7 +18,7 @@ func TestUnanchoredDeny(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("unanchoredDeny = %q, want %q", got, want)
 	}
-	if why := ReadViewWhy(Policy{DenyRead: []string{"~/.ssh"}, Home: "/home/u"}); why != "" {
+	if why := ReadViewWhy(policy.Policy{DenyRead: []string{"~/.ssh"}, Home: "/home/u"}); why != "" {
 		t.Errorf("ReadViewWhy without an unanchored glob = %q", why)
 	}
 }
@@ -41,7 +43,7 @@ func TestPlanReadView(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(base) })
 	makeTree(t, base, "ws/.env", "ws/.git/HEAD", "other/.env", ".gitconfig", ".cache/go-build/x", ".ssh/id")
 	ws := filepath.Join(base, "ws")
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Home: base, DenyRead: []string{"**/.env", "~/.ssh"},
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Home: base, DenyRead: []string{"**/.env", "~/.ssh"},
 		ReadHome: []string{"~/.gitconfig", "~/.bashrc"}}
 	m := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
 	m.PlanReadView(p, []string{ws}, []string{filepath.Join(base, ".cache/go-build"), "/usr/bin/env"})
@@ -81,7 +83,7 @@ func TestPlanReadViewCwd(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	makeTree(t, base, "proj/a.go")
-	p := Policy{Mode: ReadOnly, Cwd: filepath.Join(base, "proj"), Home: base, DenyRead: []string{"**/.env"}}
+	p := policy.Policy{Mode: policy.ReadOnly, Cwd: filepath.Join(base, "proj"), Home: base, DenyRead: []string{"**/.env"}}
 	var m MountPlan
 	m.PlanReadView(p, nil, nil)
 	if m.View == nil || !slices.Equal(m.View.Kept, []string{p.Cwd}) || !slices.Equal(m.View.Unwalked, []string{p.Cwd}) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // Root is one canonical writable root and where it came from.
@@ -46,18 +48,18 @@ type RefusedRoot struct {
 // only as an allowed workspace, and os.TempDir() only beneath /tmp, a
 // configured root or an allow_roots entry. What is refused is listed by
 // RefusedRoots.
-func WritableRoots(p Policy) ([]Root, error) {
+func WritableRoots(p policy.Policy) ([]Root, error) {
 	roots, _, err := deriveRoots(p)
 	return roots, err
 }
 
 // RefusedRoots lists the candidates WritableRoots left out, and why.
-func RefusedRoots(p Policy) ([]RefusedRoot, error) {
+func RefusedRoots(p policy.Policy) ([]RefusedRoot, error) {
 	_, refused, err := deriveRoots(p)
 	return refused, err
 }
 
-func deriveRoots(p Policy) ([]Root, []RefusedRoot, error) {
+func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 	var roots []Root
 	var refused []RefusedRoot
 	seen := map[string]bool{}
@@ -93,13 +95,13 @@ func deriveRoots(p Policy) ([]Root, []RefusedRoot, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		allowed := append(append(RootPaths(roots), configured...), p.canonicalAllowRoots()...)
+		allowed := append(append(RootPaths(roots), configured...), canonicalAllowRoots(p)...)
 		if beneathAny(allowed, tmpdir) {
 			if err := add(tmpdir, "tmp"); err != nil {
 				return nil, nil, err
 			}
 		} else {
-			refused = append(refused, RefusedRoot{Path: tmpdir, Origin: "tmp", Reason: ReasonTmpdirNotAllowed, Matched: "TMPDIR=" + os.Getenv("TMPDIR")})
+			refused = append(refused, RefusedRoot{Path: tmpdir, Origin: "tmp", Reason: policy.ReasonTmpdirNotAllowed, Matched: "TMPDIR=" + os.Getenv("TMPDIR")})
 		}
 	}
 	for _, c := range configured {
@@ -137,10 +139,6 @@ func Intersect(folders, client []string) []string {
 	return out
 }
 
-// ReasonOutsideClientRoots: a writable root is not wholly inside the roots
-// the MCP client offered; what lies beneath one of them stays writable.
-const ReasonOutsideClientRoots = "outside the client's roots"
-
 // withinClient narrows roots to the parts inside the client's folders: a
 // root inside one stays whole, a client folder inside a root becomes a
 // root of the same origin, and a root not wholly inside one is refused
@@ -162,7 +160,7 @@ func withinClient(roots []Root, refused []RefusedRoot, client []string) ([]Root,
 		if !slices.Contains(met, r.Path) {
 			// Partly or not at all within them: what is outside is
 			// refused, for a denial that says why.
-			refused = append(refused, RefusedRoot{Path: r.Path, Origin: r.Origin, Reason: ReasonOutsideClientRoots, Matched: "the MCP client's roots"})
+			refused = append(refused, RefusedRoot{Path: r.Path, Origin: r.Origin, Reason: policy.ReasonOutsideClientRoots, Matched: "the MCP client's roots"})
 		}
 	}
 	return out, refused
@@ -179,24 +177,24 @@ var (
 // workspaceRefusal says why the session cwd of p is not a writable
 // workspace, or "" when it is. A cwd a trusted source pins, or that a
 // trusted workspaces entry names exactly, is never too broad.
-func workspaceRefusal(p Policy) string {
+func workspaceRefusal(p policy.Policy) string {
 	if p.CwdTrusted || p.Cwd == "" {
 		return ""
 	}
 	exact := false
 	for _, w := range p.Workspaces {
-		if p.expandHome(w) == p.Cwd {
+		if p.ExpandHome(w) == p.Cwd {
 			exact = true
 		}
 	}
 	if !exact && tooBroad(p.Cwd, p.Home) {
-		return ReasonWorkspaceTooBroad
+		return policy.ReasonWorkspaceTooBroad
 	}
 	if len(p.Workspaces) == 0 || exact {
 		return ""
 	}
 	for _, w := range p.Workspaces {
-		g := p.expandHome(w)
+		g := p.ExpandHome(w)
 		// An entry names a folder and everything beneath it.
 		for dir := p.Cwd; ; dir = filepath.Dir(dir) {
 			if matchGlob(g, dir) {
@@ -207,7 +205,7 @@ func workspaceRefusal(p Policy) string {
 			}
 		}
 	}
-	return ReasonOutsideWorkspaces
+	return policy.ReasonOutsideWorkspaces
 }
 
 // tooBroad reports whether a workspace at dir would open the whole
@@ -233,10 +231,10 @@ func tooBroad(dir, home string) bool {
 
 // canonicalAllowRoots returns p.AllowRoots, "~" expanded, canonicalized;
 // an entry that cannot be canonicalized allows nothing.
-func (p Policy) canonicalAllowRoots() []string {
+func canonicalAllowRoots(p policy.Policy) []string {
 	var out []string
 	for _, r := range p.AllowRoots {
-		if c, err := Canonical(p.Cwd, p.expandHome(r)); err == nil {
+		if c, err := Canonical(p.Cwd, p.ExpandHome(r)); err == nil {
 			out = append(out, c)
 		}
 	}
@@ -247,12 +245,12 @@ func (p Policy) canonicalAllowRoots() []string {
 // canonical folder dir as a writable root: it must lie beneath an
 // allow_roots entry or beneath a root the trusted policy p already makes
 // writable, so adding it widens nothing.
-func AllowsSessionRoot(trusted Policy, dir string) (bool, error) {
+func AllowsSessionRoot(trusted policy.Policy, dir string) (bool, error) {
 	roots, err := WritableRoots(trusted)
 	if err != nil {
 		return false, err
 	}
-	return beneathAny(append(RootPaths(roots), trusted.canonicalAllowRoots()...), dir), nil
+	return beneathAny(append(RootPaths(roots), canonicalAllowRoots(trusted)...), dir), nil
 }
 
 func beneathAny(roots []string, target string) bool {

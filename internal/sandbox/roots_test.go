@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 func TestWritableRoots(t *testing.T) {
@@ -60,7 +61,7 @@ func TestWritableRoots(t *testing.T) {
 				t.Setenv("TMPDIR", "")
 			}
 			expand := strings.NewReplacer("$ROOT", root, "$TMP", tmp).Replace
-			p := Policy{Mode: WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Tmp: tc.tmp}
+			p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Tmp: tc.tmp}
 			for _, r := range tc.roots {
 				p.WritableRoots = append(p.WritableRoots, expand(r))
 			}
@@ -163,23 +164,23 @@ func TestSessionWorkspace(t *testing.T) {
 		refusal    string
 	}{
 		{name: "a project folder", cwd: "$ROOT/ws"},
-		{name: "/", cwd: "/", refusal: ReasonWorkspaceTooBroad},
-		{name: "/etc", cwd: "/etc", refusal: ReasonWorkspaceTooBroad},
-		{name: "beneath /usr", cwd: "/usr/lib", refusal: ReasonWorkspaceTooBroad},
-		{name: "/lib64 by glob", cwd: "/lib64", refusal: ReasonWorkspaceTooBroad},
-		{name: "/var itself", cwd: "/var", refusal: ReasonWorkspaceTooBroad},
+		{name: "/", cwd: "/", refusal: policy.ReasonWorkspaceTooBroad},
+		{name: "/etc", cwd: "/etc", refusal: policy.ReasonWorkspaceTooBroad},
+		{name: "beneath /usr", cwd: "/usr/lib", refusal: policy.ReasonWorkspaceTooBroad},
+		{name: "/lib64 by glob", cwd: "/lib64", refusal: policy.ReasonWorkspaceTooBroad},
+		{name: "/var itself", cwd: "/var", refusal: policy.ReasonWorkspaceTooBroad},
 		{name: "a site beneath /var", cwd: "/var/tmp"},
-		{name: "the home folder itself", cwd: "$ROOT/home", home: "$ROOT/home", refusal: ReasonWorkspaceTooBroad},
+		{name: "the home folder itself", cwd: "$ROOT/home", home: "$ROOT/home", refusal: policy.ReasonWorkspaceTooBroad},
 		{name: "a project in the home folder", cwd: "$ROOT/home/proj", home: "$ROOT/home"},
 		{name: "/ pinned by a trusted source", cwd: "/", trusted: true},
 		{name: "the home named exactly by workspaces", cwd: "$ROOT/home", home: "$ROOT/home", workspaces: []string{"~"}},
 		{name: "inside a workspaces folder", cwd: "$ROOT/ws/sub", workspaces: []string{"$ROOT/ws"}},
 		{name: "matching a workspaces glob", cwd: "$ROOT/ws", workspaces: []string{"$ROOT/w*"}},
-		{name: "outside workspaces", cwd: "$ROOT/other", workspaces: []string{"$ROOT/ws"}, refusal: ReasonOutsideWorkspaces},
-		{name: "a parent of a workspace", cwd: "$ROOT", workspaces: []string{"$ROOT/ws"}, refusal: ReasonOutsideWorkspaces},
+		{name: "outside workspaces", cwd: "$ROOT/other", workspaces: []string{"$ROOT/ws"}, refusal: policy.ReasonOutsideWorkspaces},
+		{name: "a parent of a workspace", cwd: "$ROOT", workspaces: []string{"$ROOT/ws"}, refusal: policy.ReasonOutsideWorkspaces},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Policy{Mode: WorkspaceWrite, Cwd: expandRoot(tc.cwd, root), Home: expandRoot(tc.home, root),
+			p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: expandRoot(tc.cwd, root), Home: expandRoot(tc.home, root),
 				CwdTrusted: tc.trusted, CwdSource: "working directory " + tc.cwd}
 			for _, w := range tc.workspaces {
 				p.Workspaces = append(p.Workspaces, expandRoot(w, root))
@@ -216,7 +217,7 @@ func TestSessionWorkspace(t *testing.T) {
 func TestTmpdirOutsideAllowedRoots(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, "ws/", "allowed/t/", "elsewhere/")
-	base := Policy{Mode: WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Tmp: true}
+	base := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: filepath.Join(root, "ws"), Tmp: true}
 	for _, tc := range []struct {
 		tmpdir string
 		allow  []string
@@ -242,7 +243,7 @@ func TestTmpdirOutsideAllowedRoots(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("TMPDIR=%s allow %v: a root = %v, want %v (refused %v)", tc.tmpdir, tc.allow, got, tc.want, refused)
 		}
-		if !got && (len(refused) != 1 || refused[0].Reason != ReasonTmpdirNotAllowed) {
+		if !got && (len(refused) != 1 || refused[0].Reason != policy.ReasonTmpdirNotAllowed) {
 			t.Errorf("TMPDIR=%s: refused %v, want it listed", tc.tmpdir, refused)
 		}
 	}
@@ -266,7 +267,7 @@ func TestWithinClientNarrows(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	base := Policy{Mode: WorkspaceWrite, Cwd: ws, CwdTrusted: true}
+	base := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, CwdTrusted: true}
 	for _, tc := range []struct {
 		name   string
 		within []string
@@ -289,7 +290,7 @@ func TestWithinClientNarrows(t *testing.T) {
 				t.Errorf("roots %v, want %v", got, tc.want)
 			}
 			refused, _ := RefusedRoots(p)
-			outside := len(refused) > 0 && refused[0].Reason == ReasonOutsideClientRoots
+			outside := len(refused) > 0 && refused[0].Reason == policy.ReasonOutsideClientRoots
 			if wantRefused := !slices.Contains(tc.want, ws); outside != wantRefused {
 				t.Errorf("refused %+v: want the workspace refused = %v", refused, wantRefused)
 			}

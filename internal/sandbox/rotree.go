@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The read-only tree of a dsh-fs exec session (docs/design.md §10).
@@ -201,29 +203,17 @@ func pin(path string) error {
 	return nil
 }
 
-// DenyIdentity is the identity of a deny_read file with several links
-// (its device and inode), and the glob that covers it: another name of
-// the same file reads the same secret. A dsh-fs exec session's record
-// carries the identities its supervisor saw before the mount layer hid
-// the files, and the file tool inside refuses a file that has one
-// (Policy.DenyIdentities).
-type DenyIdentity struct {
-	Dev  uint64 `json:"dev"`
-	Ino  uint64 `json:"ino"`
-	Glob string `json:"glob"`
-}
-
 // maxDenyIdentities bounds the identities a plan hands the record, which
 // has a size limit of its own.
 const maxDenyIdentities = 4096
 
 // denyIdentities lists ids, sorted, at most maxDenyIdentities of them.
-func denyIdentities(ids map[fileID]string) []DenyIdentity {
-	out := make([]DenyIdentity, 0, len(ids))
+func denyIdentities(ids map[fileID]string) []policy.DenyIdentity {
+	out := make([]policy.DenyIdentity, 0, len(ids))
 	for id, g := range ids {
-		out = append(out, DenyIdentity{Dev: id.dev, Ino: id.ino, Glob: g})
+		out = append(out, policy.DenyIdentity{Dev: id.dev, Ino: id.ino, Glob: g})
 	}
-	slices.SortFunc(out, func(a, b DenyIdentity) int {
+	slices.SortFunc(out, func(a, b policy.DenyIdentity) int {
 		return cmp.Or(cmp.Compare(a.Dev, b.Dev), cmp.Compare(a.Ino, b.Ino))
 	})
 	if len(out) > maxDenyIdentities {

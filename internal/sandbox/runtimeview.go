@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // hideRuntime covers exec's runtime folder base (session.RuntimeBase)
@@ -29,7 +31,7 @@ func hideRuntime(base, record string) error {
 		return fmt.Errorf("open the record: %w", err)
 	}
 	defer unix.Close(rfd)
-	logRel := filepath.Join(filepath.Dir(rel), DenialsFolder)
+	logRel := filepath.Join(filepath.Dir(rel), policy.DenialsFolder)
 	lfd, err := OpenNoSymlinks(filepath.Join(base, logRel), unix.O_PATH|unix.O_DIRECTORY)
 	if err == nil {
 		defer unix.Close(lfd)
@@ -75,7 +77,3 @@ func hideRuntime(base, record string) error {
 	}
 	return nil
 }
-
-// DenialsFolder is the folder of a session's denial log beside its
-// record (internal/denials keeps the log there).
-const DenialsFolder = "denials"

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The socket layer of a dsh-fs exec session (docs/design.md §10): no
@@ -44,7 +45,7 @@ import (
 // SocketLandlock reports whether the kernel layer of a session under p
 // fences pathname sockets itself (Landlock ABI 9 or newer): the mount
 // layer then hides none.
-func SocketLandlock(p Policy) bool {
+func SocketLandlock(p policy.Policy) bool {
 	abi, _, err := TreeLayer(p)
 	return err == nil && abi >= kernel.SocketRulesABI
 }
@@ -109,7 +110,7 @@ func parseNetUnix(data string) ([]string, error) {
 // those of the kernel's list that are bound where the shell could reach
 // them, but the allowed ones; what cannot be covered is named in
 // SocketsLeft. With the Landlock right it plans none.
-func (pl *planner) planSockets(p Policy) {
+func (pl *planner) planSockets(p policy.Policy) {
 	if SocketLandlock(p) {
 		return
 	}
@@ -175,10 +176,10 @@ func (m MountPlan) SocketsOpen() bool {
 // allowedSocketGlobs are p's allow_unix_sockets entries, "~" expanded,
 // each also with its literal folders canonical (/var/run/docker.sock is
 // /run/docker.sock where /var/run is a link), as the walks name sockets.
-func allowedSocketGlobs(p Policy) []string {
+func allowedSocketGlobs(p policy.Policy) []string {
 	var out []string
 	for _, g := range p.AllowUnixSockets {
-		g = p.expandHome(g)
+		g = p.ExpandHome(g)
 		if !strings.HasPrefix(g, "/") {
 			continue // no home: it names nothing
 		}
@@ -203,7 +204,7 @@ func socketAllowed(allowed []string, abs string) bool {
 // an entry with wildcards covers when the session starts. A Landlock rule
 // is made on what exists, so a socket an entry names that is made later
 // is not granted.
-func SocketGrants(p Policy) []string {
+func SocketGrants(p policy.Policy) []string {
 	allowed := allowedSocketGlobs(p)
 	grants := map[string]bool{}
 	wild := false

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The unit tests of this package look at no socket of the machine's:
@@ -74,7 +76,7 @@ func TestParseNetUnix(t *testing.T) {
 }
 
 func TestSocketPlan(t *testing.T) {
-	if SocketLandlock(Policy{Mode: WorkspaceWrite, Enforce: EnforceAuto}) {
+	if SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}) {
 		t.Skip("Landlock fences sockets here (ABI 9): the mount layer hides none")
 	}
 	tmp := canonTemp(t)
@@ -105,7 +107,7 @@ func TestSocketPlan(t *testing.T) {
 		}
 		return out
 	}
-	p := Policy{Mode: WorkspaceWrite, Cwd: ws, Protected: DefaultProtected, DenyRead: []string{"secrets"}, Home: tmp,
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets"}, Home: tmp,
 		// By a symlinked spelling, by a glob, and a folder whole.
 		AllowUnixSockets: []string{tmp + "/alias/allowed.sock", "~/run/agents/*.sock", tmp + "/run/gnupg", tmp + "/absent.sock"}}
 	withBoundSockets(t, tmp)
@@ -156,17 +158,17 @@ func TestSocketGrants(t *testing.T) {
 		makeSocket(t, filepath.Join(tmp, s))
 	}
 	withBoundSockets(t, tmp)
-	p := Policy{Home: tmp, AllowUnixSockets: []string{"~/alias/other.sock", tmp + "/run/agents/[0-9].sock", tmp + "/later.sock"}}
+	p := policy.Policy{Home: tmp, AllowUnixSockets: []string{"~/alias/other.sock", tmp + "/run/agents/[0-9].sock", tmp + "/later.sock"}}
 	// Literal entries as given and canonical (Landlock opens them; one
 	// missing is ignored there), and what a glob covers now.
 	want := []string{tmp + "/alias/other.sock", tmp + "/later.sock", tmp + "/run/agents/1.sock", tmp + "/run/agents/2.sock", tmp + "/run/other.sock"}
 	if got := SocketGrants(p); !slices.Equal(got, want) {
 		t.Errorf("SocketGrants:\n got %q\nwant %q", got, want)
 	}
-	if got := SocketGrants(Policy{}); got == nil || len(got) != 0 {
+	if got := SocketGrants(policy.Policy{}); got == nil || len(got) != 0 {
 		t.Errorf("SocketGrants of no entry = %#v, want an empty list (every socket refused)", got)
 	}
-	if got := SocketGrants(Policy{AllowUnixSockets: []string{"~/x.sock"}}); len(got) != 0 {
+	if got := SocketGrants(policy.Policy{AllowUnixSockets: []string{"~/x.sock"}}); len(got) != 0 {
 		t.Errorf("SocketGrants without a home = %q: a ~ entry names nothing", got)
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The variables of the escalation channel. BrokerEnv names the inherited
@@ -218,7 +218,7 @@ func (req Request) check(beside string) error {
 	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
 		return errors.New("an edit with no edits")
 	}
-	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
+	if _, err := policy.ParseMode(req.Escalate); err != nil {
 		return fmt.Errorf("escalate: %v", err)
 	}
 	return nil
@@ -258,7 +258,7 @@ func (req Request) checkFolderOp(beside string) error {
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
 		return errors.New("a request whose directory is not absolute")
 	}
-	if _, err := sandbox.ParseMode(req.Escalate); err != nil {
+	if _, err := policy.ParseMode(req.Escalate); err != nil {
 		return fmt.Errorf("escalate: %v", err)
 	}
 	return nil
@@ -573,8 +573,8 @@ func receivedFDs(oob []byte) []int {
 // escalation request as an approval_command would read it, and the text
 // of its diff for a person.
 type Ask struct {
-	Request  sandbox.EscalationRequest `json:"request"`
-	DiffText string                    `json:"diff_text"`
+	Request  policy.EscalationRequest `json:"request"`
+	DiffText string                   `json:"diff_text"`
 }
 
 // Answer is the supervisor's decision on an Ask: "" approves.

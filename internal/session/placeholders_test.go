@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -73,7 +74,7 @@ func TestNestedPlaceholdersGoWithTheLastSession(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Cwd: ws, Protected: sandbox.DefaultProtected}
+		p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 		roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 		start := func() (string, *Record) {
 			dir := privateDir(t)

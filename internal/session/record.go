@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -55,9 +56,9 @@ type Record struct {
 	// DenyIdentities are the identities of the deny_read files with
 	// several links that the supervisor saw before the mount layer hid
 	// them, and of the empty file it binds over hidden files: every call
-	// inside refuses a file that has one (sandbox.Policy.DenyIdentities),
+	// inside refuses a file that has one (policy.Policy.DenyIdentities),
 	// since inside, the hidden originals are not there to compare with.
-	DenyIdentities []sandbox.DenyIdentity `json:"deny_identities,omitempty"`
+	DenyIdentities []policy.DenyIdentity `json:"deny_identities,omitempty"`
 	// ConfigFiles are the config files exec loaded, the file of exec
 	// --config among them: every call inside protects them, as it
 	// protects the trusted files at their fixed places, since a later
@@ -361,16 +362,16 @@ func Write(dir string, r *Record) (string, error) {
 // mount layer binds over hidden files, and returns its path and its
 // identity: inside the session a hidden file reads as this one, which
 // the file tool must refuse as the file it hides.
-func EmptyFile(dir string) (string, sandbox.DenyIdentity, error) {
+func EmptyFile(dir string) (string, policy.DenyIdentity, error) {
 	path := filepath.Join(dir, "empty")
 	if err := os.WriteFile(path, nil, 0o400); err != nil {
-		return "", sandbox.DenyIdentity{}, err
+		return "", policy.DenyIdentity{}, err
 	}
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
-		return "", sandbox.DenyIdentity{}, err
+		return "", policy.DenyIdentity{}, err
 	}
-	id := sandbox.DenyIdentity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "a deny_read file the mount layer hides"}
+	id := policy.DenyIdentity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Glob: "a deny_read file the mount layer hides"}
 	return path, id, nil
 }
 

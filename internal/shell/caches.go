@@ -10,6 +10,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/gocacheprog"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -26,7 +27,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 	for _, p := range s.Caches.Paths {
 		listed = append(listed, sandbox.FoundCache{Path: p, Source: "caches"})
 	}
-	if !s.Caches.FromToolchains || s.Caches.Writable == sandbox.CachesOff || s.Policy.Mode != sandbox.WorkspaceWrite {
+	if !s.Caches.FromToolchains || s.Caches.Writable == policy.CachesOff || s.Policy.Mode != policy.WorkspaceWrite {
 		// Read-only, danger-full-access and caches_writable: off:
 		// nothing to layer, so nothing to ask (and no start-up time
 		// spent on it).
@@ -250,13 +251,13 @@ func CachesText(caches []sandbox.Cache) (bool, string) {
 func WouldCaches(s *config.Settings) string {
 	p := s.Policy
 	switch {
-	case p.Mode == sandbox.ReadOnly:
+	case p.Mode == policy.ReadOnly:
 		return "dsh-fs exec would leave them read-only: read-only mode"
-	case p.Mode == sandbox.DangerFullAccess:
+	case p.Mode == policy.DangerFullAccess:
 		return "dsh-fs exec would leave them writable: danger-full-access mode"
-	case s.Caches.Writable == sandbox.CachesOff:
+	case s.Caches.Writable == policy.CachesOff:
 		return "dsh-fs exec would leave them read-only: caches_writable: off"
-	case s.Caches.Writable == sandbox.CachesDirect:
+	case s.Caches.Writable == policy.CachesDirect:
 		return "dsh-fs exec would make them writable roots: caches_writable: direct"
 	}
 	if ok, why := sandbox.MountLayer(); !ok {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -142,7 +143,7 @@ func TestChildCommandMissing(t *testing.T) {
 // TestChildKernelLayer: with Landlock the child's CMD writes beneath its
 // roots and nowhere else, and the null device stays writable.
 func TestChildKernelLayer(t *testing.T) {
-	if abi, why, _ := sandbox.TreeLayer(sandbox.Policy{Mode: sandbox.WorkspaceWrite}); abi == 0 {
+	if abi, why, _ := sandbox.TreeLayer(policy.Policy{Mode: policy.WorkspaceWrite}); abi == 0 {
 		t.Skip("no Landlock:", why)
 	}
 	sh := lookPath(t, "sh")
@@ -230,7 +231,7 @@ func TestChildLayerFailures(t *testing.T) {
 		cases["terminal handover"] = layerCase{childSpec{Init: true, Terminal: &childTerminal{FD: 9, Streams: []int{0}}}, mountNamespace, "terminal layer: "}
 		cases["no network namespace to raise"] = layerCase{childSpec{Network: true}, func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER} }, "network layer: "}
 	}
-	if !sandbox.SocketLandlock(sandbox.Policy{Mode: sandbox.WorkspaceWrite}) {
+	if !sandbox.SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite}) {
 		cases["socket layer on an old kernel"] = layerCase{childSpec{Sockets: []string{}}, nil, "socket layer: "}
 	}
 	if len(cases) == 0 {

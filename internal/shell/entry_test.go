@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -35,7 +36,7 @@ func TestSelfCommand(t *testing.T) {
 }
 
 func writeRequest(t *testing.T, path string) session.Request {
-	return session.Request{Op: session.OpWrite, Escalate: string(sandbox.WorkspaceWrite), Dir: t.TempDir(),
+	return session.Request{Op: session.OpWrite, Escalate: string(policy.WorkspaceWrite), Dir: t.TempDir(),
 		Write: &request.Write{Path: path, Content: []byte("x")}}
 }
 

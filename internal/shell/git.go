@@ -5,6 +5,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -19,7 +20,7 @@ import (
 // holds. danger-full-access has none: the harness asked for full access,
 // and nothing fences the shell.
 func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, roots []sandbox.Root, shell *session.Shell) *gitguard.Guard {
-	if s.Policy.Mode == sandbox.DangerFullAccess {
+	if s.Policy.Mode == policy.DangerFullAccess {
 		shell.Git = "not held: danger-full-access mode"
 		return nil
 	}

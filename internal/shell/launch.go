@@ -11,7 +11,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
 
@@ -124,7 +124,7 @@ func (s *supervisor) readyNetwork(l *launched) error {
 		return nil
 	}
 	withNetworkNamespace(l.child.SysProcAttr)
-	if s.settings.Policy.Network == sandbox.NetworkAllowlist && s.rec.Shell.ProcessesHeld {
+	if s.settings.Policy.Network == policy.NetworkAllowlist && s.rec.Shell.ProcessesHeld {
 		fd, stop, err := s.startProxy(l.child)
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -36,7 +37,7 @@ type networkPlan struct {
 }
 
 // networkMissing is exec's error for a network setting it cannot hold.
-func networkMissing(p sandbox.Policy, missing string) error {
+func networkMissing(p policy.Policy, missing string) error {
 	return fserr.New(fserr.ConfigInvalid, "exec: network "+string(p.Network)+" cannot be held here: "+missing+
 		"\nhint: network: on, a mode with the mount layer (workspace-write, read-only) where user namespaces are allowed, or run as root")
 }
@@ -51,8 +52,8 @@ func networkMissing(p sandbox.Policy, missing string) error {
 // setting cannot be held (missing), unless enforce is off: no fallback
 // holds it whole (Landlock's TCP rules grant a port to every address,
 // and miss UDP and io_uring's sockets).
-func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
-	if p.Network == sandbox.NetworkOn {
+func networkLayer(p policy.Policy, mounts, withInit bool) networkPlan {
+	if p.Network == policy.NetworkOn {
 		return networkPlan{held: true, text: "on: the host's network, every address it reaches"}
 	}
 	allow := "no host"
@@ -73,17 +74,17 @@ func networkLayer(p sandbox.Policy, mounts, withInit bool) networkPlan {
 	}
 	if !mounts && os.Geteuid() != 0 {
 		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
-		if p.Mode == sandbox.DangerFullAccess {
+		if p.Mode == policy.DangerFullAccess {
 			nsWhy = "no network namespace: danger-full-access has no mount layer, whose user namespace a user that is not root needs for one"
 		}
 		text := "not held for the shell: network " + string(p.Network) + " needs a network namespace, and " + nsWhy[len("no network namespace: "):]
-		if p.Enforce == sandbox.EnforceOff {
+		if p.Enforce == policy.EnforceOff {
 			return networkPlan{text: text + " (enforce: off)"}
 		}
 		return networkPlan{text: text, missing: nsWhy}
 	}
 	off := "a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
-	if p.Network == sandbox.NetworkAllowlist {
+	if p.Network == policy.NetworkAllowlist {
 		if !withInit {
 			return networkPlan{namespaced: true, held: true, text: "off (allowlist needs the session's PID namespace, where the bridge to the proxy runs): " + off}
 		}
@@ -121,9 +122,9 @@ func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
 	})
 	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
-			req := sandbox.EscalationRequest{Kind: sandbox.KindNetworkHost, Op: sandbox.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
+			req := policy.EscalationRequest{Kind: policy.KindNetworkHost, Op: policy.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
-			err := approval.ApproveHost(p, req, func(req sandbox.EscalationRequest) error {
+			err := approval.ApproveHost(p, req, func(req policy.EscalationRequest) error {
 				return s.askTerminal(session.Ask{Request: req})
 			})
 			s.audit.Write(audit.HostAnswer(host, port, err))
@@ -186,7 +187,7 @@ func (s *supervisor) proxyUpstream() (*netproxy.Upstream, error) {
 // upstreamCredentials reads the upstream's credentials from file, which
 // a deny_read entry must hide from the session: the supervisor alone
 // reads it. Its errors never quote what it holds.
-func upstreamCredentials(p sandbox.Policy, file string) (string, error) {
+func upstreamCredentials(p policy.Policy, file string) (string, error) {
 	bad := func(why string) error {
 		return fserr.New(fserr.ConfigInvalid, "exec: network_upstream_proxy_auth_file "+file+": "+why)
 	}
@@ -218,7 +219,7 @@ func upstreamCredentials(p sandbox.Policy, file string) (string, error) {
 // the session's writable roots (else the session could rewrite the
 // granted program in place and keep its identity).
 func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
-	list, err := sandbox.ParseCommandGrants(s.settings.Policy.NetworkAllowCommands)
+	list, err := policy.ParseCommandGrants(s.settings.Policy.NetworkAllowCommands)
 	if err != nil {
 		return nil, fserr.New(fserr.ConfigInvalid, "exec: "+netproxy.SettingCommands+": "+err.Error())
 	}
@@ -304,11 +305,11 @@ func withNetworkNamespace(attr *syscall.SysProcAttr) {
 
 // NetworkOutsideText is policy's network line outside a session: what
 // dsh-fs exec would do here.
-func NetworkOutsideText(p sandbox.Policy) string {
-	if p.Network == sandbox.NetworkOn {
+func NetworkOutsideText(p policy.Policy) string {
+	if p.Network == policy.NetworkOn {
 		return "on: the host's network, every address it reaches"
 	}
-	mounts := p.Mode != sandbox.DangerFullAccess && func() bool { ok, _ := sandbox.MountLayer(); return ok }()
+	mounts := p.Mode != policy.DangerFullAccess && func() bool { ok, _ := sandbox.MountLayer(); return ok }()
 	plan := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
 	switch {
 	case plan.namespaced:
@@ -328,11 +329,11 @@ func NetworkRecordText(sh session.Shell) (bool, string) {
 }
 
 // NetworkContextLine is the network line of the sandbox:policy block.
-func NetworkContextLine(p sandbox.Policy) string {
+func NetworkContextLine(p policy.Policy) string {
 	switch p.Network {
-	case sandbox.NetworkOn:
+	case policy.NetworkOn:
 		return "network (dsh-fs exec shell): on, any host\n"
-	case sandbox.NetworkAllowlist:
+	case policy.NetworkAllowlist:
 		allow := "none"
 		if len(p.NetworkAllow) > 0 {
 			allow = strings.Join(p.NetworkAllow, ", ")

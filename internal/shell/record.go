@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 )
@@ -21,7 +22,7 @@ func NewRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 		values[string(v.Key)] = v.Value
 	}
 	var kernelRoots []string
-	if s.Policy.Mode == sandbox.WorkspaceWrite {
+	if s.Policy.Mode == policy.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
 	return &session.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,

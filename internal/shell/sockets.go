@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -11,10 +12,10 @@ import (
 // session under p whose mount layer is m (nil without one, mountsWhy
 // then says why), and what it is (docs/design.md §10): what exec stores
 // in the record as sockets_held and sockets.
-func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (bool, string) {
+func shellSockets(p policy.Policy, m *sandbox.MountPlan, mountsWhy string) (bool, string) {
 	allowed := socketsAllowedText(p)
 	switch {
-	case p.Mode == sandbox.DangerFullAccess:
+	case p.Mode == policy.DangerFullAccess:
 		return false, "not held for the shell: danger-full-access mode"
 	case sandbox.SocketLandlock(p):
 		abi, _, _ := sandbox.TreeLayer(p)
@@ -39,10 +40,10 @@ func shellSockets(p sandbox.Policy, m *sandbox.MountPlan, mountsWhy string) (boo
 
 // SocketsOutsideText says, outside a session, what dsh-fs exec would do
 // with the unix sockets outside its session on this machine.
-func SocketsOutsideText(p sandbox.Policy) string {
+func SocketsOutsideText(p policy.Policy) string {
 	would := "dsh-fs exec would hide the unix sockets that exist at its start here; " + socketsAllowedText(p)
 	switch {
-	case p.Mode == sandbox.DangerFullAccess:
+	case p.Mode == policy.DangerFullAccess:
 		would = "dsh-fs exec could not: danger-full-access mode"
 	case sandbox.SocketLandlock(p):
 		abi, _, _ := sandbox.TreeLayer(p)
@@ -57,7 +58,7 @@ func SocketsOutsideText(p sandbox.Policy) string {
 
 // socketsAllowedText names the sockets allow_unix_sockets leaves
 // reachable.
-func socketsAllowedText(p sandbox.Policy) string {
+func socketsAllowedText(p policy.Policy) string {
 	if len(p.AllowUnixSockets) == 0 {
 		return "none allowed (allow_unix_sockets)"
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -11,7 +12,7 @@ import (
 // sockets_held only when the kernel's list was read and every socket in
 // it could be found; what is left uncovered is named.
 func TestShellSocketsSaysWhatIsLeft(t *testing.T) {
-	p := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Enforce: sandbox.EnforceAuto}
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}
 	if sandbox.SocketLandlock(p) {
 		t.Skip("Landlock fences sockets here (ABI 9): the mount layer hides none")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -278,7 +279,7 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell s
 
 // socketGrants are the paths the Landlock socket right is granted on
 // under p (sandbox.SocketGrants).
-func socketGrants(p sandbox.Policy) []string {
+func socketGrants(p policy.Policy) []string {
 	if sandbox.SocketLandlock(p) {
 		return sandbox.SocketGrants(p)
 	}
@@ -332,7 +333,7 @@ func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
 // are in place, and stay writable.
 func nestedSupervisor(opts Options, self string, roots []string, shell session.Shell, sockets []string) *supervisor {
 	s := opts.Settings
-	if s.Policy.Mode == sandbox.WorkspaceWrite {
+	if s.Policy.Mode == policy.WorkspaceWrite {
 		shell.Caches = s.Session.Shell.Caches
 	}
 	return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
@@ -343,7 +344,7 @@ func nestedSupervisor(opts Options, self string, roots []string, shell session.S
 // session of p has a mount layer, which it reports (pr probes a user
 // namespace), before anything is planned: the privileges, the terminal,
 // the processes and the network.
-func earlyLayers(opts Options, pr *probes, p sandbox.Policy, shell *session.Shell) (bool, error) {
+func earlyLayers(opts Options, pr *probes, p policy.Policy, shell *session.Shell) (bool, error) {
 	shell.MountsWhy = mountLayerWhy(pr, p)
 	mounts := shell.MountsWhy == ""
 	shell.Privileges = Privileges(p, mounts)
@@ -359,8 +360,8 @@ func earlyLayers(opts Options, pr *probes, p sandbox.Policy, shell *session.Shel
 
 // mountLayerWhy says why a session of p has no mount layer, "" where it
 // has one; pr probes a user namespace.
-func mountLayerWhy(pr *probes, p sandbox.Policy) string {
-	if p.Mode == sandbox.DangerFullAccess {
+func mountLayerWhy(pr *probes, p policy.Policy) string {
+	if p.Mode == policy.DangerFullAccess {
 		return "danger-full-access mode"
 	}
 	if ok, why := sandbox.MountLayer(); !ok {
@@ -373,7 +374,7 @@ func mountLayerWhy(pr *probes, p sandbox.Policy) string {
 }
 
 // planMounts plans the mount layer of a session of p over roots.
-func planMounts(opts Options, p sandbox.Policy, roots []sandbox.Root) *sandbox.MountPlan {
+func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *sandbox.MountPlan {
 	// The roots' tree indexes are kept where the records are; without
 	// that folder each root is read whole (a nil store).
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
@@ -627,7 +628,7 @@ func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done
 // (--cwd, else the folder exec was started from); in a nested session
 // without a --cwd of its own, the shell's folder, which may lie beneath
 // the root the outer session pinned.
-func startDir(p sandbox.Policy) string {
+func startDir(p policy.Policy) string {
 	if p.Dir != "" {
 		return p.Dir
 	}
@@ -639,9 +640,9 @@ func startDir(p sandbox.Policy) string {
 // otherwise none, where the bounding set can be emptied (as root, or in
 // the user namespace of the mount layer), else no_new_privs and no
 // capability to use, the bounding set left as it is.
-func Privileges(p sandbox.Policy, mounts bool) string {
+func Privileges(p policy.Policy, mounts bool) string {
 	switch {
-	case p.Mode == sandbox.DangerFullAccess:
+	case p.Mode == policy.DangerFullAccess:
 		return session.PrivilegesKept
 	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
 		return session.PrivilegesNone

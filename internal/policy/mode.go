@@ -1,8 +1,4 @@
-// Package sandbox decides whether dsh-fs may touch a path: the modes, the
-// policy, the writable roots, canonicalization, containment, protected and
-// read-denied paths, and the denial. It also holds the confined handles
-// through which every mutation runs. It knows nothing of JSON or cobra.
-package sandbox
+package policy
 
 import (
 	"fmt"

@@ -1,6 +1,9 @@
-package sandbox
+package policy
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Policy is the effective sandbox policy of one call, as loaded by the
 // config package from the trusted and session sources (docs/design.md §2).
@@ -60,10 +63,10 @@ type Policy struct {
 	Enforce Enforce
 	// AllowUnixSockets are the trusted globs of the unix sockets outside
 	// a dsh-fs exec session that its shell may connect to ("~" is
-	// expanded from Home); every other is out of its reach (sockets.go).
+	// expanded from Home); every other is out of its reach.
 	AllowUnixSockets []string
 	// ReadHome are the trusted entries of the home folder ("~/…") a
-	// session's read view shows the shell (readview.go).
+	// session's read view shows the shell.
 	ReadHome []string
 	// Network is what a dsh-fs exec session's shell may reach over the
 	// network, and NetworkAllow the hosts its proxy reaches under
@@ -102,17 +105,18 @@ type Policy struct {
 	DenyIdentities []DenyIdentity
 }
 
-// base is the folder relative paths are taken from.
-func (p Policy) base() string {
+// Base is the folder relative paths are taken from: Dir when set, else
+// Cwd.
+func (p Policy) Base() string {
 	if p.Dir != "" {
 		return p.Dir
 	}
 	return p.Cwd
 }
 
-// expandHome expands a leading "~" of a glob or path to p.Home. Without
+// ExpandHome expands a leading "~" of a glob or path to p.Home. Without
 // a home the "~" stays, and matches nothing.
-func (p Policy) expandHome(g string) string {
+func (p Policy) ExpandHome(g string) string {
 	if p.Home != "" && (g == "~" || strings.HasPrefix(g, "~/")) {
 		return p.Home + g[1:]
 	}
@@ -126,7 +130,7 @@ func (p Policy) expandHome(g string) string {
 // A git directory is not among the globs: what is protected in it (its
 // config, hooks and the parts that redirect git, at any depth, nested
 // repositories and submodules included) is decided by what it is, not by
-// a glob, so that the rest of it stays writable (gitdir.go,
+// a glob, so that the rest of it stays writable (the fence's
 // GitProtectedPart). A trusted "**/.git/**" here protects it whole again.
 var DefaultProtected = []string{
 	".dsh-fs/**",
@@ -141,4 +145,41 @@ var DefaultProtected = []string{
 	"**/.zshrc",
 	"**/.zprofile",
 	"**/.profile",
+}
+
+// DefaultReadHome is the default of the trusted read_home: what of the
+// home folder a shell's ordinary day needs (git's identity, the shells'
+// start-up files, the programs and toolchains installed there), and no
+// credential store (~/.ssh, ~/.aws, ~/.netrc, ~/.docker, ~/.git-credentials,
+// ~/.cargo/credentials.toml, ~/.npmrc and ~/.pypirc stay out).
+var DefaultReadHome = []string{
+	"~/.gitconfig", "~/.config/git",
+	"~/.profile", "~/.bashrc", "~/.bash_profile", "~/.zshenv", "~/.zshrc", "~/.zprofile", "~/.inputrc",
+	"~/.local/bin", "~/go/bin", "~/.cargo/bin", "~/.rustup", "~/.nvm", "~/.pyenv", "~/sdk",
+}
+
+// DenyIdentity is the identity of a deny_read file with several links
+// (its device and inode), and the glob that covers it: another name of
+// the same file reads the same secret. A dsh-fs exec session's record
+// carries the identities its supervisor saw before the mount layer hid
+// the files, and the file tool inside refuses a file that has one
+// (Policy.DenyIdentities).
+type DenyIdentity struct {
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+	Glob string `json:"glob"`
+}
+
+// Settings of caches_writable (docs/design.md §2.2), narrowest first.
+const (
+	CachesOff     = "off"
+	CachesOverlay = "overlay"
+	CachesDirect  = "direct"
+)
+
+// CachesWritableWider reports whether the caches_writable value a lets
+// the session write more than b does.
+func CachesWritableWider(a, b string) bool {
+	rank := func(v string) int { return slices.Index([]string{CachesOff, CachesOverlay, CachesDirect}, v) }
+	return rank(a) > rank(b)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package policy
 
 import (
 	"fmt"
@@ -39,7 +39,10 @@ const (
 	// ReasonSessionRecord: DSH_FS_SESSION names a record the session
 	// could have written, or no record at all; the call does not run.
 	ReasonSessionRecord = "session record not trusted"
-	reasonMarkerPattern = "[sandbox: file access denied under %s mode]"
+	// ReasonOutsideClientRoots: a writable root is not wholly inside the roots
+	// the MCP client offered; what lies beneath one of them stays writable.
+	ReasonOutsideClientRoots = "outside the client's roots"
+	reasonMarkerPattern      = "[sandbox: file access denied under %s mode]"
 )
 
 // DeniedError is a sandbox denial: FS_SANDBOX_DENIED, exit status 3.
@@ -164,3 +167,7 @@ func nonEmpty(ss ...string) []string {
 	}
 	return out
 }
+
+// DenialsFolder is the folder of a session's denial log beside its
+// record (internal/denials keeps the log there).
+const DenialsFolder = "denials"

@@ -78,10 +78,10 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-// TestParseConfigExample: every setting of example.yaml comes out under
-// its own name.
+// TestParseConfigExample: every setting of the user's example file
+// (config/config.yaml) comes out under its own name.
 func TestParseConfigExample(t *testing.T) {
-	raw, err := os.ReadFile("example.yaml")
+	raw, err := os.ReadFile(filepath.Join(examplesDir, "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

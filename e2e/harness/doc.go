@@ -1,7 +1,7 @@
 // Package harness is what every process test under e2e needs to run the
 // real dsh-fs: it is a regular package, imported only by the test
 // packages beside it (e2e/exec, e2e/mcp, e2e/race, e2e/patch, e2e/files,
-// e2e/cli).
+// e2e/cli) and by the txtar suite of the top level's testscripts/.
 //
 // The binaries: Main, the TestMain of each test package, makes that test
 // binary double as dsh-fs, dsh-fs-mcp and the helper programs of the

@@ -1,4 +1,4 @@
-package cli
+package testscripts
 
 import (
 	"errors"
@@ -17,10 +17,11 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// TestScripts runs every testscripts/*.txtar file against the real command.
+// TestScripts runs every *.txtar file of this folder against the real
+// command.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testscripts",
+		Dir:                 ".",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

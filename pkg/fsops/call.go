@@ -1,0 +1,108 @@
+package fsops
+
+// The one file of this package that uses dsh-fs's internal packages: each
+// operation is one call as the command makes it, a fence from the
+// settings the sandbox loaded (whose kernel layer is off: see
+// sandbox.Sandbox.RestrictProcess) and the operation's typed request run
+// under it (internal/request), its result handed back in this package's
+// types through the command's own JSON.
+
+import (
+	"bytes"
+	"encoding/json"
+
+	idiff "github.com/dshfs/dsh-fs/internal/diff"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	ifsops "github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/request"
+	isandbox "github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/pkg/internal/handoff"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// begin starts one call under sb: its own fence, with the bounds of the
+// sandbox's settings.
+func begin(sb *sandbox.Sandbox) (*request.Exec, error) {
+	s, err := handoff.Settings(sb)
+	if err != nil {
+		return nil, err
+	}
+	return request.New(isandbox.NewFence(s.Policy), request.Bounds{
+		ReadMaxLines: s.ReadMaxLines,
+		ReadMaxBytes: s.ReadMaxBytes,
+		Diff:         idiff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes},
+	}), nil
+}
+
+// run carries out r under sb and gives its result as a *T, a type of
+// this package with the fields of the command's JSON result.
+func run[T any](sb *sandbox.Sandbox, r request.Request) (*T, error) {
+	x, err := begin(sb)
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.Run(r)
+	if err != nil {
+		return nil, err
+	}
+	return public[T](res)
+}
+
+// public copies an internal result into its public type through the JSON
+// the command prints, which both describe field for field
+// (TestResultsMatchTheCommand).
+func public[T any](res any) (*T, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "result: "+err.Error(), err)
+	}
+	out := new(T)
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(out); err != nil {
+		return nil, fserr.Wrap(fserr.IO, "result: "+err.Error(), err)
+	}
+	return out, nil
+}
+
+func read(sb *sandbox.Sandbox, path string, opt ReadOptions) (*ReadResult, error) {
+	r := request.Read{Path: path, Offset: opt.Offset, MaxBytes: opt.MaxBytes}
+	if opt.Limit != 0 {
+		r.Limit = &opt.Limit
+	}
+	return run[ReadResult](sb, r)
+}
+
+func write(sb *sandbox.Sandbox, path string, content []byte, opt WriteOptions) (*WriteResult, error) {
+	return run[WriteResult](sb, request.Write{Path: path, Content: content, Mkdir: opt.Mkdir, Overwrite: opt.Overwrite,
+		Mutation: request.Mutation{IfMatch: opt.IfMatch, DryRun: opt.DryRun}})
+}
+
+func edit(sb *sandbox.Sandbox, path string, edits []Replacement, opt EditOptions) (*EditResult, error) {
+	in := make([]ifsops.Replacement, len(edits))
+	for i, e := range edits {
+		in[i] = ifsops.Replacement(e)
+	}
+	return run[EditResult](sb, request.Edit{Path: path, Edits: in, Mutation: request.Mutation{IfMatch: opt.IfMatch, DryRun: opt.DryRun}})
+}
+
+func list(sb *sandbox.Sandbox, path string, opt ListOptions) (*ListResult, error) {
+	if opt.Limit == 0 {
+		opt.Limit = ifsops.DefaultListLimit
+	}
+	return run[ListResult](sb, request.List{Path: path, All: opt.All, Recursive: opt.Recursive, Depth: opt.Depth, Limit: opt.Limit})
+}
+
+func stat(sb *sandbox.Sandbox, path string) (*StatResult, error) {
+	return run[StatResult](sb, request.Stat{Path: path})
+}
+
+func mkdir(sb *sandbox.Sandbox, path string, opt MkdirOptions) (*MkdirResult, error) {
+	return run[MkdirResult](sb, request.Mkdir{Path: path, Parents: opt.Parents, DryRun: opt.DryRun})
+}
+
+func move(sb *sandbox.Sandbox, src, dst string) (*MoveResult, error) {
+	return run[MoveResult](sb, request.Move{Source: src, Destination: dst})
+}
+
+func remove(sb *sandbox.Sandbox, path string) (*RemoveResult, error) {
+	return run[RemoveResult](sb, request.Remove{Path: path})
+}

@@ -1,0 +1,143 @@
+package fsops_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/dshfs/dsh-fs/pkg/fsops"
+	"github.com/dshfs/dsh-fs/pkg/sandbox"
+)
+
+// workspace opens a sandbox on a new folder, and returns it with the
+// function that removes the folder.
+func workspace() (*sandbox.Sandbox, func()) {
+	dir, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	sb, err := sandbox.Open(sandbox.Options{Dir: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return sb, func() { os.RemoveAll(dir) }
+}
+
+// Write creates a file (an existing one only with Overwrite or IfMatch);
+// Edit changes it by exact text, pinned to what was read.
+func Example() {
+	sb, done := workspace()
+	defer done()
+
+	w, err := fsops.Write(sb, "src/greet.txt", []byte("hello\nworld\n"), &fsops.WriteOptions{Mkdir: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", w.Created, w.Bytes, "bytes")
+
+	r, err := fsops.Read(sb, "src/greet.txt", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	e, err := fsops.Edit(sb, "src/greet.txt", []fsops.Replacement{{Old: "world", New: "gopher"}},
+		&fsops.EditOptions{IfMatch: r.SHA256})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(e.Diff.Text)
+
+	// The content changed since r: the same edit again is stale.
+	_, err = fsops.Edit(sb, "src/greet.txt", []fsops.Replacement{{Old: "gopher", New: "world"}},
+		&fsops.EditOptions{IfMatch: r.SHA256})
+	fmt.Println(sandbox.Code(err))
+	// Output:
+	// created: true 12 bytes
+	// --- a/src/greet.txt
+	// +++ b/src/greet.txt
+	// @@ -1,2 +1,2 @@
+	//  hello
+	// -world
+	// +gopher
+	// FS_STALE
+}
+
+func ExampleRead() {
+	sb, done := workspace()
+	defer done()
+	if _, err := fsops.Write(sb, "a.txt", []byte("one\ntwo\nthree\n"), nil); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := fsops.Read(sb, "a.txt", &fsops.ReadOptions{Offset: 2, Limit: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q lines %d-%d of %d, next %d\n", r.Content, r.StartLine, r.EndLine, r.TotalLines, r.NextOffset)
+	// Output:
+	// "two\n" lines 2-2 of 3, next 3
+}
+
+func ExampleList() {
+	sb, done := workspace()
+	defer done()
+	for _, p := range []string{"b.txt", "a/x.go"} {
+		if _, err := fsops.Write(sb, p, nil, &fsops.WriteOptions{Mkdir: true}); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	l, err := fsops.List(sb, ".", &fsops.ListOptions{Recursive: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		fmt.Println(e.Name, e.Type)
+	}
+	// Output:
+	// a dir
+	// a/x.go file
+	// b.txt file
+}
+
+// Stat says whether a mutation of a path would pass the policy, without
+// trying one.
+func ExampleStat() {
+	sb, done := workspace()
+	defer done()
+
+	for _, p := range []string{"new.txt", ".git/config", "/usr"} {
+		s, err := fsops.Stat(sb, p)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s exists=%v writable=%v %q\n", p, s.Exists, s.Writable, s.WritableReason)
+	}
+	// Output:
+	// new.txt exists=false writable=true ""
+	// .git/config exists=false writable=false "protected path"
+	// /usr exists=true writable=false "outside writable roots"
+}
+
+// Mkdir, Move and Remove work on names, never following a symlink at
+// the end; Remove is never recursive.
+func ExampleMove() {
+	sb, done := workspace()
+	defer done()
+	if _, err := fsops.Mkdir(sb, "old", nil); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := fsops.Write(sb, "old/f.txt", []byte("x\n"), nil); err != nil {
+		log.Fatal(err)
+	}
+
+	m, err := fsops.Move(sb, "old", "new")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(m.Type, m.Destination)
+	_, err = fsops.Remove(sb, "new")
+	fmt.Println(sandbox.Code(err))
+	// Output:
+	// dir new
+	// FS_IS_DIR
+}

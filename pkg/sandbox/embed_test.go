@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,9 @@ import (
 // os.WriteFile outside the roots still works: nothing the facade did
 // restricted the host process. The control runs the same program after
 // Sandbox.RestrictProcess, where that last write must fail, so the check
-// can tell a restricted process from a free one.
+// can tell a restricted process from a free one. The last case gives the
+// program a trusted user file that says read-only, in a mount namespace
+// of its own: the facade honours it as the command does.
 func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -26,11 +29,18 @@ func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {
-		name, arg, want string
-		hostWrites      bool
+		name, arg  string
+		userFile   string // the trusted user file, "" for none
+		want       []string
+		inside     bool // inside.txt written
+		hostWrites bool
 	}{
-		{"embedded", "", "facade inside: ok\nfacade outside: FS_SANDBOX_DENIED\nhost outside: ok\n", true},
-		{"restricted", "restrict", "facade inside: ok\nfacade outside: FS_SANDBOX_DENIED\nhost outside: open ", false},
+		{name: "embedded", inside: true, hostWrites: true,
+			want: []string{"facade inside: ok", "facade outside: FS_SANDBOX_DENIED", "host outside: ok"}},
+		{name: "restricted", arg: "restrict", inside: true,
+			want: []string{"facade inside: ok", "facade outside: FS_SANDBOX_DENIED", "host outside: open "}},
+		{name: "trusted read-only", userFile: "mode: read-only\n", hostWrites: true,
+			want: []string{"facade inside: FS_SANDBOX_DENIED", "facade outside: FS_SANDBOX_DENIED", "host outside: ok"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			top := t.TempDir()
@@ -44,6 +54,9 @@ func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 			if tc.arg != "" {
 				cmd.Args = append(cmd.Args, tc.arg)
 			}
+			if tc.userFile != "" {
+				cmd = withUserFile(t, tc.userFile, cmd.Args)
+			}
 			// The temp roots would make every path here writable (both
 			// folders are in the temp area); a session variable, which
 			// only narrows, takes them out, as the testscripts do.
@@ -52,11 +65,18 @@ func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 			if strings.Contains(string(out), "restrict: FS_CONFIG_INVALID") {
 				t.Skipf("no Landlock on this kernel, so no restricted process to tell apart: %s", out)
 			}
-			if err != nil || !strings.HasPrefix(string(out), tc.want) {
-				t.Fatalf("embedder: %v\n%s\nwant it to start with:\n%s", err, out, tc.want)
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if err != nil || len(lines) != len(tc.want) {
+				t.Fatalf("embedder: %v\n%s", err, out)
 			}
-			if b, err := os.ReadFile(filepath.Join(ws, "inside.txt")); err != nil || string(b) != "through the facade\n" {
-				t.Errorf("inside.txt: %q, %v", b, err)
+			for i, want := range tc.want {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("line %d: %q, want it to start with %q", i+1, lines[i], want)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(ws, "inside.txt"))
+			if tc.inside != (err == nil) || tc.inside && string(b) != "through the facade\n" {
+				t.Errorf("inside.txt: %q, %v; want written: %v", b, err, tc.inside)
 			}
 			if _, err := os.Lstat(filepath.Join(outside, "facade.txt")); !os.IsNotExist(err) {
 				t.Errorf("the denied write left facade.txt behind: %v", err)
@@ -67,6 +87,33 @@ func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withUserFile runs args in a mount namespace of their own whose home
+// folder (the user database's, where the trusted user file is) is a
+// fresh tmpfs holding .config/dsh-fs/config.yaml with body: the
+// machine's real home and its files stay as they are. It skips where
+// that cannot be made (not root, no unshare, no mount namespace).
+func withUserFile(t *testing.T, body string, args []string) *exec.Cmd {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" || os.Geteuid() != 0 {
+		t.Skip("a trusted user file in a home of its own needs root and a home in the user database")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("needs unshare for a mount namespace")
+	}
+	if out, err := exec.Command(unshare, "--mount", "true").CombinedOutput(); err != nil {
+		t.Skipf("no mount namespace here: %v %s", err, out)
+	}
+	const script = `set -e
+mount -t tmpfs -o mode=0755 dsh-fs-test "$0"
+mkdir -p "$0/.config/dsh-fs"
+printf '%s' "$1" > "$0/.config/dsh-fs/config.yaml"
+shift
+exec "$@"`
+	return exec.Command(unshare, append([]string{"--mount", "--propagation", "private", "sh", "-c", script, u.HomeDir, body}, args...)...)
 }
 
 // cleanEnv is the test's environment without DSH_FS_* variables: the

@@ -102,7 +102,7 @@ func (o Origin) describe(k Key, raw string) string {
 // It is fixed at build time, never by a flag or a variable; a packager
 // moves it with
 //
-//	go build -ldflags "-X github.com/dshfs/dsh-fs/config.systemDir=/usr/local/etc/dsh-fs"
+//	go build -ldflags "-X github.com/dshfs/dsh-fs/internal/config.systemDir=/usr/local/etc/dsh-fs"
 var systemDir = "/etc/dsh-fs"
 
 // Locations are where the trusted files are: the release build's are

@@ -84,6 +84,12 @@ func edit(sb *sandbox.Sandbox, path string, edits []Replacement, opt EditOptions
 	return run[EditResult](sb, request.Edit{Path: path, Edits: in, Mutation: request.Mutation{IfMatch: opt.IfMatch, DryRun: opt.DryRun}})
 }
 
+// applyPatch gives the diffs as the command's patch does by default: a
+// summary, since the patch itself is the diff.
+func applyPatch(sb *sandbox.Sandbox, patch []byte, opt PatchOptions) (*PatchResult, error) {
+	return run[PatchResult](sb, request.Patch{Patch: patch, IfMatch: opt.IfMatch, DryRun: opt.DryRun, Diff: string(idiff.FormSummary)})
+}
+
 func list(sb *sandbox.Sandbox, path string, opt ListOptions) (*ListResult, error) {
 	if opt.Limit == 0 {
 		opt.Limit = ifsops.DefaultListLimit

@@ -141,3 +141,30 @@ func ExampleMove() {
 	// dir new
 	// FS_IS_DIR
 }
+
+// Patch applies a unified diff (or an apply_patch envelope) to the files
+// it names, all or nothing.
+func ExamplePatch() {
+	sb, done := workspace()
+	defer done()
+	if _, err := fsops.Write(sb, "a.txt", []byte("one\ntwo\n"), nil); err != nil {
+		log.Fatal(err)
+	}
+
+	const patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+	p, err := fsops.Patch(sb, []byte(patch), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range p.Files {
+		fmt.Println(p.Format, f.Path, f.Action, f.Hunks, f.Diff.Added, f.Diff.Removed)
+	}
+	r, err := fsops.Read(sb, "a.txt", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", r.Content)
+	// Output:
+	// unified a.txt updated 1 1 1
+	// "one\n2\n"
+}

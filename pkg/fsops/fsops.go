@@ -1,6 +1,6 @@
 // Package fsops runs dsh-fs's file operations in the calling process,
 // under a policy loaded by github.com/dshfs/dsh-fs/pkg/sandbox: read,
-// write, edit, list, stat, mkdir, move and remove, each one call through
+// write, edit, patch, list, stat, mkdir, move and remove, each one call through
 // the same fence and the same typed request as the dsh-fs command's, with
 // the same result (the fields of the command's JSON result, less its
 // header) and the same error codes (sandbox.Code).
@@ -146,6 +146,50 @@ func Edit(sb *sandbox.Sandbox, path string, edits []Replacement, opt *EditOption
 		opt = &EditOptions{}
 	}
 	return edit(sb, path, edits, *opt)
+}
+
+// PatchOptions are a patch's options.
+type PatchOptions struct {
+	// IfMatch maps a file, as the patch names it, to the SHA-256 its
+	// content must have; otherwise FS_STALE and nothing is applied.
+	IfMatch map[string]string
+	// DryRun places every hunk and changes nothing.
+	DryRun bool
+}
+
+// PatchResult is what a patch did, file by file.
+type PatchResult struct {
+	// Format is the patch's: unified or apply_patch.
+	Format string        `json:"format"`
+	Files  []PatchedFile `json:"files"`
+	DryRun bool          `json:"dry_run,omitempty"`
+}
+
+// PatchedFile is one file of a patch. Path is where the file is now (for
+// a deleted file, where it was), From where a moved file was; SHA256 is
+// its new content's hash (none for a deleted file), PreviousSHA256 its
+// old content's (none for a created file). Diff is a summary: the counts
+// of the lines the patch itself names.
+type PatchedFile struct {
+	Path           string      `json:"path"`
+	Action         string      `json:"action"`
+	From           string      `json:"from,omitempty"`
+	SHA256         string      `json:"sha256,omitempty"`
+	PreviousSHA256 string      `json:"previous_sha256,omitempty"`
+	Hunks          int         `json:"hunks"`
+	Diff           diff.Result `json:"diff"`
+}
+
+// Patch applies a multi-file patch, a unified diff (git's included) or an
+// apply_patch envelope, all or nothing: every file it names is resolved
+// through the fence and every hunk placed before any file changes, and a
+// hunk that cannot be placed is FS_EDIT_NO_MATCH with the closest region.
+// Paths in it are taken from the sandbox's workspace root.
+func Patch(sb *sandbox.Sandbox, patch []byte, opt *PatchOptions) (*PatchResult, error) {
+	if opt == nil {
+		opt = &PatchOptions{}
+	}
+	return applyPatch(sb, patch, *opt)
 }
 
 // ListOptions are a listing's options. The zero value lists the folder's

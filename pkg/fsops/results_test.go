@@ -19,6 +19,7 @@ func TestResultsMatchTheCommand(t *testing.T) {
 		{reflect.TypeFor[ReadResult](), reflect.TypeFor[ifsops.ReadResult]()},
 		{reflect.TypeFor[WriteResult](), reflect.TypeFor[ifsops.WriteResult]()},
 		{reflect.TypeFor[EditResult](), reflect.TypeFor[ifsops.EditResult]()},
+		{reflect.TypeFor[PatchResult](), reflect.TypeFor[ifsops.PatchResult]()},
 		{reflect.TypeFor[ListResult](), reflect.TypeFor[ifsops.ListResult]()},
 		{reflect.TypeFor[StatResult](), reflect.TypeFor[ifsops.StatResult]()},
 		{reflect.TypeFor[MkdirResult](), reflect.TypeFor[ifsops.MkdirResult]()},

@@ -168,7 +168,7 @@ func (a *App) brokeredCall(req session.Request) error {
 	if err != nil {
 		return err
 	}
-	x := call.exec()
+	x := call.x
 	if path != "" {
 		resolve := x.Resolve
 		if byName {

@@ -2,18 +2,18 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -24,10 +24,12 @@ type call struct {
 	app      *App
 	settings *config.Settings
 	fence    *sandbox.Fence
+	// x runs the call's typed requests under its fence.
+	x *request.Exec
 	// escalate is the mode the call asks for with --escalate, "" for
 	// none; forwarded says the session's supervisor carries it out
 	// (brokerEscalation), once its inputs are read.
-	escalate  policy.Mode
+	escalate  string
 	forwarded bool
 	// reason is --reason, forwarded with the call.
 	reason string
@@ -85,24 +87,43 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.pretty = a.StdoutTTY && s.Output == "json"
 	a.text = s.Output == "text"
 	a.current.Mode = string(s.Policy.Mode)
-	fence := sandbox.NewFence(s.Policy)
-	a.fence = fence
-	cl := &call{app: a, settings: s, fence: fence}
-	if p.Reason != "" && p.Escalate == "" || len(p.Reason) > policy.MaxModelReason {
-		return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag --reason: says why an escalation is needed, in at most %d bytes; give it with --escalate", policy.MaxModelReason))
-	}
+	start := request.Start{Policy: s.Policy, Bounds: boundsOf(s), Escalate: p.Escalate, Reason: p.Reason,
+		Names: request.Names{Escalate: "--" + config.FlagEscalate, Reason: "--" + flagReason}}
+	cl := &call{app: a, settings: s}
+	start.Memory = cl.sessionMemory()
 	if p.Escalate != "" {
-		mode, err := policy.ParseMode(p.Escalate)
-		if err != nil {
-			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
-		}
-		approver := approval.New(s.Policy, mode)
-		approver.Context = escalationContext(s, p)
-		cl.reason = p.Reason
-		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, &approver)
-		fence.SetApprover(approver)
+		start.Approver.Context = escalationContext(s, p)
+		cl.escalate, cl.reason = p.Escalate, p.Reason
+		cl.forwarded = a.brokerEscalation(op, s, &start.Approver)
+	}
+	x, err := request.Begin(start)
+	cl.x, cl.fence = x, x.Fence()
+	a.fence = cl.fence
+	if err != nil {
+		return nil, err
 	}
 	return cl, nil
+}
+
+// beginRequest begins the call of op on path, as beginWith does, and
+// resolves path through the call's Exec, recording it in the header
+// (failure or not) before the command reads its request's inputs: the
+// request's run then takes that same target.
+func (a *App) beginRequest(p PolicyFlags, op, path string) (*call, *request.Exec, error) {
+	call, err := a.beginWith(p, op, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	x := call.x
+	t, err := x.Resolve(path)
+	a.current.Resolved = t.Path
+	return call, x, err
+}
+
+// boundsOf are the bounds of a call's results that s sets.
+func boundsOf(s *config.Settings) request.Bounds {
+	return request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
+		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}}
 }
 
 // beginStatic starts a call that needs no policy (version, tools): its

@@ -133,7 +133,7 @@ func editRun(opts *EditOptions) error {
 	if opts.Paths != nil {
 		// Several files: the header names them as given.
 		if call, err = opts.App.beginWith(opts.Policy, request.OpEdit, strings.Join(opts.Paths, " ")); err == nil {
-			x = call.exec()
+			x = call.x
 		}
 	} else {
 		call, x, err = opts.App.beginRequest(opts.Policy, request.OpEdit, opts.Path)

@@ -63,7 +63,7 @@ func runByName[R request.Request, T any](app *App, p PolicyFlags, path string, r
 	if err != nil {
 		return err
 	}
-	x := call.exec()
+	x := call.x
 	t, err := x.ResolveName(path)
 	app.current.Resolved = t.Path
 	if err != nil {

@@ -124,7 +124,7 @@ func patchRun(opts *PatchOptions) error {
 		}
 		return call.forward(session.Request{Op: session.OpPatch, Patch: &req})
 	}
-	res, err := req.Run(call.exec())
+	res, err := req.Run(call.x)
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/escalation"
-	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/memo"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
@@ -214,55 +212,51 @@ func (m *server) policy(ss *mcp.ServerSession) policy.Policy {
 	return p
 }
 
-// begin makes the execution of one call, its fence from the settings
-// loaded at start (internal/request runs every tool's typed request
-// through it), and resolves its path there: the header names that
-// target, and the request's run takes it.
+// begin starts one call: its fence from the settings loaded at start,
+// narrowed to the client's roots (internal/request runs every tool's
+// typed request through it), and resolves its path there: the header
+// names that target, and the request's run takes it.
 func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandbox.Target, error) {
-	x := m.exec(sandbox.NewFence(m.policy(ss)))
+	x, _ := request.Begin(m.start(ss))
 	t, err := x.Resolve(path)
 	return x, t, err
 }
 
-// exec is the execution of typed requests under f, with the bounds of the
-// settings loaded at start.
-func (m *server) exec(f *sandbox.Fence) *request.Exec {
+// start is the start of a call from the client of ss that asks for no
+// escalation, with the bounds of the settings loaded at start and this
+// process's memory.
+func (m *server) start(ss *mcp.ServerSession) request.Start {
 	s := m.settings
-	x := request.New(f, request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
-		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}})
-	x.Remember(m.memory)
-	return x
+	return request.Start{Policy: m.policy(ss), Memory: m.memory,
+		Bounds: request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
+			Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}}}
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call
-// asks for is set on its fence as the CLI's --escalate sets it. Where the
-// server can run an escalated call elsewhere (carried is true and it has
-// an escalator), the fence hands it over; otherwise it is refused before
-// any approver is asked. The model's argument only asks; it never
-// approves.
-func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*request.Exec, sandbox.Target, error) {
+// asks for (escalate, and the model's reason for it) is set on its fence
+// as the CLI's --escalate sets it. Where the server can run an escalated
+// call elsewhere (carried is true and it has an escalator), the fence
+// hands it over; otherwise it is refused before any approver is asked.
+// The model's argument only asks; it never approves.
+func (m *server) beginMutation(ss *mcp.ServerSession, path string, esc escalateArgs, carried bool) (*request.Exec, sandbox.Target, error) {
 	if m.startElsewhere != nil {
 		// The escalator must be forked before this call's write puts
 		// the process under Landlock, which a child would inherit.
 		m.startElsewhere()
 	}
-	f := sandbox.NewFence(m.policy(ss))
-	x := m.exec(f)
-	if escalate != "" {
-		mode, err := policy.ParseMode(escalate)
-		if err != nil {
-			return x, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
-		}
-		approver := approval.New(f.Policy(), mode)
-		switch {
-		case !carried:
-			approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
-		case m.elsewhere != nil:
-			approver.Elsewhere = true
-		default:
-			approver.NoGrant = m.noGrant
-		}
-		f.SetApprover(approver)
+	start := m.start(ss)
+	start.Escalate, start.Reason = esc.To, esc.Reason
+	switch {
+	case !carried:
+		start.Approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
+	case m.elsewhere != nil:
+		start.Approver.Elsewhere = true
+	default:
+		start.Approver.NoGrant = m.noGrant
+	}
+	x, err := request.Begin(start)
+	if err != nil {
+		return x, sandbox.Target{Given: path}, err
 	}
 	t, err := x.Resolve(path)
 	return x, t, err

@@ -21,7 +21,7 @@ import (
 // call is one command's run: its settings, its fence and the header of its
 // result.
 type call struct {
-	app      *App
+	app      *invocation
 	settings *config.Settings
 	fence    *sandbox.Fence
 	// x runs the call's typed requests under its fence.
@@ -73,7 +73,7 @@ func policyFlagsOf(c *cobra.Command) PolicyFlags {
 // beginWith starts the call of op on path: it loads the settings from
 // the policy flags p, the environment and the config file, and builds the
 // fence, with the escalation p asks for.
-func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
+func (a *invocation) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.started = true
 	a.current = result.Header{Op: op, Path: path}
 	s, err := config.Load(config.Source{Flags: p.Settings, Locations: a.Locations})
@@ -109,7 +109,7 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 // resolves path through the call's Exec, recording it in the header
 // (failure or not) before the command reads its request's inputs: the
 // request's run then takes that same target.
-func (a *App) beginRequest(p PolicyFlags, op, path string) (*call, *request.Exec, error) {
+func (a *invocation) beginRequest(p PolicyFlags, op, path string) (*call, *request.Exec, error) {
 	call, err := a.beginWith(p, op, path)
 	if err != nil {
 		return nil, nil, err
@@ -128,13 +128,13 @@ func boundsOf(s *config.Settings) request.Bounds {
 
 // beginStatic starts a call that needs no policy (version, tools): its
 // result has no path and an empty mode.
-func (a *App) beginStatic(op string) {
+func (a *invocation) beginStatic(op string) {
 	a.started = true
 	a.current = result.Header{Op: op}
 }
 
 // printStatic prints the success result of a call begun with beginStatic.
-func (a *App) printStatic(result any) error {
+func (a *invocation) printStatic(result any) error {
 	h := a.current
 	h.OK = true
 	return printJSON(a, h, result)
@@ -155,7 +155,7 @@ func (c *call) print(result any) error {
 
 // printJSON writes a success result: the header followed by result's own
 // fields, one JSON object with keys in a fixed order.
-func printJSON(app *App, h result.Header, res any) error {
+func printJSON(app *invocation, h result.Header, res any) error {
 	out, err := result.JSON(h, res)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 
 // PolicyOptions are the inputs of policy.
 type PolicyOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -34,7 +34,7 @@ type PolicyOptions struct {
 }
 
 // NewCmdPolicy returns the policy command; runF replaces policyRun in tests.
-func NewCmdPolicy(app *App, runF func(*PolicyOptions) error) *cobra.Command {
+func NewCmdPolicy(app *invocation, runF func(*PolicyOptions) error) *cobra.Command {
 	opts := &PolicyOptions{App: app}
 	c := &cobra.Command{
 		Use:   "policy",

@@ -40,8 +40,6 @@ type server struct {
 	startElsewhere func()
 	// approvals are the escalations the client's user approved.
 	approvals *clientApprovals
-	// describePolicy is dsh_policy's result (Host.DescribePolicy).
-	describePolicy func(*config.Settings, []sandbox.Root) (any, error)
 	// memory is what this process remembers of its reads, for the diff
 	// of a stale if_match (request.Exec.Remember).
 	memory *memo.Store

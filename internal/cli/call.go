@@ -18,14 +18,14 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// call is one command's run: its settings, its fence and the header of its
-// result.
+// call is one command's run once its policy is loaded: its settings,
+// its Exec and fence, and the escalation it asks for.
 type call struct {
 	app      *invocation
 	settings *config.Settings
-	fence    *sandbox.Fence
-	// x runs the call's typed requests under its fence.
-	x *request.Exec
+	// x runs the call's typed requests under its fence (x.Fence()).
+	x     *request.Exec
+	fence *sandbox.Fence
 	// escalate is the mode the call asks for with --escalate, "" for
 	// none; forwarded says the session's supervisor carries it out
 	// (brokerEscalation), once its inputs are read.
@@ -71,8 +71,10 @@ func policyFlagsOf(c *cobra.Command) PolicyFlags {
 }
 
 // beginWith starts the call of op on path: it loads the settings from
-// the policy flags p, the environment and the config file, and builds the
-// fence, with the escalation p asks for.
+// the policy flags p, the environment and the config file, and starts
+// the call as every front end does (request.Begin), with the escalation
+// p asks for, the approver's context and, inside a session, where the
+// escalation is carried out (brokerEscalation).
 func (a *invocation) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.started = true
 	a.current = result.Header{Op: op, Path: path}

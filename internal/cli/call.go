@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -89,7 +88,7 @@ func (a *invocation) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.pretty = a.StdoutTTY && s.Output == "json"
 	a.text = s.Output == "text"
 	a.current.Mode = string(s.Policy.Mode)
-	start := request.Start{Policy: s.Policy, Bounds: boundsOf(s), Escalate: p.Escalate, Reason: p.Reason,
+	start := request.Start{Policy: s.Policy, Bounds: s.Bounds(), Escalate: p.Escalate, Reason: p.Reason,
 		Names: request.Names{Escalate: "--" + config.FlagEscalate, Reason: "--" + flagReason}}
 	cl := &call{app: a, settings: s}
 	start.Memory = cl.sessionMemory()
@@ -120,12 +119,6 @@ func (a *invocation) beginRequest(p PolicyFlags, op, path string) (*call, *reque
 	t, err := x.Resolve(path)
 	a.current.Resolved = t.Path
 	return call, x, err
-}
-
-// boundsOf are the bounds of a call's results that s sets.
-func boundsOf(s *config.Settings) request.Bounds {
-	return request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
-		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}}
 }
 
 // beginStatic starts a call that needs no policy (version, tools): its

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/memo"
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -224,10 +223,7 @@ func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandb
 // escalation, with the bounds of the settings loaded at start and this
 // process's memory.
 func (m *server) start(ss *mcp.ServerSession) request.Start {
-	s := m.settings
-	return request.Start{Policy: m.policy(ss), Memory: m.memory,
-		Bounds: request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
-			Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}}}
+	return request.Start{Policy: m.policy(ss), Bounds: m.settings.Bounds(), Memory: m.memory}
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call

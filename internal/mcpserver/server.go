@@ -1,10 +1,8 @@
 package mcpserver
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +67,7 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: version.Build().Version}, &mcp.ServerOptions{
-		Instructions:            instructions(p, m.allowed),
+		Instructions:            policyview.Server(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
 	srv.AddReceivingMiddleware(settleProtocol)
@@ -146,51 +144,6 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// instructions are the server's instructions to the client: the
-// sandbox:policy block of policy --context, for a server, with where
-// reads may go (allowed, the allowed folders). Nothing a tool
-// call sends widens the fence but the escalate argument, which only asks.
-func instructions(p policy.Policy, allowed []string) string {
-	var b strings.Builder
-	b.WriteString("<sandbox:policy>\n")
-	roots, err := sandbox.NewFence(p).Roots()
-	if err == nil {
-		// The CLI's lines, but for where reads go: a CLI call's reads are
-		// not confined, a server's are (policy).
-		var fence strings.Builder
-		policyview.FenceLines(&fence, p, roots)
-		for _, line := range strings.SplitAfter(fence.String(), "\n") {
-			if !strings.HasPrefix(line, "reads: ") || p.Mode == policy.DangerFullAccess {
-				b.WriteString(line)
-			}
-		}
-	} else {
-		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
-	}
-	if p.Mode != policy.DangerFullAccess {
-		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
-		if p.Mode == policy.WorkspaceWrite {
-			b.WriteString(" and the writable roots")
-		}
-		if len(p.DenyRead) > 0 {
-			fmt.Fprintf(&b, ", except %s", strings.Join(p.DenyRead, ", "))
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
-	switch p.Approval {
-	case policy.ApprovalNever:
-		b.WriteString("nothing a tool call sends widens this fence; escalation is disabled: ask the user to change the policy\n")
-	case policy.ApprovalTTY:
-		b.WriteString("nothing a tool call sends widens this fence; no escalation can be approved over MCP here (approval: tty): ask the user\n")
-	default:
-		fmt.Fprintf(&b, "nothing a tool call sends widens this fence but the escalate argument of write_file, edit_file, dsh_write, dsh_edit and dsh_patch, "+
-			"which asks for a mode (up to %s) for that one call; the trusted approval decides: retry a denied call with it only when the user agrees\n", p.MaxMode)
-	}
-	b.WriteString("</sandbox:policy>\n")
-	return b.String()
-}
 
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.

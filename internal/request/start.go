@@ -66,9 +66,9 @@ func Begin(s Start) (*Exec, error) {
 	if err != nil {
 		return x, fserr.New(fserr.InvalidArgument, label(escalate)+": "+err.Error())
 	}
-	pol := approval.New(s.Policy, mode)
+	asked := approval.New(s.Policy, mode)
 	a := s.Approver
-	a.To, a.Terminal, a.Command = pol.To, pol.Terminal, pol.Command
+	a.To, a.Terminal, a.Command = asked.To, asked.Terminal, asked.Command
 	fence.SetApprover(a)
 	return x, nil
 }

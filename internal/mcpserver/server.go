@@ -167,6 +167,7 @@ func (m *server) policy(ss *mcp.ServerSession) policy.Policy {
 // typed request through it), and resolves its path there: the header
 // names that target, and the request's run takes it.
 func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandbox.Target, error) {
+	// A start that asks for no escalation has nothing Begin can refuse.
 	x, _ := request.Begin(m.start(ss))
 	t, err := x.Resolve(path)
 	return x, t, err

@@ -16,7 +16,7 @@ func main() {
 	app := cli.NewApp(config.DefaultLocations())
 	app.ServeMCP = func(s *config.Settings, dirs []string) error {
 		return mcpserver.Serve(mcpserver.Host{Stdin: app.Stdin, Stdout: app.Stdout, Stderr: app.Stderr,
-			LookupEnv: app.LookupEnv, DescribePolicy: cli.DescribePolicy}, s, dirs)
+			LookupEnv: app.LookupEnv}, s, dirs)
 	}
 	os.Exit(app.Run(os.Args[1:]))
 }

@@ -60,7 +60,7 @@ func dshFsMcp() {
 	app := cli.NewApp(testLocations())
 	app.ServeMCP = func(s *config.Settings, dirs []string) error {
 		return mcpserver.Serve(mcpserver.Host{Stdin: app.Stdin, Stdout: app.Stdout, Stderr: app.Stderr,
-			LookupEnv: app.LookupEnv, DescribePolicy: cli.DescribePolicy}, s, dirs)
+			LookupEnv: app.LookupEnv}, s, dirs)
 	}
 	os.Exit(app.Run(os.Args[1:]))
 }

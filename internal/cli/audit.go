@@ -12,7 +12,7 @@ import (
 
 // AuditOptions are the inputs of audit verify.
 type AuditOptions struct {
-	App *App
+	App *invocation
 
 	// File is the audit log to check.
 	File string
@@ -23,7 +23,7 @@ type AuditOptions struct {
 
 // NewCmdAudit returns the audit command and its verify; runF replaces
 // auditVerifyRun in tests.
-func NewCmdAudit(app *App, runF func(*AuditOptions) error) *cobra.Command {
+func NewCmdAudit(app *invocation, runF func(*AuditOptions) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "audit",
 		Short:   "Check the audit log dsh-fs exec sessions write (audit_log)",

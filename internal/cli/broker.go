@@ -36,7 +36,7 @@ import (
 // supervisor through the channel it was given (approval supervisor) and
 // runs here; any other mutation (brokeredOps) is forwarded (forward is
 // true).
-func (a *App) brokerEscalation(op string, s *config.Settings, approver *policy.Approver) (forward bool) {
+func (a *invocation) brokerEscalation(op string, s *config.Settings, approver *policy.Approver) (forward bool) {
 	if s.Session == nil || !slices.Contains(brokeredOps, op) {
 		return false
 	}
@@ -129,7 +129,7 @@ const maxForwardBytes = 32 << 20
 // brokeredCaller is how the brokered call (shell.Entry) starts and
 // renders the request it carries out: as this App's call of the
 // request's op, with no flag of its own.
-func (a *App) brokeredCaller() shell.Caller {
+func (a *invocation) brokeredCaller() shell.Caller {
 	return shell.Caller{Run: a.brokeredCall, Fail: func(err error) int {
 		if !a.started {
 			// The request could not be read: no call of its op began.
@@ -143,7 +143,7 @@ func (a *App) brokeredCaller() shell.Caller {
 // brokeredCall carries out req, a request a session forwarded, as the
 // file tool carries out the same write, edit or patch, with its
 // escalation; the result goes to stdout.
-func (a *App) brokeredCall(req session.Request) error {
+func (a *invocation) brokeredCall(req session.Request) error {
 	// No flag: the pinned record and the caller's variables are the
 	// sources, as for any call inside the session.
 	flags := pflag.NewFlagSet(req.Op, pflag.ContinueOnError)
@@ -168,7 +168,7 @@ func (a *App) brokeredCall(req session.Request) error {
 	if err != nil {
 		return err
 	}
-	x := call.exec()
+	x := call.x
 	if path != "" {
 		resolve := x.Resolve
 		if byName {

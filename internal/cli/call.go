@@ -2,32 +2,33 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// call is one command's run: its settings, its fence and the header of its
-// result.
+// call is one command's run once its policy is loaded: its settings,
+// its Exec and fence, and the escalation it asks for.
 type call struct {
-	app      *App
+	app      *invocation
 	settings *config.Settings
-	fence    *sandbox.Fence
+	// x runs the call's typed requests under its fence (x.Fence()).
+	x     *request.Exec
+	fence *sandbox.Fence
 	// escalate is the mode the call asks for with --escalate, "" for
 	// none; forwarded says the session's supervisor carries it out
 	// (brokerEscalation), once its inputs are read.
-	escalate  policy.Mode
+	escalate  string
 	forwarded bool
 	// reason is --reason, forwarded with the call.
 	reason string
@@ -69,9 +70,11 @@ func policyFlagsOf(c *cobra.Command) PolicyFlags {
 }
 
 // beginWith starts the call of op on path: it loads the settings from
-// the policy flags p, the environment and the config file, and builds the
-// fence, with the escalation p asks for.
-func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
+// the policy flags p, the environment and the config file, and starts
+// the call as every front end does (request.Begin), with the escalation
+// p asks for, the approver's context and, inside a session, where the
+// escalation is carried out (brokerEscalation).
+func (a *invocation) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.started = true
 	a.current = result.Header{Op: op, Path: path}
 	s, err := config.Load(config.Source{Flags: p.Settings, Locations: a.Locations})
@@ -85,35 +88,48 @@ func (a *App) beginWith(p PolicyFlags, op, path string) (*call, error) {
 	a.pretty = a.StdoutTTY && s.Output == "json"
 	a.text = s.Output == "text"
 	a.current.Mode = string(s.Policy.Mode)
-	fence := sandbox.NewFence(s.Policy)
-	a.fence = fence
-	cl := &call{app: a, settings: s, fence: fence}
-	if p.Reason != "" && p.Escalate == "" || len(p.Reason) > policy.MaxModelReason {
-		return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("flag --reason: says why an escalation is needed, in at most %d bytes; give it with --escalate", policy.MaxModelReason))
-	}
+	start := request.Start{Policy: s.Policy, Bounds: s.Bounds(), Escalate: p.Escalate, Reason: p.Reason,
+		Names: request.Names{Escalate: "--" + config.FlagEscalate, Reason: "--" + flagReason}}
+	cl := &call{app: a, settings: s}
+	start.Memory = cl.sessionMemory()
 	if p.Escalate != "" {
-		mode, err := policy.ParseMode(p.Escalate)
-		if err != nil {
-			return nil, fserr.New(fserr.InvalidArgument, "flag --escalate: "+err.Error())
-		}
-		approver := approval.New(s.Policy, mode)
-		approver.Context = escalationContext(s, p)
-		cl.reason = p.Reason
-		cl.escalate, cl.forwarded = mode, a.brokerEscalation(op, s, &approver)
-		fence.SetApprover(approver)
+		start.Approver.Context = escalationContext(s, p)
+		cl.escalate, cl.reason = p.Escalate, p.Reason
+		cl.forwarded = a.brokerEscalation(op, s, &start.Approver)
+	}
+	x, err := request.Begin(start)
+	cl.x, cl.fence = x, x.Fence()
+	a.fence = cl.fence
+	if err != nil {
+		return nil, err
 	}
 	return cl, nil
 }
 
+// beginRequest begins the call of op on path, as beginWith does, and
+// resolves path through the call's Exec, recording it in the header
+// (failure or not) before the command reads its request's inputs: the
+// request's run then takes that same target.
+func (a *invocation) beginRequest(p PolicyFlags, op, path string) (*call, *request.Exec, error) {
+	call, err := a.beginWith(p, op, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	x := call.x
+	t, err := x.Resolve(path)
+	a.current.Resolved = t.Path
+	return call, x, err
+}
+
 // beginStatic starts a call that needs no policy (version, tools): its
 // result has no path and an empty mode.
-func (a *App) beginStatic(op string) {
+func (a *invocation) beginStatic(op string) {
 	a.started = true
 	a.current = result.Header{Op: op}
 }
 
 // printStatic prints the success result of a call begun with beginStatic.
-func (a *App) printStatic(result any) error {
+func (a *invocation) printStatic(result any) error {
 	h := a.current
 	h.OK = true
 	return printJSON(a, h, result)
@@ -134,7 +150,7 @@ func (c *call) print(result any) error {
 
 // printJSON writes a success result: the header followed by result's own
 // fields, one JSON object with keys in a fixed order.
-func printJSON(app *App, h result.Header, res any) error {
+func printJSON(app *invocation, h result.Header, res any) error {
 	out, err := result.JSON(h, res)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 
 // DenialsOptions are the inputs of denials.
 type DenialsOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags, for beginWith.
 	Policy PolicyFlags
 
@@ -27,7 +27,7 @@ type DenialsOptions struct {
 
 // NewCmdDenials returns the denials command; runF replaces denialsRun in
 // tests.
-func NewCmdDenials(app *App, runF func(*DenialsOptions) error) *cobra.Command {
+func NewCmdDenials(app *invocation, runF func(*DenialsOptions) error) *cobra.Command {
 	opts := &DenialsOptions{App: app}
 	return &cobra.Command{
 		Use:        "denials [PATH...]",

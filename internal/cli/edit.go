@@ -16,7 +16,7 @@ import (
 
 // EditOptions are the inputs of edit.
 type EditOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -45,7 +45,7 @@ type EditOptions struct {
 }
 
 // NewCmdEdit returns the edit command; runF replaces editRun in tests.
-func NewCmdEdit(app *App, runF func(*EditOptions) error) *cobra.Command {
+func NewCmdEdit(app *invocation, runF func(*EditOptions) error) *cobra.Command {
 	opts := &EditOptions{App: app}
 	var oldText, newText, oldFile, newFile, given string
 	c := &cobra.Command{
@@ -133,7 +133,7 @@ func editRun(opts *EditOptions) error {
 	if opts.Paths != nil {
 		// Several files: the header names them as given.
 		if call, err = opts.App.beginWith(opts.Policy, request.OpEdit, strings.Join(opts.Paths, " ")); err == nil {
-			x = call.exec()
+			x = call.x
 		}
 	} else {
 		call, x, err = opts.App.beginRequest(opts.Policy, request.OpEdit, opts.Path)

@@ -15,7 +15,7 @@ import (
 
 // ExecOptions are the options of dsh-fs exec.
 type ExecOptions struct {
-	App *App
+	App *invocation
 	// Policy holds exec's flags, its --config the session's trusted file,
 	// and --escalate, which exec refuses.
 	Policy PolicyFlags
@@ -27,7 +27,7 @@ type ExecOptions struct {
 // NewCmdExec returns the exec command: the agent's shell (or any command)
 // under the same policy as the file tool, pinned for every call inside and
 // enforced on the whole process tree by the kernel (docs/design.md §10).
-func NewCmdExec(app *App, runF func(*ExecOptions) error) *cobra.Command {
+func NewCmdExec(app *invocation, runF func(*ExecOptions) error) *cobra.Command {
 	opts := &ExecOptions{App: app}
 	c := &cobra.Command{
 		Use:   "exec [flags] [--] CMD [ARG...]",

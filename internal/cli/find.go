@@ -9,7 +9,7 @@ import (
 
 // FindOptions are the inputs of find.
 type FindOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -17,7 +17,7 @@ type FindOptions struct {
 }
 
 // NewCmdFind returns the find command; runF replaces findRun in tests.
-func NewCmdFind(app *App, runF func(*FindOptions) error) *cobra.Command {
+func NewCmdFind(app *invocation, runF func(*FindOptions) error) *cobra.Command {
 	opts := &FindOptions{App: app}
 	c := &cobra.Command{
 		Use:   "find GLOB [PATH]",

@@ -10,7 +10,7 @@ import (
 
 // GrepOptions are the inputs of grep.
 type GrepOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -18,7 +18,7 @@ type GrepOptions struct {
 }
 
 // NewCmdGrep returns the grep command; runF replaces grepRun in tests.
-func NewCmdGrep(app *App, runF func(*GrepOptions) error) *cobra.Command {
+func NewCmdGrep(app *invocation, runF func(*GrepOptions) error) *cobra.Command {
 	opts := &GrepOptions{App: app}
 	c := &cobra.Command{
 		Use:   "grep PATTERN [PATH...]",

@@ -10,7 +10,7 @@ import (
 
 // LsOptions are the inputs of ls.
 type LsOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -21,7 +21,7 @@ type LsOptions struct {
 }
 
 // NewCmdLs returns the ls command; runF replaces lsRun in tests.
-func NewCmdLs(app *App, runF func(*LsOptions) error) *cobra.Command {
+func NewCmdLs(app *invocation, runF func(*LsOptions) error) *cobra.Command {
 	opts := &LsOptions{App: app}
 	c := &cobra.Command{
 		Use:        "ls [PATH]",

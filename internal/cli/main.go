@@ -24,7 +24,9 @@ import (
 )
 
 // App holds what every command needs from the process, so tests can run
-// the same entry point with their own streams.
+// the same entry point with their own streams. It holds no call's state:
+// each Run is an invocation of its own, and one App runs any number of
+// calls, one after another or at once.
 type App struct {
 	Stdin     io.Reader
 	Stdout    io.Writer
@@ -41,6 +43,16 @@ type App struct {
 	// so the CLI never carries the MCP SDK.
 	ServeMCP MCPServer
 
+	// wholeTree builds every command for every call (newCmdTree builds
+	// only a file command's own): for the test that the two agree.
+	wholeTree bool
+}
+
+// invocation is one Run of an App: the App's dependencies, copied (a
+// run may point its Stdout elsewhere), and the state of the call under
+// way, for its result and its failure.
+type invocation struct {
+	App
 	// current describes the call under way, for the failure result.
 	current result.Header
 	// started is set once a command's run function begins; an error
@@ -53,9 +65,6 @@ type App struct {
 	// fence is the call's fence once its policy is loaded; its mode,
 	// which an escalation may have widened, goes into a failure.
 	fence *sandbox.Fence
-	// wholeTree builds every command for every call (newCmdTree builds
-	// only a file command's own): for the test that the two agree.
-	wholeTree bool
 }
 
 // Main runs dsh-fs with the process's arguments and streams and returns
@@ -73,7 +82,8 @@ func NewApp(loc config.Locations) *App {
 
 // Run executes one call and returns its exit status. It alone prints
 // errors and picks the status.
-func (a *App) Run(args []string) int {
+func (app *App) Run(args []string) int {
+	a := &invocation{App: *app}
 	// The shell's re-runs of this binary (its child, probes, the
 	// brokered call, the escalator) are not commands.
 	if status, ok := shell.Entry(args, a.brokeredCaller()); ok {
@@ -103,7 +113,7 @@ func (a *App) Run(args []string) int {
 	}
 	root := newCmdTree(a, args)
 	if a.wholeTree {
-		root = NewCmdRoot(a)
+		root = newCmdRoot(a)
 	}
 	if err := unknownCommandAskedForHelp(root, args); err != nil {
 		a.fail(usageError(root, root, err))
@@ -138,7 +148,7 @@ func (a *App) Run(args []string) int {
 }
 
 // fail prints the failure result of the current call.
-func (a *App) fail(err error) {
+func (a *invocation) fail(err error) {
 	if a.fence != nil {
 		a.current.Mode = string(a.fence.Mode())
 		a.current.Escalated = a.fence.Escalated()
@@ -184,7 +194,7 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-func (a *App) textOut() result.Text {
+func (a *invocation) textOut() result.Text {
 	return result.Text{Out: a.Stdout, Note: a.Stderr, Color: a.StdoutTTY}
 }
 

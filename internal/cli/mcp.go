@@ -18,7 +18,7 @@ import (
 
 // McpOptions are the options of dsh-fs mcp.
 type McpOptions struct {
-	App     *App
+	App     *invocation
 	Command *cobra.Command
 
 	// Dirs are the allowed folders: the first is the session cwd, the
@@ -29,7 +29,7 @@ type McpOptions struct {
 // NewCmdMcp returns the mcp command: an MCP server over stdio whose
 // policy is loaded once, at start, from the trusted sources and its own
 // command line (docs/design.md §2.1, §5).
-func NewCmdMcp(app *App, runF func(*McpOptions) error) *cobra.Command {
+func NewCmdMcp(app *invocation, runF func(*McpOptions) error) *cobra.Command {
 	opts := &McpOptions{App: app}
 	c := &cobra.Command{
 		Use:   "mcp [DIR...]",
@@ -112,7 +112,7 @@ func mcpRun(opts *McpOptions) error {
 // "~"), and each one missing or not a folder skipped with a message on
 // standard error, the first one too. When none is left the server does
 // not start, as the official one exits then (docs/mcp.md).
-func mcpFolders(a *App, given []string) ([]string, error) {
+func mcpFolders(a *invocation, given []string) ([]string, error) {
 	home := ""
 	if a.Locations.Home != nil {
 		if h, err := a.Locations.Home(); err == nil && filepath.IsAbs(h) {
@@ -160,7 +160,7 @@ const MCPBinary = "dsh-fs-mcp"
 // executable, given the same arguments, so the client's pipes, the pid it
 // started and a dsh-fs exec session's channel all carry over. It returns
 // only if that fails.
-func execMCPServer(a *App) error {
+func execMCPServer(a *invocation) error {
 	a.started = true
 	a.current = result.Header{Op: "mcp"}
 	self, err := os.Executable()
@@ -171,7 +171,7 @@ func execMCPServer(a *App) error {
 }
 
 // handOver is execMCPServer from the executable self.
-func handOver(a *App, self string) error {
+func handOver(a *invocation, self string) error {
 	if filepath.Base(self) == MCPBinary {
 		// Built without its server: handing over to itself would never end.
 		return fserr.New(fserr.IO, "mcp: "+self+" was built without the MCP server")

@@ -18,7 +18,7 @@ func TestHandOverRefusals(t *testing.T) {
 		{"/usr/local/bin/" + MCPBinary, fserr.IO, false},
 		{t.TempDir() + "/dsh-fs", fserr.NotFound, true},
 	} {
-		err := handOver(&App{args: []string{"mcp"}}, tc.self)
+		err := handOver(&invocation{args: []string{"mcp"}}, tc.self)
 		fe, ok := err.(*fserr.Error)
 		if !ok || fe.Code() != tc.code || (fe.Hint != "") != tc.hint {
 			t.Errorf("from %s: %#v, want %s (hint %v)", tc.self, err, tc.code, tc.hint)

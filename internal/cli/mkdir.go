@@ -9,7 +9,7 @@ import (
 
 // MkdirOptions are the inputs of mkdir.
 type MkdirOptions struct {
-	App    *App
+	App    *invocation
 	Policy PolicyFlags
 
 	Path    string
@@ -18,7 +18,7 @@ type MkdirOptions struct {
 }
 
 // NewCmdMkdir returns the mkdir command; runF replaces mkdirRun in tests.
-func NewCmdMkdir(app *App, runF func(*MkdirOptions) error) *cobra.Command {
+func NewCmdMkdir(app *invocation, runF func(*MkdirOptions) error) *cobra.Command {
 	opts := &MkdirOptions{App: app}
 	c := &cobra.Command{
 		Use:   "mkdir PATH",
@@ -58,12 +58,12 @@ func mkdirRun(opts *MkdirOptions) error {
 // carries no content (mkdir, move, rm): path, the name it acts on first,
 // is resolved by name (a link as the link) for the result's header, and
 // inside a session that escalates the call is forwarded whole.
-func runByName[R request.Request, T any](app *App, p PolicyFlags, path string, req R, run func(R, *request.Exec) (T, error)) error {
+func runByName[R request.Request, T any](app *invocation, p PolicyFlags, path string, req R, run func(R, *request.Exec) (T, error)) error {
 	call, err := app.beginWith(p, req.Op(), path)
 	if err != nil {
 		return err
 	}
-	x := call.exec()
+	x := call.x
 	t, err := x.ResolveName(path)
 	app.current.Resolved = t.Path
 	if err != nil {

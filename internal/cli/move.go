@@ -8,7 +8,7 @@ import (
 
 // MoveOptions are the inputs of move.
 type MoveOptions struct {
-	App    *App
+	App    *invocation
 	Policy PolicyFlags
 
 	Source      string
@@ -17,7 +17,7 @@ type MoveOptions struct {
 }
 
 // NewCmdMove returns the move command; runF replaces moveRun in tests.
-func NewCmdMove(app *App, runF func(*MoveOptions) error) *cobra.Command {
+func NewCmdMove(app *invocation, runF func(*MoveOptions) error) *cobra.Command {
 	opts := &MoveOptions{App: app}
 	c := &cobra.Command{
 		Use:        "move SRC DST",

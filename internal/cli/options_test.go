@@ -19,15 +19,15 @@ import (
 // error as App.Run reports it before a call starts: cobra's complaints
 // become usage errors (usageError). Nothing runs: no policy is loaded, no
 // file is opened.
-func parseOptions[O any](t *testing.T, newCmd func(*App, func(*O) error) *cobra.Command, args ...string) (*O, error) {
+func parseOptions[O any](t *testing.T, newCmd func(*invocation, func(*O) error) *cobra.Command, args ...string) (*O, error) {
 	t.Helper()
-	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+	app := &invocation{App: App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}}
 	var got *O
 	sub := newCmd(app, func(opts *O) error {
 		got = opts
 		return nil
 	})
-	root := NewCmdRoot(app)
+	root := newCmdRoot(app)
 	for _, c := range root.Commands() {
 		if c.Name() == sub.Name() {
 			root.RemoveCommand(c)

@@ -13,7 +13,7 @@ import (
 
 // PatchOptions are the inputs of patch.
 type PatchOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -25,7 +25,7 @@ type PatchOptions struct {
 }
 
 // NewCmdPatch returns the patch command; runF replaces patchRun in tests.
-func NewCmdPatch(app *App, runF func(*PatchOptions) error) *cobra.Command {
+func NewCmdPatch(app *invocation, runF func(*PatchOptions) error) *cobra.Command {
 	opts := &PatchOptions{App: app}
 	c := &cobra.Command{
 		Use:        "patch --from FILE|-",
@@ -124,7 +124,7 @@ func patchRun(opts *PatchOptions) error {
 		}
 		return call.forward(session.Request{Op: session.OpPatch, Patch: &req})
 	}
-	res, err := req.Run(call.exec())
+	res, err := req.Run(call.x)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 // ReadOptions are the inputs of read.
 type ReadOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -21,7 +21,7 @@ type ReadOptions struct {
 }
 
 // NewCmdRead returns the read command; runF replaces readRun in tests.
-func NewCmdRead(app *App, runF func(*ReadOptions) error) *cobra.Command {
+func NewCmdRead(app *invocation, runF func(*ReadOptions) error) *cobra.Command {
 	opts := &ReadOptions{App: app}
 	var limit int
 	c := &cobra.Command{

@@ -8,7 +8,7 @@ import (
 
 // RmOptions are the inputs of rm.
 type RmOptions struct {
-	App    *App
+	App    *invocation
 	Policy PolicyFlags
 
 	Path   string
@@ -16,7 +16,7 @@ type RmOptions struct {
 }
 
 // NewCmdRm returns the rm command; runF replaces rmRun in tests.
-func NewCmdRm(app *App, runF func(*RmOptions) error) *cobra.Command {
+func NewCmdRm(app *invocation, runF func(*RmOptions) error) *cobra.Command {
 	opts := &RmOptions{App: app}
 	c := &cobra.Command{
 		Use:        "rm PATH",

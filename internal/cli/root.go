@@ -17,9 +17,14 @@ import (
 	"github.com/dshfs/dsh-fs/internal/version"
 )
 
-// NewCmdRoot returns the dsh-fs command tree bound to app, with the
-// completion of every flag's words registered.
+// NewCmdRoot returns the dsh-fs command tree of one run of app, with
+// the completion of every flag's words registered.
 func NewCmdRoot(app *App) *cobra.Command {
+	return newCmdRoot(&invocation{App: *app})
+}
+
+// newCmdRoot is NewCmdRoot for the run inv.
+func newCmdRoot(app *invocation) *cobra.Command {
 	root := newWholeTree(app)
 	completeFlagValues(root)
 	return root
@@ -29,7 +34,7 @@ func NewCmdRoot(app *App) *cobra.Command {
 // which only a shell's completion request (__complete) reads: walking
 // the tree to register them cost about a twentieth of a call that takes
 // the whole tree (help, a usage error).
-func newWholeTree(app *App) *cobra.Command {
+func newWholeTree(app *invocation) *cobra.Command {
 	root := newRootCommand()
 	for _, fc := range fileCommands {
 		root.AddCommand(fc.build(app))
@@ -68,24 +73,24 @@ func newWholeTree(app *App) *cobra.Command {
 // constructor.
 type fileCommand struct {
 	name  string
-	build func(*App) *cobra.Command
+	build func(*invocation) *cobra.Command
 }
 
 // fileCommands are the commands a call usually is, by name, each with
 // its constructor, in the order NewCmdRoot adds them: newCmdTree builds
 // only the one being run.
 var fileCommands = []fileCommand{
-	{"read", func(a *App) *cobra.Command { return NewCmdRead(a, nil) }},
-	{"write", func(a *App) *cobra.Command { return NewCmdWrite(a, nil) }},
-	{"edit", func(a *App) *cobra.Command { return NewCmdEdit(a, nil) }},
-	{"patch", func(a *App) *cobra.Command { return NewCmdPatch(a, nil) }},
-	{"ls", func(a *App) *cobra.Command { return NewCmdLs(a, nil) }},
-	{"grep", func(a *App) *cobra.Command { return NewCmdGrep(a, nil) }},
-	{"find", func(a *App) *cobra.Command { return NewCmdFind(a, nil) }},
-	{"stat", func(a *App) *cobra.Command { return NewCmdStat(a, nil) }},
-	{"move", func(a *App) *cobra.Command { return NewCmdMove(a, nil) }},
-	{"mkdir", func(a *App) *cobra.Command { return NewCmdMkdir(a, nil) }},
-	{"rm", func(a *App) *cobra.Command { return NewCmdRm(a, nil) }},
+	{"read", func(a *invocation) *cobra.Command { return NewCmdRead(a, nil) }},
+	{"write", func(a *invocation) *cobra.Command { return NewCmdWrite(a, nil) }},
+	{"edit", func(a *invocation) *cobra.Command { return NewCmdEdit(a, nil) }},
+	{"patch", func(a *invocation) *cobra.Command { return NewCmdPatch(a, nil) }},
+	{"ls", func(a *invocation) *cobra.Command { return NewCmdLs(a, nil) }},
+	{"grep", func(a *invocation) *cobra.Command { return NewCmdGrep(a, nil) }},
+	{"find", func(a *invocation) *cobra.Command { return NewCmdFind(a, nil) }},
+	{"stat", func(a *invocation) *cobra.Command { return NewCmdStat(a, nil) }},
+	{"move", func(a *invocation) *cobra.Command { return NewCmdMove(a, nil) }},
+	{"mkdir", func(a *invocation) *cobra.Command { return NewCmdMkdir(a, nil) }},
+	{"rm", func(a *invocation) *cobra.Command { return NewCmdRm(a, nil) }},
 }
 
 // oneCommandTrees are the commands newCmdTree builds alone when named
@@ -94,8 +99,8 @@ var fileCommands = []fileCommand{
 // at the rest of the tree. The whole tree cost exec's supervisor about
 // 2 ms of its start.
 var oneCommandTrees = append(slices.Clip(fileCommands),
-	fileCommand{"exec", func(a *App) *cobra.Command { return NewCmdExec(a, nil) }},
-	fileCommand{"policy", func(a *App) *cobra.Command { return NewCmdPolicy(a, nil) }},
+	fileCommand{"exec", func(a *invocation) *cobra.Command { return NewCmdExec(a, nil) }},
+	fileCommand{"policy", func(a *invocation) *cobra.Command { return NewCmdPolicy(a, nil) }},
 	fileCommand{"version", NewCmdVersion},
 )
 
@@ -107,12 +112,12 @@ var oneCommandTrees = append(slices.Clip(fileCommands),
 // completion, suggestions for an unknown command and the other commands
 // need. Building every command and cobra's completion command cost about
 // a tenth of a small call's user time.
-func newCmdTree(app *App, args []string) *cobra.Command {
+func newCmdTree(app *invocation, args []string) *cobra.Command {
 	if len(args) == 0 {
 		return newWholeTree(app)
 	}
 	if isCompletionRequest(args[0]) {
-		return NewCmdRoot(app)
+		return newCmdRoot(app)
 	}
 	i := slices.IndexFunc(oneCommandTrees, func(fc fileCommand) bool { return fc.name == args[0] })
 	if i < 0 {

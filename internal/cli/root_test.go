@@ -93,6 +93,52 @@ func TestCommandTreeOnlyTheOneRun(t *testing.T) {
 	}
 }
 
+// TestAppRunsCallsApart: one App runs one call after another, and each
+// prints what it prints on an App of its own: nothing of the first call
+// (its path, its resolved target, its mode, its output form) leaks into
+// the result header of the next, a failure before its run began included.
+func TestAppRunsCallsApart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir) // the session cwd
+	env := map[string]string{"DSH_FS_CWD": dir, "DSH_FS_ENFORCE": "off", "DSH_FS_TMP": "false", "DSH_FS_CONFIG": "", "HOME": dir}
+	var out bytes.Buffer
+	newApp := func() *App {
+		return &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out,
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			Locations: config.Locations{SystemDir: filepath.Join(dir, "no-system"), Home: func() (string, error) { return dir, nil }}}
+	}
+	run := func(a *App, args ...string) (string, int) {
+		out.Reset()
+		status := a.Run(args)
+		return out.String(), status
+	}
+	for _, tc := range []struct {
+		name          string
+		first, second []string
+	}{
+		{"a usage error after a call", []string{"stat", "a.txt", "--mode", "read-only"}, []string{"ls", "--bogus"}},
+		{"a failure after a call", []string{"read", "a.txt", "--mode", "read-only"}, []string{"read", "missing.txt"}},
+		{"a call after a text call", []string{"stat", "a.txt", "--output", "text"}, []string{"version"}},
+		{"a call after a failure", []string{"write", "../x.txt", "--content", "x"}, []string{"policy", "--mode", "read-only"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shared := newApp()
+			first, _ := run(shared, tc.first...)
+			alone, aloneStatus := run(newApp(), tc.second...)
+			second, status := run(shared, tc.second...)
+			if second != alone || status != aloneStatus {
+				t.Errorf("after %q, %q gives status %d:\n%s\non an App of its own %d:\n%s", tc.first, tc.second, status, second, aloneStatus, alone)
+			}
+			if first == alone {
+				t.Fatalf("control: %q and %q print the same: %s", tc.first, tc.second, first)
+			}
+		})
+	}
+}
+
 // TestCommandTreeChoice: only a command of oneCommandTrees named first,
 // with no help on its line, gets the small tree.
 func TestCommandTreeChoice(t *testing.T) {
@@ -119,7 +165,7 @@ func TestCommandTreeChoice(t *testing.T) {
 		{[]string{"help", "stat"}, false},
 		{[]string{"__complete", "stat", "--mode", ""}, false},
 	} {
-		root := newCmdTree(&App{}, tc.args)
+		root := newCmdTree(&invocation{}, tc.args)
 		if small := len(root.Commands()) == 1; small != tc.small {
 			t.Errorf("%q: %d commands, want the small tree %v", tc.args, len(root.Commands()), tc.small)
 		}
@@ -142,7 +188,7 @@ func TestCommandTreeCompletesWordsOnlyWhenAsked(t *testing.T) {
 		{[]string{"stat", "--help"}, false},
 		{nil, false},
 	} {
-		root := newCmdTree(&App{}, tc.args)
+		root := newCmdTree(&invocation{}, tc.args)
 		_, registered := root.GetFlagCompletionFunc(config.FlagMode)
 		if registered != tc.complete {
 			t.Errorf("%q: --mode's words registered %v, want %v", tc.args, registered, tc.complete)

@@ -9,7 +9,7 @@ import (
 
 // StatOptions are the inputs of stat.
 type StatOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -17,7 +17,7 @@ type StatOptions struct {
 }
 
 // NewCmdStat returns the stat command; runF replaces statRun in tests.
-func NewCmdStat(app *App, runF func(*StatOptions) error) *cobra.Command {
+func NewCmdStat(app *invocation, runF func(*StatOptions) error) *cobra.Command {
 	opts := &StatOptions{App: app}
 	return &cobra.Command{
 		Use:        "stat PATH",

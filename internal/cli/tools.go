@@ -76,7 +76,7 @@ type toolsResult struct {
 }
 
 // NewCmdTools returns the tools command. It needs no policy.
-func NewCmdTools(app *App) *cobra.Command {
+func NewCmdTools(app *invocation) *cobra.Command {
 	return &cobra.Command{
 		Use:   "tools",
 		Short: "Print each command's input and result JSON Schema and safety properties, for a harness",

@@ -9,7 +9,7 @@ import (
 )
 
 // NewCmdVersion returns the version command. It needs no policy.
-func NewCmdVersion(app *App) *cobra.Command {
+func NewCmdVersion(app *invocation) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version, commit and Go version of this build",

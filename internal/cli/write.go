@@ -14,7 +14,7 @@ import (
 
 // WriteOptions are the inputs of write.
 type WriteOptions struct {
-	App *App
+	App *invocation
 	// Policy holds the policy flags and --escalate, for beginWith.
 	Policy PolicyFlags
 
@@ -35,7 +35,7 @@ type WriteOptions struct {
 }
 
 // NewCmdWrite returns the write command; runF replaces writeRun in tests.
-func NewCmdWrite(app *App, runF func(*WriteOptions) error) *cobra.Command {
+func NewCmdWrite(app *invocation, runF func(*WriteOptions) error) *cobra.Command {
 	opts := &WriteOptions{App: app}
 	var content, from, given string
 	c := &cobra.Command{

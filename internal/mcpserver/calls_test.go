@@ -15,7 +15,6 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // workspace is a server over ws, a workspace-write folder of real files,
@@ -219,13 +218,18 @@ func TestPinnedToThePreview(t *testing.T) {
 		}
 		// The approved call runs elsewhere, where the escalation lets it
 		// write outside the workspace: a fence in danger-full-access.
-		p := w.m.policy(nil)
-		p.Mode = policy.DangerFullAccess
-		if _, err := w.m.exec(sandbox.NewFence(p)).Run(pin); fserr.CodeOf(err) != fserr.Stale {
+		start := w.m.start(nil)
+		start.Policy.Mode = policy.DangerFullAccess
+		runElsewhere := func() error {
+			x, _ := request.Begin(start)
+			_, err := x.Run(pin)
+			return err
+		}
+		if err := runElsewhere(); fserr.CodeOf(err) != fserr.Stale {
 			t.Errorf("%s: pinned %+v ran on changed content: %v", r.Op(), pin, err)
 		}
 		os.WriteFile(o, []byte("o\n"), 0o644)
-		if _, err := w.m.exec(sandbox.NewFence(p)).Run(pin); err != nil {
+		if err := runElsewhere(); err != nil {
 			t.Errorf("%s: pinned to the content shown: %v", r.Op(), err)
 		}
 		os.WriteFile(o, []byte("o\n"), 0o644)

@@ -327,7 +327,7 @@ type mkdirArgs struct {
 }
 
 func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in mkdirArgs) (*mcp.CallToolResult, textResult, error) {
-	x, _, err := m.beginMutation(req.Session, in.Path, in.Escalate, false)
+	x, _, err := m.beginMutation(req.Session, in.Path, escalateArgs{To: in.Escalate}, false)
 	if err != nil {
 		return fail(err)
 	}
@@ -347,7 +347,7 @@ type moveArgs struct {
 }
 
 func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveArgs) (*mcp.CallToolResult, textResult, error) {
-	x, _, err := m.beginMutation(req.Session, in.Source, in.Escalate, false)
+	x, _, err := m.beginMutation(req.Session, in.Source, escalateArgs{To: in.Escalate}, false)
 	if err != nil {
 		return fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/policyview/report"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -104,7 +105,7 @@ func (m *server) dshPolicy(_ context.Context, req *mcp.CallToolRequest, _ struct
 	roots, err := f.Roots()
 	var res any
 	if err == nil {
-		res, err = m.describePolicy(&s, roots)
+		res, err = report.New(&s, roots)
 	}
 	return m.dshResult("policy", "", f, sandbox.Target{}, res, err)
 }

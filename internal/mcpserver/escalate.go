@@ -53,11 +53,8 @@ type mutated struct {
 // nil, is the call's error once its path resolved (an argument the
 // request would take but the tool refuses), and r does not run.
 func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs, r request.Request, refuse error) mutated {
-	x, t, err := m.beginMutation(req.Session, path, esc.To, true)
+	x, t, err := m.beginMutation(req.Session, path, esc, true)
 	o := mutated{op: r.Op(), x: x, t: t}
-	if err == nil && (esc.Reason != "" && esc.To == "" || len(esc.Reason) > policy.MaxModelReason) {
-		err = fserr.New(fserr.InvalidArgument, fmt.Sprintf("reason: says why an escalation is needed, in at most %d bytes; give it with escalate", policy.MaxModelReason))
-	}
 	if err == nil {
 		err = refuse
 	}

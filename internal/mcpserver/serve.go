@@ -16,7 +16,6 @@ import (
 	"github.com/dshfs/dsh-fs/internal/escalation"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Host is what the server takes from the process that runs it.
@@ -28,10 +27,6 @@ type Host struct {
 	// LookupEnv reads the environment (a dsh-fs exec session's channel,
 	// XDG_RUNTIME_DIR for the escalator's record).
 	LookupEnv func(string) (string, bool)
-	// DescribePolicy is dsh_policy's result for the settings and their
-	// writable roots: the CLI's policy result, which describes the shell's
-	// layers too (dsh-fs policy --verbose).
-	DescribePolicy func(s *config.Settings, roots []sandbox.Root) (any, error)
 }
 
 // Serve is dsh-fs mcp's server: it serves the tools over h's standard
@@ -45,7 +40,6 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 	// doubling cost a warm small call about a seventh of its time.
 	debug.SetGCPercent(400)
 	srv, m := newServer(s, dirs)
-	m.describePolicy = h.DescribePolicy
 	if h.Stderr != nil {
 		m.roots.log = h.Stderr
 	}

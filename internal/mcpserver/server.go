@@ -1,19 +1,14 @@
 package mcpserver
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/escalation"
-	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/memo"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
@@ -42,8 +37,6 @@ type server struct {
 	startElsewhere func()
 	// approvals are the escalations the client's user approved.
 	approvals *clientApprovals
-	// describePolicy is dsh_policy's result (Host.DescribePolicy).
-	describePolicy func(*config.Settings, []sandbox.Root) (any, error)
 	// memory is what this process remembers of its reads, for the diff
 	// of a stale if_match (request.Exec.Remember).
 	memory *memo.Store
@@ -74,7 +67,7 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "dsh-fs", Version: version.Build().Version}, &mcp.ServerOptions{
-		Instructions:            instructions(p, m.allowed),
+		Instructions:            policyview.Server(p, m.allowed),
 		RootsListChangedHandler: m.roots.changed,
 	})
 	srv.AddReceivingMiddleware(settleProtocol)
@@ -152,51 +145,6 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 
 func ptr[T any](v T) *T { return &v }
 
-// instructions are the server's instructions to the client: the
-// sandbox:policy block of policy --context, for a server, with where
-// reads may go (allowed, the allowed folders). Nothing a tool
-// call sends widens the fence but the escalate argument, which only asks.
-func instructions(p policy.Policy, allowed []string) string {
-	var b strings.Builder
-	b.WriteString("<sandbox:policy>\n")
-	roots, err := sandbox.NewFence(p).Roots()
-	if err == nil {
-		// The CLI's lines, but for where reads go: a CLI call's reads are
-		// not confined, a server's are (policy).
-		var fence strings.Builder
-		policyview.FenceLines(&fence, p, roots)
-		for _, line := range strings.SplitAfter(fence.String(), "\n") {
-			if !strings.HasPrefix(line, "reads: ") || p.Mode == policy.DangerFullAccess {
-				b.WriteString(line)
-			}
-		}
-	} else {
-		fmt.Fprintf(&b, "mode: %s\n", p.Mode)
-	}
-	if p.Mode != policy.DangerFullAccess {
-		fmt.Fprintf(&b, "reads: only within the allowed folders (%s)", strings.Join(allowed, ", "))
-		if p.Mode == policy.WorkspaceWrite {
-			b.WriteString(" and the writable roots")
-		}
-		if len(p.DenyRead) > 0 {
-			fmt.Fprintf(&b, ", except %s", strings.Join(p.DenyRead, ", "))
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "a denied call is a tool error with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
-	switch p.Approval {
-	case policy.ApprovalNever:
-		b.WriteString("nothing a tool call sends widens this fence; escalation is disabled: ask the user to change the policy\n")
-	case policy.ApprovalTTY:
-		b.WriteString("nothing a tool call sends widens this fence; no escalation can be approved over MCP here (approval: tty): ask the user\n")
-	default:
-		fmt.Fprintf(&b, "nothing a tool call sends widens this fence but the escalate argument of write_file, edit_file, dsh_write, dsh_edit and dsh_patch, "+
-			"which asks for a mode (up to %s) for that one call; the trusted approval decides: retry a denied call with it only when the user agrees\n", p.MaxMode)
-	}
-	b.WriteString("</sandbox:policy>\n")
-	return b.String()
-}
-
 // policy is the policy of one call from the client of ss: the one loaded
 // at start, narrowed to the client's roots when it offers them.
 func (m *server) policy(ss *mcp.ServerSession) policy.Policy {
@@ -214,55 +162,49 @@ func (m *server) policy(ss *mcp.ServerSession) policy.Policy {
 	return p
 }
 
-// begin makes the execution of one call, its fence from the settings
-// loaded at start (internal/request runs every tool's typed request
-// through it), and resolves its path there: the header names that
-// target, and the request's run takes it.
+// begin starts one call: its fence from the settings loaded at start,
+// narrowed to the client's roots (internal/request runs every tool's
+// typed request through it), and resolves its path there: the header
+// names that target, and the request's run takes it.
 func (m *server) begin(ss *mcp.ServerSession, path string) (*request.Exec, sandbox.Target, error) {
-	x := m.exec(sandbox.NewFence(m.policy(ss)))
+	// A start that asks for no escalation has nothing Begin can refuse.
+	x, _ := request.Begin(m.start(ss))
 	t, err := x.Resolve(path)
 	return x, t, err
 }
 
-// exec is the execution of typed requests under f, with the bounds of the
-// settings loaded at start.
-func (m *server) exec(f *sandbox.Fence) *request.Exec {
-	s := m.settings
-	x := request.New(f, request.Bounds{ReadMaxLines: s.ReadMaxLines, ReadMaxBytes: s.ReadMaxBytes,
-		Diff: diff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes}})
-	x.Remember(m.memory)
-	return x
+// start is the start of a call from the client of ss that asks for no
+// escalation, with the bounds of the settings loaded at start and this
+// process's memory.
+func (m *server) start(ss *mcp.ServerSession) request.Start {
+	return request.Start{Policy: m.policy(ss), Bounds: m.settings.Bounds(), Memory: m.memory}
 }
 
 // beginMutation is begin for a tool that mutates: the escalation the call
-// asks for is set on its fence as the CLI's --escalate sets it. Where the
-// server can run an escalated call elsewhere (carried is true and it has
-// an escalator), the fence hands it over; otherwise it is refused before
-// any approver is asked. The model's argument only asks; it never
-// approves.
-func (m *server) beginMutation(ss *mcp.ServerSession, path, escalate string, carried bool) (*request.Exec, sandbox.Target, error) {
+// asks for (escalate, and the model's reason for it) is set on its fence
+// as the CLI's --escalate sets it. Where the server can run an escalated
+// call elsewhere (carried is true and it has an escalator), the fence
+// hands it over; otherwise it is refused before any approver is asked.
+// The model's argument only asks; it never approves.
+func (m *server) beginMutation(ss *mcp.ServerSession, path string, esc escalateArgs, carried bool) (*request.Exec, sandbox.Target, error) {
 	if m.startElsewhere != nil {
 		// The escalator must be forked before this call's write puts
 		// the process under Landlock, which a child would inherit.
 		m.startElsewhere()
 	}
-	f := sandbox.NewFence(m.policy(ss))
-	x := m.exec(f)
-	if escalate != "" {
-		mode, err := policy.ParseMode(escalate)
-		if err != nil {
-			return x, sandbox.Target{Given: path}, fserr.New(fserr.InvalidArgument, "escalate: "+err.Error())
-		}
-		approver := approval.New(f.Policy(), mode)
-		switch {
-		case !carried:
-			approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
-		case m.elsewhere != nil:
-			approver.Elsewhere = true
-		default:
-			approver.NoGrant = m.noGrant
-		}
-		f.SetApprover(approver)
+	start := m.start(ss)
+	start.Escalate, start.Reason = esc.To, esc.Reason
+	switch {
+	case !carried:
+		start.Approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
+	case m.elsewhere != nil:
+		start.Approver.Elsewhere = true
+	default:
+		start.Approver.NoGrant = m.noGrant
+	}
+	x, err := request.Begin(start)
+	if err != nil {
+		return x, sandbox.Target{Given: path}, err
 	}
 	t, err := x.Resolve(path)
 	return x, t, err

@@ -15,23 +15,19 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	ifsops "github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
-	isandbox "github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/pkg/internal/handoff"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
-// begin starts one call under sb: its own fence, with the bounds of the
-// sandbox's settings.
+// begin starts one call under sb as every front end starts one
+// (request.Begin): its own fence, with the bounds of the sandbox's
+// settings, asking for no escalation.
 func begin(sb *sandbox.Sandbox) (*request.Exec, error) {
 	s, err := handoff.Settings(sb)
 	if err != nil {
 		return nil, err
 	}
-	return request.New(isandbox.NewFence(s.Policy), request.Bounds{
-		ReadMaxLines: s.ReadMaxLines,
-		ReadMaxBytes: s.ReadMaxBytes,
-		Diff:         idiff.Options{Context: s.DiffContext, BasisMaxBytes: s.DiffBasisMaxBytes, MaxBytes: s.DiffMaxBytes},
-	}), nil
+	return request.Begin(request.Start{Policy: s.Policy, Bounds: s.Bounds()})
 }
 
 // run carries out r under sb and gives its result as a *T, a type of

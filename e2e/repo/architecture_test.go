@@ -394,28 +394,19 @@ func headingAnchors(text string) map[string]bool {
 	return anchors
 }
 
-// testFunc is a test, benchmark, fuzz test or example's name.
-var testFunc = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)[A-Z0-9_]\w*$`)
-
 // fileName is a file named in prose: a name with one of the extensions
 // the repository's files have, with or without folders before it.
 var fileName = regexp.MustCompile(`[A-Za-z0-9_.-]*[A-Za-z0-9_-](?:/[A-Za-z0-9_.-]+)*\.(?:go|sh|md|yaml|json|toml|txtar|py)\b`)
 
-// TestArchitectureNamesTestsAndFiles: a test ARCHITECTURE.md names in
-// backticks is declared in a test file of the checkout, and a file it
-// names, in backticks or not (a command line in backticks aside), exists: a path from the root as given, a
-// bare name in the folder of the package row it is in, or elsewhere
-// anywhere in the checkout. A test renamed or a file split leaves no
-// stale name behind.
-func TestArchitectureNamesTestsAndFiles(t *testing.T) {
+// TestArchitectureNamesFiles: a file ARCHITECTURE.md names, in
+// backticks or not (a command line in backticks aside), exists: a path
+// from the root as given, a bare name in the folder of the package row it
+// is in, or elsewhere anywhere in the checkout. A file split or renamed
+// leaves no stale name behind (the tests it names are
+// TestDocsNameTestsThatExist's).
+func TestArchitectureNamesFiles(t *testing.T) {
 	t.Parallel()
 	doc := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "ARCHITECTURE.md"))
-	tests := checkoutTests(t)
-	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
-		if testFunc.MatchString(m[1]) && !tests[m[1]] {
-			t.Errorf("ARCHITECTURE.md names %s, which no test file declares", m[1])
-		}
-	}
 	files := checkoutFiles(t)
 	bases := map[string]bool{}
 	for _, f := range files {
@@ -463,28 +454,6 @@ func checkoutFiles(t *testing.T) []string {
 		t.Skipf("the files checked are the checkout's, and git cannot list it here: %v", err)
 	}
 	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-}
-
-// checkoutTests are the names of the top-level functions the checkout's
-// test files declare.
-func checkoutTests(t *testing.T) map[string]bool {
-	t.Helper()
-	names := map[string]bool{}
-	for _, f := range checkoutGoFiles(t) {
-		if !strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(harness.RepoRoot, filepath.FromSlash(f)), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
-				names[fn.Name.Name] = true
-			}
-		}
-	}
-	return names
 }
 
 func isDir(p string) bool {

@@ -64,7 +64,7 @@ func (l *loader) readPinned() error {
 func (l *loader) flagsTrusted() bool { return l.src.FlagsTrusted && l.pinned == nil }
 
 // execConfig returns the file a trusted exec command line names with
-// --config, absolute from the process's directory, or "" when there is
+// --config, absolute from the process's working directory, or "" when there is
 // none or the command line is not trusted here (a session file then).
 func (l *loader) execConfig() string {
 	f := l.flag(FlagConfig)
@@ -149,7 +149,7 @@ func (l *loader) readTrusted() error {
 }
 
 // absolute makes the path values of a trusted command line absolute from
-// the process's directory, the one the harness started it in.
+// the process's working directory, the one the harness started it in.
 func (l *loader) absolute(k Key, x any) any {
 	if k != KeyCwd && k != KeyWritableRoots {
 		return x

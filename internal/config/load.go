@@ -70,7 +70,7 @@ type Source struct {
 	// FlagsTrusted says Flags were typed by the harness, not the model:
 	// they are then a KindCommandLine source, trusted, applied after the
 	// user's file and capped by the managed requirements, and their
-	// relative paths are taken from the process's directory. Only
+	// relative paths are taken from the process's working directory. Only
 	// `dsh-fs mcp` sets it (docs/design.md §2.1).
 	FlagsTrusted bool
 	// ConfigTrusted says the --config file of a trusted command line is
@@ -166,7 +166,7 @@ func expandHome(home, p string) string {
 	return p
 }
 
-// canonicalCwd resolves a cwd setting against the process's directory.
+// canonicalCwd resolves a cwd setting against the process's working directory.
 func (l *loader) canonicalCwd(raw string) (string, error) {
 	wd, err := l.src.Getwd()
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 
 // flagLayer reads the setting flags that were set into a layer of kind k.
 // A trusted command line's relative paths are made absolute from the
-// process's directory, as a trusted file's must be absolute.
+// process's working directory, as a trusted file's must be absolute.
 func (l *loader) flagLayer(k Kind) (*layer, error) {
 	ly := &layer{kind: k, values: map[Key]sourced{}}
 	for _, s := range settings {

@@ -37,7 +37,7 @@ type Elsewhere struct {
 	own bool
 }
 
-// Run sends req to the supervisor, with the server's directory and
+// Run sends req to the supervisor, with the server's working directory and
 // narrowing variables, and returns its result line and exit status.
 func (e *Elsewhere) Run(req session.Request) ([]byte, int, error) {
 	req.Dir, req.Env = e.dir, e.env

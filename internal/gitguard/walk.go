@@ -262,7 +262,7 @@ func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
 		for off := 0; off+19 <= n; {
 			reclen := int(binary.NativeEndian.Uint16(w.buf[off+16:]))
 			if reclen == 0 || off+reclen > n {
-				return errors.New("bad directory entry")
+				return errors.New("bad folder entry")
 			}
 			typ := w.buf[off+18]
 			name := w.buf[off+19 : off+reclen]

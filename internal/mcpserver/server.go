@@ -49,7 +49,7 @@ func newServer(s *config.Settings, dirs []string) (*mcp.Server, *server) {
 		memory: memo.New(memo.ItemMax, memo.TotalMax)}
 	p := s.Policy
 	for _, d := range dirs {
-		// Relative to the directory the harness started the server in,
+		// Relative to the working directory the harness started the server in,
 		// as config took them.
 		if abs, err := filepath.Abs(d); err == nil {
 			d = abs

@@ -14,7 +14,7 @@ type Policy struct {
 	// base of relative paths. Absolute.
 	Cwd string
 	// Dir, when set, is the base of relative paths instead of Cwd: the
-	// shell's directory inside a dsh-fs exec session, whose workspace
+	// shell's working directory inside a dsh-fs exec session, whose workspace
 	// root stays the one exec pinned. Absolute, canonical.
 	Dir string
 	// CwdTrusted says a trusted source pinned Cwd: it is then a

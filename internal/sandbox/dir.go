@@ -40,7 +40,7 @@ type Dir struct {
 }
 
 // openDir opens the folder holding t for a mutation, after CheckWrite has
-// passed (OpenForWrite, Move). It re-canonicalizes t first: if the path no longer resolves to
+// passed (Lock, Mkdir, Remove, Move). It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
 // In workspace-write mode it then decides on what it opened: a folder on

@@ -114,8 +114,8 @@ func (e *escapeEnv) absGiven(path string) string {
 }
 
 // resolvers are every primitive of the package that resolves a path.
-// Fence.Remove and Fence.Move open their folders through openDir, which
-// OpenForWrite runs here; denyid's walk and the mount layer resolve
+// Fence.Mkdir, Fence.Remove and Fence.Move open their folders through
+// openForWrite (or openDir after the same decision), run here; denyid's walk and the mount layer resolve
 // through walkPath and OpenNoSymlinks.
 var resolvers = []resolver{
 	{name: "Canonical", run: func(e *escapeEnv, path string, _ Target) (opened, error) {
@@ -197,8 +197,21 @@ var resolvers = []resolver{
 		st, err := d.Lstat(path)
 		return opened{st: &unix.Stat_t{Dev: st.Dev, Ino: st.Ino}}, err
 	}},
-	{name: "OpenForWrite", fenced: true, run: func(e *escapeEnv, _ string, t Target) (opened, error) {
-		d, name, err := e.f.OpenForWrite("write", &t, Intent{})
+	{name: "Lock", fenced: true, run: func(e *escapeEnv, _ string, t Target) (opened, error) {
+		h, err := e.f.Lock("write", &t, Intent{})
+		if err != nil {
+			return opened{}, err
+		}
+		defer h.Close()
+		if h.File != nil {
+			st, err := statFd(int(h.File.Fd()))
+			return opened{st: st}, err
+		}
+		st, err := statFd(h.Dir.fd)
+		return opened{st: st, name: h.Name}, err
+	}},
+	{name: "openForWrite", fenced: true, run: func(e *escapeEnv, _ string, t Target) (opened, error) {
+		d, name, err := e.f.openForWrite("write", &t, Intent{})
 		if err != nil {
 			return opened{}, err
 		}
@@ -231,7 +244,7 @@ func (e *escapeEnv) wsDir() (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, _, err := e.f.OpenForWrite("write", &t, Intent{})
+	d, _, err := e.f.openForWrite("write", &t, Intent{})
 	return d, err
 }
 
@@ -252,7 +265,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -269,7 +283,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -286,7 +301,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -303,7 +319,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "ok:ws/abs",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_SANDBOX_DENIED",
 		"Dir.Lstat":        "ok:ws/abs",
 	}},
@@ -320,7 +337,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -337,7 +355,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "ok:ws/rel",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_SANDBOX_DENIED",
 		"Dir.Lstat":        "ok:ws/rel",
 	}},
@@ -354,7 +373,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -371,7 +391,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -388,7 +409,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "ok:ws/in",
-		"OpenForWrite":     "ok:ws/d/g",
+		"Lock":             "ok:ws/d/g",
+		"openForWrite":     "ok:ws/d/g",
 		"Dir.Open":         "FS_SANDBOX_DENIED",
 		"Dir.Lstat":        "ok:ws/in",
 	}},
@@ -405,7 +427,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "ok:ws/dl",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_SANDBOX_DENIED",
 		"Dir.Lstat":        "ok:ws/dl",
 	}},
@@ -422,7 +445,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "FS_IO",
-		"OpenForWrite":     "FS_IO",
+		"Lock":             "FS_IO",
+		"openForWrite":     "FS_IO",
 		"Dir.Open":         "FS_IO",
 		"Dir.Lstat":        "FS_IO",
 	}},
@@ -439,7 +463,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_IO",
 		"ListDir.Open":     "FS_IO",
 		"ListDir.Lstat":    "FS_IO",
-		"OpenForWrite":     "FS_IO",
+		"Lock":             "FS_IO",
+		"openForWrite":     "FS_IO",
 		"Dir.Open":         "FS_IO",
 		"Dir.Lstat":        "FS_IO",
 	}},
@@ -457,7 +482,8 @@ var escapeCases = []escapeCase{
 			"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 			"ListDir.Open":     "FS_INVALID_ARGUMENT",
 			"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-			"OpenForWrite":     "FS_SANDBOX_DENIED",
+			"Lock":             "FS_SANDBOX_DENIED",
+			"openForWrite":     "FS_SANDBOX_DENIED",
 			"Dir.Open":         "FS_INVALID_ARGUMENT",
 			"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 		}},
@@ -475,7 +501,8 @@ var escapeCases = []escapeCase{
 			"ListDir.OpenFile": "FS_IO",
 			"ListDir.Open":     "FS_IO",
 			"ListDir.Lstat":    "ok:ws/f",
-			"OpenForWrite":     "FS_SANDBOX_DENIED",
+			"Lock":             "FS_SANDBOX_DENIED",
+			"openForWrite":     "FS_SANDBOX_DENIED",
 			"Dir.Open":         "FS_SANDBOX_DENIED",
 			"Dir.Lstat":        "ok:ws/f",
 		}},
@@ -492,7 +519,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -509,7 +537,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -526,7 +555,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_SANDBOX_DENIED",
+		"Lock":             "FS_SANDBOX_DENIED",
+		"openForWrite":     "FS_SANDBOX_DENIED",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -543,7 +573,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_NOT_DIR",
 		"ListDir.Open":     "FS_NOT_DIR",
 		"ListDir.Lstat":    "FS_NOT_DIR",
-		"OpenForWrite":     "FS_NOT_DIR",
+		"Lock":             "FS_NOT_DIR",
+		"openForWrite":     "FS_NOT_DIR",
 		"Dir.Open":         "FS_NOT_DIR",
 		"Dir.Lstat":        "FS_NOT_DIR",
 	}},
@@ -560,7 +591,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "ok:ws/f",
+		"Lock":             "ok:ws/f",
+		"openForWrite":     "ok:ws/f",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -577,7 +609,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "ok:ws/d",
+		"Lock":             "FS_IS_DIR",
+		"openForWrite":     "ok:ws/d",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -594,7 +627,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_INVALID_ARGUMENT",
+		"Lock":             "FS_INVALID_ARGUMENT",
+		"openForWrite":     "FS_INVALID_ARGUMENT",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -611,7 +645,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "ok:ws/f",
+		"Lock":             "ok:ws/f",
+		"openForWrite":     "ok:ws/f",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -628,7 +663,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "ok:ws/d/g",
+		"Lock":             "ok:ws/d/g",
+		"openForWrite":     "ok:ws/d/g",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -645,7 +681,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "ok:ws/d/g",
+		"Lock":             "ok:ws/d/g",
+		"openForWrite":     "ok:ws/d/g",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},
@@ -662,7 +699,8 @@ var escapeCases = []escapeCase{
 		"ListDir.OpenFile": "FS_INVALID_ARGUMENT",
 		"ListDir.Open":     "FS_INVALID_ARGUMENT",
 		"ListDir.Lstat":    "FS_INVALID_ARGUMENT",
-		"OpenForWrite":     "FS_INVALID_ARGUMENT",
+		"Lock":             "FS_INVALID_ARGUMENT",
+		"openForWrite":     "FS_INVALID_ARGUMENT",
 		"Dir.Open":         "FS_INVALID_ARGUMENT",
 		"Dir.Lstat":        "FS_INVALID_ARGUMENT",
 	}},

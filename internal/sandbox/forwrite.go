@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // One call decides and opens (docs/design.md §4): a mutation gets what
@@ -25,7 +28,7 @@ type Intent struct {
 	Mkdir bool
 	// Preview is what the approver of an escalation is shown of the
 	// change; it is called only when a denial goes to an approver
-	// (AsksApprover). Nil for a call that is never escalated: its denial
+	// (asksApprover). Nil for a call that is never escalated: its denial
 	// is final.
 	Preview func() (Preview, error)
 }
@@ -52,7 +55,7 @@ func (f *Fence) decideWrite(op string, t *Target, in Intent) error {
 		return err
 	}
 	var preview Preview
-	if f.AsksApprover(err) {
+	if f.asksApprover(err) {
 		p, perr := in.Preview()
 		if perr != nil {
 			return perr
@@ -289,4 +292,158 @@ func CheckWritable(op, given string, file *os.File, byName func() error) error {
 		return e
 	}
 	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
+}
+
+// CheckWrite decides whether t may be mutated under the effective mode, and
+// on success in workspace-write mode fills in t.root and t.rel for the
+// confined handle. A denial is a *DeniedError; an escalation asked for
+// in this call is Escalate's to decide, with a preview of the change.
+func (f *Fence) CheckWrite(op string, t *Target) error {
+	reason, matched, needed := f.writeVerdict(t)
+	if reason == "" {
+		return f.checkApproved(op, *t)
+	}
+	return f.denial(op, *t, reason, matched, needed)
+}
+
+// Verdict is the fence's answer on a mutation of a path, for a caller
+// that explains it (stat): Reason is "" when it would pass, or one of the
+// Reason constants, with what it matched and the narrowest mode that
+// would allow it.
+type Verdict struct {
+	Reason  string
+	Matched string
+	Needed  policy.Mode
+}
+
+// WriteVerdict decides on a mutation of t by name, as CheckWrite does,
+// without a denial and without escalating.
+func (f *Fence) WriteVerdict(t Target) Verdict {
+	reason, matched, needed := f.writeVerdict(&t)
+	return Verdict{Reason: reason, Matched: matched, Needed: needed}
+}
+
+// writeVerdict returns "" when t may be mutated in the effective mode, or
+// the reason it may not, what it matched, and the narrowest mode that would
+// allow it.
+func (f *Fence) writeVerdict(t *Target) (reason, matched string, needed policy.Mode) {
+	switch f.mode {
+	case policy.DangerFullAccess:
+		return "", "", ""
+	case policy.ReadOnly:
+		if r, _, _ := f.workspaceVerdict(&Target{Given: t.Given, Path: t.Path}); r == "" {
+			return policy.ReasonReadOnly, "", policy.WorkspaceWrite
+		}
+		return policy.ReasonReadOnly, "", policy.DangerFullAccess
+	}
+	return f.workspaceVerdict(t)
+}
+
+func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed policy.Mode) {
+	roots, err := f.Roots()
+	if err != nil {
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
+	}
+	written := f.asWritten(t.Given)
+	var root, rel string
+	for i, r := range roots {
+		r := r.Path
+		inRel, ok := within(r, t.Path)
+		if !ok {
+			inRel, ok = f.identityWithin(i, t.Path)
+		}
+		if !ok {
+			continue
+		}
+		if g, hit := f.protectedIn(inRel, t.Path); hit {
+			return policy.ReasonProtected, g, policy.DangerFullAccess
+		}
+		// The path as written may name a protected folder through a
+		// symlink (.vscode => editor): that spelling is protected too.
+		if wRel, ok := within(r, written); ok {
+			if g, hit := f.protectedIn(wRel, written); hit {
+				return policy.ReasonProtected, g, policy.DangerFullAccess
+			}
+			if dotgit, hit := gitProtectedByName(wRel); hit && wRel != "." {
+				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
+			}
+		}
+		if dir, hit := gitProtectedIn(inRel, t.Path, f.gitPointed); hit {
+			return policy.ReasonProtected, dir, policy.DangerFullAccess
+		}
+		if completesGitDir(r, inRel) {
+			return policy.ReasonBareRepo, "", policy.DangerFullAccess
+		}
+		// The innermost root confines the handle most tightly; roots
+		// nest rarely, so keep the longest match.
+		if root == "" || len(r) > len(root) {
+			root, rel = r, inRel
+		}
+	}
+	if root == "" {
+		// Beneath a session cwd the trusted policy refused as a
+		// workspace, say so: "outside writable roots" would leave the
+		// model guessing why its own folder is not writable.
+		for _, r := range f.refused {
+			if _, ok := within(r.Path, t.Path); ok && r.Origin == "cwd" {
+				return r.Reason, r.Matched, policy.DangerFullAccess
+			}
+		}
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
+	}
+	t.root, t.rel = root, rel
+	return "", "", ""
+}
+
+// asWritten is the path as the caller wrote it, made absolute against the
+// session cwd and cleaned lexically: not where it leads, but how it is
+// spelled, for the checks that must hold for both.
+func (f *Fence) asWritten(given string) string {
+	if !filepath.IsAbs(given) {
+		given = filepath.Join(f.policy.Base(), given)
+	}
+	return filepath.Clean(given)
+}
+
+// identityWithin is the identity fallback of docs/design.md §4 step 4. It runs
+// only when the lexical test failed, so the common denial pays for it and
+// the common success does not.
+func (f *Fence) identityWithin(i int, target string) (string, bool) {
+	if f.rootInfos == nil {
+		f.rootInfos = make([]os.FileInfo, len(f.roots))
+		for j, r := range f.roots {
+			f.rootInfos[j], _ = os.Stat(r.Path)
+		}
+	}
+	if f.rootInfos[i] == nil {
+		return "", false
+	}
+	return sameFileAncestor(f.rootInfos[i], target)
+}
+
+// protectedIn reports the protected glob or path that rel (inside its
+// root) or the absolute path falls under.
+//
+// A glob names a path relative to the root, or, when it starts with "/"
+// or "~" (the user database's home), an absolute one. A glob that names a
+// folder covers everything beneath it, as in gitignore: "secrets" protects
+// "secrets/key" as "secrets/**" does.
+func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
+	for _, g := range f.policy.Protected {
+		name, pattern := rel, f.policy.ExpandHome(g)
+		if strings.HasPrefix(pattern, "/") {
+			name = canonical
+		} else if rel == "." {
+			continue
+		}
+		if matchCovers(pattern, name) {
+			return g, true
+		}
+	}
+	for _, p := range f.absProtected {
+		if _, ok := within(p, canonical); ok {
+			return p, true
+		}
+	}
+	return "", false
 }

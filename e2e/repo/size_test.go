@@ -37,11 +37,7 @@ const (
 // ("internal/x/y.go:name", a method "internal/x/y.go:Type.name", a func
 // literal of a top-level variable "internal/x/y.go:variable") allowed
 // over the budget, each with why. Each must still be over it.
-var sizeExceptions = map[string]string{
-	// The resolver, one walk over the path's components: another
-	// session owns walk.go, and splits it there.
-	"internal/sandbox/walk.go:walkFrom": "owned by another change; split it there and remove this entry",
-}
+var sizeExceptions = map[string]string{}
 
 // sizeFault is a file or a function over the budget.
 type sizeFault struct {

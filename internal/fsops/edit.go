@@ -92,7 +92,7 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 	}
 	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) { return previewEdit(f, t, &opt) }}
 	if opt.DryRun {
-		if err := f.DecideWrite("edit", &t, in); err != nil {
+		if err := f.WouldWrite("edit", &t, in); err != nil {
 			return nil, err
 		}
 		return dryEdit(f, t, opt)
@@ -102,15 +102,10 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 		return nil, err
 	}
 	defer l.Close()
-	if !l.exists() {
+	if !l.Exists() {
 		return nil, notFound("edit", t.Given)
 	}
-	// What was locked is what the edit reads: a hard link to a secret is
-	// denied like the secret.
-	if err := f.CheckReadOpened("edit", t, l.file); err != nil {
-		return nil, err
-	}
-	content, err := loadFile(l.file, l.st.Size, t.Given)
+	content, err := loadFile(l.File, l.Stat.Size, t.Given)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +132,7 @@ func dryEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, 
 		return nil, err
 	}
 	defer file.Close()
-	if err := checkWritable("edit", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+	if err := sandbox.CheckWritable("edit", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
 		return nil, err
 	}
 	fi, err := file.Stat()

@@ -88,7 +88,7 @@ func EditFiles(f *sandbox.Fence, targets []EditTarget, opt EditOptions) (*EditFi
 		return pv, err
 	}}
 	for _, fe := range files {
-		if err := f.DecideWrite("edit", &fe.Target, in); err != nil {
+		if err := f.WouldWrite("edit", &fe.Target, in); err != nil {
 			return nil, err
 		}
 	}
@@ -220,13 +220,10 @@ func lockEdit(f *sandbox.Fence, fe *fileEdit, opt EditOptions, in sandbox.Intent
 		return err
 	}
 	fe.lock = l
-	if !l.exists() {
+	if !l.Exists() {
 		return notFound("edit", t.Given)
 	}
-	if err := f.CheckReadOpened("edit", t, l.file); err != nil {
-		return err
-	}
-	if fe.content, err = loadFile(l.file, l.st.Size, t.Given); err != nil {
+	if fe.content, err = loadFile(l.File, l.Stat.Size, t.Given); err != nil {
 		return err
 	}
 	if fe.res, fe.sp, err = planEdit(t.Given, fe.content.data, opt); err != nil {
@@ -237,7 +234,7 @@ func lockEdit(f *sandbox.Fence, fe *fileEdit, opt EditOptions, in sandbox.Intent
 		e.Hint = "read the file again and redo the edit; nothing was changed"
 		return e
 	}
-	fe.staged, err = l.stage(&l.st, 0, func(tmp *os.File) (func() error, error) {
+	fe.staged, err = l.stage(&l.Stat, 0, func(tmp *os.File) (func() error, error) {
 		_, err := fe.sp.writeTo(tmp)
 		return nil, fserr.FromOS("edit", t.Given, err)
 	})

@@ -45,7 +45,7 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 	if opt.DryRun {
 		return mkdirDryRun(f, t, in, opt)
 	}
-	dir, name, err := f.OpenForWrite("mkdir", &t, in)
+	created, err := f.Mkdir("mkdir", t, in)
 	if fserr.CodeOf(err) == fserr.IsDir && t.IsRoot() {
 		// A writable root is a folder that exists, or the fence could
 		// not have opened it; making it again makes nothing.
@@ -53,11 +53,6 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 			return &MkdirResult{}, nil
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	created, err := dir.Mkdir(name, 0o777)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +74,7 @@ func mkdirPaths(t sandbox.Target, parents bool) []policy.EscalationPath {
 
 // mkdirDryRun decides on t as Mkdir does and says what it would make.
 func mkdirDryRun(f *sandbox.Fence, t sandbox.Target, in sandbox.Intent, opt MkdirOptions) (*MkdirResult, error) {
-	if err := f.DecideWrite("mkdir", &t, in); err != nil {
+	if err := f.WouldWrite("mkdir", &t, in); err != nil {
 		return nil, err
 	}
 	if st, err := f.Lstat("mkdir", t); err == nil {

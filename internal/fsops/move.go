@@ -48,7 +48,7 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, 
 		return res, nil
 	}
 	for _, t := range []*sandbox.Target{&src, &dst} {
-		if err := f.DecideWrite("move", t, in); err != nil {
+		if err := f.WouldWrite("move", t, in); err != nil {
 			return nil, err
 		}
 	}

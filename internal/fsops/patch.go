@@ -328,16 +328,12 @@ func lockAll(f *sandbox.Fence, changes []*fileChange, preview func() (sandbox.Pr
 			s.c.srcLock = l
 		}
 		switch {
-		case s.dst && l.exists():
+		case s.dst && l.Exists():
 			e := fserr.New(fserr.Exists, "patch: "+s.t.Given+": the file exists; the patch creates it")
 			e.Hint = "make the patch update it instead, or remove it first; nothing was changed"
 			return e
-		case !s.dst && !l.exists():
+		case !s.dst && !l.Exists():
 			return notFound("patch", s.t.Given)
-		case l.exists():
-			if err := f.CheckReadOpened("patch", *s.t, l.file); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -383,7 +379,7 @@ func removeMade(f *sandbox.Fence, changes []*fileChange) {
 // planLocked reads what was locked and computes the new content.
 func planLocked(f *sandbox.Fence, p *patch.Patch, c *fileChange, opt PatchOptions, pinned map[string]string) error {
 	if c.srcLock != nil {
-		old, err := readAll(c.srcLock.file, c.src.Given, c.srcLock.st.Size)
+		old, err := readAll(c.srcLock.File, c.src.Given, c.srcLock.Stat.Size)
 		if err != nil {
 			return err
 		}
@@ -554,7 +550,7 @@ func stageChange(c *fileChange) error {
 	// from: the one it replaces, or a moved file's source.
 	var like *unix.Stat_t
 	if c.srcLock != nil {
-		like = &c.srcLock.st
+		like = &c.srcLock.Stat
 	}
 	mode := c.file.Mode
 	var chmod uint32
@@ -679,7 +675,7 @@ func dryPatch(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt Patch
 	for _, c := range changes {
 		for _, t := range []*sandbox.Target{c.src, c.follow, c.dst} {
 			if t != nil {
-				if err := f.DecideWrite("patch", t, sandbox.Intent{Preview: preview}); err != nil {
+				if err := f.WouldWrite("patch", t, sandbox.Intent{Preview: preview}); err != nil {
 					return nil, err
 				}
 			}

@@ -37,7 +37,7 @@ func Remove(f *sandbox.Fence, t sandbox.Target, dryRun bool) (*RemoveResult, err
 		}
 		return &RemoveResult{Type: typeOf(fileMode(typ))}, nil
 	}
-	if err := f.DecideWrite("rm", &t, in); err != nil {
+	if err := f.WouldWrite("rm", &t, in); err != nil {
 		return nil, err
 	}
 	st, err := f.Lstat("rm", t)
@@ -68,7 +68,7 @@ func decideFollowed(f *sandbox.Fence, op string, t sandbox.Target) error {
 	if err != nil || ft.Path == t.Path {
 		return nil
 	}
-	err = f.DecideWrite(op, &ft, sandbox.Intent{})
+	err = f.WouldWrite(op, &ft, sandbox.Intent{})
 	var de *policy.DeniedError
 	if errors.As(err, &de) && de.Reason != policy.ReasonDenyRead {
 		de.Final = "no escalation lifts this: " + t.Given + " is a symlink to " + ft.Path +

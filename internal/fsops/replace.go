@@ -1,7 +1,6 @@
 package fsops
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -11,93 +10,23 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// locked is a mutation's target, held for the critical section: its folder
-// opened through the fence, and the file itself, if it exists, opened and
-// locked with an exclusive flock. write and edit both take this lock, so
-// writes and edits from many processes serialize and none loses an update.
+// locked is a mutation's target as the fence holds it for the critical
+// section (sandbox.Fence.Lock), with the call's words for messages.
 type locked struct {
 	op    string
 	given string // the target as the caller wrote it, for messages
-	dir   *sandbox.Dir
-	name  string
-	// file is the locked current file; nil when the target does not
-	// exist.
-	file *os.File
-	st   unix.Stat_t
+	*sandbox.Held
 }
 
-// maxLockRetries bounds how often the lock is taken again because another
-// process replaced the file while this one waited. Each retry means
-// somebody else made progress, so it is never reached in practice.
-const maxLockRetries = 1000
-
-// lockTarget opens the folder of t through the fence (OpenForWrite, which
-// decides on t as in says) and locks the file at t, verifying after the lock that the name still
-// names the locked file: a writer that replaced it in the meantime leaves
-// the lock on an unlinked file, and this process starts over.
+// lockTarget holds t for a mutation: the fence's one call (Lock) decides,
+// opens, locks, re-checks and applies deny_read to what it locked.
 func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Intent) (*locked, error) {
-	dir, name, err := f.OpenForWrite(op, t, in)
+	h, err := f.Lock(op, t, in)
 	if err != nil {
 		return nil, err
 	}
-	l := &locked{op: op, given: t.Given, dir: dir, name: name}
-	for range maxLockRetries {
-		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
-		file, err := dir.Open(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			return l, nil
-		}
-		if err != nil {
-			dir.Close()
-			return nil, fserr.FromOS(op, t.Given, err)
-		}
-		if err := unix.Flock(int(file.Fd()), unix.LOCK_EX); err != nil {
-			file.Close()
-			dir.Close()
-			return nil, fserr.FromOS(op, t.Given, os.NewSyscallError("flock", err))
-		}
-		var held unix.Stat_t
-		if err := unix.Fstat(int(file.Fd()), &held); err != nil {
-			file.Close()
-			dir.Close()
-			return nil, fserr.FromOS(op, t.Given, os.NewSyscallError("fstat", err))
-		}
-		now, err := dir.Lstat(name)
-		if err == nil && now.Dev == held.Dev && now.Ino == held.Ino {
-			switch held.Mode & unix.S_IFMT {
-			case unix.S_IFREG:
-				if err := checkWritable(op, t.Given, file, func() error { return dir.Access(name, unix.W_OK) }); err != nil {
-					file.Close()
-					dir.Close()
-					return nil, err
-				}
-				l.file, l.st = file, held
-				return l, nil
-			case unix.S_IFDIR:
-				file.Close()
-				dir.Close()
-				return nil, fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
-			}
-			file.Close()
-			dir.Close()
-			return nil, fserr.New(fserr.InvalidArgument, op+": "+t.Given+": not a regular file")
-		}
-		file.Close() // replaced while we waited: take the new one
-	}
-	dir.Close()
-	return nil, fserr.New(fserr.IO, op+": "+t.Given+": the file kept changing while waiting for its lock")
+	return &locked{op: op, given: t.Given, Held: h}, nil
 }
-
-// Close releases the lock and the folder.
-func (l *locked) Close() {
-	if l.file != nil {
-		l.file.Close()
-	}
-	l.dir.Close()
-}
-
-// exists reports whether the target existed when it was locked.
-func (l *locked) exists() bool { return l.file != nil }
 
 // replace writes a new file with fill and renames it over the target: a
 // temp file in the same folder, written, given the old file's permission
@@ -117,8 +46,8 @@ func (l *locked) exists() bool { return l.file != nil }
 // earlier failure replace calls it too, and ignores what it returns.
 func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error)) error {
 	var like *unix.Stat_t
-	if l.exists() {
-		like = &l.st
+	if l.Exists() {
+		like = &l.Stat
 	}
 	s, err := l.stage(like, 0, fill)
 	if err != nil {
@@ -145,9 +74,9 @@ func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) 
 	if like != nil {
 		perm = like.Mode & 0o7777
 	}
-	tmp, err := l.dir.TempFile(perm)
+	tmp, err := l.Dir.TempFile(perm)
 	if err != nil {
-		return nil, fserr.FromOS(l.op, l.dir.Path, err)
+		return nil, fserr.FromOS(l.op, l.Dir.Path, err)
 	}
 	s := &staged{l: l, tmp: tmp}
 	ok := false
@@ -176,16 +105,16 @@ func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) 
 			return nil, err
 		}
 		if err := unix.Fchmod(fd, perm); err != nil {
-			return nil, fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
+			return nil, fserr.FromOS(l.op, l.Dir.Path, os.NewSyscallError("fchmod", err))
 		}
 	}
 	if chmod != 0 {
 		if err := unix.Fchmod(fd, chmod); err != nil {
-			return nil, fserr.FromOS(l.op, l.dir.Path, os.NewSyscallError("fchmod", err))
+			return nil, fserr.FromOS(l.op, l.Dir.Path, os.NewSyscallError("fchmod", err))
 		}
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, fserr.FromOS(l.op, l.dir.Path, err)
+		return nil, fserr.FromOS(l.op, l.Dir.Path, err)
 	}
 	settled = true
 	if err := settle(); err != nil {
@@ -199,40 +128,14 @@ func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) 
 // it replaces the file that was locked, or creates the name, which must
 // still be free.
 func (s *staged) commit() error {
-	if err := s.tmp.Commit(s.l.name, s.l.exists()); err != nil {
-		return fserr.FromOS(s.l.op, s.l.dir.Path, err)
+	if err := s.tmp.Commit(s.l.Name, s.l.Exists()); err != nil {
+		return fserr.FromOS(s.l.op, s.l.Dir.Path, err)
 	}
 	return nil
 }
 
 // discard drops the staged content; safe after commit.
 func (s *staged) discard() { s.tmp.Discard() }
-
-// checkWritable decides, on the opened file, whether this process may
-// write it, as the OS decides for `sh -c '> f'`: the permission bits and
-// ACLs against the effective user and groups (root may write any file), a
-// read-only mount, an immutable flag. A replacement never writes through
-// the file, but a file its user could not overwrite is not replaced
-// either: FS_PERMISSION, before anything changes. A running program
-// (ETXTBSY) may be replaced. The check goes through /proc/self/fd, so it
-// is about the file opened, not whatever the name holds by then; without
-// /proc, byName checks the name, which the caller has verified to be the
-// opened file.
-func checkWritable(op, given string, file *os.File, byName func() error) error {
-	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
-	if errors.Is(err, unix.ENOENT) && byName != nil {
-		err = byName()
-	}
-	switch {
-	case err == nil, errors.Is(err, unix.ETXTBSY):
-		return nil
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
-		e := fserr.Wrap(fserr.Permission, op+": "+given+": permission denied: the file is not writable by this user", err)
-		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
-		return e
-	}
-	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
-}
 
 // keepOwner gives the temp file fd the owner and group of like, the file
 // it replaces, or refuses with FS_PERMISSION where the process may not set

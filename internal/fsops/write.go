@@ -89,7 +89,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	}
 	in := sandbox.Intent{Mkdir: opt.Mkdir, Preview: func() (sandbox.Preview, error) { return previewWrite(f, t, &opt) }}
 	if opt.DryRun {
-		if err := f.DecideWrite("write", &t, in); err != nil {
+		if err := f.WouldWrite("write", &t, in); err != nil {
 			return nil, err
 		}
 		return dryWrite(f, t, opt)
@@ -99,18 +99,11 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		return nil, err
 	}
 	defer l.Close()
-	if l.exists() {
-		// What was locked is what the diff shows: a hard link to a secret
-		// is denied like the secret.
-		if err := f.CheckReadOpened("write", t, l.file); err != nil {
-			return nil, err
-		}
-		if !opt.mayReplace() {
-			return nil, existsError(l.file, t.Given)
-		}
+	if l.Exists() && !opt.mayReplace() {
+		return nil, existsError(l.File, t.Given)
 	}
 
-	res := &WriteResult{Created: !l.exists(), HardlinkBroken: l.exists() && l.st.Nlink > 1, Encoding: opt.Encoding}
+	res := &WriteResult{Created: !l.Exists(), HardlinkBroken: l.Exists() && l.Stat.Nlink > 1, Encoding: opt.Encoding}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
 	var old oldContent
@@ -134,13 +127,13 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		// --if-match does not read the old file at all, and reports no
 		// previous_sha256 (docs/design.md §5).
 		oldDone := make(chan error, 1)
-		if l.exists() && !needOld(opt, l.st.Size) {
+		if l.Exists() && !needOld(opt, l.Stat.Size) {
 			old = unreadOld()
 			oldDone <- nil
 		} else {
 			go func() {
 				var err error
-				old, err = readOld(l.file, l.st.Size, t.Given, opt.Diff.BasisMaxBytes)
+				old, err = readOld(l.File, l.Stat.Size, t.Given, opt.Diff.BasisMaxBytes)
 				if err == nil {
 					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum, old.stale(opt))
 				}
@@ -181,7 +174,7 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 		return nil, err
 	default:
 		defer file.Close()
-		if err := checkWritable("write", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+		if err := sandbox.CheckWritable("write", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
 			return nil, err
 		}
 	}

@@ -40,7 +40,7 @@ type Dir struct {
 }
 
 // openDir opens the folder holding t for a mutation, after CheckWrite has
-// passed (OpenForWrite, Move). It re-canonicalizes t first: if the path no longer resolves to
+// passed (Lock, Mkdir, Remove, Move). It re-canonicalizes t first: if the path no longer resolves to
 // what was checked, the call is denied. With mkdir, missing folders are
 // created one at a time, each through the confined handle of its parent.
 // In workspace-write mode it then decides on what it opened: a folder on
@@ -372,10 +372,24 @@ func (d *Dir) Close() error {
 	return unix.Close(d.fd)
 }
 
+// oneEntry refuses a name that is not one entry of the folder at path:
+// empty, ".", "..", or holding a "/". A handle's methods act on a
+// single name, so nothing done through one lands outside its folder,
+// whatever name a caller passes.
+func oneEntry(path, name string) error {
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return fserr.New(fserr.InvalidArgument, path+": "+strconv.Quote(name)+" is not one entry of the folder")
+	}
+	return nil
+}
+
 // Open opens name in the folder without following a symlink: a name that
 // is a symlink at this moment is denied as an escape (the checked path had
 // none) rather than followed.
 func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return nil, err
+	}
 	fd, err := unix.Openat(d.fd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		perr := &os.PathError{Op: "open", Path: filepath.Join(d.Path, name), Err: err}
@@ -391,6 +405,9 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 // the effective user and groups, as the OS decides permission, without
 // following a symlink in name.
 func (d *Dir) Access(name string, mode uint32) error {
+	if err := oneEntry(d.Path, name); err != nil {
+		return err
+	}
 	if err := unix.Faccessat(d.fd, name, mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
 	}
@@ -400,6 +417,9 @@ func (d *Dir) Access(name string, mode uint32) error {
 // Lstat describes name in the folder without following a symlink.
 func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
+	if err := oneEntry(d.Path, name); err != nil {
+		return st, err
+	}
 	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
 		return st, &os.PathError{Op: "stat", Path: filepath.Join(d.Path, name), Err: err}
@@ -471,6 +491,9 @@ type Temp struct {
 // calls leaves at most that one file, which the next replacement of the
 // same target removes first.
 func (t *Temp) Commit(name string, replace bool) error {
+	if err := oneEntry(t.dir.Path, name); err != nil {
+		return err
+	}
 	if !replace {
 		if err := t.create(name); err != nil {
 			if errors.Is(err, unix.EEXIST) {
@@ -563,6 +586,9 @@ func tempName() string {
 // is anything else, a symlink included, is never followed and is
 // FS_EXISTS.
 func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return false, err
+	}
 	err = unix.Mkdirat(d.fd, name, perm)
 	if err == nil {
 		return true, nil
@@ -587,6 +613,9 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 // followed. Fence.rename is the one caller: it decides first on what
 // lies beneath a folder.
 func (d *Dir) rename(name string, to *Dir, toName string) error {
+	if err := errors.Join(oneEntry(d.Path, name), oneEntry(to.Path, toName)); err != nil {
+		return err
+	}
 	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
 	if err == nil {
 		return nil
@@ -601,6 +630,9 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 // following a symlink: a link is removed as a link. Fence.Remove is the
 // one caller.
 func (d *Dir) remove(name string, folder bool) error {
+	if err := oneEntry(d.Path, name); err != nil {
+		return err
+	}
 	flags := 0
 	if folder {
 		flags = unix.AT_REMOVEDIR

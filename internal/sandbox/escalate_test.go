@@ -223,8 +223,8 @@ func escalateUnderEveryApproval(t *testing.T, setup func(*policy.Approver), chec
 				t.Fatal(err)
 			}
 			err = fence.CheckWrite("write", &target)
-			if fence.AsksApprover(err) {
-				t.Error("AsksApprover = true: a preview would be made for nobody")
+			if fence.asksApprover(err) {
+				t.Error("asksApprover = true: a preview would be made for nobody")
 			}
 			check(t, approval, fence.Escalate(err, &target, Preview{}))
 			if asked != 0 || fence.Escalated() || fence.Mode() != policy.WorkspaceWrite {

@@ -2,16 +2,22 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
-// One call decides and opens (docs/design.md §4): a mutation gets the
-// folder it happens in only from OpenForWrite (or Move, for a rename's
-// two), which decides first and then opens through the confined walk,
-// which decides again on the path as it resolves by then. What a verdict
+// One call decides and opens (docs/design.md §4): a mutation gets what
+// it acts on only from Lock (a file to replace), Mkdir, Remove or Move
+// (an entry to make, remove or rename), each of which decides first and
+// then opens through the confined walk, which decides again on the path
+// as it resolves by then. What a verdict
 // decided stays in the Target's unexported fields; no caller can fill
 // them in, and the open never trusts them.
 
@@ -22,17 +28,25 @@ type Intent struct {
 	Mkdir bool
 	// Preview is what the approver of an escalation is shown of the
 	// change; it is called only when a denial goes to an approver
-	// (AsksApprover). Nil for a call that is never escalated: its denial
+	// (asksApprover). Nil for a call that is never escalated: its denial
 	// is final.
 	Preview func() (Preview, error)
 }
 
-// DecideWrite is the fence's verdict on a mutation of t: deny_read (the
+// WouldWrite is the verdict Lock, Mkdir, Move or Remove would give a
+// mutation of t, without opening anything: a dry run's, and a plan's
+// that decides on every target before it locks any. It decides as they
+// do (decideWrite), and fills in t's verdict; nothing done with t
+// afterwards trusts it, since each of them decides again.
+func (f *Fence) WouldWrite(op string, t *Target, in Intent) error {
+	return f.decideWrite(op, t, in)
+}
+
+// decideWrite is the fence's verdict on a mutation of t: deny_read (the
 // result shows the old content, and a path no mode may read is no more
 // writable than readable), the write fence, and the escalation the call
-// asked for, the approver shown in.Preview. It fills in t's verdict. A dry
-// run stops here; OpenForWrite goes on to open.
-func (f *Fence) DecideWrite(op string, t *Target, in Intent) error {
+// asked for, the approver shown in.Preview. It fills in t's verdict.
+func (f *Fence) decideWrite(op string, t *Target, in Intent) error {
 	if err := f.CheckRead(op, *t); err != nil {
 		return err
 	}
@@ -41,7 +55,7 @@ func (f *Fence) DecideWrite(op string, t *Target, in Intent) error {
 		return err
 	}
 	var preview Preview
-	if f.AsksApprover(err) {
+	if f.asksApprover(err) {
 		p, perr := in.Preview()
 		if perr != nil {
 			return perr
@@ -51,12 +65,12 @@ func (f *Fence) DecideWrite(op string, t *Target, in Intent) error {
 	return f.Escalate(err, t, preview)
 }
 
-// OpenForWrite decides on a mutation of t (DecideWrite) and opens the
+// openForWrite decides on a mutation of t (decideWrite) and opens the
 // folder it happens in, returning the folder and t's name in it. The open
 // decides again, on the path as it resolves now (openDir). A target that
 // is a writable root itself is FS_IS_DIR.
-func (f *Fence) OpenForWrite(op string, t *Target, in Intent) (*Dir, string, error) {
-	if err := f.DecideWrite(op, t, in); err != nil {
+func (f *Fence) openForWrite(op string, t *Target, in Intent) (*Dir, string, error) {
+	if err := f.decideWrite(op, t, in); err != nil {
 		return nil, "", err
 	}
 	return f.openDir(op, *t, in.Mkdir)
@@ -74,7 +88,7 @@ func (f *Fence) OpenForWrite(op string, t *Target, in Intent) (*Dir, string, err
 // It returns the type bits (S_IFMT) of what it moved.
 func (f *Fence) Move(op string, src, dst Target, in Intent) (uint32, error) {
 	for _, t := range []*Target{&src, &dst} {
-		if err := f.DecideWrite(op, t, Intent{Preview: in.Preview}); err != nil {
+		if err := f.decideWrite(op, t, Intent{Preview: in.Preview}); err != nil {
 			return 0, err
 		}
 	}
@@ -101,10 +115,10 @@ func (f *Fence) Move(op string, src, dst Target, in Intent) (uint32, error) {
 // symlink (the link, never what it names) or an empty folder. A folder
 // that holds anything is FS_IS_DIR: nothing is removed recursively, so a
 // removal carries nothing from beneath a folder out of its entry's reach
-// (docs/design.md §4). in.Preview is as for OpenForWrite. It returns the
+// (docs/design.md §4). in.Preview is as for Lock. It returns the
 // type bits (S_IFMT) of what it removed, as the handle saw it.
 func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
-	d, name, err := f.OpenForWrite(op, &t, in)
+	d, name, err := f.openForWrite(op, &t, in)
 	if err != nil {
 		return 0, err
 	}
@@ -121,4 +135,315 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 		return 0, fserr.FromOS(op, t.Given, err)
 	}
 	return typ, nil
+}
+
+// Mkdir makes the folder t through the confined handle of its parent,
+// and with in.Mkdir each missing folder above it through the handle of
+// the one above that. A folder that already exists is no error (created
+// false); anything else there, a symlink included, is FS_EXISTS and
+// never followed. in.Preview is as for Lock.
+func (f *Fence) Mkdir(op string, t Target, in Intent) (created bool, err error) {
+	d, name, err := f.openForWrite(op, &t, in)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	return d.Mkdir(name, 0o777)
+}
+
+// Held is a file a mutation replaces, as the fence holds it (Lock): its
+// folder opened through the confined walk, its name there, and, when it
+// exists, the file itself, opened, holding an exclusive flock, verified
+// to be what the name names, writable by this process and readable under
+// deny_read. Whatever replaces it goes through Dir.
+type Held struct {
+	// Dir is the folder the file is in.
+	Dir *Dir
+	// Name is the file's name in Dir.
+	Name string
+	// File is the locked file, open for reading; nil when the target
+	// does not exist.
+	File *os.File
+	// Stat is File's status when it was locked.
+	Stat unix.Stat_t
+}
+
+// Close releases the lock and the folder.
+func (h *Held) Close() {
+	if h.File != nil {
+		h.File.Close()
+	}
+	h.Dir.Close()
+}
+
+// Exists reports whether the target existed when it was locked.
+func (h *Held) Exists() bool { return h.File != nil }
+
+// maxLockRetries bounds how often the lock is taken again because another
+// process replaced the file while this one waited. Each retry means
+// somebody else made progress, so it is never reached in practice.
+const maxLockRetries = 1000
+
+// Lock is the one call that holds a file for a mutation that replaces
+// it (write, edit, patch): it decides on t (WouldWrite, the approver of
+// an escalation shown in.Preview), opens t's folder through the confined
+// walk, which decides again on the path as it resolves now (with
+// in.Mkdir making the missing folders), and locks the file at t with an
+// exclusive flock, so writers from many processes serialize and none
+// loses an update. After the lock it verifies that the name still names
+// the locked file (a writer that replaced it meanwhile leaves the lock
+// on an unlinked file, and Lock starts over, a bounded number of times),
+// that it is a regular file this process may write (CheckWritable), and
+// that what was locked passes deny_read (CheckReadOpened: a hard link to
+// a secret is denied like the secret, since the result shows the old
+// content). A target that does not exist is held with a nil File.
+func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
+	dir, name, err := f.openForWrite(op, t, in)
+	if err != nil {
+		return nil, err
+	}
+	h := &Held{Dir: dir, Name: name}
+	if err := h.lock(op, t.Given); err != nil {
+		dir.Close()
+		return nil, err
+	}
+	if h.File == nil {
+		return h, nil
+	}
+	if err := f.CheckReadOpened(op, *t, h.File); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// lock opens and locks the file h names, if it exists (see Lock).
+func (h *Held) lock(op, given string) error {
+	for range maxLockRetries {
+		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
+		file, err := h.Dir.Open(h.Name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fserr.FromOS(op, given, err)
+		}
+		held, err := flockFile(file)
+		if err != nil {
+			file.Close()
+			return fserr.FromOS(op, given, err)
+		}
+		now, err := h.Dir.Lstat(h.Name)
+		if err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
+			file.Close() // replaced while we waited: take the new one
+			continue
+		}
+		switch held.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if err := CheckWritable(op, given, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
+				file.Close()
+				return err
+			}
+			h.File, h.Stat = file, held
+			return nil
+		case unix.S_IFDIR:
+			file.Close()
+			return fserr.New(fserr.IsDir, op+": "+given+": is a folder")
+		}
+		file.Close()
+		return fserr.New(fserr.InvalidArgument, op+": "+given+": not a regular file")
+	}
+	return fserr.New(fserr.IO, op+": "+given+": the file kept changing while waiting for its lock")
+}
+
+// flockFile takes an exclusive flock on file and returns its status.
+func flockFile(file *os.File) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := unix.Flock(int(file.Fd()), unix.LOCK_EX); err != nil {
+		return st, os.NewSyscallError("flock", err)
+	}
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+		return st, os.NewSyscallError("fstat", err)
+	}
+	return st, nil
+}
+
+// CheckWritable decides, on the opened file, whether this process may
+// write it, as the OS decides for `sh -c '> f'`: the permission bits and
+// ACLs against the effective user and groups (root may write any file), a
+// read-only mount, an immutable flag. A replacement never writes through
+// the file, but a file its user could not overwrite is not replaced
+// either: FS_PERMISSION, before anything changes. A running program
+// (ETXTBSY) may be replaced. The check goes through /proc/self/fd, so it
+// is about the file opened, not whatever the name holds by then; without
+// /proc, byName checks the name, which the caller has verified to be the
+// opened file.
+func CheckWritable(op, given string, file *os.File, byName func() error) error {
+	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
+	if errors.Is(err, unix.ENOENT) && byName != nil {
+		err = byName()
+	}
+	switch {
+	case err == nil, errors.Is(err, unix.ETXTBSY):
+		return nil
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
+		e := fserr.Wrap(fserr.Permission, op+": "+given+": permission denied: the file is not writable by this user", err)
+		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
+		return e
+	}
+	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
+}
+
+// CheckWrite decides whether t may be mutated under the effective mode, and
+// on success in workspace-write mode fills in t.root and t.rel for the
+// confined handle. A denial is a *DeniedError; an escalation asked for
+// in this call is Escalate's to decide, with a preview of the change.
+func (f *Fence) CheckWrite(op string, t *Target) error {
+	reason, matched, needed := f.writeVerdict(t)
+	if reason == "" {
+		return f.checkApproved(op, *t)
+	}
+	return f.denial(op, *t, reason, matched, needed)
+}
+
+// Verdict is the fence's answer on a mutation of a path, for a caller
+// that explains it (stat): Reason is "" when it would pass, or one of the
+// Reason constants, with what it matched and the narrowest mode that
+// would allow it.
+type Verdict struct {
+	Reason  string
+	Matched string
+	Needed  policy.Mode
+}
+
+// WriteVerdict decides on a mutation of t by name, as CheckWrite does,
+// without a denial and without escalating.
+func (f *Fence) WriteVerdict(t Target) Verdict {
+	reason, matched, needed := f.writeVerdict(&t)
+	return Verdict{Reason: reason, Matched: matched, Needed: needed}
+}
+
+// writeVerdict returns "" when t may be mutated in the effective mode, or
+// the reason it may not, what it matched, and the narrowest mode that would
+// allow it.
+func (f *Fence) writeVerdict(t *Target) (reason, matched string, needed policy.Mode) {
+	switch f.mode {
+	case policy.DangerFullAccess:
+		return "", "", ""
+	case policy.ReadOnly:
+		if r, _, _ := f.workspaceVerdict(&Target{Given: t.Given, Path: t.Path}); r == "" {
+			return policy.ReasonReadOnly, "", policy.WorkspaceWrite
+		}
+		return policy.ReasonReadOnly, "", policy.DangerFullAccess
+	}
+	return f.workspaceVerdict(t)
+}
+
+func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed policy.Mode) {
+	roots, err := f.Roots()
+	if err != nil {
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
+	}
+	written := f.asWritten(t.Given)
+	var root, rel string
+	for i, r := range roots {
+		r := r.Path
+		inRel, ok := within(r, t.Path)
+		if !ok {
+			inRel, ok = f.identityWithin(i, t.Path)
+		}
+		if !ok {
+			continue
+		}
+		if g, hit := f.protectedIn(inRel, t.Path); hit {
+			return policy.ReasonProtected, g, policy.DangerFullAccess
+		}
+		// The path as written may name a protected folder through a
+		// symlink (.vscode => editor): that spelling is protected too.
+		if wRel, ok := within(r, written); ok {
+			if g, hit := f.protectedIn(wRel, written); hit {
+				return policy.ReasonProtected, g, policy.DangerFullAccess
+			}
+			if dotgit, hit := gitProtectedByName(wRel); hit && wRel != "." {
+				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
+			}
+		}
+		if dir, hit := gitProtectedIn(inRel, t.Path, f.gitPointed); hit {
+			return policy.ReasonProtected, dir, policy.DangerFullAccess
+		}
+		if completesGitDir(r, inRel) {
+			return policy.ReasonBareRepo, "", policy.DangerFullAccess
+		}
+		// The innermost root confines the handle most tightly; roots
+		// nest rarely, so keep the longest match.
+		if root == "" || len(r) > len(root) {
+			root, rel = r, inRel
+		}
+	}
+	if root == "" {
+		// Beneath a session cwd the trusted policy refused as a
+		// workspace, say so: "outside writable roots" would leave the
+		// model guessing why its own folder is not writable.
+		for _, r := range f.refused {
+			if _, ok := within(r.Path, t.Path); ok && r.Origin == "cwd" {
+				return r.Reason, r.Matched, policy.DangerFullAccess
+			}
+		}
+		return policy.ReasonOutsideRoots, "", policy.DangerFullAccess
+	}
+	t.root, t.rel = root, rel
+	return "", "", ""
+}
+
+// asWritten is the path as the caller wrote it, made absolute against the
+// session cwd and cleaned lexically: not where it leads, but how it is
+// spelled, for the checks that must hold for both.
+func (f *Fence) asWritten(given string) string {
+	if !filepath.IsAbs(given) {
+		given = filepath.Join(f.policy.Base(), given)
+	}
+	return filepath.Clean(given)
+}
+
+// identityWithin is the identity fallback of docs/design.md §4 step 4. It runs
+// only when the lexical test failed, so the common denial pays for it and
+// the common success does not.
+func (f *Fence) identityWithin(i int, target string) (string, bool) {
+	if f.rootInfos == nil {
+		f.rootInfos = make([]os.FileInfo, len(f.roots))
+		for j, r := range f.roots {
+			f.rootInfos[j], _ = os.Stat(r.Path)
+		}
+	}
+	if f.rootInfos[i] == nil {
+		return "", false
+	}
+	return sameFileAncestor(f.rootInfos[i], target)
+}
+
+// protectedIn reports the protected glob or path that rel (inside its
+// root) or the absolute path falls under.
+//
+// A glob names a path relative to the root, or, when it starts with "/"
+// or "~" (the user database's home), an absolute one. A glob that names a
+// folder covers everything beneath it, as in gitignore: "secrets" protects
+// "secrets/key" as "secrets/**" does.
+func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
+	for _, g := range f.policy.Protected {
+		name, pattern := rel, f.policy.ExpandHome(g)
+		if strings.HasPrefix(pattern, "/") {
+			name = canonical
+		} else if rel == "." {
+			continue
+		}
+		if matchCovers(pattern, name) {
+			return g, true
+		}
+	}
+	for _, p := range f.absProtected {
+		if _, ok := within(p, canonical); ok {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -113,4 +114,80 @@ func codeOf(err error) fserr.Code {
 		return ""
 	}
 	return fserr.CodeOf(err)
+}
+
+// TestLockDecidesOnWhatItLocked: Lock holds only a regular file, and
+// decides deny_read on the file it locked, not on the name it was
+// given: a hard link in the workspace to a file under deny_read is
+// denied like the file. A missing target is held with no file.
+func TestLockDecidesOnWhatItLocked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout []string // added to canonLayout
+		path   string   // relative to ws
+		link   string   // hard link path → existing file, both relative to the temp root
+		fifo   string   // a FIFO made at this path, relative to the temp root
+		code   fserr.Code
+		exists bool
+	}{
+		{name: "a file", path: "f", exists: true},
+		{name: "missing", path: "new"},
+		{name: "a folder", path: "d", code: fserr.IsDir},
+		{name: "a fifo", path: "p", fifo: "ws/p", code: fserr.InvalidArgument},
+		{name: "a hard link to a denied file", path: "h", link: "ws/h=out/x", code: fserr.SandboxDenied},
+		{name: "through a symlink to a denied file", layout: []string{"ws/l => ../out/x"}, path: "l", code: fserr.SandboxDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, canonLayout...)
+			makeLayout(t, root, tc.layout...)
+			if tc.link != "" {
+				name, old, _ := strings.Cut(tc.link, "=")
+				if err := os.Link(filepath.Join(root, old), filepath.Join(root, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.fifo != "" {
+				if err := unix.Mkfifo(filepath.Join(root, tc.fifo), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := testPolicy(root, policy.WorkspaceWrite)
+			p.DenyRead = []string{filepath.Join(root, "out")}
+			f := NewFence(p)
+			target, err := f.Resolve(filepath.Join(root, "ws", tc.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := f.Lock("write", &target, Intent{})
+			if tc.code != "" {
+				if h != nil {
+					h.Close()
+				}
+				if fserr.CodeOf(err) != tc.code {
+					t.Fatalf("Lock = %v, want %s", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Lock: %v", err)
+			}
+			defer h.Close()
+			if h.Exists() != tc.exists || h.Name != tc.path {
+				t.Errorf("Lock held %q (exists %v), want %q (exists %v)", h.Name, h.Exists(), tc.path, tc.exists)
+			}
+			if tc.exists {
+				// The lock is exclusive: another open file description
+				// cannot take it.
+				other, err := os.Open(filepath.Join(root, "ws", tc.path))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Close()
+				if err := unix.Flock(int(other.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+					t.Errorf("flock of the held file = %v, want EWOULDBLOCK", err)
+				}
+			}
+		})
+	}
 }

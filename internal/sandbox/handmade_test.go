@@ -10,8 +10,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// TestOpenDirDecidesItself (issue 22): OpenForWrite, the only way a
-// caller outside the package gets a folder to mutate in, opens what the
+// TestOpenDirDecidesItself (issue 22): Lock, the only way a caller
+// outside the package gets a folder to replace a file in, opens what the
 // fence's own verdict allows, never what a caller hands in. A Target a caller outside
 // the package builds, or one CheckWrite denied, must be refused as
 // CheckWrite refuses it, and nothing is made or opened. (When Target's
@@ -51,15 +51,15 @@ func TestOpenDirDecidesItself(t *testing.T) {
 				t.Fatalf("CheckWrite = %v, want a denial (%s): the case is wrong", err, tc.reason)
 			}
 			given := tc.target
-			d, name, err := f.OpenForWrite("write", &given, sandbox.Intent{Mkdir: true})
-			if d != nil {
-				d.Close()
+			h, err := f.Lock("write", &given, sandbox.Intent{Mkdir: true})
+			if h != nil {
+				h.Close()
 			}
 			if !errors.As(err, &denied) || denied.Reason != tc.reason {
-				t.Errorf("OpenForWrite of a hand-made target = %q, %v; want the denial CheckWrite gives (%s)", name, err, tc.reason)
+				t.Errorf("Lock of a hand-made target = %v, %v; want the denial CheckWrite gives (%s)", h, err, tc.reason)
 			}
 			if _, err := os.Lstat(filepath.Join(ws, ".git/hooks")); err == nil {
-				t.Errorf("OpenForWrite made .git/hooks")
+				t.Errorf("Lock made .git/hooks")
 			}
 		})
 	}

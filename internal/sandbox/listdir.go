@@ -94,6 +94,9 @@ func (d *ListDir) deniedEntry(name string) (string, bool) {
 // deny_read, by its path or, for a file with several links, by its
 // identity, is a *DeniedError: a listing leaves it out.
 func (d *ListDir) Lstat(name string) (Stat, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return Stat{}, err
+	}
 	if g, ok := d.deniedEntry(name); ok {
 		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
@@ -117,6 +120,9 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 // folder replaced by a symlink since Lstat is FS_IO, not followed. What it
 // opened is checked as OpenList's folder is.
 func (d *ListDir) Open(name string) (*ListDir, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return nil, err
+	}
 	p := d.join(name)
 	fd, _, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -354,6 +360,9 @@ type FileHandle struct {
 // unread; a file replaced by a symlink since the folder was read is
 // FS_IO, not followed. A FIFO swapped in is opened without blocking.
 func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return nil, err
+	}
 	p := d.join(name)
 	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)

@@ -228,3 +228,49 @@ func openedPath(fd int) (string, error) {
 	readBacks.Add(1)
 	return kernel.OpenedPath(fd)
 }
+
+// CheckRead denies reading t when it matches a deny_read glob, in every
+// mode. Both the canonical path and the path as written (made absolute,
+// cleaned) are tested, so neither a symlink into a secret folder nor a
+// symlinked secret folder reads what the list forbids. It decides on
+// names only, before anything is opened: a read then opens through
+// OpenRead, Lstat or OpenList, which check what they opened.
+func (f *Fence) CheckRead(op string, t Target) error {
+	if g, ok := f.deniedRead(t); ok {
+		return f.readDenied(op, t, g)
+	}
+	return nil
+}
+
+// ReadDenied reports whether the canonical path is under a deny_read glob
+// (or is a folder such a glob names, or lies beneath one).
+// ls uses it to leave such entries out of a listing.
+func (f *Fence) ReadDenied(canonical string) bool {
+	_, ok := f.deniedRead(Target{Given: canonical, Path: canonical})
+	return ok
+}
+
+// deniedRead returns the glob that denies reading t, by name: a glob that
+// matches t's canonical path or its path as written, or a folder above
+// either (a folder entry covers everything beneath it).
+func (f *Fence) deniedRead(t Target) (string, bool) {
+	if len(f.denyRead) == 0 {
+		return "", false
+	}
+	lexical := t.Given
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(f.policy.Base(), lexical)
+	}
+	lexical = filepath.Clean(lexical)
+	m := f.denyMatcher()
+	i := m.first(t.Path)
+	if lexical != t.Path {
+		if j := m.first(lexical); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+	}
+	if i < 0 {
+		return "", false
+	}
+	return f.denyRead[i].shown, true
+}

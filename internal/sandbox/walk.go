@@ -173,176 +173,254 @@ func walkAtOnce(path string, spec walkSpec) (walked, bool) {
 // walkFrom walks rel from the folder start (open as a descriptor, at the
 // canonical startPath; it stays open). ".." may not leave start unless
 // start is "/" (EXDEV, as RESOLVE_BENEATH says), and an absolute symlink
-// starts again from "/".
-func walkFrom(start int, startPath, rel string, spec walkSpec) (w walked, err error) {
-	held := []int{start} // held[i] is the folder of names[:i]
-	var names []string
-	defer func() {
-		for _, fd := range held[1:] {
-			unix.Close(fd)
-		}
-	}()
-	at := func(name string) string {
-		return filepath.Join(append(append([]string{startPath}, names...), name)...)
-	}
-	fail := func(op, path string, errno error) (walked, error) {
-		return walked{}, &os.PathError{Op: op, Path: path, Err: errno}
-	}
-	// finish makes fd, reached at path, the object.
-	finish := func(fd int, path string) (walked, error) {
-		w.fd, w.path = fd, path
-		if err := unix.Fstat(fd, &w.st); err != nil {
-			unix.Close(fd)
-			return fail("fstat", path, err)
-		}
-		if spec.folder != nil && w.st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if err := spec.folder(fd, path); err != nil {
-				unix.Close(fd)
+// starts again from "/". It is a loop over the components left to walk,
+// one step for each kind: ".", "..", a name past the part that exists, a
+// name (a folder, a symlink or the object), and the end of the path.
+func walkFrom(start int, startPath, rel string, spec walkSpec) (walked, error) {
+	w := &walker{spec: spec, startPath: startPath, held: []int{start}, pending: splitPath(rel)}
+	defer w.release()
+	for len(w.pending) > 0 {
+		name := w.pending[0]
+		w.pending = w.pending[1:]
+		switch {
+		case len(w.missing) > 0:
+			w.stepMissing(name)
+		case name == ".":
+		case name == "..":
+			if err := w.stepDotDot(); err != nil {
 				return walked{}, err
 			}
-		}
-		return w, nil
-	}
-	pending := splitPath(rel)
-	hops, retries := 0, 0
-	for len(pending) > 0 {
-		name := pending[0]
-		pending = pending[1:]
-		if len(w.missing) > 0 {
-			// Past the part that exists: by name, since a name that
-			// does not exist cannot be a symlink.
-			switch name {
-			case ".":
-			case "..":
-				w.missing = w.missing[:len(w.missing)-1]
-			default:
-				w.missing = append(w.missing, name)
-			}
-			continue
-		}
-		switch name {
-		case ".":
-			continue
-		case "..":
-			if len(names) == 0 {
-				if startPath != "/" {
-					return fail("open", startPath+"/..", unix.EXDEV)
-				}
-				continue // "/.." is "/"
-			}
-			unix.Close(held[len(held)-1])
-			held, names = held[:len(held)-1], names[:len(names)-1]
-			continue
-		}
-		dir := held[len(held)-1]
-		last := len(pending) == 0
-		if last && spec.flags&unix.O_PATH == 0 {
-			// The common case: the object itself, opened at once. A
-			// symlink there fails with ELOOP (O_NOFOLLOW), or with
-			// ENOTDIR under O_DIRECTORY; a missing folder may be made.
-			fd, err := openRead(dir, name, spec.flags)
-			if err == nil {
-				return finish(fd, at(name))
-			}
-			lookAgain := err == unix.ELOOP || err == unix.ENOTDIR && spec.flags&unix.O_DIRECTORY != 0 || err == unix.ENOENT && spec.mkdir
-			if !lookAgain {
-				return fail("open", at(name), err)
-			}
-		}
-		// A folder on the way, a symlink, a folder to make, or an O_PATH
-		// handle: look at it as a handle.
-		fd, err := openRead(dir, name, unix.O_PATH)
-		if err == unix.ENOENT && spec.mkdir {
-			if err = unix.Mkdirat(dir, name, 0o777); err != nil && err != unix.EEXIST {
-				perr := &os.PathError{Op: "mkdir", Path: at(name), Err: err}
-				if err == unix.EACCES && unix.Faccessat(dir, ".", unix.W_OK, unix.AT_EACCESS) == nil {
-					return walked{}, refusedDespiteBits{perr}
-				}
-				return walked{}, perr
-			}
-			fd, err = openRead(dir, name, unix.O_PATH)
-		}
-		if err == unix.ENOENT && spec.keepMissing {
-			w.missing = []string{name}
-			continue
-		}
-		if err != nil {
-			return fail("open", at(name), err)
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return fail("fstat", at(name), err)
-		}
-		typ := st.Mode & unix.S_IFMT
-		switch {
-		case typ == unix.S_IFLNK && spec.noSymlinks:
-			unix.Close(fd)
-			return fail("open", at(name), unix.ELOOP)
-		case typ == unix.S_IFLNK && (!last || spec.followLast):
-			// Followed below.
-		case last && spec.flags&unix.O_PATH != 0:
-			return finish(fd, at(name)) // an O_PATH handle: any type, the link itself included
-		case last && spec.flags&unix.O_DIRECTORY != 0 && typ != unix.S_IFDIR:
-			unix.Close(fd)
-			return fail("open", at(name), unix.ENOTDIR)
-		case last:
-			// Not what the first look saw (a symlink then, or missing):
-			// look again, a bounded number of times.
-			unix.Close(fd)
-			if retries++; retries > maxRaceRetries {
-				return fail("open", at(name), unix.EAGAIN)
-			}
-			pending = []string{name}
-			continue
-		case typ == unix.S_IFDIR:
-			held, names = append(held, fd), append(names, name)
-			if spec.folder != nil {
-				if err := spec.folder(fd, at("")); err != nil {
-					return walked{}, err
-				}
-			}
-			continue
 		default:
-			unix.Close(fd)
-			return fail("open", at(name), unix.ENOTDIR)
-		}
-		target, err := readlinkat(fd, "")
-		unix.Close(fd)
-		if err != nil {
-			return fail("readlink", at(name), err)
-		}
-		if hops++; hops > maxSymlinkHops {
-			return fail("open", at(name), unix.ELOOP)
-		}
-		if target == "" {
-			return fail("open", at(name), emptySymlink{})
-		}
-		if strings.HasPrefix(target, "/") {
-			if startPath != "/" {
-				return fail("open", at(name), unix.EXDEV)
+			if obj, done, err := w.stepName(name); done || err != nil {
+				return obj, err
 			}
-			for _, fd := range held[1:] {
-				unix.Close(fd)
-			}
-			held, names = held[:1], nil
 		}
-		pending = append(splitPath(target), pending...)
 	}
-	// The path ends in "/", "." or "..", or in names that do not exist:
-	// the folder held is the object.
-	flags := spec.flags
+	return w.end()
+}
+
+// walker is one walk in progress (walkFrom).
+type walker struct {
+	spec      walkSpec
+	startPath string
+	held      []int    // held[i] is the folder of names[:i]; held[0] is the start, not ours to close
+	names     []string // the names walked from the start to the folder held last
+	pending   []string // the components left to walk
+	missing   []string // with keepMissing: the names past the part that exists
+	hops      int      // symlinks followed, at most maxSymlinkHops
+	retries   int      // looks again at a last name that changed, at most maxRaceRetries
+}
+
+// release closes the folders the walk opened.
+func (w *walker) release() {
+	for _, fd := range w.held[1:] {
+		unix.Close(fd)
+	}
+	w.held = w.held[:1]
+}
+
+// dir is the folder held last.
+func (w *walker) dir() int { return w.held[len(w.held)-1] }
+
+// at is the path of name in the folder held last.
+func (w *walker) at(name string) string {
+	return filepath.Join(append(append([]string{w.startPath}, w.names...), name)...)
+}
+
+func fail(op, path string, errno error) error {
+	return &os.PathError{Op: op, Path: path, Err: errno}
+}
+
+// stepMissing walks a name past the part that exists: by name, since a
+// name that does not exist cannot be a symlink.
+func (w *walker) stepMissing(name string) {
+	switch name {
+	case ".":
+	case "..":
+		w.missing = w.missing[:len(w.missing)-1]
+	default:
+		w.missing = append(w.missing, name)
+	}
+}
+
+// stepDotDot goes back to the folder held before, never looked up by
+// name; at the start it stays in "/" and refuses anywhere else.
+func (w *walker) stepDotDot() error {
+	if len(w.names) == 0 {
+		if w.startPath != "/" {
+			return fail("open", w.startPath+"/..", unix.EXDEV)
+		}
+		return nil // "/.." is "/"
+	}
+	unix.Close(w.dir())
+	w.held, w.names = w.held[:len(w.held)-1], w.names[:len(w.names)-1]
+	return nil
+}
+
+// stepName walks one name in the folder held last: the object, at once
+// where it can be; otherwise a look at it as a handle, then a step by
+// what it is. done says the walk ended, with the object or an error.
+func (w *walker) stepName(name string) (obj walked, done bool, err error) {
+	last := len(w.pending) == 0
+	if last && w.spec.flags&unix.O_PATH == 0 {
+		if obj, done, err := w.openLast(name); done {
+			return obj, true, err
+		}
+	}
+	fd, err := w.look(name)
+	if err == unix.ENOENT && w.spec.keepMissing {
+		w.missing = []string{name}
+		return walked{}, false, nil
+	}
+	if err != nil {
+		return walked{}, true, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return walked{}, true, fail("fstat", w.at(name), err)
+	}
+	typ := st.Mode & unix.S_IFMT
+	switch {
+	case typ == unix.S_IFLNK && w.spec.noSymlinks:
+		unix.Close(fd)
+		return walked{}, true, fail("open", w.at(name), unix.ELOOP)
+	case typ == unix.S_IFLNK && (!last || w.spec.followLast):
+		return walked{}, false, w.stepSymlink(fd, name)
+	case last:
+		return w.stepLast(fd, name, typ)
+	case typ == unix.S_IFDIR:
+		return walked{}, false, w.stepFolder(fd, name)
+	}
+	unix.Close(fd)
+	return walked{}, true, fail("open", w.at(name), unix.ENOTDIR)
+}
+
+// openLast opens the last name as the object, at once: the common case.
+// A symlink there fails with ELOOP (O_NOFOLLOW), or with ENOTDIR under
+// O_DIRECTORY, and a missing folder may be made: those are looked at
+// again as a handle (done false).
+func (w *walker) openLast(name string) (obj walked, done bool, err error) {
+	fd, err := openRead(w.dir(), name, w.spec.flags)
+	if err == nil {
+		obj, err := w.finish(fd, w.at(name))
+		return obj, true, err
+	}
+	lookAgain := err == unix.ELOOP || err == unix.ENOTDIR && w.spec.flags&unix.O_DIRECTORY != 0 || err == unix.ENOENT && w.spec.mkdir
+	if lookAgain {
+		return walked{}, false, nil
+	}
+	return walked{}, true, fail("open", w.at(name), err)
+}
+
+// look opens name as an O_PATH handle, the link itself for a symlink;
+// with mkdir a missing folder is made first.
+func (w *walker) look(name string) (int, error) {
+	dir := w.dir()
+	fd, err := openRead(dir, name, unix.O_PATH)
+	if err == unix.ENOENT && w.spec.mkdir {
+		if err = unix.Mkdirat(dir, name, 0o777); err != nil && err != unix.EEXIST {
+			perr := &os.PathError{Op: "mkdir", Path: w.at(name), Err: err}
+			if err == unix.EACCES && unix.Faccessat(dir, ".", unix.W_OK, unix.AT_EACCESS) == nil {
+				return -1, refusedDespiteBits{perr}
+			}
+			return -1, perr
+		}
+		fd, err = openRead(dir, name, unix.O_PATH)
+	}
+	if err != nil && !(err == unix.ENOENT && w.spec.keepMissing) {
+		return -1, fail("open", w.at(name), err)
+	}
+	return fd, err
+}
+
+// stepFolder holds the folder fd, reached by name, and decides on it.
+func (w *walker) stepFolder(fd int, name string) error {
+	w.held, w.names = append(w.held, fd), append(w.names, name)
+	if w.spec.folder != nil {
+		return w.spec.folder(fd, w.at(""))
+	}
+	return nil
+}
+
+// stepLast is the last name looked at as a handle fd of type typ: the
+// object under O_PATH; otherwise it is not what openLast saw (a symlink
+// then, or missing), and it is looked at again, a bounded number of
+// times.
+func (w *walker) stepLast(fd int, name string, typ uint32) (obj walked, done bool, err error) {
+	switch {
+	case w.spec.flags&unix.O_PATH != 0:
+		obj, err := w.finish(fd, w.at(name)) // any type, the link itself included
+		return obj, true, err
+	case w.spec.flags&unix.O_DIRECTORY != 0 && typ != unix.S_IFDIR:
+		unix.Close(fd)
+		return walked{}, true, fail("open", w.at(name), unix.ENOTDIR)
+	}
+	unix.Close(fd)
+	if w.retries++; w.retries > maxRaceRetries {
+		return walked{}, true, fail("open", w.at(name), unix.EAGAIN)
+	}
+	w.pending = []string{name}
+	return walked{}, false, nil
+}
+
+// stepSymlink reads the symlink fd, reached by name, and puts its text in
+// front of what is left to walk; an absolute one starts again from "/",
+// and only a walk from "/" may take one (EXDEV).
+func (w *walker) stepSymlink(fd int, name string) error {
+	target, err := readlinkat(fd, "")
+	unix.Close(fd)
+	if err != nil {
+		return fail("readlink", w.at(name), err)
+	}
+	if w.hops++; w.hops > maxSymlinkHops {
+		return fail("open", w.at(name), unix.ELOOP)
+	}
+	if target == "" {
+		return fail("open", w.at(name), emptySymlink{})
+	}
+	if strings.HasPrefix(target, "/") {
+		if w.startPath != "/" {
+			return fail("open", w.at(name), unix.EXDEV)
+		}
+		w.release()
+		w.names = nil
+	}
+	w.pending = append(splitPath(target), w.pending...)
+	return nil
+}
+
+// end is the walk of a path that ends in "/", "." or "..", or in names
+// that do not exist: the folder held is the object.
+func (w *walker) end() (walked, error) {
+	flags := w.spec.flags
 	if len(w.missing) > 0 {
 		flags = unix.O_PATH | unix.O_DIRECTORY
 	}
-	fd, err := openRead(held[len(held)-1], ".", flags)
+	fd, err := openRead(w.dir(), ".", flags)
 	if err != nil {
-		return fail("open", at(""), err)
+		return walked{}, fail("open", w.at(""), err)
 	}
-	missing := w.missing
-	w, err = finish(fd, at(""))
-	w.missing = missing
-	return w, err
+	obj, err := w.finish(fd, w.at(""))
+	obj.missing = w.missing
+	return obj, err
+}
+
+// finish makes fd, reached at path, the object, and decides on it where
+// it is a folder.
+func (w *walker) finish(fd int, path string) (walked, error) {
+	obj := walked{fd: fd, path: path}
+	if err := unix.Fstat(fd, &obj.st); err != nil {
+		unix.Close(fd)
+		return walked{}, fail("fstat", path, err)
+	}
+	if w.spec.folder != nil && obj.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := w.spec.folder(fd, path); err != nil {
+			unix.Close(fd)
+			return walked{}, err
+		}
+	}
+	return obj, nil
 }
 
 // readlinkat reads the symlink name in dirfd ("" with an O_PATH handle on

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // A placeholder folder another session made, which this session's plan
@@ -26,7 +27,7 @@ func TestPlaceholderAboveWhatThePlanBindsIsKept(t *testing.T) {
 	}
 	maker := privateDir(t)
 	r := sampleRecord(ws)
-	r.Shell.Mounts = &sandbox.MountPlan{ReadOnly: []string{held}, Placeholders: []sandbox.Placeholder{{Path: held, Dir: true}}}
+	r.Shell.Mounts = &sandbox.MountPlan{Files: plan.Files{ReadOnly: []string{held}}, Placeholders: []sandbox.Placeholder{{Path: held, Dir: true}}}
 	if _, err := WriteWithPlaceholders(maker, r, sandbox.MakePlaceholders); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestPlaceholderAboveWhatThePlanBindsIsKept(t *testing.T) {
 	// it stood (made by neither session: the folder stays empty).
 	other := privateDir(t)
 	o := sampleRecord(ws)
-	o.Shell.Mounts = &sandbox.MountPlan{ReadOnly: []string{filepath.Join(held, "alternates")}}
+	o.Shell.Mounts = &sandbox.MountPlan{Files: plan.Files{ReadOnly: []string{filepath.Join(held, "alternates")}}}
 	if _, err := WriteWithPlaceholders(other, o, func(*sandbox.MountPlan) error { return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // startFindCaches starts finding the toolchains' caches, outside the
@@ -42,7 +44,7 @@ func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
 // cacheSetup is what readyCaches readied for a session.
 type cacheSetup struct {
 	plan     sandbox.CachePlan
-	overlays []sandbox.Overlay
+	overlays []plan.Overlay
 	dir      string // the overlays' folder; "" without one
 	err      error
 }
@@ -95,7 +97,7 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []sandbox.Fou
 
 // resetProbed empties the upper and work folders of o where the probe
 // mounted it.
-func resetProbed(o sandbox.Overlay, probed bool) error {
+func resetProbed(o plan.Overlay, probed bool) error {
 	if !probed {
 		return nil
 	}
@@ -134,7 +136,7 @@ func writableCaches(caches []sandbox.Cache) []string {
 // probeOverlays tries each of overlays as the session's child would
 // mount it, and returns, for each, why the kernel refused it ("" where
 // it did not). Where the probe itself cannot run, every one is refused.
-func probeOverlays(self string, overlays []sandbox.Overlay) []string {
+func probeOverlays(self string, overlays []plan.Overlay) []string {
 	refused := make([]string, len(overlays))
 	in, _ := json.Marshal(overlays)
 	c := selfCommand(self, argCachesProbe)
@@ -159,14 +161,14 @@ func cachesProbe() int {
 		fmt.Fprintln(os.Stderr, err)
 		return statusFailed
 	}
-	var overlays []sandbox.Overlay
+	var overlays []plan.Overlay
 	if err := json.NewDecoder(os.Stdin).Decode(&overlays); err != nil {
 		fmt.Fprintln(os.Stderr, "caches probe:", err)
 		return statusFailed
 	}
 	refused := make([]string, len(overlays))
 	for i, o := range overlays {
-		if err := sandbox.MountOverlay(o); err != nil {
+		if err := child.MountOverlay(o); err != nil {
 			refused[i] = err.Error()
 		}
 	}

@@ -3,7 +3,7 @@
 // (kernel, mounts, sockets, network, terminal, processes, caches, git),
 // writes its record (NewRecord, the one place a record is made), starts
 // the child that sets those layers up on itself and becomes CMD
-// (execChild), relays the terminal, forwards signals, and carries out the
+// (child.Run, internal/session/child), relays the terminal, forwards signals, and carries out the
 // escalated calls the session sends over its broker channel.
 //
 // The shell re-runs its own binary for its helpers: the child, two

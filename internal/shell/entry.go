@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/child"
 )
 
 // The hidden entry points: arguments that make a dsh-fs process one of
@@ -14,8 +15,8 @@ import (
 // selfCommand, and trusts nothing but what its parent hands it on the
 // descriptors it documents.
 const (
-	// argExecChild makes the session's child (execChild): it reads its
-	// spec on childSpecFD, sets up the layers on itself and becomes CMD.
+	// argExecChild makes the session's child (child.Run): it reads its
+	// plan on child.SpecFD, sets up the layers on itself and becomes CMD.
 	argExecChild = "__exec-child"
 	// argBrokeredCall carries out one request a session forwarded
 	// (runBrokered), read on brokeredRequestFD, under the pinned record.
@@ -78,7 +79,7 @@ func Entry(args []string, c Caller) (status int, handled bool) {
 	}
 	switch args[0] {
 	case argExecChild:
-		return execChild(), true
+		return child.Run(), true
 	case argBrokeredCall:
 		return runBrokered(c), true
 	case argEscalator:

@@ -10,9 +10,11 @@ import (
 	"syscall"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // launched is the session's child, started and waiting for its spec:
@@ -22,7 +24,7 @@ type launched struct {
 	child    *exec.Cmd
 	pipes    childPipes
 	ctty     int
-	terminal *childTerminal
+	terminal *plan.Terminal
 	handover *os.File
 	proxyFD  int
 	stop     func() // ends the network layer's proxies
@@ -65,10 +67,10 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	s.relayStderr(l.child)
-	if s.nested && session.CheckBroker(brokerFD) == nil {
+	if s.nested && session.CheckBroker(child.BrokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
 		// without one, the shell gets a channel nobody answers.
-		l.child.ExtraFiles[0] = os.NewFile(brokerFD, "broker")
+		l.child.ExtraFiles[0] = os.NewFile(child.BrokerFD, "broker")
 	}
 	mark("terminal")
 	if mounts {
@@ -136,20 +138,20 @@ func (s *supervisor) readyNetwork(l *launched) error {
 
 // spec is what the child is told to do: its layers, CMD (path, argv) to
 // become, and CMD's environment.
-func (s *supervisor) spec(path string, argv []string) childSpec {
+func (s *supervisor) spec(path string, argv []string) plan.Plan {
 	l := s.launched
 	env := s.childEnv()
 	if s.rec.Shell.NetworkNamespaced {
-		env = netproxy.WithoutProxyVars(env) // exec's proxy is the supervisor's alone
+		env = bridge.WithoutProxyVars(env) // exec's proxy is the supervisor's alone
 	}
-	spec := childSpec{Path: path, Argv: argv, Env: append(env, "PWD="+l.child.Dir),
-		Landlock: s.rec.Shell.Landlock > 0, Roots: s.rec.Roots, Sockets: s.sockets,
+	spec := plan.Plan{Path: path, Argv: argv, Env: append(env, "PWD="+l.child.Dir),
+		RestrictWrites: s.rec.Shell.Landlock > 0, Writable: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
-		IoUring: s.settings.Policy.AllowIoUring, Init: s.rec.Shell.ProcessesHeld,
+		Linux: plan.Linux{IoUring: s.settings.Policy.AllowIoUring}, Init: s.rec.Shell.ProcessesHeld,
 		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD, EndedFD: l.endedFD}
 	if m := s.rec.Shell.Mounts; m != nil {
-		spec.Mounts, spec.Empty = m, s.empty
+		spec.Files, spec.EmptyFile = &m.Files, s.empty
 	}
 	return spec
 }
@@ -157,8 +159,8 @@ func (s *supervisor) spec(path string, argv []string) childSpec {
 // startChild starts l's child. It closes the pipes' ends the child
 // holds now; on a failure, every one.
 func (s *supervisor) startChild(l *launched) error {
-	child, pipes := l.child, l.pipes
-	err := child.Start()
+	cmd, pipes := l.child, l.pipes
+	err := cmd.Start()
 	s.childFailed = err != nil
 	if s.relay != nil && s.relay.Slave() != nil {
 		// The child holds the session's terminal now; only its
@@ -168,7 +170,7 @@ func (s *supervisor) startChild(l *launched) error {
 	pipes.shellEnd.Close()
 	pipes.specR.Close()
 	pipes.errW.Close()
-	for _, f := range child.ExtraFiles[childErrorFD-2:] {
+	for _, f := range cmd.ExtraFiles[child.ErrorFD-2:] {
 		f.Close() // the proxy channel's bridge end is the session's alone
 	}
 	if err != nil {
@@ -184,7 +186,7 @@ func (s *supervisor) startChild(l *launched) error {
 // sendSpec hands the launched child spec and waits for it to become CMD.
 // On a failure it closes the broker's end, and the error says why no CMD
 // runs: the one the child reported before its exec of CMD.
-func (s *supervisor) sendSpec(spec childSpec) error {
+func (s *supervisor) sendSpec(spec plan.Plan) error {
 	l := s.launched
 	l.sent = true
 	<-l.notified // CMD's signals are forwarded from its start
@@ -198,9 +200,9 @@ func (s *supervisor) sendSpec(spec childSpec) error {
 		s.childFailed = true
 		l.pipes.brokerEnd.Close()
 		l.child.Wait()
-		var f childFailure
+		var f child.Failure
 		if json.Unmarshal(report, &f) != nil || f.Code == "" {
-			f = childFailure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
+			f = child.Failure{Code: fserr.IO, Message: strings.TrimSpace(string(report))}
 		}
 		return fserr.New(f.Code, "exec: "+f.Message)
 	}
@@ -230,7 +232,7 @@ func (l *launched) closeAll() {
 	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
 		f.Close()
 	}
-	for _, f := range l.child.ExtraFiles[childErrorFD-2:] {
+	for _, f := range l.child.ExtraFiles[child.ErrorFD-2:] {
 		f.Close()
 	}
 }

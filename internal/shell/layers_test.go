@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // TestOutsideReadOnlyLayer pins what policy says of the read-only tree:
@@ -19,12 +21,12 @@ func TestOutsideReadOnlyLayer(t *testing.T) {
 	}{
 		{name: "no mount layer", why: "not root, and this kernel allows no unprivileged user namespace",
 			want: []string{"not held for the shell: not root, and this kernel allows no unprivileged user namespace"}},
-		{name: "no mount_setattr", plan: &sandbox.MountPlan{Pinned: []string{"/w/sub"}},
+		{name: "no mount_setattr", plan: &sandbox.MountPlan{Files: plan.Files{Pinned: []string{"/w/sub"}}},
 			want: []string{"not held for the shell: ", "; folders above protected paths pinned against rename: 1"}},
-		{name: "read-only mode", plan: &sandbox.MountPlan{OutsideReadOnly: true}, held: true,
+		{name: "read-only mode", plan: &sandbox.MountPlan{Files: plan.Files{OutsideReadOnly: true}}, held: true,
 			want: []string{"everything is read-only, metadata included"}},
-		{name: "workspace-write", plan: &sandbox.MountPlan{OutsideReadOnly: true, Writable: []string{"/tmp", "/w"},
-			Pinned: []string{"/w/sub"}, Unpinned: []string{"/w/x/.git"}}, held: true,
+		{name: "workspace-write", plan: &sandbox.MountPlan{Files: plan.Files{OutsideReadOnly: true, Writable: []string{"/tmp", "/w"},
+			Pinned: []string{"/w/sub"}}, Unpinned: []string{"/w/x/.git"}}, held: true,
 			want: []string{"read-only outside /tmp, /w, metadata included", "nodev and nosuid",
 				"pinned against rename: 1 (protected paths left unpinned past the budget: 1)"}},
 	} {
@@ -39,5 +41,14 @@ func TestOutsideReadOnlyLayer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDenialsFolderOneName: the child binds the denial log's folder by
+// the plan's name for it (plan.DenialsFolder, the child knows no policy),
+// the supervisor writes it by the policy's: one folder, one name.
+func TestDenialsFolderOneName(t *testing.T) {
+	if plan.DenialsFolder != policy.DenialsFolder {
+		t.Errorf("plan.DenialsFolder %q, policy.DenialsFolder %q: the child would bind a folder the log is not in", plan.DenialsFolder, policy.DenialsFolder)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -65,4 +66,20 @@ func testSelf(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return self
+}
+
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skip(name, "not found")
+	}
+	return p
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the child's namespaces are made without a user namespace")
+	}
 }

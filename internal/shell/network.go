@@ -20,6 +20,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
@@ -47,7 +48,7 @@ func networkMissing(p policy.Policy, missing string) error {
 // the mount layer's namespaces (a user namespace where not root), in
 // which the network namespace is made too; as root one is made without
 // them. withInit says the session has its own first process
-// (session.Init), where the allowlist's bridge to the proxy runs:
+// (child.Init), where the allowlist's bridge to the proxy runs:
 // without one, allowlist is off. Where no namespace can be made, the
 // setting cannot be held (missing), unless enforce is off: no fallback
 // holds it whole (Landlock's TCP rules grant a port to every address,
@@ -255,7 +256,7 @@ func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
 // and the proxy serves what comes through it until the session ends.
 // It returns the function that ends the proxy.
 func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error) {
-	proxyEnd, bridgeEnd, err := netproxy.NewChannel()
+	proxyEnd, bridgeEnd, err := bridge.NewChannel()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -345,18 +346,4 @@ func NetworkContextLine(p policy.Policy) string {
 		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; %s\n", allow, others)
 	}
 	return "network (dsh-fs exec shell): off; no host is reachable, not even the host's 127.0.0.1\n"
-}
-
-// startBridge starts, in the session's first process, the bridge from a
-// loopback port of its network namespace to the proxy's channel at fd,
-// and returns CMD's environment env naming that port.
-func startBridge(fd int, env []string) ([]string, error) {
-	// CMD and what it starts never hold the channel.
-	unix.CloseOnExec(fd)
-	l, err := netproxy.Listen()
-	if err != nil {
-		return nil, err
-	}
-	go netproxy.Bridge(l, os.NewFile(uintptr(fd), "proxy-channel"))
-	return netproxy.Env(env, l.Addr().(*net.TCPAddr).Port), nil
 }

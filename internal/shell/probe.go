@@ -8,9 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/tty"
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
 // probeUserNamespace reports whether a child in a user namespace can
@@ -42,7 +45,7 @@ func userNamespaceProbe() int {
 		fmt.Fprintln(os.Stderr, "mount:", err)
 		return statusFailed
 	}
-	if err := mountProc(); err != nil {
+	if err := child.MountProc(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return statusFailed
 	}
@@ -113,7 +116,7 @@ func mountIdentity(path string, ino bool) (string, bool) {
 // overlayKey is the key of the verdict on overlay o: the probes' key,
 // the lower folder by path and identity, and the mount its upper folder
 // lies on. "" where one cannot be read.
-func overlayKey(o sandbox.Overlay) string {
+func overlayKey(o plan.Overlay) string {
 	lower, ok := mountIdentity(o.Path, true)
 	upper, uok := mountIdentity(o.Upper, false)
 	if probeKey() == "" || !ok || !uok {
@@ -205,7 +208,7 @@ func (p *probes) userNamespace() error {
 // overlays is probeOverlays's verdict on overlays, kept: where each is
 // kept as allowed, none is probed. probed says the probe ran (and
 // mounted each overlay it allowed).
-func (p *probes) overlays(overlays []sandbox.Overlay) (refused []string, probed bool) {
+func (p *probes) overlays(overlays []plan.Overlay) (refused []string, probed bool) {
 	keys := make([]string, len(overlays))
 	for i, o := range overlays {
 		keys[i] = overlayKey(o)

@@ -66,7 +66,7 @@ func socketsAllowedText(p policy.Policy) string {
 }
 
 // viewKeeps are the places outside the roots a session's read view binds
-// back besides the trusted read_home (sandbox.ReadView): the caches the
+// back besides the trusted read_home (plan.ReadView): the caches the
 // session uses, and dsh-fs itself, which the shell runs again. Not the
 // whole of $XDG_CACHE_HOME, the caches layer's catch-all: the view shows
 // the toolchains' own caches within it, and no other program's files

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // TestShellSocketsSaysWhatIsLeft: below Landlock ABI 9, policy says
@@ -22,7 +23,7 @@ func TestShellSocketsSaysWhatIsLeft(t *testing.T) {
 		held bool
 		want string
 	}{
-		{"all covered", sandbox.MountPlan{HiddenSockets: []string{"/run/a.sock"}}, true, "1 unix sockets bound outside"},
+		{"all covered", sandbox.MountPlan{Files: plan.Files{HiddenSockets: []string{"/run/a.sock"}}}, true, "1 unix sockets bound outside"},
 		{"gone", sandbox.MountPlan{SocketsLeft: []string{"/run/x.sock (no socket at its path)"}}, true, "not covered: /run/x.sock (no socket at its path)"},
 		{"relative", sandbox.MountPlan{SocketsLeft: []string{"x.sock (bound at a relative path)"}}, false, "not held for the shell: "},
 		{"unread", sandbox.MountPlan{SocketsUnread: "no /proc"}, false, "could not be read (no /proc)"},

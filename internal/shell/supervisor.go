@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/denials"
@@ -22,8 +24,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/tty"
-	"golang.org/x/sys/unix"
 )
 
 // Options are what a session needs of the front end that starts it: its
@@ -476,7 +479,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 // waitSession waits for the end of l's session and returns CMD's exit
 // status, and a channel closed once the child is waited for. The child,
 // the session's init, reports on l.ended that CMD and every other
-// process of the session ended (session.Init) before its own exit,
+// process of the session ended (child.Init) before its own exit,
 // whose teardown of the session's namespaces the kernel does after: the
 // end of the session (the git guard) overlaps it. Without that report
 // (no PID namespace, a child killed, a process that outlasted the
@@ -558,7 +561,7 @@ func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
 // the channel the child hands the terminal back on. Elsewhere the
 // supervisor makes it here. The caller closes s.relay and handover,
 // error or not.
-func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *childTerminal, handover *os.File, err error) {
+func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
 	ownTerminal := s.rec.Shell.ProcessesHeld
 	ctty = -1
 	if s.relay, err = openRelay(s.opts, ownTerminal); err != nil {
@@ -577,7 +580,7 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *chi
 			return ctty, nil, nil, err
 		}
 		child.ExtraFiles = append(child.ExtraFiles, childEnd)
-		terminal = &childTerminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+		terminal = &plan.Terminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
 	}
 	return ctty, terminal, handover, nil
 }
@@ -654,7 +657,7 @@ func Privileges(p policy.Policy, mounts bool) string {
 // directly; otherwise inside a new user namespace that maps this user,
 // and only it, to itself (sandbox.UserNamespace).
 //
-// The child is also pid 1 of a new PID namespace (session.Init): when it
+// The child is also pid 1 of a new PID namespace (child.Init): when it
 // exits, every process the session started goes with it.
 func mountNamespace() *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
@@ -666,7 +669,7 @@ func mountNamespace() *syscall.SysProcAttr {
 		// A user that is not root loses its capabilities in the new
 		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
 		// ambient capability for the mounts, and the child clears it
-		// before it becomes CMD (execChild).
+		// before it becomes CMD (child.Run).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
 		// securebits before CMD (kernel.DropPrivileges).
 		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
@@ -711,7 +714,7 @@ func (s *supervisor) childEnv() []string {
 	}
 	env := WithoutSessionVars(os.Environ())
 	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
-	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, brokerFD))
+	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, child.BrokerFD))
 }
 
 // WithoutSessionVars is env without the setting variables and the
@@ -726,5 +729,3 @@ func WithoutSessionVars(env []string) []string {
 		return settingVariables()[name]
 	})
 }
-
-// execChild is the child's whole life: it reads the spec, mounts the

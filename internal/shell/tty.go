@@ -9,8 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
@@ -103,16 +101,6 @@ func processesLayer(mounts bool, mountsWhy string) (bool, string) {
 		return true, "a PID namespace of the session's own, with its own /proc: when CMD exits, every process it started is killed"
 	}
 	return false, fmt.Sprintf("not held: processes the session leaves behind outlive it (no PID namespace: %s); they keep only the session's own terminal, which is closed", mountsWhy)
-}
-
-// mountProc mounts a /proc of the session's PID namespace over /proc, in
-// the session's mount namespace: ps and kill see the session's processes
-// only.
-func mountProc() error {
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
-	}
-	return nil
 }
 
 // log is where the supervisor's own lines go while the session runs (the

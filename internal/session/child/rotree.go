@@ -1,16 +1,12 @@
-package sandbox
+package child
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // The read-only tree of a dsh-fs exec session (docs/design.md §10).
@@ -38,28 +34,16 @@ import (
 // Kernels before 5.12 have no mount_setattr, and mount(2) can make a
 // mount read-only only one at a time, by a path that a mount stacked on
 // it hides; there the read-only tree is not applied, and `policy` says
-// so (ReadOnlyTree). The pins and the other mounts still are.
+// so (sandbox.ReadOnlyTree). The pins and the other mounts still are.
 
-// readOnlyTreeWhy says why the read-only tree cannot be made on this
-// kernel, or "". mount_setattr with an unknown flag is EINVAL on a
-// kernel that has it, before any check of privilege; without it the
-// call is ENOSYS, or EPERM under a seccomp filter that does not know it.
-var readOnlyTreeWhy = sync.OnceValue(func() string {
-	err := unix.MountSetattr(unix.AT_FDCWD, "/", 1<<30, &unix.MountAttr{})
-	if !errors.Is(err, unix.EINVAL) {
-		return "this kernel has no mount_setattr (Linux 5.12 or newer makes the tree read-only)"
-	}
-	return ""
-})
-
-// ReadOnlyTree reports whether the mount layer can make everything
-// outside the writable roots read-only on this kernel, and when it
-// cannot, why, in a short lowercase phrase. Whether the mount layer
-// applies at all is MountLayer's to say.
-func ReadOnlyTree() (ok bool, why string) {
-	why = readOnlyTreeWhy()
-	return why == "", why
-}
+// kernelWritableExtra names folders, besides the plan's writable ones,
+// that the read-only tree leaves writable: the coverage folder of a test
+// binary that runs as the child (GOCOVERDIR), written at its exit. A
+// release build has no way to set it: the one setter,
+// SetKernelWritableExtra, is in testhooks.go, which only a build with
+// -tags dshfs_testhooks compiles (sandbox's hook of the same name is the
+// kernel layer's; e2e/repo's TestTestHooksOutOfRelease checks both).
+var kernelWritableExtra []string
 
 // readOnlyTree makes every mount read-only but the folders writable and
 // kernelWritableExtra's, which are bound back writable, nodev and
@@ -71,7 +55,7 @@ func readOnlyTree(writable []string) error {
 	}
 	dirs := slices.Clone(writable)
 	for _, d := range kernelWritableExtra {
-		// Test binaries only (landlock.go); a spelling through a symlink
+		// Test binaries only; a spelling through a symlink
 		// would be refused below.
 		if c, err := filepath.EvalSymlinks(d); err == nil {
 			dirs = append(dirs, c)
@@ -131,51 +115,6 @@ func cloneTree(dir string) (int, error) {
 	return tree, nil
 }
 
-// maxPinned bounds the folders a plan pins: each is a mount, made as the
-// session starts. A workspace holding many nested repositories pins the
-// folders above the first ones, in name order, and lists the rest in
-// Unpinned. A variable only so tests can lower it.
-var maxPinned = 256
-
-// planPins returns the folders to pin for the read-only paths ro, which
-// lie in the writable roots roots: for each, every folder from the
-// outermost root that holds it down to its parent, that root included
-// unless the read-only tree binds it anyway (rebound). A root nested in
-// another is rebound too, and left out. A path whose folders would
-// exceed maxPinned is unpinned, and so listed.
-func planPins(ro, roots []string, rebound bool) (pinned, unpinned []string) {
-	set := map[string]bool{}
-	for _, p := range ro {
-		outer := ""
-		for _, r := range roots {
-			if p != r && Beneath(r, p) && (outer == "" || len(r) < len(outer)) {
-				outer = r
-			}
-		}
-		if outer == "" {
-			continue
-		}
-		var chain []string
-		for d := filepath.Dir(p); Beneath(outer, d); d = filepath.Dir(d) {
-			isRoot := slices.Contains(roots, d)
-			if !set[d] && !(rebound && isRoot) {
-				chain = append(chain, d)
-			}
-			if d == outer || d == "/" {
-				break
-			}
-		}
-		if len(set)+len(chain) > maxPinned {
-			unpinned = append(unpinned, p)
-			continue
-		}
-		for _, d := range chain {
-			set[d] = true
-		}
-	}
-	return sortedKeys(set), unpinned
-}
-
 // pin binds the folder path over itself, recursively, so that it is a
 // mount point: rename(2) and rmdir(2) of a mount point are EBUSY.
 func pin(path string) error {
@@ -201,23 +140,4 @@ func pin(path string) error {
 		return fmt.Errorf("bind: %w", err)
 	}
 	return nil
-}
-
-// maxDenyIdentities bounds the identities a plan hands the record, which
-// has a size limit of its own.
-const maxDenyIdentities = 4096
-
-// denyIdentities lists ids, sorted, at most maxDenyIdentities of them.
-func denyIdentities(ids map[fileID]string) []policy.DenyIdentity {
-	out := make([]policy.DenyIdentity, 0, len(ids))
-	for id, g := range ids {
-		out = append(out, policy.DenyIdentity{Dev: id.dev, Ino: id.ino, Glob: g})
-	}
-	slices.SortFunc(out, func(a, b policy.DenyIdentity) int {
-		return cmp.Or(cmp.Compare(a.Dev, b.Dev), cmp.Compare(a.Ino, b.Ino))
-	})
-	if len(out) > maxDenyIdentities {
-		out = out[:maxDenyIdentities]
-	}
-	return out
 }

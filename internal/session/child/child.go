@@ -1,4 +1,12 @@
-package shell
+// Package child is the applier inside a dsh-fs exec session: the
+// session's first process, started by the supervisor, reads the plan
+// (internal/session/plan) on SpecFD, applies it to itself (the
+// mounts, the network, the terminal, the write restriction, the
+// privileges, the system call filters) and becomes CMD, or stays the
+// session's init and starts it. It knows no policy: it never imports
+// the policy's vocabulary, the fence or the config (e2e/repo's
+// TestChildKnowsNoPolicy).
+package child
 
 import (
 	"encoding/json"
@@ -6,71 +14,17 @@ import (
 	"runtime"
 	"strconv"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/tty"
-	"golang.org/x/sys/unix"
 )
 
-// childSpec is what the child applies before it becomes CMD.
-type childSpec struct {
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	// Env is CMD's environment; without it, the child's own.
-	Env      []string           `json:"env"`
-	Landlock bool               `json:"landlock"`
-	Roots    []string           `json:"roots"`
-	Mounts   *sandbox.MountPlan `json:"mounts"`
-	// Unprivileged says CMD runs with no capability and no_new_privs
-	// (kernel.DropPrivileges).
-	Unprivileged bool   `json:"unprivileged"`
-	Empty        string `json:"empty"`
-	// Caches are the toolchain caches the kernel layer grants besides
-	// Roots (writableCaches).
-	Caches []string `json:"caches"`
-	// Sockets, when not nil, are the grants of the Landlock socket
-	// layer (kernel.RestrictSockets).
-	Sockets []string `json:"sockets"`
-	// Init makes the child pid 1 of the session's PID namespace: it
-	// mounts the session's /proc, starts CMD and stays its init
-	// (session.Init). Ctty is the descriptor of CMD's terminal (0 to
-	// 2), whose foreground CMD gets; -1 without one.
-	Init bool `json:"init"`
-	Ctty int  `json:"ctty"`
-	// Network says the child is in a network namespace of its own, whose
-	// loopback it brings up (networkLayer).
-	Network bool `json:"network"`
-	// ProxyFD, when not 0, is the descriptor of the channel to the
-	// supervisor's proxy, which the child's bridge serves on a loopback
-	// port of its own (network: allowlist).
-	ProxyFD int `json:"proxy_fd"`
-	// Terminal, when not nil, has the child make the session's terminal
-	// in the session's own devpts (tty.MakeTerminal) and hand its master
-	// to the supervisor.
-	Terminal *childTerminal `json:"terminal,omitempty"`
-	// IoUring leaves io_uring's calls to CMD (allow_io_uring); the
-	// keyrings' are refused always (kernel.RefuseSessionCalls).
-	IoUring bool `json:"io_uring"`
-	// EndedFD, when not 0, is the descriptor of the pipe the child, as
-	// the session's init, tells the supervisor CMD's exit status on once
-	// every process of the session ended (reportEnded).
-	EndedFD int `json:"ended_fd"`
-}
-
-// childTerminal is how the child makes the session's terminal: with the
-// person's terminal's modes, as each of Streams (the standard streams
-// that were the person's terminal; the first is the controlling one),
-// its master sent over the socket at descriptor FD.
-type childTerminal struct {
-	FD      int       `json:"fd"`
-	Streams []int     `json:"streams"`
-	Modes   tty.Modes `json:"modes"`
-}
-
-// childFailure is what the child reports when it could not become CMD.
-type childFailure struct {
+// Failure is what the child reports on ErrorFD when it could not become
+// CMD.
+type Failure struct {
 	Code    fserr.Code `json:"code"`
 	Message string     `json:"message"`
 }
@@ -78,26 +32,30 @@ type childFailure struct {
 // The child's inherited descriptors: the shell keeps the broker, the
 // others are the child's alone.
 const (
-	brokerFD     = 3
-	childSpecFD  = 4
-	childErrorFD = 5
+	BrokerFD = 3
+	SpecFD   = 4
+	ErrorFD  = 5
 )
 
-// execChild is the child's whole life: it reads the spec, mounts the
-// mount layer (in the private namespace it was started in), restricts the
-// process tree with Landlock, and becomes CMD. What fails is written to
-// the error pipe, which exec turns into the failure result.
-func execChild() int {
+// statusFailed is the child's exit status when it could not become CMD.
+const statusFailed = 1
+
+// Run is the child's whole life: it reads the plan, applies it (the
+// mounts in the private namespaces it was started in, the write
+// restriction on the whole process tree, last the system call filters),
+// and becomes CMD. What fails is written to the error pipe, which exec
+// turns into the failure result.
+func Run() int {
 	// Capabilities are a thread's: DropPrivileges clears them on this
 	// thread, and the execve of CMD must be made from the same one, or
 	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
 	// user namespace, enough to unmount the mount layer).
 	runtime.LockOSThread()
 	sigs := initSignals()
-	report := os.NewFile(childErrorFD, "exec-error")
-	unix.CloseOnExec(childErrorFD)
+	report := os.NewFile(ErrorFD, "exec-error")
+	unix.CloseOnExec(ErrorFD)
 	fail := func(code fserr.Code, msg string) int {
-		json.NewEncoder(report).Encode(childFailure{Code: code, Message: msg})
+		json.NewEncoder(report).Encode(Failure{Code: code, Message: msg})
 		return statusFailed
 	}
 	spec, ok := readSpec()
@@ -109,8 +67,8 @@ func execChild() int {
 	if err := kernel.JoinSessionKeyring(); err != nil {
 		return fail(fserr.CodeOf(err), err.Error())
 	}
-	if spec.Mounts != nil {
-		if err := spec.Mounts.Apply(spec.Empty); err != nil {
+	if spec.Files != nil {
+		if err := applyFiles(spec.Files, spec.EmptyFile); err != nil {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}
@@ -126,7 +84,7 @@ func execChild() int {
 	}
 	if spec.ProxyFD > 0 {
 		// Before the layers: the bridge's listener is this process's,
-		// and its goroutine serves for the whole session (session.Init
+		// and its goroutine serves for the whole session (Init
 		// runs on in this process).
 		var err error
 		if env, err = startBridge(spec.ProxyFD, env); err != nil {
@@ -134,7 +92,7 @@ func execChild() int {
 		}
 	}
 	if spec.Init {
-		if err := mountProc(); err != nil {
+		if err := MountProc(); err != nil {
 			return fail(fserr.IO, "processes layer: "+err.Error())
 		}
 		if err := tty.IsolateTerminals(); err != nil {
@@ -152,8 +110,8 @@ func execChild() int {
 		}
 	}
 	mark("child-network-init")
-	if spec.Landlock {
-		if err := sandbox.RestrictTree(append(spec.Roots, spec.Caches...)); err != nil {
+	if spec.RestrictWrites {
+		if err := restrictWrites(append(spec.Writable, spec.Caches...)); err != nil {
 			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
 		}
 	}
@@ -170,7 +128,7 @@ func execChild() int {
 	}
 	// Last, so nothing above needs what they refuse: the seccomp
 	// filters (refuseCalls).
-	if layer, err := refuseCalls(spec.IoUring); err != nil {
+	if layer, err := refuseCalls(spec.Linux.IoUring); err != nil {
 		return fail(fserr.CodeOf(err), layer+": "+err.Error())
 	}
 	mark("child-layers")
@@ -188,20 +146,20 @@ func execChild() int {
 
 // initSignals catches the signals the first process of the session's
 // PID namespace (spec.Init) passes on, while it readies the layers
-// (session.CatchSignals); nil in any other child.
-func initSignals() *session.Signals {
+// (CatchSignals); nil in any other child.
+func initSignals() *Signals {
 	if os.Getpid() != 1 {
 		return nil
 	}
-	return session.CatchSignals()
+	return CatchSignals()
 }
 
-// readSpec reads the child's spec on childSpecFD: false where there is
+// readSpec reads the child's plan on SpecFD: false where there is
 // none. The descriptor it names for the session's end is the
 // supervisor's alone, closed on CMD's exec.
-func readSpec() (childSpec, bool) {
-	specFile := os.NewFile(childSpecFD, "exec-spec")
-	var spec childSpec
+func readSpec() (plan.Plan, bool) {
+	specFile := os.NewFile(SpecFD, "exec-spec")
+	var spec plan.Plan
 	err := json.NewDecoder(specFile).Decode(&spec)
 	specFile.Close()
 	if err != nil || len(spec.Argv) == 0 {
@@ -214,11 +172,11 @@ func readSpec() (childSpec, bool) {
 }
 
 // runInit runs CMD of spec, with env, as the session's init
-// (session.Init), whose signals sigs are, and returns its exit status
+// (Init), whose signals sigs are, and returns its exit status
 // once it reported the session's end (reportEnded); started is
-// session.Init's.
-func runInit(spec childSpec, env []string, sigs *session.Signals, started func(error)) int {
-	status, ended := session.Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, started)
+// Init's.
+func runInit(spec plan.Plan, env []string, sigs *Signals, started func(error)) int {
+	status, ended := Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, started)
 	if ended {
 		reportEnded(spec.EndedFD, status)
 	}

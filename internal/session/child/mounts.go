@@ -1,55 +1,24 @@
-package sandbox
+package child
 
-// The mount layer's application (MountPlan.Apply), in exec's child and its
-// private mount namespace: whether this process can have one (MountLayer),
-// and the binds, pins and hiding, each made through a descriptor opened
-// without following a symlink. The plan itself is mounts.go's.
+// The plan's Files applied (applyFiles), in exec's child and its private
+// mount namespace: the binds, pins and hiding, each made through a
+// descriptor opened without following a symlink. The plan is the host's
+// (internal/sandbox's PlanMounts).
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
-// MountLayer reports whether this process can give its child a private
-// mount namespace, and when it cannot, why, in a short lowercase phrase.
-// Running as root (with CAP_SYS_ADMIN) it can. Otherwise it can only in a
-// user namespace of its own (UserNamespace), where the kernel allows
-// unprivileged ones: whether such a namespace may mount here is known only
-// by trying, which dsh-fs exec does before it relies on it.
-func MountLayer() (ok bool, why string) {
-	if os.Geteuid() != 0 {
-		if n, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err != nil || strings.TrimSpace(string(n)) == "0" {
-			return false, "not root, and this kernel allows no unprivileged user namespace"
-		}
-		return true, ""
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false, "cannot read capabilities: " + err.Error()
-	}
-	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
-		return false, "needs cap_sys_admin"
-	}
-	return true, ""
-}
-
-// UserNamespace reports whether the mount layer needs a user namespace:
-// this process is not root. The child is then started in a new user
-// namespace that maps only this user to itself, so what it runs keeps
-// its uid and gains no privilege outside; inside, the namespace may mount
-// on its own mount namespace, and the child's Landlock layer forbids any
-// mount once the mount layer is in place.
-func UserNamespace() bool { return os.Geteuid() != 0 }
-
-// Apply mounts the plan. It must run in the child, inside its own private
+// applyFiles mounts m. It must run in the child, inside its own private
 // mount namespace, before Landlock (a Landlock-restricted process may not
 // mount): run in the parent's namespace it would change what every
 // process sees. emptyFile is an existing empty regular file (mode 0400)
@@ -70,9 +39,9 @@ func UserNamespace() bool { return os.Geteuid() != 0 }
 // fsopen and fsmount. Kernels without these calls get mount(2) on
 // /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
 // anything is mounted, so a hidden folder holding it changes nothing.
-// The first failure stops Apply; what it mounted stays, and the caller
+// The first failure stops applyFiles; what it mounted stays, and the caller
 // must not start the shell.
-func (m MountPlan) Apply(emptyFile string) error {
+func applyFiles(m *plan.Files, emptyFile string) error {
 	empty := -1
 	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
 		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -109,7 +78,7 @@ func (m MountPlan) Apply(emptyFile string) error {
 		writable = append(writable, o.Path)
 	}
 	if m.View != nil {
-		if err := m.View.apply(); err != nil {
+		if err := applyView(m.View); err != nil {
 			return err
 		}
 	}
@@ -168,7 +137,7 @@ func mountErr(op, path string, err error) error {
 // openTarget opens the mount point path and checks its type: not a
 // symlink, and not of type notType (S_IFDIR or S_IFREG; 0 for either).
 func openTarget(path string, notType uint32) (int, error) {
-	fd, err := OpenNoSymlinks(path, unix.O_PATH)
+	fd, err := kernel.OpenNoSymlinks(path, unix.O_PATH)
 	if errors.Is(err, unix.ELOOP) {
 		return -1, fmt.Errorf("changed since the plan: %w", err)
 	}
@@ -229,7 +198,7 @@ func bindReadOnly(src int, target string, notType uint32) error {
 	return nil
 }
 
-// classicMounts makes Apply use mount(2) as on kernels before 5.12, so
+// classicMounts makes applyFiles use mount(2) as on kernels before 5.12, so
 // tests exercise the path older kernels take.
 var classicMounts = false
 
@@ -260,11 +229,11 @@ func bindReadOnlyClassic(sfd, tfd int) error {
 			keep |= f.ms
 		}
 	}
-	path, ok := fdPath(tfd)
-	if !ok {
+	path, err := kernel.OpenedPath(tfd)
+	if err != nil {
 		return fmt.Errorf("remount read-only: no path for the mount point")
 	}
-	fd, err := OpenNoSymlinks(path, unix.O_PATH)
+	fd, err := kernel.OpenNoSymlinks(path, unix.O_PATH)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package child
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
-// hideRuntime covers exec's runtime folder base (session.RuntimeBase)
+// hideRuntime covers exec's runtime folder base (the record's runtime base)
 // with an empty tmpfs, read-only once ready, that holds only the folder
 // of this session's record, record, bound read-only over a file of the
 // same name: every other session's folder (its record, its caches'
@@ -26,13 +27,13 @@ func hideRuntime(base, record string) error {
 	if err != nil || filepath.Dir(filepath.Dir(rel)) != "." || filepath.Dir(rel) == "." {
 		return fmt.Errorf("the record %s is not in a session folder of %s", record, base)
 	}
-	rfd, err := OpenNoSymlinks(record, unix.O_PATH)
+	rfd, err := kernel.OpenNoSymlinks(record, unix.O_PATH)
 	if err != nil {
 		return fmt.Errorf("open the record: %w", err)
 	}
 	defer unix.Close(rfd)
-	logRel := filepath.Join(filepath.Dir(rel), policy.DenialsFolder)
-	lfd, err := OpenNoSymlinks(filepath.Join(base, logRel), unix.O_PATH|unix.O_DIRECTORY)
+	logRel := filepath.Join(filepath.Dir(rel), plan.DenialsFolder)
+	lfd, err := kernel.OpenNoSymlinks(filepath.Join(base, logRel), unix.O_PATH|unix.O_DIRECTORY)
 	if err == nil {
 		defer unix.Close(lfd)
 	}
@@ -47,7 +48,7 @@ func hideRuntime(base, record string) error {
 	}
 	// The folder and the file are made in the tmpfs, by a descriptor of
 	// its root opened now that it is mounted.
-	tfd, err := OpenNoSymlinks(base, unix.O_PATH|unix.O_DIRECTORY)
+	tfd, err := kernel.OpenNoSymlinks(base, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}

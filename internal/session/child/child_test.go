@@ -1,4 +1,4 @@
-package shell
+package child
 
 import (
 	"bytes"
@@ -12,9 +12,39 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
+
+// The test binary is its own child, as os/exec's tests are: with
+// helperEnv set it runs as exec's child (Run), in a process of its own,
+// named as exec names it.
+const helperEnv = "DSH_FS_CHILD_TEST_HELPER"
+
+// argExecChild is the argument the supervisor starts its child with; the
+// tests name the helper so, as pid 1's command line shows.
+const argExecChild = "__exec-child"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(Run())
+	}
+	os.Exit(m.Run())
+}
+
+// mountNamespace is the namespaces the supervisor starts the child in
+// as root: a mount namespace and a PID namespace of its own.
+func mountNamespace() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
+}
+
+// exitStatusOf is a process's exit status as a shell reports it.
+func exitStatusOf(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
 
 // childRun is what a child started by runChild did.
 type childRun struct {
@@ -22,7 +52,7 @@ type childRun struct {
 	status int
 	// failure is what the child reported on its error pipe; nil when it
 	// became CMD.
-	failure *childFailure
+	failure *Failure
 }
 
 // runChild starts this test binary as exec's child (argExecChild) with
@@ -44,8 +74,13 @@ func runChild(t *testing.T, spec any, attr *syscall.SysProcAttr) childRun {
 		t.Fatal(err)
 	}
 	defer broker.Close()
-	c := selfCommand(testSelf(t), argExecChild)
-	c.Env = helperEnviron()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(self)
+	c.Args = []string{"dsh-fs", argExecChild}
+	c.Env = append(os.Environ(), helperEnv+"=1")
 	var stdout bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, os.Stderr
 	c.ExtraFiles = []*os.File{broker, specR, errW}
@@ -65,9 +100,9 @@ func runChild(t *testing.T, spec any, attr *syscall.SysProcAttr) childRun {
 	report, _ := io.ReadAll(errR)
 	errR.Close()
 	err = c.Wait()
-	run := childRun{stdout: stdout.String(), status: exitStatusOf(c.ProcessState, err)}
+	run := childRun{stdout: stdout.String(), status: exitStatusOf(c.ProcessState)}
 	if len(report) > 0 {
-		run.failure = &childFailure{}
+		run.failure = &Failure{}
 		if err := json.Unmarshal(report, run.failure); err != nil {
 			t.Fatalf("the child's report %q is not a failure: %v", report, err)
 		}
@@ -97,7 +132,7 @@ func needRoot(t *testing.T) {
 func TestChildBecomesCMD(t *testing.T) {
 	sh := lookPath(t, "sh")
 	script := `tr '\0' ' ' < /proc/$$/cmdline; echo "| $0 $1 $` + helperEnv + `"; exit 7`
-	run := runChild(t, childSpec{Path: sh, Argv: []string{"my-shell", "-c", script, "zero", "one"}, Ctty: -1}, nil)
+	run := runChild(t, plan.Plan{Path: sh, Argv: []string{"my-shell", "-c", script, "zero", "one"}, Ctty: -1}, nil)
 	if run.failure != nil {
 		t.Fatalf("the child failed: %+v", run.failure)
 	}
@@ -113,7 +148,7 @@ func TestChildRefusesNoSpec(t *testing.T) {
 	for name, spec := range map[string]any{
 		"empty":      []byte{},
 		"not json":   []byte("sh -c 'touch pwn'"),
-		"no command": childSpec{Path: "/bin/sh"},
+		"no command": plan.Plan{Path: "/bin/sh"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			run := runChild(t, spec, nil)
@@ -131,7 +166,7 @@ func TestChildRefusesNoSpec(t *testing.T) {
 // child's failure, named by CMD's argv[0], after every layer was set.
 func TestChildCommandMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-program")
-	run := runChild(t, childSpec{Path: missing, Argv: []string{"prog"}, Unprivileged: true, Ctty: -1}, nil)
+	run := runChild(t, plan.Plan{Path: missing, Argv: []string{"prog"}, Unprivileged: true, Ctty: -1}, nil)
 	if run.failure == nil || run.failure.Code != fserr.IO || run.failure.Message != "prog: no such file or directory" {
 		t.Fatalf("failure %+v, want %s: prog: no such file or directory", run.failure, fserr.IO)
 	}
@@ -143,14 +178,14 @@ func TestChildCommandMissing(t *testing.T) {
 // TestChildKernelLayer: with Landlock the child's CMD writes beneath its
 // roots and nowhere else, and the null device stays writable.
 func TestChildKernelLayer(t *testing.T) {
-	if abi, why, _ := sandbox.TreeLayer(policy.Policy{Mode: policy.WorkspaceWrite}); abi == 0 {
-		t.Skip("no Landlock:", why)
+	if kernel.ABI() == 0 {
+		t.Skip("no Landlock on this kernel")
 	}
 	sh := lookPath(t, "sh")
 	root, outside := t.TempDir(), t.TempDir()
 	script := `echo in > "$1/f" && echo null > /dev/null && if echo out > "$2/f"; then echo escaped; fi`
-	run := runChild(t, childSpec{Path: sh, Argv: []string{"sh", "-c", script, "sh", root, outside}, Landlock: true,
-		Roots: []string{root}, Ctty: -1}, nil)
+	run := runChild(t, plan.Plan{Path: sh, Argv: []string{"sh", "-c", script, "sh", root, outside}, RestrictWrites: true,
+		Writable: []string{root}, Ctty: -1}, nil)
 	if run.failure != nil || run.status != 0 || strings.Contains(run.stdout, "escaped") {
 		t.Fatalf("failure %+v, status %d, stdout %q", run.failure, run.status, run.stdout)
 	}
@@ -166,7 +201,7 @@ func TestChildKernelLayer(t *testing.T) {
 // no_new_privs holds.
 func TestChildDropsPrivileges(t *testing.T) {
 	sh := lookPath(t, "sh")
-	run := runChild(t, childSpec{Path: sh, Argv: []string{"sh", "-c", `grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status`},
+	run := runChild(t, plan.Plan{Path: sh, Argv: []string{"sh", "-c", `grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status`},
 		Unprivileged: true, Ctty: -1}, nil)
 	if run.failure != nil || run.status != 0 {
 		t.Fatalf("failure %+v, status %d", run.failure, run.status)
@@ -182,16 +217,16 @@ func TestChildDropsPrivileges(t *testing.T) {
 }
 
 // TestChildSessionInit: in the session's namespaces the child is the
-// PID namespace's first process (session.Init), with a /proc of its own
+// PID namespace's first process (Init), with a /proc of its own
 // where CMD sees only the session's processes and a network of only
 // loopback; CMD's status passes through Init.
 func TestChildSessionInit(t *testing.T) {
 	needRoot(t)
 	sh := lookPath(t, "sh")
 	attr := mountNamespace()
-	withNetworkNamespace(attr)
+	attr.Cloneflags |= syscall.CLONE_NEWNET
 	script := `tr '\0' ' ' < /proc/1/cmdline; echo; ls /proc | grep -c '^[0-9][0-9]*$'; cut -d: -f1 /proc/net/dev | tail -n +3 | tr -d ' '; exit 5`
-	run := runChild(t, childSpec{Path: sh, Argv: []string{"sh", "-c", script}, Init: true, Network: true, Unprivileged: true, Ctty: -1}, attr)
+	run := runChild(t, plan.Plan{Path: sh, Argv: []string{"sh", "-c", script}, Init: true, Network: true, Unprivileged: true, Ctty: -1}, attr)
 	if run.failure != nil {
 		t.Fatalf("the child failed: %+v", run.failure)
 	}
@@ -218,21 +253,21 @@ func TestChildSessionInit(t *testing.T) {
 func TestChildLayerFailures(t *testing.T) {
 	sh := lookPath(t, "sh")
 	type layerCase struct {
-		spec childSpec
+		spec plan.Plan
 		attr func() *syscall.SysProcAttr
 		want string
 	}
 	cases := map[string]layerCase{}
 	if os.Geteuid() == 0 {
-		cases["mount layer, no empty file"] = layerCase{childSpec{Mounts: &sandbox.MountPlan{HiddenFiles: []string{"/etc/hostname"}}}, mountNamespace, "mount layer: "}
-		cases["mount layer, overlay refused"] = layerCase{childSpec{Mounts: &sandbox.MountPlan{Overlays: []sandbox.Overlay{{Path: "/nonexistent-cache", Upper: "/nonexistent-u", Work: "/nonexistent-w"}}}}, mountNamespace, "mount layer: "}
+		cases["mount layer, no empty file"] = layerCase{plan.Plan{Files: &plan.Files{HiddenFiles: []string{"/etc/hostname"}}}, mountNamespace, "mount layer: "}
+		cases["mount layer, overlay refused"] = layerCase{plan.Plan{Files: &plan.Files{Overlays: []plan.Overlay{{Path: "/nonexistent-cache", Upper: "/nonexistent-u", Work: "/nonexistent-w"}}}}, mountNamespace, "mount layer: "}
 		// Descriptor 9 is no socket: the session's terminal is made,
 		// but cannot be handed to the supervisor.
-		cases["terminal handover"] = layerCase{childSpec{Init: true, Terminal: &childTerminal{FD: 9, Streams: []int{0}}}, mountNamespace, "terminal layer: "}
-		cases["no network namespace to raise"] = layerCase{childSpec{Network: true}, func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER} }, "network layer: "}
+		cases["terminal handover"] = layerCase{plan.Plan{Init: true, Terminal: &plan.Terminal{FD: 9, Streams: []int{0}}}, mountNamespace, "terminal layer: "}
+		cases["no network namespace to raise"] = layerCase{plan.Plan{Network: true}, func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER} }, "network layer: "}
 	}
-	if !sandbox.SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite}) {
-		cases["socket layer on an old kernel"] = layerCase{childSpec{Sockets: []string{}}, nil, "socket layer: "}
+	if kernel.ABI() < kernel.SocketRulesABI {
+		cases["socket layer on an old kernel"] = layerCase{plan.Plan{Sockets: []string{}}, nil, "socket layer: "}
 	}
 	if len(cases) == 0 {
 		t.Skip("every layer can be set up here, and the mount layer's failures need root")

@@ -1,4 +1,9 @@
-package netproxy
+// Package bridge is the session's end of the network under `network:
+// allowlist`: a loopback listener inside the session's network namespace
+// whose connections travel, as descriptors, over a channel to the
+// supervisor's proxy (internal/netproxy). It is mechanism alone: no
+// policy, so the session's child can run it.
+package bridge
 
 import (
 	"errors"

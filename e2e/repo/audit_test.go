@@ -112,23 +112,23 @@ const (
 type registry map[string]string
 
 var mayMount = registry{
-	"internal/session/child/mounts.go":   "the mount layer: binds, hides, pins",
-	"internal/session/child/overlay.go":  "the toolchain caches' overlays, on the descriptor of each cache",
-	"internal/session/child/rotree.go":   "the read-only tree",
-	"internal/session/child/runtime.go":  "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
-	"internal/session/child/sockets.go":  "socket folders hidden where Landlock cannot refuse them",
-	"internal/session/child/readview.go": "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
-	"internal/session/child/proc.go":     "the session's /proc",
-	"internal/sandbox/mountlayer.go":     "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
-	"internal/tty/devpts.go":             "the session's own devpts",
-	"internal/shell/probe.go":            "the user-namespace probe's test mount",
+	"internal/session/child/mounts.go":     "the mount layer: binds, hides, pins",
+	"internal/session/child/overlay.go":    "the toolchain caches' overlays, on the descriptor of each cache",
+	"internal/session/child/rotree.go":     "the read-only tree",
+	"internal/session/child/runtime.go":    "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
+	"internal/session/child/sockets.go":    "socket folders hidden where Landlock cannot refuse them",
+	"internal/session/child/readview.go":   "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
+	"internal/session/child/proc.go":       "the session's /proc",
+	"internal/sandbox/mountlayer.go":       "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
+	"internal/tty/devpts.go":               "the session's own devpts",
+	"internal/session/supervisor/probe.go": "the user-namespace probe's test mount",
 }
 
 var mayStart = registry{
-	"internal/shell/entry.go":         "every re-run of dsh-fs itself (shell.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/session/child/child.go": "exec's child becomes CMD",
-	"internal/cli/mcp.go":             "dsh-fs hands over to dsh-fs-mcp beside it",
-	"internal/approval/approval.go":   "the trusted approval_command",
+	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
+	"internal/session/child/child.go":      "exec's child becomes CMD",
+	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
+	"internal/approval/approval.go":        "the trusted approval_command",
 	"internal/sandbox/caches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
 	"internal/session/child/init.go": "the session's init starts CMD",
@@ -148,7 +148,7 @@ var mayMutate = registry{
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
-	"internal/shell/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
+	"internal/session/supervisor/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",

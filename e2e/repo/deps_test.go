@@ -20,7 +20,7 @@ const modulePath = "github.com/dshfs/dsh-fs"
 // checked from the commit that adds it.
 var leanFrontEnds = []string{
 	"internal/mcpserver",
-	"internal/shell",
+	"internal/session/supervisor",
 }
 
 // leanForbidden are what none of leanFrontEnds may depend on, directly
@@ -177,7 +177,7 @@ var (
 
 // TestChildKnowsNoPolicy: go list -deps of the session's applier (and of
 // its plan) holds none of childForbidden. The control is the supervisor
-// (internal/shell), which computes the plan from the policy: were the
+// (internal/session/supervisor), which computes the plan from the policy: were the
 // listing empty or the names wrong, the first half could not fail.
 func TestChildKnowsNoPolicy(t *testing.T) {
 	for _, folder := range policyBlind {
@@ -191,8 +191,8 @@ func TestChildKnowsNoPolicy(t *testing.T) {
 			}
 		}
 	}
-	host := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, "internal", "shell")))
+	host := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, "internal", "session", "supervisor")))
 	if !slices.Contains(host, modulePath+"/internal/sandbox") || !slices.Contains(host, modulePath+"/internal/config") {
-		t.Errorf("control: internal/shell depends on neither internal/sandbox nor internal/config")
+		t.Errorf("control: internal/session/supervisor depends on neither internal/sandbox nor internal/config")
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 )
 
 // Brokered escalation (docs/design.md §10): inside a dsh-fs exec session
@@ -126,11 +126,11 @@ func readForwarded(op, given string, r io.Reader) ([]byte, error) {
 // carries it whole (encoded, under session's bound of a request).
 const maxForwardBytes = 32 << 20
 
-// brokeredCaller is how the brokered call (shell.Entry) starts and
+// brokeredCaller is how the brokered call (supervisor.Entry) starts and
 // renders the request it carries out: as this App's call of the
 // request's op, with no flag of its own.
-func (a *App) brokeredCaller() shell.Caller {
-	return shell.Caller{Run: a.brokeredCall, Fail: func(err error) int {
+func (a *App) brokeredCaller() supervisor.Caller {
+	return supervisor.Caller{Run: a.brokeredCall, Fail: func(err error) int {
 		if !a.started {
 			// The request could not be read: no call of its op began.
 			a.current = result.Header{Op: "escalate"}

@@ -14,7 +14,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -206,10 +206,10 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(shell.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+			privilegesText(supervisor.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
-		l.Sockets = shell.SocketsOutsideText(p)
-		l.Network = shell.NetworkOutsideText(p)
+		l.Sockets = supervisor.SocketsOutsideText(p)
+		l.Network = supervisor.NetworkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
 		if ok, why := sandbox.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
@@ -228,7 +228,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
-		l.Caches = "not held for the shell: no dsh-fs exec session (" + shell.WouldCaches(s) + ")"
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + supervisor.WouldCaches(s) + ")"
 		l.CacheList = []sandbox.Cache{}
 		return l
 	}
@@ -261,7 +261,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Scopes = "not held: " + rec.Shell.Kernel
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
-	l.NetworkHeld, l.Network = shell.NetworkRecordText(rec.Shell)
+	l.NetworkHeld, l.Network = supervisor.NetworkRecordText(rec.Shell)
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
@@ -271,7 +271,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
-	l.CachesHeld, l.Caches = shell.CachesText(rec.Shell.Caches)
+	l.CachesHeld, l.Caches = supervisor.CachesText(rec.Shell.Caches)
 	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
@@ -443,13 +443,13 @@ func contextBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) st
 	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
 		if len(rec.Shell.Caches) > 0 {
-			_, text := shell.CachesText(rec.Shell.Caches)
+			_, text := supervisor.CachesText(rec.Shell.Caches)
 			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
 		}
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
-	b.WriteString(shell.NetworkContextLine(p))
+	b.WriteString(supervisor.NetworkContextLine(p))
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != policy.ApprovalNever {

@@ -5,7 +5,7 @@
 // (docs/design.md §7). Inside a dsh-fs exec session that supervisor is
 // exec itself; otherwise it is an escalator the server starts (Start).
 // Nothing here speaks MCP, and nothing here is the escalator's own body:
-// internal/shell starts it (shell.EscalatorCommand) and runs it, with the
+// internal/session/supervisor starts it (supervisor.EscalatorCommand) and runs it, with the
 // record and channels every supervisor hands the processes it starts.
 package escalation
 
@@ -18,7 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 )
 
 // Elsewhere is where a server sends the calls it runs escalated.
@@ -94,7 +94,7 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 		session.Remove(dir)
 		return nil, err.Error()
 	}
-	asks, asksTheirs, err := shell.SocketPair()
+	asks, asksTheirs, err := supervisor.SocketPair()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
@@ -106,8 +106,8 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	// (session.CheckApprover). So it is written once the escalator runs,
 	// before the first call reaches it.
 	record := session.RecordPath(dir)
-	c := shell.EscalatorCommand(self)
-	c.Env = append(shell.WithoutSessionVars(os.Environ()), session.Env+"="+record)
+	c := supervisor.EscalatorCommand(self)
+	c.Env = append(supervisor.WithoutSessionVars(os.Environ()), session.Env+"="+record)
 	// Never the MCP pipe: the escalator's own output is not the server's.
 	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
@@ -115,7 +115,7 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	theirs.Close()
 	asksTheirs.Close()
 	if err == nil {
-		rec := shell.NewRecord(s, roots)
+		rec := supervisor.NewRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
 		rec.SupervisorPidNS, _ = session.PidNamespace()
 		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)

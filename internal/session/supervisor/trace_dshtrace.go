@@ -1,6 +1,6 @@
 //go:build dshtrace
 
-package shell
+package supervisor
 
 import (
 	"fmt"

@@ -1,4 +1,5 @@
-// Package shell is dsh-fs exec's supervisor: everything of a session that
+// Package supervisor is dsh-fs exec's supervisor, the host's side of a
+// session: everything of a session that
 // is not flags (docs/design.md §10). Run resolves the session's layers
 // (kernel, mounts, sockets, network, terminal, processes, caches, git),
 // writes its record (NewRecord, the one place a record is made), starts
@@ -19,4 +20,4 @@
 // a failure and picks the exit status. So the shell imports neither cobra
 // nor internal/cli (e2e/repo's TestFrontEndsLeanOnNoneOther checks it), and the front
 // end's only call into a session is Run with an Options.
-package shell
+package supervisor

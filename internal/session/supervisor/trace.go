@@ -1,4 +1,4 @@
-package shell
+package supervisor
 
 // mark notes that exec's start reached the point label: nothing, but in
 // a build with the dshtrace tag (trace_dshtrace.go), where it prints a

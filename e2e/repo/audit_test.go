@@ -154,7 +154,7 @@ var mayMutate = registry{
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",
 	"internal/denials/denials.go": "the session's denial log, written by exec's supervisor in the session's own folder " +
 		"of its private runtime folder (a fixed name, never a path a call names)",
-	"internal/session/record.go": "the exec session record, in exec's own private runtime folder " +
+	"internal/session/wire/record.go": "the exec session record, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names",
 	"internal/gitguard/quarantine.go": "the git guard's quarantine: what a session planted in a git directory " +
 		"of the writable roots, moved by the supervisor after the session through descriptors of that git " +
@@ -170,7 +170,7 @@ var mayMutate = registry{
 	"internal/audit/log.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
 		"audit_log names (never one a call names), outside every writable root, opened without following a " +
 		"symlink and judged as a trusted file, as opened",
-	"internal/session/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
+	"internal/session/wire/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
 		"$XDG_RUNTIME_DIR), never a path a call names",
 	"internal/sandbox/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
 		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +

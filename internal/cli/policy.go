@@ -13,8 +13,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/session/supervisor"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -253,7 +253,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
 	}
-	l.PrivilegesHeld = rec.Shell.Privileges == session.PrivilegesNone
+	l.PrivilegesHeld = rec.Shell.Privileges == wire.PrivilegesNone
 	l.Privileges = privilegesText(rec.Shell.Privileges)
 	l.ScopesHeld = rec.Shell.Scoped
 	l.Scopes = scopesText(rec.Shell.Landlock, "no signal and no abstract unix socket reaches a process outside the session")
@@ -281,12 +281,12 @@ func newShellLayers(s *config.Settings) shellLayers {
 }
 
 // privilegesText says what a shell keeps of its privileges
-// (session.Shell.Privileges).
+// (wire.Shell.Privileges).
 func privilegesText(p string) string {
 	switch p {
-	case session.PrivilegesNone:
+	case wire.PrivilegesNone:
 		return "no capability in any set (bounding and ambient included) and no_new_privs, as root too"
-	case session.PrivilegesNoNewPrivs:
+	case wire.PrivilegesNoNewPrivs:
 		return "no capability to use and no_new_privs; the bounding set is kept (a user that is not root, without a user namespace, cannot empty it)"
 	}
 	return "every privilege it has: danger-full-access mode"
@@ -421,7 +421,7 @@ func nonNilSlice[T any](s []T) []T {
 
 // shortBlock is the sandbox:policy block a harness puts in the model's
 // context (policyview.Short), inside a dsh-fs exec session (rec) or not.
-func shortBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
+func shortBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string {
 	sh := policyview.Shell{Session: rec != nil}
 	if rec != nil {
 		for _, c := range rec.Shell.Caches {
@@ -436,7 +436,7 @@ func shortBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) stri
 // process, so an identical policy gives identical bytes and a prompt cache
 // stays warm. Inside a dsh-fs exec session (rec) it says that the shell
 // is held to the same fence and how it sees the toolchain caches.
-func contextBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
+func contextBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	policyview.FenceLines(&b, p, roots)

@@ -57,7 +57,7 @@ type MountPlan struct {
 	Unpinned []string `json:"unpinned,omitempty"`
 	// DenyIdentities are the identities of the deny_read files with
 	// several links, seen before anything is hidden. The session record
-	// carries them (session.Record), not the plan.
+	// carries them (wire.Record), not the plan.
 	DenyIdentities []policy.DenyIdentity `json:"-"`
 	// Indexes are the writable roots' tree indexes as the plan read them,
 	// and IndexStore where they are kept (nil: nowhere), when the plan

@@ -11,7 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The session's audit log (docs/design.md §10): where the trusted
@@ -67,7 +67,7 @@ type auditFailure struct {
 }
 
 // runAudited carries out req as run does, and writes its line.
-func (s *supervisor) runAudited(req session.Request) session.Reply {
+func (s *supervisor) runAudited(req wire.Request) wire.Reply {
 	rep := s.run(req)
 	s.audit.Write(audit.Brokered(req, rep))
 	return rep
@@ -88,7 +88,7 @@ func directCaches(caches []sandbox.Cache) []string {
 // auditStart is the start line's plan: what the record pins and the
 // layers it holds, the sources of the settings that are not defaults,
 // and the command, its arguments summarized.
-func auditStart(s *config.Settings, rec *session.Record, record string, argv []string) *audit.Start {
+func auditStart(s *config.Settings, rec *wire.Record, record string, argv []string) *audit.Start {
 	p, sh := s.Policy, rec.Shell
 	st := &audit.Start{Mode: string(p.Mode), Cwd: p.Cwd, Roots: rec.Roots, Network: string(p.Network), NetworkAllow: p.NetworkAllow,
 		Approval: string(p.Approval), NetworkApproval: string(p.NetworkApproval), Enforce: string(p.Enforce),

@@ -7,11 +7,12 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/denials"
-	"github.com/dshfs/dsh-fs/internal/session"
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // callRunner carries out the requests a session forwards, for the exec
@@ -21,7 +22,7 @@ type callRunner struct {
 	record string // the record the calls run under
 	// ask answers approval supervisor: the person at exec's terminal, or
 	// the MCP client's user.
-	ask func(session.Ask) error
+	ask func(wire.Ask) error
 	// denials is the session's log of refusals; nil keeps none.
 	denials *denials.Log
 	// notes is the session's audit log, told of the escalations the
@@ -29,15 +30,15 @@ type callRunner struct {
 	notes *audit.Log
 }
 
-// run carries out one request a session forwarded (session.DecodeRequest
+// run carries out one request a session forwarded (wire.DecodeRequest
 // checked its shape): as this executable in a process of its own
 // (argBrokeredCall), outside the kernel layer, under the pinned record,
 // with the caller's session variables (they may only narrow). The
 // request reaches that process typed, over a pipe; approval supervisor
 // is put to r.ask.
-func (r *callRunner) run(req session.Request) session.Reply {
-	cannot := func(err error) session.Reply {
-		return session.Reply{Status: statusFailed, Refused: "the supervisor cannot run it: " + err.Error()}
+func (r *callRunner) run(req wire.Request) wire.Reply {
+	cannot := func(err error) wire.Reply {
+		return wire.Reply{Status: statusFailed, Refused: "the supervisor cannot run it: " + err.Error()}
 	}
 	mine, theirs, err := SocketPair()
 	if err != nil {
@@ -57,7 +58,7 @@ func (r *callRunner) run(req session.Request) session.Reply {
 			env = append(env, kv)
 		}
 	}
-	c.Env = append(env, session.Env+"="+r.record, session.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", session.ApproverEnv, brokeredApproverFD))
+	c.Env = append(env, wire.Env+"="+r.record, wire.BrokeredEnv+"=1", fmt.Sprintf("%s=%d", wire.ApproverEnv, brokeredApproverFD))
 	c.Dir = req.Dir
 	var stdout, stderr boundedBuffer
 	c.Stdout, c.Stderr = &stdout, &stderr
@@ -75,9 +76,9 @@ func (r *callRunner) run(req session.Request) session.Reply {
 		json.NewEncoder(reqW).Encode(req)
 		reqW.Close()
 	}()
-	go session.AnswerAsks(mine, r.ask)
+	go wire.AnswerAsks(mine, r.ask)
 	err = c.Wait()
-	reply := session.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
+	reply := wire.Reply{Status: exitStatusOf(c.ProcessState, err), Stdout: stdout.String(), Stderr: stderr.String()}
 	notes.wait()
 	r.denials.Brokered(req, reply.Status, reply.Stdout)
 	return reply
@@ -105,7 +106,7 @@ const (
 
 // askTerminal puts one escalation to the person at the supervisor's
 // terminal, one at a time.
-func (s *supervisor) askTerminal(a session.Ask) error {
+func (s *supervisor) askTerminal(a wire.Ask) error {
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
 	req := a.Request

@@ -12,9 +12,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/gocacheprog"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // startFindCaches starts finding the toolchains' caches, outside the
@@ -107,7 +107,7 @@ func resetProbed(o plan.Overlay, probed bool) error {
 // applyCaches puts what readyCaches readied in the session's layers:
 // the overlays in the mount plan, the direct caches among the read-only
 // tree's writable folders, every cache in the record.
-func applyCaches(setup cacheSetup, shell *session.Shell) error {
+func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 	if setup.err != nil {
 		return setup.err
 	}

@@ -5,8 +5,8 @@ import (
 	"os/exec"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The hidden entry points: arguments that make a dsh-fs process one of
@@ -60,7 +60,7 @@ type Caller struct {
 	// carries out the same operation with its escalation, and prints its
 	// success result on stdout. Its error is the call's failure, not yet
 	// printed.
-	Run func(req session.Request) error
+	Run func(req wire.Request) error
 	// Fail prints err as the failure result of the brokered call and
 	// returns its exit status. Before Run has begun a call, the result's
 	// op is "escalate".
@@ -107,14 +107,14 @@ func selfCommand(self, entry string) *exec.Cmd {
 // EscalatorCommand is the command that starts dsh-fs mcp's escalator
 // from self; its caller hands it the broker channel as fd 3 and the asks
 // channel as fd 4 (ExtraFiles, in this order) and names its record in
-// session.Env.
+// wire.Env.
 func EscalatorCommand(self string) *exec.Cmd { return selfCommand(self, argEscalator) }
 
 // runBrokered is the brokered call's whole life: it decodes the request,
 // strictly again, and has c carry it out; the result goes to stdout.
 func runBrokered(c Caller) int {
 	f := os.NewFile(brokeredRequestFD, "request")
-	req, err := session.DecodeRequest(f)
+	req, err := wire.DecodeRequest(f)
 	f.Close()
 	if err == nil {
 		err = c.Run(req)
@@ -134,9 +134,9 @@ func runEscalator() int {
 	if err != nil {
 		return statusFailed
 	}
-	asker := session.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
-	r := &callRunner{self: self, record: os.Getenv(session.Env), ask: asker.Ask}
-	session.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), refuseMemory(r.run))
+	asker := wire.NewAsker(os.NewFile(escalatorAsksFD, "asks"))
+	r := &callRunner{self: self, record: os.Getenv(wire.Env), ask: asker.Ask}
+	wire.ServeAll(os.NewFile(escalatorBrokerFD, "broker"), refuseMemory(r.run))
 	return statusOK
 }
 

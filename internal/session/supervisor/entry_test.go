@@ -12,7 +12,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // TestEntryKnowsOnlyItsArguments: a command line that is not exactly one
@@ -35,8 +35,8 @@ func TestSelfCommand(t *testing.T) {
 	}
 }
 
-func writeRequest(t *testing.T, path string) session.Request {
-	return session.Request{Op: session.OpWrite, Escalate: string(policy.WorkspaceWrite), Dir: t.TempDir(),
+func writeRequest(t *testing.T, path string) wire.Request {
+	return wire.Request{Op: wire.OpWrite, Escalate: string(policy.WorkspaceWrite), Dir: t.TempDir(),
 		Write: &request.Write{Path: path, Content: []byte("x")}}
 }
 
@@ -54,10 +54,10 @@ func helperInEnv(t *testing.T) {
 // setting variables alone, its output and status in the reply.
 func TestCallRunner(t *testing.T) {
 	helperInEnv(t)
-	t.Setenv(session.Env, "/outer/record") // never what the call runs under
+	t.Setenv(wire.Env, "/outer/record") // never what the call runs under
 	r := &callRunner{self: testSelf(t), record: "/the/record"}
 	ok := writeRequest(t, "a.txt")
-	ok.Env = []string{"DSH_FS_MODE=read-only", "PATH=/evil", session.Env + "=/forged"}
+	ok.Env = []string{"DSH_FS_MODE=read-only", "PATH=/evil", wire.Env + "=/forged"}
 	rep := r.run(ok)
 	if want := "run write a.txt record=/the/record brokered=1 mode=read-only path=false\n"; rep.Status != 0 || rep.Stdout != want || rep.Refused != "" {
 		t.Errorf("reply %+v, want status 0 and %q", rep, want)
@@ -110,11 +110,11 @@ func TestBrokeredCallRefusesMalformedRequest(t *testing.T) {
 }
 
 // TestEscalator: dsh-fs mcp's escalator serves the calls its parent
-// forwards, under the record session.Env names, until the channel
+// forwards, under the record wire.Env names, until the channel
 // closes; then it ends.
 func TestEscalator(t *testing.T) {
 	helperInEnv(t)
-	mine, theirs, err := session.NewBroker()
+	mine, theirs, err := wire.NewBroker()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestEscalator(t *testing.T) {
 	}
 	defer asks.Close()
 	c := EscalatorCommand(testSelf(t))
-	c.Env = append(WithoutSessionVars(os.Environ()), session.Env+"=/escalator/record")
+	c.Env = append(WithoutSessionVars(os.Environ()), wire.Env+"=/escalator/record")
 	c.Stderr = os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
 	if err := c.Start(); err != nil {
@@ -132,7 +132,7 @@ func TestEscalator(t *testing.T) {
 	}
 	theirs.Close()
 	asksTheirs.Close()
-	rep, err := session.Forward(int(mine.Fd()), writeRequest(t, "b.txt"))
+	rep, err := wire.Forward(int(mine.Fd()), writeRequest(t, "b.txt"))
 	if want := "run write b.txt record=/escalator/record brokered=1 mode= path=false\n"; err != nil || rep.Status != 0 || rep.Stdout != want {
 		t.Errorf("reply %+v, %v; want status 0 and %q", rep, err, want)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/gitguard"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The git guard of a session (docs/design.md §10): the supervisor notes
@@ -19,7 +19,7 @@ import (
 // the mount layer's plan (nil without one), and says in shell what
 // holds. danger-full-access has none: the harness asked for full access,
 // and nothing fences the shell.
-func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, roots []sandbox.Root, shell *session.Shell) *gitguard.Guard {
+func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, roots []sandbox.Root, shell *wire.Shell) *gitguard.Guard {
 	if s.Policy.Mode == policy.DangerFullAccess {
 		shell.Git = "not held: danger-full-access mode"
 		return nil

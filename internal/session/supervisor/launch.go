@@ -12,9 +12,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // launched is the session's child, started and waiting for its spec:
@@ -67,7 +67,7 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	s.relayStderr(l.child)
-	if s.nested && session.CheckBroker(child.BrokerFD) == nil {
+	if s.nested && wire.CheckBroker(child.BrokerFD) == nil {
 		// The outer session's channel stays where the shell has it;
 		// without one, the shell gets a channel nobody answers.
 		l.child.ExtraFiles[0] = os.NewFile(child.BrokerFD, "broker")
@@ -147,7 +147,7 @@ func (s *supervisor) spec(path string, argv []string) plan.Plan {
 	spec := plan.Plan{Path: path, Argv: argv, Env: append(env, "PWD="+l.child.Dir),
 		RestrictWrites: s.rec.Shell.Landlock > 0, Writable: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
-		Unprivileged: s.rec.Shell.Privileges != session.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
+		Unprivileged: s.rec.Shell.Privileges != wire.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
 		Linux: plan.Linux{IoUring: s.settings.Policy.AllowIoUring}, Init: s.rec.Shell.ProcessesHeld,
 		Network: s.rec.Shell.NetworkNamespaced, ProxyFD: l.proxyFD, EndedFD: l.endedFD}
 	if m := s.rec.Shell.Mounts; m != nil {

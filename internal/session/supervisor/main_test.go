@@ -9,7 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The test binary is its own helper process, as os/exec's tests are:
@@ -30,15 +30,15 @@ func TestMain(m *testing.M) {
 // testCaller stands for the front end in a brokered call: it prints what
 // it was handed, so a test sees the request cross the process boundary.
 var testCaller = Caller{
-	Run: func(req session.Request) error {
+	Run: func(req wire.Request) error {
 		// DecodeRequest moves the path onto the typed request.
 		w, _ := req.Typed().(request.Write)
 		if w.Path == "fail" {
 			return fserr.New(fserr.NotFound, "brokered: nothing at fail")
 		}
 		mode, _ := os.LookupEnv("DSH_FS_MODE")
-		fmt.Printf("run %s %s record=%s brokered=%s mode=%s path=%v\n", req.Op, w.Path, os.Getenv(session.Env),
-			os.Getenv(session.BrokeredEnv), mode, os.Getenv("PATH") == "/evil")
+		fmt.Printf("run %s %s record=%s brokered=%s mode=%s path=%v\n", req.Op, w.Path, os.Getenv(wire.Env),
+			os.Getenv(wire.BrokeredEnv), mode, os.Getenv("PATH") == "/evil")
 		return nil
 	},
 	Fail: func(err error) int {

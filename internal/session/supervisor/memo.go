@@ -2,27 +2,27 @@ package supervisor
 
 import (
 	"github.com/dshfs/dsh-fs/internal/memo"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
-// withMemory answers the session's memory requests (session.OpRemember,
-// which session.Serve hands it on the channel's reading goroutine and
-// whose reply goes nowhere, and session.OpRecall) from a store of the
+// withMemory answers the session's memory requests (wire.OpRemember,
+// which wire.Serve hands it on the channel's reading goroutine and
+// whose reply goes nowhere, and wire.OpRecall) from a store of the
 // supervisor's own, bounded (memo.ItemMax, memo.TotalMax), at once, and
 // hands every other request to run.
 // The store files content under the hash it computes itself, so a
 // session can only recall what it sent; it lives in the supervisor's
 // memory, beyond the session's reach and that of every other session,
 // and ends with the supervisor.
-func withMemory(run func(session.Request) session.Reply) func(session.Request) session.Reply {
+func withMemory(run func(wire.Request) wire.Reply) func(wire.Request) wire.Reply {
 	m := memo.New(memo.ItemMax, memo.TotalMax)
-	return func(req session.Request) session.Reply {
+	return func(req wire.Request) wire.Reply {
 		switch req.Op {
-		case session.OpRemember:
+		case wire.OpRemember:
 			m.Remember(req.Memo.Content)
-			return session.Reply{}
-		case session.OpRecall:
-			return session.Reply{Content: m.Recall(req.Memo.SHA256)}
+			return wire.Reply{}
+		case wire.OpRecall:
+			return wire.Reply{Content: m.Recall(req.Memo.SHA256)}
 		}
 		return run(req)
 	}
@@ -31,10 +31,10 @@ func withMemory(run func(session.Request) session.Reply) func(session.Request) s
 // refuseMemory is run for a channel that keeps no memory (dsh-fs mcp's
 // escalator, whose server remembers in its own process): a remember is
 // dropped and a recall refused, never run as a call.
-func refuseMemory(run func(session.Request) session.Reply) func(session.Request) session.Reply {
-	return func(req session.Request) session.Reply {
-		if req.Op == session.OpRemember || req.Op == session.OpRecall {
-			return session.Reply{Status: 2, Refused: "this channel keeps no memory of reads"}
+func refuseMemory(run func(wire.Request) wire.Reply) func(wire.Request) wire.Reply {
+	return func(req wire.Request) wire.Reply {
+		if req.Op == wire.OpRemember || req.Op == wire.OpRecall {
+			return wire.Reply{Status: 2, Refused: "this channel keeps no memory of reads"}
 		}
 		return run(req)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // networkPlan is how a session holds its network setting.
@@ -126,7 +126,7 @@ func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
 			req := policy.EscalationRequest{Kind: policy.KindNetworkHost, Op: policy.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
 				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
 			err := approval.ApproveHost(p, req, func(req policy.EscalationRequest) error {
-				return s.askTerminal(session.Ask{Request: req})
+				return s.askTerminal(wire.Ask{Request: req})
 			})
 			s.audit.Write(audit.HostAnswer(host, port, err))
 			return err
@@ -322,7 +322,7 @@ func NetworkOutsideText(p policy.Policy) string {
 }
 
 // NetworkRecordText is policy's network line from a session's record.
-func NetworkRecordText(sh session.Shell) (bool, string) {
+func NetworkRecordText(sh wire.Shell) (bool, string) {
 	if sh.Network == "" {
 		return false, "not held for the shell: the session's record says nothing of the network"
 	}

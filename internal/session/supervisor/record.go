@@ -7,7 +7,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // NewRecord is the record of a session of s, whose writable roots
@@ -16,7 +16,7 @@ import (
 // It is the one place a record is made: exec's supervisor fills in its
 // shell's layers; dsh-fs mcp's escalator, a process of its own, names
 // itself in Supervisor and SupervisorStart.
-func NewRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
+func NewRecord(s *config.Settings, roots []sandbox.Root) *wire.Record {
 	values := map[string]any{}
 	for _, v := range s.Values {
 		values[string(v.Key)] = v.Value
@@ -25,20 +25,20 @@ func NewRecord(s *config.Settings, roots []sandbox.Root) *session.Record {
 	if s.Policy.Mode == policy.WorkspaceWrite {
 		kernelRoots = sandbox.RootPaths(roots)
 	}
-	return &session.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,
+	return &wire.Record{Values: values, Roots: kernelRoots, ConfigFiles: s.Policy.ConfigFiles,
 		Supervisor: os.Getpid(), SupervisorStart: selfStart(), SupervisorPidNS: selfPidNS()}
 }
 
-// selfPidNS is this process's pid namespace (session.PidNamespace): a
+// selfPidNS is this process's pid namespace (wire.PidNamespace): a
 // record's supervisor pid means something only there.
 var selfPidNS = sync.OnceValue(func() uint64 {
-	ns, _ := session.PidNamespace()
+	ns, _ := wire.PidNamespace()
 	return ns
 })
 
-// selfStart is this process's start time (session.StartTime), computed
+// selfStart is this process's start time (wire.StartTime), computed
 // once: the record names its supervisor by pid and start.
 var selfStart = sync.OnceValue(func() uint64 {
-	start, _ := session.StartTime(os.Getpid())
+	start, _ := wire.StartTime(os.Getpid())
 	return start
 })

@@ -23,9 +23,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
@@ -72,7 +72,7 @@ func Run(opts Options) (int, error) {
 	// and the Go runtime ends no thread a goroutine holds.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	pr := &probes{base: session.RuntimeBase()}
+	pr := &probes{base: wire.RuntimeBase()}
 	status, failed, err := runOnce(opts, pr, path)
 	if err != nil && failed && pr.relied() {
 		// A verdict kept by an earlier start was wrong (the kernel
@@ -113,7 +113,7 @@ type supervisor struct {
 	settings *config.Settings
 	dir      string // the record's private folder
 	empty    string // the empty file the mount layer binds over hidden files
-	rec      *session.Record
+	rec      *wire.Record
 	// nested says exec runs inside a session: it writes no record and
 	// runs no broker of its own.
 	nested bool
@@ -168,8 +168,8 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	shell := session.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
-		Privileges: session.PrivilegesKept}
+	shell := wire.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
+		Privileges: wire.PrivilegesKept}
 	if s.Session != nil {
 		return nestedSupervisor(opts, self, NewRecord(s, roots).Roots, shell, socketGrants(p)), nil
 	}
@@ -221,7 +221,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 // planned is what plan planned of a session; err says why the session
 // cannot start, dir is the record's folder where plan made it.
 type planned struct {
-	shell   session.Shell
+	shell   wire.Shell
 	dir     string
 	denials *denials.Log
 	git     *gitguard.Guard
@@ -237,7 +237,7 @@ type planned struct {
 // options and changes nothing of s: the launch has its own fields, and
 // newSupervisor takes what plan returns once both are done. Nothing in
 // it needs the child, and the child needs none of it before its spec.
-func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell session.Shell,
+func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell wire.Shell,
 	findCaches func() []sandbox.FoundCache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
@@ -247,7 +247,7 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell s
 	mark("plan-mounts")
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	dir, err := wire.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
 		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 		return pl
@@ -299,8 +299,8 @@ func (s *supervisor) writeRecord(roots []sandbox.Root) error {
 	// the placeholders of protected paths missing now are made before
 	// the record, which names them for their removal.
 	var err error
-	if s.record, err = session.WriteWithPlaceholders(s.dir, s.rec, func(m *sandbox.MountPlan) error {
-		m.Runtime, m.Record = filepath.Dir(s.dir), session.RecordPath(s.dir)
+	if s.record, err = wire.WriteWithPlaceholders(s.dir, s.rec, func(m *sandbox.MountPlan) error {
+		m.Runtime, m.Record = filepath.Dir(s.dir), wire.RecordPath(s.dir)
 		sandbox.RefreshPlaceholders(m, s.settings.Policy, roots)
 		return sandbox.MakePlaceholders(m)
 	}); err != nil {
@@ -320,7 +320,7 @@ func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
 	}
 	s.rec.DenyIdentities = m.DenyIdentities
 	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
-		empty, id, err := session.EmptyFile(s.dir)
+		empty, id, err := wire.EmptyFile(s.dir)
 		if err != nil {
 			return err
 		}
@@ -334,20 +334,20 @@ func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
 // another: the outer session's record, broker and mount layer serve;
 // this one only narrows (docs/design.md §10). The outer caches' layers
 // are in place, and stay writable.
-func nestedSupervisor(opts Options, self string, roots []string, shell session.Shell, sockets []string) *supervisor {
+func nestedSupervisor(opts Options, self string, roots []string, shell wire.Shell, sockets []string) *supervisor {
 	s := opts.Settings
 	if s.Policy.Mode == policy.WorkspaceWrite {
 		shell.Caches = s.Session.Shell.Caches
 	}
 	return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
-		rec: &session.Record{Roots: roots, Shell: shell}, sockets: sockets}
+		rec: &wire.Record{Roots: roots, Shell: shell}, sockets: sockets}
 }
 
 // earlyLayers decides in shell the layers that follow from whether a
 // session of p has a mount layer, which it reports (pr probes a user
 // namespace), before anything is planned: the privileges, the terminal,
 // the processes and the network.
-func earlyLayers(opts Options, pr *probes, p policy.Policy, shell *session.Shell) (bool, error) {
+func earlyLayers(opts Options, pr *probes, p policy.Policy, shell *wire.Shell) (bool, error) {
 	shell.MountsWhy = mountLayerWhy(pr, p)
 	mounts := shell.MountsWhy == ""
 	shell.Privileges = Privileges(p, mounts)
@@ -381,7 +381,7 @@ func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *sandbox.Mo
 	// The roots' tree indexes are kept where the records are; without
 	// that folder each root is read whole (a nil store).
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	store, err := session.IndexStore(xdg, sandbox.RootPaths(roots))
+	store, err := wire.IndexStore(xdg, sandbox.RootPaths(roots))
 	if err != nil {
 		store = nil
 	}
@@ -402,7 +402,7 @@ func (s *supervisor) close() {
 		if s.rec != nil && s.rec.Shell.Mounts != nil {
 			hs = s.rec.Shell.Mounts.Placeholders
 		}
-		session.End(s.dir, hs)
+		wire.End(s.dir, hs)
 	}
 	if s.childGone != nil {
 		<-s.childGone
@@ -436,7 +436,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	forwarding := s.forwardSignals(l.sigs, child, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
-		stopBroker = session.Serve(brokerEnd, withMemory(s.runAudited))
+		stopBroker = wire.Serve(brokerEnd, withMemory(s.runAudited))
 	}
 	status, waited := s.waitSession(l)
 	mark("child-ended")
@@ -515,7 +515,7 @@ type childPipes struct {
 func newChildPipes() (childPipes, error) {
 	var p childPipes
 	var err error
-	if p.brokerEnd, p.shellEnd, err = session.NewBroker(); err != nil {
+	if p.brokerEnd, p.shellEnd, err = wire.NewBroker(); err != nil {
 		return p, err
 	}
 	if p.specR, p.specW, err = os.Pipe(); err != nil {
@@ -646,11 +646,11 @@ func startDir(p policy.Policy) string {
 func Privileges(p policy.Policy, mounts bool) string {
 	switch {
 	case p.Mode == policy.DangerFullAccess:
-		return session.PrivilegesKept
+		return wire.PrivilegesKept
 	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
-		return session.PrivilegesNone
+		return wire.PrivilegesNone
 	}
-	return session.PrivilegesNoNewPrivs
+	return wire.PrivilegesNoNewPrivs
 }
 
 // mountNamespace starts a child in a private mount namespace: as root
@@ -714,7 +714,7 @@ func (s *supervisor) childEnv() []string {
 	}
 	env := WithoutSessionVars(os.Environ())
 	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
-	return append(env, session.Env+"="+s.record, fmt.Sprintf("%s=%d", session.BrokerEnv, child.BrokerFD))
+	return append(env, wire.Env+"="+s.record, fmt.Sprintf("%s=%d", wire.BrokerEnv, child.BrokerFD))
 }
 
 // WithoutSessionVars is env without the setting variables and the
@@ -723,7 +723,7 @@ func WithoutSessionVars(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case session.Env, session.BrokerEnv, session.BrokeredEnv, session.ApproverEnv, audit.NotesEnv:
+		case wire.Env, wire.BrokerEnv, wire.BrokeredEnv, wire.ApproverEnv, audit.NotesEnv:
 			return true
 		}
 		return settingVariables()[name]

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // sessionSettings are the settings of a session whose workspace is ws,
@@ -91,7 +91,7 @@ func outsideWritableRoots(t *testing.T) string {
 // session starts and no record is written.
 func TestRunRefuses(t *testing.T) {
 	ws := t.TempDir()
-	before, _ := os.ReadDir(session.RuntimeBase())
+	before, _ := os.ReadDir(wire.RuntimeBase())
 	for name, tc := range map[string]struct {
 		opts Options
 		code fserr.Code
@@ -108,7 +108,7 @@ func TestRunRefuses(t *testing.T) {
 			}
 		})
 	}
-	if after, _ := os.ReadDir(session.RuntimeBase()); len(after) > len(before) {
-		t.Errorf("a refused session left a record: %d entries in %s, %d before", len(after), session.RuntimeBase(), len(before))
+	if after, _ := os.ReadDir(wire.RuntimeBase()); len(after) > len(before) {
+		t.Errorf("a refused session left a record: %d entries in %s, %d before", len(after), wire.RuntimeBase(), len(before))
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The toolchains' answers, kept (docs/design.md §10, "Toolchain
@@ -13,7 +13,7 @@ import (
 // session's start tens of milliseconds; the answer changes only when a
 // toolchain, a variable or a config file that can move a cache does. So
 // the answers are kept in the runtime folder of the session records
-// (session.RuntimeBase), where no session can write, each under the key
+// (wire.RuntimeBase), where no session can write, each under the key
 // of what it depends on (sandbox.ToolchainsKey), and a start whose key
 // is kept asks nothing.
 
@@ -62,4 +62,4 @@ func checkTrustedBase(base string) error { return sandbox.CheckTrustedFolders(ba
 
 // toolchainsBase is the folder of the kept answers: the runtime folder
 // of the session records.
-func toolchainsBase() string { return session.RuntimeBase() }
+func toolchainsBase() string { return wire.RuntimeBase() }

@@ -1,7 +1,7 @@
 // Package session pins the policy of a dsh-fs exec session: the record
 // that exec writes where the session cannot, and the checks that a
 // record named by DSH_FS_SESSION is one (docs/design.md §10).
-package session
+package wire
 
 import (
 	"bytes"

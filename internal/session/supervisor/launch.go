@@ -136,16 +136,24 @@ func (s *supervisor) readyNetwork(l *launched) error {
 	return nil
 }
 
-// spec is what the child is told to do: its layers, CMD (path, argv) to
-// become, and CMD's environment.
+// spec is what the child is told to do: its layers (layers), CMD (path,
+// argv) to become, and CMD's environment.
 func (s *supervisor) spec(path string, argv []string) plan.Plan {
-	l := s.launched
 	env := s.childEnv()
 	if s.rec.Shell.NetworkNamespaced {
 		env = bridge.WithoutProxyVars(env) // exec's proxy is the supervisor's alone
 	}
-	spec := plan.Plan{Path: path, Argv: argv, Env: append(env, "PWD="+l.child.Dir),
-		RestrictWrites: s.rec.Shell.Landlock > 0, Writable: s.rec.Roots, Sockets: s.sockets,
+	spec := s.layers()
+	spec.Path, spec.Argv, spec.Env = path, argv, append(env, "PWD="+s.launched.child.Dir)
+	return spec
+}
+
+// layers is the plan of the session's layers, as the child will apply
+// them, from the record's layers and the launched child's descriptors:
+// everything of the plan but CMD.
+func (s *supervisor) layers() plan.Plan {
+	l := s.launched
+	spec := plan.Plan{RestrictWrites: s.rec.Shell.Landlock > 0, Writable: s.rec.Roots, Sockets: s.sockets,
 		Caches:       writableCaches(s.rec.Shell.Caches),
 		Unprivileged: s.rec.Shell.Privileges != wire.PrivilegesKept, Ctty: l.ctty, Terminal: l.terminal,
 		Linux: plan.Linux{IoUring: s.settings.Policy.AllowIoUring}, Init: s.rec.Shell.ProcessesHeld,
@@ -154,6 +162,19 @@ func (s *supervisor) spec(path string, argv []string) plan.Plan {
 		spec.Files, spec.EmptyFile = &m.Files, s.empty
 	}
 	return spec
+}
+
+// recordedPlan is the plan the child will apply as the record keeps it
+// (wire.Shell.Plan): its layers without CMD, and without the file view,
+// which the record holds once, as the mount layer's (Shell.Mounts, whose
+// plan.Files the child applies). nil before the child is launched.
+func (s *supervisor) recordedPlan() *plan.Plan {
+	if s.launched == nil {
+		return nil
+	}
+	p := s.layers()
+	p.Files = nil
+	return &p
 }
 
 // startChild starts l's child. It closes the pipes' ends the child

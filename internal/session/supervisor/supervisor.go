@@ -295,6 +295,9 @@ func (s *supervisor) writeRecord(roots []sandbox.Root) error {
 	if err := s.denyIdentities(s.rec.Shell.Mounts); err != nil {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
+	// What the child will apply, read back from the record (policy,
+	// tests): the empty file is known now.
+	s.rec.Shell.Plan = s.recordedPlan()
 	// Only this session's record stays in sight of the runtime folder;
 	// the placeholders of protected paths missing now are made before
 	// the record, which names them for their removal.

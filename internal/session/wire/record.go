@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // Env names the session record inside a dsh-fs exec session. The model
@@ -125,6 +126,11 @@ type Shell struct {
 	// then says why.
 	Mounts    *sandbox.MountPlan `json:"mounts"`
 	MountsWhy string             `json:"mounts_unavailable,omitempty"`
+	// Plan is what the session's child was told to apply (plan.Plan),
+	// but CMD (its program, arguments and environment) and the file view,
+	// which is Mounts' plan.Files: AppliedPlan joins them. nil in a record
+	// of a session that has no child of its own (nested).
+	Plan *plan.Plan `json:"plan,omitempty"`
 	// OutsideReadOnlyHeld says everything outside the writable roots is
 	// read-only for the shell, metadata included, the roots nodev and
 	// nosuid; OutsideReadOnly says what holds, or why not.
@@ -167,6 +173,21 @@ type Shell struct {
 	NetworkHeld       bool   `json:"network_held"`
 	Network           string `json:"network"`
 	NetworkNamespaced bool   `json:"network_namespace"`
+}
+
+// AppliedPlan is the plan the session's child applied, as the record
+// holds it: Plan with its file view, Mounts' plan.Files; nil without a
+// Plan.
+func (s Shell) AppliedPlan() *plan.Plan {
+	if s.Plan == nil {
+		return nil
+	}
+	p := *s.Plan
+	if s.Mounts != nil {
+		files := s.Mounts.Files
+		p.Files = &files
+	}
+	return &p
 }
 
 // What a session's CMD keeps of its privileges (Shell.Privileges).

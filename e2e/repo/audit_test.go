@@ -129,7 +129,7 @@ var mayStart = registry{
 	"internal/session/child/child.go":      "exec's child becomes CMD",
 	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
 	"internal/approval/approval.go":        "the trusted approval_command",
-	"internal/sandbox/caches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
+	"internal/session/supervisor/toolcaches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
 	"internal/session/child/init.go": "the session's init starts CMD",
 }

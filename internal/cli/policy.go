@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
@@ -174,9 +175,9 @@ type shellLayers struct {
 	// without the person's own changing (a copy-on-write overlay, or a
 	// writable root); Caches says how, or why not, and CacheList how
 	// the shell sees each cache ([] outside a session).
-	CachesHeld bool            `json:"caches_held"`
-	Caches     string          `json:"caches,omitempty"`
-	CacheList  []sandbox.Cache `json:"cache_list"`
+	CachesHeld bool         `json:"caches_held"`
+	Caches     string       `json:"caches,omitempty"`
+	CacheList  []plan.Cache `json:"cache_list"`
 }
 
 // newShellLayers describes the shell's fence under s.
@@ -229,7 +230,7 @@ func newShellLayers(s *config.Settings) shellLayers {
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
 		l.Caches = "not held for the shell: no dsh-fs exec session (" + supervisor.WouldCaches(s) + ")"
-		l.CacheList = []sandbox.Cache{}
+		l.CacheList = []plan.Cache{}
 		return l
 	}
 	l := shellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -425,7 +426,7 @@ func shortBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string 
 	sh := policyview.Shell{Session: rec != nil}
 	if rec != nil {
 		for _, c := range rec.Shell.Caches {
-			sh.CachesCopied = sh.CachesCopied || c.Layer == sandbox.CacheOverlay
+			sh.CachesCopied = sh.CachesCopied || c.Layer == plan.CacheOverlay
 		}
 	}
 	return policyview.Short(p, roots, sh)

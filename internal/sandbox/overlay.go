@@ -19,7 +19,7 @@ import (
 
 // MakeOverlays makes, in the new folder dir (mode 0700), the upper and
 // work folders of an overlay for each of caches.
-func MakeOverlays(dir string, caches []Cache) ([]plan.Overlay, error) {
+func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
 	parent, err := OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -75,10 +75,10 @@ func (s *supervisor) runAudited(req wire.Request) wire.Reply {
 
 // directCaches are the caches the shell writes in place (caches_writable:
 // direct): as writable as the roots.
-func directCaches(caches []sandbox.Cache) []string {
+func directCaches(caches []plan.Cache) []string {
 	var out []string
 	for _, c := range caches {
-		if c.Layer == sandbox.CacheDirect {
+		if c.Layer == plan.CacheDirect {
 			out = append(out, c.Path)
 		}
 	}

@@ -24,26 +24,26 @@ import (
 // the toolchains' own; the function it returns waits for the answer. The
 // config's caches come first; the toolchains are not asked, nor their
 // answers read, where caches_from_toolchains is false.
-func startFindCaches(s *config.Settings) func() []sandbox.FoundCache {
-	var listed []sandbox.FoundCache
+func startFindCaches(s *config.Settings) func() []FoundCache {
+	var listed []FoundCache
 	for _, p := range s.Caches.Paths {
-		listed = append(listed, sandbox.FoundCache{Path: p, Source: "caches"})
+		listed = append(listed, FoundCache{Path: p, Source: "caches"})
 	}
 	if !s.Caches.FromToolchains || s.Caches.Writable == policy.CachesOff || s.Policy.Mode != policy.WorkspaceWrite {
 		// Read-only, danger-full-access and caches_writable: off:
 		// nothing to layer, so nothing to ask (and no start-up time
 		// spent on it).
-		return func() []sandbox.FoundCache { return listed }
+		return func() []FoundCache { return listed }
 	}
-	done := make(chan []sandbox.FoundCache, 1)
+	done := make(chan []FoundCache, 1)
 	env := WithoutSessionVars(os.Environ())
 	go func() { done <- findCachesKept(toolchainsBase(), env) }()
-	return func() []sandbox.FoundCache { return append(listed, <-done...) }
+	return func() []FoundCache { return append(listed, <-done...) }
 }
 
 // cacheSetup is what readyCaches readied for a session.
 type cacheSetup struct {
-	plan     sandbox.CachePlan
+	plan     CachePlan
 	overlays []plan.Overlay
 	dir      string // the overlays' folder; "" without one
 	err      error
@@ -58,7 +58,7 @@ type cacheSetup struct {
 // fail the session. roots are the kernel layer's roots; mountsWhy says
 // why the session has no mount layer ("" where it has one). It touches
 // nothing but dir/caches, so it runs beside the rest of the start.
-func readyCaches(pr *probes, dir string, s *config.Settings, found []sandbox.FoundCache, roots []string, mountsWhy string) cacheSetup {
+func readyCaches(pr *probes, dir string, s *config.Settings, found []FoundCache, roots []string, mountsWhy string) cacheSetup {
 	p := s.Policy
 	private := []string{dir}
 	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
@@ -67,7 +67,7 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []sandbox.Fou
 		}
 		private = append(private, f)
 	}
-	setup := cacheSetup{plan: sandbox.PlanCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
+	setup := cacheSetup{plan: PlanCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
 	caches := setup.plan.Overlays()
 	if len(caches) == 0 {
 		return setup
@@ -123,10 +123,10 @@ func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 
 // writableCaches are the folders the kernel layer grants beside the
 // roots: the caches the shell may write that lie in no root.
-func writableCaches(caches []sandbox.Cache) []string {
+func writableCaches(caches []plan.Cache) []string {
 	var out []string
 	for _, c := range caches {
-		if (c.Layer == sandbox.CacheOverlay || c.Layer == sandbox.CacheDirect) && c.Within == "" {
+		if (c.Layer == plan.CacheOverlay || c.Layer == plan.CacheDirect) && c.Within == "" {
 			out = append(out, c.Path)
 		}
 	}
@@ -185,7 +185,7 @@ func cachesProbe() int {
 // named, where the person has not set it. Nothing where the person set
 // GOCACHEPROG, where the build cache is no overlay, or where self's
 // path cannot be one word of GOCACHEPROG.
-func goCacheProgEnv(self string, env []string, caches []sandbox.Cache) []string {
+func goCacheProgEnv(self string, env []string, caches []plan.Cache) []string {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -194,8 +194,8 @@ func goCacheProgEnv(self string, env []string, caches []sandbox.Cache) []string 
 		}
 		return ""
 	}
-	i := slices.IndexFunc(caches, func(c sandbox.Cache) bool { return c.Source == "go env GOCACHE" })
-	if i < 0 || caches[i].Layer != sandbox.CacheOverlay || get("GOCACHEPROG") != "" ||
+	i := slices.IndexFunc(caches, func(c plan.Cache) bool { return c.Source == "go env GOCACHE" })
+	if i < 0 || caches[i].Layer != plan.CacheOverlay || get("GOCACHEPROG") != "" ||
 		!filepath.IsAbs(self) || strings.ContainsAny(self, " \t\n'\"\\") {
 		return nil
 	}
@@ -218,18 +218,18 @@ func goCacheProg() int {
 // CachesText says what holds for the caches of a session's shell, for
 // policy: held when every cache is writable without the person's own
 // changing (an overlay, or in a writable root).
-func CachesText(caches []sandbox.Cache) (bool, string) {
+func CachesText(caches []plan.Cache) (bool, string) {
 	if len(caches) == 0 {
 		return false, "no toolchain cache was found when the session started (the toolchains are not asked in read-only or danger-full-access mode, with caches_writable: off or caches_from_toolchains: false)"
 	}
 	var cow, direct, ro []string
 	for _, c := range caches {
 		switch c.Layer {
-		case sandbox.CacheOverlay:
+		case plan.CacheOverlay:
 			cow = append(cow, c.Path)
-		case sandbox.CacheDirect:
+		case plan.CacheDirect:
 			direct = append(direct, c.Path)
-		case sandbox.CacheReadOnly:
+		case plan.CacheReadOnly:
 			ro = append(ro, c.Path+" ("+c.Why+")")
 		}
 	}

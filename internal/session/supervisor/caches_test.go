@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // TestCachesText pins what policy says of a session's caches: held only
@@ -14,20 +15,20 @@ import (
 func TestCachesText(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		caches []sandbox.Cache
+		caches []plan.Cache
 		held   bool
 		want   []string
 	}{
 		{name: "none", want: []string{"no toolchain cache was found"}},
-		{name: "overlays and a root", held: true, caches: []sandbox.Cache{{Path: "/c/go", Layer: sandbox.CacheOverlay},
-			{Path: "/c/npm", Layer: sandbox.CacheOverlay}, {Path: "/w/.cache", Layer: sandbox.CacheInRoot}},
+		{name: "overlays and a root", held: true, caches: []plan.Cache{{Path: "/c/go", Layer: plan.CacheOverlay},
+			{Path: "/c/npm", Layer: plan.CacheOverlay}, {Path: "/w/.cache", Layer: plan.CacheInRoot}},
 			want: []string{"copy-on-write, what the session writes is discarded when it ends: /c/go, /c/npm"}},
-		{name: "only in a root", held: true, caches: []sandbox.Cache{{Path: "/w/.cache", Layer: sandbox.CacheInRoot}},
+		{name: "only in a root", held: true, caches: []plan.Cache{{Path: "/w/.cache", Layer: plan.CacheInRoot}},
 			want: []string{"every cache lies in a writable root"}},
-		{name: "direct", caches: []sandbox.Cache{{Path: "/c/go", Layer: sandbox.CacheDirect}},
+		{name: "direct", caches: []plan.Cache{{Path: "/c/go", Layer: plan.CacheDirect}},
 			want: []string{"writable directly, what the session writes stays and the person's builds use it: /c/go"}},
-		{name: "read-only", caches: []sandbox.Cache{{Path: "/c/go", Layer: sandbox.CacheOverlay},
-			{Path: "/c/mod", Layer: sandbox.CacheReadOnly, Why: "the kernel refused the copy-on-write overlay: overlay: permission denied"}},
+		{name: "read-only", caches: []plan.Cache{{Path: "/c/go", Layer: plan.CacheOverlay},
+			{Path: "/c/mod", Layer: plan.CacheReadOnly, Why: "the kernel refused the copy-on-write overlay: overlay: permission denied"}},
 			want: []string{"copy-on-write, what the session writes is discarded when it ends: /c/go; read-only: /c/mod (the kernel refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestProbeOverlays(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "lower"), 0o755)
-	overlays, err := sandbox.MakeOverlays(filepath.Join(dir, "caches"), []sandbox.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}})
+	overlays, err := sandbox.MakeOverlays(filepath.Join(dir, "caches"), []plan.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -167,7 +168,7 @@ func TestProbeOverlaysRuns(t *testing.T) {
 	helperInEnv(t)
 	cache := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "caches")
-	overlays, err := sandbox.MakeOverlays(dir, []sandbox.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
+	overlays, err := sandbox.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
 	if err != nil {
 		t.Fatal(err)
 	}

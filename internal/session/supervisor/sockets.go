@@ -6,6 +6,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // shellSockets says whether the socket layer holds for the shell of a
@@ -72,7 +73,7 @@ func socketsAllowedText(p policy.Policy) string {
 // the toolchains' own caches within it, and no other program's files
 // there (an unanchored deny_read glob such as **/.env is not enforced
 // in what the view binds back).
-func viewKeeps(self string, caches []sandbox.Cache) []string {
+func viewKeeps(self string, caches []plan.Cache) []string {
 	keep := []string{self}
 	for _, c := range caches {
 		if !strings.HasPrefix(c.Source, "XDG_CACHE_HOME") {

@@ -14,7 +14,7 @@ import (
 // toolchain, a variable or a config file that can move a cache does. So
 // the answers are kept in the runtime folder of the session records
 // (wire.RuntimeBase), where no session can write, each under the key
-// of what it depends on (sandbox.ToolchainsKey), and a start whose key
+// of what it depends on (ToolchainsKey), and a start whose key
 // is kept asks nothing.
 
 // toolchainsKept is the kind of the kept answers: the file
@@ -23,7 +23,7 @@ import (
 var toolchainsKept = keptKind[toolchainAnswer]{name: toolchainsName, lock: toolchainsName + ".lock",
 	version: toolchainsVersion, max: 64, key: func(a toolchainAnswer) string { return a.Key },
 	valid: func(a toolchainAnswer) bool {
-		return !slices.ContainsFunc(a.Found, func(c sandbox.FoundCache) bool { return !filepath.IsAbs(c.Path) })
+		return !slices.ContainsFunc(a.Found, func(c FoundCache) bool { return !filepath.IsAbs(c.Path) })
 	}}
 
 // toolchainsName is the file of the kept answers in the runtime folder.
@@ -34,8 +34,8 @@ const toolchainsVersion = 1
 
 // toolchainAnswer is FindCaches's complete answer for one key.
 type toolchainAnswer struct {
-	Key   string               `json:"key"`
-	Found []sandbox.FoundCache `json:"found"`
+	Key   string       `json:"key"`
+	Found []FoundCache `json:"found"`
 }
 
 // findCachesKept is FindCaches's answer for env, from the file of kept
@@ -44,12 +44,12 @@ type toolchainAnswer struct {
 // trusted (keptKind.read) is ignored, and replaced by the next answer
 // kept; a runtime folder that cannot be trusted is neither read nor
 // written.
-func findCachesKept(base string, env []string) []sandbox.FoundCache {
-	key := sandbox.ToolchainsKey(env)
+func findCachesKept(base string, env []string) []FoundCache {
+	key := ToolchainsKey(env)
 	if a, ok := toolchainsKept.lookup(base, key); ok {
 		return a.Found
 	}
-	found, complete := sandbox.FindCaches(env)
+	found, complete := FindCaches(env)
 	if complete {
 		toolchainsKept.keep(base, toolchainAnswer{Key: key, Found: found})
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // toolchainsFixture is a trusted runtime folder (under /run, as the real
@@ -49,7 +49,7 @@ func (f toolchainsFixture) runs() int {
 	return strings.Count(string(data), "run\n")
 }
 
-func gocache(found []sandbox.FoundCache) string {
+func gocache(found []FoundCache) string {
 	for _, c := range found {
 		if c.Source == "go env GOCACHE" {
 			return c.Path
@@ -97,8 +97,8 @@ func TestFindCachesKept(t *testing.T) {
 func TestFindCachesKeptUntrusted(t *testing.T) {
 	f := newToolchainsFixture(t)
 	os.MkdirAll(f.base, 0o700)
-	line, err := toolchainsKept.line(toolchainAnswer{Key: sandbox.ToolchainsKey(f.env),
-		Found: []sandbox.FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+	line, err := toolchainsKept.line(toolchainAnswer{Key: ToolchainsKey(f.env),
+		Found: []FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 		}},
 		{"another key's answer under this key's id", func() error {
 			other, err := toolchainsKept.line(toolchainAnswer{Key: "another key",
-				Found: []sandbox.FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+				Found: []FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
 			other.id = line.id
 			if err != nil {
 				return err
@@ -170,13 +170,13 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 // build cache is an overlay, the person set no GOCACHEPROG, and exec's
 // path is one word of it.
 func TestGoCacheProgEnv(t *testing.T) {
-	over := []sandbox.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: sandbox.CacheOverlay}}
-	direct := []sandbox.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: sandbox.CacheDirect}}
-	listed := []sandbox.Cache{{Path: "/home/p/.cache/go-build", Source: "caches", Layer: sandbox.CacheOverlay}}
+	over := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheOverlay}}
+	direct := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheDirect}}
+	listed := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "caches", Layer: plan.CacheOverlay}}
 	for _, c := range []struct {
 		what, self string
 		env        []string
-		caches     []sandbox.Cache
+		caches     []plan.Cache
 		want       string
 	}{
 		{"an overlay, GOCACHE unset", "/usr/bin/dsh-fs", nil, over,

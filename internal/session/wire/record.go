@@ -165,8 +165,8 @@ type Shell struct {
 	GitHeld bool   `json:"git_held"`
 	Git     string `json:"git"`
 	// Caches are the toolchain caches of the session and how the shell
-	// sees each (sandbox.PlanCaches).
-	Caches []sandbox.Cache `json:"caches,omitempty"`
+	// sees each (supervisor.PlanCaches).
+	Caches []plan.Cache `json:"caches,omitempty"`
 	// NetworkHeld says the shell reaches over the network only what the
 	// network setting allows, and Network how, or why not. Namespaced
 	// says the shell has a network namespace of its own.

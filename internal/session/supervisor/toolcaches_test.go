@@ -1,4 +1,4 @@
-package sandbox
+package supervisor
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // TestPlanCaches: how a session's shell sees each cache found, by where
@@ -47,38 +48,38 @@ func TestPlanCaches(t *testing.T) {
 		want      map[string]want
 	}{
 		{name: "overlay", p: ww, writable: policy.CachesOverlay, want: map[string]want{
-			"gocache":              {CacheOverlay, "", ""},
-			"gomod":                {CacheOverlay, "", ""},
-			"ws/cache":             {CacheInRoot, "", "in the writable root"},
-			"home/.cache":          {CacheOverlay, "", ""},
-			"home/.cache/go-build": {CacheOverlay, "home/.cache", "covered by the layer of"},
-			"holds":                {CacheReadOnly, "", "it holds the writable root"},
-			"run":                  {CacheReadOnly, "", "which the session must not rewrite"},
-			"/":                    {CacheReadOnly, "", "it holds "},
-			"/etc":                 {CacheReadOnly, "", "it holds /etc, too broad for a cache"},
-			"home":                 {CacheReadOnly, "", "the home folder is too broad"},
+			"gocache":              {plan.CacheOverlay, "", ""},
+			"gomod":                {plan.CacheOverlay, "", ""},
+			"ws/cache":             {plan.CacheInRoot, "", "in the writable root"},
+			"home/.cache":          {plan.CacheOverlay, "", ""},
+			"home/.cache/go-build": {plan.CacheOverlay, "home/.cache", "covered by the layer of"},
+			"holds":                {plan.CacheReadOnly, "", "it holds the writable root"},
+			"run":                  {plan.CacheReadOnly, "", "which the session must not rewrite"},
+			"/":                    {plan.CacheReadOnly, "", "it holds "},
+			"/etc":                 {plan.CacheReadOnly, "", "it holds /etc, too broad for a cache"},
+			"home":                 {plan.CacheReadOnly, "", "the home folder is too broad"},
 		}},
 		{name: "no mount layer", p: ww, writable: policy.CachesOverlay, mountsWhy: "not root", want: map[string]want{
-			"gocache":              {CacheReadOnly, "", "no copy-on-write layer: not root"},
-			"home/.cache/go-build": {CacheReadOnly, "", "no copy-on-write layer"},
-			"ws/cache":             {CacheInRoot, "", ""},
+			"gocache":              {plan.CacheReadOnly, "", "no copy-on-write layer: not root"},
+			"home/.cache/go-build": {plan.CacheReadOnly, "", "no copy-on-write layer"},
+			"ws/cache":             {plan.CacheInRoot, "", ""},
 		}},
 		{name: "direct", p: ww, writable: policy.CachesDirect, want: map[string]want{
-			"gocache":              {CacheDirect, "", "caches_writable: direct"},
-			"home/.cache/go-build": {CacheDirect, "home/.cache", ""},
-			"holds":                {CacheReadOnly, "", "it holds the writable root"},
+			"gocache":              {plan.CacheDirect, "", "caches_writable: direct"},
+			"home/.cache/go-build": {plan.CacheDirect, "home/.cache", ""},
+			"holds":                {plan.CacheReadOnly, "", "it holds the writable root"},
 		}},
 		{name: "off", p: ww, writable: policy.CachesOff, want: map[string]want{
-			"gocache": {CacheReadOnly, "", "caches_writable: off"},
+			"gocache": {plan.CacheReadOnly, "", "caches_writable: off"},
 		}},
 		{name: "read-only mode", p: policy.Policy{Mode: policy.ReadOnly}, writable: policy.CachesOverlay, want: map[string]want{
-			"gocache": {CacheReadOnly, "", "read-only mode"},
+			"gocache": {plan.CacheReadOnly, "", "read-only mode"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := PlanCaches(found, tc.p, roots, private, tc.writable, tc.mountsWhy)
-			got := map[string]Cache{}
-			for _, c := range plan.Caches {
+			cp := PlanCaches(found, tc.p, roots, private, tc.writable, tc.mountsWhy)
+			got := map[string]plan.Cache{}
+			for _, c := range cp.Caches {
 				rel, _ := filepath.Rel(dir, c.Path)
 				if !strings.HasPrefix(c.Path, dir) {
 					rel = c.Path
@@ -95,7 +96,7 @@ func TestPlanCaches(t *testing.T) {
 				t.Errorf("a symlink is listed by its own name")
 			}
 			if len(got) != 10 {
-				t.Errorf("%d caches, want 10: %v", len(got), plan.Caches)
+				t.Errorf("%d caches, want 10: %v", len(got), cp.Caches)
 			}
 			for rel, w := range tc.want {
 				c := got[rel]
@@ -107,8 +108,8 @@ func TestPlanCaches(t *testing.T) {
 					t.Errorf("%s: %+v, want layer %s within %q why ~%q", rel, c, w.layer, within, w.why)
 				}
 			}
-			for _, o := range plan.Overlays() {
-				if o.Within != "" || o.Layer != CacheOverlay {
+			for _, o := range cp.Overlays() {
+				if o.Within != "" || o.Layer != plan.CacheOverlay {
 					t.Errorf("overlay of %+v", o)
 				}
 			}
@@ -207,36 +208,6 @@ func TestFindCaches(t *testing.T) {
 	// No tool on $PATH: only ~/.cache.
 	if got := paths(FindCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {
 		t.Errorf("no tools: %s", got)
-	}
-}
-
-// TestRemoveTree: a session's folder goes whole, read-only folders (a
-// module cache's) and an overlay's mode-0 work folder included.
-func TestRemoveTree(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "session")
-	for _, d := range []string{"caches/0/upper/mod/x@v1/sub", "caches/0/work/work"} {
-		os.MkdirAll(filepath.Join(dir, d), 0o755)
-	}
-	os.WriteFile(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub/f.go"), nil, 0o444)
-	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub"), 0o555)
-	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1"), 0o555)
-	os.Chmod(filepath.Join(dir, "caches/0/work/work"), 0)
-	os.Symlink("/etc", filepath.Join(dir, "caches/0/upper/etc"))
-	if err := RemoveTree(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
-		t.Errorf("%s is still there: %v", dir, err)
-	}
-	if _, err := os.Stat("/etc/passwd"); err != nil {
-		t.Errorf("the symlink's target went too: %v", err)
-	}
-	// A folder already gone (a clean-up that ran before) is no error.
-	if err := RemoveTree(dir); err != nil {
-		t.Errorf("RemoveTree of a folder that is gone: %v", err)
-	}
-	if err := RemoveTree(filepath.Join(dir, "below")); err != nil {
-		t.Errorf("RemoveTree beneath a folder that is gone: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package sandbox
+package supervisor
 
 import (
 	"bufio"
@@ -22,6 +22,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // The toolchain caches of a dsh-fs exec session (docs/design.md §10).
@@ -35,23 +37,6 @@ import (
 // session, mounted at the cache's own path in the session's mount
 // namespace and discarded when the session ends.
 
-// How the shell of a session sees a cache (Cache.Layer).
-const (
-	// CacheOverlay: readable and writable through a copy-on-write
-	// overlay; what the session writes is discarded at its end.
-	CacheOverlay = "overlay"
-	// CacheDirect: a writable root of the session's kernel layer, as
-	// the trusted caches_writable: direct asks; the session's writes
-	// stay, and can change what the person's builds use.
-	CacheDirect = "direct"
-	// CacheInRoot: it lies in a writable root, and is as writable as
-	// the root is.
-	CacheInRoot = "writable-root"
-	// CacheReadOnly: left as it is, read-only for the shell; Why says
-	// why.
-	CacheReadOnly = "read-only"
-)
-
 // FoundCache is a cache folder as a toolchain (or the config) names it.
 type FoundCache struct {
 	Path string `json:"path"`
@@ -59,23 +44,6 @@ type FoundCache struct {
 	// cache", "CARGO_HOME", "XDG_CACHE_HOME", "caches" (the config).
 	Source string `json:"source"`
 }
-
-// Cache is one toolchain cache of a session and how its shell sees it.
-type Cache struct {
-	// Path is the canonical folder.
-	Path   string `json:"path"`
-	Source string `json:"source"`
-	// Layer is CacheOverlay, CacheDirect, CacheInRoot or CacheReadOnly.
-	Layer string `json:"layer"`
-	// Within names the cache that holds this one, whose layer covers
-	// it; "" for none.
-	Within string `json:"within,omitempty"`
-	// Why says why a cache is read-only, or what the layer means.
-	Why string `json:"why,omitempty"`
-}
-
-// Writable reports whether the shell may write the cache.
-func (c Cache) Writable() bool { return c.Layer != CacheReadOnly }
 
 // cacheToolTimeout bounds each toolchain asked for its caches: a tool
 // that hangs must not hang exec. A variable only so tests can lower it.
@@ -375,17 +343,17 @@ func askTool(argv, env []string) []string {
 // CachePlan is what a session makes of the caches it was given.
 type CachePlan struct {
 	// Caches are every cache, in the order given.
-	Caches []Cache
+	Caches []plan.Cache
 }
 
 // Overlays are the caches to mount an overlay on.
-func (p CachePlan) Overlays() []Cache { return p.layer(CacheOverlay) }
+func (p CachePlan) Overlays() []plan.Cache { return p.layer(plan.CacheOverlay) }
 
 // Direct are the caches to make writable roots.
-func (p CachePlan) Direct() []Cache { return p.layer(CacheDirect) }
+func (p CachePlan) Direct() []plan.Cache { return p.layer(plan.CacheDirect) }
 
-func (p CachePlan) layer(l string) []Cache {
-	var out []Cache
+func (p CachePlan) layer(l string) []plan.Cache {
+	var out []plan.Cache
 	for _, c := range p.Caches {
 		if c.Layer == l && c.Within == "" {
 			out = append(out, c)
@@ -399,7 +367,7 @@ func (p CachePlan) layer(l string) []Cache {
 func (p CachePlan) Refuse(path, why string) {
 	for i, c := range p.Caches {
 		if c.Path == path || c.Within == path {
-			p.Caches[i].Layer, p.Caches[i].Why = CacheReadOnly, why
+			p.Caches[i].Layer, p.Caches[i].Why = plan.CacheReadOnly, why
 		}
 	}
 }
@@ -419,7 +387,7 @@ func (p CachePlan) Refuse(path, why string) {
 // let the session rewrite its own policy. In read-only mode every cache
 // stays read-only; in danger-full-access, writable as everything is.
 func PlanCaches(found []FoundCache, p policy.Policy, roots, private []string, writable, mountsWhy string) CachePlan {
-	var plan CachePlan
+	var cp CachePlan
 	for _, f := range found {
 		c, err := filepath.EvalSymlinks(f.Path)
 		if err != nil || !filepath.IsAbs(c) {
@@ -428,32 +396,32 @@ func PlanCaches(found []FoundCache, p policy.Policy, roots, private []string, wr
 		if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
 			continue
 		}
-		if slices.ContainsFunc(plan.Caches, func(o Cache) bool { return o.Path == c }) {
+		if slices.ContainsFunc(cp.Caches, func(o plan.Cache) bool { return o.Path == c }) {
 			continue
 		}
-		plan.Caches = append(plan.Caches, Cache{Path: c, Source: f.Source})
+		cp.Caches = append(cp.Caches, plan.Cache{Path: c, Source: f.Source})
 	}
 	// Outermost first, so that a cache's outer one is decided before it.
-	order := slices.Clone(plan.Caches)
-	slices.SortStableFunc(order, func(a, b Cache) int { return len(a.Path) - len(b.Path) })
+	order := slices.Clone(cp.Caches)
+	slices.SortStableFunc(order, func(a, b plan.Cache) int { return len(a.Path) - len(b.Path) })
 	for _, o := range order {
-		i := slices.IndexFunc(plan.Caches, func(c Cache) bool { return c.Path == o.Path })
-		c := &plan.Caches[i]
+		i := slices.IndexFunc(cp.Caches, func(c plan.Cache) bool { return c.Path == o.Path })
+		c := &cp.Caches[i]
 		c.Layer, c.Why = cacheLayer(c.Path, p, roots, private, writable, mountsWhy)
 		// The outermost cache holding this one whose layer is mounted
 		// covers it; a read-only one (too broad, say) covers nothing.
 		for _, outer := range order {
-			if outer.Path == c.Path || !Beneath(outer.Path, c.Path) {
+			if outer.Path == c.Path || !sandbox.Beneath(outer.Path, c.Path) {
 				continue
 			}
-			j := slices.IndexFunc(plan.Caches, func(x Cache) bool { return x.Path == outer.Path })
-			if o := plan.Caches[j]; o.Within == "" && (o.Layer == CacheOverlay || o.Layer == CacheDirect) {
+			j := slices.IndexFunc(cp.Caches, func(x plan.Cache) bool { return x.Path == outer.Path })
+			if o := cp.Caches[j]; o.Within == "" && (o.Layer == plan.CacheOverlay || o.Layer == plan.CacheDirect) {
 				c.Layer, c.Within, c.Why = o.Layer, o.Path, "covered by the layer of "+o.Path
 				break
 			}
 		}
 	}
-	return plan
+	return cp
 }
 
 // systemFolders are what no cache may hold: a session that rewrote them
@@ -465,41 +433,41 @@ var systemFolders = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", 
 // cacheLayer is the layer of the one cache c, and why.
 func cacheLayer(c string, p policy.Policy, roots, private []string, writable, mountsWhy string) (string, string) {
 	for _, r := range roots {
-		if Beneath(r, c) {
-			return CacheInRoot, "in the writable root " + r
+		if sandbox.Beneath(r, c) {
+			return plan.CacheInRoot, "in the writable root " + r
 		}
 	}
 	switch p.Mode {
 	case policy.ReadOnly:
-		return CacheReadOnly, "read-only mode"
+		return plan.CacheReadOnly, "read-only mode"
 	case policy.DangerFullAccess:
-		return CacheDirect, "danger-full-access mode"
+		return plan.CacheDirect, "danger-full-access mode"
 	}
 	for _, r := range roots {
-		if Beneath(c, r) {
-			return CacheReadOnly, "it holds the writable root " + r
+		if sandbox.Beneath(c, r) {
+			return plan.CacheReadOnly, "it holds the writable root " + r
 		}
 	}
 	for _, q := range private {
-		if Beneath(c, q) {
-			return CacheReadOnly, "it holds " + q + ", which the session must not rewrite"
+		if sandbox.Beneath(c, q) {
+			return plan.CacheReadOnly, "it holds " + q + ", which the session must not rewrite"
 		}
 	}
 	if c == p.Home {
-		return CacheReadOnly, "the home folder is too broad for a cache"
+		return plan.CacheReadOnly, "the home folder is too broad for a cache"
 	}
 	for _, q := range systemFolders {
-		if Beneath(c, q) {
-			return CacheReadOnly, "it holds " + q + ", too broad for a cache"
+		if sandbox.Beneath(c, q) {
+			return plan.CacheReadOnly, "it holds " + q + ", too broad for a cache"
 		}
 	}
 	switch {
 	case writable == policy.CachesOff:
-		return CacheReadOnly, "caches_writable: off"
+		return plan.CacheReadOnly, "caches_writable: off"
 	case writable == policy.CachesDirect:
-		return CacheDirect, "caches_writable: direct: the session's writes stay, and can change what the person's builds use"
+		return plan.CacheDirect, "caches_writable: direct: the session's writes stay, and can change what the person's builds use"
 	case mountsWhy != "":
-		return CacheReadOnly, "no copy-on-write layer: " + mountsWhy
+		return plan.CacheReadOnly, "no copy-on-write layer: " + mountsWhy
 	}
-	return CacheOverlay, ""
+	return plan.CacheOverlay, ""
 }

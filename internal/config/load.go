@@ -347,7 +347,7 @@ type Caches struct {
 	// Paths are the caches the config names, "~" expanded.
 	Paths []string
 	// FromToolchains says exec asks the toolchains for theirs too
-	// (supervisor.FindCaches).
+	// (the supervisor's toolchainCaches).
 	FromToolchains bool
 	// Writable is how the shell may write them: policy.CachesOverlay,
 	// CachesDirect or CachesOff.

@@ -24,26 +24,26 @@ import (
 // the toolchains' own; the function it returns waits for the answer. The
 // config's caches come first; the toolchains are not asked, nor their
 // answers read, where caches_from_toolchains is false.
-func startFindCaches(s *config.Settings) func() []FoundCache {
-	var listed []FoundCache
+func startFindCaches(s *config.Settings) func() []foundCache {
+	var listed []foundCache
 	for _, p := range s.Caches.Paths {
-		listed = append(listed, FoundCache{Path: p, Source: "caches"})
+		listed = append(listed, foundCache{Path: p, Source: "caches"})
 	}
 	if !s.Caches.FromToolchains || s.Caches.Writable == policy.CachesOff || s.Policy.Mode != policy.WorkspaceWrite {
 		// Read-only, danger-full-access and caches_writable: off:
 		// nothing to layer, so nothing to ask (and no start-up time
 		// spent on it).
-		return func() []FoundCache { return listed }
+		return func() []foundCache { return listed }
 	}
-	done := make(chan []FoundCache, 1)
+	done := make(chan []foundCache, 1)
 	env := WithoutSessionVars(os.Environ())
 	go func() { done <- findCachesKept(toolchainsBase(), env) }()
-	return func() []FoundCache { return append(listed, <-done...) }
+	return func() []foundCache { return append(listed, <-done...) }
 }
 
 // cacheSetup is what readyCaches readied for a session.
 type cacheSetup struct {
-	plan     CachePlan
+	plan     cachePlan
 	overlays []plan.Overlay
 	dir      string // the overlays' folder; "" without one
 	err      error
@@ -58,7 +58,7 @@ type cacheSetup struct {
 // fail the session. roots are the kernel layer's roots; mountsWhy says
 // why the session has no mount layer ("" where it has one). It touches
 // nothing but dir/caches, so it runs beside the rest of the start.
-func readyCaches(pr *probes, dir string, s *config.Settings, found []FoundCache, roots []string, mountsWhy string) cacheSetup {
+func readyCaches(pr *probes, dir string, s *config.Settings, found []foundCache, roots []string, mountsWhy string) cacheSetup {
 	p := s.Policy
 	private := []string{dir}
 	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
@@ -67,7 +67,7 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []FoundCache,
 		}
 		private = append(private, f)
 	}
-	setup := cacheSetup{plan: PlanCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
+	setup := cacheSetup{plan: planCaches(found, p, roots, private, s.Caches.Writable, mountsWhy)}
 	caches := setup.plan.Overlays()
 	if len(caches) == 0 {
 		return setup

@@ -238,7 +238,7 @@ type planned struct {
 // newSupervisor takes what plan returns once both are done. Nothing in
 // it needs the child, and the child needs none of it before its spec.
 func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell wire.Shell,
-	findCaches func() []FoundCache) (pl planned) {
+	findCaches func() []foundCache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
 	if mounts {

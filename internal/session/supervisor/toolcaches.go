@@ -37,8 +37,8 @@ import (
 // session, mounted at the cache's own path in the session's mount
 // namespace and discarded when the session ends.
 
-// FoundCache is a cache folder as a toolchain (or the config) names it.
-type FoundCache struct {
+// foundCache is a cache folder as a toolchain (or the config) names it.
+type foundCache struct {
 	Path string `json:"path"`
 	// Source says who named it: "go env GOCACHE", "npm config get
 	// cache", "CARGO_HOME", "XDG_CACHE_HOME", "caches" (the config).
@@ -49,7 +49,7 @@ type FoundCache struct {
 // that hangs must not hang exec. A variable only so tests can lower it.
 var cacheToolTimeout = 3 * time.Second
 
-// FindCaches asks the toolchains on the person's $PATH, with the
+// toolchainCaches asks the toolchains on the person's $PATH, with the
 // person's environment env (KEY=VALUE, exec's own), where their caches
 // are, all at once and each for at most a few seconds: `go env GOCACHE
 // GOMODCACHE`; npm's cache ($npm_config_cache, else `npm config get
@@ -63,10 +63,10 @@ var cacheToolTimeout = 3 * time.Second
 // have said is left out; so is a folder that does not exist (planCaches
 // checks). The list is in this order, without duplicates. complete
 // says every tool asked answered: an answer missing for a failure or a
-// deadline is not one to keep (ToolchainsKey).
-func FindCaches(env []string) (found []FoundCache, complete bool) {
+// deadline is not one to keep (toolchainsKey).
+func toolchainCaches(env []string) (found []foundCache, complete bool) {
 	t := newToolchainEnv(env)
-	slots := make([][]FoundCache, 5)
+	slots := make([][]foundCache, 5)
 	failed := make([]bool, 5)
 	var wg sync.WaitGroup
 	ask := func(slot int, argv []string, sources ...string) {
@@ -77,7 +77,7 @@ func FindCaches(env []string) (found []FoundCache, complete bool) {
 			failed[slot] = lines == nil
 			for i, src := range sources {
 				if i < len(lines) && filepath.IsAbs(lines[i]) {
-					slots[slot] = append(slots[slot], FoundCache{Path: lines[i], Source: src})
+					slots[slot] = append(slots[slot], foundCache{Path: lines[i], Source: src})
 				}
 			}
 		}()
@@ -93,21 +93,21 @@ func FindCaches(env []string) (found []FoundCache, complete bool) {
 	if n := t.lookPath("npm"); n != "" {
 		switch c := t.get("npm_config_cache"); {
 		case c != "":
-			slots[1] = []FoundCache{{c, "npm_config_cache"}}
+			slots[1] = []foundCache{{c, "npm_config_cache"}}
 		case names("cache", t.npmConfigs(n)):
 			ask(1, []string{n, "config", "get", "cache"}, "npm config get cache")
 		default:
-			slots[1] = []FoundCache{{t.under(t.home, ".npm"), "npm (its default)"}}
+			slots[1] = []foundCache{{t.under(t.home, ".npm"), "npm (its default)"}}
 		}
 	}
 	if pip := t.pip(); pip != "" {
 		switch c := t.get("PIP_CACHE_DIR"); {
 		case c != "":
-			slots[2] = []FoundCache{{c, "PIP_CACHE_DIR"}}
+			slots[2] = []foundCache{{c, "PIP_CACHE_DIR"}}
 		case names("cache-dir", t.pipConfigs()):
 			ask(2, []string{pip, "cache", "dir"}, "pip cache dir")
 		default:
-			slots[2] = []FoundCache{{t.under(t.xdgCache, "pip"), "pip (its default)"}}
+			slots[2] = []foundCache{{t.under(t.xdgCache, "pip"), "pip (its default)"}}
 		}
 	}
 	if t.lookPath("cargo") != "" {
@@ -115,13 +115,13 @@ func FindCaches(env []string) (found []FoundCache, complete bool) {
 		if !filepath.IsAbs(cargo) {
 			cargo, src = t.under(t.home, ".cargo"), "cargo (its default ~/.cargo)"
 		}
-		slots[3] = []FoundCache{{t.under(cargo, "registry"), src}, {t.under(cargo, "git"), src}}
+		slots[3] = []foundCache{{t.under(cargo, "registry"), src}, {t.under(cargo, "git"), src}}
 	}
-	slots[4] = []FoundCache{{t.xdgCache, "XDG_CACHE_HOME (~/.cache)"}}
+	slots[4] = []foundCache{{t.xdgCache, "XDG_CACHE_HOME (~/.cache)"}}
 	wg.Wait()
 	for _, s := range slots {
 		for _, c := range s {
-			if c.Path != "" && !slices.ContainsFunc(found, func(o FoundCache) bool { return o.Path == c.Path }) {
+			if c.Path != "" && !slices.ContainsFunc(found, func(o foundCache) bool { return o.Path == c.Path }) {
 				found = append(found, c)
 			}
 		}
@@ -129,7 +129,7 @@ func FindCaches(env []string) (found []FoundCache, complete bool) {
 	return found, !slices.Contains(failed, true)
 }
 
-// toolchainEnv is what FindCaches and ToolchainsKey read of the
+// toolchainEnv is what toolchainCaches and toolchainsKey read of the
 // person's environment.
 type toolchainEnv struct {
 	env                       []string
@@ -216,21 +216,21 @@ func (t toolchainEnv) goConfigs(goBin string) []string {
 }
 
 // toolchainVars are the variables, by name or prefix (ending in _ or
-// a capital's run), whose value can change what FindCaches finds: the
+// a capital's run), whose value can change what toolchainCaches finds: the
 // toolchains', the folders theirs default to, $PATH.
 var toolchainVars = []string{"GO", "npm_config_", "NPM_CONFIG_", "PIP_", "CARGO_", "RUSTUP_", "PYTHON", "VIRTUAL_ENV",
 	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME", "PATH"}
 
-// ToolchainsKey is what FindCaches's answer for env depends on, as one
+// toolchainsKey is what toolchainCaches's answer for env depends on, as one
 // digest: the variables that can move a cache (toolchainVars, their
 // values), and the identity of every toolchain on $PATH and of every
-// config file FindCaches reads or a toolchain asked reads for its
+// config file toolchainCaches reads or a toolchain asked reads for its
 // cache (each as its resolved path, device, inode, size, mtime and
-// ctime, or its absence). An answer kept under the key FindCaches had
+// ctime, or its absence). An answer kept under the key toolchainCaches had
 // holds as long as the key is the same: a toolchain replaced or
 // upgraded, a config written, a variable changed, and the key changes.
 // It stats a few dozen paths and runs nothing.
-func ToolchainsKey(env []string) string {
+func toolchainsKey(env []string) string {
 	t := newToolchainEnv(env)
 	var lines []string
 	for _, kv := range env {
@@ -340,19 +340,19 @@ func askTool(argv, env []string) []string {
 	return lines
 }
 
-// CachePlan is what a session makes of the caches it was given.
-type CachePlan struct {
+// cachePlan is what a session makes of the caches it was given.
+type cachePlan struct {
 	// Caches are every cache, in the order given.
 	Caches []plan.Cache
 }
 
 // Overlays are the caches to mount an overlay on.
-func (p CachePlan) Overlays() []plan.Cache { return p.layer(plan.CacheOverlay) }
+func (p cachePlan) Overlays() []plan.Cache { return p.layer(plan.CacheOverlay) }
 
 // Direct are the caches to make writable roots.
-func (p CachePlan) Direct() []plan.Cache { return p.layer(plan.CacheDirect) }
+func (p cachePlan) Direct() []plan.Cache { return p.layer(plan.CacheDirect) }
 
-func (p CachePlan) layer(l string) []plan.Cache {
+func (p cachePlan) layer(l string) []plan.Cache {
 	var out []plan.Cache
 	for _, c := range p.Caches {
 		if c.Layer == l && c.Within == "" {
@@ -364,7 +364,7 @@ func (p CachePlan) layer(l string) []plan.Cache {
 
 // Refuse makes the cache at path read-only, and those within it, for
 // the reason why.
-func (p CachePlan) Refuse(path, why string) {
+func (p cachePlan) Refuse(path, why string) {
 	for i, c := range p.Caches {
 		if c.Path == path || c.Within == path {
 			p.Caches[i].Layer, p.Caches[i].Why = plan.CacheReadOnly, why
@@ -372,7 +372,7 @@ func (p CachePlan) Refuse(path, why string) {
 	}
 }
 
-// PlanCaches decides how the shell of a session under p, whose kernel
+// planCaches decides how the shell of a session under p, whose kernel
 // layer has the canonical writable roots roots, sees each found cache,
 // with caches_writable set to writable: mountsWhy is "" where the
 // session has a mount layer, else why not; private are the canonical
@@ -386,8 +386,8 @@ func (p CachePlan) Refuse(path, why string) {
 // overlay over it would hide the root's real writes from the person, or
 // let the session rewrite its own policy. In read-only mode every cache
 // stays read-only; in danger-full-access, writable as everything is.
-func PlanCaches(found []FoundCache, p policy.Policy, roots, private []string, writable, mountsWhy string) CachePlan {
-	var cp CachePlan
+func planCaches(found []foundCache, p policy.Policy, roots, private []string, writable, mountsWhy string) cachePlan {
+	var cp cachePlan
 	for _, f := range found {
 		c, err := filepath.EvalSymlinks(f.Path)
 		if err != nil || !filepath.IsAbs(c) {

@@ -22,7 +22,7 @@ func TestPlanCaches(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(dir, "gocache"), filepath.Join(dir, "link"))
 	at := func(p string) string { return filepath.Join(dir, p) }
-	found := []FoundCache{
+	found := []foundCache{
 		{at("gocache"), "go env GOCACHE"},
 		{at("link"), "a symlink to it"},
 		{at("gomod"), "go env GOMODCACHE"},
@@ -77,7 +77,7 @@ func TestPlanCaches(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cp := PlanCaches(found, tc.p, roots, private, tc.writable, tc.mountsWhy)
+			cp := planCaches(found, tc.p, roots, private, tc.writable, tc.mountsWhy)
 			got := map[string]plan.Cache{}
 			for _, c := range cp.Caches {
 				rel, _ := filepath.Rel(dir, c.Path)
@@ -138,7 +138,7 @@ func TestFindCaches(t *testing.T) {
 	writeTool(t, bin, "pip", `echo /pip/asked`)
 	writeTool(t, bin, "cargo", `exit 0`)
 	env := []string{"PATH=" + bin, "HOME=" + home}
-	paths := func(found []FoundCache, complete bool) string {
+	paths := func(found []foundCache, complete bool) string {
 		if !complete {
 			return "incomplete"
 		}
@@ -151,26 +151,26 @@ func TestFindCaches(t *testing.T) {
 	want := "/go/cache=go env GOCACHE /go/mod=go env GOMODCACHE " + home + "/.npm=npm (its default) " +
 		home + "/.cache/pip=pip (its default) " + home + "/.cargo/registry=cargo (its default ~/.cargo) " +
 		home + "/.cargo/git=cargo (its default ~/.cargo) " + home + "/.cache=XDG_CACHE_HOME (~/.cache)"
-	if got := paths(FindCaches(env)); got != want {
+	if got := paths(toolchainCaches(env)); got != want {
 		t.Errorf("defaults:\n got %s\nwant %s", got, want)
 	}
 	// A config that names no cache changes nothing.
 	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://example.com/\n"), 0o644)
-	if got := paths(FindCaches(env)); got != want {
+	if got := paths(toolchainCaches(env)); got != want {
 		t.Errorf("an npmrc without cache:\n got %s\nwant %s", got, want)
 	}
 	// A config that names the cache: the tool is asked.
 	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://example.com/\ncache = /npm/asked\n"), 0o644)
 	os.MkdirAll(filepath.Join(home, ".config", "pip"), 0o755)
 	os.WriteFile(filepath.Join(home, ".config", "pip", "pip.conf"), []byte("[global]\ncache_dir=/pip/asked\n"), 0o644)
-	got := paths(FindCaches(append(env, "CARGO_HOME=/cargo", "XDG_CACHE_HOME=/xdg")))
+	got := paths(toolchainCaches(append(env, "CARGO_HOME=/cargo", "XDG_CACHE_HOME=/xdg")))
 	for _, w := range []string{"/npm/asked=npm config get cache", "/pip/asked=pip cache dir", "/cargo/registry=CARGO_HOME", "/xdg=XDG_CACHE_HOME"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("asked: no %s in %s", w, got)
 		}
 	}
 	// The variables win, without asking.
-	got = paths(FindCaches(append(env, "npm_config_cache=/npm/env", "PIP_CACHE_DIR=/pip/env")))
+	got = paths(toolchainCaches(append(env, "npm_config_cache=/npm/env", "PIP_CACHE_DIR=/pip/env")))
 	if !strings.Contains(got, "/npm/env=npm_config_cache") || !strings.Contains(got, "/pip/env=PIP_CACHE_DIR") {
 		t.Errorf("variables: %s", got)
 	}
@@ -182,47 +182,47 @@ func TestFindCaches(t *testing.T) {
 	hang := t.TempDir()
 	writeTool(t, hang, "go", `/bin/sleep 300 & /bin/sleep 300`)
 	type answer struct {
-		found    []FoundCache
+		found    []foundCache
 		complete bool
 	}
 	start, done := time.Now(), make(chan answer, 1)
 	go func() {
-		found, complete := FindCaches([]string{"PATH=" + hang, "HOME=" + home})
+		found, complete := toolchainCaches([]string{"PATH=" + hang, "HOME=" + home})
 		done <- answer{found, complete}
 	}()
 	var a answer
-	// A hang guard, not a speed claim: FindCaches that waited for the
+	// A hang guard, not a speed claim: toolchainCaches that waited for the
 	// tool or its child would wait their 300 s.
 	select {
 	case a = <-done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("a hanging tool still holds FindCaches after 60 s (its deadline is %v)", cacheToolTimeout)
+		t.Fatalf("a hanging tool still holds toolchainCaches after 60 s (its deadline is %v)", cacheToolTimeout)
 	}
 	if d := time.Since(start); d < cacheToolTimeout {
-		t.Errorf("FindCaches gave up on the tool after %v, before its deadline %v", d, cacheToolTimeout)
+		t.Errorf("toolchainCaches gave up on the tool after %v, before its deadline %v", d, cacheToolTimeout)
 	}
 	found, complete := a.found, a.complete
 	if got := paths(found, true); strings.Contains(got, "go env") || complete {
 		t.Errorf("a hanging tool added %s, or the answer is called complete (%v)", got, complete)
 	}
 	// No tool on $PATH: only ~/.cache.
-	if got := paths(FindCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {
+	if got := paths(toolchainCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {
 		t.Errorf("no tools: %s", got)
 	}
 }
 
-// TestToolchainsKey: the key of FindCaches's answer changes with what
+// TestToolchainsKey: the key of toolchainCaches's answer changes with what
 // can change the answer (a toolchain's binary, a variable, a config file
 // appearing) and with nothing else.
 func TestToolchainsKey(t *testing.T) {
 	bin, home := t.TempDir(), t.TempDir()
 	writeTool(t, bin, "go", `echo /go/cache; echo /go/mod`)
 	env := []string{"PATH=" + bin, "HOME=" + home, "TERM=xterm"}
-	key := ToolchainsKey(env)
-	if ToolchainsKey(env) != key {
+	key := toolchainsKey(env)
+	if toolchainsKey(env) != key {
 		t.Fatal("the key of the same environment changed")
 	}
-	if ToolchainsKey(append(env, "TERM=dumb", "LANG=C")) != key {
+	if toolchainsKey(append(env, "TERM=dumb", "LANG=C")) != key {
 		t.Error("a variable no toolchain reads for its cache changed the key")
 	}
 	for _, c := range []struct {
@@ -243,10 +243,10 @@ func TestToolchainsKey(t *testing.T) {
 			return env
 		}},
 	} {
-		got := ToolchainsKey(c.change())
+		got := toolchainsKey(c.change())
 		if got == key {
 			t.Errorf("%s: the key stayed the same", c.what)
 		}
-		key = ToolchainsKey(env)
+		key = toolchainsKey(env)
 	}
 }

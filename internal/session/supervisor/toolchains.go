@@ -14,7 +14,7 @@ import (
 // toolchain, a variable or a config file that can move a cache does. So
 // the answers are kept in the runtime folder of the session records
 // (wire.RuntimeBase), where no session can write, each under the key
-// of what it depends on (ToolchainsKey), and a start whose key
+// of what it depends on (toolchainsKey), and a start whose key
 // is kept asks nothing.
 
 // toolchainsKept is the kind of the kept answers: the file
@@ -23,7 +23,7 @@ import (
 var toolchainsKept = keptKind[toolchainAnswer]{name: toolchainsName, lock: toolchainsName + ".lock",
 	version: toolchainsVersion, max: 64, key: func(a toolchainAnswer) string { return a.Key },
 	valid: func(a toolchainAnswer) bool {
-		return !slices.ContainsFunc(a.Found, func(c FoundCache) bool { return !filepath.IsAbs(c.Path) })
+		return !slices.ContainsFunc(a.Found, func(c foundCache) bool { return !filepath.IsAbs(c.Path) })
 	}}
 
 // toolchainsName is the file of the kept answers in the runtime folder.
@@ -32,24 +32,24 @@ const toolchainsName = "kept-toolchains"
 // toolchainsVersion is the format of the file; another is ignored.
 const toolchainsVersion = 1
 
-// toolchainAnswer is FindCaches's complete answer for one key.
+// toolchainAnswer is toolchainCaches's complete answer for one key.
 type toolchainAnswer struct {
 	Key   string       `json:"key"`
-	Found []FoundCache `json:"found"`
+	Found []foundCache `json:"found"`
 }
 
-// findCachesKept is FindCaches's answer for env, from the file of kept
+// findCachesKept is toolchainCaches's answer for env, from the file of kept
 // answers in base where it holds one for env's key; else the toolchains
 // are asked, and a complete answer is kept. A file that cannot be
 // trusted (keptKind.read) is ignored, and replaced by the next answer
 // kept; a runtime folder that cannot be trusted is neither read nor
 // written.
-func findCachesKept(base string, env []string) []FoundCache {
-	key := ToolchainsKey(env)
+func findCachesKept(base string, env []string) []foundCache {
+	key := toolchainsKey(env)
 	if a, ok := toolchainsKept.lookup(base, key); ok {
 		return a.Found
 	}
-	found, complete := FindCaches(env)
+	found, complete := toolchainCaches(env)
 	if complete {
 		toolchainsKept.keep(base, toolchainAnswer{Key: key, Found: found})
 	}

@@ -49,7 +49,7 @@ func (f toolchainsFixture) runs() int {
 	return strings.Count(string(data), "run\n")
 }
 
-func gocache(found []FoundCache) string {
+func gocache(found []foundCache) string {
 	for _, c := range found {
 		if c.Source == "go env GOCACHE" {
 			return c.Path
@@ -97,8 +97,8 @@ func TestFindCachesKept(t *testing.T) {
 func TestFindCachesKeptUntrusted(t *testing.T) {
 	f := newToolchainsFixture(t)
 	os.MkdirAll(f.base, 0o700)
-	line, err := toolchainsKept.line(toolchainAnswer{Key: ToolchainsKey(f.env),
-		Found: []FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+	line, err := toolchainsKept.line(toolchainAnswer{Key: toolchainsKey(f.env),
+		Found: []foundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 		}},
 		{"another key's answer under this key's id", func() error {
 			other, err := toolchainsKept.line(toolchainAnswer{Key: "another key",
-				Found: []FoundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
+				Found: []foundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
 			other.id = line.id
 			if err != nil {
 				return err

@@ -165,7 +165,7 @@ type Shell struct {
 	GitHeld bool   `json:"git_held"`
 	Git     string `json:"git"`
 	// Caches are the toolchain caches of the session and how the shell
-	// sees each (supervisor.PlanCaches).
+	// sees each (the supervisor's planCaches).
 	Caches []plan.Cache `json:"caches,omitempty"`
 	// NetworkHeld says the shell reaches over the network only what the
 	// network setting allows, and Network how, or why not. Namespaced

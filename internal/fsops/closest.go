@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dshfs/dsh-fs/internal/text"
 )
 
 // Closest is the region of a file that nearly matches an edit's old text,
@@ -379,14 +381,14 @@ func boundedText(lines []string) string {
 	}
 	s := strings.Join(lines, "\n")
 	if len(s) > closestMaxText {
-		s = string(trimToRune([]byte(s[:closestMaxText])))
+		s = string(text.TrimToRune([]byte(s[:closestMaxText])))
 	}
 	return s
 }
 
 func clip(s string) string {
 	if len(s) > 80 {
-		return string(trimToRune([]byte(s[:80]))) + "…"
+		return string(text.TrimToRune([]byte(s[:80]))) + "…"
 	}
 	return s
 }

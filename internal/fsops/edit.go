@@ -381,7 +381,7 @@ func lineTexts(content []byte, lines []int) []AmbiguousMatch {
 		if end := bytes.IndexByte(rest, '\n'); end >= 0 {
 			rest = rest[:end]
 		}
-		out = append(out, AmbiguousMatch{Line: want, Text: cutLine(trimCR(rest), maxAmbiguousLineBytes)})
+		out = append(out, AmbiguousMatch{Line: want, Text: text.CutLine(bytes.TrimSuffix(rest, []byte{'\r'}), maxAmbiguousLineBytes)})
 	}
 	return out
 }

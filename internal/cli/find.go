@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // FindOptions are the inputs of find.
@@ -53,8 +53,8 @@ result's cursor continues with --after (a sorted result has no cursor).`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Type, "type", "", "only entries of this type: file, dir, symlink or other")
-	fl.IntVar(&opts.Limit, "limit", fsops.DefaultFindLimit, "most entries to show; total counts them all")
-	fl.IntVar(&opts.MaxBytes, "max-bytes", fsops.DefaultSearchMaxBytes, "most bytes of JSON the shown entries may take")
+	fl.IntVar(&opts.Limit, "limit", search.DefaultFindLimit, "most entries to show; total counts them all")
+	fl.IntVar(&opts.MaxBytes, "max-bytes", search.DefaultSearchMaxBytes, "most bytes of JSON the shown entries may take")
 	fl.StringVar(&opts.Sort, "sort", "", "order by name, size, lines or mtime (size, lines, mtime: largest and newest first)")
 	fl.BoolVar(&opts.Reverse, "reverse", false, "turn the order round")
 	fl.BoolVar(&opts.Lines, "lines", false, "count the lines of each text file shown")

@@ -4,8 +4,8 @@ import (
 	"github.com/spf13/cobra"
 	"sync"
 
-	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // GrepOptions are the inputs of grep.
@@ -64,9 +64,9 @@ searched, the syntax always RE2); -F is --fixed.`,
 	fl.IntVarP(&opts.Context, "context", "C", 0, "lines of context before and after each match")
 	fl.BoolVar(&opts.Files, "files", false, "list the files that match instead of the matches")
 	fl.BoolVar(&opts.Count, "count", false, "list the files that match, with how many lines match")
-	fl.IntVar(&opts.Limit, "limit", fsops.DefaultGrepLimit, "most matches (with --files or --count, files) to show; total counts them all")
-	fl.IntVar(&opts.MaxBytes, "max-bytes", fsops.DefaultSearchMaxBytes, "most bytes of JSON the shown matches may take")
-	fl.IntVar(&opts.MaxLineBytes, "max-line-bytes", fsops.DefaultMaxLineBytes, "longest line text to show; longer lines are cut around the match and marked …")
+	fl.IntVar(&opts.Limit, "limit", search.DefaultGrepLimit, "most matches (with --files or --count, files) to show; total counts them all")
+	fl.IntVar(&opts.MaxBytes, "max-bytes", search.DefaultSearchMaxBytes, "most bytes of JSON the shown matches may take")
+	fl.IntVar(&opts.MaxLineBytes, "max-line-bytes", search.DefaultMaxLineBytes, "longest line text to show; longer lines are cut around the match and marked …")
 	fl.BoolVar(&opts.NoIgnore, "no-ignore", false, "also search .git and what .gitignore and .ignore files exclude")
 	fl.StringVar(&opts.After, "after", "", "continue after this cursor, from a truncated result of the same search")
 	return c

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/closest"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -73,8 +74,8 @@ const (
 
 // NoMatchDetail is the detail of FS_EDIT_NO_MATCH.
 type NoMatchDetail struct {
-	Edit    int      `json:"edit"`
-	Closest *Closest `json:"closest,omitempty"`
+	Edit    int             `json:"edit"`
+	Closest *closest.Region `json:"closest,omitempty"`
 }
 
 // Edit replaces exact text in the file t. The critical section runs under
@@ -258,12 +259,12 @@ func checkCount(given string, i, n int, sp splice, e Replacement) error {
 	}
 	switch {
 	case len(sp.at) == 0:
-		c := findClosest(sp.text(), e.Old)
+		c := closest.Find(sp.text(), e.Old)
 		msg := "edit: " + given + ": old text not found" + which
 		err := fserr.New(fserr.EditNoMatch, msg)
 		err.Detail = NoMatchDetail{Edit: i + 1, Closest: c}
 		switch {
-		case c != nil && c.literalEscapes:
+		case c != nil && c.LiteralEscapes:
 			err.Msg += fmt.Sprintf("; lines %d-%d are close: %s", c.StartLine, c.EndLine, strings.Join(c.Differences, "; "))
 			err.Hint = "old holds escape sequences the file does not: pass the real characters (--old-file reads them from a file), or copy detail.closest.text exactly into old; nothing was changed"
 		case c != nil:
@@ -381,7 +382,7 @@ func lineTexts(content []byte, lines []int) []AmbiguousMatch {
 		if end := bytes.IndexByte(rest, '\n'); end >= 0 {
 			rest = rest[:end]
 		}
-		out = append(out, AmbiguousMatch{Line: want, Text: cutLine(trimCR(rest), maxAmbiguousLineBytes)})
+		out = append(out, AmbiguousMatch{Line: want, Text: text.CutLine(bytes.TrimSuffix(rest, []byte{'\r'}), maxAmbiguousLineBytes)})
 	}
 	return out
 }

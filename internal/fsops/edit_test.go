@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dshfs/dsh-fs/internal/closest"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -251,7 +252,7 @@ func TestPlanEditErrors(t *testing.T) {
 			opt:  editOpts(Replacement{Old: "func f() {\n    x := 1\n}", New: "func f() {}"}),
 			code: fserr.EditNoMatch,
 			msg:  "edit: f.go: old text not found; lines 1-3 are close: indentation: the file uses tabs, old uses spaces",
-			detail: NoMatchDetail{Edit: 1, Closest: &Closest{StartLine: 1, EndLine: 3,
+			detail: NoMatchDetail{Edit: 1, Closest: &closest.Region{StartLine: 1, EndLine: 3,
 				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
 				Text:        "func f() {\n\tx := 1\n}"}},
 			hint: "copy detail.closest.text exactly into old; nothing was changed",

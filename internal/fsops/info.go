@@ -37,7 +37,7 @@ type Info struct {
 func describe(st *sandbox.Stat) Info {
 	m := fileMode(st.Mode)
 	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
-	return Info{Type: typeOf(m), Size: st.Size, Perm: permString(m), Mtime: mtimeString(mtime), Target: st.Target}
+	return Info{Type: typeOf(m), Size: st.Size, Perm: permString(m), Mtime: MtimeString(mtime), Target: st.Target}
 }
 
 // fileMode turns a stat mode into an fs.FileMode, as os.Lstat does.
@@ -69,6 +69,10 @@ func fileMode(mode uint32) fs.FileMode {
 	return m
 }
 
+// TypeOf is the result's name of a stat mode's file type: TypeFile,
+// TypeDir, TypeSymlink or TypeOther.
+func TypeOf(mode uint32) string { return typeOf(fileMode(mode)) }
+
 func typeOf(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
@@ -87,6 +91,6 @@ func permString(m fs.FileMode) string {
 	return fmt.Sprintf("%04o", sandbox.ModeBits(m))
 }
 
-// mtimeString renders a modification time in RFC 3339, in UTC so the same
+// MtimeString renders a modification time in RFC 3339, in UTC so the same
 // file gives the same bytes wherever it is listed.
-func mtimeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func MtimeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

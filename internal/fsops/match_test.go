@@ -3,11 +3,13 @@ package fsops
 import (
 	"bytes"
 	"errors"
-	"github.com/dshfs/dsh-fs/internal/text"
 	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dshfs/dsh-fs/internal/closest"
+	"github.com/dshfs/dsh-fs/internal/text"
 )
 
 func TestIndexAll(t *testing.T) {
@@ -442,4 +444,26 @@ func FuzzLocateEncoded(f *testing.F) {
 			t.Fatalf("locateIn(%q, %s, %q, %q) decodes to %q, want %q", content, enc, old, new, got, want)
 		}
 	})
+}
+
+// TestFindClosestTextCopies checks the promise of the hint: detail.closest.text
+// copied into old matches the file.
+func TestFindClosestTextCopies(t *testing.T) {
+	tests := []struct{ content, old string }{
+		{"func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n", "    if x {\n        return 1\n    }"},
+		{"alpha\nbeta  \ngamma\n", "beta\ngamma"},
+		{"print(\"hello\")\n", "print(\u201chello\u201d)"},
+		{"one \r\ntwo\r\n", "one\ntwo"},
+		{"x := foo(a,  b)\n", "x := foo(a, b)"},
+	}
+	for _, tc := range tests {
+		c := closest.Find([]byte(tc.content), tc.old)
+		if c == nil {
+			t.Errorf("closest.Find(%q, %q) = nil", tc.content, tc.old)
+			continue
+		}
+		if sp := locate([]byte(tc.content), c.Text, "x"); len(sp.at) != 1 {
+			t.Errorf("closest text %q of %q matches %d times, want once", c.Text, tc.content, len(sp.at))
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/closest"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/patch"
@@ -69,11 +70,11 @@ type PatchedFile struct {
 // file and its header's line in the patch) and the closest region.
 // AlreadyApplied says the hunk's new side is in the file already.
 type PatchNoMatchDetail struct {
-	File           string   `json:"file"`
-	Hunk           int      `json:"hunk"`
-	PatchLine      int      `json:"patch_line"`
-	AlreadyApplied bool     `json:"already_applied,omitempty"`
-	Closest        *Closest `json:"closest,omitempty"`
+	File           string          `json:"file"`
+	Hunk           int             `json:"hunk"`
+	PatchLine      int             `json:"patch_line"`
+	AlreadyApplied bool            `json:"already_applied,omitempty"`
+	Closest        *closest.Region `json:"closest,omitempty"`
 }
 
 // ParsePatch parses a patch in either format; a malformed one is
@@ -499,9 +500,9 @@ func patchError(given string, content []byte, err error) error {
 		return err
 	}
 	enc, _ := text.Detect(content)
-	var c *Closest
+	var c *closest.Region
 	if he.FoundAt == 0 {
-		c = findClosest(enc.Decode(content), he.Old)
+		c = closest.Find(enc.Decode(content), he.Old)
 	}
 	e := fserr.Wrap(fserr.EditNoMatch, "patch: "+he.Error(), err)
 	e.Detail = PatchNoMatchDetail{File: given, Hunk: he.Hunk, PatchLine: he.Line, AlreadyApplied: he.AlreadyApplied, Closest: c}

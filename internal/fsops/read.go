@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -81,7 +80,7 @@ func Read(f *sandbox.Fence, t sandbox.Target, opt ReadOptions) (*ReadResult, err
 	if opt.MaxBytes < 1 {
 		return nil, fserr.New(fserr.InvalidArgument, "read: the byte budget (read_max_bytes) must be 1 or more")
 	}
-	file, err := openForRead(f, "read", t)
+	file, err := OpenForRead(f, "read", t)
 	if err != nil {
 		return nil, err
 	}
@@ -195,9 +194,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// openForRead opens t for reading through the fence, which decides on
+// OpenForRead opens t for reading through the fence, which decides on
 // what it opened, and refuses anything but a regular file (regularFile).
-func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
+func OpenForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
 	file, err := f.OpenRead(op, t)
 	if err != nil {
 		return nil, err
@@ -205,7 +204,7 @@ func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error
 	return regularFile(file, op, t)
 }
 
-// openOld is openForRead for the current content of a mutation's target
+// openOld is OpenForRead for the current content of a mutation's target
 // (a dry run, a preview): the write fence decides where that may be, not
 // the read confinement of dsh-fs mcp (sandbox.Fence.OpenOld).
 func openOld(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
@@ -246,7 +245,7 @@ func OpenSource(f *sandbox.Fence, op, path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openForRead(f, op, t)
+	return OpenForRead(f, op, t)
 }
 
 // window collects the lines of a read window from the chunks of a file's
@@ -295,7 +294,7 @@ func (w *window) feed(chunk []byte) {
 			if w.taken == 0 {
 				// One line longer than the whole budget: cut it, or the
 				// read could never get past it.
-				w.content = trimToRune(append(w.content, part[:w.opt.MaxBytes-len(w.content)]...))
+				w.content = text.TrimToRune(append(w.content, part[:w.opt.MaxBytes-len(w.content)]...))
 				w.cut = true
 				w.taken = 1
 			} else {
@@ -346,25 +345,11 @@ func (w *window) finish() *ReadResult {
 	return res
 }
 
-// trimToRune drops an incomplete UTF-8 sequence from the end of b, left
-// there by a cut at a byte count.
-func trimToRune(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
 // ReadRaw streams the bytes of t to w unchanged, in constant memory: the
 // stream read. Only the deny_read check and the folder check apply; binary
 // content is what it is for.
 func ReadRaw(f *sandbox.Fence, t sandbox.Target, w io.Writer) (int64, error) {
-	file, err := openForRead(f, "read", t)
+	file, err := OpenForRead(f, "read", t)
 	if err != nil {
 		return 0, err
 	}

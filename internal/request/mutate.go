@@ -12,6 +12,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // Mutation are the options every write, edit and patch shares.
@@ -172,7 +173,7 @@ func (r Edit) targets(x *Exec) ([]fsops.EditTarget, error) {
 		if err != nil {
 			return nil, err
 		}
-		found, err := fsops.Find(x.fence, base, fsops.FindOptions{Glob: p, Type: fsops.TypeFile,
+		found, err := search.Find(x.fence, base, search.FindOptions{Glob: p, Type: fsops.TypeFile,
 			Limit: fsops.MaxEditFiles + 1, MaxBytes: math.MaxInt})
 		if err != nil {
 			return nil, err

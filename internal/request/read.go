@@ -5,6 +5,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // Read asks for a window of a text file (fsops.Read).
@@ -102,7 +103,7 @@ func (r Stat) Run(x *Exec) (*fsops.StatResult, error) {
 func (r Stat) run(x *Exec) (any, error) { return r.Run(x) }
 
 // Walk are the options of a bounded walk that grep and find share
-// (fsops.WalkOptions).
+// (search.WalkOptions).
 type Walk struct {
 	// NoIgnore also walks .git and what .gitignore and .ignore exclude.
 	NoIgnore bool `json:"no_ignore,omitempty"`
@@ -112,12 +113,12 @@ type Walk struct {
 	After string `json:"after,omitempty"`
 }
 
-func (w Walk) options() fsops.WalkOptions {
-	return fsops.WalkOptions{NoIgnore: w.NoIgnore, Globs: w.Globs, After: w.After}
+func (w Walk) options() search.WalkOptions {
+	return search.WalkOptions{NoIgnore: w.NoIgnore, Globs: w.Globs, After: w.After}
 }
 
 // Grep asks for the lines that match a pattern beneath some paths
-// (fsops.Grep).
+// (search.Grep).
 type Grep struct {
 	Pattern string `json:"pattern"`
 	// Paths are the files and folders searched, as given; none is ".".
@@ -138,7 +139,7 @@ func (Grep) Op() string { return OpGrep }
 
 // Run searches the paths r names, each resolved in order; the first
 // that fails to resolve is the error.
-func (r Grep) Run(x *Exec) (*fsops.GrepResult, error) {
+func (r Grep) Run(x *Exec) (*search.GrepResult, error) {
 	paths := r.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -151,7 +152,7 @@ func (r Grep) Run(x *Exec) (*fsops.GrepResult, error) {
 		}
 		targets = append(targets, t)
 	}
-	return fsops.Grep(x.fence, targets, fsops.GrepOptions{Pattern: r.Pattern, Fixed: r.Fixed, IgnoreCase: r.IgnoreCase,
+	return search.Grep(x.fence, targets, search.GrepOptions{Pattern: r.Pattern, Fixed: r.Fixed, IgnoreCase: r.IgnoreCase,
 		Context: r.Context, Files: r.Files, Count: r.Count, Limit: r.Limit, MaxBytes: r.MaxBytes, MaxLineBytes: r.MaxLineBytes,
 		WalkOptions: r.Walk.options()})
 }
@@ -159,7 +160,7 @@ func (r Grep) Run(x *Exec) (*fsops.GrepResult, error) {
 func (r Grep) run(x *Exec) (any, error) { return r.Run(x) }
 
 // Find asks for the entries beneath a folder whose path matches a glob
-// (fsops.Find).
+// (search.Find).
 type Find struct {
 	Glob string `json:"glob"`
 	// Path is the folder searched, as given; "" is ".".
@@ -168,7 +169,7 @@ type Find struct {
 	Type     string `json:"type,omitempty"`
 	Limit    int    `json:"limit"`
 	MaxBytes int    `json:"max_bytes"`
-	// Sort, Reverse and Lines are fsops.FindOptions'.
+	// Sort, Reverse and Lines are search.FindOptions'.
 	Sort    string `json:"sort,omitempty"`
 	Reverse bool   `json:"reverse,omitempty"`
 	Lines   bool   `json:"lines,omitempty"`
@@ -179,7 +180,7 @@ type Find struct {
 func (Find) Op() string { return OpFind }
 
 // Run finds what r asks for.
-func (r Find) Run(x *Exec) (*fsops.FindResult, error) {
+func (r Find) Run(x *Exec) (*search.FindResult, error) {
 	path := r.Path
 	if path == "" {
 		path = "."
@@ -188,7 +189,7 @@ func (r Find) Run(x *Exec) (*fsops.FindResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fsops.Find(x.fence, t, fsops.FindOptions{Glob: r.Glob, Type: r.Type, Limit: r.Limit, MaxBytes: r.MaxBytes,
+	return search.Find(x.fence, t, search.FindOptions{Glob: r.Glob, Type: r.Type, Limit: r.Limit, MaxBytes: r.MaxBytes,
 		Sort: r.Sort, Reverse: r.Reverse, Lines: r.Lines, WalkOptions: r.Walk.options()})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // layout is a workspace ws (the cwd, writable), a folder beside it that
@@ -520,8 +521,8 @@ func TestRequestsAreTyped(t *testing.T) {
 		Move{Source: "src/main.go", Destination: "moved.go", DryRun: true},
 		Remove{Path: "a.txt", DryRun: true},
 	}
-	want := []any{(*fsops.ReadResult)(nil), (*fsops.ListResult)(nil), (*fsops.StatResult)(nil), (*fsops.GrepResult)(nil),
-		(*fsops.FindResult)(nil), (*fsops.WriteResult)(nil), (*fsops.EditResult)(nil), (*fsops.PatchResult)(nil), (*fsops.MkdirResult)(nil),
+	want := []any{(*fsops.ReadResult)(nil), (*fsops.ListResult)(nil), (*fsops.StatResult)(nil), (*search.GrepResult)(nil),
+		(*search.FindResult)(nil), (*fsops.WriteResult)(nil), (*fsops.EditResult)(nil), (*fsops.PatchResult)(nil), (*fsops.MkdirResult)(nil),
 		(*fsops.MoveResult)(nil), (*fsops.RemoveResult)(nil)}
 	ops := map[string]bool{}
 	for i, r := range reqs {

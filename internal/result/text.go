@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fsops"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // ANSI colors for a diff on a terminal.
@@ -55,9 +56,9 @@ func (t Text) Result(h Header, result any) error {
 		return t.list(r)
 	case *fsops.StatResult:
 		return t.stat(h, r)
-	case *fsops.GrepResult:
+	case *search.GrepResult:
 		return t.grep(r)
-	case *fsops.FindResult:
+	case *search.FindResult:
 		return t.find(r)
 	case *fsops.WriteResult:
 		t.mutation(r.Diff, fmt.Sprintf("%s %d bytes to %s", tense(r.DryRun, "wrote", "would write"), r.Bytes, h.Path), r.SHA256)
@@ -167,7 +168,7 @@ func (t Text) list(r *fsops.ListResult) error {
 // grep prints matches as grep -n does, "path:line:text", with context
 // lines as "path-line-text" and "--" between groups that do not touch;
 // --files prints paths, --count "path:count".
-func (t Text) grep(r *fsops.GrepResult) error {
+func (t Text) grep(r *search.GrepResult) error {
 	var b strings.Builder
 	for _, f := range r.Files {
 		if f.Count > 0 {
@@ -223,7 +224,7 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func hasContext(r *fsops.GrepResult) bool {
+func hasContext(r *search.GrepResult) bool {
 	for _, m := range r.Matches {
 		if len(m.Before) > 0 || len(m.After) > 0 {
 			return true
@@ -235,7 +236,7 @@ func hasContext(r *fsops.GrepResult) bool {
 // find prints one entry a line, as ls does without perm and mtime: its
 // type, its size and its path, so a "largest files" question is answered
 // without a stat of each.
-func (t Text) find(r *fsops.FindResult) error {
+func (t Text) find(r *search.FindResult) error {
 	var b strings.Builder
 	width := 1
 	for _, e := range r.Entries {

@@ -56,3 +56,29 @@ func LineEndings(b []byte) string {
 	}
 	return endings(lf, bytes.Count(b, []byte("\r\n")))
 }
+
+// TrimToRune drops an incomplete UTF-8 sequence from the end of b, left
+// there by a cut at a byte count. It never drops a complete rune.
+func TrimToRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+// Ellipsis marks where a shown line was cut.
+const Ellipsis = "…"
+
+// CutLine is line, cut at max bytes (at a character boundary) and marked
+// with Ellipsis when longer.
+func CutLine(line []byte, max int) string {
+	if len(line) <= max {
+		return string(line)
+	}
+	return string(TrimToRune(line[:max])) + Ellipsis
+}

@@ -154,3 +154,27 @@ func TestLineEndings(t *testing.T) {
 		}
 	}
 }
+
+// TestCutLine checks that a cut never splits a character and is marked,
+// and that a line within the bound is left whole.
+func TestCutLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		max  int
+		want string
+	}{
+		{"within", "hello", 5, "hello"},
+		{"ascii cut", "hello world", 5, "hello" + Ellipsis},
+		{"cut inside a character", "ab\u00e9cd", 3, "ab" + Ellipsis},
+		{"cut after a character", "ab\u00e9cd", 4, "ab\u00e9" + Ellipsis},
+		{"cut inside a 4-byte character", "a\U0001F600b", 3, "a" + Ellipsis},
+		{"empty", "", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CutLine([]byte(tc.in), tc.max); got != tc.want {
+				t.Errorf("CutLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,4 +1,7 @@
-package fsops
+// Package search searches a folder tree through the fence: grep for text
+// in files, find for entries by name, over one walk that honours ignore
+// files, globs and a resume cursor. Every file is opened as read opens it.
+package search
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"bytes"

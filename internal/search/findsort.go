@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/text"
 )
@@ -43,7 +44,7 @@ type lineCounter struct {
 // the call has read maxLinesTotalBytes: LinesSkipped says which.
 func (f *Found) countLines(d *sandbox.ListDir, name string, lc *lineCounter) {
 	switch {
-	case f.Type != TypeFile:
+	case f.Type != fsops.TypeFile:
 		f.LinesSkipped = LinesNotFile
 		return
 	case f.Size > maxLinesFileBytes:
@@ -134,14 +135,14 @@ func findSorted(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResul
 			w.skip.Unreadable++
 			return nil
 		}
-		typ := typeOf(fileMode(st.Mode))
+		typ := fsops.TypeOf(st.Mode)
 		if opt.Type != "" && typ != opt.Type {
 			return nil
 		}
 		s := sortedFound{Found: Found{Path: displayPath(t.Given, rel), Type: typ, Size: st.Size},
 			mtime: time.Unix(st.Mtim.Unix())}
 		if opt.Sort == SortMtime {
-			s.Mtime = mtimeString(s.mtime)
+			s.Mtime = fsops.MtimeString(s.mtime)
 		}
 		if count {
 			s.countLines(d, e.Name, lc)

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -83,13 +84,13 @@ type FindResult struct {
 func typeName(t sandbox.EntryType) string {
 	switch t {
 	case sandbox.EntryFile:
-		return TypeFile
+		return fsops.TypeFile
 	case sandbox.EntryDir:
-		return TypeDir
+		return fsops.TypeDir
 	case sandbox.EntrySymlink:
-		return TypeSymlink
+		return fsops.TypeSymlink
 	case sandbox.EntryOther:
-		return TypeOther
+		return fsops.TypeOther
 	}
 	return ""
 }
@@ -162,7 +163,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 		// Only the type and size: describe's mode and time strings would
 		// be made for every entry shown and dropped.
-		typ := typeOf(fileMode(st.Mode))
+		typ := fsops.TypeOf(st.Mode)
 		if opt.Type != "" && typ != opt.Type {
 			return nil // changed type since the folder was read
 		}
@@ -203,7 +204,7 @@ func checkFindOptions(opt FindOptions) error {
 		return fserr.New(fserr.InvalidArgument, "find: "+strconv.Quote(opt.Glob)+": not a valid glob")
 	}
 	switch opt.Type {
-	case "", TypeFile, TypeDir, TypeSymlink, TypeOther:
+	case "", fsops.TypeFile, fsops.TypeDir, fsops.TypeSymlink, fsops.TypeOther:
 	default:
 		return fserr.New(fserr.InvalidArgument, "find: --type must be file, dir, symlink or other")
 	}

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -49,14 +50,14 @@ func TestFindGlobAsGlobMatch(t *testing.T) {
 // find's result (--max-bytes), to json.Marshal's, escapes included.
 func TestFoundJSONLen(t *testing.T) {
 	for _, f := range []Found{
-		{Path: "a.go", Type: TypeFile, Size: 0},
-		{Path: "src/a b/c.go", Type: TypeDir, Size: 4096},
-		{Path: "a<b>&c", Type: TypeFile, Size: -1},
-		{Path: "q\"uote\\d", Type: TypeSymlink, Size: 12},
-		{Path: "tab\there\n", Type: TypeOther, Size: 1 << 40},
-		{Path: "é/\xff\xfe", Type: TypeFile, Size: 7},
-		{Path: "\u2028", Type: TypeFile, Size: 7},
-		{Path: "", Type: TypeFile, Size: 9999999},
+		{Path: "a.go", Type: fsops.TypeFile, Size: 0},
+		{Path: "src/a b/c.go", Type: fsops.TypeDir, Size: 4096},
+		{Path: "a<b>&c", Type: fsops.TypeFile, Size: -1},
+		{Path: "q\"uote\\d", Type: fsops.TypeSymlink, Size: 12},
+		{Path: "tab\there\n", Type: fsops.TypeOther, Size: 1 << 40},
+		{Path: "é/\xff\xfe", Type: fsops.TypeFile, Size: 7},
+		{Path: "\u2028", Type: fsops.TypeFile, Size: 7},
+		{Path: "", Type: fsops.TypeFile, Size: 9999999},
 	} {
 		b, err := json.Marshal(f)
 		if err != nil {

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/text"
 )
@@ -43,7 +44,7 @@ var (
 )
 
 // ellipsis marks where a line was cut.
-const ellipsis = "…"
+const ellipsis = text.Ellipsis
 
 // GrepOptions shape a search of file contents.
 type GrepOptions struct {
@@ -452,7 +453,7 @@ func (g *grepper) target(t sandbox.Target) error {
 		if g.w.cur != nil && g.w.cur.line == 0 {
 			return nil // shown before the cursor
 		}
-		file, err := openForRead(g.w.f, "grep", t)
+		file, err := fsops.OpenForRead(g.w.f, "grep", t)
 		if err != nil {
 			return err
 		}
@@ -695,7 +696,7 @@ func (sc *scanner) match(buf []byte, ls, le, s, e, ln int, display string) Match
 		start := linesBack(buf, ls, k)
 		for i := start; i < ls; {
 			j := i + bytes.IndexByte(buf[i:ls], '\n')
-			m.Before = append(m.Before, cutLine(trimCR(buf[i:j]), sc.opt.MaxLineBytes))
+			m.Before = append(m.Before, text.CutLine(trimCR(buf[i:j]), sc.opt.MaxLineBytes))
 			i = j + 1
 		}
 		for i := le + 1; i < len(buf) && len(m.After) < k; {
@@ -703,7 +704,7 @@ func (sc *scanner) match(buf []byte, ls, le, s, e, ln int, display string) Match
 			if j < 0 {
 				j = len(buf) - i
 			}
-			m.After = append(m.After, cutLine(trimCR(buf[i:i+j]), sc.opt.MaxLineBytes))
+			m.After = append(m.After, text.CutLine(trimCR(buf[i:i+j]), sc.opt.MaxLineBytes))
 			i += j + 1
 		}
 	}
@@ -721,14 +722,6 @@ func jsonSize(v any) int {
 
 func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\r'}) }
 
-// cutLine is line, cut at max bytes (at a character boundary) and marked.
-func cutLine(line []byte, max int) string {
-	if len(line) <= max {
-		return string(line)
-	}
-	return string(trimToRune(line[:max])) + ellipsis
-}
-
 // cutAround is line, cut to about max bytes around the match [s, e) when
 // longer, each cut end marked, and whether it was cut.
 func cutAround(line []byte, s, e, max int) (string, bool) {
@@ -743,7 +736,7 @@ func cutAround(line []byte, s, e, max int) (string, bool) {
 		start--
 	}
 	end := min(start+max, len(line))
-	out := string(trimToRune(line[start:end]))
+	out := string(text.TrimToRune(line[start:end]))
 	if start > 0 {
 		out = ellipsis + out
 	}

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func refGrep(t *testing.T, content string, pat *regexp.Regexp, ctx int) []Match 
 // enough that lines, matches and context straddle every boundary, and
 // compares with a line-by-line search.
 func TestGrepAgainstReference(t *testing.T) {
-	f, dir := editFence(t)
+	f, dir := searchFence(t)
 	defer func(n int) { grepBufSize = n }(grepBufSize)
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"ab", "abc", "x", "", "  ab  ", "cab", "zzzzzzzzzzzzzzzzzzzz", "a\rb"}
@@ -104,7 +104,7 @@ func TestGrepAgainstReference(t *testing.T) {
 // TestGrepTooLarge: a line longer than the largest buffer skips the file
 // as too large, in bounded memory.
 func TestGrepTooLarge(t *testing.T) {
-	f, dir := editFence(t)
+	f, dir := searchFence(t)
 	defer func(n, m int) { grepBufSize, grepMaxBufSize = n, m }(grepBufSize, grepMaxBufSize)
 	grepBufSize, grepMaxBufSize = 16, 64
 	os.WriteFile(filepath.Join(dir, "long.txt"), []byte("ab\n"+strings.Repeat("x", 100)+"ab\n"), 0o644)
@@ -184,7 +184,7 @@ func TestRequiredLiteral(t *testing.T) {
 // TestGrepParallelSameAsSequential: the workers never change the result,
 // whatever the limits, against a search in the walk's own goroutine.
 func TestGrepParallelSameAsSequential(t *testing.T) {
-	f, dir := editFence(t)
+	f, dir := searchFence(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 300 {
 		var b strings.Builder
@@ -273,4 +273,17 @@ func TestGrepNeverOpensDenyRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// searchFence is a workspace-write fence on a fresh folder, the kernel
+// layer off so the test process is not restricted.
+func searchFence(t *testing.T) (*sandbox.Fence, string) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sandbox.NewFence(policy.Policy{
+		Mode: policy.WorkspaceWrite, Cwd: dir, Enforce: policy.EnforceOff,
+		MaxMode: policy.DangerFullAccess, Protected: policy.DefaultProtected,
+	}), dir
 }

@@ -1,4 +1,4 @@
-package fsops
+package closest
 
 import (
 	"reflect"
@@ -12,7 +12,7 @@ func TestFindClosest(t *testing.T) {
 		name    string
 		content string
 		old     string
-		want    *Closest // nil: nothing is close
+		want    *Region // nil: nothing is close
 		// bug, when set, names a known bug: a mismatch skips instead of
 		// failing, so the suite stays green until the fix lands.
 		bug string
@@ -21,7 +21,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "tabs vs spaces",
 			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			old:     "    if x {\n        return 1\n    }",
-			want: &Closest{StartLine: 2, EndLine: 4,
+			want: &Region{StartLine: 2, EndLine: 4,
 				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
 				Text:        "\tif x {\n\t\treturn 1\n\t}"},
 		},
@@ -29,7 +29,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "spaces vs tabs",
 			content: "def f():\n    if x:\n        return 1\n",
 			old:     "\tif x:\n\t\treturn 1\n",
-			want: &Closest{StartLine: 2, EndLine: 3,
+			want: &Region{StartLine: 2, EndLine: 3,
 				Differences: []string{"indentation: the file uses spaces, old uses tabs"},
 				Text:        "    if x:\n        return 1"},
 		},
@@ -37,7 +37,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "tabs vs spaces, one line",
 			content: "func f() {\n\treturn 1\n}\n",
 			old:     "    return 1",
-			want: &Closest{StartLine: 2, EndLine: 2,
+			want: &Region{StartLine: 2, EndLine: 2,
 				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
 				Text:        "\treturn 1"},
 		},
@@ -45,7 +45,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "indentation depth",
 			content: "a:\n  b:\n    c: 1\n",
 			old:     "a:\n    b:\n        c: 1",
-			want: &Closest{StartLine: 1, EndLine: 3,
+			want: &Region{StartLine: 1, EndLine: 3,
 				Differences: []string{"indentation depth"},
 				Text:        "a:\n  b:\n    c: 1"},
 		},
@@ -53,7 +53,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "trailing spaces in the file",
 			content: "alpha\nbeta  \ngamma\n",
 			old:     "beta\ngamma",
-			want: &Closest{StartLine: 2, EndLine: 3,
+			want: &Region{StartLine: 2, EndLine: 3,
 				Differences: []string{"trailing white space"},
 				Text:        "beta  \ngamma"},
 		},
@@ -61,7 +61,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "trailing spaces in old",
 			content: "alpha\nbeta\ngamma\n",
 			old:     "alpha\t\nbeta \ngamma",
-			want: &Closest{StartLine: 1, EndLine: 3,
+			want: &Region{StartLine: 1, EndLine: 3,
 				Differences: []string{"trailing white space"},
 				Text:        "alpha\nbeta\ngamma"},
 		},
@@ -69,7 +69,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "curly quotes in old",
 			content: "print(\"hello\")\n",
 			old:     "print(\u201chello\u201d)",
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{"quotes: curly in one, straight in the other"},
 				Text:        "print(\"hello\")"},
 		},
@@ -77,7 +77,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "curly quotes in the file",
 			content: "msg := \"it\u2019s\"\nnext\n",
 			old:     "msg := \"it's\"\nnext",
-			want: &Closest{StartLine: 1, EndLine: 2,
+			want: &Region{StartLine: 1, EndLine: 2,
 				Differences: []string{"quotes: curly in one, straight in the other"},
 				Text:        "msg := \"it\u2019s\"\nnext"},
 		},
@@ -85,7 +85,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "inner white space",
 			content: "x := foo(a,  b)\n",
 			old:     "x := foo(a, b)",
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{"white space inside lines"},
 				Text:        "x := foo(a,  b)"},
 		},
@@ -93,7 +93,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "crlf old against an lf file",
 			content: "one\ntwo\nthree\n",
 			old:     "one\r\ntwo",
-			want: &Closest{StartLine: 1, EndLine: 2,
+			want: &Region{StartLine: 1, EndLine: 2,
 				Differences: []string{"line endings: old has CRLF, the file LF"},
 				Text:        "one\ntwo"},
 		},
@@ -101,7 +101,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "lf old with trailing space against a crlf file",
 			content: "one \r\ntwo\r\n",
 			old:     "one\ntwo",
-			want: &Closest{StartLine: 1, EndLine: 2,
+			want: &Region{StartLine: 1, EndLine: 2,
 				Differences: []string{"trailing white space"},
 				Text:        "one \ntwo"},
 		},
@@ -109,7 +109,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "one-line fragment inside a longer line",
 			content: "if ok {\n\treturn compute(x,  y) // done\n}\n",
 			old:     "compute(x, y)",
-			want: &Closest{StartLine: 2, EndLine: 2,
+			want: &Region{StartLine: 2, EndLine: 2,
 				Differences: []string{"white space inside lines"},
 				Text:        "\treturn compute(x,  y) // done"},
 			bug: "a one-line old that starts inside the line is held to the line's indentation: " +
@@ -119,7 +119,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "one-line fragment with curly quotes",
 			content: "\tlog.Print(\"done\") // ok\n",
 			old:     "Print(\u201cdone\u201d)",
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{"quotes: curly in one, straight in the other"},
 				Text:        "\tlog.Print(\"done\") // ok"},
 			bug: "a one-line old that starts inside the line is held to the line's indentation",
@@ -128,7 +128,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "old starts and ends inside lines",
 			content: "a := 1; b := 2\n\tc := 3; d := 4\n",
 			old:     "b := 2\n    c := 3",
-			want: &Closest{StartLine: 1, EndLine: 2,
+			want: &Region{StartLine: 1, EndLine: 2,
 				Differences: []string{"indentation: the file uses tabs, old uses spaces"},
 				Text:        "a := 1; b := 2\n\tc := 3; d := 4"},
 		},
@@ -136,7 +136,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "partial: the first two of three lines match",
 			content: "a\nb\nc\nd\n",
 			old:     "a\nb\nX",
-			want: &Closest{StartLine: 1, EndLine: 3, Partial: true, MatchedLines: 2,
+			want: &Region{StartLine: 1, EndLine: 3, Partial: true, MatchedLines: 2,
 				Differences: []string{`line 3 of the file differs from line 3 of old: file has "c", old has "X"`},
 				Text:        "a\nb\nc"},
 		},
@@ -144,7 +144,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "partial: the longest run wins",
 			content: "f(\ng(\nx\nf(\ng(\nh(\ny\n",
 			old:     "f(\ng(\nh(\nz",
-			want: &Closest{StartLine: 4, EndLine: 7, Partial: true, MatchedLines: 3,
+			want: &Region{StartLine: 4, EndLine: 7, Partial: true, MatchedLines: 3,
 				Differences: []string{`line 7 of the file differs from line 4 of old: file has "y", old has "z"`},
 				Text:        "f(\ng(\nh(\ny"},
 		},
@@ -152,7 +152,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "partial: the file ends, no final newline",
 			content: "a\nb\nc",
 			old:     "b\nc\nd",
-			want: &Closest{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
+			want: &Region{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
 				Differences: []string{"the file ends after line 3; old goes on"},
 				Text:        "b\nc"},
 		},
@@ -160,7 +160,7 @@ func TestFindClosest(t *testing.T) {
 			name:    "partial: the file ends, with a final newline",
 			content: "a\nb\nc\n",
 			old:     "b\nc\nd",
-			want: &Closest{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
+			want: &Region{StartLine: 2, EndLine: 3, Partial: true, MatchedLines: 2,
 				Differences: []string{"the file ends after line 3; old goes on"},
 				Text:        "b\nc"},
 			bug: "the empty string after the final newline counts as a line 4 of the file",
@@ -169,39 +169,39 @@ func TestFindClosest(t *testing.T) {
 			name:    "literal \\t and \\n where the file has a tab and a line break",
 			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			old:     `\tif x {\n\t\treturn 1\n\t}`,
-			want: &Closest{StartLine: 2, EndLine: 4,
+			want: &Region{StartLine: 2, EndLine: 4,
 				Differences: []string{`old holds the literal escape \t where the file has a tab`, `old holds the literal escape \n where the file has a line break`},
-				Text:        "\tif x {\n\t\treturn 1\n\t}", literalEscapes: true},
+				Text:        "\tif x {\n\t\treturn 1\n\t}", LiteralEscapes: true},
 		},
 		{
 			name:    "literal escapes and spaces for tabs",
 			content: "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
 			old:     `    if x {\n        return 1`,
-			want: &Closest{StartLine: 2, EndLine: 3,
+			want: &Region{StartLine: 2, EndLine: 3,
 				Differences: []string{`old holds the literal escape \n where the file has a line break`, "indentation: the file uses tabs, old uses spaces"},
-				Text:        "\tif x {\n\t\treturn 1", literalEscapes: true},
+				Text:        "\tif x {\n\t\treturn 1", LiteralEscapes: true},
 		},
 		{
 			name:    "an escaped backslash stays a backslash",
 			content: "s := \"a\\\\b\"\n",
 			old:     `s := \"a\\\\b\"`,
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{`old holds the literal escape \" where the file has "`, `old holds the literal escape \\ where the file has a single backslash`},
-				Text:        "s := \"a\\\\b\"", literalEscapes: true},
+				Text:        "s := \"a\\\\b\"", LiteralEscapes: true},
 		},
 		{
 			name:    "a surrogate pair",
 			content: "// 😀 ok\n",
 			old:     `// \ud83d\ude00 ok`,
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{`old holds the literal escape \ud83d\ude00 where the file has 😀`},
-				Text:        "// 😀 ok", literalEscapes: true},
+				Text:        "// 😀 ok", LiteralEscapes: true},
 		},
 		{
 			name:    "a backslash the file has too is no escape",
 			content: "re := `\\d+\\s`\n",
 			old:     "re := `\\d+\\s`  ",
-			want: &Closest{StartLine: 1, EndLine: 1,
+			want: &Region{StartLine: 1, EndLine: 1,
 				Differences: []string{"trailing white space"},
 				Text:        "re := `\\d+\\s`"},
 		},
@@ -209,10 +209,10 @@ func TestFindClosest(t *testing.T) {
 			name:    "literal escapes, partial",
 			content: "func f() {\n\treturn 1\n}\n",
 			old:     `func f() {\n\treturn 2\n}`,
-			want: &Closest{StartLine: 1, EndLine: 2, Partial: true, MatchedLines: 1,
+			want: &Region{StartLine: 1, EndLine: 2, Partial: true, MatchedLines: 1,
 				Differences: []string{`old holds the literal escape \n where the file has a line break`, `old holds the literal escape \t where the file has a tab`,
 					`line 2 of the file differs from line 2 of old: file has "\treturn 1", old has "\treturn 2"`},
-				Text: "func f() {\n\treturn 1", literalEscapes: true},
+				Text: "func f() {\n\treturn 1", LiteralEscapes: true},
 		},
 		{name: "literal escapes, nothing close", content: "alpha\n", old: `beta\ngamma`},
 		{name: "nothing close", content: "alpha\nbeta\n", old: "gamma"},
@@ -222,34 +222,12 @@ func TestFindClosest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := findClosest([]byte(tc.content), tc.old)
+			got := Find([]byte(tc.content), tc.old)
 			if reflect.DeepEqual(got, tc.want) {
 				return
 			}
-			t.Errorf("findClosest(%q, %q)\n got %+v\nwant %+v", tc.content, tc.old, got, tc.want)
+			t.Errorf("Find(%q, %q)\n got %+v\nwant %+v", tc.content, tc.old, got, tc.want)
 		})
-	}
-}
-
-// TestFindClosestTextCopies checks the promise of the hint: detail.closest.text
-// copied into old matches the file.
-func TestFindClosestTextCopies(t *testing.T) {
-	tests := []struct{ content, old string }{
-		{"func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n", "    if x {\n        return 1\n    }"},
-		{"alpha\nbeta  \ngamma\n", "beta\ngamma"},
-		{"print(\"hello\")\n", "print(\u201chello\u201d)"},
-		{"one \r\ntwo\r\n", "one\ntwo"},
-		{"x := foo(a,  b)\n", "x := foo(a, b)"},
-	}
-	for _, tc := range tests {
-		c := findClosest([]byte(tc.content), tc.old)
-		if c == nil {
-			t.Errorf("findClosest(%q, %q) = nil", tc.content, tc.old)
-			continue
-		}
-		if sp := locate([]byte(tc.content), c.Text, "x"); len(sp.at) != 1 {
-			t.Errorf("closest text %q of %q matches %d times, want once", c.Text, tc.content, len(sp.at))
-		}
 	}
 }
 
@@ -260,9 +238,9 @@ func TestFindClosestBounded(t *testing.T) {
 			file.WriteString("\tline " + strings.Repeat("x", i) + "\n")
 			old.WriteString("    line " + strings.Repeat("x", i) + "\n")
 		}
-		c := findClosest([]byte(file.String()), old.String())
+		c := Find([]byte(file.String()), old.String())
 		if c == nil {
-			t.Fatal("findClosest = nil")
+			t.Fatal("Find = nil")
 		}
 		if c.StartLine != 1 || c.EndLine != 100 {
 			t.Errorf("lines %d-%d, want 1-100", c.StartLine, c.EndLine)
@@ -279,9 +257,9 @@ func TestFindClosestBounded(t *testing.T) {
 	})
 	t.Run("long lines cut at a rune", func(t *testing.T) {
 		line := strings.Repeat("é", 3000) // 6000 bytes
-		c := findClosest([]byte(line+"  \n"+line+"\n"), line+"\n"+line)
+		c := Find([]byte(line+"  \n"+line+"\n"), line+"\n"+line)
 		if c == nil {
-			t.Fatal("findClosest = nil")
+			t.Fatal("Find = nil")
 		}
 		if len(c.Text) > closestMaxText || len(c.Text) < closestMaxText-utf8.UTFMax {
 			t.Errorf("text has %d bytes, want just under %d", len(c.Text), closestMaxText)
@@ -292,9 +270,9 @@ func TestFindClosestBounded(t *testing.T) {
 	})
 	t.Run("long partial line is clipped in the message", func(t *testing.T) {
 		long := strings.Repeat("y", 500)
-		c := findClosest([]byte("a\nb\n"+long+"\n"), "a\nb\nz")
+		c := Find([]byte("a\nb\n"+long+"\n"), "a\nb\nz")
 		if c == nil || !c.Partial {
-			t.Fatalf("findClosest = %+v, want a partial match", c)
+			t.Fatalf("Find = %+v, want a partial match", c)
 		}
 		if len(c.Differences) != 1 || len(c.Differences[0]) > 300 || !strings.Contains(c.Differences[0], "…") {
 			t.Errorf("differences not clipped: %q", c.Differences)
@@ -302,8 +280,8 @@ func TestFindClosestBounded(t *testing.T) {
 	})
 	t.Run("huge file", func(t *testing.T) {
 		big := []byte(strings.Repeat("\tx\n", closestMaxFile/3+1))
-		if c := findClosest(big, "    x"); c != nil {
-			t.Errorf("findClosest on %d bytes = %+v, want nil (too large to diagnose)", len(big), c)
+		if c := Find(big, "    x"); c != nil {
+			t.Errorf("Find on %d bytes = %+v, want nil (too large to diagnose)", len(big), c)
 		}
 	})
 }

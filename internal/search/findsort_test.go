@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // reason, and --sort lines' order: counted files by count, largest
 // first, ties by path, and every file without a count after them.
 func TestFindLines(t *testing.T) {
-	f, dir := editFence(t)
+	f, dir := searchFence(t)
 	files := map[string]string{
 		"one.txt":      "a\n",
 		"no-final.txt": "a\nb",

@@ -1,4 +1,4 @@
-package fsops
+package search
 
 import (
 	"bytes"
@@ -95,21 +95,21 @@ func TestMultiLiteralChosen(t *testing.T) {
 		ignoreCase bool
 		want       string // the matcher's type
 	}{
-		{"foo|bar|baz", false, "fsops.acMatcher"},
-		{fifty, false, "fsops.acMatcher"},
-		{fifty, true, "fsops.acMatcher"},
-		{`\b(` + fifty + `)\(`, false, "fsops.acMatcher"},
-		{"getFoo|getBar", false, "fsops.acMatcher"}, // parsed as get(?:Foo|Bar)
-		{"(?i)ReadFile|WriteFile", false, "fsops.acMatcher"},
-		{`func \w+Handler`, true, "fsops.acMatcher"}, // one literal, case ignored
-		{`func \w+Handler`, false, "fsops.prefiltered"},
-		{"foo|.*", false, "fsops.re"},
-		{"a|b", false, "fsops.re"}, // literals too short to prefilter
-		{"(foo|)x", false, "fsops.re"},
-		{"héllo|wörld", true, "fsops.re"}, // folding beyond ASCII is the regexp's
-		{"héllo|wörld", false, "fsops.acMatcher"},
-		{"foo\nbar|baz", false, "fsops.re"},
-		{"ReadFile", false, "fsops.literal"},
+		{"foo|bar|baz", false, "search.acMatcher"},
+		{fifty, false, "search.acMatcher"},
+		{fifty, true, "search.acMatcher"},
+		{`\b(` + fifty + `)\(`, false, "search.acMatcher"},
+		{"getFoo|getBar", false, "search.acMatcher"}, // parsed as get(?:Foo|Bar)
+		{"(?i)ReadFile|WriteFile", false, "search.acMatcher"},
+		{`func \w+Handler`, true, "search.acMatcher"}, // one literal, case ignored
+		{`func \w+Handler`, false, "search.prefiltered"},
+		{"foo|.*", false, "search.re"},
+		{"a|b", false, "search.re"}, // literals too short to prefilter
+		{"(foo|)x", false, "search.re"},
+		{"héllo|wörld", true, "search.re"}, // folding beyond ASCII is the regexp's
+		{"héllo|wörld", false, "search.acMatcher"},
+		{"foo\nbar|baz", false, "search.re"},
+		{"ReadFile", false, "search.literal"},
 	} {
 		m, err := compileMatcher(GrepOptions{Pattern: tc.pattern, IgnoreCase: tc.ignoreCase})
 		if err != nil {

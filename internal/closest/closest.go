@@ -1,4 +1,7 @@
-package fsops
+// Package closest finds where text that did not match comes closest in a
+// file, and says in words what differs, for FS_EDIT_NO_MATCH's detail. It
+// is pure: no files, and nothing it finds is ever applied.
+package closest
 
 import (
 	"fmt"
@@ -6,12 +9,14 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dshfs/dsh-fs/internal/text"
 )
 
-// Closest is the region of a file that nearly matches an edit's old text,
+// Region is the region of a file that nearly matches an edit's old text,
 // reported with FS_EDIT_NO_MATCH so a model can fix its call in one step
 // without reading the file again. It is never applied.
-type Closest struct {
+type Region struct {
 	StartLine int `json:"start_line"`
 	EndLine   int `json:"end_line"`
 	// Differences says what differs, in words ("indentation: the file
@@ -24,9 +29,9 @@ type Closest struct {
 	Partial      bool `json:"partial,omitempty"`
 	MatchedLines int  `json:"matched_lines,omitempty"`
 
-	// literalEscapes says old came close only once its escape sequences
+	// LiteralEscapes says old came close only once its escape sequences
 	// were read as the characters they stand for.
-	literalEscapes bool
+	LiteralEscapes bool `json:"-"`
 }
 
 // Bounds of the diagnosis: it is a courtesy and must stay cheap.
@@ -62,7 +67,7 @@ func splitForMatch(s string) []string {
 	return lines
 }
 
-// findClosest looks for the region of content that matches old once the
+// Find looks for the region of content that matches old once the
 // differences models make most are erased; failing that, for the longest
 // run of old's first lines. It returns nil when nothing is close.
 //
@@ -70,7 +75,7 @@ func splitForMatch(s string) []string {
 // copied out of a JSON string) where the file has the characters they
 // stand for is recognised: the region is found with the escapes read, and
 // the differences say which escapes old holds.
-func findClosest(content []byte, old string) *Closest {
+func Find(content []byte, old string) *Region {
 	if len(content) > closestMaxFile {
 		return nil
 	}
@@ -93,18 +98,18 @@ func findClosest(content []byte, old string) *Closest {
 	wantU := splitWant(unescaped)
 	if cu := closestNormalized(content, file, wantU, unescaped); cu != nil {
 		cu.Differences = append(notes, cu.Differences...)
-		cu.literalEscapes = true
+		cu.LiteralEscapes = true
 		return cu
 	}
 	if cu := longestPrefix(file, wantU); cu != nil && (c == nil || cu.MatchedLines >= c.MatchedLines) {
 		cu.Differences = append(notes, cu.Differences...)
-		cu.literalEscapes = true
+		cu.LiteralEscapes = true
 		return cu
 	}
 	return c
 }
 
-// splitWant splits old into lines as findClosest compares them.
+// splitWant splits old into lines as Find compares them.
 func splitWant(old string) []string {
 	want := splitForMatch(old)
 	if len(want) > 1 && want[len(want)-1] == "" {
@@ -116,11 +121,11 @@ func splitWant(old string) []string {
 // closestNormalized finds the region of the file that matches want at the
 // first normalization that finds one, or nil. An exact match has no
 // differences.
-func closestNormalized(content []byte, file, want []string, old string) *Closest {
+func closestNormalized(content []byte, file, want []string, old string) *Region {
 	for _, norm := range normalizers {
 		if start, ok := findNormalized(file, want, norm); ok {
 			region := file[start : start+len(want)]
-			return &Closest{
+			return &Region{
 				StartLine:   start + 1,
 				EndLine:     start + len(want),
 				Differences: differences(content, region, want, old),
@@ -269,7 +274,7 @@ func runMatches(lines, nw []string, j int, norm func(string) string) int {
 // longestPrefix finds where most of old's first lines match, at the
 // loosest normalization, and reports the line after them as the one that
 // differs.
-func longestPrefix(file, want []string) *Closest {
+func longestPrefix(file, want []string) *Region {
 	if len(want) < 2 {
 		return nil
 	}
@@ -292,7 +297,7 @@ func longestPrefix(file, want []string) *Closest {
 		return nil
 	}
 	end := min(best+bestLen+1, len(file))
-	c := &Closest{
+	c := &Region{
 		StartLine:    best + 1,
 		EndLine:      end,
 		Partial:      true,
@@ -379,14 +384,14 @@ func boundedText(lines []string) string {
 	}
 	s := strings.Join(lines, "\n")
 	if len(s) > closestMaxText {
-		s = string(trimToRune([]byte(s[:closestMaxText])))
+		s = string(text.TrimToRune([]byte(s[:closestMaxText])))
 	}
 	return s
 }
 
 func clip(s string) string {
 	if len(s) > 80 {
-		return string(trimToRune([]byte(s[:80]))) + "…"
+		return string(text.TrimToRune([]byte(s[:80]))) + "…"
 	}
 	return s
 }

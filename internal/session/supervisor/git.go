@@ -34,8 +34,8 @@ func startGitGuard(lookupEnv func(string) (string, bool), s *config.Settings, ro
 // gitHeldText says what the guard holds, and what it does not.
 const gitHeldText = "when the session ends, every folder a git run in the writable roots would reach is walked " +
 	"(symlinked folders followed, no budget) and the code-running git config entries and hooks planted in it are moved " +
-	"to a dsh-fs-quarantine-* folder of their git directory: planted means their file, or a folder on their git " +
-	"directory's path that the mount layer did not pin, changed status (ctime) during the session; a folder the guard " +
+	"to a dsh-fs-quarantine-* folder of their git directory: planted means their file, or a folder on their " +
+	"git directory's path that the mount layer did not pin, changed status (ctime) during the session; a folder the guard " +
 	"cannot read is read with its owner's rights restored or moved aside, never taken as empty; " +
 	"not held while the session runs: a git run by the person in the roots during the session may meet planted code " +
 	"in a git directory the mount layer did not bind read-only"

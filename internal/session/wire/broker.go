@@ -210,7 +210,7 @@ func (req Request) check(beside string) error {
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
-		return errors.New("a request whose directory is not absolute")
+		return errors.New("a request whose working directory is not absolute")
 	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil || req.Patch != nil):
 		return errors.New("a write carries its content and nothing of an edit")
 	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil || req.Patch != nil):
@@ -256,7 +256,7 @@ func (req Request) checkFolderOp(beside string) error {
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
-		return errors.New("a request whose directory is not absolute")
+		return errors.New("a request whose working directory is not absolute")
 	}
 	if _, err := policy.ParseMode(req.Escalate); err != nil {
 		return fmt.Errorf("escalate: %v", err)

@@ -86,14 +86,15 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 	targets := func(i int) string { return filepath.Join(out, fmt.Sprint(i)) }
 	for i, tc := range []struct{ name, request string }{
 		{"argv", fmt.Sprintf(`{"args":["write","TARGET","--content","hi","--escalate","danger-full-access"],"dir":%q}`, ws)},
-		{"unknown field", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="},"args":["x"]}`},
-		{"other op", `{"op":"chmod","path":"TARGET","escalate":"danger-full-access"}`},
+		{"unknown field", `{"op":"write","escalate":"danger-full-access","write":{"path":"TARGET","content":"aGk="},"args":["x"]}`},
+		{"a path beside the typed request", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="}}`},
+		{"other op", `{"op":"chmod","escalate":"danger-full-access","write":{"path":"TARGET","content":"aGk="}}`},
 		{"mkdir with its path beside", `{"op":"mkdir","path":"TARGET","escalate":"danger-full-access"}`},
-		{"no escalation", `{"op":"write","path":"TARGET","write":{"content":"aGk="}}`},
-		{"bad mode", `{"op":"write","path":"TARGET","escalate":"root","write":{"content":"aGk="}}`},
-		{"write and edit", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="},"edit":{"edits":[{"old":"a","new":"b"}]}}`},
-		{"edit without edits", `{"op":"edit","path":"TARGET","escalate":"danger-full-access","edit":{"edits":[]}}`},
-		{"trailing data", `{"op":"write","path":"TARGET","escalate":"danger-full-access","write":{"content":"aGk="}} {}`},
+		{"no escalation", `{"op":"write","write":{"path":"TARGET","content":"aGk="}}`},
+		{"bad mode", `{"op":"write","escalate":"root","write":{"path":"TARGET","content":"aGk="}}`},
+		{"write and edit", `{"op":"write","escalate":"danger-full-access","write":{"path":"TARGET","content":"aGk="},"edit":{"edits":[{"old":"a","new":"b"}]}}`},
+		{"edit without edits", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"TARGET","edits":[]}}`},
+		{"trailing data", `{"op":"write","escalate":"danger-full-access","write":{"path":"TARGET","content":"aGk="}} {}`},
 	} {
 		target := targets(i)
 		tc.request = strings.ReplaceAll(tc.request, "TARGET", target)
@@ -107,7 +108,7 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 	}
 	// The well-formed request runs, as a write of the file tool would.
 	target := filepath.Join(out, "x")
-	ok := fmt.Sprintf(`{"op":"write","path":%q,"escalate":"danger-full-access","write":{"content":"aGk="}}`, target)
+	ok := fmt.Sprintf(`{"op":"write","escalate":"danger-full-access","write":{"path":%q,"content":"aGk="}}`, target)
 	code, stdout, stderr := execSh(t, append(env, "REQ="+ok), ws, fenced(ws), `broker-send "$REQ"`)
 	if code != 0 || !strings.Contains(stdout, `"status":0`) || !strings.Contains(stdout, `\"escalated\":true`) {
 		t.Errorf("a typed request: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)

@@ -134,87 +134,54 @@ func (req Request) Typed() request.Request {
 	return nil
 }
 
-// wireRequest is a Request as it may arrive: a sender may still name a
-// write's or an edit's path beside the typed request, as every sender did
-// before package request (a hand-made request, the e2e tests' among them).
-// No sender in this tree does; DecodeRequest moves it onto the typed
-// request.
-type wireRequest struct {
-	Request
-	Path string `json:"path,omitempty"`
-}
-
 // DecodeRequest reads one request from r, strictly: no unknown field, no
 // data after it, and Check must pass. A request of any other shape (an
-// argv, a read, one that asks for no escalation) is an error, and
-// nothing runs. A path said beside the typed request (wireRequest) is
-// moved onto it; one that differs from the typed request's own is an
-// error.
+// argv, a read, one that asks for no escalation, a path beside the typed
+// request) is an error, and nothing runs.
 func DecodeRequest(r io.Reader) (Request, error) {
 	dec := json.NewDecoder(io.LimitReader(r, maxRequestBytes))
 	dec.DisallowUnknownFields()
-	var w wireRequest
-	if err := dec.Decode(&w); err != nil {
+	var req Request
+	if err := dec.Decode(&req); err != nil {
 		return Request{}, fmt.Errorf("a malformed request: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Request{}, errors.New("a malformed request: data after the request")
 	}
-	req := w.Request
-	if err := req.check(w.Path); err != nil {
+	if err := req.Check(); err != nil {
 		return Request{}, err
-	}
-	if w.Path == "" {
-		return req, nil
-	}
-	// Checked: a write or an edit, whose typed request was decoded here.
-	var into *string
-	if req.Op == OpWrite {
-		into = &req.Write.Path
-	} else {
-		into = &req.Edit.Path
-	}
-	switch {
-	case *into == "":
-		*into = w.Path
-	case *into != w.Path:
-		return Request{}, fmt.Errorf("a request whose path beside the %s differs from its own", req.Op)
 	}
 	return req, nil
 }
 
 // Check says what is wrong with req, or nil.
-func (req Request) Check() error { return req.check("") }
-
-// check is Check for a request that arrived with beside, a path said
-// beside its typed request ("" for none).
-func (req Request) check(beside string) error {
+func (req Request) Check() error {
 	switch req.Op {
 	case OpRemember:
 		return errors.New("a remember comes as a sealed memfd, never as a request")
 	case OpRecall:
-		return req.checkMemo(beside)
+		return req.checkMemo()
 	}
 	if req.isFolderOp() {
-		return req.checkFolderOp(beside)
+		return req.checkFolderOp()
 	}
 	switch {
 	case req.Memo != nil:
 		return errors.New("a memo rides only on remember and recall")
 	case req.Op != OpWrite && req.Op != OpEdit && req.Op != OpPatch:
 		return fmt.Errorf("the supervisor carries out only write, edit, patch, mkdir, move and rm, not %q", req.Op)
-	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil || beside != ""):
+	case req.Op == OpPatch && (req.Patch == nil || len(req.Patch.Patch) == 0 || req.Write != nil || req.Edit != nil):
 		return errors.New("a patch carries its patch, and no path or anything of a write or an edit")
-	case req.Op != OpPatch && beside == "" && req.typedPath() == "":
+	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil || req.Patch != nil):
+		return errors.New("a write carries its content and nothing of an edit")
+	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil || req.Patch != nil):
+		return errors.New("an edit carries its edits and nothing of a write")
+	case req.Op != OpPatch && req.typedPath() == "":
 		return errors.New("a request with no path")
 	case req.Escalate == "":
 		return errors.New("the supervisor carries out only calls that ask to escalate")
 	case req.Dir != "" && !filepath.IsAbs(req.Dir):
 		return errors.New("a request whose working directory is not absolute")
-	case req.Op == OpWrite && (req.Write == nil || req.Edit != nil || req.Patch != nil):
-		return errors.New("a write carries its content and nothing of an edit")
-	case req.Op == OpEdit && (req.Edit == nil || req.Write != nil || req.Patch != nil):
-		return errors.New("an edit carries its edits and nothing of a write")
 	case req.Op == OpEdit && len(req.Edit.Edits) == 0:
 		return errors.New("an edit with no edits")
 	}
@@ -230,9 +197,9 @@ func (req Request) isFolderOp() bool {
 	return req.Op == OpMkdir || req.Op == OpMove || req.Op == OpRemove
 }
 
-// checkFolderOp is check for a mkdir, a move or a rm: exactly its own
-// typed request, its paths given, nothing beside it.
-func (req Request) checkFolderOp(beside string) error {
+// checkFolderOp is Check for a mkdir, a move or a rm: exactly its own
+// typed request, its paths given.
+func (req Request) checkFolderOp() error {
 	set := 0
 	for _, isSet := range []bool{req.Write != nil, req.Edit != nil, req.Patch != nil, req.Mkdir != nil, req.Move != nil, req.Remove != nil, req.Memo != nil} {
 		if isSet {
@@ -249,7 +216,7 @@ func (req Request) checkFolderOp(beside string) error {
 		paths = []string{req.Remove.Path}
 	}
 	switch {
-	case set != 1 || paths == nil || beside != "":
+	case set != 1 || paths == nil:
 		return fmt.Errorf("a %s carries its own request and nothing else", req.Op)
 	case slices.Contains(paths, ""):
 		return errors.New("a request with no path")

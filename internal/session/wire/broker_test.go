@@ -136,14 +136,15 @@ func TestDecodeRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
 	}{
-		{"write", `{"op":"write","path":"x","escalate":"danger-full-access","dir":"/w","write":{"content":"aGk="}}`, ""},
-		{"edit", `{"op":"edit","path":"x","escalate":"workspace-write","edit":{"edits":[{"old":"a","new":"b"}]}}`, ""},
+		{"write", `{"op":"write","escalate":"danger-full-access","dir":"/w","write":{"path":"x","content":"aGk="}}`, ""},
+		{"edit", `{"op":"edit","escalate":"workspace-write","edit":{"path":"x","edits":[{"old":"a","new":"b"}]}}`, ""},
 		{"argv", `{"args":["write","x","--content","--escalate"],"dir":"/w"}`, "unknown field"},
-		{"no escalation", `{"op":"write","path":"x","write":{"content":""}}`, "ask to escalate"},
-		{"escalate spelled as content", `{"op":"write","path":"x","write":{"content":"LS1lc2NhbGF0ZQ=="}}`, "ask to escalate"},
-		{"unknown mode", `{"op":"write","path":"x","escalate":"root","write":{}}`, "escalate:"},
-		{"other op", `{"op":"chmod","path":"x","escalate":"danger-full-access"}`, "only write, edit, patch, mkdir, move and rm"},
-		{"mkdir with a path beside", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "carries its own request"},
+		{"no escalation", `{"op":"write","write":{"path":"x","content":""}}`, "ask to escalate"},
+		{"escalate spelled as content", `{"op":"write","write":{"path":"x","content":"LS1lc2NhbGF0ZQ=="}}`, "ask to escalate"},
+		{"unknown mode", `{"op":"write","escalate":"root","write":{"path":"x"}}`, "escalate:"},
+		{"other op", `{"op":"chmod","escalate":"danger-full-access"}`, "only write, edit, patch, mkdir, move and rm"},
+		{"mkdir with a path beside", `{"op":"mkdir","path":"x","escalate":"danger-full-access"}`, "unknown field"},
+		{"mkdir without its own", `{"op":"mkdir","escalate":"danger-full-access"}`, "carries its own request"},
 		{"mkdir", `{"op":"mkdir","escalate":"danger-full-access","dir":"/w","mkdir":{"path":"x","parents":true}}`, ""},
 		{"move", `{"op":"move","escalate":"danger-full-access","move":{"source":"a","destination":"b"}}`, ""},
 		{"move without a destination", `{"op":"move","escalate":"danger-full-access","move":{"source":"a"}}`, "no path"},
@@ -153,19 +154,21 @@ func TestDecodeRequest(t *testing.T) {
 		{"rm recursive", `{"op":"rm","escalate":"danger-full-access","rm":{"path":"x","recursive":true}}`, "unknown field"},
 		{"no path", `{"op":"write","escalate":"danger-full-access","write":{}}`, "no path"},
 		{"patch", `{"op":"patch","escalate":"danger-full-access","dir":"/w","patch":{"patch":"KioqIEJlZ2luIFBhdGNo"}}`, ""},
-		{"patch with a path", `{"op":"patch","path":"x","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "carries its patch"},
+		{"patch with a path", `{"op":"patch","path":"x","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "unknown field"},
 		{"patch without its patch", `{"op":"patch","escalate":"danger-full-access"}`, "carries its patch"},
-		{"write with a patch", `{"op":"write","path":"x","escalate":"danger-full-access","write":{},"patch":{"patch":"eA=="}}`, "nothing of an edit"},
-		{"relative dir", `{"op":"write","path":"x","dir":"w","escalate":"danger-full-access","write":{}}`, "not absolute"},
-		{"write with edits", `{"op":"write","path":"x","escalate":"danger-full-access","write":{},"edit":{"edits":[{"old":"a","new":"b"}]}}`, "nothing of an edit"},
-		{"write without content", `{"op":"write","path":"x","escalate":"danger-full-access"}`, "carries its content"},
-		{"edit without edits", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[]}}`, "no edits"},
-		{"unknown edit field", `{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b","regex":true}]}}`, "unknown field"},
-		{"trailing data", `{"op":"write","path":"x","escalate":"danger-full-access","write":{}} {}`, "data after"},
+		{"write with a patch", `{"op":"write","escalate":"danger-full-access","write":{"path":"x"},"patch":{"patch":"eA=="}}`, "nothing of an edit"},
+		{"relative dir", `{"op":"write","dir":"w","escalate":"danger-full-access","write":{"path":"x"}}`, "not absolute"},
+		{"write with edits", `{"op":"write","escalate":"danger-full-access","write":{"path":"x"},"edit":{"edits":[{"old":"a","new":"b"}]}}`, "nothing of an edit"},
+		{"write without content", `{"op":"write","escalate":"danger-full-access"}`, "carries its content"},
+		{"edit without edits", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[]}}`, "no edits"},
+		{"unknown edit field", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[{"old":"a","new":"b","regex":true}]}}`, "unknown field"},
+		{"trailing data", `{"op":"write","escalate":"danger-full-access","write":{"path":"x"}} {}`, "data after"},
 		{"typed write", `{"op":"write","escalate":"danger-full-access","dir":"/w","write":{"path":"x","content":"aGk=","if_match":"ab","dry_run":true,"diff":"full"}}`, ""},
 		{"typed edit", `{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[{"old":"a","new":"b"}]}}`, ""},
 		{"typed write without a path", `{"op":"write","escalate":"danger-full-access","write":{"content":"aGk="}}`, "no path"},
-		{"two paths", `{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"y"}}`, "path beside the write differs"},
+		{"two paths", `{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"y"}}`, "unknown field"},
+		{"a path beside the typed write", `{"op":"write","path":"x","escalate":"danger-full-access","write":{"content":"aGk="}}`, "unknown field"},
+		{"a path beside the typed edit", `{"op":"edit","path":"x","escalate":"workspace-write","edit":{"edits":[{"old":"a","new":"b"}]}}`, "unknown field"},
 		{"a pin beside", `{"op":"edit","path":"x","if_match":"ab","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b"}]}}`, "unknown field"},
 		{"a diff form beside", `{"op":"patch","diff":"full","escalate":"danger-full-access","patch":{"patch":"eA=="}}`, "unknown field"},
 		{"dry run beside", `{"op":"write","path":"x","dry_run":true,"escalate":"danger-full-access","write":{}}`, "unknown field"},
@@ -183,16 +186,13 @@ func TestDecodeRequest(t *testing.T) {
 	}
 }
 
-// A path said beside the typed request, as senders said it before
-// package request, decodes to the same typed request as one said in it;
-// Carrying builds the request that says it in it.
-func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
+// A typed request decodes to itself, whole; Carrying builds the request
+// that carries it.
+func TestDecodeRequestKeepsTheTypedRequest(t *testing.T) {
 	want := request.Write{Path: "x", Content: []byte("hi"), Overwrite: true,
 		Mutation: request.Mutation{IfMatch: "ab", DryRun: true, Diff: "summary"}}
 	for _, body := range []string{
-		`{"op":"write","path":"x","escalate":"danger-full-access","write":{"content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
 		`{"op":"write","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
-		`{"op":"write","path":"x","escalate":"danger-full-access","write":{"path":"x","content":"aGk=","overwrite":true,"if_match":"ab","dry_run":true,"diff":"summary"}}`,
 	} {
 		req, err := DecodeRequest(strings.NewReader(body))
 		if err != nil {
@@ -203,7 +203,7 @@ func TestDecodeRequestMovesThePathOntoTheTypedRequest(t *testing.T) {
 			t.Errorf("%s: typed %+v, want %+v", body, req.Typed(), want)
 		}
 	}
-	e, err := DecodeRequest(strings.NewReader(`{"op":"edit","path":"x","escalate":"danger-full-access","edit":{"edits":[{"old":"a","new":"b"}]}}`))
+	e, err := DecodeRequest(strings.NewReader(`{"op":"edit","escalate":"danger-full-access","edit":{"path":"x","edits":[{"old":"a","new":"b"}]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,11 @@ type Memo struct {
 var hexSHA256 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 
 // checkMemo says what is wrong with a recall: it carries its memo alone.
-func (req Request) checkMemo(beside string) error {
+func (req Request) checkMemo() error {
 	switch {
 	case req.Memo == nil:
 		return errors.New("a " + req.Op + " carries its memo")
-	case req.Write != nil || req.Edit != nil || req.Patch != nil || req.Mkdir != nil || req.Move != nil || req.Remove != nil || beside != "" || req.Escalate != "":
+	case req.Write != nil || req.Edit != nil || req.Patch != nil || req.Mkdir != nil || req.Move != nil || req.Remove != nil || req.Escalate != "":
 		return errors.New("a " + req.Op + " carries its memo and nothing of a call")
 	case req.Op == OpRecall && (!hexSHA256().MatchString(req.Memo.SHA256) || req.Memo.Content != nil):
 		return errors.New("a recall carries a sha256 in hex only")

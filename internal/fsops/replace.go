@@ -37,7 +37,7 @@ func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Inten
 // before the rename, so a power loss leaves the old content or the new,
 // never a torn file; the folder is not synced after it, so the rename is
 // durable at the file system's next journal commit, and a power loss
-// right after a call may bring back the previous version (issue 26).
+// right after a call may bring back the previous version.
 //
 // fill writes the content into the temp file. The settle function it may
 // return finishes work that trails the writing (the hash read back behind

@@ -83,7 +83,7 @@ func splitPath(p string) []string {
 // deny_read globs, sharing the work between globs: the usual list's
 // "~/.ssh/**", "~/.aws/**" and "~/.gnupg/**" resolve the home folder once
 // and then look at one name each, rather than each walking the whole
-// prefix (issue 26: 15 syscalls a call to 6).
+// prefix (15 system calls a call down to 6).
 type prefixResolver struct {
 	cwd string
 	// folders are the canonical forms of the folders resolved so far, by

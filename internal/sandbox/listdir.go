@@ -23,7 +23,7 @@ type ListDir struct {
 	op string
 	// dirfd is the folder's descriptor, held raw rather than in an
 	// *os.File: a walk opens one a folder, and os.NewFile's fcntl and
-	// finalizer cost more than the open (issue 26). -1 once closed.
+	// finalizer cost more than the open. -1 once closed.
 	dirfd int
 	// Path is the folder's path: the path walked to reach it, one handle
 	// at a time. Entries are judged by Path joined with their name.
@@ -148,13 +148,13 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	}
 	// st stays on the stack (it is not returned): a walk opens one
 	// folder after another, and a heap Stat_t each was a tenth of its
-	// garbage (issue 26).
+	// garbage.
 	var st unix.Stat_t
 	if flags&unix.O_DIRECTORY != 0 {
 		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
 		// (O_NOFOLLOW): its type is all the checks below use of a
 		// folder's stat (deniedIdentity judges regular files only), so a
-		// walk spares an fstat a folder (issue 26).
+		// walk spares an fstat a folder.
 		st.Mode = unix.S_IFDIR
 	} else if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -174,7 +174,7 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 
 // checkEntryOpened is checkReadOpened for an entry opened by name in
 // this folder, whose path passed deny_read before the open, with the
-// /proc/self/fd read-back only where a rule could apply (issue 26): the
+// /proc/self/fd read-back only where a rule could apply: the
 // entry is a file with several links (its identity is checked too), its
 // name is one a glob's last component matches, or it lies in (or above)
 // an anchored glob's tree. Elsewhere no rule can cover what was opened:
@@ -278,7 +278,7 @@ func (d *ListDir) Entries() ([]DirEntry, error) {
 
 // direntBufSize is the getdents buffer: 32 KiB, four times os.ReadDir's,
 // so that most folders are read in one call and the empty call that ends
-// them (issue 26).
+// them.
 const direntBufSize = 32 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}

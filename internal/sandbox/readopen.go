@@ -193,7 +193,7 @@ func (f *Fence) readOutside(path string) bool {
 // readDenied is the deny_read denial of t, matched by g.
 //
 // It lists no writable roots: no write and no root changes what a read of
-// a secret may do, and a list of them reads as a way forward (issue 26).
+// a secret may do, and a list of them reads as a way forward.
 func (f *Fence) readDenied(op string, t Target, g string) error {
 	d := f.denial(op, t, policy.ReasonDenyRead, g, "")
 	d.WritableRoots = nil

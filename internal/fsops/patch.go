@@ -701,7 +701,7 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 			return e
 		}
 		if c.src != nil {
-			file, err := openOld(f, "patch", *c.src)
+			file, err := openCurrent(f, "patch", *c.src)
 			if err != nil {
 				return err
 			}

@@ -205,11 +205,11 @@ func openForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error
 	return regularFile(file, op, t)
 }
 
-// openOld is openForRead for the current content of a mutation's target
+// openCurrent is openForRead for the current content of a mutation's target
 // (a dry run, a preview): the write fence decides where that may be, not
-// the read confinement of dsh-fs mcp (sandbox.Fence.OpenOld).
-func openOld(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
-	file, err := f.OpenOld(op, t)
+// the read confinement of dsh-fs mcp (sandbox.Fence.OpenCurrent).
+func openCurrent(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
+	file, err := f.OpenCurrent(op, t)
 	if err != nil {
 		return nil, err
 	}

@@ -172,19 +172,14 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	return fd, st.Size, nil
 }
 
-// checkEntryOpened is checkReadOpened for an entry opened by name in
-// this folder, whose path passed deny_read before the open, with the
-// /proc/self/fd read-back only where a rule could apply: the
-// entry is a file with several links (its identity is checked too), its
-// name is one a glob's last component matches, or it lies in (or above)
-// an anchored glob's tree. Elsewhere no rule can cover what was opened:
-// it was opened by one name in a folder already judged, without
-// following a symlink, so its path is the folder's joined with its name,
-// unless the folder itself has been moved since it was opened. No move
-// through dsh-fs takes a folder across a deny_read glob's cover (§4,
-// "A folder carries what lies beneath it"), and an exec session cannot
-// reach what the globs cover, so only a process outside dsh-fs could,
-// and what it moves in was readable where the walk opened it.
+// checkEntryOpened is checkReadOpened for an entry opened by name in this
+// folder, its path passed by deny_read before the open, with the
+// /proc/self/fd read-back only where a rule could apply: a file with
+// several links, a name a glob's last component matches, or a place in or
+// above an anchored glob's tree. Elsewhere what was opened is the folder's
+// path joined with its name, unless the folder was moved meanwhile, and
+// no move through dsh-fs carries a folder across a glob's cover
+// (docs/design.md §4, "A folder carries what lies beneath it").
 func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
 	if len(d.f.denyRead) == 0 {
 		return nil

@@ -1062,7 +1062,7 @@ only_section() {
 
 if [[ ${BENCH_ONLY:-} == trace ]]; then
 	# Where the milliseconds of exec -- true go: a dshtrace build's marks
-	# (internal/shell/trace.go), in the peers' workspaces.
+	# (internal/session/supervisor/trace.go), in the peers' workspaces.
 	go build -tags dshtrace -o "$TMP/dsh-fs-trace" .
 	mkdir -p "$TMP/peers/ws20"
 	for w in "$TMP/peers/ws20" "$TMP/peers/ws50k"; do

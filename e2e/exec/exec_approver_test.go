@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // TestExecApproverNotForged (issue 14): the approver channel a brokered
@@ -50,14 +50,14 @@ func TestExecApproverNotForged(t *testing.T) {
 // and target never made. who names the forger in a failure.
 func forgeApproval(t *testing.T, env []string, ws, record, target, who, refusal string) {
 	t.Helper()
-	mine, theirs, err := session.NewBroker()
+	mine, theirs, err := wire.NewBroker()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mine.Close()
-	go session.AnswerAsks(mine, func(session.Ask) error { return nil })
+	go wire.AnswerAsks(mine, func(wire.Ask) error { return nil })
 	w := exec.Command(harness.Bin(t), "write", target, "--content", "forged\n", "--escalate", "danger-full-access")
-	w.Env = append(env, session.Env+"="+record, session.BrokeredEnv+"=1", session.ApproverEnv+"=3")
+	w.Env = append(env, wire.Env+"="+record, wire.BrokeredEnv+"=1", wire.ApproverEnv+"=3")
 	w.Dir, w.ExtraFiles = ws, []*os.File{theirs}
 	var out bytes.Buffer
 	w.Stdout, w.Stderr = &out, &out
@@ -102,18 +102,18 @@ func TestExecApproverPidReused(t *testing.T) {
 	// A private folder beside the sessions' own, not named session-*:
 	// a session starting meanwhile (another test's) removes the folders
 	// of records whose supervisor is gone, as this one's is.
-	made, err := session.Dir("", []string{ws})
+	made, err := wire.Dir("", []string{ws})
 	if err != nil {
 		t.Skipf("no private folder for a record: %v", err)
 	}
-	session.Remove(made)
+	wire.Remove(made)
 	dir := filepath.Join(filepath.Dir(made), "forged-"+filepath.Base(made))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	defer session.Remove(dir)
+	defer wire.Remove(dir)
 	forged, _ := json.Marshal(rec)
-	record := session.RecordPath(dir)
+	record := wire.RecordPath(dir)
 	if err := os.WriteFile(record, forged, 0o400); err != nil {
 		t.Fatal(err)
 	}

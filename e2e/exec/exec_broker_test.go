@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // brokerSend is a test-only command that plays a process of the session
@@ -113,7 +113,7 @@ func TestExecBrokerTypedRequests(t *testing.T) {
 		t.Errorf("a typed request: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	wantContent(t, target, "hi")
-	_ = session.BrokerEnv
+	_ = wire.BrokerEnv
 }
 
 // TestExecEscalatedWritePinned (issue 21): the supervisor carried out an

@@ -14,7 +14,7 @@ import (
 // ignores the hang-up and the terminate signals and, in a loop, plants a
 // pre-commit hook in a repository it made, putting it back each time it
 // is gone. The session's end is reported to the supervisor before the
-// session's init exits (session.Init ends the rest first), and the git
+// session's init exits (child.Init ends the rest first), and the git
 // guard runs from that report: were a process of the session still
 // alive then, it would put the hook back after the guard moved it to
 // quarantine, and git would run it. None is: the hook is quarantined

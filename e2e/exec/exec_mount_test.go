@@ -84,7 +84,7 @@ func TestExecMountLayer(t *testing.T) {
 // /run/user/UID/dsh-fs, never where a variable says), exec fails with
 // FS_IO and CMD never runs. Without the variable the folder is found by
 // the uid (TestExecUserWithoutXDGRuntimeDir); a missing or unsafe one is
-// refused (TestUserRuntimeFolder, internal/session).
+// refused (TestUserRuntimeFolder, internal/session/wire).
 func TestExecNoRuntimeFolder(t *testing.T) {
 	uid := agentUser(t)
 	bin, dir := harness.UnprivilegedBin(t)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/child"
 )
 
 // Coverage of the process tests: go test -cover -tags dshfs_testhooks.
@@ -30,6 +31,7 @@ import (
 func init() {
 	if d := os.Getenv("GOCOVERDIR"); d != "" {
 		sandbox.SetKernelWritableExtra([]string{d})
+		child.SetKernelWritableExtra([]string{d})
 	}
 }
 

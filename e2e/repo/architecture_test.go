@@ -127,6 +127,7 @@ func TestArchitectureNamesExist(t *testing.T) {
 	t.Parallel()
 	doc := harness.ReadFile(t, filepath.Join(harness.RepoRoot, "ARCHITECTURE.md"))
 	decls := moduleDeclarations(t)
+	imported := importedNames(t)
 	seen := map[string]bool{}
 	for _, m := range codeSpan.FindAllStringSubmatch(doc, -1) {
 		span := m[1]
@@ -137,6 +138,9 @@ func TestArchitectureNamesExist(t *testing.T) {
 		if q := qualified.FindStringSubmatch(span); q != nil {
 			names, ours := decls[q[1]]
 			if !ours {
+				if !imported[q[1]] && q[1] != "pkg" { // pkg.Func is how the page says what it checks
+					t.Errorf("ARCHITECTURE.md names %s, of a package %s that no file of the module declares or imports", span, q[1])
+				}
 				continue // another module's package: mcp.Server, os.Root
 			}
 			name := q[2]
@@ -459,4 +463,27 @@ func checkoutFiles(t *testing.T) []string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// importedNames are the names under which the module's files, tests
+// included, use the packages they import: the last element of the path,
+// or the name it is imported as.
+func importedNames(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, f := range checkoutGoFiles(t) {
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(harness.RepoRoot, filepath.FromSlash(f)), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			name := path.Base(p)
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			names[name] = true
+		}
+	}
+	return names
 }

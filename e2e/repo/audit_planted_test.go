@@ -38,7 +38,7 @@ var plantedCalls = []plantedCall{
 	{"fsmount", "internal/text/text.go", []string{`"golang.org/x/sys/unix"`}, `unix.Fsmount(3, 0, 0)`, kindMount},
 	{"mount through a renamed import", "internal/text/text.go", []string{`xunix "golang.org/x/sys/unix"`},
 		`xunix.MoveMount(3, "", 4, "", 0)`, kindMount},
-	{"mount in a file registered for another kind", "internal/sandbox/caches.go", []string{`"golang.org/x/sys/unix"`},
+	{"mount in a file registered for another kind", "internal/session/supervisor/toolcaches.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Unmount("x", 0)`, kindMount},
 	{"exec.Command", "internal/text/text.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
 	{"exec.CommandContext", "internal/text/text.go", []string{`"context"`, `"os/exec"`}, `exec.CommandContext(context.Background(), "sh")`, kindStart},
@@ -46,12 +46,12 @@ var plantedCalls = []plantedCall{
 	{"os.StartProcess", "internal/text/text.go", []string{`"os"`}, `os.StartProcess("/bin/sh", nil, nil)`, kindStart},
 	{"syscall.ForkExec", "internal/text/text.go", []string{`"syscall"`}, `syscall.ForkExec("/bin/sh", nil, nil)`, kindStart},
 	{"syscall.Exec", "internal/text/text.go", []string{`"syscall"`}, `syscall.Exec("/bin/sh", nil, nil)`, kindStart},
-	{"start in a file registered for mounts", "internal/sandbox/rotree.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
+	{"start in a file registered for mounts", "internal/session/child/rotree.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
 	{"dot import", "internal/text/text.go", []string{`. "golang.org/x/sys/unix"`}, `Unlink("x")`, kindHidden},
 	// Controls: the registry allows these, so the catches above are not
 	// the audit failing on any planted call.
-	{"control: mount in the mount layer", "internal/sandbox/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
-	{"control: start where exec's child starts CMD", "internal/shell/child.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
+	{"control: mount in the mount layer", "internal/session/child/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
+	{"control: start where exec's child starts CMD", "internal/session/child/child.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
 	{"control: read-only open where reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
 	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
@@ -96,8 +96,8 @@ func TestAuditCatchesPlanted(t *testing.T) {
 func TestAuditFindsUnneededEntries(t *testing.T) {
 	root := t.TempDir()
 	// rotree.go without its mount calls: registered in mayMount for nothing.
-	plant(t, root, plantedCall{path: "internal/sandbox/rotree.go"})
-	if err := os.WriteFile(filepath.Join(root, "internal/sandbox/rotree.go"), []byte("package sandbox\n"), 0o644); err != nil {
+	plant(t, root, plantedCall{path: "internal/session/child/rotree.go"})
+	if err := os.WriteFile(filepath.Join(root, "internal/session/child/rotree.go"), []byte("package child\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mayMount["internal/text/text.go"] = ""
@@ -107,9 +107,9 @@ func TestAuditFindsUnneededEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"internal/sandbox/rotree.go": "makes no such call", // present, but no mount call
-		"internal/sandbox/mounts.go": "makes no such call", // absent from the tree
-		"internal/text/text.go":      "without a reason",
+		"internal/session/child/rotree.go": "makes no such call", // present, but no mount call
+		"internal/sandbox/mounts.go":       "makes no such call", // absent from the tree
+		"internal/text/text.go":            "without a reason",
 	}
 	for path, phrase := range want {
 		found := false

@@ -112,25 +112,26 @@ const (
 type registry map[string]string
 
 var mayMount = registry{
-	"internal/sandbox/mounts_apply.go": "the mount layer: binds, hides, pins",
-	"internal/sandbox/overlay.go":      "the toolchain caches' overlays, on the descriptor of each cache",
-	"internal/sandbox/rotree.go":       "the read-only tree",
-	"internal/sandbox/runtimeview.go":  "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
-	"internal/sandbox/sockets.go":      "socket folders hidden where Landlock cannot refuse them",
-	"internal/sandbox/readview.go":     "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
-	"internal/tty/devpts.go":           "the session's own devpts",
-	"internal/shell/tty.go":            "the session's /proc",
-	"internal/shell/probe.go":          "the user-namespace probe's test mount",
+	"internal/session/child/mounts.go":     "the mount layer: binds, hides, pins",
+	"internal/session/child/overlay.go":    "the toolchain caches' overlays, on the descriptor of each cache",
+	"internal/session/child/rotree.go":     "the read-only tree",
+	"internal/session/child/runtime.go":    "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
+	"internal/session/child/sockets.go":    "socket folders hidden where Landlock cannot refuse them",
+	"internal/session/child/readview.go":   "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
+	"internal/session/child/proc.go":       "the session's /proc",
+	"internal/sandbox/mountlayer.go":       "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
+	"internal/tty/devpts.go":               "the session's own devpts",
+	"internal/session/supervisor/probe.go": "the user-namespace probe's test mount",
 }
 
 var mayStart = registry{
-	"internal/shell/entry.go":       "every re-run of dsh-fs itself (shell.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/shell/child.go":       "exec's child becomes CMD",
-	"internal/cli/mcp.go":           "dsh-fs hands over to dsh-fs-mcp beside it",
-	"internal/approval/approval.go": "the trusted approval_command",
-	"internal/sandbox/caches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
+	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
+	"internal/session/child/child.go":      "exec's child becomes CMD",
+	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
+	"internal/approval/approval.go":        "the trusted approval_command",
+	"internal/session/supervisor/toolcaches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
-	"internal/session/init.go": "the session's init starts CMD",
+	"internal/session/child/init.go": "the session's init starts CMD",
 }
 
 var mayRawSyscall = registry{
@@ -147,13 +148,13 @@ var mayMutate = registry{
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
-	"internal/shell/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
+	"internal/session/supervisor/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",
 	"internal/denials/denials.go": "the session's denial log, written by exec's supervisor in the session's own folder " +
 		"of its private runtime folder (a fixed name, never a path a call names)",
-	"internal/session/record.go": "the exec session record, in exec's own private runtime folder " +
+	"internal/session/wire/record.go": "the exec session record, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names",
 	"internal/gitguard/quarantine.go": "the git guard's quarantine: what a session planted in a git directory " +
 		"of the writable roots, moved by the supervisor after the session through descriptors of that git " +
@@ -169,16 +170,16 @@ var mayMutate = registry{
 	"internal/audit/log.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
 		"audit_log names (never one a call names), outside every writable root, opened without following a " +
 		"symlink and judged as a trusted file, as opened",
-	"internal/session/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
+	"internal/session/wire/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
 		"$XDG_RUNTIME_DIR), never a path a call names",
 	"internal/sandbox/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
 		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
 		"call names), and removed after it only while the same file, still empty",
-	"internal/sandbox/runtimeview.go": "the session folder and empty file made in the child's own new tmpfs over " +
+	"internal/session/child/runtime.go": "the session folder and empty file made in the child's own new tmpfs over " +
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
-	"internal/sandbox/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
+	"internal/session/child/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
 		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
 }
 
@@ -189,7 +190,8 @@ var mayMutate = registry{
 var mayOpenToRead = registry{
 	"internal/sandbox/mounts.go":       "the mount plan's bounded folder reads",
 	"internal/treeindex/index.go":      "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
-	"internal/sandbox/mounts_apply.go": "the mount layer's mount points, as O_PATH descriptors",
+	"internal/session/child/mounts.go": "the mount layer's mount points, as O_PATH descriptors",
+	"internal/kernel/nosymlinks.go":    "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
 	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
 	"internal/gitguard/walk.go":        "the git guard's end walk: folders opened read-only to list them",
 	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",

@@ -20,7 +20,7 @@ const modulePath = "github.com/dshfs/dsh-fs"
 // checked from the commit that adds it.
 var leanFrontEnds = []string{
 	"internal/mcpserver",
-	"internal/shell",
+	"internal/session/supervisor",
 }
 
 // leanForbidden are what none of leanFrontEnds may depend on, directly
@@ -158,5 +158,41 @@ func TestPolicyIsWordsOnly(t *testing.T) {
 	}
 	if im := goListImports(t, sandbox); !slices.Contains(im, "os") || !slices.Contains(im, "golang.org/x/sys/unix") {
 		t.Errorf("control: internal/sandbox does not import os and golang.org/x/sys/unix")
+	}
+}
+
+// policyBlind are the packages that apply a session's plan: they know no
+// policy, so every platform's enforcer reads the same plain plan
+// (docs/design.md §10), and childForbidden what none of them may depend
+// on, directly or through another package: the policy's vocabulary,
+// the fence that holds it today (internal/sandbox) and the settings.
+var (
+	policyBlind    = []string{"internal/session/child", "internal/session/plan"}
+	childForbidden = []string{
+		modulePath + "/internal/sandbox",
+		modulePath + "/internal/policy",
+		modulePath + "/internal/config",
+	}
+)
+
+// TestChildKnowsNoPolicy: go list -deps of the session's applier (and of
+// its plan) holds none of childForbidden. The control is the supervisor
+// (internal/session/supervisor), which computes the plan from the policy: were the
+// listing empty or the names wrong, the first half could not fail.
+func TestChildKnowsNoPolicy(t *testing.T) {
+	for _, folder := range policyBlind {
+		deps := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, filepath.FromSlash(folder))))
+		if !slices.Contains(deps, modulePath+"/"+folder) {
+			t.Fatalf("go list -deps %s does not list the package itself: %v", folder, deps)
+		}
+		for _, bad := range childForbidden {
+			if slices.Contains(deps, bad) {
+				t.Errorf("%s depends on %s: the applier of a session's plan knows no policy; compute what it needs on the host into internal/session/plan (ARCHITECTURE.md, Allowed imports)", folder, bad)
+			}
+		}
+	}
+	host := goListDeps(t, "./"+filepath.ToSlash(filepath.Join(harness.RepoRoot, "internal", "session", "supervisor")))
+	if !slices.Contains(host, modulePath+"/internal/sandbox") || !slices.Contains(host, modulePath+"/internal/config") {
+		t.Errorf("control: internal/session/supervisor depends on neither internal/sandbox nor internal/config")
 	}
 }

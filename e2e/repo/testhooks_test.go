@@ -36,6 +36,7 @@ const (
 func TestTestHooksOutOfRelease(t *testing.T) {
 	for _, c := range []struct{ pkg, hookFile, offFile string }{
 		{"./internal/sandbox", "testhooks.go", ""},
+		{"./internal/session/child", "testhooks.go", ""},
 		{"./e2e/harness", "cover.go", "cover_off.go"},
 	} {
 		release := goListFiles(t, c.pkg)

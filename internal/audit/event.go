@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // The events of an audit log, its lines' "event" (docs/design.md §10,
@@ -187,7 +187,7 @@ func shown(req policy.EscalationRequest, by policy.Approval) *Escalation {
 }
 
 // Brokered is the brokered_call event of req and its reply.
-func Brokered(req session.Request, rep session.Reply) Event {
+func Brokered(req wire.Request, rep wire.Reply) Event {
 	c := &Call{Op: req.Op, Escalate: req.Escalate, Dir: req.Dir, Status: rep.Status, Refused: rep.Refused}
 	switch {
 	case req.Write != nil:

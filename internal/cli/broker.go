@@ -17,15 +17,15 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
-	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Brokered escalation (docs/design.md §10): inside a dsh-fs exec session
 // the kernel layer refuses a write outside the writable roots whatever a
 // call decides, so a call that asks to escalate does not try: once it has
 // read its inputs (the content under its own fence, the edits), it sends
-// the supervisor a typed request (session.Request) over the socket the
+// the supervisor a typed request (wire.Request) over the socket the
 // session inherited. The supervisor carries it out outside the kernel
 // layer under the pinned policy, through the same fence and confined
 // opens as any write, where the trusted approval decides; the call prints
@@ -40,17 +40,17 @@ func (a *invocation) brokerEscalation(op string, s *config.Settings, approver *p
 	if s.Session == nil || !slices.Contains(brokeredOps, op) {
 		return false
 	}
-	if v, _ := a.LookupEnv(session.BrokeredEnv); v == "1" {
+	if v, _ := a.LookupEnv(wire.BrokeredEnv); v == "1" {
 		approver.Noted = audit.Notes(a.LookupEnv)
 		// Only a channel to the record's supervisor answers for it: the
 		// variables say nothing a caller could not say itself.
-		if fdText, ok := a.LookupEnv(session.ApproverEnv); ok {
-			if fd, err := session.EnvFD(fdText); err == nil && session.CheckApprover(fd, s.Session) == nil {
+		if fdText, ok := a.LookupEnv(wire.ApproverEnv); ok {
+			if fd, err := wire.EnvFD(fdText); err == nil && wire.CheckApprover(fd, s.Session) == nil {
 				// The channel answers this call alone: an approval_command
 				// it runs must not inherit it.
 				syscall.CloseOnExec(fd)
 				approver.Supervisor = func(req policy.EscalationRequest) error {
-					return session.AskSupervisor(fd, session.Ask{Request: req, DiffText: req.DiffText})
+					return wire.AskSupervisor(fd, wire.Ask{Request: req, DiffText: req.DiffText})
 				}
 			}
 		}
@@ -60,25 +60,25 @@ func (a *invocation) brokerEscalation(op string, s *config.Settings, approver *p
 }
 
 // brokeredOps are the operations a session's supervisor carries out.
-var brokeredOps = []string{session.OpWrite, session.OpEdit, session.OpPatch, session.OpMkdir, session.OpMove, session.OpRemove}
+var brokeredOps = []string{wire.OpWrite, wire.OpEdit, wire.OpPatch, wire.OpMkdir, wire.OpMove, wire.OpRemove}
 
 // forward sends req, this call's operation with its inputs, to the
 // session's supervisor, prints the result it ran into and returns its
 // exit status. A missing or closed channel is a denial, never a run of
 // the call here, where the kernel would refuse it anyway.
-func (c *call) forward(req session.Request) error {
+func (c *call) forward(req wire.Request) error {
 	a, s := c.app, c.settings
 	refuse := func(why string) error {
 		return &policy.DeniedError{Op: req.Op, Path: a.current.Path, Mode: s.Policy.Mode, Reason: policy.ReasonNotApproved,
 			Refusal: "escalation refused: " + why, MaxMode: s.Policy.MaxMode, Approval: s.Policy.Approval}
 	}
-	v, ok := a.LookupEnv(session.BrokerEnv)
+	v, ok := a.LookupEnv(wire.BrokerEnv)
 	if !ok || v == "" {
-		return refuse("no channel to the dsh-fs exec supervisor (" + session.BrokerEnv + " is not set)")
+		return refuse("no channel to the dsh-fs exec supervisor (" + wire.BrokerEnv + " is not set)")
 	}
-	fd, err := session.EnvFD(v)
+	fd, err := wire.EnvFD(v)
 	if err != nil {
-		return refuse("no channel to the dsh-fs exec supervisor: " + session.BrokerEnv + " " + err.Error())
+		return refuse("no channel to the dsh-fs exec supervisor: " + wire.BrokerEnv + " " + err.Error())
 	}
 	if req.Dir, err = os.Getwd(); err != nil {
 		return refuse("no working directory: " + err.Error())
@@ -92,7 +92,7 @@ func (c *call) forward(req session.Request) error {
 	}
 	// This call's own setting flags narrow there as they did here.
 	req.Env = append(req.Env, s.NarrowingEnv()...)
-	rep, err := session.Forward(fd, req)
+	rep, err := wire.Forward(fd, req)
 	if err != nil {
 		return refuse("no channel to the dsh-fs exec supervisor: " + err.Error())
 	}
@@ -126,11 +126,11 @@ func readForwarded(op, given string, r io.Reader) ([]byte, error) {
 // carries it whole (encoded, under session's bound of a request).
 const maxForwardBytes = 32 << 20
 
-// brokeredCaller is how the brokered call (shell.Entry) starts and
+// brokeredCaller is how the brokered call (supervisor.Entry) starts and
 // renders the request it carries out: as this App's call of the
 // request's op, with no flag of its own.
-func (a *invocation) brokeredCaller() shell.Caller {
-	return shell.Caller{Run: a.brokeredCall, Fail: func(err error) int {
+func (a *invocation) brokeredCaller() supervisor.Caller {
+	return supervisor.Caller{Run: a.brokeredCall, Fail: func(err error) int {
 		if !a.started {
 			// The request could not be read: no call of its op began.
 			a.current = result.Header{Op: "escalate"}
@@ -143,7 +143,7 @@ func (a *invocation) brokeredCaller() shell.Caller {
 // brokeredCall carries out req, a request a session forwarded, as the
 // file tool carries out the same write, edit or patch, with its
 // escalation; the result goes to stdout.
-func (a *invocation) brokeredCall(req session.Request) error {
+func (a *invocation) brokeredCall(req wire.Request) error {
 	// No flag: the pinned record and the caller's variables are the
 	// sources, as for any call inside the session.
 	flags := pflag.NewFlagSet(req.Op, pflag.ContinueOnError)

@@ -11,7 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // EditOptions are the inputs of edit.
@@ -153,7 +153,7 @@ func editRun(opts *EditOptions) error {
 	}
 	req := request.Edit{Path: opts.Path, Paths: opts.Paths, Edits: edits, Mutation: opts.Mutation}
 	if call.forwarded {
-		return call.forward(session.Request{Op: session.OpEdit, Edit: &req})
+		return call.forward(wire.Request{Op: wire.OpEdit, Edit: &req})
 	}
 	res, err := x.Run(req)
 	if err != nil {

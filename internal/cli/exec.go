@@ -10,7 +10,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/result"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 )
 
 // ExecOptions are the options of dsh-fs exec.
@@ -87,7 +87,7 @@ type exitWith int
 func (e exitWith) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 // execRun resolves the session's settings from exec's flags, with exec's
-// command line trusted, and hands the session to internal/shell.
+// command line trusted, and hands the session to internal/session/supervisor.
 func execRun(opts *ExecOptions) error {
 	a := opts.App
 	if opts.Policy.Escalate != "" {
@@ -106,7 +106,7 @@ func execRun(opts *ExecOptions) error {
 		return err
 	}
 	a.current.Mode = string(s.Policy.Mode)
-	status, err := shell.Run(shell.Options{Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, LookupEnv: a.LookupEnv,
+	status, err := supervisor.Run(supervisor.Options{Stdin: a.Stdin, Stdout: a.Stdout, Stderr: a.Stderr, LookupEnv: a.LookupEnv,
 		Settings: s, Argv: opts.Argv})
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 	"github.com/dshfs/dsh-fs/internal/version"
 )
 
@@ -86,7 +86,7 @@ func (app *App) Run(args []string) int {
 	a := &invocation{App: *app}
 	// The shell's re-runs of this binary (its child, probes, the
 	// brokered call, the escalator) are not commands.
-	if status, ok := shell.Entry(args, a.brokeredCaller()); ok {
+	if status, ok := supervisor.Entry(args, a.brokeredCaller()); ok {
 		return status
 	}
 	a.args = args

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // MkdirOptions are the inputs of mkdir.
@@ -70,7 +70,7 @@ func runByName[R request.Request, T any](app *invocation, p PolicyFlags, path st
 		return err
 	}
 	if call.forwarded {
-		return call.forward(session.Carrying(req))
+		return call.forward(wire.Carrying(req))
 	}
 	res, err := run(req, x)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // PatchOptions are the inputs of patch.
@@ -122,7 +122,7 @@ func patchRun(opts *PatchOptions) error {
 		if err := req.Check(); err != nil {
 			return err
 		}
-		return call.forward(session.Request{Op: session.OpPatch, Patch: &req})
+		return call.forward(wire.Request{Op: wire.OpPatch, Patch: &req})
 	}
 	res, err := req.Run(call.x)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // FS_STALE with the diff since the read (docs/design.md §5): the content
@@ -72,12 +72,12 @@ func (c *call) sessionMemory() request.Memory {
 	if c.settings.Session == nil {
 		return nil
 	}
-	v, ok := c.app.LookupEnv(session.BrokerEnv)
+	v, ok := c.app.LookupEnv(wire.BrokerEnv)
 	if !ok || v == "" {
 		return nil
 	}
-	fd, err := session.EnvFD(v)
-	if err != nil || session.CheckBroker(fd) != nil {
+	fd, err := wire.EnvFD(v)
+	if err != nil || wire.CheckBroker(fd) != nil {
 		return nil
 	}
 	return brokerMemory(fd)
@@ -90,11 +90,11 @@ type brokerMemory int
 
 // Remember hands content to the supervisor; the read's result is the
 // same whether it took it or not.
-func (m brokerMemory) Remember(content []byte) { session.Remember(int(m), content) }
+func (m brokerMemory) Remember(content []byte) { wire.Remember(int(m), content) }
 
 // Recall asks the supervisor for the content whose hash is sum.
 func (m brokerMemory) Recall(sum string) []byte {
-	content, err := session.Recall(int(m), sum)
+	content, err := wire.Recall(int(m), sum)
 	if err != nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // WriteOptions are the inputs of write.
@@ -126,7 +126,7 @@ func writeRun(opts *WriteOptions) error {
 			return err
 		}
 		req.Content, req.Source = data, nil
-		return call.forward(session.Request{Op: session.OpWrite, Write: &req})
+		return call.forward(wire.Request{Op: wire.OpWrite, Write: &req})
 	}
 	res, err := req.Run(x)
 	if err != nil {

@@ -14,24 +14,24 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // readPinned reads the session record DSH_FS_SESSION names, if any. A
 // record the session could have written, or one that is malformed, is a
 // denial: the call never falls back to a policy of its own choosing.
 func (l *loader) readPinned() error {
-	path, ok := l.src.LookupEnv(session.Env)
+	path, ok := l.src.LookupEnv(wire.Env)
 	if !ok || path == "" {
 		return nil
 	}
 	refuse := func(why string) error {
 		return &policy.DeniedError{Mode: policy.ReadOnly, Reason: policy.ReasonSessionRecord,
-			Matched: session.Env + "=" + path + ": " + why}
+			Matched: wire.Env + "=" + path + ": " + why}
 	}
-	rec, err := session.Read(path)
+	rec, err := wire.Read(path)
 	if err != nil {
-		var re *session.RefusedError
+		var re *wire.RefusedError
 		if errors.As(err, &re) {
 			return refuse(re.Why)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Value is one setting's effective value and its origin.
@@ -55,7 +55,7 @@ type Settings struct {
 	ExplainDenials string
 	// Session is the record of the dsh-fs exec session this call runs
 	// in, read from SessionPath; nil outside a session.
-	Session     *session.Record
+	Session     *wire.Record
 	SessionPath string
 }
 
@@ -155,7 +155,7 @@ type loader struct {
 
 	// pinned is the record of the exec session this call runs in, read
 	// from pinnedPath.
-	pinned     *session.Record
+	pinned     *wire.Record
 	pinnedPath string
 }
 
@@ -347,7 +347,7 @@ type Caches struct {
 	// Paths are the caches the config names, "~" expanded.
 	Paths []string
 	// FromToolchains says exec asks the toolchains for theirs too
-	// (sandbox.FindCaches).
+	// (the supervisor's toolchainCaches).
 	FromToolchains bool
 	// Writable is how the shell may write them: policy.CachesOverlay,
 	// CachesDirect or CachesOff.

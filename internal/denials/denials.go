@@ -26,7 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Folder is the name of the log's folder in a session's folder, beside
@@ -157,7 +157,7 @@ func (l *Log) Add(e Entry) {
 
 // Brokered records the refusal of the escalated call req, which exited
 // with status and printed stdout, if it was one (see Brokered).
-func (l *Log) Brokered(req session.Request, status int, stdout string) {
+func (l *Log) Brokered(req wire.Request, status int, stdout string) {
 	if l == nil {
 		return
 	}
@@ -213,7 +213,7 @@ func clip(s string) string {
 }
 
 // Read reads the log of the session whose record is at record (a record
-// session.Read trusted): the file beside it, which must be a regular
+// wire.Read trusted): the file beside it, which must be a regular
 // file, not a symlink, owned by root or by this user (trusted says so of
 // a uid) and writable by nobody, no larger than MaxBytes. A session whose
 // supervisor wrote no log (an older dsh-fs) reads as an empty one.

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 func mine(uid uint32) bool { return int(uid) == os.Geteuid() }
@@ -129,7 +129,7 @@ func TestReadRefuses(t *testing.T) {
 // resolved path and the rule; a success or another failure makes none.
 func TestBrokered(t *testing.T) {
 	denied := `{"ok":false,"op":"write","path":"../x","resolved":"/srv/x","mode":"workspace-write","error":{"code":"FS_SANDBOX_DENIED","message":"m","reason":"escalation not approved","matched":"approval_command exited with status 1"}}`
-	req := session.Request{Op: "write", Dir: "/srv/ws", Write: &request.Write{Path: "../x"}}
+	req := wire.Request{Op: "write", Dir: "/srv/ws", Write: &request.Write{Path: "../x"}}
 	e, ok := Brokered(req, 3, []byte(denied), "command")
 	if !ok || e.Layer != LayerBroker || e.Path != "/srv/x" || e.Rule != "escalation not approved (approval_command exited with status 1)" ||
 		!strings.Contains(e.Escalation, "approver (command)") {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // statusDenied is the exit status of a call the sandbox denied
@@ -30,7 +30,7 @@ func Proxy(host string, port int, why, setting string) Entry {
 // for a result printed as text (--output text), from the request and its
 // exit status. Only a denial (FS_SANDBOX_DENIED) makes one. approval is
 // the trusted approval that decided.
-func Brokered(req session.Request, status int, stdout []byte, approval string) (Entry, bool) {
+func Brokered(req wire.Request, status int, stdout []byte, approval string) (Entry, bool) {
 	e, ok := brokeredResult(req.Op, stdout, approval)
 	if ok || status != statusDenied || json.Valid(stdout) {
 		return e, ok

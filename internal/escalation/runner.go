@@ -5,7 +5,7 @@
 // (docs/design.md §7). Inside a dsh-fs exec session that supervisor is
 // exec itself; otherwise it is an escalator the server starts (Start).
 // Nothing here speaks MCP, and nothing here is the escalator's own body:
-// internal/shell starts it (shell.EscalatorCommand) and runs it, with the
+// internal/session/supervisor starts it (supervisor.EscalatorCommand) and runs it, with the
 // record and channels every supervisor hands the processes it starts.
 package escalation
 
@@ -17,8 +17,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Runner runs the calls a server escalates, in the process readied for
@@ -40,9 +40,9 @@ type Runner struct {
 
 // Run sends req to the supervisor, with the server's working directory and
 // narrowing variables, and returns its result line and exit status.
-func (e *Runner) Run(req session.Request) ([]byte, int, error) {
+func (e *Runner) Run(req wire.Request) ([]byte, int, error) {
 	req.Dir, req.Env = e.dir, e.env
-	rep, err := session.Forward(e.broker, req)
+	rep, err := wire.Forward(e.broker, req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -58,13 +58,13 @@ func (e *Runner) Run(req session.Request) ([]byte, int, error) {
 // otherwise an escalator the server starts now, before its first write
 // restricts it, under a record of its policy. ask answers approval
 // supervisor for the escalator.
-func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(session.Ask) error) (*Runner, string) {
+func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(wire.Ask) error) (*Runner, string) {
 	p := s.Policy
 	if s.Session != nil {
-		v, _ := lookupEnv(session.BrokerEnv)
-		fd, err := session.EnvFD(v)
+		v, _ := lookupEnv(wire.BrokerEnv)
+		fd, err := wire.EnvFD(v)
 		if err == nil {
-			err = session.CheckBroker(fd)
+			err = wire.CheckBroker(fd)
 		}
 		if err != nil {
 			return nil, "no channel to the dsh-fs exec supervisor"
@@ -86,29 +86,29 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 		return nil, err.Error()
 	}
 	xdg, _ := lookupEnv("XDG_RUNTIME_DIR")
-	dir, err := session.Dir(xdg, sandbox.RootPaths(roots))
+	dir, err := wire.Dir(xdg, sandbox.RootPaths(roots))
 	if err != nil {
 		return nil, "no private folder for its record: " + err.Error()
 	}
-	mine, theirs, err := session.NewBroker()
+	mine, theirs, err := wire.NewBroker()
 	if err != nil {
-		session.Remove(dir)
+		wire.Remove(dir)
 		return nil, err.Error()
 	}
-	asks, asksTheirs, err := shell.SocketPair()
+	asks, asksTheirs, err := supervisor.SocketPair()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
-		session.Remove(dir)
+		wire.Remove(dir)
 		return nil, err.Error()
 	}
 	// The record names the escalator as the session's supervisor: the
 	// calls it runs trust an approver channel only from it
-	// (session.CheckApprover). So it is written once the escalator runs,
+	// (wire.CheckApprover). So it is written once the escalator runs,
 	// before the first call reaches it.
-	record := session.RecordPath(dir)
-	c := shell.EscalatorCommand(self)
-	c.Env = append(shell.WithoutSessionVars(os.Environ()), session.Env+"="+record)
+	record := wire.RecordPath(dir)
+	c := supervisor.EscalatorCommand(self)
+	c.Env = append(supervisor.WithoutSessionVars(os.Environ()), wire.Env+"="+record)
 	// Never the MCP pipe: the escalator's own output is not the server's.
 	c.Stdin, c.Stdout, c.Stderr = nil, nil, os.Stderr
 	c.ExtraFiles = []*os.File{theirs, asksTheirs}
@@ -116,12 +116,12 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	theirs.Close()
 	asksTheirs.Close()
 	if err == nil {
-		rec := shell.NewRecord(s, roots)
+		rec := supervisor.NewRecord(s, roots)
 		rec.Supervisor = c.Process.Pid
-		rec.SupervisorPidNS, _ = session.PidNamespace()
-		rec.SupervisorStart, err = session.StartTime(c.Process.Pid)
+		rec.SupervisorPidNS, _ = wire.PidNamespace()
+		rec.SupervisorStart, err = wire.StartTime(c.Process.Pid)
 		if err == nil {
-			_, err = session.Write(dir, rec)
+			_, err = wire.Write(dir, rec)
 		}
 		if err != nil {
 			c.Process.Kill()
@@ -131,15 +131,15 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(s
 	if err != nil {
 		mine.Close()
 		asks.Close()
-		session.Remove(dir)
+		wire.Remove(dir)
 		return nil, "the escalator: " + err.Error()
 	}
-	go session.AnswerAsks(asks, ask)
+	go wire.AnswerAsks(asks, ask)
 	stop := func() {
 		mine.Close() // the escalator ends when its channel does
 		c.Wait()
 		asks.Close()
-		session.Remove(dir)
+		wire.Remove(dir)
 	}
 	return &Runner{broker: int(mine.Fd()), dir: p.Cwd, stop: stop, own: true}, ""
 }

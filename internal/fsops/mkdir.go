@@ -45,7 +45,7 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 	if opt.DryRun {
 		return mkdirDryRun(f, t, in, opt)
 	}
-	created, err := f.Mkdir("mkdir", t, in)
+	created, err := f.Mkdir("mkdir", &t, in)
 	if fserr.CodeOf(err) == fserr.IsDir && t.IsRoot() {
 		// A writable root is a folder that exists, or the fence could
 		// not have opened it; making it again makes nothing.

@@ -3,6 +3,6 @@
 // assembler that builds them, dropping privileges, the loopback of a new
 // network namespace, and the verified /proc that descriptors are read
 // back through. It holds no policy: what to leave writable, and when, is
-// internal/sandbox's and internal/shell's to say. Every restriction made
+// internal/sandbox's and internal/session/supervisor's to say. Every restriction made
 // here is on this process and what it starts, for good.
 package kernel

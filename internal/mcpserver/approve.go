@@ -18,7 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Approval supervisor over MCP, without a dsh-fs exec session: there is
@@ -213,7 +213,7 @@ func pinned(r request.Request, s *approvalState) request.Request {
 // clientApproved answers the escalated call's question (approval
 // supervisor, over the escalator's channel) from the approvals the
 // client's user gave on a second round; nothing else approves.
-func (m *server) clientApproved(a session.Ask) error {
+func (m *server) clientApproved(a wire.Ask) error {
 	if m.approvals.take(a.Request) {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Escalation over MCP (docs/design.md §7). The server's process restricts
@@ -94,7 +94,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 		defer m.approvals.drop(grantKey(r.Op(), t.Path, ee.To, state.Paths))
 		forward = pinned(forward, state)
 	}
-	sent := session.Carrying(forward)
+	sent := wire.Carrying(forward)
 	sent.Escalate = string(ee.To)
 	sent.Reason = reason
 	line, _, err = m.runner.Run(sent)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // A model that meets "Read-only file system", "Permission denied" or an
@@ -48,7 +48,7 @@ func (e Explained) Refused() bool { return e.Layer != LayerNone }
 
 // ExplainWrite says what the shell meets writing at t under p, as stat
 // does.
-func ExplainWrite(p policy.Policy, rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explained {
+func ExplainWrite(p policy.Policy, rec *wire.Record, f *sandbox.Fence, t sandbox.Target) Explained {
 	v := f.WriteVerdict(t)
 	rule, forward := ShellAccess(p, rec, t, v)
 	e := Explained{Path: t.Given, Resolved: t.Path, Op: "write", Layer: LayerNone, Rule: rule, Escalation: "no", WayForward: forward}
@@ -64,7 +64,7 @@ func ExplainWrite(p policy.Policy, rec *session.Record, f *sandbox.Fence, t sand
 
 // writeLayer names the layer that refuses the shell's write at t (the
 // fence's verdict v), as the session's record describes its layers.
-func writeLayer(rec *session.Record, t sandbox.Target, v sandbox.Verdict) string {
+func writeLayer(rec *wire.Record, t sandbox.Target, v sandbox.Verdict) string {
 	switch {
 	case rec == nil:
 		return LayerNotFenced
@@ -83,7 +83,7 @@ func writeLayer(rec *session.Record, t sandbox.Target, v sandbox.Verdict) string
 
 // ExplainRead says what the shell meets reading t: deny_read hides it,
 // or nothing refuses it.
-func ExplainRead(rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explained {
+func ExplainRead(rec *wire.Record, f *sandbox.Fence, t sandbox.Target) Explained {
 	e := Explained{Path: t.Given, Resolved: t.Path, Op: "read", Layer: LayerNone, Rule: "readable: nothing refuses a read there", Escalation: "no"}
 	var de *policy.DeniedError
 	if !errors.As(f.CheckRead("read", t), &de) {
@@ -105,7 +105,7 @@ func ExplainRead(rec *session.Record, f *sandbox.Fence, t sandbox.Target) Explai
 // p in the session rec (the fence's verdict v on t), and the way forward
 // where the write is refused: one escalated call, or the trusted setting
 // a person would change.
-func ShellAccess(p policy.Policy, rec *session.Record, t sandbox.Target, v sandbox.Verdict) (shell, forward string) {
+func ShellAccess(p policy.Policy, rec *wire.Record, t sandbox.Target, v sandbox.Verdict) (shell, forward string) {
 	forward = wayForward(p, t, v)
 	if rec == nil {
 		if v.Reason == "" {
@@ -132,7 +132,7 @@ func ShellAccess(p policy.Policy, rec *session.Record, t sandbox.Target, v sandb
 
 // shellWriteLayer says how the shell's writes fail outside the writable
 // roots, as the session's record describes its layers.
-func shellWriteLayer(sh session.Shell) string {
+func shellWriteLayer(sh wire.Shell) string {
 	switch {
 	case sh.OutsideReadOnlyHeld:
 		return "the mount layer's read-only tree makes writes, chmod and chown fail with \"Read-only file system\""

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -557,7 +558,7 @@ func TestOpenDirDangerPinned(t *testing.T) {
 					d, err = naiveDangerOpen(filepath.Dir(target.Path), tc.mkdir)
 				}
 				outside := func() bool {
-					real, _ := os.Readlink(procFd(d.fd))
+					real, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", d.fd))
 					return !Beneath(filepath.Join(root, "ws"), real)
 				}
 				if window == "naive control" {

@@ -141,9 +141,11 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 // and with in.Mkdir each missing folder above it through the handle of
 // the one above that. A folder that already exists is no error (created
 // false); anything else there, a symlink included, is FS_EXISTS and
-// never followed. in.Preview is as for Lock.
-func (f *Fence) Mkdir(op string, t Target, in Intent) (created bool, err error) {
-	d, name, err := f.openForWrite(op, &t, in)
+// never followed. in.Preview is as for Lock, and t is canonicalized
+// again in place as Lock does, so a caller asks t.IsRoot of what was
+// decided on.
+func (f *Fence) Mkdir(op string, t *Target, in Intent) (created bool, err error) {
+	d, name, err := f.openForWrite(op, t, in)
 	if err != nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -27,22 +28,11 @@ import (
 // protected or deny_read path created later is guarded by the fence for
 // the file tool and by Landlock's roots for the shell, not by a mount.
 type MountPlan struct {
-	// ReadOnly are canonical paths (folders or files) that exist and are
-	// bound read-only over themselves: the protected paths inside the
-	// writable roots, the git folders a root's .git leads to, and trusted
-	// config files inside them.
-	ReadOnly []string `json:"read_only"`
-	// Hidden are canonical deny_read folders covered by an empty
-	// read-only tmpfs.
-	Hidden []string `json:"hidden"`
-	// HiddenFiles are canonical deny_read files covered by an empty
-	// read-only file.
-	HiddenFiles []string `json:"hidden_files"`
-	// HiddenSockets are canonical unix sockets of processes outside the
-	// session, covered by the empty read-only file: below Landlock ABI 9,
-	// those of the kernel's list bound at the start, but the allowed ones
-	// (sockets.go).
-	HiddenSockets []string `json:"hidden_sockets"`
+	// Files is what the session's child applies (internal/session/plan):
+	// the paths bound read-only, hidden and pinned, the read-only tree,
+	// the overlays, the read view and the runtime folder. Each list holds
+	// canonical paths that exist now, sorted, once each.
+	plan.Files
 	// SocketsLeft are the sockets of the kernel's list that are not
 	// covered, each "PATH (why)" (socketAt); SocketsUnread says why the
 	// list could not be read, when it could not (no socket is hidden).
@@ -62,28 +52,12 @@ type MountPlan struct {
 	// never hidden. No budget puts a writable root in it: roots are read
 	// whole, through the tree index.
 	Partial []string `json:"partial,omitempty"`
-	// OutsideReadOnly says the whole tree is made read-only, recursively,
-	// before anything else is mounted, with the folders in Writable
-	// bound writable again: outside them chmod, chown, utime, setxattr
-	// and chattr fail with EROFS whatever the uid (see rotree.go). False
-	// on a kernel without mount_setattr (ReadOnlyTree).
-	OutsideReadOnly bool `json:"outside_read_only"`
-	// Writable are the canonical writable roots that stay writable under
-	// the read-only tree, nodev and nosuid: the kernel layer's roots
-	// (none in read-only mode).
-	Writable []string `json:"writable"`
-	// Pinned are canonical folders bound over themselves, outermost
-	// first, so that the kernel refuses to rename or remove them (EBUSY):
-	// every folder from the outermost writable root down to a path in
-	// ReadOnly that lies in one, so that renaming a parent cannot put a
-	// planted .git where the protected one was.
-	Pinned []string `json:"pinned"`
 	// Unpinned are the paths of ReadOnly whose folders are not pinned,
 	// for want of budget (maxPinned).
 	Unpinned []string `json:"unpinned,omitempty"`
 	// DenyIdentities are the identities of the deny_read files with
 	// several links, seen before anything is hidden. The session record
-	// carries them (session.Record), not the plan.
+	// carries them (wire.Record), not the plan.
 	DenyIdentities []policy.DenyIdentity `json:"-"`
 	// Indexes are the writable roots' tree indexes as the plan read them,
 	// and IndexStore where they are kept (nil: nowhere), when the plan
@@ -92,19 +66,6 @@ type MountPlan struct {
 	// when CMD has ended. Never in the record.
 	Indexes    []*treeindex.Index `json:"-"`
 	IndexStore *treeindex.Store   `json:"-"`
-	// Overlays are the toolchain caches seen through a copy-on-write
-	// layer (caches.go), mounted before the read-only tree, which keeps
-	// them writable. OverlayDir, the session's private folder that holds
-	// their upper and work folders, is hidden once all is mounted.
-	Overlays   []Overlay `json:"overlays,omitempty"`
-	OverlayDir string    `json:"overlay_dir,omitempty"`
-	// View is the read view (readview.go), made after the overlays and
-	// before the read-only tree; nil without one.
-	View *ReadView `json:"read_view,omitempty"`
-	// Runtime, when not "", is exec's runtime folder, hidden last but
-	// for Record, this session's record (runtimeview.go).
-	Runtime string `json:"runtime,omitempty"`
-	Record  string `json:"record,omitempty"`
 	// Placeholders hold protected paths missing at the start; they and
 	// the targets of protected symlinks are in ReadOnly (placeholders.go).
 	Placeholders []Placeholder `json:"placeholders,omitempty"`
@@ -118,11 +79,6 @@ func (m *MountPlan) SaveIndexes() {
 	for _, ix := range m.Indexes {
 		m.IndexStore.Sync(ix)
 	}
-}
-
-// Empty reports whether applying m would mount nothing.
-func (m MountPlan) Empty() bool {
-	return !m.OutsideReadOnly && m.View == nil && len(m.ReadOnly)+len(m.Hidden)+len(m.HiddenFiles)+len(m.HiddenSockets)+len(m.Pinned)+len(m.Overlays) == 0
 }
 
 // walkBudget bounds the entries one walk looks at: the folder of an

@@ -2,19 +2,16 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // makeTree builds a layout under dir in os.Root's notation: "d/" a folder,
@@ -98,7 +95,7 @@ func TestMountPlan(t *testing.T) {
 	}{
 		{
 			name: "workspace", origin: "cwd",
-			want: MountPlan{
+			want: MountPlan{Files: plan.Files{
 				// ws/other/.git is a symlink: skipped, and outside/ is not
 				// walked. dsh-fs.yaml is a loaded config file in the root;
 				// outside/HEAD is trusted but outside every root.
@@ -119,17 +116,17 @@ func TestMountPlan(t *testing.T) {
 				// above it.
 				Pinned:   in("ws/.git", "ws/.git/objects", "ws/src", "ws/sub", "ws/sub/.git", "ws/vendor", "ws/vendor/lib.git"),
 				Writable: in("ws"),
-			},
+			}},
 		},
 		{
 			name: "tmp root not walked", origin: "tmp",
-			want: MountPlan{
+			want: MountPlan{Files: plan.Files{
 				ReadOnly:    in("ws/dsh-fs.yaml"),
 				Hidden:      in("secret"),
 				HiddenFiles: in("keys/a.pem"),
 				Pinned:      []string{},
 				Writable:    in("ws"),
-			},
+			}},
 		},
 	}
 	// A root is read whole whatever the walk budget: no budget of a walk
@@ -162,14 +159,14 @@ func TestMountPlanCovers(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-	want := MountPlan{
+	want := MountPlan{Files: plan.Files{
 		// Hiding wins over protection (.vscode), a hidden folder covers
 		// what lies beneath it (deep/secrets), and a read-only folder is
 		// not walked into (.git/hooks/secrets): of .git, its hooks.
 		ReadOnly:    []string{ws + "/.git/hooks"},
 		Hidden:      []string{ws + "/.vscode", ws + "/secrets"},
 		HiddenFiles: []string{},
-	}
+	}}
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
@@ -190,14 +187,14 @@ func TestMountPlanAbsoluteGlob(t *testing.T) {
 		budget int
 		want   MountPlan
 	}{
-		{name: "walked", want: MountPlan{
+		{name: "walked", want: MountPlan{Files: plan.Files{
 			// "*" crosses no "/": a/deep/id_rsa is not covered.
 			ReadOnly: []string{}, Hidden: []string{tmp + "/keys/b/id_ed25519"},
 			HiddenFiles: []string{tmp + "/keys/a/id_rsa", tmp + "/keys/a/id_rsa.pub"},
-		}},
+		}}},
 		{name: "budget", budget: 3, want: MountPlan{
 			// keys holds 2 entries and a 3: the walk stops there.
-			ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{},
+			Files:   plan.Files{ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{}},
 			Partial: []string{tmp + "/keys"},
 		}},
 	}
@@ -231,11 +228,11 @@ func TestMountPlanConfig(t *testing.T) {
 		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
 	}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-	want := MountPlan{
+	want := MountPlan{Files: plan.Files{
 		ReadOnly:    []string{ws + "/conf/dsh-fs.yaml"},
 		Hidden:      []string{tmp + "/etc/ssl", ws + "/.git", ws + "/conf/.git"},
 		HiddenFiles: []string{tmp + "/etc/dsh-fs/other.yaml", tmp + "/etc/passwd", ws + "/conf/key"},
-	}
+	}}
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
@@ -282,281 +279,6 @@ func TestMountLayer(t *testing.T) {
 	}
 }
 
-// TestMountApply applies a plan in a child with its own mount namespace
-// (the way dsh-fs exec starts its shell): once with each way of mounting
-// (apply, classic), once without applying it (control: it proves the
-// probes can fail), and once with ws/.git swapped for a symlink after the
-// plan (swap). After each it checks the parent's namespace saw nothing.
-func TestMountApply(t *testing.T) {
-	if os.Getenv("MOUNTS_CHILD") != "" {
-		t.Skip("in the child")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount (run the tests as root to cover the mount layer)")
-	}
-	tmp := canonTemp(t)
-	makeTree(t, tmp, mountsTree...)
-	ws := filepath.Join(tmp, "ws")
-	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
-	plan := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-	if err := MakePlaceholders(&plan); err != nil {
-		t.Fatal(err)
-	}
-	if !plan.OutsideReadOnly {
-		t.Log("no mount_setattr here: the read-only tree is not tested")
-	}
-	// Where a test binary's coverage goes (kernelWritableExtra).
-	if err := os.Mkdir(filepath.Join(tmp, "extra"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// A device node made before the session: nodev must make it useless.
-	if err := unix.Mknod(filepath.Join(ws, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
-		t.Fatal(err)
-	}
-	// In the folder it hides: Apply opens it before mounting anything.
-	empty := filepath.Join(tmp, "secret", "empty")
-	if err := os.WriteFile(empty, nil, 0o400); err != nil {
-		t.Fatal(err)
-	}
-	// swap runs last: it moves ws/.git while it runs.
-	for _, mode := range []string{"apply", "classic", "control", "swap"} {
-		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
-			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
-			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(plan),
-				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret", "MOUNTS_EXTRA="+tmp+"/extra")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestMountApplyChild") {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			// Nothing leaked into this namespace.
-			if fails := probeMounts(ws, tmp+"/secret"); len(fails) != len(mountProbes) {
-				t.Errorf("after the child, in the parent, these still hold: %v", heldProbes(fails))
-			}
-			info, err := os.ReadFile("/proc/self/mountinfo")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(info), tmp) {
-				t.Errorf("the parent's mountinfo lists %s:\n%s", tmp, info)
-			}
-		})
-	}
-}
-
-// TestMountApplyChild is TestMountApply's child, run in its own mount
-// namespace; it does nothing elsewhere.
-func TestMountApplyChild(t *testing.T) {
-	mode := os.Getenv("MOUNTS_CHILD")
-	if mode == "" {
-		t.Skip("run by TestMountApply in a mount namespace of its own")
-	}
-	var plan MountPlan
-	if err := json.Unmarshal([]byte(os.Getenv("MOUNTS_PLAN")), &plan); err != nil {
-		t.Fatal(err)
-	}
-	ws, secret := os.Getenv("MOUNTS_WS"), os.Getenv("MOUNTS_SECRET")
-	if mode != "apply" {
-		// Without mount_setattr (classic) the supervisor plans no
-		// read-only tree; swap tests the binds after it.
-		plan.OutsideReadOnly = false
-	}
-	if mode == "swap" {
-		applySwapped(t, plan, ws)
-		return
-	}
-	// A mount beneath a protected folder, made read-only by the
-	// recursive bind: open_tree and mount_setattr do that, the classic
-	// remount does not (bindReadOnlyClassic).
-	objects := filepath.Join(ws, ".git", "hooks", "inner")
-	if mode != "classic" {
-		if err := unix.Mount("tmpfs", objects, "tmpfs", 0, "size=4k"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if mode != "control" {
-		classicMounts = mode == "classic"
-		kernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
-		if err := plan.Apply(os.Getenv("MOUNTS_EMPTY")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if mode != "classic" {
-		err := os.WriteFile(filepath.Join(objects, "probe"), nil, 0o644)
-		if held := errors.Is(err, unix.EROFS); held != (mode == "apply") {
-			t.Errorf("write beneath a mount inside ws/.git/hooks: %v (mode %s)", err, mode)
-		}
-	}
-	fails := probeMounts(ws, secret)
-	if mode == "control" {
-		if len(fails) != len(mountProbes) {
-			t.Errorf("without the mounts, these hold anyway: %v", heldProbes(fails))
-		}
-	} else {
-		for _, f := range fails {
-			t.Error(f)
-		}
-	}
-	// The mount layer narrows, it never blocks the workspace itself.
-	if err := os.WriteFile(filepath.Join(ws, "sub", "new.go"), []byte("x"), 0o644); err != nil {
-		t.Errorf("write elsewhere in the workspace: %v", err)
-	}
-	os.Remove(filepath.Join(ws, "sub", "new.go"))
-	// Nor a git directory's data: git add and commit write there.
-	if err := os.WriteFile(filepath.Join(ws, ".git", "index.lock"), []byte("x"), 0o644); err != nil {
-		t.Errorf("write of ws/.git/index.lock: %v", err)
-	}
-	os.Remove(filepath.Join(ws, ".git", "index.lock"))
-	// A pinned folder above a protected path cannot be renamed.
-	if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub2")); (mode == "control") != (err == nil) {
-		t.Errorf("rename of ws/sub, above ws/sub/.git: %v (mode %s)", err, mode)
-	} else if err == nil {
-		os.Rename(filepath.Join(ws, "sub2"), filepath.Join(ws, "sub"))
-	} else if !errors.Is(err, unix.EBUSY) {
-		t.Errorf("rename of ws/sub: %v, want EBUSY", err)
-	}
-	if plan.OutsideReadOnly {
-		probeReadOnlyTree(t, ws)
-		extra := filepath.Join(os.Getenv("MOUNTS_EXTRA"), "covcounters")
-		if err := os.WriteFile(extra, nil, 0o644); err != nil {
-			t.Errorf("kernelWritableExtra under the read-only tree: %v", err)
-		}
-		os.Remove(extra)
-	}
-}
-
-// probeReadOnlyTree checks, under the read-only tree, that metadata
-// outside ws cannot change, that devices still take writes, and that a
-// device node in ws opens for nothing.
-func probeReadOnlyTree(t *testing.T, ws string) {
-	outside := filepath.Join(filepath.Dir(ws), "outside", "HEAD")
-	if err := os.Chmod(outside, 0o666); !errors.Is(err, unix.EROFS) {
-		t.Errorf("chmod outside the roots: %v, want EROFS", err)
-	}
-	if err := os.Chown(outside, 1, 1); !errors.Is(err, unix.EROFS) {
-		t.Errorf("chown outside the roots: %v, want EROFS", err)
-	}
-	if err := unix.Setxattr(outside, "user.x", []byte("1"), 0); !errors.Is(err, unix.EROFS) {
-		t.Errorf("setxattr outside the roots: %v, want EROFS", err)
-	}
-	if err := os.Chmod(filepath.Join(ws, "src", "main.go"), 0o600); err != nil {
-		t.Errorf("chmod in the root: %v", err)
-	}
-	if f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
-		t.Errorf("open /dev/null for writing: %v", err)
-	} else {
-		f.Close()
-	}
-	if f, err := os.OpenFile(filepath.Join(ws, "null"), os.O_WRONLY, 0); err == nil {
-		f.Close()
-		t.Error("a device node in the root opened: want nodev")
-	}
-}
-
-// applySwapped swaps ws/.git for a symlink to a folder outside after the
-// plan: Apply must refuse it, not make the link's target read-only.
-// Before that, Apply must refuse an empty file that is not empty, before
-// it mounts anything.
-func applySwapped(t *testing.T, plan MountPlan, ws string) {
-	dotgit := filepath.Join(ws, ".git")
-	err := plan.Apply(filepath.Join(dotgit, "HEAD"))
-	if err == nil || !strings.Contains(err.Error(), "not an empty regular file") {
-		t.Errorf("Apply with a non-empty file to bind over secrets = %v", err)
-	}
-	if fails := probeMounts(ws, os.Getenv("MOUNTS_SECRET")); len(fails) != len(mountProbes) {
-		t.Errorf("a failed Apply mounted: %v", heldProbes(fails))
-	}
-	outside := filepath.Join(filepath.Dir(ws), "outside")
-	if err := os.Rename(dotgit, dotgit+".moved"); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Rename(dotgit+".moved", dotgit)
-	if err := os.Symlink(outside, dotgit); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(dotgit)
-	err = plan.Apply(os.Getenv("MOUNTS_EMPTY"))
-	if err == nil || !strings.Contains(err.Error(), dotgit) {
-		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
-	}
-	// A folder to pin, or a writable root, swapped for a symlink fails
-	// the same way, before anything is mounted on where it leads.
-	for _, bad := range []MountPlan{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}}} {
-		if err := bad.Apply(""); err == nil || !strings.Contains(err.Error(), dotgit) {
-			t.Errorf("Apply(%s) = %v, want an error naming %s", planJSON(bad), err, dotgit)
-		}
-	}
-	// Without mount_setattr there is no read-only tree to make.
-	classicMounts = true
-	err = MountPlan{OutsideReadOnly: true}.Apply("")
-	classicMounts = false
-	if err == nil || !strings.Contains(err.Error(), "needs mount_setattr") {
-		t.Errorf("Apply of a read-only tree with classic mounts = %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o644); err != nil {
-		t.Errorf("the symlink's target was covered: %v", err)
-	}
-	os.Remove(filepath.Join(outside, "probe"))
-}
-
-// mountProbes are what the mount layer must make true, by name.
-var mountProbes = []string{"ws/.git/config read-only", "ws/.git/hooks read-only", "ws/.mcp.json read-only",
-	"secret lists empty", "secret read-only", "ws/.env reads empty", "ws/.git pinned", "ws/sub/.git pinned"}
-
-// probeMounts returns "probe: why" for each of mountProbes that does not
-// hold now. It undoes what a probe that got through wrote.
-func probeMounts(ws, secret string) []string {
-	var fails []string
-	fail := func(i int, format string, args ...any) {
-		fails = append(fails, mountProbes[i]+": "+fmt.Sprintf(format, args...))
-	}
-	erofs := func(i int, path string, flag int) {
-		f, err := os.OpenFile(path, flag|os.O_WRONLY, 0o644)
-		if err == nil {
-			f.Close()
-			if flag&os.O_CREATE != 0 {
-				os.Remove(path)
-			}
-		}
-		if !errors.Is(err, unix.EROFS) {
-			fail(i, "open for writing: %v, want EROFS", err)
-		}
-	}
-	erofs(0, filepath.Join(ws, ".git", "config"), 0)
-	erofs(1, filepath.Join(ws, ".git", "hooks", "probe"), os.O_CREATE)
-	erofs(2, filepath.Join(ws, ".mcp.json"), 0)
-	if names, err := os.ReadDir(secret); err != nil || len(names) != 0 {
-		fail(3, "%d entries, %v", len(names), err)
-	}
-	erofs(4, filepath.Join(secret, "probe"), os.O_CREATE)
-	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || len(b) != 0 {
-		fail(5, "read %q, %v", b, err)
-	}
-	// With its data writable, a git directory moved aside would let a
-	// new one with a planted config take its place.
-	for i, dotgit := range map[int]string{6: filepath.Join(ws, ".git"), 7: filepath.Join(ws, "sub", ".git")} {
-		if err := os.Rename(dotgit, dotgit+".aside"); !errors.Is(err, unix.EBUSY) {
-			fail(i, "rename: %v, want EBUSY", err)
-			if err == nil {
-				os.Rename(dotgit+".aside", dotgit)
-			}
-		}
-	}
-	return fails
-}
-
-// heldProbes names the probes that fails does not list.
-func heldProbes(fails []string) []string {
-	var held []string
-	for _, p := range mountProbes {
-		if !slices.ContainsFunc(fails, func(f string) bool { return strings.HasPrefix(f, p+":") }) {
-			held = append(held, p)
-		}
-	}
-	return held
-}
-
 // TestMountPlanLinks: a regular file in a root that is the same file as
 // a deny_read file (a hard link made before the session) is hidden like
 // it, for an anchored glob outside the root and a relative one inside;
@@ -573,8 +295,8 @@ func TestMountPlanLinks(t *testing.T) {
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
 	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
-	want := MountPlan{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
-		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}
+	want := MountPlan{Files: plan.Files{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
+		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}}
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}

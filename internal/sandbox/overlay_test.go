@@ -96,3 +96,33 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestRemoveTree: a session's folder goes whole, read-only folders (a
+// module cache's) and an overlay's mode-0 work folder included.
+func TestRemoveTree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "session")
+	for _, d := range []string{"caches/0/upper/mod/x@v1/sub", "caches/0/work/work"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub/f.go"), nil, 0o444)
+	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1/sub"), 0o555)
+	os.Chmod(filepath.Join(dir, "caches/0/upper/mod/x@v1"), 0o555)
+	os.Chmod(filepath.Join(dir, "caches/0/work/work"), 0)
+	os.Symlink("/etc", filepath.Join(dir, "caches/0/upper/etc"))
+	if err := RemoveTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", dir, err)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Errorf("the symlink's target went too: %v", err)
+	}
+	// A folder already gone (a clean-up that ran before) is no error.
+	if err := RemoveTree(dir); err != nil {
+		t.Errorf("RemoveTree of a folder that is gone: %v", err)
+	}
+	if err := RemoveTree(filepath.Join(dir, "below")); err != nil {
+		t.Errorf("RemoveTree beneath a folder that is gone: %v", err)
+	}
+}

@@ -5,7 +5,7 @@ package sandbox
 // is PlanMounts' (planProtectedEdges); exec's supervisor makes the
 // placeholders before the session (MakePlaceholders) and removes them
 // after it (RemovePlaceholders), and so does the next session's clean-up
-// of a supervisor killed before it could (session.removeStale).
+// of a supervisor killed before it could (wire.removeStale).
 
 import (
 	"errors"
@@ -209,7 +209,7 @@ func firstMissing(c string, dir bool) (Placeholder, bool) {
 // folder or file of the same kind, and recorded too; anything else is
 // left unrecorded (its bind still covers it). The paths are already in
 // m.ReadOnly. The caller removes them after the session, but those a
-// live session still names (session.RemovePlaceholders).
+// live session still names (wire.End).
 func MakePlaceholders(m *MountPlan) error {
 	var refused []string
 	defer func() { m.dropPlaceholders(refused) }()

@@ -1,16 +1,12 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -170,123 +166,5 @@ func TestSocketGrants(t *testing.T) {
 	}
 	if got := SocketGrants(policy.Policy{AllowUnixSockets: []string{"~/x.sock"}}); len(got) != 0 {
 		t.Errorf("SocketGrants without a home = %q: a ~ entry names nothing", got)
-	}
-}
-
-// TestHideSockets applies a plan's hidden sockets in a child with its
-// own mount namespace, with each way of mounting, and without (control):
-// a hidden socket refuses connections, stays in place (it cannot be
-// removed or renamed away from its cover), and the parent sees nothing.
-// A socket gone since the plan is skipped; one swapped for a symlink
-// fails Apply.
-func TestHideSockets(t *testing.T) {
-	if os.Getenv("SOCKETS_CHILD") != "" {
-		t.Skip("in the child")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount (run the tests as root to cover the mount layer)")
-	}
-	tmp := canonTemp(t)
-	hidden, kept := filepath.Join(tmp, "run", "hidden.sock"), filepath.Join(tmp, "run", "kept.sock")
-	os.MkdirAll(filepath.Dir(hidden), 0o755)
-	for _, s := range []string{hidden, kept} {
-		l, err := net.Listen("unix", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-	}
-	empty := filepath.Join(tmp, "empty")
-	if err := os.WriteFile(empty, nil, 0o400); err != nil {
-		t.Fatal(err)
-	}
-	plan := MountPlan{ReadOnly: []string{}, Hidden: []string{}, HiddenFiles: []string{}, HiddenSockets: []string{filepath.Join(tmp, "run", "gone.sock"), hidden}}
-	for _, mode := range []string{"apply", "classic", "control", "swap"} {
-		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHideSocketsChild$", "-test.v")
-			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "SOCKETS_CHILD="+mode, "SOCKETS_PLAN="+planJSON(plan),
-				"SOCKETS_EMPTY="+empty, "SOCKETS_HIDDEN="+hidden, "SOCKETS_KEPT="+kept)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestHideSocketsChild") {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if c, err := net.Dial("unix", hidden); err != nil {
-				t.Errorf("after the child, in the parent, the socket is hidden: %v", err)
-			} else {
-				c.Close()
-			}
-		})
-	}
-}
-
-// TestHideSocketsChild is TestHideSockets' child, in a mount namespace
-// of its own.
-func TestHideSocketsChild(t *testing.T) {
-	mode := os.Getenv("SOCKETS_CHILD")
-	if mode == "" || strings.HasPrefix(mode, "/") {
-		t.Skip("run by TestHideSockets in a mount namespace of its own")
-	}
-	var plan MountPlan
-	if err := json.Unmarshal([]byte(os.Getenv("SOCKETS_PLAN")), &plan); err != nil {
-		t.Fatal(err)
-	}
-	hidden, kept := os.Getenv("SOCKETS_HIDDEN"), os.Getenv("SOCKETS_KEPT")
-	if mode == "swap" {
-		os.Rename(hidden, hidden+".moved")
-		defer os.Rename(hidden+".moved", hidden)
-		os.Symlink(kept, hidden)
-		defer os.Remove(hidden)
-		err := plan.Apply(os.Getenv("SOCKETS_EMPTY"))
-		if err == nil || !strings.Contains(err.Error(), hidden) {
-			t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", hidden, err)
-		}
-		if c, err := net.Dial("unix", kept); err != nil {
-			t.Errorf("the symlink's target was covered: %v", err)
-		} else {
-			c.Close()
-		}
-		// Swapped for a file: no longer what the plan says either.
-		os.Remove(hidden)
-		os.WriteFile(hidden, nil, 0o644)
-		if err := plan.Apply(os.Getenv("SOCKETS_EMPTY")); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
-			t.Errorf("Apply with %s swapped for a file = %v, want changed since the plan", hidden, err)
-		}
-		return
-	}
-	if mode != "control" {
-		classicMounts = mode == "classic"
-		if err := plan.Apply(os.Getenv("SOCKETS_EMPTY")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := net.Dial("unix", hidden)
-	if c != nil {
-		c.Close()
-	}
-	if held := errors.Is(err, syscall.ECONNREFUSED); held != (mode != "control") {
-		t.Errorf("connect to the hidden socket: %v (mode %s)", err, mode)
-	}
-	if mode != "control" {
-		if err := os.Remove(hidden); !errors.Is(err, syscall.EBUSY) {
-			t.Errorf("remove the hidden socket: %v, want EBUSY", err)
-		}
-		if err := os.Rename(hidden, hidden+".x"); !errors.Is(err, syscall.EBUSY) {
-			t.Errorf("rename the hidden socket: %v, want EBUSY", err)
-		}
-	}
-	if c, err := net.Dial("unix", kept); err != nil {
-		t.Errorf("a socket the plan does not name: %v", err)
-	} else {
-		c.Close()
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // Block is the sandbox:policy block a harness puts in the model's
@@ -17,7 +18,7 @@ import (
 // verbose the long one, with every glob, cache and rule. It depends on
 // the policy alone, never on time or process, so an identical policy
 // gives identical bytes and a prompt cache stays warm.
-func Block(p policy.Policy, roots []sandbox.Root, rec *session.Record, verbose bool) string {
+func Block(p policy.Policy, roots []sandbox.Root, rec *wire.Record, verbose bool) string {
 	if verbose {
 		return contextBlock(p, roots, rec)
 	}
@@ -26,11 +27,11 @@ func Block(p policy.Policy, roots []sandbox.Root, rec *session.Record, verbose b
 
 // shortBlock is the sandbox:policy block a harness puts in the model's
 // context (policyview.Short), inside a dsh-fs exec session (rec) or not.
-func shortBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
+func shortBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string {
 	sh := policyview.Shell{Session: rec != nil}
 	if rec != nil {
 		for _, c := range rec.Shell.Caches {
-			sh.CachesCopied = sh.CachesCopied || c.Layer == sandbox.CacheOverlay
+			sh.CachesCopied = sh.CachesCopied || c.Layer == plan.CacheOverlay
 		}
 	}
 	return policyview.Short(p, roots, sh)
@@ -41,20 +42,20 @@ func shortBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) stri
 // process, so an identical policy gives identical bytes and a prompt cache
 // stays warm. Inside a dsh-fs exec session (rec) it says that the shell
 // is held to the same fence and how it sees the toolchain caches.
-func contextBlock(p policy.Policy, roots []sandbox.Root, rec *session.Record) string {
+func contextBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string {
 	var b strings.Builder
 	b.WriteString("<sandbox:policy>\n")
 	policyview.FenceLines(&b, p, roots)
 	if rec != nil {
 		b.WriteString("shell: this dsh-fs exec session's shell is held to the same fence: a refused write fails with \"Read-only file system\" or \"Permission denied\", and deny_read paths look empty; dsh-fs stat PATH says which rule holds there and what lifts it\n")
 		if len(rec.Shell.Caches) > 0 {
-			_, text := shell.CachesText(rec.Shell.Caches)
+			_, text := supervisor.CachesText(rec.Shell.Caches)
 			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
 		}
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
-	b.WriteString(shell.NetworkContextLine(p))
+	b.WriteString(supervisor.NetworkContextLine(p))
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != policy.ApprovalNever {

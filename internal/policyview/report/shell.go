@@ -8,8 +8,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session"
-	"github.com/dshfs/dsh-fs/internal/shell"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/supervisor"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // ShellLayers says, per layer, what holds for the model's shell: inside a
@@ -61,9 +62,9 @@ type ShellLayers struct {
 	// without the person's own changing (a copy-on-write overlay, or a
 	// writable root); Caches says how, or why not, and CacheList how
 	// the shell sees each cache ([] outside a session).
-	CachesHeld bool            `json:"caches_held"`
-	Caches     string          `json:"caches,omitempty"`
-	CacheList  []sandbox.Cache `json:"cache_list"`
+	CachesHeld bool         `json:"caches_held"`
+	Caches     string       `json:"caches,omitempty"`
+	CacheList  []plan.Cache `json:"cache_list"`
 }
 
 // newShellLayers describes the shell's fence under s.
@@ -93,10 +94,10 @@ func newShellLayers(s *config.Settings) ShellLayers {
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(shell.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+			privilegesText(supervisor.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
-		l.Sockets = shell.SocketsOutsideText(p)
-		l.Network = shell.NetworkOutsideText(p)
+		l.Sockets = supervisor.SocketsOutsideText(p)
+		l.Network = supervisor.NetworkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
 		if ok, why := sandbox.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
@@ -115,8 +116,8 @@ func newShellLayers(s *config.Settings) ShellLayers {
 			git = "dsh-fs exec would not: danger-full-access mode"
 		}
 		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
-		l.Caches = "not held for the shell: no dsh-fs exec session (" + shell.WouldCaches(s) + ")"
-		l.CacheList = []sandbox.Cache{}
+		l.Caches = "not held for the shell: no dsh-fs exec session (" + supervisor.WouldCaches(s) + ")"
+		l.CacheList = []plan.Cache{}
 		return l
 	}
 	l := ShellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
@@ -140,7 +141,7 @@ func newShellLayers(s *config.Settings) ShellLayers {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
 	}
-	l.PrivilegesHeld = rec.Shell.Privileges == session.PrivilegesNone
+	l.PrivilegesHeld = rec.Shell.Privileges == wire.PrivilegesNone
 	l.Privileges = privilegesText(rec.Shell.Privileges)
 	l.ScopesHeld = rec.Shell.Scoped
 	l.Scopes = scopesText(rec.Shell.Landlock, "no signal and no abstract unix socket reaches a process outside the session")
@@ -148,7 +149,7 @@ func newShellLayers(s *config.Settings) ShellLayers {
 		l.Scopes = "not held: " + rec.Shell.Kernel
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
-	l.NetworkHeld, l.Network = shell.NetworkRecordText(rec.Shell)
+	l.NetworkHeld, l.Network = supervisor.NetworkRecordText(rec.Shell)
 	if l.Sockets == "" {
 		l.Sockets = "not held for the shell: the session's record says nothing of sockets"
 	}
@@ -158,7 +159,7 @@ func newShellLayers(s *config.Settings) ShellLayers {
 	if l.Git == "" {
 		l.Git = "not held: the session's supervisor has no git guard"
 	}
-	l.CachesHeld, l.Caches = shell.CachesText(rec.Shell.Caches)
+	l.CachesHeld, l.Caches = supervisor.CachesText(rec.Shell.Caches)
 	l.CacheList = nonNilSlice(rec.Shell.Caches)
 	l.Escalation = "none"
 	if rec.Shell.Broker {
@@ -168,12 +169,12 @@ func newShellLayers(s *config.Settings) ShellLayers {
 }
 
 // privilegesText says what a shell keeps of its privileges
-// (session.Shell.Privileges).
+// (wire.Shell.Privileges).
 func privilegesText(p string) string {
 	switch p {
-	case session.PrivilegesNone:
+	case wire.PrivilegesNone:
 		return "no capability in any set (bounding and ambient included) and no_new_privs, as root too"
-	case session.PrivilegesNoNewPrivs:
+	case wire.PrivilegesNoNewPrivs:
 		return "no capability to use and no_new_privs; the bounding set is kept (a user that is not root, without a user namespace, cannot empty it)"
 	}
 	return "every privilege it has: danger-full-access mode"

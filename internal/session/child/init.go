@@ -1,0 +1,152 @@
+package child
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// InitSignals are the signals a session's init passes on to the command:
+// the ones dsh-fs exec forwards to its child, and SIGWINCH for a session
+// without a terminal of its own (with one, the kernel sends it).
+var InitSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
+
+// Signals are the InitSignals Init passes on, caught since CatchSignals.
+type Signals struct {
+	c      chan os.Signal
+	caught chan struct{}
+}
+
+// CatchSignals starts catching the InitSignals for Init, in the
+// background: the runtime's first signal.Notify costs a millisecond or
+// more (a thread of its own hands each signal's change over), which the
+// session's first process spends beside its layers rather than before
+// the command. A signal caught before the command runs is passed on to
+// it once it does.
+func CatchSignals() *Signals {
+	s := &Signals{c: make(chan os.Signal, 8), caught: make(chan struct{})}
+	go func() {
+		defer close(s.caught)
+		signal.Notify(s.c, InitSignals...)
+	}()
+	return s
+}
+
+// Init is the session's first process, pid 1 of its PID namespace, once
+// it applied the session's layers (they are inherited by what it starts).
+// It starts the command at path with argv and env, its standard streams
+// and the broker descriptor (fds 0 to 3) inherited, in a process group of
+// its own, which becomes the foreground of the terminal at descriptor ctty
+// when ctty is 0, 1 or 2. Then it reaps every process of the session
+// (orphans are its children), passes the InitSignals it receives to the
+// command, and returns the command's exit status (128+N when signal N
+// ended it) once the command ended. started is called once the command
+// runs, or with the error that kept it from running.
+//
+// Once the command ended, Init ends the rest of the session itself: it
+// kills every other process of the namespace and reaps them (endOthers);
+// ended says none is left, so the caller may say the session ended
+// before its own exit, whose teardown of the session's namespaces the
+// kernel does after. Where they are not all reaped within endWait, ended
+// is false. The caller exits with the status at once: when pid 1 of a
+// PID namespace exits, the kernel kills every other process in it, so
+// nothing the session started survives it, ended or not. Init must run on the thread that
+// applied the layers (its capabilities and seccomp filter are the
+// thread's), and the kernel delivers to pid 1 only the signals it has a
+// handler for, so the session cannot kill it: sigs, from CatchSignals,
+// are caught before the command starts (nil: Init catches them itself).
+func Init(path string, argv, env []string, ctty int, sigs *Signals, started func(error)) (int, bool) {
+	if sigs == nil {
+		sigs = CatchSignals()
+	}
+	<-sigs.caught
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if ctty >= 0 && ctty <= 2 {
+		attr.Foreground, attr.Ctty = true, ctty
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2, 3}, Sys: attr})
+	started(err)
+	if err != nil {
+		return 126, endOthers()
+	}
+	// The reaper waits on any thread; the signals are passed on from
+	// this one. Landlock gives each thread of this process a domain of
+	// its own (go-landlock restricts every thread), and its signal scope
+	// lets only the thread that started the command, whose domain the
+	// command inherited, signal it.
+	ended := make(chan int, 1)
+	go func() { ended <- reap(pid) }()
+	for {
+		select {
+		case sig := <-sigs.c:
+			syscall.Kill(pid, sig.(syscall.Signal))
+		case status := <-ended:
+			// From this thread, whose Landlock domain every process
+			// of the session inherited: its signal scope allows it.
+			return status, endOthers()
+		}
+	}
+}
+
+// endWait bounds endOthers: a process that SIGKILL does not end at once
+// is stuck in the kernel, and the kernel's own end of the namespace
+// waits for it instead.
+const endWait = 2 * time.Second
+
+// endOthers kills every process of the PID namespace but this one, its
+// pid 1, and reaps them all: true once none is left, within endWait. Each
+// is this process's descendant, or reparented to it as its parent ends;
+// a fork racing the kill fails, as the kernel's own end of a namespace
+// relies on too.
+func endOthers() bool {
+	unix.Kill(-1, unix.SIGKILL) // ESRCH: nothing left
+	gone := make(chan bool, 1)
+	go func() {
+		for {
+			_, err := unix.Wait4(-1, nil, 0, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil {
+				gone <- errors.Is(err, unix.ECHILD)
+				return
+			}
+		}
+	}()
+	select {
+	case ok := <-gone:
+		return ok
+	case <-time.After(endWait):
+		return false
+	}
+}
+
+// reap waits for every process of the session (orphans are pid 1's
+// children) until the command, pid, ended, and returns its exit status.
+func reap(pid int) int {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			// No child left: the command is gone without a status.
+			return 1
+		}
+		if got != pid {
+			continue // an orphan of the session, reaped
+		}
+		switch {
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		case ws.Exited():
+			return ws.ExitStatus()
+		}
+	}
+}

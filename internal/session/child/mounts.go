@@ -1,0 +1,297 @@
+package child
+
+// The plan's Files applied (applyFiles), in exec's child and its private
+// mount namespace: the binds, pins and hiding, each made through a
+// descriptor opened without following a symlink. The plan is the host's
+// (internal/sandbox's PlanMounts).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
+)
+
+// applyFiles mounts m. It must run in the child, inside its own private
+// mount namespace, before Landlock (a Landlock-restricted process may not
+// mount): run in the parent's namespace it would change what every
+// process sees. emptyFile is an existing empty regular file (mode 0400)
+// to bind over hidden files.
+//
+// The read-only tree comes first (readOnlyTree), then the pins, outermost
+// first, then the read-only binds, then the hiding: a pin made after a
+// bind beneath it would be a copy made before, and each mount is made on
+// what the ones before it left.
+//
+// Every path is opened without following any symlink, checked to still be
+// what the plan says (a folder for Hidden, not a folder for HiddenFiles),
+// and mounted on through that descriptor, so a path swapped for a symlink
+// since the plan fails instead of covering where the link leads.
+// Read-only binds are recursive and made read-only before they are
+// attached (mount_setattr), so no instant shows them writable and a mount
+// beneath a protected folder is read-only too; tmpfs is made with
+// fsopen and fsmount. Kernels without these calls get mount(2) on
+// /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
+// anything is mounted, so a hidden folder holding it changes nothing.
+// The first failure stops applyFiles; what it mounted stays, and the caller
+// must not start the shell.
+func applyFiles(m *plan.Files, emptyFile string) error {
+	empty := -1
+	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		var st unix.Stat_t
+		if err == nil {
+			defer unix.Close(fd)
+			err = unix.Fstat(fd, &st)
+		}
+		if err == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != 0) {
+			// Bound over a secret, anything else would show something.
+			err = errors.New("not an empty regular file")
+		}
+		if err != nil {
+			return mountErr("open empty file", emptyFile, err)
+		}
+		empty = fd
+	}
+	// The working folder was entered before anything was mounted: a
+	// relative path would still lead into the mounts beneath the plan's
+	// (the read-only tree's, what is hidden), so it is entered again by
+	// its name once all is mounted.
+	wd, err := os.Getwd()
+	if err != nil {
+		return mountErr("working folder", ".", err)
+	}
+	// The overlays first: an overlay's upper folder must lie on a
+	// writable mount when it is made, and the read-only tree binds each
+	// overlay back writable like a root.
+	writable := slices.Clip(m.Writable)
+	for _, o := range m.Overlays {
+		if err := MountOverlay(o); err != nil {
+			return mountErr("overlay", o.Path, err)
+		}
+		writable = append(writable, o.Path)
+	}
+	if m.View != nil {
+		if err := applyView(m.View); err != nil {
+			return err
+		}
+	}
+	if m.OutsideReadOnly {
+		if err := readOnlyTree(writable); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Pinned {
+		if err := pin(p); err != nil {
+			return mountErr("pin", p, err)
+		}
+	}
+	for _, p := range m.ReadOnly {
+		if err := bindReadOnly(-1, p, 0); err != nil {
+			return mountErr("bind read-only", p, err)
+		}
+	}
+	for _, p := range m.Hidden {
+		if err := hideDir(p); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	for _, p := range m.HiddenFiles {
+		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
+			return mountErr("hide", p, err)
+		}
+	}
+	// The overlays' upper folders are reached through the overlays only.
+	if m.OverlayDir != "" {
+		if err := hideDir(m.OverlayDir); err != nil {
+			return mountErr("hide", m.OverlayDir, err)
+		}
+	}
+	// Last: a cover over a socket must lie above every bind that
+	// re-mounts a folder holding it (the writable roots, the pins).
+	if err := hideSockets(empty, m.HiddenSockets); err != nil {
+		return err
+	}
+	// Other sessions' folders, their caches' layers with them.
+	if m.Runtime != "" {
+		if err := hideRuntime(m.Runtime, m.Record); err != nil {
+			return mountErr("hide", m.Runtime, err)
+		}
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return mountErr("enter the working folder", wd, err)
+	}
+	return nil
+}
+
+func mountErr(op, path string, err error) error {
+	return fserr.Wrap(fserr.IO, fmt.Sprintf("mount: %s %s: %v", op, path, err), err)
+}
+
+// openTarget opens the mount point path and checks its type: not a
+// symlink, and not of type notType (S_IFDIR or S_IFREG; 0 for either).
+func openTarget(path string, notType uint32) (int, error) {
+	fd, err := kernel.OpenNoSymlinks(path, unix.O_PATH)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("changed since the plan: %w", err)
+	}
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	switch t := st.Mode & unix.S_IFMT; {
+	case t == unix.S_IFLNK || t == notType:
+		unix.Close(fd)
+		return -1, fmt.Errorf("changed since the plan")
+	case t != unix.S_IFDIR && t != unix.S_IFREG:
+		unix.Close(fd)
+		return -1, fmt.Errorf("not a folder or a regular file")
+	}
+	return fd, nil
+}
+
+// bindReadOnly binds what the descriptor src is open on over target,
+// recursively and read-only; src -1 binds target over itself. target
+// must not be of type notType.
+func bindReadOnly(src int, target string, notType uint32) error {
+	tfd, err := openTarget(target, notType)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	sfd := src
+	if src < 0 {
+		sfd = tfd
+	}
+	if classicMounts {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree) // an unattached clone goes with its descriptor
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+	if errors.Is(err, unix.ENOSYS) {
+		return bindReadOnlyClassic(sfd, tfd)
+	}
+	if err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(tree, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// classicMounts makes applyFiles use mount(2) as on kernels before 5.12, so
+// tests exercise the path older kernels take.
+var classicMounts = false
+
+// bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
+// open_tree or mount_setattr: a bind, then a remount read-only of the
+// new mount. The remount keeps the per-mount flags the source has (nosuid, nodev,
+// noexec, atime), which a remount would otherwise clear and which are
+// locked when set by a more privileged namespace (EPERM). Only the top
+// mount becomes read-only: a mount beneath the bound folder keeps its
+// flags, a limit of these kernels.
+func bindReadOnlyClassic(sfd, tfd int) error {
+	src, target := procFd(sfd), procFd(tfd)
+	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	// tfd still names the folder beneath the new mount; its path now
+	// leads to the mount, so the remount goes by the path, checked again.
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(sfd, &sfs); err != nil {
+		return fmt.Errorf("statfs: %w", err)
+	}
+	var keep uintptr
+	for _, f := range [...]struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(sfs.Flags)&f.st != 0 {
+			keep |= f.ms
+		}
+	}
+	path, err := kernel.OpenedPath(tfd)
+	if err != nil {
+		return fmt.Errorf("remount read-only: no path for the mount point")
+	}
+	fd, err := kernel.OpenNoSymlinks(path, unix.O_PATH)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Mount("", procFd(fd), "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, ""); err != nil {
+		return fmt.Errorf("remount read-only: %w", err)
+	}
+	return nil
+}
+
+// hideDir covers the folder path with an empty, read-only tmpfs.
+func hideDir(path string) error {
+	tfd, err := openTarget(path, unix.S_IFREG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	if !classicMounts {
+		mfd, err := emptyTmpfs()
+		if err == nil {
+			defer unix.Close(mfd)
+			if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+				return fmt.Errorf("move_mount: %w", err)
+			}
+			return nil
+		}
+		if !errors.Is(err, unix.ENOSYS) {
+			return err
+		}
+	}
+	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	return unix.Mount("tmpfs", procFd(tfd), "tmpfs", flags, "size=4k,mode=0500")
+}
+
+// emptyTmpfs returns a detached mount of an empty tmpfs, read-only,
+// nosuid, nodev and noexec, to attach with move_mount.
+func emptyTmpfs() (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("fsopen: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0500"}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("fsconfig create: %w", err)
+	}
+	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attr)
+	if err != nil {
+		return -1, fmt.Errorf("fsmount: %w", err)
+	}
+	return mfd, nil
+}
+
+// procFd names the file fd is open on, for a call that takes a path;
+// the kernel resolves it to the very file opened.
+func procFd(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }

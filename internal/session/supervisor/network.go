@@ -1,0 +1,349 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/approval"
+	"github.com/dshfs/dsh-fs/internal/audit"
+	"github.com/dshfs/dsh-fs/internal/denials"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/netproxy"
+	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
+	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
+)
+
+// networkPlan is how a session holds its network setting.
+type networkPlan struct {
+	// namespaced: the shell gets a network namespace of its own.
+	namespaced bool
+	held       bool
+	text       string
+	// missing, when not "", is why the network setting cannot be held
+	// here: exec refuses to start (networkMissing).
+	missing string
+}
+
+// networkMissing is exec's error for a network setting it cannot hold.
+func networkMissing(p policy.Policy, missing string) error {
+	return fserr.New(fserr.ConfigInvalid, "exec: network "+string(p.Network)+" cannot be held here: "+missing+
+		"\nhint: network: on, a mode with the mount layer (workspace-write, read-only) where user namespaces are allowed, or run as root")
+}
+
+// networkLayer decides the network of a session under p (docs/design.md
+// §10, network) and the text policy shows. mounts says the session has
+// the mount layer's namespaces (a user namespace where not root), in
+// which the network namespace is made too; as root one is made without
+// them. withInit says the session has its own first process
+// (child.Init), where the allowlist's bridge to the proxy runs:
+// without one, allowlist is off. Where no namespace can be made, the
+// setting cannot be held (missing), unless enforce is off: no fallback
+// holds it whole (Landlock's TCP rules grant a port to every address,
+// and miss UDP and io_uring's sockets).
+func networkLayer(p policy.Policy, mounts, withInit bool) networkPlan {
+	if p.Network == policy.NetworkOn {
+		return networkPlan{held: true, text: "on: the host's network, every address it reaches"}
+	}
+	allow := "no host"
+	if len(p.NetworkAllow) > 0 {
+		allow = strings.Join(p.NetworkAllow, ", ")
+	}
+	reach := "it reaches only " + allow + ", and a loopback, private or link-local address only when an entry names it"
+	if len(p.NetworkAllowCommands) > 0 {
+		reach += "; network_allow_commands grants " + strings.Join(p.NetworkAllowCommands, ", ") + " to that program's processes while it runs"
+	}
+	if p.NetworkApproval.Asks() {
+		reach += "; another host is put to the approver (network_approval " + string(p.NetworkApproval) + ") once for the session"
+	}
+	if p.NetworkUpstreamProxy != "" {
+		reach += "; through the upstream proxy " + p.NetworkUpstreamProxy
+	} else {
+		reach += "; through the upstream proxy exec's own HTTPS_PROXY or HTTP_PROXY names, if any"
+	}
+	if !mounts && os.Geteuid() != 0 {
+		nsWhy := "no network namespace: without the mount layer's user namespace a user that is not root cannot make one"
+		if p.Mode == policy.DangerFullAccess {
+			nsWhy = "no network namespace: danger-full-access has no mount layer, whose user namespace a user that is not root needs for one"
+		}
+		text := "not held for the shell: network " + string(p.Network) + " needs a network namespace, and " + nsWhy[len("no network namespace: "):]
+		if p.Enforce == policy.EnforceOff {
+			return networkPlan{text: text + " (enforce: off)"}
+		}
+		return networkPlan{text: text, missing: nsWhy}
+	}
+	off := "a network namespace of its own with only loopback; nothing leaves it, not even to the host's 127.0.0.1"
+	if p.Network == policy.NetworkAllowlist {
+		if !withInit {
+			return networkPlan{namespaced: true, held: true, text: "off (allowlist needs the session's PID namespace, where the bridge to the proxy runs): " + off}
+		}
+		return networkPlan{namespaced: true, held: true, text: "allowlist: a network namespace of its own with only loopback, where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name the session's proxy (HTTP, CONNECT, SOCKS5), run by the supervisor; " + reach}
+	}
+	return networkPlan{namespaced: true, held: true, text: "off: " + off}
+}
+
+// newProxy is the session's proxy, whose refusals are lines of the
+// session's log: exec's standard error, as the git guard's report
+// (networkDecided). A host no entry allows is reached when a trusted
+// network_allow_commands grant covers the program asking (proxyGrants),
+// else put to the approver, where the trusted network_approval is
+// command or supervisor, once for the session (approval.ApproveHost);
+// otherwise nobody is asked. Allowed hosts are reached through the
+// upstream proxy, where there is one (proxyUpstream).
+func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
+	p := s.settings.Policy
+	proxy, err := netproxy.New(p.NetworkAllow, nil)
+	if err != nil {
+		return nil, err
+	}
+	proxy.OnDecision(s.networkDecided())
+	up, err := s.proxyUpstream()
+	if err != nil {
+		return nil, err
+	}
+	proxy.SetUpstream(up)
+	grants, err := s.proxyGrants()
+	if err != nil {
+		return nil, err
+	}
+	proxy.SetGrants(grants, func(c net.Conn) ([][]netproxy.FileID, error) {
+		return netproxy.SessionPeer(child.Process.Pid)(c)
+	})
+	if p.NetworkApproval.Asks() {
+		proxy.SetApprover(func(host string, port int) error {
+			req := policy.EscalationRequest{Kind: policy.KindNetworkHost, Op: policy.OpNetwork, Path: net.JoinHostPort(host, strconv.Itoa(port)),
+				From: p.Mode, To: p.Mode, Reason: "not in " + netproxy.Setting}
+			err := approval.ApproveHost(p, req, func(req policy.EscalationRequest) error {
+				return s.askTerminal(wire.Ask{Request: req})
+			})
+			s.audit.Write(audit.HostAnswer(host, port, err))
+			return err
+		})
+	}
+	return proxy, nil
+}
+
+// networkDecided is where the proxy's decisions go, each as it is
+// taken: a refusal is a line of exec's log and an entry of the denial
+// log; every decision is a line of the audit log, where there is one. It
+// is the one place that hears them (netproxy.Decision).
+func (s *supervisor) networkDecided() func(netproxy.Decision) {
+	enc := json.NewEncoder(s.log())
+	enc.SetEscapeHTML(false)
+	var mu sync.Mutex
+	return func(d netproxy.Decision) {
+		if d.Verdict != netproxy.VerdictRefused {
+			s.audit.Write(audit.Allowed(d.Host, d.Port, d.Addr, d.Rule, d.Command, d.Via))
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		enc.Encode(networkRefusal{Op: "exec", Network: networkRefused{Host: d.Host, Port: d.Port, Why: d.Rule, Setting: netproxy.Setting}})
+		s.denials.Add(denials.Proxy(d.Host, d.Port, d.Rule, netproxy.Setting))
+		s.audit.Write(audit.Refused(d.Host, d.Port, d.Rule))
+	}
+}
+
+// proxyUpstream is the upstream proxy of the session's proxy: the
+// trusted network_upstream_proxy, else the one exec's own environment
+// names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY): exec's, never the
+// session's, as a nested exec makes no proxy. nil where there is none.
+func (s *supervisor) proxyUpstream() (*netproxy.Upstream, error) {
+	p := s.settings.Policy
+	var up *netproxy.Upstream
+	var err error
+	from := "exec's HTTPS_PROXY or HTTP_PROXY"
+	if p.NetworkUpstreamProxy != "" {
+		from = "network_upstream_proxy"
+		up, err = netproxy.ParseUpstream(p.NetworkUpstreamProxy, strings.Join(p.NetworkUpstreamNoProxy, ","))
+	} else {
+		up, err = netproxy.UpstreamFromEnv(s.opts.LookupEnv)
+	}
+	if err != nil {
+		return nil, fserr.New(fserr.ConfigInvalid, "exec: network allowlist: "+from+": "+err.Error()+
+			"\nhint: name an http:// proxy there, or unset it")
+	}
+	if f := p.NetworkUpstreamAuth; f != "" && up != nil {
+		cred, err := upstreamCredentials(p, f)
+		if err != nil {
+			return nil, err
+		}
+		up.WithCredentials(cred)
+	}
+	return up, nil
+}
+
+// upstreamCredentials reads the upstream's credentials from file, which
+// a deny_read entry must hide from the session: the supervisor alone
+// reads it. Its errors never quote what it holds.
+func upstreamCredentials(p policy.Policy, file string) (string, error) {
+	bad := func(why string) error {
+		return fserr.New(fserr.ConfigInvalid, "exec: network_upstream_proxy_auth_file "+file+": "+why)
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	if !sandbox.NewFence(p).ReadDenied(real) {
+		return "", bad("the session could read it\nhint: add it to deny_read in a trusted file")
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", bad(err.Error())
+	}
+	cred := strings.TrimSpace(string(data))
+	if !strings.Contains(cred, ":") || strings.ContainsAny(cred, "\r\n") {
+		return "", bad("want one line user:password")
+	}
+	return cred, nil
+}
+
+// proxyGrants resolves network_allow_commands on the trusted side: each
+// command on exec's own PATH, to the file it is, which must lie outside
+// the session's writable roots (else the session could rewrite the
+// granted program in place and keep its identity).
+func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
+	list, err := policy.ParseCommandGrants(s.settings.Policy.NetworkAllowCommands)
+	if err != nil {
+		return nil, fserr.New(fserr.ConfigInvalid, "exec: "+netproxy.SettingCommands+": "+err.Error())
+	}
+	var out []netproxy.Grant
+	for _, cg := range list {
+		bad := func(why string) error {
+			return fserr.New(fserr.ConfigInvalid, "exec: "+netproxy.SettingCommands+": "+cg.Command+": "+why+
+				"\nhint: name a compiled program, installed where the session cannot write")
+		}
+		path, err := exec.LookPath(cg.Command)
+		if err == nil {
+			path, err = filepath.EvalSymlinks(path)
+		}
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		for _, root := range s.rec.Roots {
+			if sandbox.Beneath(root, path) {
+				return nil, bad(path + " lies in the session's writable root " + root)
+			}
+		}
+		g, err := netproxy.NewGrant(path, cg.Allow)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// startProxy readies the allowlist's proxy of a session whose child is
+// child: the channel's bridge end is the child's descriptor proxyFD,
+// and the proxy serves what comes through it until the session ends.
+// It returns the function that ends the proxy.
+func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error) {
+	proxyEnd, bridgeEnd, err := bridge.NewChannel()
+	if err != nil {
+		return 0, nil, err
+	}
+	proxy, err := s.newProxy(child)
+	if err != nil {
+		proxyEnd.Close()
+		bridgeEnd.Close()
+		return 0, nil, err
+	}
+	child.ExtraFiles = append(child.ExtraFiles, bridgeEnd)
+	go func() {
+		// It ends when the session's last process, which holds the
+		// bridge end, is gone.
+		proxy.ServeBridge(proxyEnd)
+		proxyEnd.Close()
+	}()
+	return 2 + len(child.ExtraFiles), func() {
+		bridgeEnd.Close()
+		proxy.Close()
+	}, nil
+}
+
+// networkRefusal is the line exec writes to its standard error for each
+// connection the proxy refused.
+type networkRefusal struct {
+	Op      string         `json:"op"`
+	Network networkRefused `json:"network_refused"`
+}
+
+type networkRefused struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Why     string `json:"why"`
+	Setting string `json:"setting"`
+}
+
+// withNetworkNamespace gives the child attr starts a network namespace
+// of its own: in the user namespace attr makes, where there is one, with
+// CAP_NET_ADMIN there to bring loopback up (cleared before CMD, as the
+// mount layer's capabilities are).
+func withNetworkNamespace(attr *syscall.SysProcAttr) {
+	attr.Cloneflags |= syscall.CLONE_NEWNET
+	if attr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
+	}
+}
+
+// NetworkOutsideText is policy's network line outside a session: what
+// dsh-fs exec would do here.
+func NetworkOutsideText(p policy.Policy) string {
+	if p.Network == policy.NetworkOn {
+		return "on: the host's network, every address it reaches"
+	}
+	mounts := p.Mode != policy.DangerFullAccess && func() bool { ok, _ := sandbox.MountLayer(); return ok }()
+	plan := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
+	switch {
+	case plan.namespaced:
+		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would give it " + strings.SplitN(plan.text, ": ", 2)[1] + ")"
+	case plan.missing != "":
+		return "not held for the shell: no dsh-fs exec session (dsh-fs exec refuses to start here: " + plan.missing + ")"
+	}
+	return "not held for the shell: no dsh-fs exec session (dsh-fs exec could not here: " + strings.TrimPrefix(plan.text, "not held for the shell: ") + ")"
+}
+
+// NetworkRecordText is policy's network line from a session's record.
+func NetworkRecordText(sh wire.Shell) (bool, string) {
+	if sh.Network == "" {
+		return false, "not held for the shell: the session's record says nothing of the network"
+	}
+	return sh.NetworkHeld, sh.Network
+}
+
+// NetworkContextLine is the network line of the sandbox:policy block.
+func NetworkContextLine(p policy.Policy) string {
+	switch p.Network {
+	case policy.NetworkOn:
+		return "network (dsh-fs exec shell): on, any host\n"
+	case policy.NetworkAllowlist:
+		allow := "none"
+		if len(p.NetworkAllow) > 0 {
+			allow = strings.Join(p.NetworkAllow, ", ")
+		}
+		others := "other hosts get 403 naming the host and network_allow"
+		if p.NetworkApproval.Asks() {
+			others = "another host is put to the approver once, else gets 403 naming the host and network_allow"
+		}
+		return fmt.Sprintf("network (dsh-fs exec shell): only through the session's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to %s; %s\n", allow, others)
+	}
+	return "network (dsh-fs exec shell): off; no host is reachable, not even the host's 127.0.0.1\n"
+}

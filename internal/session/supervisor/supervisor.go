@@ -1,0 +1,734 @@
+package supervisor
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/audit"
+	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/denials"
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/gitguard"
+	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
+	"github.com/dshfs/dsh-fs/internal/tty"
+)
+
+// Options are what a session needs of the front end that starts it: its
+// streams, its environment, the settings the front end resolved from its
+// command line and the trusted sources, and the command.
+type Options struct {
+	// Stdin, Stdout and Stderr are exec's streams: CMD's, where they
+	// are not a terminal; a terminal among them is relayed (tty.go).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// LookupEnv reads exec's environment (HOME, XDG_RUNTIME_DIR).
+	LookupEnv func(string) (string, bool)
+	// Settings are the session's, resolved with exec's flags trusted
+	// (config.Source.FlagsTrusted, ConfigTrusted).
+	Settings *config.Settings
+	// Argv is the command the session runs, its program first.
+	Argv []string
+}
+
+// Run runs opts.Argv as a session of opts.Settings (docs/design.md §10)
+// and returns CMD's exit status, 128+N when signal N ended it. An error
+// says why no session ran (CMD not found, a layer that could not be
+// readied), with its fserr code; exec then started nothing and left no
+// record behind.
+func Run(opts Options) (int, error) {
+	if len(opts.Argv) == 0 || opts.Settings == nil {
+		return 0, fserr.New(fserr.InvalidArgument, "exec: no command to run")
+	}
+	path, err := exec.LookPath(opts.Argv[0])
+	if err != nil {
+		return 0, fserr.Wrap(fserr.NotFound, "exec: "+opts.Argv[0]+": command not found", err)
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	// A session never outlives its supervisor: killed with SIGKILL, the
+	// supervisor can neither forward it nor end the session, so the
+	// kernel kills the child as its parent dies, and with the child, the
+	// init of the session's PID namespace, every process in it. The
+	// parent-death signal follows the thread that forked the child, not
+	// the process: this goroutine, which launches the child
+	// (newSupervisor, launch), keeps its thread until the session ends,
+	// and the Go runtime ends no thread a goroutine holds.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pr := &probes{base: wire.RuntimeBase()}
+	status, failed, err := runOnce(opts, pr, path)
+	if err != nil && failed && pr.relied() {
+		// A verdict kept by an earlier start was wrong (the kernel
+		// refused in the child what it allowed the probe): no CMD ran.
+		// The session starts once more, probing, as it would have with
+		// nothing kept.
+		pr.forget()
+		pr.fresh = true
+		status, _, err = runOnce(opts, pr, path)
+	}
+	mark("closed")
+	return status, err
+}
+
+// runOnce starts a session of opts, whose probes are pr, and runs CMD
+// at path in it; failed says the child could not become CMD.
+func runOnce(opts Options, pr *probes, path string) (status int, failed bool, err error) {
+	sup, err := newSupervisor(opts, pr)
+	if err != nil {
+		// A supervisor returned with its error is one whose child
+		// could not start (launch).
+		return 0, sup != nil && sup.childFailed, err
+	}
+	defer sup.close()
+	status, err = sup.runCommand(path, opts.Argv)
+	sup.endAudit(status, err)
+	return status, sup.childFailed, err
+}
+
+// supervisor is the process that starts a session and stays outside it:
+// it holds the record and the escalation channel, forwards signals, and
+// runs the escalated calls the session sends it.
+type supervisor struct {
+	// callRunner runs the escalated calls; its self and record are
+	// this executable and the session's record.
+	callRunner
+	opts     Options
+	settings *config.Settings
+	dir      string // the record's private folder
+	empty    string // the empty file the mount layer binds over hidden files
+	rec      *wire.Record
+	// nested says exec runs inside a session: it writes no record and
+	// runs no broker of its own.
+	nested bool
+	// askMu puts one question at a time to the person at the terminal.
+	askMu sync.Mutex
+	// sockets are the paths the Landlock socket right is granted on;
+	// nil when the kernel has no such right (sandbox.SocketGrants).
+	sockets []string
+	// relay stands between the person's terminal and the session's
+	// own, while CMD runs; nil when exec's streams hold no terminal.
+	relay *tty.Relay
+	// stderr relays exec's standard error where it is a pipe (explain.go).
+	stderr *tty.StderrRelay
+	// git is the git guard's record of the roots' git directories; nil
+	// where there is none. gitReport is its report at the end.
+	git       *gitguard.Guard
+	gitReport *gitguard.Report
+	// indexesSaved is closed once the roots' tree indexes are saved
+	// (saveIndexes); nil when there is no save.
+	indexesSaved chan struct{}
+	// audit is the session's audit log (audit.go); nil without one.
+	audit *audit.Log
+	// childFailed says the child could not become CMD (startChild,
+	// sendSpec).
+	childFailed bool
+	// launched is the session's child once started (launch).
+	launched *launched
+	// childGone is closed once the child is waited for, after CMD ended
+	// (waitSession); close waits for it last.
+	childGone <-chan struct{}
+}
+
+// newSupervisor resolves the layers of the session of opts.Settings and
+// writes its record; pr probes what the kernel allows. Where the child
+// could not be started, the supervisor comes back, closed, with the
+// error (childFailed).
+func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
+	s := opts.Settings
+	mark("supervisor")
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
+	}
+	pr.self = self
+	p := s.Policy
+	fence := sandbox.NewFence(p)
+	roots, err := fence.Roots()
+	if err != nil {
+		return nil, err
+	}
+	abi, kernelWhy, err := sandbox.TreeLayer(p)
+	if err != nil {
+		return nil, err
+	}
+	shell := wire.Shell{Landlock: abi, Kernel: kernelWhy, Broker: true, Scoped: abi > 0 && kernel.ScopesHeld(abi),
+		Privileges: wire.PrivilegesKept}
+	if s.Session != nil {
+		return nestedSupervisor(opts, self, NewRecord(s, roots).Roots, shell, socketGrants(p)), nil
+	}
+	// The toolchains' caches depend on the settings and exec's own
+	// environment only: their key's few dozen stats run beside the early
+	// layers and the launch, not on the plan's path to the child's spec.
+	findCaches := startFindCaches(s)
+	// What the child must be given at its start follows from whether
+	// there is a mount layer: the child is launched then, while the rest
+	// is planned beside it (plan).
+	mounts, err := earlyLayers(opts, pr, p, &shell)
+	if err != nil {
+		return nil, err
+	}
+	mark("tree-layer")
+	rec := NewRecord(s, roots)
+	rec.Shell = shell
+	sup := &supervisor{opts: opts, settings: s, rec: rec}
+	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
+	plans, planning := make(chan planned, 1), false
+	launchErr := sup.launch(mounts, func() {
+		planning = true
+		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
+	})
+	mark("launched")
+	var pl planned
+	if planning {
+		pl = <-plans
+	}
+	mark("planned")
+	sup.dir, sup.callRunner.denials, sup.git, sup.sockets = pl.dir, pl.denials, pl.git, pl.sockets
+	if launchErr != nil {
+		sup.close()
+		return sup, launchErr
+	}
+	if pl.err != nil {
+		sup.close()
+		return nil, pl.err
+	}
+	rec.Shell = pl.shell
+	if err := sup.writeRecord(roots); err != nil {
+		sup.close()
+		return nil, err
+	}
+	mark("record")
+	return sup, nil
+}
+
+// planned is what plan planned of a session; err says why the session
+// cannot start, dir is the record's folder where plan made it.
+type planned struct {
+	shell   wire.Shell
+	dir     string
+	denials *denials.Log
+	git     *gitguard.Guard
+	sockets []string
+	err     error
+}
+
+// plan plans the layers of the session over roots beside the launch of
+// its child (launch), from the early layers in shell (earlyLayers):
+// the mount layer, the record's folder, the caches, the sockets, the
+// read view and the git guard's start; findCaches waits for the
+// toolchains' caches (startFindCaches). It reads s's settings and
+// options and changes nothing of s: the launch has its own fields, and
+// newSupervisor takes what plan returns once both are done. Nothing in
+// it needs the child, and the child needs none of it before its spec.
+func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell wire.Shell,
+	findCaches func() []foundCache) (pl planned) {
+	opts, p := s.opts, s.settings.Policy
+	pl.sockets = socketGrants(p)
+	if mounts {
+		shell.Mounts = planMounts(opts, p, roots)
+	}
+	mark("plan-mounts")
+	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	dir, err := wire.Dir(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+		return pl
+	}
+	pl.dir = dir
+	// Before the child's spec: its mount layer binds the log's folder.
+	pl.denials, _ = denials.Open(dir, string(p.Approval)) // nil where it cannot be made: the log reads as empty
+	mark("plan-record-dir")
+	// The caches' layers are readied (the toolchains' answers awaited,
+	// the overlays probed) while the sockets are looked for.
+	cachesReady := make(chan cacheSetup, 1)
+	go func(mountsWhy string) {
+		cachesReady <- readyCaches(pr, dir, s.settings, findCaches(), s.rec.Roots, mountsWhy)
+	}(shell.MountsWhy)
+	shell.SocketsHeld, shell.Sockets = shellSockets(p, shell.Mounts, shell.MountsWhy)
+	mark("plan-sockets")
+	if err := applyCaches(<-cachesReady, &shell); err != nil {
+		pl.err = fserr.Wrap(fserr.IO, "exec: caches: "+err.Error(), err)
+		return pl
+	}
+	if m := shell.Mounts; m != nil {
+		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(s.self, shell.Caches))
+	}
+	mark("plan-caches")
+	// After the caches and the read view: the guard reads the pins and
+	// the writable folders of the plan that is applied.
+	pl.git = startGitGuard(opts.LookupEnv, s.settings, roots, &shell)
+	mark("plan-git-guard")
+	pl.shell = shell
+	return pl
+}
+
+// socketGrants are the paths the Landlock socket right is granted on
+// under p (sandbox.SocketGrants).
+func socketGrants(p policy.Policy) []string {
+	if sandbox.SocketLandlock(p) {
+		return sandbox.SocketGrants(p)
+	}
+	return nil
+}
+
+// writeRecord writes the session's record, with the identities the mount
+// layer hides and the placeholders it needs, and starts the audit log.
+func (s *supervisor) writeRecord(roots []sandbox.Root) error {
+	if err := s.denyIdentities(s.rec.Shell.Mounts); err != nil {
+		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+	}
+	// What the child will apply, read back from the record (policy,
+	// tests): the empty file is known now.
+	s.rec.Shell.Plan = s.recordedPlan()
+	// Only this session's record stays in sight of the runtime folder;
+	// the placeholders of protected paths missing now are made before
+	// the record, which names them for their removal.
+	var err error
+	if s.record, err = wire.WriteWithPlaceholders(s.dir, s.rec, func(m *sandbox.MountPlan) error {
+		m.Runtime, m.Record = filepath.Dir(s.dir), wire.RecordPath(s.dir)
+		sandbox.RefreshPlaceholders(m, s.settings.Policy, roots)
+		return sandbox.MakePlaceholders(m)
+	}); err != nil {
+		return fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
+	}
+	return s.startAudit()
+}
+
+// denyIdentities puts in the record the identities of the deny_read
+// files with several links that the mount plan m (nil without one) saw,
+// and, where m hides files, that of the empty file bound over them, made
+// before the record, which names it: a hidden hard link reads as this
+// file inside, and the file tool refuses it.
+func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
+	if m == nil {
+		return nil
+	}
+	s.rec.DenyIdentities = m.DenyIdentities
+	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
+		empty, id, err := wire.EmptyFile(s.dir)
+		if err != nil {
+			return err
+		}
+		s.empty = empty
+		s.rec.DenyIdentities = append(s.rec.DenyIdentities, id)
+	}
+	return nil
+}
+
+// nestedSupervisor is the supervisor of a session started inside
+// another: the outer session's record, broker and mount layer serve;
+// this one only narrows (docs/design.md §10). The outer caches' layers
+// are in place, and stay writable.
+func nestedSupervisor(opts Options, self string, roots []string, shell wire.Shell, sockets []string) *supervisor {
+	s := opts.Settings
+	if s.Policy.Mode == policy.WorkspaceWrite {
+		shell.Caches = s.Session.Shell.Caches
+	}
+	return &supervisor{callRunner: callRunner{self: self, record: s.SessionPath}, opts: opts, settings: s, nested: true,
+		rec: &wire.Record{Roots: roots, Shell: shell}, sockets: sockets}
+}
+
+// earlyLayers decides in shell the layers that follow from whether a
+// session of p has a mount layer, which it reports (pr probes a user
+// namespace), before anything is planned: the privileges, the terminal,
+// the processes and the network.
+func earlyLayers(opts Options, pr *probes, p policy.Policy, shell *wire.Shell) (bool, error) {
+	shell.MountsWhy = mountLayerWhy(pr, p)
+	mounts := shell.MountsWhy == ""
+	shell.Privileges = Privileges(p, mounts)
+	shell.TerminalHeld, shell.Terminal = terminalLayer(opts, mounts)
+	shell.ProcessesHeld, shell.Processes = processesLayer(mounts, shell.MountsWhy)
+	netPlan := networkLayer(p, mounts, shell.ProcessesHeld)
+	if netPlan.missing != "" {
+		return false, networkMissing(p, netPlan.missing)
+	}
+	shell.NetworkNamespaced, shell.NetworkHeld, shell.Network = netPlan.namespaced, netPlan.held, netPlan.text
+	return mounts, nil
+}
+
+// mountLayerWhy says why a session of p has no mount layer, "" where it
+// has one; pr probes a user namespace.
+func mountLayerWhy(pr *probes, p policy.Policy) string {
+	if p.Mode == policy.DangerFullAccess {
+		return "danger-full-access mode"
+	}
+	if ok, why := sandbox.MountLayer(); !ok {
+		return why
+	}
+	if err := pr.userNamespace(); err != nil {
+		return "not root, and a user namespace cannot mount here (" + err.Error() + ")"
+	}
+	return ""
+}
+
+// planMounts plans the mount layer of a session of p over roots.
+func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *sandbox.MountPlan {
+	// The roots' tree indexes are kept where the records are; without
+	// that folder each root is read whole (a nil store).
+	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+	store, err := wire.IndexStore(xdg, sandbox.RootPaths(roots))
+	if err != nil {
+		store = nil
+	}
+	plan := sandbox.PlanMountsForSession(p, roots, store)
+	return &plan
+}
+
+// close removes the session's record, and the upper folders of its
+// caches' overlays: a record left behind could be named by a later
+// session, and what the session wrote in its caches is discarded. Then
+// it waits for a child whose session ended (childGone): exec returns
+// only once the child is gone.
+func (s *supervisor) close() {
+	s.abortChild()
+	s.release()
+	if s.dir != "" {
+		var hs []sandbox.Placeholder
+		if s.rec != nil && s.rec.Shell.Mounts != nil {
+			hs = s.rec.Shell.Mounts.Placeholders
+		}
+		wire.End(s.dir, hs)
+	}
+	if s.childGone != nil {
+		<-s.childGone
+	}
+}
+
+// runCommand starts CMD at path with argv as the session's child and
+// returns its exit status once it ends: the child launched early
+// (launch), or now.
+func (s *supervisor) runCommand(path string, argv []string) (int, error) {
+	defer s.release()
+	if s.launched == nil {
+		if err := s.launch(s.rec.Shell.Mounts != nil, nil); err != nil {
+			return 0, err
+		}
+	}
+	l := s.launched
+	child, brokerEnd := l.child, l.pipes.brokerEnd
+	if err := s.sendSpec(s.spec(path, argv)); err != nil {
+		return 0, err
+	}
+	mark("child-started")
+	s.saveIndexes()
+	if err := s.startRelay(l.handover); err != nil {
+		child.Process.Kill()
+		child.Wait()
+		brokerEnd.Close()
+		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
+	}
+	done := make(chan struct{})
+	forwarding := s.forwardSignals(l.sigs, child, done)
+	stopBroker := func() { brokerEnd.Close() }
+	if !s.nested {
+		stopBroker = wire.Serve(brokerEnd, withMemory(s.runAudited))
+	}
+	status, waited := s.waitSession(l)
+	mark("child-ended")
+	// The forwarder is gone before the relay closes: a resize in flight
+	// would use the session's terminal as it is closed.
+	close(done)
+	<-forwarding
+	stopBroker()
+	if s.relay != nil {
+		// CMD ended: what it wrote last reaches the person, and a
+		// process left behind holding the session's terminal gets a
+		// hang-up, never the person's terminal.
+		s.relay.Close()
+	}
+	s.endExplaining()
+	// What the session wrote in its caches goes while the git guard
+	// looks, once the child is gone with the mount namespace its
+	// overlays are mounted in: a layer exists only with the PID
+	// namespace, whose every process ended with CMD. The record and the
+	// placeholders go after (close), in the order the lock needs, while
+	// the kernel may still tear the child's namespaces down: no process
+	// of the session is left, and a file or folder that is a mount point
+	// in another mount namespace is removed all the same (the kernel
+	// detaches the mount). close waits for the child last.
+	s.childGone = waited
+	cachesGone := make(chan struct{})
+	go func() {
+		defer close(cachesGone)
+		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
+			<-waited
+			sandbox.RemoveTree(m.OverlayDir)
+		}
+	}()
+	s.endGitGuard()
+	<-cachesGone
+	mark("git-guard-end")
+	return status, nil
+}
+
+// waitSession waits for the end of l's session and returns CMD's exit
+// status, and a channel closed once the child is waited for. The child,
+// the session's init, reports on l.ended that CMD and every other
+// process of the session ended (child.Init) before its own exit,
+// whose teardown of the session's namespaces the kernel does after: the
+// end of the session (the git guard) overlaps it. Without that report
+// (no PID namespace, a child killed, a process that outlasted the
+// kill), the child's exit says the session ended: the kernel ended
+// every process of its namespace before.
+func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
+	waited := make(chan struct{})
+	var err error
+	go func() {
+		err = l.child.Wait()
+		close(waited)
+	}()
+	if l.ended != nil {
+		report, _ := io.ReadAll(l.ended) // EOF once the child reported, or exited
+		if status, perr := strconv.Atoi(string(report)); perr == nil {
+			return status, waited
+		}
+	}
+	<-waited
+	return exitStatusOf(l.child.ProcessState, err), waited
+}
+
+// childPipes are the channels between the supervisor and the child: the
+// broker's two ends, the pipe the child reads its spec from, and the one
+// it reports why it could not become CMD on.
+type childPipes struct {
+	brokerEnd, shellEnd *os.File
+	specR, specW        *os.File
+	errR, errW          *os.File
+}
+
+// newChildPipes makes the child's channels.
+func newChildPipes() (childPipes, error) {
+	var p childPipes
+	var err error
+	if p.brokerEnd, p.shellEnd, err = wire.NewBroker(); err != nil {
+		return p, err
+	}
+	if p.specR, p.specW, err = os.Pipe(); err != nil {
+		return p, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// childCommand is the session's child, dsh-fs re-run as argExecChild,
+// with exec's streams and the child's ends of pipes.
+func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
+	a := s.opts
+	child := selfCommand(s.self, argExecChild)
+	// CMD starts in the session's workspace root, so that its relative
+	// paths, the shell's and every dsh-fs call's, are the workspace's
+	// (docs/design.md §10).
+	child.Dir = startDir(s.settings.Policy)
+	// The child's own environment; CMD's comes in the spec, once the
+	// record and the caches are known (childEnv).
+	env := WithoutSessionVars(os.Environ())
+	if s.nested {
+		env = s.childEnv()
+	}
+	child.Env = append(env, "PWD="+child.Dir)
+	child.Stdin, child.Stdout, child.Stderr = a.Stdin, a.Stdout, a.Stderr
+	child.ExtraFiles = []*os.File{pipes.shellEnd, pipes.specR, pipes.errW}
+	// CMD never holds the person's terminal: the child starts a new
+	// session, without a controlling terminal, and the streams that
+	// were a terminal are a pseudo-terminal of its own instead.
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return child
+}
+
+// giveChildTerminal opens the relay (s.relay) when exec's streams hold a
+// terminal, and gives the child the session's terminal in their place:
+// ctty is the child's stream that becomes its controlling terminal (-1
+// for none). In the session's PID namespace, whose devpts is its own,
+// the child makes the session's terminal there, so it has a name inside:
+// terminal then tells it how, and handover is the supervisor's end of
+// the channel the child hands the terminal back on. Elsewhere the
+// supervisor makes it here. The caller closes s.relay and handover,
+// error or not.
+func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
+	ownTerminal := s.rec.Shell.ProcessesHeld
+	ctty = -1
+	if s.relay, err = openRelay(s.opts, ownTerminal); err != nil {
+		return ctty, nil, nil, err
+	}
+	if s.relay == nil {
+		return ctty, nil, nil, nil
+	}
+	streams := giveTerminal(child, s.relay.Slave())
+	if len(streams) > 0 {
+		ctty = streams[0]
+	}
+	if ownTerminal && len(streams) > 0 {
+		var childEnd *os.File
+		if handover, childEnd, err = tty.NewHandover(); err != nil {
+			return ctty, nil, nil, err
+		}
+		child.ExtraFiles = append(child.ExtraFiles, childEnd)
+		terminal = &plan.Terminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+	}
+	return ctty, terminal, handover, nil
+}
+
+// startRelay starts relaying between the person's terminal and the
+// session's, once the child runs: with the terminal the child handed
+// back on handover, when it made it.
+func (s *supervisor) startRelay(handover *os.File) error {
+	if handover != nil {
+		master, err := tty.ReceiveTerminal(handover)
+		if err != nil {
+			return err
+		}
+		s.relay.Attach(master)
+	}
+	s.startExplaining()
+	if s.relay != nil {
+		return s.relay.Start()
+	}
+	return nil
+}
+
+// forwardSignals forwards the signals of sigs to child until done is
+// closed, and closes the channel it returns once it stops. A resize of
+// the person's terminal resizes the session's instead, and the kernel
+// tells CMD.
+func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done <-chan struct{}) <-chan struct{} {
+	forwarding := make(chan struct{})
+	go func() {
+		defer close(forwarding)
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == syscall.SIGWINCH && s.relay != nil {
+					s.relay.Resize()
+					continue
+				}
+				child.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return forwarding
+}
+
+// startDir is where CMD starts under p: the canonical workspace root
+// (--cwd, else the folder exec was started from); in a nested session
+// without a --cwd of its own, the shell's folder, which may lie beneath
+// the root the outer session pinned.
+func startDir(p policy.Policy) string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return p.Cwd
+}
+
+// Privileges is what CMD keeps of its privileges under p: in
+// danger-full-access all of them (the harness asked for no sandbox);
+// otherwise none, where the bounding set can be emptied (as root, or in
+// the user namespace of the mount layer), else no_new_privs and no
+// capability to use, the bounding set left as it is.
+func Privileges(p policy.Policy, mounts bool) string {
+	switch {
+	case p.Mode == policy.DangerFullAccess:
+		return wire.PrivilegesKept
+	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
+		return wire.PrivilegesNone
+	}
+	return wire.PrivilegesNoNewPrivs
+}
+
+// mountNamespace starts a child in a private mount namespace: as root
+// directly; otherwise inside a new user namespace that maps this user,
+// and only it, to itself (sandbox.UserNamespace).
+//
+// The child is also pid 1 of a new PID namespace (child.Init): when it
+// exits, every process the session started goes with it.
+func mountNamespace() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
+	if sandbox.UserNamespace() {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// A user that is not root loses its capabilities in the new
+		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
+		// ambient capability for the mounts, and the child clears it
+		// before it becomes CMD (child.Run).
+		// CAP_SETPCAP lets it empty the bounding set and lock the
+		// securebits before CMD (kernel.DropPrivileges).
+		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
+		// mounter, whose credentials it keeps for its own work (its
+		// work folder is mode 0); in a namespace that maps this user
+		// alone it overrides nothing but on this user's own files.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
+	}
+	return attr
+}
+
+// exitStatusOf is a process's exit status as a shell reports it: its own,
+// or 128+N when signal N ended it.
+func exitStatusOf(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return statusFailed
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// settingVariables are the DSH_FS_* variables that are session sources
+// of a setting, by name.
+var settingVariables = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, v := range config.Environment() {
+		names[v.Name] = true
+	}
+	return names
+})
+
+// childEnv is CMD's environment: exec's own, without the DSH_FS_*
+// settings (folded into the record already) and any session variables it
+// inherited, plus the record and the channel.
+func (s *supervisor) childEnv() []string {
+	if s.nested {
+		// The outer record stays the base; this exec's flags narrow it
+		// as variables, and its own variables pass as they are.
+		return append(os.Environ(), s.settings.NarrowingEnv()...)
+	}
+	env := WithoutSessionVars(os.Environ())
+	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
+	return append(env, wire.Env+"="+s.record, fmt.Sprintf("%s=%d", wire.BrokerEnv, child.BrokerFD))
+}
+
+// WithoutSessionVars is env without the setting variables and the
+// session's own: what a supervisor passes on is decided afresh.
+func WithoutSessionVars(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case wire.Env, wire.BrokerEnv, wire.BrokeredEnv, wire.ApproverEnv, audit.NotesEnv:
+			return true
+		}
+		return settingVariables()[name]
+	})
+}

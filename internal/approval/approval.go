@@ -35,7 +35,7 @@ type EscalationRequest = policy.EscalationRequest
 // New is the approver of a call under policy p that asked to escalate to
 // to: approval tty asks at /dev/tty (AskTTY), approval command runs p's
 // approval_command (RunCommand). A front end adds what only it knows
-// (the supervisor's channel, NoGrant, Elsewhere) before giving it to the
+// (the supervisor's channel, GrantRefusal, HandOver) before giving it to the
 // fence with sandbox.Fence.SetApprover.
 func New(p policy.Policy, to policy.Mode) policy.Approver {
 	return policy.Approver{

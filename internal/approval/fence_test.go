@@ -80,13 +80,13 @@ func TestNewRunsTheApprovalCommand(t *testing.T) {
 	}
 }
 
-// TestNoGrantRunsNoCommand: with NoGrant set (dsh-fs mcp's), or
-// Elsewhere, a real approval_command is never run: it would leave a file.
-func TestNoGrantRunsNoCommand(t *testing.T) {
+// TestGrantRefusalRunsNoCommand: with GrantRefusal set (dsh-fs mcp's), or
+// HandOver, a real approval_command is never run: it would leave a file.
+func TestGrantRefusalRunsNoCommand(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "asked")
 	for name, change := range map[string]func(*policy.Approver){
-		"NoGrant":   func(a *policy.Approver) { a.NoGrant = "not here" },
-		"Elsewhere": func(a *policy.Approver) { a.Elsewhere = true },
+		"GrantRefusal": func(a *policy.Approver) { a.GrantRefusal = "not here" },
+		"HandOver":     func(a *policy.Approver) { a.HandOver = true },
 	} {
 		p, path := fenceAt(t, policy.ApprovalCommand, []string{lookPath(t, "sh"), "-c", "touch " + record}, 10)
 		f, err := escalate(t, *p, path, change)

@@ -213,8 +213,8 @@ func (d UsageDetail) UsageLine() string { return d.Usage }
 
 // callGCPercent is the garbage collector's target for a call, unless
 // GOGC says otherwise: a call is short, and at Go's 100 a find of the Go
-// source tree collected once for 2 MB of garbage, 4-7 % of its CPU time
-// (issue 26). At 200 the first collection waits for an 8 MB heap; grep's
+// source tree collected once for 2 MB of garbage, 4-7 % of its CPU time.
+// At 200 the first collection waits for an 8 MB heap; grep's
 // every-match row, the largest heap bench.sh makes, peaks at about 42 MiB
 // (36 at 100), under its 64 MiB target.
 const callGCPercent = 200

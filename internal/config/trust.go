@@ -9,17 +9,14 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
-// checkTrusted refuses a trusted file (the system file, the user's file,
-// the managed requirements) that someone but root or this user could
-// have written: a file others may write, or owned by another user, or
-// one in a folder, at any level, that another user owns or others may
-// write, where they could put a file of their own in its place
-// (docs/design.md §2). A sticky folder such as /tmp is no fault: only an
-// entry's owner may rename it there, and the entry is checked in turn.
-// The file is judged as opened (f); the folders and symlinks that lead to
-// it by lstat, one per component (sandbox.CheckTrustedPath). The refusal is
-// FS_CONFIG_INVALID naming the file and the folder at fault, never a
-// file left out.
+// checkTrusted refuses a trusted file (the system file, the user's, the
+// managed requirements) that someone but root or this user could have
+// written: one others may write or another user owns, or one in a folder,
+// at any level, that another user owns or others may write (a sticky
+// folder such as /tmp aside), where they could put a file of their own
+// (docs/design.md §2). The file is judged as opened (f), the way to it by
+// lstat (sandbox.CheckTrustedPath); the refusal is FS_CONFIG_INVALID
+// naming the file and the folder at fault, never a file left out.
 func checkTrusted(path, real string, f *os.File) error {
 	fi, err := f.Stat()
 	if err == nil {

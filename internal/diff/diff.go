@@ -84,21 +84,13 @@ const maxContext = 1 << 28
 const matchBudget = 1 << 16
 
 // Unified compares old and new, the whole contents of the file shown as
-// name, and returns the bounded diff, with the headers "--- a/<name>" and
-// "+++ b/<name>" (an absolute name without its leading slash, a/tmp/x;
-// name is quoted as git quotes it when it holds a control character, '"'
-// or '\\'). Checks run in this order: a side larger than
-// opt.BasisMaxBytes gives Omitted(ReasonBasisTooLarge); a side that is not
-// text (text.IsBinary on the whole content; a BOM is text) gives
-// Omitted(ReasonBinary); equal contents give the no-change result with an
-// empty Text. Lines are compared with their terminators, so "a\n" differs
-// from "a" and from "a\r\n".
-//
-// Unified never fails and never panics; it does not modify or retain old
-// and new.
-//
-// With opt.Form FormSummary the result is a summary: the same counts,
-// no text (Result.Summary).
+// name, and returns the bounded diff, headed "--- a/<name>" and
+// "+++ b/<name>" (name quoted as git quotes it). A side over
+// opt.BasisMaxBytes gives Omitted(ReasonBasisTooLarge), a side that is
+// not text Omitted(ReasonBinary), equal contents the no-change result;
+// lines are compared with their terminators. With opt.Form FormSummary
+// the result is a summary (Result.Summary). Unified never fails, never
+// panics, and neither modifies nor retains old and new.
 func Unified(name string, old, new []byte, opt Options) Result {
 	r := unified(label("a/", name), label("b/", name), old, new, opt)
 	if opt.Form == FormSummary {

@@ -15,21 +15,14 @@ const (
 	ReasonBinary = "binary"
 )
 
-// Result is the "diff" object of a write or edit result. It has exactly one
-// of four JSON shapes, keys in this order:
-//
-//	computed:  {"added":N,"removed":N,"text":"--- a/x\n+++ b/x\n@@ …","truncated":true}
-//	           ("truncated" only when true)
-//	summary:   {"added":N,"removed":N,"summary":true}
-//	           (exact counts, the text left out on purpose: a created
-//	           file, or --diff summary)
-//	omitted:   {"omitted":"basis_too_large"} or {"omitted":"binary"}
-//	           (no counts: they are unknown)
-//	no change: {"added":0,"removed":0,"text":""}
-//
-// Added and Removed count the '+' and '-' lines of the whole diff, even when
-// Text is truncated. When Omitted is set, the other fields are zero and
-// meaningless.
+// Result is the "diff" object of a write or edit result, in one of four
+// JSON shapes, keys in this order (docs/design.md §6): computed
+// {"added","removed","text","truncated" when true}, summary
+// {"added","removed","summary":true}, omitted {"omitted":"binary"} or
+// "basis_too_large" (no counts: they are unknown), and no change
+// {"added":0,"removed":0,"text":""}. Added and Removed count the whole
+// diff's lines even when Text is truncated; with Omitted set the other
+// fields are zero.
 type Result struct {
 	Added     int    `json:"added"`
 	Removed   int    `json:"removed"`

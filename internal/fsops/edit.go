@@ -128,7 +128,7 @@ func Edit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, err
 // dryEdit plans an edit on the file as it is, without a lock, and
 // returns its result; nothing is written.
 func dryEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, error) {
-	file, err := openOld(f, "edit", t)
+	file, err := openCurrent(f, "edit", t)
 	if err != nil {
 		return nil, err
 	}

@@ -40,16 +40,13 @@ func locate(content []byte, old, new string) splice {
 }
 
 // locateIn finds old in content, a file in enc, leftmost first and
-// without overlaps, as strings.Count and strings.Replace count them, never
-// in the BOM and only at the start of a character. old and new are UTF-8
-// and are encoded into enc, so the splice replaces the file's own bytes
-// and leaves every other byte as it was; a new text enc cannot store is
-// an *text.UnencodableError (an old text it cannot store cannot match).
-// A model types "\n", and a CRLF file must stay CRLF: in a file whose
-// every line ends in CRLF, old and new are taken with their bare "\n"
-// written as "\r\n" (so "\nb" can neither match the "\n" of a "\r\n" nor
-// leave a lone "\r"); in a file with mixed endings, that spelling is tried
-// when old does not match as typed.
+// without overlaps, never in the BOM and only at the start of a
+// character; old and new are encoded into enc, so the splice leaves every
+// other byte as it was (a new text enc cannot store is an
+// *text.UnencodableError). A model types "\n" and a CRLF file stays
+// CRLF: where every line ends in CRLF, old and new are taken with "\n"
+// as "\r\n"; with mixed endings that spelling is tried when old does not
+// match as typed.
 func locateIn(content []byte, enc text.Encoding, old, new string) (splice, error) {
 	endings := enc.LineEndings(content)
 	if endings == "crlf" {

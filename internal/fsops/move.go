@@ -15,19 +15,14 @@ type MoveResult struct {
 	DryRun bool   `json:"dry_run,omitempty"`
 }
 
-// Move renames the file or folder src to dst, which must not exist: it
-// never replaces. Both are mutations the fence decides (taking a file out
-// of a protected path is one, as is putting one there), neither may be
-// under deny_read, and the rename runs between the two confined folder
-// handles, so a folder swapped for a symlink on either side is refused,
-// never followed. A symlink is moved as a link: src and dst are resolved
-// by name (sandbox.Fence.ResolveName). A folder carries what lies beneath
-// it: the fence refuses one whose contents a deny_read or protected entry
-// would no longer cover where it lands, or newly cover
-// (sandbox.Fence.Move). A symlink at either end is decided on where it
-// leads too (decideFollowed). An escalation shows its approver both ends. A
-// dry run decides on both ends and checks that src exists and dst does
-// not, and moves nothing.
+// Move renames the file or folder src to dst, which must not exist (it
+// never replaces). The fence decides both ends as mutations, neither may
+// be under deny_read, and the rename runs between the two confined folder
+// handles, so a folder swapped for a symlink is refused, never followed.
+// A symlink is moved as a link; one at either end is decided on where it
+// leads too. A folder carries what lies beneath it (sandbox.Fence.Move).
+// A dry run decides both ends, checks src exists and dst does not, and
+// moves nothing.
 func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, error) {
 	in := sandbox.Intent{Preview: func() (sandbox.Preview, error) {
 		return sandbox.Preview{Paths: []policy.EscalationPath{

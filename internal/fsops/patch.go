@@ -593,17 +593,11 @@ func execBits(perm, mode uint32) uint32 {
 
 // burst commits every staged change: creations first (the one step a
 // concurrent creator can refuse), then replacements, renames, and
-// removals last. A failure stops it; the error's message says which
-// files were changed and which not.
-//
-// A kill between two steps leaves the steps before it done, and the
-// same patch run again must then refuse rather than apply a hunk a
-// second time. A creation, a rename and a removal make it refuse (the
-// name is taken, or gone); so does a replacement whose new content the
-// patch does not apply to again. A hunk that only adds lines after its
-// context finds that context again in the new content: such a
-// replacement never goes first while the patch has a step that makes it
-// refuse (firstStep).
+// removals. A failure stops it, its message naming what was changed.
+// After a kill between two steps, the same patch run again must refuse
+// rather than apply a hunk twice: a creation, rename or removal makes it
+// refuse, and a replacement that adds lines after its context never goes
+// first while the patch has such a step (firstStep).
 func burst(f *sandbox.Fence, format patch.Format, changes []*fileChange) error {
 	type step struct {
 		c   *fileChange
@@ -702,7 +696,7 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 			return e
 		}
 		if c.src != nil {
-			file, err := openOld(f, "patch", *c.src)
+			file, err := openCurrent(f, "patch", *c.src)
 			if err != nil {
 				return err
 			}

@@ -204,11 +204,11 @@ func OpenForRead(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error
 	return regularFile(file, op, t)
 }
 
-// openOld is OpenForRead for the current content of a mutation's target
+// openCurrent is OpenForRead for the current content of a mutation's target
 // (a dry run, a preview): the write fence decides where that may be, not
-// the read confinement of dsh-fs mcp (sandbox.Fence.OpenOld).
-func openOld(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
-	file, err := f.OpenOld(op, t)
+// the read confinement of dsh-fs mcp (sandbox.Fence.OpenCurrent).
+func openCurrent(f *sandbox.Fence, op string, t sandbox.Target) (*os.File, error) {
+	file, err := f.OpenCurrent(op, t)
 	if err != nil {
 		return nil, err
 	}

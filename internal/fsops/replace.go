@@ -28,22 +28,15 @@ func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Inten
 	return &locked{op: op, given: t.Given, Held: h}, nil
 }
 
-// replace writes a new file with fill and renames it over the target: a
-// temp file in the same folder, written, given the old file's permission
-// bits and owner, synced, renamed into place. On any failure the old file
-// is untouched and no temp file remains.
-//
-// Durability, one rule for write, edit and patch: the temp file is synced
-// before the rename, so a power loss leaves the old content or the new,
-// never a torn file; the folder is not synced after it, so the rename is
-// durable at the file system's next journal commit, and a power loss
-// right after a call may bring back the previous version (issue 26).
-//
-// fill writes the content into the temp file. The settle function it may
-// return finishes work that trails the writing (the hash read back behind
-// it): replace calls it once, after the sync, so the two overlap, and
-// before the rename, so its failure still leaves the old file; on an
-// earlier failure replace calls it too, and ignores what it returns.
+// replace writes a new file with fill and renames it over the target,
+// as a temp file in the same folder given the old file's permission bits
+// and owner, synced before the rename (the folder is not synced after:
+// docs/design.md's durability rule). On any failure the old file is
+// untouched and no temp file remains. The settle function fill may
+// return finishes work trailing the writing (the hash read back): called
+// once after the sync, so the two overlap, and before the rename, so its
+// failure still leaves the old file; on an earlier failure it is called
+// too and what it returns ignored.
 func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error)) error {
 	var like *unix.Stat_t
 	if l.Exists() {

@@ -13,17 +13,13 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
-// streamTo copies the new content from r into dst, the unnamed temp file,
-// as fast as the file system takes it, while tail hashes what has been
-// written by reading it back behind the copy. Hashing (about 1.5 GB/s)
-// is slower than writing into the page cache, so a hash in step with the
-// copy would hold the copy, its writeback and the final fsync back; read
-// back, it runs on the other core while the disk works.
-//
-// A regular file as the source is copied by the kernel (copy_file_range),
-// without passing through this process. A failure to read the content is
-// the input's fault (reported "reading the content"), a failure to write
-// it the disk's.
+// streamTo copies the new content from r into dst, the unnamed temp
+// file, as fast as the file system takes it, while tail hashes what was
+// written by reading it back behind the copy: hashing is slower than the
+// page cache, so read back it runs on the other core while the disk
+// works. A regular file as the source is copied by the kernel
+// (copy_file_range). A failure to read is the input's ("reading the
+// content"), a failure to write the disk's.
 func streamTo(dst *os.File, r io.Reader, given string, tail *tailHash) (int64, error) {
 	if r == nil {
 		r = strings.NewReader("")

@@ -161,7 +161,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 // dryWrite computes a write's result without a lock or a temp file.
 func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
 	res := &WriteResult{DryRun: true, Encoding: opt.Encoding}
-	file, err := openOld(f, "write", t)
+	file, err := openCurrent(f, "write", t)
 	switch {
 	case fserr.CodeOf(err) == fserr.NotFound:
 		// As the real write would: the folder must exist, or --mkdir

@@ -71,25 +71,13 @@ type Guard struct {
 // whole seconds (or two, as FAT does) truncates the stamp; a ctime with
 // no nanoseconds is compared by whole seconds, less one (after).
 
-// Start notes what the guard needs of the session of roots, before its
-// child starts: the kernel's coarse time (see above); the folders plan
-// (the mount layer's, nil without one) pins or rebinds; and each root's
-// .git. It
-// costs a few system calls per root and walks nothing. home is the
-// person's home, for an include of "~/…".
-//
-// Why ctime decides (docs/design.md §10): the kernel sets an inode's
-// ctime to its own clock on every change of the inode (write, chmod,
-// chown, link, rename of it, a change of a folder's entries); no system
-// call sets it to a value of the caller's choosing (utimensat sets atime
-// and mtime, and stamps ctime now). Only moving the system clock back
-// would forge it, which needs CAP_SYS_TIME in the initial user namespace:
-// a session holds no capability, and a time namespace offsets only the
-// monotonic and boot clocks, never the real-time clock ctime is taken
-// from. A file system the session mounts itself (a FUSE mount reporting
-// any ctime) lies in the session's mount namespace, which the guard, in
-// the supervisor's, does not see. Checked in a session as root: the shell's capability sets are all
-// empty, and touch -d leaves a file's ctime at the time of the call.
+// Start notes what the guard needs of the session of roots before its
+// child starts: the kernel's coarse time, the folders plan (the mount
+// layer's, nil without one) pins or rebinds, and each root's .git; a few
+// system calls per root, no walk. home is the person's home, for an
+// include of "~/…". ctime decides what changed (docs/design.md §10): the
+// kernel stamps it on every change of an inode, and nothing a session
+// holds can set it or move the real-time clock back.
 func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
 	var ts unix.Timespec
 	since := time.Now()

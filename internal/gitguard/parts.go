@@ -5,42 +5,13 @@ import (
 	"sync"
 )
 
-// The code-running keys: config entries that make git run a command (or
-// choose the file that makes it run one) when the person later runs git
-// in the repository (docs/design.md §10). Keys are as Entry.Key spells
-// them, lowercase but for a subsection, which "*" stands for.
-//
-// From git's documentation (git-config(1) and the pages it includes):
-//   - core: fsmonitor, hooksPath, sshCommand, pager, editor, askPass,
-//     gitProxy, alternateRefsCommand;
-//   - sequence.editor, interactive.diffFilter, diff.external;
-//   - every filter.* (clean, smudge, process), diff.*.textconv and
-//     diff.*.command, merge.*.driver;
-//   - difftool.*.cmd and .path, mergetool.*.cmd and .path, guitool.*.cmd;
-//   - pager.* (a command per git command);
-//   - alias.* whose value starts with "!";
-//   - credential.helper and credential.*.helper;
-//   - gpg.program, gpg.*.program, gpg.ssh.defaultKeyCommand;
-//   - remote.*.uploadpack and .receivepack (run locally for a local or
-//     ssh remote), uploadpack.packObjectsHook;
-//   - protocol.allow and protocol.*.allow (they enable ext::, which runs
-//     a command named in a URL);
-//   - submodule.*.update whose value starts with "!";
-//   - web.browser, browser.*.cmd and .path, man.viewer, man.*.cmd and
-//     .path, instaweb.httpd, tar.*.command;
-//   - sendemail's smtpServer (a sendmail path), sendmailCmd, toCmd,
-//     ccCmd, headerCmd, and sendemail.*.<the same> per identity;
-//   - hook.* (config-based hooks of newer git);
-//   - imap.tunnel (git imap-send runs it), init.templateDir (a later git
-//     init there copies hooks from it);
-//   - git-lfs's lfs.customtransfer.*.path and lfs.extension.*.clean and
-//     .smudge (written [lfs "customtransfer.NAME"] path = …);
-//   - include.path and includeIf.*.path, which bring in another file's
-//     keys, the code-running ones with them.
-//
-// Left out, because they run nothing: core.attributesFile (attributes
-// only choose among drivers defined in config), core.worktree, url.*
-// (insteadOf runs nothing while ext:: stays disallowed), remote.*.url.
+// codeKeys are the config keys that make git run a command, or choose
+// the file that makes it run one, when the person later runs git in the
+// repository: the list of docs/design.md §10 ("Code-running parts"), from
+// git-config(1). Keys are as Entry.Key spells them, lowercase but for a
+// subsection, which "*" stands for; whole sections are codeSections, and
+// what depends on a value (a "!" alias, submodule.*.update, git-lfs's
+// keys) is RunsCode's. What is left out, and why, is there too.
 var codeKeys = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
 		"core.fsmonitor": true, "core.hookspath": true, "core.sshcommand": true, "core.pager": true,

@@ -135,14 +135,14 @@ func callDigest(resolved string, to policy.Mode, r request.Request) string {
 // asksClientUser reports whether an escalation is put to the MCP client's
 // user: approval supervisor, and no dsh-fs exec supervisor above.
 func (m *server) asksClientUser() bool {
-	return m.settings.Policy.Approval == policy.ApprovalSupervisor && m.elsewhere != nil && m.elsewhere.Own()
+	return m.settings.Policy.Approval == policy.ApprovalSupervisor && m.runner != nil && m.runner.Own()
 }
 
 // clientApproval is the multi-round-trip question for r: on the first
 // round the input request to return; on the second the state the user
 // approved, with the approval recorded for the escalated call to take.
 // A refusal is the denial, reason escalation not approved.
-func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.ElsewhereError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
+func (m *server) clientApproval(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.HandedOverError, r request.Request, reason string) (*approvalState, *mcp.CallToolResult, error) {
 	op := r.Op()
 	digest := callDigest(t.Path, ee.To, r)
 	answer := req.Params.InputResponses[approveKey]

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Every request read is answered before the server exits (issue 39). A
+// Every request read is answered before the server exits. A
 // client that writes its requests and closes its end of the pipe (a
 // script, `printf … | dsh-fs mcp`) ends the input while they run. The
 // SDK's connection, told of the end, cancels every request in flight and

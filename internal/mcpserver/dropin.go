@@ -240,7 +240,7 @@ func (m *server) editFile(_ context.Context, req *mcp.CallToolRequest, in editFi
 	}
 	res, _ := o.res.(*fsops.EditResult)
 	err = o.err
-	if o.elsewhere && err == nil {
+	if o.handedOver && err == nil {
 		res = &fsops.EditResult{}
 		err = json.Unmarshal(o.line, res)
 	}
@@ -332,7 +332,7 @@ func (m *server) createDirectory(_ context.Context, req *mcp.CallToolRequest, in
 		return fail(err)
 	}
 	// The escalate argument is put to the fence as for a write; it is
-	// refused whatever approval says (Approver.NoGrant): no escalated
+	// refused whatever approval says (Approver.GrantRefusal): no escalated
 	// path here carries it out.
 	if _, err := (request.Mkdir{Path: in.Path, Parents: true}).Run(x); err != nil {
 		return fail(err)
@@ -352,7 +352,7 @@ func (m *server) moveFile(_ context.Context, req *mcp.CallToolRequest, in moveAr
 		return fail(err)
 	}
 	// As create_directory's: the fence puts the escalate argument to
-	// its approver, which refuses it (Approver.NoGrant).
+	// its approver, which refuses it (Approver.GrantRefusal).
 	if _, err := (request.Move{Source: in.Source, Destination: in.Destination}).Run(x); err != nil {
 		return fail(err)
 	}

@@ -39,12 +39,12 @@ type mutated struct {
 	// t is the call's path, resolved (failure or not), for the header.
 	t   sandbox.Target
 	res any
-	// elsewhere says the fence handed the call over: line, ask and err
+	// handedOver says the fence handed the call over: line, ask and err
 	// are then the escalated call's (escalated).
-	elsewhere bool
-	line      json.RawMessage
-	ask       *mcp.CallToolResult
-	err       error
+	handedOver bool
+	line       json.RawMessage
+	ask        *mcp.CallToolResult
+	err        error
 }
 
 // mutate begins the call of r on path (a patch's is "."), with the
@@ -61,9 +61,9 @@ func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs,
 	if err == nil {
 		o.res, err = x.Run(r)
 	}
-	var ee *policy.ElsewhereError
+	var ee *policy.HandedOverError
 	if errors.As(err, &ee) {
-		o.elsewhere = true
+		o.handedOver = true
 		o.line, o.ask, err = m.escalated(req, x, t, ee, r, esc.Reason)
 	}
 	o.err = err
@@ -76,13 +76,13 @@ func (m *server) mutate(req *mcp.CallToolRequest, path string, esc escalateArgs,
 // instead (ask), and the second runs the call pinned to what was shown.
 // The approval is asked, and taken, for t, or for a patch the file the
 // fence denied first, as the escalated call's fence asks for it.
-func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.ElsewhereError, r request.Request, reason string) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
+func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.Target, ee *policy.HandedOverError, r request.Request, reason string) (line json.RawMessage, ask *mcp.CallToolResult, err error) {
 	if _, ok := r.(request.Patch); ok {
 		if t, err = x.Resolve(ee.Denied.Path); err != nil {
 			return nil, nil, err
 		}
 	}
-	if m.elsewhere == nil {
+	if m.runner == nil {
 		return nil, nil, ee.Denied
 	}
 	forward := r
@@ -97,7 +97,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 	sent := wire.Carrying(forward)
 	sent.Escalate = string(ee.To)
 	sent.Reason = reason
-	line, _, err = m.elsewhere.Run(sent)
+	line, _, err = m.runner.Run(sent)
 	if err != nil {
 		return nil, nil, refuseEscalation(ee, "the escalated call could not be run: "+err.Error())
 	}
@@ -115,7 +115,7 @@ func (m *server) escalated(req *mcp.CallToolRequest, x *request.Exec, t sandbox.
 }
 
 // refuseEscalation is ee's denial, refused for why.
-func refuseEscalation(ee *policy.ElsewhereError, why string) error {
+func refuseEscalation(ee *policy.HandedOverError, why string) error {
 	ee.Denied.Reason, ee.Denied.Cause = policy.ReasonNotApproved, ee.Denied.Reason
 	ee.Denied.Refusal = "escalation to " + string(ee.To) + " refused: " + why
 	return ee.Denied

@@ -12,10 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// Bad input never ends a session (docs/design.md §5, issue 25). The SDK's
-// stdio transport ends the session at the first line it cannot decode
-// (not JSON, an object id, a line over its 16 MiB cap), and dsh-fs then
-// printed a failure object on stdout, where only JSON-RPC may appear.
+// Bad input never ends a session (docs/design.md §5). The SDK's stdio
+// transport ends the session at the first line it cannot decode (not
+// JSON, an object id, a line over its 16 MiB cap), and a failure printed
+// then would put on stdout what is not JSON-RPC, all stdout may carry.
 // lineFilter stands in front of it: it hands the SDK only lines that
 // decode as JSON-RPC messages, and answers each other line itself, as
 // JSON-RPC 2.0 says: -32700 for a line that is not JSON, -32600 for JSON

@@ -81,7 +81,7 @@ func (m *server) dshMutated(path string, o mutated) (*mcp.CallToolResult, any, e
 		return o.ask, nil, nil
 	case errors.As(o.err, &ff):
 		return dshFailure(ff.f, ff.raw)
-	case o.err != nil || !o.elsewhere:
+	case o.err != nil || !o.handedOver:
 		return m.dshResult(o.op, path, o.x.Fence(), o.t, o.res, o.err)
 	}
 	return nil, o.line, nil

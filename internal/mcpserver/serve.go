@@ -49,21 +49,21 @@ func Serve(h Host, s *config.Settings, dirs []string) error {
 		// never starts one, and the first answer never waits for it.
 		var mu sync.Mutex
 		started := false
-		m.startElsewhere = func() {
+		m.startRunner = func() {
 			mu.Lock()
 			defer mu.Unlock()
 			if !started {
 				started = true
 				var why string
-				m.elsewhere, why = escalation.Start(h.LookupEnv, s, m.clientApproved)
-				m.noGrant = noGrantReason(s.Policy.Approval, why)
+				m.runner, why = escalation.Start(h.LookupEnv, s, m.clientApproved)
+				m.grantRefusal = grantRefusalFor(s.Policy.Approval, why)
 			}
 		}
 		defer func() {
 			mu.Lock()
 			defer mu.Unlock()
-			if m.elsewhere != nil {
-				m.elsewhere.Stop()
+			if m.runner != nil {
+				m.runner.Stop()
 			}
 		}()
 	}

@@ -28,13 +28,13 @@ type server struct {
 	allowed []string
 	// roots are the client's, which narrow the allowed folders.
 	roots *clientRoots
-	// elsewhere runs the calls whose escalation the fence handed over;
-	// nil when no escalation can be granted here, and noGrant says why.
-	elsewhere *escalation.Elsewhere
-	noGrant   string
-	// startElsewhere sets elsewhere and noGrant, once: at the first
+	// runner runs the calls whose escalation the fence handed over;
+	// nil when no escalation can be granted here, and grantRefusal says why.
+	runner       *escalation.Runner
+	grantRefusal string
+	// startRunner sets runner and grantRefusal, once: at the first
 	// mutating call. nil in read-only mode.
-	startElsewhere func()
+	startRunner func()
 	// approvals are the escalations the client's user approved.
 	approvals *clientApprovals
 	// memory is what this process remembers of its reads, for the diff
@@ -187,20 +187,20 @@ func (m *server) start(ss *mcp.ServerSession) request.Start {
 // hands it over; otherwise it is refused before any approver is asked.
 // The model's argument only asks; it never approves.
 func (m *server) beginMutation(ss *mcp.ServerSession, path string, esc escalateArgs, carried bool) (*request.Exec, sandbox.Target, error) {
-	if m.startElsewhere != nil {
+	if m.startRunner != nil {
 		// The escalator must be forked before this call's write puts
 		// the process under Landlock, which a child would inherit.
-		m.startElsewhere()
+		m.startRunner()
 	}
 	start := m.start(ss)
 	start.Escalate, start.Reason = esc.To, esc.Reason
 	switch {
 	case !carried:
-		start.Approver.NoGrant = "create_directory and move_file have no escalated path; ask the user to make the change"
-	case m.elsewhere != nil:
-		start.Approver.Elsewhere = true
+		start.Approver.GrantRefusal = "create_directory and move_file have no escalated path; ask the user to make the change"
+	case m.runner != nil:
+		start.Approver.HandOver = true
 	default:
-		start.Approver.NoGrant = m.noGrant
+		start.Approver.GrantRefusal = m.grantRefusal
 	}
 	x, err := request.Begin(start)
 	if err != nil {
@@ -210,11 +210,11 @@ func (m *server) beginMutation(ss *mcp.ServerSession, path string, esc escalateA
 	return x, t, err
 }
 
-// noGrantReason says why dsh-fs mcp refuses an escalation that the trusted
+// grantRefusalFor says why dsh-fs mcp refuses an escalation that the trusted
 // approval could grant, when it has no escalator: tty has no terminal
 // here (the server's standard input and output are the MCP pipe), and
 // why is why the escalator could not be started.
-func noGrantReason(a policy.Approval, why string) string {
+func grantRefusalFor(a policy.Approval, why string) string {
 	if a == policy.ApprovalTTY {
 		return "approval: tty cannot ask inside dsh-fs mcp, whose standard input and output are the MCP pipe; ask the user to make the change or to run dsh-fs with --escalate"
 	}

@@ -10,7 +10,7 @@ import (
 
 // Every tool is registered through addTool, so that each, a new one
 // included, is shaped as a client built for the official filesystem
-// server expects (docs/design.md §5, issue 25):
+// server expects (docs/design.md §5):
 //
 //   - an argument the schema does not name is ignored, at the top and in
 //     nested objects, as the official server ignores it: a model adds

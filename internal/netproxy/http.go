@@ -38,17 +38,12 @@ var hopHeaders = map[string]bool{"connection": true, "proxy-connection": true, "
 	"transfer-encoding": true, "upgrade": true}
 
 // http serves the one HTTP request of c: a CONNECT, or a plain request
-// for an absolute http:// URL.
-//
-// One request per client connection keeps the allow list whole: the
-// proxy reads a single head, dials (and so checks) the host it names,
-// and from then on the client's bytes go to that server alone until the
-// connection ends. The proxy never looks for where a body ends, so no
-// framing trick (Content-Length against Transfer-Encoding, a request
-// hidden in a body, a second request pipelined behind the first) can
-// make it read a later request for another host that the server it
-// dialled sees as part of the first: whatever the client sends after
-// the head reaches only a server the allow list let this request reach.
+// for an absolute http:// URL. One request per connection keeps the allow
+// list whole: the proxy reads one head, dials (and so checks) the host it
+// names, and never looks for where a body ends, so no framing trick
+// (Content-Length against Transfer-Encoding, a pipelined request) makes
+// it read a later request for another host; what follows the head
+// reaches only the server this request was allowed to reach.
 func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
 	h, err := readHead(br)
 	var he *headError

@@ -146,14 +146,12 @@ const (
 // parseApplyPatch reads Codex's grammar:
 //
 //	Patch  := "*** Begin Patch" { FileOp } "*** End Patch"
-//	FileOp := "*** Add File: " path { "+" line }
-//	        | "*** Delete File: " path
+//	FileOp := "*** Add File: " path { "+" line } | "*** Delete File: " path
 //	        | "*** Update File: " path [ "*** Move to: " path ] { Hunk }
 //	Hunk   := "@@" [ " " context ] { (" " | "-" | "+") line } [ "*** End of File" ]
 //
-// The first hunk of an update may leave out its "@@" line; an empty line
-// in a hunk is an empty context line. The markers' lines are taken with
-// their surrounding white space trimmed, as Codex does.
+// An update's first hunk may leave out its "@@"; an empty line in a hunk
+// is empty context; markers are trimmed of white space, as Codex does.
 func parseApplyPatch(lines []string) (*Patch, error) {
 	p := &Patch{Format: ApplyPatch}
 	i := 0

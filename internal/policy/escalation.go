@@ -91,21 +91,20 @@ type Approver struct {
 	// handed down, for a call it runs outside its session's kernel layer
 	// (approval supervisor, docs/design.md §10); nil outside such a call.
 	Supervisor func(EscalationRequest) error
-	// NoGrant, when set, is for a front end that could not carry out a
-	// granted escalation (dsh-fs mcp, whose process the kernel layer may
-	// already restrict): every escalation that approval tty, command or
-	// trust would put to its approver is refused with NoGrant, before
-	// anyone is asked, so no person approves a change that then fails.
-	// never and supervisor keep their own refusals. It never widens
-	// anything.
-	NoGrant string
-	// Elsewhere is for a front end that carries an escalation out in
+	// GrantRefusal, when set, is why this front end can grant no
+	// escalation (dsh-fs mcp, whose process the kernel layer may already
+	// restrict): every escalation that approval tty, command or trust
+	// would put to its approver is refused with it, before anyone is
+	// asked, so no person approves a change that then fails. never and
+	// supervisor keep their own refusals. It never widens anything.
+	GrantRefusal string
+	// HandOver is for a front end that carries an escalation out in
 	// another process, outside this one's kernel layer (dsh-fs mcp):
 	// where the escalation asked for could lift a denial, Escalate asks
-	// no one and returns an *ElsewhereError, and the front end runs the
-	// call there, where the trusted approval decides. It never widens
-	// anything here.
-	Elsewhere bool
+	// no one and hands the call over as a *HandedOverError, and the front
+	// end runs it there, where the trusted approval decides. It never
+	// widens anything here.
+	HandOver bool
 	// Noted, when set, is told of every escalation put to the approver
 	// of the approval by: before it is asked (answered false), and with
 	// the answer (nil: approved). It decides nothing: the brokered call
@@ -113,14 +112,13 @@ type Approver struct {
 	Noted func(req EscalationRequest, by Approval, answer error, answered bool)
 }
 
-// ElsewhereError is Escalate's answer on a fence whose Approver has
-// Elsewhere set:
-// the escalation to To could lift Denied, and no one has been asked. Left
-// unhandled it is the denial.
-type ElsewhereError struct {
+// HandedOverError is Escalate's answer on a fence whose Approver has
+// HandOver set: the escalation to To could lift Denied, and no one has
+// been asked. Left unhandled it is the denial.
+type HandedOverError struct {
 	Denied *DeniedError
 	To     Mode
 }
 
-func (e *ElsewhereError) Error() string { return e.Denied.Error() }
-func (e *ElsewhereError) Unwrap() error { return e.Denied }
+func (e *HandedOverError) Error() string { return e.Denied.Error() }
+func (e *HandedOverError) Unwrap() error { return e.Denied }

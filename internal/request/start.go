@@ -26,7 +26,7 @@ type Start struct {
 	// Approver is what the front end adds to the approver the policy
 	// makes (approval.New) when the call asks to escalate: where it
 	// comes from (Context), and how a granted escalation is carried out
-	// when not here (Supervisor, Elsewhere, NoGrant, Noted). Its To,
+	// when not here (Supervisor, HandOver, GrantRefusal, Noted). Its To,
 	// Terminal and Command are the policy's; whatever it says there is
 	// ignored.
 	Approver policy.Approver

@@ -62,7 +62,7 @@ func TestBeginRefusesWhatCannotBeAsked(t *testing.T) {
 
 // TestBeginSetsTheEscalation: the escalation asked for goes to the
 // fence with the policy's approver and what the front end adds to it
-// (Elsewhere, NoGrant); the To a front end sets is not the one asked.
+// (HandOver, GrantRefusal); the To a front end sets is not the one asked.
 func TestBeginSetsTheEscalation(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -74,13 +74,13 @@ func TestBeginSetsTheEscalation(t *testing.T) {
 				t.Fatalf("approval trust: %v, outside/o.txt %q", err, l.read(t, "outside/o.txt"))
 			}
 		}},
-		{"elsewhere", policy.Approver{Elsewhere: true}, func(t *testing.T, l layout, err error) {
-			var ee *policy.ElsewhereError
+		{"elsewhere", policy.Approver{HandOver: true}, func(t *testing.T, l layout, err error) {
+			var ee *policy.HandedOverError
 			if !errors.As(err, &ee) || ee.To != policy.DangerFullAccess {
 				t.Fatalf("error %v, want the call handed over to run in danger-full-access", err)
 			}
 		}},
-		{"no grant", policy.Approver{NoGrant: "no escalated path here"}, func(t *testing.T, l layout, err error) {
+		{"no grant", policy.Approver{GrantRefusal: "no escalated path here"}, func(t *testing.T, l layout, err error) {
 			wantCode(t, err, fserr.SandboxDenied)
 			if !strings.Contains(err.Error(), "no escalated path here") {
 				t.Fatalf("error %v does not say why it was refused", err)

@@ -24,8 +24,8 @@ const (
 // Text renders results for people and models (--output text). A
 // success puts everything on stdout, the notes about it (truncation, a
 // cursor, the new sha256) after the content: a model's harness often
-// shows it stdout alone, and a note it never sees costs a call (issue
-// 26). A failure goes to the notes stream, stderr.
+// shows it stdout alone, and a note it never sees costs a call. A
+// failure goes to the notes stream, stderr.
 type Text struct {
 	// Out is standard output; Note the notes stream of a failure,
 	// standard error.

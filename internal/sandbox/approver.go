@@ -33,8 +33,8 @@ func (f *Fence) decide(req policy.EscalationRequest) error {
 	a := f.approver
 	switch f.policy.Approval {
 	case policy.ApprovalTrust, policy.ApprovalTTY, policy.ApprovalCommand, policy.ApprovalSupervisor:
-		if a.NoGrant != "" && (f.policy.Approval != policy.ApprovalSupervisor || a.Supervisor != nil) {
-			return fmt.Errorf("escalation to %s refused: %s", req.To, a.NoGrant)
+		if a.GrantRefusal != "" && (f.policy.Approval != policy.ApprovalSupervisor || a.Supervisor != nil) {
+			return fmt.Errorf("escalation to %s refused: %s", req.To, a.GrantRefusal)
 		}
 	}
 	switch f.policy.Approval {

@@ -20,19 +20,14 @@ const maxSymlinkHops = 40
 // look at it saw (a symlink then, a file now) is looked at again.
 const maxRaceRetries = 100
 
-// Canonical returns the canonical absolute form of path, taken relative to
-// base (an absolute, canonical folder) when it is not absolute.
-//
-// It is the resolver's walk (walkPath) by handle: symlinks are resolved
-// component by component on the part of the path that exists; the part that does not exist yet is appended as written, since a
-// name that does not exist cannot be a symlink. The path is never cleaned
-// lexically before its symlinks are resolved: "link/.." is the parent of the
-// link's target, not the folder holding the link. A trailing slash, "." and
-// repeated slashes are dropped.
-//
-// Errors carry a code: FS_INVALID_ARGUMENT for an empty path or a NUL byte,
-// FS_IO for a symlink loop, FS_NOT_DIR when a file is used as a folder, and the OS's
-// classification for anything else Lstat or Readlink reports.
+// Canonical returns the canonical absolute form of path, taken relative
+// to base (absolute, canonical) when it is not absolute: the resolver's
+// walk (walkPath) by handle, symlinks resolved component by component
+// where the path exists and the rest appended as written (a missing name
+// is no symlink). The path is never cleaned before its symlinks resolve:
+// "link/.." is the parent of the link's target. Errors carry a code:
+// FS_INVALID_ARGUMENT for an empty path or a NUL byte, FS_IO for a
+// symlink loop, FS_NOT_DIR for a file used as a folder.
 func Canonical(base, path string) (string, error) {
 	if path == "" {
 		return "", fserr.New(fserr.InvalidArgument, "empty path")
@@ -83,7 +78,7 @@ func splitPath(p string) []string {
 // deny_read globs, sharing the work between globs: the usual list's
 // "~/.ssh/**", "~/.aws/**" and "~/.gnupg/**" resolve the home folder once
 // and then look at one name each, rather than each walking the whole
-// prefix (issue 26: 15 syscalls a call to 6).
+// prefix (15 system calls a call down to 6).
 type prefixResolver struct {
 	cwd string
 	// folders are the canonical forms of the folders resolved so far, by

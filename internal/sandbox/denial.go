@@ -42,14 +42,14 @@ type Preview struct {
 // trust nor never.
 func (f *Fence) asksApprover(err error) bool {
 	var denied *policy.DeniedError
-	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated || f.approver.Elsewhere || f.escalationRefusal(denied) != "" {
+	if !errors.As(err, &denied) || f.approver.To == "" || f.escalated || f.approver.HandOver || f.escalationRefusal(denied) != "" {
 		return false
 	}
 	switch f.policy.Approval {
 	case policy.ApprovalTTY, policy.ApprovalCommand:
-		return f.approver.NoGrant == ""
+		return f.approver.GrantRefusal == ""
 	case policy.ApprovalSupervisor:
-		return f.approver.NoGrant == "" && f.approver.Supervisor != nil
+		return f.approver.GrantRefusal == "" && f.approver.Supervisor != nil
 	}
 	return false
 }
@@ -70,8 +70,8 @@ func (f *Fence) Escalate(err error, t *Target, preview Preview) error {
 		denied.Refusal = refusal
 		return denied
 	}
-	if f.approver.Elsewhere {
-		return &policy.ElsewhereError{Denied: denied, To: f.approver.To}
+	if f.approver.HandOver {
+		return &policy.HandedOverError{Denied: denied, To: f.approver.To}
 	}
 	req := policy.EscalationRequest{Kind: policy.KindFile, Op: denied.Op, Path: t.Given, Resolved: t.Path, Reason: denied.Reason,
 		Matched: denied.Matched, From: f.mode, To: f.approver.To, Paths: requestPaths(denied.Op, t, preview), EscalationContext: f.approver.Context,

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// The deny_read list compiled once per fence (issue 26). A walk asks it
+// The deny_read list compiled once per fence. A walk asks it
 // of every entry of a tree, and most entries match no glob: testing each
 // glob in turn, "**" trying every depth with path.Match, cost a search of
 // Go's source four times what grep -rn takes. A glob covers a path only
@@ -119,7 +119,7 @@ func (m *denyMatcher) atComponent(dir, comp string, best int) int {
 
 // atComponentOf is atComponent with the folder made only when a glob's
 // last component matches comp: a walk asks of every entry, and for most
-// no glob is a candidate, so the path is never joined (issue 26).
+// no glob is a candidate, so the path is never joined.
 func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) int {
 	var dir []string
 	try := func(i int) {

@@ -39,18 +39,14 @@ type Dir struct {
 	unlock func()
 }
 
-// openDir opens the folder holding t for a mutation, after CheckWrite has
-// passed (Lock, Mkdir, Remove, Move). It re-canonicalizes t first: if the path no longer resolves to
-// what was checked, the call is denied. With mkdir, missing folders are
-// created one at a time, each through the confined handle of its parent.
-// In workspace-write mode it then decides on what it opened: a folder on
-// the way that holds a git directory is a protected path, whatever its
-// name by now, and so is an opened folder whose real path now lies under
-// a protected glob; one moved anywhere else is an escape. A write of a
-// part of a git directory at the top of the root holds the root's lock
-// until the Dir is closed (see openConfined). A target that is a writable
-// root itself is FS_IS_DIR. It returns the folder and the name of t
-// inside it.
+// openDir opens the folder holding t for a mutation, after CheckWrite
+// (Lock, Mkdir, Remove, Move), and returns it and t's name in it. It
+// re-canonicalizes t first and denies a path that no longer resolves to
+// what was checked; with mkdir it makes missing folders one at a time,
+// each through its parent's confined handle. In workspace-write mode it
+// decides on what it opened: a folder holding a git directory, or one now
+// under a protected glob, is protected; one moved anywhere else is an
+// escape (openConfined). A writable root itself is FS_IS_DIR.
 func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 	resolve := f.Resolve
 	if t.name {
@@ -469,27 +465,16 @@ type Temp struct {
 	name string // "" while unnamed (O_TMPFILE)
 }
 
-// Commit makes the temp file the folder's entry name, atomically: a
-// reader sees the old file or the new one, never a mix. The caller has
-// synced the file, so a power loss brings back the old content or the
-// new, never a torn file; Commit does not sync the folder (the
-// lead's decision: that second journal commit was a third of a small
-// write), so the rename itself is durable only at the file system's next
-// journal commit, and a power loss right after it may bring back the
-// previous version.
-//
-// A temp file that creates name is given that name only if it is still
-// free: a concurrent creator makes Commit fail rather than be overwritten
-// (FS_EXISTS). An unnamed file (O_TMPFILE) is linked in under name itself,
-// so nothing else is ever named; a named one is renamed without replacing
-// (RENAME_NOREPLACE, or link and unlink where the file system lacks it).
-//
-// An unnamed file that replaces name is linked in under a hidden name and
-// renamed over it, since linkat cannot replace an existing name. The
-// caller holds the target's lock (see fsops), so the hidden name can be
-// the target's own, deterministic one: a process killed between the two
-// calls leaves at most that one file, which the next replacement of the
-// same target removes first.
+// Commit makes the temp file the folder's entry name, atomically (a
+// reader sees the old file or the new one), without syncing the folder
+// (docs/design.md's durability rule). A file that creates name gets it
+// only while it is free (FS_EXISTS otherwise): an unnamed one (O_TMPFILE)
+// is linked in under name, a named one renamed without replacing. An
+// unnamed file that replaces name is linked in under a hidden name and
+// renamed over it, since linkat cannot replace; the caller holds the
+// target's lock, so that hidden name is the target's own, and a process
+// killed between the two calls leaves at most that one file, which the
+// next replacement removes first.
 func (t *Temp) Commit(name string, replace bool) error {
 	if err := oneEntry(t.dir.Path, name); err != nil {
 		return err

@@ -203,7 +203,7 @@ func TestDeniedHintFromFence(t *testing.T) {
 // each approval, with setup applied to the fence first, and hands the
 // result to check. Nobody may be asked and nothing widen: every asker
 // of the Approver counts its calls, and the fence's mode must stay.
-// (approval's TestNoGrantRunsNoCommand shows the same with a real
+// (approval's TestGrantRefusalRunsNoCommand shows the same with a real
 // approval_command.)
 func escalateUnderEveryApproval(t *testing.T, setup func(*policy.Approver), check func(t *testing.T, approval policy.Approval, err error)) {
 	root := tempRoot(t)
@@ -234,11 +234,11 @@ func escalateUnderEveryApproval(t *testing.T, setup func(*policy.Approver), chec
 	}
 }
 
-// TestEscalationNoGrant: a fence told it cannot carry out a grant
-// (Approver.NoGrant, dsh-fs mcp's) refuses under every approval, asks no one
+// TestEscalationGrantRefusal: a fence told it cannot carry out a grant
+// (Approver.GrantRefusal, dsh-fs mcp's) refuses under every approval, asks no one
 // (tty's ask and command's approver are never run), and its mode stays.
-func TestEscalationNoGrant(t *testing.T) {
-	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.NoGrant = "not here" }, func(t *testing.T, approval policy.Approval, err error) {
+func TestEscalationGrantRefusal(t *testing.T) {
+	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.GrantRefusal = "not here" }, func(t *testing.T, approval policy.Approval, err error) {
 		var de *policy.DeniedError
 		if !errors.As(err, &de) || de.Reason != policy.ReasonNotApproved {
 			t.Fatalf("Escalate = %v", err)
@@ -253,14 +253,14 @@ func TestEscalationNoGrant(t *testing.T) {
 	})
 }
 
-// TestEscalationElsewhere: Approver.Elsewhere hands an escalation that could lift the denial to the
+// TestEscalationHandOver: Approver.HandOver hands an escalation that could lift the denial to the
 // front end, asking no one and widening nothing here, whatever the
 // approval; one that could not lift it keeps its own refusal.
-func TestEscalationElsewhere(t *testing.T) {
-	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.Elsewhere = true }, func(t *testing.T, _ policy.Approval, err error) {
-		var ee *policy.ElsewhereError
+func TestEscalationHandOver(t *testing.T) {
+	escalateUnderEveryApproval(t, func(a *policy.Approver) { a.HandOver = true }, func(t *testing.T, _ policy.Approval, err error) {
+		var ee *policy.HandedOverError
 		if !errors.As(err, &ee) || ee.To != policy.DangerFullAccess || ee.Denied.Reason != policy.ReasonOutsideRoots {
-			t.Fatalf("Escalate = %#v, want an ElsewhereError to danger-full-access", err)
+			t.Fatalf("Escalate = %#v, want an HandedOverError to danger-full-access", err)
 		}
 		if fserr.CodeOf(err) != fserr.SandboxDenied {
 			t.Errorf("unhandled, it is %s, not the denial", fserr.CodeOf(err))
@@ -271,10 +271,10 @@ func TestEscalationElsewhere(t *testing.T) {
 	p := testPolicy(root, policy.WorkspaceWrite)
 	p.MaxMode = policy.WorkspaceWrite
 	fence := NewFence(p)
-	fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, Elsewhere: true})
+	fence.SetApprover(policy.Approver{To: policy.DangerFullAccess, HandOver: true})
 	target, _ := fence.Resolve("../out/x")
 	err := fence.Escalate(fence.CheckWrite("write", &target), &target, Preview{})
-	var ee *policy.ElsewhereError
+	var ee *policy.HandedOverError
 	if errors.As(err, &ee) || !strings.Contains(deniedAs(t, err).Refusal, policy.ReasonAboveMaxMode) {
 		t.Errorf("above max_mode: Escalate = %v, want the denial with its refusal", err)
 	}

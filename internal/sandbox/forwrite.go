@@ -186,19 +186,15 @@ func (h *Held) Exists() bool { return h.File != nil }
 // somebody else made progress, so it is never reached in practice.
 const maxLockRetries = 1000
 
-// Lock is the one call that holds a file for a mutation that replaces
-// it (write, edit, patch): it decides on t (WouldWrite, the approver of
-// an escalation shown in.Preview), opens t's folder through the confined
-// walk, which decides again on the path as it resolves now (with
-// in.Mkdir making the missing folders), and locks the file at t with an
-// exclusive flock, so writers from many processes serialize and none
-// loses an update. After the lock it verifies that the name still names
-// the locked file (a writer that replaced it meanwhile leaves the lock
-// on an unlinked file, and Lock starts over, a bounded number of times),
-// that it is a regular file this process may write (CheckWritable), and
-// that what was locked passes deny_read (CheckReadOpened: a hard link to
-// a secret is denied like the secret, since the result shows the old
-// content). A target that does not exist is held with a nil File.
+// Lock is the one call that holds a file for a mutation that replaces it
+// (write, edit, patch): it decides on t (WouldWrite, an escalation's
+// approver shown in.Preview), opens t's folder through the confined walk
+// (in.Mkdir making missing folders), and takes an exclusive flock, so
+// writers in many processes serialize. Locked, it checks that the name
+// still names that file (else it starts over, a bounded number of times),
+// that it is a regular file it may write, and that it passes deny_read (a
+// hard link to a secret is denied like the secret). A missing target is
+// held with a nil File.
 func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
 	dir, name, err := f.openForWrite(op, t, in)
 	if err != nil {

@@ -106,35 +106,14 @@ func firstLine(path string) (string, bool) {
 	return strings.TrimSpace(line), true
 }
 
-// The protected parts of a git directory (docs/design.md §4 step 5): what
-// makes git run code or read its repository from elsewhere. Everything
-// else in a git directory (the index, objects, refs, logs, HEAD,
-// packed-refs, COMMIT_EDITMSG, rebase-merge/, a new worktrees/<name>/…)
-// is the repository's data, which git add, commit, rebase or gc write.
-//
-//   - config and config.worktree: code-running keys (core.fsmonitor,
-//     core.hooksPath, filters, aliases, include.path …).
-//   - hooks/, everything beneath: the hooks git runs.
-//   - commondir (of a worktree's git directory): where git takes the
-//     config and hooks from.
-//   - gitdir (of worktrees/<name>/): the linked worktree's .git file
-//     that git worktree prune and repair trust.
-//   - info/attributes: it makes git run a filter, diff or merge driver
-//     the person's own config defines on files it names, and unlike a
-//     .gitattributes in the working tree no git status shows it.
-//     info/exclude and info/sparse-checkout only choose files: writable
-//     (git sparse-checkout writes the latter).
-//   - objects/info/alternates and objects/info/http-alternates: they make
-//     the repository take objects from another store, outside the
-//     workspace or in a folder the session empties later, which no git
-//     status shows and which breaks the repository once that store
-//     goes; git clone --shared or --reference in a session fails.
-//
-// The same holds in every git directory nested in one: a worktree's
-// (worktrees/<name>/) and a submodule's (modules/<name>/, a name that may
-// hold slashes). The entry named .git itself, folder, file or symlink, is
-// protected as well: a .git file redirects git to another git directory,
-// and moving a .git folder aside would let a new one be put in its place.
+// gitProtectedNames are the protected parts of a git directory named by
+// their first component (docs/design.md §4 step 5): what makes git run
+// code or read its repository from elsewhere. The rest of a git directory
+// is the repository's data, which git writes. gitProtectedParts adds the
+// deeper ones (info/attributes, objects/info/alternates and
+// http-alternates) and the same parts in every nested git directory
+// (worktrees/<name>/, modules/<name>/); the .git entry itself is
+// protected too.
 var gitProtectedNames = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
 		"config": true, "config.worktree": true, "hooks": true, "commondir": true, "gitdir": true,

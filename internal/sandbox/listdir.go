@@ -23,7 +23,7 @@ type ListDir struct {
 	op string
 	// dirfd is the folder's descriptor, held raw rather than in an
 	// *os.File: a walk opens one a folder, and os.NewFile's fcntl and
-	// finalizer cost more than the open (issue 26). -1 once closed.
+	// finalizer cost more than the open. -1 once closed.
 	dirfd int
 	// Path is the folder's path: the path walked to reach it, one handle
 	// at a time. Entries are judged by Path joined with their name.
@@ -148,13 +148,13 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	}
 	// st stays on the stack (it is not returned): a walk opens one
 	// folder after another, and a heap Stat_t each was a tenth of its
-	// garbage (issue 26).
+	// garbage.
 	var st unix.Stat_t
 	if flags&unix.O_DIRECTORY != 0 {
 		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
 		// (O_NOFOLLOW): its type is all the checks below use of a
 		// folder's stat (deniedIdentity judges regular files only), so a
-		// walk spares an fstat a folder (issue 26).
+		// walk spares an fstat a folder.
 		st.Mode = unix.S_IFDIR
 	} else if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -172,19 +172,14 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	return fd, st.Size, nil
 }
 
-// checkEntryOpened is checkReadOpened for an entry opened by name in
-// this folder, whose path passed deny_read before the open, with the
-// /proc/self/fd read-back only where a rule could apply (issue 26): the
-// entry is a file with several links (its identity is checked too), its
-// name is one a glob's last component matches, or it lies in (or above)
-// an anchored glob's tree. Elsewhere no rule can cover what was opened:
-// it was opened by one name in a folder already judged, without
-// following a symlink, so its path is the folder's joined with its name,
-// unless the folder itself has been moved since it was opened. No move
-// through dsh-fs takes a folder across a deny_read glob's cover (§4,
-// "A folder carries what lies beneath it"), and an exec session cannot
-// reach what the globs cover, so only a process outside dsh-fs could,
-// and what it moves in was readable where the walk opened it.
+// checkEntryOpened is checkReadOpened for an entry opened by name in this
+// folder, its path passed by deny_read before the open, with the
+// /proc/self/fd read-back only where a rule could apply: a file with
+// several links, a name a glob's last component matches, or a place in or
+// above an anchored glob's tree. Elsewhere what was opened is the folder's
+// path joined with its name, unless the folder was moved meanwhile, and
+// no move through dsh-fs carries a folder across a glob's cover
+// (docs/design.md §4, "A folder carries what lies beneath it").
 func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
 	if len(d.f.denyRead) == 0 {
 		return nil
@@ -278,7 +273,7 @@ func (d *ListDir) Entries() ([]DirEntry, error) {
 
 // direntBufSize is the getdents buffer: 32 KiB, four times os.ReadDir's,
 // so that most folders are read in one call and the empty call that ends
-// them (issue 26).
+// them.
 const direntBufSize = 32 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, direntBufSize); return &b }}

@@ -122,19 +122,14 @@ func CheckTrustedFile(path string, fi os.FileInfo) error {
 // kernel's own lookup does (40).
 const maxTrustedLinks = 40
 
-// CheckTrustedPath checks every folder a lookup of path passes through,
-// and every symlink it follows, the final one included, one lstat per
-// component, and returns the real path it resolved to. Each must be owned
-// by root or this user, and no folder may be written by its group or
-// others, who could otherwise rename its entries and put a file of their
-// own in place of a trusted one. With sticky, a folder that has the
-// sticky bit (/tmp, mode 1777) may be writable by others: the kernel lets
-// nobody but an entry's owner (and the folder's, checked here too)
-// rename or remove it, and the entry below is checked for its owner in
-// turn. A symlink is judged by its owner alone: only its folder's
-// writers, or its owner in a sticky folder, can replace it. The object
-// path finally names is not judged: the caller judges what it opened,
-// and compares the real path returned with what it opened.
+// CheckTrustedPath checks every folder a lookup of path passes and every
+// symlink it follows, one lstat per component, and returns the real path.
+// Each must be owned by root or this user, and no folder writable by its
+// group or others, who could put a file in place of a trusted one; with
+// sticky, a sticky folder (/tmp) may be, since only an entry's owner may
+// rename it there. A symlink is judged by its owner. The object path
+// names is not judged: the caller judges what it opened and compares its
+// real path with the one returned.
 func CheckTrustedPath(path string, sticky bool) (string, error) {
 	return walkTrusted(path, sticky, false)
 }

@@ -48,17 +48,17 @@ func (f *Fence) OpenRead(op string, t Target) (*os.File, error) {
 	return f.openRead(op, t, true)
 }
 
-// OpenOld is OpenRead for the current content of a mutation's target,
+// OpenCurrent is OpenRead for the current content of a mutation's target,
 // the basis of its diff and of the preview an approver sees. deny_read
 // decides on it as on any read; the read confinement of dsh-fs mcp does
 // not, since whether the call may touch the file is the write fence's to
 // decide (CheckWrite, Escalate), and a denied change shows the model no
 // content.
-func (f *Fence) OpenOld(op string, t Target) (*os.File, error) {
+func (f *Fence) OpenCurrent(op string, t Target) (*os.File, error) {
 	return f.openRead(op, t, false)
 }
 
-// openRead is OpenRead, or OpenOld where confined is false.
+// openRead is OpenRead, or OpenCurrent where confined is false.
 func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
 	checkName, checkOpened := f.CheckRead, func(w walked) error { return f.checkReadOpened(op, t, w.fd, w.path, &w.st) }
 	if confined {
@@ -193,7 +193,7 @@ func (f *Fence) readOutside(path string) bool {
 // readDenied is the deny_read denial of t, matched by g.
 //
 // It lists no writable roots: no write and no root changes what a read of
-// a secret may do, and a list of them reads as a way forward (issue 26).
+// a secret may do, and a list of them reads as a way forward.
 func (f *Fence) readDenied(op string, t Target, g string) error {
 	d := f.denial(op, t, policy.ReasonDenyRead, g, "")
 	d.WritableRoots = nil

@@ -35,19 +35,14 @@ type RefusedRoot struct {
 	Matched string `json:"matched"`
 }
 
-// WritableRoots derives the writable set of p: the session cwd, the temp
-// areas (/tmp and os.TempDir(), unless p.Tmp is false) and p.WritableRoots,
-// each canonicalized once and listed once. It is the single place that
-// knows this set; the fence, `dsh-fs policy` and the kernel layer all ask
-// it, so they never drift apart. A relative configured root is taken
-// relative to the session cwd. A root that does not exist yet stays in
-// the set under its canonical spelling.
-//
-// The cwd and os.TempDir() are proposed by the session, which the trusted
-// policy does not let widen the fence (docs/design.md §2): the cwd counts
-// only as an allowed workspace, and os.TempDir() only beneath /tmp, a
-// configured root or an allow_roots entry. What is refused is listed by
-// RefusedRoots.
+// WritableRoots derives the writable set of p, the one place that knows
+// it (the fence, `dsh-fs policy` and the kernel layer all ask): the
+// session cwd, the temp areas (/tmp and os.TempDir(), unless p.Tmp is
+// false) and p.WritableRoots (relative ones taken from the cwd), each
+// canonicalized and listed once, a missing one under its canonical
+// spelling. The cwd and os.TempDir() are the session's proposals and do
+// not widen the trusted policy (docs/design.md §2); RefusedRoots lists
+// what is refused.
 func WritableRoots(p policy.Policy) ([]Root, error) {
 	roots, _, err := deriveRoots(p)
 	return roots, err

@@ -9,19 +9,13 @@ import (
 )
 
 // The file's layout, every number a uvarint but the ctime's seconds (a
-// varint) and the checksum:
-//
-//	magic "dshtidx" and the version byte
-//	root (length, bytes), root's dev and ino, the note key, folders, entries
-//	per folder: rel path, dev, ino, ctime sec, ctime nsec, flags,
-//	  its folders' names (count, then each), its note, its entries
-//	  (count, then their encoding's length in bytes, then the encoding)
-//	per entry: name, kind byte, ino
-//	CRC-32C of everything before it, 4 bytes little-endian
-//
-// A folder's entries are kept encoded when the file is loaded, and
-// decoded when asked for (Folder.Entries): a load costs a few
-// allocations per folder, nothing per entry.
+// varint) and the checksum: magic "dshtidx" and the version byte; root
+// (length, bytes), its dev and ino, the note key, folders, entries; per
+// folder its rel path, dev, ino, ctime sec and nsec, flags, its folders'
+// names, its note, its entries (count, length, encoding); per entry name,
+// kind byte, ino; the CRC-32C of all before it, 4 bytes little-endian. A
+// folder's entries stay encoded until asked for (Folder.Entries), so a
+// load costs a few allocations a folder and none an entry.
 const (
 	magic   = "dshtidx"
 	version = 2

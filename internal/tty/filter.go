@@ -9,23 +9,13 @@ import (
 
 // Filter is what the relay puts between the session's output and the
 // person's terminal (docs/design.md §10, "The terminal is the person's").
-// It reads the output as a terminal does, into tokens (text, a C0
-// control, an ESC, CSI, OSC, DCS, APC, PM or SOS sequence, in its 7-bit
-// or 8-bit C1 form, split across reads or not), and passes only the
-// tokens a shell and an editor need to draw on their own screen, each
-// rewritten in one canonical 7-bit form. Everything else is removed
-// whole: a sequence that reaches beyond the screen (the clipboard,
-// notifications, the window, the palette, fonts), one that makes the
-// terminal answer into an input with data the session did not create,
-// and one it does not know. So the terminal parses the filter's output
-// exactly as the filter did, and never sees half a sequence. A pass list
-// rather than a deny list: a sequence nobody thought of is dropped.
-//
-// Two queries are answered by the relay itself, with fixed text that
-// says nothing of the person's terminal (Replies): primary device
-// attributes (some shells wait for the answer) and device status.
-//
-// The zero Filter is ready. It is not safe for concurrent use.
+// It tokenizes the output as a terminal does (text, C0 controls, ESC,
+// CSI, OSC, DCS, APC, PM, SOS, 7- or 8-bit, split across reads or not)
+// and passes only what a shell and an editor need to draw their screen,
+// in one canonical 7-bit form; everything else is dropped whole, so a
+// sequence nobody thought of never passes and the terminal never sees
+// half of one. Two queries are answered by the relay itself (Replies).
+// The zero Filter is ready; it is not safe for concurrent use.
 type Filter struct {
 	state  filterState
 	seq    []byte // the sequence being read: ESC and what followed, bounded

@@ -408,17 +408,13 @@ const (
 // wake interrupts the loop's poll with the command c.
 func (r *Relay) wake(c byte) { unix.Write(r.wakeW, []byte{c}) }
 
-// Pause stops the relay in both directions and hands the person's
-// terminal to the caller, in its own modes (cooked: the person's line
-// editing and echo), with what was typed before and not yet relayed
-// discarded: nothing the session writes can hide, imitate or answer what
-// the caller asks, and nothing typed before the question answers it. The
-// terminal was never left inside a sequence (the filter passes only whole
-// ones); the caller takes its screen with DrawQuestion, which resets what
-// the session set. It returns the terminal, to read from (nil when
-// input is not relayed: exec's standard input is not the terminal) and
-// to write to, and a function that resumes the relay. One Pause at a
-// time.
+// Pause stops the relay both ways and hands the person's terminal to the
+// caller in its own (cooked) modes, with input typed before and not yet
+// relayed discarded: nothing the session writes can hide, imitate or
+// answer what the caller asks. The caller takes the screen with
+// DrawQuestion. It returns the terminal to read from (nil when exec's
+// standard input is not the terminal) and to write to, and a function
+// that resumes the relay. One Pause at a time.
 func (r *Relay) Pause() (in, out *os.File, resume func()) {
 	r.mu.Lock()
 	r.wake(wakePause)

@@ -10,19 +10,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StderrRelay stands between CMD and exec's standard error when that is a
-// pipe (a harness reading the agent's commands): CMD writes to a pipe of
-// the supervisor's, which copies each read at once to exec's stream,
-// through a LineScanner (docs/design.md §10, "A refusal in the shell
-// explains itself"). When exec's standard output is the same pipe (2>&1)
-// both streams go through the relay's one pipe, so their lines keep their
-// order. A file, a terminal or /dev/null is never relayed: the first
-// keeps going straight to CMD, a terminal has the session's own (Relay).
-//
-// When the reader of exec's stream goes away, the relay closes its end,
-// so CMD's next write fails with EPIPE (SIGPIPE) as it would have. It
-// holds nothing of the session open: it ends when every process of the
-// session closed its end of the pipe (EOF).
+// StderrRelay stands between CMD and exec's standard error when that is
+// a pipe (a harness reading the agent's commands), copying each read at
+// once through a LineScanner (docs/design.md §10, "A refusal in the
+// shell explains itself"); with 2>&1 both streams share its one pipe, so
+// their lines keep their order. A file, a terminal or /dev/null is never
+// relayed. When the reader goes away the relay closes its end, so CMD's
+// next write fails with EPIPE; it ends when every process of the session
+// has closed its end of the pipe.
 type StderrRelay struct {
 	r, w *os.File
 	out  int // a descriptor of exec's stream of the relay's own

@@ -61,15 +61,11 @@ const (
 )
 
 // forkInit forks the session's PID 1, in a new PID namespace, from the
-// calling thread, whose namespaces, root and folder it takes. PID 1
-// mounts /proc, applies the layers, forks and executes CMD, reaps
-// every process until CMD ends, kills the rest of its namespace, reaps
-// them, and writes CMD's status to p.status.
-//
-// Between the fork and its exit the child must not grow its stack,
-// allocate or touch the runtime: it is a copy of one thread of a
-// multithreaded program. So it only makes raw system calls on p and on
-// variables of this frame, as package syscall's forkAndExecInChild does.
+// calling thread. PID 1 mounts /proc, applies the layers, runs CMD, reaps
+// every process until CMD ends, kills the rest, and writes CMD's status
+// to p.status. Between fork and exit the child is a copy of one thread of
+// a multithreaded program, so it only makes raw system calls on p and on
+// this frame's variables, as syscall's forkAndExecInChild does.
 //
 //go:norace
 //go:noinline

@@ -21,8 +21,9 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
-// Elsewhere is where a server sends the calls it runs escalated.
-type Elsewhere struct {
+// Runner runs the calls a server escalates, in the process readied for
+// them (Start): outside the server's kernel layer.
+type Runner struct {
 	// broker is the channel to the supervisor that runs them.
 	broker int
 	// env carries what narrows the record there (inside an exec session,
@@ -39,7 +40,7 @@ type Elsewhere struct {
 
 // Run sends req to the supervisor, with the server's working directory and
 // narrowing variables, and returns its result line and exit status.
-func (e *Elsewhere) Run(req wire.Request) ([]byte, int, error) {
+func (e *Runner) Run(req wire.Request) ([]byte, int, error) {
 	req.Dir, req.Env = e.dir, e.env
 	rep, err := wire.Forward(e.broker, req)
 	if err != nil {
@@ -57,7 +58,7 @@ func (e *Elsewhere) Run(req wire.Request) ([]byte, int, error) {
 // otherwise an escalator the server starts now, before its first write
 // restricts it, under a record of its policy. ask answers approval
 // supervisor for the escalator.
-func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(wire.Ask) error) (*Elsewhere, string) {
+func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(wire.Ask) error) (*Runner, string) {
 	p := s.Policy
 	if s.Session != nil {
 		v, _ := lookupEnv(wire.BrokerEnv)
@@ -68,7 +69,7 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(w
 		if err != nil {
 			return nil, "no channel to the dsh-fs exec supervisor"
 		}
-		return &Elsewhere{broker: fd, env: s.NarrowingEnv(), dir: p.Cwd, stop: func() {}}, ""
+		return &Runner{broker: fd, env: s.NarrowingEnv(), dir: p.Cwd, stop: func() {}}, ""
 	}
 	switch p.Approval {
 	case policy.ApprovalNever:
@@ -140,13 +141,13 @@ func Start(lookupEnv func(string) (string, bool), s *config.Settings, ask func(w
 		asks.Close()
 		wire.Remove(dir)
 	}
-	return &Elsewhere{broker: int(mine.Fd()), dir: p.Cwd, stop: stop, own: true}, ""
+	return &Runner{broker: int(mine.Fd()), dir: p.Cwd, stop: stop, own: true}, ""
 }
 
 // Stop ends the server's own escalator, once its calls are done, and
 // removes its record; a session's supervisor is left running.
-func (e *Elsewhere) Stop() { e.stop() }
+func (e *Runner) Stop() { e.stop() }
 
 // Own says the escalator is the server's: approval supervisor then asks
 // through the server (its client's user), not at a terminal.
-func (e *Elsewhere) Own() bool { return e.own }
+func (e *Runner) Own() bool { return e.own }

@@ -34,27 +34,11 @@ var issueRef = regexp.MustCompile(`(?i)\bissues?\s+#?\d+|(^|[\s(\[,])#\d+\b`)
 // moved by other work when the checks came in. Each entry must still
 // have a fault, so the list shrinks to empty as they are cleaned.
 var commentSkipsForNow = map[string][]string{
-	"issue": {
-		"internal/fsops/walk.go",
-		"internal/kernel/procfs.go",
-		"internal/kernel/seccompasm.go",
-	},
 	"doc": {
-		"internal/kernel/privileges.go",
-		"internal/kernel/procfs.go",
-		"internal/kernel/seccomp.go",
 		"internal/sandbox/landlock.go",
 		"internal/sandbox/mounts.go",
 		"internal/sandbox/mounts_index.go",
 		"internal/sandbox/mounts_note.go",
-		"internal/session/child/init.go",
-		"internal/session/child/mounts.go",
-		"internal/session/child/runtime.go",
-		"internal/session/supervisor/launch.go",
-		"internal/session/supervisor/toolcaches.go",
-		"internal/session/wire/broker.go",
-		"internal/session/wire/memo.go",
-		"internal/session/wire/record.go",
 	},
 }
 

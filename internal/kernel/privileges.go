@@ -11,20 +11,13 @@ import (
 )
 
 // DropPrivileges leaves this thread, and what it executes next, with no
-// privilege to gain or to use: every capability set empty (bounding,
-// ambient, inheritable, and with them, at the execve, permitted and
-// effective) and no_new_privs, so neither a set-user-ID program nor file
-// capabilities give any back. dsh-fs exec's child calls it last, on the
-// thread that executes CMD: capabilities belong to a thread, and uid 0
-// keeps its uid but loses what made it root (CAP_MKNOD, CAP_SYS_ADMIN,
-// CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_LINUX_IMMUTABLE …).
-//
-// The bounding set can be emptied only with CAP_SETPCAP: as root, or in
-// the user namespace exec makes for the mount layer, which keeps it as an
-// ambient capability for this. Without it (a user that is not root and
-// has no user namespace) the bounding set stays as it is; with
-// no_new_privs and no other set, nothing can raise a capability from it.
-// It reports whether the bounding set is empty.
+// capability in any set and no_new_privs, so neither a set-user-ID program
+// nor file capabilities give any back; uid 0 keeps its uid but loses what
+// made it root. Capabilities are a thread's: exec's child calls it last,
+// on the thread that executes CMD. Emptying the bounding set needs
+// CAP_SETPCAP (root, or the user namespace of the mount layer); without it
+// the set stays, and with no_new_privs nothing can raise a capability
+// from it. It reports whether the bounding set is empty.
 func DropPrivileges() (bounded bool, err error) {
 	last, err := lastCap()
 	if err != nil {

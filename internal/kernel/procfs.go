@@ -58,17 +58,13 @@ func openProcRoot() (int, error) {
 // object with none (a pipe), or one too long for it.
 var errNoPath = errors.New("the kernel gives no path for it")
 
-// procSelfFd is a handle on /proc/self/fd of the verified /proc, opened
-// once per process, or an error where it cannot be had (it is then read
-// through thread-self each time). Every thread of dsh-fs shares one
-// descriptor table: Go's runtime makes its threads with CLONE_FILES and
-// nothing in dsh-fs unshares it, so the thread group's fd folder names
-// the same descriptors as any thread's. Reading a descriptor back through
-// this handle is one lookup in it, where "thread-self/fd/N" from the root
-// is four (the thread-self link, the task, fd, N): a walk reads one back
-// a folder, and that was most of what deny_read added to find (issue 26).
-// The handle is checked as /proc is: a procfs, on the same device as the
-// verified root.
+// procSelfFd is a handle on /proc/self/fd of the verified /proc (checked
+// as /proc is), opened once per process; on error descriptors are read
+// back through thread-self each time. Every thread shares one descriptor
+// table (Go's threads are made with CLONE_FILES), so the thread group's fd
+// folder names any thread's descriptors, and reading one back here is
+// one lookup where "thread-self/fd/N" is four: a walk reads one back per
+// folder, which keeps what deny_read adds to find small.
 var procSelfFd = sync.OnceValues(func() (int, error) {
 	proc, err := ProcRoot()
 	if err != nil {

@@ -16,17 +16,13 @@ import (
 var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
 // RefuseTerminalInjection sets no_new_privs on the calling thread and
-// installs a seccomp filter on it that refuses, with EPERM, every ioctl in
-// terminalInjection, whatever the terminal and whatever the caller's
-// privilege. The filter is inherited by every process the thread starts
-// and cannot be lifted. dsh-fs exec's child calls it just before it starts
-// CMD, from the thread that starts CMD (the filter is the thread's).
-//
-// The kernel reads ioctl's request as a 32-bit int, so the filter matches
-// its low 32 bits only: a request with high bits set (the bypass of
-// CVE-2019-10063) is the same request. Calls made through the 32-bit ABI
-// of a 64-bit kernel (i386 on amd64, arm on arm64) are checked by a second
-// filter of the same rule; the x32 ABI is refused whole (lowWordRule.program).
+// installs a seccomp filter there refusing, with EPERM, every ioctl of
+// terminalInjection, whatever the terminal and the caller's privilege;
+// it is inherited and cannot be lifted, so exec's child calls it from the
+// thread that starts CMD. The filter matches the request's low 32 bits,
+// as the kernel reads it (CVE-2019-10063's high bits change nothing); the
+// 32-bit ABI of a 64-bit kernel gets a second filter of the same rule,
+// and x32 is refused whole (lowWordRule.program).
 func RefuseTerminalInjection() error {
 	rule := lowWordRule{syscall: unix.SYS_IOCTL, arg: 1, values: terminalInjection, errno: unix.EPERM}
 	if err := rule.install(); err != nil {

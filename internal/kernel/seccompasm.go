@@ -12,8 +12,8 @@ import (
 // unix.SockFilter, rather than by a seccomp library: the one used before
 // (go-seccomp-bpf) built its tables of every architecture's syscall names
 // at package init, about 165 KB and a tenth of a millisecond or more, in
-// every call of the CLI, while only exec's child ever installs a filter
-// (issue 26). The programs are the ones that library assembled for the
+// every call of the CLI, while only exec's child ever installs a filter.
+// The programs are the ones that library assembled for the
 // same rules, instruction for instruction (seccompasm_test.go compares
 // them with it).
 

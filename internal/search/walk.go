@@ -65,7 +65,7 @@ type Skipped struct {
 	// Ignored entries: .git, and what .gitignore and .ignore exclude.
 	Ignored int `json:"ignored"`
 	// Glob counts the entries grep's --glob left out, told from Ignored so
-	// that a caller knows its own glob from an ignore file (issue 26).
+	// that a caller knows its own glob from an ignore file.
 	// find selects with its GLOB instead, and counts none here.
 	Glob int `json:"glob"`
 	// Unreadable entries: the OS refused them, or they changed while
@@ -93,7 +93,7 @@ type walker struct {
 	// for, by its name and type alone: an entry it refuses is not
 	// visited (a folder is still walked), and its path is never made.
 	// Most entries of a search fail on their name (find's "*.go"), and
-	// joining a path for each cost more than the test (issue 26).
+	// joining a path for each cost more than the test.
 	keep func(e sandbox.DirEntry) bool
 }
 

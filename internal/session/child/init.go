@@ -38,29 +38,20 @@ func CatchSignals() *Signals {
 }
 
 // Init is the session's first process, pid 1 of its PID namespace, once
-// it applied the session's layers (they are inherited by what it starts).
-// It starts the command at path with argv and env, its standard streams
-// and the broker descriptor (fds 0 to 3) inherited, in a process group of
-// its own, which becomes the foreground of the terminal at descriptor ctty
-// when ctty is 0, 1 or 2. Then it reaps every process of the session
-// (orphans are its children), passes the InitSignals it receives to the
-// command, and returns the command's exit status (128+N when signal N
-// ended it) once the command ended. started is called once the command
-// runs, or with the error that kept it from running.
-//
-// Once the command ended, Init ends the rest of the session itself: it
-// kills every other process of the namespace and reaps them (endOthers);
-// ended says none is left, so the caller may say the session ended
-// before its own exit, whose teardown of the session's namespaces the
-// kernel does after. Where they are not all reaped within endWait, ended
-// is false. The caller exits with the status at once: when pid 1 of a
-// PID namespace exits, the kernel kills every other process in it, so
-// nothing the session started survives it, ended or not. Init must run on the thread that
-// applied the layers (its capabilities and seccomp filter are the
-// thread's), and the kernel delivers to pid 1 only the signals it has a
-// handler for, so the session cannot kill it: sigs, from CatchSignals,
-// are caught before the command starts (nil: Init catches them itself).
+// it applied the session's layers: it starts the command (fds 0 to 3
+// inherited, in a process group of its own, the foreground of the
+// terminal at ctty when that is 0 to 2), reaps every process of the
+// session, passes on the InitSignals it gets, and returns the command's
+// exit status (128+N for signal N). started is called once the command
+// runs, or with the error that kept it from running. Then it ends the
+// rest of the session (endOthers); ended says none is left within
+// endWait. It must run on the thread that applied the layers, and sigs,
+// from CatchSignals, are caught before the command starts (nil: here).
 func Init(path string, argv, env []string, ctty int, sigs *Signals, started func(error)) (int, bool) {
+	// The kernel delivers to pid 1 only the signals it has a handler
+	// for, so the session cannot kill it; and when pid 1 exits the kernel
+	// kills every other process of the namespace, so nothing the session
+	// started outlives the caller's exit, ended or not.
 	if sigs == nil {
 		sigs = CatchSignals()
 	}

@@ -18,29 +18,15 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
-// applyFiles mounts m. It must run in the child, inside its own private
-// mount namespace, before Landlock (a Landlock-restricted process may not
-// mount): run in the parent's namespace it would change what every
-// process sees. emptyFile is an existing empty regular file (mode 0400)
-// to bind over hidden files.
-//
-// The read-only tree comes first (readOnlyTree), then the pins, outermost
-// first, then the read-only binds, then the hiding: a pin made after a
-// bind beneath it would be a copy made before, and each mount is made on
-// what the ones before it left.
-//
-// Every path is opened without following any symlink, checked to still be
-// what the plan says (a folder for Hidden, not a folder for HiddenFiles),
-// and mounted on through that descriptor, so a path swapped for a symlink
-// since the plan fails instead of covering where the link leads.
-// Read-only binds are recursive and made read-only before they are
-// attached (mount_setattr), so no instant shows them writable and a mount
-// beneath a protected folder is read-only too; tmpfs is made with
-// fsopen and fsmount. Kernels without these calls get mount(2) on
-// /proc/self/fd (see bindReadOnlyClassic). emptyFile is opened before
-// anything is mounted, so a hidden folder holding it changes nothing.
-// The first failure stops applyFiles; what it mounted stays, and the caller
-// must not start the shell.
+// applyFiles mounts m, in the child's private mount namespace and before
+// Landlock (which forbids mounting). emptyFile, an empty 0400 file, is
+// bound over hidden files. The order is the read-only tree, the pins
+// (outermost first), the read-only binds, then the hiding, since each
+// mount is made on what the ones before it left. Every path is opened
+// without following a symlink, checked to still be what the plan says,
+// and mounted on through that descriptor, so a path swapped since the
+// plan fails rather than covering where a link leads. The first failure
+// stops it; what it mounted stays, and the caller must not start CMD.
 func applyFiles(m *plan.Files, emptyFile string) error {
 	empty := -1
 	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {

@@ -10,18 +10,13 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
-// hideRuntime covers exec's runtime folder base (the record's runtime base)
-// with an empty tmpfs, read-only once ready, that holds only the folder
-// of this session's record, record, bound read-only over a file of the
-// same name: every other session's folder (its record, its caches'
-// upper folders), and whatever else lies in base, is out of the
-// session's sight, while the record still validates where it is read
-// (session.Read: a private session-* folder of base, owned by this user).
-// The session's denial log, the folder DenialsFolder beside the record
-// where it exists, is bound read-only there too: the supervisor renames
-// each new log into it, and the session reads it (`dsh-fs denials`).
-// The tmpfs and its folder are made by this process, so they are owned
-// by its user, in its user namespace where it has one.
+// hideRuntime covers exec's runtime folder base with an empty tmpfs,
+// read-only once ready, holding only this session's record folder, bound
+// read-only over a file of the same name, and the denial log's folder
+// beside it where it exists: no other session's record or caches are in
+// sight, while the record still validates where it is read (wire.Read).
+// The tmpfs is made by this process, so its user owns it, in its user
+// namespace where it has one.
 func hideRuntime(base, record string) error {
 	rel, err := filepath.Rel(base, record)
 	if err != nil || filepath.Dir(filepath.Dir(rel)) != "." || filepath.Dir(rel) == "." {

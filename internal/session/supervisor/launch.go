@@ -40,20 +40,14 @@ type launched struct {
 	sent    bool // the spec was sent (sendSpec), or the child is gone
 }
 
-// launch starts the session's child (s.launched), which waits for its
-// spec: what it must be given at its start (its namespaces, streams and
-// channels) follows from the layers newSupervisor has decided by then:
-// whether there is a mount layer (mounts), and s.rec.Shell's
-// ProcessesHeld and NetworkNamespaced; everything else is the spec
-// (sendSpec). So the child's own start, a second start of dsh-fs,
-// overlaps the rest of the supervisor's (plan: the mount plan, the
-// caches, the record). beside, when not nil, is called once the child
-// is readied, just before its fork: what it starts then runs beside the
-// fork and the child's start, not before them (the launch's own few
-// steps before it take no processor from it). A planned mount layer
-// brings the session's namespaces even when it mounts nothing: the PID
-// namespace and its /proc are the processes layer's (processesLayer).
-// What launch readied is released by s.release, error or not.
+// launch starts the session's child, which waits for its plan: what the
+// child needs at its start (namespaces, streams, channels) follows from
+// the layers decided by then (mounts, s.rec.Shell's ProcessesHeld and
+// NetworkNamespaced), so the child's own start overlaps the rest of the
+// supervisor's work. beside, when not nil, is called just before the
+// fork, to run beside it. A planned mount layer brings the namespaces
+// even when it mounts nothing (processesLayer). s.release releases what
+// launch readied, error or not.
 func (s *supervisor) launch(mounts bool, beside func()) error {
 	pipes, err := newChildPipes()
 	if err != nil {

@@ -49,21 +49,14 @@ type foundCache struct {
 // that hangs must not hang exec. A variable only so tests can lower it.
 var cacheToolTimeout = 3 * time.Second
 
-// toolchainCaches asks the toolchains on the person's $PATH, with the
-// person's environment env (KEY=VALUE, exec's own), where their caches
-// are, all at once and each for at most a few seconds: `go env GOCACHE
-// GOMODCACHE`; npm's cache ($npm_config_cache, else `npm config get
-// cache` where an npmrc could have moved it from ~/.npm); pip's
-// ($PIP_CACHE_DIR, else `pip cache dir` where a pip.conf could have
-// moved it from $XDG_CACHE_HOME/pip); cargo's registry and git folders
-// under $CARGO_HOME (~/.cargo); and $XDG_CACHE_HOME (~/.cache). A tool
-// is run in / (no go.mod there asks for another toolchain), with no
-// standard input, in a process group of its own that is killed at the
-// deadline. What a tool that is missing, fails or names nothing would
-// have said is left out; so is a folder that does not exist (planCaches
-// checks). The list is in this order, without duplicates. complete
-// says every tool asked answered: an answer missing for a failure or a
-// deadline is not one to keep (toolchainsKey).
+// toolchainCaches asks the toolchains on the person's $PATH, with env
+// (exec's own), where their caches are, all at once and each for a few
+// seconds at most: go env, npm's and pip's cache (their variable, else
+// the tool), cargo's registry and git folders, and $XDG_CACHE_HOME. Each
+// tool runs in / with no input, in a process group killed at the
+// deadline; what a missing or failing tool would have said is left out.
+// The list is in that order, without duplicates; complete says every
+// tool answered, so the answer may be kept (toolchainsKey).
 func toolchainCaches(env []string) (found []foundCache, complete bool) {
 	t := newToolchainEnv(env)
 	slots := make([][]foundCache, 5)
@@ -372,20 +365,15 @@ func (p cachePlan) Refuse(path, why string) {
 	}
 }
 
-// planCaches decides how the shell of a session under p, whose kernel
-// layer has the canonical writable roots roots, sees each found cache,
-// with caches_writable set to writable: mountsWhy is "" where the
-// session has a mount layer, else why not; private are the canonical
-// paths the session must never see through a writable layer (the
-// session's own folder, the trusted and loaded config files).
-//
-// A found folder that does not exist is left out; each is canonical and
-// listed once. A cache in another is covered by the outer one's layer
-// (Within). A cache in a writable root is as writable as the root. One
-// that holds a writable root, or a private path, stays read-only: an
-// overlay over it would hide the root's real writes from the person, or
-// let the session rewrite its own policy. In read-only mode every cache
-// stays read-only; in danger-full-access, writable as everything is.
+// planCaches decides how the shell of a session under p sees each found
+// cache, given the canonical writable roots, caches_writable (writable),
+// why there is no mount layer (mountsWhy, "" where there is one) and the
+// private paths the session must never see writable (its own folder, the
+// config files). A cache in a writable root is as writable as the root;
+// one holding a root or a private path stays read-only, since an overlay
+// would hide the root's real writes or let the session rewrite its
+// policy. Read-only mode keeps every cache read-only; danger-full-access
+// leaves them writable.
 func planCaches(found []foundCache, p policy.Policy, roots, private []string, writable, mountsWhy string) cachePlan {
 	var cp cachePlan
 	for _, f := range found {

@@ -334,17 +334,14 @@ func Forward(fd int, req Request) (Reply, error) {
 	return rep, nil
 }
 
-// Serve reads requests from the supervisor's end of the channel, ch, on
-// a goroutine of its own, and runs handle for each on another; handle's
-// reply goes back to that request alone. A request that does not come
-// with its reply socket alone is dropped; one that is malformed, or that
-// finds maxPending requests under way, is refused without handle. A
-// remember (Remember's memfd) is handed to handle on the reading
-// goroutine itself, in the channel's order, so handle must answer an
-// OpRemember at once; its reply goes nowhere. A message whose
-// descriptor the process cannot take yet waits at the head of the
-// channel, with every message after it (receive). stop ends the reading and
-// closes ch; handlers under way finish on their own.
+// Serve reads requests from ch, the supervisor's end of the channel, and
+// runs handle for each on a goroutine of its own; the reply goes back to
+// that request alone. A request without its reply socket is dropped; a
+// malformed one, or one beyond maxPending, is refused without handle. A
+// remember is handed to handle on the reading goroutine, in order, and
+// handle must answer it at once. A message whose descriptor cannot be
+// taken yet waits at the head of the channel (receive). stop ends the
+// reading and closes ch; handlers under way finish on their own.
 func Serve(ch *os.File, handle func(Request) Reply) (stop func()) {
 	fd := int(ch.Fd())
 	done := make(chan struct{})
@@ -475,19 +472,14 @@ func holdFDs(stopped func() bool) func(time.Duration) (time.Duration, bool) {
 	}
 }
 
-// receive takes the next message of the channel fd: its bytes into buf,
-// n of them (0 at the channel's end), and its descriptors, read with
-// room for maxFDs. The kernel installs a message's descriptors as the
-// reader reads it, and one it cannot install (the process at its
-// RLIMIT_NOFILE) it closes, delivering the message without it
-// (MSG_CTRUNC): a remember would be lost though Remember said it was
-// sent, a request's reply socket with it. So the message is read first
-// with MSG_PEEK, which installs copies of its descriptors and leaves it
-// queued: when they cannot all be installed, held is true and the
-// message is still the channel's next. Peeked whole, it is then taken
-// with no room for descriptors, which cannot fail for want of one (the
-// kernel closes the ones it would have installed again). A message with
-// more than maxFDs descriptors is taken with none.
+// receive takes the next message of the channel fd: n bytes into buf (0
+// at the end) and its descriptors. A descriptor the kernel cannot install
+// (RLIMIT_NOFILE) is closed and the message delivered without it, which
+// would lose a remember or a reply socket; so the message is first read
+// with MSG_PEEK, which installs copies and leaves it queued. When they
+// cannot all be installed, held is true and the message stays next;
+// otherwise it is taken with no room for descriptors, which cannot fail
+// for want of one. A message with more than maxFDs is taken with none.
 func receive(fd int, buf, oob []byte) (n int, fds []int, held bool, err error) {
 	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_PEEK)
 	if err != nil || n == 0 {

@@ -47,17 +47,11 @@ func (req Request) checkMemo() error {
 }
 
 // Remember hands content, a whole file a read of the session returned,
-// to the session's supervisor over the channel fd, one way: the content
-// in a sealed memfd (sealed so it can change no more, and so that the
-// supervisor can tell it is one), behind a memoMark, with no reply to
-// wait for. It never blocks: a channel whose queue is full (a supervisor
-// that is slow, or gone) remembers nothing. The message is in the
-// channel's queue when Remember returns, before any request sent after
-// it, and the supervisor takes it in that order (serve), so a later
-// recall finds it: never without its memfd, as a supervisor that can
-// take no more descriptors holds the channel until it can (receive).
-// An error means nothing was sent: the read goes on, and a later recall
-// finds nothing.
+// to the supervisor over the channel fd, one way: in a sealed memfd (it
+// can change no more, and the supervisor can tell it is one), behind a
+// memoMark. It never blocks: a full queue remembers nothing. It is queued
+// before any request sent after it and taken in that order, so a later
+// recall finds it. An error means nothing was sent: the read goes on.
 func Remember(fd int, content []byte) error {
 	if len(content) > memo.ItemMax {
 		return errors.New("too large to remember")

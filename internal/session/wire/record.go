@@ -410,16 +410,12 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return "session record " + e.Path + ": " + e.Why }
 
 // Read reads the record at path and returns it only when the session it
-// pins could not have written it: a regular file with no write bit,
-// owned by root or this user, whose real path is session.json in a
-// session-* folder of RuntimeBase (mode 0700), in folders no one else
-// may write, outside every writable root the record names (the roots of
-// its policy and of its kernel layer), naming a supervisor that is still
-// running: the
-// process of its pid and start time, judged where the caller shares the
-// supervisor's pid namespace (in a session's own, the location rule
-// alone decides). Owners are judged as this process's user namespace
-// shows them (sandbox.OwnerTrusted). Anything else is a *RefusedError.
+// pins could not have written it: a regular file with no write bit, owned
+// by root or this user (as this user namespace shows owners), at
+// session.json in a 0700 session-* folder of RuntimeBase, in folders no
+// one else may write, outside every writable root it names, naming a
+// supervisor still running (judged where the caller shares its pid
+// namespace). Anything else is a *RefusedError.
 func Read(path string) (*Record, error) {
 	refuse := func(why string) error { return &RefusedError{Path: path, Why: why} }
 	if !filepath.IsAbs(path) {

@@ -278,15 +278,11 @@ func TestReadmeIsTheWayIn(t *testing.T) {
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 // TestDocLinksResolve: every relative link in README.md, ARCHITECTURE.md
-// and docs/*.md names a file of the repository, and a #fragment into a
+// and the pages of docs/ (docPages) names a file of the repository, and a #fragment into a
 // markdown file names one of its headings as GitHub anchors them.
 func TestDocLinksResolve(t *testing.T) {
 	t.Parallel()
-	docs, err := filepath.Glob(filepath.Join(harness.RepoRoot, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := append([]string{"README.md", "ARCHITECTURE.md"}, relAll(t, docs)...)
+	files := append([]string{"README.md", "ARCHITECTURE.md"}, relAll(t, docPages(t))...)
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(rel string) map[string]bool {
 		if a, ok := anchors[rel]; ok {
@@ -486,4 +482,22 @@ func importedNames(t *testing.T) map[string]bool {
 		}
 	}
 	return names
+}
+
+// docPages are the markdown pages of docs/ and of the design's sections
+// in docs/design/, as absolute paths.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	var pages []string
+	for _, glob := range []string{"docs/*.md", "docs/design/*.md"} {
+		found, err := filepath.Glob(filepath.Join(harness.RepoRoot, filepath.FromSlash(glob)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, found...)
+	}
+	if len(pages) < 2 {
+		t.Fatal("no pages found in docs/ and docs/design/: the globs no longer match")
+	}
+	return pages
 }

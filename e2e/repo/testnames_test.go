@@ -25,13 +25,7 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 	t.Parallel()
 	declared := testDeclarations(t)
 	pages := []string{"ARCHITECTURE.md", "README.md"}
-	docs, err := filepath.Glob(filepath.Join(harness.RepoRoot, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		pages = append(pages, filepath.Join("docs", filepath.Base(d)))
-	}
+	pages = append(pages, relAll(t, docPages(t))...)
 	for _, page := range pages {
 		text := harness.ReadFile(t, filepath.Join(harness.RepoRoot, page))
 		for _, m := range testName.FindAllStringSubmatch(text, -1) {

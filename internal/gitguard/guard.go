@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -90,7 +91,7 @@ type Guard struct {
 // any ctime) lies in the session's mount namespace, which the guard, in
 // the supervisor's, does not see. Checked in a session as root: the shell's capability sets are all
 // empty, and touch -d leaves a file's ctime at the time of the call.
-func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
+func Start(roots []sandbox.Root, plan *layout.MountPlan, home string) *Guard {
 	var ts unix.Timespec
 	since := time.Now()
 	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) == nil {

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"strings"
 	"sync"
+
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 )
 
 // The deny_read list compiled once per fence (issue 26). A walk asks it
@@ -18,10 +20,10 @@ import (
 // find none and are passed for a map lookup and a few string compares a
 // component.
 
-// denyMatcher is a fence's compiled deny_read list. Glob i is the fence's
+// DenyMatcher is a fence's compiled deny_read list. Glob i is the fence's
 // denyRead[i]: the first of them that covers a path is the one a denial
 // names, as with the globs tried in turn.
-type denyMatcher struct {
+type DenyMatcher struct {
 	// parts are each glob's components, trailing "**" dropped: under the
 	// covering rule "x/**" covers what "x" covers.
 	parts [][]string
@@ -46,17 +48,17 @@ type affixGlob struct {
 	glob int
 }
 
-// newDenyMatcher compiles globs, in matchGlob's syntax.
-func newDenyMatcher(globs []denyGlob) *denyMatcher {
-	m := &denyMatcher{byName: map[string][]int{}}
+// newDenyMatcher compiles globs, in pathmatch.Match's syntax.
+func newDenyMatcher(globs []denyGlob) *DenyMatcher {
+	m := &DenyMatcher{byName: map[string][]int{}}
 	for i, g := range globs {
-		parts := splitSlash(g.match)
+		parts := pathmatch.Split(g.match)
 		for len(parts) > 0 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
 		}
 		m.parts = append(m.parts, parts)
 		if strings.HasPrefix(g.match, "/") {
-			if prefix, _ := literalPrefix(g.match); prefix != "" {
+			if prefix, _ := pathmatch.LiteralPrefix(g.match); prefix != "" {
 				m.anchored = append(m.anchored, prefix)
 			}
 		}
@@ -81,10 +83,10 @@ func newDenyMatcher(globs []denyGlob) *denyMatcher {
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
-// first returns the index of the first glob that covers the
-// slash-separated path name, or -1: what matchCovers, tried on each glob
+// First returns the index of the first glob that covers the
+// slash-separated path name, or -1: what pathmatch.Covers, tried on each glob
 // in turn, finds.
-func (m *denyMatcher) first(name string) int {
+func (m *DenyMatcher) First(name string) int {
 	if len(m.parts) == 0 {
 		return -1
 	}
@@ -113,23 +115,23 @@ func (m *denyMatcher) first(name string) int {
 // atComponent returns the lower of best and the first glob whose last
 // component matches comp and that matches the folder dir, which ends on
 // comp, exactly.
-func (m *denyMatcher) atComponent(dir, comp string, best int) int {
+func (m *DenyMatcher) atComponent(dir, comp string, best int) int {
 	return m.atComponentOf(func() string { return dir }, comp, best)
 }
 
 // atComponentOf is atComponent with the folder made only when a glob's
 // last component matches comp: a walk asks of every entry, and for most
 // no glob is a candidate, so the path is never joined (issue 26).
-func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) int {
+func (m *DenyMatcher) atComponentOf(dirOf func() string, comp string, best int) int {
 	var dir []string
 	try := func(i int) {
 		if best >= 0 && i >= best {
 			return
 		}
 		if dir == nil {
-			dir = splitSlash(dirOf())
+			dir = pathmatch.Split(dirOf())
 		}
-		if matchParts(m.parts[i], dir) {
+		if pathmatch.MatchParts(m.parts[i], dir) {
 			best = i
 		}
 	}
@@ -155,7 +157,7 @@ func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) 
 // child returns the first glob that covers dir/name when dir itself is
 // covered by none (it was checked when it was opened), or -1. Only a glob
 // matching dir/name exactly can cover it then, so only name is looked up.
-func (m *denyMatcher) child(dir, name string) int {
+func (m *DenyMatcher) child(dir, name string) int {
 	if len(m.parts) == 0 {
 		return -1
 	}
@@ -167,7 +169,7 @@ func (m *denyMatcher) child(dir, name string) int {
 
 // nameCandidate reports whether some glob's last component matches name:
 // whether a file of that name could be covered wherever its folder is.
-func (m *denyMatcher) nameCandidate(name string) bool {
+func (m *DenyMatcher) nameCandidate(name string) bool {
 	if len(m.everything) > 0 || len(m.others) > 0 || len(m.byName[name]) > 0 {
 		return true
 	}
@@ -187,7 +189,7 @@ func (m *denyMatcher) nameCandidate(name string) bool {
 // mayApplyBeneath reports whether p lies in the tree of an anchored
 // glob's literal prefix (or is a folder above one), where a rule names
 // files by their place.
-func (m *denyMatcher) mayApplyBeneath(p string) bool {
+func (m *DenyMatcher) mayApplyBeneath(p string) bool {
 	for _, a := range m.anchored {
 		if pathWithin(a, p) || pathWithin(p, a) {
 			return true
@@ -214,10 +216,12 @@ func joinPath(dir, name string) string {
 // denyIndex is the fence's matcher, compiled on first use.
 type denyIndex struct {
 	once sync.Once
-	m    *denyMatcher
+	m    *DenyMatcher
 }
 
-func (f *Fence) denyMatcher() *denyMatcher {
+// DenyMatcher is the fence's deny_read list, compiled on first use; the
+// index First returns is that of DenyReadGlobs.
+func (f *Fence) DenyMatcher() *DenyMatcher {
 	f.denyIdx.once.Do(func() { f.denyIdx.m = newDenyMatcher(f.denyRead) })
 	return f.denyIdx.m
 }

@@ -4,10 +4,12 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 )
 
 // The compiled deny_read matcher must decide exactly as the globs tried
-// in turn with matchCovers: same verdict, same glob named. A bounded
+// in turn with pathmatch.Covers: same verdict, same glob named. A bounded
 // fuzz: random lists and random paths from alphabets that hit every
 // index (names, suffixes, prefixes, other patterns, "**" anywhere) and
 // the components those match or almost match.
@@ -22,7 +24,7 @@ var (
 // oldFirst is the matcher before compilation: each glob in turn.
 func oldFirst(globs []denyGlob, name string) int {
 	for i, g := range globs {
-		if matchCovers(g.match, name) {
+		if pathmatch.Covers(g.match, name) {
 			return i
 		}
 	}
@@ -70,7 +72,7 @@ func TestDenyMatcherAgreesWithGlobs(t *testing.T) {
 		for range pathsPerList {
 			p := randomPath(r)
 			want := oldFirst(globs, p)
-			if got := m.first(p); got != want {
+			if got := m.First(p); got != want {
 				t.Fatalf("globs %q, path %q: matcher says %d, the globs in turn %d", globs, p, got, want)
 			}
 			if want >= 0 {
@@ -88,7 +90,7 @@ func TestDenyMatcherAgreesWithGlobs(t *testing.T) {
 
 // checkChild checks child and nameCandidate on p as the entry of its
 // folder, when the folder is covered by no glob (as a walk asks them).
-func checkChild(t *testing.T, globs []denyGlob, m *denyMatcher, p string) {
+func checkChild(t *testing.T, globs []denyGlob, m *DenyMatcher, p string) {
 	t.Helper()
 	i := strings.LastIndexByte(p, '/')
 	dir, name := p[:i], p[i+1:]
@@ -131,7 +133,7 @@ func TestDenyMatcherUsualList(t *testing.T) {
 		"/usr/local/go/src/net/http/x.go": -1,
 		"/":                               -1,
 	} {
-		if got := m.first(p); got != want {
+		if got := m.First(p); got != want {
 			t.Errorf("%s: %d, want %d", p, got, want)
 		}
 	}
@@ -151,7 +153,7 @@ func FuzzDenyMatcher(f *testing.F) {
 		for _, g := range strings.Split(list, "\n") {
 			globs = append(globs, denyGlob{g, g})
 		}
-		if got, want := newDenyMatcher(globs).first(p), oldFirst(globs, p); got != want {
+		if got, want := newDenyMatcher(globs).First(p), oldFirst(globs, p); got != want {
 			t.Fatalf("globs %q, path %q: matcher says %d, the globs in turn %d", globs, p, got, want)
 		}
 	})

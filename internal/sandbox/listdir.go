@@ -84,7 +84,7 @@ func (d *ListDir) deniedEntry(name string) (string, bool) {
 	if len(d.f.denyRead) == 0 {
 		return "", false
 	}
-	if i := d.f.denyMatcher().child(d.Path, name); i >= 0 {
+	if i := d.f.DenyMatcher().child(d.Path, name); i >= 0 {
 		return d.f.denyRead[i].shown, true
 	}
 	return "", false
@@ -189,7 +189,7 @@ func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, s
 	if len(d.f.denyRead) == 0 {
 		return nil
 	}
-	m := d.f.denyMatcher()
+	m := d.f.DenyMatcher()
 	if (st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
 		return d.f.checkReadOpened(op, t, fd, walked, st)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -124,8 +125,8 @@ type Shell struct {
 	// Mounts is the mount layer: protected paths bound read-only and
 	// deny_read paths hidden; nil when there is none, and MountsWhy
 	// then says why.
-	Mounts    *sandbox.MountPlan `json:"mounts"`
-	MountsWhy string             `json:"mounts_unavailable,omitempty"`
+	Mounts    *layout.MountPlan `json:"mounts"`
+	MountsWhy string            `json:"mounts_unavailable,omitempty"`
 	// Plan is what the session's child was told to apply (plan.Plan),
 	// but CMD (its program, arguments and environment) and the file view,
 	// which is Mounts' plan.Files: AppliedPlan joins them. nil in a record
@@ -309,7 +310,7 @@ func removeStale(base string) {
 	dirs, _ := filepath.Glob(filepath.Join(base, "session-*"))
 	var stale []string
 	var staleRecords []*Record
-	var live []sandbox.Placeholder
+	var live []layout.Placeholder
 	for _, d := range dirs {
 		data, err := os.ReadFile(RecordPath(d))
 		if err != nil {
@@ -335,8 +336,8 @@ func removeStale(base string) {
 
 // recordedPlaceholders are the placeholders r records as made or
 // adopted (with their identity).
-func recordedPlaceholders(r *Record) []sandbox.Placeholder {
-	var out []sandbox.Placeholder
+func recordedPlaceholders(r *Record) []layout.Placeholder {
+	var out []layout.Placeholder
 	if m := r.Shell.Mounts; m != nil {
 		for _, h := range m.Placeholders {
 			if h.Ino != 0 {
@@ -399,7 +400,7 @@ func EmptyFile(dir string) (string, policy.DenyIdentity, error) {
 // Remove removes a session's folder, its record with it: a record left
 // behind could be named by a later session. So go the upper folders of
 // its caches' overlays, read-only folders (a module cache's) included.
-func Remove(dir string) error { return sandbox.RemoveTree(dir) }
+func Remove(dir string) error { return layout.RemoveTree(dir) }
 
 // RefusedError says why a record named by DSH_FS_SESSION was not trusted.
 type RefusedError struct {

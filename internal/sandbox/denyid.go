@@ -216,3 +216,19 @@ func (f *Fence) DenyReadGlobs() (match, shown []string) {
 	}
 	return match, shown
 }
+
+// denyIndex is the fence's matcher, compiled on first use.
+type denyIndex struct {
+	once sync.Once
+	m    *pathmatch.Matcher
+}
+
+// DenyMatcher is the fence's deny_read list, compiled on first use; the
+// index its First returns is that of DenyReadGlobs.
+func (f *Fence) DenyMatcher() *pathmatch.Matcher {
+	f.denyIdx.once.Do(func() {
+		match, _ := f.DenyReadGlobs()
+		f.denyIdx.m = pathmatch.NewMatcher(match)
+	})
+	return f.denyIdx.m
+}

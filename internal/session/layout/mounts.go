@@ -250,13 +250,13 @@ func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeinde
 }
 
 type planner struct {
-	protected      []walkGlob           // protected globs relative to a root
-	protectedGlobs []string             // every protected glob, "~" expanded
-	absProtected   []walkGlob           // absolute protected globs
-	deny           *sandbox.DenyMatcher // deny_read globs, anchored, as the fence has them
-	denyShown      []string             // the glob to name for each of deny, in a denial
-	denyMatch      []string             // each of deny as the fence matches it
-	config         []string             // canonical trusted and loaded config files
+	protected      []walkGlob         // protected globs relative to a root
+	protectedGlobs []string           // every protected glob, "~" expanded
+	absProtected   []walkGlob         // absolute protected globs
+	deny           *pathmatch.Matcher // deny_read globs, anchored, as the fence has them
+	denyShown      []string           // the glob to name for each of deny, in a denial
+	denyMatch      []string           // each of deny as the fence matches it
+	config         []string           // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	unreadable              map[string]bool    // hidden for want of a read (walkIndex)

@@ -21,6 +21,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // Env names the session record inside a dsh-fs exec session. The model
@@ -420,7 +421,7 @@ func (e *RefusedError) Error() string { return "session record " + e.Path + ": "
 // process of its pid and start time, judged where the caller shares the
 // supervisor's pid namespace (in a session's own, the location rule
 // alone decides). Owners are judged as this process's user namespace
-// shows them (sandbox.OwnerTrusted). Anything else is a *RefusedError.
+// shows them (trust.OwnerTrusted). Anything else is a *RefusedError.
 func Read(path string) (*Record, error) {
 	refuse := func(why string) error { return &RefusedError{Path: path, Why: why} }
 	if !filepath.IsAbs(path) {
@@ -492,7 +493,7 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 		return fi.Name() + " is not a folder"
 	case !dir && !fi.Mode().IsRegular():
 		return "not a regular file"
-	case !sandbox.OwnerTrusted(st.Uid):
+	case !trust.OwnerTrusted(st.Uid):
 		return fmt.Sprintf("owned by uid %d, neither root nor this user", st.Uid)
 	case dir && fi.Mode().Perm()&0o022 != 0:
 		return fmt.Sprintf("the folder %s may be written by others (mode %04o)", fi.Name(), fi.Mode().Perm())
@@ -506,8 +507,8 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 // root or this user and writable by no one else, a sticky /tmp included:
 // otherwise someone else could have swapped the record.
 func checkPrivate(dir string) error {
-	err := sandbox.CheckTrustedFolders(dir, false)
-	var ue *sandbox.UnsafeError
+	err := trust.CheckTrustedFolders(dir, false)
+	var ue *trust.UnsafeError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Why, "the folder may be written") {
 		return fmt.Errorf("the folder %s may be written by others%s", ue.Path, strings.TrimPrefix(ue.Why, "the folder may be written by others"))
 	}

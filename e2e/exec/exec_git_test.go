@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // The TestExecGit* tests (issue 21): git code planted during a session
@@ -152,7 +152,7 @@ const renamedParentAttack = `if mv sub sub2; then echo moved-person; fi; ` +
 // untouched, and the person's git status runs nothing in either.
 func wantRenamedParentStopped(t *testing.T, ws, out, errs, mark string, status func(dir string)) string {
 	t.Helper()
-	if ok, _ := sandbox.MountLayer(); ok && strings.Contains(out, "moved-person") {
+	if ok, _ := layout.MountLayer(); ok && strings.Contains(out, "moved-person") {
 		t.Errorf("the person's sub was moved though the mount layer pins the folders above its .git:\n%s", errs)
 	}
 	if !strings.Contains(out, "moved-person") && !strings.Contains(errs, "Device or resource busy") {
@@ -275,7 +275,7 @@ func TestExecGitIncludeChanged(t *testing.T) {
 func TestExecGitUntouched(t *testing.T) {
 	harness.RequireLandlock(t)
 	requireGit(t)
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := layout.MountLayer(); !ok {
 		t.Skipf("the mount layer is not available here (%s): the session may change .git, which the guard then acts on", why)
 	}
 	ws := harness.CanonicalTemp(t)
@@ -604,7 +604,7 @@ func TestExecGitWorkPlantRefusedAgent(t *testing.T) {
 func testGitPlantRefused(t *testing.T, agent bool) {
 	harness.RequireLandlock(t)
 	requireGit(t)
-	if ok, why := sandbox.MountLayer(); !ok && !agent {
+	if ok, why := layout.MountLayer(); !ok && !agent {
 		t.Skip("no mount layer here: " + why)
 	}
 	ws, marks := harness.CanonicalTemp(t), t.TempDir()

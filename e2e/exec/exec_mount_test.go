@@ -13,6 +13,7 @@ import (
 	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // TestExecMountLayer (issue 14): where exec may make a private mount
@@ -21,7 +22,7 @@ import (
 // the workspace; dsh-fs policy inside says both hold. The control runs
 // the same shell without exec, where both get through.
 func TestExecMountLayer(t *testing.T) {
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := layout.MountLayer(); !ok {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s): protected paths and deny_read are not held for the shell", why)
 	}
 	if sandbox.ActiveLayers(policy.Policy{}).LandlockABI == 0 {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // The TestExecReadOnlyTree* tests (issue 21) check the mount layer's
@@ -28,7 +28,7 @@ import (
 func requireMountLayer(t *testing.T) {
 	t.Helper()
 	harness.RequireLandlock(t)
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := layout.MountLayer(); !ok {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s)", why)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // Issue 21: no unix socket outside the session is reachable from its
@@ -116,7 +116,7 @@ type socketSession struct {
 func newSocketSession(t *testing.T, agent bool) *socketSession {
 	t.Helper()
 	harness.RequireLandlock(t)
-	if ok, why := sandbox.MountLayer(); !ok && !sandbox.SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}) {
+	if ok, why := layout.MountLayer(); !ok && !layout.SocketLandlock(policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}) {
 		t.Skipf("the mount layer of dsh-fs exec is not available here (%s): below Landlock ABI 9 it is what hides outside sockets", why)
 	}
 	s := &socketSession{agent: agent}

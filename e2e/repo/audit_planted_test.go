@@ -108,7 +108,7 @@ func TestAuditFindsUnneededEntries(t *testing.T) {
 	}
 	want := map[string]string{
 		"internal/session/child/rotree.go": "makes no such call", // present, but no mount call
-		"internal/sandbox/mounts.go":       "makes no such call", // absent from the tree
+		"internal/pathmatch/paths.go":      "makes no such call", // absent from the tree
 		"internal/text/text.go":            "without a reason",
 	}
 	for path, phrase := range want {

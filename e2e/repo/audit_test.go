@@ -112,16 +112,16 @@ const (
 type registry map[string]string
 
 var mayMount = registry{
-	"internal/session/child/mounts.go":     "the mount layer: binds, hides, pins",
-	"internal/session/child/overlay.go":    "the toolchain caches' overlays, on the descriptor of each cache",
-	"internal/session/child/rotree.go":     "the read-only tree",
-	"internal/session/child/runtime.go":    "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
-	"internal/session/child/sockets.go":    "socket folders hidden where Landlock cannot refuse them",
-	"internal/session/child/readview.go":   "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
-	"internal/session/child/proc.go":       "the session's /proc",
-	"internal/sandbox/mountlayer.go":       "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
-	"internal/tty/devpts.go":               "the session's own devpts",
-	"internal/session/supervisor/probe.go": "the user-namespace probe's test mount",
+	"internal/session/child/mounts.go":      "the mount layer: binds, hides, pins",
+	"internal/session/child/overlay.go":     "the toolchain caches' overlays, on the descriptor of each cache",
+	"internal/session/child/rotree.go":      "the read-only tree",
+	"internal/session/child/runtime.go":     "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
+	"internal/session/child/sockets.go":     "socket folders hidden where Landlock cannot refuse them",
+	"internal/session/child/readview.go":    "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
+	"internal/session/child/proc.go":        "the session's /proc",
+	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
+	"internal/tty/devpts.go":                "the session's own devpts",
+	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
 }
 
 var mayStart = registry{
@@ -172,12 +172,12 @@ var mayMutate = registry{
 		"symlink and judged as a trusted file, as opened",
 	"internal/session/wire/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
 		"$XDG_RUNTIME_DIR), never a path a call names",
-	"internal/sandbox/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
+	"internal/session/layout/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
 		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
 		"call names), and removed after it only while the same file, still empty",
 	"internal/session/child/runtime.go": "the session folder and empty file made in the child's own new tmpfs over " +
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
-	"internal/sandbox/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
+	"internal/session/layout/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 	"internal/session/child/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
 		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
@@ -188,15 +188,15 @@ var mayMutate = registry{
 // dsh-fs exec opens its mount points as O_PATH descriptors: the calls of
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
-	"internal/sandbox/mounts.go":       "the mount plan's bounded folder reads",
-	"internal/treeindex/index.go":      "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
-	"internal/session/child/mounts.go": "the mount layer's mount points, as O_PATH descriptors",
-	"internal/kernel/nosymlinks.go":    "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
-	"internal/gitguard/read.go":        "the git guard's reads: a git directory's config, includes and hooks",
-	"internal/gitguard/walk.go":        "the git guard's end walk: folders opened read-only to list them",
-	"internal/sandbox/beneath.go":      "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/kernel/procfs.go":        "the one open of /proc before it is verified",
-	"internal/sandbox/sockets.go":      "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/pathmatch/paths.go":        "the bounded folder reads of the mount plan's walk and of a git directory's parts",
+	"internal/treeindex/index.go":        "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
+	"internal/session/child/mounts.go":   "the mount layer's mount points, as O_PATH descriptors",
+	"internal/kernel/nosymlinks.go":      "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
+	"internal/gitguard/read.go":          "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/gitguard/walk.go":          "the git guard's end walk: folders opened read-only to list them",
+	"internal/sandbox/beneath.go":        "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
+	"internal/kernel/procfs.go":          "the one open of /proc before it is verified",
+	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
 // auditRegistries are the registries by kind.

@@ -36,9 +36,9 @@ var issueRef = regexp.MustCompile(`(?i)\bissues?\s+#?\d+|(^|[\s(\[,])#\d+\b`)
 var commentSkipsForNow = map[string][]string{
 	"doc": {
 		"internal/sandbox/landlock.go",
-		"internal/sandbox/mounts.go",
-		"internal/sandbox/mounts_index.go",
-		"internal/sandbox/mounts_note.go",
+		"internal/session/layout/mounts.go",
+		"internal/session/layout/mounts_index.go",
+		"internal/session/layout/mounts_note.go",
 	},
 }
 

@@ -165,11 +165,14 @@ func TestPolicyIsWordsOnly(t *testing.T) {
 // policy, so every platform's enforcer reads the same plain plan
 // (docs/design.md §10), and childForbidden what none of them may depend
 // on, directly or through another package: the policy's vocabulary,
-// the fence that holds it today (internal/sandbox) and the settings.
+// the fence that holds it today (internal/sandbox), the host's planner of
+// the session's view of the file system (internal/session/layout) and the
+// settings.
 var (
 	policyBlind    = []string{"internal/session/child", "internal/session/plan"}
 	childForbidden = []string{
 		modulePath + "/internal/sandbox",
+		modulePath + "/internal/session/layout",
 		modulePath + "/internal/policy",
 		modulePath + "/internal/config",
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // line is one line of the log, without its own hash, which follows it.
@@ -112,22 +113,22 @@ func (l *Log) open() (*os.File, error) {
 		return fserr.New(fserr.ConfigInvalid, "config: audit_log "+l.path+": not trusted: "+err.Error()+
 			"; the audit log and the folders above it may be written by root and its owner only (chmod go-w)")
 	}
-	if err := sandbox.CheckTrustedFolders(filepath.Dir(l.path), true); err != nil {
+	if err := trust.CheckTrustedFolders(filepath.Dir(l.path), true); err != nil {
 		return nil, untrusted(err)
 	}
 	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, untrusted(&sandbox.UnsafeError{Path: l.path, Why: "a symlink"})
+		return nil, untrusted(&trust.UnsafeError{Path: l.path, Why: "a symlink"})
 	}
 	if err != nil {
 		return nil, fserr.FromOS("audit_log", l.path, err)
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		err = sandbox.CheckTrustedFile(l.path, fi)
+		err = trust.CheckTrustedFile(l.path, fi)
 	}
 	if err == nil && fi.Sys().(*syscall.Stat_t).Nlink != 1 {
-		err = &sandbox.UnsafeError{Path: l.path, Why: "it has more than one link"}
+		err = &trust.UnsafeError{Path: l.path, Why: "it has more than one link"}
 	}
 	if err != nil {
 		f.Close()

@@ -11,7 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/policyview"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // DenialsOptions are the inputs of denials.
@@ -76,7 +76,7 @@ func denialsRun(opts *DenialsOptions) error {
 	}
 	res := &DenialsResult{Entries: []denials.Entry{}}
 	if s := call.settings; s.Session != nil {
-		f, err := denials.Read(s.SessionPath, sandbox.OwnerTrusted)
+		f, err := denials.Read(s.SessionPath, trust.OwnerTrusted)
 		if err != nil {
 			return fserr.Wrap(fserr.IO, "denials: the session's log: "+err.Error(), err)
 		}

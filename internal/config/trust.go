@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // checkTrusted refuses a trusted file (the system file, the user's, the
@@ -15,26 +15,26 @@ import (
 // at any level, that another user owns or others may write (a sticky
 // folder such as /tmp aside), where they could put a file of their own
 // (docs/design.md §2). The file is judged as opened (f), the way to it by
-// lstat (sandbox.CheckTrustedPath); the refusal is FS_CONFIG_INVALID
+// lstat (trust.CheckTrustedPath); the refusal is FS_CONFIG_INVALID
 // naming the file and the folder at fault, never a file left out.
 func checkTrusted(path, real string, f *os.File) error {
 	fi, err := f.Stat()
 	if err == nil {
-		err = sandbox.CheckTrustedFile(path, fi)
+		err = trust.CheckTrustedFile(path, fi)
 	}
 	if err == nil {
 		var resolved string
-		resolved, err = sandbox.CheckTrustedPath(path, true)
+		resolved, err = trust.CheckTrustedPath(path, true)
 		if err == nil && resolved != real {
 			// What was opened is not where the path leads now: it
 			// changed meanwhile, which only root or this user could do.
-			err = &sandbox.UnsafeError{Path: path, Why: "it changed while it was read"}
+			err = &trust.UnsafeError{Path: path, Why: "it changed while it was read"}
 		}
 	}
 	if err == nil {
 		return nil
 	}
-	var ue *sandbox.UnsafeError
+	var ue *trust.UnsafeError
 	if !errors.As(err, &ue) {
 		return fserr.Wrap(fserr.ConfigInvalid, fmt.Sprintf("config %s: %v", path, err), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // File types as results name them.
@@ -88,7 +89,7 @@ func typeOf(m fs.FileMode) string {
 // permString renders a mode's permission bits as an octal string with the
 // set-id and sticky bits, as chmod takes them: "0644", "4755".
 func permString(m fs.FileMode) string {
-	return fmt.Sprintf("%04o", sandbox.ModeBits(m))
+	return fmt.Sprintf("%04o", trust.ModeBits(m))
 }
 
 // MtimeString renders a modification time in RFC 3339, in UTC so the same

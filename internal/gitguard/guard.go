@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -78,7 +79,7 @@ type Guard struct {
 // include of "~/…". ctime decides what changed (docs/design.md §10): the
 // kernel stamps it on every change of an inode, and nothing a session
 // holds can set it or move the real-time clock back.
-func Start(roots []sandbox.Root, plan *sandbox.MountPlan, home string) *Guard {
+func Start(roots []sandbox.Root, plan *layout.MountPlan, home string) *Guard {
 	var ts unix.Timespec
 	since := time.Now()
 	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) == nil {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -26,7 +27,7 @@ import (
 // As in a session with a mount layer, the mount plan has read the roots'
 // tree indexes just before, and the end walk goes through them
 // (walk_index.go); startLive is the walk without an index.
-func start(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
+func start(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *Guard {
 	t.Helper()
 	return startLive(t, roots, withIndexes(t, roots, plan))
 }
@@ -34,10 +35,10 @@ func start(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
 // withIndexes is plan (a new one when nil) with the tree indexes of the
 // roots but those of origin "tmp", as the mount plan reads them, kept in
 // a store of the test's own.
-func withIndexes(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *sandbox.MountPlan {
+func withIndexes(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *layout.MountPlan {
 	t.Helper()
 	if plan == nil {
-		plan = &sandbox.MountPlan{}
+		plan = &layout.MountPlan{}
 	}
 	dir := filepath.Join(t.TempDir(), "index")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -57,7 +58,7 @@ func withIndexes(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *s
 }
 
 // startLive is start with no index: the end walk lists every folder.
-func startLive(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Guard {
+func startLive(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *Guard {
 	t.Helper()
 	var a, b unix.Timespec
 	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &a)
@@ -70,8 +71,8 @@ func startLive(t *testing.T, roots []sandbox.Root, plan *sandbox.MountPlan) *Gua
 // pinned is the mount layer's plan for the git directories gitDirs of
 // the root ws: each pinned with the folders above it, as PlanMounts
 // pins them.
-func pinned(ws string, gitDirs ...string) *sandbox.MountPlan {
-	plan := &sandbox.MountPlan{}
+func pinned(ws string, gitDirs ...string) *layout.MountPlan {
+	plan := &layout.MountPlan{}
 	for _, gd := range gitDirs {
 		for d := gd; d != ws && d != "/"; d = filepath.Dir(d) {
 			plan.Pinned = append(plan.Pinned, d)

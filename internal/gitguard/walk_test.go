@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -121,9 +122,9 @@ func BenchmarkCheck50k(b *testing.B) {
 			var spent time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				var plan *sandbox.MountPlan
+				var plan *layout.MountPlan
 				if indexed {
-					plan = &sandbox.MountPlan{Indexes: []*treeindex.Index{treeindex.Scan(ws, store.Load(ws))}}
+					plan = &layout.MountPlan{Indexes: []*treeindex.Index{treeindex.Scan(ws, store.Load(ws))}}
 				}
 				g := Start(roots, plan, "")
 				b.StartTimer()

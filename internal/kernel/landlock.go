@@ -130,7 +130,7 @@ func socketRuleset(grants []string) (landlock.Config, []landlock.Rule) {
 // start, so that the kernel refuses connect(2) and sendmsg(2) on every
 // pathname unix socket made outside this Landlock domain but beneath
 // grants. It is a ruleset of its own, stacked on the session child's write restriction, so each
-// holds alone. It needs Landlock ABI 9 (sandbox.SocketLandlock), and fails
+// holds alone. It needs Landlock ABI 9 (layout.SocketLandlock), and fails
 // without it.
 func RestrictSockets(grants []string) error {
 	if ABI() < SocketRulesABI {

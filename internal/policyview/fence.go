@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -27,7 +28,7 @@ func FenceLines(b *strings.Builder, p policy.Policy, roots []sandbox.Root) {
 		}
 		fmt.Fprintf(b, "protected, never written: %s\n", strings.Join(p.Protected, ", "))
 		fmt.Fprintf(b, "in every .git (and its worktrees/*, modules/*), never written: %s; the rest of .git is writable, so git add and commit work\n",
-			strings.Join(sandbox.GitProtectedNames(), ", "))
+			strings.Join(pathmatch.GitProtectedNames(), ", "))
 	case policy.DangerFullAccess:
 		b.WriteString("writes: anywhere the operating system allows\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -24,7 +25,7 @@ import (
 // the move changes nothing that entry decides. A folder moved into or
 // out of a git directory is refused whatever it holds: the git rule
 // (GitProtectedPart) is no glob, and such a folder may carry a
-// worktree's or submodule's config and hooks (insideGitDir).
+// worktree's or submodule's config and hooks (pathmatch.InsideGitDir).
 //
 // Entries anchored to a path (trusted config paths, absolute globs,
 // globs relative to a writable root without a leading "**") are decided
@@ -56,36 +57,36 @@ type beneathGuard struct {
 // g's root; false when p is outside that root.
 func (g beneathGuard) name(p string) ([]string, bool) {
 	if g.base == "" {
-		return splitSlash(p), true
+		return pathmatch.Split(p), true
 	}
-	rel, ok := within(g.base, p)
+	rel, ok := pathmatch.Within(g.base, p)
 	if !ok {
 		return nil, false
 	}
-	return splitSlash(rel), true
+	return pathmatch.Split(rel), true
 }
 
 // covers reports whether g denies p, or a folder above it.
 func (g beneathGuard) covers(p string) bool {
 	name, ok := g.name(p)
-	return ok && coverParts(g.parts, name)
+	return ok && pathmatch.CoverParts(g.parts, name)
 }
 
 // mayCoverBeneath reports whether g could deny something strictly
 // beneath the folder dir.
 func (g beneathGuard) mayCoverBeneath(dir string) bool {
 	name, ok := g.name(dir)
-	return ok && mayCover(g.parts, name)
+	return ok && pathmatch.MayCover(g.parts, name)
 }
 
 // anchoredAt reports whether g names a literal path at or beneath dir:
 // the folder carries it, whatever exists there.
 func (g beneathGuard) anchoredAt(dir string) bool {
 	if g.base != "" {
-		if _, ok := within(g.base, dir); !ok {
+		if _, ok := pathmatch.Within(g.base, dir); !ok {
 			// A writable root beneath the folder moves with all its
 			// protected entries.
-			_, inside := within(dir, g.base)
+			_, inside := pathmatch.Within(dir, g.base)
 			return inside
 		}
 	}
@@ -120,7 +121,7 @@ func (g beneathGuard) anywhere() bool {
 // danger-full-access protects nothing).
 func (f *Fence) beneathGuards() []beneathGuard {
 	split := func(g string) []string {
-		parts := splitSlash(g)
+		parts := pathmatch.Split(g)
 		for len(parts) > 1 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
 		}
@@ -145,7 +146,7 @@ func (f *Fence) beneathGuards() []beneathGuard {
 		}
 	}
 	for _, p := range f.absProtected {
-		out = append(out, beneathGuard{parts: splitSlash(literalGlob(p)), shown: p})
+		out = append(out, beneathGuard{parts: pathmatch.Split(literalGlob(p)), shown: p})
 	}
 	return out
 }
@@ -214,7 +215,7 @@ func (f *Fence) checkBeneath(op string, src, dst Target, dir int) error {
 		return f.protectedDenied(op, t, matched)
 	}
 	for _, t := range []Target{src, dst} {
-		if g, in := insideGitDir(t.rel, t.Path, f.gitPointed); in && f.mode == policy.WorkspaceWrite {
+		if g, in := pathmatch.InsideGitDir(t.rel, t.Path, f.gitPointed); in && f.mode == policy.WorkspaceWrite {
 			return f.protectedDenied(op, t, g)
 		}
 	}

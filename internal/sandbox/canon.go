@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 )
 
 // maxSymlinkHops bounds symlink resolution, as the kernel's ELOOP does.
@@ -94,7 +95,7 @@ func (r *prefixResolver) canonicalGlob(g string) string {
 	if !strings.HasPrefix(g, "/") {
 		return g
 	}
-	prefix, rest := literalPrefix(g)
+	prefix, rest := pathmatch.LiteralPrefix(g)
 	if prefix == "" {
 		return g
 	}

@@ -7,6 +7,9 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
+	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
 // deny_read by identity. A hard link is the same file under another name:
@@ -16,7 +19,7 @@ import (
 // anchored deny_read glob covers, one that starts at an absolute folder
 // ("/etc/secrets/**", "~/.ssh/**" once "~" is expanded): those trees are
 // bounded, and walked once per call, lazily, the first time a file with
-// several links is met, up to maxIdentityEntries entries.
+// several links is met, up to MaxIdentityEntries entries.
 //
 // An unanchored glob ("**/.env", or "secret", which the fence reads as
 // "**/secret") names files anywhere: its tree is the whole file system,
@@ -25,11 +28,11 @@ import (
 // is not. Secrets that must hold against hard links belong under an
 // anchored glob.
 
-// maxIdentityEntries bounds the entries (names read in the folders
+// MaxIdentityEntries bounds the entries (names read in the folders
 // walked) of one call's walk of the anchored deny_read trees. Past it, a
 // file with several links cannot be told apart from the files not yet
 // seen, and is denied.
-const maxIdentityEntries = 20000
+const MaxIdentityEntries = 20000
 
 // fileID is a file's identity.
 type fileID struct{ dev, ino uint64 }
@@ -41,7 +44,7 @@ type denyIDs struct {
 	// cut is the glob whose tree was not walked to its end for want of
 	// budget; "" when every tree was.
 	cut string
-	// budget is what is left of maxIdentityEntries.
+	// budget is what is left of MaxIdentityEntries.
 	budget int
 }
 
@@ -84,7 +87,7 @@ func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
 	}
 	idCache.Lock()
 	if idCache.fence != f {
-		idCache.fence, idCache.ids = f, walkIdentities(f.denyRead, maxIdentityEntries)
+		idCache.fence, idCache.ids = f, walkIdentities(f.denyRead, MaxIdentityEntries)
 	}
 	ids := idCache.ids
 	idCache.Unlock()
@@ -92,7 +95,7 @@ func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
 		return g, true
 	}
 	if ids.cut != "" {
-		return ids.cut + " (a file with several links, and more than " + strconv.Itoa(maxIdentityEntries) +
+		return ids.cut + " (a file with several links, and more than " + strconv.Itoa(MaxIdentityEntries) +
 			" entries to compare it with)", true
 	}
 	return "", false
@@ -119,7 +122,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 		if !strings.HasPrefix(g.match, "/") {
 			continue
 		}
-		parts := splitSlash(g.match)
+		parts := pathmatch.Split(g.match)
 		n := 0
 		for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
 			n++
@@ -137,7 +140,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 		seen[key] = true
 		switch top.st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			if top.st.Nlink > 1 && coverParts(rest, nil) {
+			if top.st.Nlink > 1 && pathmatch.CoverParts(rest, nil) {
 				ids.ids[fileID{uint64(top.st.Dev), uint64(top.st.Ino)}] = g.shown
 			}
 		case unix.S_IFDIR:
@@ -171,7 +174,7 @@ func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
 			}
 			ids.budget--
 			child := append(rel[:len(rel):len(rel)], name)
-			if !mayCover(rest, child) {
+			if !pathmatch.MayCover(rest, child) {
 				continue
 			}
 			var st unix.Stat_t
@@ -180,7 +183,7 @@ func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
 			}
 			switch st.Mode & unix.S_IFMT {
 			case unix.S_IFREG:
-				if st.Nlink > 1 && coverParts(rest, child) {
+				if st.Nlink > 1 && pathmatch.CoverParts(rest, child) {
 					ids.ids[fileID{uint64(st.Dev), uint64(st.Ino)}] = shown
 				}
 			case unix.S_IFDIR:
@@ -191,4 +194,41 @@ func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
 			}
 		}
 	}
+}
+
+// DenyIdentities are the identities of the files with several links that
+// the fence's anchored deny_read globs cover, walked with at most budget
+// entries looked at, each with the glob to name in a denial; cut is the
+// glob whose tree was not walked to its end, or "".
+func (f *Fence) DenyIdentities(budget int) (ids []policy.DenyIdentity, cut string) {
+	w := walkIdentities(f.denyRead, budget)
+	for id, g := range w.ids {
+		ids = append(ids, policy.DenyIdentity{Dev: id.dev, Ino: id.ino, Glob: g})
+	}
+	return ids, w.cut
+}
+
+// DenyReadGlobs are the fence's deny_read globs in order: each as matched
+// (canonical) and as named in a denial.
+func (f *Fence) DenyReadGlobs() (match, shown []string) {
+	for _, g := range f.denyRead {
+		match, shown = append(match, g.match), append(shown, g.shown)
+	}
+	return match, shown
+}
+
+// denyIndex is the fence's matcher, compiled on first use.
+type denyIndex struct {
+	once sync.Once
+	m    *pathmatch.Matcher
+}
+
+// DenyMatcher is the fence's deny_read list, compiled on first use; the
+// index its First returns is that of DenyReadGlobs.
+func (f *Fence) DenyMatcher() *pathmatch.Matcher {
+	f.denyIdx.once.Do(func() {
+		match, _ := f.DenyReadGlobs()
+		f.denyIdx.m = pathmatch.NewMatcher(match)
+	})
+	return f.denyIdx.m
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -165,12 +166,12 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 	if err != nil {
 		return unverified(op, t, err)
 	}
-	if rel, ok := within(t.root, opened); ok {
+	if rel, ok := pathmatch.Within(t.root, opened); ok {
 		target := filepath.Join(opened, name)
 		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
 		}
-		if g, hit := gitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+		if g, hit := pathmatch.GitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
 			return f.protectedDenied(op, t, g)
 		}
 	}
@@ -208,12 +209,12 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		}
 	}()
 	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
-	if slices.Contains(gitDirParts, first) {
+	if slices.Contains(pathmatch.GitDirParts, first) {
 		if err := flock(rootFD); err != nil {
 			return nil, fserr.FromOS(op, root, err)
 		}
 		held = rootFD
-		if completesGitDirAt(rootFD, first) {
+		if pathmatch.CompletesGitDirAt(rootFD, first) {
 			return nil, f.denial(op, t, policy.ReasonBareRepo, "", policy.DangerFullAccess)
 		}
 	}
@@ -222,7 +223,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	// the check is caught whatever it is called by now, where what is
 	// left of the path is one of its protected parts.
 	gitDirs := func(fd int, path string) error {
-		if rest, ok := within(path, t.Path); ok && gitPartProtectedAt(fd, rest) {
+		if rest, ok := pathmatch.Within(path, t.Path); ok && pathmatch.GitPartProtectedAt(fd, rest) {
 			return f.protectedDenied(op, t, path)
 		}
 		return nil
@@ -634,5 +635,5 @@ func (d *Dir) remove(name string, folder bool) error {
 // one root at once would wait on itself.
 func LocksRoot(t Target) bool {
 	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
-	return t.root != "" && slices.Contains(gitDirParts, first)
+	return t.root != "" && slices.Contains(pathmatch.GitDirParts, first)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -63,7 +64,7 @@ type Fence struct {
 	// lead to, whose protected parts are protected whatever they hold.
 	gitPointed []string
 	denyRead   []denyGlob // deny_read globs, "~" expanded, anchored
-	denyIdx    denyIndex  // denyRead compiled (denyMatcher)
+	denyIdx    denyIndex  // denyRead compiled (DenyMatcher)
 	// sessionIDs are the policy's DenyIdentities by identity, made on
 	// first use.
 	sessionIDs struct {
@@ -102,18 +103,6 @@ func NewFence(p policy.Policy) *Fence {
 // (the configured one, when match is its canonical spelling).
 type denyGlob struct{ match, shown string }
 
-// literalPrefix splits a glob at its first component with a wildcard:
-// the literal folders before it, joined ("" for none), and the
-// components from it on.
-func literalPrefix(g string) (prefix string, rest []string) {
-	parts := strings.Split(g, "/")
-	n := 0
-	for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
-		n++
-	}
-	return strings.Join(parts[:n], "/"), parts[n:]
-}
-
 // Mode returns the effective mode: the session's, or the escalated one.
 func (f *Fence) Mode() policy.Mode { return f.mode }
 
@@ -146,7 +135,7 @@ func (f *Fence) rootPaths() []string {
 // policy), and the config files this call loaded; and the git folders a
 // ".git" pointer at the top of a root leads to (a worktree's or
 // submodule's real git folder), of which only what is protected in any
-// git directory is protected (gitProtectedIn).
+// git directory is protected (pathmatch.GitProtectedIn).
 func (f *Fence) loadAbsProtected() {
 	for _, file := range append(slices.Clip(f.policy.TrustedFiles), f.policy.ConfigFiles...) {
 		if c, err := Canonical(f.policy.Cwd, file); err == nil {
@@ -154,24 +143,24 @@ func (f *Fence) loadAbsProtected() {
 		}
 	}
 	for _, r := range f.roots {
-		f.gitPointed = append(f.gitPointed, gitPointerTargets(r.Path)...)
+		f.gitPointed = append(f.gitPointed, GitPointerTargets(r.Path)...)
 	}
 }
 
-// gitPointerTargets returns, canonical, the git folders the ".git" at the
+// GitPointerTargets returns, canonical, the git folders the ".git" at the
 // top of root leads to when it is not the repository itself: the gitdir a
 // ".git" pointer file names (a worktree's or submodule's real git folder)
 // and, for a worktree, the repository its commondir names; or the target
 // of a ".git" symlink.
-func gitPointerTargets(root string) []string {
+func GitPointerTargets(root string) []string {
 	var out []string
 	dotgit := filepath.Join(root, ".git")
-	if gitdir, ok := readGitdir(dotgit); ok {
+	if gitdir, ok := pathmatch.ReadGitdir(dotgit); ok {
 		if c, err := Canonical(root, gitdir); err == nil {
 			out = append(out, c)
 			// A worktree's gitdir names, in commondir, the repository
 			// whose hooks and config git uses for it.
-			if common, ok := readCommondir(c); ok {
+			if common, ok := pathmatch.ReadCommondir(c); ok {
 				if cc, err := Canonical(c, common); err == nil {
 					out = append(out, cc)
 				}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -346,7 +347,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 	var root, rel string
 	for i, r := range roots {
 		r := r.Path
-		inRel, ok := within(r, t.Path)
+		inRel, ok := pathmatch.Within(r, t.Path)
 		if !ok {
 			inRel, ok = f.identityWithin(i, t.Path)
 		}
@@ -358,18 +359,18 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 		}
 		// The path as written may name a protected folder through a
 		// symlink (.vscode => editor): that spelling is protected too.
-		if wRel, ok := within(r, written); ok {
+		if wRel, ok := pathmatch.Within(r, written); ok {
 			if g, hit := f.protectedIn(wRel, written); hit {
 				return policy.ReasonProtected, g, policy.DangerFullAccess
 			}
-			if dotgit, hit := gitProtectedByName(wRel); hit && wRel != "." {
+			if dotgit, hit := pathmatch.GitProtectedByName(wRel); hit && wRel != "." {
 				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
 			}
 		}
-		if dir, hit := gitProtectedIn(inRel, t.Path, f.gitPointed); hit {
+		if dir, hit := pathmatch.GitProtectedIn(inRel, t.Path, f.gitPointed); hit {
 			return policy.ReasonProtected, dir, policy.DangerFullAccess
 		}
-		if completesGitDir(r, inRel) {
+		if pathmatch.CompletesGitDir(r, inRel) {
 			return policy.ReasonBareRepo, "", policy.DangerFullAccess
 		}
 		// The innermost root confines the handle most tightly; roots
@@ -383,7 +384,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 		// workspace, say so: "outside writable roots" would leave the
 		// model guessing why its own folder is not writable.
 		for _, r := range f.refused {
-			if _, ok := within(r.Path, t.Path); ok && r.Origin == "cwd" {
+			if _, ok := pathmatch.Within(r.Path, t.Path); ok && r.Origin == "cwd" {
 				return r.Reason, r.Matched, policy.DangerFullAccess
 			}
 		}
@@ -434,12 +435,12 @@ func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 		} else if rel == "." {
 			continue
 		}
-		if matchCovers(pattern, name) {
+		if pathmatch.Covers(pattern, name) {
 			return g, true
 		}
 	}
 	for _, p := range f.absProtected {
-		if _, ok := within(p, canonical); ok {
+		if _, ok := pathmatch.Within(p, canonical); ok {
 			return p, true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -231,7 +232,7 @@ func checkContainment(t *testing.T, ws, path string) {
 	// (fds, threads) or resolve to things that are not paths.
 	pseudo := func(p string) bool {
 		for _, d := range []string{"/proc", "/sys", "/dev"} {
-			if _, ok := within(d, p); ok {
+			if _, ok := pathmatch.Within(d, p); ok {
 				return true
 			}
 		}
@@ -307,9 +308,9 @@ func checkContainment(t *testing.T, ws, path string) {
 		t.Fatalf("Resolve(%q) = %+v, %v; Canonical says %s", path, target, rerr, canon)
 	}
 	werr := fence.CheckWrite("write", &target)
-	rel, inside := within(ws, canon)
+	rel, inside := pathmatch.Within(ws, canon)
 	if (werr == nil) != inside {
-		t.Fatalf("CheckWrite(%q) [canonical %s] = %v; within(ws) = %v", path, canon, werr, inside)
+		t.Fatalf("CheckWrite(%q) [canonical %s] = %v; pathmatch.Within(ws) = %v", path, canon, werr, inside)
 	}
 	if werr != nil {
 		var de *policy.DeniedError
@@ -322,7 +323,7 @@ func checkContainment(t *testing.T, ws, path string) {
 		t.Fatalf("CheckWrite(%q): Root, Rel = %q, %q; want %q, %q", path, target.root, target.rel, ws, rel)
 	}
 	if kernelOK {
-		if _, ok := within(ws, existing); !ok {
+		if _, ok := pathmatch.Within(ws, existing); !ok {
 			t.Fatalf("CheckWrite(%q) passed, but what exists of it, %s, is outside %s", path, existing, ws)
 		}
 	}

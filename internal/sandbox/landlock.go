@@ -84,7 +84,7 @@ func (f *Fence) Enforce() error {
 	if err != nil {
 		return err
 	}
-	dirs := existingDirs(append(RootPaths(roots), kernelWritableExtra...))
+	dirs := ExistingDirs(append(RootPaths(roots), kernelWritableExtra...))
 	applied.Lock()
 	defer applied.Unlock()
 	key := strings.Join(dirs, "\x00")
@@ -100,9 +100,9 @@ func (f *Fence) Enforce() error {
 	return nil
 }
 
-// existingDirs returns the paths that are folders now: Landlock rules
+// ExistingDirs returns the paths that are folders now: Landlock rules
 // are made on opened paths, and a root that is gone has nothing to allow.
-func existingDirs(paths []string) []string {
+func ExistingDirs(paths []string) []string {
 	var dirs []string
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {

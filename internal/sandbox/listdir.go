@@ -84,7 +84,7 @@ func (d *ListDir) deniedEntry(name string) (string, bool) {
 	if len(d.f.denyRead) == 0 {
 		return "", false
 	}
-	if i := d.f.denyMatcher().child(d.Path, name); i >= 0 {
+	if i := d.f.DenyMatcher().Child(d.Path, name); i >= 0 {
 		return d.f.denyRead[i].shown, true
 	}
 	return "", false
@@ -184,8 +184,8 @@ func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, s
 	if len(d.f.denyRead) == 0 {
 		return nil
 	}
-	m := d.f.denyMatcher()
-	if (st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) || m.nameCandidate(path.Base(walked)) || m.mayApplyBeneath(walked) {
+	m := d.f.DenyMatcher()
+	if (st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) || m.NameCandidate(path.Base(walked)) || m.MayApplyBeneath(walked) {
 		return d.f.checkReadOpened(op, t, fd, walked, st)
 	}
 	if g, ok := d.f.deniedIdentity(st); ok {

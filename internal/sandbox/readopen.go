@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -178,7 +179,7 @@ func (f *Fence) readOutside(path string) bool {
 	}
 	inside := func(roots []string) bool {
 		for _, r := range roots {
-			if _, ok := within(r, path); ok {
+			if _, ok := pathmatch.Within(r, path); ok {
 				return true
 			}
 		}
@@ -262,10 +263,10 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 		lexical = filepath.Join(f.policy.Base(), lexical)
 	}
 	lexical = filepath.Clean(lexical)
-	m := f.denyMatcher()
-	i := m.first(t.Path)
+	m := f.DenyMatcher()
+	i := m.First(t.Path)
 	if lexical != t.Path {
-		if j := m.first(lexical); j >= 0 && (i < 0 || j < i) {
+		if j := m.First(lexical); j >= 0 && (i < 0 || j < i) {
 			i = j
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -91,7 +91,7 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 			return nil, nil, err
 		}
 		allowed := append(append(RootPaths(roots), configured...), canonicalAllowRoots(p)...)
-		if beneathAny(allowed, tmpdir) {
+		if pathmatch.BeneathAny(allowed, tmpdir) {
 			if err := add(tmpdir, "tmp"); err != nil {
 				return nil, nil, err
 			}
@@ -192,7 +192,7 @@ func workspaceRefusal(p policy.Policy) string {
 		g := p.ExpandHome(w)
 		// An entry names a folder and everything beneath it.
 		for dir := p.Cwd; ; dir = filepath.Dir(dir) {
-			if matchGlob(g, dir) {
+			if pathmatch.Match(g, dir) {
 				return ""
 			}
 			if dir == "/" {
@@ -216,7 +216,7 @@ func tooBroad(dir, home string) bool {
 	}
 	for _, tree := range tooBroadTrees {
 		for d := dir; d != "/"; d = filepath.Dir(d) {
-			if matchGlob(tree, d) {
+			if pathmatch.Match(tree, d) {
 				return true
 			}
 		}
@@ -245,22 +245,13 @@ func AllowsSessionRoot(trusted policy.Policy, dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return beneathAny(append(RootPaths(roots), canonicalAllowRoots(trusted)...), dir), nil
-}
-
-func beneathAny(roots []string, target string) bool {
-	for _, r := range roots {
-		if _, ok := within(r, target); ok {
-			return true
-		}
-	}
-	return false
+	return pathmatch.BeneathAny(append(RootPaths(roots), canonicalAllowRoots(trusted)...), dir), nil
 }
 
 // Beneath reports whether the canonical target lies at or beneath the
 // canonical folder root, by whole components.
 func Beneath(root, target string) bool {
-	_, ok := within(root, target)
+	_, ok := pathmatch.Within(root, target)
 	return ok
 }
 
@@ -271,22 +262,6 @@ func RootPaths(roots []Root) []string {
 		out[i] = r.Path
 	}
 	return out
-}
-
-// within returns target's path relative to root when the canonical target
-// lies inside the canonical root, comparing whole components: "/ws_evil" is
-// not inside "/ws". The relative path of the root itself is ".".
-func within(root, target string) (string, bool) {
-	if target == root {
-		return ".", true
-	}
-	if root == "/" {
-		return target[1:], true
-	}
-	if strings.HasPrefix(target, root) && target[len(root)] == filepath.Separator {
-		return target[len(root)+1:], true
-	}
-	return "", false
 }
 
 // sameFileAncestor looks for an ancestor of target (target included) that

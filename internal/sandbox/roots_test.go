@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -115,7 +116,7 @@ func TestWithin(t *testing.T) {
 		{"/a/b", "/a/b/c/d", "c/d", true},
 		{"/a/b", "/a/bc/d", "", false},
 	} {
-		rel, ok := within(tc.root, tc.target)
+		rel, ok := pathmatch.Within(tc.root, tc.target)
 		if rel != tc.rel || ok != tc.ok {
 			t.Errorf("within(%q, %q) = %q, %v; want %q, %v", tc.root, tc.target, rel, ok, tc.rel, tc.ok)
 		}

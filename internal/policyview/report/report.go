@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dshfs/dsh-fs/internal/config"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -31,7 +32,7 @@ type Policy struct {
 	NotWritable   []sandbox.RefusedRoot `json:"not_writable"`
 	Protected     []string              `json:"protected"`
 	// GitProtected are the parts of every git directory that stay
-	// read-only whatever the globs (sandbox.GitProtectedPart).
+	// read-only whatever the globs (pathmatch.GitProtectedPart).
 	GitProtected []string `json:"git_protected"`
 	DenyRead     []string `json:"deny_read"`
 	// ReadWithin, only where reads are confined (dsh-fs mcp), are the
@@ -145,7 +146,7 @@ func New(s *config.Settings, roots []sandbox.Root) (Policy, error) {
 		WritableRoots: nonNilSlice(roots),
 		NotWritable:   nonNilSlice(refused),
 		Protected:     nonNilSlice(p.Protected),
-		GitProtected:  sandbox.GitProtectedNames(),
+		GitProtected:  pathmatch.GitProtectedNames(),
 		DenyRead:      nonNilSlice(p.DenyRead),
 		ReadWithin:    readWithin,
 		Enforcement:   sandbox.ActiveLayers(p),

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/config"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -24,7 +24,7 @@ func TestShortKeepsWhatHolds(t *testing.T) {
 			f.SetString("words")
 		}
 	}
-	sh.Mounts, sh.CacheList = &sandbox.MountPlan{}, []plan.Cache{}
+	sh.Mounts, sh.CacheList = &layout.MountPlan{}, []plan.Cache{}
 	given := config.Value{Key: "mode", Value: "read-only", Origin: config.Origin{Source: config.KindFlag, Name: "--mode"}}
 	full := Policy{Shell: sh, Settings: []config.Value{
 		{Key: "tmp", Value: true, Origin: config.Origin{Source: config.KindDefault}}, given}}

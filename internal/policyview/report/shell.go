@@ -7,7 +7,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/supervisor"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
@@ -53,11 +53,11 @@ type ShellLayers struct {
 	Git     string `json:"git,omitempty"`
 	// Mounts are the paths the session's mount layer covers; null
 	// without one.
-	Mounts         *sandbox.MountPlan `json:"mounts"`
-	PrivilegesHeld bool               `json:"privileges_held"`
-	Privileges     string             `json:"privileges,omitempty"`
-	ScopesHeld     bool               `json:"scopes_held"`
-	Scopes         string             `json:"scopes,omitempty"`
+	Mounts         *layout.MountPlan `json:"mounts"`
+	PrivilegesHeld bool              `json:"privileges_held"`
+	Privileges     string            `json:"privileges,omitempty"`
+	ScopesHeld     bool              `json:"scopes_held"`
+	Scopes         string            `json:"scopes,omitempty"`
 	// CachesHeld says the toolchain caches are writable for the shell
 	// without the person's own changing (a copy-on-write overlay, or a
 	// writable root); Caches says how, or why not, and CacheList how
@@ -73,7 +73,7 @@ func newShellLayers(s *config.Settings) ShellLayers {
 	rec := s.Session
 	if rec == nil {
 		l := ShellLayers{Escalation: "none for the shell; dsh-fs calls escalate as the approval says"}
-		abi, why, err := sandbox.TreeLayer(p)
+		abi, why, err := layout.TreeLayer(p)
 		scopes := "dsh-fs exec could not: " + why
 		if abi > 0 {
 			scopes = scopesText(abi, "dsh-fs exec would scope them here")
@@ -88,26 +88,26 @@ func newShellLayers(s *config.Settings) ShellLayers {
 		}
 		l.Writes = "not fenced: no dsh-fs exec session (" + why + ")"
 		mounts := "dsh-fs exec would bind them read-only here"
-		if ok, why := sandbox.MountLayer(); !ok {
+		if ok, why := layout.MountLayer(); !ok {
 			mounts = "dsh-fs exec could not: " + why
 		}
 		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
 		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
 		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(supervisor.Privileges(p, sandbox.UserNamespace() && func() bool { ok, _ := sandbox.MountLayer(); return ok }())) + ")"
+			privilegesText(supervisor.Privileges(p, layout.UserNamespace() && func() bool { ok, _ := layout.MountLayer(); return ok }())) + ")"
 		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
 		l.Sockets = supervisor.SocketsOutsideText(p)
 		l.Network = supervisor.NetworkOutsideText(p)
 		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
-		if ok, why := sandbox.MountLayer(); !ok {
+		if ok, why := layout.MountLayer(); !ok {
 			outside = "dsh-fs exec could not: " + why
-		} else if ok, why := sandbox.ReadOnlyTree(); !ok {
+		} else if ok, why := layout.ReadOnlyTree(); !ok {
 			outside = "dsh-fs exec could not: " + why
 		}
 		l.OutsideReadOnly = "not held for the shell: no dsh-fs exec session (" + outside + ")"
 		l.Terminal = "not held for the shell: no dsh-fs exec session (" + wouldTerminal() + ")"
 		processes := "dsh-fs exec would give it a PID namespace here"
-		if ok, why := sandbox.MountLayer(); !ok {
+		if ok, why := layout.MountLayer(); !ok {
 			processes = "dsh-fs exec could not: " + why
 		}
 		l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
@@ -205,7 +205,7 @@ func wouldTerminal() string {
 // for the protected and deny_read lines: places past a walk's budget,
 // and folders dsh-fs could not read, hidden whole since what they hold
 // was not judged. "" when it searched everything.
-func mountsUnsearchedText(m *sandbox.MountPlan) string {
+func mountsUnsearchedText(m *layout.MountPlan) string {
 	text := ""
 	if len(m.Partial) > 0 {
 		text += "; not searched past the walk budget in " + strings.Join(m.Partial, ", ")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -101,8 +102,8 @@ func TestMountApply(t *testing.T) {
 	makeTree(t, tmp, mountsTree...)
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{".env", tmp + "/secret/**"}}
-	planned := sandbox.PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
-	if err := sandbox.MakePlaceholders(&planned); err != nil {
+	planned := layout.PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	if err := layout.MakePlaceholders(&planned); err != nil {
 		t.Fatal(err)
 	}
 	files := planned.Files

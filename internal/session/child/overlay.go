@@ -52,7 +52,7 @@ func MountOverlay(o plan.Overlay) error {
 	// reach the disk (volatile skips the overlay's fsyncs). A kernel
 	// without it mounts without.
 	_ = unix.FsconfigSetFlag(fsfd, "volatile")
-	if os.Geteuid() != 0 { // in a user namespace (sandbox.UserNamespace)
+	if os.Geteuid() != 0 { // in a user namespace (layout.UserNamespace)
 		if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
 			return fmt.Errorf("fsconfig userxattr: %w", err)
 		}

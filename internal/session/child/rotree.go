@@ -34,7 +34,7 @@ import (
 // Kernels before 5.12 have no mount_setattr, and mount(2) can make a
 // mount read-only only one at a time, by a path that a mount stacked on
 // it hides; there the read-only tree is not applied, and `policy` says
-// so (sandbox.ReadOnlyTree). The pins and the other mounts still are.
+// so (layout.ReadOnlyTree). The pins and the other mounts still are.
 
 // kernelWritableExtra names folders, besides the plan's writable ones,
 // that the read-only tree leaves writable: the coverage folder of a test

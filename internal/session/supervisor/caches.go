@@ -11,8 +11,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/gocacheprog"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
@@ -73,7 +73,7 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []foundCache,
 		return setup
 	}
 	setup.dir = filepath.Join(dir, "caches")
-	overlays, err := sandbox.MakeOverlays(setup.dir, caches)
+	overlays, err := layout.MakeOverlays(setup.dir, caches)
 	if err != nil {
 		setup.err = err
 		return setup
@@ -101,7 +101,7 @@ func resetProbed(o plan.Overlay, probed bool) error {
 	if !probed {
 		return nil
 	}
-	return sandbox.ResetOverlay(o)
+	return layout.ResetOverlay(o)
 }
 
 // applyCaches puts what readyCaches readied in the session's layers:
@@ -262,7 +262,7 @@ func WouldCaches(s *config.Settings) string {
 	case s.Caches.Writable == policy.CachesDirect:
 		return "dsh-fs exec would make them writable roots: caches_writable: direct"
 	}
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := layout.MountLayer(); !ok {
 		return "dsh-fs exec could not layer them (" + why + "): they would stay read-only"
 	}
 	return "dsh-fs exec would put a copy-on-write overlay over the toolchains' caches here"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -54,14 +54,14 @@ func TestProbeOverlays(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "lower"), 0o755)
-	overlays, err := sandbox.MakeOverlays(filepath.Join(dir, "caches"), []plan.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}})
+	overlays, err := layout.MakeOverlays(filepath.Join(dir, "caches"), []plan.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(overlays) != 2 || overlays[0].Upper == overlays[1].Upper || !strings.HasPrefix(overlays[1].Work, filepath.Join(dir, "caches")) {
 		t.Errorf("overlays %+v", overlays)
 	}
-	if _, err := sandbox.MakeOverlays(filepath.Join(dir, "caches"), nil); err == nil {
+	if _, err := layout.MakeOverlays(filepath.Join(dir, "caches"), nil); err == nil {
 		t.Errorf("MakeOverlays reused a folder that exists")
 	}
 	for i, why := range probeOverlays("/bin/false", overlays) {

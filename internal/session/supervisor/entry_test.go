@@ -11,7 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
@@ -168,7 +168,7 @@ func TestProbeOverlaysRuns(t *testing.T) {
 	helperInEnv(t)
 	cache := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "caches")
-	overlays, err := sandbox.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
+	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // outsideReadOnlyLayer says whether the mount plan m (nil: no mount
 // layer, for the reason why) makes everything outside the writable roots
 // read-only, and what of it holds, for the session record and policy.
-func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
+func outsideReadOnlyLayer(m *layout.MountPlan, why string) (bool, string) {
 	if m == nil {
 		return false, "not held for the shell: " + why
 	}
@@ -19,7 +19,7 @@ func outsideReadOnlyLayer(m *sandbox.MountPlan, why string) (bool, string) {
 		pins += fmt.Sprintf(" (protected paths left unpinned past the budget: %d)", len(m.Unpinned))
 	}
 	if !m.OutsideReadOnly {
-		_, why := sandbox.ReadOnlyTree()
+		_, why := layout.ReadOnlyTree()
 		return false, "not held for the shell: " + why + "; " + pins
 	}
 	if len(m.Writable) == 0 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -14,18 +14,18 @@ import (
 func TestOutsideReadOnlyLayer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		plan *sandbox.MountPlan
+		plan *layout.MountPlan
 		why  string
 		held bool
 		want []string
 	}{
 		{name: "no mount layer", why: "not root, and this kernel allows no unprivileged user namespace",
 			want: []string{"not held for the shell: not root, and this kernel allows no unprivileged user namespace"}},
-		{name: "no mount_setattr", plan: &sandbox.MountPlan{Files: plan.Files{Pinned: []string{"/w/sub"}}},
+		{name: "no mount_setattr", plan: &layout.MountPlan{Files: plan.Files{Pinned: []string{"/w/sub"}}},
 			want: []string{"not held for the shell: ", "; folders above protected paths pinned against rename: 1"}},
-		{name: "read-only mode", plan: &sandbox.MountPlan{Files: plan.Files{OutsideReadOnly: true}}, held: true,
+		{name: "read-only mode", plan: &layout.MountPlan{Files: plan.Files{OutsideReadOnly: true}}, held: true,
 			want: []string{"everything is read-only, metadata included"}},
-		{name: "workspace-write", plan: &sandbox.MountPlan{Files: plan.Files{OutsideReadOnly: true, Writable: []string{"/tmp", "/w"},
+		{name: "workspace-write", plan: &layout.MountPlan{Files: plan.Files{OutsideReadOnly: true, Writable: []string{"/tmp", "/w"},
 			Pinned: []string{"/w/sub"}}, Unpinned: []string{"/w/x/.git"}}, held: true,
 			want: []string{"read-only outside /tmp, /w, metadata included", "nodev and nosuid",
 				"pinned against rename: 1 (protected paths left unpinned past the budget: 1)"}},

@@ -23,6 +23,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -310,8 +311,8 @@ func NetworkOutsideText(p policy.Policy) string {
 	if p.Network == policy.NetworkOn {
 		return "on: the host's network, every address it reaches"
 	}
-	mounts := p.Mode != policy.DangerFullAccess && func() bool { ok, _ := sandbox.MountLayer(); return ok }()
-	plan := networkLayer(p, mounts && (os.Geteuid() == 0 || sandbox.UserNamespace()), mounts)
+	mounts := p.Mode != policy.DangerFullAccess && func() bool { ok, _ := layout.MountLayer(); return ok }()
+	plan := networkLayer(p, mounts && (os.Geteuid() == 0 || layout.UserNamespace()), mounts)
 	switch {
 	case plan.namespaced:
 		return "not held for the shell: no dsh-fs exec session (dsh-fs exec would give it " + strings.SplitN(plan.text, ": ", 2)[1] + ")"

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
@@ -19,7 +19,7 @@ import (
 // probeUserNamespace reports whether a child in a user namespace can
 // mount here; as root there is nothing to probe.
 func probeUserNamespace(self string) error {
-	if !sandbox.UserNamespace() {
+	if !layout.UserNamespace() {
 		return nil
 	}
 	c := selfCommand(self, argUserNamespaceProbe)
@@ -95,7 +95,7 @@ var probeKey = sync.OnceValue(func() string {
 	}
 	return fmt.Sprintf("kernel=%s boot=%s self=%d:%d:%d:%d.%d uid=%d gid=%d userns=%t",
 		unix.ByteSliceToString(u.Release[:]), strings.TrimSpace(string(boot)), st.Dev, st.Ino, st.Size,
-		st.Mtim.Sec, st.Mtim.Nsec, os.Geteuid(), os.Getegid(), sandbox.UserNamespace())
+		st.Mtim.Sec, st.Mtim.Nsec, os.Geteuid(), os.Getegid(), layout.UserNamespace())
 })
 
 // mountIdentity is path's device and mount id, and with ino its inode,
@@ -191,7 +191,7 @@ func (p *probes) forget() {
 
 // userNamespace is probeUserNamespace's verdict, kept.
 func (p *probes) userNamespace() error {
-	if !sandbox.UserNamespace() {
+	if !layout.UserNamespace() {
 		return nil
 	}
 	key := userNamespaceKey()

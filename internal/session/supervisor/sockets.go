@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -13,13 +13,13 @@ import (
 // session under p whose mount layer is m (nil without one, mountsWhy
 // then says why), and what it is (docs/design.md §10): what exec stores
 // in the record as sockets_held and sockets.
-func shellSockets(p policy.Policy, m *sandbox.MountPlan, mountsWhy string) (bool, string) {
+func shellSockets(p policy.Policy, m *layout.MountPlan, mountsWhy string) (bool, string) {
 	allowed := socketsAllowedText(p)
 	switch {
 	case p.Mode == policy.DangerFullAccess:
 		return false, "not held for the shell: danger-full-access mode"
-	case sandbox.SocketLandlock(p):
-		abi, _, _ := sandbox.TreeLayer(p)
+	case layout.SocketLandlock(p):
+		abi, _, _ := layout.TreeLayer(p)
 		return true, fmt.Sprintf("Landlock ABI %d: no unix socket made outside the session is reachable; %s", abi, allowed)
 	case m != nil && m.SocketsUnread != "":
 		return false, "not held for the shell: the kernel's list of bound unix sockets could not be read (" + m.SocketsUnread +
@@ -46,11 +46,11 @@ func SocketsOutsideText(p policy.Policy) string {
 	switch {
 	case p.Mode == policy.DangerFullAccess:
 		would = "dsh-fs exec could not: danger-full-access mode"
-	case sandbox.SocketLandlock(p):
-		abi, _, _ := sandbox.TreeLayer(p)
+	case layout.SocketLandlock(p):
+		abi, _, _ := layout.TreeLayer(p)
 		would = fmt.Sprintf("dsh-fs exec would refuse them with Landlock ABI %d here; %s", abi, socketsAllowedText(p))
 	default:
-		if ok, why := sandbox.MountLayer(); !ok {
+		if ok, why := layout.MountLayer(); !ok {
 			would = "dsh-fs exec could not: " + why
 		}
 	}

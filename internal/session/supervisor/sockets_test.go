@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -14,19 +14,19 @@ import (
 // it could be found; what is left uncovered is named.
 func TestShellSocketsSaysWhatIsLeft(t *testing.T) {
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Enforce: policy.EnforceAuto}
-	if sandbox.SocketLandlock(p) {
+	if layout.SocketLandlock(p) {
 		t.Skip("Landlock fences sockets here (ABI 9): the mount layer hides none")
 	}
 	for _, tc := range []struct {
 		name string
-		m    sandbox.MountPlan
+		m    layout.MountPlan
 		held bool
 		want string
 	}{
-		{"all covered", sandbox.MountPlan{Files: plan.Files{HiddenSockets: []string{"/run/a.sock"}}}, true, "1 unix sockets bound outside"},
-		{"gone", sandbox.MountPlan{SocketsLeft: []string{"/run/x.sock (no socket at its path)"}}, true, "not covered: /run/x.sock (no socket at its path)"},
-		{"relative", sandbox.MountPlan{SocketsLeft: []string{"x.sock (bound at a relative path)"}}, false, "not held for the shell: "},
-		{"unread", sandbox.MountPlan{SocketsUnread: "no /proc"}, false, "could not be read (no /proc)"},
+		{"all covered", layout.MountPlan{Files: plan.Files{HiddenSockets: []string{"/run/a.sock"}}}, true, "1 unix sockets bound outside"},
+		{"gone", layout.MountPlan{SocketsLeft: []string{"/run/x.sock (no socket at its path)"}}, true, "not covered: /run/x.sock (no socket at its path)"},
+		{"relative", layout.MountPlan{SocketsLeft: []string{"x.sock (bound at a relative path)"}}, false, "not held for the shell: "},
+		{"unread", layout.MountPlan{SocketsUnread: "no /proc"}, false, "could not be read (no /proc)"},
 	} {
 		held, text := shellSockets(p, &tc.m, "")
 		if held != tc.held || !strings.Contains(text, tc.want) {

@@ -24,6 +24,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -120,7 +121,7 @@ type supervisor struct {
 	// askMu puts one question at a time to the person at the terminal.
 	askMu sync.Mutex
 	// sockets are the paths the Landlock socket right is granted on;
-	// nil when the kernel has no such right (sandbox.SocketGrants).
+	// nil when the kernel has no such right (layout.SocketGrants).
 	sockets []string
 	// relay stands between the person's terminal and the session's
 	// own, while CMD runs; nil when exec's streams hold no terminal.
@@ -164,7 +165,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
-	abi, kernelWhy, err := sandbox.TreeLayer(p)
+	abi, kernelWhy, err := layout.TreeLayer(p)
 	if err != nil {
 		return nil, err
 	}
@@ -281,10 +282,10 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell w
 }
 
 // socketGrants are the paths the Landlock socket right is granted on
-// under p (sandbox.SocketGrants).
+// under p (layout.SocketGrants).
 func socketGrants(p policy.Policy) []string {
-	if sandbox.SocketLandlock(p) {
-		return sandbox.SocketGrants(p)
+	if layout.SocketLandlock(p) {
+		return layout.SocketGrants(p)
 	}
 	return nil
 }
@@ -302,10 +303,10 @@ func (s *supervisor) writeRecord(roots []sandbox.Root) error {
 	// the placeholders of protected paths missing now are made before
 	// the record, which names them for their removal.
 	var err error
-	if s.record, err = wire.WriteWithPlaceholders(s.dir, s.rec, func(m *sandbox.MountPlan) error {
+	if s.record, err = wire.WriteWithPlaceholders(s.dir, s.rec, func(m *layout.MountPlan) error {
 		m.Runtime, m.Record = filepath.Dir(s.dir), wire.RecordPath(s.dir)
-		sandbox.RefreshPlaceholders(m, s.settings.Policy, roots)
-		return sandbox.MakePlaceholders(m)
+		layout.RefreshPlaceholders(m, s.settings.Policy, roots)
+		return layout.MakePlaceholders(m)
 	}); err != nil {
 		return fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 	}
@@ -317,7 +318,7 @@ func (s *supervisor) writeRecord(roots []sandbox.Root) error {
 // and, where m hides files, that of the empty file bound over them, made
 // before the record, which names it: a hidden hard link reads as this
 // file inside, and the file tool refuses it.
-func (s *supervisor) denyIdentities(m *sandbox.MountPlan) error {
+func (s *supervisor) denyIdentities(m *layout.MountPlan) error {
 	if m == nil {
 		return nil
 	}
@@ -370,7 +371,7 @@ func mountLayerWhy(pr *probes, p policy.Policy) string {
 	if p.Mode == policy.DangerFullAccess {
 		return "danger-full-access mode"
 	}
-	if ok, why := sandbox.MountLayer(); !ok {
+	if ok, why := layout.MountLayer(); !ok {
 		return why
 	}
 	if err := pr.userNamespace(); err != nil {
@@ -380,7 +381,7 @@ func mountLayerWhy(pr *probes, p policy.Policy) string {
 }
 
 // planMounts plans the mount layer of a session of p over roots.
-func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *sandbox.MountPlan {
+func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *layout.MountPlan {
 	// The roots' tree indexes are kept where the records are; without
 	// that folder each root is read whole (a nil store).
 	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
@@ -388,7 +389,7 @@ func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *sandbox.Mo
 	if err != nil {
 		store = nil
 	}
-	plan := sandbox.PlanMountsForSession(p, roots, store)
+	plan := layout.PlanMountsForSession(p, roots, store)
 	return &plan
 }
 
@@ -401,7 +402,7 @@ func (s *supervisor) close() {
 	s.abortChild()
 	s.release()
 	if s.dir != "" {
-		var hs []sandbox.Placeholder
+		var hs []layout.Placeholder
 		if s.rec != nil && s.rec.Shell.Mounts != nil {
 			hs = s.rec.Shell.Mounts.Placeholders
 		}
@@ -470,7 +471,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		defer close(cachesGone)
 		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
 			<-waited
-			sandbox.RemoveTree(m.OverlayDir)
+			layout.RemoveTree(m.OverlayDir)
 		}
 	}()
 	s.endGitGuard()
@@ -650,7 +651,7 @@ func Privileges(p policy.Policy, mounts bool) string {
 	switch {
 	case p.Mode == policy.DangerFullAccess:
 		return wire.PrivilegesKept
-	case os.Geteuid() == 0 || mounts && sandbox.UserNamespace():
+	case os.Geteuid() == 0 || mounts && layout.UserNamespace():
 		return wire.PrivilegesNone
 	}
 	return wire.PrivilegesNoNewPrivs
@@ -658,13 +659,13 @@ func Privileges(p policy.Policy, mounts bool) string {
 
 // mountNamespace starts a child in a private mount namespace: as root
 // directly; otherwise inside a new user namespace that maps this user,
-// and only it, to itself (sandbox.UserNamespace).
+// and only it, to itself (layout.UserNamespace).
 //
 // The child is also pid 1 of a new PID namespace (child.Init): when it
 // exits, every process the session started goes with it.
 func mountNamespace() *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
-	if sandbox.UserNamespace() {
+	if layout.UserNamespace() {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}

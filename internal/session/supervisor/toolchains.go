@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // The toolchains' answers, kept (docs/design.md §10, "Toolchain
@@ -58,7 +58,7 @@ func findCachesKept(base string, env []string) []foundCache {
 
 // checkTrustedBase checks the runtime folder base and every folder above
 // it: owned by root or this user, writable by no one else.
-func checkTrustedBase(base string) error { return sandbox.CheckTrustedFolders(base, false) }
+func checkTrustedBase(base string) error { return trust.CheckTrustedFolders(base, false) }
 
 // toolchainsBase is the folder of the kept answers: the runtime folder
 // of the session records.

@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // Sessions on one root share the placeholders of its protected paths
-// (sandbox.Placeholder): the first makes them, the others adopt them,
+// (layout.Placeholder): the first makes them, the others adopt them,
 // and the last to end removes them. Each step runs under the runtime
 // folder's lock, so no session removes a placeholder between another's
 // plan and its record.
@@ -34,10 +35,10 @@ func lockRuntime(base string) func() {
 
 // WriteWithPlaceholders writes r as the record of the session folder dir
 // (Write), after readying the placeholders of its mount plan, all under
-// the runtime folder's lock: ready makes them (sandbox.MakePlaceholders),
+// the runtime folder's lock: ready makes them (layout.MakePlaceholders),
 // and a placeholder of another session still running that r's plan
 // needs is adopted (adoptLive).
-func WriteWithPlaceholders(dir string, r *Record, ready func(*sandbox.MountPlan) error) (string, error) {
+func WriteWithPlaceholders(dir string, r *Record, ready func(*layout.MountPlan) error) (string, error) {
 	defer lockRuntime(filepath.Dir(dir))()
 	if m := r.Shell.Mounts; m != nil {
 		if err := ready(m); err != nil {
@@ -56,13 +57,13 @@ func WriteWithPlaceholders(dir string, r *Record, ready func(*sandbox.MountPlan)
 // a mount of the session's). Recorded, none is removed by its maker's
 // end while this session runs (End), and this session's end removes
 // what no other needs.
-func adoptLive(m *sandbox.MountPlan, live []sandbox.Placeholder) {
-	needed := func(h sandbox.Placeholder) bool {
+func adoptLive(m *layout.MountPlan, live []layout.Placeholder) {
+	needed := func(h layout.Placeholder) bool {
 		return slices.ContainsFunc(m.ReadOnly, func(p string) bool { return p == h.Path || h.Dir && sandbox.Beneath(h.Path, p) })
 	}
 	adopted := false
 	for _, h := range live {
-		if !needed(h) || slices.ContainsFunc(m.Placeholders, func(o sandbox.Placeholder) bool { return o.Path == h.Path }) {
+		if !needed(h) || slices.ContainsFunc(m.Placeholders, func(o layout.Placeholder) bool { return o.Path == h.Path }) {
 			continue
 		}
 		var st unix.Stat_t
@@ -72,45 +73,45 @@ func adoptLive(m *sandbox.MountPlan, live []sandbox.Placeholder) {
 	}
 	if adopted {
 		// Folders before what they hold: removal goes last first.
-		slices.SortStableFunc(m.Placeholders, func(a, b sandbox.Placeholder) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortStableFunc(m.Placeholders, func(a, b layout.Placeholder) int { return strings.Compare(a.Path, b.Path) })
 	}
 }
 
 // End removes the session folder dir (Remove) and the placeholders hs of
 // its session that no other session still running has adopted, under
 // the runtime folder's lock.
-func End(dir string, hs []sandbox.Placeholder) error {
+func End(dir string, hs []layout.Placeholder) error {
 	defer lockRuntime(filepath.Dir(dir))()
 	removePlaceholders(dir, hs)
 	return Remove(dir)
 }
 
 // removePlaceholders removes the placeholders hs of the session folder
-// dir (sandbox.RemovePlaceholders) but those another session still
+// dir (layout.RemovePlaceholders) but those another session still
 // running names; the caller holds the lock.
-func removePlaceholders(dir string, hs []sandbox.Placeholder) {
+func removePlaceholders(dir string, hs []layout.Placeholder) {
 	removePlaceholdersBut(hs, livePlaceholders(dir))
 }
 
 // removePlaceholdersBut removes the placeholders hs but those of live.
-func removePlaceholdersBut(hs, live []sandbox.Placeholder) {
+func removePlaceholdersBut(hs, live []layout.Placeholder) {
 	inUse := map[[2]uint64]bool{}
 	for _, h := range live {
 		inUse[[2]uint64{h.Dev, h.Ino}] = true
 	}
-	var mine []sandbox.Placeholder
+	var mine []layout.Placeholder
 	for _, h := range hs {
 		if !inUse[[2]uint64{h.Dev, h.Ino}] {
 			mine = append(mine, h)
 		}
 	}
-	sandbox.RemovePlaceholders(mine)
+	layout.RemovePlaceholders(mine)
 }
 
 // livePlaceholders are the recorded placeholders of the sessions of
 // dir's runtime folder, but dir's own, whose supervisor still runs.
-func livePlaceholders(dir string) []sandbox.Placeholder {
-	var out []sandbox.Placeholder
+func livePlaceholders(dir string) []layout.Placeholder {
+	var out []layout.Placeholder
 	others, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "session-*"))
 	for _, d := range others {
 		if d == dir {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -27,16 +28,16 @@ func TestPlaceholderAboveWhatThePlanBindsIsKept(t *testing.T) {
 	}
 	maker := privateDir(t)
 	r := sampleRecord(ws)
-	r.Shell.Mounts = &sandbox.MountPlan{Files: plan.Files{ReadOnly: []string{held}}, Placeholders: []sandbox.Placeholder{{Path: held, Dir: true}}}
-	if _, err := WriteWithPlaceholders(maker, r, sandbox.MakePlaceholders); err != nil {
+	r.Shell.Mounts = &layout.MountPlan{Files: plan.Files{ReadOnly: []string{held}}, Placeholders: []layout.Placeholder{{Path: held, Dir: true}}}
+	if _, err := WriteWithPlaceholders(maker, r, layout.MakePlaceholders); err != nil {
 		t.Fatal(err)
 	}
 	// The other session binds a file beneath the folder, planned while
 	// it stood (made by neither session: the folder stays empty).
 	other := privateDir(t)
 	o := sampleRecord(ws)
-	o.Shell.Mounts = &sandbox.MountPlan{Files: plan.Files{ReadOnly: []string{filepath.Join(held, "alternates")}}}
-	if _, err := WriteWithPlaceholders(other, o, func(*sandbox.MountPlan) error { return nil }); err != nil {
+	o.Shell.Mounts = &layout.MountPlan{Files: plan.Files{ReadOnly: []string{filepath.Join(held, "alternates")}}}
+	if _, err := WriteWithPlaceholders(other, o, func(*layout.MountPlan) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := End(maker, r.Shell.Mounts.Placeholders); err != nil {
@@ -80,11 +81,11 @@ func TestNestedPlaceholdersGoWithTheLastSession(t *testing.T) {
 		start := func() (string, *Record) {
 			dir := privateDir(t)
 			r := sampleRecord(ws)
-			m := sandbox.PlanMounts(p, roots)
+			m := layout.PlanMounts(p, roots)
 			r.Shell.Mounts = &m
-			if _, err := WriteWithPlaceholders(dir, r, func(m *sandbox.MountPlan) error {
-				sandbox.RefreshPlaceholders(m, p, roots)
-				return sandbox.MakePlaceholders(m)
+			if _, err := WriteWithPlaceholders(dir, r, func(m *layout.MountPlan) error {
+				layout.RefreshPlaceholders(m, p, roots)
+				return layout.MakePlaceholders(m)
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestNestedPlaceholdersGoWithTheLastSession(t *testing.T) {
 		maker, rm := start()
 		other, ro := start()
 		nested := filepath.Join(ws, ".git", "objects", "info")
-		if !slices.ContainsFunc(ro.Shell.Mounts.Placeholders, func(h sandbox.Placeholder) bool { return h.Path == nested }) {
+		if !slices.ContainsFunc(ro.Shell.Mounts.Placeholders, func(h layout.Placeholder) bool { return h.Path == nested }) {
 			t.Fatalf("the second session made no placeholder in the first one's .git/objects: %v", ro.Shell.Mounts.Placeholders)
 		}
 		ends := [][2]any{{maker, rm}, {other, ro}}

@@ -19,7 +19,9 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
 // Env names the session record inside a dsh-fs exec session. The model
@@ -124,8 +126,8 @@ type Shell struct {
 	// Mounts is the mount layer: protected paths bound read-only and
 	// deny_read paths hidden; nil when there is none, and MountsWhy
 	// then says why.
-	Mounts    *sandbox.MountPlan `json:"mounts"`
-	MountsWhy string             `json:"mounts_unavailable,omitempty"`
+	Mounts    *layout.MountPlan `json:"mounts"`
+	MountsWhy string            `json:"mounts_unavailable,omitempty"`
 	// Plan is what the session's child was told to apply (plan.Plan),
 	// but CMD (its program, arguments and environment) and the file view,
 	// which is Mounts' plan.Files: AppliedPlan joins them. nil in a record
@@ -309,7 +311,7 @@ func removeStale(base string) {
 	dirs, _ := filepath.Glob(filepath.Join(base, "session-*"))
 	var stale []string
 	var staleRecords []*Record
-	var live []sandbox.Placeholder
+	var live []layout.Placeholder
 	for _, d := range dirs {
 		data, err := os.ReadFile(RecordPath(d))
 		if err != nil {
@@ -335,8 +337,8 @@ func removeStale(base string) {
 
 // recordedPlaceholders are the placeholders r records as made or
 // adopted (with their identity).
-func recordedPlaceholders(r *Record) []sandbox.Placeholder {
-	var out []sandbox.Placeholder
+func recordedPlaceholders(r *Record) []layout.Placeholder {
+	var out []layout.Placeholder
 	if m := r.Shell.Mounts; m != nil {
 		for _, h := range m.Placeholders {
 			if h.Ino != 0 {
@@ -399,7 +401,7 @@ func EmptyFile(dir string) (string, policy.DenyIdentity, error) {
 // Remove removes a session's folder, its record with it: a record left
 // behind could be named by a later session. So go the upper folders of
 // its caches' overlays, read-only folders (a module cache's) included.
-func Remove(dir string) error { return sandbox.RemoveTree(dir) }
+func Remove(dir string) error { return layout.RemoveTree(dir) }
 
 // RefusedError says why a record named by DSH_FS_SESSION was not trusted.
 type RefusedError struct {
@@ -487,7 +489,7 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 		return fi.Name() + " is not a folder"
 	case !dir && !fi.Mode().IsRegular():
 		return "not a regular file"
-	case !sandbox.OwnerTrusted(st.Uid):
+	case !trust.OwnerTrusted(st.Uid):
 		return fmt.Sprintf("owned by uid %d, neither root nor this user", st.Uid)
 	case dir && fi.Mode().Perm()&0o022 != 0:
 		return fmt.Sprintf("the folder %s may be written by others (mode %04o)", fi.Name(), fi.Mode().Perm())
@@ -501,8 +503,8 @@ func ownedSafely(fi os.FileInfo, dir bool) string {
 // root or this user and writable by no one else, a sticky /tmp included:
 // otherwise someone else could have swapped the record.
 func checkPrivate(dir string) error {
-	err := sandbox.CheckTrustedFolders(dir, false)
-	var ue *sandbox.UnsafeError
+	err := trust.CheckTrustedFolders(dir, false)
+	var ue *trust.UnsafeError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Why, "the folder may be written") {
 		return fmt.Errorf("the folder %s may be written by others%s", ue.Path, strings.TrimPrefix(ue.Why, "the folder may be written by others"))
 	}

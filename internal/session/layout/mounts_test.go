@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"encoding/json"
@@ -10,7 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -43,7 +45,7 @@ func makeTree(t *testing.T, dir string, layout ...string) {
 // canonTemp is a canonical t.TempDir().
 func canonTemp(t *testing.T) string {
 	t.Helper()
-	d, err := Canonical("/", t.TempDir())
+	d, err := sandbox.Canonical("/", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestMountPlan(t *testing.T) {
 				defer func(b int) { walkBudget = b }(walkBudget)
 				walkBudget = tc.budget
 			}
-			got := PlanMounts(p, []Root{{Path: ws, Origin: tc.origin}})
+			got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: tc.origin}})
 			if !equalPlans(got, tc.want) {
 				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
 			}
@@ -158,7 +160,7 @@ func TestMountPlanCovers(t *testing.T) {
 	)
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{
 		// Hiding wins over protection (.vscode), a hidden folder covers
 		// what lies beneath it (deep/secrets), and a read-only folder is
@@ -227,7 +229,7 @@ func TestMountPlanConfig(t *testing.T) {
 		ConfigFiles:  []string{ws + "/conf/dsh-fs.yaml"},
 		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
 	}
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{
 		ReadOnly:    []string{ws + "/conf/dsh-fs.yaml"},
 		Hidden:      []string{tmp + "/etc/ssl", ws + "/.git", ws + "/conf/.git"},
@@ -238,8 +240,8 @@ func TestMountPlanConfig(t *testing.T) {
 	}
 }
 
-// TestMountWalkGlobCovers pins walkGlob.covers, matchCovers with a literal
-// prefilter, to matchCovers itself: the walk and the fence must agree.
+// TestMountWalkGlobCovers pins walkGlob.covers, pathmatch.Covers with a literal
+// prefilter, to pathmatch.Covers itself: the walk and the fence must agree.
 func TestMountWalkGlobCovers(t *testing.T) {
 	globs := append([]string{"**/.env", "secrets", "/h/u/.ssh/**", "a/*/c", "**/x[ab]/**", `\*lit`, "[", ".", "**"}, policy.DefaultProtected...)
 	names := []string{".", "a", ".git", "sub/.git", "sub/.git/hooks/pre-commit", ".gitx", "x/.vscode", ".vscode/s.json",
@@ -248,7 +250,7 @@ func TestMountWalkGlobCovers(t *testing.T) {
 	for _, g := range globs {
 		w := newWalkGlob(g)
 		for _, n := range names {
-			if got, want := w.covers(splitSlash(n)), matchCovers(g, n); got != want {
+			if got, want := w.covers(pathmatch.Split(n)), pathmatch.Covers(g, n); got != want {
 				t.Errorf("walkGlob(%q).covers(%q) = %v, matchCovers says %v", g, n, got, want)
 			}
 		}
@@ -294,7 +296,7 @@ func TestMountPlanLinks(t *testing.T) {
 		}
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
 		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}}
 	if !equalPlans(got, want) {
@@ -318,7 +320,7 @@ func TestMountPlanLinks(t *testing.T) {
 	// and the links to what was not collected stay.
 	defer func(b int) { identityBudget = b }(identityBudget)
 	identityBudget = 0
-	got = PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got = PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want.HiddenFiles, want.Partial = []string{ws + "/.env", ws + "/env.txt"}, []string{tmp + "/sec"}
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts past the identity budget:\n got %s\nwant %s", planJSON(got), planJSON(want))

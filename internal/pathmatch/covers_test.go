@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import (
 	"testing"
@@ -38,18 +38,18 @@ func TestMatchCovers(t *testing.T) {
 		// A malformed pattern covers nothing.
 		{"/a/[", "/a/[/b", false},
 	} {
-		if got := matchCovers(tc.pattern, tc.name); got != tc.want {
-			t.Errorf("matchCovers(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		if got := Covers(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
-		// Whatever matchGlob matches is covered.
-		if matchGlob(tc.pattern, tc.name) && !matchCovers(tc.pattern, tc.name) {
-			t.Errorf("matchGlob(%q, %q) but not matchCovers", tc.pattern, tc.name)
+		// Whatever Match matches is covered.
+		if Match(tc.pattern, tc.name) && !Covers(tc.pattern, tc.name) {
+			t.Errorf("Match(%q, %q) but not Covers", tc.pattern, tc.name)
 		}
 	}
 }
 
 func TestMayCover(t *testing.T) {
-	split := func(s string) []string { return splitSlash(s) }
+	split := func(s string) []string { return Split(s) }
 	for _, tc := range []struct {
 		pattern, name string // the pattern relative to the walk's top
 		want          bool
@@ -65,12 +65,12 @@ func TestMayCover(t *testing.T) {
 		{"a/**/k", "b", false},
 		{"[", "a", false},
 	} {
-		if got := mayCover(split(tc.pattern), split(tc.name)); got != tc.want {
-			t.Errorf("mayCover(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		if got := MayCover(split(tc.pattern), split(tc.name)); got != tc.want {
+			t.Errorf("MayCover(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
-		// mayCover never prunes what the pattern covers.
-		if coverParts(split(tc.pattern), split(tc.name)) && !mayCover(split(tc.pattern), split(tc.name)) {
-			t.Errorf("mayCover(%q, %q) prunes a covered name", tc.pattern, tc.name)
+		// MayCover never prunes what the pattern covers.
+		if CoverParts(split(tc.pattern), split(tc.name)) && !MayCover(split(tc.pattern), split(tc.name)) {
+			t.Errorf("MayCover(%q, %q) prunes a covered name", tc.pattern, tc.name)
 		}
 	}
 }

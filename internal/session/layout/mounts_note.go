@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 	"github.com/dshfs/dsh-fs/internal/version"
 )
@@ -105,7 +106,7 @@ func (pl *planner) noteKey(root string) string {
 // and a protected part beneath a .git are bound read-only.
 func (pl *planner) matchEntry(root, abs string, typ fs.FileMode) (marks byte, denied int) {
 	covered := false
-	denied = pl.deny.first(abs)
+	denied = pl.deny.First(abs)
 	if denied >= 0 && pl.mayHide(abs) {
 		covered = true
 		if typ.IsDir() {
@@ -117,12 +118,12 @@ func (pl *planner) matchEntry(root, abs string, typ fs.FileMode) (marks byte, de
 	if typ.IsRegular() && len(pl.denyShown) > 0 && denied >= 0 {
 		marks |= markDenied
 	}
-	rel, _ := within(root, abs)
+	rel, _ := pathmatch.Within(root, abs)
 	if pl.protectedPath(rel, abs) {
 		marks |= markReadOnly
 		covered = true
 	}
-	if _, hit := gitProtectedByName(rel); hit && !covered && rel != "." {
+	if _, hit := pathmatch.GitProtectedByName(rel); hit && !covered && rel != "." {
 		if typ.IsDir() && baseName(abs) == ".git" {
 			marks |= markGitDir
 		} else {

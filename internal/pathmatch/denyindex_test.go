@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 )
 
 // The compiled deny_read matcher must decide exactly as the globs tried
-// in turn with matchCovers: same verdict, same glob named. A bounded
+// in turn with Covers: same verdict, same glob named. A bounded
 // fuzz: random lists and random paths from alphabets that hit every
 // index (names, suffixes, prefixes, other patterns, "**" anywhere) and
 // the components those match or almost match.
@@ -20,17 +20,17 @@ var (
 )
 
 // oldFirst is the matcher before compilation: each glob in turn.
-func oldFirst(globs []denyGlob, name string) int {
+func oldFirst(globs []string, name string) int {
 	for i, g := range globs {
-		if matchCovers(g.match, name) {
+		if Covers(g, name) {
 			return i
 		}
 	}
 	return -1
 }
 
-func randomGlobs(r *rand.Rand) []denyGlob {
-	var globs []denyGlob
+func randomGlobs(r *rand.Rand) []string {
+	var globs []string
 	for range 1 + r.IntN(5) {
 		var parts []string
 		for range 1 + r.IntN(4) {
@@ -43,7 +43,7 @@ func randomGlobs(r *rand.Rand) []denyGlob {
 		case 1:
 			g = "**/" + g
 		}
-		globs = append(globs, denyGlob{g, g})
+		globs = append(globs, g)
 	}
 	return globs
 }
@@ -66,11 +66,11 @@ func TestDenyMatcherAgreesWithGlobs(t *testing.T) {
 	covered := 0
 	for range lists {
 		globs := randomGlobs(r)
-		m := newDenyMatcher(globs)
+		m := NewMatcher(globs)
 		for range pathsPerList {
 			p := randomPath(r)
 			want := oldFirst(globs, p)
-			if got := m.first(p); got != want {
+			if got := m.First(p); got != want {
 				t.Fatalf("globs %q, path %q: matcher says %d, the globs in turn %d", globs, p, got, want)
 			}
 			if want >= 0 {
@@ -88,7 +88,7 @@ func TestDenyMatcherAgreesWithGlobs(t *testing.T) {
 
 // checkChild checks child and nameCandidate on p as the entry of its
 // folder, when the folder is covered by no glob (as a walk asks them).
-func checkChild(t *testing.T, globs []denyGlob, m *denyMatcher, p string) {
+func checkChild(t *testing.T, globs []string, m *Matcher, p string) {
 	t.Helper()
 	i := strings.LastIndexByte(p, '/')
 	dir, name := p[:i], p[i+1:]
@@ -99,22 +99,22 @@ func checkChild(t *testing.T, globs []denyGlob, m *denyMatcher, p string) {
 		return
 	}
 	want := oldFirst(globs, p)
-	if got := m.child(dir, name); got != want {
+	if got := m.Child(dir, name); got != want {
 		t.Fatalf("globs %q, %q in %q: child says %d, the globs in turn %d", globs, name, dir, got, want)
 	}
-	if want >= 0 && !m.nameCandidate(name) {
+	if want >= 0 && !m.NameCandidate(name) {
 		t.Fatalf("globs %q: %q is covered, but its name %q is no candidate", globs, p, name)
 	}
 }
 
 // The usual list of issue 26, on the paths it is about.
 func TestDenyMatcherUsualList(t *testing.T) {
-	var globs []denyGlob
+	var globs []string
 	for _, g := range []string{"/home/u/.ssh/**", "/home/u/.aws/**", "/home/u/.gnupg/**", "**/.env", "**/.env.*",
 		"**/*.pem", "**/*.key", "**/secrets/**"} {
-		globs = append(globs, denyGlob{g, g})
+		globs = append(globs, g)
 	}
-	m := newDenyMatcher(globs)
+	m := NewMatcher(globs)
 	for p, want := range map[string]int{
 		"/home/u/.ssh":                    0,
 		"/home/u/.ssh/id_ed25519":         0,
@@ -131,11 +131,11 @@ func TestDenyMatcherUsualList(t *testing.T) {
 		"/usr/local/go/src/net/http/x.go": -1,
 		"/":                               -1,
 	} {
-		if got := m.first(p); got != want {
+		if got := m.First(p); got != want {
 			t.Errorf("%s: %d, want %d", p, got, want)
 		}
 	}
-	if !m.mayApplyBeneath("/home/u/.aws/config") || !m.mayApplyBeneath("/home") || m.mayApplyBeneath("/w/x") {
+	if !m.MayApplyBeneath("/home/u/.aws/config") || !m.MayApplyBeneath("/home") || m.MayApplyBeneath("/w/x") {
 		t.Error("mayApplyBeneath: the anchored trees are /home/u/.ssh, .aws and .gnupg")
 	}
 }
@@ -147,11 +147,11 @@ func FuzzDenyMatcher(f *testing.F) {
 	f.Add("**\n*", "/")
 	f.Add("/a/[b/**", "/a/[b/c")
 	f.Fuzz(func(t *testing.T, list, p string) {
-		var globs []denyGlob
+		var globs []string
 		for _, g := range strings.Split(list, "\n") {
-			globs = append(globs, denyGlob{g, g})
+			globs = append(globs, g)
 		}
-		if got, want := newDenyMatcher(globs).first(p), oldFirst(globs, p); got != want {
+		if got, want := NewMatcher(globs).First(p), oldFirst(globs, p); got != want {
 			t.Fatalf("globs %q, path %q: matcher says %d, the globs in turn %d", globs, p, got, want)
 		}
 	})

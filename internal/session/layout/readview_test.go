@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 func TestUnanchoredDeny(t *testing.T) {
@@ -45,7 +46,7 @@ func TestPlanReadView(t *testing.T) {
 	ws := filepath.Join(base, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Home: base, DenyRead: []string{"**/.env", "~/.ssh"},
 		ReadHome: []string{"~/.gitconfig", "~/.bashrc"}}
-	m := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	m := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	m.PlanReadView(p, []string{ws}, []string{filepath.Join(base, ".cache/go-build"), "/usr/bin/env"})
 	v := m.View
 	if v == nil || v.Why != "" {

@@ -1,4 +1,4 @@
-package sandbox
+package trust
 
 import (
 	"errors"
@@ -77,7 +77,7 @@ func TestOwnerTrustedUnmappedRoot(t *testing.T) {
 	}
 	os.Chown(own, 23456, 23456)
 	// The binary must be reachable by uid 23456.
-	bin := filepath.Join(dir, "sandbox.test")
+	bin := filepath.Join(dir, "trust.test")
 	if data, err := os.ReadFile(os.Args[0]); err != nil || os.WriteFile(bin, data, 0o755) != nil {
 		t.Fatal("cannot copy the test binary")
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import "path"
 
@@ -7,20 +7,20 @@ import "path"
 // ~/.ssh/id_ed25519, and ["secret"] every file in any folder named secret.
 // So a path is denied when it, or any folder above it, matches a glob.
 
-// matchCovers reports whether the slash-separated path name, or one of
-// its ancestors, matches pattern (in matchGlob's syntax).
-func matchCovers(pattern, name string) bool {
-	return coverParts(splitSlash(pattern), splitSlash(name))
+// Covers reports whether the slash-separated path name, or one of
+// its ancestors, matches pattern (in Match's syntax).
+func Covers(pattern, name string) bool {
+	return CoverParts(Split(pattern), Split(name))
 }
 
-// coverParts is matchParts, except that a pattern used up before the
+// CoverParts is MatchParts, except that a pattern used up before the
 // name is a match: what remains of the name lies beneath what matched.
-func coverParts(pat, name []string) bool { return matchFrom(pat, name, true) }
+func CoverParts(pat, name []string) bool { return matchFrom(pat, name, true) }
 
-// mayCover reports whether name, or something beneath it, could be
+// MayCover reports whether name, or something beneath it, could be
 // covered by pat: whether a walk looking for what pat covers must look
 // at name (and into it, when it is a folder).
-func mayCover(pat, name []string) bool {
+func MayCover(pat, name []string) bool {
 	for ; len(name) > 0; pat, name = pat[1:], name[1:] {
 		if len(pat) == 0 || pat[0] == "**" {
 			return true // covered, or "**" takes the rest and more

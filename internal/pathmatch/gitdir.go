@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import (
 	"bufio"
@@ -16,10 +16,10 @@ import (
 // whatever it is called, and a write must not complete one at the top of
 // a writable root (docs/design.md §4 step 5).
 
-// isGitDir reports whether dir is a git directory: HEAD with objects/ and
+// IsGitDir reports whether dir is a git directory: HEAD with objects/ and
 // refs/ (a repository's .git, a bare repository, a submodule's module
 // folder), or HEAD with a commondir file (a worktree's git folder).
-func isGitDir(dir string) bool {
+func IsGitDir(dir string) bool {
 	has := func(name string) bool {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		return err == nil
@@ -27,9 +27,9 @@ func isGitDir(dir string) bool {
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
-// isGitDirAt is isGitDir for a folder already opened, as fd: it looks at
+// IsGitDirAt is IsGitDir for a folder already opened, as fd: it looks at
 // what the folder holds, whatever name it has by now.
-func isGitDirAt(fd int) bool {
+func IsGitDirAt(fd int) bool {
 	has := func(name string) bool {
 		var st unix.Stat_t
 		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
@@ -37,17 +37,17 @@ func isGitDirAt(fd int) bool {
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
-// gitDirParts are the entries whose presence together at the top of a
+// GitDirParts are the entries whose presence together at the top of a
 // folder make git treat it as a git directory.
-var gitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
+var GitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
 
-// completesGitDir reports whether writing rel inside root would make the
+// CompletesGitDir reports whether writing rel inside root would make the
 // root a git directory (HEAD with objects/ and refs/, or HEAD with
 // commondir): git run later outside any sandbox would take the root for a
 // repository and honour a config planted there.
-func completesGitDir(root, rel string) bool {
+func CompletesGitDir(root, rel string) bool {
 	first, _, _ := strings.Cut(rel, string(filepath.Separator))
-	if !slices.Contains(gitDirParts, first) {
+	if !slices.Contains(GitDirParts, first) {
 		return false // the common case costs no system call
 	}
 	return completesWith(first, func(p string) bool {
@@ -56,9 +56,9 @@ func completesGitDir(root, rel string) bool {
 	})
 }
 
-// completesGitDirAt is completesGitDir for the root opened as fd, when
+// CompletesGitDirAt is CompletesGitDir for the root opened as fd, when
 // the write's first component is first.
-func completesGitDirAt(fd int, first string) bool {
+func CompletesGitDirAt(fd int, first string) bool {
 	return completesWith(first, func(p string) bool {
 		var st unix.Stat_t
 		return unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
@@ -69,7 +69,7 @@ func completesGitDirAt(fd int, first string) bool {
 // makes a git directory.
 func completesWith(first string, has func(string) bool) bool {
 	present := map[string]bool{first: true}
-	for _, p := range gitDirParts {
+	for _, p := range GitDirParts {
 		if p != first {
 			present[p] = has(p)
 		}
@@ -77,16 +77,16 @@ func completesWith(first string, has func(string) bool) bool {
 	return present["HEAD"] && (present["objects"] && present["refs"] || present["commondir"])
 }
 
-// readGitdir returns the target of a ".git" pointer file ("gitdir: …").
-func readGitdir(dotgit string) (string, bool) {
+// ReadGitdir returns the target of a ".git" pointer file ("gitdir: …").
+func ReadGitdir(dotgit string) (string, bool) {
 	line, ok := firstLine(dotgit)
 	gitdir, found := strings.CutPrefix(line, "gitdir:")
 	gitdir = strings.TrimSpace(gitdir)
 	return gitdir, ok && found && gitdir != ""
 }
 
-// readCommondir returns what a worktree gitdir's commondir file names.
-func readCommondir(gitdir string) (string, bool) {
+// ReadCommondir returns what a worktree gitdir's commondir file names.
+func ReadCommondir(gitdir string) (string, bool) {
 	line, ok := firstLine(filepath.Join(gitdir, "commondir"))
 	return line, ok && line != ""
 }
@@ -127,10 +127,10 @@ func GitProtectedPart(rel string) bool {
 	if rel == "" || rel == "." {
 		return false
 	}
-	return gitProtectedParts(strings.Split(filepath.ToSlash(rel), "/"))
+	return GitProtectedParts(strings.Split(filepath.ToSlash(rel), "/"))
 }
 
-func gitProtectedParts(p []string) bool {
+func GitProtectedParts(p []string) bool {
 	switch {
 	case len(p) == 0:
 		return false
@@ -141,7 +141,7 @@ func gitProtectedParts(p []string) bool {
 	case p[0] == "objects":
 		return len(p) >= 3 && p[1] == "info" && (p[2] == "alternates" || p[2] == "http-alternates")
 	case p[0] == "worktrees":
-		return len(p) >= 3 && gitProtectedParts(p[2:])
+		return len(p) >= 3 && GitProtectedParts(p[2:])
 	case p[0] == "modules":
 		// A submodule's name may hold slashes: its git directory may
 		// start at any depth beneath modules, but not beneath one of a
@@ -151,7 +151,7 @@ func gitProtectedParts(p []string) bool {
 			if gitDirOwnParts()[p[k-1]] {
 				return false
 			}
-			if gitProtectedParts(p[k:]) {
+			if GitProtectedParts(p[k:]) {
 				return true
 			}
 		}
@@ -159,55 +159,55 @@ func gitProtectedParts(p []string) bool {
 	return false
 }
 
-// gitProtectedByName reports whether rel, inside a writable root, is a
+// GitProtectedByName reports whether rel, inside a writable root, is a
 // protected part by the names alone, and the folder named .git it is
 // in, relative to the root: an entry named .git, or a protected part of
 // a folder named .git, whatever that folder holds yet (a .git being
 // filled in by the file tool is a git directory by the time git reads
 // it).
-func gitProtectedByName(rel string) (string, bool) {
+func GitProtectedByName(rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	for i, name := range parts {
 		if name != ".git" {
 			continue
 		}
-		if i == len(parts)-1 || gitProtectedParts(parts[i+1:]) {
+		if i == len(parts)-1 || GitProtectedParts(parts[i+1:]) {
 			return filepath.Join(parts[:i+1]...), true
 		}
 	}
 	return "", false
 }
 
-// gitProtectedIn reports whether target, at rel inside a writable root,
+// GitProtectedIn reports whether target, at rel inside a writable root,
 // is a protected part of a git directory or lies beneath one, and that
-// git directory: by name (gitProtectedByName); in any folder between the
+// git directory: by name (GitProtectedByName); in any folder between the
 // root and target that holds a git directory whatever its name
 // (".repo/projects/p.git", a bare repository, a worktree's git folder);
 // in one of pointed, the git folders a root's .git pointer leads to
 // whatever they hold; or target being a git directory itself (moving one
 // aside is replacing it). rel is given, not derived, for a target found
 // in its root by identity rather than by name.
-func gitProtectedIn(rel, target string, pointed []string) (string, bool) {
+func GitProtectedIn(rel, target string, pointed []string) (string, bool) {
 	for _, g := range pointed {
-		if part, ok := within(g, target); ok && (part == "." || GitProtectedPart(part)) {
+		if part, ok := Within(g, target); ok && (part == "." || GitProtectedPart(part)) {
 			return g, true
 		}
 	}
 	if rel == "." {
 		return "", false
 	}
-	if dotgit, hit := gitProtectedByName(rel); hit {
+	if dotgit, hit := GitProtectedByName(rel); hit {
 		return filepath.Join(strings.TrimSuffix(target, rel), dotgit), true
 	}
-	if isGitDir(target) {
+	if IsGitDir(target) {
 		return target, true
 	}
 	// The folders from target's up to the root, the root included.
 	dir := target
 	for range strings.Count(rel, string(filepath.Separator)) + 1 {
 		dir = filepath.Dir(dir)
-		if isGitDir(dir) {
-			if part, _ := within(dir, target); GitProtectedPart(part) {
+		if IsGitDir(dir) {
+			if part, _ := Within(dir, target); GitProtectedPart(part) {
 				return dir, true
 			}
 		}
@@ -215,16 +215,16 @@ func gitProtectedIn(rel, target string, pointed []string) (string, bool) {
 	return "", false
 }
 
-// gitPartProtectedAt reports whether rest, the path from the folder
+// GitPartProtectedAt reports whether rest, the path from the folder
 // opened as fd to a write's target, is a protected part of a git
 // directory that folder holds: openConfined asks it of every folder on
 // the way once opened, so a git directory exchanged into the path after
 // the check is caught whatever its name by now.
-func gitPartProtectedAt(fd int, rest string) bool {
-	return GitProtectedPart(rest) && isGitDirAt(fd)
+func GitPartProtectedAt(fd int, rest string) bool {
+	return GitProtectedPart(rest) && IsGitDirAt(fd)
 }
 
-// gitPartsBudget bounds the entries protectedGitParts looks at beneath one git
+// gitPartsBudget bounds the entries ProtectedGitParts looks at beneath one git
 // directory's modules/ and worktrees/.
 const gitPartsBudget = 4096
 
@@ -246,14 +246,14 @@ func GitProtectedNames() []string {
 	return out
 }
 
-// protectedGitParts returns the protected parts (GitProtectedPart) that exist
+// ProtectedGitParts returns the protected parts (GitProtectedPart) that exist
 // in the git directory dir and in the git directories nested in it
 // (worktrees/<name>/, modules/<name…>/, recognised by what they hold),
 // and those git directories, dir first. It never follows a symlink: a
 // part that is one is left to the fence and the guard, as mount(2)
 // would follow it. list reads a folder's entries (ok false when it
-// could not read them all); boundedList stops past gitPartsBudget.
-func protectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (parts, gitDirs []string, ok bool) {
+// could not read them all); BoundedList stops past gitPartsBudget.
+func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (parts, gitDirs []string, ok bool) {
 	var visit func(g string)
 	visit = func(g string) {
 		gitDirs = append(gitDirs, g)
@@ -279,7 +279,7 @@ func protectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 					}
 					sub := filepath.Join(d, e.Name())
 					switch {
-					case isGitDir(sub):
+					case IsGitDir(sub):
 						visit(sub)
 					case inner == "modules" && depth < 8:
 						// A submodule's name may hold slashes.
@@ -298,25 +298,25 @@ func protectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 	return parts, gitDirs, ok
 }
 
-// boundedList returns a lister for protectedGitParts that reads at most
+// BoundedList returns a lister for ProtectedGitParts that reads at most
 // gitPartsBudget entries in all: for a git directory no tree index holds.
-func boundedList() func(d string) ([]fs.DirEntry, bool) {
+func BoundedList() func(d string) ([]fs.DirEntry, bool) {
 	seen := 0
 	return func(d string) ([]fs.DirEntry, bool) {
-		entries, all := readDirBounded(d, gitPartsBudget-seen)
+		entries, all := ReadDirBounded(d, gitPartsBudget-seen)
 		seen += len(entries)
 		return entries, all
 	}
 }
 
-// insideGitDir reports the git directory that target, at rel inside its
+// InsideGitDir reports the git directory that target, at rel inside its
 // writable root, lies strictly inside: a folder named .git on the way,
 // one of pointed, or a folder between the root and target that holds a
 // git directory. A folder moved into or out of one may carry protected
 // parts (a worktrees/<name>/ or modules/<name>/ with its config and
 // hooks) that no glob names, so such a folder move is refused
 // (checkBeneath); git itself moves nothing there but within them.
-func insideGitDir(rel, target string, pointed []string) (string, bool) {
+func InsideGitDir(rel, target string, pointed []string) (string, bool) {
 	if rel == "." || rel == "" {
 		return "", false
 	}
@@ -327,14 +327,14 @@ func insideGitDir(rel, target string, pointed []string) (string, bool) {
 		}
 	}
 	for _, g := range pointed {
-		if part, ok := within(g, target); ok && part != "." {
+		if part, ok := Within(g, target); ok && part != "." {
 			return g, true
 		}
 	}
 	dir := target
 	for range len(parts) {
 		dir = filepath.Dir(dir)
-		if isGitDir(dir) {
+		if IsGitDir(dir) {
 			return dir, true
 		}
 	}

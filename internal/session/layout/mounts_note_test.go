@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -66,9 +67,9 @@ func cutLink(e string) (name, target string, ok bool) {
 	return "", "", false
 }
 
-func notePolicy(ws string, protected, denyRead []string) (policy.Policy, []Root) {
+func notePolicy(ws string, protected, denyRead []string) (policy.Policy, []sandbox.Root) {
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: append(append([]string(nil), policy.DefaultProtected...), protected...), DenyRead: denyRead}
-	return p, []Root{{Path: ws, Origin: "cwd"}}
+	return p, []sandbox.Root{{Path: ws, Origin: "cwd"}}
 }
 
 // A warm plan applies the notes an earlier plan kept and matches no

@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 func TestLiteralHead(t *testing.T) {
@@ -46,7 +47,7 @@ func TestProtectedEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**", ".claude/**", ".mcp.json", "**/.bashrc"}}
-	roots := []Root{{Path: ws, Origin: "cwd"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	ro, holders := planProtectedEdges(p, roots)
 	if want := []string{filepath.Join(ws, "decoy")}; !slices.Equal(ro, want) {
 		t.Errorf("read-only %q, want %q (the link's target in the root, not the one outside)", ro, want)
@@ -97,7 +98,7 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	roots := []Root{{Path: ws, Origin: "cwd"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
 	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
@@ -135,7 +136,7 @@ func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
 	makeTree(t, tmp, "ws/.git/", "ws/.git/objects/info/alternates")
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	roots := []Root{{Path: ws, Origin: "cwd"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	alternates := filepath.Join(ws, ".git", "objects", "info", "alternates")
 	if !slices.Contains(m.ReadOnly, alternates) {
@@ -168,7 +169,7 @@ func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
 	makeTree(t, tmp, "ws/.git/HEAD", "ws/.git/objects/info/alternates", "ws/.git/objects/info/secret.key")
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/*.key"}}
-	roots := []Root{{Path: ws, Origin: "cwd"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	m := PlanMounts(p, roots)
 	info := filepath.Join(ws, ".git", "objects", "info")
 	if !slices.Contains(m.Pinned, info) || !slices.Contains(m.HiddenFiles, filepath.Join(info, "secret.key")) {
@@ -198,7 +199,7 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	m := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	m := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
 	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
 		t.Fatalf("no placeholder %s planned: %v", attributes, m.Placeholders)
@@ -225,7 +226,7 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 // the runtime folder's lock; then it refreshes m and makes its
 // placeholders, as the lock's holder does, and removes them when the
 // test ends.
-func otherSessionEnded(t *testing.T, m *MountPlan, p policy.Policy, roots []Root, gone string) {
+func otherSessionEnded(t *testing.T, m *MountPlan, p policy.Policy, roots []sandbox.Root, gone string) {
 	t.Helper()
 	if err := os.RemoveAll(gone); err != nil {
 		t.Fatal(err)

@@ -1,19 +1,20 @@
-package sandbox
+package pathmatch
 
 import (
 	"path"
 	"strings"
 )
 
-// matchGlob reports whether the slash-separated path name matches pattern.
+// Match reports whether the slash-separated path name matches pattern.
 // A pattern component "**" matches any number of components, none
 // included; every other component is matched by path.Match, so "*" never
 // crosses a "/". A malformed pattern matches nothing.
-func matchGlob(pattern, name string) bool {
-	return matchParts(splitSlash(pattern), splitSlash(name))
+func Match(pattern, name string) bool {
+	return MatchParts(Split(pattern), Split(name))
 }
 
-func matchParts(pat, name []string) bool { return matchFrom(pat, name, false) }
+// MatchParts is Match on a pattern and a name already split by Split.
+func MatchParts(pat, name []string) bool { return matchFrom(pat, name, false) }
 
 // matchFrom matches the components name against pat. With covers, a
 // pattern used up before the name is a match too: what remains of the
@@ -40,7 +41,7 @@ func matchFrom(pat, name []string, covers bool) bool {
 	return covers || len(name) == 0
 }
 
-func splitSlash(s string) []string {
+func Split(s string) []string {
 	parts := strings.Split(s, "/")
 	out := parts[:0]
 	for _, p := range parts {

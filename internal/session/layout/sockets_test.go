@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The unit tests of this package look at no socket of the machine's:
@@ -46,7 +47,7 @@ func withBoundSockets(t *testing.T, dirs ...string) {
 		all, err := readBoundSockets()
 		var out []string
 		for _, s := range all {
-			if slices.ContainsFunc(dirs, func(d string) bool { return Beneath(d, s) }) {
+			if slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Beneath(d, s) }) {
 				out = append(out, s)
 			}
 		}
@@ -107,7 +108,7 @@ func TestSocketPlan(t *testing.T) {
 		// By a symlinked spelling, by a glob, and a folder whole.
 		AllowUnixSockets: []string{tmp + "/alias/allowed.sock", "~/run/agents/*.sock", tmp + "/run/gnupg", tmp + "/absent.sock"}}
 	withBoundSockets(t, tmp)
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	// In the root and out, at any depth, through a symlinked folder by
 	// its canonical path; not the hidden folder's, not the allowed ones.
 	want := in("run/through-link.sock", "run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep/er.sock",
@@ -123,7 +124,7 @@ func TestSocketPlan(t *testing.T) {
 	}
 	// The list unread: nothing hidden, and the plan says so.
 	boundSockets = func() ([]string, error) { return nil, errors.New("no /proc") }
-	if got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}}); len(got.HiddenSockets) != 0 || !got.SocketsOpen() {
+	if got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}}); len(got.HiddenSockets) != 0 || !got.SocketsOpen() {
 		t.Errorf("with the list unread: %s, want sockets open", planJSON(got))
 	}
 }

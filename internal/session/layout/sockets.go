@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"errors"
@@ -13,7 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/kernel"
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // The socket layer of a dsh-fs exec session (docs/design.md §10): no
@@ -144,7 +146,7 @@ func socketAt(path string) (abs, why string) {
 	if !filepath.IsAbs(path) {
 		return "", "bound at a relative path"
 	}
-	dir, err := Canonical("/", filepath.Dir(path))
+	dir, err := sandbox.Canonical("/", filepath.Dir(path))
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return "", "not reachable by this user"
@@ -184,8 +186,8 @@ func allowedSocketGlobs(p policy.Policy) []string {
 			continue // no home: it names nothing
 		}
 		out = append(out, g)
-		prefix, rest := literalPrefix(g)
-		if c, err := Canonical("/", prefix); err == nil {
+		prefix, rest := pathmatch.LiteralPrefix(g)
+		if c, err := sandbox.Canonical("/", prefix); err == nil {
 			out = append(out, strings.TrimSuffix(c, "/")+"/"+strings.Join(rest, "/"))
 		}
 	}
@@ -195,7 +197,7 @@ func allowedSocketGlobs(p policy.Policy) []string {
 // socketAllowed reports whether an allowed glob covers the socket at the
 // canonical path abs: names it, or a folder it lies beneath.
 func socketAllowed(allowed []string, abs string) bool {
-	return slices.ContainsFunc(allowed, func(g string) bool { return matchCovers(g, abs) })
+	return slices.ContainsFunc(allowed, func(g string) bool { return pathmatch.Covers(g, abs) })
 }
 
 // SocketGrants are the paths the Landlock socket right is granted on in
@@ -209,7 +211,7 @@ func SocketGrants(p policy.Policy) []string {
 	grants := map[string]bool{}
 	wild := false
 	for _, g := range allowed {
-		if prefix, rest := literalPrefix(g); len(rest) == 0 {
+		if prefix, rest := pathmatch.LiteralPrefix(g); len(rest) == 0 {
 			grants[strings.TrimSuffix(prefix, "/")] = true
 		} else {
 			wild = true

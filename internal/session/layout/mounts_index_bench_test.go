@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"fmt"
@@ -10,14 +10,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // planBenchTree is a workspace of n files in folders of 100, with a git
 // directory and a .env at its top, and the policy and roots of a session
 // in it.
-func planBenchTree(b *testing.B, n int) (policy.Policy, []Root) {
+func planBenchTree(b *testing.B, n int) (policy.Policy, []sandbox.Root) {
 	b.Helper()
-	ws, err := Canonical("/", b.TempDir())
+	ws, err := sandbox.Canonical("/", b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func planBenchTree(b *testing.B, n int) (policy.Policy, []Root) {
 		}
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
-	return p, []Root{{Path: ws, Origin: "cwd"}}
+	return p, []sandbox.Root{{Path: ws, Origin: "cwd"}}
 }
 
 // BenchmarkPlanMounts is the mount plan of a workspace of 20 and of

@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"github.com/dshfs/dsh-fs/internal/fserr"

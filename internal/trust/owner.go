@@ -1,4 +1,4 @@
-package sandbox
+package trust
 
 import (
 	"bytes"

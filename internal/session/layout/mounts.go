@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"io/fs"
@@ -9,7 +9,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
@@ -92,21 +94,21 @@ var walkBudget = 20000
 // identityBudget is the budget of the plan's walk of the anchored
 // deny_read trees for identities, the fence's; a variable only so tests
 // can lower it.
-var identityBudget = maxIdentityEntries
+var identityBudget = sandbox.MaxIdentityEntries
 
 // PlanMounts finds what the mount layer covers under policy p with the
 // given canonical writable roots. It never follows a symlink while
 // walking, and lists only paths that exist now, canonical, sorted and
 // once each.
 //
-// Protected globs are matched as the fence matches them (matchCovers on
+// Protected globs are matched as the fence matches them (pathmatch.Covers on
 // the path relative to the root, or on the canonical path for an
 // absolute glob), and so are deny_read globs ("~" expanded from p.Home,
 // a relative glob anchored with "**/"), so the shell and the file tool
 // agree on what they guard. A folder a glob covers is listed itself and
 // not descended into; a folder holding a git directory's HEAD, objects
 // and refs (or commondir) is protected whatever its name, as the fence's
-// insideGitDir does. A deny_read match wins over a protected one: a
+// pathmatch.InsideGitDir does. A deny_read match wins over a protected one: a
 // secret that is also protected must not be readable.
 //
 // What no walk looks at is left to the fence, which the shell does not
@@ -120,7 +122,7 @@ var identityBudget = maxIdentityEntries
 // read-only path in a root are Pinned (planPins). A regular file with
 // several links that a root's walk meets is hidden when it is the same
 // file as a deny_read file: one in an anchored glob's tree
-// (walkIdentities, before anything is hidden) or one the walk hides;
+// (sandbox.Fence.DenyIdentities, before anything is hidden) or one the walk hides;
 // those identities are DenyIdentities.
 //
 // Each writable root is read whole, with no budget: what one session
@@ -136,11 +138,13 @@ var identityBudget = maxIdentityEntries
 // default protected list names belongs there. The reads do cross into
 // other file systems mounted beneath a root: a .git on a bind-mounted
 // folder is as writable as any other.
-func PlanMounts(p policy.Policy, roots []Root) MountPlan { return PlanMountsIndexed(p, roots, nil) }
+func PlanMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
+	return PlanMountsIndexed(p, roots, nil)
+}
 
 // PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
 // store (nil: none kept), saved before it returns.
-func PlanMountsIndexed(p policy.Policy, roots []Root, store *treeindex.Store) MountPlan {
+func PlanMountsIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
 	m := PlanMountsForSession(p, roots, store)
 	m.SaveIndexes()
 	m.Indexes, m.IndexStore = nil, nil
@@ -150,7 +154,7 @@ func PlanMountsIndexed(p policy.Policy, roots []Root, store *treeindex.Store) Mo
 // PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
 // indexes are left in the plan's Indexes, for the caller to save when
 // nothing waits on it (SaveIndexes), after CMD has started.
-func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store) MountPlan {
+func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
 	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
 		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}
 	for _, g := range p.Protected {
@@ -166,29 +170,31 @@ func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store)
 		pl.protectedGlobs = append(pl.protectedGlobs, g)
 	}
 	var absDeny []string
-	fence := NewFence(p)
-	pl.deny = fence.denyMatcher()
-	for _, g := range fence.denyRead {
-		pl.denyShown = append(pl.denyShown, g.shown)
-		pl.denyMatch = append(pl.denyMatch, g.match)
-		if strings.HasPrefix(g.match, "/") {
-			absDeny = append(absDeny, g.match)
+	fence := sandbox.NewFence(p)
+	pl.deny = fence.DenyMatcher()
+	pl.denyMatch, pl.denyShown = fence.DenyReadGlobs()
+	for _, g := range pl.denyMatch {
+		if strings.HasPrefix(g, "/") {
+			absDeny = append(absDeny, g)
 		}
 	}
 	if len(absDeny) > 0 {
 		// Before anything is hidden: inside the session the hidden
 		// files are out of the file tool's reach, identities included.
-		ids := walkIdentities(fence.denyRead, identityBudget)
-		pl.denyIDs, pl.idsCut = ids.ids, ids.cut
+		ids, cut := fence.DenyIdentities(identityBudget)
+		for _, id := range ids {
+			pl.denyIDs[fileID{id.Dev, id.Ino}] = id.Glob
+		}
+		pl.idsCut = cut
 	}
-	rootPaths := RootPaths(roots)
+	rootPaths := sandbox.RootPaths(roots)
 	for _, file := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {
-		c, err := Canonical(p.Cwd, file)
+		c, err := sandbox.Canonical(p.Cwd, file)
 		if err != nil {
 			continue
 		}
 		pl.config = append(pl.config, c)
-		if beneathAny(rootPaths, c) {
+		if pathmatch.BeneathAny(rootPaths, c) {
 			pl.addExisting(c, pl.ro, pl.ro)
 		}
 	}
@@ -198,8 +204,8 @@ func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store)
 			ix = treeindex.Scan(r.Path, store.Load(r.Path))
 			pl.indexes = append(pl.indexes, ix)
 		}
-		for _, g := range gitPointerTargets(r.Path) {
-			if beneathAny(rootPaths, g) && isGitDir(g) {
+		for _, g := range sandbox.GitPointerTargets(r.Path) {
+			if pathmatch.BeneathAny(rootPaths, g) && pathmatch.IsGitDir(g) {
 				pl.addGitDir(g)
 			}
 		}
@@ -217,7 +223,7 @@ func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store)
 	m.Indexes, m.IndexStore = pl.indexes, store
 	m.addProtectedEdges(p, roots) // before the pins, which hold them too
 	if p.Mode == policy.WorkspaceWrite {
-		m.Writable = existingDirs(rootPaths)
+		m.Writable = sandbox.ExistingDirs(rootPaths)
 		slices.Sort(m.Writable)
 	}
 	m.Writable = nonNil(m.Writable)
@@ -244,13 +250,13 @@ func PlanMountsForSession(p policy.Policy, roots []Root, store *treeindex.Store)
 }
 
 type planner struct {
-	protected      []walkGlob   // protected globs relative to a root
-	protectedGlobs []string     // every protected glob, "~" expanded
-	absProtected   []walkGlob   // absolute protected globs
-	deny           *denyMatcher // deny_read globs, anchored, as the fence has them
-	denyShown      []string     // the glob to name for each of deny, in a denial
-	denyMatch      []string     // each of deny as the fence matches it
-	config         []string     // canonical trusted and loaded config files
+	protected      []walkGlob         // protected globs relative to a root
+	protectedGlobs []string           // every protected glob, "~" expanded
+	absProtected   []walkGlob         // absolute protected globs
+	deny           *pathmatch.Matcher // deny_read globs, anchored, as the fence has them
+	denyShown      []string           // the glob to name for each of deny, in a denial
+	denyMatch      []string           // each of deny as the fence matches it
+	config         []string           // canonical trusted and loaded config files
 
 	ro, hidden, hiddenFiles map[string]bool
 	unreadable              map[string]bool    // hidden for want of a read (walkIndex)
@@ -268,7 +274,7 @@ type planner struct {
 	visited []visitedFolder
 	denyIDs map[fileID]string
 	// idsCut is the anchored glob whose tree was too large to collect
-	// every identity in (walkIdentities); "" when none was.
+	// every identity in (sandbox.Fence.DenyIdentities); "" when none was.
 	idsCut string
 }
 
@@ -280,7 +286,7 @@ type walkGlob struct {
 }
 
 func newWalkGlob(g string) walkGlob {
-	w := walkGlob{parts: splitSlash(g)}
+	w := walkGlob{parts: pathmatch.Split(g)}
 	for _, p := range w.parts {
 		if !strings.ContainsAny(p, "*?[\\") {
 			w.literals = append(w.literals, p)
@@ -289,7 +295,7 @@ func newWalkGlob(g string) walkGlob {
 	return w
 }
 
-// covers is matchCovers on a name already split. A name lacking one of
+// covers is pathmatch.Covers on a name already split. A name lacking one of
 // the glob's literal components is not covered; path.Match, which the
 // "**" of a glob would otherwise call at every depth, is spared.
 func (w walkGlob) covers(name []string) bool {
@@ -298,7 +304,7 @@ func (w walkGlob) covers(name []string) bool {
 			return false
 		}
 	}
-	return coverParts(w.parts, name)
+	return pathmatch.CoverParts(w.parts, name)
 }
 
 // visitedFolder is a folder of a root's index that the plan went into.
@@ -317,6 +323,9 @@ func (pl *planner) noteDenied(abs string, denied int) {
 		}
 	}
 }
+
+// fileID is a file's identity (device and inode).
+type fileID struct{ dev, ino uint64 }
 
 // linkedID is the identity of the regular file abs, when it has several
 // links.
@@ -357,8 +366,8 @@ func (pl *planner) hideLinks() {
 		if shown != pl.idsCut || !strings.HasPrefix(pl.denyMatch[i], "/") {
 			continue
 		}
-		prefix, _ := literalPrefix(pl.denyMatch[i])
-		if c, err := Canonical("/", prefix); err == nil {
+		prefix, _ := pathmatch.LiteralPrefix(pl.denyMatch[i])
+		if c, err := sandbox.Canonical("/", prefix); err == nil {
 			pl.partial = append(pl.partial, c)
 			return
 		}
@@ -368,12 +377,12 @@ func (pl *planner) hideLinks() {
 // visitDeny returns the visitor of the walk for the absolute deny_read
 // glob g (canonical), pruned to what g may cover.
 func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
-	pat := splitSlash(g)
+	pat := pathmatch.Split(g)
 	return func(abs string, typ fs.FileMode) bool {
-		if matchCovers(g, abs) {
+		if pathmatch.Covers(g, abs) {
 			return !pl.hide(abs, typ)
 		}
-		return mayCover(pat, splitSlash(abs))
+		return pathmatch.MayCover(pat, pathmatch.Split(abs))
 	}
 }
 
@@ -399,13 +408,13 @@ func (pl *planner) hide(abs string, typ fs.FileMode) bool {
 // mayHide reports whether abs may be hidden: it is no config file and
 // holds none (hide).
 func (pl *planner) mayHide(abs string) bool {
-	return !slices.ContainsFunc(pl.config, func(c string) bool { return Beneath(abs, c) })
+	return !slices.ContainsFunc(pl.config, func(c string) bool { return sandbox.Beneath(abs, c) })
 }
 
 func (pl *planner) protectedPath(rel, abs string) bool {
 	// As in the fence, a relative glob never names the root itself.
 	if rel != "." {
-		relParts := splitSlash(rel)
+		relParts := pathmatch.Split(rel)
 		for _, g := range pl.protected {
 			if g.covers(relParts) {
 				return true
@@ -415,7 +424,7 @@ func (pl *planner) protectedPath(rel, abs string) bool {
 	if len(pl.absProtected) == 0 {
 		return false
 	}
-	absParts := splitSlash(abs)
+	absParts := pathmatch.Split(abs)
 	for _, g := range pl.absProtected {
 		if g.covers(absParts) {
 			return true
@@ -426,13 +435,13 @@ func (pl *planner) protectedPath(rel, abs string) bool {
 
 // addGitDir records the git directory dir: its protected parts, and
 // those of the git directories nested in it, are bound read-only
-// (protectedGitParts), the rest of it stays writable, and the git directories
+// (pathmatch.ProtectedGitParts), the rest of it stays writable, and the git directories
 // are pinned. A walk cut short by the budget is listed in Partial.
 func (pl *planner) addGitDir(dir string) {
 	if pl.gitDirs == nil {
 		pl.gitDirs = map[string]bool{}
 	}
-	parts, dirs, ok := protectedGitParts(dir, pl.gitList(dir))
+	parts, dirs, ok := pathmatch.ProtectedGitParts(dir, pl.gitList(dir))
 	for _, p := range parts {
 		pl.ro[p] = true
 	}
@@ -467,11 +476,11 @@ func (pl *planner) addExisting(c string, dirs, files map[string]bool) {
 // no bound. seen holds the globs already planned, by their canonical
 // spelling: the fence lists a glob with a symlinked prefix twice.
 func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
-	prefix, rest := literalPrefix(g)
+	prefix, rest := pathmatch.LiteralPrefix(g)
 	if prefix == "" {
 		prefix = "/"
 	}
-	c, err := Canonical("/", prefix)
+	c, err := sandbox.Canonical("/", prefix)
 	if err != nil {
 		return
 	}
@@ -484,7 +493,7 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 	switch {
 	case err != nil:
 	case fi.Mode().IsRegular():
-		if matchCovers(g, c) {
+		if pathmatch.Covers(g, c) {
 			pl.hide(c, 0)
 		}
 	case fi.IsDir():
@@ -519,7 +528,7 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 	for len(stack) > 0 {
 		dir := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		entries, ok := readDirBounded(dir, walkBudget-seen)
+		entries, ok := pathmatch.ReadDirBounded(dir, walkBudget-seen)
 		seen += len(entries)
 		if !ok {
 			return false
@@ -543,37 +552,13 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 	return true
 }
 
-// readDirBounded reads the entries of dir, at most limit of them; ok is
-// false when dir holds more. A folder that cannot be opened (gone since,
-// no permission, swapped for a symlink) reads as empty: it holds nothing
-// the walk can name.
-func readDirBounded(dir string, limit int) (entries []fs.DirEntry, ok bool) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, true
-	}
-	f := os.NewFile(uintptr(fd), dir)
-	defer f.Close()
-	for {
-		batch, err := f.ReadDir(256)
-		entries = append(entries, batch...)
-		if len(entries) > limit {
-			return entries[:limit], false
-		}
-		if err != nil {
-			// io.EOF, or a read error: what was read is all there is.
-			return entries, true
-		}
-	}
-}
-
 // plan returns what pl found, sorted, each path once, without what a
 // hidden folder or a read-only folder already covers.
 func (pl *planner) plan() MountPlan {
 	hidden := sortedKeys(pl.hidden)
 	under := func(p string, dirs []string) bool {
 		for _, d := range dirs {
-			if d != p && Beneath(d, p) {
+			if d != p && sandbox.Beneath(d, p) {
 				return true
 			}
 		}

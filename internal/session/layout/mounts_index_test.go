@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -35,7 +36,7 @@ func TestPlanMountsNoBudgetAPreviousSessionExhausts(t *testing.T) {
 	fillFiles(t, ws, 20001)
 	makeTree(t, ws, "zz/.git/HEAD", "zz/.git/objects/", "zz/.git/refs/", "zz/.git/config", "zz/.env")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 {
 		t.Errorf("the plan stopped at a budget: partial %q", got.Partial)
 	}
@@ -75,7 +76,7 @@ func TestPlanMountsIndexSeesChanges(t *testing.T) {
 	makeTree(t, ws, "a/b/c/code.go", "z/")
 	makeTree(t, tmp, gitRepo("elsewhere/repo")...)
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
-	roots := []Root{{Path: ws, Origin: "cwd"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	store := indexStore(t)
 	time.Sleep(1100 * time.Millisecond) // no folder racy: the index is trusted
 	PlanMountsIndexed(p, roots, store)
@@ -119,7 +120,7 @@ func TestPlanMountsUnreadableFolderHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(filepath.Join(ws, "locked"), 0o755)
-	m := PlanMounts(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}, []Root{{Path: ws, Origin: "cwd"}})
+	m := PlanMounts(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if !slices.Equal(m.Unreadable, []string{ws + "/locked"}) || !slices.Contains(m.Hidden, ws+"/locked") {
 		t.Errorf("an unreadable folder is not hidden and named: %s", planJSON(m))
 	}
@@ -138,7 +139,7 @@ func TestJoinName(t *testing.T) {
 // A nested repository's worktrees/ is the session's to write: 4097
 // folders there sorting before a real linked worktree must not leave
 // that worktree's protected parts unbound in the next session. Before,
-// protectedGitParts stopped at 4096 entries and listed the repository in
+// pathmatch.ProtectedGitParts stopped at 4096 entries and listed the repository in
 // Partial, and worktrees/zz/config.worktree stayed writable.
 func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
 	tmp := canonTemp(t)
@@ -152,7 +153,7 @@ func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
 	}
 	makeTree(t, wt, "zz/HEAD", "zz/commondir", "zz/config.worktree")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	got := PlanMounts(p, []Root{{Path: ws, Origin: "cwd"}})
+	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 || !slices.Contains(got.ReadOnly, wt+"/zz/config.worktree") {
 		t.Errorf("a linked worktree past 4096 entries is not protected: partial %q, zz/config.worktree read-only %v",
 			got.Partial, slices.Contains(got.ReadOnly, wt+"/zz/config.worktree"))

@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import "testing"
 
@@ -56,8 +56,8 @@ func TestMatchGlob(t *testing.T) {
 		{"a/[-]/b", "a/-/b", false},
 		{"\\", "\\", false},
 	} {
-		if got := matchGlob(tc.pattern, tc.name); got != tc.want {
-			t.Errorf("matchGlob(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		if got := Match(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 import (
 	"bufio"
@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -33,10 +35,11 @@ import (
 // before their last component.
 func unanchoredDeny(p policy.Policy) []string {
 	var out []string
-	for _, g := range NewFence(p).denyRead {
-		_, rest := literalPrefix(g.match)
-		if (!strings.HasPrefix(g.match, "/") || len(rest) > 1) && !slices.Contains(out, g.shown) {
-			out = append(out, g.shown)
+	match, shown := sandbox.NewFence(p).DenyReadGlobs()
+	for i, g := range match {
+		_, rest := pathmatch.LiteralPrefix(g)
+		if (!strings.HasPrefix(g, "/") || len(rest) > 1) && !slices.Contains(out, shown[i]) {
+			out = append(out, shown[i])
 		}
 	}
 	return out
@@ -71,7 +74,7 @@ func (m *MountPlan) PlanReadView(p policy.Policy, roots, keep []string) {
 	// The working folder too: a refused workspace (the home folder
 	// itself) is no root, and the shell starts there.
 	notCovered := slices.Clip(roots)
-	cwd, err := Canonical("/", p.Cwd)
+	cwd, err := sandbox.Canonical("/", p.Cwd)
 	if err != nil || p.Cwd == "" {
 		cwd = ""
 	} else {
@@ -82,14 +85,14 @@ func (m *MountPlan) PlanReadView(p policy.Policy, roots, keep []string) {
 		return
 	}
 	covered := v.Covered
-	if h, err := Canonical("/", p.Home); p.Home != "" && err == nil && beneathAny(covered, h) {
+	if h, err := sandbox.Canonical("/", p.Home); p.Home != "" && err == nil && pathmatch.BeneathAny(covered, h) {
 		v.Home = h
 	}
 	set := map[string]bool{}
 	walked := map[string]bool{}
 	add := func(path string, isRoot bool) {
-		c, err := Canonical("/", path)
-		if err != nil || !beneathAny(covered, c) || slices.Contains(covered, c) {
+		c, err := sandbox.Canonical("/", path)
+		if err != nil || !pathmatch.BeneathAny(covered, c) || slices.Contains(covered, c) {
 			return
 		}
 		if _, err := os.Lstat(c); err == nil {
@@ -112,7 +115,7 @@ func (m *MountPlan) PlanReadView(p policy.Policy, roots, keep []string) {
 		}
 	}
 	for _, k := range sortedKeys(set) {
-		if !slices.ContainsFunc(v.Kept, func(o string) bool { return Beneath(o, k) }) {
+		if !slices.ContainsFunc(v.Kept, func(o string) bool { return sandbox.Beneath(o, k) }) {
 			v.Kept = append(v.Kept, k)
 			if !walked[k] {
 				v.Unwalked = append(v.Unwalked, k)
@@ -148,7 +151,7 @@ func (m MountPlan) ReadViewText() string {
 // dropUnderView drops what m would mount on a path the view removes.
 func (m *MountPlan) dropUnderView() {
 	v := m.View
-	shown := func(p string) bool { return !beneathAny(v.Covered, p) || beneathAny(v.Kept, p) }
+	shown := func(p string) bool { return !pathmatch.BeneathAny(v.Covered, p) || pathmatch.BeneathAny(v.Kept, p) }
 	for _, list := range []*[]string{&m.ReadOnly, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Pinned} {
 		*list = nonNil(slices.DeleteFunc(*list, func(p string) bool { return !shown(p) }))
 	}
@@ -163,8 +166,8 @@ func homeFolders(p policy.Policy, roots []string) []string {
 	cands := append([]string{"/root", "/home", p.Home}, passwdHomes()...)
 	var dirs []string
 	for _, h := range cands {
-		c, err := Canonical("/", h)
-		if h == "" || err != nil || systemFolder(c) || beneathAny(roots, c) {
+		c, err := sandbox.Canonical("/", h)
+		if h == "" || err != nil || systemFolder(c) || pathmatch.BeneathAny(roots, c) {
 			continue
 		}
 		if fi, err := os.Lstat(c); err == nil && fi.IsDir() {
@@ -175,7 +178,7 @@ func homeFolders(p policy.Policy, roots []string) []string {
 	dirs = slices.Compact(dirs)
 	var out []string
 	for _, d := range dirs {
-		if !beneathAny(out, d) {
+		if !pathmatch.BeneathAny(out, d) {
 			out = append(out, d)
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 // Protected paths that a mount cannot cover as they are: reached through
 // a symlink present at the start, or missing at the start. The planning
@@ -17,7 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Placeholder is a protected path missing at the start, held by an empty
@@ -47,15 +49,15 @@ var gitPlaceholders = []string{"config", "config.worktree", "hooks/", "info/attr
 // .git folder: nothing below a folder that is not a root, so `git init`
 // in a new folder stays possible. What lies outside the roots is
 // read-only anyway, and left.
-func planProtectedEdges(p policy.Policy, roots []Root) (readOnly []string, holders []Placeholder) {
+func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []string, holders []Placeholder) {
 	if p.Mode != policy.WorkspaceWrite {
 		return nil, nil
 	}
-	rootPaths := RootPaths(roots)
+	rootPaths := sandbox.RootPaths(roots)
 	seen := map[string]bool{}
 	edge := func(root, path string, dir bool) {
-		c, err := Canonical(root, path)
-		if err != nil || !beneathAny(rootPaths, c) || seen[c] {
+		c, err := sandbox.Canonical(root, path)
+		if err != nil || !pathmatch.BeneathAny(rootPaths, c) || seen[c] {
 			return
 		}
 		seen[c] = true
@@ -95,7 +97,7 @@ func planProtectedEdges(p policy.Policy, roots []Root) (readOnly []string, holde
 
 // addProtectedEdges adds to m the protected symlinks' targets and the
 // placeholders of planProtectedEdges, both bound read-only.
-func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []Root) {
+func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
 	edges, holders := planProtectedEdges(p, roots)
 	set := map[string]bool{}
 	for _, r := range append(m.ReadOnly, edges...) {
@@ -113,7 +115,7 @@ func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []Root) {
 // placeholders are then in path order, a folder before what lies in it:
 // one planned in a concurrent session's placeholder folder that is gone
 // now follows the folder's own (MakePlaceholders makes them in order).
-func RefreshPlaceholders(m *MountPlan, p policy.Policy, roots []Root) {
+func RefreshPlaceholders(m *MountPlan, p policy.Policy, roots []sandbox.Root) {
 	_, holders := planProtectedEdges(p, roots)
 	added := false
 	for _, h := range holders {

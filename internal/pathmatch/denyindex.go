@@ -1,8 +1,7 @@
-package sandbox
+package pathmatch
 
 import (
 	"strings"
-	"sync"
 )
 
 // The deny_read list compiled once per fence. A walk asks it
@@ -18,10 +17,10 @@ import (
 // find none and are passed for a map lookup and a few string compares a
 // component.
 
-// denyMatcher is a fence's compiled deny_read list. Glob i is the fence's
-// denyRead[i]: the first of them that covers a path is the one a denial
+// Matcher is a compiled list of globs (the fence's deny_read list): the
+// index of the first of them that covers a path is the one a denial
 // names, as with the globs tried in turn.
-type denyMatcher struct {
+type Matcher struct {
 	// parts are each glob's components, trailing "**" dropped: under the
 	// covering rule "x/**" covers what "x" covers.
 	parts [][]string
@@ -36,7 +35,7 @@ type denyMatcher struct {
 	others []int
 	// anchored are the literal leading folders of the globs that start
 	// at an absolute folder: the trees where a rule names files by their
-	// place, not by their name (mayApplyBeneath).
+	// place, not by their name (MayApplyBeneath).
 	anchored []string
 }
 
@@ -46,17 +45,17 @@ type affixGlob struct {
 	glob int
 }
 
-// newDenyMatcher compiles globs, in matchGlob's syntax.
-func newDenyMatcher(globs []denyGlob) *denyMatcher {
-	m := &denyMatcher{byName: map[string][]int{}}
+// NewMatcher compiles globs, in Match's syntax.
+func NewMatcher(globs []string) *Matcher {
+	m := &Matcher{byName: map[string][]int{}}
 	for i, g := range globs {
-		parts := splitSlash(g.match)
+		parts := Split(g)
 		for len(parts) > 0 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
 		}
 		m.parts = append(m.parts, parts)
-		if strings.HasPrefix(g.match, "/") {
-			if prefix, _ := literalPrefix(g.match); prefix != "" {
+		if strings.HasPrefix(g, "/") {
+			if prefix, _ := LiteralPrefix(g); prefix != "" {
 				m.anchored = append(m.anchored, prefix)
 			}
 		}
@@ -81,10 +80,10 @@ func newDenyMatcher(globs []denyGlob) *denyMatcher {
 
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
-// first returns the index of the first glob that covers the
-// slash-separated path name, or -1: what matchCovers, tried on each glob
+// First returns the index of the first glob that covers the
+// slash-separated path name, or -1: what Covers, tried on each glob
 // in turn, finds.
-func (m *denyMatcher) first(name string) int {
+func (m *Matcher) First(name string) int {
 	if len(m.parts) == 0 {
 		return -1
 	}
@@ -113,23 +112,23 @@ func (m *denyMatcher) first(name string) int {
 // atComponent returns the lower of best and the first glob whose last
 // component matches comp and that matches the folder dir, which ends on
 // comp, exactly.
-func (m *denyMatcher) atComponent(dir, comp string, best int) int {
+func (m *Matcher) atComponent(dir, comp string, best int) int {
 	return m.atComponentOf(func() string { return dir }, comp, best)
 }
 
 // atComponentOf is atComponent with the folder made only when a glob's
 // last component matches comp: a walk asks of every entry, and for most
 // no glob is a candidate, so the path is never joined.
-func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) int {
+func (m *Matcher) atComponentOf(dirOf func() string, comp string, best int) int {
 	var dir []string
 	try := func(i int) {
 		if best >= 0 && i >= best {
 			return
 		}
 		if dir == nil {
-			dir = splitSlash(dirOf())
+			dir = Split(dirOf())
 		}
-		if matchParts(m.parts[i], dir) {
+		if MatchParts(m.parts[i], dir) {
 			best = i
 		}
 	}
@@ -152,10 +151,10 @@ func (m *denyMatcher) atComponentOf(dirOf func() string, comp string, best int) 
 	return best
 }
 
-// child returns the first glob that covers dir/name when dir itself is
+// Child returns the first glob that covers dir/name when dir itself is
 // covered by none (it was checked when it was opened), or -1. Only a glob
 // matching dir/name exactly can cover it then, so only name is looked up.
-func (m *denyMatcher) child(dir, name string) int {
+func (m *Matcher) Child(dir, name string) int {
 	if len(m.parts) == 0 {
 		return -1
 	}
@@ -165,9 +164,9 @@ func (m *denyMatcher) child(dir, name string) int {
 	return m.atComponentOf(func() string { return joinPath(dir, name) }, name, -1)
 }
 
-// nameCandidate reports whether some glob's last component matches name:
+// NameCandidate reports whether some glob's last component matches name:
 // whether a file of that name could be covered wherever its folder is.
-func (m *denyMatcher) nameCandidate(name string) bool {
+func (m *Matcher) NameCandidate(name string) bool {
 	if len(m.everything) > 0 || len(m.others) > 0 || len(m.byName[name]) > 0 {
 		return true
 	}
@@ -184,10 +183,10 @@ func (m *denyMatcher) nameCandidate(name string) bool {
 	return false
 }
 
-// mayApplyBeneath reports whether p lies in the tree of an anchored
+// MayApplyBeneath reports whether p lies in the tree of an anchored
 // glob's literal prefix (or is a folder above one), where a rule names
 // files by their place.
-func (m *denyMatcher) mayApplyBeneath(p string) bool {
+func (m *Matcher) MayApplyBeneath(p string) bool {
 	for _, a := range m.anchored {
 		if pathWithin(a, p) || pathWithin(p, a) {
 			return true
@@ -209,15 +208,4 @@ func joinPath(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
-}
-
-// denyIndex is the fence's matcher, compiled on first use.
-type denyIndex struct {
-	once sync.Once
-	m    *denyMatcher
-}
-
-func (f *Fence) denyMatcher() *denyMatcher {
-	f.denyIdx.once.Do(func() { f.denyIdx.m = newDenyMatcher(f.denyRead) })
-	return f.denyIdx.m
 }

@@ -1,4 +1,4 @@
-package sandbox
+package pathmatch
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 
 // gitDirLayouts are folders, in the layout notation, each with whether git
 // takes it for a git directory. One table serves every rule about git
-// directories: isGitDir reads it directly, and completesGitDir must agree
+// directories: IsGitDir reads it directly, and CompletesGitDir must agree
 // with it for every part a write could add (see TestCompletesGitDir).
 var gitDirLayouts = []struct {
 	name   string
@@ -37,8 +37,8 @@ func TestIsGitDir(t *testing.T) {
 			root := tempRoot(t)
 			makeLayout(t, root, "r/")
 			makeLayout(t, root, tc.layout...)
-			if got := isGitDir(filepath.Join(root, "r")); got != tc.gitDir {
-				t.Errorf("isGitDir = %v, want %v", got, tc.gitDir)
+			if got := IsGitDir(filepath.Join(root, "r")); got != tc.gitDir {
+				t.Errorf("IsGitDir = %v, want %v", got, tc.gitDir)
 			}
 		})
 	}
@@ -49,23 +49,23 @@ func TestIsGitDir(t *testing.T) {
 // one, by the table above; a name that is no part never does.
 func TestCompletesGitDir(t *testing.T) {
 	for _, tc := range gitDirLayouts {
-		for _, part := range append(append([]string{}, gitDirParts...), "config", "hooks") {
+		for _, part := range append(append([]string{}, GitDirParts...), "config", "hooks") {
 			for _, rel := range []string{part, filepath.Join(part, "x")} {
 				t.Run(tc.name+"/"+rel, func(t *testing.T) {
 					root := tempRoot(t)
 					makeLayout(t, root, "r/")
 					makeLayout(t, root, tc.layout...)
 					r := filepath.Join(root, "r")
-					got := completesGitDir(r, rel)
+					got := CompletesGitDir(r, rel)
 					if _, err := os.Lstat(filepath.Join(r, part)); os.IsNotExist(err) {
 						makeLayout(t, root, "r/"+part)
 					}
-					want := isGitDir(r)
-					if !slices.Contains(gitDirParts, part) {
+					want := IsGitDir(r)
+					if !slices.Contains(GitDirParts, part) {
 						want = false
 					}
 					if got != want {
-						t.Errorf("completesGitDir(r, %q) = %v; r with %s added is a git directory: %v", rel, got, part, want)
+						t.Errorf("CompletesGitDir(r, %q) = %v; r with %s added is a git directory: %v", rel, got, part, want)
 					}
 				})
 			}
@@ -105,14 +105,14 @@ func TestGitProtectedIn(t *testing.T) {
 			tmp := tempRoot(t)
 			makeLayout(t, tmp, tc.layout...)
 			root, target := filepath.Join(tmp, tc.root), filepath.Join(tmp, tc.target)
-			rel, _ := within(root, target)
-			dir, ok := gitProtectedIn(rel, target, nil)
+			rel, _ := Within(root, target)
+			dir, ok := GitProtectedIn(rel, target, nil)
 			want := ""
 			if tc.want != "" {
 				want = filepath.Join(tmp, tc.want)
 			}
 			if ok != (want != "") || dir != want {
-				t.Errorf("gitProtectedIn = %q, %v; want %q", dir, ok, want)
+				t.Errorf("GitProtectedIn = %q, %v; want %q", dir, ok, want)
 			}
 		})
 	}
@@ -168,9 +168,9 @@ func TestReadGitdir(t *testing.T) {
 			} else if err := os.WriteFile(dotgit, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, ok := readGitdir(dotgit)
+			got, ok := ReadGitdir(dotgit)
 			if ok != tc.ok || ok && got != tc.want {
-				t.Errorf("readGitdir = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+				t.Errorf("ReadGitdir = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
 			}
 		})
 	}
@@ -179,12 +179,16 @@ func TestReadGitdir(t *testing.T) {
 func TestReadCommondir(t *testing.T) {
 	root := tempRoot(t)
 	makeLayout(t, root, "wt/", "plain/", "empty/")
-	writeFile(t, root, "wt/commondir", "../..\n")
-	writeFile(t, root, "empty/commondir", "\n")
+	if err := os.WriteFile(filepath.Join(root, "wt/commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "empty/commondir"), []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for dir, want := range map[string]string{"wt": "../..", "plain": "", "empty": ""} {
-		got, ok := readCommondir(filepath.Join(root, dir))
+		got, ok := ReadCommondir(filepath.Join(root, dir))
 		if got != want || ok != (want != "") {
-			t.Errorf("readCommondir(%s) = %q, %v; want %q", dir, got, ok, want)
+			t.Errorf("ReadCommondir(%s) = %q, %v; want %q", dir, got, ok, want)
 		}
 	}
 }

@@ -1,10 +1,12 @@
-package sandbox
+package layout
 
 import (
 	"io/fs"
 	"slices"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/pathmatch"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
@@ -97,7 +99,7 @@ func (pl *planner) hideLinksIn(v visitedFolder, inos map[uint64]bool) {
 			continue
 		}
 		abs := joinName(v.dir, e.Name)
-		if pl.deny.first(abs) >= 0 {
+		if pl.deny.First(abs) >= 0 {
 			continue // a deny_read file itself, hidden by its glob
 		}
 		if id, ok := linkedID(abs); ok {
@@ -124,7 +126,7 @@ func joinName(dir, name string) string {
 }
 
 // gitDirIndexed reports whether a folder whose listing in a tree index
-// is entries is a git directory, by isGitDir's rule.
+// is entries is a git directory, by pathmatch.IsGitDir's rule.
 func gitDirIndexed(entries []treeindex.Entry) bool {
 	has := func(n string) bool {
 		_, found := slices.BinarySearchFunc(entries, n, func(e treeindex.Entry, n string) int { return strings.Compare(e.Name, n) })
@@ -133,19 +135,19 @@ func gitDirIndexed(entries []treeindex.Entry) bool {
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
 
-// gitList is the lister protectedGitParts reads the git directory dir
+// gitList is the lister pathmatch.ProtectedGitParts reads the git directory dir
 // with: the tree index of a root holding dir, whole, with no budget a
 // session could exhaust by filling worktrees/ or modules/; a read bounded
 // by gitPartsBudget where no index holds it (a git directory a pointer
 // leads to before its root is read). A folder the index could not read
-// is not read whole: protectedGitParts then lists dir in Partial.
+// is not read whole: pathmatch.ProtectedGitParts then lists dir in Partial.
 func (pl *planner) gitList(dir string) func(d string) ([]fs.DirEntry, bool) {
 	for _, ix := range pl.indexes {
-		if !Beneath(ix.Root(), dir) {
+		if !sandbox.Beneath(ix.Root(), dir) {
 			continue
 		}
 		return func(d string) ([]fs.DirEntry, bool) {
-			rel, ok := within(ix.Root(), d)
+			rel, ok := pathmatch.Within(ix.Root(), d)
 			if !ok {
 				return nil, false
 			}
@@ -164,7 +166,7 @@ func (pl *planner) gitList(dir string) func(d string) ([]fs.DirEntry, bool) {
 			return entries, true
 		}
 	}
-	return boundedList()
+	return pathmatch.BoundedList()
 }
 
 // indexDirEntry is an entry of a tree index as an fs.DirEntry, without

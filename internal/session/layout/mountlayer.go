@@ -1,4 +1,4 @@
-package sandbox
+package layout
 
 // What the host knows of the mount layer before a session starts: whether
 // this process can give its child one (MountLayer, UserNamespace), whether
@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // MountLayer reports whether this process can give its child a private
@@ -90,7 +91,7 @@ func planPins(ro, roots []string, rebound bool) (pinned, unpinned []string) {
 	for _, p := range ro {
 		outer := ""
 		for _, r := range roots {
-			if p != r && Beneath(r, p) && (outer == "" || len(r) < len(outer)) {
+			if p != r && sandbox.Beneath(r, p) && (outer == "" || len(r) < len(outer)) {
 				outer = r
 			}
 		}
@@ -98,7 +99,7 @@ func planPins(ro, roots []string, rebound bool) (pinned, unpinned []string) {
 			continue
 		}
 		var chain []string
-		for d := filepath.Dir(p); Beneath(outer, d); d = filepath.Dir(d) {
+		for d := filepath.Dir(p); sandbox.Beneath(outer, d); d = filepath.Dir(d) {
 			isRoot := slices.Contains(roots, d)
 			if !set[d] && !(rebound && isRoot) {
 				chain = append(chain, d)

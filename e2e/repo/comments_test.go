@@ -33,14 +33,7 @@ var issueRef = regexp.MustCompile(`(?i)\bissues?\s+#?\d+|(^|[\s(\[,])#\d+\b`)
 // comment checks skip, for each check ("issue" or "doc"): files being
 // moved by other work when the checks came in. Each entry must still
 // have a fault, so the list shrinks to empty as they are cleaned.
-var commentSkipsForNow = map[string][]string{
-	"doc": {
-		"internal/sandbox/landlock.go",
-		"internal/session/layout/mounts.go",
-		"internal/session/layout/mounts_index.go",
-		"internal/session/layout/mounts_note.go",
-	},
-}
+var commentSkipsForNow = map[string][]string{}
 
 // commentFault is a comment the checks refuse.
 type commentFault struct {

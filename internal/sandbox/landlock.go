@@ -29,14 +29,7 @@ func kernelLayer(p policy.Policy) (bool, error) {
 	return false, nil // off, or unset in a library caller's Policy
 }
 
-// kernelWritableExtra names folders, besides the writable roots, that
-// the kernel layer (Enforce) and the read-only tree (readOnlyTree) leave
-// writable. It exists for test binaries that run dsh-fs in their own
-// process, whose coverage runtime writes GOCOVERDIR at exit, after the
-// restriction is in place. The fence ignores it: no operation of dsh-fs
-// may write there, and `dsh-fs policy` does not list it.
-//
-// A release build has no way to set it. It is unexported, so no other
+// A release build has no way to set kernelWritableExtra. It is unexported, so no other
 // package can; nothing in this package's release files assigns it; and
 // the one setter from outside, SetKernelWritableExtra, is in
 // testhooks.go, which only a build with -tags dshfs_testhooks compiles
@@ -45,6 +38,13 @@ func kernelLayer(p policy.Policy) (bool, error) {
 // check is code the release binary carries and a session might reach; a
 // file the compiler never sees is not. e2e/repo's TestTestHooksOutOfRelease
 // checks both halves. The package's own tests set it directly.
+
+// kernelWritableExtra names folders, besides the writable roots, that
+// the kernel layer (Enforce) and the read-only tree (readOnlyTree) leave
+// writable. It exists for test binaries that run dsh-fs in their own
+// process, whose coverage runtime writes GOCOVERDIR at exit, after the
+// restriction is in place. The fence ignores it: no operation of dsh-fs
+// may write there, and `dsh-fs policy` does not list it.
 var kernelWritableExtra []string
 
 // applied records the folders this process already restricted its writes

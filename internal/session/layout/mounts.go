@@ -16,6 +16,10 @@ import (
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
+// A MountPlan is planned once, from what exists when the session starts: a
+// protected or deny_read path created later is guarded by the fence for
+// the file tool and by Landlock's roots for the shell, not by a mount.
+
 // MountPlan is the mount layer of a dsh-fs exec session (docs/design.md,
 // the exec section): what the session's shell may neither write nor read
 // although Landlock alone would let it. Landlock grants a writable root
@@ -25,10 +29,6 @@ import (
 // paths, and makes everything outside the roots read-only, with mounts
 // in its own private mount namespace, which no other process sees and
 // which ends with the session.
-//
-// It is planned once, from what exists when the session starts: a
-// protected or deny_read path created later is guarded by the fence for
-// the file tool and by Landlock's roots for the shell, not by a mount.
 type MountPlan struct {
 	// Files is what the session's child applies (internal/session/plan):
 	// the paths bound read-only, hidden and pinned, the read-only tree,
@@ -100,45 +100,44 @@ var identityBudget = sandbox.MaxIdentityEntries
 // given canonical writable roots. It never follows a symlink while
 // walking, and lists only paths that exist now, canonical, sorted and
 // once each.
-//
-// Protected globs are matched as the fence matches them (pathmatch.Covers on
-// the path relative to the root, or on the canonical path for an
-// absolute glob), and so are deny_read globs ("~" expanded from p.Home,
-// a relative glob anchored with "**/"), so the shell and the file tool
-// agree on what they guard. A folder a glob covers is listed itself and
-// not descended into; a folder holding a git directory's HEAD, objects
-// and refs (or commondir) is protected whatever its name, as the fence's
-// pathmatch.InsideGitDir does. A deny_read match wins over a protected one: a
-// secret that is also protected must not be readable.
-//
-// What no walk looks at is left to the fence, which the shell does not
-// pass through: a relative deny_read glob ("**/.env") is looked for
-// only inside the writable roots walked, not elsewhere on disk (Landlock
-// leaves reads open), and not inside a folder already bound read-only.
-//
-// The read-only tree is planned where the kernel has mount_setattr
-// (OutsideReadOnly), with the roots of p's kernel layer as Writable (in
-// workspace-write mode; none otherwise); the folders above each
-// read-only path in a root are Pinned (planPins). A regular file with
-// several links that a root's walk meets is hidden when it is the same
-// file as a deny_read file: one in an anchored glob's tree
-// (sandbox.Fence.DenyIdentities, before anything is hidden) or one the walk hides;
-// those identities are DenyIdentities.
-//
-// Each writable root is read whole, with no budget: what one session
-// leaves behind (twenty thousand files before a nested .git) never
-// decides what the next one protects. Its folders come from its tree
-// index (treeindex.Scan, saved with Store.Sync), kept in store between sessions and checked
-// folder by folder against their ctimes before use; nil store reads each
-// root whole every time. A folder the supervisor cannot read is hidden
-// and listed in Unreadable, never taken as empty.
-//
-// Roots whose origin is "tmp" are not read: /tmp and os.TempDir() are
-// shared scratch space whose size no session bounds, and nothing the
-// default protected list names belongs there. The reads do cross into
-// other file systems mounted beneath a root: a .git on a bind-mounted
-// folder is as writable as any other.
 func PlanMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
+	// Protected globs are matched as the fence matches them (pathmatch.Covers on
+	// the path relative to the root, or on the canonical path for an
+	// absolute glob), and so are deny_read globs ("~" expanded from p.Home,
+	// a relative glob anchored with "**/"), so the shell and the file tool
+	// agree on what they guard. A folder a glob covers is listed itself and
+	// not descended into; a folder holding a git directory's HEAD, objects
+	// and refs (or commondir) is protected whatever its name, as the fence's
+	// pathmatch.InsideGitDir does. A deny_read match wins over a protected one: a
+	// secret that is also protected must not be readable.
+	//
+	// What no walk looks at is left to the fence, which the shell does not
+	// pass through: a relative deny_read glob ("**/.env") is looked for
+	// only inside the writable roots walked, not elsewhere on disk (Landlock
+	// leaves reads open), and not inside a folder already bound read-only.
+	//
+	// The read-only tree is planned where the kernel has mount_setattr
+	// (OutsideReadOnly), with the roots of p's kernel layer as Writable (in
+	// workspace-write mode; none otherwise); the folders above each
+	// read-only path in a root are Pinned (planPins). A regular file with
+	// several links that a root's walk meets is hidden when it is the same
+	// file as a deny_read file: one in an anchored glob's tree
+	// (sandbox.Fence.DenyIdentities, before anything is hidden) or one the walk hides;
+	// those identities are DenyIdentities.
+	//
+	// Each writable root is read whole, with no budget: what one session
+	// leaves behind (twenty thousand files before a nested .git) never
+	// decides what the next one protects. Its folders come from its tree
+	// index (treeindex.Scan, saved with Store.Sync), kept in store between sessions and checked
+	// folder by folder against their ctimes before use; nil store reads each
+	// root whole every time. A folder the supervisor cannot read is hidden
+	// and listed in Unreadable, never taken as empty.
+	//
+	// Roots whose origin is "tmp" are not read: /tmp and os.TempDir() are
+	// shared scratch space whose size no session bounds, and nothing the
+	// default protected list names belongs there. The reads do cross into
+	// other file systems mounted beneath a root: a .git on a bind-mounted
+	// folder is as writable as any other.
 	return PlanMountsIndexed(p, roots, nil)
 }
 
@@ -344,12 +343,13 @@ func linkedID(abs string) (fileID, bool) {
 // deny_read file with several links, so a workspace pays no stat per
 // file, and the listings are gone through only when there is such a
 // file. It is never taken from a folder's note: a new link to a secret
-// made from another folder moves no ctime of the folder it lies in. When the identities of an anchored glob's tree
-// could not all be collected (idsCut), the glob's literal folder is
-// listed in Partial: the fence outside denies every file with several
-// links then, but hiding them all would cover each hard-linked file of
-// a workspace (a pnpm store, a git clone --local) with a mount.
+// made from another folder moves no ctime of the folder it lies in.
 func (pl *planner) hideLinks() {
+	// When the identities of an anchored glob's tree
+	// could not all be collected (idsCut), the glob's literal folder is
+	// listed in Partial: the fence outside denies every file with several
+	// links then, but hiding them all would cover each hard-linked file of
+	// a workspace (a pnpm store, a git clone --local) with a mount.
 	if len(pl.denyIDs) > 0 {
 		inos := map[uint64]bool{}
 		for id := range pl.denyIDs {
@@ -512,14 +512,13 @@ func (pl *planner) planAbsDeny(g string, seen map[string]bool) {
 // walk into a folder. It walks the folder of an absolute deny_read glob;
 // the mount plan reads the roots through their tree index instead
 // (walkIndex).
-//
-// A symlink is never visited: mount(2) follows it, so covering a link
-// would cover whatever the session points it at, outside the root or
-// swapped after the plan. What it leads to is met by a walk under its
-// own name when it lies in a root, and lies outside Landlock's writable
-// roots otherwise. Sockets are the kernel's list's (sockets.go), not the
-// walk's; fifos and devices are left alone.
 func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool) bool {
+	// A symlink is never visited: mount(2) follows it, so covering a link
+	// would cover whatever the session points it at, outside the root or
+	// swapped after the plan. What it leads to is met by a walk under its
+	// own name when it lies in a root, and lies outside Landlock's writable
+	// roots otherwise. Sockets are the kernel's list's (sockets.go), not the
+	// walk's; fifos and devices are left alone.
 	if !visit(top, fs.ModeDir) {
 		return true
 	}

@@ -18,11 +18,10 @@ import (
 // and listed in Unreadable: what it holds is unknown, and the session
 // must not read what the plan could not judge. There is no budget: ix
 // holds the whole tree.
-//
-// What the visit finds in a folder is kept as the folder's note in ix
-// (mounts_note.go): a folder unchanged since an earlier plan under the
-// same rules is not matched again, its note applied instead.
 func (pl *planner) walkIndex(ix *treeindex.Index) {
+	// What the visit finds in a folder is kept as the folder's note in ix
+	// (mounts_note.go): a folder unchanged since an earlier plan under the
+	// same rules is not matched again, its note applied instead.
 	root := ix.Root()
 	ix.UseNotes(pl.noteKey(root))
 	marks, denied := pl.matchEntry(root, root, fs.ModeDir)

@@ -97,14 +97,13 @@ func (pl *planner) noteKey(root string) string {
 // folder (typ fs.ModeDir) or a regular file (typ 0): a record's flags,
 // and the index of the deny_read glob that covers it (-1 for none). It
 // depends only on abs, typ and pl's rules (noteKey), never on the disk.
-//
-// A deny_read match hides it (unless it holds a config file); a
-// protected glob binds it read-only too, in case hiding is refused or
-// fails (plan keeps the hiding when both apply). The git rule by name, as
-// the fence has it: a folder named .git is pinned with its protected
-// parts bound, whatever it holds, and gone into; a .git file (a pointer)
-// and a protected part beneath a .git are bound read-only.
 func (pl *planner) matchEntry(root, abs string, typ fs.FileMode) (marks byte, denied int) {
+	// A deny_read match hides it (unless it holds a config file); a
+	// protected glob binds it read-only too, in case hiding is refused or
+	// fails (plan keeps the hiding when both apply). The git rule by name, as
+	// the fence has it: a folder named .git is pinned with its protected
+	// parts bound, whatever it holds, and gone into; a .git file (a pointer)
+	// and a protected part beneath a .git are bound read-only.
 	covered := false
 	denied = pl.deny.First(abs)
 	if denied >= 0 && pl.mayHide(abs) {

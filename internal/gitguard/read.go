@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"golang.org/x/sys/unix"
-
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // A git directory's code-running parts, as read through a descriptor of
@@ -68,7 +67,7 @@ func digest(b []byte) string {
 // refusing a symlink anywhere on the way: one there was put since the
 // walk, and would lead the guard out of the git directory.
 func openGitDir(path string) (int, error) {
-	return sandbox.OpenNoSymlinks(path, unix.O_RDONLY|unix.O_DIRECTORY)
+	return kernel.OpenNoSymlinks(path, unix.O_RDONLY|unix.O_DIRECTORY)
 }
 
 // readRepo reads the code-running parts of the git directory open as gfd:

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
@@ -71,7 +72,7 @@ func (w *walk) walkFrom(path string, moved bool) {
 // beneath it (walkAt).
 func (w *walk) walkLive(path string, moved bool) {
 	parent := filepath.Dir(path)
-	pfd, err := sandbox.OpenNoSymlinks(parent, unix.O_PATH|unix.O_DIRECTORY)
+	pfd, err := kernel.OpenNoSymlinks(parent, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return // gone, or replaced by a symlink since it was resolved
 	}

@@ -440,16 +440,3 @@ func readlinkat(dirfd int, name string) (string, error) {
 		}
 	}
 }
-
-// OpenNoSymlinks opens the canonical path with flags (only readFlags
-// reach the kernel), refusing a symlink anywhere on the way, the last
-// component included, with ELOOP: the path was canonical when it was
-// resolved, so a symlink there now was put there since. The mount layer
-// and the git guard open what they act on through it.
-func OpenNoSymlinks(path string, flags int) (int, error) {
-	w, err := walkPath(path, walkSpec{flags: flags, noSymlinks: true})
-	if err != nil {
-		return -1, err
-	}
-	return w.fd, nil
-}

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -21,7 +21,7 @@ import (
 // MakeOverlays makes, in the new folder dir (mode 0700), the upper and
 // work folders of an overlay for each of caches.
 func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
-	parent, err := sandbox.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
 // made them: a probe mounted o once, and a volatile overlay's work
 // folder refuses another mount.
 func ResetOverlay(o plan.Overlay) error {
-	parent, err := sandbox.OpenNoSymlinks(filepath.Dir(o.Upper), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(o.Upper), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func ResetOverlay(o plan.Overlay) error {
 // the folder that holds it. A dir that does not exist is no error.
 func RemoveTree(dir string) error {
 	dir = filepath.Clean(dir)
-	parent, err := sandbox.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}

@@ -259,14 +259,37 @@ func (s *supervisor) commandPid() int {
 	if !s.rec.Shell.ProcessesHeld {
 		return pid
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	return firstChild(pid)
+}
+
+// firstChild is the first child process of pid, 0 for none: CMD, of the
+// session's init. A child is listed under the thread that forked it, and
+// init forks CMD from the thread it locked, which need not be its main
+// one, so every thread's list is read (childrenOf).
+func firstChild(pid int) int {
+	if c := childrenOf(pid); len(c) > 0 {
+		return c[0]
+	}
+	return 0
+}
+
+// childrenOf are the child processes of pid, from every thread's list.
+func childrenOf(pid int) []int {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return 0
+		return nil
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
+	var children []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				children = append(children, n)
+			}
+		}
 	}
-	n, _ := strconv.Atoi(f[0])
-	return n
+	return children
 }

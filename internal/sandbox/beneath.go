@@ -188,7 +188,9 @@ func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, t
 			return 0, err
 		}
 	}
-	beneathDecided()
+	if f.beforeRename != nil {
+		f.beforeRename()
+	}
 	if err := from.rename(fromName, to, toName); err != nil {
 		return 0, fserr.FromOS(op, src.Given, err)
 	}
@@ -253,10 +255,6 @@ func (f *Fence) checkBeneath(op string, src, dst Target, dir int) error {
 }
 
 var errBeneathBound = errors.New("walk bound reached")
-
-// beneathDecided runs between rename's decision and the rename; tests
-// race it.
-var beneathDecided = func() {}
 
 // beneathHit is an entry beneath the moved folder denied on one side of
 // the move and not on the other.

@@ -18,7 +18,15 @@ import (
 // fsops.Move does: both names checked, both folders opened, then Rename.
 func moveIn(t *testing.T, p policy.Policy, src, dst string) error {
 	t.Helper()
+	return moveInWith(t, p, src, dst, nil)
+}
+
+// moveInWith is moveIn with beforeRename run between the decision and
+// the rename.
+func moveInWith(t *testing.T, p policy.Policy, src, dst string, beforeRename func()) error {
+	t.Helper()
 	f := NewFence(p)
+	f.beforeRename = beforeRename
 	s, err := f.Resolve(src)
 	if err != nil {
 		t.Fatal(err)
@@ -182,12 +190,10 @@ func TestRenameExchangedSource(t *testing.T) {
 	p := testPolicy(root, policy.WorkspaceWrite)
 	p.DenyRead = []string{"vault/*.key"}
 	exchanged := false
-	t.Cleanup(func() { beneathDecided = func() {} })
 	writeNested(t, ws, "box/plain/x.txt", "x")
-	beneathDecided = func() {
+	err := moveInWith(t, p, "box/plain", "box/shown", func() {
 		exchanged = unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, "box", "plain"), unix.AT_FDCWD, filepath.Join(ws, "box", "vault"), unix.RENAME_EXCHANGE) == nil
-	}
-	err := moveIn(t, p, "box/plain", "box/shown")
+	})
 	if !exchanged {
 		t.Fatal("the exchange did not happen")
 	}

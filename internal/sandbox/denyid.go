@@ -48,6 +48,15 @@ type denyIDs struct {
 	budget int
 }
 
+// identityBudget is the entries f's identity walk may read:
+// MaxIdentityEntries, or less where this package's tests set idBudget.
+func (f *Fence) identityBudget() int {
+	if f.idBudget > 0 {
+		return f.idBudget
+	}
+	return MaxIdentityEntries
+}
+
 // idCache holds the identities of one fence, so a listing, or a write
 // with a --from source, walks the trees once. The fence of a call lives as
 // long as the call; a new fence is a new call, and walks again, so the
@@ -87,7 +96,7 @@ func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
 	}
 	idCache.Lock()
 	if idCache.fence != f {
-		idCache.fence, idCache.ids = f, walkIdentities(f.denyRead, MaxIdentityEntries)
+		idCache.fence, idCache.ids = f, walkIdentities(f.denyRead, f.identityBudget())
 	}
 	ids := idCache.ids
 	idCache.Unlock()

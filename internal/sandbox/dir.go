@@ -262,18 +262,19 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 // wait a signal interrupts (EINTR) is taken up again, at most
 // maxInterruptedTries times in all, as every retry here is bounded: a
 // process signalling this one in a loop must not keep it spinning.
-func flock(fd int) error {
+func flock(fd int) error { return flockWith(unix.Flock, fd) }
+
+// flockWith is flock through the system call sys (unix.Flock, or a
+// test's).
+func flockWith(sys func(fd, how int) error, fd int) error {
 	for range maxInterruptedTries {
-		err := sysFlock(fd, unix.LOCK_EX)
+		err := sys(fd, unix.LOCK_EX)
 		if err != unix.EINTR {
 			return os.NewSyscallError("flock", err)
 		}
 	}
 	return errFlockRetries
 }
-
-// sysFlock is the system call; tests replace it.
-var sysFlock = unix.Flock
 
 // errFlockRetries is flock still interrupted after maxInterruptedTries
 // tries. (Not fmt.Errorf: that would format it at every start.)

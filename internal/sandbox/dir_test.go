@@ -615,15 +615,13 @@ func TestFlockRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			sysFlock = func(int, int) error {
+			err := flockWith(func(int, int) error {
 				calls++
 				if calls <= tc.eintr {
 					return unix.EINTR
 				}
 				return nil
-			}
-			t.Cleanup(func() { sysFlock = unix.Flock })
-			err := flock(-1)
+			}, -1)
 			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
 				t.Errorf("flock = %v, want %v", err, tc.err)
 			}

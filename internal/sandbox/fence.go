@@ -45,6 +45,12 @@ type Fence struct {
 	mode      policy.Mode
 	escalated bool
 	enforced  bool // the kernel layer is in place
+	// beforeRename, when set (by this package's tests), runs between a
+	// move's decision and its rename: the window a race test widens.
+	beforeRename func()
+	// idBudget, when above 0 (set by this package's tests), bounds the
+	// identity walk below MaxIdentityEntries.
+	idBudget int
 
 	// approver is this call's escalation and who is asked for it
 	// (SetApprover); its zero value asks for none.

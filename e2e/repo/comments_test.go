@@ -117,37 +117,13 @@ func specDoc(own *ast.CommentGroup, decl *ast.GenDecl) *ast.CommentGroup {
 // under pkg/. It returns the faults skips does not cover and the skips
 // that cover no fault, as "check file".
 func checkComments(root string, skips map[string][]string) (faults []commentFault, unused []string, err error) {
-	files, err := productionGoFiles(root)
-	if err != nil {
-		return nil, nil, err
-	}
-	used := map[string]bool{}
-	for _, rel := range files {
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, nil, err
-		}
-		found, err := commentFaults(rel, src)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, f := range found {
-			if slices.Contains(skips[f.check], f.file) {
-				used[f.check+" "+f.file] = true
-				continue
-			}
-			faults = append(faults, f)
-		}
-	}
+	allowed := map[string]bool{}
 	for check, files := range skips {
 		for _, file := range files {
-			if !used[check+" "+file] {
-				unused = append(unused, check+" "+file)
-			}
+			allowed[check+" "+file] = true
 		}
 	}
-	slices.Sort(unused)
-	return faults, unused, nil
+	return checkProduction(root, commentFaults, func(f commentFault) string { return f.check + " " + f.file }, allowed)
 }
 
 // TestCommentsSayWhatIs holds the production code's comments to the

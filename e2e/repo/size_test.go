@@ -198,6 +198,18 @@ func hasLongReason(docs ...*ast.CommentGroup) bool {
 // budget. It returns the faults no exception covers and the exceptions
 // that cover no fault.
 func checkSizes(root string, exceptions map[string]string) (faults []sizeFault, unused []string, err error) {
+	allowed := map[string]bool{}
+	for key := range exceptions {
+		allowed[key] = true
+	}
+	return checkProduction(root, sizeFaults, func(f sizeFault) string { return f.key }, allowed)
+}
+
+// checkProduction runs faultsOf over every production Go file under root.
+// A fault whose key is in allowed is let be; it returns the others, and
+// the allowed keys no fault used, sorted, so an exception outlives no
+// fault.
+func checkProduction[F any](root string, faultsOf func(rel string, src []byte) ([]F, error), key func(F) string, allowed map[string]bool) (faults []F, unused []string, err error) {
 	files, err := productionGoFiles(root)
 	if err != nil {
 		return nil, nil, err
@@ -208,21 +220,21 @@ func checkSizes(root string, exceptions map[string]string) (faults []sizeFault, 
 		if err != nil {
 			return nil, nil, err
 		}
-		found, err := sizeFaults(rel, src)
+		found, err := faultsOf(rel, src)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, f := range found {
-			if _, ok := exceptions[f.key]; ok {
-				used[f.key] = true
+			if k := key(f); allowed[k] {
+				used[k] = true
 				continue
 			}
 			faults = append(faults, f)
 		}
 	}
-	for key := range exceptions {
-		if !used[key] {
-			unused = append(unused, key)
+	for k := range allowed {
+		if !used[k] {
+			unused = append(unused, k)
 		}
 	}
 	slices.Sort(unused)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/spf13/pflag"
+	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsops"
@@ -66,8 +67,8 @@ func (c *call) givenBack(op string, name *string, ifMatch string) ([]byte, error
 }
 
 // sessionMemory is the memory of the exec session the call runs in: its
-// supervisor's, over the session's channel; nil outside a session, or
-// where the channel is not the supervisor's.
+// supervisor's, over the session's channel; nil outside a session or
+// without a channel (one that is not the supervisor's remembers nothing).
 func (c *call) sessionMemory() request.Memory {
 	if c.settings.Session == nil {
 		return nil
@@ -77,24 +78,43 @@ func (c *call) sessionMemory() request.Memory {
 		return nil
 	}
 	fd, err := wire.EnvFD(v)
-	if err != nil || wire.CheckBroker(fd) != nil {
+	if err != nil {
 		return nil
 	}
-	return brokerMemory(fd)
+	return &brokerMemory{fd: fd}
 }
 
 // brokerMemory is a session's memory at its supervisor, over the channel
-// fd. A failure to reach it remembers nothing and recalls nothing: the
-// memory only adds a diff to FS_STALE, and a call never fails for it.
-type brokerMemory int
+// fd, checked to be the broker (wire.CheckBroker) on first use, so a call
+// that remembers nothing pays nothing for it. A failure to reach it
+// remembers nothing and recalls nothing: the memory only adds a diff to
+// FS_STALE, and a call never fails for it.
+type brokerMemory struct {
+	fd    int
+	once  sync.Once
+	valid bool
+}
+
+// ok says fd is the session's broker channel, checked once.
+func (m *brokerMemory) ok() bool {
+	m.once.Do(func() { m.valid = wire.CheckBroker(m.fd) == nil })
+	return m.valid
+}
 
 // Remember hands content to the supervisor; the read's result is the
 // same whether it took it or not.
-func (m brokerMemory) Remember(content []byte) { wire.Remember(int(m), content) }
+func (m *brokerMemory) Remember(content []byte) {
+	if m.ok() {
+		wire.Remember(m.fd, content)
+	}
+}
 
 // Recall asks the supervisor for the content whose hash is sum.
-func (m brokerMemory) Recall(sum string) []byte {
-	content, err := wire.Recall(int(m), sum)
+func (m *brokerMemory) Recall(sum string) []byte {
+	if !m.ok() {
+		return nil
+	}
+	content, err := wire.Recall(m.fd, sum)
 	if err != nil {
 		return nil
 	}

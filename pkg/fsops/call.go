@@ -15,6 +15,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	ifsops "github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/search"
 	"github.com/dshfs/dsh-fs/pkg/internal/handoff"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
@@ -107,4 +108,30 @@ func move(sb *sandbox.Sandbox, src, dst string) (*MoveResult, error) {
 
 func remove(sb *sandbox.Sandbox, path string) (*RemoveResult, error) {
 	return run[RemoveResult](sb, request.Remove{Path: path})
+}
+
+// grep and find take the command's defaults for the bounds left 0, as
+// its flags do.
+func grep(sb *sandbox.Sandbox, pattern string, paths []string, opt GrepOptions) (*GrepResult, error) {
+	return run[GrepResult](sb, request.Grep{Pattern: pattern, Paths: paths, Fixed: opt.Fixed, IgnoreCase: opt.IgnoreCase,
+		Context: opt.Context, Files: opt.Files, Count: opt.Count,
+		Limit:        orDefault(opt.Limit, search.DefaultGrepLimit),
+		MaxBytes:     orDefault(opt.MaxBytes, search.DefaultSearchMaxBytes),
+		MaxLineBytes: orDefault(opt.MaxLineBytes, search.DefaultMaxLineBytes),
+		Walk:         request.Walk{NoIgnore: opt.NoIgnore, Globs: opt.Globs, After: opt.After}})
+}
+
+func find(sb *sandbox.Sandbox, glob, path string, opt FindOptions) (*FindResult, error) {
+	return run[FindResult](sb, request.Find{Glob: glob, Path: path, Type: opt.Type,
+		Limit:    orDefault(opt.Limit, search.DefaultFindLimit),
+		MaxBytes: orDefault(opt.MaxBytes, search.DefaultSearchMaxBytes),
+		Sort:     opt.Sort, Reverse: opt.Reverse, Lines: opt.Lines,
+		Walk: request.Walk{NoIgnore: opt.NoIgnore, After: opt.After}})
+}
+
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }

@@ -168,3 +168,82 @@ func ExamplePatch() {
 	// unified a.txt updated 1 1 1
 	// "one\n2\n"
 }
+
+// Grep searches file contents, sorted by path and line; a truncated
+// result's Cursor continues it.
+func ExampleGrep() {
+	sb, done := workspace()
+	defer done()
+	for p, content := range map[string]string{
+		"src/a.go":      "package a\n\n// TODO: name it\nfunc f() {}\n",
+		"src/b.go":      "package a\n\n// todo: test it\n",
+		"notes/todo.md": "TODO: ship\n",
+	} {
+		if _, err := fsops.Write(sb, p, []byte(content), &fsops.WriteOptions{Mkdir: true}); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	g, err := fsops.Grep(sb, "todo", []string{"src"}, &fsops.GrepOptions{IgnoreCase: true, Context: 1, Limit: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range g.Matches {
+		fmt.Printf("%s:%d: %q after %q\n", m.Path, m.Line, m.Text, m.Before)
+	}
+	fmt.Println("total", g.Total, "truncated", g.Truncated, "left out", g.LeftOut)
+
+	g, err = fsops.Grep(sb, "todo", []string{"src"}, &fsops.GrepOptions{IgnoreCase: true, After: g.Cursor})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range g.Matches {
+		fmt.Printf("%s:%d: %q\n", m.Path, m.Line, m.Text)
+	}
+
+	g, err = fsops.Grep(sb, "TODO", nil, &fsops.GrepOptions{Fixed: true, Files: true, Globs: []string{"*.md"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.Files[0].Path, g.FilesSkipped.Glob, "left out by the glob")
+	// Output:
+	// src/a.go:3: "// TODO: name it" after [""]
+	// total 2 truncated true left out 1
+	// src/b.go:3: "// todo: test it"
+	// notes/todo.md 2 left out by the glob
+}
+
+// Find lists entries by a "**" glob, sorted by path, never following a
+// symlink; a file is no folder to search.
+func ExampleFind() {
+	sb, done := workspace()
+	defer done()
+	for _, p := range []string{"cmd/tool/main.go", "internal/x/x.go", "internal/x/x_test.go", "README.md"} {
+		if _, err := fsops.Write(sb, p, []byte("package x\n"), &fsops.WriteOptions{Mkdir: true}); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	f, err := fsops.Find(sb, "**/*.go", "", &fsops.FindOptions{Type: "file"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range f.Entries {
+		fmt.Println(e.Path, e.Size)
+	}
+
+	f, err = fsops.Find(sb, "*_test.go", "internal", &fsops.FindOptions{Lines: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Entries[0].Path, *f.Entries[0].Lines, "line")
+
+	_, err = fsops.Find(sb, "*", "README.md", nil)
+	fmt.Println(sandbox.Code(err))
+	// Output:
+	// cmd/tool/main.go 10
+	// internal/x/x.go 10
+	// internal/x/x_test.go 10
+	// internal/x/x_test.go 1 line
+	// FS_NOT_DIR
+}

@@ -1,17 +1,18 @@
 // Package fsops runs dsh-fs's file operations in the calling process,
 // under a policy loaded by github.com/dshfs/dsh-fs/pkg/sandbox: read,
-// write, edit, patch, list, stat, mkdir, move and remove, each one call through
-// the same fence and the same typed request as the dsh-fs command's, with
-// the same result (the fields of the command's JSON result, less its
-// header) and the same error codes (sandbox.Code).
+// write, edit, patch, list, stat, grep, find, mkdir, move and remove, each
+// one call through the same fence and the same typed request as the
+// dsh-fs command's, with the same result (the fields of the command's
+// JSON result, less its header) and the same error codes (sandbox.Code).
 //
 // Each function is one call: it resolves its path(s) once from the
 // sandbox's workspace root, decides on what it opened beneath a writable
 // root, never follows a symlink out of it, and refuses with an error whose
 // sandbox.Code is FS_SANDBOX_DENIED and whose message is the command's.
-// A failure leaves nothing behind: a write or an edit replaces its file
-// atomically or not at all. No function restricts the calling process:
-// the kernel layer is sandbox.Sandbox.RestrictProcess's alone.
+// Grep and Find never open or list what deny_read hides. A failure
+// leaves nothing behind: a write or an edit replaces its file atomically
+// or not at all. No function restricts the calling process: the kernel
+// layer is sandbox.Sandbox.RestrictProcess's alone.
 package fsops
 
 import (

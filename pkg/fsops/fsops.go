@@ -13,6 +13,16 @@
 // leaves nothing behind: a write or an edit replaces its file atomically
 // or not at all. No function restricts the calling process: the kernel
 // layer is sandbox.Sandbox.RestrictProcess's alone.
+//
+// No call escalates: a denial is final, in the mode the Sandbox was
+// opened with. Who may grant an escalation is the trusted approval
+// setting's to say (docs/design.md §7), and the program that embeds this
+// package is not among them: what it says of the policy is a session
+// source, which may narrow the policy and never widen it
+// (sandbox.Options), and an approver it passed in would be a session
+// source that widens. A program that needs one call in a wider mode runs
+// it as the dsh-fs command with --escalate, where the trusted approval
+// decides.
 package fsops
 
 import (

@@ -16,9 +16,11 @@ import (
 // os.WriteFile outside the roots still works: nothing the facade did
 // restricted the host process. The control runs the same program after
 // Sandbox.RestrictProcess, where that last write must fail, so the check
-// can tell a restricted process from a free one. The last case gives the
-// program a trusted user file that says read-only, in a mount namespace
-// of its own: the facade honours it as the command does.
+// can tell a restricted process from a free one. Two cases give the
+// program a trusted user file, in a mount namespace of its own: one that
+// says read-only, which the facade honours as the command does, and one
+// that says approval: trust, under which the command grants whatever
+// --escalate asks; the facade, which has no escalation, still denies.
 func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -41,6 +43,10 @@ func TestEmbedderKeepsItsOwnWrites(t *testing.T) {
 			want: []string{"facade inside: ok", "facade outside: FS_SANDBOX_DENIED", "host outside: open "}},
 		{name: "trusted read-only", userFile: "mode: read-only\n", hostWrites: true,
 			want: []string{"facade inside: FS_SANDBOX_DENIED", "facade outside: FS_SANDBOX_DENIED", "host outside: ok"}},
+		// The facade has no escalation: a trusted policy that would grant
+		// the command's every --escalate grants nothing here.
+		{name: "trusted approval trust", userFile: "approval: trust\nmax_mode: danger-full-access\n", inside: true, hostWrites: true,
+			want: []string{"facade inside: ok", "facade outside: FS_SANDBOX_DENIED", "host outside: ok"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			top := t.TempDir()

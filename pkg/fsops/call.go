@@ -88,10 +88,8 @@ func applyPatch(sb *sandbox.Sandbox, patch []byte, opt PatchOptions) (*PatchResu
 }
 
 func list(sb *sandbox.Sandbox, path string, opt ListOptions) (*ListResult, error) {
-	if opt.Limit == 0 {
-		opt.Limit = ifsops.DefaultListLimit
-	}
-	return run[ListResult](sb, request.List{Path: path, All: opt.All, Recursive: opt.Recursive, Depth: opt.Depth, Limit: opt.Limit})
+	return run[ListResult](sb, request.List{Path: path, All: opt.All, Recursive: opt.Recursive, Depth: opt.Depth,
+		Limit: orDefault(opt.Limit, ifsops.DefaultListLimit)})
 }
 
 func stat(sb *sandbox.Sandbox, path string) (*StatResult, error) {
@@ -110,8 +108,6 @@ func remove(sb *sandbox.Sandbox, path string) (*RemoveResult, error) {
 	return run[RemoveResult](sb, request.Remove{Path: path})
 }
 
-// grep and find take the command's defaults for the bounds left 0, as
-// its flags do.
 func grep(sb *sandbox.Sandbox, pattern string, paths []string, opt GrepOptions) (*GrepResult, error) {
 	return run[GrepResult](sb, request.Grep{Pattern: pattern, Paths: paths, Fixed: opt.Fixed, IgnoreCase: opt.IgnoreCase,
 		Context: opt.Context, Files: opt.Files, Count: opt.Count,
@@ -129,6 +125,8 @@ func find(sb *sandbox.Sandbox, glob, path string, opt FindOptions) (*FindResult,
 		Walk: request.Walk{NoIgnore: opt.NoIgnore, After: opt.After}})
 }
 
+// orDefault is a bound as the command's flag gives it: def, the flag's
+// default, where the option left it 0.
 func orDefault(n, def int) int {
 	if n == 0 {
 		return def

@@ -11,7 +11,8 @@ import (
 
 // TestConcurrentCalls: one Sandbox serves calls from many goroutines at
 // once, each call with a fence of its own (run it with -race), and a
-// refusal in one leaves the others' calls alone.
+// refusal in one leaves the others' calls alone; a search walks the tree
+// while the others change it.
 func TestConcurrentCalls(t *testing.T) {
 	sb, err := sandbox.Open(sandbox.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -38,6 +39,12 @@ func TestConcurrentCalls(t *testing.T) {
 			}
 			if r, err := fsops.Read(sb, name, nil); err != nil || r.Content != "v2\n" {
 				t.Errorf("%s: %+v, %v", name, r, err)
+			}
+			if g, err := fsops.Grep(sb, "v2", []string{name}, nil); err != nil || g.Total != 1 {
+				t.Errorf("grep %s: %+v, %v", name, g, err)
+			}
+			if _, err := fsops.Find(sb, "*.txt", "", nil); err != nil {
+				t.Errorf("find while the others write: %v", err)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dshfs/dsh-fs/internal/search"
 	"github.com/dshfs/dsh-fs/pkg/sandbox"
 )
 
@@ -80,5 +81,23 @@ func TestSearchKeepsDenyRead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchDefaultsAsDocumented: the bounds GrepOptions and FindOptions
+// document for 0 are the command's flags' defaults, which call.go takes.
+func TestSearchDefaultsAsDocumented(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want int
+	}{
+		{"grep --limit", search.DefaultGrepLimit, 200},
+		{"find --limit", search.DefaultFindLimit, 1000},
+		{"--max-bytes", search.DefaultSearchMaxBytes, 64 << 10},
+		{"--max-line-bytes", search.DefaultMaxLineBytes, 512},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: the command's default is %d, the doc comment says %d", tc.name, tc.got, tc.want)
+		}
 	}
 }

@@ -59,30 +59,39 @@ func JoinSessionKeyring() error {
 	return fserr.Wrap(fserr.IO, "keyring: joining a session keyring of its own: "+e.Error(), e)
 }
 
-// RefuseSessionCalls installs, on the calling thread, a seccomp filter
-// that refuses with EPERM the keyring calls, and io_uring's unless
-// ioUring: on the native ABI and on the 32-bit one of a 64-bit kernel.
-// It sets no_new_privs; the filter is inherited by every process the
-// thread starts and cannot be lifted.
+// RefuseSessionCalls installs, on the calling thread, the filter of
+// SessionCallsFilters: the keyring calls, and io_uring's unless ioUring,
+// refused with EPERM. It sets no_new_privs; the filter is inherited by
+// every process the thread starts and cannot be lifted.
 func RefuseSessionCalls(ioUring bool) error {
+	progs, err := SessionCallsFilters(ioUring)
+	if err != nil {
+		return err
+	}
+	if err := InstallFilters(progs); err != nil {
+		return fserr.Wrap(fserr.IO, "seccomp: keyrings and io_uring: "+err.Error(), err)
+	}
+	return nil
+}
+
+// SessionCallsFilters readies the seccomp program of the session's
+// calls, installing nothing: one program that refuses with EPERM the
+// keyring calls, and io_uring's unless ioUring, on the native ABI and on
+// the 32-bit one of a 64-bit kernel (refuseCallsProgram).
+func SessionCallsFilters(ioUring bool) ([][]unix.SockFilter, error) {
 	calls := append([]uint32{}, keyringCalls...)
 	if !ioUring {
 		calls = append(calls, ioUringCalls...)
 	}
 	arch, ok := nativeSeccompArch()
 	if !ok {
-		return fserr.New(fserr.IO, "seccomp: no filter for architecture "+runtime.GOARCH)
+		return nil, fserr.New(fserr.IO, "seccomp: no filter for architecture "+runtime.GOARCH)
 	}
 	prog, err := refuseCallsProgram(arch, calls)
-	if err == nil {
-		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err == nil {
-			err = loadSeccomp(prog)
-		}
-	}
 	if err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp: keyrings and io_uring: "+err.Error(), err)
+		return nil, fserr.Wrap(fserr.IO, "seccomp: keyrings and io_uring: "+err.Error(), err)
 	}
-	return nil
+	return [][]unix.SockFilter{prog}, nil
 }
 
 // refuseCallsProgram is RefuseSessionCalls' filter for arch: each of calls is refused with EPERM, by its native number

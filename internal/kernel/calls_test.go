@@ -20,45 +20,57 @@ func uringSetup() error {
 	return nil
 }
 
-// TestRefuseSessionCalls: under the filter, on a thread of its own, the
-// keyring calls fail with EPERM, and io_uring_setup too unless it is
-// allowed; other calls still work. The session keyring joined first is
-// a new one.
+// TestRefuseSessionCalls: under the filter, installed by
+// RefuseSessionCalls or readied by SessionCallsFilters and installed by
+// InstallFilters, on a thread of its own, the keyring calls fail with
+// EPERM, and io_uring_setup too unless it is allowed; other calls still
+// work. Readying the filter installs nothing.
 func TestRefuseSessionCalls(t *testing.T) {
 	if !SeccompSupported() {
 		t.Skip("this kernel has no seccomp")
 	}
 	uringHere := uringSetup() == nil
 	for _, allowUring := range []bool{false, true} {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			if err := RefuseSessionCalls(allowUring); err != nil {
-				t.Errorf("RefuseSessionCalls: %v", err)
-				return
-			}
-			if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); !errors.Is(err, unix.EPERM) {
-				t.Errorf("keyctl: %v, want EPERM", err)
-			}
-			if _, err := unix.AddKey("user", "dshfs-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
-				t.Errorf("add_key: %v, want EPERM", err)
-			}
-			if _, err := unix.RequestKey("user", "dshfs-test", "", unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
-				t.Errorf("request_key: %v, want EPERM", err)
-			}
-			err := uringSetup()
-			switch {
-			case !allowUring && !errors.Is(err, unix.EPERM):
-				t.Errorf("io_uring_setup: %v, want EPERM", err)
-			case allowUring && uringHere && err != nil:
-				t.Errorf("io_uring_setup allowed: %v", err)
-			}
-			if unix.Getpid() <= 0 {
-				t.Errorf("getpid under the filter")
-			}
-		}()
-		<-done
+		progs, err := SessionCallsFilters(allowUring)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); errors.Is(err, unix.EPERM) {
+			t.Errorf("keyctl after readying the filter: %v", err)
+		}
+		for _, tc := range []struct {
+			name    string
+			install func() error
+		}{
+			{"RefuseSessionCalls", func() error { return RefuseSessionCalls(allowUring) }},
+			{"SessionCallsFilters then InstallFilters", func() error { return InstallFilters(progs) }},
+		} {
+			onThread(func() {
+				if err := tc.install(); err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+					return
+				}
+				if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); !errors.Is(err, unix.EPERM) {
+					t.Errorf("%s: keyctl: %v, want EPERM", tc.name, err)
+				}
+				if _, err := unix.AddKey("user", "dshfs-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
+					t.Errorf("%s: add_key: %v, want EPERM", tc.name, err)
+				}
+				if _, err := unix.RequestKey("user", "dshfs-test", "", unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
+					t.Errorf("%s: request_key: %v, want EPERM", tc.name, err)
+				}
+				err := uringSetup()
+				switch {
+				case !allowUring && !errors.Is(err, unix.EPERM):
+					t.Errorf("%s: io_uring_setup: %v, want EPERM", tc.name, err)
+				case allowUring && uringHere && err != nil:
+					t.Errorf("%s: io_uring_setup allowed: %v", tc.name, err)
+				}
+				if unix.Getpid() <= 0 {
+					t.Errorf("%s: getpid under the filter", tc.name)
+				}
+			})
+		}
 	}
 }
 

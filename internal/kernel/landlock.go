@@ -1,7 +1,9 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -46,14 +48,11 @@ func writeRights(abi int) landlock.AccessFSSet {
 // device) would read what deny_read hides off the disk, or write it raw.
 const deviceRights = landlock.AccessFSSet(llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock)
 
-// RestrictWrites restricts this process, and what it starts, for good:
-// the kernel refuses every write but beneath dirs (every write right the
-// ABI has but making device nodes) and to the files named in devices
-// (writing them, never making or removing anything there; a folder
-// among them covers the files in it), each where it exists. scoped adds
-// a session's IPC scopes where the ABI has them (sessionScopes).
-func RestrictWrites(dirs, devices []string, scoped bool) error {
-	abi := ABI()
+// writesConfig is the ruleset of the write layer at abi: every write
+// right the ABI has is handled; dirs get them all but making device
+// nodes; each of devices gets writing (and truncating, ABI 3) where it
+// exists; scoped adds sessionScopes.
+func writesConfig(abi int, dirs, devices []string, scoped bool) (landlock.Config, []landlock.Rule) {
 	rights := writeRights(abi)
 	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
 	if abi >= 3 {
@@ -67,7 +66,140 @@ func RestrictWrites(dirs, devices []string, scoped bool) error {
 	if scoped {
 		cfg.Scoped = sessionScopes(abi)
 	}
-	return cfg.Restrict(rules...)
+	return cfg, rules
+}
+
+// WritesRuleset readies the write layer as a Landlock ruleset and
+// returns its descriptor (close-on-exec; the caller closes it). It
+// restricts nothing: a thread that installs it (RestrictThread,
+// RestrictAllThreads, or landlock_restrict_self(fd, 0) after
+// no_new_privs) is then refused every write but beneath dirs (every
+// write right the ABI has but making device nodes) and to the files
+// named in devices (writing them, never making or removing anything
+// there; a folder among them covers the files in it), each where it
+// exists. scoped adds a session's IPC scopes where the ABI has them
+// (sessionScopes).
+func WritesRuleset(dirs, devices []string, scoped bool) (int, error) {
+	cfg, rules := writesConfig(ABI(), dirs, devices, scoped)
+	return readyRuleset(cfg, rules)
+}
+
+// readyRuleset makes the ruleset of cfg and rules by go-landlock's
+// NewRulesetFD, the construction its Config.Restrict enforces, not a
+// copy: the same checks against the ABI, each path opened
+// O_PATH|O_CLOEXEC, an IgnoreIfMissing path skipped on ENOENT alone,
+// nothing left open on failure. Restrict adds a rule only where read-dir
+// is handled (on /proc/PID/task, which libpsx lists), never here. None
+// of these asks for a restrict flag, so landlock_restrict_self(fd, 0)
+// installs the ruleset as Restrict would.
+func readyRuleset(cfg landlock.Config, rules []landlock.Rule) (int, error) {
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return -1, err
+	}
+	if fd < 0 || flags != 0 {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("landlock: ruleset %v: descriptor %d, restrict flags %#x: want a ruleset installed with none", cfg, fd, flags)
+	}
+	return fd, nil
+}
+
+// RestrictThread installs the Landlock ruleset on the calling thread,
+// for good, after setting its no_new_privs: what the thread executes or
+// starts next inherits both. The caller has locked its goroutine to the
+// thread (runtime.LockOSThread) and never unlocks it, so the Go runtime
+// ends the thread with the goroutine instead of lending it to others;
+// the process's other threads stay as they were. A session needs no
+// more: what it runs is executed or started from that one thread
+// (exec's child, the session's PID 1).
+func RestrictThread(ruleset int) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return restrictSelfError(llsys.LandlockRestrictSelf(ruleset, 0))
+}
+
+// RestrictAllThreads installs the Landlock ruleset on every thread of
+// this process, for good, with no_new_privs, as go-landlock's
+// Config.Restrict enforces one: through libpsx before ABI 8, with the
+// kernel's thread sync (LANDLOCK_RESTRICT_SELF_TSYNC) from it. A
+// process that goes on running Go code needs it: its goroutines move
+// between threads, so a restriction on one thread would hold for
+// whatever code happens to run there.
+func RestrictAllThreads(ruleset int) error {
+	abi := libraryABI()
+	if abi < 8 {
+		if err := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		return restrictSelfError(llsys.AllThreadsLandlockRestrictSelf(ruleset, 0))
+	}
+	flags := uint32(llsys.FlagRestrictSelfTSync | llsys.FlagRestrictSelfNoNewPrivs)
+	if abi < 11 {
+		// No flag for no_new_privs before ABI 11: set on this thread,
+		// which the kernel's sync copies from.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		flags &^= llsys.FlagRestrictSelfNoNewPrivs
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+	}
+	return restrictSelfError(llsys.LandlockRestrictSelf(ruleset, flags))
+}
+
+// libraryABI is the ABI as go-landlock counts it when it picks how to
+// restrict every thread: from 6 up, a kernel whose signal scope lacks its
+// fix (erratum 2) counts as 5.
+func libraryABI() int {
+	abi := ABI()
+	if abi >= 6 {
+		if errata, err := llsys.LandlockGetErrata(); err != nil || errata&2 == 0 {
+			return 5
+		}
+	}
+	return abi
+}
+
+// restrictSelfError names landlock_restrict_self's failure.
+func restrictSelfError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.E2BIG):
+		return fmt.Errorf("the maximum number of stacked rulesets is reached for the current thread: %w", err)
+	}
+	return fmt.Errorf("landlock_restrict_self: %w", err)
+}
+
+// RestrictWrites restricts the calling thread, and what it starts, for
+// good, with the write layer (WritesRuleset): the session's, whose
+// thread executes or starts CMD. The caller has locked its goroutine to
+// the thread (RestrictThread).
+func RestrictWrites(dirs, devices []string, scoped bool) error {
+	fd, err := WritesRuleset(dirs, devices, scoped)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return RestrictThread(fd)
+}
+
+// RestrictProcessWrites restricts every thread of this process, and what
+// it starts, for good, with the write layer (WritesRuleset) unscoped:
+// the file tool's own kernel layer (sandbox's Fence.Enforce, behind
+// pkg/sandbox's RestrictProcess). That process goes on running Go code
+// on every thread, and any of them may make the next mutation
+// (RestrictAllThreads).
+func RestrictProcessWrites(dirs, devices []string) error {
+	fd, err := WritesRuleset(dirs, devices, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return RestrictAllThreads(fd)
 }
 
 // sessionScopes are the IPC scopes of a session's tree where the ABI has
@@ -126,18 +258,35 @@ func socketRuleset(grants []string) (landlock.Config, []landlock.Rule) {
 	return cfg, rules
 }
 
-// RestrictSockets restricts this process, and every process it will
-// start, so that the kernel refuses connect(2) and sendmsg(2) on every
-// pathname unix socket made outside this Landlock domain but beneath
-// grants. It is a ruleset of its own, stacked on the session child's write restriction, so each
-// holds alone. It needs Landlock ABI 9 (layout.SocketLandlock), and fails
-// without it.
-func RestrictSockets(grants []string) error {
+// SocketsRuleset readies the socket layer as a Landlock ruleset and
+// returns its descriptor (close-on-exec; the caller closes it),
+// restricting nothing: a thread that installs it is refused connect(2)
+// and sendmsg(2) on every pathname unix socket made outside its Landlock
+// domain but beneath grants. It is a ruleset of its own, stacked on the
+// write layer, so each holds alone. It needs Landlock ABI 9
+// (layout.SocketLandlock), and fails without it, FS_IO.
+func SocketsRuleset(grants []string) (int, error) {
 	if ABI() < SocketRulesABI {
-		return fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no right for unix sockets (needs %d)", ABI(), SocketRulesABI))
+		return -1, fserr.New(fserr.IO, fmt.Sprintf("landlock ABI %d has no right for unix sockets (needs %d)", ABI(), SocketRulesABI))
 	}
-	cfg, rules := socketRuleset(grants)
-	if err := cfg.RestrictPaths(rules...); err != nil {
+	fd, err := readyRuleset(socketRuleset(grants))
+	if err != nil {
+		return -1, fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: unix sockets: %v", err), err)
+	}
+	return fd, nil
+}
+
+// RestrictSockets restricts the calling thread, and every process it
+// will start, with the socket layer (SocketsRuleset), for good: the
+// session's, whose thread executes or starts CMD. The caller has locked
+// its goroutine to the thread (RestrictThread).
+func RestrictSockets(grants []string) error {
+	fd, err := SocketsRuleset(grants)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := RestrictThread(fd); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: unix sockets: %v", err), err)
 	}
 	return nil

@@ -17,14 +17,39 @@ import (
 // on the thread that executes CMD. Emptying the bounding set needs
 // CAP_SETPCAP (root, or the user namespace of the mount layer); without it
 // the set stays, and with no_new_privs nothing can raise a capability
-// from it. It reports whether the bounding set is empty.
+// from it. It reports whether the bounding set is empty. It is
+// PrivilegesToDrop, then Privileges.Drop.
 func DropPrivileges() (bounded bool, err error) {
-	last, err := lastCap()
+	p, err := PrivilegesToDrop()
 	if err != nil {
 		return false, err
 	}
+	return p.Drop()
+}
+
+// Privileges is the privilege layer readied: what a thread drops from
+// its bounding set, capabilities 0 to LastCap, the highest this kernel
+// knows. Readying it drops nothing.
+type Privileges struct {
+	LastCap int
+}
+
+// PrivilegesToDrop readies the privilege layer on this kernel, dropping
+// nothing.
+func PrivilegesToDrop() (Privileges, error) {
+	last, err := lastCap()
+	if err != nil {
+		return Privileges{}, err
+	}
+	return Privileges{LastCap: last}, nil
+}
+
+// Drop drops p on the calling thread, as DropPrivileges says, for good;
+// the caller has locked its goroutine to the thread, which then executes
+// what is to run without them.
+func (p Privileges) Drop() (bounded bool, err error) {
 	bounded = true
-	for c := 0; c <= last; c++ {
+	for c := 0; c <= p.LastCap; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			if !errors.Is(err, unix.EPERM) {
 				return false, fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
@@ -36,7 +61,7 @@ func DropPrivileges() (bounded bool, err error) {
 	if bounded {
 		// uid 0 is given no capability at an execve, and none can be
 		// made ambient again; locked, so nothing undoes it.
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, lockedSecurebits, 0, 0, 0); err != nil {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, LockedSecurebits, 0, 0, 0); err != nil {
 			return false, fmt.Errorf("securebits: %w", err)
 		}
 	}
@@ -60,10 +85,11 @@ func DropPrivileges() (bounded bool, err error) {
 	return bounded, nil
 }
 
-// lockedSecurebits (linux/securebits.h, which x/sys lacks): uid 0 gains
+// LockedSecurebits are the securebits Privileges.Drop sets once the
+// bounding set is empty (linux/securebits.h, which x/sys lacks): uid 0 gains
 // nothing at an execve (noroot), keep_caps stays off, and no capability
 // can be raised to the ambient set; each locked.
-const lockedSecurebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
+const LockedSecurebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
 	1<<5 | // SECBIT_KEEP_CAPS_LOCKED
 	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
 

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -16,22 +17,48 @@ import (
 var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
 // RefuseTerminalInjection sets no_new_privs on the calling thread and
-// installs a seccomp filter there refusing, with EPERM, every ioctl of
-// terminalInjection, whatever the terminal and the caller's privilege;
-// it is inherited and cannot be lifted, so exec's child calls it from the
-// thread that starts CMD. The filter matches the request's low 32 bits,
-// as the kernel reads it (CVE-2019-10063's high bits change nothing); the
-// 32-bit ABI of a 64-bit kernel gets a second filter of the same rule,
-// and x32 is refused whole (lowWordRule.program).
+// installs there the filters of TerminalInjectionFilters, refusing, with
+// EPERM, every ioctl of terminalInjection, whatever the terminal and the
+// caller's privilege; they are inherited and cannot be lifted, so exec's
+// child calls it from the thread that starts CMD.
 func RefuseTerminalInjection() error {
-	rule := lowWordRule{syscall: unix.SYS_IOCTL, arg: 1, values: terminalInjection, errno: unix.EPERM}
-	if err := rule.install(); err != nil {
+	progs, err := TerminalInjectionFilters()
+	if err == nil {
+		err = InstallFilters(progs)
+	}
+	if err != nil {
 		return fserr.Wrap(fserr.IO, "seccomp: "+err.Error(), err)
 	}
-	if err := loadCompatFilter(); err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp (32-bit ABI): "+err.Error(), err)
-	}
 	return nil
+}
+
+// TerminalInjectionFilters readies the seccomp programs of the terminal
+// layer, in the order a thread installs them, installing nothing: the
+// native one refuses, with EPERM, every ioctl of terminalInjection,
+// matching the request's low 32 bits as the kernel reads it
+// (CVE-2019-10063's high bits change nothing), and refuses x32 whole
+// (lowWordRule.program); where compatArch knows the 32-bit ABI of a
+// 64-bit kernel, a second program refuses the same ioctls there
+// (compatProgram).
+func TerminalInjectionFilters() ([][]unix.SockFilter, error) {
+	arch, ok := nativeSeccompArch()
+	if !ok {
+		return nil, fmt.Errorf("no seccomp filter for architecture %s", runtime.GOARCH)
+	}
+	rule := lowWordRule{syscall: unix.SYS_IOCTL, arg: 1, values: terminalInjection, errno: unix.EPERM}
+	prog, err := rule.program(arch)
+	if err != nil {
+		return nil, err
+	}
+	progs := [][]unix.SockFilter{prog}
+	if compat, nr, ok := compatArch(); ok {
+		prog, err := compatProgram(compat, nr)
+		if err != nil {
+			return nil, fmt.Errorf("32-bit ABI: %w", err)
+		}
+		progs = append(progs, prog)
+	}
+	return progs, nil
 }
 
 // compatArch is the 32-bit ABI a 64-bit kernel of this architecture may
@@ -47,22 +74,9 @@ func compatArch() (arch, ioctl uint32, ok bool) {
 	return 0, 0, false
 }
 
-// loadCompatFilter refuses the terminalInjection ioctls made through the
-// 32-bit ABI (a 32-bit program the session brought along), which the
-// native filter, bound to one architecture, lets through.
-func loadCompatFilter() error {
-	arch, nr, ok := compatArch()
-	if !ok {
-		return nil
-	}
-	prog, err := compatProgram(arch, nr)
-	if err != nil {
-		return err
-	}
-	return loadSeccomp(prog)
-}
-
-// compatProgram is loadCompatFilter's filter for the 32-bit ABI arch,
+// compatProgram is the terminal layer's filter for the 32-bit ABI arch
+// (a 32-bit program the session brought along, which the native filter,
+// bound to one architecture, lets through),
 // whose ioctl is nr: another ABI, or another call, is allowed; an ioctl
 // whose request (a 32-bit argument there, its low word) is one of
 // terminalInjection is refused with EPERM.

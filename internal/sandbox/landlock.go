@@ -92,7 +92,7 @@ func (f *Fence) Enforce() error {
 		f.enforced = true
 		return nil
 	}
-	if err := kernel.RestrictWrites(dirs, []string{os.DevNull}, false); err != nil {
+	if err := kernel.RestrictProcessWrites(dirs, []string{os.DevNull}); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
 	}
 	f.enforced = true

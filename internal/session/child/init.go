@@ -66,10 +66,9 @@ func Init(path string, argv, env []string, ctty int, sigs *Signals, started func
 		return 126, endOthers()
 	}
 	// The reaper waits on any thread; the signals are passed on from
-	// this one. Landlock gives each thread of this process a domain of
-	// its own (go-landlock restricts every thread), and its signal scope
-	// lets only the thread that started the command, whose domain the
-	// command inherited, signal it.
+	// this one. Landlock restricts only this thread (kernel.RestrictWrites),
+	// whose domain the command inherited; its signal scope lets only
+	// this thread, or one outside every domain, signal the command.
 	ended := make(chan int, 1)
 	go func() { ended <- reap(pid) }()
 	for {

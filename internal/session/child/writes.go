@@ -18,8 +18,8 @@ var shellDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random"
 // or an editor opens for writing.
 const shellTerminals = "/dev/pts"
 
-// restrictWrites restricts this process, and every process it will start,
-// so that the kernel refuses every write except beneath roots (all write
+// restrictWrites restricts the calling thread (Run's, locked), and every
+// process it will start, so that the kernel refuses every write except beneath roots (all write
 // rights) and to the shellDevices and terminals (writing to them, never
 // making or removing files there). No process of the tree can lift it.
 // dsh-fs exec's child calls it last, just before it executes the shell;

@@ -154,16 +154,11 @@ func PlanMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
 	// default protected list names belongs there. The reads do cross into
 	// other file systems mounted beneath a root: a .git on a bind-mounted
 	// folder is as writable as any other.
-	return PlanMountsIndexed(p, roots, nil)
+	return sessionOptions().planIndexed(p, roots, nil)
 }
 
-// PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
-// store (nil: none kept), saved before it returns.
-func PlanMountsIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
-	return sessionOptions().planIndexed(p, roots, store)
-}
-
-// planIndexed is PlanMountsIndexed with the options o.
+// planIndexed is PlanMounts with the options o and the roots' tree
+// indexes kept in store (nil: none kept), saved before it returns.
 func (o planOptions) planIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
 	m := o.plan(p, roots, store)
 	m.SaveIndexes()
@@ -171,9 +166,10 @@ func (o planOptions) planIndexed(p policy.Policy, roots []sandbox.Root, store *t
 	return m
 }
 
-// PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
-// indexes are left in the plan's Indexes, for the caller to save when
-// nothing waits on it (SaveIndexes), after CMD has started.
+// PlanMountsForSession is PlanMounts with the roots' tree indexes kept
+// in store (nil: none kept), but not saved: they are left in the plan's
+// Indexes, for the caller to save when nothing waits on it (SaveIndexes),
+// after CMD has started.
 func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
 	return sessionOptions().plan(p, roots, store)
 }

@@ -30,7 +30,8 @@ func planMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
 	return testOptions().planIndexed(p, roots, nil)
 }
 
-// planMountsIndexed is PlanMountsIndexed with testOptions.
+// planMountsIndexed is PlanMounts with testOptions and the indexes kept
+// in store (planIndexed).
 func planMountsIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
 	return testOptions().planIndexed(p, roots, store)
 }

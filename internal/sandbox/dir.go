@@ -285,14 +285,6 @@ var errFlockRetries = errors.New("flock still interrupted by signals after " + s
 // must not keep it spinning.
 const maxInterruptedTries = 32
 
-// sysOpenat2 is the system call; tests replace it, to play a kernel or a
-// seccomp filter that refuses it (ENOSYS, EPERM, EAGAIN). It is a
-// package variable rather than a Fence's field because the call it
-// stands for is the process's: every fence of the process makes the same
-// system call, and a Fence carrying a function it never varies would
-// only invite callers to vary it. Only this package's tests assign it.
-var sysOpenat2 = unix.Openat2
-
 // confinedErr classifies a failure of the confined resolution: an escape
 // is a denial, a missing folder FS_NOT_FOUND, anything else keeps the
 // OS's code.

@@ -68,7 +68,7 @@ func Run() int {
 		return fail(fserr.CodeOf(err), err.Error())
 	}
 	if spec.Files != nil {
-		if err := applyFiles(spec.Files, spec.EmptyFile); err != nil {
+		if err := (applier{}).applyFiles(spec.Files, spec.EmptyFile); err != nil {
 			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
 		}
 	}

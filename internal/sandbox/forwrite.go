@@ -32,6 +32,9 @@ type Intent struct {
 	// (asksApprover). Nil for a call that is never escalated: its denial
 	// is final.
 	Preview func() (Preview, error)
+	// DryRun asks Lock for its verdict and a look at what it would hold
+	// (Look): nothing is made, opened for writing or locked.
+	DryRun bool
 }
 
 // WouldWrite is the verdict Lock, Mkdir, Move or Remove would give a
@@ -160,7 +163,10 @@ func (f *Fence) Mkdir(op string, t *Target, in Intent) (created bool, err error)
 // to be what the name names, writable by this process and readable under
 // deny_read. Whatever replaces it goes through Dir.
 type Held struct {
-	// Dir is the folder the file is in.
+	// Given is the target as the caller wrote it, for messages.
+	Given string
+	// Dir is the folder the file is in; nil for a look (Look), which
+	// holds nothing to replace.
 	Dir *Dir
 	// Name is the file's name in Dir.
 	Name string
@@ -176,7 +182,9 @@ func (h *Held) Close() {
 	if h.File != nil {
 		h.File.Close()
 	}
-	h.Dir.Close()
+	if h.Dir != nil {
+		h.Dir.Close()
+	}
 }
 
 // Exists reports whether the target existed when it was locked.
@@ -195,14 +203,21 @@ const maxLockRetries = 1000
 // still names that file (else it starts over, a bounded number of times),
 // that it is a regular file it may write, and that it passes deny_read (a
 // hard link to a secret is denied like the secret). A missing target is
-// held with a nil File.
+// held with a nil File. With in.DryRun it decides as it would, and then
+// only looks at what it would hold (Look).
 func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
+	if in.DryRun {
+		if err := f.decideWrite(op, t, in); err != nil {
+			return nil, err
+		}
+		return f.Look(op, *t, in.Mkdir)
+	}
 	dir, name, err := f.openForWrite(op, t, in)
 	if err != nil {
 		return nil, err
 	}
-	h := &Held{Dir: dir, Name: name}
-	if err := h.lock(op, t.Given); err != nil {
+	h := &Held{Given: t.Given, Dir: dir, Name: name}
+	if err := h.lock(op); err != nil {
 		dir.Close()
 		return nil, err
 	}
@@ -217,7 +232,8 @@ func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
 }
 
 // lock opens and locks the file h names, if it exists (see Lock).
-func (h *Held) lock(op, given string) error {
+func (h *Held) lock(op string) error {
+	given := h.Given
 	for range maxLockRetries {
 		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 		file, err := h.Dir.Open(h.Name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -253,6 +269,72 @@ func (h *Held) lock(op, given string) error {
 		return fserr.New(fserr.InvalidArgument, op+": "+given+": not a regular file")
 	}
 	return fserr.New(fserr.IO, op+": "+given+": the file kept changing while waiting for its lock")
+}
+
+// Look is what a mutation of t would replace, held for a dry run or for
+// the preview an approver is shown, whatever the write fence says of t:
+// the file opened for reading only, as OpenCurrent opens it (deny_read
+// decides on what it opened), refused unless it is a regular file this
+// process may write (CheckWritable). A missing file is held with a nil
+// File once its folder exists, or, with mkdir, once its nearest existing
+// ancestor is a folder. It makes nothing and locks nothing: the Held has
+// no Dir.
+func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
+	h := &Held{Given: t.Given}
+	file, err := f.OpenCurrent(op, t)
+	if fserr.CodeOf(err) == fserr.NotFound {
+		return h, checkParent(op, t, mkdir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := h.look(op, file, t.Path); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// look holds file, opened for a look at the target at path, if it is a
+// regular file this process may write (see Look).
+func (h *Held) look(op string, file *os.File, path string) error {
+	if err := unix.Fstat(int(file.Fd()), &h.Stat); err != nil {
+		return fserr.FromOS(op, h.Given, os.NewSyscallError("fstat", err))
+	}
+	switch h.Stat.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		e := fserr.New(fserr.IsDir, op+": "+h.Given+": is a folder")
+		e.Hint = "use ls to list a folder"
+		return e
+	default:
+		return fserr.New(fserr.InvalidArgument, op+": "+h.Given+": not a regular file")
+	}
+	if err := CheckWritable(op, h.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+		return err
+	}
+	h.File = file
+	return nil
+}
+
+// checkParent checks that the folder of t exists, or, with mkdir, that
+// the nearest existing ancestor is a folder, without making anything.
+func checkParent(op string, t Target, mkdir bool) error {
+	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return fserr.New(fserr.NotDir, op+": "+t.Given+": "+dir+" is not a folder")
+		case !errors.Is(err, os.ErrNotExist):
+			return fserr.FromOS(op, t.Given, err)
+		case !mkdir:
+			e := fserr.New(fserr.NotFound, op+": "+t.Given+": folder "+dir+" does not exist")
+			e.Hint = "add --mkdir to create missing folders"
+			return e
+		}
+	}
 }
 
 // flockFile takes an exclusive flock on file and returns its status.

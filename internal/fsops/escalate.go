@@ -30,7 +30,7 @@ func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbo
 	limit := opt.Diff.BasisMaxBytes
 	head, err := io.ReadAll(io.LimitReader(content, limit+1))
 	if err != nil {
-		return sandbox.Preview{}, fserr.FromOS("write: reading the content", h.Given, err)
+		return sandbox.Preview{}, fserr.FromOS("write: reading the content", h.Given(), err)
 	}
 	tooLarge := int64(len(head)) > limit
 	peek := *opt

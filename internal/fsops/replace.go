@@ -136,14 +136,14 @@ func (s *staged) discard() { s.tmp.Discard() }
 func (l *locked) keepOwner(fd int, like *unix.Stat_t) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fserr.FromOS(l.op, l.Given, os.NewSyscallError("fstat", err))
+		return fserr.FromOS(l.op, l.Given(), os.NewSyscallError("fstat", err))
 	}
 	if st.Uid == like.Uid && st.Gid == like.Gid {
 		return nil
 	}
 	if err := unix.Fchown(fd, int(like.Uid), int(like.Gid)); err != nil {
 		e := fserr.Wrap(fserr.Permission, fmt.Sprintf("%s: %s: cannot keep the file's owner and group %d:%d (a replacement would belong to %d:%d): %v",
-			l.op, l.Given, like.Uid, like.Gid, st.Uid, st.Gid, err), err)
+			l.op, l.Given(), like.Uid, like.Gid, st.Uid, st.Gid, err), err)
 		e.Hint = "the file belongs to another user or group; nothing was changed"
 		return e
 	}

@@ -98,7 +98,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 // same hashes, the same diff.
 func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 	if h.Exists() && !opt.mayReplace() {
-		return nil, existsError(h.File, h.Given)
+		return nil, existsError(h.File, h.Given())
 	}
 	if opt.DryRun {
 		return dryWrite(h, opt)
@@ -110,7 +110,7 @@ func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 	var old oldContent
 	err := l.replace(func(tmp *os.File) (func() error, error) {
 		tail := startTailHash(tmp, sum, basis)
-		n, err := streamTo(tmp, opt.Content, l.Given, tail)
+		n, err := streamTo(tmp, opt.Content, l.Given(), tail)
 		res.Bytes = n
 		if err != nil {
 			tail.abort()
@@ -136,7 +136,7 @@ func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 				var err error
 				old, err = readOld(l.Held, opt.Diff.BasisMaxBytes)
 				if err == nil {
-					err = checkIfMatch("write", l.Given, opt.IfMatch, old.sum, old.stale(opt))
+					err = checkIfMatch("write", l.Given(), opt.IfMatch, old.sum, old.stale(opt))
 				}
 				oldDone <- err
 			}()
@@ -145,7 +145,7 @@ func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 			tailErr := tail.finish()
 			oldErr := <-oldDone
 			if tailErr != nil {
-				return fserr.FromOS("write: reading back what was written", l.Given, tailErr)
+				return fserr.FromOS("write: reading back what was written", l.Given(), tailErr)
 			}
 			return oldErr
 		}, nil
@@ -155,7 +155,7 @@ func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 	}
 	res.PreviousSHA256 = old.sum
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
-	res.Diff = writeDiff(l.Given, old, basis, opt.Diff)
+	res.Diff = writeDiff(l.Given(), old, basis, opt.Diff)
 	return res, nil
 }
 
@@ -171,7 +171,7 @@ func dryWrite(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 		}
 	}
 	res.PreviousSHA256 = old.sum
-	if err := checkIfMatch("write", h.Given, opt.IfMatch, old.sum, old.stale(opt)); err != nil {
+	if err := checkIfMatch("write", h.Given(), opt.IfMatch, old.sum, old.stale(opt)); err != nil {
 		return nil, err
 	}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
@@ -182,11 +182,11 @@ func dryWrite(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
 	}
 	n, err := hashAndKeep(content, sum, basis)
 	if err != nil {
-		return nil, fserr.FromOS("write: reading the content", h.Given, err)
+		return nil, fserr.FromOS("write: reading the content", h.Given(), err)
 	}
 	res.Bytes = n
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
-	res.Diff = writeDiff(h.Given, old, basis, opt.Diff)
+	res.Diff = writeDiff(h.Given(), old, basis, opt.Diff)
 	return res, nil
 }
 
@@ -255,7 +255,7 @@ func readOld(h *sandbox.Held, basisMax int64) (oldContent, error) {
 	}
 	sum := sha256.New()
 	if _, err := hashAndKeep(h.File, sum, basis); err != nil {
-		return oldContent{}, fserr.FromOS("read", h.Given, err)
+		return oldContent{}, fserr.FromOS("read", h.Given(), err)
 	}
 	return oldContent{exists: true, sum: hexSum(sum), basis: basis}, nil
 }

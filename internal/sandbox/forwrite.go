@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,14 +128,14 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 	defer d.Close()
 	st, err := d.Lstat(name)
 	if err != nil {
-		return 0, fserr.FromOS(op, t.Given, err)
+		return 0, t.osError(op, err)
 	}
 	typ := st.Mode & unix.S_IFMT
 	if err := d.remove(name, typ == unix.S_IFDIR); err != nil {
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return 0, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; a removal is never recursive", err)
 		}
-		return 0, fserr.FromOS(op, t.Given, err)
+		return 0, t.osError(op, err)
 	}
 	return typ, nil
 }
@@ -163,8 +162,6 @@ func (f *Fence) Mkdir(op string, t *Target, in Intent) (created bool, err error)
 // to be what the name names, writable by this process and readable under
 // deny_read. Whatever replaces it goes through Dir.
 type Held struct {
-	// Given is the target as the caller wrote it, for messages.
-	Given string
 	// Dir is the folder the file is in; nil for a look (Look), which
 	// holds nothing to replace.
 	Dir *Dir
@@ -175,7 +172,12 @@ type Held struct {
 	File *os.File
 	// Stat is File's status when it was locked.
 	Stat unix.Stat_t
+	// target is what the fence decided on and holds.
+	target Target
 }
+
+// Given is the held target as the caller wrote it, for messages.
+func (h *Held) Given() string { return h.target.Given }
 
 // Close releases the lock and the folder.
 func (h *Held) Close() {
@@ -216,7 +218,7 @@ func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Held{Given: t.Given, Dir: dir, Name: name}
+	h := &Held{Dir: dir, Name: name, target: *t}
 	if err := h.lock(op); err != nil {
 		dir.Close()
 		return nil, err
@@ -233,7 +235,7 @@ func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
 
 // lock opens and locks the file h names, if it exists (see Lock).
 func (h *Held) lock(op string) error {
-	given := h.Given
+	given := h.target.Given
 	for range maxLockRetries {
 		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 		file, err := h.Dir.Open(h.Name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -241,12 +243,12 @@ func (h *Held) lock(op string) error {
 			return nil
 		}
 		if err != nil {
-			return fserr.FromOS(op, given, err)
+			return h.target.osError(op, err)
 		}
 		held, err := flockFile(file)
 		if err != nil {
 			file.Close()
-			return fserr.FromOS(op, given, err)
+			return h.target.osError(op, err)
 		}
 		now, err := h.Dir.Lstat(h.Name)
 		if err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
@@ -255,7 +257,7 @@ func (h *Held) lock(op string) error {
 		}
 		switch held.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			if err := CheckWritable(op, given, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
+			if err := h.target.CheckWritable(op, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
 				file.Close()
 				return err
 			}
@@ -280,7 +282,7 @@ func (h *Held) lock(op string) error {
 // ancestor is a folder. It makes nothing and locks nothing: the Held has
 // no Dir.
 func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
-	h := &Held{Given: t.Given}
+	h := &Held{target: t}
 	file, err := f.OpenCurrent(op, t)
 	if fserr.CodeOf(err) == fserr.NotFound {
 		return h, checkParent(op, t, mkdir)
@@ -299,18 +301,18 @@ func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
 // regular file this process may write (see Look).
 func (h *Held) look(op string, file *os.File, path string) error {
 	if err := unix.Fstat(int(file.Fd()), &h.Stat); err != nil {
-		return fserr.FromOS(op, h.Given, os.NewSyscallError("fstat", err))
+		return h.target.osError(op, os.NewSyscallError("fstat", err))
 	}
 	switch h.Stat.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
-		e := fserr.New(fserr.IsDir, op+": "+h.Given+": is a folder")
+		e := fserr.New(fserr.IsDir, op+": "+h.target.Given+": is a folder")
 		e.Hint = "use ls to list a folder"
 		return e
 	default:
-		return fserr.New(fserr.InvalidArgument, op+": "+h.Given+": not a regular file")
+		return fserr.New(fserr.InvalidArgument, op+": "+h.target.Given+": not a regular file")
 	}
-	if err := CheckWritable(op, h.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+	if err := h.target.CheckWritable(op, file, func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
 		return err
 	}
 	h.File = file
@@ -328,7 +330,7 @@ func checkParent(op string, t Target, mkdir bool) error {
 		case err == nil:
 			return fserr.New(fserr.NotDir, op+": "+t.Given+": "+dir+" is not a folder")
 		case !errors.Is(err, os.ErrNotExist):
-			return fserr.FromOS(op, t.Given, err)
+			return t.osError(op, err)
 		case !mkdir:
 			e := fserr.New(fserr.NotFound, op+": "+t.Given+": folder "+dir+" does not exist")
 			e.Hint = "add --mkdir to create missing folders"
@@ -347,32 +349,6 @@ func flockFile(file *os.File) (unix.Stat_t, error) {
 		return st, os.NewSyscallError("fstat", err)
 	}
 	return st, nil
-}
-
-// CheckWritable decides, on the opened file, whether this process may
-// write it, as the OS decides for `sh -c '> f'`: the permission bits and
-// ACLs against the effective user and groups (root may write any file), a
-// read-only mount, an immutable flag. A replacement never writes through
-// the file, but a file its user could not overwrite is not replaced
-// either: FS_PERMISSION, before anything changes. A running program
-// (ETXTBSY) may be replaced. The check goes through /proc/self/fd, so it
-// is about the file opened, not whatever the name holds by then; without
-// /proc, byName checks the name, which the caller has verified to be the
-// opened file.
-func CheckWritable(op, given string, file *os.File, byName func() error) error {
-	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
-	if errors.Is(err, unix.ENOENT) && byName != nil {
-		err = byName()
-	}
-	switch {
-	case err == nil, errors.Is(err, unix.ETXTBSY):
-		return nil
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
-		e := fserr.Wrap(fserr.Permission, op+": "+given+": permission denied: the file is not writable by this user", err)
-		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
-		return e
-	}
-	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
 }
 
 // CheckWrite decides whether t may be mutated under the effective mode, and

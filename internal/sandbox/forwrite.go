@@ -160,17 +160,17 @@ func (f *Fence) Mkdir(op string, t *Target, in Intent) (created bool, err error)
 // folder opened through the confined walk, its name there, and, when it
 // exists, the file itself, opened, holding an exclusive flock, verified
 // to be what the name names, writable by this process and readable under
-// deny_read. Whatever replaces it goes through Dir.
+// deny_read. Whatever replaces it goes through Dir. A look (Look) holds
+// the file only for reading: no folder, no name, no lock.
 type Held struct {
-	// Dir is the folder the file is in; nil for a look (Look), which
-	// holds nothing to replace.
+	// Dir is the folder the file is in; nil for a look.
 	Dir *Dir
-	// Name is the file's name in Dir.
+	// Name is the file's name in Dir; "" for a look.
 	Name string
 	// File is the locked file, open for reading; nil when the target
 	// does not exist.
 	File *os.File
-	// Stat is File's status when it was locked.
+	// Stat is File's status when it was locked or looked at.
 	Stat unix.Stat_t
 	// target is what the fence decided on and holds.
 	target Target
@@ -189,7 +189,8 @@ func (h *Held) Close() {
 	}
 }
 
-// Exists reports whether the target existed when it was locked.
+// Exists reports whether the target existed when it was locked or
+// looked at.
 func (h *Held) Exists() bool { return h.File != nil }
 
 // maxLockRetries bounds how often the lock is taken again because another
@@ -285,7 +286,10 @@ func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
 	h := &Held{target: t}
 	file, err := f.OpenCurrent(op, t)
 	if fserr.CodeOf(err) == fserr.NotFound {
-		return h, checkParent(op, t, mkdir)
+		if err := checkParent(op, t, mkdir); err != nil {
+			return nil, err
+		}
+		return h, nil
 	}
 	if err != nil {
 		return nil, err

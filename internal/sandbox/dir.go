@@ -211,7 +211,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
 	if slices.Contains(pathmatch.GitDirParts, first) {
 		if err := flock(rootFD); err != nil {
-			return nil, fserr.FromOS(op, root, err)
+			return nil, t.osError(op, fmt.Errorf("locking the root %s: %w", root, err))
 		}
 		held = rootFD
 		if pathmatch.CompletesGitDirAt(rootFD, first) {

@@ -190,3 +190,46 @@ func TestServePutAfterClean(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 }
+
+// BenchmarkServeGet: one get of an entry that is there, answered
+// through real pipes, as the go command asks them (one at a time).
+func BenchmarkServeGet(b *testing.B) {
+	dir := b.TempDir()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(inR, outW, dir)
+		outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	answer := func() string {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	answer()
+	io.WriteString(inW, putLines(1, actionID(1), []byte("body")))
+	answer()
+	get := getLine(2, actionID(1))
+	b.ResetTimer()
+	for range b.N {
+		io.WriteString(inW, get)
+		if a := answer(); !strings.Contains(a, `"DiskPath"`) {
+			b.Fatalf("a get's answer: %s", a)
+		}
+	}
+	b.StopTimer()
+	inW.Close()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}

@@ -424,20 +424,20 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		}
 	}
 	l := s.launched
-	child, brokerEnd := l.child, l.pipes.brokerEnd
+	brokerEnd := l.pipes.brokerEnd
 	if err := s.sendSpec(s.spec(path, argv)); err != nil {
 		return 0, err
 	}
 	mark("child-started")
 	s.saveIndexes()
-	if err := s.startRelay(l.handover); err != nil {
-		child.Process.Kill()
-		child.Wait()
+	if err := s.startRelay(l); err != nil {
+		l.signal(syscall.SIGKILL)
+		s.waitSession(l)
 		brokerEnd.Close()
 		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	done := make(chan struct{})
-	forwarding := s.forwardSignals(l.sigs, child, done)
+	forwarding := s.forwardSignals(l.sigs, l, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
 		stopBroker = wire.Serve(brokerEnd, withMemory(s.runAudited))
@@ -491,6 +491,12 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 // every process of its namespace before.
 func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
 	waited := make(chan struct{})
+	if l.inThread {
+		// The thread waited for the first process, and reaped it.
+		e := <-l.threadEnded
+		close(waited)
+		return e.status, waited
+	}
 	var err error
 	go func() {
 		err = l.child.Wait()
@@ -565,7 +571,7 @@ func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
 // the channel the child hands the terminal back on. Elsewhere the
 // supervisor makes it here. The caller closes s.relay and handover,
 // error or not.
-func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
+func (s *supervisor) giveChildTerminal(child *exec.Cmd, inThread bool) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
 	ownTerminal := s.rec.Shell.ProcessesHeld
 	ctty = -1
 	if s.relay, err = openRelay(s.opts, ownTerminal); err != nil {
@@ -579,22 +585,30 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *pla
 		ctty = streams[0]
 	}
 	if ownTerminal && len(streams) > 0 {
+		terminal = &plan.Terminal{Streams: streams, Modes: s.relay.Modes()}
+		if inThread {
+			return ctty, terminal, nil, nil // made on the thread
+		}
 		var childEnd *os.File
 		if handover, childEnd, err = tty.NewHandover(); err != nil {
 			return ctty, nil, nil, err
 		}
 		child.ExtraFiles = append(child.ExtraFiles, childEnd)
-		terminal = &plan.Terminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+		terminal.FD = 2 + len(child.ExtraFiles)
 	}
 	return ctty, terminal, handover, nil
 }
 
 // startRelay starts relaying between the person's terminal and the
-// session's, once the child runs: with the terminal the child handed
-// back on handover, when it made it.
-func (s *supervisor) startRelay(handover *os.File) error {
-	if handover != nil {
-		master, err := tty.ReceiveTerminal(handover)
+// session's, once l's session runs: with the terminal the thread made,
+// or the child handed back, when the session made it.
+func (s *supervisor) startRelay(l *launched) error {
+	if l.master != nil {
+		s.relay.Attach(l.master)
+		l.master = nil
+	}
+	if l.handover != nil {
+		master, err := tty.ReceiveTerminal(l.handover)
 		if err != nil {
 			return err
 		}
@@ -611,7 +625,7 @@ func (s *supervisor) startRelay(handover *os.File) error {
 // closed, and closes the channel it returns once it stops. A resize of
 // the person's terminal resizes the session's instead, and the kernel
 // tells CMD.
-func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done <-chan struct{}) <-chan struct{} {
+func (s *supervisor) forwardSignals(sigs <-chan os.Signal, l *launched, done <-chan struct{}) <-chan struct{} {
 	forwarding := make(chan struct{})
 	go func() {
 		defer close(forwarding)
@@ -622,7 +636,7 @@ func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done
 					s.relay.Resize()
 					continue
 				}
-				child.Process.Signal(sig)
+				l.signal(sig)
 			case <-done:
 				return
 			}
@@ -664,7 +678,7 @@ func Privileges(p policy.Policy, mounts bool) string {
 // The child is also pid 1 of a new PID namespace (child.Init): when it
 // exits, every process the session started goes with it.
 func mountNamespace() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	if layout.UserNamespace() {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}

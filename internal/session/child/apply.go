@@ -1,10 +1,10 @@
 package child
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"slices"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -160,7 +160,7 @@ func Start(p plan.Plan, r Readied, dir string, files []int) (*rawinit.Process, e
 		}
 	}
 	return rawinit.Start(rawinit.Spec{
-		Init: p.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty,
+		Init: p.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: syscall.SIGKILL,
 		Layers: r.Layers,
 		Path:   p.Path, Argv: p.Argv, Env: r.Env, Dir: dir, Files: files,
 	})
@@ -178,20 +178,4 @@ func startBridge(fd int, env []string) ([]string, error) {
 	}
 	go bridge.Bridge(l, os.NewFile(uintptr(fd), "proxy-channel"))
 	return bridge.Env(env, l.Addr().(*net.TCPAddr).Port), nil
-}
-
-// writesRuleset is the write restriction's ruleset: every write refused
-// but beneath roots (all write rights) and to the shellDevices and
-// terminals (writing to them, never making or removing files there). In
-// read-only mode roots is empty. Reads stay unrestricted: deny_read is
-// the mount layer's.
-func writesRuleset(roots []string) (int, error) {
-	if kernel.ABI() == 0 {
-		return -1, fserr.New(fserr.IO, "landlock is not available on this kernel")
-	}
-	fd, err := kernel.WritesRuleset(existingDirs(roots), append(slices.Clip(shellDevices), shellTerminals), true)
-	if err != nil {
-		return -1, fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
-	}
-	return fd, nil
 }

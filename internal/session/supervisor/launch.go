@@ -43,11 +43,13 @@ type launched struct {
 	// (startInThread), not from the child, which then only describes
 	// the first process's streams, descriptors and namespaces. first is
 	// its first process once started, master its terminal's master
-	// where the thread made one, and threadEnded tells how it ended.
+	// where the thread made one; threadEnded tells how it ended, and
+	// threadGone is closed once its first process is reaped.
 	inThread    bool
 	first       *rawinit.Process
 	master      *os.File
 	threadEnded chan threadEnd
+	threadGone  chan struct{}
 }
 
 // launch starts the session's child, which waits for its plan: what the

@@ -492,10 +492,8 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
 	waited := make(chan struct{})
 	if l.inThread {
-		// The thread waited for the first process, and reaped it.
 		e := <-l.threadEnded
-		close(waited)
-		return e.status, waited
+		return e.status, l.threadGone
 	}
 	var err error
 	go func() {

@@ -60,7 +60,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 	}
 	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
 	started := make(chan error, 1)
-	l.threadEnded = make(chan threadEnd, 1)
+	l.threadEnded, l.threadGone = make(chan threadEnd, 1), make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // never unlocked: see above
 		first, master, err := startFirst(spec, flags, l.child.Dir, files)
@@ -73,6 +73,10 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		status, ended, _ := first.Wait()
 		copied.Wait()
 		l.threadEnded <- threadEnd{status, ended}
+		// The thread holds the session's namespaces and is the first
+		// process's parent: it ends once that process is reaped.
+		<-first.Done()
+		close(l.threadGone)
 	}()
 	err = <-started
 	closeFiles()

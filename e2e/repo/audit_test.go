@@ -138,6 +138,13 @@ var mayRawSyscall = registry{
 	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
 	"internal/kernel/calls.go":      "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): x/sys/unix's wrapper passes a name, and \"\" is EINVAL",
+	"internal/session/rawinit/child.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
+		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
+		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
+	"internal/session/rawinit/layers.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
+		"no_new_privs, landlock_restrict_self, the bounding set, securebits, ambient set and capset, seccomp",
+	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
+		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,
@@ -148,6 +155,8 @@ var mayMutate = registry{
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
+	"internal/session/rawinit/usermaps.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
+		"exec's supervisor has just forked, in /proc/PID, never a path a call names",
 	"internal/session/supervisor/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +

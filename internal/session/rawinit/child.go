@@ -70,9 +70,6 @@ func firstProcess(r *readied) {
 	if e == 0 {
 		e = placeFiles(r)
 	}
-	if e == 0 && r.init {
-		e = closeOthers(r)
-	}
 	if e == 0 {
 		e = takeTerminal(r)
 	}
@@ -81,6 +78,9 @@ func firstProcess(r *readied) {
 	}
 	if e == 0 {
 		e = applyLayers(r)
+	}
+	if e == 0 && r.init {
+		e = closeOthers(r) // the rulesets' descriptors too, now installed
 	}
 	if e != 0 {
 		fail(r, e, 125)
@@ -186,8 +186,8 @@ func placeFiles(r *readied) syscall.Errno {
 }
 
 // closeOthers closes, in an init that never executes, every descriptor
-// but its Files and the two pipes: none of the caller's stays in the
-// session's reach.
+// but its Files and the two pipes, before CMD is forked: none of the
+// caller's stays in the session's reach.
 //
 //go:nosplit
 //go:norace

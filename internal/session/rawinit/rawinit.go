@@ -13,6 +13,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -64,8 +65,9 @@ type Layers struct {
 	// without keyrings (ENOSYS) or a filter refusing keyctl (EPERM) is
 	// not a failure: no keyring is shared either way.
 	JoinKeyring bool
-	// Rulesets are Landlock ruleset descriptors: no_new_privs, then
-	// landlock_restrict_self of each in order.
+	// Rulesets are Landlock ruleset descriptors of the caller, none of
+	// 0 to len(Files)-1: no_new_privs, then landlock_restrict_self of
+	// each in order.
 	Rulesets []int
 	// DropPrivileges, when not nil, drops every capability (Privileges).
 	DropPrivileges *Privileges
@@ -144,6 +146,8 @@ func (s Spec) check() error {
 		return fserr.New(fserr.InvalidArgument, "rawinit: a controlling terminal needs a session and one of Files")
 	case s.Ctty < -1:
 		return fserr.New(fserr.InvalidArgument, "rawinit: Ctty is -1 or a descriptor")
+	case slices.ContainsFunc(s.Layers.Rulesets, func(fd int) bool { return fd < len(s.Files) }):
+		return fserr.New(fserr.InvalidArgument, "rawinit: a ruleset's descriptor is one Files replaces")
 	case s.Clone&(unix.CLONE_NEWPID|unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_VFORK) != 0:
 		return fserr.New(fserr.InvalidArgument, "rawinit: Clone names namespaces only, and not the PID one (Init)")
 	}

@@ -21,7 +21,8 @@ import (
 // its registry, each entry with the reason it may; an entry nothing in
 // its file needs any more is a finding too, so the registries stay exact.
 // The syscall package's functions count as x/sys/unix's, and a package is
-// known by its import path, not by the name a file gives it.
+// known by its import path, not by the name a file gives it. A
+// //go:linkname directive is a kind too, registered like the calls.
 
 // auditedPackages names, by import path, the packages whose calls the
 // audit classifies, and the name a call is known by in the kinds below.
@@ -103,6 +104,7 @@ const (
 	kindMount    = "mount"
 	kindStart    = "start"
 	kindRaw      = "raw syscall"
+	kindLinkname = "linkname" // a //go:linkname directive: a reach into another package's unexported code
 	kindHidden   = "hidden"   // a dot import of an audited package
 	kindUnneeded = "unneeded" // a registry entry nothing needs
 )
@@ -208,9 +210,17 @@ var mayOpenToRead = registry{
 	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
+// mayLinkname is where a //go:linkname reaches into the runtime: what no
+// exported function gives, each a contract the Go release may change.
+var mayLinkname = registry{
+	"internal/session/rawinit/child.go": "the runtime's hooks around a fork (syscall.runtime_BeforeFork, " +
+		"AfterFork, AfterForkInChild), as package syscall calls them: a fork that runs no Go code after it",
+}
+
 // auditRegistries are the registries by kind.
 var auditRegistries = map[string]registry{
 	kindMutate: mayMutate, kindOpen: mayOpenToRead, kindMount: mayMount, kindStart: mayStart, kindRaw: mayRawSyscall,
+	kindLinkname: mayLinkname,
 }
 
 // An auditFinding is one call in a file its kind's registry does not
@@ -255,7 +265,7 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		file, err := parser.ParseFile(fset, full, nil, 0)
+		file, err := parser.ParseFile(fset, full, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
@@ -277,6 +287,18 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 			}
 			return true
 		})
+		for _, g := range file.Comments {
+			for _, c := range g.List {
+				if !strings.HasPrefix(c.Text, "//go:linkname ") {
+					continue
+				}
+				used[kindLinkname][path] = true
+				if _, ok := mayLinkname[path]; !ok {
+					findings = append(findings, auditFinding{kindLinkname, path,
+						fmt.Sprintf("%s: %s outside the files that may: %s", fset.Position(c.Pos()), c.Text, auditAdvice[kindLinkname])})
+				}
+			}
+		}
 		return nil
 	})
 	for kind, reg := range auditRegistries {
@@ -296,11 +318,12 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 
 // auditAdvice says, per kind, where such a call belongs.
 var auditAdvice = map[string]string{
-	kindMutate: "a mutation by path goes through the confined handle (internal/sandbox/dir.go), or the file is registered in mayMutate with its reason",
-	kindOpen:   "an open for writing by path goes through the confined handle (mayMutate)",
-	kindMount:  "mounts are the mount layer's (mayMount)",
-	kindStart:  "programs start only from the places in mayStart",
-	kindRaw:    "a raw system call is registered in mayRawSyscall with what it makes and why",
+	kindMutate:   "a mutation by path goes through the confined handle (internal/sandbox/dir.go), or the file is registered in mayMutate with its reason",
+	kindOpen:     "an open for writing by path goes through the confined handle (mayMutate)",
+	kindMount:    "mounts are the mount layer's (mayMount)",
+	kindStart:    "programs start only from the places in mayStart",
+	kindRaw:      "a raw system call is registered in mayRawSyscall with what it makes and why",
+	kindLinkname: "a reach into the runtime is registered in mayLinkname with what it takes and why",
 }
 
 // classify returns the kind of n, a node of a file at path, and the name

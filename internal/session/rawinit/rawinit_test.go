@@ -48,6 +48,13 @@ func shell(t *testing.T, script string) (Spec, *os.File) {
 // mounts is the session's alone; the thread is never given back.
 func startIn(t *testing.T, s Spec, w *os.File) (*Process, error) {
 	t.Helper()
+	return startOn(t, s, w, nil)
+}
+
+// startOn is startIn whose thread also calls before, once in its
+// namespace.
+func startOn(t *testing.T, s Spec, w *os.File, before func() error) (*Process, error) {
+	t.Helper()
 	type started struct {
 		p   *Process
 		err error
@@ -62,6 +69,12 @@ func startIn(t *testing.T, s Spec, w *os.File) (*Process, error) {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			c <- started{nil, err}
 			return
+		}
+		if before != nil {
+			if err := before(); err != nil {
+				c <- started{nil, err}
+				return
+			}
 		}
 		p, err := Start(s)
 		c <- started{p, err}
@@ -226,22 +239,36 @@ func TestFailuresNameTheirStep(t *testing.T) {
 	notRuleset := int(closed.Fd()) // a descriptor, but no ruleset
 	defer closed.Close()
 	bad := []unix.SockFilter{{Code: 0xffff}}
+	// A thread under Landlock may mount nothing, and the first process
+	// is forked under its domain.
+	ruleset := writableOnly(t, t.TempDir())
+	landlocked := func() error {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return err
+		}
+		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); e != 0 {
+			return e
+		}
+		return nil
+	}
 	for _, tc := range []struct {
-		name  string
-		spec  func(*Spec)
-		want  string
-		errno syscall.Errno
+		name   string
+		spec   func(*Spec)
+		want   string
+		errno  syscall.Errno
+		before func() error
 	}{
-		{"exec, alone", func(s *Spec) { s.Path, s.Argv[0] = "/nonexistent/cmd", "cmd" }, "cmd: no such file or directory", syscall.ENOENT},
-		{"exec, init", func(s *Spec) { s.Init, s.Path, s.Argv[0] = true, "/nonexistent/cmd", "cmd" }, "cmd: no such file or directory", syscall.ENOENT},
-		{"chdir", func(s *Spec) { s.Dir = "/nonexistent" }, "chdir /nonexistent: no such file or directory", syscall.ENOENT},
-		{"landlock", func(s *Spec) { s.Init, s.Layers.Rulesets = true, []int{notRuleset} }, "kernel layer: landlock: ", 0},
-		{"seccomp", func(s *Spec) { s.Layers.Filters = [][]unix.SockFilter{bad} }, "kernel calls: seccomp: invalid argument", syscall.EINVAL},
+		{"exec, alone", func(s *Spec) { s.Path, s.Argv[0] = "/nonexistent/cmd", "cmd" }, "cmd: no such file or directory", syscall.ENOENT, nil},
+		{"exec, init", func(s *Spec) { s.Init, s.Path, s.Argv[0] = true, "/nonexistent/cmd", "cmd" }, "cmd: no such file or directory", syscall.ENOENT, nil},
+		{"chdir", func(s *Spec) { s.Dir = "/nonexistent" }, "chdir /nonexistent: no such file or directory", syscall.ENOENT, nil},
+		{"landlock", func(s *Spec) { s.Init, s.Layers.Rulesets = true, []int{notRuleset} }, "kernel layer: landlock: ", 0, nil},
+		{"seccomp", func(s *Spec) { s.Layers.Filters = [][]unix.SockFilter{bad} }, "kernel calls: seccomp: invalid argument", syscall.EINVAL, nil},
+		{"mount /proc", func(s *Spec) { s.Init, s.MountProc = true, true }, "processes layer: mount /proc: operation not permitted", syscall.EPERM, landlocked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := shell(t, "exit 0")
 			tc.spec(&s)
-			p, err := startIn(t, s, nil)
+			p, err := startOn(t, s, nil, tc.before)
 			if err == nil {
 				p.Wait()
 				t.Fatal("started")
@@ -254,6 +281,63 @@ func TestFailuresNameTheirStep(t *testing.T) {
 			}
 			if _, werr := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); werr != syscall.ECHILD {
 				t.Errorf("a child is left behind (wait4: %v)", werr)
+			}
+		})
+	}
+}
+
+// TestInitKilledFromOutside: an init killed by SIGKILL, which it cannot
+// pass on, gives its own status, and ended: the kernel ended its PID
+// namespace with it, CMD and all.
+func TestInitKilledFromOutside(t *testing.T) {
+	needRoot(t)
+	mark := fmt.Sprintf("1000.%d", time.Now().UnixNano()%1e9+1)
+	s, out := shell(t, "echo ready; sleep "+mark)
+	s.Init = true
+	p, err := startIn(t, s, os.NewFile(uintptr(s.Files[1]), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	io.ReadFull(out, buf)
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	status, ended, err := p.Wait()
+	if status != 128+9 || !ended || err != nil {
+		t.Errorf("status %d ended %v (%v), want %d, ended", status, ended, err, 128+9)
+	}
+	<-p.Done()
+	if pids := withArg(t, mark); len(pids) > 0 {
+		t.Errorf("CMD lives on after its init was killed: pids %v", pids)
+	}
+}
+
+// TestSpecRefused: a spec whose parts contradict each other is refused
+// before any fork, as an invalid argument.
+func TestSpecRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec Spec
+	}{
+		{"no command", Spec{Ctty: -1}},
+		{"/proc without a PID namespace", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, MountProc: true}},
+		{"a terminal without a session", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: 0, Files: []int{0}}},
+		{"a terminal not among Files", Spec{Path: "/bin/true", Argv: []string{"true"}, Session: true, Ctty: 3, Files: []int{0}}},
+		{"a ruleset Files replaces", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Files: []int{0, 1},
+			Layers: Layers{Rulesets: []int{1}}}},
+		{"CLONE_NEWPID asked for", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Clone: unix.CLONE_NEWPID}},
+		{"an empty filter", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Layers: Layers{Filters: [][]unix.SockFilter{{}}}}},
+		{"a NUL in an argument", Spec{Path: "/bin/true", Argv: []string{"tr\x00ue"}, Ctty: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Start(tc.spec)
+			if err == nil {
+				p.Wait()
+				t.Fatal("started")
+			}
+			if fserr.CodeOf(err) != fserr.InvalidArgument {
+				t.Errorf("%v: %s, want %s", err, fserr.CodeOf(err), fserr.InvalidArgument)
 			}
 		})
 	}

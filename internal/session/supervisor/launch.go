@@ -82,6 +82,9 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	if mounts {
 		c := l.child.SysProcAttr
 		ns := mountNamespace()
+		// The session's PID namespace is its first process's
+		// (child.Start), which the child forks.
+		ns.Cloneflags &^= syscall.CLONE_NEWPID
 		ns.Setsid, ns.Setctty, ns.Ctty = c.Setsid, c.Setctty, c.Ctty
 		l.child.SysProcAttr = ns
 	}

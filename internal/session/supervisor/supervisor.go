@@ -673,10 +673,10 @@ func Privileges(p policy.Policy, mounts bool) string {
 // directly; otherwise inside a new user namespace that maps this user,
 // and only it, to itself (layout.UserNamespace).
 //
-// The child is also pid 1 of a new PID namespace (child.Init): when it
-// exits, every process the session started goes with it.
+// A probe started so is also pid 1 of a new PID namespace, as the
+// session's first process is (child.Start).
 func mountNamespace() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
 	if layout.UserNamespace() {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -685,9 +685,9 @@ func mountNamespace() *syscall.SysProcAttr {
 		// A user that is not root loses its capabilities in the new
 		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
 		// ambient capability for the mounts, and the child clears it
-		// before it becomes CMD (child.Run).
+		// before CMD (child.Run, rawinit's privileges).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
-		// securebits before CMD (kernel.DropPrivileges).
+		// securebits before CMD.
 		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
 		// mounter, whose credentials it keeps for its own work (its
 		// work folder is mode 0); in a namespace that maps this user

@@ -267,9 +267,17 @@ func (s *supervisor) abortChild() {
 // closeAll closes every end of l's pipes and the child's ends of its
 // other channels, for a child never started.
 func (l *launched) closeAll() {
+	l.closeSessionEnds()
+	l.pipes.brokerEnd.Close()
+}
+
+// closeSessionEnds closes every end of l's pipes but the broker's, and
+// the child's ends of its other channels: once a session started from
+// the supervisor's thread holds its own copies.
+func (l *launched) closeSessionEnds() {
 	l.sent = true
 	p := l.pipes
-	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
+	for _, f := range []*os.File{p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
 		f.Close()
 	}
 	for _, f := range l.child.ExtraFiles[child.ErrorFD-2:] {

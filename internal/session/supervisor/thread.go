@@ -61,10 +61,12 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
 	started := make(chan error, 1)
 	l.threadEnded, l.threadGone = make(chan threadEnd, 1), make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
+	go onOwnThread(func() {
 		first, master, err := startFirst(spec, flags, l.child.Dir, files)
 		if err != nil {
+			if spec.ProxyFD > 0 {
+				unix.Close(spec.ProxyFD)
+			}
 			started <- err
 			return
 		}
@@ -77,18 +79,39 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		// process's parent: it ends once that process is reaped.
 		<-first.Done()
 		close(l.threadGone)
-	}()
+	})
 	err = <-started
 	closeFiles()
-	l.closeAll()
+	l.closeSessionEnds()
 	if s.relay != nil && s.relay.Slave() != nil {
 		s.relay.Slave().Close()
 	}
 	if err != nil {
 		s.childFailed = true
+		l.pipes.brokerEnd.Close()
 		return fserr.New(fserr.CodeOf(err), "exec: "+err.Error())
 	}
 	return nil
+}
+
+// onOwnThread runs body on a thread locked for good, which the runtime
+// ends after it: never the main thread, which the runtime would keep,
+// with body's namespaces, and whose end would never send the first
+// process its parent-death signal.
+func onOwnThread(body func()) {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		body()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // not the main thread: this goroutine holds it
+		body()
+	}()
+	<-done
+	runtime.UnlockOSThread()
 }
 
 // startFirst takes the namespaces of flags on the calling thread, with

@@ -43,7 +43,8 @@ type Spec struct {
 	Session bool
 	Ctty    int
 	// ParentDeath, when not 0, is sent to the first process when the
-	// thread that called Start ends: the caller keeps that thread.
+	// thread that called Start ends (the runtime never ends the main
+	// thread): the caller keeps that thread for the session's life.
 	ParentDeath syscall.Signal
 	Layers      Layers
 	// Path, Argv and Env are CMD's execve (Env nil: empty); Dir, when not

@@ -53,8 +53,9 @@ type Spec struct {
 	Argv, Env []string
 	Dir       string
 	// Files are the caller's descriptors the first process has as 0, 1,
-	// …: -1 leaves that one closed. Every other descriptor is closed at
-	// CMD's execve (close-on-exec) and, in an init, at once.
+	// …: -1 leaves that one closed, as do missing ones up to 2. Every
+	// other descriptor is closed at CMD's execve (close-on-exec) and, in
+	// an init, before CMD starts; the init closes Files at the end.
 	Files []int
 }
 
@@ -73,7 +74,9 @@ type Layers struct {
 	// DropPrivileges, when not nil, drops every capability (Privileges).
 	DropPrivileges *Privileges
 	// Filters are seccomp programs installed in order, last, after
-	// no_new_privs.
+	// no_new_privs. An init runs under them too: they must let it
+	// close_range, clone, rt_sigtimedwait, wait4, kill, clock_gettime,
+	// write and exit, and CMD setpgid, ioctl(TIOCSPGRP) and execve.
 	Filters [][]unix.SockFilter
 }
 

@@ -413,3 +413,26 @@ func BenchmarkStart(b *testing.B) {
 		})
 	}
 }
+
+// TestDescriptors: CMD has exactly its Files, -1 closed, and none of the
+// caller's other descriptors, not even one without close-on-exec, as a
+// caller inherits from its own parent.
+func TestDescriptors(t *testing.T) {
+	needRoot(t)
+	leaked, err := syscall.Dup(2) // dup: without close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leaked)
+	for _, init := range []bool{false, true} {
+		t.Run("init "+strconv.FormatBool(init), func(t *testing.T) {
+			s, out := shell(t, `ls /proc/self/fd | tr '\n' ' '`)
+			s.Files[2], s.Init = -1, init
+			got, status, _ := run(t, s, out)
+			// ls's own folder descriptor is 2, the lowest free one.
+			if status != 0 || got != "0 1 2 " {
+				t.Errorf("CMD's descriptors %q (status %d), want 0 1 and ls's own 2", got, status)
+			}
+		})
+	}
+}

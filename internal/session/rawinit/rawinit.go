@@ -89,7 +89,8 @@ type Privileges struct {
 	LastCap int
 }
 
-// Process is a first process Start forked, with CMD running.
+// Process is a first process Start forked, with CMD running; its Wait
+// is to be called, which closes the init's report of the end.
 type Process struct {
 	pid   int
 	init  bool

@@ -79,7 +79,7 @@ func firstProcess(r *readied) {
 	if e == 0 {
 		e = applyLayers(r)
 	}
-	if e == 0 && r.init {
+	if e == 0 {
 		e = closeOthers(r) // the rulesets' descriptors too, now installed
 	}
 	if e != 0 {
@@ -185,25 +185,39 @@ func placeFiles(r *readied) syscall.Errno {
 	return 0
 }
 
-// closeOthers closes, in an init that never executes, every descriptor
-// but its Files and the two pipes, before CMD is forked: none of the
-// caller's stays in the session's reach.
+// closeRangeCloexec is close_range's CLOSE_RANGE_CLOEXEC
+// (linux/close_range.h, which x/sys lacks): marked, not closed.
+const closeRangeCloexec = 1 << 2
+
+// closeOthers leaves the first process no descriptor but its Files and
+// the two pipes: an init, which never executes, closes the others before
+// CMD is forked; a first process that becomes CMD marks them
+// close-on-exec, the caller's inherited ones too (syscall.ForkExec would
+// pass those on).
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
 func closeOthers(r *readied) syscall.Errno {
 	r.step = stepClose
-	_, _, e := syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(len(r.files)), uintptr(r.base-1), 0)
-	if e == 0 {
-		_, _, e = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(r.base+2), ^uintptr(0)>>32, 0)
+	var flags uintptr
+	if !r.init {
+		flags = closeRangeCloexec
 	}
-	if e != syscall.ENOSYS {
+	_, _, e := syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(len(r.files)), uintptr(r.base-1), flags)
+	if e == 0 {
+		_, _, e = syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(r.base+2), ^uintptr(0)>>32, flags)
+	}
+	if e != syscall.ENOSYS && e != syscall.EINVAL { // kernels before 5.9, or 5.11 for the flag
 		return e
 	}
 	for fd := len(r.files); fd < r.maxFD; fd++ {
-		if fd != r.base && fd != r.base+1 {
+		switch {
+		case fd == r.base || fd == r.base+1:
+		case r.init:
 			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+		default:
+			syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, syscall.FD_CLOEXEC)
 		}
 	}
 	return 0

@@ -43,7 +43,8 @@ type Spec struct {
 	Session bool
 	Ctty    int
 	// ParentDeath, when not 0, is sent to the first process when the
-	// thread that called Start ends: the caller keeps that thread.
+	// thread that called Start ends (the runtime never ends the main
+	// thread): the caller keeps that thread for the session's life.
 	ParentDeath syscall.Signal
 	Layers      Layers
 	// Path, Argv and Env are CMD's execve (Env nil: empty); Dir, when not
@@ -52,8 +53,9 @@ type Spec struct {
 	Argv, Env []string
 	Dir       string
 	// Files are the caller's descriptors the first process has as 0, 1,
-	// …: -1 leaves that one closed. Every other descriptor is closed at
-	// CMD's execve (close-on-exec) and, in an init, at once.
+	// …: -1 leaves that one closed, as do missing ones up to 2. Every
+	// other descriptor is closed at CMD's execve (close-on-exec) and, in
+	// an init, before CMD starts; the init closes Files at the end.
 	Files []int
 }
 
@@ -72,7 +74,9 @@ type Layers struct {
 	// DropPrivileges, when not nil, drops every capability (Privileges).
 	DropPrivileges *Privileges
 	// Filters are seccomp programs installed in order, last, after
-	// no_new_privs.
+	// no_new_privs. An init runs under them too: they must let it
+	// close_range, clone, rt_sigtimedwait, wait4, kill, clock_gettime,
+	// write and exit, and CMD setpgid, ioctl(TIOCSPGRP) and execve.
 	Filters [][]unix.SockFilter
 }
 
@@ -85,7 +89,8 @@ type Privileges struct {
 	LastCap int
 }
 
-// Process is a first process Start forked, with CMD running.
+// Process is a first process Start forked, with CMD running; its Wait
+// is to be called, which closes the init's report of the end.
 type Process struct {
 	pid   int
 	init  bool

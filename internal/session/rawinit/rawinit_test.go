@@ -45,7 +45,7 @@ func shell(t *testing.T, script string) (Spec, *os.File) {
 
 // startIn starts s from a thread of its own that took a private mount
 // namespace first, as a session's supervisor does, so a /proc the init
-// mounts is the session's alone; the thread is never given back.
+// mounts is the session's alone; the thread ends once Start returned.
 func startIn(t *testing.T, s Spec, w *os.File) (*Process, error) {
 	t.Helper()
 	return startOn(t, s, w, nil)
@@ -59,8 +59,8 @@ func startOn(t *testing.T, s Spec, w *os.File, before func() error) (*Process, e
 		p   *Process
 		err error
 	}
-	c := make(chan started)
-	go func() {
+	c := make(chan started, 1)
+	body := func() {
 		runtime.LockOSThread() // for good: the thread's mount namespace is the session's
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			c <- started{nil, err}
@@ -78,12 +78,31 @@ func startOn(t *testing.T, s Spec, w *os.File, before func() error) (*Process, e
 		}
 		p, err := Start(s)
 		c <- started{p, err}
-	}()
+	}
+	go onEndingThread(body)
 	got := <-c
 	if w != nil {
 		w.Close() // the test's copy of CMD's output: EOF once the session's are closed
 	}
 	return got.p, got.err
+}
+
+// onEndingThread runs body, which locks its thread for good, on a thread
+// the runtime ends after it: never the main thread, which it keeps.
+func onEndingThread(body func()) {
+	runtime.LockOSThread()
+	if syscall.Gettid() != os.Getpid() {
+		body()
+		return
+	}
+	// The main thread, held here, so body runs on another.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body()
+	}()
+	<-done
+	runtime.UnlockOSThread()
 }
 
 // run starts s and returns CMD's output (its stdout pipe read to EOF),
@@ -338,6 +357,81 @@ func TestSpecRefused(t *testing.T) {
 			}
 			if fserr.CodeOf(err) != fserr.InvalidArgument {
 				t.Errorf("%v: %s, want %s", err, fserr.CodeOf(err), fserr.InvalidArgument)
+			}
+		})
+	}
+}
+
+// TestParentDeath: with ParentDeath, the session ends when the thread
+// that started it ends (here, at once: startIn's goroutine returns).
+func TestParentDeath(t *testing.T) {
+	needRoot(t)
+	s, out := shell(t, "sleep 1000")
+	s.Init, s.ParentDeath = true, syscall.SIGKILL
+	start := time.Now()
+	_, status, ended := run(t, s, out)
+	if status != 128+9 || !ended {
+		t.Errorf("status %d ended %v, want %d, ended", status, ended, 128+9)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the session outlived its thread for %v", d)
+	}
+}
+
+// BenchmarkStart is a session's start and end, /bin/true as CMD: alone,
+// and as the init's CMD in a PID namespace of its own, from a thread
+// in a mount namespace of its own (a /proc mounted in it each time).
+func BenchmarkStart(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	for _, init := range []bool{false, true} {
+		b.Run("init="+strconv.FormatBool(init), func(b *testing.B) {
+			s := Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Init: init, Files: []int{0, 1, 2}}
+			c := make(chan error, 1)
+			go onEndingThread(func() {
+				runtime.LockOSThread()
+				if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+					c <- err
+					return
+				}
+				unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+				for b.Loop() {
+					p, err := Start(s)
+					if err != nil {
+						c <- err
+						return
+					}
+					p.Wait()
+					<-p.Done()
+				}
+				c <- nil
+			})
+			if err := <-c; err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestDescriptors: CMD has exactly its Files, -1 closed, and none of the
+// caller's other descriptors, not even one without close-on-exec, as a
+// caller inherits from its own parent.
+func TestDescriptors(t *testing.T) {
+	needRoot(t)
+	leaked, err := syscall.Dup(2) // dup: without close-on-exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leaked)
+	for _, init := range []bool{false, true} {
+		t.Run("init "+strconv.FormatBool(init), func(t *testing.T) {
+			s, out := shell(t, `ls /proc/self/fd | tr '\n' ' '`)
+			s.Files[2], s.Init = -1, init
+			got, status, _ := run(t, s, out)
+			// ls's own folder descriptor is 2, the lowest free one.
+			if status != 0 || got != "0 1 2 " {
+				t.Errorf("CMD's descriptors %q (status %d), want 0 1 and ls's own 2", got, status)
 			}
 		})
 	}

@@ -133,7 +133,7 @@ func dryEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, 
 		return nil, err
 	}
 	defer file.Close()
-	if err := sandbox.CheckWritable("edit", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+	if err := t.CheckWritable("edit", file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
 		return nil, err
 	}
 	fi, err := file.Stat()

@@ -18,6 +18,11 @@ import (
 // it was shown against, so a file changed after the approval is FS_STALE
 // rather than a change nobody saw.
 func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbox.Preview, error) {
+	h, err := f.Look("write", t, opt.Mkdir)
+	if err != nil {
+		return sandbox.Preview{}, err
+	}
+	defer h.Close()
 	content := opt.Content
 	if content == nil {
 		content = bytes.NewReader(nil)
@@ -25,10 +30,11 @@ func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbo
 	limit := opt.Diff.BasisMaxBytes
 	head, err := io.ReadAll(io.LimitReader(content, limit+1))
 	if err != nil {
-		return sandbox.Preview{}, fserr.FromOS("write: reading the content", t.Given, err)
+		return sandbox.Preview{}, fserr.FromOS("write: reading the content", h.Given(), err)
 	}
 	tooLarge := int64(len(head)) > limit
 	peek := *opt
+	peek.DryRun = true
 	// The approver sees every line, even of a file this creates,
 	// whatever --diff the caller asked for its own result.
 	peek.Diff.Form = diff.FormFull
@@ -36,7 +42,7 @@ func previewWrite(f *sandbox.Fence, t sandbox.Target, opt *WriteOptions) (sandbo
 	if tooLarge {
 		peek.Content = bytes.NewReader(nil)
 	}
-	res, err := dryWrite(f, t, peek)
+	res, err := writeHeld(h, peek)
 	if err != nil {
 		return sandbox.Preview{}, err
 	}
@@ -76,8 +82,14 @@ func previewEdit(f *sandbox.Fence, t sandbox.Target, opt *EditOptions) (sandbox.
 // end that has the approval asked elsewhere (dsh-fs mcp's client) shows
 // this and pins the change to it.
 func PreviewWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
+	h, err := f.Look("write", t, opt.Mkdir)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	opt.DryRun = true
 	opt.Diff.Form = diff.FormFull
-	return dryWrite(f, t, opt)
+	return writeHeld(h, opt)
 }
 
 // PreviewEdit is PreviewWrite for an edit.

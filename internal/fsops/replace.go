@@ -11,10 +11,9 @@ import (
 )
 
 // locked is a mutation's target as the fence holds it for the critical
-// section (sandbox.Fence.Lock), with the call's words for messages.
+// section (sandbox.Fence.Lock), with the call's name for messages.
 type locked struct {
-	op    string
-	given string // the target as the caller wrote it, for messages
+	op string
 	*sandbox.Held
 }
 
@@ -25,7 +24,7 @@ func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Inten
 	if err != nil {
 		return nil, err
 	}
-	return &locked{op: op, given: t.Given, Held: h}, nil
+	return &locked{op: op, Held: h}, nil
 }
 
 // replace writes a new file with fill and renames it over the target,
@@ -137,14 +136,14 @@ func (s *staged) discard() { s.tmp.Discard() }
 func (l *locked) keepOwner(fd int, like *unix.Stat_t) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fserr.FromOS(l.op, l.given, os.NewSyscallError("fstat", err))
+		return fserr.FromOS(l.op, l.Given(), os.NewSyscallError("fstat", err))
 	}
 	if st.Uid == like.Uid && st.Gid == like.Gid {
 		return nil
 	}
 	if err := unix.Fchown(fd, int(like.Uid), int(like.Gid)); err != nil {
 		e := fserr.Wrap(fserr.Permission, fmt.Sprintf("%s: %s: cannot keep the file's owner and group %d:%d (a replacement would belong to %d:%d): %v",
-			l.op, l.given, like.Uid, like.Gid, st.Uid, st.Gid, err), err)
+			l.op, l.Given(), like.Uid, like.Gid, st.Uid, st.Gid, err), err)
 		e.Hint = "the file belongs to another user or group; nothing was changed"
 		return e
 	}

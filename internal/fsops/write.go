@@ -9,11 +9,8 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -87,29 +84,33 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	if err := encodeContent(&opt); err != nil {
 		return nil, err
 	}
-	in := sandbox.Intent{Mkdir: opt.Mkdir, Preview: func() (sandbox.Preview, error) { return previewWrite(f, t, &opt) }}
-	if opt.DryRun {
-		if err := f.WouldWrite("write", &t, in); err != nil {
-			return nil, err
-		}
-		return dryWrite(f, t, opt)
-	}
-	l, err := lockTarget(f, "write", &t, in)
+	in := sandbox.Intent{Mkdir: opt.Mkdir, DryRun: opt.DryRun, Preview: func() (sandbox.Preview, error) { return previewWrite(f, t, &opt) }}
+	h, err := f.Lock("write", &t, in)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
-	if l.Exists() && !opt.mayReplace() {
-		return nil, existsError(l.File, t.Given)
-	}
+	defer h.Close()
+	return writeHeld(h, opt)
+}
 
+// writeHeld writes opt.Content over the file h holds (see Write), or, with
+// opt.DryRun, computes the result without writing: the same checks, the
+// same hashes, the same diff.
+func writeHeld(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
+	if h.Exists() && !opt.mayReplace() {
+		return nil, existsError(h.File, h.Given())
+	}
+	if opt.DryRun {
+		return dryWrite(h, opt)
+	}
+	l := &locked{op: "write", Held: h}
 	res := &WriteResult{Created: !l.Exists(), HardlinkBroken: l.Exists() && l.Stat.Nlink > 1, Encoding: opt.Encoding}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
 	sum := sha256.New()
 	var old oldContent
-	err = l.replace(func(tmp *os.File) (func() error, error) {
+	err := l.replace(func(tmp *os.File) (func() error, error) {
 		tail := startTailHash(tmp, sum, basis)
-		n, err := streamTo(tmp, opt.Content, t.Given, tail)
+		n, err := streamTo(tmp, opt.Content, l.Given(), tail)
 		res.Bytes = n
 		if err != nil {
 			tail.abort()
@@ -133,9 +134,9 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 		} else {
 			go func() {
 				var err error
-				old, err = readOld(l.File, l.Stat.Size, t.Given, opt.Diff.BasisMaxBytes)
+				old, err = readOld(l.Held, opt.Diff.BasisMaxBytes)
 				if err == nil {
-					err = checkIfMatch("write", t.Given, opt.IfMatch, old.sum, old.stale(opt))
+					err = checkIfMatch("write", l.Given(), opt.IfMatch, old.sum, old.stale(opt))
 				}
 				oldDone <- err
 			}()
@@ -144,7 +145,7 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 			tailErr := tail.finish()
 			oldErr := <-oldDone
 			if tailErr != nil {
-				return fserr.FromOS("write: reading back what was written", t.Given, tailErr)
+				return fserr.FromOS("write: reading back what was written", l.Given(), tailErr)
 			}
 			return oldErr
 		}, nil
@@ -154,48 +155,23 @@ func Write(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, 
 	}
 	res.PreviousSHA256 = old.sum
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
-	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
+	res.Diff = writeDiff(l.Given(), old, basis, opt.Diff)
 	return res, nil
 }
 
-// dryWrite computes a write's result without a lock or a temp file.
-func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResult, error) {
-	res := &WriteResult{DryRun: true, Encoding: opt.Encoding}
-	file, err := openCurrent(f, "write", t)
-	switch {
-	case fserr.CodeOf(err) == fserr.NotFound:
-		// As the real write would: the folder must exist, or --mkdir
-		// must be able to make it.
-		if err := checkParent(t, opt.Mkdir); err != nil {
-			return nil, err
-		}
-		file = nil
-	case err != nil:
-		return nil, err
-	default:
-		defer file.Close()
-		if err := sandbox.CheckWritable("write", t.Given, file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
-			return nil, err
-		}
-	}
-	if file != nil && !opt.mayReplace() {
-		return nil, existsError(file, t.Given)
-	}
-	res.Created = file == nil
-	var size int64
-	if file != nil {
-		if fi, err := file.Stat(); err == nil {
-			size = fi.Size()
-		}
-	}
+// dryWrite computes a write's result over the file h looks at, without a
+// lock or a temp file.
+func dryWrite(h *sandbox.Held, opt WriteOptions) (*WriteResult, error) {
+	res := &WriteResult{DryRun: true, Encoding: opt.Encoding, Created: !h.Exists()}
 	old := unreadOld()
-	if file == nil || needOld(opt, size) {
-		if old, err = readOld(file, size, t.Given, opt.Diff.BasisMaxBytes); err != nil {
+	if !h.Exists() || needOld(opt, h.Stat.Size) {
+		var err error
+		if old, err = readOld(h, opt.Diff.BasisMaxBytes); err != nil {
 			return nil, err
 		}
 	}
 	res.PreviousSHA256 = old.sum
-	if err := checkIfMatch("write", t.Given, opt.IfMatch, old.sum, old.stale(opt)); err != nil {
+	if err := checkIfMatch("write", h.Given(), opt.IfMatch, old.sum, old.stale(opt)); err != nil {
 		return nil, err
 	}
 	basis := &capped{limit: opt.Diff.BasisMaxBytes}
@@ -206,11 +182,11 @@ func dryWrite(f *sandbox.Fence, t sandbox.Target, opt WriteOptions) (*WriteResul
 	}
 	n, err := hashAndKeep(content, sum, basis)
 	if err != nil {
-		return nil, fserr.FromOS("write: reading the content", t.Given, err)
+		return nil, fserr.FromOS("write: reading the content", h.Given(), err)
 	}
 	res.Bytes = n
 	res.SHA256 = hex.EncodeToString(sum.Sum(nil))
-	res.Diff = writeDiff(t.Given, old, basis, opt.Diff)
+	res.Diff = writeDiff(h.Given(), old, basis, opt.Diff)
 	return res, nil
 }
 
@@ -243,26 +219,6 @@ func existsError(file *os.File, given string) error {
 	return e
 }
 
-// checkParent checks that the folder of t exists, or, with mkdir, that the
-// nearest existing ancestor is a folder, without creating anything.
-func checkParent(t sandbox.Target, mkdir bool) error {
-	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
-		fi, err := os.Stat(dir)
-		switch {
-		case err == nil && fi.IsDir():
-			return nil
-		case err == nil:
-			return fserr.New(fserr.NotDir, "write: "+t.Given+": "+dir+" is not a folder")
-		case !errors.Is(err, os.ErrNotExist):
-			return fserr.FromOS("write", t.Given, err)
-		case !mkdir:
-			e := fserr.New(fserr.NotFound, "write: "+t.Given+": folder "+dir+" does not exist")
-			e.Hint = "add --mkdir to create missing folders"
-			return e
-		}
-	}
-}
-
 // oldContent is what a mutation knows of the file it replaces.
 type oldContent struct {
 	exists bool
@@ -287,21 +243,21 @@ func unreadOld() oldContent {
 	return oldContent{exists: true, basis: &capped{over: true}}
 }
 
-// readOld hashes the current file and keeps it as diff basis when it is
-// small enough. A nil file is a file that does not exist.
-func readOld(file *os.File, size int64, given string, basisMax int64) (oldContent, error) {
+// readOld hashes the file h holds and keeps it as diff basis when it is
+// small enough; nothing when h holds no file.
+func readOld(h *sandbox.Held, basisMax int64) (oldContent, error) {
 	basis := &capped{limit: basisMax}
-	if file == nil {
+	if !h.Exists() {
 		return oldContent{basis: basis}, nil
 	}
-	if size <= basisMax {
-		basis.buf.Grow(int(size))
+	if h.Stat.Size <= basisMax {
+		basis.buf.Grow(int(h.Stat.Size))
 	}
-	h := sha256.New()
-	if _, err := hashAndKeep(file, h, basis); err != nil {
-		return oldContent{}, fserr.FromOS("read", given, err)
+	sum := sha256.New()
+	if _, err := hashAndKeep(h.File, sum, basis); err != nil {
+		return oldContent{}, fserr.FromOS("read", h.Given(), err)
 	}
-	return oldContent{exists: true, sum: hexSum(h), basis: basis}, nil
+	return oldContent{exists: true, sum: hexSum(sum), basis: basis}, nil
 }
 
 // hashAndKeep reads r to its end into h and basis, in copyBufferSize

@@ -176,12 +176,12 @@ func literalGlob(p string) string {
 func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) (uint32, error) {
 	obj, err := unix.Openat(from.fd, fromName, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, fserr.FromOS(op, src.Given, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
+		return 0, src.osError(op, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
 	}
 	defer unix.Close(obj)
 	var before unix.Stat_t
 	if err := unix.Fstat(obj, &before); err != nil {
-		return 0, fserr.FromOS(op, src.Given, os.NewSyscallError("fstat", err))
+		return 0, src.osError(op, os.NewSyscallError("fstat", err))
 	}
 	if before.Mode&unix.S_IFMT == unix.S_IFDIR {
 		if err := f.checkBeneath(op, src, dst, obj); err != nil {
@@ -192,7 +192,7 @@ func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, t
 		f.beforeRename()
 	}
 	if err := from.rename(fromName, to, toName); err != nil {
-		return 0, fserr.FromOS(op, src.Given, err)
+		return 0, src.osError(op, err)
 	}
 	var after unix.Stat_t
 	if err := unix.Fstatat(to.fd, toName, &after, unix.AT_SYMLINK_NOFOLLOW); err == nil && after.Dev == before.Dev && after.Ino == before.Ino {

@@ -211,7 +211,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
 	if slices.Contains(pathmatch.GitDirParts, first) {
 		if err := flock(rootFD); err != nil {
-			return nil, fserr.FromOS(op, root, err)
+			return nil, t.osError(op, fmt.Errorf("locking the root %s: %w", root, err))
 		}
 		held = rootFD
 		if pathmatch.CompletesGitDirAt(rootFD, first) {
@@ -284,14 +284,6 @@ var errFlockRetries = errors.New("flock still interrupted by signals after " + s
 // (EINTR) is taken up again: a process signalling this one in a loop
 // must not keep it spinning.
 const maxInterruptedTries = 32
-
-// sysOpenat2 is the system call; tests replace it, to play a kernel or a
-// seccomp filter that refuses it (ENOSYS, EPERM, EAGAIN). It is a
-// package variable rather than a Fence's field because the call it
-// stands for is the process's: every fence of the process makes the same
-// system call, and a Fence carrying a function it never varies would
-// only invite callers to vary it. Only this package's tests assign it.
-var sysOpenat2 = unix.Openat2
 
 // confinedErr classifies a failure of the confined resolution: an escape
 // is a denial, a missing folder FS_NOT_FOUND, anything else keeps the

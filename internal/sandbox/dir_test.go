@@ -27,13 +27,13 @@ func TestOpenat2Refused(t *testing.T) {
 	for _, errno := range []unix.Errno{unix.EAGAIN, unix.EINTR, unix.EPERM, unix.ELOOP, unix.ENOSYS} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			calls := 0
-			fakeOpenat2(t, func(int, string, *unix.OpenHow) (int, error) {
+			refused := func(int, string, *unix.OpenHow) (int, error) {
 				calls++
 				return -1, errno
-			})
+			}
 			t.Cleanup(func() { noOpenat2.Store(false) })
 			for range 2 {
-				w, err := walkPath(root+"/ws/d/g", walkSpec{flags: unix.O_RDONLY, followLast: true})
+				w, err := walkPath(root+"/ws/d/g", walkSpec{flags: unix.O_RDONLY, followLast: true, openat2: refused})
 				if err != nil || w.path != root+"/ws/d/g" {
 					t.Fatalf("walkPath = %q, %v; want the file", w.path, err)
 				}
@@ -48,14 +48,6 @@ func TestOpenat2Refused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fakeOpenat2 replaces the openat2 system call for the test.
-func fakeOpenat2(t *testing.T, f func(int, string, *unix.OpenHow) (int, error)) {
-	t.Helper()
-	saved := sysOpenat2
-	sysOpenat2 = f
-	t.Cleanup(func() { sysOpenat2 = saved })
 }
 
 // swapEntry puts entry (layout notation) in place of what its name holds

@@ -11,33 +11,6 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
-// Target is a path the fence has resolved.
-type Target struct {
-	// Given is the path as the caller wrote it.
-	Given string
-	// Path is the canonical absolute path (see Canonical).
-	Path string
-	// root is the canonical writable root that contains Path, once
-	// CheckWrite has passed in workspace-write mode; "" otherwise. It is
-	// the fence's to fill in: openDir decides again and never trusts it
-	// from a caller (IsRoot and SameRoot tell what callers need of it).
-	root string
-	// rel is Path relative to root ("." for the root itself).
-	rel string
-	// name says Path names the last name as written, a final symlink
-	// not followed (ResolveName): the open resolves it again the same
-	// way.
-	name bool
-}
-
-// IsRoot reports whether t, passed by CheckWrite, is a writable root
-// itself.
-func (t Target) IsRoot() bool { return t.root != "" && t.rel == "." }
-
-// SameRoot reports whether t and u, each passed by CheckWrite, lie in the
-// same writable root.
-func (t Target) SameRoot(u Target) bool { return t.root != "" && t.root == u.root }
-
 // Fence applies one Policy to the paths of one call. It is not safe for
 // concurrent use.
 type Fence struct {

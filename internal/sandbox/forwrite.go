@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +31,9 @@ type Intent struct {
 	// (asksApprover). Nil for a call that is never escalated: its denial
 	// is final.
 	Preview func() (Preview, error)
+	// DryRun asks Lock for its verdict and a look at what it would hold
+	// (Look): nothing is made, opened for writing or locked.
+	DryRun bool
 }
 
 // WouldWrite is the verdict Lock, Mkdir, Move or Remove would give a
@@ -126,14 +128,14 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 	defer d.Close()
 	st, err := d.Lstat(name)
 	if err != nil {
-		return 0, fserr.FromOS(op, t.Given, err)
+		return 0, t.osError(op, err)
 	}
 	typ := st.Mode & unix.S_IFMT
 	if err := d.remove(name, typ == unix.S_IFDIR); err != nil {
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return 0, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; a removal is never recursive", err)
 		}
-		return 0, fserr.FromOS(op, t.Given, err)
+		return 0, t.osError(op, err)
 	}
 	return typ, nil
 }
@@ -158,28 +160,37 @@ func (f *Fence) Mkdir(op string, t *Target, in Intent) (created bool, err error)
 // folder opened through the confined walk, its name there, and, when it
 // exists, the file itself, opened, holding an exclusive flock, verified
 // to be what the name names, writable by this process and readable under
-// deny_read. Whatever replaces it goes through Dir.
+// deny_read. Whatever replaces it goes through Dir. A look (Look) holds
+// the file only for reading: no folder, no name, no lock.
 type Held struct {
-	// Dir is the folder the file is in.
+	// Dir is the folder the file is in; nil for a look.
 	Dir *Dir
-	// Name is the file's name in Dir.
+	// Name is the file's name in Dir; "" for a look.
 	Name string
 	// File is the locked file, open for reading; nil when the target
 	// does not exist.
 	File *os.File
-	// Stat is File's status when it was locked.
+	// Stat is File's status when it was locked or looked at.
 	Stat unix.Stat_t
+	// target is what the fence decided on and holds.
+	target Target
 }
+
+// Given is the held target as the caller wrote it, for messages.
+func (h *Held) Given() string { return h.target.Given }
 
 // Close releases the lock and the folder.
 func (h *Held) Close() {
 	if h.File != nil {
 		h.File.Close()
 	}
-	h.Dir.Close()
+	if h.Dir != nil {
+		h.Dir.Close()
+	}
 }
 
-// Exists reports whether the target existed when it was locked.
+// Exists reports whether the target existed when it was locked or
+// looked at.
 func (h *Held) Exists() bool { return h.File != nil }
 
 // maxLockRetries bounds how often the lock is taken again because another
@@ -195,14 +206,21 @@ const maxLockRetries = 1000
 // still names that file (else it starts over, a bounded number of times),
 // that it is a regular file it may write, and that it passes deny_read (a
 // hard link to a secret is denied like the secret). A missing target is
-// held with a nil File.
+// held with a nil File. With in.DryRun it decides as it would, and then
+// only looks at what it would hold (Look).
 func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
+	if in.DryRun {
+		if err := f.decideWrite(op, t, in); err != nil {
+			return nil, err
+		}
+		return f.Look(op, *t, in.Mkdir)
+	}
 	dir, name, err := f.openForWrite(op, t, in)
 	if err != nil {
 		return nil, err
 	}
-	h := &Held{Dir: dir, Name: name}
-	if err := h.lock(op, t.Given); err != nil {
+	h := &Held{Dir: dir, Name: name, target: *t}
+	if err := h.lock(op); err != nil {
 		dir.Close()
 		return nil, err
 	}
@@ -217,7 +235,8 @@ func (f *Fence) Lock(op string, t *Target, in Intent) (*Held, error) {
 }
 
 // lock opens and locks the file h names, if it exists (see Lock).
-func (h *Held) lock(op, given string) error {
+func (h *Held) lock(op string) error {
+	given := h.target.Given
 	for range maxLockRetries {
 		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 		file, err := h.Dir.Open(h.Name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -225,12 +244,12 @@ func (h *Held) lock(op, given string) error {
 			return nil
 		}
 		if err != nil {
-			return fserr.FromOS(op, given, err)
+			return h.target.osError(op, err)
 		}
 		held, err := flockFile(file)
 		if err != nil {
 			file.Close()
-			return fserr.FromOS(op, given, err)
+			return h.target.osError(op, err)
 		}
 		now, err := h.Dir.Lstat(h.Name)
 		if err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
@@ -239,7 +258,7 @@ func (h *Held) lock(op, given string) error {
 		}
 		switch held.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			if err := CheckWritable(op, given, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
+			if err := h.target.CheckWritable(op, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
 				file.Close()
 				return err
 			}
@@ -255,6 +274,75 @@ func (h *Held) lock(op, given string) error {
 	return fserr.New(fserr.IO, op+": "+given+": the file kept changing while waiting for its lock")
 }
 
+// Look is what a mutation of t would replace, held for a dry run or for
+// the preview an approver is shown, whatever the write fence says of t:
+// the file opened for reading only, as OpenCurrent opens it (deny_read
+// decides on what it opened), refused unless it is a regular file this
+// process may write (CheckWritable). A missing file is held with a nil
+// File once its folder exists, or, with mkdir, once its nearest existing
+// ancestor is a folder. It makes nothing and locks nothing: the Held has
+// no Dir.
+func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
+	h := &Held{target: t}
+	file, err := f.OpenCurrent(op, t)
+	if fserr.CodeOf(err) == fserr.NotFound {
+		if err := checkParent(op, t, mkdir); err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := h.look(op, file, t.Path); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// look holds file, opened for a look at the target at path, if it is a
+// regular file this process may write (see Look).
+func (h *Held) look(op string, file *os.File, path string) error {
+	if err := unix.Fstat(int(file.Fd()), &h.Stat); err != nil {
+		return h.target.osError(op, os.NewSyscallError("fstat", err))
+	}
+	switch h.Stat.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		e := fserr.New(fserr.IsDir, op+": "+h.target.Given+": is a folder")
+		e.Hint = "use ls to list a folder"
+		return e
+	default:
+		return fserr.New(fserr.InvalidArgument, op+": "+h.target.Given+": not a regular file")
+	}
+	if err := h.target.CheckWritable(op, file, func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+		return err
+	}
+	h.File = file
+	return nil
+}
+
+// checkParent checks that the folder of t exists, or, with mkdir, that
+// the nearest existing ancestor is a folder, without making anything.
+func checkParent(op string, t Target, mkdir bool) error {
+	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil:
+			return fserr.New(fserr.NotDir, op+": "+t.Given+": "+dir+" is not a folder")
+		case !errors.Is(err, os.ErrNotExist):
+			return t.osError(op, err)
+		case !mkdir:
+			e := fserr.New(fserr.NotFound, op+": "+t.Given+": folder "+dir+" does not exist")
+			e.Hint = "add --mkdir to create missing folders"
+			return e
+		}
+	}
+}
+
 // flockFile takes an exclusive flock on file and returns its status.
 func flockFile(file *os.File) (unix.Stat_t, error) {
 	var st unix.Stat_t
@@ -265,32 +353,6 @@ func flockFile(file *os.File) (unix.Stat_t, error) {
 		return st, os.NewSyscallError("fstat", err)
 	}
 	return st, nil
-}
-
-// CheckWritable decides, on the opened file, whether this process may
-// write it, as the OS decides for `sh -c '> f'`: the permission bits and
-// ACLs against the effective user and groups (root may write any file), a
-// read-only mount, an immutable flag. A replacement never writes through
-// the file, but a file its user could not overwrite is not replaced
-// either: FS_PERMISSION, before anything changes. A running program
-// (ETXTBSY) may be replaced. The check goes through /proc/self/fd, so it
-// is about the file opened, not whatever the name holds by then; without
-// /proc, byName checks the name, which the caller has verified to be the
-// opened file.
-func CheckWritable(op, given string, file *os.File, byName func() error) error {
-	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
-	if errors.Is(err, unix.ENOENT) && byName != nil {
-		err = byName()
-	}
-	switch {
-	case err == nil, errors.Is(err, unix.ETXTBSY):
-		return nil
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
-		e := fserr.Wrap(fserr.Permission, op+": "+given+": permission denied: the file is not writable by this user", err)
-		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
-		return e
-	}
-	return fserr.FromOS(op, given, os.NewSyscallError("faccessat", err))
 }
 
 // CheckWrite decides whether t may be mutated under the effective mode, and

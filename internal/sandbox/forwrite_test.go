@@ -191,3 +191,62 @@ func TestLockDecidesOnWhatItLocked(t *testing.T) {
 		})
 	}
 }
+
+// TestLook: a look holds what a write of the target would replace, for
+// reading only and whatever the write fence says (the fence here is
+// read-only, and one file lies outside the roots): a regular file is held
+// open with its status, a missing file in a folder that exists (or, with
+// mkdir, beneath an ancestor that is a folder) is held with no file; a
+// folder, a FIFO, a file under deny_read and a missing folder without
+// mkdir are refused with their codes. It makes nothing.
+func TestLook(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "ws/f", "ws/d/", "ws/secret.key", "out/g")
+	if err := unix.Mkfifo(filepath.Join(root, "ws/p"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFence(policy.Policy{Mode: policy.ReadOnly, Cwd: filepath.Join(root, "ws"), DenyRead: []string{"**/*.key"}})
+	for _, tc := range []struct {
+		name   string
+		path   string // relative to ws
+		mkdir  bool
+		code   fserr.Code
+		exists bool
+	}{
+		{name: "file", path: "f", exists: true},
+		{name: "file outside the roots", path: "../out/g", exists: true},
+		{name: "missing file", path: "new"},
+		{name: "missing folder with mkdir", path: "a/b/new", mkdir: true},
+		{name: "missing folder", path: "a/b/new", code: fserr.NotFound},
+		{name: "folder", path: "d", code: fserr.IsDir},
+		{name: "fifo", path: "p", code: fserr.InvalidArgument},
+		{name: "deny_read", path: "secret.key", code: fserr.SandboxDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, err := f.Resolve(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := f.Look("write", target, tc.mkdir)
+			if tc.code != "" {
+				if fserr.CodeOf(err) != tc.code || h != nil {
+					t.Fatalf("Look = %v, %v; want %s and nothing held", h, err, tc.code)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("Look: %v", err)
+				}
+				defer h.Close()
+				if h.Exists() != tc.exists || h.Dir != nil || h.Given() != tc.path {
+					t.Errorf("Look holds file %v, folder %v, given %q; want a file %v, no folder, given %q", h.File, h.Dir, h.Given(), tc.exists, tc.path)
+				}
+				if tc.exists && h.Stat.Size != 1 {
+					t.Errorf("held size %d, want 1", h.Stat.Size)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(root, "ws/a")); err == nil {
+				t.Errorf("Look made ws/a")
+			}
+		})
+	}
+}

@@ -39,7 +39,7 @@ func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
 	}
 	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, followLast: true})
 	if err != nil {
-		return nil, fserr.FromOS(op, t.Given, err)
+		return nil, t.osError(op, err)
 	}
 	if err := f.checkReadWalked(op, t, w); err != nil {
 		unix.Close(w.fd)

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -70,7 +69,7 @@ func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
 	}
 	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY, followLast: true})
 	if err != nil {
-		return nil, fserr.FromOS(op, t.Given, err)
+		return nil, t.osError(op, err)
 	}
 	if err := checkOpened(w); err != nil {
 		unix.Close(w.fd)
@@ -91,7 +90,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	}
 	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_PATH})
 	if err != nil {
-		return Stat{}, fserr.FromOS(op, t.Given, err)
+		return Stat{}, t.osError(op, err)
 	}
 	defer unix.Close(w.fd)
 	if err := f.checkReadWalked(op, t, w); err != nil {
@@ -111,7 +110,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 func (f *Fence) CheckReadOpened(op string, t Target, file *os.File) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
-		return fserr.FromOS(op, t.Given, os.NewSyscallError("fstat", err))
+		return t.osError(op, os.NewSyscallError("fstat", err))
 	}
 	return f.checkReadOpened(op, t, int(file.Fd()), t.Path, &st)
 }

@@ -45,6 +45,10 @@ type walkSpec struct {
 	// folder decides on each folder the walk opens past its start, the
 	// object included when it is a folder; its error ends the walk.
 	folder func(fd int, path string) error
+	// openat2, when set (by this package's tests, to play a kernel or a
+	// seccomp filter that refuses it), is called instead of the openat2
+	// system call.
+	openat2 func(dirfd int, path string, how *unix.OpenHow) (int, error)
 }
 
 // walked is an object a walk opened: its descriptor, the path it was
@@ -134,7 +138,11 @@ func walkAtOnce(path string, spec walkSpec) (walked, bool) {
 	}
 	open := func(p string) (walked, bool) {
 		how := &unix.OpenHow{Flags: uint64(flags&readFlags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-		fd, err := sysOpenat2(unix.AT_FDCWD, p, how)
+		sys := unix.Openat2
+		if spec.openat2 != nil {
+			sys = spec.openat2
+		}
+		fd, err := sys(unix.AT_FDCWD, p, how)
 		if err == unix.ENOSYS {
 			noOpenat2.Store(true)
 		}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -37,8 +38,7 @@ const (
 // grepBufSize is a search's first buffer; it doubles, up to
 // grepMaxBufSize, for a line (with its context) longer than it. A file
 // with a longer line is skipped as too large: memory stays bounded.
-// Variables so tests can make a buffer boundary fall anywhere.
-var (
+const (
 	grepBufSize    = 256 << 10
 	grepMaxBufSize = 16 << 20
 )
@@ -70,6 +70,10 @@ type GrepOptions struct {
 	// around the match and marked with "…".
 	MaxLineBytes int
 	WalkOptions
+	// bufSize and maxBufSize, above 0 in this package's tests only, are
+	// a search's first and largest buffer instead of grepBufSize and
+	// grepMaxBufSize, so a buffer boundary can fall anywhere.
+	bufSize, maxBufSize int
 }
 
 // Match is one line that matches.
@@ -503,7 +507,7 @@ type scanner struct {
 // lines after minLine.
 func (s *scanner) file(r io.Reader, display string, minLine int) (f found) {
 	if s.buf == nil {
-		s.buf = make([]byte, grepBufSize)
+		s.buf = make([]byte, cmp.Or(s.opt.bufSize, grepBufSize))
 	}
 	s.built = 0
 	ctx := s.opt.Context
@@ -556,7 +560,7 @@ func (s *scanner) file(r io.Reader, display string, minLine int) (f found) {
 			from -= keep
 		}
 		if n == len(buf) {
-			if len(buf) >= grepMaxBufSize {
+			if len(buf) >= cmp.Or(s.opt.maxBufSize, grepMaxBufSize) {
 				// A line longer than any buffer: the file is searched up
 				// to it, and said to be too large.
 				f.tooLarge = true

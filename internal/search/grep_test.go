@@ -49,7 +49,6 @@ func refGrep(t *testing.T, content string, pat *regexp.Regexp, ctx int) []Match 
 // compares with a line-by-line search.
 func TestGrepAgainstReference(t *testing.T) {
 	f, dir := searchFence(t)
-	defer func(n int) { grepBufSize = n }(grepBufSize)
 	r := rand.New(rand.NewPCG(1, 2))
 	words := []string{"ab", "abc", "x", "", "  ab  ", "cab", "zzzzzzzzzzzzzzzzzzzz", "a\rb"}
 	patterns := []string{"ab", "^ab", "b$", "a.c", `\bab\b`, "c?ab", "z+", `\s`, "c?abc$", `zzz\s*ab`, `x?(abc)\s`, `\nabc`}
@@ -68,14 +67,14 @@ func TestGrepAgainstReference(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		grepBufSize = 8 + r.IntN(64)
+		bufSize := 8 + r.IntN(64)
 		pat := patterns[r.IntN(len(patterns))]
 		ctx := r.IntN(3)
 		target, err := f.Resolve("f.txt")
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Grep(f, []sandbox.Target{target}, GrepOptions{Pattern: pat, Context: ctx, Limit: 1 << 20, MaxBytes: 1 << 30, MaxLineBytes: 1 << 20})
+		res, err := Grep(f, []sandbox.Target{target}, GrepOptions{Pattern: pat, Context: ctx, Limit: 1 << 20, MaxBytes: 1 << 30, MaxLineBytes: 1 << 20, bufSize: bufSize})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +92,7 @@ func TestGrepAgainstReference(t *testing.T) {
 			want = []Match{}
 		}
 		if !reflect.DeepEqual(res.Matches, want) {
-			t.Fatalf("iteration %d, pattern %q, context %d, buffer %d, content %q:\n got %+v\nwant %+v", iter, pat, ctx, grepBufSize, content, res.Matches, want)
+			t.Fatalf("iteration %d, pattern %q, context %d, buffer %d, content %q:\n got %+v\nwant %+v", iter, pat, ctx, bufSize, content, res.Matches, want)
 		}
 		if res.Total != len(want) || res.FilesSkipped.TooLarge != 0 {
 			t.Fatalf("iteration %d: total %d, skipped %+v", iter, res.Total, res.FilesSkipped)
@@ -105,12 +104,10 @@ func TestGrepAgainstReference(t *testing.T) {
 // as too large, in bounded memory.
 func TestGrepTooLarge(t *testing.T) {
 	f, dir := searchFence(t)
-	defer func(n, m int) { grepBufSize, grepMaxBufSize = n, m }(grepBufSize, grepMaxBufSize)
-	grepBufSize, grepMaxBufSize = 16, 64
 	os.WriteFile(filepath.Join(dir, "long.txt"), []byte("ab\n"+strings.Repeat("x", 100)+"ab\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "short.txt"), []byte("ab\n"+strings.Repeat("x", 40)+"ab\n"), 0o644)
 	target, _ := f.Resolve(".")
-	res, err := Grep(f, []sandbox.Target{target}, GrepOptions{Pattern: "ab", Limit: 10, MaxBytes: 1 << 20, MaxLineBytes: 1000})
+	res, err := Grep(f, []sandbox.Target{target}, GrepOptions{Pattern: "ab", Limit: 10, MaxBytes: 1 << 20, MaxLineBytes: 1000, bufSize: 16, maxBufSize: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 // session can write (docs/design.md §10, the mount layer).
 type Store struct {
 	dir string
+	max int // the index files it keeps (storeMax; a test's lower)
 }
 
 // OpenStore returns the store in dir, an existing folder that is no
@@ -39,7 +40,7 @@ func OpenStore(dir string) (*Store, error) {
 	case st.Mode&0o7777 != 0o700:
 		return nil, fmt.Errorf("tree index folder %s has mode %04o, not 0700", dir, st.Mode&0o7777)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, max: storeMax}, nil
 }
 
 // fileName is the name of root's index file: a hash of its canonical
@@ -107,15 +108,15 @@ const maxIndexBytes = 1 << 30
 
 // storeMax bounds the index files a store keeps: one a root ever seen
 // would grow without end (every temporary folder a harness or a test
-// made a workspace). A variable only so tests can lower it.
-var storeMax = 256
+// made a workspace).
+const storeMax = 256
 
 // staleTemp is how old a temporary file of Save is when prune takes it
 // for one a killed process left.
 const staleTemp = time.Hour
 
 // prune removes the index files used longest ago (their times: Load sets
-// them) beyond storeMax, keeping keep, and the temporary files of saves
+// them) beyond s.max, keeping keep, and the temporary files of saves
 // that never finished. A root's file removed costs its next session one
 // cold scan, never its correctness. It runs when a save adds a file.
 func (s *Store) prune(keep string) {
@@ -142,11 +143,11 @@ func (s *Store) prune(keep string) {
 			files = append(files, kept{name, info.ModTime()})
 		}
 	}
-	if len(files) < storeMax {
+	if len(files) < s.max {
 		return
 	}
 	slices.SortFunc(files, func(a, b kept) int { return a.used.Compare(b.used) })
-	for _, f := range files[:len(files)-(storeMax-1)] {
+	for _, f := range files[:len(files)-(s.max-1)] {
 		os.Remove(filepath.Join(s.dir, f.name))
 	}
 }

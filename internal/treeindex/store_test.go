@@ -306,15 +306,14 @@ func TestEntriesBadLayoutUnreadable(t *testing.T) {
 	}
 }
 
-// The store keeps at most storeMax index files: a save that adds one
+// The store keeps at most its max index files (storeMax): a save that adds one
 // removes those used longest ago, where a Load counts as a use (an
 // unchanged index is never saved again), and the temporary files a
 // killed save left an hour ago. Without the bound, every folder ever a
 // workspace left a file behind.
 func TestStoreKeepsTheIndexesUsedLast(t *testing.T) {
-	defer func(n int) { storeMax = n }(storeMax)
-	storeMax = 3
 	s := newStore(t)
+	s.max = 3
 	var roots []string
 	for i := range 4 {
 		root := t.TempDir()
@@ -343,8 +342,8 @@ func TestStoreKeepsTheIndexesUsedLast(t *testing.T) {
 	if _, err := os.Stat(leftover); err == nil {
 		t.Error("a temporary file of a save two hours old is still there")
 	}
-	if entries, _ := os.ReadDir(s.dir); len(entries) != storeMax {
-		t.Errorf("the store holds %d files, want %d", len(entries), storeMax)
+	if entries, _ := os.ReadDir(s.dir); len(entries) != s.max {
+		t.Errorf("the store holds %d files, want %d", len(entries), s.max)
 	}
 }
 

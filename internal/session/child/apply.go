@@ -63,7 +63,7 @@ func Apply(p plan.Plan) (Readied, error) {
 		return Readied{}, fserr.Wrap(code, layer+": "+err.Error(), err)
 	}
 	if p.Files != nil {
-		if err := applyFiles(p.Files, p.EmptyFile); err != nil {
+		if err := (applier{}).applyFiles(p.Files, p.EmptyFile); err != nil {
 			return fail(fserr.CodeOf(err), "mount layer", err)
 		}
 	}

@@ -3,7 +3,7 @@ package child
 // The plan's Files applied (applyFiles), in exec's child and its private
 // mount namespace: the binds, pins and hiding, each made through a
 // descriptor opened without following a symlink. The plan is the host's
-// (internal/sandbox's PlanMounts).
+// (internal/session/layout).
 
 import (
 	"errors"
@@ -18,6 +18,18 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
+// An applier applies a plan's Files (applyFiles). Its zero value is the
+// session's: the mount API of Linux 5.12 and newer, and mount(2) where a
+// call of it is ENOSYS.
+type applier struct {
+	// classic makes it use mount(2) throughout, as on kernels before
+	// 5.12, so tests exercise the path older kernels take.
+	classic bool
+	// writableExtra are folders the read-only tree leaves writable
+	// besides the plan's and kernelWritableExtra's: a test's.
+	writableExtra []string
+}
+
 // applyFiles mounts m, in the child's private mount namespace and before
 // Landlock (which forbids mounting). emptyFile, an empty 0400 file, is
 // bound over hidden files. The order is the read-only tree, the pins
@@ -27,7 +39,7 @@ import (
 // and mounted on through that descriptor, so a path swapped since the
 // plan fails rather than covering where a link leads. The first failure
 // stops it; what it mounted stays, and the caller must not start CMD.
-func applyFiles(m *plan.Files, emptyFile string) error {
+func (a applier) applyFiles(m *plan.Files, emptyFile string) error {
 	empty := -1
 	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {
 		fd, err := unix.Open(emptyFile, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -69,44 +81,44 @@ func applyFiles(m *plan.Files, emptyFile string) error {
 		}
 	}
 	if m.OutsideReadOnly {
-		if err := readOnlyTree(writable); err != nil {
+		if err := a.readOnlyTree(writable); err != nil {
 			return err
 		}
 	}
 	for _, p := range m.Pinned {
-		if err := pin(p); err != nil {
+		if err := a.pin(p); err != nil {
 			return mountErr("pin", p, err)
 		}
 	}
 	for _, p := range m.ReadOnly {
-		if err := bindReadOnly(-1, p, 0); err != nil {
+		if err := a.bindReadOnly(-1, p, 0); err != nil {
 			return mountErr("bind read-only", p, err)
 		}
 	}
 	for _, p := range m.Hidden {
-		if err := hideDir(p); err != nil {
+		if err := a.hideDir(p); err != nil {
 			return mountErr("hide", p, err)
 		}
 	}
 	for _, p := range m.HiddenFiles {
-		if err := bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
+		if err := a.bindReadOnly(empty, p, unix.S_IFDIR); err != nil {
 			return mountErr("hide", p, err)
 		}
 	}
 	// The overlays' upper folders are reached through the overlays only.
 	if m.OverlayDir != "" {
-		if err := hideDir(m.OverlayDir); err != nil {
+		if err := a.hideDir(m.OverlayDir); err != nil {
 			return mountErr("hide", m.OverlayDir, err)
 		}
 	}
 	// Last: a cover over a socket must lie above every bind that
 	// re-mounts a folder holding it (the writable roots, the pins).
-	if err := hideSockets(empty, m.HiddenSockets); err != nil {
+	if err := a.hideSockets(empty, m.HiddenSockets); err != nil {
 		return err
 	}
 	// Other sessions' folders, their caches' layers with them.
 	if m.Runtime != "" {
-		if err := hideRuntime(m.Runtime, m.Record); err != nil {
+		if err := a.hideRuntime(m.Runtime, m.Record); err != nil {
 			return mountErr("hide", m.Runtime, err)
 		}
 	}
@@ -149,7 +161,7 @@ func openTarget(path string, notType uint32) (int, error) {
 // bindReadOnly binds what the descriptor src is open on over target,
 // recursively and read-only; src -1 binds target over itself. target
 // must not be of type notType.
-func bindReadOnly(src int, target string, notType uint32) error {
+func (a applier) bindReadOnly(src int, target string, notType uint32) error {
 	tfd, err := openTarget(target, notType)
 	if err != nil {
 		return err
@@ -159,7 +171,7 @@ func bindReadOnly(src int, target string, notType uint32) error {
 	if src < 0 {
 		sfd = tfd
 	}
-	if classicMounts {
+	if a.classic {
 		return bindReadOnlyClassic(sfd, tfd)
 	}
 	tree, err := unix.OpenTree(sfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
@@ -183,10 +195,6 @@ func bindReadOnly(src int, target string, notType uint32) error {
 	}
 	return nil
 }
-
-// classicMounts makes applyFiles use mount(2) as on kernels before 5.12, so
-// tests exercise the path older kernels take.
-var classicMounts = false
 
 // bindReadOnlyClassic is bindReadOnly for kernels before 5.12, without
 // open_tree or mount_setattr: a bind, then a remount read-only of the
@@ -231,13 +239,13 @@ func bindReadOnlyClassic(sfd, tfd int) error {
 }
 
 // hideDir covers the folder path with an empty, read-only tmpfs.
-func hideDir(path string) error {
+func (a applier) hideDir(path string) error {
 	tfd, err := openTarget(path, unix.S_IFREG)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(tfd)
-	if !classicMounts {
+	if !a.classic {
 		mfd, err := emptyTmpfs()
 		if err == nil {
 			defer unix.Close(mfd)

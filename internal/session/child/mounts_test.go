@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -181,9 +183,11 @@ func TestMountApplyChild(t *testing.T) {
 		}
 	}
 	if mode != "control" {
-		classicMounts = mode == "classic"
-		kernelWritableExtra = []string{os.Getenv("MOUNTS_EXTRA")}
-		if err := applyFiles(&files, os.Getenv("MOUNTS_EMPTY")); err != nil {
+		a := applier{classic: mode == "classic", writableExtra: []string{os.Getenv("MOUNTS_EXTRA")}}
+		if a.classic {
+			refuseNewMountAPI(t)
+		}
+		if err := a.applyFiles(&files, os.Getenv("MOUNTS_EMPTY")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -265,7 +269,7 @@ func probeReadOnlyTree(t *testing.T, ws string) {
 // it mounts anything.
 func applySwapped(t *testing.T, files plan.Files, ws string) {
 	dotgit := filepath.Join(ws, ".git")
-	err := applyFiles(&files, filepath.Join(dotgit, "HEAD"))
+	err := (applier{}).applyFiles(&files, filepath.Join(dotgit, "HEAD"))
 	if err == nil || !strings.Contains(err.Error(), "not an empty regular file") {
 		t.Errorf("applyFiles with a non-empty file to bind over secrets = %v", err)
 	}
@@ -281,21 +285,19 @@ func applySwapped(t *testing.T, files plan.Files, ws string) {
 		t.Fatal(err)
 	}
 	defer os.Remove(dotgit)
-	err = applyFiles(&files, os.Getenv("MOUNTS_EMPTY"))
+	err = (applier{}).applyFiles(&files, os.Getenv("MOUNTS_EMPTY"))
 	if err == nil || !strings.Contains(err.Error(), dotgit) {
 		t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", dotgit, err)
 	}
 	// A folder to pin, or a writable root, swapped for a symlink fails
 	// the same way, before anything is mounted on where it leads.
 	for _, bad := range []plan.Files{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}}} {
-		if err := applyFiles(&bad, ""); err == nil || !strings.Contains(err.Error(), dotgit) {
+		if err := (applier{}).applyFiles(&bad, ""); err == nil || !strings.Contains(err.Error(), dotgit) {
 			t.Errorf("Apply(%s) = %v, want an error naming %s", planJSON(bad), err, dotgit)
 		}
 	}
 	// Without mount_setattr there is no read-only tree to make.
-	classicMounts = true
-	err = applyFiles(&plan.Files{OutsideReadOnly: true}, "")
-	classicMounts = false
+	err = (applier{classic: true}).applyFiles(&plan.Files{OutsideReadOnly: true}, "")
 	if err == nil || !strings.Contains(err.Error(), "needs mount_setattr") {
 		t.Errorf("Apply of a read-only tree with classic mounts = %v", err)
 	}
@@ -435,7 +437,7 @@ func TestHideSocketsChild(t *testing.T) {
 		defer os.Rename(hidden+".moved", hidden)
 		os.Symlink(kept, hidden)
 		defer os.Remove(hidden)
-		err := applyFiles(&files, os.Getenv("SOCKETS_EMPTY"))
+		err := (applier{}).applyFiles(&files, os.Getenv("SOCKETS_EMPTY"))
 		if err == nil || !strings.Contains(err.Error(), hidden) {
 			t.Errorf("Apply with %s swapped for a symlink = %v, want an error naming it", hidden, err)
 		}
@@ -447,14 +449,17 @@ func TestHideSocketsChild(t *testing.T) {
 		// Swapped for a file: no longer what the plan says either.
 		os.Remove(hidden)
 		os.WriteFile(hidden, nil, 0o644)
-		if err := applyFiles(&files, os.Getenv("SOCKETS_EMPTY")); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
+		if err := (applier{}).applyFiles(&files, os.Getenv("SOCKETS_EMPTY")); err == nil || !strings.Contains(err.Error(), "changed since the plan") {
 			t.Errorf("Apply with %s swapped for a file = %v, want changed since the plan", hidden, err)
 		}
 		return
 	}
 	if mode != "control" {
-		classicMounts = mode == "classic"
-		if err := applyFiles(&files, os.Getenv("SOCKETS_EMPTY")); err != nil {
+		a := applier{classic: mode == "classic"}
+		if a.classic {
+			refuseNewMountAPI(t)
+		}
+		if err := a.applyFiles(&files, os.Getenv("SOCKETS_EMPTY")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -477,5 +482,45 @@ func TestHideSocketsChild(t *testing.T) {
 		t.Errorf("a socket the plan does not name: %v", err)
 	} else {
 		c.Close()
+	}
+}
+
+// refuseNewMountAPI makes every thread of this process get EPERM from the
+// mount API of Linux 5.12 (open_tree, move_mount, mount_setattr, fsopen,
+// fsconfig, fsmount), with a seccomp filter: an applier told to use
+// mount(2) only (classic) must then still apply the plan, and one that
+// does not heed it fails, as the fallbacks are taken on ENOSYS only. It
+// is for a child process that ends with its test.
+func refuseNewMountAPI(t *testing.T) {
+	t.Helper()
+	var arch uint32
+	switch runtime.GOARCH {
+	case "amd64":
+		arch = unix.AUDIT_ARCH_X86_64
+	case "arm64":
+		arch = unix.AUDIT_ARCH_AARCH64
+	default:
+		t.Logf("no seccomp filter for %s here: that the classic mount path is taken is not checked", runtime.GOARCH)
+		return
+	}
+	calls := []uint32{unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_MOUNT_SETATTR, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT}
+	n := uint8(len(calls))
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}, // arch
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 0, Jf: n + 1},
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // nr
+	}
+	for i, nr := range calls {
+		prog = append(prog, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: n - uint8(i), Jf: 0})
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)})
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		t.Fatalf("seccomp: %v", errno)
+	}
+	if _, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC); !errors.Is(err, unix.EPERM) {
+		t.Fatalf("control: fsopen under the filter = %v, want EPERM", err)
 	}
 }

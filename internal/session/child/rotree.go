@@ -45,16 +45,17 @@ import (
 // kernel layer's; e2e/repo's TestTestHooksOutOfRelease checks both).
 var kernelWritableExtra []string
 
-// readOnlyTree makes every mount read-only but the folders writable and
-// kernelWritableExtra's, which are bound back writable, nodev and
-// nosuid. It runs in the child's private mount namespace, before any
-// other mount of the plan: they are made on the tree it leaves.
-func readOnlyTree(writable []string) error {
-	if classicMounts {
+// readOnlyTree makes every mount read-only but the folders writable,
+// kernelWritableExtra's and a's writableExtra, which are bound back
+// writable, nodev and nosuid. It runs in the child's private mount
+// namespace, before any other mount of the plan: they are made on the
+// tree it leaves.
+func (a applier) readOnlyTree(writable []string) error {
+	if a.classic {
 		return mountErr("read-only tree", "/", errors.New("needs mount_setattr (Linux 5.12)"))
 	}
 	dirs := slices.Clone(writable)
-	for _, d := range kernelWritableExtra {
+	for _, d := range append(slices.Clip(kernelWritableExtra), a.writableExtra...) {
 		// Test binaries only; a spelling through a symlink
 		// would be refused below.
 		if c, err := filepath.EvalSymlinks(d); err == nil {
@@ -117,13 +118,13 @@ func cloneTree(dir string) (int, error) {
 
 // pin binds the folder path over itself, recursively, so that it is a
 // mount point: rename(2) and rmdir(2) of a mount point are EBUSY.
-func pin(path string) error {
+func (a applier) pin(path string) error {
 	tfd, err := openTarget(path, unix.S_IFREG)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(tfd)
-	if !classicMounts {
+	if !a.classic {
 		tree, err := unix.OpenTree(tfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 		if err == nil {
 			defer unix.Close(tree)

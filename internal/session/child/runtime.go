@@ -17,7 +17,7 @@ import (
 // sight, while the record still validates where it is read (wire.Read).
 // The tmpfs is made by this process, so its user owns it, in its user
 // namespace where it has one.
-func hideRuntime(base, record string) error {
+func (a applier) hideRuntime(base, record string) error {
 	rel, err := filepath.Rel(base, record)
 	if err != nil || filepath.Dir(filepath.Dir(rel)) != "." || filepath.Dir(rel) == "." {
 		return fmt.Errorf("the record %s is not in a session folder of %s", record, base)
@@ -56,14 +56,14 @@ func hideRuntime(base, record string) error {
 		return fmt.Errorf("create: %w", err)
 	}
 	unix.Close(fd)
-	if err := bindReadOnly(rfd, record, unix.S_IFDIR); err != nil {
+	if err := a.bindReadOnly(rfd, record, unix.S_IFDIR); err != nil {
 		return fmt.Errorf("bind the record: %w", err)
 	}
 	if lfd >= 0 {
 		if err := unix.Mkdirat(tfd, logRel, 0o700); err != nil {
 			return fmt.Errorf("mkdir: %w", err)
 		}
-		if err := bindReadOnly(lfd, filepath.Join(base, logRel), unix.S_IFREG); err != nil {
+		if err := a.bindReadOnly(lfd, filepath.Join(base, logRel), unix.S_IFREG); err != nil {
 			return fmt.Errorf("bind the denial log: %w", err)
 		}
 	}

@@ -13,16 +13,16 @@ import (
 // descriptor) over each socket of sockets. A socket gone since the plan
 // is skipped: there is nothing left to reach at its path. Anything else
 // there now (a symlink, a file) fails: the plan no longer holds.
-func hideSockets(empty int, sockets []string) error {
+func (a applier) hideSockets(empty int, sockets []string) error {
 	for _, s := range sockets {
-		if err := hideSocket(empty, s); err != nil {
+		if err := a.hideSocket(empty, s); err != nil {
 			return mountErr("hide socket", s, err)
 		}
 	}
 	return nil
 }
 
-func hideSocket(empty int, path string) error {
+func (a applier) hideSocket(empty int, path string) error {
 	tfd, err := kernel.OpenNoSymlinks(path, unix.O_PATH)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -38,7 +38,7 @@ func hideSocket(empty int, path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
 		return errors.New("changed since the plan")
 	}
-	if classicMounts {
+	if a.classic {
 		return bindReadOnlyClassic(empty, tfd)
 	}
 	// A regular file may cover any inode that is not a folder, a

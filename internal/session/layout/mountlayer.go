@@ -74,19 +74,13 @@ func ReadOnlyTree() (ok bool, why string) {
 	return why == "", why
 }
 
-// maxPinned bounds the folders a plan pins: each is a mount, made as the
-// session starts. A workspace holding many nested repositories pins the
-// folders above the first ones, in name order, and lists the rest in
-// Unpinned. A variable only so tests can lower it.
-var maxPinned = 256
-
 // planPins returns the folders to pin for the read-only paths ro, which
 // lie in the writable roots roots: for each, every folder from the
 // outermost root that holds it down to its parent, that root included
 // unless the read-only tree binds it anyway (rebound). A root nested in
 // another is rebound too, and left out. A path whose folders would
-// exceed maxPinned is unpinned, and so listed.
-func planPins(ro, roots []string, rebound bool) (pinned, unpinned []string) {
+// bring them past maxPinned is unpinned, and so listed.
+func planPins(ro, roots []string, rebound bool, maxPinned int) (pinned, unpinned []string) {
 	set := map[string]bool{}
 	for _, p := range ro {
 		outer := ""

@@ -55,7 +55,7 @@ type MountPlan struct {
 	// whole, through the tree index.
 	Partial []string `json:"partial,omitempty"`
 	// Unpinned are the paths of ReadOnly whose folders are not pinned,
-	// for want of budget (maxPinned).
+	// for want of budget (planOptions.maxPinned).
 	Unpinned []string `json:"unpinned,omitempty"`
 	// DenyIdentities are the identities of the deny_read files with
 	// several links, seen before anything is hidden. The session record
@@ -83,18 +83,34 @@ func (m *MountPlan) SaveIndexes() {
 	}
 }
 
-// walkBudget bounds the entries one walk looks at: the folder of an
-// absolute deny_read glob. Past the budget the walk stops and says so in
-// Partial. The
-// mount plan's writable roots are not walked: they are read through
-// their tree index (treeindex), whole. A variable only so tests can
-// lower it.
-var walkBudget = 20000
+// planOptions bound one plan's walks and pins, and give it the kernel's
+// list of bound sockets. A session is planned with sessionOptions; this
+// package's tests lower a bound, or keep the machine's sockets out, on a
+// plan of their own.
+type planOptions struct {
+	// walkBudget bounds the entries one walk looks at: the folder of an
+	// absolute deny_read glob. Past the budget the walk stops and says so
+	// in Partial. The writable roots are not walked: they are read
+	// through their tree index (treeindex), whole.
+	walkBudget int
+	// identityBudget is the budget of the walk of the anchored deny_read
+	// trees for identities, the fence's.
+	identityBudget int
+	// maxPinned bounds the folders a plan pins: each is a mount, made as
+	// the session starts. A workspace holding many nested repositories
+	// pins the folders above the first ones, in name order, and lists
+	// the rest in Unpinned.
+	maxPinned int
+	// boundSockets is the kernel's list of the pathname unix sockets
+	// bound in this process's network namespace, each path as it was
+	// bound (readBoundSockets).
+	boundSockets func() ([]string, error)
+}
 
-// identityBudget is the budget of the plan's walk of the anchored
-// deny_read trees for identities, the fence's; a variable only so tests
-// can lower it.
-var identityBudget = sandbox.MaxIdentityEntries
+// sessionOptions are the options a session's plan is made with.
+func sessionOptions() planOptions {
+	return planOptions{walkBudget: 20000, identityBudget: sandbox.MaxIdentityEntries, maxPinned: 256, boundSockets: readBoundSockets}
+}
 
 // PlanMounts finds what the mount layer covers under policy p with the
 // given canonical writable roots. It never follows a symlink while
@@ -138,23 +154,29 @@ func PlanMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
 	// default protected list names belongs there. The reads do cross into
 	// other file systems mounted beneath a root: a .git on a bind-mounted
 	// folder is as writable as any other.
-	return PlanMountsIndexed(p, roots, nil)
+	return sessionOptions().planIndexed(p, roots, nil)
 }
 
-// PlanMountsIndexed is PlanMounts with the roots' tree indexes kept in
-// store (nil: none kept), saved before it returns.
-func PlanMountsIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
-	m := PlanMountsForSession(p, roots, store)
+// planIndexed is PlanMounts with the options o and the roots' tree
+// indexes kept in store (nil: none kept), saved before it returns.
+func (o planOptions) planIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
+	m := o.plan(p, roots, store)
 	m.SaveIndexes()
 	m.Indexes, m.IndexStore = nil, nil
 	return m
 }
 
-// PlanMountsForSession is PlanMountsIndexed but for the save: the roots'
-// indexes are left in the plan's Indexes, for the caller to save when
-// nothing waits on it (SaveIndexes), after CMD has started.
+// PlanMountsForSession is PlanMounts with the roots' tree indexes kept
+// in store (nil: none kept), but not saved: they are left in the plan's
+// Indexes, for the caller to save when nothing waits on it (SaveIndexes),
+// after CMD has started.
 func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
-	pl := planner{ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
+	return sessionOptions().plan(p, roots, store)
+}
+
+// plan is PlanMountsForSession with the options o.
+func (o planOptions) plan(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
+	pl := planner{planOptions: o, ro: map[string]bool{}, hidden: map[string]bool{}, hiddenFiles: map[string]bool{},
 		denyIDs: map[fileID]string{}, unreadable: map[string]bool{}}
 	for _, g := range p.Protected {
 		g = p.ExpandHome(g)
@@ -180,7 +202,7 @@ func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeinde
 	if len(absDeny) > 0 {
 		// Before anything is hidden: inside the session the hidden
 		// files are out of the file tool's reach, identities included.
-		ids, cut := fence.DenyIdentities(identityBudget)
+		ids, cut := fence.DenyIdentities(o.identityBudget)
 		for _, id := range ids {
 			pl.denyIDs[fileID{id.Dev, id.Ino}] = id.Glob
 		}
@@ -237,7 +259,7 @@ func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeinde
 		for _, g := range sortedKeys(pl.gitDirs) {
 			pins = append(pins, filepath.Join(g, "HEAD"))
 		}
-		m.Pinned, m.Unpinned = planPins(pins, rootPaths, m.OutsideReadOnly)
+		m.Pinned, m.Unpinned = planPins(pins, rootPaths, m.OutsideReadOnly, o.maxPinned)
 		for i, p := range m.Unpinned {
 			if g := filepath.Dir(p); pl.gitDirs[g] && !pl.ro[p] {
 				m.Unpinned[i] = g // the git directory, not its HEAD
@@ -249,6 +271,7 @@ func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeinde
 }
 
 type planner struct {
+	planOptions
 	protected      []walkGlob         // protected globs relative to a root
 	protectedGlobs []string           // every protected glob, "~" expanded
 	absProtected   []walkGlob         // absolute protected globs
@@ -527,7 +550,7 @@ func (pl *planner) walk(top string, visit func(abs string, typ fs.FileMode) bool
 	for len(stack) > 0 {
 		dir := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		entries, ok := pathmatch.ReadDirBounded(dir, walkBudget-seen)
+		entries, ok := pathmatch.ReadDirBounded(dir, pl.walkBudget-seen)
 		seen += len(entries)
 		if !ok {
 			return false

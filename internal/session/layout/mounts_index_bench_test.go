@@ -57,16 +57,16 @@ func BenchmarkPlanMounts(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
 			defer reportCPU(b)()
 			for b.Loop() {
-				PlanMountsIndexed(p, roots, nil)
+				planMountsIndexed(p, roots, nil)
 			}
 		})
 		b.Run(fmt.Sprintf("files=%d/warm", n), func(b *testing.B) {
 			store := indexStore(b)
 			time.Sleep(1100 * time.Millisecond) // no folder racy
-			PlanMountsIndexed(p, roots, store)
+			planMountsIndexed(p, roots, store)
 			defer reportCPU(b)()
 			for b.Loop() {
-				PlanMountsIndexed(p, roots, store)
+				planMountsIndexed(p, roots, store)
 			}
 		})
 	}

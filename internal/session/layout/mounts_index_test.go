@@ -36,7 +36,7 @@ func TestPlanMountsNoBudgetAPreviousSessionExhausts(t *testing.T) {
 	fillFiles(t, ws, 20001)
 	makeTree(t, ws, "zz/.git/HEAD", "zz/.git/objects/", "zz/.git/refs/", "zz/.git/config", "zz/.env")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/.env"}}
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	got := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 {
 		t.Errorf("the plan stopped at a budget: partial %q", got.Partial)
 	}
@@ -79,7 +79,7 @@ func TestPlanMountsIndexSeesChanges(t *testing.T) {
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
 	store := indexStore(t)
 	time.Sleep(1100 * time.Millisecond) // no folder racy: the index is trusted
-	PlanMountsIndexed(p, roots, store)
+	planMountsIndexed(p, roots, store)
 	if ix := store.Load(ws); ix == nil {
 		t.Fatal("no index kept")
 	}
@@ -100,7 +100,7 @@ func TestPlanMountsIndexSeesChanges(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.change()
-		if m := PlanMountsIndexed(p, roots, store); !st.check(m) {
+		if m := planMountsIndexed(p, roots, store); !st.check(m) {
 			t.Errorf("%s: not covered by the next plan: %s", st.name, planJSON(m))
 		}
 	}
@@ -120,7 +120,7 @@ func TestPlanMountsUnreadableFolderHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(filepath.Join(ws, "locked"), 0o755)
-	m := PlanMounts(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	m := planMounts(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if !slices.Equal(m.Unreadable, []string{ws + "/locked"}) || !slices.Contains(m.Hidden, ws+"/locked") {
 		t.Errorf("an unreadable folder is not hidden and named: %s", planJSON(m))
 	}
@@ -153,7 +153,7 @@ func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
 	}
 	makeTree(t, wt, "zz/HEAD", "zz/commondir", "zz/config.worktree")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	got := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	if len(got.Partial) > 0 || !slices.Contains(got.ReadOnly, wt+"/zz/config.worktree") {
 		t.Errorf("a linked worktree past 4096 entries is not protected: partial %q, zz/config.worktree read-only %v",
 			got.Partial, slices.Contains(got.ReadOnly, wt+"/zz/config.worktree"))

@@ -91,11 +91,11 @@ func TestPlanMountsNotesGiveTheColdPlan(t *testing.T) {
 				defer os.Chmod(filepath.Join(ws, l.locked), 0o755)
 			}
 			p, roots := notePolicy(ws, l.protected, l.denyRead)
-			cold := PlanMounts(p, roots)
+			cold := planMounts(p, roots)
 			store := indexStore(t)
-			first := PlanMountsIndexed(p, roots, store)
+			first := planMountsIndexed(p, roots, store)
 			made := notesMade.Load()
-			warm := PlanMountsIndexed(p, roots, store)
+			warm := planMountsIndexed(p, roots, store)
 			if n := notesMade.Load() - made; n != 0 && l.locked == "" {
 				t.Errorf("the warm plan matched %d folders again, want 0", n)
 			}
@@ -136,20 +136,20 @@ func TestPlanMountsNotesFollowThePolicy(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	store := indexStore(t)
 	p, roots := notePolicy(ws, nil, nil)
-	PlanMountsIndexed(p, roots, store)
-	PlanMountsIndexed(p, roots, store)
+	planMountsIndexed(p, roots, store)
+	planMountsIndexed(p, roots, store)
 	// Added: a deny_read glob and a protected one.
 	p2, _ := notePolicy(ws, []string{"b/c"}, []string{"**/secret.txt"})
-	got := PlanMountsIndexed(p2, roots, store)
-	if want := PlanMounts(p2, roots); !reflect.DeepEqual(got, want) {
+	got := planMountsIndexed(p2, roots, store)
+	if want := planMounts(p2, roots); !reflect.DeepEqual(got, want) {
 		t.Errorf("after the policy changed:\n%s\nwant:\n%s", planJSON(got), planJSON(want))
 	}
 	if !reflect.DeepEqual(got.HiddenFiles, []string{ws + "/a/secret.txt"}) {
 		t.Errorf("a/secret.txt is not hidden: %s", planJSON(got))
 	}
 	// And back: what the first rules did not cover is no longer covered.
-	back := PlanMountsIndexed(p, roots, store)
-	if want := PlanMounts(p, roots); !reflect.DeepEqual(back, want) {
+	back := planMountsIndexed(p, roots, store)
+	if want := planMounts(p, roots); !reflect.DeepEqual(back, want) {
 		t.Errorf("back to the first policy:\n%s\nwant:\n%s", planJSON(back), planJSON(want))
 	}
 }
@@ -164,13 +164,13 @@ func TestPlanMountsNotesOfChangedFolders(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	store := indexStore(t)
 	p, roots := notePolicy(ws, nil, []string{"**/.env"})
-	PlanMountsIndexed(p, roots, store)
+	planMountsIndexed(p, roots, store)
 	// b/plain becomes a name of the secret a/.env: a's ctime moves,
 	// b's does not.
 	must(t, os.Link(filepath.Join(ws, "b/plain"), filepath.Join(ws, "a/.env")))
 	makeTree(t, ws, "c/d/.git", "c/d/.env")
-	got := PlanMountsIndexed(p, roots, store)
-	want := PlanMounts(p, roots)
+	got := planMountsIndexed(p, roots, store)
+	want := planMounts(p, roots)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after a change:\n%s\nwant:\n%s", planJSON(got), planJSON(want))
 	}
@@ -200,18 +200,18 @@ func TestPlanMountsNotesIgnoreGarbage(t *testing.T) {
 	makeTree(t, ws, "a/.env", "a/b/", "c/x")
 	time.Sleep(1100 * time.Millisecond)
 	p, roots := notePolicy(ws, nil, []string{"**/.env"})
-	want := PlanMounts(p, roots)
+	want := planMounts(p, roots)
 	dir := filepath.Join(t.TempDir(), "index")
 	must(t, os.Mkdir(dir, 0o700))
 	store, err := treeindex.OpenStore(dir)
 	must(t, err)
-	PlanMountsIndexed(p, roots, store)
+	planMountsIndexed(p, roots, store)
 	ix := store.Load(ws)
 	f, _ := ix.Folder("a")
 	for _, bad := range []string{"p\x05.en", "p\x04.env\x04\x09", "g\x04.env\x01", "x", "p\x00\x01"} {
 		ix.SetNote(f, bad)
 		must(t, store.Save(ix))
-		if got := PlanMountsIndexed(p, roots, store); !reflect.DeepEqual(got, want) {
+		if got := planMountsIndexed(p, roots, store); !reflect.DeepEqual(got, want) {
 			t.Errorf("with note %q of a:\n%s\nwant:\n%s", bad, planJSON(got), planJSON(want))
 		}
 		if g, _ := store.Load(ws).Folder("a"); g.Note() == bad {
@@ -223,7 +223,7 @@ func TestPlanMountsNotesIgnoreGarbage(t *testing.T) {
 	for _, e := range entries {
 		must(t, os.WriteFile(filepath.Join(dir, e.Name()), []byte("garbage"), 0o600))
 	}
-	if got := PlanMountsIndexed(p, roots, store); !reflect.DeepEqual(got, want) {
+	if got := planMountsIndexed(p, roots, store); !reflect.DeepEqual(got, want) {
 		t.Errorf("with a garbage store file:\n%s\nwant:\n%s", planJSON(got), planJSON(want))
 	}
 }

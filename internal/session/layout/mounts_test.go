@@ -138,11 +138,11 @@ func TestMountPlan(t *testing.T) {
 	tests = append(tests, noBudget)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
 			if tc.budget > 0 {
-				defer func(b int) { walkBudget = b }(walkBudget)
-				walkBudget = tc.budget
+				o.walkBudget = tc.budget
 			}
-			got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: tc.origin}})
+			got := o.planIndexed(p, []sandbox.Root{{Path: ws, Origin: tc.origin}}, nil)
 			if !equalPlans(got, tc.want) {
 				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
 			}
@@ -160,7 +160,7 @@ func TestMountPlanCovers(t *testing.T) {
 	)
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets", "**/.vscode/**"}}
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	got := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{
 		// Hiding wins over protection (.vscode), a hidden folder covers
 		// what lies beneath it (deep/secrets), and a read-only folder is
@@ -172,7 +172,7 @@ func TestMountPlanCovers(t *testing.T) {
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(want))
 	}
-	if j := planJSON(PlanMounts(policy.Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[],"outside_read_only":true,"writable":[],"pinned":[]}` {
+	if j := planJSON(planMounts(policy.Policy{Cwd: ws}, nil)); j != `{"read_only":[],"hidden":[],"hidden_files":[],"hidden_sockets":[],"outside_read_only":true,"writable":[],"pinned":[]}` {
 		t.Errorf("empty plan = %s", j)
 	}
 }
@@ -202,11 +202,11 @@ func TestMountPlanAbsoluteGlob(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
 			if tc.budget > 0 {
-				defer func(b int) { walkBudget = b }(walkBudget)
-				walkBudget = tc.budget
+				o.walkBudget = tc.budget
 			}
-			if got := PlanMounts(p, nil); !equalPlans(got, tc.want) {
+			if got := o.planIndexed(p, nil, nil); !equalPlans(got, tc.want) {
 				t.Errorf("PlanMounts:\n got %s\nwant %s", planJSON(got), planJSON(tc.want))
 			}
 		})
@@ -229,7 +229,7 @@ func TestMountPlanConfig(t *testing.T) {
 		ConfigFiles:  []string{ws + "/conf/dsh-fs.yaml"},
 		TrustedFiles: []string{tmp + "/etc/dsh-fs/config.yaml"},
 	}
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	got := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{
 		ReadOnly:    []string{ws + "/conf/dsh-fs.yaml"},
 		Hidden:      []string{tmp + "/etc/ssl", ws + "/.git", ws + "/conf/.git"},
@@ -296,7 +296,7 @@ func TestMountPlanLinks(t *testing.T) {
 		}
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, DenyRead: []string{tmp + "/sec/**", ".env"}}
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	got := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	want := MountPlan{Files: plan.Files{ReadOnly: []string{}, Hidden: []string{tmp + "/sec"},
 		HiddenFiles: []string{ws + "/.env", ws + "/deep/x/notes", ws + "/env.txt"}}}
 	if !equalPlans(got, want) {
@@ -318,9 +318,9 @@ func TestMountPlanLinks(t *testing.T) {
 
 	// A tree too large for the identity budget: its folder is partial,
 	// and the links to what was not collected stay.
-	defer func(b int) { identityBudget = b }(identityBudget)
-	identityBudget = 0
-	got = PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	o := testOptions()
+	o.identityBudget = 0
+	got = o.planIndexed(p, []sandbox.Root{{Path: ws, Origin: "cwd"}}, nil)
 	want.HiddenFiles, want.Partial = []string{ws + "/.env", ws + "/env.txt"}, []string{tmp + "/sec"}
 	if !equalPlans(got, want) {
 		t.Errorf("PlanMounts past the identity budget:\n got %s\nwant %s", planJSON(got), planJSON(want))
@@ -347,11 +347,11 @@ func TestMountPlanPins(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			budget := sessionOptions().maxPinned
 			if tc.budget > 0 {
-				defer func(b int) { maxPinned = b }(maxPinned)
-				maxPinned = tc.budget
+				budget = tc.budget
 			}
-			pinned, unpinned := planPins(ro, roots, tc.rebound)
+			pinned, unpinned := planPins(ro, roots, tc.rebound, budget)
 			if !slices.Equal(pinned, tc.pinned) || !slices.Equal(unpinned, tc.unpinned) {
 				t.Errorf("planPins = %q, %q; want %q, %q", pinned, unpinned, tc.pinned, tc.unpinned)
 			}

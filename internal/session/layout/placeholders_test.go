@@ -99,7 +99,7 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
-	m := PlanMounts(p, roots)
+	m := planMounts(p, roots)
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
 	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
 		t.Fatalf("no placeholder %s planned: %v", attributes, m.Placeholders)
@@ -137,7 +137,7 @@ func TestRefreshPlaceholdersDropsBindsBeneathThem(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
-	m := PlanMounts(p, roots)
+	m := planMounts(p, roots)
 	alternates := filepath.Join(ws, ".git", "objects", "info", "alternates")
 	if !slices.Contains(m.ReadOnly, alternates) {
 		t.Fatalf("%s not bound read-only: %v", alternates, m.ReadOnly)
@@ -170,7 +170,7 @@ func TestRefreshedPlanMountsOnlyWhatIsThere(t *testing.T) {
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"**/*.key"}}
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
-	m := PlanMounts(p, roots)
+	m := planMounts(p, roots)
 	info := filepath.Join(ws, ".git", "objects", "info")
 	if !slices.Contains(m.Pinned, info) || !slices.Contains(m.HiddenFiles, filepath.Join(info, "secret.key")) {
 		t.Fatalf("the plan neither pins %s nor hides the key in it: pinned %q, hidden %q", info, m.Pinned, m.HiddenFiles)
@@ -199,7 +199,7 @@ func TestMakePlaceholdersFailsNamingThePath(t *testing.T) {
 	makeTree(t, tmp, "ws/.git/", "ws/.git/info/")
 	ws := filepath.Join(tmp, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected}
-	m := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	m := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	attributes := filepath.Join(ws, ".git", "info", "attributes")
 	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == attributes }) {
 		t.Fatalf("no placeholder %s planned: %v", attributes, m.Placeholders)

@@ -46,7 +46,7 @@ func TestPlanReadView(t *testing.T) {
 	ws := filepath.Join(base, "ws")
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Home: base, DenyRead: []string{"**/.env", "~/.ssh"},
 		ReadHome: []string{"~/.gitconfig", "~/.bashrc"}}
-	m := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	m := planMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
 	m.PlanReadView(p, []string{ws}, []string{filepath.Join(base, ".cache/go-build"), "/usr/bin/env"})
 	v := m.View
 	if v == nil || v.Why != "" {

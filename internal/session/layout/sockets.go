@@ -52,11 +52,6 @@ func SocketLandlock(p policy.Policy) bool {
 	return err == nil && abi >= kernel.SocketRulesABI
 }
 
-// boundSockets is the kernel's list of the pathname unix sockets bound in
-// this process's network namespace, each path as it was bound; a
-// variable only so tests can keep the machine's sockets out of a plan.
-var boundSockets = readBoundSockets
-
 // readBoundSockets reads the bound pathname sockets from the verified
 // /proc's net/unix of this process: each once, abstract ones (Landlock's
 // scopes) left out.
@@ -116,7 +111,7 @@ func (pl *planner) planSockets(p policy.Policy) {
 	if SocketLandlock(p) {
 		return
 	}
-	bound, err := boundSockets()
+	bound, err := pl.boundSockets()
 	if err != nil {
 		pl.socketsUnread = err.Error()
 		return
@@ -206,7 +201,11 @@ func socketAllowed(allowed []string, abs string) bool {
 // an entry with wildcards covers when the session starts. A Landlock rule
 // is made on what exists, so a socket an entry names that is made later
 // is not granted.
-func SocketGrants(p policy.Policy) []string {
+func SocketGrants(p policy.Policy) []string { return grantSockets(p, readBoundSockets) }
+
+// grantSockets is SocketGrants with the kernel's list read by
+// boundSockets.
+func grantSockets(p policy.Policy, boundSockets func() ([]string, error)) []string {
 	allowed := allowedSocketGlobs(p)
 	grants := map[string]bool{}
 	wild := false

@@ -13,11 +13,28 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
 
-// The unit tests of this package look at no socket of the machine's:
-// the tests below take those of their own folders from the kernel's list.
-func init() { boundSockets = func() ([]string, error) { return nil, nil } }
+// testOptions are the plan options of this package's tests: a
+// session's, but that they look at no socket of the machine's (the tests
+// below take those of their own folders from the kernel's list).
+func testOptions() planOptions {
+	o := sessionOptions()
+	o.boundSockets = func() ([]string, error) { return nil, nil }
+	return o
+}
+
+// planMounts is PlanMounts with testOptions.
+func planMounts(p policy.Policy, roots []sandbox.Root) MountPlan {
+	return testOptions().planIndexed(p, roots, nil)
+}
+
+// planMountsIndexed is PlanMounts with testOptions and the indexes kept
+// in store (planIndexed).
+func planMountsIndexed(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
+	return testOptions().planIndexed(p, roots, store)
+}
 
 // makeSocket binds a unix socket at path and keeps it bound until the
 // test ends, as a server's is.
@@ -36,14 +53,10 @@ func makeSocket(t *testing.T, path string) {
 	}
 }
 
-// withBoundSockets makes the plan's list the kernel's, but only its
-// sockets bound beneath one of dirs (as bound: the paths given to bind),
-// for one test.
-func withBoundSockets(t *testing.T, dirs ...string) {
-	t.Helper()
-	old := boundSockets
-	t.Cleanup(func() { boundSockets = old })
-	boundSockets = func() ([]string, error) {
+// boundBeneath is the kernel's list, but only its sockets bound beneath
+// one of dirs (as bound: the paths given to bind).
+func boundBeneath(dirs ...string) func() ([]string, error) {
+	return func() ([]string, error) {
 		all, err := readBoundSockets()
 		var out []string
 		for _, s := range all {
@@ -107,8 +120,9 @@ func TestSocketPlan(t *testing.T) {
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected, DenyRead: []string{"secrets"}, Home: tmp,
 		// By a symlinked spelling, by a glob, and a folder whole.
 		AllowUnixSockets: []string{tmp + "/alias/allowed.sock", "~/run/agents/*.sock", tmp + "/run/gnupg", tmp + "/absent.sock"}}
-	withBoundSockets(t, tmp)
-	got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}})
+	o := testOptions()
+	o.boundSockets = boundBeneath(tmp)
+	got := o.planIndexed(p, []sandbox.Root{{Path: ws, Origin: "cwd"}}, nil)
 	// In the root and out, at any depth, through a symlinked folder by
 	// its canonical path; not the hidden folder's, not the allowed ones.
 	want := in("run/through-link.sock", "run/top.sock", "run/x/y.sock", "run/x/y/z.sock", "run/x/y/z/deep/er.sock",
@@ -123,8 +137,8 @@ func TestSocketPlan(t *testing.T) {
 		t.Errorf("hidden = %q", got.Hidden)
 	}
 	// The list unread: nothing hidden, and the plan says so.
-	boundSockets = func() ([]string, error) { return nil, errors.New("no /proc") }
-	if got := PlanMounts(p, []sandbox.Root{{Path: ws, Origin: "cwd"}}); len(got.HiddenSockets) != 0 || !got.SocketsOpen() {
+	o.boundSockets = func() ([]string, error) { return nil, errors.New("no /proc") }
+	if got := o.planIndexed(p, []sandbox.Root{{Path: ws, Origin: "cwd"}}, nil); len(got.HiddenSockets) != 0 || !got.SocketsOpen() {
 		t.Errorf("with the list unread: %s, want sockets open", planJSON(got))
 	}
 }
@@ -154,18 +168,18 @@ func TestSocketGrants(t *testing.T) {
 	for _, s := range []string{"run/agents/1.sock", "run/agents/2.sock", "run/agents/x.txt.sock", "run/other.sock"} {
 		makeSocket(t, filepath.Join(tmp, s))
 	}
-	withBoundSockets(t, tmp)
+	bound := boundBeneath(tmp)
 	p := policy.Policy{Home: tmp, AllowUnixSockets: []string{"~/alias/other.sock", tmp + "/run/agents/[0-9].sock", tmp + "/later.sock"}}
 	// Literal entries as given and canonical (Landlock opens them; one
 	// missing is ignored there), and what a glob covers now.
 	want := []string{tmp + "/alias/other.sock", tmp + "/later.sock", tmp + "/run/agents/1.sock", tmp + "/run/agents/2.sock", tmp + "/run/other.sock"}
-	if got := SocketGrants(p); !slices.Equal(got, want) {
+	if got := grantSockets(p, bound); !slices.Equal(got, want) {
 		t.Errorf("SocketGrants:\n got %q\nwant %q", got, want)
 	}
-	if got := SocketGrants(policy.Policy{}); got == nil || len(got) != 0 {
+	if got := grantSockets(policy.Policy{}, bound); got == nil || len(got) != 0 {
 		t.Errorf("SocketGrants of no entry = %#v, want an empty list (every socket refused)", got)
 	}
-	if got := SocketGrants(policy.Policy{AllowUnixSockets: []string{"~/x.sock"}}); len(got) != 0 {
+	if got := grantSockets(policy.Policy{AllowUnixSockets: []string{"~/x.sock"}}, bound); len(got) != 0 {
 		t.Errorf("SocketGrants without a home = %q: a ~ entry names nothing", got)
 	}
 }

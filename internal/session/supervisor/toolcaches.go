@@ -45,10 +45,6 @@ type foundCache struct {
 	Source string `json:"source"`
 }
 
-// cacheToolTimeout bounds each toolchain asked for its caches: a tool
-// that hangs must not hang exec. A variable only so tests can lower it.
-var cacheToolTimeout = 3 * time.Second
-
 // toolchainCaches asks the toolchains on the person's $PATH, with env
 // (exec's own), where their caches are, all at once and each for a few
 // seconds at most: go env, npm's and pip's cache (their variable, else
@@ -58,7 +54,11 @@ var cacheToolTimeout = 3 * time.Second
 // The list is in that order, without duplicates; complete says every
 // tool answered, so the answer may be kept (toolchainsKey).
 func toolchainCaches(env []string) (found []foundCache, complete bool) {
-	t := newToolchainEnv(env)
+	return newToolchainEnv(env).caches()
+}
+
+// caches is toolchainCaches in t.
+func (t toolchainEnv) caches() (found []foundCache, complete bool) {
 	slots := make([][]foundCache, 5)
 	failed := make([]bool, 5)
 	var wg sync.WaitGroup
@@ -66,7 +66,7 @@ func toolchainCaches(env []string) (found []foundCache, complete bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lines := askTool(argv, env)
+			lines := t.askTool(argv)
 			failed[slot] = lines == nil
 			for i, src := range sources {
 				if i < len(lines) && filepath.IsAbs(lines[i]) {
@@ -123,14 +123,23 @@ func toolchainCaches(env []string) (found []foundCache, complete bool) {
 }
 
 // toolchainEnv is what toolchainCaches and toolchainsKey read of the
-// person's environment.
+// person's environment, and where and how long they look.
 type toolchainEnv struct {
 	env                       []string
 	home, xdgCache, xdgConfig string
+	// askFor bounds each toolchain asked for its caches: a tool that
+	// hangs must not hang exec.
+	askFor time.Duration
+	// npmGlobal and pipGlobal are the system-wide config files of npm
+	// and pip, where no variable names them.
+	npmGlobal, pipGlobal []string
 }
 
+// newToolchainEnv is the toolchainEnv of exec's environment env.
 func newToolchainEnv(env []string) toolchainEnv {
-	t := toolchainEnv{env: env}
+	t := toolchainEnv{env: env, askFor: 3 * time.Second,
+		npmGlobal: []string{"/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"},
+		pipGlobal: []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}}
 	t.home = t.get("HOME")
 	if t.xdgCache = t.get("XDG_CACHE_HOME"); !filepath.IsAbs(t.xdgCache) {
 		t.xdgCache = t.under(t.home, ".cache")
@@ -184,13 +193,13 @@ func (t toolchainEnv) pip() string {
 // is asked.
 func (t toolchainEnv) npmConfigs(npm string) []string {
 	return append([]string{t.under(t.home, ".npmrc"), t.get("NPM_CONFIG_USERCONFIG"), t.get("npm_config_userconfig"),
-		filepath.Join(filepath.Dir(filepath.Dir(npm)), "etc", "npmrc"), "/.npmrc"}, npmGlobalConfigs...)
+		filepath.Join(filepath.Dir(filepath.Dir(npm)), "etc", "npmrc"), "/.npmrc"}, t.npmGlobal...)
 }
 
 // pipConfigs are the files that can name pip's cache.
 func (t toolchainEnv) pipConfigs() []string {
 	return append([]string{t.get("PIP_CONFIG_FILE"), t.under(t.xdgConfig, "pip/pip.conf"), t.under(t.home, ".pip/pip.conf"),
-		t.under(t.get("VIRTUAL_ENV"), "pip.conf")}, pipGlobalConfigs...)
+		t.under(t.get("VIRTUAL_ENV"), "pip.conf")}, t.pipGlobal...)
 }
 
 // goConfigs are the files that can move Go's caches: the user's go env
@@ -280,13 +289,6 @@ func fileIdentity(p string) string {
 		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
-// The system-wide config files of npm and pip, where no variable names
-// them; variables only so tests can replace them.
-var (
-	npmGlobalConfigs = []string{"/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc"}
-	pipGlobalConfigs = []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}
-)
-
 // configNames reports whether the ini-style config file path has a line
 // setting key ("cache=…", "cache-dir = …", pip's "cache_dir" too), in
 // its first 64 KiB.
@@ -307,14 +309,14 @@ func configNames(path, key string) bool {
 	return false
 }
 
-// askTool runs argv with env for at most cacheToolTimeout and returns
-// the lines of its standard output; nil when it fails or times out.
-func askTool(argv, env []string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), cacheToolTimeout)
+// askTool runs argv with t's env for at most t.askFor and returns the
+// lines of its standard output; nil when it fails or times out.
+func (t toolchainEnv) askTool(argv []string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), t.askFor)
 	defer cancel()
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Dir = "/"
-	c.Env = append(slices.Clip(env), "GOTOOLCHAIN=local")
+	c.Env = append(slices.Clip(t.env), "GOTOOLCHAIN=local")
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The whole group: a shim (pyenv's pip is a shell script) leaves its
 	// own children holding the output pipe otherwise.

@@ -129,9 +129,12 @@ func writeTool(t *testing.T, dir, name, script string) {
 // config could have moved it; a tool that hangs (and leaves a child
 // holding its output) costs exec its deadline, no more, and adds nothing.
 func TestFindCaches(t *testing.T) {
-	defer func(d time.Duration) { cacheToolTimeout = d }(cacheToolTimeout)
-	defer func(n, p []string) { npmGlobalConfigs, pipGlobalConfigs = n, p }(npmGlobalConfigs, pipGlobalConfigs)
-	npmGlobalConfigs, pipGlobalConfigs = nil, nil
+	// No system-wide config of the machine's.
+	toolchainCaches := func(env []string) ([]foundCache, bool) {
+		te := newToolchainEnv(env)
+		te.npmGlobal, te.pipGlobal = nil, nil
+		return te.caches()
+	}
 	bin, home := t.TempDir(), t.TempDir()
 	writeTool(t, bin, "go", `echo /go/cache; echo /go/mod`)
 	writeTool(t, bin, "npm", `echo /npm/asked`)
@@ -178,7 +181,7 @@ func TestFindCaches(t *testing.T) {
 	// short one here, is what ends it. The tools above answer at once
 	// but had the real deadline, as a loaded machine may take a while
 	// to start even a shell script.
-	cacheToolTimeout = 300 * time.Millisecond
+	const deadline = 300 * time.Millisecond
 	hang := t.TempDir()
 	writeTool(t, hang, "go", `/bin/sleep 300 & /bin/sleep 300`)
 	type answer struct {
@@ -187,7 +190,9 @@ func TestFindCaches(t *testing.T) {
 	}
 	start, done := time.Now(), make(chan answer, 1)
 	go func() {
-		found, complete := toolchainCaches([]string{"PATH=" + hang, "HOME=" + home})
+		te := newToolchainEnv([]string{"PATH=" + hang, "HOME=" + home})
+		te.askFor = deadline
+		found, complete := te.caches()
 		done <- answer{found, complete}
 	}()
 	var a answer
@@ -196,14 +201,21 @@ func TestFindCaches(t *testing.T) {
 	select {
 	case a = <-done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("a hanging tool still holds toolchainCaches after 60 s (its deadline is %v)", cacheToolTimeout)
+		t.Fatalf("a hanging tool still holds toolchainCaches after 60 s (its deadline is %v)", deadline)
 	}
-	if d := time.Since(start); d < cacheToolTimeout {
-		t.Errorf("toolchainCaches gave up on the tool after %v, before its deadline %v", d, cacheToolTimeout)
+	if d := time.Since(start); d < deadline {
+		t.Errorf("toolchainCaches gave up on the tool after %v, before its deadline %v", d, deadline)
 	}
 	found, complete := a.found, a.complete
 	if got := paths(found, true); strings.Contains(got, "go env") || complete {
 		t.Errorf("a hanging tool added %s, or the answer is called complete (%v)", got, complete)
+	}
+	// A deadline already past: the go that answers at once is not even
+	// started, and the answer is incomplete.
+	past := newToolchainEnv(env)
+	past.askFor = 0
+	if found, complete := past.caches(); complete || strings.Contains(paths(found, true), "go env") {
+		t.Errorf("with the deadline past: %s, complete %v; want no go env and incomplete", paths(found, true), complete)
 	}
 	// No tool on $PATH: only ~/.cache.
 	if got := paths(toolchainCaches([]string{"PATH=" + t.TempDir(), "HOME=" + home})); got != home+"/.cache=XDG_CACHE_HOME (~/.cache)" {

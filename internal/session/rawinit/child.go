@@ -127,6 +127,17 @@ func begin(r *readied) syscall.Errno {
 		}
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.syncR), 0, 0)
 	}
+	if r.init {
+		// An init is a copy of the caller's memory, its environment
+		// and secrets included, and never executes anything: no
+		// process of the session may read it (/proc/1/environ, mem) or
+		// trace it. After the maps: the caller writes them as the owner
+		// of this process's /proc files, which this makes root's.
+		r.step = stepUndumpable
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
+			return e
+		}
+	}
 	if r.parentDeath != 0 {
 		r.step = stepParentDeath
 		_, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, r.parentDeath, 0, 0, 0, 0)

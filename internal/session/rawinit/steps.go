@@ -15,6 +15,7 @@ const (
 	stepSetsid
 	stepCtty
 	stepParentDeath
+	stepUndumpable
 	stepChdir
 	stepProc
 	stepKeyring
@@ -44,6 +45,7 @@ var stepWords = [stepCount]string{
 	stepSetsid:           "terminal layer: setsid",
 	stepCtty:             "terminal layer: controlling terminal",
 	stepParentDeath:      "processes layer: parent death signal",
+	stepUndumpable:       "processes layer: not dumpable",
 	stepProc:             "processes layer: mount /proc",
 	stepKeyring:          "keyring: joining a session keyring of its own",
 	stepNoNewPrivs:       "kernel layer: no_new_privs",

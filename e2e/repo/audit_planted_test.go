@@ -52,7 +52,7 @@ var plantedCalls = []plantedCall{
 	// Controls: the registry allows these, so the catches above are not
 	// the audit failing on any planted call.
 	{"control: mount in the mount layer", "internal/session/child/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
-	{"control: start where exec's child starts CMD", "internal/session/child/child.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
+	{"control: start where the supervisor re-runs itself", "internal/session/supervisor/entry.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
 	{"control: read-only open where reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
 	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},

@@ -124,16 +124,15 @@ var mayMount = registry{
 	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
 	"internal/tty/devpts.go":                "the session's own devpts",
 	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
+	"internal/session/supervisor/thread.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
 }
 
 var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/session/child/child.go":      "exec's child becomes CMD",
 	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
 	"internal/approval/approval.go":        "the trusted approval_command",
 	"internal/session/supervisor/toolcaches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
-	"internal/session/child/init.go": "the session's init starts CMD",
 }
 
 var mayRawSyscall = registry{
@@ -153,6 +152,7 @@ var mayRawSyscall = registry{
 // and danger-full-access's plain folder open beside them; and the few
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
+	"internal/session/supervisor/thread.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
 	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",

@@ -254,14 +254,11 @@ func (x *explainer) cwd() (dir, base string) {
 // unknown.
 func (s *supervisor) commandPid() int {
 	l := s.launched
-	if l == nil || l.pid() == 0 {
+	if l == nil {
 		return 0
 	}
-	pid := l.pid()
-	if !l.inThread {
-		pid = firstChild(pid) // the child's first child is the first process
-	}
-	if !s.rec.Shell.ProcessesHeld {
+	pid := l.firstPid()
+	if pid == 0 || !s.rec.Shell.ProcessesHeld {
 		return pid
 	}
 	return firstChild(pid)

@@ -136,7 +136,7 @@ func (s *supervisor) readyNetwork(l *launched) error {
 	}
 	withNetworkNamespace(l.child.SysProcAttr)
 	if s.settings.Policy.Network == policy.NetworkAllowlist && s.rec.Shell.ProcessesHeld {
-		fd, stop, err := s.startProxy(l.child)
+		fd, stop, err := s.startProxy(l)
 		if err != nil {
 			return err
 		}

@@ -222,6 +222,18 @@ func (l *launched) signal(sig os.Signal) {
 	}
 }
 
+// firstPid is l's session's first process: the one forked from the
+// thread, or the child's first child; 0 before it runs.
+func (l *launched) firstPid() int {
+	if l.first != nil {
+		return l.first.Pid()
+	}
+	if pid := l.pid(); pid != 0 {
+		return firstChild(pid)
+	}
+	return 0
+}
+
 // pid is the process of l's session the supervisor started, 0 before.
 func (l *launched) pid() int {
 	if l.first != nil {

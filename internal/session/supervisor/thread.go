@@ -73,6 +73,12 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		l.first, l.master = first, master
 		started <- nil
 		status, ended, _ := first.Wait()
+		if !ended {
+			// Some process of the session outlasted the init's kill:
+			// the session has ended once the kernel ended it with the
+			// init.
+			<-first.Done()
+		}
 		copied.Wait()
 		l.threadEnded <- threadEnd{status, ended}
 		// The thread holds the session's namespaces and is the first

@@ -153,7 +153,7 @@ var mayRawSyscall = registry{
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
 	"internal/session/supervisor/thread.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
-	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",
+	"internal/sandbox/dir.go":               "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",

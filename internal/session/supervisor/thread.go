@@ -123,13 +123,17 @@ func onOwnThread(body func()) {
 // startFirst takes the namespaces of flags on the calling thread, with
 // dir as its working folder, applies spec there and forks the session's
 // first process with files as its standard streams and the broker. It
-// returns the session's terminal's master where it made one.
+// returns the session's terminal's master where it made one. Once the
+// first process holds the session's namespaces, the thread goes back to
+// the supervisor's: it holds none of the session's mounts while the
+// supervisor ends the session (a placeholder removed while it is still
+// a mount point elsewhere costs the kernel a detach).
 func startFirst(spec plan.Plan, flags uintptr, dir string, files []int) (*rawinit.Process, *os.File, error) {
-	if flags != 0 {
-		if err := unix.Unshare(int(flags)); err != nil {
-			return nil, nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
-		}
+	back, err := takeNamespaces(flags)
+	if err != nil {
+		return nil, nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
 	}
+	defer back()
 	if flags&unix.CLONE_NEWNS != 0 {
 		// The thread's mounts are its own from here, and so is its
 		// working folder (a new mount namespace unshares it): nothing
@@ -141,6 +145,7 @@ func startFirst(spec plan.Plan, flags uintptr, dir string, files []int) (*rawini
 			return nil, nil, fserr.Wrap(fserr.IO, "the working folder: "+err.Error(), err)
 		}
 	}
+	mark("thread-namespaces")
 	r, err := child.Apply(spec)
 	if err != nil {
 		return nil, nil, err
@@ -154,6 +159,42 @@ func startFirst(spec plan.Plan, flags uintptr, dir string, files []int) (*rawini
 		return nil, nil, err
 	}
 	return first, r.Master, nil
+}
+
+// takeNamespaces gives the calling thread namespaces of its own for
+// flags (CLONE_NEWNS, CLONE_NEWNET), and returns what puts it back in
+// the ones it had. Should that fail, the thread keeps the session's
+// until it ends, as a thread that took them for good does.
+func takeNamespaces(flags uintptr) (back func(), err error) {
+	var held []int
+	back = func() {
+		for i, kind := range []int{unix.CLONE_NEWNS, unix.CLONE_NEWNET} {
+			if i < len(held) && held[i] >= 0 {
+				unix.Setns(held[i], kind)
+				unix.Close(held[i])
+			}
+		}
+	}
+	for _, ns := range []struct {
+		kind int
+		name string
+	}{{unix.CLONE_NEWNS, "mnt"}, {unix.CLONE_NEWNET, "net"}} {
+		fd := -1
+		if flags&uintptr(ns.kind) != 0 {
+			if fd, err = unix.Open("/proc/thread-self/ns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+				back()
+				return nil, err
+			}
+		}
+		held = append(held, fd)
+	}
+	if flags != 0 {
+		if err := unix.Unshare(int(flags)); err != nil {
+			back()
+			return nil, err
+		}
+	}
+	return back, nil
 }
 
 // firstFiles are the descriptors of c's standard streams and its broker

@@ -136,9 +136,8 @@ var mayStart = registry{
 }
 
 var mayRawSyscall = registry{
-	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
+	"internal/kernel/seccompasm.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
-	"internal/kernel/calls.go":      "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): x/sys/unix's wrapper passes a name, and \"\" is EINVAL",
 	"internal/session/rawinit/child.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
 		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",

@@ -64,8 +64,8 @@ func applyLayers(r *readied) syscall.Errno {
 	return 0
 }
 
-// dropPrivileges is kernel.DropPrivileges made of raw calls, and it also
-// empties this process's own sets, as an init never executes: the
+// dropPrivileges drops every capability (Privileges) with raw calls,
+// this process's own sets emptied too, as an init never executes: the
 // bounding set emptied where CAP_SETPCAP allows (EPERM: it stays, and
 // no_new_privs keeps anything from being raised from it), securebits
 // locked then, the ambient set cleared, every set emptied, no_new_privs.

@@ -47,14 +47,16 @@ var plantedCalls = []plantedCall{
 	{"syscall.ForkExec", "internal/text/text.go", []string{`"syscall"`}, `syscall.ForkExec("/bin/sh", nil, nil)`, kindStart},
 	{"syscall.Exec", "internal/text/text.go", []string{`"syscall"`}, `syscall.Exec("/bin/sh", nil, nil)`, kindStart},
 	{"start in a file registered for mounts", "internal/session/child/rotree.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
+	{"linkname", "internal/text/text.go", []string{`_ "unsafe"`}, "//go:linkname nanotime runtime.nanotime", kindLinkname},
 	{"dot import", "internal/text/text.go", []string{`. "golang.org/x/sys/unix"`}, `Unlink("x")`, kindHidden},
 	// Controls: the registry allows these, so the catches above are not
 	// the audit failing on any planted call.
 	{"control: mount in the mount layer", "internal/session/child/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
-	{"control: start where exec's child starts CMD", "internal/session/child/child.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
+	{"control: start where the supervisor re-runs itself", "internal/session/supervisor/entry.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
 	{"control: read-only open where reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
 	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
+	{"control: linkname where the fork's hooks are", "internal/session/rawinit/child.go", nil, "//go:linkname nanotime runtime.nanotime", ""},
 	{"control: the file unchanged", "internal/text/text.go", nil, ``, ""},
 }
 

@@ -21,7 +21,8 @@ import (
 // its registry, each entry with the reason it may; an entry nothing in
 // its file needs any more is a finding too, so the registries stay exact.
 // The syscall package's functions count as x/sys/unix's, and a package is
-// known by its import path, not by the name a file gives it.
+// known by its import path, not by the name a file gives it. A
+// //go:linkname directive is a kind too, registered like the calls.
 
 // auditedPackages names, by import path, the packages whose calls the
 // audit classifies, and the name a call is known by in the kinds below.
@@ -103,6 +104,7 @@ const (
 	kindMount    = "mount"
 	kindStart    = "start"
 	kindRaw      = "raw syscall"
+	kindLinkname = "linkname" // a //go:linkname directive: a reach into another package's unexported code
 	kindHidden   = "hidden"   // a dot import of an audited package
 	kindUnneeded = "unneeded" // a registry entry nothing needs
 )
@@ -122,32 +124,40 @@ var mayMount = registry{
 	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
 	"internal/tty/devpts.go":                "the session's own devpts",
 	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
+	"internal/session/supervisor/thread.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
 }
 
 var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/session/child/child.go":      "exec's child becomes CMD",
 	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
 	"internal/approval/approval.go":        "the trusted approval_command",
 	"internal/session/supervisor/toolcaches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
-	"internal/session/child/init.go": "the session's init starts CMD",
 }
 
 var mayRawSyscall = registry{
-	"internal/kernel/seccompasm.go": "seccomp(SECCOMP_SET_MODE_FILTER) for the session's filter, and the probe of SECCOMP_SET_MODE_STRICT with a bad flag, which x/sys/unix has no wrapper for",
+	"internal/kernel/seccompasm.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
-	"internal/kernel/calls.go":      "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): x/sys/unix's wrapper passes a name, and \"\" is EINVAL",
+	"internal/session/rawinit/child.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
+		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
+		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
+	"internal/session/rawinit/layers.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
+		"no_new_privs, landlock_restrict_self, the bounding set, securebits, ambient set and capset, seccomp",
+	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
+		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,
 // and danger-full-access's plain folder open beside them; and the few
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
-	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",
+	"internal/session/supervisor/thread.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
+	"internal/sandbox/dir.go":               "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
+	"internal/session/rawinit/usermaps.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
+		"exec's supervisor has just forked, in /proc/PID, never a path a call names",
 	"internal/session/supervisor/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +
@@ -199,9 +209,17 @@ var mayOpenToRead = registry{
 	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
+// mayLinkname is where a //go:linkname reaches into the runtime: what no
+// exported function gives, each a contract the Go release may change.
+var mayLinkname = registry{
+	"internal/session/rawinit/child.go": "the runtime's hooks around a fork (syscall.runtime_BeforeFork, " +
+		"AfterFork, AfterForkInChild), as package syscall calls them: a fork that runs no Go code after it",
+}
+
 // auditRegistries are the registries by kind.
 var auditRegistries = map[string]registry{
 	kindMutate: mayMutate, kindOpen: mayOpenToRead, kindMount: mayMount, kindStart: mayStart, kindRaw: mayRawSyscall,
+	kindLinkname: mayLinkname,
 }
 
 // An auditFinding is one call in a file its kind's registry does not
@@ -246,7 +264,7 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		file, err := parser.ParseFile(fset, full, nil, 0)
+		file, err := parser.ParseFile(fset, full, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
@@ -268,6 +286,18 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 			}
 			return true
 		})
+		for _, g := range file.Comments {
+			for _, c := range g.List {
+				if !strings.HasPrefix(c.Text, "//go:linkname ") {
+					continue
+				}
+				used[kindLinkname][path] = true
+				if _, ok := mayLinkname[path]; !ok {
+					findings = append(findings, auditFinding{kindLinkname, path,
+						fmt.Sprintf("%s: %s outside the files that may: %s", fset.Position(c.Pos()), c.Text, auditAdvice[kindLinkname])})
+				}
+			}
+		}
 		return nil
 	})
 	for kind, reg := range auditRegistries {
@@ -287,11 +317,12 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 
 // auditAdvice says, per kind, where such a call belongs.
 var auditAdvice = map[string]string{
-	kindMutate: "a mutation by path goes through the confined handle (internal/sandbox/dir.go), or the file is registered in mayMutate with its reason",
-	kindOpen:   "an open for writing by path goes through the confined handle (mayMutate)",
-	kindMount:  "mounts are the mount layer's (mayMount)",
-	kindStart:  "programs start only from the places in mayStart",
-	kindRaw:    "a raw system call is registered in mayRawSyscall with what it makes and why",
+	kindMutate:   "a mutation by path goes through the confined handle (internal/sandbox/dir.go), or the file is registered in mayMutate with its reason",
+	kindOpen:     "an open for writing by path goes through the confined handle (mayMutate)",
+	kindMount:    "mounts are the mount layer's (mayMount)",
+	kindStart:    "programs start only from the places in mayStart",
+	kindRaw:      "a raw system call is registered in mayRawSyscall with what it makes and why",
+	kindLinkname: "a reach into the runtime is registered in mayLinkname with what it takes and why",
 }
 
 // classify returns the kind of n, a node of a file at path, and the name

@@ -169,7 +169,7 @@ func TestPolicyIsWordsOnly(t *testing.T) {
 // the session's view of the file system (internal/session/layout) and the
 // settings.
 var (
-	policyBlind    = []string{"internal/session/child", "internal/session/plan"}
+	policyBlind    = []string{"internal/session/child", "internal/session/plan", "internal/session/rawinit"}
 	childForbidden = []string{
 		modulePath + "/internal/sandbox",
 		modulePath + "/internal/session/layout",

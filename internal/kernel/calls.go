@@ -36,44 +36,6 @@ var compatCalls = sync.OnceValue(func() map[string]map[uint32]uint32 {
 	}
 })
 
-// JoinSessionKeyring makes the calling process join a new anonymous
-// session keyring, empty, that it and the processes it starts share
-// with no one else: the one it inherited (exec's, the person's login
-// session's) is out of its reach. dsh-fs exec's child calls it before
-// it becomes CMD; RefuseSessionCalls then refuses the keyrings whole,
-// and this one holds where a filter could not be put.
-func JoinSessionKeyring() error {
-	// A NULL name: an anonymous keyring (unix.KeyctlJoinSessionKeyring
-	// passes a string, and "" is EINVAL).
-	_, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
-	switch e {
-	case 0:
-		return nil
-	case unix.ENOSYS:
-		return nil // a kernel without keyrings has none to share
-	case unix.EPERM:
-		// A nested session: the outer session's filter refuses keyctl,
-		// so its keyrings are out of reach already.
-		return nil
-	}
-	return fserr.Wrap(fserr.IO, "keyring: joining a session keyring of its own: "+e.Error(), e)
-}
-
-// RefuseSessionCalls installs, on the calling thread, the filter of
-// SessionCallsFilters: the keyring calls, and io_uring's unless ioUring,
-// refused with EPERM. It sets no_new_privs; the filter is inherited by
-// every process the thread starts and cannot be lifted.
-func RefuseSessionCalls(ioUring bool) error {
-	progs, err := SessionCallsFilters(ioUring)
-	if err != nil {
-		return err
-	}
-	if err := InstallFilters(progs); err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp: keyrings and io_uring: "+err.Error(), err)
-	}
-	return nil
-}
-
 // SessionCallsFilters readies the seccomp program of the session's
 // calls, installing nothing: one program that refuses with EPERM the
 // keyring calls, and io_uring's unless ioUring, on the native ABI and on
@@ -94,7 +56,8 @@ func SessionCallsFilters(ioUring bool) ([][]unix.SockFilter, error) {
 	return [][]unix.SockFilter{prog}, nil
 }
 
-// refuseCallsProgram is RefuseSessionCalls' filter for arch: each of calls is refused with EPERM, by its native number
+// refuseCallsProgram is SessionCallsFilters' program for arch: each of
+// calls is refused with EPERM, by its native number
 // and, where compatArch knows the 32-bit ABI, by its number there; on
 // amd64 the x32 ABI is refused whole with ENOSYS; any other call, or
 // another architecture, is allowed.

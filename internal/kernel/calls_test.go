@@ -2,11 +2,15 @@ package kernel
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/session/rawinit"
 )
 
 // uringSetup makes an io_uring and closes it.
@@ -20,12 +24,14 @@ func uringSetup() error {
 	return nil
 }
 
-// TestRefuseSessionCalls: under the filter, installed by
-// RefuseSessionCalls or readied by SessionCallsFilters and installed by
-// InstallFilters, on a thread of its own, the keyring calls fail with
-// EPERM, and io_uring_setup too unless it is allowed; other calls still
-// work. Readying the filter installs nothing.
-func TestRefuseSessionCalls(t *testing.T) {
+// TestSessionCallsFilters: readying the filter installs nothing; in a
+// child that installs it as a session's first process does, the keyring
+// calls fail with EPERM, and io_uring_setup too unless it is allowed;
+// other calls still work.
+func TestSessionCallsFilters(t *testing.T) {
+	if os.Getenv("CALLS_CHILD") != "" {
+		t.Skip("in the child")
+	}
 	if !SeccompSupported() {
 		t.Skip("this kernel has no seccomp")
 	}
@@ -38,39 +44,37 @@ func TestRefuseSessionCalls(t *testing.T) {
 		if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); errors.Is(err, unix.EPERM) {
 			t.Errorf("keyctl after readying the filter: %v", err)
 		}
-		for _, tc := range []struct {
-			name    string
-			install func() error
-		}{
-			{"RefuseSessionCalls", func() error { return RefuseSessionCalls(allowUring) }},
-			{"SessionCallsFilters then InstallFilters", func() error { return InstallFilters(progs) }},
-		} {
-			onThread(func() {
-				if err := tc.install(); err != nil {
-					t.Errorf("%s: %v", tc.name, err)
-					return
-				}
-				if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); !errors.Is(err, unix.EPERM) {
-					t.Errorf("%s: keyctl: %v, want EPERM", tc.name, err)
-				}
-				if _, err := unix.AddKey("user", "dshfs-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
-					t.Errorf("%s: add_key: %v, want EPERM", tc.name, err)
-				}
-				if _, err := unix.RequestKey("user", "dshfs-test", "", unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
-					t.Errorf("%s: request_key: %v, want EPERM", tc.name, err)
-				}
-				err := uringSetup()
-				switch {
-				case !allowUring && !errors.Is(err, unix.EPERM):
-					t.Errorf("%s: io_uring_setup: %v, want EPERM", tc.name, err)
-				case allowUring && uringHere && err != nil:
-					t.Errorf("%s: io_uring_setup allowed: %v", tc.name, err)
-				}
-				if unix.Getpid() <= 0 {
-					t.Errorf("%s: getpid under the filter", tc.name)
-				}
-			})
-		}
+		runInstalled(t, rawinit.Layers{Filters: progs}, -1, "TestSessionCallsFiltersChild", "CALLS_CHILD=1",
+			"CALLS_URING="+strconv.FormatBool(allowUring), "CALLS_URING_HERE="+strconv.FormatBool(uringHere))
+	}
+}
+
+// TestSessionCallsFiltersChild is TestSessionCallsFilters' child, under
+// the filter since before it started: io_uring allowed as CALLS_URING
+// says, and made in the parent as CALLS_URING_HERE says.
+func TestSessionCallsFiltersChild(t *testing.T) {
+	if os.Getenv("CALLS_CHILD") == "" {
+		t.Skip("run by TestSessionCallsFilters")
+	}
+	allowUring, uringHere := os.Getenv("CALLS_URING") == "true", os.Getenv("CALLS_URING_HERE") == "true"
+	if _, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false); !errors.Is(err, unix.EPERM) {
+		t.Errorf("keyctl: %v, want EPERM", err)
+	}
+	if _, err := unix.AddKey("user", "dshfs-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
+		t.Errorf("add_key: %v, want EPERM", err)
+	}
+	if _, err := unix.RequestKey("user", "dshfs-test", "", unix.KEY_SPEC_SESSION_KEYRING); !errors.Is(err, unix.EPERM) {
+		t.Errorf("request_key: %v, want EPERM", err)
+	}
+	err := uringSetup()
+	switch {
+	case !allowUring && !errors.Is(err, unix.EPERM):
+		t.Errorf("io_uring_setup: %v, want EPERM", err)
+	case allowUring && uringHere && err != nil:
+		t.Errorf("io_uring_setup allowed: %v", err)
+	}
+	if unix.Getpid() <= 0 {
+		t.Errorf("getpid under the filter")
 	}
 }
 

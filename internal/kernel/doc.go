@@ -6,7 +6,8 @@
 // internal/sandbox's and internal/session/supervisor's to say. Each layer
 // is readied first as a value that restricts nothing (a Landlock ruleset's
 // descriptor, seccomp programs, the privileges to drop), which a process
-// installs later, on the calling thread or on every thread, for good,
-// and what it starts inherits: through the functions here, or with plain
-// system calls (the session's PID 1).
+// installs on itself later, for good, and what it starts inherits: the
+// session's first process with plain system calls
+// (internal/session/rawinit), the file tool on every thread of its own
+// process (RestrictAllThreads).
 package kernel

@@ -71,9 +71,9 @@ func writesConfig(abi int, dirs, devices []string, scoped bool) (landlock.Config
 
 // WritesRuleset readies the write layer as a Landlock ruleset and
 // returns its descriptor (close-on-exec; the caller closes it). It
-// restricts nothing: a thread that installs it (RestrictThread,
-// RestrictAllThreads, or landlock_restrict_self(fd, 0) after
-// no_new_privs) is then refused every write but beneath dirs (every
+// restricts nothing: a process that installs it (the session's first
+// process with landlock_restrict_self(fd, 0) after no_new_privs, or
+// RestrictAllThreads) is then refused every write but beneath dirs (every
 // write right the ABI has but making device nodes) and to the files
 // named in devices (writing them, never making or removing anything
 // there; a folder among them covers the files in it), each where it
@@ -104,21 +104,6 @@ func readyRuleset(cfg landlock.Config, rules []landlock.Rule) (int, error) {
 		return -1, fmt.Errorf("landlock: ruleset %v: descriptor %d, restrict flags %#x: want a ruleset installed with none", cfg, fd, flags)
 	}
 	return fd, nil
-}
-
-// RestrictThread installs the Landlock ruleset on the calling thread,
-// for good, after setting its no_new_privs: what the thread executes or
-// starts next inherits both. The caller has locked its goroutine to the
-// thread (runtime.LockOSThread) and never unlocks it, so the Go runtime
-// ends the thread with the goroutine instead of lending it to others;
-// the process's other threads stay as they were. A session needs no
-// more: what it runs is executed or started from that one thread
-// (exec's child, the session's PID 1).
-func RestrictThread(ruleset int) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	return restrictSelfError(llsys.LandlockRestrictSelf(ruleset, 0))
 }
 
 // RestrictAllThreads installs the Landlock ruleset on every thread of
@@ -172,19 +157,6 @@ func restrictSelfError(err error) error {
 		return fmt.Errorf("the maximum number of stacked rulesets is reached for the current thread: %w", err)
 	}
 	return fmt.Errorf("landlock_restrict_self: %w", err)
-}
-
-// RestrictWrites restricts the calling thread, and what it starts, for
-// good, with the write layer (WritesRuleset): the session's, whose
-// thread executes or starts CMD. The caller has locked its goroutine to
-// the thread (RestrictThread).
-func RestrictWrites(dirs, devices []string, scoped bool) error {
-	fd, err := WritesRuleset(dirs, devices, scoped)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	return RestrictThread(fd)
 }
 
 // RestrictProcessWrites restricts every thread of this process, and what
@@ -245,7 +217,7 @@ func LoopbackUp() error {
 // SocketRulesABI is the first Landlock ABI with the resolve-unix right.
 const SocketRulesABI = 9
 
-// socketRuleset is the Landlock ruleset of RestrictSockets: it handles
+// socketRuleset is the Landlock ruleset of SocketsRuleset: it handles
 // the resolve-unix right alone, so it restricts nothing else, and grants
 // it beneath each of grants that exists.
 func socketRuleset(grants []string) (landlock.Config, []landlock.Rule) {
@@ -274,20 +246,4 @@ func SocketsRuleset(grants []string) (int, error) {
 		return -1, fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: unix sockets: %v", err), err)
 	}
 	return fd, nil
-}
-
-// RestrictSockets restricts the calling thread, and every process it
-// will start, with the socket layer (SocketsRuleset), for good: the
-// session's, whose thread executes or starts CMD. The caller has locked
-// its goroutine to the thread (RestrictThread).
-func RestrictSockets(grants []string) error {
-	fd, err := SocketsRuleset(grants)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := RestrictThread(fd); err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: unix sockets: %v", err), err)
-	}
-	return nil
 }

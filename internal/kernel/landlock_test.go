@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/session/rawinit"
 )
 
 // canonicalTemp is a test's temporary folder with no symlink in its
@@ -32,7 +32,7 @@ func canonicalTemp(t *testing.T) string {
 
 // TestSocketRuleset pins the Landlock ruleset of the socket layer. This
 // machine may lack ABI 9, where it applies: the rules are checked as
-// built, and TestRestrictSockets applies them where the kernel can.
+// built, and TestSocketsRuleset installs them where the kernel can.
 func TestSocketRuleset(t *testing.T) {
 	cfg, rules := socketRuleset([]string{"/run/user/1000/ssh-agent.socket", "/run/user/1000/gnupg"})
 	if got := cfg.HandledAccessFS; got != 1<<16 {
@@ -51,20 +51,15 @@ func TestSocketRuleset(t *testing.T) {
 	}
 }
 
-// TestRestrictSockets: below ABI 9 RestrictSockets and SocketsRuleset
-// refuse, FS_IO, rather than restrict nothing; from ABI 9 readying the
-// ruleset restricts nothing, and a thread of a child restricted by it,
-// readied or through RestrictSockets, cannot reach a socket made outside
-// but the granted one.
-func TestRestrictSockets(t *testing.T) {
+// TestSocketsRuleset: below ABI 9 SocketsRuleset refuses, FS_IO, rather
+// than restrict nothing; from ABI 9 readying the ruleset restricts
+// nothing, and a child that installs it as a session's first process
+// does cannot reach a socket made outside but the granted one.
+func TestSocketsRuleset(t *testing.T) {
 	if os.Getenv("SOCKETS_CHILD") != "" {
 		t.Skip("in the child")
 	}
 	if ABI() < SocketRulesABI {
-		err := RestrictSockets(nil)
-		if fserr.CodeOf(err) != fserr.IO || err == nil || !strings.Contains(err.Error(), "no right for unix sockets") {
-			t.Errorf("RestrictSockets on ABI %d = %v, want FS_IO saying why", ABI(), err)
-		}
 		fd, err := SocketsRuleset(nil)
 		if fserr.CodeOf(err) != fserr.IO || err == nil || !strings.Contains(err.Error(), "no right for unix sockets") || fd != -1 {
 			t.Errorf("SocketsRuleset on ABI %d = %d, %v; want -1 and FS_IO saying why", ABI(), fd, err)
@@ -79,50 +74,27 @@ func TestRestrictSockets(t *testing.T) {
 		}
 		defer l.Close()
 	}
-	// Readied, the ruleset restricts nothing.
 	fd, err := SocketsRuleset([]string{filepath.Join(tmp, "granted.sock")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	unix.Close(fd)
+	defer unix.Close(fd)
 	if c, err := net.Dial("unix", filepath.Join(tmp, "other.sock")); err != nil {
 		t.Errorf("after readying the ruleset, unrestricted: %v", err)
 	} else {
 		c.Close()
 	}
-	for _, how := range []string{"readied", "RestrictSockets"} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestRestrictSocketsChild$", "-test.v")
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "SOCKETS_CHILD="+tmp, "SOCKETS_HOW="+how)
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRestrictSocketsChild") {
-			t.Fatalf("child %s: %v\n%s", how, err, out)
-		}
-	}
+	runInstalled(t, rawinit.Layers{Rulesets: []int{fd}}, -1, "TestSocketsRulesetChild", "SOCKETS_CHILD="+tmp)
 }
 
-// TestRestrictSocketsChild is TestRestrictSockets' restricted child: its
-// test's thread is restricted (SocketsRuleset then RestrictThread, or
-// RestrictSockets), and dials from it.
-func TestRestrictSocketsChild(t *testing.T) {
+// TestSocketsRulesetChild is TestSocketsRuleset's child, restricted by
+// the socket layer before it started: it dials from there.
+func TestSocketsRulesetChild(t *testing.T) {
 	dir := os.Getenv("SOCKETS_CHILD")
 	if dir == "" {
-		t.Skip("run by TestRestrictSockets")
+		t.Skip("run by TestSocketsRuleset")
 	}
-	runtime.LockOSThread() // never unlocked: the process ends with the test
 	granted := filepath.Join(dir, "granted.sock")
-	restrict := func() error { return RestrictSockets([]string{granted}) }
-	if os.Getenv("SOCKETS_HOW") == "readied" {
-		restrict = func() error {
-			fd, err := SocketsRuleset([]string{granted})
-			if err != nil {
-				return err
-			}
-			defer unix.Close(fd)
-			return RestrictThread(fd)
-		}
-	}
-	if err := restrict(); err != nil {
-		t.Fatal(err)
-	}
 	if c, err := net.Dial("unix", granted); err != nil {
 		t.Errorf("the granted socket: %v", err)
 	} else {
@@ -153,18 +125,6 @@ func TestRestrictSocketsChild(t *testing.T) {
 	}
 }
 
-// onThread runs f on a goroutine locked to a thread of its own, which
-// ends with it (never unlocked), so what f installs there stays there.
-func onThread(f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		f()
-	}()
-	<-done
-}
-
 // writesLayout makes the places the write layer is probed on, beneath a
 // folder of its own: dirs is w (granted), out is not; devices are
 // dev.txt and the folder devs (standing for /dev/null and /dev/pts) and
@@ -182,7 +142,15 @@ func writesLayout(t *testing.T) (base string, dirs, devices []string) {
 			t.Fatal(err)
 		}
 	}
-	return base, []string{filepath.Join(base, "w")}, []string{filepath.Join(base, "dev.txt"), filepath.Join(base, "devs"), filepath.Join(base, "missing")}
+	dirs, devices, _ = writesPlaces(base)
+	return base, dirs, devices
+}
+
+// writesPlaces are the write layer's arguments on writesLayout's base,
+// scoped as a session's.
+func writesPlaces(base string) (dirs, devices []string, scoped bool) {
+	return []string{filepath.Join(base, "w")},
+		[]string{filepath.Join(base, "dev.txt"), filepath.Join(base, "devs"), filepath.Join(base, "missing")}, true
 }
 
 // writesProbes makes, from the calling thread, each write the write
@@ -242,9 +210,9 @@ func wantWrites(scoped bool) map[string]string {
 
 // TestWritesRuleset: readying the write layer restricts nothing (every
 // probe still succeeds after it) and gives a close-on-exec descriptor;
-// a thread that installs it, on its own or through RestrictWrites, is
-// refused exactly what go-landlock's Config.Restrict refused for the same
-// config (the path before the layer was readied), and the file tool's
+// a child that installs it as a session's first process does is refused
+// exactly what go-landlock's Config.Restrict refused for the same config
+// (the path before the layer was readied), and the file tool's
 // all-threads RestrictProcessWrites the same but the scopes.
 func TestWritesRuleset(t *testing.T) {
 	if os.Getenv("WRITES_CHILD") != "" {
@@ -285,58 +253,44 @@ func TestWritesRuleset(t *testing.T) {
 		t.Errorf("after readying the ruleset, unrestricted: %v\nwant %v", got, unrestricted)
 	}
 
-	want := wantWrites(true)
-	for _, tc := range []struct {
-		name     string
-		restrict func(dirs, devices []string) error
-	}{
-		{"WritesRuleset then RestrictThread", func(dirs, devices []string) error {
-			fd, err := WritesRuleset(dirs, devices, true)
-			if err != nil {
-				return err
-			}
-			defer unix.Close(fd)
-			return RestrictThread(fd)
-		}},
-		{"RestrictWrites", func(dirs, devices []string) error { return RestrictWrites(dirs, devices, true) }},
-	} {
-		base, dirs, devices := writesLayout(t)
-		onThread(func() {
-			if err := tc.restrict(dirs, devices); err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-				return
-			}
-			if got := writesProbes(base, outside); !maps.Equal(got, want) {
-				t.Errorf("%s: probes %v\nwant %v", tc.name, got, want)
-			}
-		})
-	}
-	// The process's other threads are as they were.
-	if err := os.WriteFile(filepath.Join(base, "out/after"), nil, 0o644); err != nil {
-		t.Errorf("a write outside, off the restricted threads: %v", err)
-	}
-
 	for _, how := range []struct {
 		how    string
 		scoped bool
-	}{{"library", true}, {"process", false}} {
+	}{{"installed", true}, {"library", true}, {"process", false}} {
 		base, _, _ := writesLayout(t)
 		got := writesChild(t, base, how.how)
 		if want := wantWrites(how.scoped); !maps.Equal(got, want) {
 			t.Errorf("%s, in a child: probes %v\nwant %v", how.how, got, want)
 		}
 	}
+	// The layer was the child's: the test process writes outside.
+	if err := os.WriteFile(filepath.Join(base, "out/after"), nil, 0o644); err != nil {
+		t.Errorf("a write outside, from the process that started the child: %v", err)
+	}
 }
 
-// writesChild runs TestWritesRulesetChild on base restricted as how says,
-// and returns what its probes answered.
+// writesChild runs TestWritesRulesetChild on base (writesLayout)
+// restricted as how says, and returns what its probes answered:
+// "installed", the write layer readied here, scoped, and installed by
+// the child as a session's first process does, before it starts.
 func writesChild(t *testing.T, base, how string) map[string]string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWritesRulesetChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "WRITES_CHILD="+base, "WRITES_HOW="+how)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child %s: %v\n%s", how, err, out)
+	var out []byte
+	if how == "installed" {
+		fd, err := WritesRuleset(writesPlaces(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		out = []byte(runInstalled(t, rawinit.Layers{Rulesets: []int{fd}}, -1, "TestWritesRulesetChild",
+			"WRITES_CHILD="+base, "WRITES_HOW="+how))
+	} else {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWritesRulesetChild$", "-test.v")
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "WRITES_CHILD="+base, "WRITES_HOW="+how)
+		var err error
+		if out, err = cmd.CombinedOutput(); err != nil {
+			t.Fatalf("child %s: %v\n%s", how, err, out)
+		}
 	}
 	_, line, ok := strings.Cut(string(out), "PROBES ")
 	line, _, _ = strings.Cut(line, "\n")
@@ -348,19 +302,20 @@ func writesChild(t *testing.T, base, how string) map[string]string {
 }
 
 // TestWritesRulesetChild is TestWritesRuleset's child, restricted as a
-// whole process: through go-landlock's Config.Restrict on the write
-// layer's config, the path before it was readied ("library"), or
-// through RestrictProcessWrites ("process"). Its probes run on any
-// thread, and signal the parent test, outside its domain.
+// whole process: before it started ("installed"), through go-landlock's
+// Config.Restrict on the write layer's config, the path before it was
+// readied ("library"), or through RestrictProcessWrites ("process"). Its
+// probes run on any thread, and signal the parent test, outside its
+// domain.
 func TestWritesRulesetChild(t *testing.T) {
 	base := os.Getenv("WRITES_CHILD")
 	if base == "" {
 		t.Skip("run by TestWritesRuleset")
 	}
-	dirs := []string{filepath.Join(base, "w")}
-	devices := []string{filepath.Join(base, "dev.txt"), filepath.Join(base, "devs"), filepath.Join(base, "missing")}
+	dirs, devices, _ := writesPlaces(base)
 	var err error
 	switch how := os.Getenv("WRITES_HOW"); how {
+	case "installed":
 	case "library":
 		cfg, rules := writesConfig(ABI(), dirs, devices, true)
 		err = cfg.Restrict(rules...)

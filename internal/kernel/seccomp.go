@@ -5,8 +5,6 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
 // terminalInjection are the ioctl requests that put bytes into a
@@ -15,22 +13,6 @@ import (
 // and with them it could type into the person's terminal: answer the
 // supervisor's question, or run a command line in the person's shell.
 var terminalInjection = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
-
-// RefuseTerminalInjection sets no_new_privs on the calling thread and
-// installs there the filters of TerminalInjectionFilters, refusing, with
-// EPERM, every ioctl of terminalInjection, whatever the terminal and the
-// caller's privilege; they are inherited and cannot be lifted, so exec's
-// child calls it from the thread that starts CMD.
-func RefuseTerminalInjection() error {
-	progs, err := TerminalInjectionFilters()
-	if err == nil {
-		err = InstallFilters(progs)
-	}
-	if err != nil {
-		return fserr.Wrap(fserr.IO, "seccomp: "+err.Error(), err)
-	}
-	return nil
-}
 
 // TerminalInjectionFilters readies the seccomp programs of the terminal
 // layer, in the order a thread installs them, installing nothing: the

@@ -153,37 +153,6 @@ func (r lowWordRule) argAt(low bool) uint32 {
 	return off
 }
 
-// InstallFilters sets no_new_privs on the calling thread and installs
-// each of progs there as a seccomp filter, in order, for good: what the
-// thread executes or starts inherits them. As for RestrictThread, the
-// caller has locked its goroutine to the thread and never unlocks it.
-func InstallFilters(progs [][]unix.SockFilter) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	for _, prog := range progs {
-		if err := loadSeccomp(prog); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadSeccomp installs prog as a seccomp filter on the calling thread.
-func loadSeccomp(prog []unix.SockFilter) error {
-	if len(prog) == 0 || len(prog) > unix.BPF_MAXINSNS {
-		return fmt.Errorf("loading the filter: %d instructions", len(prog))
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		if e == unix.ENOSYS {
-			return fmt.Errorf("this kernel has no seccomp: %w", e)
-		}
-		return fmt.Errorf("loading the filter: %w", e)
-	}
-	return nil
-}
-
 // SeccompSupported reports whether this kernel takes seccomp filters:
 // asking for strict mode with a flag that mode does not take is EINVAL
 // where seccomp(2) exists, and changes nothing.

@@ -156,18 +156,20 @@ func (w *watchedConn) CloseWrite() error {
 
 // SessionPeer is the peer of SetGrants for a session whose first process
 // is init (its pid as the proxy sees it) and whose bridge hands over
-// connections made to its loopback: the client's socket is found in
-// init's network namespace's table (/proc/INIT/net/tcp) by its two
-// ends, its holders among init's descendants by their descriptors, and
-// each holder's programs by /proc/PID/exe's identity, up to init.
-func SessionPeer(init int) func(net.Conn) ([][]FileID, error) {
+// connections made to its loopback: the client's socket is found in the
+// session's network namespace's table (/proc/NETPID/net/tcp, of a
+// process netPid in that namespace the proxy may read: init itself, or
+// its parent where init is not readable) by its two ends, its holders among init's
+// descendants by their descriptors, and each holder's programs by
+// /proc/PID/exe's identity, up to init.
+func SessionPeer(netPid, init int) func(net.Conn) ([][]FileID, error) {
 	return func(c net.Conn) ([][]FileID, error) {
 		client, err1 := netip.ParseAddrPort(c.RemoteAddr().String())
 		bridge, err2 := netip.ParseAddrPort(c.LocalAddr().String())
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("the connection's ends are not TCP addresses")
 		}
-		inode, err := socketInode(init, client, bridge)
+		inode, err := socketInode(netPid, client, bridge)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 // /dev/pts/N, which a process of the person's uid, or root, could open to
 // write an imitation of the supervisor's question or read what is typed)
 // are not there. The session's own terminal is made in the new instance
-// afterwards (MakeTerminal), so it has a name there.
+// afterwards (OpenTerminal), so it has a name there.
 func IsolateTerminals() error {
 	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return fmt.Errorf("mount a devpts of the session's own on /dev/pts: %w", err)

@@ -12,7 +12,7 @@ import (
 // (IsolateTerminals): a pseudo-terminal made in the person's devpts
 // would have no name there, and ttyname, tty(1), GPG_TTY=$(tty) and the
 // prompts of ssh and sudo would fail. So the session's child makes its
-// terminal in its own devpts (MakeTerminal), before anything of the
+// terminal in its own devpts (OpenTerminal), before anything of the
 // session runs, and hands the master to the supervisor over a socket
 // pair (Handover), which relays it (Relay.Attach). The child closes its
 // copy: no process of the session holds the master.
@@ -24,47 +24,39 @@ type Modes struct {
 	Size    unix.Winsize `json:"size"`
 }
 
-// MakeTerminal makes a pseudo-terminal in the calling process's devpts
-// (/dev/ptmx) with modes, makes its slave each of fds and the controlling
-// terminal of the calling process (a session leader without one), and
-// returns the master. The slave is opened from the master (TIOCGPTPEER),
-// never by a name another process could have put something at.
-func MakeTerminal(modes Modes, fds []int) (*os.File, error) {
+// OpenTerminal makes a pseudo-terminal in the calling thread's devpts
+// (/dev/ptmx) with modes, and returns its master and its slave, both
+// close-on-exec: the session's first process makes the slave its
+// streams and its controlling terminal. The slave is opened from the
+// master (TIOCGPTPEER), never by a name another process could have put
+// something at.
+func OpenTerminal(modes Modes) (master, slave *os.File, err error) {
 	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open /dev/ptmx: %w", err)
+		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
 	}
-	master := os.NewFile(uintptr(mfd), "ptmx")
-	fail := func(what string, err error) (*os.File, error) {
+	master = os.NewFile(uintptr(mfd), "ptmx")
+	fail := func(what string, err error) (*os.File, *os.File, error) {
 		master.Close()
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
 		return fail("unlock the pseudo-terminal", err)
 	}
-	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY))
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(mfd), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
 	if errno != 0 {
 		return fail("open the pseudo-terminal's slave", errno)
 	}
-	sfd := int(r)
-	defer unix.Close(sfd)
-	if err := unix.IoctlSetTermios(sfd, unix.TCSETS, &modes.Termios); err != nil {
+	slave = os.NewFile(r, "pts")
+	if err := unix.IoctlSetTermios(int(r), unix.TCSETS, &modes.Termios); err != nil {
+		slave.Close()
 		return fail("terminal modes", err)
 	}
-	if err := unix.IoctlSetWinsize(sfd, unix.TIOCSWINSZ, &modes.Size); err != nil {
+	if err := unix.IoctlSetWinsize(int(r), unix.TIOCSWINSZ, &modes.Size); err != nil {
+		slave.Close()
 		return fail("window size", err)
 	}
-	for _, fd := range fds {
-		if err := unix.Dup3(sfd, fd, 0); err != nil {
-			return fail("give the terminal", err)
-		}
-	}
-	if len(fds) > 0 {
-		if err := unix.IoctlSetInt(fds[0], unix.TIOCSCTTY, 0); err != nil {
-			return fail("controlling terminal", err)
-		}
-	}
-	return master, nil
+	return master, slave, nil
 }
 
 // NewHandover returns a connected pair of sockets: the supervisor's end,

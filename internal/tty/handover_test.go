@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestMakeTerminal: the terminal starts with the modes and size given,
-// read back through its master.
-func TestMakeTerminal(t *testing.T) {
+// TestOpenTerminal: the terminal starts with the modes and size given,
+// read back through its master, and its slave is the master's peer.
+func TestOpenTerminal(t *testing.T) {
 	if _, err := os.Stat("/dev/ptmx"); err != nil {
 		t.Skipf("no /dev/ptmx here: %v", err)
 	}
@@ -17,11 +17,19 @@ func TestMakeTerminal(t *testing.T) {
 	modes.Termios.Cflag = unix.CS8 | unix.CREAD
 	modes.Termios.Lflag = unix.ICANON
 	modes.Size = unix.Winsize{Row: 33, Col: 111}
-	master, err := MakeTerminal(modes, nil)
+	master, slave, err := OpenTerminal(modes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer master.Close()
+	defer slave.Close()
+	if _, err := slave.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if n, err := master.Read(buf); err != nil || string(buf[:n]) != "x" {
+		t.Errorf("the master read %q (%v), want what the slave wrote", buf[:n], err)
+	}
 	ws, err := unix.IoctlGetWinsize(int(master.Fd()), unix.TIOCGWINSZ)
 	if err != nil || ws.Row != 33 || ws.Col != 111 {
 		t.Errorf("window size %+v (%v), want 33x111", ws, err)

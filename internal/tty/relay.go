@@ -93,7 +93,7 @@ func Open(stdin, stdout, stderr *os.File) (*Relay, error) {
 }
 
 // Prepare is Open for a session that makes its pseudo-terminal itself,
-// in a devpts of its own (MakeTerminal, with Modes): it makes none, and
+// in a devpts of its own (OpenTerminal, with Modes): it makes none, and
 // the session's master comes with Attach, before Start.
 func Prepare(stdin, stdout, stderr *os.File) (*Relay, error) {
 	var person *os.File
@@ -134,7 +134,7 @@ func (r *Relay) Modes() Modes {
 }
 
 // Attach gives a prepared relay the session's master, made in the
-// session (MakeTerminal).
+// session (OpenTerminal).
 func (r *Relay) Attach(master *os.File) { r.master = master }
 
 // person is a descriptor of the person's terminal: the one read when

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,9 @@ func Listen() (*net.TCPListener, error) {
 // but the proxy.
 func Bridge(l *net.TCPListener, ctrl *os.File) error {
 	fd := int(ctrl.Fd())
+	// The loop uses the descriptor alone: ctrl must not be collected,
+	// and its descriptor closed, while it runs.
+	defer runtime.KeepAlive(ctrl)
 	for {
 		c, err := l.AcceptTCP()
 		if errors.Is(err, net.ErrClosed) {

@@ -1,24 +1,28 @@
-// Package child is the applier inside a dsh-fs exec session: the
-// session's first process, started by the supervisor, reads the plan
-// (internal/session/plan) on SpecFD, applies it to itself (the
-// mounts, the network, the terminal, the write restriction, the
-// privileges, the system call filters) and becomes CMD, or stays the
-// session's init and starts it. It knows no policy: it never imports
-// the policy's vocabulary, the fence or the config (e2e/repo's
-// TestChildKnowsNoPolicy).
+// Package child is the applier of a dsh-fs exec session's plan
+// (internal/session/plan), on the thread that starts the session: it
+// applies the plan's namespace-wide part there (Apply: the file view,
+// the network, the terminal), readies the kernel layers, and forks the
+// session's first process (Start, internal/session/rawinit), which
+// installs them on itself and runs CMD. The supervisor calls it on a
+// thread of its own; where the session needs a user namespace, which a
+// thread may not take, its child process does (Run). It knows no policy:
+// it never imports the policy's vocabulary, the fence or the config
+// (e2e/repo's TestChildKnowsNoPolicy).
 package child
 
 import (
 	"encoding/json"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/rawinit"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
@@ -40,18 +44,20 @@ const (
 // statusFailed is the child's exit status when it could not become CMD.
 const statusFailed = 1
 
-// Run is the child's whole life: it reads the plan, applies it (the
-// mounts in the private namespaces it was started in, the write
-// restriction on the whole process tree, last the system call filters),
-// and becomes CMD. What fails is written to the error pipe, which exec
-// turns into the failure result.
+// Run is the life of the session's child, the process dsh-fs exec
+// starts where the session needs a user namespace of its own (an
+// ordinary user's mount layer), which a thread of the supervisor may not
+// take: it reads the plan, applies it (Apply) on its one locked thread,
+// hands the terminal's master to the supervisor, and starts the
+// session's first process (Start), which installs the kernel layers on
+// itself and runs CMD. It then passes exec's signals on, serves the
+// bridge to the proxy, and reports the session's end as the first
+// process tells it. What fails before CMD runs is written to the error
+// pipe, which exec turns into the failure result.
 func Run() int {
-	// Capabilities are a thread's: DropPrivileges clears them on this
-	// thread, and the execve of CMD must be made from the same one, or
-	// CMD keeps what another thread still holds (CAP_SYS_ADMIN in its
-	// user namespace, enough to unmount the mount layer).
+	// The namespaces and the mounts are this thread's to hand on: the
+	// first process is forked from it.
 	runtime.LockOSThread()
-	sigs := initSignals()
 	report := os.NewFile(ErrorFD, "exec-error")
 	unix.CloseOnExec(ErrorFD)
 	fail := func(code fserr.Code, msg string) int {
@@ -62,96 +68,60 @@ func Run() int {
 	if !ok {
 		return fail(fserr.InvalidArgument, "the child was not given a spec (it is started by dsh-fs exec only)")
 	}
-	// The keyring exec was started in is the person's: the session gets
-	// an empty one of its own.
-	if err := kernel.JoinSessionKeyring(); err != nil {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, InitSignals...)
+	r, err := Apply(spec)
+	if err != nil {
 		return fail(fserr.CodeOf(err), err.Error())
 	}
-	if spec.Files != nil {
-		if err := (applier{}).applyFiles(spec.Files, spec.EmptyFile); err != nil {
-			return fail(fserr.CodeOf(err), "mount layer: "+err.Error())
-		}
-	}
-	mark("child-mounts")
-	env := spec.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	if spec.Network {
-		if err := kernel.LoopbackUp(); err != nil {
-			return fail(fserr.IO, "network layer: "+err.Error())
-		}
-	}
-	if spec.ProxyFD > 0 {
-		// Before the layers: the bridge's listener is this process's,
-		// and its goroutine serves for the whole session (Init
-		// runs on in this process).
-		var err error
-		if env, err = startBridge(spec.ProxyFD, env); err != nil {
-			return fail(fserr.IO, "network layer: "+err.Error())
-		}
-	}
-	if spec.Init {
-		if err := MountProc(); err != nil {
-			return fail(fserr.IO, "processes layer: "+err.Error())
-		}
-		if err := tty.IsolateTerminals(); err != nil {
+	defer r.Close()
+	if t := spec.Terminal; t != nil && r.Master != nil {
+		if err := tty.Handover(os.NewFile(uintptr(t.FD), "terminal-handover"), r.Master); err != nil {
 			return fail(fserr.IO, "terminal layer: "+err.Error())
 		}
-		if t := spec.Terminal; t != nil {
-			sock := os.NewFile(uintptr(t.FD), "terminal-handover")
-			master, err := tty.MakeTerminal(t.Modes, t.Streams)
-			if err == nil {
-				err = tty.Handover(sock, master)
-			}
-			if err != nil {
-				return fail(fserr.IO, "terminal layer: "+err.Error())
-			}
-		}
 	}
-	mark("child-network-init")
-	if spec.RestrictWrites {
-		if err := restrictWrites(append(spec.Writable, spec.Caches...)); err != nil {
-			return fail(fserr.CodeOf(err), "kernel layer: "+err.Error())
-		}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(fserr.IO, "the working folder: "+err.Error())
 	}
-	if spec.Sockets != nil {
-		if err := kernel.RestrictSockets(spec.Sockets); err != nil {
-			return fail(fserr.CodeOf(err), "socket layer: "+err.Error())
-		}
+	proc, err := Start(spec, r, wd, []int{0, 1, 2, BrokerFD})
+	if err != nil {
+		return fail(fserr.CodeOf(err), err.Error())
 	}
-	// CMD keeps no capability, as root too, and can gain none.
-	if spec.Unprivileged {
-		if _, err := kernel.DropPrivileges(); err != nil {
-			return fail(fserr.IO, "privileges: "+err.Error())
-		}
+	r.Close()
+	report.Close()
+	// The child's own streams are the session's terminal, or exec's:
+	// held here, the relay would never see the session end.
+	for i := range 3 {
+		unix.Close(i)
 	}
-	// Last, so nothing above needs what they refuse: the seccomp
-	// filters (refuseCalls).
-	if layer, err := refuseCalls(spec.Linux.IoUring); err != nil {
-		return fail(fserr.CodeOf(err), layer+": "+err.Error())
-	}
-	mark("child-layers")
-	if spec.Init {
-		os.Exit(runInit(spec, env, sigs, func(err error) {
-			if err != nil {
-				fail(fserr.IO, spec.Argv[0]+": "+err.Error())
-			}
-			report.Close()
-		}))
-	}
-	err := unix.Exec(spec.Path, spec.Argv, env)
-	return fail(fserr.IO, spec.Argv[0]+": "+err.Error())
+	return waitFirst(proc, sigs, spec.EndedFD)
 }
 
-// initSignals catches the signals the first process of the session's
-// PID namespace (spec.Init) passes on, while it readies the layers
-// (CatchSignals); nil in any other child.
-func initSignals() *Signals {
-	if os.Getpid() != 1 {
-		return nil
+// waitFirst passes sigs on to the session's first process proc until it
+// ends, and returns CMD's exit status; once the first process said every
+// process of the session ended, so is the supervisor told, on endedFD.
+func waitFirst(proc *rawinit.Process, sigs chan os.Signal, endedFD int) int {
+	type end struct {
+		status int
+		ended  bool
 	}
-	return CatchSignals()
+	done := make(chan end, 1)
+	go func() {
+		status, ended, _ := proc.Wait()
+		done <- end{status, ended}
+	}()
+	for {
+		select {
+		case sig := <-sigs:
+			proc.Signal(sig.(syscall.Signal))
+		case e := <-done:
+			if e.ended {
+				reportEnded(endedFD, e.status)
+			}
+			return e.status
+		}
+	}
 }
 
 // readSpec reads the child's plan on SpecFD: false where there is
@@ -171,18 +141,6 @@ func readSpec() (plan.Plan, bool) {
 	return spec, true
 }
 
-// runInit runs CMD of spec, with env, as the session's init
-// (Init), whose signals sigs are, and returns its exit status
-// once it reported the session's end (reportEnded); started is
-// Init's.
-func runInit(spec plan.Plan, env []string, sigs *Signals, started func(error)) int {
-	status, ended := Init(spec.Path, spec.Argv, env, spec.Ctty, sigs, started)
-	if ended {
-		reportEnded(spec.EndedFD, status)
-	}
-	return status
-}
-
 // reportEnded tells the supervisor, on the pipe at fd, that the session
 // ended with CMD's exit status: the supervisor's end of the session (the
 // git guard) then runs while the kernel tears down the namespaces as
@@ -197,18 +155,4 @@ func reportEnded(fd, status int) {
 	}
 	unix.Write(fd, []byte(strconv.Itoa(status)))
 	unix.Close(fd)
-}
-
-// refuseCalls installs the seccomp filters of the session: no input
-// pushed into a terminal, no keyring of the person's and, unless
-// ioUring, no io_uring, whose operations skip the calls the other layers
-// watch. It names the layer that could not be installed.
-func refuseCalls(ioUring bool) (string, error) {
-	if err := kernel.RefuseTerminalInjection(); err != nil {
-		return "terminal layer", err
-	}
-	if err := kernel.RefuseSessionCalls(ioUring); err != nil {
-		return "kernel calls", err
-	}
-	return "", nil
 }

@@ -32,10 +32,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// mountNamespace is the namespaces the supervisor starts the child in
-// as root: a mount namespace and a PID namespace of its own.
+// mountNamespace is a mount namespace of the child's own, as the
+// supervisor starts it in (in a user namespace there: as root here); the
+// PID namespace is the first process's (Start).
 func mountNamespace() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
+	return &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 }
 
 // exitStatusOf is a process's exit status as a shell reports it.
@@ -216,10 +217,10 @@ func TestChildDropsPrivileges(t *testing.T) {
 	}
 }
 
-// TestChildSessionInit: in the session's namespaces the child is the
-// PID namespace's first process (Init), with a /proc of its own
-// where CMD sees only the session's processes and a network of only
-// loopback; CMD's status passes through Init.
+// TestChildSessionInit: in the session's namespaces the child's first
+// process, a fork of it, is pid 1 of the session's PID namespace, with a
+// /proc of its own where CMD sees only the session's processes and a
+// network of only loopback; CMD's status passes through it.
 func TestChildSessionInit(t *testing.T) {
 	needRoot(t)
 	sh := lookPath(t, "sh")
@@ -235,7 +236,7 @@ func TestChildSessionInit(t *testing.T) {
 		t.Fatalf("status %d, stdout %q; want 5 and three lines", run.status, run.stdout)
 	}
 	if lines[0] != "dsh-fs "+argExecChild+" " {
-		t.Errorf("pid 1 is %q, want the child (dsh-fs %s)", lines[0], argExecChild)
+		t.Errorf("pid 1 is %q, want the child's fork (dsh-fs %s)", lines[0], argExecChild)
 	}
 	// Init, the shell, ls and grep: never the host's.
 	if lines[1] != "4" {

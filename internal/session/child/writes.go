@@ -18,22 +18,20 @@ var shellDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random"
 // or an editor opens for writing.
 const shellTerminals = "/dev/pts"
 
-// restrictWrites restricts the calling thread (Run's, locked), and every
-// process it will start, so that the kernel refuses every write except beneath roots (all write
-// rights) and to the shellDevices and terminals (writing to them, never
-// making or removing files there). No process of the tree can lift it.
-// dsh-fs exec's child calls it last, just before it executes the shell;
-// in read-only mode roots is empty. No device node can be made, and where
-// the ABI has scopes no signal or abstract socket reaches outside the
-// tree. Reads stay unrestricted: deny_read is the mount layer's.
-func restrictWrites(roots []string) error {
+// writesRuleset is the write restriction's ruleset: every write refused
+// but beneath roots (all write rights) and to the shellDevices and
+// terminals (writing to them, never making or removing files there). In
+// read-only mode roots is empty. Reads stay unrestricted: deny_read is
+// the mount layer's.
+func writesRuleset(roots []string) (int, error) {
 	if kernel.ABI() == 0 {
-		return fserr.New(fserr.IO, "landlock is not available on this kernel")
+		return -1, fserr.New(fserr.IO, "landlock is not available on this kernel")
 	}
-	if err := kernel.RestrictWrites(existingDirs(roots), append(slices.Clip(shellDevices), shellTerminals), true); err != nil {
-		return fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
+	fd, err := kernel.WritesRuleset(existingDirs(roots), append(slices.Clip(shellDevices), shellTerminals), true)
+	if err != nil {
+		return -1, fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
 	}
-	return nil
+	return fd, nil
 }
 
 // existingDirs returns the paths that are folders now: Landlock rules

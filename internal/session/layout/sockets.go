@@ -30,7 +30,7 @@ import (
 //   - Landlock ABI 9 and newer has a right for connect(2) and sendmsg(2)
 //     on pathname sockets (resolve unix). The session's child handles it
 //     in a ruleset of its own and grants it only on the allowed sockets
-//     (kernel.RestrictSockets): the kernel then refuses every socket made outside
+//     (kernel.SocketsRuleset): the kernel then refuses every socket made outside
 //     the session's domain, whenever it was made and wherever it lies,
 //     while the sockets the session makes itself keep working.
 //   - Below ABI 9 the mount layer hides the sockets bound when the
@@ -196,7 +196,7 @@ func socketAllowed(allowed []string, abs string) bool {
 }
 
 // SocketGrants are the paths the Landlock socket right is granted on in
-// a session under p (kernel.RestrictSockets): each allow_unix_sockets entry
+// a session under p (kernel.SocketsRuleset): each allow_unix_sockets entry
 // without wildcards, canonical, and the sockets of the kernel's list that
 // an entry with wildcards covers when the session starts. A Landlock rule
 // is made on what exists, so a socket an entry names that is made later

@@ -248,15 +248,17 @@ func (x *explainer) cwd() (dir, base string) {
 	return d, d + ", the folder the session started in (no process's working folder could be read)"
 }
 
-// commandPid is CMD's process: the child, or its first child where the
-// child is the init of the session's PID namespace; 0 when unknown.
+// commandPid is CMD's process: the session's first process, or its first
+// child where it is the init of the session's PID namespace; the first
+// process is the child's first child where the child started it. 0 when
+// unknown.
 func (s *supervisor) commandPid() int {
 	l := s.launched
-	if l == nil || l.child == nil || l.child.Process == nil {
+	if l == nil {
 		return 0
 	}
-	pid := l.child.Process.Pid
-	if !s.rec.Shell.ProcessesHeld {
+	pid := l.firstPid()
+	if pid == 0 || !s.rec.Shell.ProcessesHeld {
 		return pid
 	}
 	return firstChild(pid)

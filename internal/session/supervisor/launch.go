@@ -14,6 +14,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/rawinit"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -38,6 +39,17 @@ type launched struct {
 	ended   *os.File
 	endedFD int
 	sent    bool // the spec was sent (sendSpec), or the child is gone
+	// inThread says the session starts from a thread of the supervisor
+	// (startInThread), not from the child, which then only describes
+	// the first process's streams, descriptors and namespaces. first is
+	// its first process once started, master its terminal's master
+	// where the thread made one; threadEnded tells how it ended, and
+	// threadGone is closed once its first process is reaped.
+	inThread    bool
+	first       *rawinit.Process
+	master      *os.File
+	threadEnded chan threadEnd
+	threadGone  chan struct{}
 }
 
 // launch starts the session's child, which waits for its plan: what the
@@ -53,10 +65,10 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	if err != nil {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
-	l := &launched{pipes: pipes, ctty: -1, stop: func() {}}
+	l := &launched{pipes: pipes, ctty: -1, stop: func() {}, inThread: inThread(mounts)}
 	s.launched = l
 	l.child = s.childCommand(pipes)
-	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child); err != nil {
+	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, l.inThread); err != nil {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
@@ -70,6 +82,9 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	if mounts {
 		c := l.child.SysProcAttr
 		ns := mountNamespace()
+		// The session's PID namespace is its first process's
+		// (child.Start), which the child forks.
+		ns.Cloneflags &^= syscall.CLONE_NEWPID
 		ns.Setsid, ns.Setctty, ns.Ctty = c.Setsid, c.Setctty, c.Ctty
 		l.child.SysProcAttr = ns
 	}
@@ -77,7 +92,7 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
-	if mounts {
+	if mounts && !l.inThread {
 		r, w, err := os.Pipe()
 		if err != nil {
 			l.closeAll()
@@ -121,7 +136,7 @@ func (s *supervisor) readyNetwork(l *launched) error {
 	}
 	withNetworkNamespace(l.child.SysProcAttr)
 	if s.settings.Policy.Network == policy.NetworkAllowlist && s.rec.Shell.ProcessesHeld {
-		fd, stop, err := s.startProxy(l.child)
+		fd, stop, err := s.startProxy(l)
 		if err != nil {
 			return err
 		}
@@ -174,6 +189,9 @@ func (s *supervisor) recordedPlan() *plan.Plan {
 // startChild starts l's child. It closes the pipes' ends the child
 // holds now; on a failure, every one.
 func (s *supervisor) startChild(l *launched) error {
+	if l.inThread {
+		return nil // started with its spec (startInThread)
+	}
 	cmd, pipes := l.child, l.pipes
 	err := cmd.Start()
 	s.childFailed = err != nil
@@ -205,6 +223,9 @@ func (s *supervisor) sendSpec(spec plan.Plan) error {
 	l := s.launched
 	l.sent = true
 	<-l.notified // CMD's signals are forwarded from its start
+	if l.inThread {
+		return s.startInThread(spec)
+	}
 	json.NewEncoder(l.pipes.specW).Encode(spec)
 	l.pipes.specW.Close()
 	// The child's error pipe closes on its exec of CMD: anything read
@@ -231,6 +252,10 @@ func (s *supervisor) abortChild() {
 	if l == nil || l.sent {
 		return
 	}
+	if l.inThread {
+		l.closeAll()
+		return
+	}
 	l.sent = true
 	l.pipes.specW.Close()
 	io.Copy(io.Discard, l.pipes.errR)
@@ -242,9 +267,17 @@ func (s *supervisor) abortChild() {
 // closeAll closes every end of l's pipes and the child's ends of its
 // other channels, for a child never started.
 func (l *launched) closeAll() {
+	l.closeSessionEnds()
+	l.pipes.brokerEnd.Close()
+}
+
+// closeSessionEnds closes every end of l's pipes but the broker's, and
+// the child's ends of its other channels: once a session started from
+// the supervisor's thread holds its own copies.
+func (l *launched) closeSessionEnds() {
 	l.sent = true
 	p := l.pipes
-	for _, f := range []*os.File{p.brokerEnd, p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
+	for _, f := range []*os.File{p.shellEnd, p.specR, p.specW, p.errR, p.errW} {
 		f.Close()
 	}
 	for _, f := range l.child.ExtraFiles[child.ErrorFD-2:] {
@@ -267,6 +300,10 @@ func (s *supervisor) release() {
 	if l.handover != nil {
 		l.handover.Close()
 		l.handover = nil
+	}
+	if l.master != nil { // never attached to the relay
+		l.master.Close()
+		l.master = nil
 	}
 	if l.stop != nil {
 		l.stop()

@@ -103,7 +103,7 @@ func networkLayer(p policy.Policy, mounts, withInit bool) networkPlan {
 // command or supervisor, once for the session (approval.ApproveHost);
 // otherwise nobody is asked. Allowed hosts are reached through the
 // upstream proxy, where there is one (proxyUpstream).
-func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
+func (s *supervisor) newProxy(l *launched) (*netproxy.Proxy, error) {
 	p := s.settings.Policy
 	proxy, err := netproxy.New(p.NetworkAllow, nil)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *supervisor) newProxy(child *exec.Cmd) (*netproxy.Proxy, error) {
 		return nil, err
 	}
 	proxy.SetGrants(grants, func(c net.Conn) ([][]netproxy.FileID, error) {
-		return netproxy.SessionPeer(child.Process.Pid)(c)
+		return netproxy.SessionPeer(l.pid(), l.firstPid())(c)
 	})
 	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
@@ -252,16 +252,18 @@ func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
 	return out, nil
 }
 
-// startProxy readies the allowlist's proxy of a session whose child is
-// child: the channel's bridge end is the child's descriptor proxyFD,
-// and the proxy serves what comes through it until the session ends.
+// startProxy readies the allowlist's proxy of the session launched as
+// l: the channel's bridge end is the child's descriptor proxyFD (the
+// thread's, started in it), and the proxy serves what comes through it
+// until the session ends.
 // It returns the function that ends the proxy.
-func (s *supervisor) startProxy(child *exec.Cmd) (fd int, stop func(), err error) {
+func (s *supervisor) startProxy(l *launched) (fd int, stop func(), err error) {
+	child := l.child
 	proxyEnd, bridgeEnd, err := bridge.NewChannel()
 	if err != nil {
 		return 0, nil, err
 	}
-	proxy, err := s.newProxy(child)
+	proxy, err := s.newProxy(l)
 	if err != nil {
 		proxyEnd.Close()
 		bridgeEnd.Close()

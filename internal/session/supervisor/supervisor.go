@@ -424,20 +424,20 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		}
 	}
 	l := s.launched
-	child, brokerEnd := l.child, l.pipes.brokerEnd
+	brokerEnd := l.pipes.brokerEnd
 	if err := s.sendSpec(s.spec(path, argv)); err != nil {
 		return 0, err
 	}
 	mark("child-started")
 	s.saveIndexes()
-	if err := s.startRelay(l.handover); err != nil {
-		child.Process.Kill()
-		child.Wait()
+	if err := s.startRelay(l); err != nil {
+		l.signal(syscall.SIGKILL)
+		s.waitSession(l)
 		brokerEnd.Close()
 		return 0, fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
 	done := make(chan struct{})
-	forwarding := s.forwardSignals(l.sigs, child, done)
+	forwarding := s.forwardSignals(l.sigs, l, done)
 	stopBroker := func() { brokerEnd.Close() }
 	if !s.nested {
 		stopBroker = wire.Serve(brokerEnd, withMemory(s.runAudited))
@@ -491,6 +491,10 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 // every process of its namespace before.
 func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
 	waited := make(chan struct{})
+	if l.inThread {
+		e := <-l.threadEnded
+		return e.status, l.threadGone
+	}
 	var err error
 	go func() {
 		err = l.child.Wait()
@@ -565,7 +569,7 @@ func (s *supervisor) childCommand(pipes childPipes) *exec.Cmd {
 // the channel the child hands the terminal back on. Elsewhere the
 // supervisor makes it here. The caller closes s.relay and handover,
 // error or not.
-func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
+func (s *supervisor) giveChildTerminal(child *exec.Cmd, inThread bool) (ctty int, terminal *plan.Terminal, handover *os.File, err error) {
 	ownTerminal := s.rec.Shell.ProcessesHeld
 	ctty = -1
 	if s.relay, err = openRelay(s.opts, ownTerminal); err != nil {
@@ -579,22 +583,30 @@ func (s *supervisor) giveChildTerminal(child *exec.Cmd) (ctty int, terminal *pla
 		ctty = streams[0]
 	}
 	if ownTerminal && len(streams) > 0 {
+		terminal = &plan.Terminal{Streams: streams, Modes: s.relay.Modes()}
+		if inThread {
+			return ctty, terminal, nil, nil // made on the thread
+		}
 		var childEnd *os.File
 		if handover, childEnd, err = tty.NewHandover(); err != nil {
 			return ctty, nil, nil, err
 		}
 		child.ExtraFiles = append(child.ExtraFiles, childEnd)
-		terminal = &plan.Terminal{FD: 2 + len(child.ExtraFiles), Streams: streams, Modes: s.relay.Modes()}
+		terminal.FD = 2 + len(child.ExtraFiles)
 	}
 	return ctty, terminal, handover, nil
 }
 
 // startRelay starts relaying between the person's terminal and the
-// session's, once the child runs: with the terminal the child handed
-// back on handover, when it made it.
-func (s *supervisor) startRelay(handover *os.File) error {
-	if handover != nil {
-		master, err := tty.ReceiveTerminal(handover)
+// session's, once l's session runs: with the terminal the thread made,
+// or the child handed back, when the session made it.
+func (s *supervisor) startRelay(l *launched) error {
+	if l.master != nil {
+		s.relay.Attach(l.master)
+		l.master = nil
+	}
+	if l.handover != nil {
+		master, err := tty.ReceiveTerminal(l.handover)
 		if err != nil {
 			return err
 		}
@@ -611,7 +623,7 @@ func (s *supervisor) startRelay(handover *os.File) error {
 // closed, and closes the channel it returns once it stops. A resize of
 // the person's terminal resizes the session's instead, and the kernel
 // tells CMD.
-func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done <-chan struct{}) <-chan struct{} {
+func (s *supervisor) forwardSignals(sigs <-chan os.Signal, l *launched, done <-chan struct{}) <-chan struct{} {
 	forwarding := make(chan struct{})
 	go func() {
 		defer close(forwarding)
@@ -622,7 +634,7 @@ func (s *supervisor) forwardSignals(sigs <-chan os.Signal, child *exec.Cmd, done
 					s.relay.Resize()
 					continue
 				}
-				child.Process.Signal(sig)
+				l.signal(sig)
 			case <-done:
 				return
 			}
@@ -661,8 +673,8 @@ func Privileges(p policy.Policy, mounts bool) string {
 // directly; otherwise inside a new user namespace that maps this user,
 // and only it, to itself (layout.UserNamespace).
 //
-// The child is also pid 1 of a new PID namespace (child.Init): when it
-// exits, every process the session started goes with it.
+// A probe started so is also pid 1 of a new PID namespace, as the
+// session's first process is (child.Start).
 func mountNamespace() *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Cloneflags: syscall.CLONE_NEWPID}
 	if layout.UserNamespace() {
@@ -673,9 +685,9 @@ func mountNamespace() *syscall.SysProcAttr {
 		// A user that is not root loses its capabilities in the new
 		// namespace at its execve of dsh-fs: CAP_SYS_ADMIN is kept as an
 		// ambient capability for the mounts, and the child clears it
-		// before it becomes CMD (child.Run).
+		// before CMD (child.Run, rawinit's privileges).
 		// CAP_SETPCAP lets it empty the bounding set and lock the
-		// securebits before CMD (kernel.DropPrivileges).
+		// securebits before CMD.
 		// CAP_DAC_OVERRIDE is what an overlay's mount needs of its
 		// mounter, whose credentials it keeps for its own work (its
 		// work folder is mode 0); in a namespace that maps this user

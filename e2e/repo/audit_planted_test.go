@@ -38,7 +38,7 @@ var plantedCalls = []plantedCall{
 	{"fsmount", "internal/text/text.go", []string{`"golang.org/x/sys/unix"`}, `unix.Fsmount(3, 0, 0)`, kindMount},
 	{"mount through a renamed import", "internal/text/text.go", []string{`xunix "golang.org/x/sys/unix"`},
 		`xunix.MoveMount(3, "", 4, "", 0)`, kindMount},
-	{"mount in a file registered for another kind", "internal/session/supervisor/toolcaches.go", []string{`"golang.org/x/sys/unix"`},
+	{"mount in a file registered for another kind", "internal/session/toolchains/ask.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Unmount("x", 0)`, kindMount},
 	{"exec.Command", "internal/text/text.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
 	{"exec.CommandContext", "internal/text/text.go", []string{`"context"`, `"os/exec"`}, `exec.CommandContext(context.Background(), "sh")`, kindStart},

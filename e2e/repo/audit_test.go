@@ -131,7 +131,7 @@ var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
 	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
 	"internal/approval/approval.go":        "the trusted approval_command",
-	"internal/session/supervisor/toolcaches.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
+	"internal/session/toolchains/ask.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
 }
 
@@ -158,7 +158,7 @@ var mayMutate = registry{
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
 	"internal/session/rawinit/usermaps.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
 		"exec's supervisor has just forked, in /proc/PID, never a path a call names",
-	"internal/session/supervisor/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
+	"internal/session/kept/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
 	"internal/gocacheprog/gocacheprog.go": "the Go build cache program of a session: new entry files in " +
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",

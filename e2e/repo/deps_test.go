@@ -161,15 +161,17 @@ func TestPolicyIsWordsOnly(t *testing.T) {
 	}
 }
 
-// policyBlind are the packages that apply a session's plan: they know no
-// policy, so every platform's enforcer reads the same plain plan
-// (docs/design.md §10), and childForbidden what none of them may depend
-// on, directly or through another package: the policy's vocabulary,
-// the fence that holds it today (internal/sandbox), the host's planner of
-// the session's view of the file system (internal/session/layout) and the
-// settings.
+// policyBlind are the packages that know no policy: those that apply a
+// session's plan, so that every platform's enforcer reads the same plain
+// plan (docs/design.md §10), and the host's mechanisms the supervisor
+// uses (the kept answers, the toolchains' caches). childForbidden is
+// what none of them may depend on, directly or through another package:
+// the policy's vocabulary, the fence that holds it today
+// (internal/sandbox), the host's planner of the session's view of the
+// file system (internal/session/layout) and the settings.
 var (
-	policyBlind    = []string{"internal/session/child", "internal/session/plan", "internal/session/rawinit"}
+	policyBlind = []string{"internal/session/child", "internal/session/plan", "internal/session/rawinit",
+		"internal/session/kept", "internal/session/toolchains"}
 	childForbidden = []string{
 		modulePath + "/internal/sandbox",
 		modulePath + "/internal/session/layout",

@@ -347,7 +347,7 @@ type Caches struct {
 	// Paths are the caches the config names, "~" expanded.
 	Paths []string
 	// FromToolchains says exec asks the toolchains for theirs too
-	// (the supervisor's toolchainCaches).
+	// (toolchains.Find, in internal/session/toolchains).
 	FromToolchains bool
 	// Writable is how the shell may write them: policy.CachesOverlay,
 	// CachesDirect or CachesOff.

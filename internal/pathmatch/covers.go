@@ -10,7 +10,7 @@ import "path"
 // Covers reports whether the slash-separated path name, or one of
 // its ancestors, matches pattern (in Match's syntax).
 func Covers(pattern, name string) bool {
-	return CoverParts(Split(pattern), Split(name))
+	return CoverParts(Components(pattern), Components(name))
 }
 
 // CoverParts is MatchParts, except that a pattern used up before the

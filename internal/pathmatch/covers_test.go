@@ -49,7 +49,7 @@ func TestMatchCovers(t *testing.T) {
 }
 
 func TestMayCover(t *testing.T) {
-	split := func(s string) []string { return Split(s) }
+	split := func(s string) []string { return Components(s) }
 	for _, tc := range []struct {
 		pattern, name string // the pattern relative to the walk's top
 		want          bool

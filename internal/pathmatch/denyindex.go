@@ -49,7 +49,7 @@ type affixGlob struct {
 func NewMatcher(globs []string) *Matcher {
 	m := &Matcher{byName: map[string][]int{}}
 	for i, g := range globs {
-		parts := Split(g)
+		parts := Components(g)
 		for len(parts) > 0 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
 		}
@@ -126,7 +126,7 @@ func (m *Matcher) atComponentOf(dirOf func() string, comp string, best int) int 
 			return
 		}
 		if dir == nil {
-			dir = Split(dirOf())
+			dir = Components(dirOf())
 		}
 		if MatchParts(m.parts[i], dir) {
 			best = i

@@ -10,7 +10,7 @@ import (
 // included; every other component is matched by path.Match, so "*" never
 // crosses a "/". A malformed pattern matches nothing.
 func Match(pattern, name string) bool {
-	return MatchParts(Split(pattern), Split(name))
+	return MatchParts(Components(pattern), Components(name))
 }
 
 // MatchParts is Match on a pattern and a name already split by Split.
@@ -41,7 +41,10 @@ func matchFrom(pat, name []string, covers bool) bool {
 	return covers || len(name) == 0
 }
 
-func Split(s string) []string {
+// Components are the names of the path s, in order: empty names and "."
+// are left out (a doubled, leading or trailing slash, "./"), ".." is
+// kept.
+func Components(s string) []string {
 	parts := strings.Split(s, "/")
 	out := parts[:0]
 	for _, p := range parts {

@@ -57,13 +57,13 @@ type beneathGuard struct {
 // g's root; false when p is outside that root.
 func (g beneathGuard) name(p string) ([]string, bool) {
 	if g.base == "" {
-		return pathmatch.Split(p), true
+		return pathmatch.Components(p), true
 	}
 	rel, ok := pathmatch.Within(g.base, p)
 	if !ok {
 		return nil, false
 	}
-	return pathmatch.Split(rel), true
+	return pathmatch.Components(rel), true
 }
 
 // covers reports whether g denies p, or a folder above it.
@@ -121,7 +121,7 @@ func (g beneathGuard) anywhere() bool {
 // danger-full-access protects nothing).
 func (f *Fence) beneathGuards() []beneathGuard {
 	split := func(g string) []string {
-		parts := pathmatch.Split(g)
+		parts := pathmatch.Components(g)
 		for len(parts) > 1 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
 		}
@@ -146,7 +146,7 @@ func (f *Fence) beneathGuards() []beneathGuard {
 		}
 	}
 	for _, p := range f.absProtected {
-		out = append(out, beneathGuard{parts: pathmatch.Split(literalGlob(p)), shown: p})
+		out = append(out, beneathGuard{parts: pathmatch.Components(literalGlob(p)), shown: p})
 	}
 	return out
 }

@@ -131,7 +131,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 		if !strings.HasPrefix(g.match, "/") {
 			continue
 		}
-		parts := pathmatch.Split(g.match)
+		parts := pathmatch.Components(g.match)
 		n := 0
 		for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
 			n++

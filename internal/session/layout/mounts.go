@@ -308,7 +308,7 @@ type walkGlob struct {
 }
 
 func newWalkGlob(g string) walkGlob {
-	w := walkGlob{parts: pathmatch.Split(g)}
+	w := walkGlob{parts: pathmatch.Components(g)}
 	for _, p := range w.parts {
 		if !strings.ContainsAny(p, "*?[\\") {
 			w.literals = append(w.literals, p)
@@ -400,12 +400,12 @@ func (pl *planner) hideLinks() {
 // visitDeny returns the visitor of the walk for the absolute deny_read
 // glob g (canonical), pruned to what g may cover.
 func (pl *planner) visitDeny(g string) func(abs string, typ fs.FileMode) bool {
-	pat := pathmatch.Split(g)
+	pat := pathmatch.Components(g)
 	return func(abs string, typ fs.FileMode) bool {
 		if pathmatch.Covers(g, abs) {
 			return !pl.hide(abs, typ)
 		}
-		return pathmatch.MayCover(pat, pathmatch.Split(abs))
+		return pathmatch.MayCover(pat, pathmatch.Components(abs))
 	}
 }
 
@@ -437,7 +437,7 @@ func (pl *planner) mayHide(abs string) bool {
 func (pl *planner) protectedPath(rel, abs string) bool {
 	// As in the fence, a relative glob never names the root itself.
 	if rel != "." {
-		relParts := pathmatch.Split(rel)
+		relParts := pathmatch.Components(rel)
 		for _, g := range pl.protected {
 			if g.covers(relParts) {
 				return true
@@ -447,7 +447,7 @@ func (pl *planner) protectedPath(rel, abs string) bool {
 	if len(pl.absProtected) == 0 {
 		return false
 	}
-	absParts := pathmatch.Split(abs)
+	absParts := pathmatch.Components(abs)
 	for _, g := range pl.absProtected {
 		if g.covers(absParts) {
 			return true

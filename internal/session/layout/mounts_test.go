@@ -250,7 +250,7 @@ func TestMountWalkGlobCovers(t *testing.T) {
 	for _, g := range globs {
 		w := newWalkGlob(g)
 		for _, n := range names {
-			if got, want := w.covers(pathmatch.Split(n)), pathmatch.Covers(g, n); got != want {
+			if got, want := w.covers(pathmatch.Components(n)), pathmatch.Covers(g, n); got != want {
 				t.Errorf("walkGlob(%q).covers(%q) = %v, matchCovers says %v", g, n, got, want)
 			}
 		}

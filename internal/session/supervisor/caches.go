@@ -14,31 +14,32 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/toolchains"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
 // startFindCaches starts finding the toolchains' caches, outside the
 // session and with exec's own environment (the person's), while the
 // supervisor readies the rest: the answer kept by an earlier session for
-// the same toolchains, variables and config files (findCachesKept), else
+// the same toolchains, variables and config files (toolchains.Find), else
 // the toolchains' own; the function it returns waits for the answer. The
 // config's caches come first; the toolchains are not asked, nor their
 // answers read, where caches_from_toolchains is false.
-func startFindCaches(s *config.Settings) func() []foundCache {
-	var listed []foundCache
+func startFindCaches(s *config.Settings) func() []toolchains.Cache {
+	var listed []toolchains.Cache
 	for _, p := range s.Caches.Paths {
-		listed = append(listed, foundCache{Path: p, Source: "caches"})
+		listed = append(listed, toolchains.Cache{Path: p, Source: "caches"})
 	}
 	if !s.Caches.FromToolchains || s.Caches.Writable == policy.CachesOff || s.Policy.Mode != policy.WorkspaceWrite {
 		// Read-only, danger-full-access and caches_writable: off:
 		// nothing to layer, so nothing to ask (and no start-up time
 		// spent on it).
-		return func() []foundCache { return listed }
+		return func() []toolchains.Cache { return listed }
 	}
-	done := make(chan []foundCache, 1)
+	done := make(chan []toolchains.Cache, 1)
 	env := WithoutSessionVars(os.Environ())
-	go func() { done <- findCachesKept(toolchainsBase(), env) }()
-	return func() []foundCache { return append(listed, <-done...) }
+	go func() { done <- toolchains.Find(wire.RuntimeBase(), env) }()
+	return func() []toolchains.Cache { return append(listed, <-done...) }
 }
 
 // cacheSetup is what readyCaches readied for a session.
@@ -58,7 +59,7 @@ type cacheSetup struct {
 // fail the session. roots are the kernel layer's roots; mountsWhy says
 // why the session has no mount layer ("" where it has one). It touches
 // nothing but dir/caches, so it runs beside the rest of the start.
-func readyCaches(pr *probes, dir string, s *config.Settings, found []foundCache, roots []string, mountsWhy string) cacheSetup {
+func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.Cache, roots []string, mountsWhy string) cacheSetup {
 	p := s.Policy
 	private := []string{dir}
 	for _, f := range append(slices.Clip(p.TrustedFiles), p.ConfigFiles...) {

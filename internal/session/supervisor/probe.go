@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/session/child"
+	"github.com/dshfs/dsh-fs/internal/session/kept"
 	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/tty"
@@ -71,8 +72,8 @@ func userNamespaceProbe() int {
 
 // probesKept is the kind of the kept verdicts: the file "kept-probes"
 // in the runtime folder, up to 256 (a few users' caches and kernels).
-var probesKept = keptKind[probeVerdict]{name: "kept-probes", lock: "kept-probes.lock", version: 1, max: 256,
-	key: func(v probeVerdict) string { return v.Key }}
+var probesKept = kept.Kind[probeVerdict]{Name: "kept-probes", Version: 1, Max: 256,
+	Key: func(v probeVerdict) string { return v.Key }}
 
 // probeVerdict is one verdict kept: the kernel allowed what Key names.
 type probeVerdict struct {
@@ -149,12 +150,12 @@ func (p *probes) trust(keys ...string) bool {
 	if p.fresh || slices.Contains(keys, "") {
 		return false
 	}
-	lines, ok := probesKept.read(p.base)
+	lines, ok := probesKept.Read(p.base)
 	if !ok {
 		return false
 	}
 	for _, k := range keys {
-		if _, ok := probesKept.find(lines, k); !ok {
+		if _, ok := probesKept.Find(lines, k); !ok {
 			return false
 		}
 	}
@@ -167,7 +168,7 @@ func (p *probes) trust(keys ...string) bool {
 // keep keeps the verdict that the kernel allowed what key names.
 func (p *probes) keep(key string) {
 	if key != "" {
-		probesKept.keep(p.base, probeVerdict{Key: key})
+		probesKept.Keep(p.base, probeVerdict{Key: key})
 	}
 }
 
@@ -185,7 +186,7 @@ func (p *probes) forget() {
 	p.used = nil
 	p.mu.Unlock()
 	if len(used) > 0 {
-		probesKept.forget(p.base, used...)
+		probesKept.Forget(p.base, used...)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
+	"github.com/dshfs/dsh-fs/internal/session/toolchains"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
@@ -239,7 +240,7 @@ type planned struct {
 // newSupervisor takes what plan returns once both are done. Nothing in
 // it needs the child, and the child needs none of it before its spec.
 func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell wire.Shell,
-	findCaches func() []foundCache) (pl planned) {
+	findCaches func() []toolchains.Cache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
 	if mounts {

@@ -1,12 +1,14 @@
-package supervisor
+package toolchains
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
 // toolchainsFixture is a trusted runtime folder (under /run, as the real
@@ -49,7 +51,14 @@ func (f toolchainsFixture) runs() int {
 	return strings.Count(string(data), "run\n")
 }
 
-func gocache(found []foundCache) string {
+// idOf is the id of key in a file of kept answers: the SHA-256 of the
+// key, in hex.
+func idOf(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+func gocache(found []Cache) string {
 	for _, c := range found {
 		if c.Source == "go env GOCACHE" {
 			return c.Path
@@ -58,9 +67,9 @@ func gocache(found []foundCache) string {
 	return ""
 }
 
-// TestFindCachesKept: the toolchains are asked once; a changed binary
+// TestFind: the toolchains are asked once; a changed binary
 // or variable asks again; the file is private and atomically replaced.
-func TestFindCachesKept(t *testing.T) {
+func TestFind(t *testing.T) {
 	f := newToolchainsFixture(t)
 	steps := []struct {
 		what string
@@ -76,34 +85,43 @@ func TestFindCachesKept(t *testing.T) {
 		{"kept again", func() []string { return f.env }, 3, "/go/other"},
 	}
 	for _, s := range steps {
-		got := gocache(findCachesKept(f.base, s.env()))
+		got := gocache(Find(f.base, s.env()))
 		if f.runs() != s.runs || got != s.want {
 			t.Errorf("%s: go ran %d times, GOCACHE %q; want %d, %q", s.what, f.runs(), got, s.runs, s.want)
 		}
 	}
-	fi, err := os.Lstat(filepath.Join(f.base, toolchainsName))
+	fi, err := os.Lstat(filepath.Join(f.base, keptName))
 	if err != nil || fi.Mode() != 0o600 {
 		t.Errorf("the kept answers: %v, %v; want a regular file, mode 0600", fi, err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(f.base, ".toolchains-*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(f.base, "."+keptName+"-*")); len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
 	}
 }
 
-// TestFindCachesKeptUntrusted: a planted file of kept answers naming a
+// TestFindUntrusted: a planted file of kept answers naming a
 // folder of the planter's choice is used only when it is this user's,
 // private and well formed; every other is ignored (the toolchain asked)
 // and replaced.
-func TestFindCachesKeptUntrusted(t *testing.T) {
+func TestFindUntrusted(t *testing.T) {
 	f := newToolchainsFixture(t)
-	os.MkdirAll(f.base, 0o700)
-	line, err := toolchainsKept.line(toolchainAnswer{Key: toolchainsKey(f.env),
-		Found: []foundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
-	if err != nil {
-		t.Fatal(err)
+	path := filepath.Join(f.base, keptName)
+	// keptFile is the file of kept answers that holds a alone, as Keep
+	// writes it.
+	keptFile := func(a answer) []byte {
+		t.Helper()
+		os.Remove(path)
+		if err := keptAnswers.Keep(f.base, a); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
 	}
-	good := toolchainsKept.encode([]keptLine{line})
-	path := filepath.Join(f.base, toolchainsName)
+	planted := []Cache{{Path: "/planted", Source: "go env GOCACHE"}}
+	good := keptFile(answer{Key: keyOf(f.env), Found: planted})
 	cases := []struct {
 		what  string
 		plant func() error
@@ -121,13 +139,12 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 			return os.WriteFile(path, []byte(strings.Replace(string(good), " 1\n", " 2\n", 1)), 0o600)
 		}},
 		{"another key's answer under this key's id", func() error {
-			other, err := toolchainsKept.line(toolchainAnswer{Key: "another key",
-				Found: []foundCache{{Path: "/planted", Source: "go env GOCACHE"}}})
-			other.id = line.id
-			if err != nil {
-				return err
+			other := keptFile(answer{Key: "another key", Found: planted})
+			if !bytes.Contains(other, []byte(idOf("another key"))) {
+				return errors.New("the file does not hold the other key's id")
 			}
-			return os.WriteFile(path, toolchainsKept.encode([]keptLine{other}), 0o600)
+			other = bytes.Replace(other, []byte(idOf("another key")), []byte(idOf(keyOf(f.env))), 1)
+			return os.WriteFile(path, other, 0o600)
 		}},
 		{"a relative path", func() error {
 			return os.WriteFile(path, []byte(strings.Replace(string(good), "/planted", "planted", 1)), 0o600)
@@ -145,7 +162,7 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 		if err := c.plant(); err != nil {
 			t.Fatalf("%s: %v", c.what, err)
 		}
-		got := gocache(findCachesKept(f.base, f.env))
+		got := gocache(Find(f.base, f.env))
 		if got != "/go/cache" || f.runs() != i+1 {
 			t.Errorf("%s: GOCACHE %q after %d runs of go; want the toolchain asked (/go/cache, %d runs)", c.what, got, f.runs(), i+1)
 		}
@@ -156,41 +173,12 @@ func TestFindCachesKeptUntrusted(t *testing.T) {
 	// The control: the same answer, this user's and private, is used.
 	os.Remove(path)
 	os.WriteFile(path, good, 0o600)
-	if got := gocache(findCachesKept(f.base, f.env)); got != "/planted" || f.runs() != len(cases) {
+	if got := gocache(Find(f.base, f.env)); got != "/planted" || f.runs() != len(cases) {
 		t.Errorf("a trusted file: GOCACHE %q after %d runs; want /planted, %d runs", got, f.runs(), len(cases))
 	}
 	// A runtime folder others may write: neither read nor written.
 	os.Chmod(f.base, 0o777)
-	if got := gocache(findCachesKept(f.base, f.env)); got != "/go/cache" || f.runs() != len(cases)+1 {
+	if got := gocache(Find(f.base, f.env)); got != "/go/cache" || f.runs() != len(cases)+1 {
 		t.Errorf("an untrusted folder: GOCACHE %q after %d runs", got, f.runs())
-	}
-}
-
-// TestGoCacheProgEnv: CMD's go uses the cache program only where the
-// build cache is an overlay, the person set no GOCACHEPROG, and exec's
-// path is one word of it.
-func TestGoCacheProgEnv(t *testing.T) {
-	over := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheOverlay}}
-	direct := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheDirect}}
-	listed := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "caches", Layer: plan.CacheOverlay}}
-	for _, c := range []struct {
-		what, self string
-		env        []string
-		caches     []plan.Cache
-		want       string
-	}{
-		{"an overlay, GOCACHE unset", "/usr/bin/dsh-fs", nil, over,
-			"GOCACHEPROG=/usr/bin/dsh-fs __gocacheprog GOCACHE=/home/p/.cache/go-build"},
-		{"an overlay, GOCACHE set", "/usr/bin/dsh-fs", []string{"GOCACHE=/home/p/.cache/go-build"}, over,
-			"GOCACHEPROG=/usr/bin/dsh-fs __gocacheprog"},
-		{"the person's GOCACHEPROG", "/usr/bin/dsh-fs", []string{"GOCACHEPROG=/bin/mine"}, over, ""},
-		{"direct", "/usr/bin/dsh-fs", nil, direct, ""},
-		{"a cache the config names", "/usr/bin/dsh-fs", nil, listed, ""},
-		{"no caches", "/usr/bin/dsh-fs", nil, nil, ""},
-		{"a space in exec's path", "/opt/my tools/dsh-fs", nil, over, ""},
-	} {
-		if got := strings.Join(goCacheProgEnv(c.self, c.env, c.caches), " "); got != c.want {
-			t.Errorf("%s: %q, want %q", c.what, got, c.want)
-		}
 	}
 }

@@ -1,0 +1,85 @@
+package toolchains
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// cacheVars are the variables, by name or prefix (ending in _ or
+// a capital's run), whose value can change what askAll finds: the
+// toolchains', the folders theirs default to, $PATH.
+var cacheVars = []string{"GO", "npm_config_", "NPM_CONFIG_", "PIP_", "CARGO_", "RUSTUP_", "PYTHON", "VIRTUAL_ENV",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME", "PATH"}
+
+// keyOf is what askAll's answer for env depends on, as one digest: the
+// variables that can move a cache (cacheVars, their values), and the
+// identity of every toolchain on $PATH and of every config file askAll
+// reads or a toolchain asked reads for its cache (each as its resolved
+// path, device, inode, size, mtime and ctime, or its absence). An answer kept under the key askAll had
+// holds as long as the key is the same: a toolchain replaced or
+// upgraded, a config written, a variable changed, and the key changes.
+// It stats a few dozen paths and runs nothing.
+func keyOf(env []string) string {
+	t := newEnviron(env)
+	var lines []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.ContainsFunc(cacheVars, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			// The last value of a name wins: an earlier one is replaced.
+			lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "env "+k+"=") })
+			lines = append(lines, "env "+kv)
+		}
+	}
+	slices.Sort(lines)
+	file := func(kind, p string) {
+		if p != "" {
+			lines = append(lines, kind+" "+p+" "+fileIdentity(p))
+		}
+	}
+	for _, name := range []string{"go", "npm", "pip", "pip3", "cargo"} {
+		p := t.lookPath(name)
+		file("bin "+name, p)
+		switch {
+		case p == "":
+		case name == "go":
+			for _, c := range t.goConfigs(p) {
+				file("config", c)
+			}
+		case name == "npm":
+			for _, c := range t.npmConfigs(p) {
+				file("config", c)
+			}
+		}
+	}
+	for _, c := range t.pipConfigs() {
+		file("config", c)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// fileIdentity is the identity of the file at p: its resolved path,
+// device, inode, size, mtime and ctime; "absent" where there is none.
+func fileIdentity(p string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "absent"
+	}
+	var st unix.Stat_t
+	if err == nil {
+		err = unix.Stat(real, &st)
+	}
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%s dev=%d ino=%d size=%d mtime=%d.%09d ctime=%d.%09d", real, st.Dev, st.Ino, st.Size,
+		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+}

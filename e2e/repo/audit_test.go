@@ -145,6 +145,9 @@ var mayRawSyscall = registry{
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
 	"internal/session/rawinit/layers.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
 		"no_new_privs, landlock_restrict_self, the bounding set, securebits, ambient set and capset, seccomp",
+	"internal/session/rawinit/ops.go": "the caller's ops (Spec.Ops), any system call of a program readied before the fork, " +
+		"run by the first process once its user namespace has its maps: the mount layer of an ordinary user's session " +
+		"(child.CompileFiles), and fstat and close of the ops' own descriptors",
 	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 }

@@ -238,14 +238,15 @@ func (c *compiler) moveMount(from, to int, words string) {
 		rawinit.Word(unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH))
 }
 
-// emptyFile opens applyFiles' empty file into regEmpty: a regular file
-// there, and empty here (the supervisor's own, in its private folder).
+// emptyFile opens applyFiles' empty file into regEmpty: an empty
+// regular file here, and again there, as applyFiles checks it.
 func (c *compiler) emptyFile(path string) error {
 	words := "mount: open empty file " + path
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 		return fmt.Errorf("%s: not an empty regular file", words)
 	}
 	c.open(regEmpty, path, 0, words)
-	c.check(regEmpty, rawinit.TypeSet(unix.S_IFREG), words)
+	c.ops = append(c.ops, rawinit.Op{Kind: rawinit.OpCheck, Reg: regEmpty, Types: rawinit.TypeSet(unix.S_IFREG), Empty: true,
+		Words: words + ": not an empty regular file"})
 	return nil
 }

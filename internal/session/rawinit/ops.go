@@ -40,7 +40,17 @@ const (
 	OpCheck
 	// OpClose closes the descriptor in register Reg.
 	OpClose
+	// OpStore writes the value in register Reg, a C int, into the
+	// memory of another op's Bytes argument (Into): a struct field
+	// that op passes by pointer (mount_attr's userns_fd).
+	OpStore
 )
+
+// At is a place in the memory of op Op's argument Arg, a Bytes one, at
+// byte Offset.
+type At struct {
+	Op, Arg, Offset int
+}
 
 // Types is a set of file types (S_IFDIR, S_IFREG, …) for OpCheck.
 type Types uint16
@@ -64,6 +74,9 @@ type Op struct {
 	Skip   int
 	Reg    int
 	Types  Types
+	// Empty (OpCheck) also requires the file's size to be 0.
+	Empty bool
+	Into  At
 	// Words say what the op was, in the caller's words ("mount: hide
 	// /x: open_tree"): its failure is these, then the errno's text; a
 	// failed OpCheck's is these alone.
@@ -156,11 +169,14 @@ type rop struct {
 	fromReg [6]int8 // the register whose value is the argument, or -1
 	procFD  [6]int8 // the register whose /proc/self/fd path the argument's buffer gets, or -1
 	procBuf [6]*[procFDLen]byte
+	mem     [6][]byte // the Bytes arguments' memory
 	result  int
 	skipOn  uintptr
 	skip    int
 	reg     int
 	types   Types
+	empty   bool
+	into    unsafe.Pointer // OpStore: where the int32 goes, in another op's mem
 }
 
 // procFDPrefix begins every ProcFD path; its buffer holds the digits of
@@ -188,7 +204,7 @@ func (r *readied) readyOps(s Spec) error {
 		return i >= 0 && i < MaxRegisters
 	}
 	for i, o := range s.Ops {
-		ro := rop{kind: o.Kind, nr: o.Nr, result: o.Result, skipOn: uintptr(o.SkipOn), skip: o.Skip, reg: o.Reg, types: o.Types}
+		ro := rop{kind: o.Kind, nr: o.Nr, result: o.Result, skipOn: uintptr(o.SkipOn), skip: o.Skip, reg: o.Reg, types: o.Types, empty: o.Empty}
 		bad := func(why string) error {
 			return fserr.New(fserr.InvalidArgument, "rawinit: op "+strconv.Itoa(i)+" ("+o.Words+"): "+why)
 		}
@@ -203,6 +219,13 @@ func (r *readied) readyOps(s Spec) error {
 		case OpCheck, OpClose:
 			if !reg(o.Reg) {
 				return bad("no such register")
+			}
+		case OpStore:
+			if !reg(o.Reg) {
+				return bad("no such register")
+			}
+			if !storable(s.Ops, o.Into) {
+				return bad("stores into no Bytes argument of an op")
 			}
 		default:
 			return bad("no such kind")
@@ -229,17 +252,33 @@ func (r *readied) readyOps(s Spec) error {
 				if len(buf) == 0 {
 					buf = []byte{0}
 				}
-				r.opMem = append(r.opMem, buf)
+				ro.mem[j] = buf
 				ro.args[j] = uintptr(unsafe.Pointer(&buf[0]))
 			}
 		}
 		r.ops = append(r.ops, ro)
+	}
+	for i, o := range s.Ops {
+		if o.Kind == OpStore {
+			at := o.Into
+			r.ops[i].into = unsafe.Pointer(&r.ops[at.Op].mem[at.Arg][at.Offset])
+		}
 	}
 	r.regs = make([]int, regs)
 	for i := range r.regs {
 		r.regs[i] = -1
 	}
 	return nil
+}
+
+// storable reports whether at is 4 aligned bytes of an op's Bytes
+// argument.
+func storable(ops []Op, at At) bool {
+	if at.Op < 0 || at.Op >= len(ops) || at.Arg < 0 || at.Arg >= 6 {
+		return false
+	}
+	a := ops[at.Op].Args[at.Arg]
+	return ops[at.Op].Kind == OpCall && a.kind == argBytes && at.Offset >= 0 && at.Offset%4 == 0 && at.Offset+4 <= len(a.b)
 }
 
 // opFailure is the error of op i of the spec, failed with errno.
@@ -291,12 +330,14 @@ func runOps(r *readied) syscall.Errno {
 			if _, _, e := syscall.RawSyscall(unix.SYS_FSTAT, uintptr(r.regs[o.reg]), uintptr(unsafe.Pointer(&r.stat)), 0); e != 0 {
 				return e
 			}
-			if o.types&(1<<(r.stat.Mode&unix.S_IFMT>>12)) == 0 {
+			if o.types&(1<<(r.stat.Mode&unix.S_IFMT>>12)) == 0 || o.empty && r.stat.Size != 0 {
 				return syscall.ESTALE // the check's own failure: opFailure says its words alone
 			}
 		case OpClose:
 			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.regs[o.reg]), 0, 0)
 			r.regs[o.reg] = -1
+		case OpStore:
+			*(*int32)(o.into) = int32(r.regs[o.reg])
 		}
 	}
 	for i := 0; i < len(r.regs); i++ {

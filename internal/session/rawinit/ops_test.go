@@ -1,6 +1,7 @@
 package rawinit
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -124,17 +125,58 @@ func TestOpsSkip(t *testing.T) {
 	}
 }
 
-// TestOpsRefused: ops that name no register or skip past the end are
-// refused before the fork.
+// TestOpsRefused: ops that name no register, skip past the end or store
+// where no op's memory is (aligned) are refused before the fork.
 func TestOpsRefused(t *testing.T) {
 	bad := Call(unix.SYS_CLOSE, Reg(MaxRegisters))
 	skip := Call(unix.SYS_CLOSE, Word(0))
 	skip.Skip = 1
-	for _, ops := range [][]Op{{bad}, {skip}, {{Kind: OpCheck, Reg: -1}}, {{Kind: 9}}} {
+	store := []Op{{Kind: OpStore, Reg: 0, Into: At{Op: 1, Arg: 0, Offset: 2}}, Call(unix.SYS_CLOSE, Bytes(make([]byte, 8)))}
+	for _, ops := range [][]Op{{bad}, {skip}, {{Kind: OpCheck, Reg: -1}}, {{Kind: 9}}, store} {
 		s, _ := shell(t, "true")
 		s.Ops = ops
 		if _, err := Start(s); fserr.CodeOf(err) != fserr.InvalidArgument || !strings.Contains(err.Error(), "op 0") {
 			t.Errorf("Start(%v) = %v, want an invalid op 0", ops, err)
+		}
+	}
+}
+
+// TestOpsStore: a register's value stored into another op's memory is
+// what that op passes: here the descriptor an open made, written to the
+// caller's pipe ahead of CMD's output.
+func TestOpsStore(t *testing.T) {
+	needRoot(t)
+	s, out := shell(t, "echo cmd")
+	buf := make([]byte, 8)
+	write := Call(syscall.SYS_WRITE, Int(s.Files[1]), Bytes(buf), Word(uintptr(len(buf))))
+	write.Words = "write"
+	s.Clone, s.Ops = unix.CLONE_NEWNS, []Op{openOp("/", 0), {Kind: OpStore, Reg: 0, Into: At{Op: 2, Arg: 1, Offset: 4}}, write}
+	got, status, _ := run(t, s, out)
+	if status != 0 || len(got) != 12 || got[8:] != "cmd\n" {
+		t.Fatalf("CMD said %q, status %d", got, status)
+	}
+	fd := int32(binary.NativeEndian.Uint32([]byte(got[4:8])))
+	if got[:4] != "\x00\x00\x00\x00" || fd < 3 {
+		t.Errorf("the stored value: % x, want a descriptor at byte 4", got[:8])
+	}
+}
+
+// TestOpsEmpty: a check with Empty refuses a file that is not empty.
+func TestOpsEmpty(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "full"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "empty"), nil, 0o644)
+	for name, want := range map[string]bool{"full": false, "empty": true} {
+		s, _ := shell(t, "true")
+		check := Op{Kind: OpCheck, Reg: 0, Types: TypeSet(unix.S_IFREG), Empty: true, Words: "check " + name}
+		s.Clone, s.Ops = unix.CLONE_NEWNS, []Op{openOp(filepath.Join(dir, name), 0), check}
+		p, err := startIn(t, s, nil)
+		if p != nil {
+			p.Wait()
+		}
+		if (err == nil) != want || err != nil && err.Error() != "check "+name {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

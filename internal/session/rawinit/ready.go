@@ -60,9 +60,8 @@ type readied struct {
 
 	// The ops (ops.go): readied, their registers, what they point to,
 	// and the child's scratch space for them.
-	ops    []rop
+	ops    []rop // with what they point to
 	regs   []int
-	opMem  [][]byte
 	opSpec []Op
 	opAt   int
 	opArgs [6]uintptr

@@ -197,7 +197,9 @@ func (c *compiler) check(reg int, types rawinit.Types, words string) {
 }
 
 // openTarget is applyFiles' openTarget: path opened into reg, a folder
-// or a regular file but not of type notType.
+// or a regular file but not of type notType. Where openTarget says "not
+// a folder or a regular file" (a fifo, a device), the check says
+// "changed since the plan": one check op, one set of words.
 func (c *compiler) openTarget(reg int, path string, notType uint32, words string) {
 	c.open(reg, path, 0, words)
 	var types []uint32

@@ -100,7 +100,10 @@ func startOps(c opsCase, clone uintptr) (string, error) {
 	env := append(slices.DeleteFunc(os.Environ(), func(e string) bool {
 		return strings.HasPrefix(e, opsHelperEnv+"=") || strings.HasPrefix(e, opsCaseEnv+"=")
 	}), opsHelperEnv+"=probe", opsCaseEnv+"="+string(b), "GORACE=atexit_sleep_ms=0")
-	p, err := rawinit.Start(rawinit.Spec{Clone: clone, Path: self, Argv: []string{self}, Env: env, Ctty: -1,
+	// As a session starts: pid 1 of a PID namespace with its own /proc,
+	// mounted after the ops (its /proc/self/fd paths are the caller's
+	// procfs's).
+	p, err := rawinit.Start(rawinit.Spec{Clone: clone, Init: true, MountProc: true, Path: self, Argv: []string{self}, Env: env, Ctty: -1,
 		Files: []int{int(null.Fd()), int(w.Fd()), 2}, Ops: append([]rawinit.Op{private}, ops...)})
 	w.Close()
 	if err != nil {

@@ -57,6 +57,12 @@ func runOpsHelper(mode string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+	case "apply-only":
+		if err := applyFiles(&c.Files, c.Empty); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
 	case "ops":
 		out, err := startOps(c, unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWNET)
 		fmt.Print(out)
@@ -74,6 +80,17 @@ func runOpsHelper(mode string) int {
 // namespaces clone that runs it, then this binary's probes as CMD;
 // their output.
 func startOps(c opsCase, clone uintptr) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return startOpsCmd(c, clone, self, true)
+}
+
+// startOpsCmd is startOps with CMD path: this binary's probes, or a
+// program run with no argument; with init, the first process is pid 1
+// of a PID namespace with its /proc.
+func startOpsCmd(c opsCase, clone uintptr, path string, init bool) (string, error) {
 	ops, err := CompileFiles(&c.Files, FilesTarget{EmptyFile: c.Empty, Dir: c.Dir, UserNamespace: clone&unix.CLONE_NEWUSER != 0})
 	if err != nil {
 		return "", err
@@ -82,10 +99,6 @@ func startOps(c opsCase, clone uintptr) (string, error) {
 	// session's supervisor starts it from a private one.
 	private := rawinit.Call(unix.SYS_MOUNT, rawinit.Str("none"), rawinit.Str("/"), rawinit.Word(0),
 		rawinit.Word(unix.MS_REC|unix.MS_PRIVATE), rawinit.Word(0))
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", err
@@ -100,10 +113,10 @@ func startOps(c opsCase, clone uintptr) (string, error) {
 	env := append(slices.DeleteFunc(os.Environ(), func(e string) bool {
 		return strings.HasPrefix(e, opsHelperEnv+"=") || strings.HasPrefix(e, opsCaseEnv+"=")
 	}), opsHelperEnv+"=probe", opsCaseEnv+"="+string(b), "GORACE=atexit_sleep_ms=0")
-	// As a session starts: pid 1 of a PID namespace with its own /proc,
-	// mounted after the ops (its /proc/self/fd paths are the caller's
-	// procfs's).
-	p, err := rawinit.Start(rawinit.Spec{Clone: clone, Init: true, MountProc: true, Path: self, Argv: []string{self}, Env: env, Ctty: -1,
+	// As a session starts (init): pid 1 of a PID namespace with its own
+	// /proc, mounted after the ops (its /proc/self/fd paths are the
+	// caller's procfs's).
+	p, err := rawinit.Start(rawinit.Spec{Clone: clone, Init: init, MountProc: init, Path: path, Argv: []string{path}, Env: env, Ctty: -1,
 		Files: []int{int(null.Fd()), int(w.Fd()), 2}, Ops: append([]rawinit.Op{private}, ops...)})
 	w.Close()
 	if err != nil {
@@ -215,7 +228,7 @@ func probePath(p string) string {
 // under a read view, and a runtime folder with this session's record,
 // its denial log and another session's record. owner, when not -1,
 // owns it all.
-func opsFixture(t *testing.T, owner int) opsCase {
+func opsFixture(t testing.TB, owner int) opsCase {
 	tmp := canonTemp(t)
 	for d := tmp; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
@@ -276,7 +289,7 @@ func helperRun(t *testing.T, self, mode string, c opsCase, attr *syscall.SysProc
 }
 
 // resetOverlay empties the overlay's upper and work folders between runs.
-func resetOverlay(t *testing.T, c opsCase, owner int) {
+func resetOverlay(t testing.TB, c opsCase, owner int) {
 	for _, d := range []string{c.Files.Overlays[0].Upper, c.Files.Overlays[0].Work} {
 		os.RemoveAll(d)
 		os.Mkdir(d, 0o755)
@@ -489,6 +502,52 @@ func TestCompileFilesRefused(t *testing.T) {
 			ops, err := CompileFiles(&tc.files, FilesTarget{EmptyFile: tc.empty})
 			if ops != nil || err == nil || err.Error() != tc.want || fserr.CodeOf(err) != fserr.IO {
 				t.Errorf("CompileFiles = %d ops, %v; want %q", len(ops), err, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkMountLayer starts a session's first process that makes the
+// fixture's mounts and ends: "go child" is a second Go program (this
+// binary) that applies them with applyFiles, as an ordinary user's
+// session does today; "ops" is a rawinit first process that runs the
+// compiled ops, then executes /bin/true. Neither makes a PID namespace.
+func BenchmarkMountLayer(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root to mount")
+	}
+	if err := mountAPIWhy(); err != nil {
+		b.Skip(err)
+	}
+	full := opsFixture(b, -1)
+	for _, tc := range []struct {
+		name string
+		c    opsCase
+	}{{"empty plan", opsCase{Root: full.Root, Files: plan.Files{}}}, {"fixture", full}} {
+		c := tc.c
+		js, _ := json.Marshal(c)
+		reset := func() {
+			if len(c.Files.Overlays) > 0 {
+				resetOverlay(b, c, -1) // a volatile overlay's upper folder is not taken twice
+			}
+		}
+		b.Run(tc.name+"/go child", func(b *testing.B) {
+			for b.Loop() {
+				reset()
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = append(os.Environ(), opsHelperEnv+"=apply-only", opsCaseEnv+"="+string(js), "GORACE=atexit_sleep_ms=0")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+		b.Run(tc.name+"/ops", func(b *testing.B) {
+			for b.Loop() {
+				reset()
+				if out, err := startOpsCmd(c, unix.CLONE_NEWNS, "/bin/true", false); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
 			}
 		})
 	}

@@ -64,16 +64,21 @@ func TypeSet(types ...uint32) Types {
 	return s
 }
 
-// Op is one op of Spec.Ops.
+// Op is one op of Spec.Ops; which fields count is its Kind's to say.
 type Op struct {
-	Kind   OpKind
+	Kind OpKind
+	// Nr and Args are an OpCall's system call; Result the register its
+	// result goes to, or NoReg. SkipOn, when not 0, is the errno that
+	// skips the next Skip ops instead of failing.
 	Nr     uintptr
 	Args   [6]Arg
 	Result int
 	SkipOn syscall.Errno
 	Skip   int
-	Reg    int
-	Types  Types
+	// Reg is the register an OpCheck, OpClose or OpStore takes; Types
+	// the file types an OpCheck allows.
+	Reg   int
+	Types Types
 	// Empty (OpCheck) also requires the file's size to be 0.
 	Empty bool
 	Into  At

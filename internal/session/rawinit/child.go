@@ -48,7 +48,7 @@ func forkFirst(r *readied) (pid uintptr, errno syscall.Errno) {
 	return 0, 0
 }
 
-// firstProcess is the first process's life: its descriptors, its
+// firstProcess is the first process's life: its ops, its descriptors, its
 // terminal, its folder and /proc, the layers, then CMD executed, or
 // started, supervised and outlived as the init of its PID namespace.
 //
@@ -66,6 +66,9 @@ func firstProcess(r *readied) {
 	}
 	if e == 0 {
 		e = begin(r)
+	}
+	if e == 0 {
+		e = runOps(r)
 	}
 	if e == 0 {
 		e = placeFiles(r)

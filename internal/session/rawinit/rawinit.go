@@ -57,6 +57,9 @@ type Spec struct {
 	// other descriptor is closed at CMD's execve (close-on-exec) and, in
 	// an init, before CMD starts; the init closes Files at the end.
 	Files []int
+	// Ops run first, as soon as a new user namespace has its maps
+	// (ops.go).
+	Ops []Op
 }
 
 // Layers are kernel layers readied in Go before the fork that the first

@@ -58,6 +58,15 @@ type readied struct {
 	left     unix.Timespec
 	b        [1]byte
 
+	// The ops (ops.go): readied, their registers, what they point to,
+	// and the child's scratch space for them.
+	ops    []rop // with what they point to
+	regs   []int
+	opSpec []Op
+	opAt   int
+	opArgs [6]uintptr
+	stat   unix.Stat_t
+
 	// The parent's ends of the pipes.
 	reportR, endedR, syncWFile *os.File
 	reportW, endedW, syncRFile *os.File
@@ -102,6 +111,9 @@ func ready(s Spec) (*readied, error) {
 		r.maxFD = int(lim.Cur)
 	}
 	if err := r.strings(s); err != nil {
+		return nil, err
+	}
+	if err := r.readyOps(s); err != nil {
 		return nil, err
 	}
 	if err := r.pipes(s); err != nil {

@@ -44,6 +44,12 @@ const (
 	// memory of another op's Bytes argument (Into): a struct field
 	// that op passes by pointer (mount_attr's userns_fd).
 	OpStore
+	// OpSend sends the descriptor in register Reg over the socket
+	// Args[0] (a word or a register) with SCM_RIGHTS, one byte of data,
+	// Args[1]'s low byte: a descriptor the ops made handed to the
+	// caller (a terminal's master, a listener), which receives it once
+	// Start returned.
+	OpSend
 )
 
 // At is a place in the memory of op Op's argument Arg, a Bytes one, at
@@ -182,6 +188,8 @@ type rop struct {
 	types   Types
 	empty   bool
 	into    unsafe.Pointer // OpStore: where the int32 goes, in another op's mem
+	msg     *unix.Msghdr   // OpSend: its message, whose rights are rights
+	rights  *int32
 }
 
 // procFDPrefix begins every ProcFD path; its buffer holds the digits of
@@ -225,6 +233,14 @@ func (r *readied) readyOps(s Spec) error {
 			if !reg(o.Reg) {
 				return bad("no such register")
 			}
+		case OpSend:
+			if !reg(o.Reg) {
+				return bad("no such register")
+			}
+			if o.Args[0].kind != argWord && o.Args[0].kind != argReg || o.Args[1].kind != argWord {
+				return bad("sends over no socket")
+			}
+			ro.msg, ro.rights = sendMsg(byte(o.Args[1].v))
 		case OpStore:
 			if !reg(o.Reg) {
 				return bad("no such register")
@@ -343,10 +359,19 @@ func runOps(r *readied) syscall.Errno {
 			r.regs[o.reg] = -1
 		case OpStore:
 			*(*int32)(o.into) = int32(r.regs[o.reg])
+		case OpSend:
+			sock := o.args[0]
+			if o.fromReg[0] >= 0 {
+				sock = uintptr(r.regs[o.fromReg[0]])
+			}
+			*o.rights = int32(r.regs[o.reg])
+			if _, _, e := syscall.RawSyscall(unix.SYS_SENDMSG, sock, uintptr(unsafe.Pointer(o.msg)), 0); e != 0 {
+				return e
+			}
 		}
 	}
 	for i := 0; i < len(r.regs); i++ {
-		if r.regs[i] >= 0 {
+		if r.regs[i] >= 0 && r.kept&(1<<i) == 0 {
 			syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.regs[i]), 0, 0)
 			r.regs[i] = -1
 		}
@@ -374,4 +399,24 @@ func procFDPath(p *[procFDLen]byte, fd int) {
 		p[len(procFDPrefix)+i] = byte('0' + fd%10)
 		fd /= 10
 	}
+}
+
+// sendMsg is an OpSend's message, readied: one byte of data, tag, and
+// room for one descriptor's rights, which the child writes at rights.
+func sendMsg(tag byte) (*unix.Msghdr, *int32) {
+	data := []byte{tag}
+	oob := unix.UnixRights(0)
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	rights := (*int32)(unsafe.Pointer(uintptr(unsafe.Pointer(h)) + uintptr(unix.CmsgLen(0))))
+	iov := &unix.Iovec{Base: &data[0]}
+	iov.SetLen(1)
+	msg := &unix.Msghdr{Iov: iov, Iovlen: 1, Control: &oob[0]}
+	msg.SetControllen(len(oob))
+	return msg, rights
+}
+
+// Send is the op sending the descriptor in register reg over the socket
+// sock, with tag as its one byte of data (OpSend).
+func Send(reg int, sock Arg, tag byte, words string) Op {
+	return Op{Kind: OpSend, Reg: reg, Args: [6]Arg{sock, Word(uintptr(tag))}, Words: words}
 }

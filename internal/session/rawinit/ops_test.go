@@ -180,3 +180,47 @@ func TestOpsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestOpsSendAndFromReg: a descriptor the ops opened reaches the caller
+// over a socket (OpSend), and another becomes CMD's standard input
+// (FromReg); neither is left to CMD otherwise.
+func TestOpsSendAndFromReg(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in"), []byte("from the ops\n"), 0o644)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	s, out := shell(t, "cat; ls /proc/self/fd")
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC}
+	open := Call(unix.SYS_OPENAT2, Int(unix.AT_FDCWD), Str(filepath.Join(dir, "in")),
+		Bytes(unsafe.Slice((*byte)(unsafe.Pointer(&how)), unsafe.Sizeof(how))), Word(unsafe.Sizeof(how)))
+	open.Result = 0
+	s.Clone, s.Ops = unix.CLONE_NEWNS, []Op{open, Send(0, Int(fds[1]), 'x', "send")}
+	s.Files[0] = FromReg(0)
+	got, status, _ := run(t, s, out)
+	unix.Close(fds[1])
+	if status != 0 || got != "from the ops\n0\n1\n2\n3\n" {
+		t.Errorf("CMD said %q, status %d", got, status)
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(fds[0], buf, oob, 0)
+	if err != nil || n != 1 || buf[0] != 'x' {
+		t.Fatalf("received %d bytes %q: %v", n, buf, err)
+	}
+	msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+	if len(msgs) != 1 {
+		t.Fatalf("received %d control messages", len(msgs))
+	}
+	rights, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(rights) != 1 {
+		t.Fatalf("rights %v: %v", rights, err)
+	}
+	f := os.NewFile(uintptr(rights[0]), "sent")
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Name() != "sent" && fi.Size() != 13 {
+		t.Errorf("the sent descriptor: %v %v", fi, err)
+	}
+}

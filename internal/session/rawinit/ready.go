@@ -62,6 +62,7 @@ type readied struct {
 	// and the child's scratch space for them.
 	ops    []rop // with what they point to
 	regs   []int
+	kept   uint64 // the registers Files names (FromReg), left open after the ops
 	opSpec []Op
 	opAt   int
 	opArgs [6]uintptr
@@ -115,6 +116,17 @@ func ready(s Spec) (*readied, error) {
 	}
 	if err := r.readyOps(s); err != nil {
 		return nil, err
+	}
+	for _, fd := range s.Files {
+		if fd < -1 {
+			r.kept |= 1 << (-2 - fd)
+			if -2-fd >= len(r.regs) {
+				r.regs = append(r.regs, make([]int, -1-fd-len(r.regs))...)
+				for i := range r.regs {
+					r.regs[i] = -1
+				}
+			}
+		}
 	}
 	if err := r.pipes(s); err != nil {
 		r.closeAll()

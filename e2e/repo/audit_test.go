@@ -158,6 +158,12 @@ var mayRawSyscall = registry{
 		"fsopen, fsconfig, fsmount, the runtime folder's tmpfs and remount), each target opened by openat2 without " +
 		"symlinks and checked by fstat, the read view's mount points and the record's made in the session's own new " +
 		"tmpfs (mkdirat, openat O_CREAT), the ops' own descriptors closed, chdir into the working folder",
+	"internal/session/child/unshared.go": "what an ordinary user's session makes in its own new user namespace, compiled " +
+		"into rawinit ops (StartInUserNamespace), as Apply makes it on a root thread: / made private, the loopback " +
+		"(socket, SIOCSIFFLAGS), the session's devpts and ptmx bind, its terminal (open /dev/ptmx, TIOCSPTLCK, " +
+		"TIOCGPTPEER, TCSETS, TIOCSWINSZ), the proxy bridge's listener (socket, bind 127.0.0.1, listen), the master and " +
+		"the listener sent back (sendmsg), and the write layer's rules on what those mounts made (openat O_PATH, " +
+		"landlock_add_rule), the ops' own descriptors closed",
 	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 }

@@ -45,11 +45,14 @@ type launched struct {
 	// its first process once started, master its terminal's master
 	// where the thread made one; threadEnded tells how it ended, and
 	// threadGone is closed once its first process is reaped.
-	inThread    bool
-	first       *rawinit.Process
-	master      *os.File
-	threadEnded chan threadEnd
-	threadGone  chan struct{}
+	inThread bool
+	// userNamespace says the first process takes a user namespace of
+	// its own as it is forked (ownUserNamespace).
+	userNamespace bool
+	first         *rawinit.Process
+	master        *os.File
+	threadEnded   chan threadEnd
+	threadGone    chan struct{}
 }
 
 // launch starts the session's child, which waits for its plan: what the
@@ -66,6 +69,7 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
 	l := &launched{pipes: pipes, ctty: -1, stop: func() {}, inThread: inThread(mounts)}
+	l.userNamespace = l.inThread && ownUserNamespace(mounts)
 	s.launched = l
 	l.child = s.childCommand(pipes)
 	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, l.inThread); err != nil {

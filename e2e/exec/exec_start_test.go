@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -66,3 +68,36 @@ func TestExecStartsInOneGoProcess(t *testing.T) {
 
 // childArg is the argument exec starts its child with.
 const childArg = "__exec-child"
+
+// TestExecManyWritableRootsOrdinaryUser: an ordinary user's session whose
+// mount layer has more writable folders than the first process's
+// compiled mounts hold (one register each) still starts, from exec's
+// child, and writes in the last of them.
+func TestExecManyWritableRootsOrdinaryUser(t *testing.T) {
+	harness.RequireLandlock(t)
+	requireUserNamespaces(t)
+	t.Parallel()
+	bin, dir := harness.UnprivilegedBin(t)
+	ws := filepath.Join(dir, "ws")
+	tree := map[string]string{".keep": ""}
+	args := append([]string{"exec"}, fenced(ws)...)
+	const roots = 70
+	for i := range roots {
+		tree[fmt.Sprintf("r%d/.keep", i)] = ""
+	}
+	harness.WriteTree(t, ws, tree)
+	for i := range roots {
+		args = append(args, "--writable-root", filepath.Join(ws, fmt.Sprintf("r%d", i)))
+	}
+	chownTree(t, ws)
+	last := filepath.Join(ws, fmt.Sprintf("r%d", roots-1), "x")
+	c := exec.Command(bin, append(args, "--", "sh", "-c", "echo y >"+last)...)
+	c.Dir, c.Env = ws, agentExecEnv(t, bin, filepath.Join(dir, "etc"))
+	asAgent(t, c)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if b, err := os.ReadFile(last); err != nil || string(b) != "y\n" {
+		t.Errorf("the last writable root: %q %v", b, err)
+	}
+}

@@ -6,8 +6,8 @@
 // installs them on itself and runs CMD. The supervisor calls it on a
 // thread of its own; where the session needs a user namespace, which a
 // thread may not take, the first process does that part itself with
-// compiled system calls (StartInUserNamespace), or, on a kernel without
-// the modern mount API, the supervisor's child process does (Run). It
+// compiled system calls (StartInUserNamespace), or, where those cannot
+// make its mounts, the supervisor's child process does (Run). It
 // knows no policy:
 // it never imports the policy's vocabulary, the fence or the config
 // (e2e/repo's TestChildKnowsNoPolicy).
@@ -48,8 +48,8 @@ const (
 const statusFailed = 1
 
 // Run is the life of the session's child, which dsh-fs exec starts for
-// an ordinary user's mount layer on a kernel without the modern mount
-// API that StartInUserNamespace needs (MountAPI): it reads the plan,
+// an ordinary user's mount layer that StartInUserNamespace cannot make
+// (CompileFiles refuses it): it reads the plan,
 // applies it (Apply) on its one locked thread, hands the terminal's
 // master to the supervisor, and starts the session's first process
 // (Start). It then passes exec's signals on, serves the bridge to the

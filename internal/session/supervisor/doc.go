@@ -4,9 +4,9 @@
 // (kernel, mounts, sockets, network, terminal, processes, caches, git),
 // writes its record (NewRecord, the one place a record is made), starts
 // the session's first process from a thread of its own, which sets those
-// layers up and becomes CMD (internal/session/child; on a kernel without
-// the modern mount API an ordinary user's mount layer is set up by a
-// child, child.Run), relays the terminal, forwards signals, and carries out the
+// layers up and becomes CMD (internal/session/child; an ordinary user's
+// mount layer that cannot be compiled into its system calls is set up by
+// a child, child.Run), relays the terminal, forwards signals, and carries out the
 // escalated calls the session sends over its broker channel.
 //
 // The shell re-runs its own binary for its helpers: the child, two

@@ -72,7 +72,10 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	l.userNamespace = l.inThread && ownUserNamespace(mounts)
 	s.launched = l
 	l.child = s.childCommand(pipes)
-	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, l.inThread); err != nil {
+	// An ordinary user's session is readied for the child too, which
+	// starts it where its mount layer cannot be compiled (sendSpec).
+	childToo := !l.inThread || l.userNamespace
+	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, !childToo); err != nil {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
@@ -96,7 +99,7 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
-	if mounts && !l.inThread {
+	if mounts && childToo {
 		r, w, err := os.Pipe()
 		if err != nil {
 			l.closeAll()
@@ -227,6 +230,13 @@ func (s *supervisor) sendSpec(spec plan.Plan) error {
 	l := s.launched
 	l.sent = true
 	<-l.notified // CMD's signals are forwarded from its start
+	if l.inThread && l.userNamespace && !compilable(spec) {
+		// More than the compiled mounts hold: the child makes them.
+		l.inThread, l.userNamespace = false, false
+		if err := s.startChild(l); err != nil {
+			return err
+		}
+	}
 	if l.inThread {
 		return s.startInThread(spec)
 	}

@@ -25,14 +25,28 @@ import (
 // be taken by a process of one thread, so for an ordinary user's mount
 // layer the thread takes none: the first process takes its user, mount
 // and network namespaces as it is forked, and makes the session there
-// with raw system calls (child.StartInUserNamespace). Only on a kernel
-// without the modern mount API, which those calls need, does such a
+// with raw system calls (child.StartInUserNamespace). Only where those
+// calls cannot make its mount layer (a kernel without the modern mount
+// API, more writable folders or kept paths than they hold) does such a
 // session still start from a child (child.Run).
 
 // inThread says whether a session with or without a mount layer
-// (mounts) starts from a thread of the supervisor (see above).
+// (mounts) starts from a thread of the supervisor (see above): for an
+// ordinary user's, where the kernel has the modern mount API. Its plan
+// may still ask for more than the compiled mounts hold (compilable):
+// such a session starts from the child after all, readied for it too.
 func inThread(mounts bool) bool {
-	return !(mounts && layout.UserNamespace()) || child.MountAPI() == nil
+	return !ownUserNamespace(mounts) || child.MountAPI() == nil
+}
+
+// compilable says whether the first process can make spec's mount
+// layer itself (child.CompileFiles).
+func compilable(spec plan.Plan) bool {
+	if spec.Files == nil {
+		return true
+	}
+	_, err := child.CompileFiles(spec.Files, child.FilesTarget{EmptyFile: spec.EmptyFile, UserNamespace: true})
+	return err == nil
 }
 
 // ownUserNamespace says whether a session with or without a mount layer
@@ -67,6 +81,16 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 			l.closeAll()
 			return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 		}
+	}
+	if l.userNamespace {
+		// Readied for the child, which is not started: the terminal
+		// comes back from the first process, and its end from Wait.
+		for _, f := range []*os.File{l.handover, l.ended} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		l.handover, l.ended = nil, nil
 	}
 	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
 	started := make(chan error, 1)

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,13 +16,12 @@ import (
 const startScript = `tr '\0' ' ' < /proc/1/cmdline | tr '\n' ' '; echo; ` +
 	`if cat /proc/1/environ >/dev/null 2>&1; then echo environ=read; else echo environ=refused; fi`
 
-// TestExecStartsInOneGoProcess: as root, the session's first process
-// (pid 1 inside) is forked from the supervisor itself, whose command
-// line it shows: no second dsh-fs is started. An ordinary user's mount
-// layer needs a user namespace, which only a process of one thread may
-// take, so there it is forked from exec's child. Either way it is a
-// copy of its parent's memory that no process of the session may read:
-// its environment is refused.
+// TestExecStartsInOneGoProcess: the session's first process (pid 1
+// inside) is forked from the supervisor itself, whose command line it
+// shows: no second dsh-fs is started, as root or as an ordinary user,
+// whose mount layer's user namespace the first process takes as it is
+// forked. It is a copy of its parent's memory that no process of the
+// session may read: its environment is refused.
 func TestExecStartsInOneGoProcess(t *testing.T) {
 	harness.RequireLandlock(t)
 	t.Parallel()
@@ -30,7 +31,7 @@ func TestExecStartsInOneGoProcess(t *testing.T) {
 		if len(lines) != 2 {
 			t.Fatalf("want two lines, got %q", out)
 		}
-		if !strings.Contains(lines[0], wantPid1) || wantPid1 != childArg && strings.Contains(lines[0], childArg) {
+		if !strings.Contains(lines[0], wantPid1) || strings.Contains(lines[0], childArg) {
 			t.Errorf("pid 1 is %q, want a fork of %q", lines[0], wantPid1)
 		}
 		if lines[1] != "environ=refused" {
@@ -61,9 +62,42 @@ func TestExecStartsInOneGoProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		check(t, string(out), childArg)
+		check(t, string(out), "exec --cwd "+ws)
 	})
 }
 
 // childArg is the argument exec starts its child with.
 const childArg = "__exec-child"
+
+// TestExecManyWritableRootsOrdinaryUser: an ordinary user's session whose
+// mount layer has more writable folders than the first process's
+// compiled mounts hold (one register each) still starts, from exec's
+// child, and writes in the last of them.
+func TestExecManyWritableRootsOrdinaryUser(t *testing.T) {
+	harness.RequireLandlock(t)
+	requireUserNamespaces(t)
+	t.Parallel()
+	bin, dir := harness.UnprivilegedBin(t)
+	ws := filepath.Join(dir, "ws")
+	tree := map[string]string{".keep": ""}
+	args := append([]string{"exec"}, fenced(ws)...)
+	const roots = 70
+	for i := range roots {
+		tree[fmt.Sprintf("r%d/.keep", i)] = ""
+	}
+	harness.WriteTree(t, ws, tree)
+	for i := range roots {
+		args = append(args, "--writable-root", filepath.Join(ws, fmt.Sprintf("r%d", i)))
+	}
+	chownTree(t, ws)
+	last := filepath.Join(ws, fmt.Sprintf("r%d", roots-1), "x")
+	c := exec.Command(bin, append(args, "--", "sh", "-c", "echo y >"+last)...)
+	c.Dir, c.Env = ws, agentExecEnv(t, bin, filepath.Join(dir, "etc"))
+	asAgent(t, c)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if b, err := os.ReadFile(last); err != nil || string(b) != "y\n" {
+		t.Errorf("the last writable root: %q %v", b, err)
+	}
+}

@@ -31,6 +31,8 @@ var auditedPackages = map[string]string{
 	"os/exec":               "exec",
 	"syscall":               "unix", // the syscall package's calls are x/sys/unix's
 	"golang.org/x/sys/unix": "unix",
+	// A rawinit.Op is a system call the session's first process makes.
+	"github.com/dshfs/dsh-fs/internal/session/rawinit": "rawinit",
 }
 
 // mutatingCalls are the functions that change the file system through a
@@ -85,8 +87,12 @@ func isMountCall(name string) bool {
 // what every other kind here does, so each is registered on its own.
 func isRawSyscall(name string) bool {
 	fn, ok := strings.CutPrefix(name, "unix.")
-	return ok && strings.Contains(fn, "Syscall")
+	return ok && strings.Contains(fn, "Syscall") || rawinitOps[name]
 }
+
+// rawinitOps are the makers of rawinit's ops: each is a system call,
+// of any number, that a session's first process makes before CMD.
+var rawinitOps = map[string]bool{"rawinit.Call": true, "rawinit.Op{}": true}
 
 // startCalls start another program. Each starts a fixed program (dsh-fs
 // itself, the trusted approval command, CMD of exec, git for the
@@ -122,6 +128,7 @@ var mayMount = registry{
 	"internal/session/child/readview.go":    "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
 	"internal/session/child/proc.go":        "the session's /proc",
 	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
+	"internal/session/child/compile.go":     "the probe of mount_setattr with an unknown flag, which mounts nothing (CompileFiles' kernel check)",
 	"internal/tty/devpts.go":                "the session's own devpts",
 	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
 	"internal/session/supervisor/thread.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
@@ -143,6 +150,20 @@ var mayRawSyscall = registry{
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
 	"internal/session/rawinit/layers.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
 		"no_new_privs, landlock_restrict_self, the bounding set, securebits, ambient set and capset, seccomp",
+	"internal/session/rawinit/ops.go": "the caller's ops (Spec.Ops), any system call of a program readied before the fork, " +
+		"run by the first process once its user namespace has its maps: the mount layer of an ordinary user's session " +
+		"(child.CompileFiles), and fstat and close of the ops' own descriptors",
+	"internal/session/child/compile.go": "the mount layer compiled into rawinit ops (CompileFiles; compilemounts.go " +
+		"makes them through its call and into): the same mounts as the applier's (open_tree, mount_setattr, move_mount, " +
+		"fsopen, fsconfig, fsmount, the runtime folder's tmpfs and remount), each target opened by openat2 without " +
+		"symlinks and checked by fstat, the read view's mount points and the record's made in the session's own new " +
+		"tmpfs (mkdirat, openat O_CREAT), the ops' own descriptors closed, chdir into the working folder",
+	"internal/session/child/unshared.go": "what an ordinary user's session makes in its own new user namespace, compiled " +
+		"into rawinit ops (StartInUserNamespace), as Apply makes it on a root thread: / made private, the loopback " +
+		"(socket, SIOCSIFFLAGS), the session's devpts and ptmx bind, its terminal (open /dev/ptmx, TIOCSPTLCK, " +
+		"TIOCGPTPEER, TCSETS, TIOCSWINSZ), the proxy bridge's listener (socket, bind 127.0.0.1, listen), the master and " +
+		"the listener sent back (sendmsg), and the write layer's rules on what those mounts made (openat O_PATH, " +
+		"landlock_add_rule), the ops' own descriptors closed",
 	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 }
@@ -334,8 +355,11 @@ func classify(n ast.Node, names map[string]string, path string) (kind, name stri
 	var args []ast.Expr
 	switch n := n.(type) {
 	case *ast.CompositeLit:
-		if auditedName(n.Type, names) == "exec.Cmd" {
+		switch auditedName(n.Type, names) {
+		case "exec.Cmd":
 			return kindStart, "exec.Cmd{}"
+		case "rawinit.Op":
+			return kindRaw, "rawinit.Op{}"
 		}
 		return "", ""
 	case *ast.CallExpr:

@@ -48,16 +48,31 @@ func writeRights(abi int) landlock.AccessFSSet {
 // device) would read what deny_read hides off the disk, or write it raw.
 const deviceRights = landlock.AccessFSSet(llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock)
 
+// deviceFileRights are what the write layer grants on a device of its
+// list at abi: writing, and truncating from ABI 3.
+func deviceFileRights(abi int) landlock.AccessFSSet {
+	rights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
+	if abi >= 3 {
+		rights |= llsys.AccessFSTruncate
+	}
+	return rights
+}
+
+// WritesRights are the rights WritesRuleset grants on this kernel
+// beneath a folder of its dirs and to a file of its devices: for a
+// caller that adds rules to that ruleset itself (landlock_add_rule)
+// where the paths are only made later, in the session's namespace.
+func WritesRights() (dirs, devices uint64) {
+	abi := ABI()
+	return uint64(writeRights(abi) &^ deviceRights), uint64(deviceFileRights(abi))
+}
+
 // writesConfig is the ruleset of the write layer at abi: every write
 // right the ABI has is handled; dirs get them all but making device
 // nodes; each of devices gets writing (and truncating, ABI 3) where it
 // exists; scoped adds sessionScopes.
 func writesConfig(abi int, dirs, devices []string, scoped bool) (landlock.Config, []landlock.Rule) {
-	rights := writeRights(abi)
-	fileRights := landlock.AccessFSSet(llsys.AccessFSWriteFile)
-	if abi >= 3 {
-		fileRights |= llsys.AccessFSTruncate
-	}
+	rights, fileRights := writeRights(abi), deviceFileRights(abi)
 	rules := []landlock.Rule{landlock.PathAccess(rights&^deviceRights, dirs...)}
 	for _, d := range devices {
 		rules = append(rules, landlock.PathAccess(fileRights, d).IgnoreIfMissing())

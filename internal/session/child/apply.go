@@ -92,7 +92,7 @@ func Apply(p plan.Plan) (Readied, error) {
 		}
 	}
 	mark("child-network-init")
-	layers, err := readyLayers(p)
+	layers, err := readyLayers(p, nil)
 	r.Layers = layers
 	if err != nil {
 		r.Close()
@@ -109,13 +109,20 @@ func Apply(p plan.Plan) (Readied, error) {
 // rules (each a Landlock ruleset of its own, so each holds alone), the
 // privileges dropped, last the seccomp filters. Its error names the
 // layer; what it readied before is in the returned Layers, to close.
-func readyLayers(p plan.Plan) (rawinit.Layers, error) {
+//
+// writes, when not nil, makes the write restriction's ruleset instead
+// of writesRuleset: the first process then adds what only its own mounts
+// make (compileWrites).
+func readyLayers(p plan.Plan, writes func() (int, error)) (rawinit.Layers, error) {
 	l := rawinit.Layers{JoinKeyring: true}
 	layerErr := func(layer string, err error) (rawinit.Layers, error) {
 		return l, fserr.Wrap(fserr.CodeOf(err), layer+": "+err.Error(), err)
 	}
+	if writes == nil {
+		writes = func() (int, error) { return writesRuleset(append(slices.Clip(p.Writable), p.Caches...)) }
+	}
 	if p.RestrictWrites {
-		fd, err := writesRuleset(append(slices.Clip(p.Writable), p.Caches...))
+		fd, err := writes()
 		if err != nil {
 			return layerErr("kernel layer", err)
 		}

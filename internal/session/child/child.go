@@ -5,7 +5,10 @@
 // session's first process (Start, internal/session/rawinit), which
 // installs them on itself and runs CMD. The supervisor calls it on a
 // thread of its own; where the session needs a user namespace, which a
-// thread may not take, its child process does (Run). It knows no policy:
+// thread may not take, the first process does that part itself with
+// compiled system calls (StartInUserNamespace), or, where those cannot
+// make its mounts, the supervisor's child process does (Run). It
+// knows no policy:
 // it never imports the policy's vocabulary, the fence or the config
 // (e2e/repo's TestChildKnowsNoPolicy).
 package child
@@ -44,16 +47,15 @@ const (
 // statusFailed is the child's exit status when it could not become CMD.
 const statusFailed = 1
 
-// Run is the life of the session's child, the process dsh-fs exec
-// starts where the session needs a user namespace of its own (an
-// ordinary user's mount layer), which a thread of the supervisor may not
-// take: it reads the plan, applies it (Apply) on its one locked thread,
-// hands the terminal's master to the supervisor, and starts the
-// session's first process (Start), which installs the kernel layers on
-// itself and runs CMD. It then passes exec's signals on, serves the
-// bridge to the proxy, and reports the session's end as the first
-// process tells it. What fails before CMD runs is written to the error
-// pipe, which exec turns into the failure result.
+// Run is the life of the session's child, which dsh-fs exec starts for
+// an ordinary user's mount layer that StartInUserNamespace cannot make
+// (CompileFiles refuses it): it reads the plan,
+// applies it (Apply) on its one locked thread, hands the terminal's
+// master to the supervisor, and starts the session's first process
+// (Start). It then passes exec's signals on, serves the bridge to the
+// proxy, and reports the session's end as the first process tells it.
+// What fails before CMD runs is written to the error pipe, which exec
+// turns into the failure result.
 func Run() int {
 	// The namespaces and the mounts are this thread's to hand on: the
 	// first process is forked from it.

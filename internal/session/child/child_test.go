@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(Run())
 	}
+	if mode := os.Getenv(opsHelperEnv); mode != "" {
+		os.Exit(runOpsHelper(mode))
+	}
 	os.Exit(m.Run())
 }
 

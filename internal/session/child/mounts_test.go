@@ -30,7 +30,7 @@ import (
 
 // makeTree builds a layout under dir in os.Root's notation: "d/" a folder,
 // "f" a file (its content its name), "a => t" a symlink to t.
-func makeTree(t *testing.T, dir string, layout ...string) {
+func makeTree(t testing.TB, dir string, layout ...string) {
 	t.Helper()
 	for _, e := range layout {
 		path := filepath.Join(dir, e)
@@ -55,7 +55,7 @@ func makeTree(t *testing.T, dir string, layout ...string) {
 }
 
 // canonTemp is a canonical t.TempDir().
-func canonTemp(t *testing.T) string {
+func canonTemp(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

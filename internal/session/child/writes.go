@@ -24,10 +24,16 @@ const shellTerminals = "/dev/pts"
 // read-only mode roots is empty. Reads stay unrestricted: deny_read is
 // the mount layer's.
 func writesRuleset(roots []string) (int, error) {
+	return writesRulesetOf(roots, append(slices.Clip(shellDevices), shellTerminals))
+}
+
+// writesRulesetOf is writesRuleset granting devices: a caller that adds
+// some of shellDevices' rules later leaves them out.
+func writesRulesetOf(roots, devices []string) (int, error) {
 	if kernel.ABI() == 0 {
 		return -1, fserr.New(fserr.IO, "landlock is not available on this kernel")
 	}
-	fd, err := kernel.WritesRuleset(existingDirs(roots), append(slices.Clip(shellDevices), shellTerminals), true)
+	fd, err := kernel.WritesRuleset(existingDirs(roots), devices, true)
 	if err != nil {
 		return -1, fserr.Wrap(fserr.IO, fmt.Sprintf("landlock: %v", err), err)
 	}

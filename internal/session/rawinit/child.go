@@ -48,7 +48,7 @@ func forkFirst(r *readied) (pid uintptr, errno syscall.Errno) {
 	return 0, 0
 }
 
-// firstProcess is the first process's life: its descriptors, its
+// firstProcess is the first process's life: its ops, its descriptors, its
 // terminal, its folder and /proc, the layers, then CMD executed, or
 // started, supervised and outlived as the init of its PID namespace.
 //
@@ -66,6 +66,9 @@ func firstProcess(r *readied) {
 	}
 	if e == 0 {
 		e = begin(r)
+	}
+	if e == 0 {
+		e = runOps(r)
 	}
 	if e == 0 {
 		e = placeFiles(r)
@@ -156,6 +159,18 @@ func begin(r *readied) syscall.Errno {
 //go:nocheckptr
 func placeFiles(r *readied) syscall.Errno {
 	r.step = stepFiles
+	r.nextFD = r.base + 2
+	for i := 0; i < len(r.files); i++ {
+		if r.files[i] < -1 {
+			// Above every descriptor moved next, so none lands on it.
+			fd, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(r.regs[-2-r.files[i]]), syscall.F_DUPFD_CLOEXEC, uintptr(r.base+2))
+			if e != 0 {
+				return e
+			}
+			r.files[i] = int(fd)
+			r.nextFD = max(r.nextFD, int(fd)+1)
+		}
+	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(r.report), uintptr(r.base), syscall.O_CLOEXEC); e != 0 {
 		return e
 	}
@@ -166,7 +181,6 @@ func placeFiles(r *readied) syscall.Errno {
 		}
 		r.ended = r.base + 1
 	}
-	r.nextFD = r.base + 2
 	for i := 0; i < len(r.files); i++ {
 		if r.files[i] >= 0 && r.files[i] < i {
 			if _, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(r.files[i]), uintptr(r.nextFD), syscall.O_CLOEXEC); e != 0 {

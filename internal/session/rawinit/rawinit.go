@@ -56,7 +56,12 @@ type Spec struct {
 	// …: -1 leaves that one closed, as do missing ones up to 2. Every
 	// other descriptor is closed at CMD's execve (close-on-exec) and, in
 	// an init, before CMD starts; the init closes Files at the end.
+	// FromReg(i) in place of a descriptor is the one the ops left in
+	// register i (a terminal's slave they opened), kept open for it.
 	Files []int
+	// Ops run first, as soon as a new user namespace has its maps
+	// (ops.go).
+	Ops []Op
 }
 
 // Layers are kernel layers readied in Go before the fork that the first
@@ -88,6 +93,10 @@ type Layers struct {
 type Privileges struct {
 	LastCap int
 }
+
+// FromReg is a Files entry naming the descriptor the ops left in
+// register i, rather than one of the caller's.
+func FromReg(i int) int { return -2 - i }
 
 // Process is a first process Start forked, with CMD running; its Wait
 // is to be called, which closes the init's report of the end.
@@ -153,6 +162,8 @@ func (s Spec) check() error {
 		return fserr.New(fserr.InvalidArgument, "rawinit: Ctty is -1 or a descriptor")
 	case slices.ContainsFunc(s.Layers.Rulesets, func(fd int) bool { return fd < len(s.Files) }):
 		return fserr.New(fserr.InvalidArgument, "rawinit: a ruleset's descriptor is one Files replaces")
+	case slices.ContainsFunc(s.Files, func(fd int) bool { return fd < -1 && (-2-fd >= MaxRegisters || len(s.Ops) == 0) }):
+		return fserr.New(fserr.InvalidArgument, "rawinit: a file from a register of no op")
 	case s.Clone&(unix.CLONE_NEWPID|unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_VFORK) != 0:
 		return fserr.New(fserr.InvalidArgument, "rawinit: Clone names namespaces only, and not the PID one (Init)")
 	}

@@ -348,6 +348,11 @@ func TestSpecRefused(t *testing.T) {
 		{"CLONE_NEWPID asked for", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Clone: unix.CLONE_NEWPID}},
 		{"an empty filter", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Layers: Layers{Filters: [][]unix.SockFilter{{}}}}},
 		{"a NUL in an argument", Spec{Path: "/bin/true", Argv: []string{"tr\x00ue"}, Ctty: -1}},
+		{"a file from a register with no ops", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Files: []int{FromReg(0)}}},
+		{"a file from no register", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Files: []int{FromReg(MaxRegisters)},
+			Ops: []Op{Call(unix.SYS_GETPID)}}},
+		{"a send over no socket", Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1,
+			Ops: []Op{Send(0, Str("x"), 'x', "send")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Start(tc.spec)

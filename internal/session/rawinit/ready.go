@@ -58,6 +58,16 @@ type readied struct {
 	left     unix.Timespec
 	b        [1]byte
 
+	// The ops (ops.go): readied, their registers, what they point to,
+	// and the child's scratch space for them.
+	ops    []rop // with what they point to
+	regs   []int
+	kept   uint64 // the registers Files names (FromReg), left open after the ops
+	opSpec []Op
+	opAt   int
+	opArgs [6]uintptr
+	stat   unix.Stat_t
+
 	// The parent's ends of the pipes.
 	reportR, endedR, syncWFile *os.File
 	reportW, endedW, syncRFile *os.File
@@ -103,6 +113,20 @@ func ready(s Spec) (*readied, error) {
 	}
 	if err := r.strings(s); err != nil {
 		return nil, err
+	}
+	if err := r.readyOps(s); err != nil {
+		return nil, err
+	}
+	for _, fd := range s.Files {
+		if fd < -1 {
+			r.kept |= 1 << (-2 - fd)
+			if -2-fd >= len(r.regs) {
+				r.regs = append(r.regs, make([]int, -1-fd-len(r.regs))...)
+				for i := range r.regs {
+					r.regs[i] = -1
+				}
+			}
+		}
 	}
 	if err := r.pipes(s); err != nil {
 		r.closeAll()

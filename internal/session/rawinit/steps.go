@@ -69,6 +69,8 @@ var stepWords = [stepCount]string{
 func (r *readied) failure(step uint32, errno syscall.Errno) error {
 	var what string
 	switch {
+	case step >= stepOps:
+		return r.opFailure(int(step-stepOps), errno)
 	case step == stepExec:
 		what = r.argv0
 	case step == stepChdir:

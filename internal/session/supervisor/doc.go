@@ -3,8 +3,10 @@
 // is not flags (docs/design.md §10). Run resolves the session's layers
 // (kernel, mounts, sockets, network, terminal, processes, caches, git),
 // writes its record (NewRecord, the one place a record is made), starts
-// the child that sets those layers up on itself and becomes CMD
-// (child.Run, internal/session/child), relays the terminal, forwards signals, and carries out the
+// the session's first process from a thread of its own, which sets those
+// layers up and becomes CMD (internal/session/child; an ordinary user's
+// mount layer that cannot be compiled into its system calls is set up by
+// a child, child.Run), relays the terminal, forwards signals, and carries out the
 // escalated calls the session sends over its broker channel.
 //
 // The shell re-runs its own binary for its helpers: the child, two

@@ -45,11 +45,14 @@ type launched struct {
 	// its first process once started, master its terminal's master
 	// where the thread made one; threadEnded tells how it ended, and
 	// threadGone is closed once its first process is reaped.
-	inThread    bool
-	first       *rawinit.Process
-	master      *os.File
-	threadEnded chan threadEnd
-	threadGone  chan struct{}
+	inThread bool
+	// userNamespace says the first process takes a user namespace of
+	// its own as it is forked (ownUserNamespace).
+	userNamespace bool
+	first         *rawinit.Process
+	master        *os.File
+	threadEnded   chan threadEnd
+	threadGone    chan struct{}
 }
 
 // launch starts the session's child, which waits for its plan: what the
@@ -66,9 +69,13 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
 	l := &launched{pipes: pipes, ctty: -1, stop: func() {}, inThread: inThread(mounts)}
+	l.userNamespace = l.inThread && ownUserNamespace(mounts)
 	s.launched = l
 	l.child = s.childCommand(pipes)
-	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, l.inThread); err != nil {
+	// An ordinary user's session is readied for the child too, which
+	// starts it where its mount layer cannot be compiled (sendSpec).
+	childToo := !l.inThread || l.userNamespace
+	if l.ctty, l.terminal, l.handover, err = s.giveChildTerminal(l.child, !childToo); err != nil {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: terminal: "+err.Error(), err)
 	}
@@ -92,7 +99,7 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		l.closeAll()
 		return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 	}
-	if mounts && !l.inThread {
+	if mounts && childToo {
 		r, w, err := os.Pipe()
 		if err != nil {
 			l.closeAll()
@@ -223,6 +230,13 @@ func (s *supervisor) sendSpec(spec plan.Plan) error {
 	l := s.launched
 	l.sent = true
 	<-l.notified // CMD's signals are forwarded from its start
+	if l.inThread && l.userNamespace && !compilable(spec) {
+		// More than the compiled mounts hold: the child makes them.
+		l.inThread, l.userNamespace = false, false
+		if err := s.startChild(l); err != nil {
+			return err
+		}
+	}
 	if l.inThread {
 		return s.startInThread(spec)
 	}

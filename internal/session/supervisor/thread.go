@@ -17,18 +17,42 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/rawinit"
 )
 
-// A session that needs no user namespace of its own (as root, or
-// without a mount layer) starts from a thread of the supervisor rather
-// than from a child process: the thread takes the session's mount and
-// network namespaces, the plan is applied there (child.Apply), and the
+// A session starts from a thread of the supervisor rather than from a
+// child process: the thread takes the session's mount and network
+// namespaces, the plan is applied there (child.Apply), and the
 // session's first process is forked from it (child.Start). One Go
 // process then starts the session, not two. A user namespace may only
-// be taken by a process of one thread, so an ordinary user's mount layer
-// still needs the child (child.Run).
+// be taken by a process of one thread, so for an ordinary user's mount
+// layer the thread takes none: the first process takes its user, mount
+// and network namespaces as it is forked, and makes the session there
+// with raw system calls (child.StartInUserNamespace). Only where those
+// calls cannot make its mount layer (a kernel without the modern mount
+// API, more writable folders or kept paths than they hold) does such a
+// session still start from a child (child.Run).
 
 // inThread says whether a session with or without a mount layer
-// (mounts) starts from a thread of the supervisor (see above).
-func inThread(mounts bool) bool { return !(mounts && layout.UserNamespace()) }
+// (mounts) starts from a thread of the supervisor (see above): for an
+// ordinary user's, where the kernel has the modern mount API. Its plan
+// may still ask for more than the compiled mounts hold (compilable):
+// such a session starts from the child after all, readied for it too.
+func inThread(mounts bool) bool {
+	return !ownUserNamespace(mounts) || child.MountAPI() == nil
+}
+
+// compilable says whether the first process can make spec's mount
+// layer itself (child.CompileFiles).
+func compilable(spec plan.Plan) bool {
+	if spec.Files == nil {
+		return true
+	}
+	_, err := child.CompileFiles(spec.Files, child.FilesTarget{EmptyFile: spec.EmptyFile, UserNamespace: true})
+	return err == nil
+}
+
+// ownUserNamespace says whether a session with or without a mount layer
+// (mounts) that starts from a thread has its first process take a user
+// namespace of its own (see above).
+func ownUserNamespace(mounts bool) bool { return mounts && layout.UserNamespace() }
 
 // threadEnd is how a session started from a thread ended: CMD's exit
 // status, and whether every process of the session ended with it.
@@ -58,11 +82,28 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 			return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 		}
 	}
+	if l.userNamespace {
+		// Readied for the child, which is not started: the terminal
+		// comes back from the first process, and its end from Wait.
+		for _, f := range []*os.File{l.handover, l.ended} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		l.handover, l.ended = nil, nil
+	}
 	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
 	started := make(chan error, 1)
 	l.threadEnded, l.threadGone = make(chan threadEnd, 1), make(chan struct{})
 	go onOwnThread(func() {
-		first, master, err := startFirst(spec, flags, l.child.Dir, files)
+		var first *rawinit.Process
+		var master *os.File
+		var err error
+		if l.userNamespace {
+			first, master, err = child.StartInUserNamespace(spec, l.child.Dir, files)
+		} else {
+			first, master, err = startFirst(spec, flags, l.child.Dir, files)
+		}
 		if err != nil {
 			if spec.ProxyFD > 0 {
 				unix.Close(spec.ProxyFD)

@@ -265,9 +265,10 @@ func (s *supervisor) commandPid() int {
 }
 
 // firstChild is the first child process of pid, 0 for none: CMD, of the
-// session's init. A child is listed under the thread that forked it, and
-// init forks CMD from the thread it locked, which need not be its main
-// one, so every thread's list is read (childrenOf).
+// session's init; the first process, of the child. A child is listed
+// under the thread that forked it, and the child forks from the thread
+// it locked, which need not be its main one, so every thread's list is
+// read (childrenOf).
 func firstChild(pid int) int {
 	if c := childrenOf(pid); len(c) > 0 {
 		return c[0]

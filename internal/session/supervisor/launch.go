@@ -33,9 +33,10 @@ type launched struct {
 	// (catchSignals).
 	sigs     chan os.Signal
 	notified chan struct{}
-	// ended is the supervisor's end of the pipe the child, the
-	// session's init, reports the session's end on (waitSession), at
-	// the child's descriptor endedFD; nil without a PID namespace.
+	// ended is the supervisor's end of the pipe the child reports the
+	// session's end on, as its first process tells it (waitSession), at
+	// the child's descriptor endedFD; nil without a child or a PID
+	// namespace.
 	ended   *os.File
 	endedFD int
 	sent    bool // the spec was sent (sendSpec), or the child is gone
@@ -55,11 +56,12 @@ type launched struct {
 	threadGone    chan struct{}
 }
 
-// launch starts the session's child, which waits for its plan: what the
-// child needs at its start (namespaces, streams, channels) follows from
-// the layers decided by then (mounts, s.rec.Shell's ProcessesHeld and
-// NetworkNamespaced), so the child's own start overlaps the rest of the
-// supervisor's work. beside, when not nil, is called just before the
+// launch readies the session's start: its streams, channels, terminal
+// and network, which follow from the layers decided by then (mounts,
+// s.rec.Shell's ProcessesHeld and NetworkNamespaced). A session started
+// from the supervisor's thread starts with its plan (sendSpec); where the
+// child starts it, the child is started now and waits for its plan, so
+// its own start overlaps the rest of the supervisor's work. beside, when not nil, is called just before the
 // fork, to run beside it. A planned mount layer brings the namespaces
 // even when it mounts nothing (processesLayer). s.release releases what
 // launch readied, error or not.

@@ -48,8 +48,8 @@ func networkMissing(p policy.Policy, missing string) error {
 // §10, network) and the text policy shows. mounts says the session has
 // the mount layer's namespaces (a user namespace where not root), in
 // which the network namespace is made too; as root one is made without
-// them. withInit says the session has its own first process
-// (child.Init), where the allowlist's bridge to the proxy runs:
+// them. withInit says the session has its own init (its first process,
+// rawinit), beside which the allowlist's bridge to the proxy runs:
 // without one, allowlist is off. Where no namespace can be made, the
 // setting cannot be held (missing), unless enforce is off: no fallback
 // holds it whole (Landlock's TCP rules grant a port to every address,

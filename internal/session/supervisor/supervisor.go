@@ -66,12 +66,14 @@ func Run(opts Options) (int, error) {
 	}
 	// A session never outlives its supervisor: killed with SIGKILL, the
 	// supervisor can neither forward it nor end the session, so the
-	// kernel kills the child as its parent dies, and with the child, the
-	// init of the session's PID namespace, every process in it. The
-	// parent-death signal follows the thread that forked the child, not
-	// the process: this goroutine, which launches the child
-	// (newSupervisor, launch), keeps its thread until the session ends,
-	// and the Go runtime ends no thread a goroutine holds.
+	// kernel kills the session's first process (or the child that
+	// forked it) as its parent dies, and with it, the init of the
+	// session's PID namespace, every process in it. The parent-death
+	// signal follows the thread that forked, not the process: the
+	// session's thread (startInThread) is held until the session ends,
+	// and so is this goroutine's, which launches the child
+	// (newSupervisor, launch); the Go runtime ends no thread a goroutine
+	// holds.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pr := &probes{base: wire.RuntimeBase()}
@@ -482,20 +484,21 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 }
 
 // waitSession waits for the end of l's session and returns CMD's exit
-// status, and a channel closed once the child is waited for. The child,
-// the session's init, reports on l.ended that CMD and every other
-// process of the session ended (child.Init) before its own exit,
-// whose teardown of the session's namespaces the kernel does after: the
-// end of the session (the git guard) overlaps it. Without that report
-// (no PID namespace, a child killed, a process that outlasted the
-// kill), the child's exit says the session ended: the kernel ended
-// every process of its namespace before.
+// status, and a channel closed once the session's process the
+// supervisor started is waited for. The session's init reports that
+// CMD and every other process of the session ended before its own exit
+// (rawinit's Wait; the child passes it on, on l.ended), whose teardown
+// of the session's namespaces the kernel does after: the end of the
+// session (the git guard) overlaps it. Without that report (no PID
+// namespace, a process killed, a process that outlasted the kill), the
+// exit says the session ended: the kernel ended every process of its
+// namespace before.
 func (s *supervisor) waitSession(l *launched) (int, <-chan struct{}) {
-	waited := make(chan struct{})
 	if l.inThread {
 		e := <-l.threadEnded
 		return e.status, l.threadGone
 	}
+	waited := make(chan struct{})
 	var err error
 	go func() {
 		err = l.child.Wait()

@@ -159,3 +159,40 @@ func plant(t *testing.T, root string, c plantedCall) {
 		t.Fatal(err)
 	}
 }
+
+// TestAuditFindsAssemblySyscalls: the parser does not read assembly, so
+// a system call instruction in a .s file outside mayRawSyscall is a
+// finding of its own; one without, or one registered, is none.
+func TestAuditFindsAssemblySyscalls(t *testing.T) {
+	for _, c := range []struct {
+		path, body string
+		want       bool
+	}{
+		{"internal/text/raw_linux_amd64.s", "TEXT ·raw(SB),NOSPLIT,$0-8\n\tMOVQ\t$87, AX\n\tSYSCALL\n\tRET\n", true},
+		{"internal/text/raw_linux_arm64.s", "TEXT ·raw(SB),NOSPLIT,$0-8\n\tMOVD\t$35, R8\n\tSVC\n\tRET\n", true},
+		{"internal/text/add_amd64.s", "TEXT ·add(SB),NOSPLIT,$0-8\n\tADDQ\tAX, BX // no SYSCALL here\n\tRET\n", false},
+		{"internal/session/rawinit/vfork_linux_amd64.s", "TEXT ·rawVfork(SB),NOSPLIT,$0-24\n\tSYSCALL\n\tRET\n", false},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			root := t.TempDir()
+			full := filepath.Join(root, filepath.FromSlash(c.path))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte("#include \"textflag.h\"\n\n"+c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			findings, _, err := auditSources(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, f := range findings {
+				found = found || f.path == c.path && f.kind == kindRaw
+			}
+			if found != c.want {
+				t.Errorf("a raw system call finding in %s: %v, want %v", c.path, found, c.want)
+			}
+		})
+	}
+}

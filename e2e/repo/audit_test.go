@@ -6,7 +6,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,6 +168,12 @@ var mayRawSyscall = registry{
 		"landlock_add_rule), the ops' own descriptors closed",
 	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
+	"internal/session/rawinit/vfork_linux_amd64.s": "CMD's start from the init: clone with CLONE_VM|CLONE_VFORK, in " +
+		"assembly so that the child's return cannot change the parent's return address",
+	"internal/session/rawinit/vfork_linux_arm64.s": "CMD's start from the init: clone with CLONE_VM|CLONE_VFORK, in " +
+		"assembly so that the child's return cannot change the parent's return address",
+	"internal/session/rawinit/vfork_fork.go": "CMD's start from the init as a plain fork (clone), on an architecture " +
+		"without rawVfork's assembly (vfork_linux_*.s, which makes the same clone with CLONE_VM|CLONE_VFORK)",
 }
 
 // mayMutate is where mutations of user paths live: the confined handles,
@@ -282,6 +290,20 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 			}
 			return nil
 		}
+		if strings.HasSuffix(path, ".s") {
+			// Assembly is beyond the parser: a system call
+			// instruction in it is a raw system call all the same.
+			found, err := asmSyscall(full)
+			if err != nil || found == "" {
+				return err
+			}
+			used[kindRaw][path] = true
+			if _, ok := mayRawSyscall[path]; !ok {
+				findings = append(findings, auditFinding{kindRaw, path,
+					fmt.Sprintf("%s: %s (%s) outside the files that may: %s", path, found, kindRaw, auditAdvice[kindRaw])})
+			}
+			return nil
+		}
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
@@ -334,6 +356,22 @@ func auditSources(root string) (findings []auditFinding, checked int, err error)
 	}
 	sort.Slice(findings, func(i, j int) bool { return findings[i].msg < findings[j].msg })
 	return findings, checked, err
+}
+
+// asmSyscall is the first system call instruction (amd64's SYSCALL,
+// arm64's SVC, …) of the assembly file at path, or "".
+func asmSyscall(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		if f := strings.Fields(line); len(f) > 0 && slices.Contains([]string{"SYSCALL", "SVC", "ECALL", "INT"}, f[0]) {
+			return f[0], nil
+		}
+	}
+	return "", nil
 }
 
 // auditAdvice says, per kind, where such a call belongs.

@@ -12,23 +12,43 @@ import (
 // namespace, at the init's exit, waits for it instead.
 const endWait = 2
 
-// startCmd forks CMD from the init (execCmd) and closes the init's copy
-// of the report pipe: CMD's execve closes the last.
+// startCmd starts CMD from the init (vforkCmd) and closes the init's
+// copy of the report pipe: CMD's execve closes the last.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
 func startCmd(r *readied) {
 	r.step = stepFork
-	cmd, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	cmd, e := vforkCmd(r)
 	if e != 0 {
 		fail(r, e, 125)
 	}
-	if cmd == 0 {
-		execCmd(r)
-	}
 	r.cmd = cmd
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.report), 0, 0)
+}
+
+// vforkCmd starts CMD (execCmd) in a child that shares the init's
+// memory and runs on its stack until its execve, the init's thread
+// waiting (CLONE_VM|CLONE_VFORK): the init is a copy of the supervisor's
+// address space, which a plain fork would copy again only for CMD's
+// execve to throw away. The child never returns from here; the parent
+// returns at once, using nothing of this frame but the results rawVfork
+// wrote once the child was gone, since the child's calls may have
+// written over the rest (syscall's forkAndExecInChild1 keeps the same
+// rule).
+//
+//go:noinline
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func vforkCmd(r *readied) (pid uintptr, e syscall.Errno) {
+	pid, errno := rawVfork(uintptr(syscall.SIGCHLD) | unix.CLONE_VM | unix.CLONE_VFORK)
+	if errno != 0 || pid != 0 {
+		return pid, syscall.Errno(errno)
+	}
+	execCmd(r)
+	return 0, 0
 }
 
 // superviseCmd waits for the init's signals until CMD ended: a child's

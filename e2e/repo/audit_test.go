@@ -172,7 +172,7 @@ var mayRawSyscall = registry{
 		"assembly so that the child's return cannot change the parent's return address",
 	"internal/session/rawinit/vfork_linux_arm64.s": "CMD's start from the init: clone with CLONE_VM|CLONE_VFORK, in " +
 		"assembly so that the child's return cannot change the parent's return address",
-	"internal/session/rawinit/vfork_fork.go": "CMD's start from the init as a plain fork (clone), on an architecture " +
+	"internal/session/rawinit/vfork_fork_linux.go": "CMD's start from the init as a plain fork (clone), on an architecture " +
 		"without rawVfork's assembly (vfork_linux_*.s, which makes the same clone with CLONE_VM|CLONE_VFORK)",
 }
 

@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,6 +166,7 @@ func pinned(p *plan.Plan, f *plan.Files) []string {
 			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -244,7 +246,7 @@ func (g *gen) network(p *plan.Plan, f *plan.Files) error {
 		g.line(`(allow network-bind (local ip "*:*"))`)
 		g.line(`(allow network-outbound (remote unix-socket (path-literal "/private/var/run/mDNSResponder")))`)
 		services = append(services, "com.apple.trustd.agent")
-	case p.ProxyPort > 0 || p.ProxyFD > 0:
+	case p.ProxyPort != 0 || p.ProxyFD != 0:
 		if p.ProxyPort < 0 || p.ProxyPort > 65535 {
 			return fserr.New(fserr.InvalidArgument, "seatbelt: proxy port "+strconv.Itoa(p.ProxyPort)+" out of range")
 		}

@@ -93,17 +93,18 @@ type gen struct {
 	count map[string]int
 }
 
-// resolve is the real path of path: the realpath of its nearest existing
-// ancestor with the rest joined, so a protected path not made yet is
-// spelled as the kernel will see it once it is.
-func (g *gen) resolve(path string) (string, error) {
+// Resolve is the real path of path by r: the real path of its nearest
+// existing ancestor with the rest joined, so a protected path not made
+// yet is spelled as the kernel will see it once it is. Any error but
+// a missing path fails: a rule on a path not resolved may match nothing.
+func (r Realpath) Resolve(path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fserr.New(fserr.InvalidArgument, "seatbelt: "+path+": not an absolute path")
 	}
 	path = filepath.Clean(path)
 	var rest []string
 	for {
-		real, err := g.realpath(path)
+		real, err := r(path)
 		if err == nil {
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
@@ -118,7 +119,7 @@ func (g *gen) resolve(path string) (string, error) {
 // param adds a parameter of kind for path, resolved, and returns the
 // filter expression that reads it: (param "KIND_N").
 func (g *gen) param(kind, path string) (string, error) {
-	real, err := g.resolve(path)
+	real, err := g.realpath.Resolve(path)
 	if err != nil {
 		return "", err
 	}

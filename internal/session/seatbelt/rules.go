@@ -138,7 +138,8 @@ func (g *gen) protected(p *plan.Plan, f *plan.Files) error {
 
 // pinned are the folders that hold a protected or hidden path inside a
 // writable root, from the root down, and the plan's own pins; sorted,
-// each once.
+// each once. The protected and hidden paths themselves are not among
+// them but where the plan pins them: their own rules deny every write.
 func pinned(p *plan.Plan, f *plan.Files) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -155,10 +156,11 @@ func pinned(p *plan.Plan, f *plan.Files) []string {
 	for _, group := range [][]string{f.ReadOnly, f.Hidden, f.HiddenFiles} {
 		for _, path := range group {
 			root := within(roots, path)
-			if root == "" {
+			if root == "" || path == root {
 				continue
 			}
-			for d := path; ; d = filepath.Dir(d) {
+			// The path itself is denied every write by its own rule.
+			for d := filepath.Dir(path); ; d = filepath.Dir(d) {
 				add(d)
 				if d == root || d == filepath.Dir(d) {
 					break

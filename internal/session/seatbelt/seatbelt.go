@@ -21,6 +21,13 @@ const SandboxExec = "/usr/bin/sandbox-exec"
 // bytes, so the generator keeps well below.
 const MaxString = 900
 
+// MaxArgBytes bounds the profile and its parameters together: they are
+// sandbox-exec's arguments, which share macOS's ARG_MAX (1 MiB) with
+// CMD's arguments and environment, and thousands of path filters
+// compile slowly. A plan past it fails to start rather than run with
+// some rule left out.
+const MaxArgBytes = 256 << 10
+
 // Param is one parameter of a profile: passed as -DName=Value, read in
 // the profile as (param "Name").
 type Param struct {
@@ -78,10 +85,24 @@ func Build(p *plan.Plan, realpath Realpath) (*Profile, error) {
 		return nil, err
 	}
 	prof := &Profile{Text: g.b.String(), Params: g.params}
+	if n := prof.argBytes(); n > MaxArgBytes {
+		return nil, fserr.New(fserr.TooLarge, "seatbelt: the profile of "+strconv.Itoa(len(prof.Params))+" paths is "+
+			strconv.Itoa(n)+" bytes with its parameters, over "+strconv.Itoa(MaxArgBytes)+
+			"\nhint: fewer protected or deny_read paths inside the writable roots (a folder's glob, not each file)")
+	}
 	if err := Lint(prof); err != nil {
 		return nil, fserr.Wrap(fserr.IO, "seatbelt: "+err.Error(), err)
 	}
 	return prof, nil
+}
+
+// argBytes is the size of the profile and its parameters as arguments.
+func (prof *Profile) argBytes() int {
+	n := len(prof.Text) + 1
+	for _, p := range prof.Params {
+		n += len("-D=") + len(p.Name) + len(p.Value) + 1
+	}
+	return n
 }
 
 // gen writes a profile: its text and its parameters.

@@ -1,6 +1,7 @@
 package seatbelt
 
 import (
+	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
@@ -70,6 +71,13 @@ func TestCommandRefuses(t *testing.T) {
 		{"proxy without port", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, Network: true, ProxyFD: 5}, macRealpath(), "port"},
 		{"unresolvable", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, RestrictWrites: true, Writable: []string{"/w"}}, broken, "permission"},
 		{"too long", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, RestrictWrites: true, Writable: []string{long}}, macRealpath(), "longer than"},
+		// Lint runs on every profile Build makes: a resolver that leaves
+		// /tmp as it is (Linux's) gives a rule that would match nothing
+		// on a Mac, refused before anything runs.
+		{"lexical /tmp", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, RestrictWrites: true, Writable: []string{"/tmp/ws"}},
+			func(p string) (string, error) { return p, nil }, "symlink"},
+		{"too many paths", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, RestrictWrites: true, Writable: []string{"/w"},
+			Files: &plan.Files{HiddenFiles: manyFiles(3000)}}, macRealpath(), "over"},
 		{"relative", plan.Plan{Path: "/bin/sh", Argv: []string{"sh"}, RestrictWrites: true, Writable: []string{"w"}}, macRealpath(), "absolute"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,4 +101,13 @@ func TestMissingResolvedThroughAncestor(t *testing.T) {
 	if !slices.Contains(prof.Params, Param{"READ_ONLY_0", "/private/tmp/ws/.git"}) {
 		t.Errorf("params %q: want READ_ONLY_0=/private/tmp/ws/.git", prof.Params)
 	}
+}
+
+// manyFiles are n files of a deep folder of /w, 100 bytes each.
+func manyFiles(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("/w/%s/%05d", strings.Repeat("d", 90), i)
+	}
+	return out
 }

@@ -21,5 +21,8 @@
 // (Operation not permitted). The supervisor finds the outer session's
 // record and runs a nested supervisor (nestedSupervisor), which narrows
 // the record and starts no child of its own, so Command is not called
-// there. That path has run on Linux only; on macOS it is untested.
+// there. Where the record is not found (DSH_FS_SESSION unset inside the
+// session), sandbox-exec itself refuses to apply a second profile and
+// exec fails to start: closed, never a shell without a sandbox. Both
+// paths have run on Linux only (the first; the second needs a Mac).
 package seatbelt

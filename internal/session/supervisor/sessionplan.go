@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"os"
+
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -9,15 +11,13 @@ import (
 )
 
 // SessionPlan is the plan a session of s would apply, computed without
-// starting one, for policy to show (policy --format sbpl): the writable
-// roots (NewRecord's), the file view (layout.PlanMounts: read-only,
-// hidden and pinned paths), the unix sockets allow_unix_sockets grants
-// (layout.SocketGrants), and the network. It has no command, no caches
-// (the toolchains are asked at a session's start), no terminal and no
-// descriptors; where the network is an allowlist, ProxyFD is -1, standing
-// for the channel to the proxy a session makes at its start, and
-// ProxyPort is 0, the proxy having no port yet. It starts nothing and
-// writes nothing: no record, no placeholder, no tree index kept.
+// starting one, for policy to show (--format sbpl): the writable roots,
+// the file view (layout.PlanMounts and the read view), the sockets
+// allow_unix_sockets grants, and the network. It has no command, caches
+// (asked at a session's start), terminal or descriptors; for an
+// allowlist, ProxyFD -1 stands for the proxy's channel and ProxyPort is
+// 0, the proxy having no port yet. It starts and writes nothing: no
+// record, no placeholder, no tree index kept.
 func SessionPlan(s *config.Settings) (*plan.Plan, error) {
 	p := s.Policy
 	roots, err := sandbox.NewFence(p).Roots()
@@ -29,6 +29,8 @@ func SessionPlan(s *config.Settings) (*plan.Plan, error) {
 		Ctty: -1, Network: p.Network != policy.NetworkOn}
 	if !full {
 		m := layout.PlanMounts(p, roots)
+		self, _ := os.Executable() // "": nothing of dsh-fs kept in the view
+		m.PlanReadView(p, sandbox.RootPaths(roots), viewKeeps(self, nil))
 		pl.Files, pl.Sockets = &m.Files, layout.SocketGrants(p)
 		if pl.Sockets == nil {
 			pl.Sockets = []string{}

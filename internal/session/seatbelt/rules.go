@@ -238,7 +238,7 @@ func (g *gen) sockets(p *plan.Plan, f *plan.Files) error {
 // reaches the network (certificate revocation checks) without the proxy,
 // and a session with no network has no certificate to verify.
 func (g *gen) network(p *plan.Plan, f *plan.Files) error {
-	services := mach
+	services := slices.Clone(mach)
 	switch {
 	case !p.Network:
 		g.line("; network: on")
@@ -259,7 +259,7 @@ func (g *gen) network(p *plan.Plan, f *plan.Files) error {
 	default:
 		g.line("; network: off (no rule allows it)")
 	}
-	g.line("; Mach services; trustd only with a network (see the package's rules)")
+	g.line("; Mach services; trustd only with a network (docs/exec.md, macOS)")
 	g.b.WriteString("(allow mach-lookup")
 	for _, s := range services {
 		g.b.WriteString(` (global-name "` + s + `")`)

@@ -218,6 +218,8 @@ var mayMutate = registry{
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/session/layout/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
+	"internal/session/seatbelt/sbpltest/lay.go": "the shared Seatbelt table's layouts, written by tests into " +
+		"folders of their own (t.TempDir); no dsh-fs command imports the package",
 	"internal/session/child/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
 		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
 }

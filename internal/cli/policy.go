@@ -3,6 +3,8 @@ package cli
 import (
 	"io"
 
+	"github.com/dshfs/dsh-fs/internal/fserr"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/policyview/report"
@@ -22,6 +24,9 @@ type PolicyOptions struct {
 	// for the shell in words; without it the result is the short one
 	// (report.Policy.Short).
 	Verbose bool
+	// Format, when FormatSBPL, prints the macOS Seatbelt profile of a
+	// session under the policy instead (policySBPL).
+	Format string
 }
 
 // NewCmdPolicy returns the policy command; runF replaces policyRun in tests.
@@ -33,10 +38,14 @@ func NewCmdPolicy(app *invocation, runF func(*PolicyOptions) error) *cobra.Comma
 		Example: `  dsh-fs policy
   dsh-fs policy --verbose   # every setting with its origin, the shell's layers in words
   dsh-fs policy --context   # the sandbox:policy block for a model's context
-  dsh-fs policy --context --verbose   # that block with every glob, cache and rule`,
+  dsh-fs policy --context --verbose   # that block with every glob, cache and rule
+  dsh-fs policy --format sbpl   # the Seatbelt profile and parameters a macOS session would apply`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Policy = policyFlagsOf(c)
+			if opts.Format != "" && opts.Format != FormatSBPL {
+				return fserr.New(fserr.InvalidArgument, "--format "+opts.Format+": the only format is "+FormatSBPL)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -44,6 +53,7 @@ func NewCmdPolicy(app *invocation, runF func(*PolicyOptions) error) *cobra.Comma
 		},
 	}
 	c.Flags().BoolVar(&opts.Context, "context", false, "print the sandbox:policy block a harness adds to the model's context")
+	c.Flags().StringVar(&opts.Format, "format", "", "sbpl: print the macOS Seatbelt profile of a dsh-fs exec session here, and its parameters")
 	c.Flags().BoolVar(&opts.Verbose, "verbose", false, "also print the settings at their defaults and what holds for the shell in words; with --context, the long block")
 	return c
 }
@@ -57,6 +67,9 @@ func policyRun(opts *PolicyOptions) error {
 	roots, err := call.fence.Roots()
 	if err != nil {
 		return err
+	}
+	if opts.Format == FormatSBPL {
+		return policySBPL(opts.App.Stdout, call.settings)
 	}
 	if opts.Context {
 		_, err := io.WriteString(opts.App.Stdout, report.Block(p, roots, call.settings.Session, opts.Verbose))

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 			os.Exit(status)
 		}
 	}
+	if name := os.Getenv(threadCaseEnv); name != "" {
+		os.Exit(runThreadCase(name))
+	}
 	os.Exit(m.Run())
 }
 

@@ -278,7 +278,15 @@ func leaveFree(free int) (restore func(), err error) {
 
 // refuseEverywhere makes every thread of this process, and every one it
 // starts, get EPERM from the system calls nrs (TSYNC), for good.
-func refuseEverywhere(nrs []uint32) error {
+func refuseEverywhere(nrs []uint32) error { return refuse(nrs, unix.SECCOMP_FILTER_FLAG_TSYNC) }
+
+// refuseOnThread makes the calling thread alone, and what it forks, get
+// EPERM from the system calls nrs, for good: the thread is to end with
+// its goroutine.
+func refuseOnThread(nrs []uint32) error { return refuse(nrs, 0) }
+
+// refuse installs a seccomp filter with flags that refuses nrs with EPERM.
+func refuse(nrs []uint32, flags uintptr) error {
 	const (
 		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -300,9 +308,85 @@ func refuseEverywhere(nrs []uint32) error {
 	prog = append(prog, unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)})
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
-		uintptr(unsafe.Pointer(&fprog))); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog))); e != 0 {
 		return fmt.Errorf("seccomp: %w", e)
 	}
 	return nil
+}
+
+// TestStartFirstGoesBack: where the session's start fails on the thread
+// after it took the session's namespaces (the mounts made private, the
+// working folder, CMD itself), startFirst returns FS_IO naming the
+// layer, with the thread back in the supervisor's namespaces, none of
+// its descriptors left open (the terminal made in the session's devpts
+// included) and no process left.
+func TestStartFirstGoesBack(t *testing.T) {
+	needRoot(t)
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skipf("no seccomp filter for %s here", runtime.GOARCH)
+	}
+	mnt, _ := os.Readlink("/proc/self/ns/mnt")
+	net, _ := os.Readlink("/proc/self/ns/net")
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	fd := int(null.Fd())
+	for _, tc := range []struct {
+		name   string
+		refuse []uint32 // refused on the thread alone
+		dir    string
+		spec   plan.Plan
+		want   string
+	}{
+		{"mounts not made private", []uint32{unix.SYS_MOUNT}, "/", plan.Plan{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1},
+			"mount layer: operation not permitted"},
+		{"no working folder", nil, "/nonexistent-dsh-fs-folder", plan.Plan{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1},
+			"the working folder: no such file or directory"},
+		{"no CMD, with a terminal", nil, "/", plan.Plan{Path: "/nonexistent/cmd", Argv: []string{"cmd"}, Init: true, Ctty: 0,
+			Terminal: &plan.Terminal{Streams: []int{0, 1, 2}}}, "cmd: no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := descriptors()
+			type outcome struct {
+				err      error
+				mnt, net string
+			}
+			c := make(chan outcome, 1)
+			go onOwnThread(func() {
+				if len(tc.refuse) > 0 {
+					if err := refuseOnThread(tc.refuse); err != nil {
+						c <- outcome{err: err}
+						return
+					}
+				}
+				p, _, err := startFirst(tc.spec, unix.CLONE_NEWNS|unix.CLONE_NEWNET, tc.dir, []int{fd, fd, fd, fd})
+				if err == nil {
+					p.Wait()
+				}
+				var o outcome
+				o.err = err
+				o.mnt, _ = os.Readlink("/proc/thread-self/ns/mnt")
+				o.net, _ = os.Readlink("/proc/thread-self/ns/net")
+				c <- o
+			})
+			got := <-c
+			if got.err == nil {
+				t.Fatal("started")
+			}
+			if got.err.Error() != tc.want || fserr.CodeOf(got.err) != fserr.IO {
+				t.Errorf("error %q (%s), want %q (%s)", got.err, fserr.CodeOf(got.err), tc.want, fserr.IO)
+			}
+			if got.mnt != mnt || got.net != net {
+				t.Errorf("the thread is in %s %s after the failure, want the supervisor's %s %s", got.mnt, got.net, mnt, net)
+			}
+			if after := descriptors(); !slices.Equal(after, before) {
+				t.Errorf("descriptors before:\n%s\nafter the failure:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
+			}
+			if _, werr := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); werr != syscall.ECHILD {
+				t.Errorf("a child is left behind (wait4: %v)", werr)
+			}
+		})
+	}
 }

@@ -110,17 +110,18 @@ func lastCap(t *testing.T) int {
 }
 
 // TestPrivilegesAndTerminalFailures: where the kernel refuses a step of
-// the privileges' drop or of the terminal's (a filter on the thread that
-// forks, or a stream that is no terminal), Start fails with fserr.IO in
+// the privileges' drop, of the terminal's or of the processes' and the
+// kernel layers' set-up (a filter on the thread that forks, or a stream
+// that is no terminal), Start fails with fserr.IO in
 // the words of the step's layer and its errno, and leaves no process and
 // no descriptor behind.
 func TestPrivilegesAndTerminalFailures(t *testing.T) {
 	needRoot(t)
 	last := lastCap(t)
-	drop := func(s *Spec) { s.Layers.DropPrivileges = &Privileges{LastCap: last} }
+	drop := func(t *testing.T, s *Spec) { s.Layers.DropPrivileges = &Privileges{LastCap: last} }
 	for _, tc := range []struct {
 		name string
-		spec func(*Spec)
+		spec func(*testing.T, *Spec)
 		// filter refuses a call of the first process's, when not nil.
 		filter func(t *testing.T) []unix.SockFilter
 		want   string
@@ -136,21 +137,47 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 		{"ambient", drop, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_PRCTL, 0, unix.PR_CAP_AMBIENT, syscall.EPERM)
 		}, "privileges: clear ambient capabilities: operation not permitted", syscall.EPERM},
-		{"capset", func(s *Spec) { s.Init = true; drop(s) }, func(t *testing.T) []unix.SockFilter {
+		{"capset", func(t *testing.T, s *Spec) { s.Init = true; drop(t, s) }, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_CAPSET, anyArg, 0, syscall.EPERM)
 		}, "privileges: capset: operation not permitted", syscall.EPERM},
 		{"no_new_privs", drop, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_NO_NEW_PRIVS, syscall.EPERM)
 		}, "privileges: no_new_privs: operation not permitted", syscall.EPERM},
-		{"setsid", func(s *Spec) { s.Session = true }, func(t *testing.T) []unix.SockFilter {
+		{"parent death signal", func(t *testing.T, s *Spec) { s.ParentDeath = syscall.SIGKILL }, func(t *testing.T) []unix.SockFilter {
+			return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_PDEATHSIG, syscall.EPERM)
+		}, "processes layer: parent death signal: operation not permitted", syscall.EPERM},
+		{"not dumpable", func(t *testing.T, s *Spec) { s.Init = true }, func(t *testing.T) []unix.SockFilter {
+			return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_DUMPABLE, syscall.EPERM)
+		}, "processes layer: not dumpable: operation not permitted", syscall.EPERM},
+		{"fork of CMD", func(t *testing.T, s *Spec) {
+			// Should the init go on without CMD, it ends with the thread.
+			s.Init, s.ParentDeath = true, syscall.SIGKILL
+		}, func(t *testing.T) []unix.SockFilter {
+			// The init forks CMD with SIGCHLD alone; the first process
+			// is forked with CLONE_NEWPID too.
+			return refusing(t, unix.SYS_CLONE, 0, uint32(syscall.SIGCHLD), syscall.EAGAIN)
+		}, "processes layer: fork: resource temporarily unavailable", syscall.EAGAIN},
+		{"keyring", func(t *testing.T, s *Spec) { s.Layers.JoinKeyring = true }, func(t *testing.T) []unix.SockFilter {
+			// ENOSYS and EPERM leave the keyring out: any other errno fails.
+			return refusing(t, unix.SYS_KEYCTL, anyArg, 0, syscall.EACCES)
+		}, "keyring: joining a session keyring of its own: permission denied", syscall.EACCES},
+		{"no_new_privs before landlock", func(t *testing.T, s *Spec) { s.Layers.Rulesets = []int{writableOnly(t, t.TempDir())} },
+			func(t *testing.T) []unix.SockFilter {
+				return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_NO_NEW_PRIVS, syscall.EPERM)
+			}, "kernel layer: no_new_privs: operation not permitted", syscall.EPERM},
+		{"no_new_privs before the filters", func(t *testing.T, s *Spec) { s.Layers.Filters = [][]unix.SockFilter{refusingMkdir(t)} },
+			func(t *testing.T) []unix.SockFilter {
+				return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_NO_NEW_PRIVS, syscall.EPERM)
+			}, "kernel calls: no_new_privs: operation not permitted", syscall.EPERM},
+		{"setsid", func(t *testing.T, s *Spec) { s.Session = true }, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_SETSID, anyArg, 0, syscall.EPERM)
 		}, "terminal layer: setsid: operation not permitted", syscall.EPERM},
-		{"a pipe as the terminal", func(s *Spec) { s.Session, s.Ctty = true, 1 }, nil,
+		{"a pipe as the terminal", func(t *testing.T, s *Spec) { s.Session, s.Ctty = true, 1 }, nil,
 			"terminal layer: controlling terminal: inappropriate ioctl for device", syscall.ENOTTY},
-		{"process group", func(s *Spec) { s.Init = true }, func(t *testing.T) []unix.SockFilter {
+		{"process group", func(t *testing.T, s *Spec) { s.Init = true }, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_SETPGID, anyArg, 0, syscall.EPERM)
 		}, "processes layer: process group: operation not permitted", syscall.EPERM},
-		{"foreground", func(s *Spec) { s.Init, s.Session, s.Ctty = true, true, 0 }, func(t *testing.T) []unix.SockFilter {
+		{"foreground", func(t *testing.T, s *Spec) { s.Init, s.Session, s.Ctty = true, true, 0 }, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_IOCTL, 1, unix.TIOCSPGRP, syscall.EPERM)
 		}, "terminal layer: foreground: operation not permitted", syscall.EPERM},
 	} {
@@ -164,7 +191,7 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 				t.Cleanup(func() { ptmx.Close(); tty.Close() })
 				s.Files[0] = int(tty.Fd())
 			}
-			tc.spec(&s)
+			tc.spec(t, &s)
 			var before func() error
 			if tc.filter != nil {
 				before = filtered(tc.filter(t))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/creack/pty"
@@ -212,5 +213,49 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 				t.Errorf("descriptors before Start:\n%s\nafter its failure:\n%s", strings.Join(fds, "\n"), strings.Join(after, "\n"))
 			}
 		})
+	}
+}
+
+// TestUserNamespaceMapsRefused: where the new user namespace's maps
+// cannot be written (the opens for writing refused by a filter on the
+// calling thread, which writes them), Start fails with fserr.IO naming
+// the user namespace, and the first process, which waits for its maps,
+// is killed and reaped: no process, no descriptor left.
+func TestUserNamespaceMapsRefused(t *testing.T) {
+	needRoot(t)
+	// os.WriteFile's open: O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC.
+	const writeFlags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC
+	prog := refusing(t, unix.SYS_OPENAT, 2, writeFlags, syscall.EPERM)
+	s, _ := shell(t, "exit 0")
+	s.Clone, s.Init = unix.CLONE_NEWUSER|unix.CLONE_NEWNS|unix.CLONE_NEWNET, true
+	fds := openFDs(t)
+	type started struct {
+		p   *Process
+		err error
+	}
+	c := make(chan started, 1)
+	go func() {
+		p, err := startOn(t, s, nil, filtered(prog))
+		c <- started{p, err}
+	}()
+	var got started
+	select {
+	case got = <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start never returned: the first process, waiting for its maps, was not ended")
+	}
+	if got.err == nil {
+		got.p.Wait()
+		t.Fatal("started")
+	}
+	if !strings.HasPrefix(got.err.Error(), "user namespace: open /proc/") || !strings.HasSuffix(got.err.Error(), "/uid_map: operation not permitted") ||
+		fserr.CodeOf(got.err) != fserr.IO {
+		t.Errorf("error %q (%s), want \"user namespace: open /proc/…/uid_map: operation not permitted\" (%s)", got.err, fserr.CodeOf(got.err), fserr.IO)
+	}
+	if _, werr := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); werr != syscall.ECHILD {
+		t.Errorf("a child is left behind (wait4: %v)", werr)
+	}
+	if after := openFDs(t); !slices.Equal(after, fds) {
+		t.Errorf("descriptors before Start:\n%s\nafter its failure:\n%s", strings.Join(fds, "\n"), strings.Join(after, "\n"))
 	}
 }

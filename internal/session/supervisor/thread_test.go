@@ -38,6 +38,14 @@ type threadCase struct {
 	// refuse are the system calls a filter refuses with EPERM on
 	// every thread.
 	refuse []uint32
+	// refuseClone, when not 0, are the flags of the clone a filter
+	// refuses with EPERM on every thread (the first process's fork;
+	// the runtime's threads are cloned with others).
+	refuseClone uint32
+	// userNamespace starts an ordinary user's session: its first
+	// process takes its own user namespace (StartInUserNamespace),
+	// and the channels readied for the child are closed.
+	userNamespace bool
 	// buffers makes CMD's stdout and stderr a buffer, which reaches
 	// the first process through a pipe; nilStdin leaves stdin unset
 	// (/dev/null); proxy gives the session a proxy channel.
@@ -54,6 +62,9 @@ var threadCases = []threadCase{
 	{name: "no pipe for a stream", free: 2, buffers: true, dir: "/", want: "exec: the streams: pipe2: too many open files"},
 	{name: "proxy channel not duplicated", free: 1, nilStdin: true, proxy: true, dir: "/",
 		want: "exec: network layer: too many open files"},
+	{name: "an ordinary user's first process not forked", free: -1, userNamespace: true, proxy: true, buffers: true,
+		refuseClone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | uint32(syscall.SIGCHLD), dir: "/",
+		want: "exec: rawinit: fork: operation not permitted"},
 	// After the unshare: the thread cannot go back (setns refused), so
 	// it keeps the session's namespaces and must end, never serve
 	// another goroutine.
@@ -159,9 +170,33 @@ func threadCaseOutcome(c threadCase) (threadOutcome, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 		spec.ProxyFD = 2 + len(cmd.ExtraFiles)
 	}
-	s := &supervisor{launched: &launched{child: cmd, pipes: pipes, ctty: -1, inThread: true}}
+	s := &supervisor{launched: &launched{child: cmd, pipes: pipes, ctty: -1, inThread: true, userNamespace: c.userNamespace}}
+	if c.userNamespace {
+		spec.Path, spec.Argv, spec.Ctty = "/bin/true", []string{"true"}, -1
+		// A Landlock ruleset readied before the fork, where the kernel
+		// has Landlock.
+		spec.RestrictWrites, spec.Writable = true, []string{os.TempDir()}
+		// The terminal's handover and the end's pipe, readied for the
+		// child: the supervisor's ends.
+		handover, theirs, err := os.Pipe()
+		if err != nil {
+			return got, err
+		}
+		ended, endedW, err := os.Pipe()
+		if err != nil {
+			return got, err
+		}
+		theirs.Close()
+		endedW.Close()
+		s.launched.handover, s.launched.ended = handover, ended
+	}
 	if len(c.refuse) > 0 {
 		if err := refuseEverywhere(c.refuse); err != nil {
+			return got, err
+		}
+	}
+	if c.refuseClone != 0 {
+		if err := refuseCloneEverywhere(c.refuseClone); err != nil {
 			return got, err
 		}
 	}
@@ -309,6 +344,36 @@ func refuse(nrs []uint32, flags uintptr) error {
 		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)})
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return fmt.Errorf("seccomp: %w", e)
+	}
+	return nil
+}
+
+// refuseCloneEverywhere makes every thread of this process, and every
+// one it starts, get EPERM from a clone with exactly flags, for good.
+func refuseCloneEverywhere(flags uint32) error {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	arch := uint32(unix.AUDIT_ARCH_X86_64)
+	if runtime.GOARCH == "arm64" {
+		arch = unix.AUDIT_ARCH_AARCH64
+	}
+	prog := []unix.SockFilter{
+		{Code: ld, K: 4}, // seccomp_data.arch
+		{Code: jeq, K: arch, Jf: 5},
+		{Code: ld, K: 0}, // seccomp_data.nr
+		{Code: jeq, K: unix.SYS_CLONE, Jf: 3},
+		{Code: ld, K: 16}, // the flags' low word (little-endian)
+		{Code: jeq, K: flags, Jf: 1},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&fprog))); e != 0 {
 		return fmt.Errorf("seccomp: %w", e)
 	}
 	return nil

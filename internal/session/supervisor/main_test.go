@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -24,8 +25,8 @@ func TestMain(m *testing.M) {
 			os.Exit(status)
 		}
 	}
-	if name := os.Getenv(threadCaseEnv); name != "" {
-		os.Exit(runThreadCase(name))
+	if filepath.Base(os.Args[0]) == threadHelper && len(os.Args) == 2 {
+		os.Exit(runThreadCase(os.Args[1]))
 	}
 	os.Exit(m.Run())
 }

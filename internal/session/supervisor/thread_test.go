@@ -21,13 +21,14 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
-// threadCaseEnv makes this test binary the helper of TestThreadFailures
-// (TestMain): in a process of its own, it starts a session from the
-// supervisor's thread (startInThread) where the kernel refuses one of
-// its steps, and prints what came of it (threadOutcome) as JSON. The
-// conditions are process-wide (a limit on descriptors, a seccomp filter
-// on every thread), so they never reach the test binary itself.
-const threadCaseEnv = "DSH_FS_THREAD_TEST_CASE"
+// threadHelper is the name this test binary answers to as the helper of
+// TestThreadFailures (TestMain), its one argument a threadCase's name:
+// in a process of its own, it starts a session from the supervisor's
+// thread (startInThread) where the kernel refuses one of its steps, and
+// prints what came of it (threadOutcome) as JSON. The conditions are
+// process-wide (a limit on descriptors, a seccomp filter on every
+// thread), so they never reach the test binary itself.
+const threadHelper = "supervisor-thread-case"
 
 // threadCase is a condition under which startInThread fails.
 type threadCase struct {
@@ -93,9 +94,10 @@ func TestThreadFailures(t *testing.T) {
 	}
 	for _, tc := range threadCases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(testSelf(t))
+			cmd := exec.Command(testSelf(t), tc.name)
+			cmd.Args[0] = threadHelper
 			// The race detector's second at exit, spared.
-			cmd.Env = append(os.Environ(), threadCaseEnv+"="+tc.name, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+			cmd.Env = append(os.Environ(), "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -119,7 +121,7 @@ func TestThreadFailures(t *testing.T) {
 	}
 }
 
-// runThreadCase is the helper's life (threadCaseEnv); its exit status.
+// runThreadCase is the helper's life (threadHelper); its exit status.
 func runThreadCase(name string) int {
 	i := slices.IndexFunc(threadCases, func(c threadCase) bool { return c.name == name })
 	if i < 0 {

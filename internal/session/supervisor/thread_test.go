@@ -214,8 +214,8 @@ func threadCaseOutcome(c threadCase) (threadOutcome, error) {
 	got.Code, got.Message = string(fserr.CodeOf(err)), err.Error()
 	// A copy of a stream's pipe ends once its writer closed, and a
 	// thread locked for good once its goroutine returned: both are
-	// waited for, a bounded while.
-	for range 50 {
+	// waited for, a bounded while (5 s, spent only where one is left).
+	for range 250 {
 		got.Leaked, got.Foreign = nil, nil
 		for _, fd := range descriptors() {
 			if !slices.Contains(before, fd) {

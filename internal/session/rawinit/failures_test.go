@@ -111,9 +111,10 @@ func lastCap(t *testing.T) int {
 }
 
 // TestPrivilegesAndTerminalFailures: where the kernel refuses a step of
-// the privileges' drop, of the terminal's or of the processes' and the
-// kernel layers' set-up (a filter on the thread that forks, or a stream
-// that is no terminal), Start fails with fserr.IO in
+// the privileges' drop, of the terminal's, of the descriptors' or of the
+// processes' and the kernel layers' set-up (a filter on the thread that
+// forks, a stream that is no terminal, a descriptor not open), Start
+// fails with fserr.IO in
 // the words of the step's layer and its errno, and leaves no process and
 // no descriptor behind.
 func TestPrivilegesAndTerminalFailures(t *testing.T) {
@@ -170,6 +171,13 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 			func(t *testing.T) []unix.SockFilter {
 				return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_NO_NEW_PRIVS, syscall.EPERM)
 			}, "kernel calls: no_new_privs: operation not permitted", syscall.EPERM},
+		{"a descriptor not open", func(t *testing.T, s *Spec) { s.Files[0] = 987 }, nil,
+			"descriptors: placing them: bad file descriptor", syscall.EBADF},
+		{"the others not closed", func(t *testing.T, s *Spec) {}, func(t *testing.T) []unix.SockFilter {
+			// ENOSYS and EINVAL (a kernel without close_range or its
+			// flag) fall back to closing one by one: any other fails.
+			return refusing(t, unix.SYS_CLOSE_RANGE, anyArg, 0, syscall.EPERM)
+		}, "descriptors: closing the others: operation not permitted", syscall.EPERM},
 		{"setsid", func(t *testing.T, s *Spec) { s.Session = true }, func(t *testing.T) []unix.SockFilter {
 			return refusing(t, unix.SYS_SETSID, anyArg, 0, syscall.EPERM)
 		}, "terminal layer: setsid: operation not permitted", syscall.EPERM},

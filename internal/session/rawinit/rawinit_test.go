@@ -154,14 +154,24 @@ func TestExitStatus(t *testing.T) {
 // caller's descriptors but Files and its report of the end.
 func TestInitIsPid1(t *testing.T) {
 	needRoot(t)
-	s, out := shell(t, `echo $$; ls /proc | grep -c '^[0-9]'`)
+	// CMD waits, reading its stdin, until the test has looked at the
+	// init's descriptors: an init whose CMD ended is gone.
+	s, out := shell(t, `echo $$; ls /proc | grep -c '^[0-9]'; read x`)
 	s.Init, s.MountProc = true, true
+	hold, held, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	s.Files[0] = int(hold.Fd())
 	w := os.NewFile(uintptr(s.Files[1]), "w")
 	p, err := startIn(t, s, w)
+	hold.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	fds, err := os.ReadDir("/proc/" + strconv.Itoa(p.Pid()) + "/fd")
+	held.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -23,6 +24,9 @@ func TestMain(m *testing.M) {
 		if status, ok := Entry(os.Args[1:], testCaller); ok {
 			os.Exit(status)
 		}
+	}
+	if filepath.Base(os.Args[0]) == threadHelper && len(os.Args) == 2 {
+		os.Exit(runThreadCase(os.Args[1]))
 	}
 	os.Exit(m.Run())
 }

@@ -71,13 +71,14 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 	files, closeFiles, copied, err := firstFiles(l.child)
 	if err != nil {
 		l.closeAll()
-		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
+		return fserr.Wrap(fserr.IO, "exec: the streams: "+err.Error(), err)
 	}
 	if spec.ProxyFD > 0 {
 		// The bridge keeps a descriptor of its own: the launch's copy
 		// is closed with the others once the session started.
 		bridgeEnd := l.child.ExtraFiles[spec.ProxyFD-3]
 		if spec.ProxyFD, err = unix.FcntlInt(bridgeEnd.Fd(), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+			closeFiles()
 			l.closeAll()
 			return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 		}
@@ -244,7 +245,9 @@ func takeNamespaces(flags uintptr) (back func(), err error) {
 // every copy of output ended. closeFiles closes what it opened, once the
 // session holds its own copies.
 func firstFiles(c *exec.Cmd) (fds []int, closeFiles func(), copied *sync.WaitGroup, err error) {
-	copied = &sync.WaitGroup{}
+	// The copies wait on wg, never on the result copied, which a failure
+	// sets to nil while they run.
+	wg := &sync.WaitGroup{}
 	var mine []*os.File
 	closeFiles = func() {
 		for _, f := range mine {
@@ -273,9 +276,9 @@ func firstFiles(c *exec.Cmd) (fds []int, closeFiles func(), copied *sync.WaitGro
 			go func() { io.Copy(w, stream.(io.Reader)); w.Close() }()
 			return int(r.Fd()), nil
 		}
-		copied.Add(1)
+		wg.Add(1)
 		mine = append(mine, w)
-		go func() { defer copied.Done(); io.Copy(stream.(io.Writer), r); r.Close() }()
+		go func() { defer wg.Done(); io.Copy(stream.(io.Writer), r); r.Close() }()
 		return int(w.Fd()), nil
 	}
 	for i, stream := range []any{streamOf(c.Stdin), streamOf(c.Stdout), streamOf(c.Stderr)} {
@@ -286,7 +289,7 @@ func firstFiles(c *exec.Cmd) (fds []int, closeFiles func(), copied *sync.WaitGro
 		}
 		fds = append(fds, fd)
 	}
-	return append(fds, int(c.ExtraFiles[0].Fd())), closeFiles, copied, nil
+	return append(fds, int(c.ExtraFiles[0].Fd())), closeFiles, wg, nil
 }
 
 // streamOf is a stream of os/exec's as the first process gets it: nil

@@ -155,9 +155,9 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 			// Should the init go on without CMD, it ends with the thread.
 			s.Init, s.ParentDeath = true, syscall.SIGKILL
 		}, func(t *testing.T) []unix.SockFilter {
-			// The init forks CMD with SIGCHLD alone; the first process
-			// is forked with CLONE_NEWPID too.
-			return refusing(t, unix.SYS_CLONE, 0, uint32(syscall.SIGCHLD), syscall.EAGAIN)
+			// The init starts CMD with cmdClone's flags; the first
+			// process is forked with CLONE_NEWPID, and no vfork.
+			return refusing(t, unix.SYS_CLONE, 0, uint32(cmdClone), syscall.EAGAIN)
 		}, "processes layer: fork: resource temporarily unavailable", syscall.EAGAIN},
 		{"keyring", func(t *testing.T, s *Spec) { s.Layers.JoinKeyring = true }, func(t *testing.T) []unix.SockFilter {
 			// ENOSYS and EPERM leave the keyring out: any other errno fails.

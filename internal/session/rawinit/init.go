@@ -28,6 +28,9 @@ func startCmd(r *readied) {
 	syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.report), 0, 0)
 }
 
+// cmdClone are the clone flags of CMD's start from the init (vforkCmd).
+const cmdClone = uintptr(syscall.SIGCHLD) | unix.CLONE_VM | unix.CLONE_VFORK
+
 // vforkCmd starts CMD (execCmd) in a child that shares the init's
 // memory and runs on its stack until its execve, the init's thread
 // waiting (CLONE_VM|CLONE_VFORK): the init is a copy of the supervisor's
@@ -43,7 +46,7 @@ func startCmd(r *readied) {
 //go:norace
 //go:nocheckptr
 func vforkCmd(r *readied) (pid uintptr, e syscall.Errno) {
-	pid, errno := rawVfork(uintptr(syscall.SIGCHLD) | unix.CLONE_VM | unix.CLONE_VFORK)
+	pid, errno := rawVfork(cmdClone)
 	if errno != 0 || pid != 0 {
 		return pid, syscall.Errno(errno)
 	}

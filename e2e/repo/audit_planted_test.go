@@ -28,7 +28,7 @@ var plantedCalls = []plantedCall{
 	{"syscall mutation", "internal/text/text.go", []string{`"syscall"`}, `syscall.Unlink("x")`, kindMutate},
 	{"syscall chmod", "internal/text/text.go", []string{`"syscall"`}, `syscall.Chmod("x", 0o777)`, kindMutate},
 	{"syscall open for writing", "internal/text/text.go", []string{`"syscall"`}, `syscall.Open("x", syscall.O_RDWR, 0)`, kindMutate},
-	{"open for writing where only reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
+	{"open for writing where only reads may", "internal/kernel/procfs_linux.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_WRONLY|unix.O_CREAT, 0o644)`, kindMutate},
 	{"mutation as a function value", "internal/text/text.go", []string{`"golang.org/x/sys/unix"`}, `f := unix.Unlinkat; _ = f`, kindMutate},
 	{"raw syscall", "internal/text/text.go", []string{`"syscall"`}, `syscall.Syscall6(syscall.SYS_UNLINKAT, 0, 0, 0, 0, 0, 0)`, kindRaw},
@@ -57,9 +57,9 @@ var plantedCalls = []plantedCall{
 	// the audit failing on any planted call.
 	{"control: mount in the mount layer", "internal/session/child/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
 	{"control: start where the supervisor re-runs itself", "internal/session/supervisor/entry.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
-	{"control: read-only open where reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
+	{"control: read-only open where reads may", "internal/kernel/procfs_linux.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
-	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
+	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm_linux.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
 	{"control: linkname where the fork's hooks are", "internal/session/rawinit/child.go", nil, "//go:linkname nanotime runtime.nanotime", ""},
 	{"control: the file unchanged", "internal/text/text.go", nil, ``, ""},
 }

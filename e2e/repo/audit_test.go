@@ -129,7 +129,7 @@ var mayMount = registry{
 	"internal/session/child/proc.go":        "the session's /proc",
 	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
 	"internal/session/child/compile.go":     "the probe of mount_setattr with an unknown flag, which mounts nothing (CompileFiles' kernel check)",
-	"internal/tty/devpts.go":                "the session's own devpts",
+	"internal/tty/devpts_linux.go":          "the session's own devpts",
 	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
 	"internal/session/supervisor/thread.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
 }
@@ -143,8 +143,8 @@ var mayStart = registry{
 }
 
 var mayRawSyscall = registry{
-	"internal/kernel/seccompasm.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
-	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/kernel/seccompasm_linux.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
+	"internal/tty/handover_linux.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
 	"internal/session/rawinit/child.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
 		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
@@ -192,9 +192,11 @@ var mayMutate = registry{
 		"directory, never by a path a call names; a folder the guard cannot read moved aside into a quarantine " +
 		"folder beside it, and a folder of the supervisor's own user given back its owner's read and search rights, " +
 		"through the descriptor of its parent",
-	"internal/tty/relay.go": "the person's terminal, reopened for writing through exec's own descriptor of it " +
+	"internal/tty/termios_linux.go": "the person's terminal, reopened for writing through exec's own descriptor of it " +
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
-	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
+	"internal/tty/termios_other.go": "the person's terminal, reopened for writing as /dev/tty where there is no /proc " +
+		"(macOS) when exec was given it to read only: kept only when it is the same character device",
+	"internal/tty/handover_linux.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
 		"store's own folder (exec's private runtime folder), never a path a call names",
@@ -219,15 +221,16 @@ var mayMutate = registry{
 // dsh-fs exec opens its mount points as O_PATH descriptors: the calls of
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
-	"internal/pathmatch/paths.go":        "the bounded folder reads of the mount plan's walk and of a git directory's parts",
-	"internal/treeindex/index.go":        "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
-	"internal/session/child/mounts.go":   "the mount layer's mount points, as O_PATH descriptors",
-	"internal/kernel/nosymlinks.go":      "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
-	"internal/gitguard/read.go":          "the git guard's reads: a git directory's config, includes and hooks",
-	"internal/gitguard/walk.go":          "the git guard's end walk: folders opened read-only to list them",
-	"internal/sandbox/beneath.go":        "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/kernel/procfs.go":          "the one open of /proc before it is verified",
-	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/pathmatch/paths.go":         "the bounded folder reads of the mount plan's walk and of a git directory's parts",
+	"internal/treeindex/index.go":         "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
+	"internal/session/child/mounts.go":    "the mount layer's mount points, as O_PATH descriptors",
+	"internal/kernel/nosymlinks.go":       "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
+	"internal/kernel/nosymlinks_linux.go": "the same opens as nosymlinks.go's walk in one openat2 (RESOLVE_NO_SYMLINKS, O_PATH and read-only flags only)",
+	"internal/gitguard/read.go":           "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/gitguard/walk.go":           "the git guard's end walk: folders opened read-only to list them",
+	"internal/sandbox/beneath.go":         "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
+	"internal/kernel/procfs_linux.go":     "the one open of /proc before it is verified",
+	"internal/session/layout/sockets.go":  "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
 // mayLinkname is where a //go:linkname reaches into the runtime: what no

@@ -30,6 +30,10 @@ func IsTerminal(f *os.File) bool {
 	return err == nil
 }
 
+// FlushInput discards what was typed into the terminal f and not read
+// yet, so that it cannot answer a question asked next.
+func FlushInput(f *os.File) { flushInput(int(f.Fd())) }
+
 // Relay copies between the person's terminal and a session's
 // pseudo-terminal: what the person types goes to the session, what the
 // session writes comes to the person. It puts the person's terminal in

@@ -53,6 +53,10 @@ type Plan struct {
 	// supervisor's proxy, which the first process's bridge serves on a
 	// loopback port of its own (network: allowlist).
 	ProxyFD int `json:"proxy_fd"`
+	// ProxyPort, when not 0, is the loopback port of the session's proxy
+	// where the platform gives the session no network of its own to serve
+	// it in (macOS): the only address the shell may reach.
+	ProxyPort int `json:"proxy_port,omitempty"`
 	// Terminal, when not nil, has the first process make the session's
 	// own terminal and hand its master to the supervisor.
 	Terminal *Terminal `json:"terminal,omitempty"`

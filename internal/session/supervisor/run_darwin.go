@@ -26,7 +26,10 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 		return 0, err
 	}
 	l.cmd.Path, l.cmd.Args, l.cmd.Env = path, argv, pl.Env
-	if seatbeltHeld(s.settings.Policy) {
+	// A nested session runs under the outer one's profile, which no
+	// process can lift or apply again (sandbox_apply fails): it narrows
+	// the record alone, as on Linux.
+	if seatbeltHeld(s.settings.Policy) && !s.nested {
 		if l.cmd.Path, l.cmd.Args, err = seatbeltCommand(pl); err != nil {
 			s.abortChild()
 			return 0, err

@@ -76,7 +76,12 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 		giveTerminal(l.cmd, s.relay.Slave())
 	}
 	s.relayStderr(l.cmd)
-	if s.settings.Policy.Network == policy.NetworkAllowlist && seatbeltHeld(s.settings.Policy) {
+	if s.nested && wire.CheckBroker(shellBrokerFD) == nil {
+		// The outer session's channel stays where the shell has it;
+		// without one, the shell gets a channel nobody answers.
+		l.cmd.ExtraFiles[0] = os.NewFile(shellBrokerFD, "broker")
+	}
+	if s.settings.Policy.Network == policy.NetworkAllowlist && seatbeltHeld(s.settings.Policy) && !s.nested {
 		if err := s.serveProxy(l); err != nil {
 			return fserr.Wrap(fserr.IO, "exec: network layer: "+err.Error(), err)
 		}
@@ -91,7 +96,9 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 }
 
 // serveProxy starts the session's proxy on a loopback port of its own,
-// which the profile lets the session reach (plan.ProxyPort).
+// which the profile lets the session reach (plan.ProxyPort). A nested
+// session has none: the outer profile lets it reach the outer proxy
+// alone.
 func (s *supervisor) serveProxy(l *launched) error {
 	proxy, err := s.newProxy(l)
 	if err != nil {
@@ -138,8 +145,8 @@ func (s *supervisor) sessionPlan(path string, argv []string) (*plan.Plan, error)
 		pl.ProxyFD = -1 // no channel: the shell reaches the proxy's port
 		pl.ProxyPort = l.proxy.Addr().(*net.TCPAddr).Port
 		env = bridge.Env(env, pl.ProxyPort)
-	} else if pl.Network {
-		env = bridge.WithoutProxyVars(env)
+	} else if pl.Network && !s.nested {
+		env = bridge.WithoutProxyVars(env) // the outer session's proxy stays a nested one's
 	}
 	pl.Path, pl.Argv, pl.Env = path, argv, append(env, "PWD="+l.cmd.Dir)
 	return pl, nil

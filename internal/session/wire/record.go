@@ -188,13 +188,14 @@ const SandboxSeatbelt = "seatbelt"
 // RuntimeBase is the one folder that holds the records of this user's
 // sessions, and the only one a record is read from: /run/dsh-fs for root,
 // /run/user/UID/dsh-fs for any other user (its runtime folder, as
-// pam_systemd makes it). It is never taken from a variable: the model
-// sets the variables of every call inside a session.
+// pam_systemd makes it); on macOS /var/run/dsh-fs and ~/Library/dsh-fs
+// (runtimeFolder). It is never taken from a variable: the model sets the
+// variables of every call inside a session.
 func RuntimeBase() string {
 	if uid := os.Geteuid(); uid != 0 {
-		return filepath.Join("/run/user", strconv.Itoa(uid), "dsh-fs")
+		return filepath.Join(runtimeFolder(uid), "dsh-fs")
 	}
-	return "/run/dsh-fs"
+	return rootRuntimeBase
 }
 
 // Dir makes the private folder of one session's record: a new
@@ -253,7 +254,7 @@ func checkRuntimeFolder(xdg string) error {
 		return nil
 	}
 	want := filepath.Dir(RuntimeBase())
-	if xdg != "" && filepath.Clean(xdg) != want {
+	if xdgNamesRuntime && xdg != "" && filepath.Clean(xdg) != want {
 		return fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, RuntimeBase())
 	}
 	return userRuntimeFolder(want, os.Geteuid())

@@ -10,10 +10,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
-	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
-	"github.com/dshfs/dsh-fs/internal/session/layout"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
@@ -125,30 +122,18 @@ func sessionPeer(*launched) func(net.Conn) ([][]netproxy.FileID, error) {
 }
 
 // sessionPlan is the plan of the session's layers with CMD at path and
-// argv, as the profile is made from it (seatbeltCommand): the writable
-// roots, the file view (protected, hidden and pinned paths), the sockets
-// allow_unix_sockets grants, the network and the proxy's port, CMD's
-// environment.
+// argv, as the profile is made from it (seatbeltCommand; seatbeltPlan).
 func (s *supervisor) sessionPlan(path string, argv []string) (*plan.Plan, error) {
-	p, l := s.settings.Policy, s.launched
-	pl := s.recordedPlan()
-	if seatbeltHeld(p) {
-		roots, err := sandbox.NewFence(p).Roots()
-		if err != nil {
-			return nil, err
-		}
-		m := layout.PlanMounts(p, roots)
-		pl.Files = &m.Files
-	}
-	env := s.childEnv()
+	l := s.launched
+	port := 0
 	if l.proxy != nil {
-		pl.ProxyFD = -1 // no channel: the shell reaches the proxy's port
-		pl.ProxyPort = l.proxy.Addr().(*net.TCPAddr).Port
-		env = bridge.Env(env, pl.ProxyPort)
-	} else if pl.Network && !s.nested {
-		env = bridge.WithoutProxyVars(env) // the outer session's proxy stays a nested one's
+		port = l.proxy.Addr().(*net.TCPAddr).Port
 	}
-	pl.Path, pl.Argv, pl.Env = path, argv, append(env, "PWD="+l.cmd.Dir)
+	pl, err := seatbeltPlan(s.settings.Policy, s.rec, s.dir, port, s.childEnv(), s.nested)
+	if err != nil {
+		return nil, err
+	}
+	pl.Path, pl.Argv, pl.Env = path, argv, append(pl.Env, "PWD="+l.cmd.Dir)
 	return pl, nil
 }
 
@@ -158,12 +143,5 @@ func (s *supervisor) recordedPlan() *plan.Plan {
 	if s.launched == nil {
 		return nil
 	}
-	p := s.settings.Policy
-	var sockets []string
-	if seatbeltHeld(p) {
-		sockets = append([]string{}, layout.SocketGrants(p)...)
-	}
-	return &plan.Plan{RestrictWrites: seatbeltHeld(p), Writable: s.rec.Roots, Sockets: sockets,
-		Caches: writableCaches(s.rec.Shell.Caches), Unprivileged: seatbeltHeld(p), Ctty: -1,
-		Network: seatbeltHeld(p) && p.Network != policy.NetworkOn}
+	return seatbeltLayersPlan(s.settings.Policy, s.rec)
 }

@@ -25,11 +25,14 @@ func brokerSend() {
 		fmt.Fprintln(os.Stderr, "usage: broker-send JSON")
 		os.Exit(100)
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	// No SOCK_CLOEXEC (macOS has none): this program starts nothing.
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(100)
 	}
+	unix.CloseOnExec(pair[0])
+	unix.CloseOnExec(pair[1])
 	rights := unix.UnixRights(pair[1])
 	if err := unix.Sendmsg(3, []byte{'r'}, rights, nil, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "send:", err)

@@ -7,30 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"golang.org/x/sys/unix"
 )
 
 // Issue 37: what the kernel shares between a session and the rest of
 // the person's processes, past files and sockets: the keyrings, and
 // io_uring, whose operations (files, sockets) skip the system calls the
 // other layers watch.
-
-// uringProbe is the test-only program `uring-probe`: it makes an
-// io_uring (io_uring_setup) and prints "io_uring made", or "io_uring
-// refused: ERR" and exits 1.
-func uringProbe() {
-	var params [120]byte // struct io_uring_params, zeroed
-	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
-	if e != 0 {
-		fmt.Println("io_uring refused:", e)
-		os.Exit(1)
-	}
-	unix.Close(int(fd))
-	fmt.Println("io_uring made")
-}
 
 // kernelSession is a socket session (root or the ordinary user) with
 // uring-probe beside its dsh-fs.

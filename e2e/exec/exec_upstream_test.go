@@ -11,15 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
 )
@@ -78,29 +75,6 @@ func netnsPair(t *testing.T) (x, u string) {
 	run("-n", un, "link", "set", "vu"+n, "up")
 	run("-n", un, "addr", "add", internetAddr+"/32", "dev", "lo")
 	return "/run/netns/" + xn, "/run/netns/" + un
-}
-
-// inNetns runs f on a thread of its own in the network namespace ns:
-// the sockets f makes are that namespace's. The thread is never handed
-// back: it ends with its goroutine.
-func inNetns(t *testing.T, ns string, f func()) {
-	t.Helper()
-	done := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Setns(fd, unix.CLONE_NEWNET)
-			unix.Close(fd)
-		}
-		if err == nil {
-			f()
-		}
-		done <- err
-	}()
-	if err := <-done; err != nil {
-		t.Fatalf("setns %s: %v", ns, err)
-	}
 }
 
 // listenIn listens on addr (host:0) in the network namespace ns.

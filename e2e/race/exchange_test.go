@@ -53,7 +53,7 @@ func exchangeLoop() {
 		if i%256 == 0 && time.Now().After(until) {
 			break
 		}
-		if err := unix.Renameat2(dirfd, args[1], dirfd, args[2], unix.RENAME_EXCHANGE); err != nil {
+		if err := exchange(dirfd, args[1], args[2]); err != nil {
 			failed++
 		} else {
 			n++
@@ -71,7 +71,7 @@ func startExchangeLoop(t *testing.T, dir, a, b string, most time.Duration) func(
 		t.Fatalf("exchange-loop is not on $PATH: %v", err)
 	}
 	c := exec.Command(bin, dir, a, b, strconv.FormatFloat(most.Seconds(), 'f', 1, 64))
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.SysProcAttr = dieWithParent()
 	c.Stderr = os.Stderr
 	out, err := c.StdoutPipe()
 	if err != nil {

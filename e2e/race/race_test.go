@@ -551,7 +551,7 @@ func startRaceAttacker(t *testing.T, l raceLayout, dur time.Duration) *raceAttac
 	c.Env = append(os.Environ(), raceGORACE(), "TMPDIR="+l.tmp, envRaceAttacker+"=1", envRaceWS+"="+l.ws, envRaceOutside+"="+l.outside,
 		// Its own deadline, should this process die without stopping it.
 		envRaceUntil+"="+strconv.FormatInt(time.Now().Add(3*dur+30*time.Second).UnixNano(), 10))
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.SysProcAttr = dieWithParent()
 	c.Stderr = os.Stderr
 	stdout, err := c.StdoutPipe()
 	if err != nil {
@@ -688,7 +688,7 @@ func TestRaceAttacker(t *testing.T) {
 	}
 	for _, p := range pairs {
 		steps = append(steps, func() {
-			if err := unix.Renameat2(wsfd, p.real, wsfd, p.link, unix.RENAME_EXCHANGE); err != nil {
+			if err := exchange(wsfd, p.real, p.link); err != nil {
 				failures++
 			} else {
 				swaps++

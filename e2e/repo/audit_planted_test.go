@@ -28,7 +28,7 @@ var plantedCalls = []plantedCall{
 	{"syscall mutation", "internal/text/text.go", []string{`"syscall"`}, `syscall.Unlink("x")`, kindMutate},
 	{"syscall chmod", "internal/text/text.go", []string{`"syscall"`}, `syscall.Chmod("x", 0o777)`, kindMutate},
 	{"syscall open for writing", "internal/text/text.go", []string{`"syscall"`}, `syscall.Open("x", syscall.O_RDWR, 0)`, kindMutate},
-	{"open for writing where only reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
+	{"open for writing where only reads may", "internal/kernel/procfs_linux.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_WRONLY|unix.O_CREAT, 0o644)`, kindMutate},
 	{"mutation as a function value", "internal/text/text.go", []string{`"golang.org/x/sys/unix"`}, `f := unix.Unlinkat; _ = f`, kindMutate},
 	{"raw syscall", "internal/text/text.go", []string{`"syscall"`}, `syscall.Syscall6(syscall.SYS_UNLINKAT, 0, 0, 0, 0, 0, 0)`, kindRaw},
@@ -50,17 +50,17 @@ var plantedCalls = []plantedCall{
 	{"os.StartProcess", "internal/text/text.go", []string{`"os"`}, `os.StartProcess("/bin/sh", nil, nil)`, kindStart},
 	{"syscall.ForkExec", "internal/text/text.go", []string{`"syscall"`}, `syscall.ForkExec("/bin/sh", nil, nil)`, kindStart},
 	{"syscall.Exec", "internal/text/text.go", []string{`"syscall"`}, `syscall.Exec("/bin/sh", nil, nil)`, kindStart},
-	{"start in a file registered for mounts", "internal/session/child/rotree.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
+	{"start in a file registered for mounts", "internal/session/child/rotree_linux.go", []string{`"os/exec"`}, `exec.Command("sh")`, kindStart},
 	{"linkname", "internal/text/text.go", []string{`_ "unsafe"`}, "//go:linkname nanotime runtime.nanotime", kindLinkname},
 	{"dot import", "internal/text/text.go", []string{`. "golang.org/x/sys/unix"`}, `Unlink("x")`, kindHidden},
 	// Controls: the registry allows these, so the catches above are not
 	// the audit failing on any planted call.
-	{"control: mount in the mount layer", "internal/session/child/rotree.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
+	{"control: mount in the mount layer", "internal/session/child/rotree_linux.go", []string{`"golang.org/x/sys/unix"`}, `unix.Mount("a", "b", "tmpfs", 0, "")`, ""},
 	{"control: start where the supervisor re-runs itself", "internal/session/supervisor/entry.go", []string{`"os/exec"`}, `exec.Command("sh")`, ""},
-	{"control: read-only open where reads may", "internal/kernel/procfs.go", []string{`"golang.org/x/sys/unix"`},
+	{"control: read-only open where reads may", "internal/kernel/procfs_linux.go", []string{`"golang.org/x/sys/unix"`},
 		`unix.Openat(3, "x", unix.O_RDONLY|unix.O_PATH, 0)`, ""},
-	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
-	{"control: linkname where the fork's hooks are", "internal/session/rawinit/child.go", nil, "//go:linkname nanotime runtime.nanotime", ""},
+	{"control: raw syscall of the seccomp filter", "internal/kernel/seccompasm_linux.go", []string{`"golang.org/x/sys/unix"`}, `unix.Syscall(1, 2, 3, 4)`, ""},
+	{"control: linkname where the fork's hooks are", "internal/session/rawinit/child_linux.go", nil, "//go:linkname nanotime runtime.nanotime", ""},
 	{"control: the file unchanged", "internal/text/text.go", nil, ``, ""},
 }
 
@@ -101,9 +101,9 @@ func TestAuditCatchesPlanted(t *testing.T) {
 // no longer makes its kind of call, or has no reason, is a finding.
 func TestAuditFindsUnneededEntries(t *testing.T) {
 	root := t.TempDir()
-	// rotree.go without its mount calls: registered in mayMount for nothing.
-	plant(t, root, plantedCall{path: "internal/session/child/rotree.go"})
-	if err := os.WriteFile(filepath.Join(root, "internal/session/child/rotree.go"), []byte("package child\n"), 0o644); err != nil {
+	// rotree_linux.go without its mount calls: registered in mayMount for nothing.
+	plant(t, root, plantedCall{path: "internal/session/child/rotree_linux.go"})
+	if err := os.WriteFile(filepath.Join(root, "internal/session/child/rotree_linux.go"), []byte("package child\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mayMount["internal/text/text.go"] = ""
@@ -113,9 +113,9 @@ func TestAuditFindsUnneededEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"internal/session/child/rotree.go": "makes no such call", // present, but no mount call
-		"internal/pathmatch/paths.go":      "makes no such call", // absent from the tree
-		"internal/text/text.go":            "without a reason",
+		"internal/session/child/rotree_linux.go": "makes no such call", // present, but no mount call
+		"internal/pathmatch/paths.go":            "makes no such call", // absent from the tree
+		"internal/text/text.go":                  "without a reason",
 	}
 	for path, phrase := range want {
 		found := false

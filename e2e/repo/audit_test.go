@@ -122,51 +122,53 @@ const (
 type registry map[string]string
 
 var mayMount = registry{
-	"internal/session/child/mounts.go":      "the mount layer: binds, hides, pins",
-	"internal/session/child/overlay.go":     "the toolchain caches' overlays, on the descriptor of each cache",
-	"internal/session/child/rotree.go":      "the read-only tree",
-	"internal/session/child/runtime.go":     "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
-	"internal/session/child/sockets.go":     "socket folders hidden where Landlock cannot refuse them",
-	"internal/session/child/readview.go":    "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
-	"internal/session/child/proc.go":        "the session's /proc",
-	"internal/session/layout/mountlayer.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
-	"internal/session/child/compile.go":     "the probe of mount_setattr with an unknown flag, which mounts nothing (CompileFiles' kernel check)",
-	"internal/tty/devpts.go":                "the session's own devpts",
-	"internal/session/supervisor/probe.go":  "the user-namespace probe's test mount",
-	"internal/session/supervisor/thread.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
+	"internal/session/child/mounts_linux.go":      "the mount layer: binds, hides, pins",
+	"internal/session/child/overlay_linux.go":     "the toolchain caches' overlays, on the descriptor of each cache",
+	"internal/session/child/rotree_linux.go":      "the read-only tree",
+	"internal/session/child/runtime_linux.go":     "exec's runtime folder covered by a tmpfs holding only the session's record, bound read-only",
+	"internal/session/child/sockets_linux.go":     "socket folders hidden where Landlock cannot refuse them",
+	"internal/session/child/readview_linux.go":    "the read view: the home folders covered by an empty tmpfs, the kept paths bound back into it",
+	"internal/session/child/proc_linux.go":        "the session's /proc",
+	"internal/session/layout/mountlayer_linux.go": "the probe of mount_setattr with an unknown flag, which mounts nothing (ReadOnlyTree)",
+	"internal/session/child/compile_linux.go":     "the probe of mount_setattr with an unknown flag, which mounts nothing (CompileFiles' kernel check)",
+	"internal/tty/devpts_linux.go":                "the session's own devpts",
+	"internal/session/supervisor/probe_linux.go":  "the user-namespace probe's test mount",
+	"internal/session/supervisor/thread_linux.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
 }
 
 var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
 	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
 	"internal/approval/approval.go":        "the trusted approval_command",
+	"internal/session/supervisor/start_darwin.go": "the session's CMD on macOS, run by the supervisor itself under " +
+		"/usr/bin/sandbox-exec and its Seatbelt profile (seatbeltCommand): there is no child there",
 	"internal/session/toolchains/ask.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
 }
 
 var mayRawSyscall = registry{
-	"internal/kernel/seccompasm.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
-	"internal/tty/handover.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
-	"internal/session/rawinit/child.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
+	"internal/kernel/seccompasm_linux.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
+	"internal/tty/handover_linux.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/session/rawinit/child_linux.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
 		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
-	"internal/session/rawinit/layers.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
+	"internal/session/rawinit/layers_linux.go": "the kernel layers the first process installs on itself without Go: keyctl, " +
 		"no_new_privs, landlock_restrict_self, the bounding set, securebits, ambient set and capset, seccomp",
-	"internal/session/rawinit/ops.go": "the caller's ops (Spec.Ops), any system call of a program readied before the fork, " +
+	"internal/session/rawinit/ops_linux.go": "the caller's ops (Spec.Ops), any system call of a program readied before the fork, " +
 		"run by the first process once its user namespace has its maps: the mount layer of an ordinary user's session " +
 		"(child.CompileFiles), and fstat and close of the ops' own descriptors",
-	"internal/session/child/compile.go": "the mount layer compiled into rawinit ops (CompileFiles; compilemounts.go " +
+	"internal/session/child/compile_linux.go": "the mount layer compiled into rawinit ops (CompileFiles; compilemounts.go " +
 		"makes them through its call and into): the same mounts as the applier's (open_tree, mount_setattr, move_mount, " +
 		"fsopen, fsconfig, fsmount, the runtime folder's tmpfs and remount), each target opened by openat2 without " +
 		"symlinks and checked by fstat, the read view's mount points and the record's made in the session's own new " +
 		"tmpfs (mkdirat, openat O_CREAT), the ops' own descriptors closed, chdir into the working folder",
-	"internal/session/child/unshared.go": "what an ordinary user's session makes in its own new user namespace, compiled " +
+	"internal/session/child/unshared_linux.go": "what an ordinary user's session makes in its own new user namespace, compiled " +
 		"into rawinit ops (StartInUserNamespace), as Apply makes it on a root thread: / made private, the loopback " +
 		"(socket, SIOCSIFFLAGS), the session's devpts and ptmx bind, its terminal (open /dev/ptmx, TIOCSPTLCK, " +
 		"TIOCGPTPEER, TCSETS, TIOCSWINSZ), the proxy bridge's listener (socket, bind 127.0.0.1, listen), the master and " +
 		"the listener sent back (sendmsg), and the write layer's rules on what those mounts made (openat O_PATH, " +
 		"landlock_add_rule), the ops' own descriptors closed",
-	"internal/session/rawinit/init.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
+	"internal/session/rawinit/init_linux.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 	"internal/session/rawinit/vfork_linux_amd64.s": "CMD's start from the init: clone with CLONE_VM|CLONE_VFORK, in " +
 		"assembly so that the child's return cannot change the parent's return address",
@@ -180,12 +182,12 @@ var mayRawSyscall = registry{
 // and danger-full-access's plain folder open beside them; and the few
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
-	"internal/session/supervisor/thread.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
-	"internal/sandbox/dir.go":               "the confined handles, and danger-full-access's plain folder open beside them",
+	"internal/session/supervisor/thread_linux.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
+	"internal/sandbox/dir.go":                     "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
-	"internal/session/rawinit/usermaps.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
+	"internal/session/rawinit/usermaps_linux.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
 		"exec's supervisor has just forked, in /proc/PID, never a path a call names",
 	"internal/session/kept/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR/dsh-fs), never a path a call names",
@@ -200,9 +202,11 @@ var mayMutate = registry{
 		"directory, never by a path a call names; a folder the guard cannot read moved aside into a quarantine " +
 		"folder beside it, and a folder of the supervisor's own user given back its owner's read and search rights, " +
 		"through the descriptor of its parent",
-	"internal/tty/relay.go": "the person's terminal, reopened for writing through exec's own descriptor of it " +
+	"internal/tty/termios_linux.go": "the person's terminal, reopened for writing through exec's own descriptor of it " +
 		"(/proc/self/fd/N) when exec was given it to read only: a character device checked to be that terminal",
-	"internal/tty/handover.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
+	"internal/tty/termios_other.go": "the person's terminal, reopened for writing as /dev/tty where there is no /proc " +
+		"(macOS) when exec was given it to read only: kept only when it is the same character device",
+	"internal/tty/handover_linux.go": "the session's own /dev/ptmx, a fixed device of the devpts exec's child has " +
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
 		"store's own folder (exec's private runtime folder), never a path a call names",
@@ -214,13 +218,17 @@ var mayMutate = registry{
 	"internal/session/layout/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
 		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
 		"call names), and removed after it only while the same file, still empty",
-	"internal/session/child/runtime.go": "the session folder and empty file made in the child's own new tmpfs over " +
+	"internal/session/child/runtime_linux.go": "the session folder and empty file made in the child's own new tmpfs over " +
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/session/layout/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 	"internal/session/seatbelt/sbpltest/lay.go": "the shared Seatbelt table's layouts, written by tests into " +
 		"folders of their own (t.TempDir); no dsh-fs command imports the package",
-	"internal/session/child/readview.go": "the read view's mount points: folders and empty files made in the view's own new " +
+	"internal/session/layout/overlay_linux.go": "the owner's bits given back to a folder of the overlays' or a session's " +
+		"folder (RemoveTree) through its O_PATH descriptor, opened without following a symlink beneath its parent's",
+	"internal/session/layout/overlay_other.go": "the owner's bits given back to a folder of a session's folder (RemoveTree) " +
+		"by its name beneath its parent's descriptor, never following a symlink (fchmodat AT_SYMLINK_NOFOLLOW; macOS)",
+	"internal/session/child/readview_linux.go": "the read view's mount points: folders and empty files made in the view's own new " +
 		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
 }
 
@@ -229,21 +237,22 @@ var mayMutate = registry{
 // dsh-fs exec opens its mount points as O_PATH descriptors: the calls of
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
-	"internal/pathmatch/paths.go":        "the bounded folder reads of the mount plan's walk and of a git directory's parts",
-	"internal/treeindex/index.go":        "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
-	"internal/session/child/mounts.go":   "the mount layer's mount points, as O_PATH descriptors",
-	"internal/kernel/nosymlinks.go":      "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
-	"internal/gitguard/read.go":          "the git guard's reads: a git directory's config, includes and hooks",
-	"internal/gitguard/walk.go":          "the git guard's end walk: folders opened read-only to list them",
-	"internal/sandbox/beneath.go":        "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/kernel/procfs.go":          "the one open of /proc before it is verified",
-	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/pathmatch/paths.go":            "the bounded folder reads of the mount plan's walk and of a git directory's parts",
+	"internal/treeindex/index.go":            "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
+	"internal/session/child/mounts_linux.go": "the mount layer's mount points, as O_PATH descriptors",
+	"internal/kernel/nosymlinks.go":          "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
+	"internal/kernel/nosymlinks_linux.go":    "the same opens as nosymlinks.go's walk in one openat2 (RESOLVE_NO_SYMLINKS, O_PATH and read-only flags only)",
+	"internal/gitguard/read.go":              "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/gitguard/walk.go":              "the git guard's end walk: folders opened read-only to list them",
+	"internal/sandbox/beneath.go":            "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
+	"internal/kernel/procfs_linux.go":        "the one open of /proc before it is verified",
+	"internal/session/layout/sockets.go":     "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 }
 
 // mayLinkname is where a //go:linkname reaches into the runtime: what no
 // exported function gives, each a contract the Go release may change.
 var mayLinkname = registry{
-	"internal/session/rawinit/child.go": "the runtime's hooks around a fork (syscall.runtime_BeforeFork, " +
+	"internal/session/rawinit/child_linux.go": "the runtime's hooks around a fork (syscall.runtime_BeforeFork, " +
 		"AfterFork, AfterForkInChild), as package syscall calls them: a fork that runs no Go code after it",
 }
 

@@ -126,7 +126,7 @@ func AskAtTerminal(req EscalationRequest) error {
 // takes the screen (askOnScreen): whatever the session left on the
 // terminal, the person answers what they see.
 func AskOnTerminal(in, out *os.File, req EscalationRequest) error {
-	unix.IoctlSetInt(int(in.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	tty.FlushInput(in)
 	if err := askOnScreen(in, out, req); err != nil {
 		return fmt.Errorf("escalation to %s refused: %w", req.To, err)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package kernel
 
 import (
@@ -7,27 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenNoSymlinks opens the canonical absolute path with flags (O_PATH,
-// O_DIRECTORY, O_RDONLY: nothing is opened for writing or created),
-// refusing a symlink anywhere on the way, the last component included,
-// with ELOOP: the path was canonical when it was planned, so a symlink
-// there now was put there since. Where the kernel has openat2 it is one
-// call (RESOLVE_NO_SYMLINKS); otherwise, or when it fails, each
-// component is opened beneath
-// the descriptor of the one before with O_NOFOLLOW and looked at. An
-// exec session's child opens what it mounts on through it.
-func OpenNoSymlinks(path string, flags int) (int, error) {
-	const allowed = unix.O_PATH | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_NOCTTY
-	flags = flags&allowed | unix.O_CLOEXEC
-	how := &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	if fd, err := unix.Openat2(unix.AT_FDCWD, path, how); err == nil {
-		return fd, nil
-	}
-	// Any failure (no openat2, a symlink, a race) takes the walk, whose
-	// error names the component.
-	return openComponents(path, flags)
-}
-
 // openComponents is OpenNoSymlinks without openat2: a walk from "/"
 // that opens each component with O_PATH|O_NOFOLLOW and refuses a
 // symlink, then opens the last with flags.
@@ -35,7 +16,7 @@ func openComponents(path string, flags int) (int, error) {
 	if !strings.HasPrefix(path, "/") {
 		return -1, &os.PathError{Op: "open", Path: path, Err: unix.EINVAL}
 	}
-	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := unix.Open("/", pathOnly|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: "/", Err: err}
 	}
@@ -45,7 +26,7 @@ func openComponents(path string, flags int) (int, error) {
 			unix.Close(dir)
 			return -1, &os.PathError{Op: "open", Path: path, Err: unix.EINVAL}
 		}
-		fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, name, pathOnly|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		var st unix.Stat_t
 		if err == nil {
 			if err = unix.Fstat(fd, &st); err != nil {
@@ -60,7 +41,7 @@ func openComponents(path string, flags int) (int, error) {
 			unix.Close(dir)
 			return -1, &os.PathError{Op: "open", Path: "/" + strings.Join(names[:i+1], "/"), Err: err}
 		}
-		if i == len(names)-1 && flags&unix.O_PATH == 0 {
+		if i == len(names)-1 && flags&pathOnly == 0 {
 			// Reopen the last for what flags ask, through its parent,
 			// still refusing a symlink swapped in meanwhile.
 			unix.Close(fd)

@@ -19,13 +19,10 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -219,40 +216,26 @@ func (p *Proxy) ask(host string, port int) (bool, string) {
 	return why == "", why
 }
 
-// ServeBridge serves the connections the session's bridge sends over
-// ctrl (a SOCK_SEQPACKET unix socket, one descriptor a message) until
-// ctrl closes or Close is called.
-func (p *Proxy) ServeBridge(ctrl *os.File) {
+// Serve serves every connection l accepts until l fails or Close is
+// called: the session's proxy where the session has no network
+// namespace of its own (macOS), and its clients reach the proxy's
+// loopback listener directly. The caller closes l.
+func (p *Proxy) Serve(l net.Listener) {
 	p.wg.Add(1)
 	defer p.wg.Done()
-	fd := int(ctrl.Fd())
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
 	for {
-		_, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || oobn == 0 {
+		c, err := l.Accept()
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			continue
-		}
-		fds, err := unix.ParseUnixRights(&msgs[0])
 		if err != nil {
+			// Out of descriptors, a connection reset before it was
+			// accepted: the next one may be served.
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		for _, f := range fds {
-			file := os.NewFile(uintptr(f), "bridged")
-			c, err := net.FileConn(file)
-			file.Close()
-			if err != nil {
-				continue
-			}
-			if !p.serve(c) {
-				return
-			}
+		if !p.serve(c) {
+			return
 		}
 	}
 }

@@ -26,9 +26,13 @@ func IsTerminal(f *os.File) bool {
 	if f == nil {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), getModes)
 	return err == nil
 }
+
+// FlushInput discards what was typed into the terminal f and not read
+// yet, so that it cannot answer a question asked next.
+func FlushInput(f *os.File) { flushInput(int(f.Fd())) }
 
 // Relay copies between the person's terminal and a session's
 // pseudo-terminal: what the person types goes to the session, what the
@@ -87,7 +91,7 @@ func Open(stdin, stdout, stderr *os.File) (*Relay, error) {
 	}
 	// The session's terminal behaves as the person's did: same erase
 	// and interrupt characters, same echo, same size.
-	unix.IoctlSetTermios(int(r.slave.Fd()), unix.TCSETS, r.saved)
+	unix.IoctlSetTermios(int(r.slave.Fd()), setModes, r.saved)
 	r.Resize()
 	return r, nil
 }
@@ -114,7 +118,7 @@ func Prepare(stdin, stdout, stderr *os.File) (*Relay, error) {
 	if r.out, r.ownOut, err = writerOf(person, stdout, stderr); err != nil {
 		return nil, err
 	}
-	saved, err := unix.IoctlGetTermios(int(person.Fd()), unix.TCGETS)
+	saved, err := unix.IoctlGetTermios(int(person.Fd()), getModes)
 	if err != nil {
 		r.closeFiles()
 		return nil, fmt.Errorf("terminal modes: %w", err)
@@ -162,7 +166,7 @@ func writerOf(person, stdout, stderr *os.File) (*os.File, bool, error) {
 			}
 		}
 	}
-	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", person.Fd()), os.O_WRONLY|unix.O_NOCTTY, 0)
+	f, err := reopenForWriting(person)
 	if err != nil {
 		return nil, false, fmt.Errorf("the terminal cannot be written: %w", err)
 	}
@@ -187,7 +191,7 @@ func (r *Relay) Start() error {
 		return err
 	}
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+	if err := pipeNonblock(p[:]); err != nil {
 		return err
 	}
 	r.wakeR, r.wakeW = p[0], p[1]
@@ -213,7 +217,7 @@ func (r *Relay) makeRaw() error {
 	t.Cflag &^= unix.CSIZE | unix.PARENB
 	t.Cflag |= unix.CS8
 	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(r.ifd, unix.TCSETS, &t); err != nil {
+	if err := unix.IoctlSetTermios(r.ifd, setModes, &t); err != nil {
 		return fmt.Errorf("raw mode: %w", err)
 	}
 	r.raw = true
@@ -223,7 +227,7 @@ func (r *Relay) makeRaw() error {
 // restore puts the person's terminal's own modes back.
 func (r *Relay) restore() {
 	if r.raw {
-		unix.IoctlSetTermios(r.ifd, unix.TCSETS, r.saved)
+		unix.IoctlSetTermios(r.ifd, setModes, r.saved)
 		r.raw = false
 	}
 }
@@ -424,7 +428,7 @@ func (r *Relay) Pause() (in, out *os.File, resume func()) {
 	}
 	r.restore()
 	if r.in != nil {
-		unix.IoctlSetInt(r.ifd0(), unix.TCFLSH, unix.TCIFLUSH)
+		flushInput(r.ifd0())
 	}
 	return r.in, r.out, func() {
 		if r.in != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/config"
@@ -67,62 +68,30 @@ type ShellLayers struct {
 	CacheList  []plan.Cache `json:"cache_list"`
 }
 
-// newShellLayers describes the shell's fence under s.
-func newShellLayers(s *config.Settings) ShellLayers {
+// newShellLayers describes the shell's fence under s on this OS.
+func newShellLayers(s *config.Settings) ShellLayers { return newShellLayersOn(runtime.GOOS, s) }
+
+// newShellLayersOn describes the shell's fence under s on the OS goos:
+// outside a session, what dsh-fs exec would hold there (on macOS, with
+// the Seatbelt profile: seatbeltWould); inside one, what its record says.
+func newShellLayersOn(goos string, s *config.Settings) ShellLayers {
 	p := s.Policy
 	rec := s.Session
+	if rec == nil && goos == "darwin" {
+		return seatbeltWould(s)
+	}
 	if rec == nil {
-		l := ShellLayers{Escalation: "none for the shell; dsh-fs calls escalate as the approval says"}
-		abi, why, err := layout.TreeLayer(p)
-		scopes := "dsh-fs exec could not: " + why
-		if abi > 0 {
-			scopes = scopesText(abi, "dsh-fs exec would scope them here")
-		}
-		switch {
-		case err != nil:
-			why = err.Error()
-		case abi > 0:
-			why = fmt.Sprintf("dsh-fs exec would apply Landlock ABI %d here", abi)
-		default:
-			why = "dsh-fs exec could not: " + why
-		}
-		l.Writes = "not fenced: no dsh-fs exec session (" + why + ")"
-		mounts := "dsh-fs exec would bind them read-only here"
-		if ok, why := layout.MountLayer(); !ok {
-			mounts = "dsh-fs exec could not: " + why
-		}
-		l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
-		l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
-		l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
-			privilegesText(supervisor.Privileges(p, layout.UserNamespace() && func() bool { ok, _ := layout.MountLayer(); return ok }())) + ")"
-		l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
-		l.Sockets = supervisor.SocketsOutsideText(p)
-		l.Network = supervisor.NetworkOutsideText(p)
-		outside := "dsh-fs exec would make everything outside the writable roots read-only here"
-		if ok, why := layout.MountLayer(); !ok {
-			outside = "dsh-fs exec could not: " + why
-		} else if ok, why := layout.ReadOnlyTree(); !ok {
-			outside = "dsh-fs exec could not: " + why
-		}
-		l.OutsideReadOnly = "not held for the shell: no dsh-fs exec session (" + outside + ")"
-		l.Terminal = "not held for the shell: no dsh-fs exec session (" + wouldTerminal() + ")"
-		processes := "dsh-fs exec would give it a PID namespace here"
-		if ok, why := layout.MountLayer(); !ok {
-			processes = "dsh-fs exec could not: " + why
-		}
-		l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
-		git := "dsh-fs exec would neutralize code-running git parts planted in the writable roots here"
-		if p.Mode == policy.DangerFullAccess {
-			git = "dsh-fs exec would not: danger-full-access mode"
-		}
-		l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
-		l.Caches = "not held for the shell: no dsh-fs exec session (" + supervisor.WouldCaches(s) + ")"
-		l.CacheList = []plan.Cache{}
-		return l
+		return linuxWould(s)
 	}
 	l := ShellLayers{Session: s.SessionPath, Mounts: rec.Shell.Mounts,
 		OutsideReadOnlyHeld: rec.Shell.OutsideReadOnlyHeld, OutsideReadOnly: rec.Shell.OutsideReadOnly}
+	seatbelt := rec.Shell.Sandbox == wire.SandboxSeatbelt
 	switch {
+	case seatbelt:
+		l.WritesFenced, l.Writes = true, "the Seatbelt profile: writes only beneath "+strings.Join(rec.Roots, ", ")
+		if len(rec.Roots) == 0 {
+			l.Writes = "the Seatbelt profile: no writes"
+		}
 	case rec.Shell.Landlock == 0:
 		l.Writes = "not fenced: " + rec.Shell.Kernel
 	case len(rec.Roots) == 0:
@@ -137,6 +106,9 @@ func newShellLayers(s *config.Settings) ShellLayers {
 		l.Protected += unsearched
 		l.DenyRead += unsearched
 		l.DenyRead += m.ReadViewText()
+	} else if seatbelt {
+		l.ProtectedHeld, l.Protected = true, seatbeltProtected
+		l.DenyReadHeld, l.DenyRead = true, seatbeltDenyRead
 	} else {
 		l.Protected = "not held for the shell: " + rec.Shell.MountsWhy
 		l.DenyRead = "not held for the shell: " + rec.Shell.MountsWhy
@@ -147,6 +119,9 @@ func newShellLayers(s *config.Settings) ShellLayers {
 	l.Scopes = scopesText(rec.Shell.Landlock, "no signal and no abstract unix socket reaches a process outside the session")
 	if !rec.Shell.Scoped && rec.Shell.Landlock == 0 {
 		l.Scopes = "not held: " + rec.Shell.Kernel
+	}
+	if seatbelt {
+		l.Scopes = seatbeltScopes
 	}
 	l.SocketsHeld, l.Sockets = rec.Shell.SocketsHeld, rec.Shell.Sockets
 	l.NetworkHeld, l.Network = supervisor.NetworkRecordText(rec.Shell)
@@ -168,12 +143,68 @@ func newShellLayers(s *config.Settings) ShellLayers {
 	return l
 }
 
+// linuxWould describes the shell's fence under s outside a session on
+// Linux: nothing holds, and each line says what dsh-fs exec would hold
+// on this machine, or why it could not.
+func linuxWould(s *config.Settings) ShellLayers {
+	p := s.Policy
+	l := ShellLayers{Escalation: "none for the shell; dsh-fs calls escalate as the approval says"}
+	abi, why, err := layout.TreeLayer(p)
+	scopes := "dsh-fs exec could not: " + why
+	if abi > 0 {
+		scopes = scopesText(abi, "dsh-fs exec would scope them here")
+	}
+	switch {
+	case err != nil:
+		why = err.Error()
+	case abi > 0:
+		why = fmt.Sprintf("dsh-fs exec would apply Landlock ABI %d here", abi)
+	default:
+		why = "dsh-fs exec could not: " + why
+	}
+	l.Writes = "not fenced: no dsh-fs exec session (" + why + ")"
+	mounts := "dsh-fs exec would bind them read-only here"
+	if ok, why := layout.MountLayer(); !ok {
+		mounts = "dsh-fs exec could not: " + why
+	}
+	l.Protected = "not held for the shell: no dsh-fs exec session (" + mounts + ")"
+	l.DenyRead = "not held for the shell: no dsh-fs exec session (" + strings.Replace(mounts, "bind them read-only", "hide them", 1) + ")"
+	l.Privileges = "not held for the shell: no dsh-fs exec session (dsh-fs exec would leave it " +
+		privilegesText(supervisor.Privileges(p, layout.UserNamespace() && func() bool { ok, _ := layout.MountLayer(); return ok }())) + ")"
+	l.Scopes = "not held for the shell: no dsh-fs exec session (" + scopes + ")"
+	l.Sockets = supervisor.SocketsOutsideText(p)
+	l.Network = supervisor.NetworkOutsideText(p)
+	outside := "dsh-fs exec would make everything outside the writable roots read-only here"
+	if ok, why := layout.MountLayer(); !ok {
+		outside = "dsh-fs exec could not: " + why
+	} else if ok, why := layout.ReadOnlyTree(); !ok {
+		outside = "dsh-fs exec could not: " + why
+	}
+	l.OutsideReadOnly = "not held for the shell: no dsh-fs exec session (" + outside + ")"
+	l.Terminal = "not held for the shell: no dsh-fs exec session (" + wouldTerminal() + ")"
+	processes := "dsh-fs exec would give it a PID namespace here"
+	if ok, why := layout.MountLayer(); !ok {
+		processes = "dsh-fs exec could not: " + why
+	}
+	l.Processes = "not held for the shell: no dsh-fs exec session (" + processes + ")"
+	git := "dsh-fs exec would neutralize code-running git parts planted in the writable roots here"
+	if p.Mode == policy.DangerFullAccess {
+		git = "dsh-fs exec would not: danger-full-access mode"
+	}
+	l.Git = "not held for the shell: no dsh-fs exec session (" + git + ")"
+	l.Caches = "not held for the shell: no dsh-fs exec session (" + supervisor.WouldCaches(s) + ")"
+	l.CacheList = []plan.Cache{}
+	return l
+}
+
 // privilegesText says what a shell keeps of its privileges
 // (wire.Shell.Privileges).
 func privilegesText(p string) string {
 	switch p {
 	case wire.PrivilegesNone:
 		return "no capability in any set (bounding and ambient included) and no_new_privs, as root too"
+	case wire.PrivilegesSeatbelt:
+		return "the privileges it has (macOS has no capability sets and no no_new_privs), under the Seatbelt profile, which every process it starts inherits, set-user-ID programs included, and none can lift"
 	case wire.PrivilegesNoNewPrivs:
 		return "no capability to use and no_new_privs; the bounding set is kept (a user that is not root, without a user namespace, cannot empty it)"
 	}

@@ -1,4 +1,4 @@
-//go:build dshfs_testhooks
+//go:build dshfs_testhooks && linux
 
 package child
 

@@ -1,4 +1,4 @@
-//go:build dshtrace
+//go:build dshtrace && linux
 
 package child
 

@@ -21,7 +21,7 @@ import (
 // MakeOverlays makes, in the new folder dir (mode 0700), the upper and
 // work folders of an overlay for each of caches.
 func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
-	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), folderOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
 // made them: a probe mounted o once, and a volatile overlay's work
 // folder refuses another mount.
 func ResetOverlay(o plan.Overlay) error {
-	parent, err := kernel.OpenNoSymlinks(filepath.Dir(o.Upper), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(o.Upper), folderOnly)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func ResetOverlay(o plan.Overlay) error {
 // the folder that holds it. A dir that does not exist is no error.
 func RemoveTree(dir string) error {
 	dir = filepath.Clean(dir)
-	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY)
+	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), folderOnly)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
@@ -132,19 +132,12 @@ func removeTreeAt(parent int, name string) error {
 // openFolderAt opens the folder name in parent to read, without
 // following a symlink, and gives it its owner's read, write and search
 // bits where it lacks them (a module cache's folders are 0555, an
-// overlay's work folder 0), first through an O_PATH descriptor of the
-// same folder, which needs none of them.
+// overlay's work folder 0), first without opening it (grantOwnerAt).
 func openFolderAt(parent int, name string) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	fd, err := unix.Openat(parent, name, flags, 0)
 	if err == unix.EACCES {
-		pfd, perr := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if perr != nil {
-			return -1, perr
-		}
-		perr = unix.Fchmodat(pfd, "", 0o700, unix.AT_EMPTY_PATH)
-		unix.Close(pfd)
-		if perr != nil {
+		if perr := grantOwnerAt(parent, name); perr != nil {
 			return -1, perr
 		}
 		fd, err = unix.Openat(parent, name, flags, 0)

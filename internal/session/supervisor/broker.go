@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/denials"
@@ -121,14 +119,4 @@ func (s *supervisor) askTerminal(a wire.Ask) error {
 		}
 	}
 	return approval.AskAtTerminal(req)
-}
-
-// SocketPair returns two connected stream sockets, neither inherited by
-// accident.
-func SocketPair() (*os.File, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(fds[0]), "approver"), os.NewFile(uintptr(fds[1]), "approver-child"), nil
 }

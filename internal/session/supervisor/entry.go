@@ -5,7 +5,6 @@ import (
 	"os/exec"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -79,7 +78,7 @@ func Entry(args []string, c Caller) (status int, handled bool) {
 	}
 	switch args[0] {
 	case argExecChild:
-		return child.Run(), true
+		return runChild(), true
 	case argBrokeredCall:
 		return runBrokered(c), true
 	case argEscalator:

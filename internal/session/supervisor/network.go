@@ -11,16 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/approval"
 	"github.com/dshfs/dsh-fs/internal/audit"
 	"github.com/dshfs/dsh-fs/internal/denials"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/netproxy"
-	"github.com/dshfs/dsh-fs/internal/netproxy/bridge"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/layout"
@@ -120,7 +116,7 @@ func (s *supervisor) newProxy(l *launched) (*netproxy.Proxy, error) {
 		return nil, err
 	}
 	proxy.SetGrants(grants, func(c net.Conn) ([][]netproxy.FileID, error) {
-		return netproxy.SessionPeer(l.pid(), l.firstPid())(c)
+		return sessionPeer(l)(c)
 	})
 	if p.NetworkApproval.Asks() {
 		proxy.SetApprover(func(host string, port int) error {
@@ -252,36 +248,6 @@ func (s *supervisor) proxyGrants() ([]netproxy.Grant, error) {
 	return out, nil
 }
 
-// startProxy readies the allowlist's proxy of the session launched as
-// l: the channel's bridge end is the child's descriptor proxyFD (the
-// thread's, started in it), and the proxy serves what comes through it
-// until the session ends.
-// It returns the function that ends the proxy.
-func (s *supervisor) startProxy(l *launched) (fd int, stop func(), err error) {
-	child := l.child
-	proxyEnd, bridgeEnd, err := bridge.NewChannel()
-	if err != nil {
-		return 0, nil, err
-	}
-	proxy, err := s.newProxy(l)
-	if err != nil {
-		proxyEnd.Close()
-		bridgeEnd.Close()
-		return 0, nil, err
-	}
-	child.ExtraFiles = append(child.ExtraFiles, bridgeEnd)
-	go func() {
-		// It ends when the session's last process, which holds the
-		// bridge end, is gone.
-		proxy.ServeBridge(proxyEnd)
-		proxyEnd.Close()
-	}()
-	return 2 + len(child.ExtraFiles), func() {
-		bridgeEnd.Close()
-		proxy.Close()
-	}, nil
-}
-
 // networkRefusal is the line exec writes to its standard error for each
 // connection the proxy refused.
 type networkRefusal struct {
@@ -294,17 +260,6 @@ type networkRefused struct {
 	Port    int    `json:"port"`
 	Why     string `json:"why"`
 	Setting string `json:"setting"`
-}
-
-// withNetworkNamespace gives the child attr starts a network namespace
-// of its own: in the user namespace attr makes, where there is one, with
-// CAP_NET_ADMIN there to bring loopback up (cleared before CMD, as the
-// mount layer's capabilities are).
-func withNetworkNamespace(attr *syscall.SysProcAttr) {
-	attr.Cloneflags |= syscall.CLONE_NEWNET
-	if attr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
-		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
-	}
 }
 
 // NetworkOutsideText is policy's network line outside a session: what

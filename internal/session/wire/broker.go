@@ -263,7 +263,7 @@ type Reply struct {
 // datagram-like socket, so that the calls of many processes sharing the
 // inherited end never mix: each request carries its own reply socket.
 func NewBroker() (supervisor, shell *os.File, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpair(unix.SOCK_SEQPACKET)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,11 +289,11 @@ func CheckBroker(fd int) error {
 // otherwise hand over a socket of its own that says yes, made by a
 // process that came to hold a dead supervisor's pid.
 func CheckApprover(fd int, r *Record) error {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	pid, err := peerPid(fd)
 	if err != nil {
 		return fmt.Errorf("fd %d is not a socket: %v", fd, err)
 	}
-	if r.Supervisor <= 0 || int(cred.Pid) != r.Supervisor {
+	if r.Supervisor <= 0 || pid != r.Supervisor {
 		return fmt.Errorf("fd %d does not lead to the session's supervisor", fd)
 	}
 	if start, err := StartTime(r.Supervisor); err != nil || start != r.SupervisorStart {
@@ -308,7 +308,7 @@ func Forward(fd int, req Request) (Reply, error) {
 	if err := CheckBroker(fd); err != nil {
 		return Reply{}, err
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	pair, err := socketpair(unix.SOCK_STREAM)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -481,11 +481,12 @@ func holdFDs(stopped func() bool) func(time.Duration) (time.Duration, bool) {
 // otherwise it is taken with no room for descriptors, which cannot fail
 // for want of one. A message with more than maxFDs is taken with none.
 func receive(fd int, buf, oob []byte) (n int, fds []int, held bool, err error) {
-	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_PEEK)
+	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, recvCloexec|unix.MSG_PEEK)
 	if err != nil || n == 0 {
 		return n, nil, false, err
 	}
 	fds = receivedFDs(oob[:oobn])
+	cloexecReceived(fds)
 	if flags&unix.MSG_CTRUNC != 0 {
 		for _, fd := range fds {
 			unix.Close(fd)

@@ -3,32 +3,22 @@ package wire
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxCallerBytes bounds the command line read for an approver.
 const maxCallerBytes = 4096
 
 // PeerCommandLine is the command line of the process at the other end of
-// the socket fd (the process that made it, SO_PEERCRED), read from
-// /proc, or nil where it cannot be read. It is what the process says of
+// the socket fd (the process that made it, SO_PEERCRED, LOCAL_PEERPID), read
+// from the kernel (/proc, sysctl), or nil where it cannot be read. It is what the process says of
 // itself (a process may rewrite its own argv): an approver is shown it
 // as the session's words.
 func PeerCommandLine(fd int) []string {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil || cred.Pid <= 0 {
+	pid, err := peerPid(fd)
+	if err != nil || pid <= 0 {
 		return nil
 	}
-	f, err := os.Open("/proc/" + strconv.Itoa(int(cred.Pid)) + "/cmdline")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxCallerBytes+1))
+	b, err := commandLine(pid, maxCallerBytes+1)
 	if err != nil || len(b) == 0 {
 		return nil
 	}

@@ -4,7 +4,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,38 +68,6 @@ type Record struct {
 	ConfigFiles []string `json:"config_files,omitempty"`
 }
 
-// PidNamespace is the pid namespace of this process: the inode of
-// /proc/self/ns/pid, which names the namespace while it lives.
-func PidNamespace() (uint64, error) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
-		return 0, err
-	}
-	return st.Ino, nil
-}
-
-// StartTime is when the process pid started, in clock ticks since boot
-// (field 22 of /proc/PID/stat). With the pid it names one process: a pid
-// is reused, a pid and its start time are not.
-func StartTime(pid int) (uint64, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name, field 2, is in parentheses and may hold spaces
-	// and parentheses itself: the fields that follow come after the last.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	// fields[0] is field 3 (the state), so field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
-	}
-	return strconv.ParseUint(fields[19], 10, 64)
-}
-
 // supervisorGone reports whether r's supervisor has ended: no process has
 // its pid, or the one that has it started at another time. Only a
 // process in the supervisor's pid namespace can tell; from any other it
@@ -123,6 +90,11 @@ type Shell struct {
 	Landlock int `json:"landlock_abi"`
 	// Kernel says, when Landlock is 0, why the tree is not restricted.
 	Kernel string `json:"kernel,omitempty"`
+	// Sandbox, when not "", is the OS's own sandbox the whole tree runs
+	// under instead of Landlock and the mount layer: SandboxSeatbelt on
+	// macOS, whose profile holds the writes, protected and deny_read
+	// paths, sockets and network of the session's plan.
+	Sandbox string `json:"sandbox,omitempty"`
 	// Mounts is the mount layer: protected paths bound read-only and
 	// deny_read paths hidden; nil when there is none, and MountsWhy
 	// then says why.
@@ -142,7 +114,7 @@ type Shell struct {
 	// the shell.
 	Broker bool `json:"broker"`
 	// Privileges is what CMD keeps of its privileges: PrivilegesNone,
-	// PrivilegesNoNewPrivs or PrivilegesKept.
+	// PrivilegesNoNewPrivs, PrivilegesKept or PrivilegesSeatbelt.
 	Privileges string `json:"privileges"`
 	// Scoped says Landlock's IPC scopes hold for the tree: no signal and
 	// no abstract unix socket reaches a process outside it.
@@ -203,18 +175,27 @@ const (
 	PrivilegesNoNewPrivs = "no_new_privs"
 	// PrivilegesKept: danger-full-access, no sandbox.
 	PrivilegesKept = "kept"
+	// PrivilegesSeatbelt: the privileges CMD has (macOS has no
+	// capability sets and no no_new_privs), under a Seatbelt profile that
+	// every process it starts inherits and none can lift.
+	PrivilegesSeatbelt = "seatbelt"
 )
+
+// SandboxSeatbelt is Shell.Sandbox of a session started under macOS's
+// Seatbelt (sandbox-exec).
+const SandboxSeatbelt = "seatbelt"
 
 // RuntimeBase is the one folder that holds the records of this user's
 // sessions, and the only one a record is read from: /run/dsh-fs for root,
 // /run/user/UID/dsh-fs for any other user (its runtime folder, as
-// pam_systemd makes it). It is never taken from a variable: the model
-// sets the variables of every call inside a session.
+// pam_systemd makes it); on macOS /var/run/dsh-fs and ~/Library/dsh-fs
+// (runtimeFolder). It is never taken from a variable: the model sets the
+// variables of every call inside a session.
 func RuntimeBase() string {
 	if uid := os.Geteuid(); uid != 0 {
-		return filepath.Join("/run/user", strconv.Itoa(uid), "dsh-fs")
+		return filepath.Join(runtimeFolder(uid), "dsh-fs")
 	}
-	return "/run/dsh-fs"
+	return rootRuntimeBase
 }
 
 // Dir makes the private folder of one session's record: a new
@@ -273,7 +254,7 @@ func checkRuntimeFolder(xdg string) error {
 		return nil
 	}
 	want := filepath.Dir(RuntimeBase())
-	if xdg != "" && filepath.Clean(xdg) != want {
+	if xdgNamesRuntime && xdg != "" && filepath.Clean(xdg) != want {
 		return fmt.Errorf("XDG_RUNTIME_DIR is %s, not %s: a session's record is trusted only in %s", xdg, want, RuntimeBase())
 	}
 	return userRuntimeFolder(want, os.Geteuid())

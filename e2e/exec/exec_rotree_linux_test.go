@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
-	"github.com/dshfs/dsh-fs/internal/session/layout"
 )
 
 // The TestExecReadOnlyTree* tests (issue 21) check the mount layer's
@@ -22,16 +21,6 @@ import (
 // also check that the roots are nodev, that the folders above a
 // protected path cannot be renamed away, and that a hard link to a
 // deny_read file is hidden like the file.
-
-// requireMountLayer skips a test of the mount layer where exec cannot
-// make a private mount namespace.
-func requireMountLayer(t *testing.T) {
-	t.Helper()
-	harness.RequireLandlock(t)
-	if ok, why := layout.MountLayer(); !ok {
-		t.Skipf("the mount layer of dsh-fs exec is not available here (%s)", why)
-	}
-}
 
 // metadata is what the shell must not change of a file outside the
 // roots: mode, owner, modification time, a user extended attribute and

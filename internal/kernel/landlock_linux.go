@@ -229,9 +229,6 @@ func LoopbackUp() error {
 	return nil
 }
 
-// SocketRulesABI is the first Landlock ABI with the resolve-unix right.
-const SocketRulesABI = 9
-
 // socketRuleset is the Landlock ruleset of SocketsRuleset: it handles
 // the resolve-unix right alone, so it restricts nothing else, and grants
 // it beneath each of grants that exists.

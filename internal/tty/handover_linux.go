@@ -17,13 +17,6 @@ import (
 // pair (Handover), which relays it (Relay.Attach). The child closes its
 // copy: no process of the session holds the master.
 
-// Modes are the person's terminal's modes and window size, which the
-// session's terminal starts with.
-type Modes struct {
-	Termios unix.Termios `json:"termios"`
-	Size    unix.Winsize `json:"size"`
-}
-
 // OpenTerminal makes a pseudo-terminal in the calling thread's devpts
 // (/dev/ptmx) with modes, and returns its master and its slave, both
 // close-on-exec: the session's first process makes the slave its

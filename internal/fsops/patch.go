@@ -556,7 +556,7 @@ func stageChange(c *fileChange) error {
 	mode := c.file.Mode
 	var chmod uint32
 	if mode != 0 && like != nil {
-		chmod = execBits(like.Mode&0o7777, mode)
+		chmod = execBits(uint32(like.Mode&0o7777), mode)
 	}
 	s, err := l.stage(like, chmod, func(tmp *os.File) (func() error, error) {
 		if _, err := tmp.Write(c.new); err != nil {
@@ -569,7 +569,7 @@ func stageChange(c *fileChange) error {
 			if err := unix.Fstat(int(tmp.Fd()), &st); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fstat", err))
 			}
-			if err := unix.Fchmod(int(tmp.Fd()), execBits(st.Mode&0o7777, mode)); err != nil {
+			if err := unix.Fchmod(int(tmp.Fd()), execBits(uint32(st.Mode&0o7777), mode)); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fchmod", err))
 			}
 		}

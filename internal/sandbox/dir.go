@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -423,11 +422,11 @@ func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 // wrote. Where the file system lacks O_TMPFILE, it falls back to a hidden
 // name that Discard removes.
 func (d *Dir) TempFile(perm uint32) (*Temp, error) {
-	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, perm)
+	fd, err := openUnnamed(d.fd, perm)
 	if err == nil {
 		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
 	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+	if !errors.Is(err, errors.ErrUnsupported) {
 		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
 	}
 	for range 100 {
@@ -503,7 +502,7 @@ func (t *Temp) create(name string) error {
 	if t.name == "" {
 		return t.link(name)
 	}
-	err := unix.Renameat2(t.dir.fd, t.name, t.dir.fd, name, unix.RENAME_NOREPLACE)
+	err := renameNoReplace(t.dir.fd, t.name, t.dir.fd, name)
 	if err == nil {
 		t.name = ""
 		return nil
@@ -512,22 +511,6 @@ func (t *Temp) create(name string) error {
 		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
 		// Discard removes the temp name.
 		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
-	}
-	return err
-}
-
-// link gives the unnamed file the name link in its folder.
-func (t *Temp) link(link string) error {
-	var err error = unix.ENOENT
-	if proc, perr := kernel.ProcRoot(); perr == nil {
-		// Through the verified /proc only: a symlink laid out on a fake
-		// one would give another file the name.
-		err = unix.Linkat(proc, "thread-self/fd/"+strconv.Itoa(int(t.Fd())), t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
-	}
-	if errors.Is(err, unix.ENOENT) {
-		// No /proc: AT_EMPTY_PATH does the same where the process has
-		// CAP_DAC_READ_SEARCH.
-		err = unix.Linkat(int(t.Fd()), "", t.dir.fd, link, unix.AT_EMPTY_PATH)
 	}
 	return err
 }
@@ -595,7 +578,7 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 	if err := errors.Join(oneEntry(d.Path, name), oneEntry(to.Path, toName)); err != nil {
 		return err
 	}
-	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
+	err := renameNoReplace(d.fd, name, to.fd, toName)
 	if err == nil {
 		return nil
 	}

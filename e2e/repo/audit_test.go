@@ -241,6 +241,8 @@ var mayOpenToRead = registry{
 	"internal/sandbox/beneath.go":        "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
 	"internal/kernel/procfs.go":          "the one open of /proc before it is verified",
 	"internal/session/layout/sockets.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/sandbox/portable.go": "the portable build's handles (openHandle): the resolver's opens with readFlags, " +
+		"a folder's search flags, a link's or another object's read-only flags",
 }
 
 // mayLinkname is where a //go:linkname reaches into the runtime: what no

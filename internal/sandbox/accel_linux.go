@@ -23,6 +23,12 @@ import (
 // dshportable, where the portable walk and a named temp file serve.
 func Accelerated() bool { return true }
 
+// openHandle opens name in the folder dirfd with flags, an O_PATH
+// handle included, never following a final symlink.
+func openHandle(dirfd int, name string, flags int) (int, error) {
+	return unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
 // openat2Func is the openat2 system call's shape (walkSpec.openat2).
 type openat2Func = func(dirfd int, path string, how *unix.OpenHow) (int, error)
 

@@ -460,14 +460,13 @@ type Temp struct {
 
 // Commit makes the temp file the folder's entry name, atomically (a
 // reader sees the old file or the new one), without syncing the folder
-// (docs/design.md's durability rule). A file that creates name gets it
-// only while it is free (FS_EXISTS otherwise): an unnamed one (O_TMPFILE)
-// is linked in under name, a named one renamed without replacing. An
-// unnamed file that replaces name is linked in under a hidden name and
-// renamed over it, since linkat cannot replace; the caller holds the
-// target's lock, so that hidden name is the target's own, and a process
-// killed between the two calls leaves at most that one file, which the
-// next replacement removes first.
+// (docs/design.md's durability rule). A create gets name only while it is
+// free (FS_EXISTS otherwise): an unnamed file (O_TMPFILE) is linked in, a
+// named one renamed without replacing. An unnamed file that replaces is
+// linked in under a hidden name, the target's own (the caller holds its
+// lock), and renamed over it, since linkat cannot replace; a process
+// killed between the two leaves that one file, which the next
+// replacement of name removes first, whatever its kind of temp file.
 func (t *Temp) Commit(name string, replace bool) error {
 	if err := oneEntry(t.dir.Path, name); err != nil {
 		return err
@@ -481,9 +480,9 @@ func (t *Temp) Commit(name string, replace bool) error {
 		}
 		return nil
 	}
+	link := stagingName(name)
+	unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
 	if t.name == "" {
-		link := stagingName(name)
-		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
 		if err := t.link(link); err != nil {
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}

@@ -319,9 +319,6 @@ func TestTempCommit(t *testing.T) {
 				kind = "named"
 			}
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
-				if named && tc.leftover {
-					t.Skip("only an unnamed temp file is staged under a fixed name")
-				}
 				root := tempRoot(t)
 				makeLayout(t, root, fenceLayout...)
 				makeLayout(t, root, tc.layout...)

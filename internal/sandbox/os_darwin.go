@@ -10,26 +10,18 @@ import (
 // macOS's calls for what every Unix does its own way (see doc.go).
 
 // oPath asks openRead for a handle on an object, the link itself for a
-// symlink. macOS has no O_PATH: openRead opens a folder with O_SEARCH
-// (search permission is enough, as for O_PATH) and anything else with
-// O_SYMLINK, read-only and without blocking, which needs read permission
-// on the object. The bit is O_SYMLINK's, which sysOpenFlags consumes.
+// symlink. macOS has no O_PATH: openHandle (portable.go) opens a folder
+// with O_SEARCH (search permission is enough, as for O_PATH), a symlink
+// with O_SYMLINK, and anything else read-only without blocking, which
+// needs read permission on the object and runs a device's open. The bit
+// is O_SYMLINK's, which no open of openHandle passes on.
 const oPath = unix.O_SYMLINK
 
-// sysOpenFlags are the flags openRead passes to the kernel for flags. A
-// handle on a folder is O_SEARCH; a handle on anything else (a symlink
-// included, O_SYMLINK) or a read is read-only.
-func sysOpenFlags(flags int) int {
-	const cloexec = unix.O_NOFOLLOW | unix.O_CLOEXEC
-	if flags&oPath == 0 {
-		return flags&readFlags | cloexec
-	}
-	if flags&unix.O_DIRECTORY != 0 {
-		return unix.O_SEARCH | unix.O_NONBLOCK | unix.O_NOCTTY | cloexec
-	}
-	// O_SYMLINK opens the link itself; O_NOFOLLOW would refuse it.
-	return unix.O_RDONLY | unix.O_SYMLINK | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
-}
+const (
+	searchFlags  = unix.O_SEARCH | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW
+	linkFlags    = unix.O_RDONLY | unix.O_SYMLINK | unix.O_NONBLOCK // O_NOFOLLOW would refuse the link
+	specialFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW
+)
 
 // readBack is the path of fd now: fcntl(F_GETPATH), into a MAXPATHLEN
 // buffer (x/sys has no pointer form of fcntl for darwin).

@@ -17,8 +17,16 @@ import (
 // without reading it: O_PATH.
 const oPath = unix.O_PATH
 
-// sysOpenFlags are the flags openRead passes to the kernel for flags.
-func sysOpenFlags(flags int) int { return flags&readFlags | unix.O_NOFOLLOW | unix.O_CLOEXEC }
+// The portable build's handles (openHandle in portable.go), as Linux
+// can make them closest to macOS's: a folder's handle needs search
+// permission only (O_PATH|O_DIRECTORY for O_SEARCH), a symlink's is the
+// link itself (O_PATH for O_SYMLINK), and a device, fifo or socket is
+// never opened (O_PATH, where macOS must open it).
+const (
+	searchFlags  = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW
+	linkFlags    = unix.O_PATH | unix.O_NOFOLLOW
+	specialFlags = unix.O_PATH | unix.O_NOFOLLOW
+)
 
 // readBack is the path of fd now, from the verified /proc
 // (kernel.OpenedPath): Linux has no call such as macOS's F_GETPATH, so

@@ -88,7 +88,7 @@ func (e refusedDespiteBits) Unwrap() error { return e.PathError }
 // following a final symlink, with only readFlags.
 func openRead(dirfd int, name string, flags int) (int, error) {
 	for range maxRaceRetries {
-		fd, err := unix.Openat(dirfd, name, sysOpenFlags(flags), 0)
+		fd, err := openHandle(dirfd, name, flags)
 		if err == unix.EINTR {
 			continue // a signal during a slow open (a FIFO, a network file system)
 		}

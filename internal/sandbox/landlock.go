@@ -120,13 +120,16 @@ type Layers struct {
 	Layers []string `json:"layers"`
 	// LandlockABI is the kernel's Landlock ABI version; 0 without one.
 	LandlockABI int `json:"landlock_abi"`
+	// Note says why there is no kernel layer where the OS has none to
+	// give (macOS); empty elsewhere.
+	Note string `json:"note,omitempty"`
 }
 
 // ActiveLayers returns the layers that guard a mutation under p. In
 // read-only mode no mutation runs, and in danger-full-access there is no
 // fence: both have none.
 func ActiveLayers(p policy.Policy) Layers {
-	l := Layers{Layers: []string{}, LandlockABI: landlockABI()}
+	l := Layers{Layers: []string{}, LandlockABI: landlockABI(), Note: kernelLayerNote}
 	if p.Mode == policy.WorkspaceWrite {
 		l.Layers = append(l.Layers, "lexical", "root")
 		if on, _ := kernelLayer(p); on {

@@ -68,5 +68,8 @@ func landlockABI() int { return 0 }
 
 func restrictWrites([]string) error { return errors.New(noLandlock) }
 
+// kernelLayerNote is Layers.Note on macOS.
+const kernelLayerNote = "macOS has no Landlock: the file tool's writes are held by the fence and its confined handles, without a kernel layer"
+
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock does not exist on macOS"

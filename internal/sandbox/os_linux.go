@@ -66,5 +66,8 @@ func restrictWrites(dirs []string) error {
 	return kernel.RestrictProcessWrites(dirs, []string{os.DevNull})
 }
 
+// kernelLayerNote is Layers.Note: none on Linux, where the kernel says.
+const kernelLayerNote = ""
+
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock is not available on this kernel"

@@ -11,6 +11,10 @@ import (
 // dirHandle opens a folder to open names in: search permission only.
 const dirHandle = unix.O_SEARCH
 
+// ctimeClock is the clock to read the start from: macOS has no coarse
+// one and stamps ctimes from the real-time clock.
+const ctimeClock = unix.CLOCK_REALTIME
+
 // renameNoReplace renames without replacing what is at to (EEXIST):
 // renameatx_np's RENAME_EXCL.
 func renameNoReplace(fromfd int, from string, tofd int, to string) error {

@@ -12,6 +12,10 @@ import (
 // dirHandle opens a folder as a handle, to open names in.
 const dirHandle = unix.O_PATH | unix.O_DIRECTORY
 
+// ctimeClock is the clock the kernel stamps ctimes from: the coarse one,
+// so a start read from it is never after a ctime stamped later.
+const ctimeClock = unix.CLOCK_REALTIME_COARSE
+
 // renameNoReplace renames without replacing what is at to (EEXIST).
 func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)

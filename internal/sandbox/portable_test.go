@@ -88,3 +88,54 @@ func TestPortableWalkCatchesSwapMidWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestPortableHandles: openHandle makes a handle on each kind of object
+// as macOS must without O_PATH, each the object itself: a folder, a
+// regular file, the link itself for a symlink (dangling or not), and a
+// fifo with no writer, opened without blocking. A missing name is
+// ENOENT, and a handle asked to be a folder on a file is ENOTDIR.
+func TestPortableHandles(t *testing.T) {
+	root := tempRoot(t)
+	makeLayout(t, root, "d/", "f", "l => f", "dl => nope")
+	if err := unix.Mkfifo(filepath.Join(root, "p"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := openRead(unix.AT_FDCWD, root, oPath|unix.O_DIRECTORY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dir)
+	for _, tc := range []struct {
+		name  string
+		flags int
+		typ   uint32
+		err   error
+	}{
+		{"d", oPath, unix.S_IFDIR, nil},
+		{"d", oPath | unix.O_DIRECTORY, unix.S_IFDIR, nil},
+		{"f", oPath, unix.S_IFREG, nil},
+		{"l", oPath, unix.S_IFLNK, nil},
+		{"dl", oPath, unix.S_IFLNK, nil},
+		{"p", oPath, unix.S_IFIFO, nil},
+		{"nope", oPath, 0, unix.ENOENT},
+		{"f", oPath | unix.O_DIRECTORY, 0, unix.ENOTDIR},
+	} {
+		fd, err := openHandle(dir, tc.name, tc.flags)
+		if err != nil {
+			if !errors.Is(err, tc.err) || tc.err == nil {
+				t.Errorf("openHandle(%s, %#x) = %v, want %v", tc.name, tc.flags, err, tc.err)
+			}
+			continue
+		}
+		var st, want unix.Stat_t
+		serr := unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if tc.err != nil {
+			t.Errorf("openHandle(%s, %#x) opened it, want %v", tc.name, tc.flags, tc.err)
+			continue
+		}
+		if serr != nil || unix.Lstat(filepath.Join(root, tc.name), &want) != nil || uint32(st.Mode&unix.S_IFMT) != tc.typ || st.Ino != want.Ino {
+			t.Errorf("openHandle(%s, %#x): type %#o inode %d, want %#o inode %d", tc.name, tc.flags, st.Mode&unix.S_IFMT, st.Ino, tc.typ, want.Ino)
+		}
+	}
+}

@@ -157,6 +157,14 @@ func Patch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (*PatchResult, er
 	done := false
 	defer func() {
 		if !done {
+			// A named temp file (macOS) would keep its new folder from
+			// being removed: staged content goes first (discard twice is
+			// safe).
+			for _, c := range changes {
+				if c.staged != nil {
+					c.staged.discard()
+				}
+			}
 			removeMade(f, changes)
 		}
 	}()

@@ -66,7 +66,7 @@ func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) 
 	if like != nil {
 		perm = uint32(like.Mode & 0o7777)
 	}
-	tmp, err := l.Dir.TempFile(perm)
+	tmp, err := l.Dir.TempFile(l.Name, l.Exists(), perm)
 	if err != nil {
 		return nil, fserr.FromOS(l.op, l.Dir.Path, err)
 	}

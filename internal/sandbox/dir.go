@@ -416,12 +416,18 @@ func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 	return st, nil
 }
 
-// TempFile creates an unnamed file in the folder (O_TMPFILE): it has no
-// name until Commit links it in, so a crash or a kill leaves nothing
-// behind. It is open for reading too, so the writer can hash what it
-// wrote. Where the file system lacks O_TMPFILE, it falls back to a hidden
-// name that Discard removes.
-func (d *Dir) TempFile(perm uint32) (*Temp, error) {
+// TempFile creates the file that will replace (replaces) or create the
+// entry name of the folder, open for reading too so the writer can hash
+// what it wrote. It is unnamed (O_TMPFILE) where it can be: a crash or a
+// kill leaves nothing. Otherwise (macOS, -tags dshportable, a file system
+// without O_TMPFILE) it is named, O_EXCL, and Discard removes it: for a
+// replacement, name's staging name (the caller holds name's lock, so a
+// file there is a killed writer's, removed first); for a create, a
+// random hidden name.
+func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return nil, err
+	}
 	fd, err := openUnnamed(d.fd, perm)
 	if err == nil {
 		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
@@ -429,16 +435,25 @@ func (d *Dir) TempFile(perm uint32) (*Temp, error) {
 	if !errors.Is(err, errors.ErrUnsupported) {
 		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
 	}
+	if replaces {
+		link := stagingName(name)
+		unix.Unlinkat(d.fd, link, 0) // a leftover of a killed writer
+		file, err := d.Open(link, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		if err != nil {
+			return nil, err
+		}
+		return &Temp{File: file, dir: d, name: link}, nil
+	}
 	for range 100 {
-		name := tempName()
-		file, err := d.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		tmp := tempName()
+		file, err := d.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &Temp{File: file, dir: d, name: name}, nil
+		return &Temp{File: file, dir: d, name: tmp}, nil
 	}
 	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: unix.EEXIST}
 }
@@ -481,7 +496,9 @@ func (t *Temp) Commit(name string, replace bool) error {
 		return nil
 	}
 	link := stagingName(name)
-	unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
+	if t.name != link {
+		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
+	}
 	if t.name == "" {
 		if err := t.link(link); err != nil {
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})

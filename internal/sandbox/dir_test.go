@@ -332,7 +332,7 @@ func TestTempCommit(t *testing.T) {
 					tmp = namedTemp(t, d)
 				} else {
 					var err error
-					if tmp, err = d.TempFile(0o644); err != nil {
+					if tmp, err = d.TempFile(tc.target, tc.replace, 0o644); err != nil {
 						t.Fatal(err)
 					}
 					if tmp.name != "" {
@@ -418,7 +418,7 @@ func TestBareRepoLock(t *testing.T) {
 		t.Fatalf("the second write did not wait for the first: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	tmp, err := head.TempFile(0o644)
+	tmp, err := head.TempFile(name, false, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,14 +30,16 @@ func TestPortableBuild(t *testing.T) {
 		t.Errorf("openUnnamed = %d, %v; want ErrUnsupported", fd, err)
 	}
 	d := openTestDir(t, root, "d/new")
-	tmp, err := d.TempFile(0o644)
-	if err != nil {
-		t.Fatal(err)
+	for _, replaces := range []bool{false, true} {
+		tmp, err := d.TempFile("g", replaces, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tmp.name == "" || replaces && tmp.name != stagingName("g") {
+			t.Errorf("TempFile(g, replaces %v) made %q", replaces, tmp.name)
+		}
+		tmp.Discard()
 	}
-	if tmp.name == "" {
-		t.Error("TempFile made an unnamed file")
-	}
-	tmp.Discard()
 	if got := dirEntries(t, filepath.Join(root, "ws/d")); len(got) != 1 || got[0] != "g" {
 		t.Errorf("the folder holds %v after Discard, want [g]", got)
 	}

@@ -48,7 +48,7 @@ var mutatingCalls = map[string]bool{
 	"os.Symlink": true, "os.Link": true, "os.Chmod": true, "os.Chown": true, "os.Lchown": true,
 	"os.Chtimes": true, "os.Truncate": true, "os.CopyFS": true, "os.OpenRoot": true,
 	"unix.Open": true, "unix.Openat": true, "unix.Openat2": true, "unix.Creat": true, "unix.OpenByHandleAt": true,
-	"unix.Rename": true, "unix.Renameat": true, "unix.Renameat2": true,
+	"unix.Rename": true, "unix.Renameat": true, "unix.Renameat2": true, "unix.RenameatxNp": true, "unix.RenamexNp": true,
 	"unix.Unlink": true, "unix.Unlinkat": true, "unix.Mkdir": true, "unix.Mkdirat": true,
 	"unix.Link": true, "unix.Linkat": true, "unix.Symlink": true, "unix.Symlinkat": true,
 	"unix.Truncate": true, "unix.Fchmodat": true, "unix.Fchownat": true,
@@ -149,6 +149,8 @@ var mayStart = registry{
 var mayRawSyscall = registry{
 	"internal/kernel/seccompasm_linux.go": "the probe of seccomp(SECCOMP_SET_MODE_STRICT) with a bad flag, which x/sys/unix has no wrapper for",
 	"internal/tty/handover_linux.go":      "ioctl(TIOCGPTPEER), which returns a descriptor x/sys/unix's ioctl wrappers drop",
+	"internal/sandbox/os_darwin.go": "fcntl(F_GETPATH), macOS's read-back of a descriptor's path into a MAXPATHLEN " +
+		"buffer, which x/sys/unix has no pointer form of fcntl for",
 	"internal/session/rawinit/child_linux.go": "the session's first process between its fork and CMD's execve, where no Go function may run: " +
 		"clone, its descriptors placed (dup3, fcntl, close_range), setsid and TIOCSCTTY, PR_SET_PDEATHSIG, chdir, " +
 		"the mount of its PID namespace's /proc, CMD's process group and TIOCSPGRP, the signal mask, execve",
@@ -187,6 +189,17 @@ var mayMutate = registry{
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
+	"internal/sandbox/accel_linux.go": "Linux's accelerators of the resolver and the confined handles (walk.go, " +
+		"dir.go): openat2 passing only readFlags, and the unnamed temp file (O_TMPFILE) made in a confined folder " +
+		"and linked into it through the verified /proc",
+	"internal/sandbox/os_linux.go": "the confined handles' rename that never replaces (renameat2 RENAME_NOREPLACE), " +
+		"called by dir.go with two confined folders' descriptors",
+	"internal/sandbox/os_darwin.go": "the confined handles' rename that never replaces (renameatx_np RENAME_EXCL), " +
+		"called by dir.go with two confined folders' descriptors",
+	"internal/gitguard/os_linux.go": "the git guard's rename that never replaces (quarantine.go) and its reads of a " +
+		"regular file of a git directory (read.go), through that git directory's descriptors",
+	"internal/gitguard/os_darwin.go": "the git guard's rename that never replaces (quarantine.go) and its reads of a " +
+		"regular file of a git directory (read.go), through that git directory's descriptors",
 	"internal/session/rawinit/usermaps_linux.go": "the uid_map, setgroups and gid_map of the user namespace of the process " +
 		"exec's supervisor has just forked, in /proc/PID, never a path a call names",
 	"internal/session/kept/kept.go": "the kept answers of the toolchains and the probes, in exec's own private runtime folder " +
@@ -247,6 +260,8 @@ var mayOpenToRead = registry{
 	"internal/sandbox/beneath.go":            "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
 	"internal/kernel/procfs_linux.go":        "the one open of /proc before it is verified",
 	"internal/session/layout/sockets.go":     "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/sandbox/portable.go": "the portable build's handles (openHandle): the resolver's opens with readFlags, " +
+		"a folder's search flags, a link's or another object's read-only flags",
 }
 
 // mayLinkname is where a //go:linkname reaches into the runtime: what no

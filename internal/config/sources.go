@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Kind is the kind of a source of settings; it decides the source's trust
@@ -165,7 +166,7 @@ func openConfig(path string) (*os.File, string, error) {
 		f.Close()
 		return nil, "", err
 	}
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	real, err := sandbox.OpenedPath(int(f.Fd()))
 	if err != nil {
 		real = path
 	}

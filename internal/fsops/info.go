@@ -36,7 +36,7 @@ type Info struct {
 
 // describe fills an Info from what the fence saw of an entry.
 func describe(st *sandbox.Stat) Info {
-	m := fileMode(st.Mode)
+	m := fileMode(uint32(st.Mode))
 	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
 	return Info{Type: typeOf(m), Size: st.Size, Perm: permString(m), Mtime: MtimeString(mtime), Target: st.Target}
 }

@@ -42,7 +42,7 @@ func loadFile(file *os.File, size int64, given string) (*loaded, error) {
 	if size >= hugeLoadMin {
 		m, err := unix.Mmap(-1, 0, room, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err == nil {
-			_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // a hint: no huge pages is only slower
+			adviseHuge(m) // a hint: no huge pages is only slower
 			l.mapped, buf = m, m
 		}
 	}

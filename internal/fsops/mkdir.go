@@ -78,7 +78,7 @@ func mkdirDryRun(f *sandbox.Fence, t sandbox.Target, in sandbox.Intent, opt Mkdi
 		return nil, err
 	}
 	if st, err := f.Lstat("mkdir", t); err == nil {
-		if !fileMode(st.Mode).IsDir() {
+		if !fileMode(uint32(st.Mode)).IsDir() {
 			return nil, fserr.New(fserr.Exists, "mkdir: "+t.Given+": exists and is not a folder")
 		}
 		return &MkdirResult{DryRun: true}, nil
@@ -102,7 +102,7 @@ func parentFolder(f *sandbox.Fence, op string, t sandbox.Target) error {
 	if err != nil {
 		return err
 	}
-	if !fileMode(st.Mode).IsDir() {
+	if !fileMode(uint32(st.Mode)).IsDir() {
 		return fserr.New(fserr.NotDir, op+": "+t.Given+": "+parent+" is not a folder")
 	}
 	return nil

@@ -57,6 +57,6 @@ func Move(f *sandbox.Fence, src, dst sandbox.Target, dryRun bool) (*MoveResult, 
 	if err := parentFolder(f, "move", dst); err != nil {
 		return nil, err
 	}
-	res.Type = typeOf(fileMode(st.Mode))
+	res.Type = typeOf(fileMode(uint32(st.Mode)))
 	return res, nil
 }

@@ -157,6 +157,14 @@ func Patch(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) (*PatchResult, er
 	done := false
 	defer func() {
 		if !done {
+			// A named temp file (macOS) would keep its new folder from
+			// being removed: staged content goes first (discard twice is
+			// safe).
+			for _, c := range changes {
+				if c.staged != nil {
+					c.staged.discard()
+				}
+			}
 			removeMade(f, changes)
 		}
 	}()
@@ -556,7 +564,7 @@ func stageChange(c *fileChange) error {
 	mode := c.file.Mode
 	var chmod uint32
 	if mode != 0 && like != nil {
-		chmod = execBits(like.Mode&0o7777, mode)
+		chmod = execBits(uint32(like.Mode&0o7777), mode)
 	}
 	s, err := l.stage(like, chmod, func(tmp *os.File) (func() error, error) {
 		if _, err := tmp.Write(c.new); err != nil {
@@ -569,7 +577,7 @@ func stageChange(c *fileChange) error {
 			if err := unix.Fstat(int(tmp.Fd()), &st); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fstat", err))
 			}
-			if err := unix.Fchmod(int(tmp.Fd()), execBits(st.Mode&0o7777, mode)); err != nil {
+			if err := unix.Fchmod(int(tmp.Fd()), execBits(uint32(st.Mode&0o7777), mode)); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fchmod", err))
 			}
 		}

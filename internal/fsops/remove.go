@@ -44,7 +44,7 @@ func Remove(f *sandbox.Fence, t sandbox.Target, dryRun bool) (*RemoveResult, err
 	if err != nil {
 		return nil, err
 	}
-	m := fileMode(st.Mode)
+	m := fileMode(uint32(st.Mode))
 	if m.IsDir() {
 		l, err := List(f, t, ListOptions{All: true, Limit: 1})
 		if err != nil {

@@ -64,9 +64,9 @@ type staged struct {
 func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) (settle func() error, err error)) (*staged, error) {
 	perm := uint32(0o666) // less the umask, as for any new file
 	if like != nil {
-		perm = like.Mode & 0o7777
+		perm = uint32(like.Mode & 0o7777)
 	}
-	tmp, err := l.Dir.TempFile(perm)
+	tmp, err := l.Dir.TempFile(l.Name, l.Exists(), perm)
 	if err != nil {
 		return nil, fserr.FromOS(l.op, l.Dir.Path, err)
 	}

@@ -34,13 +34,13 @@ func streamTo(dst *os.File, r io.Reader, given string, tail *tailHash) (int64, e
 		// left to wait for. Only a hint: a file system without it syncs
 		// at the end.
 		if n-flushed >= writebackChunk {
-			_ = unix.SyncFileRange(int(dst.Fd()), flushed, n-flushed, unix.SYNC_FILE_RANGE_WRITE)
+			startWriteback(int(dst.Fd()), flushed, n-flushed)
 			flushed = n
 		}
 	}
 	if src, ok := r.(*os.File); ok && isRegular(src) {
 		for {
-			m, err := unix.CopyFileRange(int(src.Fd()), nil, int(dst.Fd()), nil, copyBufferSize, 0)
+			m, err := copyRange(int(src.Fd()), int(dst.Fd()), copyBufferSize)
 			if m > 0 {
 				advance(int64(m))
 				continue

@@ -82,7 +82,7 @@ type Guard struct {
 func Start(roots []sandbox.Root, plan *layout.MountPlan, home string) *Guard {
 	var ts unix.Timespec
 	since := time.Now()
-	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) == nil {
+	if unix.ClockGettime(ctimeClock, &ts) == nil {
 		since = time.Unix(ts.Unix())
 	}
 	g := &Guard{roots: roots, writable: sandbox.RootPaths(roots), since: since, home: home,
@@ -96,7 +96,7 @@ func Start(roots []sandbox.Root, plan *layout.MountPlan, home string) *Guard {
 		}
 		var st unix.Stat_t
 		if unix.Lstat(r+"/.git", &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			g.rootGit[r+"/.git"] = [2]uint64{st.Dev, st.Ino}
+			g.rootGit[r+"/.git"] = [2]uint64{uint64(st.Dev), st.Ino}
 		}
 	}
 	if plan != nil {

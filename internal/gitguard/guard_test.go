@@ -61,8 +61,8 @@ func withIndexes(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *la
 func startLive(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *Guard {
 	t.Helper()
 	var a, b unix.Timespec
-	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &a)
-	for b = a; b == a; unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &b) {
+	unix.ClockGettime(ctimeClock, &a)
+	for b = a; b == a; unix.ClockGettime(ctimeClock, &b) {
 		time.Sleep(time.Millisecond)
 	}
 	return Start(roots, plan, "")

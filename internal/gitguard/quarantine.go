@@ -186,7 +186,7 @@ func (m *quarantining) moveHooks(planted []part) (err error) {
 func ensureWritable(fd int) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil && int(st.Uid) == os.Geteuid() && st.Mode&0o700 != 0o700 {
-		unix.Fchmod(fd, st.Mode&0o7777|0o700)
+		unix.Fchmod(fd, uint32(st.Mode&0o7777|0o700))
 	}
 }
 
@@ -203,7 +203,7 @@ func owner(fd int, r *repo) {
 // without following it if it is a symlink, and clears the execute bits of
 // a regular file it moved.
 func moveEntry(from int, name string, to int, newName string) error {
-	if err := unix.Renameat2(from, name, to, newName, unix.RENAME_NOREPLACE); err != nil {
+	if err := renameNoReplace(from, name, to, newName); err != nil {
 		return err
 	}
 	fd, err := unix.Openat(to, newName, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -213,7 +213,7 @@ func moveEntry(from int, name string, to int, newName string) error {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		unix.Fchmod(fd, st.Mode&0o7777&^0o7111)
+		unix.Fchmod(fd, uint32(st.Mode&0o7777&^0o7111))
 	}
 	return nil
 }
@@ -263,7 +263,7 @@ func cutEntries(gfd int, name string, qfd int, cut []*Entry, r *repo) error {
 	}
 	tmp := fmt.Sprintf(".%s.dsh-fs-%d", name, os.Getpid())
 	unix.Unlinkat(gfd, tmp, 0)
-	if err := writeNew(gfd, tmp, kept, st.Mode&0o7777, &repo{uid: st.Uid, gid: st.Gid}); err != nil {
+	if err := writeNew(gfd, tmp, kept, uint32(st.Mode&0o7777), &repo{uid: st.Uid, gid: st.Gid}); err != nil {
 		return err
 	}
 	var now unix.Stat_t
@@ -301,16 +301,6 @@ func writeNew(dirfd int, name string, data []byte, mode uint32, r *repo) error {
 	return f.Close()
 }
 
-// The inode flags that stop the guard from moving what a session planted:
-// an immutable or append-only git directory, config or hook cannot be
-// renamed or written. A session that kept CAP_LINUX_IMMUTABLE could set
-// them; the guard, as root, clears them again on what it must change
-// (linux/fs.h: FS_IMMUTABLE_FL, FS_APPEND_FL).
-const (
-	immutableFlag = 0x10
-	appendFlag    = 0x20
-)
-
 // unfreeze clears the immutable and append-only flags of the entry name
 // of the folder dirfd ("" for dirfd itself), where this process is root
 // and they are set, and reports whether it cleared any. It never follows
@@ -319,33 +309,7 @@ func unfreeze(dirfd int, name string) (bool, error) {
 	if os.Geteuid() != 0 {
 		return false, nil
 	}
-	fd := dirfd
-	if name != "" {
-		pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return false, nil // not there: nothing to clear
-		}
-		defer unix.Close(pfd)
-		var st unix.Stat_t
-		if unix.Fstat(pfd, &st) != nil {
-			return false, nil
-		}
-		if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
-			return false, nil // a symlink or special file carries no flags to clear here
-		}
-		if fd, err = unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err != nil {
-			return false, err
-		}
-		defer unix.Close(fd)
-	}
-	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
-	if err != nil || flags&(immutableFlag|appendFlag) == 0 {
-		return false, nil // a file system without flags has none set
-	}
-	if err := unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags&^(immutableFlag|appendFlag)); err != nil {
-		return false, err
-	}
-	return true, nil
+	return clearFlags(dirfd, name)
 }
 
 // grantRead gives the owner of the folder name of pfd, this process's
@@ -381,7 +345,7 @@ func (w *walk) moveAside(pfd int, name, path string) {
 		if len(to) > 255 {
 			to = to[:255]
 		}
-		if err = unix.Renameat2(pfd, name, pfd, to, unix.RENAME_NOREPLACE); err == nil {
+		if err = renameNoReplace(pfd, name, pfd, to); err == nil {
 			w.rep.MovedAside = append(w.rep.MovedAside, Moved{From: path, To: filepath.Dir(path) + "/" + to})
 			return
 		}

@@ -77,7 +77,7 @@ func readRepo(gfd int, home string) (*repo, error) {
 	if err := unix.Fstat(gfd, &st); err != nil {
 		return nil, err
 	}
-	r := &repo{dev: st.Dev, ino: st.Ino, uid: st.Uid, gid: st.Gid}
+	r := &repo{dev: uint64(st.Dev), ino: st.Ino, uid: st.Uid, gid: st.Gid}
 	for _, name := range []string{"config", "config.worktree"} {
 		r.parts = append(r.parts, configParts(gfd, name, home)...)
 	}
@@ -86,36 +86,20 @@ func readRepo(gfd int, home string) (*repo, error) {
 }
 
 // readAt reads the small regular file name in the folder dirfd, never
-// following a symlink unless follow, and never opening anything else: it
-// is first opened O_PATH, which runs no device's or fifo's open, checked
-// to be a regular file, and only then opened for reading through that
-// descriptor. A file that is not there reads as nothing (ok false, err
+// following a symlink unless follow, and never opening anything else
+// (openRegular). A file that is not there reads as nothing (ok false, err
 // nil).
 func readAt(dirfd int, name string, follow bool) (data []byte, st unix.Stat_t, ok bool, err error) {
-	flags := unix.O_PATH | unix.O_CLOEXEC
-	if !follow {
-		flags |= unix.O_NOFOLLOW
-	}
-	pfd, err := unix.Openat(dirfd, name, flags, 0)
+	fd, st, err := openRegular(dirfd, name, follow)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil, st, false, nil
 	}
 	if err != nil {
 		return nil, st, false, err
 	}
-	defer unix.Close(pfd)
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return nil, st, false, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, st, false, errors.New("not a regular file")
-	}
 	if st.Size > maxConfigBytes {
+		unix.Close(fd)
 		return nil, st, false, errors.New("too large")
-	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, st, false, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()

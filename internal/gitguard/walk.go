@@ -106,7 +106,7 @@ func (w *walk) fixed(path string, id [2]uint64) bool {
 // changedSince says whether the folder path changed status during the
 // session and is not fixed.
 func (w *walk) changedSince(path string, st *unix.Stat_t) bool {
-	return w.changedAt(path, [2]uint64{st.Dev, st.Ino}, ctimeOf(st))
+	return w.changedAt(path, [2]uint64{uint64(st.Dev), st.Ino}, ctimeOf(st))
 }
 
 // changedAt is changedSince for the folder path of device and inode id
@@ -163,7 +163,7 @@ func (w *walk) walkAt(pfd int, name, path string, moved bool) {
 		w.notChecked(path)
 		return
 	}
-	id := [2]uint64{st.Dev, st.Ino}
+	id := [2]uint64{uint64(st.Dev), st.Ino}
 	if w.visited[id] {
 		return
 	}
@@ -177,7 +177,7 @@ func (w *walk) walkAt(pfd int, name, path string, moved bool) {
 			if unix.Fstatat(fd, string(name), &cst, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				return
 			}
-			typ = dtypeOf(cst.Mode)
+			typ = dtypeOf(uint32(cst.Mode))
 		}
 		if isGitPart(name) {
 			has[string(name)] = true
@@ -247,7 +247,7 @@ func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
 		w.buf = make([]byte, 64<<10)
 	}
 	for {
-		n, err := unix.Getdents(fd, w.buf)
+		n, err := getdents(fd, w.buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -257,15 +257,15 @@ func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
 		if n <= 0 {
 			return nil
 		}
-		// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
-		// d_type (1), d_name (NUL-terminated).
-		for off := 0; off+19 <= n; {
+		// A record (getdents): d_ino (8) first, d_reclen (2) at 16,
+		// d_type and d_name (NUL-terminated) where the OS puts them.
+		for off := 0; off+direntNameOff <= n; {
 			reclen := int(binary.NativeEndian.Uint16(w.buf[off+16:]))
 			if reclen == 0 || off+reclen > n {
 				return errors.New("bad folder entry")
 			}
-			typ := w.buf[off+18]
-			name := w.buf[off+19 : off+reclen]
+			typ := w.buf[off+direntTypeOff]
+			name := w.buf[off+direntNameOff : off+reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
@@ -309,7 +309,7 @@ func (w *walk) unreadable(pfd int, name, path string) (int, bool) {
 		return -1, false
 	}
 	if int(st.Uid) == os.Geteuid() {
-		mode := st.Mode & 0o7777
+		mode := uint32(st.Mode & 0o7777)
 		if fd, err := grantRead(pfd, name, mode); err == nil {
 			if dup, derr := unix.Dup(fd); derr == nil && !w.g.after(ctimeOf(&st)) {
 				w.restore = append(w.restore, func() { putMode(dup, mode) })

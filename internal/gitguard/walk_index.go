@@ -72,7 +72,7 @@ func (w *walk) walkFrom(path string, moved bool) {
 // beneath it (walkAt).
 func (w *walk) walkLive(path string, moved bool) {
 	parent := filepath.Dir(path)
-	pfd, err := kernel.OpenNoSymlinks(parent, unix.O_PATH|unix.O_DIRECTORY)
+	pfd, err := kernel.OpenNoSymlinks(parent, dirHandle)
 	if err != nil {
 		return // gone, or replaced by a symlink since it was resolved
 	}

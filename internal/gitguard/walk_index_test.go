@@ -230,8 +230,8 @@ var plantCases = []plantCase{{
 		evilGit(t, filepath.Join(tmp, "evil/sub/.git"))
 	},
 	plant: func(t *testing.T, ws, tmp string) string {
-		if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, "x/sub"), unix.AT_FDCWD, filepath.Join(tmp, "evil/sub"), unix.RENAME_EXCHANGE); err != nil {
-			t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
+		if err := exchange(filepath.Join(ws, "x/sub"), filepath.Join(tmp, "evil/sub")); err != nil {
+			t.Skipf("exchange: %v", err)
 		}
 		return filepath.Join(ws, "x/sub/.git")
 	},
@@ -375,12 +375,15 @@ func TestGuardIndexedUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The end scan as nobody: the locked folder is unreadable.
+	if !haveSetfsuid {
+		t.Skip("no setfsuid here (macOS): the scan as nobody needs it")
+	}
 	var end *treeindex.Index
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		unix.Setfsuid(65534)
+		setFsuid(65534)
 		end = treeindex.Scan(ws, plan.Indexes[0])
 	}()
 	<-done

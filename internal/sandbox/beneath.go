@@ -174,7 +174,7 @@ func literalGlob(p string) string {
 // openDir for src and dst (Move). It returns the type bits (S_IFMT) of
 // what it moved.
 func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) (uint32, error) {
-	obj, err := unix.Openat(from.fd, fromName, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	obj, err := openRead(from.fd, fromName, oPath)
 	if err != nil {
 		return 0, src.osError(op, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
 	}
@@ -196,7 +196,7 @@ func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, t
 	}
 	var after unix.Stat_t
 	if err := unix.Fstatat(to.fd, toName, &after, unix.AT_SYMLINK_NOFOLLOW); err == nil && after.Dev == before.Dev && after.Ino == before.Ino {
-		return before.Mode & unix.S_IFMT, nil
+		return uint32(before.Mode & unix.S_IFMT), nil
 	}
 	// Something else took the name between the decision and the
 	// rename: put it back, and say the path changed.
@@ -300,7 +300,7 @@ func (w *beneathWalk) folder(fd int, rel string) error {
 			if !descend || !e.IsDir() {
 				continue
 			}
-			sub, err := unix.Openat(dfd, e.Name(), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			sub, err := openRead(dfd, e.Name(), oPath|unix.O_DIRECTORY)
 			if err != nil {
 				return &os.PathError{Op: "open", Path: erel, Err: err}
 			}

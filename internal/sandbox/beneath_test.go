@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -192,7 +190,7 @@ func TestRenameExchangedSource(t *testing.T) {
 	exchanged := false
 	writeNested(t, ws, "box/plain/x.txt", "x")
 	err := moveInWith(t, p, "box/plain", "box/shown", func() {
-		exchanged = unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, "box", "plain"), unix.AT_FDCWD, filepath.Join(ws, "box", "vault"), unix.RENAME_EXCHANGE) == nil
+		exchanged = exchange(filepath.Join(ws, "box", "plain"), filepath.Join(ws, "box", "vault")) == nil
 	})
 	if !exchanged {
 		t.Fatal("the exchange did not happen")

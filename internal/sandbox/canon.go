@@ -39,7 +39,7 @@ func Canonical(base, path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = base + string(filepath.Separator) + path
 	}
-	w, err := walkPath(path, walkSpec{flags: unix.O_PATH, followLast: true, keepMissing: true})
+	w, err := walkPath(path, walkSpec{flags: oPath, followLast: true, keepMissing: true})
 	switch {
 	case err == nil:
 		unix.Close(w.fd)

@@ -137,7 +137,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 			n++
 		}
 		rest := parts[n:]
-		top, err := walkPath("/"+strings.Join(parts[:n], "/"), walkSpec{flags: unix.O_PATH, followLast: true})
+		top, err := walkPath("/"+strings.Join(parts[:n], "/"), walkSpec{flags: oPath, followLast: true})
 		if err != nil {
 			continue
 		}

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -417,29 +416,44 @@ func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
 	return st, nil
 }
 
-// TempFile creates an unnamed file in the folder (O_TMPFILE): it has no
-// name until Commit links it in, so a crash or a kill leaves nothing
-// behind. It is open for reading too, so the writer can hash what it
-// wrote. Where the file system lacks O_TMPFILE, it falls back to a hidden
-// name that Discard removes.
-func (d *Dir) TempFile(perm uint32) (*Temp, error) {
-	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, perm)
+// TempFile creates the file that will replace (replaces) or create the
+// entry name of the folder, open for reading too so the writer can hash
+// what it wrote. It is unnamed (O_TMPFILE) where it can be: a crash or a
+// kill leaves nothing. Otherwise (macOS, -tags dshportable, a file system
+// without O_TMPFILE) it is named, O_EXCL, and Discard removes it: for a
+// replacement, name's staging name (the caller holds name's lock, so a
+// file there is a killed writer's, removed first); for a create, a
+// random hidden name.
+func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
+	if err := oneEntry(d.Path, name); err != nil {
+		return nil, err
+	}
+	fd, err := openUnnamed(d.fd, perm)
 	if err == nil {
 		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
 	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+	if !errors.Is(err, errors.ErrUnsupported) {
 		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
 	}
+	if replaces {
+		link := stagingName(name)
+		unix.Unlinkat(d.fd, link, 0) // a leftover of a killed writer
+		file, err := d.Open(link, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		if err != nil {
+			return nil, err
+		}
+		return &Temp{File: file, dir: d, name: link}, nil
+	}
 	for range 100 {
-		name := tempName()
-		file, err := d.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		tmp := tempName()
+		file, err := d.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &Temp{File: file, dir: d, name: name}, nil
+		return &Temp{File: file, dir: d, name: tmp}, nil
 	}
 	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: unix.EEXIST}
 }
@@ -461,14 +475,13 @@ type Temp struct {
 
 // Commit makes the temp file the folder's entry name, atomically (a
 // reader sees the old file or the new one), without syncing the folder
-// (docs/design.md's durability rule). A file that creates name gets it
-// only while it is free (FS_EXISTS otherwise): an unnamed one (O_TMPFILE)
-// is linked in under name, a named one renamed without replacing. An
-// unnamed file that replaces name is linked in under a hidden name and
-// renamed over it, since linkat cannot replace; the caller holds the
-// target's lock, so that hidden name is the target's own, and a process
-// killed between the two calls leaves at most that one file, which the
-// next replacement removes first.
+// (docs/design.md's durability rule). A create gets name only while it is
+// free (FS_EXISTS otherwise): an unnamed file (O_TMPFILE) is linked in, a
+// named one renamed without replacing. An unnamed file that replaces is
+// linked in under a hidden name, the target's own (the caller holds its
+// lock), and renamed over it, since linkat cannot replace; a process
+// killed between the two leaves that one file, which the next
+// replacement of name removes first, whatever its kind of temp file.
 func (t *Temp) Commit(name string, replace bool) error {
 	if err := oneEntry(t.dir.Path, name); err != nil {
 		return err
@@ -482,9 +495,11 @@ func (t *Temp) Commit(name string, replace bool) error {
 		}
 		return nil
 	}
+	link := stagingName(name)
+	if t.name != link {
+		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
+	}
 	if t.name == "" {
-		link := stagingName(name)
-		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer
 		if err := t.link(link); err != nil {
 			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
 		}
@@ -503,7 +518,7 @@ func (t *Temp) create(name string) error {
 	if t.name == "" {
 		return t.link(name)
 	}
-	err := unix.Renameat2(t.dir.fd, t.name, t.dir.fd, name, unix.RENAME_NOREPLACE)
+	err := renameNoReplace(t.dir.fd, t.name, t.dir.fd, name)
 	if err == nil {
 		t.name = ""
 		return nil
@@ -512,22 +527,6 @@ func (t *Temp) create(name string) error {
 		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
 		// Discard removes the temp name.
 		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
-	}
-	return err
-}
-
-// link gives the unnamed file the name link in its folder.
-func (t *Temp) link(link string) error {
-	var err error = unix.ENOENT
-	if proc, perr := kernel.ProcRoot(); perr == nil {
-		// Through the verified /proc only: a symlink laid out on a fake
-		// one would give another file the name.
-		err = unix.Linkat(proc, "thread-self/fd/"+strconv.Itoa(int(t.Fd())), t.dir.fd, link, unix.AT_SYMLINK_FOLLOW)
-	}
-	if errors.Is(err, unix.ENOENT) {
-		// No /proc: AT_EMPTY_PATH does the same where the process has
-		// CAP_DAC_READ_SEARCH.
-		err = unix.Linkat(int(t.Fd()), "", t.dir.fd, link, unix.AT_EMPTY_PATH)
 	}
 	return err
 }
@@ -595,7 +594,7 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 	if err := errors.Join(oneEntry(d.Path, name), oneEntry(to.Path, toName)); err != nil {
 		return err
 	}
-	err := unix.Renameat2(d.fd, name, to.fd, toName, unix.RENAME_NOREPLACE)
+	err := renameNoReplace(d.fd, name, to.fd, toName)
 	if err == nil {
 		return nil
 	}

@@ -16,49 +16,15 @@ import (
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
-// TestOpenat2Refused: whatever openat2 answers (a retry asked for without
-// end, a signal, ENOSYS or EPERM from a seccomp filter, a loop), the
-// resolver is never held up by it: the component walk gives the answer
-// the one-call path would have given. ENOSYS turns the one-call path off
-// for the rest of the process.
-func TestOpenat2Refused(t *testing.T) {
-	root := tempRoot(t)
-	makeLayout(t, root, canonLayout...)
-	for _, errno := range []unix.Errno{unix.EAGAIN, unix.EINTR, unix.EPERM, unix.ELOOP, unix.ENOSYS} {
-		t.Run(errno.Error(), func(t *testing.T) {
-			calls := 0
-			refused := func(int, string, *unix.OpenHow) (int, error) {
-				calls++
-				return -1, errno
-			}
-			t.Cleanup(func() { noOpenat2.Store(false) })
-			for range 2 {
-				w, err := walkPath(root+"/ws/d/g", walkSpec{flags: unix.O_RDONLY, followLast: true, openat2: refused})
-				if err != nil || w.path != root+"/ws/d/g" {
-					t.Fatalf("walkPath = %q, %v; want the file", w.path, err)
-				}
-				unix.Close(w.fd)
-			}
-			want := 2
-			if errno == unix.ENOSYS {
-				want = 1
-			}
-			if calls != want {
-				t.Errorf("openat2 called %d times, want %d", calls, want)
-			}
-		})
-	}
-}
-
 // swapEntry puts entry (layout notation) in place of what its name holds
 // now, which is moved aside to name.old first: "d => ../out" turns the
 // folder d into a symlink, "ws => ws.old" the root into a symlink to its
 // own old content, "d" a folder into a file. "a <=> b" exchanges a and b
-// (renameat2 RENAME_EXCHANGE).
+// (exchange).
 func swapEntry(t testing.TB, root, entry string) {
 	t.Helper()
 	if a, b, ok := strings.Cut(entry, " <=> "); ok {
-		if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, a), unix.AT_FDCWD, filepath.Join(root, b), unix.RENAME_EXCHANGE); err != nil {
+		if err := exchange(filepath.Join(root, a), filepath.Join(root, b)); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -353,9 +319,6 @@ func TestTempCommit(t *testing.T) {
 				kind = "named"
 			}
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
-				if named && tc.leftover {
-					t.Skip("only an unnamed temp file is staged under a fixed name")
-				}
 				root := tempRoot(t)
 				makeLayout(t, root, fenceLayout...)
 				makeLayout(t, root, tc.layout...)
@@ -369,7 +332,7 @@ func TestTempCommit(t *testing.T) {
 					tmp = namedTemp(t, d)
 				} else {
 					var err error
-					if tmp, err = d.TempFile(0o644); err != nil {
+					if tmp, err = d.TempFile(tc.target, tc.replace, 0o644); err != nil {
 						t.Fatal(err)
 					}
 					if tmp.name != "" {
@@ -455,7 +418,7 @@ func TestBareRepoLock(t *testing.T) {
 		t.Fatalf("the second write did not wait for the first: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	tmp, err := head.TempFile(0o644)
+	tmp, err := head.TempFile(name, false, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
+
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -125,14 +125,14 @@ var resolvers = []resolver{
 		return opened{path: p}, err
 	}},
 	{name: "OpenNoSymlinks", run: func(e *escapeEnv, path string, _ Target) (opened, error) {
-		return fdOpened(kernel.OpenNoSymlinks(e.absGiven(path), unix.O_PATH))
+		return fdOpened(openNoSymlinks(e.absGiven(path), oPath))
 	}},
 	{name: "walkPath", run: func(e *escapeEnv, path string, _ Target) (opened, error) {
-		w, err := walkPath(e.absGiven(path), walkSpec{flags: unix.O_PATH, followLast: true})
+		w, err := walkPath(e.absGiven(path), walkSpec{flags: oPath, followLast: true})
 		return fdOpened(w.fd, err)
 	}},
 	{name: "walkFrom(ws)", run: func(e *escapeEnv, path string, _ Target) (opened, error) {
-		ws, err := openRead(unix.AT_FDCWD, e.ws, unix.O_PATH|unix.O_DIRECTORY)
+		ws, err := openRead(unix.AT_FDCWD, e.ws, oPath|unix.O_DIRECTORY)
 		if err != nil {
 			return opened{}, err
 		}
@@ -714,7 +714,7 @@ func escapeSetup(t *testing.T, tc escapeCase) (*escapeEnv, map[[2]uint64]string)
 	t.Helper()
 	root := tempRoot(t)
 	makeLayout(t, root, canonLayout...)
-	outFD, err := unix.Open(filepath.Join(root, "out"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	outFD, err := unix.Open(filepath.Join(root, "out"), oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,7 +742,7 @@ func layoutIdentities(t *testing.T, root string) map[[2]uint64]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		ids[[2]uint64{st.Dev, st.Ino}] = rel
+		ids[[2]uint64{uint64(st.Dev), st.Ino}] = rel
 		return nil
 	})
 	if err != nil {
@@ -768,7 +768,7 @@ func outcome(e *escapeEnv, r resolver, ids map[[2]uint64]string, got opened, err
 		}
 		return "ok:" + got.path
 	}
-	where, ok := ids[[2]uint64{got.st.Dev, got.st.Ino}]
+	where, ok := ids[[2]uint64{uint64(got.st.Dev), got.st.Ino}]
 	if !ok {
 		where = "?" // outside the layout: /, /proc…
 	}

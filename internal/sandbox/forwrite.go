@@ -130,7 +130,7 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 	if err != nil {
 		return 0, t.osError(op, err)
 	}
-	typ := st.Mode & unix.S_IFMT
+	typ := uint32(st.Mode & unix.S_IFMT)
 	if err := d.remove(name, typ == unix.S_IFDIR); err != nil {
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			return 0, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; a removal is never recursive", err)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -340,12 +339,12 @@ func dropTrailingSlash(p string) string {
 // kernelResolve opens p with O_PATH, following every symlink as open(2)
 // does, and returns the path the kernel reached.
 func kernelResolve(p string) (string, error) {
-	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, err := openFollowing(p)
 	if err != nil {
 		return "", err
 	}
 	defer unix.Close(fd)
-	return os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	return readBack(fd)
 }
 
 // walkReference resolves the absolute path full one component at a time
@@ -377,7 +376,7 @@ func walkReference(full string) (ref string, err error, known bool) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fd, oerr := unix.Open(next, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, oerr := openFollowing(next)
 		switch {
 		case errors.Is(oerr, unix.ENOENT):
 			if _, lerr := os.Lstat(next); lerr == nil {
@@ -392,7 +391,7 @@ func walkReference(full string) (ref string, err error, known bool) {
 		}
 		var st unix.Stat_t
 		serr := unix.Fstat(fd, &st)
-		resolved, rerr := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+		resolved, rerr := readBack(fd)
 		unix.Close(fd)
 		if serr != nil || rerr != nil || !filepath.IsAbs(resolved) {
 			return "", nil, false

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -19,10 +18,10 @@ func kernelLayer(p policy.Policy) (bool, error) {
 	}
 	switch p.Enforce {
 	case policy.EnforceAuto:
-		return kernel.ABI() > 0, nil
+		return landlockABI() > 0, nil
 	case policy.EnforceLandlock:
-		if kernel.ABI() == 0 {
-			return false, fserr.New(fserr.ConfigInvalid, "enforce: landlock is not available on this kernel (use enforce: auto or off)")
+		if landlockABI() == 0 {
+			return false, fserr.New(fserr.ConfigInvalid, "enforce: "+noLandlock+" (use enforce: auto or off)")
 		}
 		return true, nil
 	}
@@ -92,7 +91,7 @@ func (f *Fence) Enforce() error {
 		f.enforced = true
 		return nil
 	}
-	if err := kernel.RestrictProcessWrites(dirs, []string{os.DevNull}); err != nil {
+	if err := restrictWrites(dirs); err != nil {
 		return fserr.Wrap(fserr.IO, fmt.Sprintf("enforce: landlock: %v", err), err)
 	}
 	f.enforced = true
@@ -121,13 +120,16 @@ type Layers struct {
 	Layers []string `json:"layers"`
 	// LandlockABI is the kernel's Landlock ABI version; 0 without one.
 	LandlockABI int `json:"landlock_abi"`
+	// Note says why there is no kernel layer where the OS has none to
+	// give (macOS); empty elsewhere.
+	Note string `json:"note,omitempty"`
 }
 
 // ActiveLayers returns the layers that guard a mutation under p. In
 // read-only mode no mutation runs, and in danger-full-access there is no
 // fence: both have none.
 func ActiveLayers(p policy.Policy) Layers {
-	l := Layers{Layers: []string{}, LandlockABI: kernel.ABI()}
+	l := Layers{Layers: []string{}, LandlockABI: landlockABI(), Note: kernelLayerNote}
 	if p.Mode == policy.WorkspaceWrite {
 		l.Layers = append(l.Layers, "lexical", "root")
 		if on, _ := kernelLayer(p); on {

@@ -160,7 +160,7 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 		unix.Close(fd)
 		return -1, 0, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
-	if wantType != 0 && st.Mode&unix.S_IFMT != wantType {
+	if wantType != 0 && uint32(st.Mode&unix.S_IFMT) != wantType {
 		unix.Close(fd)
 		return -1, 0, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
@@ -289,7 +289,7 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 	defer direntBufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := unix.Getdents(d.fd(), buf)
+		n, err := getdents(d.fd(), buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -300,7 +300,7 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 			return nil
 		}
 		records := 0
-		for off := 0; off+18 <= n; records++ {
+		for off := 0; off+direntTypeOff <= n; records++ {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen == 0 {
 				break // malformed: the loop below says so
@@ -310,18 +310,19 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 		grow(records)
 		batch := string(buf[:n])
 		for off := 0; off < n; {
-			// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
-			// d_type (1), d_name (NUL-terminated, padded to reclen).
-			if off+19 > n {
+			// A record (getdents): d_ino (8) first, d_reclen (2) at 16,
+			// d_type (1) and d_name (NUL-terminated, padded to reclen)
+			// where the OS puts them.
+			if off+direntNameOff > n {
 				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
 			}
 			ino := binary.NativeEndian.Uint64(buf[off:])
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen < 19 || off+reclen > n {
+			if reclen < direntNameOff || off+reclen > n {
 				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
 			}
-			dt := buf[off+18]
-			name := batch[off+19 : off+reclen]
+			dt := buf[off+direntTypeOff]
+			name := batch[off+direntNameOff : off+reclen]
 			if i := strings.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -88,7 +87,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	if err := f.checkReadTarget(op, t); err != nil {
 		return Stat{}, err
 	}
-	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_PATH})
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: oPath})
 	if err != nil {
 		return Stat{}, t.osError(op, err)
 	}
@@ -98,7 +97,7 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	}
 	st := Stat{Stat_t: w.st}
 	if w.st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		st.Target, _ = readlinkat(w.fd, "")
+		st.Target, _ = linkText(w.fd)
 	}
 	return st, nil
 }
@@ -222,11 +221,17 @@ func fdPath(fd int) (string, bool) {
 // decision needed one (TestListDirReadsBackWhereARuleCouldApply).
 var readBacks atomic.Int64
 
-// openedPath is the path of fd now, read back from the verified /proc
-// (kernel.OpenedPath).
+// OpenedPath is the path of the object open as fd now, read back from
+// the system (the verified /proc on Linux, fcntl(F_GETPATH) on macOS),
+// never from a name given before the open. It fails where the object has
+// no path or the system cannot say.
+func OpenedPath(fd int) (string, error) { return openedPath(fd) }
+
+// openedPath is the path of fd now, read back (readBack: the verified
+// /proc on Linux, fcntl(F_GETPATH) on macOS).
 func openedPath(fd int) (string, error) {
 	readBacks.Add(1)
-	return kernel.OpenedPath(fd)
+	return readBack(fd)
 }
 
 // CheckRead denies reading t when it matches a deny_read glob, in every

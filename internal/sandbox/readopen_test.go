@@ -52,13 +52,13 @@ func TestWalkPath(t *testing.T) {
 		{name: "loop", layout: []string{"ws/a => b", "ws/b => a"}, path: "a", follow: true, errno: unix.ELOOP},
 		{name: "dangling link", layout: []string{"ws/dl => nope"}, path: "dl", follow: true, errno: unix.ENOENT},
 		// Without follow, under O_PATH, the last link is the object.
-		{name: "O_PATH link itself", layout: []string{"ws/l => ../out/x"}, path: "l", flags: unix.O_PATH, want: "ws/l", link: true},
-		{name: "O_PATH dangling link itself", layout: []string{"ws/dl => nope"}, path: "dl", flags: unix.O_PATH, want: "ws/dl", link: true},
-		{name: "O_PATH link on the way followed", layout: []string{"ws/l => ../out"}, path: "l/x", flags: unix.O_PATH, want: "out/x"},
-		{name: "O_PATH followed link", layout: []string{"ws/l => ../out/x"}, path: "l", flags: unix.O_PATH, follow: true, want: "out/x"},
+		{name: "O_PATH link itself", layout: []string{"ws/l => ../out/x"}, path: "l", flags: oPath, want: "ws/l", link: true},
+		{name: "O_PATH dangling link itself", layout: []string{"ws/dl => nope"}, path: "dl", flags: oPath, want: "ws/dl", link: true},
+		{name: "O_PATH link on the way followed", layout: []string{"ws/l => ../out"}, path: "l/x", flags: oPath, want: "out/x"},
+		{name: "O_PATH followed link", layout: []string{"ws/l => ../out/x"}, path: "l", flags: oPath, follow: true, want: "out/x"},
 		// A /proc magic link is read as text, never followed by the
 		// kernel: /proc/self/root names "/".
-		{name: "magic link read as text", path: "/proc/self/root/proc/self/root", flags: unix.O_PATH, follow: true, want: "/"},
+		{name: "magic link read as text", path: "/proc/self/root/proc/self/root", flags: oPath, follow: true, want: "/"},
 	} {
 		eachWalk(t, tc.name, func(t *testing.T) {
 			root := tempRoot(t)

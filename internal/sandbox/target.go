@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +54,7 @@ func (t Target) osError(op string, err error) error {
 // /proc, byName checks the name, which the caller has verified to be the
 // opened file.
 func (t Target) CheckWritable(op string, file *os.File, byName func() error) error {
-	err := unix.Faccessat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", file.Fd()), unix.W_OK, unix.AT_EACCESS)
+	err := accessOpened(file.Fd(), unix.W_OK)
 	if errors.Is(err, unix.ENOENT) && byName != nil {
 		err = byName()
 	}

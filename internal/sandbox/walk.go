@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,8 +46,8 @@ type walkSpec struct {
 	folder func(fd int, path string) error
 	// openat2, when set (by this package's tests, to play a kernel or a
 	// seccomp filter that refuses it), is called instead of the openat2
-	// system call.
-	openat2 func(dirfd int, path string, how *unix.OpenHow) (int, error)
+	// system call; the portable build has none to call.
+	openat2 openat2Func
 }
 
 // walked is an object a walk opened: its descriptor, the path it was
@@ -69,7 +68,7 @@ func (w walked) canonical() string {
 
 // readFlags are the only open flags the resolver passes to the kernel:
 // nothing it opens is opened for writing or created.
-const readFlags = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
+const readFlags = oPath | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
 
 // emptySymlink is a symlink with no text: it leads nowhere, as ENOENT
 // says, but Canonical reports it as bad input.
@@ -89,7 +88,7 @@ func (e refusedDespiteBits) Unwrap() error { return e.PathError }
 // following a final symlink, with only readFlags.
 func openRead(dirfd int, name string, flags int) (int, error) {
 	for range maxRaceRetries {
-		fd, err := unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openHandle(dirfd, name, flags)
 		if err == unix.EINTR {
 			continue // a signal during a slow open (a FIFO, a network file system)
 		}
@@ -109,73 +108,12 @@ func walkPath(path string, spec walkSpec) (walked, error) {
 			return w, nil
 		}
 	}
-	root, err := openRead(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY)
+	root, err := openRead(unix.AT_FDCWD, "/", oPath|unix.O_DIRECTORY)
 	if err != nil {
 		return walked{}, &os.PathError{Op: "open", Path: "/", Err: err}
 	}
 	defer unix.Close(root)
 	return walkFrom(root, "/", path, spec)
-}
-
-// noOpenat2 is set once openat2 is found missing (ENOSYS: a kernel
-// before 5.6, or a seccomp filter that hides it): the component walk
-// serves alone from then on.
-var noOpenat2 atomic.Bool
-
-// walkAtOnce opens a path that holds no symlink in one openat2 call. It
-// reports false for anything else, a symlink on the way or an error of
-// any kind: the component walk then gives the answer, and its error
-// names the component.
-func walkAtOnce(path string, spec walkSpec) (walked, bool) {
-	if noOpenat2.Load() {
-		return walked{}, false
-	}
-	flags := spec.flags
-	if spec.noSymlinks || spec.followLast {
-		flags &^= unix.O_NOFOLLOW // a final symlink is then ELOOP
-	} else {
-		flags |= unix.O_NOFOLLOW // with O_PATH, the link itself
-	}
-	open := func(p string) (walked, bool) {
-		how := &unix.OpenHow{Flags: uint64(flags&readFlags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-		sys := unix.Openat2
-		if spec.openat2 != nil {
-			sys = spec.openat2
-		}
-		fd, err := sys(unix.AT_FDCWD, p, how)
-		if err == unix.ENOSYS {
-			noOpenat2.Store(true)
-		}
-		if err != nil {
-			return walked{}, false
-		}
-		w := walked{fd: fd, path: filepath.Clean(p)}
-		if unix.Fstat(fd, &w.st) != nil {
-			unix.Close(fd)
-			return walked{}, false
-		}
-		return w, true
-	}
-	if w, ok := open(path); ok || !spec.keepMissing {
-		return w, ok
-	}
-	// A path to create: its folder, at once, when only its last name is
-	// missing (a new file in a folder that exists).
-	dir, name := filepath.Split(strings.TrimRight(path, "/"))
-	if name == "" || name == "." || name == ".." || dir == "" {
-		return walked{}, false
-	}
-	var st unix.Stat_t
-	w, ok := open(dir)
-	if !ok {
-		return walked{}, false
-	}
-	if w.st.Mode&unix.S_IFMT != unix.S_IFDIR || unix.Fstatat(w.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
-		unix.Close(w.fd)
-		return walked{}, false
-	}
-	w.missing = []string{name}
-	return w, true
 }
 
 // walkFrom walks rel from the folder start (open as a descriptor, at the
@@ -270,7 +208,7 @@ func (w *walker) stepDotDot() error {
 // what it is. done says the walk ended, with the object or an error.
 func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 	last := len(w.pending) == 0
-	if last && w.spec.flags&unix.O_PATH == 0 {
+	if last && w.spec.flags&oPath == 0 {
 		if obj, done, err := w.openLast(name); done {
 			return obj, true, err
 		}
@@ -288,7 +226,7 @@ func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 		unix.Close(fd)
 		return walked{}, true, fail("fstat", w.at(name), err)
 	}
-	typ := st.Mode & unix.S_IFMT
+	typ := uint32(st.Mode & unix.S_IFMT)
 	switch {
 	case typ == unix.S_IFLNK && w.spec.noSymlinks:
 		unix.Close(fd)
@@ -325,7 +263,7 @@ func (w *walker) openLast(name string) (obj walked, done bool, err error) {
 // with mkdir a missing folder is made first.
 func (w *walker) look(name string) (int, error) {
 	dir := w.dir()
-	fd, err := openRead(dir, name, unix.O_PATH)
+	fd, err := openRead(dir, name, oPath)
 	if err == unix.ENOENT && w.spec.mkdir {
 		if err = unix.Mkdirat(dir, name, 0o777); err != nil && err != unix.EEXIST {
 			perr := &os.PathError{Op: "mkdir", Path: w.at(name), Err: err}
@@ -334,7 +272,7 @@ func (w *walker) look(name string) (int, error) {
 			}
 			return -1, perr
 		}
-		fd, err = openRead(dir, name, unix.O_PATH)
+		fd, err = openRead(dir, name, oPath)
 	}
 	if err != nil && !(err == unix.ENOENT && w.spec.keepMissing) {
 		return -1, fail("open", w.at(name), err)
@@ -357,7 +295,7 @@ func (w *walker) stepFolder(fd int, name string) error {
 // times.
 func (w *walker) stepLast(fd int, name string, typ uint32) (obj walked, done bool, err error) {
 	switch {
-	case w.spec.flags&unix.O_PATH != 0:
+	case w.spec.flags&oPath != 0:
 		obj, err := w.finish(fd, w.at(name)) // any type, the link itself included
 		return obj, true, err
 	case w.spec.flags&unix.O_DIRECTORY != 0 && typ != unix.S_IFDIR:
@@ -376,7 +314,7 @@ func (w *walker) stepLast(fd int, name string, typ uint32) (obj walked, done boo
 // front of what is left to walk; an absolute one starts again from "/",
 // and only a walk from "/" may take one (EXDEV).
 func (w *walker) stepSymlink(fd int, name string) error {
-	target, err := readlinkat(fd, "")
+	target, err := linkText(fd)
 	unix.Close(fd)
 	if err != nil {
 		return fail("readlink", w.at(name), err)
@@ -403,7 +341,7 @@ func (w *walker) stepSymlink(fd int, name string) error {
 func (w *walker) end() (walked, error) {
 	flags := w.spec.flags
 	if len(w.missing) > 0 {
-		flags = unix.O_PATH | unix.O_DIRECTORY
+		flags = oPath | unix.O_DIRECTORY
 	}
 	fd, err := openRead(w.dir(), ".", flags)
 	if err != nil {

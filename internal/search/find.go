@@ -163,7 +163,7 @@ func Find(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResult, err
 		}
 		// Only the type and size: describe's mode and time strings would
 		// be made for every entry shown and dropped.
-		typ := fsops.TypeOf(st.Mode)
+		typ := fsops.TypeOf(uint32(st.Mode))
 		if opt.Type != "" && typ != opt.Type {
 			return nil // changed type since the folder was read
 		}

@@ -135,7 +135,7 @@ func findSorted(f *sandbox.Fence, t sandbox.Target, opt FindOptions) (*FindResul
 			w.skip.Unreadable++
 			return nil
 		}
-		typ := fsops.TypeOf(st.Mode)
+		typ := fsops.TypeOf(uint32(st.Mode))
 		if opt.Type != "" && typ != opt.Type {
 			return nil
 		}

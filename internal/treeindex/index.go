@@ -351,7 +351,7 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 	defer direntBuffers.Put(bp)
 	buf := *bp
 	for {
-		n, err := unix.Getdents(fd, buf)
+		n, err := getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -361,27 +361,28 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 		if n <= 0 {
 			return entries, nil
 		}
-		for b := buf[:n]; len(b) >= 19; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16,
-			// type u8, then the name, NUL-terminated.
+		for b := buf[:n]; len(b) >= direntNameOff; {
+			// A record (getdents): ino u64 first, reclen u16 at 16
+			// (little-endian on every system built for), the type and
+			// the NUL-terminated name where the OS puts them.
 			reclen := int(b[16]) | int(b[17])<<8
-			if reclen < 19 || reclen > len(b) {
+			if reclen < direntNameOff || reclen > len(b) {
 				return nil, unix.EIO
 			}
 			rec := b[:reclen]
 			b = b[reclen:]
-			name := rec[19:]
+			name := rec[direntNameOff:]
 			if i := slices.Index(name, 0); i >= 0 {
 				name = name[:i]
 			}
 			if s := string(name); s != "." && s != ".." {
-				e := Entry{Name: s, Kind: kindOf(rec[18]), Ino: le64(rec)}
-				if statEntries || rec[18] == unix.DT_UNKNOWN {
+				e := Entry{Name: s, Kind: kindOf(rec[direntTypeOff]), Ino: le64(rec)}
+				if statEntries || rec[direntTypeOff] == unix.DT_UNKNOWN {
 					var st unix.Stat_t
 					if err := unix.Fstatat(fd, s, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 						continue // gone since
 					}
-					e.Kind, e.Ino = kindOfMode(st.Mode), st.Ino
+					e.Kind, e.Ino = kindOfMode(uint32(st.Mode)), st.Ino
 				}
 				entries = append(entries, e)
 			}
@@ -434,25 +435,4 @@ func kindOfMode(mode uint32) Kind {
 // its ctime), and getdents inode numbers equal to stat's.
 type fsInfo struct {
 	ctimeKept, dinoKept bool
-}
-
-// statFS says what the file system holding abs keeps. Only local file
-// systems whose kernel code stamps a folder's ctime on every change are
-// trusted; a network or FUSE file system, where another machine or a
-// user's daemon decides the times, is read whole every time. overlayfs
-// keeps ctimes (its upper folders'), but its getdents inode numbers may
-// be the lower layers'.
-func statFS(abs string) fsInfo {
-	var sfs unix.Statfs_t
-	if unix.Statfs(abs, &sfs) != nil {
-		return fsInfo{}
-	}
-	switch uint32(sfs.Type) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
-		unix.F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */, unix.BCACHEFS_SUPER_MAGIC:
-		return fsInfo{ctimeKept: true, dinoKept: true}
-	case unix.OVERLAYFS_SUPER_MAGIC:
-		return fsInfo{ctimeKept: true}
-	}
-	return fsInfo{}
 }

@@ -84,12 +84,7 @@ func TestOwnerTrustedUnmappedRoot(t *testing.T) {
 	c := exec.Command(bin, "-test.run=^TestOwnerTrustedUnmappedRootChild$", "-test.v")
 	c.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "OWNER_CHILD=1", "OWNER_FILE="+own)
 	c.Dir = "/"
-	c.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 23456, HostID: 23456, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 23456, HostID: 23456, Size: 1}},
-		Credential:  &syscall.Credential{Uid: 23456, Gid: 23456, Groups: []uint32{}},
-	}
+	asUnmappedUser(t, c, 23456)
 	out, err := c.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "operation not permitted") {
 		t.Skipf("no user namespace here: %v\n%s", err, out)

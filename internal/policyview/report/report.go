@@ -69,6 +69,9 @@ func (r Policy) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\nenforcement: %s (landlock ABI %d)\n", strings.Join(r.Enforcement.Layers, ", "), r.Enforcement.LandlockABI)
+	if r.Enforcement.Note != "" {
+		fmt.Fprintf(w, "  %s\n", r.Enforcement.Note)
+	}
 	sh := r.Shell
 	if sh.Session != "" {
 		fmt.Fprintf(w, "\nshell (dsh-fs exec session %s):\n", sh.Session)

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"bytes"
+
+	"golang.org/x/sys/unix"
+)
+
+// What the portable handles need on every Unix, kept here so that Linux
+// runs the logic macOS uses (os_darwin.go) in its tests.
+
+// cString is the NUL-terminated path in buf (fcntl(F_GETPATH)'s answer);
+// ENAMETOOLONG without a NUL.
+func cString(buf []byte) (string, error) {
+	n := bytes.IndexByte(buf, 0)
+	if n < 0 {
+		return "", unix.ENAMETOOLONG
+	}
+	if n == 0 {
+		return "", unix.ENOENT
+	}
+	return string(buf[:n]), nil
+}
+
+// linkByName reads the symlink open as the handle fd by the name
+// readBack gives it, where a link cannot be read through its handle
+// (macOS: no readlinkat(fd, "")). The name is read, then looked at: the
+// text read is the handle's only if the name still holds the same link
+// (device and inode) after the read, EAGAIN otherwise. Even a text read
+// from another link would be harmless, since the walk resolves every
+// link's text itself under its own rules; the check keeps the answer
+// the handle's.
+func linkByName(fd int, readBack func(int) (string, error)) (string, error) {
+	var held, now unix.Stat_t
+	if err := unix.Fstat(fd, &held); err != nil {
+		return "", err
+	}
+	if held.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", unix.EINVAL
+	}
+	p, err := readBack(fd)
+	if err != nil {
+		return "", err
+	}
+	text, err := readlinkat(unix.AT_FDCWD, p)
+	if err != nil {
+		return "", err
+	}
+	if err := unix.Lstat(p, &now); err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
+		return "", unix.EAGAIN
+	}
+	return text, nil
+}

@@ -1,0 +1,77 @@
+//go:build darwin || (linux && dshportable)
+
+package sandbox
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// The portable build (see doc.go): macOS, and Linux under -tags
+// dshportable, with every Linux accelerator off. Paths are opened by the
+// component walk alone and temp files are named.
+
+// Accelerated reports whether this build uses Linux's accelerators
+// (openat2, O_TMPFILE): false here, where the portable walk and a named
+// temp file serve.
+func Accelerated() bool { return false }
+
+// openat2Func has nothing to call in the portable build.
+type openat2Func = func()
+
+// noOpenat2 is always true in effect here; tests that set it change
+// nothing.
+var noOpenat2 atomic.Bool
+
+// walkAtOnce is openat2's one-call walk, which the portable build does
+// not have: false, so the component walk gives every answer.
+func walkAtOnce(string, walkSpec) (walked, bool) { return walked{}, false }
+
+// openUnnamed has no O_TMPFILE to use: the caller makes a named temp
+// file with O_EXCL, which Discard removes on every error path.
+func openUnnamed(int, uint32) (int, error) { return -1, errors.ErrUnsupported }
+
+// link is never reached: every temp file here has a name.
+func (t *Temp) link(string) error { return errors.ErrUnsupported }
+
+// openHandle opens name in the folder dirfd with flags, never following a
+// final symlink. A handle (oPath) is made as macOS makes one, which has
+// no O_PATH: a folder by searchFlags; anything else is looked at first
+// and opened by what it is, a symlink by linkFlags, a regular file
+// read-only, a device, fifo or socket by specialFlags; what was opened
+// must be what was looked at (device and inode), EAGAIN otherwise.
+func openHandle(dirfd int, name string, flags int) (int, error) {
+	const common = unix.O_CLOEXEC
+	if flags&oPath == 0 {
+		return unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|common, 0)
+	}
+	fd, err := unix.Openat(dirfd, name, searchFlags|common, 0)
+	if flags&unix.O_DIRECTORY != 0 || err != unix.ENOTDIR && err != unix.ELOOP {
+		return fd, err
+	}
+	var seen, opened unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &seen, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return -1, err
+	}
+	open := specialFlags
+	switch seen.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return -1, unix.EAGAIN // a folder since the open above
+	case unix.S_IFLNK:
+		open = linkFlags
+	case unix.S_IFREG:
+		open = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW
+	}
+	if fd, err = unix.Openat(dirfd, name, open|common, 0); err == unix.ELOOP {
+		return -1, unix.EAGAIN // a symlink since the look
+	} else if err != nil {
+		return -1, err
+	}
+	if err := unix.Fstat(fd, &opened); err != nil || opened.Dev != seen.Dev || opened.Ino != seen.Ino {
+		unix.Close(fd)
+		return -1, unix.EAGAIN
+	}
+	return fd, nil
+}

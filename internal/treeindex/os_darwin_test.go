@@ -1,0 +1,4 @@
+package treeindex
+
+// tmpfsAt is false: macOS has no tmpfs.
+func tmpfsAt(string) bool { return false }

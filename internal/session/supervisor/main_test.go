@@ -19,14 +19,18 @@ import (
 // of their own, and their coverage counts (coverEnv).
 const helperEnv = "DSH_FS_SHELL_TEST_HELPER"
 
+// testHelpers are the helper processes a test file of one OS registers
+// by the name it runs them under (argv[0]), each given one argument.
+var testHelpers = map[string]func(arg string) int{}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		if status, ok := Entry(os.Args[1:], testCaller); ok {
 			os.Exit(status)
 		}
 	}
-	if filepath.Base(os.Args[0]) == threadHelper && len(os.Args) == 2 {
-		os.Exit(runThreadCase(os.Args[1]))
+	if helper, ok := testHelpers[filepath.Base(os.Args[0])]; ok && len(os.Args) == 2 {
+		os.Exit(helper(os.Args[1]))
 	}
 	os.Exit(m.Run())
 }

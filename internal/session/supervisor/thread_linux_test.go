@@ -30,6 +30,8 @@ import (
 // thread), so they never reach the test binary itself.
 const threadHelper = "supervisor-thread-case"
 
+func init() { testHelpers[threadHelper] = runThreadCase }
+
 // threadCase is a condition under which startInThread fails.
 type threadCase struct {
 	name string

@@ -21,19 +21,6 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
 }
 
-// getdents reads the folder fd's entries as struct dirent records:
-// d_ino (8), d_seekoff (8), d_reclen (2), d_namlen (2), d_type (1),
-// d_name.
-func getdents(fd int, buf []byte) (int, error) {
-	var base uintptr
-	return unix.Getdirentries(fd, buf, &base)
-}
-
-const (
-	direntTypeOff = 20
-	direntNameOff = 21
-)
-
 // openRegular opens the regular file name in the folder dirfd for
 // reading, never following a symlink unless follow. macOS has no O_PATH:
 // the name is looked at first and opened only if it is a regular file

@@ -21,15 +21,6 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)
 }
 
-// getdents reads the folder fd's entries as linux_dirent64 records:
-// d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-func getdents(fd int, buf []byte) (int, error) { return unix.Getdents(fd, buf) }
-
-const (
-	direntTypeOff = 18
-	direntNameOff = 19
-)
-
 // openRegular opens the regular file name in the folder dirfd for
 // reading, never following a symlink unless follow: it is first opened
 // O_PATH, which runs no device's or fifo's open, checked to be a regular

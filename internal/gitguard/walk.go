@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/dirent"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
 )
@@ -247,7 +248,7 @@ func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
 		w.buf = make([]byte, 64<<10)
 	}
 	for {
-		n, err := getdents(fd, w.buf)
+		n, err := dirent.Read(fd, w.buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -259,13 +260,13 @@ func (w *walk) list(fd int, visit func(name []byte, typ uint8)) error {
 		}
 		// A record (getdents): d_ino (8) first, d_reclen (2) at 16,
 		// d_type and d_name (NUL-terminated) where the OS puts them.
-		for off := 0; off+direntNameOff <= n; {
+		for off := 0; off+dirent.NameOff <= n; {
 			reclen := int(binary.NativeEndian.Uint16(w.buf[off+16:]))
 			if reclen == 0 || off+reclen > n {
 				return errors.New("bad folder entry")
 			}
-			typ := w.buf[off+direntTypeOff]
-			name := w.buf[off+direntNameOff : off+reclen]
+			typ := w.buf[off+dirent.TypeOff]
+			name := w.buf[off+dirent.NameOff : off+reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}

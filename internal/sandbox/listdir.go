@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dshfs/dsh-fs/internal/dirent"
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -289,7 +290,7 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 	defer direntBufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := getdents(d.fd(), buf)
+		n, err := dirent.Read(d.fd(), buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -300,7 +301,7 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 			return nil
 		}
 		records := 0
-		for off := 0; off+direntTypeOff <= n; records++ {
+		for off := 0; off+dirent.TypeOff <= n; records++ {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen == 0 {
 				break // malformed: the loop below says so
@@ -313,16 +314,16 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 			// A record (getdents): d_ino (8) first, d_reclen (2) at 16,
 			// d_type (1) and d_name (NUL-terminated, padded to reclen)
 			// where the OS puts them.
-			if off+direntNameOff > n {
+			if off+dirent.NameOff > n {
 				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
 			}
 			ino := binary.NativeEndian.Uint64(buf[off:])
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen < direntNameOff || off+reclen > n {
+			if reclen < dirent.NameOff || off+reclen > n {
 				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
 			}
-			dt := buf[off+direntTypeOff]
-			name := batch[off+direntNameOff : off+reclen]
+			dt := buf[off+dirent.TypeOff]
+			name := batch[off+dirent.NameOff : off+reclen]
 			if i := strings.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}

@@ -45,19 +45,6 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
 }
 
-// getdents reads the folder fd's entries into buf as struct dirent
-// records: d_ino (8), d_seekoff (8), d_reclen (2), d_namlen (2), d_type
-// (1), d_name.
-func getdents(fd int, buf []byte) (int, error) {
-	var base uintptr
-	return unix.Getdirentries(fd, buf, &base)
-}
-
-const (
-	direntTypeOff = 20
-	direntNameOff = 21
-)
-
 // accessOpened has no /proc to go through on macOS: ENOENT, so the
 // caller checks the name it verified to be the opened file.
 func accessOpened(uintptr, uint32) error { return unix.ENOENT }

@@ -43,15 +43,6 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)
 }
 
-// getdents reads the folder fd's entries into buf as linux_dirent64
-// records: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-func getdents(fd int, buf []byte) (int, error) { return unix.Getdents(fd, buf) }
-
-const (
-	direntTypeOff = 18
-	direntNameOff = 19
-)
-
 // accessOpened checks the opened file for mode through /proc/self/fd,
 // ENOENT where /proc is missing (the caller then checks the name).
 func accessOpened(fd uintptr, mode uint32) error {

@@ -22,9 +22,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dshfs/dsh-fs/internal/dirent"
 )
 
-// Kind is the type of a folder's entry, as getdents(2) tells it.
+// Kind is the type of a folder's entry, as dirent.Read(2) tells it.
 type Kind uint8
 
 // The kinds of entry. A device or a fifo is KindOther.
@@ -351,7 +353,7 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 	defer direntBuffers.Put(bp)
 	buf := *bp
 	for {
-		n, err := getdents(fd, buf)
+		n, err := dirent.Read(fd, buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -361,23 +363,23 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 		if n <= 0 {
 			return entries, nil
 		}
-		for b := buf[:n]; len(b) >= direntNameOff; {
+		for b := buf[:n]; len(b) >= dirent.NameOff; {
 			// A record (getdents): ino u64 first, reclen u16 at 16
 			// (little-endian on every system built for), the type and
 			// the NUL-terminated name where the OS puts them.
 			reclen := int(b[16]) | int(b[17])<<8
-			if reclen < direntNameOff || reclen > len(b) {
+			if reclen < dirent.NameOff || reclen > len(b) {
 				return nil, unix.EIO
 			}
 			rec := b[:reclen]
 			b = b[reclen:]
-			name := rec[direntNameOff:]
+			name := rec[dirent.NameOff:]
 			if i := slices.Index(name, 0); i >= 0 {
 				name = name[:i]
 			}
 			if s := string(name); s != "." && s != ".." {
-				e := Entry{Name: s, Kind: kindOf(rec[direntTypeOff]), Ino: le64(rec)}
-				if statEntries || rec[direntTypeOff] == unix.DT_UNKNOWN {
+				e := Entry{Name: s, Kind: kindOf(rec[dirent.TypeOff]), Ino: le64(rec)}
+				if statEntries || rec[dirent.TypeOff] == unix.DT_UNKNOWN {
 					var st unix.Stat_t
 					if err := unix.Fstatat(fd, s, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 						continue // gone since

@@ -2,15 +2,6 @@ package treeindex
 
 import "golang.org/x/sys/unix"
 
-// getdents reads the folder fd's entries as linux_dirent64 records: ino
-// u64, off s64, reclen u16, type u8, then the name.
-func getdents(fd int, buf []byte) (int, error) { return unix.Getdents(fd, buf) }
-
-const (
-	direntTypeOff = 18
-	direntNameOff = 19
-)
-
 // statFS says what the file system holding abs keeps. Only local file
 // systems whose kernel code stamps a folder's ctime on every change are
 // trusted; a network or FUSE file system, where another machine or a

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dshfs/dsh-fs/e2e/harness"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -368,6 +369,13 @@ func (s killSection) state(n int) map[string]string {
 // call, must fail the check (it would, were the tracer to kill after the
 // call rather than before, or not at all).
 func TestPatchKilledBetweenRenames(t *testing.T) {
+	if !sandbox.Accelerated() {
+		// Its burst is O_TMPFILE's (linkat, then renameat); the portable
+		// build stages named files before the burst, so its kill points
+		// and the states between them are other ones, not pinned here
+		// yet (TestWriteKilledIsAtomic and TestPatchNoSpace run there).
+		t.Skip("pins the accelerated build's calls (O_TMPFILE); the portable build's burst is not pinned yet")
+	}
 	requirePtrace(t)
 	bin := harness.Bin(t)
 	const (

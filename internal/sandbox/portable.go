@@ -39,18 +39,33 @@ func (t *Temp) link(string) error { return errors.ErrUnsupported }
 // openHandle opens name in the folder dirfd with flags, never following a
 // final symlink. A handle (oPath) is made as macOS makes one, which has
 // no O_PATH: a folder by searchFlags; anything else is looked at first
-// and opened by what it is, a symlink by linkFlags, a regular file
-// read-only, a device, fifo or socket by specialFlags; what was opened
-// must be what was looked at (device and inode), EAGAIN otherwise.
+// and opened by what it is (openByType). A name that changed between the
+// look and the open (a concurrent replacement renamed over it) is looked
+// at again, at most maxRaceRetries times, then EAGAIN.
 func openHandle(dirfd int, name string, flags int) (int, error) {
-	const common = unix.O_CLOEXEC
 	if flags&oPath == 0 {
-		return unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|common, 0)
+		return unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	}
-	fd, err := unix.Openat(dirfd, name, searchFlags|common, 0)
-	if flags&unix.O_DIRECTORY != 0 || err != unix.ENOTDIR && err != unix.ELOOP {
-		return fd, err
+	for range maxRaceRetries {
+		fd, err := unix.Openat(dirfd, name, searchFlags|unix.O_CLOEXEC, 0)
+		if flags&unix.O_DIRECTORY != 0 || err != unix.ENOTDIR && err != unix.ELOOP {
+			return fd, err
+		}
+		if fd, err = openByType(dirfd, name); err != errChanged {
+			return fd, err
+		}
 	}
+	return -1, unix.EAGAIN
+}
+
+// errChanged is openByType's word for a name that changed under it.
+var errChanged = errors.New("changed between the look and the open")
+
+// openByType opens the object name of dirfd, which is no folder, by its
+// type: a symlink by linkFlags, a regular file read-only, a device, fifo
+// or socket by specialFlags; what was opened must be what was looked at
+// (device and inode), errChanged otherwise.
+func openByType(dirfd int, name string) (int, error) {
 	var seen, opened unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &seen, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return -1, err
@@ -58,20 +73,22 @@ func openHandle(dirfd int, name string, flags int) (int, error) {
 	open := specialFlags
 	switch seen.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return -1, unix.EAGAIN // a folder since the open above
+		return -1, errChanged // a folder since the first open
 	case unix.S_IFLNK:
 		open = linkFlags
 	case unix.S_IFREG:
 		open = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW
 	}
-	if fd, err = unix.Openat(dirfd, name, open|common, 0); err == unix.ELOOP {
-		return -1, unix.EAGAIN // a symlink since the look
-	} else if err != nil {
+	fd, err := unix.Openat(dirfd, name, open|unix.O_CLOEXEC, 0)
+	switch {
+	case err == unix.ELOOP || err == unix.ENOENT:
+		return -1, errChanged // a symlink since the look, or gone
+	case err != nil:
 		return -1, err
 	}
 	if err := unix.Fstat(fd, &opened); err != nil || opened.Dev != seen.Dev || opened.Ino != seen.Ino {
 		unix.Close(fd)
-		return -1, unix.EAGAIN
+		return -1, errChanged
 	}
 	return fd, nil
 }

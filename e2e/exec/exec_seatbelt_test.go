@@ -35,6 +35,9 @@ func TestExecSeatbeltTable(t *testing.T) {
 	for _, s := range scenarios {
 		t.Run(s.Name, func(t *testing.T) {
 			work := harness.CanonicalTemp(t)
+			if s.Under != "" {
+				work = harness.TempUnder(t, s.Under)
+			}
 			if err := s.Lay(work); err != nil {
 				t.Fatal(err)
 			}

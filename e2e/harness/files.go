@@ -26,3 +26,24 @@ func CanonicalTemp(t *testing.T) string {
 	}
 	return d
 }
+
+// TempUnder is a new folder in dir, readable by all and removed when the
+// test ends, canonical; the test is skipped where dir takes no folder.
+// It is for a test that needs a place of its own on the disk (/home,
+// which exec's read view covers) rather than the test's temp folder.
+func TempUnder(t *testing.T, dir string) string {
+	t.Helper()
+	d, err := os.MkdirTemp(dir, "dsh-fs-test-")
+	if err != nil {
+		t.Skipf("cannot make a folder in %s: %v", dir, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

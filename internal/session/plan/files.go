@@ -40,6 +40,12 @@ type Files struct {
 	// View is the read view of the home folders, made after the overlays
 	// and before OutsideReadOnly; nil without one.
 	View *ReadView `json:"read_view,omitempty"`
+	// DenyGlobs are the deny_read globs as the fence matches them
+	// (absolute, or "**/" and a relative glob), for an enforcer that
+	// matches a glob itself on every path (Seatbelt's regexes); the Linux
+	// enforcer holds them through Hidden, HiddenFiles and View instead,
+	// and does not read this list.
+	DenyGlobs []string `json:"deny_globs,omitempty"`
 	// Runtime, when not "", is exec's runtime folder, hidden last but for
 	// Record, this session's record, and the denial log beside it
 	// (DenialsFolder), both read-only.

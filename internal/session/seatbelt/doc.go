@@ -4,17 +4,19 @@
 // enforcer applies and knows no policy: the writable folders and caches,
 // what is read-only, hidden and pinned, the unix sockets and the network.
 //
-// The profile's text holds no user path: every path is a parameter
-// (-DNAME=value, read in the profile as (param "NAME")), resolved to the
-// real path the kernel matches (/tmp is /private/tmp on macOS; a rule
-// written with the lexical spelling silently matches nothing).
+// Every path of a rule is a parameter (-DNAME=value, read in the profile
+// as (param "NAME")), resolved to the real path the kernel matches (/tmp
+// is /private/tmp on macOS; a rule written with the lexical spelling
+// silently matches nothing). The one exception is a deny_read glob's
+// regex (globs.go), which holds the glob's literal folder prefix,
+// resolved the same way.
 //
-// Regex escaping: the profile's regexes are the package's own constants,
-// never built from a path, and none holds a backslash: a special
+// Regex escaping: no regex of the profile holds a backslash: a special
 // character is written as a class ([.]), which means the same whether
 // the reader of #"…" passes a backslash through to the regex engine or
 // takes it as a string escape. Codex's and Gemini CLI's profiles differ
-// exactly there, and the wrong reading silently matches nothing.
+// exactly there, and the wrong reading silently matches nothing. A glob
+// with a character that cannot be written so (", ^, ]) gets no regex.
 //
 // A nested session (exec inside a session, under sandbox-exec already)
 // never gets a second profile: sandbox_apply fails inside a sandbox

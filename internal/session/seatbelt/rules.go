@@ -53,7 +53,7 @@ func (g *gen) plan(p *plan.Plan) error {
 	if f == nil {
 		f = &plan.Files{}
 	}
-	for _, step := range []func(*plan.Plan, *plan.Files) error{g.writes, g.readView, g.protected, g.runtime, g.sockets, g.network} {
+	for _, step := range []func(*plan.Plan, *plan.Files) error{g.writes, g.protected, g.denyGlobs, g.runtime, g.sockets, g.network} {
 		if err := step(p, f); err != nil {
 			return err
 		}
@@ -86,19 +86,6 @@ func (g *gen) writes(p *plan.Plan, f *plan.Files) error {
 		}
 	}
 	return g.each("allow file-write*", "(subpath %s)", "CACHE", caches)
-}
-
-// readView hides the covered home folders from reads but for what the
-// view keeps (plan.ReadView).
-func (g *gen) readView(p *plan.Plan, f *plan.Files) error {
-	if f.View == nil || len(f.View.Covered) == 0 {
-		return nil
-	}
-	g.line("; the read view: the covered home folders unreadable, but for what it keeps")
-	if err := g.each("deny file-read*", "(subpath %s)", "COVERED", f.View.Covered); err != nil {
-		return err
-	}
-	return g.each("allow file-read*", "(subpath %s)", "KEPT", f.View.Kept)
 }
 
 // protected denies reads and writes of the hidden paths (deny_read),

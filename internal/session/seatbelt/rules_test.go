@@ -37,7 +37,9 @@ func decide(t *testing.T, p *plan.Plan) func(op, object string) bool {
 
 // TestPlanRules: the parts of a plan no table scenario has: a cache
 // written in place and one shown through a copy-on-write layer (kept
-// read-only: macOS has none), the read view of the home folders, exec's
+// read-only: macOS has none), deny_read globs held on every path by a
+// regex (one no regex carries named and held only where the plan found
+// its files), exec's
 // runtime folder hidden but for the session's record and denial log,
 // and a plan that restricts nothing (danger-full-access).
 func TestPlanRules(t *testing.T) {
@@ -45,7 +47,7 @@ func TestPlanRules(t *testing.T) {
 		Caches: []string{"/Users/a/go/pkg/mod", "/Users/a/.npm"}, Sockets: []string{}, Network: true,
 		Files: &plan.Files{
 			Overlays:    []plan.Overlay{{Path: "/Users/a/.npm", Upper: "/private/var/run/u", Work: "/private/var/run/w"}},
-			View:        &plan.ReadView{Covered: []string{"/Users/a"}, Kept: []string{"/Users/a/ws", "/Users/a/go/pkg/mod"}},
+			DenyGlobs:   []string{"**/.env", "/Users/*/.ssh", "**/[Ss]ecret"},
 			HiddenFiles: []string{"/Users/a/ws/.env"},
 			Runtime:     "/private/var/run/dsh-fs", Record: "/private/var/run/dsh-fs/s1/record.json",
 		}})
@@ -59,6 +61,14 @@ func TestPlanRules(t *testing.T) {
 		{sbpltest.FileReadData, "/Users/a/ws/main.go", true},
 		{sbpltest.FileReadData, "/Users/a/go/pkg/mod/x", true},
 		{sbpltest.FileReadData, "/Users/a/ws/.env", false},
+		{sbpltest.FileReadData, "/Users/b/other/.env", false},
+		{sbpltest.FileReadData, "/Users/b/other/.ENV", false},
+		{sbpltest.FileReadData, "/private/tmp/x/.env/inner", false},
+		{sbpltest.FileWriteUnlink, "/Users/a/ws/sub/.env", false},
+		{sbpltest.FileReadData, "/Users/a/ws/.envrc", true},
+		{sbpltest.FileReadData, "/Users/b/.ssh/config", false},
+		{sbpltest.FileReadData, "/Users/b/x/.ssh/config", true},
+		{sbpltest.FileReadData, "/Users/a/ws/Secret", true},
 		{sbpltest.FileWriteUnlink, "/Users/a/ws", false},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s2/record.json", false},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s1/record.json", true},

@@ -1,9 +1,12 @@
 package supervisor
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/seatbelt"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
 )
 
@@ -42,7 +45,7 @@ func SeatbeltLayers(p policy.Policy, terminal bool, shell *wire.Shell) {
 	if held {
 		shell.Sandbox = wire.SandboxSeatbelt
 		shell.Kernel = "macOS has no Landlock: the Seatbelt profile fences the writes instead"
-		shell.MountsWhy = "macOS has no mount namespace: the Seatbelt profile denies protected and deny_read paths instead"
+		shell.MountsWhy = "macOS has no mount namespace: the Seatbelt profile denies the protected paths instead" + seatbeltDenyText(p)
 		shell.Privileges = wire.PrivilegesSeatbelt
 	}
 	shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = seatbeltOutside(p, held, why)
@@ -56,6 +59,35 @@ func SeatbeltLayers(p policy.Policy, terminal bool, shell *wire.Shell) {
 	shell.ProcessesHeld = false
 	shell.Processes = "not held: macOS has no PID namespace; when CMD exits, exec kills its process group, " +
 		"but a process that left the group (setsid, setpgid) outlives the session, under the profile still"
+}
+
+// seatbeltDenyText says how a Seatbelt session of p holds its deny_read
+// globs: each on every path by a regex of the profile, but those no
+// regex can carry (seatbelt.GlobRegex), held only where the plan found
+// their files in the writable roots and protected trees.
+func seatbeltDenyText(p policy.Policy) string {
+	globs, shown := sandbox.NewFence(p).DenyReadGlobs()
+	if len(globs) == 0 {
+		return ""
+	}
+	var held, not []string
+	for i, g := range globs {
+		_, why, ok := seatbelt.GlobRegex(g, seatbelt.Realpath(seatbelt.ResolveAsMac).Resolve)
+		switch {
+		case ok && !slices.Contains(held, shown[i]):
+			held = append(held, shown[i])
+		case !ok && !slices.Contains(not, shown[i]+" ("+why+")"):
+			not = append(not, shown[i]+" ("+why+")")
+		}
+	}
+	text := ""
+	if len(held) > 0 {
+		text = ", and denies reading or writing what the deny_read globs " + strings.Join(held, ", ") + " cover on every path, by a regex each"
+	}
+	if len(not) > 0 {
+		text += "; not held on every path, but only where the plan found their files: " + strings.Join(not, "; ")
+	}
+	return text
 }
 
 // seatbeltOutside is the outside-read-only line of a Seatbelt session.

@@ -63,3 +63,25 @@ func TestSeatbeltLayers(t *testing.T) {
 		})
 	}
 }
+
+// TestSeatbeltLayersDenyRead: policy says a Mac session holds a deny_read
+// glob on every path only where the profile carries it as a regex, and
+// names the one it does not carry, with why.
+func TestSeatbeltLayersDenyRead(t *testing.T) {
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Network: policy.NetworkOff,
+		DenyRead: []string{"**/.env", "/Users/*/.ssh", "**/[Ss]ecret"}}
+	var sh wire.Shell
+	SeatbeltLayers(p, false, &sh)
+	for _, want := range []string{
+		"denies reading or writing what the deny_read globs **/.env, /Users/*/.ssh cover on every path, by a regex each",
+		"not held on every path, but only where the plan found their files: **/[Ss]ecret (it has a character class",
+	} {
+		if !strings.Contains(sh.MountsWhy, want) {
+			t.Errorf("mounts: %q\nwant it to say %q", sh.MountsWhy, want)
+		}
+	}
+	SeatbeltLayers(policy.Policy{Mode: policy.WorkspaceWrite}, false, &sh)
+	if strings.Contains(sh.MountsWhy, "deny_read") {
+		t.Errorf("mounts: %q: no deny_read glob, none to name", sh.MountsWhy)
+	}
+}

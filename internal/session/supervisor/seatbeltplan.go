@@ -27,15 +27,14 @@ func seatbeltLayersPlan(p policy.Policy, rec *wire.Record) *plan.Plan {
 }
 
 // seatbeltPlan is the plan a Seatbelt session (macOS) of p makes its
-// profile from, without CMD: seatbeltLayersPlan's, with the file view
-// (protected, hidden and pinned paths, as the mount plan finds them; exec's
-// runtime folder hidden but for this session's record in dir and its
-// denial log), the proxy's loopback port (0 for none) and CMD's
-// environment env, its proxy variables set to that port, or removed where
-// the network is fenced with no proxy. A nested session (nested) keeps
-// the outer one's proxy variables. The paths are as planned: the
-// profile's maker resolves them as macOS does. It is the same on every
-// OS, so a test on Linux reads what a Mac session applies.
+// profile from, without CMD, and the one policy prints (SessionPlan):
+// seatbeltLayersPlan's, with the file view (what the mount plan finds;
+// every deny_read glob, which the profile matches on any path; exec's
+// runtime folder hidden but for the record in dir and its denials), the
+// proxy's loopback port (0 for none) and CMD's environment env, its
+// proxy variables set to that port or removed where the network is
+// fenced with no proxy (kept from the outer session where nested). It is
+// the same on every OS, so a test on Linux reads what a Mac applies.
 func seatbeltPlan(p policy.Policy, rec *wire.Record, dir string, proxyPort int, env []string, nested bool) (*plan.Plan, error) {
 	pl := seatbeltLayersPlan(p, rec)
 	if seatbeltHeld(p) {
@@ -47,6 +46,9 @@ func seatbeltPlan(p policy.Policy, rec *wire.Record, dir string, proxyPort int, 
 		if dir != "" {
 			m.Runtime, m.Record = filepath.Dir(dir), wire.RecordPath(dir)
 		}
+		// Seatbelt matches every deny_read glob on every path itself
+		// (seatbelt's regexes): no read view, and no glob left to walks.
+		m.Files.DenyGlobs, _ = sandbox.NewFence(p).DenyReadGlobs()
 		pl.Files = &m.Files
 	}
 	switch {

@@ -13,7 +13,8 @@ import (
 )
 
 // table holds the scenarios, one txtar archive each: its comment says
-// what it shows and lists its cases and sockets, its files are the
+// what it shows and lists its cases, its sockets and where its $WORK is
+// made (under), its files are the
 // layout under $WORK (a name ending in / a folder) and config.yaml, the
 // trusted system config ($WORK expanded).
 //
@@ -61,6 +62,10 @@ type Scenario struct {
 	// Serve are the unix sockets (relative to $WORK) served outside the
 	// session before it starts.
 	Serve []string
+	// Under, when not "", is the folder the scenario's $WORK is made in
+	// (a line "under /home"), for a case that needs a place of the
+	// disk's own: /home, a home folder outside every writable root.
+	Under string
 	Cases []Case
 }
 
@@ -92,6 +97,8 @@ func parseScenario(name string, a *txtar.Archive) (Scenario, error) {
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+		case f[0] == "under" && len(f) == 2 && path.IsAbs(f[1]):
+			s.Under = f[1]
 		case f[0] == "serve" && len(f) == 2:
 			s.Serve = append(s.Serve, f[1])
 		case f[0] == "case" && len(f) == 4 && (f[3] == "allow" || f[3] == "deny"):

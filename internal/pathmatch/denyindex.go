@@ -33,6 +33,9 @@ type Matcher struct {
 	// others are the globs whose last component is neither a name, a
 	// suffix nor a prefix ("a?c", "[ab]*"): tried on every component.
 	others []int
+	// fold says the globs and the paths asked of them are compared in
+	// any case (fold.go).
+	fold bool
 	// anchored are the literal leading folders of the globs that start
 	// at an absolute folder: the trees where a rule names files by their
 	// place, not by their name (MayApplyBeneath).
@@ -45,10 +48,15 @@ type affixGlob struct {
 	glob int
 }
 
-// NewMatcher compiles globs, in Match's syntax.
-func NewMatcher(globs []string) *Matcher {
-	m := &Matcher{byName: map[string][]int{}}
+// NewMatcher compiles globs, in Match's syntax; a path matches them in
+// any case where this OS's volumes are case-insensitive (fold.go).
+func NewMatcher(globs []string) *Matcher { return newMatcher(globs, foldCase) }
+
+// newMatcher is NewMatcher, in any case where fold is set.
+func newMatcher(globs []string, fold bool) *Matcher {
+	m := &Matcher{byName: map[string][]int{}, fold: fold}
 	for i, g := range globs {
+		g = folded(g, fold)
 		parts := Components(g)
 		for len(parts) > 0 && parts[len(parts)-1] == "**" {
 			parts = parts[:len(parts)-1]
@@ -87,6 +95,7 @@ func (m *Matcher) First(name string) int {
 	if len(m.parts) == 0 {
 		return -1
 	}
+	name = folded(name, m.fold)
 	best := -1
 	if len(m.everything) > 0 {
 		best = m.everything[0]
@@ -161,12 +170,14 @@ func (m *Matcher) Child(dir, name string) int {
 	if len(m.everything) > 0 {
 		return m.everything[0]
 	}
+	dir, name = folded(dir, m.fold), folded(name, m.fold)
 	return m.atComponentOf(func() string { return joinPath(dir, name) }, name, -1)
 }
 
 // NameCandidate reports whether some glob's last component matches name:
 // whether a file of that name could be covered wherever its folder is.
 func (m *Matcher) NameCandidate(name string) bool {
+	name = folded(name, m.fold)
 	if len(m.everything) > 0 || len(m.others) > 0 || len(m.byName[name]) > 0 {
 		return true
 	}
@@ -187,6 +198,7 @@ func (m *Matcher) NameCandidate(name string) bool {
 // glob's literal prefix (or is a folder above one), where a rule names
 // files by their place.
 func (m *Matcher) MayApplyBeneath(p string) bool {
+	p = folded(p, m.fold)
 	for _, a := range m.anchored {
 		if pathWithin(a, p) || pathWithin(p, a) {
 			return true

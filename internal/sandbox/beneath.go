@@ -57,13 +57,13 @@ type beneathGuard struct {
 // g's root; false when p is outside that root.
 func (g beneathGuard) name(p string) ([]string, bool) {
 	if g.base == "" {
-		return pathmatch.Components(p), true
+		return pathmatch.FoldedParts(pathmatch.Components(p)), true
 	}
 	rel, ok := pathmatch.Within(g.base, p)
 	if !ok {
 		return nil, false
 	}
-	return pathmatch.Components(rel), true
+	return pathmatch.FoldedParts(pathmatch.Components(rel)), true
 }
 
 // covers reports whether g denies p, or a folder above it.
@@ -129,7 +129,7 @@ func (f *Fence) beneathGuards() []beneathGuard {
 	}
 	var out []beneathGuard
 	for _, g := range f.denyRead {
-		out = append(out, beneathGuard{parts: split(g.match), shown: g.shown, deny: true})
+		out = append(out, beneathGuard{parts: pathmatch.FoldedParts(split(g.match)), shown: g.shown, deny: true})
 	}
 	if f.mode != policy.WorkspaceWrite {
 		return out
@@ -138,15 +138,15 @@ func (f *Fence) beneathGuards() []beneathGuard {
 	for _, g := range f.policy.Protected {
 		pattern := f.policy.ExpandHome(g)
 		if strings.HasPrefix(pattern, "/") {
-			out = append(out, beneathGuard{parts: split(pattern), shown: g})
+			out = append(out, beneathGuard{parts: pathmatch.FoldedParts(split(pattern)), shown: g})
 			continue
 		}
 		for _, r := range roots {
-			out = append(out, beneathGuard{base: r.Path, parts: split(pattern), shown: g})
+			out = append(out, beneathGuard{base: r.Path, parts: pathmatch.FoldedParts(split(pattern)), shown: g})
 		}
 	}
 	for _, p := range f.absProtected {
-		out = append(out, beneathGuard{parts: pathmatch.Components(literalGlob(p)), shown: p})
+		out = append(out, beneathGuard{parts: pathmatch.FoldedParts(pathmatch.Components(literalGlob(p))), shown: p})
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 		for n < len(parts) && !strings.ContainsAny(parts[n], "*?[\\") {
 			n++
 		}
-		rest := parts[n:]
+		rest := pathmatch.FoldedParts(parts[n:])
 		top, err := walkPath("/"+strings.Join(parts[:n], "/"), walkSpec{flags: oPath, followLast: true})
 		if err != nil {
 			continue
@@ -182,7 +182,7 @@ func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
 				return false
 			}
 			ids.budget--
-			child := append(rel[:len(rel):len(rel)], name)
+			child := append(rel[:len(rel):len(rel)], pathmatch.Folded(name))
 			if !pathmatch.MayCover(rest, child) {
 				continue
 			}

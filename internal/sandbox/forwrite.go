@@ -497,12 +497,12 @@ func (f *Fence) protectedIn(rel, canonical string) (string, bool) {
 		} else if rel == "." {
 			continue
 		}
-		if pathmatch.Covers(pattern, name) {
+		if pathmatch.Covers(pathmatch.Folded(pattern), pathmatch.Folded(name)) {
 			return g, true
 		}
 	}
 	for _, p := range f.absProtected {
-		if _, ok := pathmatch.Within(p, canonical); ok {
+		if _, ok := pathmatch.Within(pathmatch.Folded(p), pathmatch.Folded(canonical)); ok {
 			return p, true
 		}
 	}

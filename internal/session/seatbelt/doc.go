@@ -7,9 +7,10 @@
 // Every path of a rule is a parameter (-DNAME=value, read in the profile
 // as (param "NAME")), resolved to the real path the kernel matches (/tmp
 // is /private/tmp on macOS; a rule written with the lexical spelling
-// silently matches nothing). The one exception is a deny_read glob's
-// regex (globs.go), which holds the glob's literal folder prefix,
-// resolved the same way.
+// silently matches nothing). The exceptions are regexes (globs.go): a
+// deny_read glob's, which holds the glob's literal folder prefix, and
+// the protected paths' any-case rules, which hold their root, resolved
+// the same way.
 //
 // Regex escaping: no regex of the profile holds a backslash: a special
 // character is written as a class ([.]), which means the same whether

@@ -3,8 +3,10 @@ package seatbelt
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
@@ -31,7 +33,7 @@ import (
 // path wherever it is); resolve gives the real path of the glob's literal
 // folder prefix. ok is false, with why, for a glob no such regex can
 // carry: a character class or escape ([…], \), a character the profile's
-// strings cannot hold without a backslash (", ^, ]), or a regex over
+// strings cannot hold without a backslash (", ^), or a regex over
 // MaxString bytes.
 func GlobRegex(glob string, resolve func(string) (string, error)) (re string, why string, ok bool) {
 	if !strings.HasPrefix(glob, "/") && !strings.HasPrefix(glob, "**/") {
@@ -98,11 +100,11 @@ func component(b *strings.Builder, c string) error {
 	return nil
 }
 
-// literal writes s to match itself: a letter or digit as it is (a letter
-// in either case with fold), a character the regex gives a meaning as a
+// literal writes s to match itself: a letter in either case with fold, a
+// character the regex gives a meaning (. [ ( ) * + ? { } | $) as a
 // one-character class ([.]), which means the same whether the reader of
-// #"…" passes a backslash on or not (the package's doc); ", ^ and ]
-// cannot be written so and are refused.
+// #"…" passes a backslash on or not (the package's doc), anything else as
+// it is; ", ^ and \ cannot be written so and are refused.
 func literal(b *strings.Builder, s string, fold bool) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -111,12 +113,12 @@ func literal(b *strings.Builder, s string, fold bool) error {
 			b.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
 		case c >= 'A' && c <= 'Z' && fold:
 			b.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '/', c == '_', c >= 0x80:
-			b.WriteByte(c)
-		case c == '"' || c == '^' || c == ']' || c < 0x20 || c == 0x7f:
+		case c == '"' || c == '^' || c == '\\' || c < 0x20 || c == 0x7f:
 			return fmt.Errorf("it holds %q, which the profile's regex cannot hold without a backslash", c)
-		default:
+		case strings.IndexByte(".[()*+?{}|$", c) >= 0:
 			b.WriteString("[" + string(c) + "]")
+		default:
+			b.WriteByte(c) // no meaning outside a class in either engine: "-", "]", " ", "@", …
 		}
 	}
 	return nil
@@ -147,4 +149,36 @@ func (g *gen) denyGlobs(p *plan.Plan, f *plan.Files) error {
 		g.line(`(deny file-read* file-write* (regex #"`, re, `"))`)
 	}
 	return nil
+}
+
+// beneathAnyCase is the regex of path, a path beneath root, with root's
+// part as the kernel resolves it and the rest in either case, then end
+// ("(/.*)?$" for the path and what lies beneath it, "$" for it alone).
+func (g *gen) beneathAnyCase(root, path, end string) (string, error) {
+	realRoot, err := g.realpath.Resolve(root)
+	if err != nil {
+		return "", err
+	}
+	real, err := g.realpath.Resolve(path)
+	if err != nil {
+		return "", err
+	}
+	rest, ok := strings.CutPrefix(real, strings.TrimSuffix(realRoot, "/")+"/")
+	if !ok {
+		return "", fserr.New(fserr.IO, "seatbelt: "+path+" resolves outside its root "+root)
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	if err := literal(&b, realRoot, false); err != nil {
+		return "", fserr.New(fserr.InvalidArgument, "seatbelt: "+root+": "+err.Error())
+	}
+	b.WriteString("/")
+	if err := literal(&b, rest, true); err != nil {
+		return "", fserr.New(fserr.InvalidArgument, "seatbelt: "+path+": "+err.Error())
+	}
+	b.WriteString(end)
+	if b.Len()+3 > MaxString {
+		return "", fserr.New(fserr.InvalidArgument, "seatbelt: "+path+": its any-case regex is over "+strconv.Itoa(MaxString)+" bytes")
+	}
+	return b.String(), nil
 }

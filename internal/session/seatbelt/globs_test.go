@@ -16,7 +16,7 @@ import (
 // regex on purpose (the Mac's case-insensitive volumes).
 func TestGlobRegexIsCovers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	names := []string{"a", "b", ".env", "x.y", "a b", "(c)", "d+e", "$f"}
+	names := []string{"a", "b", ".env", "x.y", "a b", "(c)", "d+e", "$f", "g-h", "i]", "{j}", "k|l"}
 	globParts := append(append([]string(nil), names...), "*", "?", "**", "*.y", ".e*", "a*b", "?.y")
 	draw := func(from []string, n int) []string {
 		out := make([]string, n)
@@ -67,6 +67,7 @@ func TestGlobRegexRows(t *testing.T) {
 		{`**/a\*`, "", "character class or escape"},
 		{`**/a"b`, "", "without a backslash"},
 		{`**/a^b`, "", "without a backslash"},
+		{"**/a-b]c d", `^(/[^/]+)*/[aA]-[bB]][cC] [dD](/.*)?$`, ""},
 		{"/Users/" + strings.Repeat("x", MaxString) + "/*", "", "over"},
 	} {
 		re, why, ok := GlobRegex(tc.glob, macTmp)

@@ -116,11 +116,65 @@ func (g *gen) protected(p *plan.Plan, f *plan.Files) error {
 		}
 	}
 	pins := pinned(p, f)
-	if len(pins) == 0 {
-		return nil
+	if len(pins) > 0 {
+		g.line("; moves: a protected path and its folders up to the root are neither removed, renamed nor replaced")
+		if err := g.each("deny file-write-unlink file-write-create", "(literal %s)", "PINNED", pins); err != nil {
+			return err
+		}
 	}
-	g.line("; moves: a protected path and its folders up to the root are neither removed, renamed nor replaced")
-	return g.each("deny file-write-unlink file-write-create", "(literal %s)", "PINNED", pins)
+	return g.anyCase(p, f.ReadOnly, pins)
+}
+
+// anyCase writes the protected paths' and pins' rules again as regexes
+// that match beneath their root in any case: a Mac's volume is usually
+// case-insensitive (.GIT opens .git), and whether Seatbelt matches the
+// name as asked or as stored is not known without a Mac. The root's own
+// part is matched as resolved: a spelling of the root in another case
+// matches no rule that allows a write.
+func (g *gen) anyCase(p *plan.Plan, readOnly, pins []string) error {
+	roots := append(append([]string(nil), p.Writable...), p.Caches...)
+	regexes := func(paths []string, end string) ([]string, error) {
+		var out []string
+		for _, path := range paths {
+			root := within(roots, path)
+			if root == "" || root == path {
+				continue
+			}
+			re, err := g.beneathAnyCase(root, path, end)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out, re) {
+				out = append(out, re)
+			}
+		}
+		return out, nil
+	}
+	ro, err := regexes(readOnly, "(/.*)?$")
+	if err != nil {
+		return err
+	}
+	pinRes, err := regexes(pins, "$")
+	if err != nil || len(ro)+len(pinRes) == 0 {
+		return err
+	}
+	g.line("; the protected paths and pins again, beneath their root in any case (.GIT opens .git on a case-insensitive volume)")
+	g.regexRule("deny file-write*", ro)
+	g.regexRule("deny file-write-unlink file-write-create", pinRes)
+	return nil
+}
+
+// regexRule writes "(rule (regex #"…") …)", any of res matching; nothing
+// for none.
+func (g *gen) regexRule(rule string, res []string) {
+	if len(res) == 0 {
+		return
+	}
+	line := "(" + rule
+	for _, re := range res {
+		line += ` (regex #"` + re + `")`
+	}
+	g.line(line, ")")
 }
 
 // pinned are the folders that hold a protected or hidden path inside a

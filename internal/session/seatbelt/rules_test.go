@@ -49,6 +49,7 @@ func TestPlanRules(t *testing.T) {
 			Overlays:    []plan.Overlay{{Path: "/Users/a/.npm", Upper: "/private/var/run/u", Work: "/private/var/run/w"}},
 			DenyGlobs:   []string{"**/.env", "/Users/*/.ssh", "**/[Ss]ecret"},
 			HiddenFiles: []string{"/Users/a/ws/.env"},
+			ReadOnly:    []string{"/Users/a/ws/.git/hooks", "/Users/a/ws/.git/config"},
 			Runtime:     "/private/var/run/dsh-fs", Record: "/private/var/run/dsh-fs/s1/record.json",
 		}})
 	for _, tc := range []struct {
@@ -70,6 +71,11 @@ func TestPlanRules(t *testing.T) {
 		{sbpltest.FileReadData, "/Users/b/x/.ssh/config", true},
 		{sbpltest.FileReadData, "/Users/a/ws/Secret", true},
 		{sbpltest.FileWriteUnlink, "/Users/a/ws", false},
+		{sbpltest.FileWriteCreate, "/Users/a/ws/.git/hooks/pre-commit", false},
+		{sbpltest.FileWriteCreate, "/Users/a/ws/.GIT/Hooks/pre-commit", false},
+		{sbpltest.FileWriteUnlink, "/Users/a/ws/.Git", false},
+		{sbpltest.FileWriteCreate, "/Users/a/ws/.gitx", true},
+		{sbpltest.FileWriteCreate, "/Users/a/ws/sub/x", true},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s2/record.json", false},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s1/record.json", true},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s1/denials/log", true},

@@ -311,7 +311,10 @@ func TestExecGoBuild(t *testing.T) {
 		"GOMODCACHE="+filepath.Join(ws, "gopath", "pkg", "mod"), "GOTMPDIR="+filepath.Join(ws, ".gotmp"),
 		"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 	flags := append(fenced(ws), "--writable-root", gocache)
-	code, stdout, stderr := execSh(t, env, ws, flags, `go build -o hello . && ./hello`)
+	// A build, and a session whose end reads the whole build cache (a
+	// writable root the git guard walks): ci31 killed it at the single
+	// process's guard under the race run's load, after the program ran.
+	code, stdout, stderr := execShWithin(t, env, ws, flags, `go build -o hello . && ./hello`, 4*harness.Timeout)
 	if code != 0 {
 		t.Fatalf("go build under exec: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

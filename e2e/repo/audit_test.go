@@ -188,7 +188,10 @@ var mayMutate = registry{
 	"internal/sandbox/dir.go":                     "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
-	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
+	"internal/approval/terminal_unix.go":    "the person's /dev/tty, opened for writing to ask",
+	"internal/approval/terminal_windows.go": "the console's input and output (CONIN$, CONOUT$), opened for writing to ask",
+	"internal/session/kept/open_unix.go": "the lock file of the kept answers, in exec's own private runtime folder, " +
+		"never a path a call names",
 	"internal/sandbox/accel_linux.go": "Linux's accelerators of the resolver and the confined handles (walk.go, " +
 		"dir.go): openat2 passing only readFlags, and the unnamed temp file (O_TMPFILE) made in a confined folder " +
 		"and linked into it through the verified /proc",

@@ -120,29 +120,33 @@ func ownerTrustedSID(owner, self string) bool {
 	return owner != "" && owner == self
 }
 
-// JudgeSecurity says why a file (or, with folder, a folder) whose
-// descriptor is s could have been written by someone but the
-// administrators and self, or "" when it could not. The rule:
+// The rule JudgeSecurity applies (docs/design.md §2):
 //
-//   - its owner is SYSTEM, Administrators, TrustedInstaller or self (an
+//   - the owner is SYSTEM, Administrators, TrustedInstaller or self (an
 //     owner may always rewrite its access list);
-//   - it has an access list (a null one lets everyone do everything);
+//   - there is an access list (a null one lets everyone do everything);
 //   - no access-allowed entry that applies to it (inherit-only entries
 //     only pass to new children) grants another SID a right to write:
 //     for a file, FILE_WRITE_DATA, FILE_APPEND_DATA, DELETE, WRITE_DAC,
 //     WRITE_OWNER, GENERIC_WRITE or GENERIC_ALL; for a folder,
 //     FILE_DELETE_CHILD, DELETE, WRITE_DAC, WRITE_OWNER or GENERIC_ALL,
 //     and, unless addOnly, FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY or
-//     GENERIC_WRITE. The other SIDs are SYSTEM, Administrators,
-//     TrustedInstaller, OWNER RIGHTS (the owner, judged above) and self;
-//   - an allowed entry of another kind (object, callback, compound) it
-//     does not read refuses; denied entries are not subtracted, so a
-//     grant a deny would cancel still refuses.
+//     GENERIC_WRITE. The SIDs that are not another are SYSTEM,
+//     Administrators, TrustedInstaller, OWNER RIGHTS (the owner, judged
+//     above) and self;
+//   - an allowed entry of a kind it does not read (object, callback,
+//     compound) refuses; denied entries are not subtracted, so a grant a
+//     deny would cancel still refuses.
 //
 // addOnly is the sticky folder's counterpart (/tmp): a folder where
 // others may add entries but neither remove nor rename one, as
 // C:\ProgramData lets Users, is no fault, since an entry there is
 // replaced only by its owner, and a file someone else added is theirs.
+
+// JudgeSecurity says why a file (or, with folder, a folder) whose
+// descriptor is s could have been written by someone but the
+// administrators and self, this process's user, or "" when it could
+// not. addOnly allows a folder where others may only add entries.
 func JudgeSecurity(s Security, self string, folder, addOnly bool) string {
 	if !ownerTrustedSID(s.Owner, self) {
 		return fmt.Sprintf("owned by %s, neither an administrator nor this user", sidName(s.Owner))

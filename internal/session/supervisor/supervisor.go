@@ -52,6 +52,9 @@ func Run(opts Options) (int, error) {
 	if len(opts.Argv) == 0 || opts.Settings == nil {
 		return 0, fserr.New(fserr.InvalidArgument, "exec: no command to run")
 	}
+	if err := wslRefusal(opts.Settings.Policy, kernel.WSL()); err != nil {
+		return 0, err
+	}
 	path, err := exec.LookPath(opts.Argv[0])
 	if err != nil {
 		return 0, fserr.Wrap(fserr.NotFound, "exec: "+opts.Argv[0]+": command not found", err)

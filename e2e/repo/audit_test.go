@@ -226,7 +226,7 @@ var mayMutate = registry{
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
 		"store's own folder (exec's private runtime folder), never a path a call names",
-	"internal/audit/log.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
+	"internal/audit/open_unix.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
 		"audit_log names (never one a call names), outside every writable root, opened without following a " +
 		"symlink and judged as a trusted file, as opened",
 	"internal/session/wire/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +

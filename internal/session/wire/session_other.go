@@ -69,3 +69,9 @@ func EmptyFile(string) (string, policy.DenyIdentity, error) {
 func Read(path string) (*Record, error) {
 	return nil, &RefusedError{Path: path, Why: errNoSession.Error()}
 }
+
+// PidNamespace has no namespace to name here.
+func PidNamespace() (uint64, error) { return 0, errNoSession }
+
+// StartTime reads no start time here.
+func StartTime(int) (uint64, error) { return 0, errNoSession }

@@ -138,7 +138,8 @@ var mayMount = registry{
 
 var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
+	"internal/cli/os_unix.go":              "dsh-fs hands over to dsh-fs-mcp beside it (execve)",
+	"internal/cli/os_windows.go":           "dsh-fs hands over to dsh-fs-mcp beside it (started and waited for: Windows has no execve)",
 	"internal/approval/approval.go":        "the trusted approval_command",
 	"internal/session/supervisor/start_darwin.go": "the session's CMD on macOS, run by the supervisor itself under " +
 		"/usr/bin/sandbox-exec and its Seatbelt profile (seatbeltCommand): there is no child there",

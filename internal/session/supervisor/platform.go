@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"runtime"
+
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -20,4 +22,19 @@ func wslRefusal(p policy.Policy, wsl int) error {
 		return nil
 	}
 	return fserr.New(fserr.ConfigInvalid, "exec: this is WSL1, whose kernel has no Landlock and no namespaces, so dsh-fs exec cannot fence the shell here; "+WSL2Hint)
+}
+
+// Unavailable says why dsh-fs exec cannot run on this OS at all, nil
+// where it can; exec asks before it reads any setting.
+func Unavailable() error { return unavailableOn(runtime.GOOS) }
+
+// unavailableOn is Unavailable on the OS goos: on Windows no layer of a
+// session exists, and a shell started with none would be an unfenced
+// shell that looks fenced (docs/design.md §10, On Windows).
+// FS_CONFIG_INVALID, as wslRefusal.
+func unavailableOn(goos string) error {
+	if goos != "windows" {
+		return nil
+	}
+	return fserr.New(fserr.ConfigInvalid, "exec: dsh-fs exec does not run on Windows, where no layer of a session exists to fence the shell; "+WSL2Hint)
 }

@@ -40,3 +40,18 @@ func TestWSLRefusal(t *testing.T) {
 		}
 	}
 }
+
+// exec on Windows refuses, FS_CONFIG_INVALID, and names WSL2; on Linux
+// and macOS Unavailable lets exec go on.
+func TestUnavailableOn(t *testing.T) {
+	err := unavailableOn("windows")
+	if fserr.CodeOf(err) != fserr.ConfigInvalid || !strings.Contains(err.Error(), "dsh-fs exec does not run on Windows") ||
+		!strings.Contains(err.Error(), "run dsh-fs inside WSL2") {
+		t.Errorf("windows: %v (%s)", err, fserr.CodeOf(err))
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		if err := unavailableOn(goos); err != nil {
+			t.Errorf("%s: %v", goos, err)
+		}
+	}
+}

@@ -3,8 +3,6 @@ package supervisor
 import (
 	"errors"
 	"os"
-
-	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
 // On Windows dsh-fs exec does not run: none of the layers of a session
@@ -12,11 +10,8 @@ import (
 // with none would be an unfenced shell that looks fenced. exec refuses
 // and says what to do instead: run dsh-fs inside WSL2.
 
-// Run refuses on Windows, FS_CONFIG_INVALID as a layer the policy asks
-// for that cannot be held here, and starts nothing.
-func Run(Options) (int, error) {
-	return 0, fserr.New(fserr.ConfigInvalid, "exec: dsh-fs exec does not run on Windows, where no layer of a session exists to fence the shell; "+WSL2Hint)
-}
+// Run refuses on Windows (Unavailable) and starts nothing.
+func Run(Options) (int, error) { return 0, Unavailable() }
 
 // Entry handles nothing on Windows: the hidden entry points are a
 // session's, and no session runs here.

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package exec holds the process tests of dsh-fs exec (tests only): the
 // session's fence on the shell and everything it starts, the terminal
 // (TIOCSTI, the leftover that takes the terminal, resize, tty

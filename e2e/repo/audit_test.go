@@ -138,7 +138,8 @@ var mayMount = registry{
 
 var mayStart = registry{
 	"internal/session/supervisor/entry.go": "every re-run of dsh-fs itself (supervisor.selfCommand): exec's child, the probes, the brokered call, the MCP escalator",
-	"internal/cli/mcp.go":                  "dsh-fs hands over to dsh-fs-mcp beside it",
+	"internal/cli/os_unix.go":              "dsh-fs hands over to dsh-fs-mcp beside it (execve)",
+	"internal/cli/os_windows.go":           "dsh-fs hands over to dsh-fs-mcp beside it (started and waited for: Windows has no execve)",
 	"internal/approval/approval.go":        "the trusted approval_command",
 	"internal/session/supervisor/start_darwin.go": "the session's CMD on macOS, run by the supervisor itself under " +
 		"/usr/bin/sandbox-exec and its Seatbelt profile (seatbeltCommand): there is no child there",
@@ -188,7 +189,10 @@ var mayMutate = registry{
 	"internal/sandbox/dir.go":                     "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
-	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",
+	"internal/approval/terminal_unix.go":    "the person's /dev/tty, opened for writing to ask",
+	"internal/approval/terminal_windows.go": "the console's input and output (CONIN$, CONOUT$), opened for writing to ask",
+	"internal/session/kept/open_unix.go": "the lock file of the kept answers, in exec's own private runtime folder, " +
+		"never a path a call names",
 	"internal/sandbox/accel_linux.go": "Linux's accelerators of the resolver and the confined handles (walk.go, " +
 		"dir.go): openat2 passing only readFlags, and the unnamed temp file (O_TMPFILE) made in a confined folder " +
 		"and linked into it through the verified /proc",
@@ -208,7 +212,7 @@ var mayMutate = registry{
 		"$GOCACHE as the go command inside the session would write them, under the session's own layers",
 	"internal/denials/denials.go": "the session's denial log, written by exec's supervisor in the session's own folder " +
 		"of its private runtime folder (a fixed name, never a path a call names)",
-	"internal/session/wire/record.go": "the exec session record, in exec's own private runtime folder " +
+	"internal/session/wire/record_unix.go": "the exec session record, in exec's own private runtime folder " +
 		"(/run/dsh-fs or $XDG_RUNTIME_DIR), never a path a call names",
 	"internal/gitguard/quarantine.go": "the git guard's quarantine: what a session planted in a git directory " +
 		"of the writable roots, moved by the supervisor after the session through descriptors of that git " +
@@ -223,17 +227,17 @@ var mayMutate = registry{
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
 		"store's own folder (exec's private runtime folder), never a path a call names",
-	"internal/audit/log.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
+	"internal/audit/open_unix.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
 		"audit_log names (never one a call names), outside every writable root, opened without following a " +
 		"symlink and judged as a trusted file, as opened",
 	"internal/session/wire/index.go": "the tree index folder in exec's own private runtime folder (/run/dsh-fs or " +
 		"$XDG_RUNTIME_DIR), never a path a call names",
-	"internal/session/layout/placeholders.go": "the placeholders of protected paths missing at the start, made by exec's " +
+	"internal/session/layout/placeholders_unix.go": "the placeholders of protected paths missing at the start, made by exec's " +
 		"supervisor in the writable roots before the session at paths the trusted protected list names (never one a " +
 		"call names), and removed after it only while the same file, still empty",
 	"internal/session/child/runtime_linux.go": "the session folder and empty file made in the child's own new tmpfs over " +
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
-	"internal/session/layout/overlay.go": "the overlays' upper and work folders, in the session's private folder: made " +
+	"internal/session/layout/overlay_unix.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
 	"internal/session/seatbelt/sbpltest/lay.go": "the shared Seatbelt table's layouts, written by tests into " +
 		"folders of their own (t.TempDir); no dsh-fs command imports the package",
@@ -250,16 +254,16 @@ var mayMutate = registry{
 // dsh-fs exec opens its mount points as O_PATH descriptors: the calls of
 // openCalls are allowed there when their flags name no write flag.
 var mayOpenToRead = registry{
-	"internal/pathmatch/paths.go":            "the bounded folder reads of the mount plan's walk and of a git directory's parts",
-	"internal/treeindex/index.go":            "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
-	"internal/session/child/mounts_linux.go": "the mount layer's mount points, as O_PATH descriptors",
-	"internal/kernel/nosymlinks.go":          "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
-	"internal/kernel/nosymlinks_linux.go":    "the same opens as nosymlinks.go's walk in one openat2 (RESOLVE_NO_SYMLINKS, O_PATH and read-only flags only)",
-	"internal/gitguard/read.go":              "the git guard's reads: a git directory's config, includes and hooks",
-	"internal/gitguard/walk.go":              "the git guard's end walk: folders opened read-only to list them",
-	"internal/sandbox/beneath.go":            "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
-	"internal/kernel/procfs_linux.go":        "the one open of /proc before it is verified",
-	"internal/session/layout/sockets.go":     "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/pathmatch/paths.go":             "the bounded folder reads of the mount plan's walk and of a git directory's parts",
+	"internal/treeindex/index.go":             "the tree index's folder reads (O_RDONLY|O_DIRECTORY|O_NOFOLLOW)",
+	"internal/session/child/mounts_linux.go":  "the mount layer's mount points, as O_PATH descriptors",
+	"internal/kernel/nosymlinks.go":           "the mount layer's mount points opened without following a symlink (O_PATH and read-only flags only)",
+	"internal/kernel/nosymlinks_linux.go":     "the same opens as nosymlinks.go's walk in one openat2 (RESOLVE_NO_SYMLINKS, O_PATH and read-only flags only)",
+	"internal/gitguard/read.go":               "the git guard's reads: a git directory's config, includes and hooks",
+	"internal/gitguard/walk.go":               "the git guard's end walk: folders opened read-only to list them",
+	"internal/sandbox/beneath.go":             "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
+	"internal/kernel/procfs_linux.go":         "the one open of /proc before it is verified",
+	"internal/session/layout/sockets_unix.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
 	"internal/sandbox/portable.go": "the portable build's handles (openHandle): the resolver's opens with readFlags, " +
 		"a folder's search flags, a link's or another object's read-only flags",
 }

@@ -15,18 +15,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/policy"
-	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
 // EscalationRequest is what an approver is asked to approve.
@@ -47,10 +42,6 @@ func New(p policy.Policy, to policy.Mode) policy.Approver {
 	}
 }
 
-// ttyPath is the controlling terminal; never taken from the environment,
-// where the model could point it at a file that says "y".
-const ttyPath = "/dev/tty"
-
 // DefaultApprovalTimeout is how long an approval_command may take, in
 // seconds, before the escalation is refused.
 const DefaultApprovalTimeout = 60
@@ -60,21 +51,18 @@ const DefaultApprovalTimeout = 60
 // string the model chose (the path, the diff) is shown with its control
 // characters escaped, so it cannot redraw the question.
 func AskTTY(req EscalationRequest) error {
-	term, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
+	in, out, err := openTerminal()
 	if err != nil {
 		return fmt.Errorf("escalation to %s refused: no terminal to ask", req.To)
 	}
-	defer term.Close()
-	if answeredYes(term, req) {
+	defer in.Close()
+	if out != in {
+		defer out.Close()
+	}
+	if answeredYesOn(in, out, req) {
 		return nil
 	}
 	return fmt.Errorf("escalation to %s refused: not approved at the terminal", req.To)
-}
-
-// answeredYes puts req's prompt on the terminal tty and reports whether
-// the answer was y or yes.
-func answeredYes(tty *os.File, req EscalationRequest) bool {
-	return answeredYesOn(tty, tty, req)
 }
 
 // answeredYesOn puts req's prompt on out and reports whether the line
@@ -92,74 +80,6 @@ func isYes(answer string) bool {
 		return true
 	}
 	return false
-}
-
-// AskAtTerminal is the supervisor's approver: it asks the person at the
-// dsh-fs exec supervisor's controlling terminal, as AskTTY does. The
-// session's shell may have made another process group the terminal's
-// foreground (an interactive bash running the call), so the supervisor
-// takes the foreground for the question and gives it back after.
-func AskAtTerminal(req EscalationRequest) error {
-	term, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("escalation to %s refused: no terminal at the dsh-fs exec supervisor to ask (approval supervisor; a harness without one sets approval: command)", req.To)
-	}
-	defer term.Close()
-	fd := int(term.Fd())
-	// A background process group that sets the foreground is sent
-	// SIGTTOU unless it ignores it.
-	signal.Ignore(syscall.SIGTTOU)
-	defer signal.Reset(syscall.SIGTTOU)
-	if fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil {
-		if me := unix.Getpgrp(); fg != me && unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, me) == nil {
-			defer unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, fg)
-		}
-	}
-	return AskOnTerminal(term, term, req)
-}
-
-// AskOnTerminal is the supervisor's approver while dsh-fs exec relays the
-// person's terminal: the relay, paused, hands over the person's terminal
-// (read from in, written to out) in its own modes, and nothing of the
-// session reaches it until the answer is read. What was typed before the
-// question is discarded first, so it cannot answer it. The question
-// takes the screen (askOnScreen): whatever the session left on the
-// terminal, the person answers what they see.
-func AskOnTerminal(in, out *os.File, req EscalationRequest) error {
-	tty.FlushInput(in)
-	if err := askOnScreen(in, out, req); err != nil {
-		return fmt.Errorf("escalation to %s refused: %w", req.To, err)
-	}
-	return nil
-}
-
-// errNotApproved is askOnScreen's answer when the person did not say yes.
-var errNotApproved = errors.New("not approved at the supervisor's terminal")
-
-// askOnScreen draws req's question on the terminal out, on a screen of
-// its own from the top, in a state the session did not choose
-// (tty.DrawQuestion): what is asked (the operation, the paths) whole,
-// the change cut to the rows left with a count of what was cut, then
-// [y/N]. It reads the answer from in, gives the screen back and leaves a
-// line on the normal screen that says what was decided. A question
-// whose head does not fit on the terminal is refused unasked.
-func askOnScreen(in io.Reader, out *os.File, req EscalationRequest) error {
-	head, body, ask := promptParts(req)
-	if err := tty.DrawQuestion(out, head, body, ask); err != nil {
-		tty.EndQuestion(out, "dsh-fs: escalation refused: "+err.Error()+"; make the terminal larger and retry")
-		return fmt.Errorf("not approved: %w", err)
-	}
-	answer, _ := bufio.NewReader(in).ReadString('\n')
-	yes := isYes(answer)
-	verdict := "refused"
-	if yes {
-		verdict = "allowed"
-	}
-	tty.EndQuestion(out, "dsh-fs: escalation "+verdict+": "+strings.TrimPrefix(head[0], "dsh-fs: "))
-	if !yes {
-		return errNotApproved
-	}
-	return nil
 }
 
 // promptParts is prompt(req) cut for a screen: the head (what is asked
@@ -283,10 +203,6 @@ func escapeControl(s string) string {
 	}
 	return b.String()
 }
-
-// approverPath is the search path of an approval_command's own children;
-// the program itself is named by an absolute path.
-const approverPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // approverEnv is the whole environment an approval_command runs with. The
 // session sets dsh-fs's own environment, so none of it is passed on: a

@@ -21,10 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -110,27 +107,20 @@ func (l *Log) Failed() error {
 // session writes).
 func (l *Log) open() (*os.File, error) {
 	untrusted := func(err error) error {
-		return fserr.New(fserr.ConfigInvalid, "config: audit_log "+l.path+": not trusted: "+err.Error()+
-			"; the audit log and the folders above it may be written by root and its owner only (chmod go-w)")
+		return fserr.New(fserr.ConfigInvalid, "config: audit_log "+l.path+": not trusted: "+err.Error()+"; "+trustHint)
 	}
 	if err := trust.CheckTrustedFolders(filepath.Dir(l.path), true); err != nil {
 		return nil, untrusted(err)
 	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, untrusted(&trust.UnsafeError{Path: l.path, Why: "a symlink"})
+	f, err := openAppend(l.path)
+	var ue *trust.UnsafeError
+	if errors.As(err, &ue) {
+		return nil, untrusted(err)
 	}
 	if err != nil {
 		return nil, fserr.FromOS("audit_log", l.path, err)
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = trust.CheckTrustedFile(l.path, fi)
-	}
-	if err == nil && fi.Sys().(*syscall.Stat_t).Nlink != 1 {
-		err = &trust.UnsafeError{Path: l.path, Why: "it has more than one link"}
-	}
-	if err != nil {
+	if err := trust.CheckTrustedOpened(l.path, f); err != nil {
 		f.Close()
 		return nil, untrusted(err)
 	}
@@ -196,21 +186,6 @@ func (l *Log) append(e Event) error {
 // for one line's write, and a lock held longer (by a process outside
 // any session) fails the write rather than stall the session.
 const lockWait = 10 * time.Second
-
-// flock takes an exclusive lock of f, waiting at most lockWait.
-func flock(f *os.File) error {
-	deadline := time.Now().Add(lockWait)
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("locked by another process for more than %s", lockWait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // encode is ln as one line: its JSON, then its own hash, then a line
 // end.

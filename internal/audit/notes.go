@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -30,7 +28,7 @@ func Notes(lookupEnv func(string) (string, bool)) func(policy.EscalationRequest,
 	if !ok || err != nil || fd < 3 {
 		return nil
 	}
-	unix.CloseOnExec(fd)
+	closeOnExec(fd)
 	f := os.NewFile(uintptr(fd), "audit-notes")
 	enc := json.NewEncoder(f)
 	enc.SetEscapeHTML(false)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -48,7 +47,7 @@ func (a *invocation) brokerEscalation(op string, s *config.Settings, approver *p
 			if fd, err := wire.EnvFD(fdText); err == nil && wire.CheckApprover(fd, s.Session) == nil {
 				// The channel answers this call alone: an approval_command
 				// it runs must not inherit it.
-				syscall.CloseOnExec(fd)
+				closeOnExec(fd)
 				approver.Supervisor = func(req policy.EscalationRequest) error {
 					return wire.AskSupervisor(fd, wire.Ask{Request: req, DiffText: req.DiffText})
 				}

@@ -95,6 +95,11 @@ func execRun(opts *ExecOptions) error {
 	}
 	a.started = true
 	a.current = result.Header{Op: "exec"}
+	// Where no session can run at all (Windows), exec says so before it
+	// reads any setting: what to do does not depend on them.
+	if err := supervisor.Unavailable(); err != nil {
+		return err
+	}
 	// exec --config FILE is the harness's trusted base for this session
 	// (docs/design.md §10); inside a session it only narrows.
 	s, err := config.Load(config.Source{Flags: opts.Policy.Settings, LookupEnv: a.LookupEnv, Locations: a.Locations, FlagsTrusted: true, ConfigTrusted: true})

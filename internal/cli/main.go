@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -187,11 +186,6 @@ func outputAsked(args []string, lookupEnv func(string) (string, bool)) string {
 		lookupEnv = os.LookupEnv
 	}
 	return config.OutputFromEnv(lookupEnv)
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), getTermios)
-	return err == nil
 }
 
 func (a *invocation) textOut() result.Text {

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -128,7 +128,7 @@ func mcpFolders(a *invocation, given []string) ([]string, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: no such folder\n", d)
-		case err != nil && errors.Is(err, unix.ENOTDIR):
+		case err != nil && errors.Is(err, syscall.ENOTDIR):
 			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: not a folder\n", d)
 		case err != nil:
 			fmt.Fprintf(a.Stderr, "dsh-fs mcp: skipping %s: %v\n", d, err)
@@ -177,7 +177,7 @@ func handOver(a *invocation, self string) error {
 		return fserr.New(fserr.IO, "mcp: "+self+" was built without the MCP server")
 	}
 	bin := filepath.Join(filepath.Dir(self), MCPBinary)
-	err := unix.Exec(bin, append([]string{MCPBinary}, a.args...), os.Environ())
+	err := replaceWith(bin, append([]string{MCPBinary}, a.args...))
 	fe := fserr.Wrap(fserr.CodeOf(err), "mcp: cannot run "+bin+": "+err.Error(), err)
 	if errors.Is(err, fs.ErrNotExist) {
 		fe.Hint = "dsh-fs mcp runs " + MCPBinary + " from the folder dsh-fs is in; install both from one clone: go install . ./cmd/" + MCPBinary

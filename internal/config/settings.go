@@ -271,9 +271,13 @@ type ConfigFile struct {
 // reads their paths: the user file under "~" (home from the user
 // database).
 func (l Locations) Files() []ConfigFile {
+	user := ConfigFile{l.UserFile("~"), "the user's config (trusted); ~ is the home folder from the user database, never $HOME"}
+	if l.UserDir != nil {
+		user = ConfigFile{`%APPDATA%\dsh-fs\config.yaml`, "the user's config (trusted); %APPDATA% is the roaming AppData folder as the shell's known folders name it, never the variable"}
+	}
 	return []ConfigFile{
 		{l.SystemFile(), "the system config (trusted)"},
-		{l.UserFile("~"), "the user's config (trusted); ~ is the home folder from the user database, never $HOME"},
+		user,
 		{l.RequirementsFile(), "managed requirements: ceilings even the user's config cannot exceed (trusted)"},
 		{"$XDG_CONFIG_HOME/dsh-fs/config.yaml", "a session config file, read when XDG_CONFIG_HOME is set, that path is not the user's config, and neither --config nor " + EnvConfig + " names one; it may only narrow the policy"},
 	}

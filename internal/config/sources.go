@@ -13,10 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // Kind is the kind of a source of settings; it decides the source's trust
@@ -114,11 +111,10 @@ type Locations struct {
 	// Home returns the user's home folder from the user database, never
 	// from $HOME, which a call can set.
 	Home func() (string, error)
-}
-
-// DefaultLocations are the trusted locations of this build.
-func DefaultLocations() Locations {
-	return Locations{SystemDir: systemDir, Home: userDatabaseHome}
+	// UserDir, where set, returns the folder of the user's config in
+	// place of ~/.config/dsh-fs: on Windows the roaming AppData folder's
+	// dsh-fs, from the shell's known folders, never from %APPDATA%.
+	UserDir func() (string, error)
 }
 
 func userDatabaseHome() (string, error) {
@@ -138,6 +134,13 @@ func (l Locations) RequirementsFile() string { return filepath.Join(l.SystemDir,
 
 // UserFile is "" when the user database names no home.
 func (l Locations) UserFile(home string) string {
+	if l.UserDir != nil {
+		dir, err := l.UserDir()
+		if err != nil || !filepath.IsAbs(dir) {
+			return ""
+		}
+		return filepath.Join(dir, "config.yaml")
+	}
 	if home == "" {
 		return ""
 	}
@@ -153,8 +156,7 @@ const maxConfigBytes = 1 << 20
 // of what was opened: decisions about the file (is it a secret?) are made
 // on what was opened, never on the name before opening.
 func openConfig(path string) (*os.File, string, error) {
-	// O_NONBLOCK: a FIFO must not hang the call before it is refused.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, openConfigFlags, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -166,7 +168,7 @@ func openConfig(path string) (*os.File, string, error) {
 		f.Close()
 		return nil, "", err
 	}
-	real, err := sandbox.OpenedPath(int(f.Fd()))
+	real, err := openedPath(f)
 	if err != nil {
 		real = path
 	}

@@ -18,14 +18,11 @@ import (
 // lstat (trust.CheckTrustedPath); the refusal is FS_CONFIG_INVALID
 // naming the file and the folder at fault, never a file left out.
 func checkTrusted(path, real string, f *os.File) error {
-	fi, err := f.Stat()
-	if err == nil {
-		err = trust.CheckTrustedFile(path, fi)
-	}
+	err := trust.CheckTrustedOpened(path, f)
 	if err == nil {
 		var resolved string
 		resolved, err = trust.CheckTrustedPath(path, true)
-		if err == nil && resolved != real {
+		if err == nil && !trust.SamePath(resolved, real) {
 			// What was opened is not where the path leads now: it
 			// changed meanwhile, which only root or this user could do.
 			err = &trust.UnsafeError{Path: path, Why: "it changed while it was read"}
@@ -42,5 +39,5 @@ func checkTrusted(path, real string, f *os.File) error {
 	if ue.Path != path {
 		where = ue.Path + ": "
 	}
-	return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: not trusted: %s%s; a trusted file and the folders above it may be written by root and its owner only (chmod go-w)", path, where, ue.Why))
+	return fserr.New(fserr.ConfigInvalid, fmt.Sprintf("config %s: not trusted: %s%s; %s", path, where, ue.Why, trustHint))
 }

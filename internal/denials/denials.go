@@ -19,11 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
@@ -219,7 +216,7 @@ func clip(s string) string {
 // supervisor wrote no log (an older dsh-fs) reads as an empty one.
 func Read(record string, trusted func(uid uint32) bool) (File, error) {
 	path := filepath.Join(filepath.Dir(record), Folder, file)
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, readFlags, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return File{Entries: []Entry{}}, nil
 	}
@@ -231,12 +228,12 @@ func Read(record string, trusted func(uid uint32) bool) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, ok := ownerUID(fi)
 	switch {
 	case !fi.Mode().IsRegular() || !ok:
 		return File{}, fmt.Errorf("%s is not a regular file", path)
-	case !trusted(st.Uid):
-		return File{}, fmt.Errorf("%s is owned by uid %d, neither root nor this user", path, st.Uid)
+	case !trusted(uid):
+		return File{}, fmt.Errorf("%s is owned by uid %d, neither root nor this user", path, uid)
 	case fi.Mode().Perm()&0o222 != 0:
 		return File{}, fmt.Errorf("%s may be written (mode %04o)", path, fi.Mode().Perm())
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package gocacheprog is the Go build cache of a dsh-fs exec session
 // seen through its copy-on-write overlay at the speed of the disk
 // (docs/design.md §10, "Toolchain caches"). The go command marks each

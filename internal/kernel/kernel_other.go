@@ -45,3 +45,6 @@ func ProcRoot() (int, error) { return -1, notAvailable("/proc") }
 // descriptor back from here; the fence's read-back on this OS is its
 // own (fcntl F_GETPATH on macOS).
 func OpenedPath(fd int) (string, error) { return "", notAvailable("/proc") }
+
+// WSL is 0 here: this is no Linux kernel, in WSL or elsewhere.
+func WSL() int { return 0 }

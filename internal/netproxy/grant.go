@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -42,18 +40,18 @@ func NewGrant(path string, allow []string) (Grant, error) {
 		return Grant{}, err
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	id, regular, err := fileID(f)
+	if err != nil {
 		return Grant{}, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if !regular {
 		return Grant{}, fmt.Errorf("%s is not a regular file", path)
 	}
 	head := make([]byte, 2)
 	if n, _ := io.ReadFull(f, head); n == 2 && string(head) == "#!" {
 		return Grant{}, fmt.Errorf("%s is a script: the kernel knows its processes by their interpreter, which every script of it shares; name a compiled program", path)
 	}
-	return Grant{Command: path, ID: FileID{Dev: uint64(st.Dev), Ino: st.Ino}, Allow: a}, nil
+	return Grant{Command: path, ID: id, Allow: a}, nil
 }
 
 // SetGrants gives the proxy the grants, and peer, which returns, for

@@ -16,6 +16,9 @@ type Shell struct {
 	Session bool
 	// CachesCopied says the session's toolchain caches are copy-on-write.
 	CachesCopied bool
+	// NoExec says why dsh-fs exec cannot run on this OS at all, and what
+	// to do (Windows: WSL2); "" where it can.
+	NoExec string
 }
 
 // Short is the sandbox:policy block a harness gives the model (policy
@@ -35,10 +38,16 @@ func Short(p policy.Policy, roots []sandbox.Root, sh Shell) string {
 		if sh.CachesCopied {
 			b.WriteString("; caches copy-on-write")
 		}
+	} else if sh.NoExec != "" {
+		b.WriteString("shell: not fenced (" + sh.NoExec + ")")
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session)")
 	}
-	fmt.Fprintf(&b, "; network %s\n", networkWords(p))
+	if sh.NoExec != "" {
+		b.WriteString("; network not held for the shell\n")
+	} else {
+		fmt.Fprintf(&b, "; network %s\n", networkWords(p))
+	}
 	b.WriteString("denied: FS_SANDBOX_DENIED; dsh-fs stat PATH says why and what lifts it\n")
 	fmt.Fprintf(&b, "escalate: %s\n", escalationWords(p, sh.Session))
 	b.WriteString("more: dsh-fs policy --context --verbose\n</sandbox:policy>\n")

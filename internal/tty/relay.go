@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package tty gives a dsh-fs exec session a terminal of its own: a new
 // pseudo-terminal that the session holds instead of the person's, and a
 // relay between the two that the supervisor alone controls

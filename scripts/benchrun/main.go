@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchrun is the measuring half of scripts/bench.sh: it runs each
 // comparison of a spec file, the plain tool and dsh-fs interleaved (A B A B
 // …), and prints one markdown table of the medians, their ratio and

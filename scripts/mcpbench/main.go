@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command mcpbench measures an MCP filesystem server over stdio with raw
 // JSON-RPC lines (no client library in the timed path): cold start to the
 // first tool answer, warm per-call latency of small calls, and a one-line

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -372,9 +371,7 @@ func (b *bridge) start() (*session, error) {
 	}
 	cmd := exec.Command(b.argv[0], b.argv[1:]...)
 	cmd.Stderr = os.Stderr
-	// Its own process group, so that ending the session also ends what
-	// the server started (dsh-fs mcp hands over to dsh-fs-mcp).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -531,7 +528,7 @@ func (ss *session) end() {
 	select {
 	case <-ss.exited:
 	case <-time.After(3 * time.Second):
-		syscall.Kill(-ss.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(ss.cmd)
 		<-ss.exited
 	}
 }

@@ -6,16 +6,9 @@
 package bridge
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"runtime"
 	"strings"
-	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Listen is the bridge's listener: 127.0.0.1 of the session's network
@@ -26,40 +19,6 @@ func Listen() (*net.TCPListener, error) {
 		return nil, fmt.Errorf("proxy bridge: %w", err)
 	}
 	return l, nil
-}
-
-// Bridge hands every connection l accepts to the proxy over ctrl, until
-// ctrl or l fails: the connection's descriptor travels, its bytes are
-// never copied here. It runs in the session's first process, inside the
-// sandbox; what it holds (a loopback listener and ctrl) reaches nothing
-// but the proxy.
-func Bridge(l *net.TCPListener, ctrl *os.File) error {
-	fd := int(ctrl.Fd())
-	// The loop uses the descriptor alone: ctrl must not be collected,
-	// and its descriptor closed, while it runs.
-	defer runtime.KeepAlive(ctrl)
-	for {
-		c, err := l.AcceptTCP()
-		if errors.Is(err, net.ErrClosed) {
-			return err
-		}
-		if err != nil {
-			// Out of descriptors, a connection reset before it was
-			// accepted: the next one may be served.
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		f, err := c.File()
-		c.Close()
-		if err != nil {
-			continue
-		}
-		err = unix.Sendmsg(fd, []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0)
-		f.Close()
-		if err != nil && !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
 }
 
 // proxyVars are the proxy variables a client reads, each also in lower

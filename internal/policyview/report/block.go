@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -28,7 +29,7 @@ func Block(p policy.Policy, roots []sandbox.Root, rec *wire.Record, verbose bool
 // shortBlock is the sandbox:policy block a harness puts in the model's
 // context (policyview.Short), inside a dsh-fs exec session (rec) or not.
 func shortBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) string {
-	sh := policyview.Shell{Session: rec != nil}
+	sh := policyview.Shell{Session: rec != nil, NoExec: noExecOn(runtime.GOOS)}
 	if rec != nil {
 		for _, c := range rec.Shell.Caches {
 			sh.CachesCopied = sh.CachesCopied || c.Layer == plan.CacheOverlay
@@ -52,10 +53,14 @@ func contextBlock(p policy.Policy, roots []sandbox.Root, rec *wire.Record) strin
 			_, text := supervisor.CachesText(rec.Shell.Caches)
 			fmt.Fprintf(&b, "toolchain caches in the shell: %s\n", text)
 		}
+	} else if why := noExecOn(runtime.GOOS); why != "" {
+		b.WriteString("shell: not fenced (" + why + "); dsh-fs stat PATH says whether the file tool would write there\n")
 	} else {
 		b.WriteString("shell: not fenced (no dsh-fs exec session); dsh-fs stat PATH says whether the file tool would write there\n")
 	}
-	b.WriteString(supervisor.NetworkContextLine(p))
+	if noExecOn(runtime.GOOS) == "" {
+		b.WriteString(supervisor.NetworkContextLine(p))
+	}
 	fmt.Fprintf(&b, "a denied call fails with FS_SANDBOX_DENIED and %s\n", policy.Marker(p.Mode))
 	b.WriteString("flags, variables and config files can only narrow this fence")
 	if p.Approval != policy.ApprovalNever {

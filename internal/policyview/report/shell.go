@@ -73,12 +73,16 @@ func newShellLayers(s *config.Settings) ShellLayers { return newShellLayersOn(ru
 
 // newShellLayersOn describes the shell's fence under s on the OS goos:
 // outside a session, what dsh-fs exec would hold there (on macOS, with
-// the Seatbelt profile: seatbeltWould); inside one, what its record says.
+// the Seatbelt profile: seatbeltWould; on Windows nothing:
+// windowsWould); inside one, what its record says.
 func newShellLayersOn(goos string, s *config.Settings) ShellLayers {
 	p := s.Policy
 	rec := s.Session
 	if rec == nil && goos == "darwin" {
 		return seatbeltWould(s)
+	}
+	if goos == "windows" {
+		return windowsWould(s)
 	}
 	if rec == nil {
 		return linuxWould(s)

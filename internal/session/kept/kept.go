@@ -27,8 +27,6 @@ import (
 	"slices"
 	"strconv"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/trust"
 )
 
@@ -78,19 +76,14 @@ func (k Kind[A]) Read(base string) (File, bool) {
 	if checkBase(base) != nil {
 		return nil, false
 	}
-	fd, err := os.OpenFile(filepath.Join(base, k.Name), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
+	fd, size, ok := openPrivate(filepath.Join(base, k.Name))
+	if !ok {
 		return nil, false
 	}
 	defer fd.Close()
-	var st unix.Stat_t
-	if unix.Fstat(int(fd.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() ||
-		st.Mode&0o077 != 0 || st.Size > maxBytes {
-		return nil, false
-	}
 	// One buffer of the file's size: the file is read at every start,
 	// and a growing buffer's copies were most of its cost.
-	data := make([]byte, st.Size)
+	data := make([]byte, size)
 	if _, err := io.ReadFull(fd, data); err != nil {
 		return nil, false
 	}
@@ -212,14 +205,11 @@ func (k Kind[A]) update(base string, change func([]entry) []entry) error {
 	if err := checkBase(base); err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(base, k.Name+".lock"), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	lock, err := lockFile(filepath.Join(base, k.Name+".lock"))
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		return err
-	}
 	var lines []entry
 	if f, ok := k.Read(base); ok {
 		lines, _ = f.lines()

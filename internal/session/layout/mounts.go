@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
@@ -348,16 +346,6 @@ func (pl *planner) noteDenied(abs string, denied int) {
 
 // fileID is a file's identity (device and inode).
 type fileID struct{ dev, ino uint64 }
-
-// linkedID is the identity of the regular file abs, when it has several
-// links.
-func linkedID(abs string) (fileID, bool) {
-	var st unix.Stat_t
-	if unix.Lstat(abs, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
-		return fileID{}, false
-	}
-	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
-}
 
 // hideLinks hides every regular file of the folders the plan went into
 // that is the same file as a deny_read file: a hard link made before the

@@ -4,13 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/treeindex"
@@ -65,10 +62,7 @@ var notesMade atomic.Int64
 var buildID = sync.OnceValue(func() string {
 	id := version.Build().String()
 	if exe, err := os.Executable(); err == nil {
-		var st unix.Stat_t
-		if unix.Stat(exe, &st) == nil {
-			id += fmt.Sprintf(" %d:%d %d %d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
-		}
+		id += exeIdentity(exe)
 	}
 	return id
 })

@@ -3,14 +3,11 @@ package layout
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/kernel"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
@@ -50,27 +47,6 @@ import (
 func SocketLandlock(p policy.Policy) bool {
 	abi, _, err := TreeLayer(p)
 	return err == nil && abi >= kernel.SocketRulesABI
-}
-
-// readBoundSockets reads the bound pathname sockets from the verified
-// /proc's net/unix of this process: each once, abstract ones (Landlock's
-// scopes) left out.
-func readBoundSockets() ([]string, error) {
-	proc, err := kernel.ProcRoot()
-	if err != nil {
-		return nil, err
-	}
-	fd, err := unix.Openat(proc, "self/net/unix", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("/proc/self/net/unix: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "/proc/self/net/unix")
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("/proc/self/net/unix: %w", err)
-	}
-	return parseNetUnix(string(data))
 }
 
 // parseNetUnix returns the pathname sockets of a /proc/net/unix listing,
@@ -149,11 +125,10 @@ func socketAt(path string) (abs, why string) {
 		return "", "no socket at its path"
 	}
 	abs = filepath.Join(dir, filepath.Base(path))
-	var st unix.Stat_t
-	switch err := unix.Lstat(abs, &st); {
-	case errors.Is(err, unix.EACCES):
+	switch fi, err := os.Lstat(abs); {
+	case errors.Is(err, fs.ErrPermission):
 		return "", "not reachable by this user"
-	case err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK:
+	case err != nil || fi.Mode().Type() != fs.ModeSocket:
 		return "", "no socket at its path"
 	}
 	return abs, ""

@@ -1,14 +1,13 @@
+//go:build unix
+
 package supervisor
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -26,23 +25,6 @@ import (
 	"github.com/dshfs/dsh-fs/internal/tty"
 )
 
-// Options are what a session needs of the front end that starts it: its
-// streams, its environment, the settings the front end resolved from its
-// command line and the trusted sources, and the command.
-type Options struct {
-	// Stdin, Stdout and Stderr are exec's streams: CMD's, where they
-	// are not a terminal; a terminal among them is relayed (tty.go).
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	// LookupEnv reads exec's environment (HOME, XDG_RUNTIME_DIR).
-	LookupEnv func(string) (string, bool)
-	// Settings are the session's, resolved with exec's flags trusted
-	// (config.Source.FlagsTrusted, ConfigTrusted).
-	Settings *config.Settings
-	// Argv is the command the session runs, its program first.
-	Argv []string
-}
-
 // Run runs opts.Argv as a session of opts.Settings (docs/design.md §10)
 // and returns CMD's exit status, 128+N when signal N ended it. An error
 // says why no session ran (CMD not found, a layer that could not be
@@ -51,6 +33,9 @@ type Options struct {
 func Run(opts Options) (int, error) {
 	if len(opts.Argv) == 0 || opts.Settings == nil {
 		return 0, fserr.New(fserr.InvalidArgument, "exec: no command to run")
+	}
+	if err := wslRefusal(opts.Settings.Policy, kernel.WSL()); err != nil {
+		return 0, err
 	}
 	path, err := exec.LookPath(opts.Argv[0])
 	if err != nil {
@@ -456,21 +441,6 @@ func startDir(p policy.Policy) string {
 	return p.Cwd
 }
 
-// Privileges is what CMD keeps of its privileges under p: in
-// danger-full-access all of them (the harness asked for no sandbox);
-// otherwise none, where the bounding set can be emptied (as root, or in
-// the user namespace of the mount layer), else no_new_privs and no
-// capability to use, the bounding set left as it is.
-func Privileges(p policy.Policy, mounts bool) string {
-	switch {
-	case p.Mode == policy.DangerFullAccess:
-		return wire.PrivilegesKept
-	case os.Geteuid() == 0 || mounts && layout.UserNamespace():
-		return wire.PrivilegesNone
-	}
-	return wire.PrivilegesNoNewPrivs
-}
-
 // exitStatusOf is a process's exit status as a shell reports it: its own,
 // or 128+N when signal N ended it.
 func exitStatusOf(ps *os.ProcessState, err error) int {
@@ -482,16 +452,6 @@ func exitStatusOf(ps *os.ProcessState, err error) int {
 	}
 	return ps.ExitCode()
 }
-
-// settingVariables are the DSH_FS_* variables that are session sources
-// of a setting, by name.
-var settingVariables = sync.OnceValue(func() map[string]bool {
-	names := map[string]bool{}
-	for _, v := range config.Environment() {
-		names[v.Name] = true
-	}
-	return names
-})
 
 // childEnv is CMD's environment: exec's own, without the DSH_FS_*
 // settings (folded into the record already) and any session variables it
@@ -505,17 +465,4 @@ func (s *supervisor) childEnv() []string {
 	env := WithoutSessionVars(os.Environ())
 	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
 	return append(env, wire.Env+"="+s.record, fmt.Sprintf("%s=%d", wire.BrokerEnv, shellBrokerFD))
-}
-
-// WithoutSessionVars is env without the setting variables and the
-// session's own: what a supervisor passes on is decided afresh.
-func WithoutSessionVars(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case wire.Env, wire.BrokerEnv, wire.BrokeredEnv, wire.ApproverEnv, audit.NotesEnv:
-			return true
-		}
-		return settingVariables()[name]
-	})
 }

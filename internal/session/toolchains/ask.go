@@ -11,10 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // askAll asks the toolchains on the person's $PATH, with env
@@ -217,10 +214,7 @@ func (t environ) askTool(argv []string) []string {
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Dir = "/"
 	c.Env = append(slices.Clip(t.env), "GOTOOLCHAIN=local")
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// The whole group: a shim (pyenv's pip is a shell script) leaves its
-	// own children holding the output pipe otherwise.
-	c.Cancel = func() error { return unix.Kill(-c.Process.Pid, unix.SIGKILL) }
+	killGroupOnCancel(c)
 	c.WaitDelay = 100 * time.Millisecond
 	var out bytes.Buffer
 	c.Stdout = &out

@@ -4,13 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // cacheVars are the variables, by name or prefix (ending in _ or
@@ -73,13 +70,11 @@ func fileIdentity(p string) string {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "absent"
 	}
-	var st unix.Stat_t
 	if err == nil {
-		err = unix.Stat(real, &st)
+		var id string
+		if id, err = statIdentity(real); err == nil {
+			return real + " " + id
+		}
 	}
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	return fmt.Sprintf("%s dev=%d ino=%d size=%d mtime=%d.%09d ctime=%d.%09d", real, st.Dev, st.Ino, st.Size,
-		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	return "unreadable: " + err.Error()
 }

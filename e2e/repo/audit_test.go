@@ -33,6 +33,10 @@ var auditedPackages = map[string]string{
 	"os/exec":               "exec",
 	"syscall":               "unix", // the syscall package's calls are x/sys/unix's
 	"golang.org/x/sys/unix": "unix",
+	// The fence's OS layer: the same calls as x/sys/unix's under the
+	// same names (on Windows, over handles), so a call of it is audited
+	// in its caller exactly as x/sys/unix's would be.
+	"github.com/dshfs/dsh-fs/internal/fsys": "unix",
 	// A rawinit.Op is a system call the session's first process makes.
 	"github.com/dshfs/dsh-fs/internal/session/rawinit": "rawinit",
 }
@@ -185,7 +189,9 @@ var mayRawSyscall = registry{
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
 	"internal/session/supervisor/thread_linux.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
-	"internal/sandbox/dir.go":                     "the confined handles, and danger-full-access's plain folder open beside them",
+	"internal/fsys/unix.go": "the fence's OS layer on Unix: each call x/sys/unix's under its own name, audited in " +
+		"its callers as x/sys/unix's (auditedPackages), so the layer adds no path of its own",
+	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/approval.go": "the person's /dev/tty, opened for writing to ask",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // Git-directory detection: a repository is recognized by what it holds,
@@ -31,8 +31,8 @@ func IsGitDir(dir string) bool {
 // what the folder holds, whatever name it has by now.
 func IsGitDirAt(fd int) bool {
 	has := func(name string) bool {
-		var st unix.Stat_t
-		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		var st fsys.Stat_t
+		return fsys.Fstatat(fd, name, &st, fsys.AT_SYMLINK_NOFOLLOW) == nil
 	}
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
@@ -60,8 +60,8 @@ func CompletesGitDir(root, rel string) bool {
 // the write's first component is first.
 func CompletesGitDirAt(fd int, first string) bool {
 	return completesWith(first, func(p string) bool {
-		var st unix.Stat_t
-		return unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		var st fsys.Stat_t
+		return fsys.Fstatat(fd, p, &st, fsys.AT_SYMLINK_NOFOLLOW) == nil
 	})
 }
 
@@ -258,9 +258,9 @@ func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 	visit = func(g string) {
 		gitDirs = append(gitDirs, g)
 		for _, name := range gitPartNames {
-			var st unix.Stat_t
-			if unix.Lstat(filepath.Join(g, name), &st) == nil {
-				if t := st.Mode & unix.S_IFMT; t == unix.S_IFDIR || t == unix.S_IFREG {
+			var st fsys.Stat_t
+			if fsys.Lstat(filepath.Join(g, name), &st) == nil {
+				if t := st.Mode & fsys.S_IFMT; t == fsys.S_IFDIR || t == fsys.S_IFREG {
 					parts = append(parts, filepath.Join(g, name))
 				}
 			}
@@ -287,8 +287,8 @@ func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 					}
 				}
 			}
-			var st unix.Stat_t
-			if top := filepath.Join(g, inner); unix.Lstat(top, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			var st fsys.Stat_t
+			if top := filepath.Join(g, inner); fsys.Lstat(top, &st) == nil && st.Mode&fsys.S_IFMT == fsys.S_IFDIR {
 				search(top, 0)
 			}
 		}

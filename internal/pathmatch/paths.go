@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // BeneathAny reports whether the canonical target lies at or beneath one
@@ -53,7 +53,7 @@ func LiteralPrefix(g string) (prefix string, rest []string) {
 // no permission, swapped for a symlink) reads as empty: it holds nothing
 // the walk can name.
 func ReadDirBounded(dir string, limit int) (entries []fs.DirEntry, ok bool) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := fsys.Open(dir, fsys.O_RDONLY|fsys.O_DIRECTORY|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, true
 	}

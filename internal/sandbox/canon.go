@@ -8,9 +8,8 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 )
 
@@ -42,7 +41,7 @@ func Canonical(base, path string) (string, error) {
 	w, err := walkPath(path, walkSpec{flags: oPath, followLast: true, keepMissing: true})
 	switch {
 	case err == nil:
-		unix.Close(w.fd)
+		fsys.Close(w.fd)
 		return w.canonical(), nil
 	case errors.Is(err, syscall.ENOTDIR):
 		return "", fserr.Wrap(fserr.NotDir, path+": "+walkedSoFar(err)+" is not a folder", err)
@@ -129,11 +128,11 @@ func (r *prefixResolver) canonical(p string) (string, bool) {
 		return r.resolve(p)
 	}
 	joined := strings.TrimSuffix(cdir, "/") + "/" + name
-	var st unix.Stat_t
-	switch err := unix.Fstatat(unix.AT_FDCWD, joined, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == unix.ENOENT:
+	var st fsys.Stat_t
+	switch err := fsys.Fstatat(fsys.AT_FDCWD, joined, &st, fsys.AT_SYMLINK_NOFOLLOW); {
+	case err == fsys.ENOENT:
 		return joined, true
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK:
+	case err == nil && st.Mode&fsys.S_IFMT != fsys.S_IFLNK:
 		return joined, true
 	}
 	return r.resolve(p)

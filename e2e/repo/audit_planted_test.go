@@ -32,6 +32,8 @@ var plantedCalls = []plantedCall{
 		`unix.Openat(3, "x", unix.O_WRONLY|unix.O_CREAT, 0o644)`, kindMutate},
 	{"mutation as a function value", "internal/text/text.go", []string{`"golang.org/x/sys/unix"`}, `f := unix.Unlinkat; _ = f`, kindMutate},
 	{"mutation through the fence's OS layer", "internal/text/text.go", []string{`"github.com/dshfs/dsh-fs/internal/fsys"`}, `fsys.Unlinkat(3, "x", 0)`, kindMutate},
+	{"an NtCreateFile outside the OS layer", "internal/text/text.go", []string{`"golang.org/x/sys/windows"`}, `windows.NtCreateFile(nil, 0, nil, nil, nil, 0, 0, 0, 0, 0, 0)`, kindMutate},
+	{"a raw syscall of Windows", "internal/text/text.go", []string{`"golang.org/x/sys/windows"`}, `windows.SyscallN(0)`, kindRaw},
 	{"open for writing through the fence's OS layer", "internal/text/text.go", []string{`"github.com/dshfs/dsh-fs/internal/fsys"`},
 		`fsys.Openat(3, "x", fsys.O_WRONLY|fsys.O_CREAT, 0o644)`, kindMutate},
 	{"raw syscall", "internal/text/text.go", []string{`"syscall"`}, `syscall.Syscall6(syscall.SYS_UNLINKAT, 0, 0, 0, 0, 0, 0)`, kindRaw},

@@ -121,3 +121,9 @@ func Renameat(olddirfd int, oldpath string, newdirfd int, newpath string) error 
 func Seek(fd int, offset int64, whence int) (int64, error) { return unix.Seek(fd, offset, whence) }
 
 func Unlinkat(dirfd int, path string, flags int) error { return unix.Unlinkat(dirfd, path, flags) }
+
+// FromOS is the fence's path of an OS path: on Unix the path itself.
+func FromOS(p string) (string, error) { return p, nil }
+
+// ToOS is the OS path of a fence's path: on Unix the path itself.
+func ToOS(p string) string { return p }

@@ -159,7 +159,8 @@ func TestNames(t *testing.T) {
 			t.Errorf("mkdir %q: made, want refused", name)
 		}
 		if err := Renameat(dir, "file.txt", dir, name); err == nil {
-			t.Fatalf("rename file.txt to %q: renamed, want refused", name)
+			t.Errorf("rename file.txt to %q: renamed, want refused", name)
+			Renameat(dir, name, dir, "file.txt")
 		}
 	}
 	want := identity(t, dir, "file.txt")

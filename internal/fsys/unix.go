@@ -21,6 +21,7 @@ const (
 	DT_LNK     = unix.DT_LNK
 	DT_REG     = unix.DT_REG
 	DT_UNKNOWN = unix.DT_UNKNOWN
+	DT_SOCK    = unix.DT_SOCK
 
 	LOCK_EX = unix.LOCK_EX
 	W_OK    = unix.W_OK

@@ -37,12 +37,16 @@ type Stat_t struct {
 	Uid, Gid   uint32 // always 0: Windows has access lists, not owners by number
 	Size       int64
 	Mtim       Timespec
-	Attributes uint32 // FILE_ATTRIBUTE_*
-	ReparseTag uint32 // IO_REPARSE_TAG_*, where Attributes has FILE_ATTRIBUTE_REPARSE_POINT
+	Ctim       Timespec // the last write too: Windows' change time costs another call, and nothing here trusts it
+	Attributes uint32   // FILE_ATTRIBUTE_*
+	ReparseTag uint32   // IO_REPARSE_TAG_*, where Attributes has FILE_ATTRIBUTE_REPARSE_POINT
 }
 
 // Timespec is a time as Unix's.
 type Timespec struct{ Sec, Nsec int64 }
+
+// Unix is t as seconds and nanoseconds, as x/sys/unix's Timespec gives.
+func (t Timespec) Unix() (sec, nsec int64) { return t.Sec, t.Nsec }
 
 // Errno is a system call's error number: the fence tests syscall's
 // invented Unix values, which Windows errors are mapped to (mapErr).
@@ -76,6 +80,7 @@ const (
 	DT_DIR     = 4
 	DT_REG     = 8
 	DT_LNK     = 10
+	DT_SOCK    = 12
 
 	LOCK_EX = 2
 	W_OK    = 2

@@ -58,6 +58,7 @@ func Fstat(fd int, st *Stat_t) error {
 	st.Size = int64(bi.FileSizeHigh)<<32 | int64(bi.FileSizeLow)
 	ns := bi.LastWriteTime.Nanoseconds()
 	st.Mtim = Timespec{Sec: ns / 1e9, Nsec: ns % 1e9}
+	st.Ctim = st.Mtim
 	switch {
 	case bi.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0:
 		var tag [8]byte // FILE_ATTRIBUTE_TAG_INFO: FileAttributes, ReparseTag

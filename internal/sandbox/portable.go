@@ -1,4 +1,4 @@
-//go:build darwin || (linux && dshportable)
+//go:build darwin || windows || (linux && dshportable)
 
 package sandbox
 

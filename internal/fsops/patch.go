@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	slash "path"
 	"slices"
 	"strings"
 
@@ -359,8 +359,8 @@ func btoi(b bool) int {
 // folders are made through the fence's handles.
 func missingFolders(path string) []string {
 	var out []string
-	for dir := filepath.Dir(path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
+	for dir := slash.Dir(path); dir != "/" && dir != "."; dir = slash.Dir(dir) {
+		if _, err := os.Lstat(fsys.ToOS(dir)); err == nil {
 			break
 		}
 		out = append(out, dir)
@@ -374,7 +374,7 @@ func missingFolders(path string) []string {
 func removeMade(f *sandbox.Fence, changes []*fileChange) {
 	for _, c := range changes {
 		for _, dir := range c.missing {
-			if _, err := os.Lstat(dir); err != nil {
+			if _, err := os.Lstat(fsys.ToOS(dir)); err != nil {
 				continue // never made
 			}
 			if t, err := f.ResolveName(dir); err == nil {
@@ -718,7 +718,7 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 			}
 		}
 		if c.dst != nil && c.dst != c.src {
-			if _, err := os.Lstat(c.dst.Path); err == nil {
+			if _, err := os.Lstat(fsys.ToOS(c.dst.Path)); err == nil {
 				return fserr.New(fserr.Exists, "patch: "+c.dst.Given+": the file exists; the patch creates it")
 			}
 		}

@@ -9,8 +9,8 @@ import "strings"
 // backslashes as slashes. A path the fence does not take is EINVAL: a
 // UNC share (`\\server\share`, `\\?\UNC\…`), a device (`\\.\…`), a path
 // relative to a drive's own folder (`C:x`) or rooted on no drive (`\x`).
-// Names are not checked here: each is refused as it is opened
-// (checkName).
+// The fence's own spelling ("/", "/C:/x") is taken as it is. Names are
+// not checked here: each is refused as it is opened (checkName).
 func FromOS(p string) (string, error) {
 	if strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\??\`) {
 		return FromNT(p)
@@ -24,6 +24,10 @@ func FromOS(p string) (string, error) {
 			return "", EINVAL
 		}
 		return "/" + strings.ToUpper(s[:1]) + ":" + s[2:], nil
+	case s == "/":
+		return s, nil
+	case len(s) >= 3 && s[0] == '/' && isDrive(s[1:3]) && (len(s) == 3 || s[3] == '/'):
+		return "/" + strings.ToUpper(s[1:2]) + s[2:], nil // the fence's own spelling
 	case strings.HasPrefix(s, "/"):
 		return "", EINVAL
 	case strings.Contains(strings.SplitN(s, "/", 2)[0], ":"):

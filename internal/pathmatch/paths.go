@@ -3,7 +3,6 @@ package pathmatch
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fsys"
@@ -30,7 +29,7 @@ func Within(root, target string) (string, bool) {
 	if root == "/" {
 		return target[1:], true
 	}
-	if strings.HasPrefix(target, root) && target[len(root)] == filepath.Separator {
+	if strings.HasPrefix(target, root) && target[len(root)] == '/' {
 		return target[len(root)+1:], true
 	}
 	return "", false

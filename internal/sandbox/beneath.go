@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -175,7 +174,7 @@ func literalGlob(p string) string {
 func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) (uint32, error) {
 	obj, err := openRead(from.fd, fromName, oPath)
 	if err != nil {
-		return 0, src.osError(op, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
+		return 0, src.osError(op, &os.PathError{Op: "open", Path: joinPath(from.Path, fromName), Err: err})
 	}
 	defer fsys.Close(obj)
 	var before fsys.Stat_t
@@ -287,8 +286,8 @@ func (w *beneathWalk) folder(fd int, rel string) error {
 			if w.seen++; w.seen > maxBeneathEntries {
 				return errBeneathBound
 			}
-			erel := filepath.Join(rel, e.Name())
-			from, to := filepath.Join(w.src, erel), filepath.Join(w.dst, erel)
+			erel := joinPath(rel, e.Name())
+			from, to := joinPath(w.src, erel), joinPath(w.dst, erel)
 			descend := false
 			for _, g := range w.guards {
 				if was, is := g.covers(from), g.covers(to); was != is {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -35,8 +34,15 @@ func Canonical(base, path string) (string, error) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return "", fserr.New(fserr.InvalidArgument, "path contains a NUL byte")
 	}
-	if !filepath.IsAbs(path) {
-		path = base + string(filepath.Separator) + path
+	path, err := fromOS(path)
+	if err != nil {
+		return "", err
+	}
+	if base, err = fromOS(base); err != nil {
+		return "", err
+	}
+	if !isAbs(path) {
+		path = base + "/" + path
 	}
 	w, err := walkPath(path, walkSpec{flags: oPath, followLast: true, keepMissing: true})
 	switch {
@@ -64,7 +70,7 @@ func walkedSoFar(err error) string {
 
 // splitPath splits p into its non-empty components.
 func splitPath(p string) []string {
-	parts := strings.Split(p, string(filepath.Separator))
+	parts := strings.Split(p, "/")
 	out := parts[:0]
 	for _, s := range parts {
 		if s != "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,8 +84,8 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		// (split by Rel) a file named like the root inside it.
 		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
 	}
-	name := filepath.Base(t.Path)
-	parent := filepath.Dir(t.Path)
+	name := baseOf(t.Path)
+	parent := dirOf(t.Path)
 	if f.mode == policy.DangerFullAccess {
 		d, err := openPinned(op, t, parent, mkdir)
 		if err != nil {
@@ -94,7 +93,7 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		}
 		return d, name, nil
 	}
-	d, err := f.openConfined(op, t, t.root, filepath.Dir(t.rel), mkdir)
+	d, err := f.openConfined(op, t, t.root, dirOf(t.rel), mkdir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -165,11 +164,11 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 		return unverified(op, t, err)
 	}
 	if rel, ok := pathmatch.Within(t.root, opened); ok {
-		target := filepath.Join(opened, name)
-		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
+		target := joinPath(opened, name)
+		if g, hit := f.protectedIn(joinPath(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
 		}
-		if g, hit := pathmatch.GitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+		if g, hit := pathmatch.GitProtectedIn(joinPath(rel, name), target, f.gitPointed); hit {
 			return f.protectedDenied(op, t, g)
 		}
 	}
@@ -206,7 +205,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			}
 		}
 	}()
-	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(t.rel, "/")
 	if slices.Contains(pathmatch.GitDirParts, first) {
 		if err := flock(rootFD); err != nil {
 			return nil, t.osError(op, fmt.Errorf("locking the root %s: %w", root, err))
@@ -380,13 +379,13 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 	}
 	fd, err := fsys.Openat(d.fd, name, flags|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, perm)
 	if err != nil {
-		perr := &os.PathError{Op: "open", Path: filepath.Join(d.Path, name), Err: err}
+		perr := &os.PathError{Op: "open", Path: joinPath(d.Path, name), Err: err}
 		if errors.Is(err, fsys.ELOOP) && d.escaped != nil {
 			return nil, d.escaped(perr)
 		}
 		return nil, d.refused(perr)
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
+	return os.NewFile(uintptr(fd), joinPath(d.Path, name)), nil
 }
 
 // Access checks name in the folder for the access mode (fsys.W_OK…) with
@@ -397,7 +396,7 @@ func (d *Dir) Access(name string, mode uint32) error {
 		return err
 	}
 	if err := fsys.Faccessat(d.fd, name, mode, fsys.AT_EACCESS|fsys.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
+		return &os.PathError{Op: "access", Path: joinPath(d.Path, name), Err: err}
 	}
 	return nil
 }
@@ -410,7 +409,7 @@ func (d *Dir) Lstat(name string) (fsys.Stat_t, error) {
 	}
 	err := fsys.Fstatat(d.fd, name, &st, fsys.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
-		return st, &os.PathError{Op: "stat", Path: filepath.Join(d.Path, name), Err: err}
+		return st, &os.PathError{Op: "stat", Path: joinPath(d.Path, name), Err: err}
 	}
 	return st, nil
 }
@@ -429,7 +428,7 @@ func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
 	}
 	fd, err := openUnnamed(d.fd, perm)
 	if err == nil {
-		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
+		return &Temp{File: os.NewFile(uintptr(fd), joinPath(d.Path, "(unnamed)")), dir: d}, nil
 	}
 	if !errors.Is(err, errors.ErrUnsupported) {
 		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
@@ -488,9 +487,9 @@ func (t *Temp) Commit(name string, replace bool) error {
 	if !replace {
 		if err := t.create(name); err != nil {
 			if errors.Is(err, fsys.EEXIST) {
-				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
+				return fserr.Wrap(fserr.Exists, "create "+joinPath(t.dir.Path, name)+": created by another process meanwhile", err)
 			}
-			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+			return t.dir.refused(&os.PathError{Op: "link", Path: joinPath(t.dir.Path, name), Err: err})
 		}
 		return nil
 	}
@@ -500,12 +499,12 @@ func (t *Temp) Commit(name string, replace bool) error {
 	}
 	if t.name == "" {
 		if err := t.link(link); err != nil {
-			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+			return t.dir.refused(&os.PathError{Op: "link", Path: joinPath(t.dir.Path, name), Err: err})
 		}
 		t.name = link
 	}
 	if err := fsys.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
-		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
+		return t.dir.refused(&os.PathError{Op: "rename", Path: joinPath(t.dir.Path, name), Err: err})
 	}
 	t.name = ""
 	return nil
@@ -570,7 +569,7 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 	if err == nil {
 		return true, nil
 	}
-	perr := &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
+	perr := &os.PathError{Op: "mkdir", Path: joinPath(d.Path, name), Err: err}
 	if !errors.Is(err, fsys.EEXIST) {
 		return false, d.refused(perr)
 	}
@@ -598,9 +597,9 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 		return nil
 	}
 	if errors.Is(err, fsys.EEXIST) {
-		return fserr.New(fserr.Exists, "move: "+filepath.Join(to.Path, toName)+": exists; a move never replaces")
+		return fserr.New(fserr.Exists, "move: "+joinPath(to.Path, toName)+": exists; a move never replaces")
 	}
-	return d.refused(&os.PathError{Op: "rename", Path: filepath.Join(d.Path, name), Err: err})
+	return d.refused(&os.PathError{Op: "rename", Path: joinPath(d.Path, name), Err: err})
 }
 
 // remove removes name from the folder (rmdir when folder is true), never
@@ -615,7 +614,7 @@ func (d *Dir) remove(name string, folder bool) error {
 		flags = fsys.AT_REMOVEDIR
 	}
 	if err := fsys.Unlinkat(d.fd, name, flags); err != nil {
-		return d.refused(&os.PathError{Op: "remove", Path: filepath.Join(d.Path, name), Err: err})
+		return d.refused(&os.PathError{Op: "remove", Path: joinPath(d.Path, name), Err: err})
 	}
 	return d.Sync()
 }
@@ -625,6 +624,6 @@ func (d *Dir) remove(name string, folder bool) error {
 // the root, see openConfined): a caller that opens two such folders of
 // one root at once would wait on itself.
 func LocksRoot(t Target) bool {
-	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(t.rel, "/")
 	return t.root != "" && slices.Contains(pathmatch.GitDirParts, first)
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +53,7 @@ type Fence struct {
 
 // NewFence returns the fence of policy p.
 func NewFence(p policy.Policy) *Fence {
+	p = fencePaths(p)
 	f := &Fence{policy: p, mode: p.Mode}
 	prefixes := prefixResolver{cwd: p.Cwd}
 	for _, g := range p.DenyRead {
@@ -133,7 +133,7 @@ func (f *Fence) loadAbsProtected() {
 // of a ".git" symlink.
 func GitPointerTargets(root string) []string {
 	var out []string
-	dotgit := filepath.Join(root, ".git")
+	dotgit := joinPath(root, ".git")
 	if gitdir, ok := pathmatch.ReadGitdir(dotgit); ok {
 		if c, err := Canonical(root, gitdir); err == nil {
 			out = append(out, c)
@@ -154,6 +154,10 @@ func GitPointerTargets(root string) []string {
 
 // Resolve canonicalizes path against the session cwd.
 func (f *Fence) Resolve(path string) (Target, error) {
+	path, err := fromOS(path)
+	if err != nil {
+		return Target{Given: path}, err
+	}
 	canon, err := Canonical(f.policy.Base(), path)
 	if err != nil {
 		return Target{Given: path}, err
@@ -166,8 +170,12 @@ func (f *Fence) Resolve(path string) (Target, error) {
 // canonicalized and the last name kept as written. A path whose last
 // name is "." or ".." names a folder, and is resolved as Resolve does.
 func (f *Fence) ResolveName(path string) (Target, error) {
+	path, err := fromOS(path)
+	if err != nil {
+		return Target{Given: path}, err
+	}
 	trimmed := strings.TrimRight(path, "/")
-	dir, name := filepath.Split(trimmed)
+	dir, name := splitDir(trimmed)
 	if name == "" || name == "." || name == ".." || trimmed != path {
 		return f.Resolve(path)
 	}
@@ -178,5 +186,5 @@ func (f *Fence) ResolveName(path string) (Target, error) {
 	if err != nil {
 		return Target{Given: path}, err
 	}
-	return Target{Given: path, Path: filepath.Join(canon, name), name: true}, nil
+	return Target{Given: path, Path: joinPath(canon, name), name: true}, nil
 }

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -325,8 +324,8 @@ func (h *Held) look(op string, file *os.File, path string) error {
 // checkParent checks that the folder of t exists, or, with mkdir, that
 // the nearest existing ancestor is a folder, without making anything.
 func checkParent(op string, t Target, mkdir bool) error {
-	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
-		fi, err := os.Stat(dir)
+	for dir := dirOf(t.Path); ; dir = dirOf(dir) {
+		fi, err := os.Stat(fsys.ToOS(dir))
 		switch {
 		case err == nil && fi.IsDir():
 			return nil
@@ -425,7 +424,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 				return policy.ReasonProtected, g, policy.DangerFullAccess
 			}
 			if dotgit, hit := pathmatch.GitProtectedByName(wRel); hit && wRel != "." {
-				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
+				return policy.ReasonProtected, joinPath(r, dotgit), policy.DangerFullAccess
 			}
 		}
 		if dir, hit := pathmatch.GitProtectedIn(inRel, t.Path, f.gitPointed); hit {
@@ -459,10 +458,10 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 // session cwd and cleaned lexically: not where it leads, but how it is
 // spelled, for the checks that must hold for both.
 func (f *Fence) asWritten(given string) string {
-	if !filepath.IsAbs(given) {
-		given = filepath.Join(f.policy.Base(), given)
+	if !isAbs(given) {
+		given = joinPath(f.policy.Base(), given)
 	}
-	return filepath.Clean(given)
+	return cleanPath(given)
 }
 
 // identityWithin is the identity fallback of docs/design.md §4 step 4. It runs
@@ -472,7 +471,7 @@ func (f *Fence) identityWithin(i int, target string) (string, bool) {
 	if f.rootInfos == nil {
 		f.rootInfos = make([]os.FileInfo, len(f.roots))
 		for j, r := range f.roots {
-			f.rootInfos[j], _ = os.Stat(r.Path)
+			f.rootInfos[j], _ = os.Stat(fsys.ToOS(r.Path))
 		}
 	}
 	if f.rootInfos[i] == nil {

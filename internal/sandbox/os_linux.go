@@ -62,3 +62,7 @@ const kernelLayerNote = ""
 
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock is not available on this kernel"
+
+// nameOnDisk is the name as given: one name is one entry here (a file
+// system that folds case, as macOS's may, is not folded by the fence).
+func nameOnDisk(_ int, name string) string { return name }

@@ -50,3 +50,16 @@ const kernelLayerNote = "Windows has no Landlock: the file tool's writes are hel
 
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock does not exist on Windows"
+
+// nameOnDisk is the name the object open as fd has in its folder, as the
+// folder holds it: the case on disk and the long name, not the spelling
+// given ("PROJ", "PROGRA~1"), so the canonical path the fence decides on
+// is the opened object's (GetFinalPathNameByHandle, normalized). Where
+// that cannot be read, the name as given.
+func nameOnDisk(fd int, name string) string {
+	p, err := fsys.FinalPath(fd)
+	if err != nil || p == "/" {
+		return name
+	}
+	return baseOf(p)
+}

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/dshfs/dsh-fs/internal/fsys"
@@ -201,10 +200,10 @@ func (f *Fence) readDenied(op string, t Target, g string) error {
 // givenAbs is t as the caller wrote it, made absolute against the session
 // cwd but not cleaned: the walk resolves "link/.." as the kernel does.
 func (f *Fence) givenAbs(t Target) string {
-	if filepath.IsAbs(t.Given) {
+	if isAbs(t.Given) {
 		return t.Given
 	}
-	return f.policy.Base() + string(filepath.Separator) + t.Given
+	return f.policy.Base() + "/" + t.Given
 }
 
 // fdPath is what the verified /proc says of fd (openedPath): its path
@@ -262,10 +261,10 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 		return "", false
 	}
 	lexical := t.Given
-	if !filepath.IsAbs(lexical) {
-		lexical = filepath.Join(f.policy.Base(), lexical)
+	if !isAbs(lexical) {
+		lexical = joinPath(f.policy.Base(), lexical)
 	}
-	lexical = filepath.Clean(lexical)
+	lexical = cleanPath(lexical)
 	m := f.DenyMatcher()
 	i := m.First(t.Path)
 	if lexical != t.Path {

@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -191,7 +191,7 @@ func workspaceRefusal(p policy.Policy) string {
 	for _, w := range p.Workspaces {
 		g := p.ExpandHome(w)
 		// An entry names a folder and everything beneath it.
-		for dir := p.Cwd; ; dir = filepath.Dir(dir) {
+		for dir := p.Cwd; ; dir = dirOf(dir) {
 			if pathmatch.Match(g, dir) {
 				return ""
 			}
@@ -215,7 +215,7 @@ func tooBroad(dir, home string) bool {
 		}
 	}
 	for _, tree := range tooBroadTrees {
-		for d := dir; d != "/"; d = filepath.Dir(d) {
+		for d := dir; d != "/"; d = dirOf(d) {
 			if pathmatch.Match(tree, d) {
 				return true
 			}
@@ -271,8 +271,8 @@ func RootPaths(roots []Root) []string {
 // path relative to that ancestor.
 func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 	rel := ""
-	for dir := target; ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil && os.SameFile(fi, rootInfo) {
+	for dir := target; ; dir = dirOf(dir) {
+		if fi, err := os.Stat(fsys.ToOS(dir)); err == nil && os.SameFile(fi, rootInfo) {
 			if rel == "" {
 				rel = "."
 			}
@@ -282,9 +282,9 @@ func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 			return "", false
 		}
 		if rel == "" {
-			rel = filepath.Base(dir)
+			rel = baseOf(dir)
 		} else {
-			rel = filepath.Base(dir) + string(filepath.Separator) + rel
+			rel = baseOf(dir) + "/" + rel
 		}
 	}
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dshfs/dsh-fs/internal/fsys"
@@ -63,7 +62,7 @@ type walked struct {
 // canonical is the walked path with its missing part: what Canonical
 // returns.
 func (w walked) canonical() string {
-	return filepath.Join(append([]string{w.path}, w.missing...)...)
+	return joinPath(append([]string{w.path}, w.missing...)...)
 }
 
 // readFlags are the only open flags the resolver passes to the kernel:
@@ -170,7 +169,7 @@ func (w *walker) dir() int { return w.held[len(w.held)-1] }
 
 // at is the path of name in the folder held last.
 func (w *walker) at(name string) string {
-	return filepath.Join(append(append([]string{w.startPath}, w.names...), name)...)
+	return joinPath(append(append([]string{w.startPath}, w.names...), name)...)
 }
 
 func fail(op, path string, errno error) error {
@@ -221,6 +220,7 @@ func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 	if err != nil {
 		return walked{}, true, err
 	}
+	name = nameOnDisk(fd, name)
 	var st fsys.Stat_t
 	if err := fsys.Fstat(fd, &st); err != nil {
 		fsys.Close(fd)
@@ -249,7 +249,7 @@ func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 func (w *walker) openLast(name string) (obj walked, done bool, err error) {
 	fd, err := openRead(w.dir(), name, w.spec.flags)
 	if err == nil {
-		obj, err := w.finish(fd, w.at(name))
+		obj, err := w.finish(fd, w.at(nameOnDisk(fd, name)))
 		return obj, true, err
 	}
 	lookAgain := err == fsys.ELOOP || err == fsys.ENOTDIR && w.spec.flags&fsys.O_DIRECTORY != 0 || err == fsys.ENOENT && w.spec.mkdir

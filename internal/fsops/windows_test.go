@@ -1,0 +1,218 @@
+//go:build windows
+
+package fsops
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
+	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
+)
+
+// The file tool through the fence on Windows, with Windows' spellings of
+// paths: the path table's rows. On this project's Linux machines these
+// run under Wine (GOOS=windows go test -exec …/wine-exec
+// ./internal/fsops), which approximates Windows.
+
+// winWorkspace is a new folder holding ws (the workspace, with a .git
+// folder), proj2 beside it, and the fence of a workspace-write session
+// in ws. The folders are left behind: under Wine 8 Go's os.RemoveAll
+// fails (no FileDispositionInformationEx), so t.TempDir cannot be used.
+func winWorkspace(t *testing.T) (base, ws string, f *sandbox.Fence) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "fsops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = filepath.Join(base, "ws")
+	for _, d := range []string{filepath.Join(ws, ".git"), filepath.Join(base, "ws2")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f = sandbox.NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever})
+	return base, ws, f
+}
+
+func winWrite(f *sandbox.Fence, path, content string) error {
+	t, err := f.Resolve(path)
+	if err != nil {
+		return err
+	}
+	_, err = Write(f, t, WriteOptions{Content: strings.NewReader(content)})
+	return err
+}
+
+// TestWindowsReadWriteEdit: write, read, edit and list through the
+// fence, by a relative path, a drive path and a \\?\ path; CRLF kept.
+func TestWindowsReadWriteEdit(t *testing.T) {
+	_, ws, f := winWorkspace(t)
+	for _, p := range []string{`a.txt`, filepath.Join(ws, "b.txt"), `\\?\` + filepath.Join(ws, "c.txt"), `sub\..\d.txt`} {
+		if err := winWrite(f, p, "one\r\ntwo\r\n"); err != nil {
+			t.Errorf("write %s: %v", p, err)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(ws, "a.txt"))
+	if err != nil || string(got) != "one\r\ntwo\r\n" {
+		t.Fatalf("a.txt on disk: %q, %v", got, err)
+	}
+	tgt, err := f.Resolve("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(f, tgt, ReadOptions{Limit: 100, MaxBytes: 1 << 20})
+	if err != nil || !strings.Contains(r.Content, "two") {
+		t.Fatalf("read a.txt: %+v, %v", r, err)
+	}
+	if _, err := Edit(f, tgt, EditOptions{Edits: []Replacement{{Old: "two", New: "three"}}}); err != nil {
+		if !replacesHeldFile(t, ws) {
+			// An edit renames its new file over the one it holds locked.
+			t.Logf("edit a.txt: %v: this volume cannot replace a file held open (no POSIX rename: Wine 8, FAT, Windows before 10 1709)", err)
+		} else {
+			t.Fatalf("edit a.txt: %v", err)
+		}
+	} else if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "one\r\nthree\r\n" {
+		t.Errorf("a.txt after the edit: %q, want CRLF kept", got)
+	}
+	dot, _ := f.Resolve(".")
+	l, err := List(f, dot, ListOptions{All: true, Limit: 100})
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var names []string
+	for _, e := range l.Entries {
+		names = append(names, e.Name)
+	}
+	if want := "a.txt b.txt c.txt d.txt"; !strings.Contains(strings.Join(names, " "), want) {
+		t.Errorf("list: %v, want %s among them", names, want)
+	}
+}
+
+// replacesHeldFile reports whether a rename in dir replaces a file held
+// open (POSIX rename semantics).
+func replacesHeldFile(t *testing.T, dir string) bool {
+	p, _ := fsys.FromOS(dir)
+	dfd, err := fsys.Open(p, fsys.O_PATH|fsys.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close(dfd)
+	for _, n := range []string{"probe-a", "probe-b"} {
+		fd, err := fsys.Openat(dfd, n, fsys.O_RDWR|fsys.O_CREAT, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == "probe-b" {
+			fsys.Close(fd)
+			continue
+		}
+		defer fsys.Close(fd)
+	}
+	return fsys.Renameat(dfd, "probe-b", dfd, "probe-a") == nil
+}
+
+// TestWindowsPathTable: each spelling of a path Windows reads as another
+// file, a stream, a device, a share or another case is refused or is
+// what it names, and nothing is written outside the workspace or into a
+// protected path.
+func TestWindowsPathTable(t *testing.T) {
+	base, ws, f := winWorkspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		ok   bool // written (else refused, and nothing made)
+	}{
+		{`file.txt:secret`, false}, // an alternate data stream
+		{`file.txt::$DATA`, false},
+		{`file.txt.`, false}, // trailing dot and space: Win32 drops them
+		{`file.txt `, false},
+		{`CON`, false}, // devices, in any folder, with any extension
+		{`nul.txt`, false},
+		{`sub\COM1`, false},
+		{`\\server\share\x.txt`, false}, // a network share
+		{`\\?\UNC\server\share\x.txt`, false},
+		{`\\.\PhysicalDrive0`, false},                // a device path
+		{`C:x.txt`, false},                           // relative to C:'s own current folder
+		{`..\ws2\x.txt`, false},                      // beside the workspace: ws2 is not beneath ws
+		{filepath.Join(base, "ws2", "y.txt"), false}, // the same by its drive path
+		{`.git\config`, false},                       // protected
+		{`.GIT\CONFIG`, false},                       // protected, in another case
+		{`.Git\hooks\pre-commit`, false},             // protected, in another case
+		{`FILE.TXT`, false},                          // the same file as file.txt: it exists (FS_EXISTS)
+		{`c:` + strings.TrimPrefix(filepath.Join(ws, "lower.txt"), "C:"), true}, // the drive in lower case
+	} {
+		err := winWrite(f, tc.path, "w")
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("write %q: %v, want written", tc.path, err)
+		case !tc.ok && err == nil:
+			t.Errorf("write %q: written, want refused", tc.path)
+		case tc.path == `FILE.TXT` && fserr.CodeOf(err) != fserr.Exists:
+			t.Errorf("write FILE.TXT beside file.txt: %v, want FS_EXISTS (the same file)", err)
+		case !tc.ok:
+			var denied *policy.DeniedError
+			t.Logf("write %q: refused (%s%s)", tc.path, fserr.CodeOf(err), map[bool]string{true: ", a denial"}[errors.As(err, &denied)])
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(got) != "[core]\n" {
+		t.Errorf(".git/config was changed: %q", got)
+	}
+	for _, p := range []string{filepath.Join(base, "ws2", "x.txt"), filepath.Join(base, "ws2", "y.txt"), filepath.Join(ws, ".git", "hooks")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	entries, _ := os.ReadDir(ws)
+	for _, e := range entries {
+		if n := e.Name(); strings.ContainsAny(n, ":") || strings.HasSuffix(n, ".") || strings.HasSuffix(n, " ") ||
+			strings.EqualFold(n, "CON") || strings.EqualFold(n, "nul.txt") {
+			t.Errorf("%q was made in the workspace", n)
+		}
+	}
+}
+
+// TestWindowsShortName: the workspace named by its 8.3 alias is the same
+// root, and what is written there is decided on by its long name.
+func TestWindowsShortName(t *testing.T) {
+	base, err := os.MkdirTemp("", "fsops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(base, "a long workspace")
+	if err := os.MkdirAll(filepath.Join(long, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := windows.UTF16PtrFromString(long)
+	buf := make([]uint16, 1024)
+	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
+	short := windows.UTF16ToString(buf[:n])
+	if err != nil || strings.EqualFold(short, long) {
+		t.Skipf("no 8.3 alias of %s here (%q, %v)", long, short, err)
+	}
+	f := sandbox.NewFence(policy.Policy{Mode: policy.WorkspaceWrite, Cwd: short, Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever})
+	if err := winWrite(f, filepath.Join(long, "by-long.txt"), "x"); err != nil {
+		t.Errorf("write by the long name into the workspace named short (%s): %v", short, err)
+	}
+	if err := winWrite(f, `.git\config`, "x"); err == nil {
+		t.Errorf("write .git\\config in the workspace named short: written, want protected")
+	}
+	tgt, err := f.Resolve("x.txt")
+	if err != nil || !strings.Contains(tgt.Path, "a long workspace") {
+		t.Errorf("the canonical path of x.txt: %q, %v; want the long name", tgt.Path, err)
+	}
+}

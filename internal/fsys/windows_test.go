@@ -115,7 +115,9 @@ func TestFromOS(t *testing.T) {
 		{`C:proj`, ""},               // relative to C:'s own current folder
 		{`\proj`, ""},                // rooted on no drive
 		{`/proj`, ""},                // the same with a slash
-		{`1:\proj`, ""},              // no drive letter
+		{`/c:/proj`, "/C:/proj"},     // the fence's own spelling, taken as it is
+		{`/`, "/"},
+		{`1:\proj`, ""}, // no drive letter
 		{`C:\proj\file.txt:secret`, "/C:/proj/file.txt:secret"}, // refused when opened (TestNames)
 	} {
 		got, err := FromOS(tc.in)

@@ -3,7 +3,6 @@
 package fsops
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,40 +131,40 @@ func TestWindowsPathTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		invalid = fserr.InvalidArgument
+		denied  = fserr.SandboxDenied
+		written = fserr.Code("")
+	)
 	for _, tc := range []struct {
 		path string
-		ok   bool // written (else refused, and nothing made)
+		want fserr.Code // the error's code; written for none
 	}{
-		{`file.txt:secret`, false}, // an alternate data stream
-		{`file.txt::$DATA`, false},
-		{`file.txt.`, false}, // trailing dot and space: Win32 drops them
-		{`file.txt `, false},
-		{`CON`, false}, // devices, in any folder, with any extension
-		{`nul.txt`, false},
-		{`sub\COM1`, false},
-		{`\\server\share\x.txt`, false}, // a network share
-		{`\\?\UNC\server\share\x.txt`, false},
-		{`\\.\PhysicalDrive0`, false},                // a device path
-		{`C:x.txt`, false},                           // relative to C:'s own current folder
-		{`..\ws2\x.txt`, false},                      // beside the workspace: ws2 is not beneath ws
-		{filepath.Join(base, "ws2", "y.txt"), false}, // the same by its drive path
-		{`.git\config`, false},                       // protected
-		{`.GIT\CONFIG`, false},                       // protected, in another case
-		{`.Git\hooks\pre-commit`, false},             // protected, in another case
-		{`FILE.TXT`, false},                          // the same file as file.txt: it exists (FS_EXISTS)
-		{`c:` + strings.TrimPrefix(filepath.Join(ws, "lower.txt"), "C:"), true}, // the drive in lower case
+		{`file.txt:secret`, invalid}, // an alternate data stream
+		{`file.txt::$DATA`, invalid},
+		{`file.txt.`, invalid}, // trailing dot and space: Win32 drops them
+		{`file.txt `, invalid},
+		{`CON`, invalid}, // devices, in any folder, with any extension
+		{`nul.txt`, invalid},
+		{`sub\COM1`, invalid},
+		{`\\server\share\x.txt`, invalid}, // a network share
+		{`\\?\UNC\server\share\x.txt`, invalid},
+		{`\\.\PhysicalDrive0`, invalid},               // a device path
+		{`C:x.txt`, invalid},                          // relative to C:'s own current folder
+		{`..\ws2\x.txt`, denied},                      // beside the workspace: ws2 is not beneath ws
+		{filepath.Join(base, "ws2", "y.txt"), denied}, // the same by its drive path
+		{`.git\config`, denied},                       // protected
+		{`.GIT\CONFIG`, denied},                       // protected, in another case
+		{`.Git\hooks\pre-commit`, denied},             // protected, in another case
+		{`FILE.TXT`, fserr.Exists},                    // the same file as file.txt: it exists (FS_EXISTS)
+		{`c:` + strings.TrimPrefix(filepath.Join(ws, "lower.txt"), "C:"), written}, // the drive in lower case
 	} {
 		err := winWrite(f, tc.path, "w")
-		switch {
-		case tc.ok && err != nil:
-			t.Errorf("write %q: %v, want written", tc.path, err)
-		case !tc.ok && err == nil:
-			t.Errorf("write %q: written, want refused", tc.path)
-		case tc.path == `FILE.TXT` && fserr.CodeOf(err) != fserr.Exists:
-			t.Errorf("write FILE.TXT beside file.txt: %v, want FS_EXISTS (the same file)", err)
-		case !tc.ok:
-			var denied *policy.DeniedError
-			t.Logf("write %q: refused (%s%s)", tc.path, fserr.CodeOf(err), map[bool]string{true: ", a denial"}[errors.As(err, &denied)])
+		if got := fserr.CodeOf(err); err == nil && tc.want != written || err != nil && got != tc.want {
+			t.Errorf("write %q: %v (%s), want %s", tc.path, err, got, map[bool]string{true: "written", false: string(tc.want)}[tc.want == written])
 		}
 	}
 	if got, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(got) != "[core]\n" {

@@ -26,8 +26,16 @@ const maxRaceRetries = 100
 // is no symlink). The path is never cleaned before its symlinks resolve:
 // "link/.." is the parent of the link's target. Errors carry a code:
 // FS_INVALID_ARGUMENT for an empty path or a NUL byte, FS_IO for a
-// symlink loop, FS_NOT_DIR for a file used as a folder.
+// symlink loop, FS_NOT_DIR for a file used as a folder. It is spelled as
+// the OS spells paths (fsys.ToOS), canonicalPath's as the fence does.
 func Canonical(base, path string) (string, error) {
+	c, err := canonicalPath(base, path)
+	return fsys.ToOS(c), err
+}
+
+// canonicalPath is Canonical in the fence's spelling of paths (on
+// Windows "/C:/x").
+func canonicalPath(base, path string) (string, error) {
 	if path == "" {
 		return "", fserr.New(fserr.InvalidArgument, "empty path")
 	}
@@ -55,6 +63,9 @@ func Canonical(base, path string) (string, error) {
 		return "", fserr.Wrap(fserr.IO, path+": too many levels of symbolic links", err)
 	case errors.As(err, new(emptySymlink)):
 		return "", fserr.New(fserr.InvalidArgument, path+": "+walkedSoFar(err)+" is an empty symlink")
+	case windowsName && errors.Is(err, syscall.EINVAL):
+		return "", fserr.Wrap(fserr.InvalidArgument, path+": "+walkedSoFar(err)+" is not one plain file name on Windows "+
+			"(a stream, a device name, a trailing dot or space)", err)
 	}
 	return "", fserr.FromOS("resolve", path, err)
 }
@@ -146,7 +157,7 @@ func (r *prefixResolver) canonical(p string) (string, bool) {
 
 // resolve is Canonical(cwd, p), with ok false where it fails.
 func (r *prefixResolver) resolve(p string) (string, bool) {
-	c, err := Canonical(r.cwd, p)
+	c, err := canonicalPath(r.cwd, p)
 	if err != nil {
 		return "", false
 	}

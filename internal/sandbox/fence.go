@@ -117,7 +117,7 @@ func (f *Fence) rootPaths() []string {
 // git directory is protected (pathmatch.GitProtectedIn).
 func (f *Fence) loadAbsProtected() {
 	for _, file := range append(slices.Clip(f.policy.TrustedFiles), f.policy.ConfigFiles...) {
-		if c, err := Canonical(f.policy.Cwd, file); err == nil {
+		if c, err := canonicalPath(f.policy.Cwd, file); err == nil {
 			f.absProtected = append(f.absProtected, c)
 		}
 	}
@@ -135,17 +135,17 @@ func GitPointerTargets(root string) []string {
 	var out []string
 	dotgit := joinPath(root, ".git")
 	if gitdir, ok := pathmatch.ReadGitdir(dotgit); ok {
-		if c, err := Canonical(root, gitdir); err == nil {
+		if c, err := canonicalPath(root, gitdir); err == nil {
 			out = append(out, c)
 			// A worktree's gitdir names, in commondir, the repository
 			// whose hooks and config git uses for it.
 			if common, ok := pathmatch.ReadCommondir(c); ok {
-				if cc, err := Canonical(c, common); err == nil {
+				if cc, err := canonicalPath(c, common); err == nil {
 					out = append(out, cc)
 				}
 			}
 		}
-	} else if c, err := Canonical(root, ".git"); err == nil && c != dotgit {
+	} else if c, err := canonicalPath(root, ".git"); err == nil && c != dotgit {
 		// .git is a symlink: its target is the repository.
 		out = append(out, c)
 	}
@@ -158,7 +158,7 @@ func (f *Fence) Resolve(path string) (Target, error) {
 	if err != nil {
 		return Target{Given: path}, err
 	}
-	canon, err := Canonical(f.policy.Base(), path)
+	canon, err := canonicalPath(f.policy.Base(), path)
 	if err != nil {
 		return Target{Given: path}, err
 	}
@@ -182,7 +182,7 @@ func (f *Fence) ResolveName(path string) (Target, error) {
 	if dir == "" {
 		dir = "."
 	}
-	canon, err := Canonical(f.policy.Base(), dir)
+	canon, err := canonicalPath(f.policy.Base(), dir)
 	if err != nil {
 		return Target{Given: path}, err
 	}

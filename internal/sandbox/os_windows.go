@@ -63,3 +63,11 @@ func nameOnDisk(fd int, name string) string {
 	}
 	return baseOf(p)
 }
+
+// sharedTmp is none on Windows: the temporary folder is each user's
+// own (os.TempDir, %TEMP%), the root tmp gives there.
+const sharedTmp = ""
+
+// windowsName says whether a name the walk opens can be refused as no
+// plain file name (EINVAL: a stream, a device, a trailing dot): Windows.
+const windowsName = true

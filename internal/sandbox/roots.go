@@ -59,7 +59,7 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 	var refused []RefusedRoot
 	seen := map[string]bool{}
 	add := func(path, origin string) error {
-		canon, err := Canonical(p.Cwd, path)
+		canon, err := canonicalPath(p.Cwd, path)
 		if err != nil {
 			return err
 		}
@@ -76,17 +76,19 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 	}
 	var configured []string
 	for _, r := range p.WritableRoots {
-		c, err := Canonical(p.Cwd, r)
+		c, err := canonicalPath(p.Cwd, r)
 		if err != nil {
 			return nil, nil, err
 		}
 		configured = append(configured, c)
 	}
 	if p.Tmp {
-		if err := add("/tmp", "tmp"); err != nil {
-			return nil, nil, err
+		if sharedTmp != "" {
+			if err := add(sharedTmp, "tmp"); err != nil {
+				return nil, nil, err
+			}
 		}
-		tmpdir, err := Canonical(p.Cwd, os.TempDir())
+		tmpdir, err := canonicalPath(p.Cwd, os.TempDir())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -229,7 +231,7 @@ func tooBroad(dir, home string) bool {
 func canonicalAllowRoots(p policy.Policy) []string {
 	var out []string
 	for _, r := range p.AllowRoots {
-		if c, err := Canonical(p.Cwd, p.ExpandHome(r)); err == nil {
+		if c, err := canonicalPath(p.Cwd, p.ExpandHome(r)); err == nil {
 			out = append(out, c)
 		}
 	}

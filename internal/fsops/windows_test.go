@@ -3,6 +3,7 @@
 package fsops
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,4 +215,97 @@ func TestWindowsShortName(t *testing.T) {
 	if err != nil || !strings.Contains(tgt.Path, "a long workspace") {
 		t.Errorf("the canonical path of x.txt: %q, %v; want the long name", tgt.Path, err)
 	}
+}
+
+// TestWindowsSwapDuringWrite is the race test's Windows form: between the
+// fence's resolution of sub\x.txt and the write, sub is swapped for a
+// junction (or a directory symlink) to a folder outside the workspace.
+// A naive write by the path lands outside (the control); the fence's,
+// which opens each name beneath its folder's handle and never follows a
+// reparse point, does not. Where links cannot be made (Wine 8 makes
+// neither), it skips with the reason.
+func TestWindowsSwapDuringWrite(t *testing.T) {
+	for _, kind := range []string{"junction", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			base, ws, f := winWorkspace(t)
+			outside := filepath.Join(base, "ws2")
+			sub := filepath.Join(ws, "sub")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tgt, err := f.Resolve(`sub\x.txt`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(sub, sub+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := makeLink(kind, sub, outside); err != nil {
+				t.Skipf("cannot make a %s here: %v", kind, err)
+			}
+			// The control: a write by the path goes through the link.
+			if err := os.WriteFile(filepath.Join(sub, "control.txt"), []byte("c"), 0o644); err != nil {
+				t.Fatalf("the naive write failed (%v): the control shows nothing", err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "control.txt")); err != nil {
+				t.Fatalf("the naive write did not land outside (%v): the control shows nothing", err)
+			}
+			_, err = Write(f, tgt, WriteOptions{Content: strings.NewReader("x")})
+			if _, serr := os.Stat(filepath.Join(outside, "x.txt")); serr == nil {
+				t.Fatalf("the fence's write landed outside, through the %s (write: %v)", kind, err)
+			}
+			if err == nil {
+				t.Errorf("the write through the swapped %s succeeded", kind)
+			}
+		})
+	}
+}
+
+// makeLink makes link a junction or a directory symlink to the folder
+// target, and checks it is there as a link.
+func makeLink(kind, link, target string) error {
+	var err error
+	if kind == "junction" {
+		err = makeJunction(link, target)
+	} else {
+		from, _ := windows.UTF16PtrFromString(link)
+		to, _ := windows.UTF16PtrFromString(target)
+		err = windows.CreateSymbolicLink(from, to, windows.SYMBOLIC_LINK_FLAG_DIRECTORY|0x2 /* ALLOW_UNPRIVILEGED_CREATE */)
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&(os.ModeSymlink|os.ModeIrregular) == 0 {
+		return fmt.Errorf("made, but not there as a link (%v)", err)
+	}
+	return nil
+}
+
+// makeJunction makes link, a new empty folder, a junction (a mount point
+// reparse point) to the folder target.
+func makeJunction(link, target string) error {
+	if err := os.Mkdir(link, 0o755); err != nil {
+		return err
+	}
+	u, _ := windows.UTF16PtrFromString(link)
+	h, err := windows.CreateFile(u, windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(h)
+	sub := windows.StringToUTF16(`\??\` + target)
+	sub = sub[:len(sub)-1]
+	n := 2 * len(sub)
+	buf := make([]byte, 16+n+4) // REPARSE_DATA_BUFFER of a mount point
+	put16 := func(off int, v uint16) { buf[off], buf[off+1] = byte(v), byte(v>>8) }
+	buf[0], buf[3] = 0x03, 0xA0 // IO_REPARSE_TAG_MOUNT_POINT
+	put16(4, uint16(len(buf)-8))
+	put16(10, uint16(n))   // SubstituteNameLength, at offset 0
+	put16(12, uint16(n+2)) // PrintNameOffset: an empty print name after it
+	for i, c := range sub {
+		put16(16+2*i, c)
+	}
+	var ret uint32
+	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &ret, nil)
 }

@@ -33,7 +33,7 @@ func splitDir(p string) (dir, file string) { return path.Split(p) }
 func fromOS(p string) (string, error) {
 	s, err := fsys.FromOS(p)
 	if err != nil {
-		return p, fserr.New(fserr.InvalidArgument, p+": not a path the file tool takes here (a network share, a device, or a path relative to a drive's own folder)")
+		return p, fserr.New(fserr.InvalidArgument, p+": not a path the file tool takes here (a stream, a network share, a device, or a path relative to a drive's own folder)")
 	}
 	return s, nil
 }

@@ -33,6 +33,13 @@ var auditedPackages = map[string]string{
 	"os/exec":               "exec",
 	"syscall":               "unix", // the syscall package's calls are x/sys/unix's
 	"golang.org/x/sys/unix": "unix",
+	// The fence's OS layer: the same calls as x/sys/unix's under the
+	// same names (on Windows, over handles), so a call of it is audited
+	// in its caller exactly as x/sys/unix's would be.
+	"github.com/dshfs/dsh-fs/internal/fsys": "unix",
+	// Windows' calls, of which those in mutatingCalls and the raw ones
+	// are registered.
+	"golang.org/x/sys/windows": "windows",
 	// A rawinit.Op is a system call the session's first process makes.
 	"github.com/dshfs/dsh-fs/internal/session/rawinit": "rawinit",
 }
@@ -57,6 +64,14 @@ var mutatingCalls = map[string]bool{
 	"unix.Utime": true, "unix.Utimes": true, "unix.UtimesNano": true, "unix.UtimesNanoAt": true,
 	"unix.Lutimes": true, "unix.Futimesat": true,
 	"unix.Setxattr": true, "unix.Lsetxattr": true, "unix.Removexattr": true, "unix.Lremovexattr": true,
+	// Windows: an open that may create or write (NtCreateFile, CreateFile
+	// take a disposition, not flags), a rename, delete, link or truncate
+	// by a handle's information class, and an FSCTL (a reparse point set).
+	"windows.NtCreateFile": true, "windows.CreateFile": true, "windows.NtSetInformationFile": true,
+	"windows.SetFileInformationByHandle": true, "windows.MoveFile": true, "windows.MoveFileEx": true,
+	"windows.DeleteFile": true, "windows.RemoveDirectory": true, "windows.CreateDirectory": true,
+	"windows.CreateHardLink": true, "windows.CreateSymbolicLink": true, "windows.DeviceIoControl": true,
+	"windows.SetEndOfFile": true, "windows.SetFileAttributes": true,
 }
 
 // openCalls open by path with flags: outside mayMutate they are allowed
@@ -89,6 +104,9 @@ func isMountCall(name string) bool {
 // what every other kind here does, so each is registered on its own.
 func isRawSyscall(name string) bool {
 	fn, ok := strings.CutPrefix(name, "unix.")
+	if !ok {
+		fn, ok = strings.CutPrefix(name, "windows.")
+	}
 	return ok && strings.Contains(fn, "Syscall") || rawinitOps[name]
 }
 
@@ -186,7 +204,15 @@ var mayRawSyscall = registry{
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
 	"internal/session/supervisor/thread_linux.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
-	"internal/sandbox/dir.go":                     "the confined handles, and danger-full-access's plain folder open beside them",
+	"internal/fsys/windows.go": "the fence's OS layer on Windows: NtCreateFile of one name beneath a folder's handle " +
+		"(Openat, Mkdirat), each a reparse point opened itself and refused where followed, audited in its callers as " +
+		"x/sys/unix's Openat",
+	"internal/fsys/windows_stat.go": "the fence's OS layer on Windows: NtSetInformationFile and SetFileInformationByHandle " +
+		"on a handle it opened (ntSetInfo, setInfo: rename, delete, link, truncate, attributes) and " +
+		"FSCTL_GET_REPARSE_POINT, the read of a reparse point's target (DeviceIoControl)",
+	"internal/fsys/unix.go": "the fence's OS layer on Unix: each call x/sys/unix's under its own name, audited in " +
+		"its callers as x/sys/unix's (auditedPackages), so the layer adds no path of its own",
+	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",
 	"internal/sandbox/walk.go": "the one resolver: its opens pass only readFlags, and --mkdir makes missing " +
 		"folders one at a time through their parent's handle",
 	"internal/approval/terminal_unix.go":    "the person's /dev/tty, opened for writing to ask",

@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/closest"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/text"
 )
@@ -133,7 +132,7 @@ func dryEdit(f *sandbox.Fence, t sandbox.Target, opt EditOptions) (*EditResult, 
 		return nil, err
 	}
 	defer file.Close()
-	if err := t.CheckWritable("edit", file, func() error { return unix.Faccessat(unix.AT_FDCWD, t.Path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+	if err := t.CheckWritable("edit", file, func() error { return fsys.Faccessat(fsys.AT_FDCWD, t.Path, fsys.W_OK, fsys.AT_EACCESS) }); err != nil {
 		return nil, err
 	}
 	fi, err := file.Stat()

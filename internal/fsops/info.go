@@ -9,8 +9,7 @@ import (
 	"io/fs"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/trust"
 )
@@ -44,27 +43,27 @@ func describe(st *sandbox.Stat) Info {
 // fileMode turns a stat mode into an fs.FileMode, as os.Lstat does.
 func fileMode(mode uint32) fs.FileMode {
 	m := fs.FileMode(mode & 0o777)
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch mode & fsys.S_IFMT {
+	case fsys.S_IFDIR:
 		m |= fs.ModeDir
-	case unix.S_IFLNK:
+	case fsys.S_IFLNK:
 		m |= fs.ModeSymlink
-	case unix.S_IFIFO:
+	case fsys.S_IFIFO:
 		m |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
+	case fsys.S_IFSOCK:
 		m |= fs.ModeSocket
-	case unix.S_IFBLK:
+	case fsys.S_IFBLK:
 		m |= fs.ModeDevice
-	case unix.S_IFCHR:
+	case fsys.S_IFCHR:
 		m |= fs.ModeDevice | fs.ModeCharDevice
 	}
-	if mode&unix.S_ISUID != 0 {
+	if mode&fsys.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
-	if mode&unix.S_ISGID != 0 {
+	if mode&fsys.S_ISGID != 0 {
 		m |= fs.ModeSetgid
 	}
-	if mode&unix.S_ISVTX != 0 {
+	if mode&fsys.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
 	return m

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
 )
 
@@ -26,7 +24,7 @@ type loaded struct {
 // release gives the memory back. data must not be used afterwards.
 func (l *loaded) release() {
 	if l.mapped != nil {
-		unix.Munmap(l.mapped)
+		unmapAnon(l.mapped)
 		l.mapped = nil
 	}
 	l.data = nil
@@ -40,7 +38,7 @@ func loadFile(file *os.File, size int64, given string) (*loaded, error) {
 	l := &loaded{}
 	buf := []byte(nil)
 	if size >= hugeLoadMin {
-		m, err := unix.Mmap(-1, 0, room, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		m, err := mapAnon(room)
 		if err == nil {
 			adviseHuge(m) // a hint: no huge pages is only slower
 			l.mapped, buf = m, m

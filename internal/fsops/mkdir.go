@@ -2,9 +2,10 @@ package fsops
 
 import (
 	"os"
-	"path/filepath"
+	slash "path"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -63,8 +64,8 @@ func Mkdir(f *sandbox.Fence, t sandbox.Target, opt MkdirOptions) (*MkdirResult, 
 // shown them: t, and with parents each missing folder above it.
 func mkdirPaths(t sandbox.Target, parents bool) []policy.EscalationPath {
 	paths := []policy.EscalationPath{sandbox.PathOf(policy.PathCreate, t)}
-	for dir := filepath.Dir(t.Path); parents && dir != "/"; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
+	for dir := slash.Dir(t.Path); parents && dir != "/"; dir = slash.Dir(dir) {
+		if _, err := os.Lstat(fsys.ToOS(dir)); err == nil {
 			break
 		}
 		paths = append(paths, policy.EscalationPath{Op: policy.PathCreate, Path: dir, Resolved: dir})
@@ -94,7 +95,7 @@ func mkdirDryRun(f *sandbox.Fence, t sandbox.Target, in sandbox.Intent, opt Mkdi
 // parentFolder checks, for a dry run, that the folder t would be made or
 // moved into exists.
 func parentFolder(f *sandbox.Fence, op string, t sandbox.Target) error {
-	parent := filepath.Dir(t.Path)
+	parent := slash.Dir(t.Path)
 	st, err := f.Lstat(op, sandbox.Target{Given: parent, Path: parent})
 	if fserr.CodeOf(err) == fserr.NotFound {
 		return sandbox.MissingFolder(op, t.Given, parent, err)

@@ -7,15 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	slash "path"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/closest"
 	"github.com/dshfs/dsh-fs/internal/diff"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/patch"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/text"
@@ -225,10 +224,10 @@ func patchTargets(f *sandbox.Fence, p *patch.Patch, opt PatchOptions) ([]*fileCh
 		if err != nil {
 			return nil, err
 		}
-		if len(t.Path) >= unix.PathMax {
+		if len(t.Path) >= fsys.PathMax {
 			// The kernel resolves no longer path; refused before a
 			// folder of it is made.
-			return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("patch: %.80s…: the path is longer than the system allows (%d bytes)", path, unix.PathMax))
+			return nil, fserr.New(fserr.InvalidArgument, fmt.Sprintf("patch: %.80s…: the path is longer than the system allows (%d bytes)", path, fsys.PathMax))
 		}
 		if err := claim(t); err != nil {
 			return nil, err
@@ -360,8 +359,8 @@ func btoi(b bool) int {
 // folders are made through the fence's handles.
 func missingFolders(path string) []string {
 	var out []string
-	for dir := filepath.Dir(path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
+	for dir := slash.Dir(path); dir != "/" && dir != "."; dir = slash.Dir(dir) {
+		if _, err := os.Lstat(fsys.ToOS(dir)); err == nil {
 			break
 		}
 		out = append(out, dir)
@@ -375,7 +374,7 @@ func missingFolders(path string) []string {
 func removeMade(f *sandbox.Fence, changes []*fileChange) {
 	for _, c := range changes {
 		for _, dir := range c.missing {
-			if _, err := os.Lstat(dir); err != nil {
+			if _, err := os.Lstat(fsys.ToOS(dir)); err != nil {
 				continue // never made
 			}
 			if t, err := f.ResolveName(dir); err == nil {
@@ -557,7 +556,7 @@ func stageChange(c *fileChange) error {
 	l := c.dstLock
 	// The new content takes the bits and owner of the file it comes
 	// from: the one it replaces, or a moved file's source.
-	var like *unix.Stat_t
+	var like *fsys.Stat_t
 	if c.srcLock != nil {
 		like = &c.srcLock.Stat
 	}
@@ -573,11 +572,11 @@ func stageChange(c *fileChange) error {
 		if mode != 0 && like == nil {
 			// A new file's bits are the umask's; a diff's "new file
 			// mode 100755" adds the execute bits where it can read.
-			var st unix.Stat_t
-			if err := unix.Fstat(int(tmp.Fd()), &st); err != nil {
+			var st fsys.Stat_t
+			if err := fsys.Fstat(int(tmp.Fd()), &st); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fstat", err))
 			}
-			if err := unix.Fchmod(int(tmp.Fd()), execBits(uint32(st.Mode&0o7777), mode)); err != nil {
+			if err := fsys.Fchmod(int(tmp.Fd()), execBits(uint32(st.Mode&0o7777), mode)); err != nil {
 				return nil, fserr.FromOS("patch", c.dst.Given, os.NewSyscallError("fchmod", err))
 			}
 		}
@@ -719,7 +718,7 @@ func planDry(f *sandbox.Fence, p *patch.Patch, changes []*fileChange, opt PatchO
 			}
 		}
 		if c.dst != nil && c.dst != c.src {
-			if _, err := os.Lstat(c.dst.Path); err == nil {
+			if _, err := os.Lstat(fsys.ToOS(c.dst.Path)); err == nil {
 				return fserr.New(fserr.Exists, "patch: "+c.dst.Given+": the file exists; the patch creates it")
 			}
 		}

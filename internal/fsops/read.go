@@ -8,9 +8,8 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/text"
 )
@@ -363,7 +362,7 @@ func ReadRaw(f *sandbox.Fence, t sandbox.Target, w io.Writer) (int64, error) {
 		for {
 			m, err := sendFile(int(out.Fd()), int(file.Fd()), 1<<30)
 			n += int64(max(m, 0))
-			if err == unix.EINTR {
+			if err == fsys.EINTR {
 				continue
 			}
 			if err != nil || m == 0 {

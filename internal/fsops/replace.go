@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -37,7 +36,7 @@ func lockTarget(f *sandbox.Fence, op string, t *sandbox.Target, in sandbox.Inten
 // failure still leaves the old file; on an earlier failure it is called
 // too and what it returns ignored.
 func (l *locked) replace(fill func(tmp *os.File) (settle func() error, err error)) error {
-	var like *unix.Stat_t
+	var like *fsys.Stat_t
 	if l.Exists() {
 		like = &l.Stat
 	}
@@ -61,7 +60,7 @@ type staged struct {
 // permission bits and owner of like (the file it replaces, or the file a
 // patch moves; nil for a new file, which gets the usual bits less the
 // umask), then, if chmod is not 0, the bits chmod says, and synced.
-func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) (settle func() error, err error)) (*staged, error) {
+func (l *locked) stage(like *fsys.Stat_t, chmod uint32, fill func(tmp *os.File) (settle func() error, err error)) (*staged, error) {
 	perm := uint32(0o666) // less the umask, as for any new file
 	if like != nil {
 		perm = uint32(like.Mode & 0o7777)
@@ -96,12 +95,12 @@ func (l *locked) stage(like *unix.Stat_t, chmod uint32, fill func(tmp *os.File) 
 		if err := l.keepOwner(fd, like); err != nil {
 			return nil, err
 		}
-		if err := unix.Fchmod(fd, perm); err != nil {
+		if err := fsys.Fchmod(fd, perm); err != nil {
 			return nil, fserr.FromOS(l.op, l.Dir.Path, os.NewSyscallError("fchmod", err))
 		}
 	}
 	if chmod != 0 {
-		if err := unix.Fchmod(fd, chmod); err != nil {
+		if err := fsys.Fchmod(fd, chmod); err != nil {
 			return nil, fserr.FromOS(l.op, l.Dir.Path, os.NewSyscallError("fchmod", err))
 		}
 	}
@@ -133,15 +132,15 @@ func (s *staged) discard() { s.tmp.Discard() }
 // it replaces, or refuses with FS_PERMISSION where the process may not set
 // them (another user's file, a group it is not in): a replacement never
 // hands a file over to another owner silently.
-func (l *locked) keepOwner(fd int, like *unix.Stat_t) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+func (l *locked) keepOwner(fd int, like *fsys.Stat_t) error {
+	var st fsys.Stat_t
+	if err := fsys.Fstat(fd, &st); err != nil {
 		return fserr.FromOS(l.op, l.Given(), os.NewSyscallError("fstat", err))
 	}
 	if st.Uid == like.Uid && st.Gid == like.Gid {
 		return nil
 	}
-	if err := unix.Fchown(fd, int(like.Uid), int(like.Gid)); err != nil {
+	if err := fsys.Fchown(fd, int(like.Uid), int(like.Gid)); err != nil {
 		e := fserr.Wrap(fserr.Permission, fmt.Sprintf("%s: %s: cannot keep the file's owner and group %d:%d (a replacement would belong to %d:%d): %v",
 			l.op, l.Given(), like.Uid, like.Gid, st.Uid, st.Gid, err), err)
 		e.Hint = "the file belongs to another user or group; nothing was changed"

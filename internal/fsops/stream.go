@@ -8,9 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // streamTo copies the new content from r into dst, the unnamed temp
@@ -77,14 +76,14 @@ func streamTo(dst *os.File, r io.Reader, given string, tail *tailHash) (int64, e
 // kernelCopyUnsupported reports the copy_file_range errors that only mean
 // "not for this pair of files": the copy goes on with read and write.
 func kernelCopyUnsupported(err error) bool {
-	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) ||
-		errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) ||
-		errors.Is(err, unix.EBADF) || errors.Is(err, unix.EPERM)
+	return errors.Is(err, fsys.EXDEV) || errors.Is(err, fsys.EINVAL) ||
+		errors.Is(err, fsys.ENOSYS) || errors.Is(err, fsys.EOPNOTSUPP) ||
+		errors.Is(err, fsys.EBADF) || errors.Is(err, fsys.EPERM)
 }
 
 func isRegular(f *os.File) bool {
-	var st unix.Stat_t
-	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	var st fsys.Stat_t
+	return fsys.Fstat(int(f.Fd()), &st) == nil && st.Mode&fsys.S_IFMT == fsys.S_IFREG
 }
 
 // tailHash hashes a file (and keeps its diff basis) while it is being

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package gitguard keeps a dsh-fs exec session from planting code that
 // git runs for the person later (docs/design.md §10, the git guard).
 //
@@ -17,6 +19,10 @@
 // folder inside the git directory, which git never reads: config entries
 // cut out of the config (everything else byte-identical), hooks moved. A
 // git directory with nothing planted is never touched.
+//
+// The guard is Unix's code, as dsh-fs exec's session runs only there; on
+// Windows the package holds only its reading of git's config (config.go,
+// parts.go).
 package gitguard
 
 import (

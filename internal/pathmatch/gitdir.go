@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"io/fs"
 	"os"
-	"path/filepath"
+	slash "path"
 	"slices"
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // Git-directory detection: a repository is recognized by what it holds,
@@ -21,7 +21,7 @@ import (
 // folder), or HEAD with a commondir file (a worktree's git folder).
 func IsGitDir(dir string) bool {
 	has := func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
+		_, err := os.Lstat(fsys.ToOS(slash.Join(dir, name)))
 		return err == nil
 	}
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
@@ -31,8 +31,8 @@ func IsGitDir(dir string) bool {
 // what the folder holds, whatever name it has by now.
 func IsGitDirAt(fd int) bool {
 	has := func(name string) bool {
-		var st unix.Stat_t
-		return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		var st fsys.Stat_t
+		return fsys.Fstatat(fd, name, &st, fsys.AT_SYMLINK_NOFOLLOW) == nil
 	}
 	return has("HEAD") && (has("objects") && has("refs") || has("commondir"))
 }
@@ -46,12 +46,12 @@ var GitDirParts = []string{"HEAD", "objects", "refs", "commondir"}
 // commondir): git run later outside any sandbox would take the root for a
 // repository and honour a config planted there.
 func CompletesGitDir(root, rel string) bool {
-	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(rel, "/")
 	if !slices.Contains(GitDirParts, first) {
 		return false // the common case costs no system call
 	}
 	return completesWith(first, func(p string) bool {
-		_, err := os.Lstat(filepath.Join(root, p))
+		_, err := os.Lstat(fsys.ToOS(slash.Join(root, p)))
 		return err == nil
 	})
 }
@@ -60,8 +60,8 @@ func CompletesGitDir(root, rel string) bool {
 // the write's first component is first.
 func CompletesGitDirAt(fd int, first string) bool {
 	return completesWith(first, func(p string) bool {
-		var st unix.Stat_t
-		return unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+		var st fsys.Stat_t
+		return fsys.Fstatat(fd, p, &st, fsys.AT_SYMLINK_NOFOLLOW) == nil
 	})
 }
 
@@ -87,17 +87,17 @@ func ReadGitdir(dotgit string) (string, bool) {
 
 // ReadCommondir returns what a worktree gitdir's commondir file names.
 func ReadCommondir(gitdir string) (string, bool) {
-	line, ok := firstLine(filepath.Join(gitdir, "commondir"))
+	line, ok := firstLine(slash.Join(gitdir, "commondir"))
 	return line, ok && line != ""
 }
 
 // firstLine returns the trimmed first line of a small regular file.
 func firstLine(path string) (string, bool) {
-	fi, err := os.Lstat(path)
+	fi, err := os.Lstat(fsys.ToOS(path))
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return "", false
 	}
-	file, err := os.Open(path)
+	file, err := os.Open(fsys.ToOS(path))
 	if err != nil {
 		return "", false
 	}
@@ -127,7 +127,7 @@ func GitProtectedPart(rel string) bool {
 	if rel == "" || rel == "." {
 		return false
 	}
-	return GitProtectedParts(strings.Split(filepath.ToSlash(rel), "/"))
+	return GitProtectedParts(strings.Split(rel, "/"))
 }
 
 func GitProtectedParts(p []string) bool {
@@ -166,13 +166,13 @@ func GitProtectedParts(p []string) bool {
 // filled in by the file tool is a git directory by the time git reads
 // it).
 func GitProtectedByName(rel string) (string, bool) {
-	parts := strings.Split(filepath.ToSlash(rel), "/")
+	parts := strings.Split(rel, "/")
 	for i, name := range parts {
 		if name != ".git" {
 			continue
 		}
 		if i == len(parts)-1 || GitProtectedParts(parts[i+1:]) {
-			return filepath.Join(parts[:i+1]...), true
+			return slash.Join(parts[:i+1]...), true
 		}
 	}
 	return "", false
@@ -197,15 +197,15 @@ func GitProtectedIn(rel, target string, pointed []string) (string, bool) {
 		return "", false
 	}
 	if dotgit, hit := GitProtectedByName(rel); hit {
-		return filepath.Join(strings.TrimSuffix(target, rel), dotgit), true
+		return slash.Join(strings.TrimSuffix(target, rel), dotgit), true
 	}
 	if IsGitDir(target) {
 		return target, true
 	}
 	// The folders from target's up to the root, the root included.
 	dir := target
-	for range strings.Count(rel, string(filepath.Separator)) + 1 {
-		dir = filepath.Dir(dir)
+	for range strings.Count(rel, "/") + 1 {
+		dir = slash.Dir(dir)
 		if IsGitDir(dir) {
 			if part, _ := Within(dir, target); GitProtectedPart(part) {
 				return dir, true
@@ -258,10 +258,10 @@ func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 	visit = func(g string) {
 		gitDirs = append(gitDirs, g)
 		for _, name := range gitPartNames {
-			var st unix.Stat_t
-			if unix.Lstat(filepath.Join(g, name), &st) == nil {
-				if t := st.Mode & unix.S_IFMT; t == unix.S_IFDIR || t == unix.S_IFREG {
-					parts = append(parts, filepath.Join(g, name))
+			var st fsys.Stat_t
+			if fsys.Lstat(slash.Join(g, name), &st) == nil {
+				if t := st.Mode & fsys.S_IFMT; t == fsys.S_IFDIR || t == fsys.S_IFREG {
+					parts = append(parts, slash.Join(g, name))
 				}
 			}
 		}
@@ -277,7 +277,7 @@ func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 					if !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
 						continue
 					}
-					sub := filepath.Join(d, e.Name())
+					sub := slash.Join(d, e.Name())
 					switch {
 					case IsGitDir(sub):
 						visit(sub)
@@ -287,8 +287,8 @@ func ProtectedGitParts(dir string, list func(d string) ([]fs.DirEntry, bool)) (p
 					}
 				}
 			}
-			var st unix.Stat_t
-			if top := filepath.Join(g, inner); unix.Lstat(top, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			var st fsys.Stat_t
+			if top := slash.Join(g, inner); fsys.Lstat(top, &st) == nil && st.Mode&fsys.S_IFMT == fsys.S_IFDIR {
 				search(top, 0)
 			}
 		}
@@ -320,10 +320,10 @@ func InsideGitDir(rel, target string, pointed []string) (string, bool) {
 	if rel == "." || rel == "" {
 		return "", false
 	}
-	parts := strings.Split(filepath.ToSlash(rel), "/")
+	parts := strings.Split(rel, "/")
 	for i := range len(parts) - 1 {
 		if parts[i] == ".git" {
-			return filepath.Join(strings.TrimSuffix(target, rel), filepath.Join(parts[:i+1]...)), true
+			return slash.Join(strings.TrimSuffix(target, rel), slash.Join(parts[:i+1]...)), true
 		}
 	}
 	for _, g := range pointed {
@@ -333,7 +333,7 @@ func InsideGitDir(rel, target string, pointed []string) (string, bool) {
 	}
 	dir := target
 	for range len(parts) {
-		dir = filepath.Dir(dir)
+		dir = slash.Dir(dir)
 		if IsGitDir(dir) {
 			return dir, true
 		}

@@ -3,10 +3,9 @@ package pathmatch
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // BeneathAny reports whether the canonical target lies at or beneath one
@@ -30,7 +29,7 @@ func Within(root, target string) (string, bool) {
 	if root == "/" {
 		return target[1:], true
 	}
-	if strings.HasPrefix(target, root) && target[len(root)] == filepath.Separator {
+	if strings.HasPrefix(target, root) && target[len(root)] == '/' {
 		return target[len(root)+1:], true
 	}
 	return "", false
@@ -53,7 +52,7 @@ func LiteralPrefix(g string) (prefix string, rest []string) {
 // no permission, swapped for a symlink) reads as empty: it holds nothing
 // the walk can name.
 func ReadDirBounded(dir string, limit int) (entries []fs.DirEntry, ok bool) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := fsys.Open(dir, fsys.O_RDONLY|fsys.O_DIRECTORY|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, true
 	}

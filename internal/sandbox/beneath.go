@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -176,14 +174,14 @@ func literalGlob(p string) string {
 func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, to *Dir, toName string) (uint32, error) {
 	obj, err := openRead(from.fd, fromName, oPath)
 	if err != nil {
-		return 0, src.osError(op, &os.PathError{Op: "open", Path: filepath.Join(from.Path, fromName), Err: err})
+		return 0, src.osError(op, &os.PathError{Op: "open", Path: joinPath(from.Path, fromName), Err: err})
 	}
-	defer unix.Close(obj)
-	var before unix.Stat_t
-	if err := unix.Fstat(obj, &before); err != nil {
+	defer fsys.Close(obj)
+	var before fsys.Stat_t
+	if err := fsys.Fstat(obj, &before); err != nil {
 		return 0, src.osError(op, os.NewSyscallError("fstat", err))
 	}
-	if before.Mode&unix.S_IFMT == unix.S_IFDIR {
+	if before.Mode&fsys.S_IFMT == fsys.S_IFDIR {
 		if err := f.checkBeneath(op, src, dst, obj); err != nil {
 			return 0, err
 		}
@@ -194,9 +192,9 @@ func (f *Fence) rename(op string, src, dst Target, from *Dir, fromName string, t
 	if err := from.rename(fromName, to, toName); err != nil {
 		return 0, src.osError(op, err)
 	}
-	var after unix.Stat_t
-	if err := unix.Fstatat(to.fd, toName, &after, unix.AT_SYMLINK_NOFOLLOW); err == nil && after.Dev == before.Dev && after.Ino == before.Ino {
-		return uint32(before.Mode & unix.S_IFMT), nil
+	var after fsys.Stat_t
+	if err := fsys.Fstatat(to.fd, toName, &after, fsys.AT_SYMLINK_NOFOLLOW); err == nil && after.Dev == before.Dev && after.Ino == before.Ino {
+		return uint32(before.Mode & fsys.S_IFMT), nil
 	}
 	// Something else took the name between the decision and the
 	// rename: put it back, and say the path changed.
@@ -276,7 +274,7 @@ type beneathWalk struct {
 
 // folder walks the folder fd, at rel beneath the moved one.
 func (w *beneathWalk) folder(fd int, rel string) error {
-	dfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, err := fsys.Openat(fd, ".", fsys.O_RDONLY|fsys.O_DIRECTORY|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		return os.NewSyscallError("openat", err)
 	}
@@ -288,8 +286,8 @@ func (w *beneathWalk) folder(fd int, rel string) error {
 			if w.seen++; w.seen > maxBeneathEntries {
 				return errBeneathBound
 			}
-			erel := filepath.Join(rel, e.Name())
-			from, to := filepath.Join(w.src, erel), filepath.Join(w.dst, erel)
+			erel := joinPath(rel, e.Name())
+			from, to := joinPath(w.src, erel), joinPath(w.dst, erel)
 			descend := false
 			for _, g := range w.guards {
 				if was, is := g.covers(from), g.covers(to); was != is {
@@ -300,12 +298,12 @@ func (w *beneathWalk) folder(fd int, rel string) error {
 			if !descend || !e.IsDir() {
 				continue
 			}
-			sub, err := openRead(dfd, e.Name(), oPath|unix.O_DIRECTORY)
+			sub, err := openRead(dfd, e.Name(), oPath|fsys.O_DIRECTORY)
 			if err != nil {
 				return &os.PathError{Op: "open", Path: erel, Err: err}
 			}
 			err = w.folder(sub, erel)
-			unix.Close(sub)
+			fsys.Close(sub)
 			if err != nil {
 				return err
 			}

@@ -4,13 +4,11 @@ import (
 	"errors"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 )
 
@@ -28,21 +26,36 @@ const maxRaceRetries = 100
 // is no symlink). The path is never cleaned before its symlinks resolve:
 // "link/.." is the parent of the link's target. Errors carry a code:
 // FS_INVALID_ARGUMENT for an empty path or a NUL byte, FS_IO for a
-// symlink loop, FS_NOT_DIR for a file used as a folder.
+// symlink loop, FS_NOT_DIR for a file used as a folder. It is spelled as
+// the OS spells paths (fsys.ToOS), canonicalPath's as the fence does.
 func Canonical(base, path string) (string, error) {
+	c, err := canonicalPath(base, path)
+	return fsys.ToOS(c), err
+}
+
+// canonicalPath is Canonical in the fence's spelling of paths (on
+// Windows "/C:/x").
+func canonicalPath(base, path string) (string, error) {
 	if path == "" {
 		return "", fserr.New(fserr.InvalidArgument, "empty path")
 	}
 	if strings.IndexByte(path, 0) >= 0 {
 		return "", fserr.New(fserr.InvalidArgument, "path contains a NUL byte")
 	}
-	if !filepath.IsAbs(path) {
-		path = base + string(filepath.Separator) + path
+	path, err := fromOS(path)
+	if err != nil {
+		return "", err
+	}
+	if base, err = fromOS(base); err != nil {
+		return "", err
+	}
+	if !isAbs(path) {
+		path = base + "/" + path
 	}
 	w, err := walkPath(path, walkSpec{flags: oPath, followLast: true, keepMissing: true})
 	switch {
 	case err == nil:
-		unix.Close(w.fd)
+		fsys.Close(w.fd)
 		return w.canonical(), nil
 	case errors.Is(err, syscall.ENOTDIR):
 		return "", fserr.Wrap(fserr.NotDir, path+": "+walkedSoFar(err)+" is not a folder", err)
@@ -50,6 +63,9 @@ func Canonical(base, path string) (string, error) {
 		return "", fserr.Wrap(fserr.IO, path+": too many levels of symbolic links", err)
 	case errors.As(err, new(emptySymlink)):
 		return "", fserr.New(fserr.InvalidArgument, path+": "+walkedSoFar(err)+" is an empty symlink")
+	case windowsName && errors.Is(err, syscall.EINVAL):
+		return "", fserr.Wrap(fserr.InvalidArgument, path+": "+walkedSoFar(err)+" is not one plain file name on Windows "+
+			"(a stream, a device name, a trailing dot or space)", err)
 	}
 	return "", fserr.FromOS("resolve", path, err)
 }
@@ -65,7 +81,7 @@ func walkedSoFar(err error) string {
 
 // splitPath splits p into its non-empty components.
 func splitPath(p string) []string {
-	parts := strings.Split(p, string(filepath.Separator))
+	parts := strings.Split(p, "/")
 	out := parts[:0]
 	for _, s := range parts {
 		if s != "" {
@@ -129,11 +145,11 @@ func (r *prefixResolver) canonical(p string) (string, bool) {
 		return r.resolve(p)
 	}
 	joined := strings.TrimSuffix(cdir, "/") + "/" + name
-	var st unix.Stat_t
-	switch err := unix.Fstatat(unix.AT_FDCWD, joined, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == unix.ENOENT:
+	var st fsys.Stat_t
+	switch err := fsys.Fstatat(fsys.AT_FDCWD, joined, &st, fsys.AT_SYMLINK_NOFOLLOW); {
+	case err == fsys.ENOENT:
 		return joined, true
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK:
+	case err == nil && st.Mode&fsys.S_IFMT != fsys.S_IFLNK:
 		return joined, true
 	}
 	return r.resolve(p)
@@ -141,7 +157,7 @@ func (r *prefixResolver) canonical(p string) (string, bool) {
 
 // resolve is Canonical(cwd, p), with ok false where it fails.
 func (r *prefixResolver) resolve(p string) (string, bool) {
-	c, err := Canonical(r.cwd, p)
+	c, err := canonicalPath(r.cwd, p)
 	if err != nil {
 		return "", false
 	}

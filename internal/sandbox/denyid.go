@@ -6,8 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -76,8 +75,8 @@ var idCache struct {
 // (Policy.DenyIdentities) are looked up first, whatever st's number of
 // links (the empty file the mount layer binds over a hidden hard link
 // has one, and is among them).
-func (f *Fence) deniedIdentity(st *unix.Stat_t) (string, bool) {
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+func (f *Fence) deniedIdentity(st *fsys.Stat_t) (string, bool) {
+	if st.Mode&fsys.S_IFMT != fsys.S_IFREG {
 		return "", false
 	}
 	if len(f.policy.DenyIdentities) > 0 {
@@ -143,21 +142,21 @@ func walkIdentities(globs []denyGlob, budget int) *denyIDs {
 		}
 		key := top.path + "\x00" + strings.Join(rest, "/")
 		if seen[key] {
-			unix.Close(top.fd)
+			fsys.Close(top.fd)
 			continue
 		}
 		seen[key] = true
-		switch top.st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
+		switch top.st.Mode & fsys.S_IFMT {
+		case fsys.S_IFREG:
 			if top.st.Nlink > 1 && pathmatch.CoverParts(rest, nil) {
 				ids.ids[fileID{uint64(top.st.Dev), uint64(top.st.Ino)}] = g.shown
 			}
-		case unix.S_IFDIR:
-			if fd, err := openRead(top.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY); err == nil {
+		case fsys.S_IFDIR:
+			if fd, err := openRead(top.fd, ".", fsys.O_RDONLY|fsys.O_DIRECTORY); err == nil {
 				ids.walk(fd, nil, rest, g.shown)
 			}
 		}
-		unix.Close(top.fd)
+		fsys.Close(top.fd)
 		if ids.cut != "" {
 			break
 		}
@@ -186,17 +185,17 @@ func (ids *denyIDs) walk(dirfd int, rel, rest []string, shown string) bool {
 			if !pathmatch.MayCover(rest, child) {
 				continue
 			}
-			var st unix.Stat_t
-			if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			var st fsys.Stat_t
+			if fsys.Fstatat(dirfd, name, &st, fsys.AT_SYMLINK_NOFOLLOW) != nil {
 				continue
 			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFREG:
+			switch st.Mode & fsys.S_IFMT {
+			case fsys.S_IFREG:
 				if st.Nlink > 1 && pathmatch.CoverParts(rest, child) {
 					ids.ids[fileID{uint64(st.Dev), uint64(st.Ino)}] = shown
 				}
-			case unix.S_IFDIR:
-				fd, err := openRead(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY)
+			case fsys.S_IFDIR:
+				fd, err := openRead(dirfd, name, fsys.O_RDONLY|fsys.O_DIRECTORY)
 				if err == nil && !ids.walk(fd, child, rest, shown) {
 					return false
 				}

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -86,8 +84,8 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		// (split by Rel) a file named like the root inside it.
 		return nil, "", fserr.New(fserr.IsDir, op+": "+t.Given+": is a folder")
 	}
-	name := filepath.Base(t.Path)
-	parent := filepath.Dir(t.Path)
+	name := baseOf(t.Path)
+	parent := dirOf(t.Path)
 	if f.mode == policy.DangerFullAccess {
 		d, err := openPinned(op, t, parent, mkdir)
 		if err != nil {
@@ -95,7 +93,7 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 		}
 		return d, name, nil
 	}
-	d, err := f.openConfined(op, t, t.root, filepath.Dir(t.rel), mkdir)
+	d, err := f.openConfined(op, t, t.root, dirOf(t.rel), mkdir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -115,11 +113,11 @@ func (f *Fence) openDir(op string, t Target, mkdir bool) (*Dir, string, error) {
 // since t was resolved carries the write somewhere nobody saw, and is
 // FS_STALE. Names met later in the folder are never followed either.
 func openPinned(op string, t Target, parent string, mkdir bool) (*Dir, error) {
-	w, err := walkPath(parent, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir})
+	w, err := walkPath(parent, walkSpec{flags: fsys.O_RDONLY | fsys.O_DIRECTORY, noSymlinks: true, mkdir: mkdir})
 	switch {
 	case isEscape(err):
 		return nil, stale(op, t, fmt.Errorf("%s is a symlink by now", walkedSoFar(err)))
-	case errors.Is(err, unix.ENOENT):
+	case errors.Is(err, fsys.ENOENT):
 		return nil, missingFolder(op, t, walkedSoFar(err), err)
 	case err != nil:
 		return nil, fserr.FromOS(op, walkedSoFar(err), err)
@@ -166,11 +164,11 @@ func (f *Fence) checkOpened(op string, t Target, d *Dir, name string) error {
 		return unverified(op, t, err)
 	}
 	if rel, ok := pathmatch.Within(t.root, opened); ok {
-		target := filepath.Join(opened, name)
-		if g, hit := f.protectedIn(filepath.Join(rel, name), target); hit {
+		target := joinPath(opened, name)
+		if g, hit := f.protectedIn(joinPath(rel, name), target); hit {
 			return f.protectedDenied(op, t, g)
 		}
-		if g, hit := pathmatch.GitProtectedIn(filepath.Join(rel, name), target, f.gitPointed); hit {
+		if g, hit := pathmatch.GitProtectedIn(joinPath(rel, name), target, f.gitPointed); hit {
 			return f.protectedDenied(op, t, g)
 		}
 	}
@@ -184,7 +182,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	// The root itself is canonical: opened from "/" with no symlink
 	// allowed, so a root swapped for a symlink after the check is refused
 	// too.
-	w, err := walkPath(root, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true})
+	w, err := walkPath(root, walkSpec{flags: fsys.O_RDONLY | fsys.O_DIRECTORY, noSymlinks: true})
 	if err != nil {
 		return nil, f.confinedErr(op, t, err)
 	}
@@ -200,14 +198,14 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 	defer func() {
 		if err != nil {
 			if cur != held {
-				unix.Close(cur)
+				fsys.Close(cur)
 			}
 			if held >= 0 {
-				unix.Close(held)
+				fsys.Close(held)
 			}
 		}
 	}()
-	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(t.rel, "/")
 	if slices.Contains(pathmatch.GitDirParts, first) {
 		if err := flock(rootFD); err != nil {
 			return nil, t.osError(op, fmt.Errorf("locking the root %s: %w", root, err))
@@ -231,7 +229,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		return nil, err
 	}
 	if rel != "." {
-		w, err := walkFrom(rootFD, root, rel, walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, noSymlinks: true, mkdir: mkdir, folder: gitDirs})
+		w, err := walkFrom(rootFD, root, rel, walkSpec{flags: fsys.O_RDONLY | fsys.O_DIRECTORY, noSymlinks: true, mkdir: mkdir, folder: gitDirs})
 		var landlock refusedDespiteBits
 		switch {
 		case errors.As(err, &landlock) && f.enforced:
@@ -243,7 +241,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 			return nil, f.confinedErr(op, t, err)
 		}
 		if held < 0 {
-			unix.Close(rootFD)
+			fsys.Close(rootFD)
 		}
 		cur, curPath = w.fd, w.path
 	}
@@ -252,7 +250,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 		d.kernelDenied = func(err error) error { return f.kernelRefused(op, t, err) }
 	}
 	if held >= 0 && held != cur {
-		d.unlock = func() { unix.Close(held) }
+		d.unlock = func() { fsys.Close(held) }
 	}
 	return d, nil
 }
@@ -261,14 +259,14 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 // wait a signal interrupts (EINTR) is taken up again, at most
 // maxInterruptedTries times in all, as every retry here is bounded: a
 // process signalling this one in a loop must not keep it spinning.
-func flock(fd int) error { return flockWith(unix.Flock, fd) }
+func flock(fd int) error { return flockWith(fsys.Flock, fd) }
 
-// flockWith is flock through the system call sys (unix.Flock, or a
+// flockWith is flock through the system call sys (fsys.Flock, or a
 // test's).
 func flockWith(sys func(fd, how int) error, fd int) error {
 	for range maxInterruptedTries {
-		err := sys(fd, unix.LOCK_EX)
-		if err != unix.EINTR {
+		err := sys(fd, fsys.LOCK_EX)
+		if err != fsys.EINTR {
 			return os.NewSyscallError("flock", err)
 		}
 	}
@@ -292,7 +290,7 @@ func (f *Fence) confinedErr(op string, t Target, err error) error {
 	if isEscape(err) {
 		return f.escaped(op, t, err)
 	}
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, fsys.ENOENT) {
 		return missingFolder(op, t, path, err)
 	}
 	return fserr.FromOS(op, path, err)
@@ -324,7 +322,7 @@ func MissingFolder(op, given, path string, err error) error {
 // the walk started at), ELOOP (a symlink where the checked path had
 // none).
 func isEscape(err error) bool {
-	return errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP)
+	return errors.Is(err, fsys.EXDEV) || errors.Is(err, fsys.ELOOP)
 }
 
 // kernelRefused is a write Landlock refused: the fence passed it, so the
@@ -337,7 +335,7 @@ func (f *Fence) kernelRefused(op string, t Target, cause error) error {
 // file's permission bits allow the write can only be Landlock's refusal
 // (faccessat consults the permission bits, not Landlock).
 func (d *Dir) refused(err error) error {
-	if d.kernelDenied != nil && errors.Is(err, unix.EACCES) && unix.Faccessat(d.fd, ".", unix.W_OK, unix.AT_EACCESS) == nil {
+	if d.kernelDenied != nil && errors.Is(err, fsys.EACCES) && fsys.Faccessat(d.fd, ".", fsys.W_OK, fsys.AT_EACCESS) == nil {
 		return d.kernelDenied(err)
 	}
 	return err
@@ -358,7 +356,7 @@ func (d *Dir) Close() error {
 		d.unlock()
 		d.unlock = nil
 	}
-	return unix.Close(d.fd)
+	return fsys.Close(d.fd)
 }
 
 // oneEntry refuses a name that is not one entry of the folder at path:
@@ -379,39 +377,39 @@ func (d *Dir) Open(name string, flags int, perm uint32) (*os.File, error) {
 	if err := oneEntry(d.Path, name); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat(d.fd, name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	fd, err := fsys.Openat(d.fd, name, flags|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, perm)
 	if err != nil {
-		perr := &os.PathError{Op: "open", Path: filepath.Join(d.Path, name), Err: err}
-		if errors.Is(err, unix.ELOOP) && d.escaped != nil {
+		perr := &os.PathError{Op: "open", Path: joinPath(d.Path, name), Err: err}
+		if errors.Is(err, fsys.ELOOP) && d.escaped != nil {
 			return nil, d.escaped(perr)
 		}
 		return nil, d.refused(perr)
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(d.Path, name)), nil
+	return os.NewFile(uintptr(fd), joinPath(d.Path, name)), nil
 }
 
-// Access checks name in the folder for the access mode (unix.W_OK…) with
+// Access checks name in the folder for the access mode (fsys.W_OK…) with
 // the effective user and groups, as the OS decides permission, without
 // following a symlink in name.
 func (d *Dir) Access(name string, mode uint32) error {
 	if err := oneEntry(d.Path, name); err != nil {
 		return err
 	}
-	if err := unix.Faccessat(d.fd, name, mode, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "access", Path: filepath.Join(d.Path, name), Err: err}
+	if err := fsys.Faccessat(d.fd, name, mode, fsys.AT_EACCESS|fsys.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "access", Path: joinPath(d.Path, name), Err: err}
 	}
 	return nil
 }
 
 // Lstat describes name in the folder without following a symlink.
-func (d *Dir) Lstat(name string) (unix.Stat_t, error) {
-	var st unix.Stat_t
+func (d *Dir) Lstat(name string) (fsys.Stat_t, error) {
+	var st fsys.Stat_t
 	if err := oneEntry(d.Path, name); err != nil {
 		return st, err
 	}
-	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err := fsys.Fstatat(d.fd, name, &st, fsys.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
-		return st, &os.PathError{Op: "stat", Path: filepath.Join(d.Path, name), Err: err}
+		return st, &os.PathError{Op: "stat", Path: joinPath(d.Path, name), Err: err}
 	}
 	return st, nil
 }
@@ -430,15 +428,15 @@ func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
 	}
 	fd, err := openUnnamed(d.fd, perm)
 	if err == nil {
-		return &Temp{File: os.NewFile(uintptr(fd), filepath.Join(d.Path, "(unnamed)")), dir: d}, nil
+		return &Temp{File: os.NewFile(uintptr(fd), joinPath(d.Path, "(unnamed)")), dir: d}, nil
 	}
 	if !errors.Is(err, errors.ErrUnsupported) {
 		return nil, d.refused(&os.PathError{Op: "create temp file in", Path: d.Path, Err: err})
 	}
 	if replaces {
 		link := stagingName(name)
-		unix.Unlinkat(d.fd, link, 0) // a leftover of a killed writer
-		file, err := d.Open(link, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		fsys.Unlinkat(d.fd, link, 0) // a leftover of a killed writer
+		file, err := d.Open(link, fsys.O_RDWR|fsys.O_CREAT|fsys.O_EXCL, perm)
 		if err != nil {
 			return nil, err
 		}
@@ -446,7 +444,7 @@ func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
 	}
 	for range 100 {
 		tmp := tempName()
-		file, err := d.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, perm)
+		file, err := d.Open(tmp, fsys.O_RDWR|fsys.O_CREAT|fsys.O_EXCL, perm)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
@@ -455,12 +453,12 @@ func (d *Dir) TempFile(name string, replaces bool, perm uint32) (*Temp, error) {
 		}
 		return &Temp{File: file, dir: d, name: tmp}, nil
 	}
-	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: unix.EEXIST}
+	return nil, &os.PathError{Op: "create temp file in", Path: d.Path, Err: fsys.EEXIST}
 }
 
 // Sync flushes the folder's entries to disk, so a rename survives a crash.
 func (d *Dir) Sync() error {
-	if err := unix.Fsync(d.fd); err != nil {
+	if err := fsys.Fsync(d.fd); err != nil {
 		return &os.PathError{Op: "sync", Path: d.Path, Err: err}
 	}
 	return nil
@@ -488,25 +486,25 @@ func (t *Temp) Commit(name string, replace bool) error {
 	}
 	if !replace {
 		if err := t.create(name); err != nil {
-			if errors.Is(err, unix.EEXIST) {
-				return fserr.Wrap(fserr.Exists, "create "+filepath.Join(t.dir.Path, name)+": created by another process meanwhile", err)
+			if errors.Is(err, fsys.EEXIST) {
+				return fserr.Wrap(fserr.Exists, "create "+joinPath(t.dir.Path, name)+": created by another process meanwhile", err)
 			}
-			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+			return t.dir.refused(&os.PathError{Op: "link", Path: joinPath(t.dir.Path, name), Err: err})
 		}
 		return nil
 	}
 	link := stagingName(name)
 	if t.name != link {
-		unix.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
+		fsys.Unlinkat(t.dir.fd, link, 0) // a leftover of a killed writer, whichever kind of temp file this one is
 	}
 	if t.name == "" {
 		if err := t.link(link); err != nil {
-			return t.dir.refused(&os.PathError{Op: "link", Path: filepath.Join(t.dir.Path, name), Err: err})
+			return t.dir.refused(&os.PathError{Op: "link", Path: joinPath(t.dir.Path, name), Err: err})
 		}
 		t.name = link
 	}
-	if err := unix.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
-		return t.dir.refused(&os.PathError{Op: "rename", Path: filepath.Join(t.dir.Path, name), Err: err})
+	if err := fsys.Renameat(t.dir.fd, t.name, t.dir.fd, name); err != nil {
+		return t.dir.refused(&os.PathError{Op: "rename", Path: joinPath(t.dir.Path, name), Err: err})
 	}
 	t.name = ""
 	return nil
@@ -523,10 +521,10 @@ func (t *Temp) create(name string) error {
 		t.name = ""
 		return nil
 	}
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+	if errors.Is(err, fsys.EINVAL) || errors.Is(err, fsys.ENOSYS) {
 		// No RENAME_NOREPLACE here: a hard link is just as exclusive, and
 		// Discard removes the temp name.
-		err = unix.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
+		err = fsys.Linkat(t.dir.fd, t.name, t.dir.fd, name, 0)
 	}
 	return err
 }
@@ -544,7 +542,7 @@ func stagingName(name string) string {
 func (t *Temp) Discard() {
 	t.File.Close()
 	if t.name != "" {
-		unix.Unlinkat(t.dir.fd, t.name, 0)
+		fsys.Unlinkat(t.dir.fd, t.name, 0)
 		t.name = ""
 	}
 }
@@ -567,19 +565,19 @@ func (d *Dir) Mkdir(name string, perm uint32) (created bool, err error) {
 	if err := oneEntry(d.Path, name); err != nil {
 		return false, err
 	}
-	err = unix.Mkdirat(d.fd, name, perm)
+	err = fsys.Mkdirat(d.fd, name, perm)
 	if err == nil {
 		return true, nil
 	}
-	perr := &os.PathError{Op: "mkdir", Path: filepath.Join(d.Path, name), Err: err}
-	if !errors.Is(err, unix.EEXIST) {
+	perr := &os.PathError{Op: "mkdir", Path: joinPath(d.Path, name), Err: err}
+	if !errors.Is(err, fsys.EEXIST) {
 		return false, d.refused(perr)
 	}
 	st, serr := d.Lstat(name)
 	if serr != nil {
 		return false, serr
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if st.Mode&fsys.S_IFMT != fsys.S_IFDIR {
 		return false, fserr.New(fserr.Exists, "mkdir: "+perr.Path+": exists and is not a folder")
 	}
 	return false, nil
@@ -598,10 +596,10 @@ func (d *Dir) rename(name string, to *Dir, toName string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, unix.EEXIST) {
-		return fserr.New(fserr.Exists, "move: "+filepath.Join(to.Path, toName)+": exists; a move never replaces")
+	if errors.Is(err, fsys.EEXIST) {
+		return fserr.New(fserr.Exists, "move: "+joinPath(to.Path, toName)+": exists; a move never replaces")
 	}
-	return d.refused(&os.PathError{Op: "rename", Path: filepath.Join(d.Path, name), Err: err})
+	return d.refused(&os.PathError{Op: "rename", Path: joinPath(d.Path, name), Err: err})
 }
 
 // remove removes name from the folder (rmdir when folder is true), never
@@ -613,10 +611,10 @@ func (d *Dir) remove(name string, folder bool) error {
 	}
 	flags := 0
 	if folder {
-		flags = unix.AT_REMOVEDIR
+		flags = fsys.AT_REMOVEDIR
 	}
-	if err := unix.Unlinkat(d.fd, name, flags); err != nil {
-		return d.refused(&os.PathError{Op: "remove", Path: filepath.Join(d.Path, name), Err: err})
+	if err := fsys.Unlinkat(d.fd, name, flags); err != nil {
+		return d.refused(&os.PathError{Op: "remove", Path: joinPath(d.Path, name), Err: err})
 	}
 	return d.Sync()
 }
@@ -626,6 +624,6 @@ func (d *Dir) remove(name string, folder bool) error {
 // the root, see openConfined): a caller that opens two such folders of
 // one root at once would wait on itself.
 func LocksRoot(t Target) bool {
-	first, _, _ := strings.Cut(t.rel, string(filepath.Separator))
+	first, _, _ := strings.Cut(t.rel, "/")
 	return t.root != "" && slices.Contains(pathmatch.GitDirParts, first)
 }

@@ -6,9 +6,11 @@
 //
 // # Builds
 //
-// The walk and the handles are Unix code shared by every build; what an
-// OS does its own way is in files named for it, and Linux's accelerators
-// are in one file the portable build leaves out:
+// The walk and the handles are one code for every build, making their
+// system calls through internal/fsys (x/sys/unix itself on Unix, the
+// same calls over handles on Windows); what an OS does its own way is in
+// files named for it, and Linux's accelerators are in one file the
+// portable build leaves out:
 //
 //   - os_linux.go, os_darwin.go: the handle's open flags (O_PATH; or
 //     O_SEARCH, O_SYMLINK and read-only), the read-back of an open
@@ -20,7 +22,12 @@
 //   - accel_linux.go (linux && !dshportable): openat2's one-call walk of
 //     a path with no symlink, O_TMPFILE and its link through /proc, a
 //     handle as one O_PATH open. Accelerated reports true.
-//   - portable.go (darwin || (linux && dshportable)): the component walk
+//   - os_windows.go: fsys's handles (O_PATH: NtCreateFile beneath the
+//     folder's handle, a reparse point opened itself), the read-back by
+//     GetFinalPathNameByHandle, a reparse point's target through its
+//     handle, the rename that never replaces (FileRenameInformationEx
+//     without REPLACE_IF_EXISTS), and no Landlock.
+//   - portable.go (darwin || windows || (linux && dshportable)): the component walk
 //     alone, a named temp file (O_EXCL, removed by Discard on every error
 //     path), a handle made as macOS makes one: a folder by its search
 //     flags, anything else looked at, opened by what it is and checked

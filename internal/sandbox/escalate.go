@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/policy"
@@ -37,7 +36,7 @@ func (f *Fence) recordApproved(req policy.EscalationRequest) {
 		}
 		// The folders a creation makes on its way are its own: the
 		// call may remove them again, empty, when it fails.
-		for dir := filepath.Dir(p.Resolved); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		for dir := dirOf(p.Resolved); dir != "/" && dir != "."; dir = dirOf(dir) {
 			f.approved[dir] = true
 		}
 	}

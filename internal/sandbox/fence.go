@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +53,7 @@ type Fence struct {
 
 // NewFence returns the fence of policy p.
 func NewFence(p policy.Policy) *Fence {
+	p = fencePaths(p)
 	f := &Fence{policy: p, mode: p.Mode}
 	prefixes := prefixResolver{cwd: p.Cwd}
 	for _, g := range p.DenyRead {
@@ -117,7 +117,7 @@ func (f *Fence) rootPaths() []string {
 // git directory is protected (pathmatch.GitProtectedIn).
 func (f *Fence) loadAbsProtected() {
 	for _, file := range append(slices.Clip(f.policy.TrustedFiles), f.policy.ConfigFiles...) {
-		if c, err := Canonical(f.policy.Cwd, file); err == nil {
+		if c, err := canonicalPath(f.policy.Cwd, file); err == nil {
 			f.absProtected = append(f.absProtected, c)
 		}
 	}
@@ -133,19 +133,19 @@ func (f *Fence) loadAbsProtected() {
 // of a ".git" symlink.
 func GitPointerTargets(root string) []string {
 	var out []string
-	dotgit := filepath.Join(root, ".git")
+	dotgit := joinPath(root, ".git")
 	if gitdir, ok := pathmatch.ReadGitdir(dotgit); ok {
-		if c, err := Canonical(root, gitdir); err == nil {
+		if c, err := canonicalPath(root, gitdir); err == nil {
 			out = append(out, c)
 			// A worktree's gitdir names, in commondir, the repository
 			// whose hooks and config git uses for it.
 			if common, ok := pathmatch.ReadCommondir(c); ok {
-				if cc, err := Canonical(c, common); err == nil {
+				if cc, err := canonicalPath(c, common); err == nil {
 					out = append(out, cc)
 				}
 			}
 		}
-	} else if c, err := Canonical(root, ".git"); err == nil && c != dotgit {
+	} else if c, err := canonicalPath(root, ".git"); err == nil && c != dotgit {
 		// .git is a symlink: its target is the repository.
 		out = append(out, c)
 	}
@@ -154,7 +154,11 @@ func GitPointerTargets(root string) []string {
 
 // Resolve canonicalizes path against the session cwd.
 func (f *Fence) Resolve(path string) (Target, error) {
-	canon, err := Canonical(f.policy.Base(), path)
+	path, err := fromOS(path)
+	if err != nil {
+		return Target{Given: path}, err
+	}
+	canon, err := canonicalPath(f.policy.Base(), path)
 	if err != nil {
 		return Target{Given: path}, err
 	}
@@ -166,17 +170,21 @@ func (f *Fence) Resolve(path string) (Target, error) {
 // canonicalized and the last name kept as written. A path whose last
 // name is "." or ".." names a folder, and is resolved as Resolve does.
 func (f *Fence) ResolveName(path string) (Target, error) {
+	path, err := fromOS(path)
+	if err != nil {
+		return Target{Given: path}, err
+	}
 	trimmed := strings.TrimRight(path, "/")
-	dir, name := filepath.Split(trimmed)
+	dir, name := splitDir(trimmed)
 	if name == "" || name == "." || name == ".." || trimmed != path {
 		return f.Resolve(path)
 	}
 	if dir == "" {
 		dir = "."
 	}
-	canon, err := Canonical(f.policy.Base(), dir)
+	canon, err := canonicalPath(f.policy.Base(), dir)
 	if err != nil {
 		return Target{Given: path}, err
 	}
-	return Target{Given: path, Path: filepath.Join(canon, name), name: true}, nil
+	return Target{Given: path, Path: joinPath(canon, name), name: true}, nil
 }

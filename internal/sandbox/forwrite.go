@@ -3,12 +3,10 @@ package sandbox
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -130,9 +128,9 @@ func (f *Fence) Remove(op string, t Target, in Intent) (uint32, error) {
 	if err != nil {
 		return 0, t.osError(op, err)
 	}
-	typ := uint32(st.Mode & unix.S_IFMT)
-	if err := d.remove(name, typ == unix.S_IFDIR); err != nil {
-		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+	typ := uint32(st.Mode & fsys.S_IFMT)
+	if err := d.remove(name, typ == fsys.S_IFDIR); err != nil {
+		if errors.Is(err, fsys.ENOTEMPTY) || errors.Is(err, fsys.EEXIST) {
 			return 0, fserr.Wrap(fserr.IsDir, op+": "+t.Given+": is a folder that holds something; a removal is never recursive", err)
 		}
 		return 0, t.osError(op, err)
@@ -171,7 +169,7 @@ type Held struct {
 	// does not exist.
 	File *os.File
 	// Stat is File's status when it was locked or looked at.
-	Stat unix.Stat_t
+	Stat fsys.Stat_t
 	// target is what the fence decided on and holds.
 	target Target
 }
@@ -239,7 +237,7 @@ func (h *Held) lock(op string) error {
 	given := h.target.Given
 	for range maxLockRetries {
 		// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
-		file, err := h.Dir.Open(h.Name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		file, err := h.Dir.Open(h.Name, fsys.O_RDONLY|fsys.O_NONBLOCK, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -256,15 +254,15 @@ func (h *Held) lock(op string) error {
 			file.Close() // replaced while we waited: take the new one
 			continue
 		}
-		switch held.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			if err := h.target.CheckWritable(op, file, func() error { return h.Dir.Access(h.Name, unix.W_OK) }); err != nil {
+		switch held.Mode & fsys.S_IFMT {
+		case fsys.S_IFREG:
+			if err := h.target.CheckWritable(op, file, func() error { return h.Dir.Access(h.Name, fsys.W_OK) }); err != nil {
 				file.Close()
 				return err
 			}
 			h.File, h.Stat = file, held
 			return nil
-		case unix.S_IFDIR:
+		case fsys.S_IFDIR:
 			file.Close()
 			return fserr.New(fserr.IsDir, op+": "+given+": is a folder")
 		}
@@ -304,19 +302,19 @@ func (f *Fence) Look(op string, t Target, mkdir bool) (*Held, error) {
 // look holds file, opened for a look at the target at path, if it is a
 // regular file this process may write (see Look).
 func (h *Held) look(op string, file *os.File, path string) error {
-	if err := unix.Fstat(int(file.Fd()), &h.Stat); err != nil {
+	if err := fsys.Fstat(int(file.Fd()), &h.Stat); err != nil {
 		return h.target.osError(op, os.NewSyscallError("fstat", err))
 	}
-	switch h.Stat.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFDIR:
+	switch h.Stat.Mode & fsys.S_IFMT {
+	case fsys.S_IFREG:
+	case fsys.S_IFDIR:
 		e := fserr.New(fserr.IsDir, op+": "+h.target.Given+": is a folder")
 		e.Hint = "use ls to list a folder"
 		return e
 	default:
 		return fserr.New(fserr.InvalidArgument, op+": "+h.target.Given+": not a regular file")
 	}
-	if err := h.target.CheckWritable(op, file, func() error { return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS) }); err != nil {
+	if err := h.target.CheckWritable(op, file, func() error { return fsys.Faccessat(fsys.AT_FDCWD, path, fsys.W_OK, fsys.AT_EACCESS) }); err != nil {
 		return err
 	}
 	h.File = file
@@ -326,8 +324,8 @@ func (h *Held) look(op string, file *os.File, path string) error {
 // checkParent checks that the folder of t exists, or, with mkdir, that
 // the nearest existing ancestor is a folder, without making anything.
 func checkParent(op string, t Target, mkdir bool) error {
-	for dir := filepath.Dir(t.Path); ; dir = filepath.Dir(dir) {
-		fi, err := os.Stat(dir)
+	for dir := dirOf(t.Path); ; dir = dirOf(dir) {
+		fi, err := os.Stat(fsys.ToOS(dir))
 		switch {
 		case err == nil && fi.IsDir():
 			return nil
@@ -344,12 +342,12 @@ func checkParent(op string, t Target, mkdir bool) error {
 }
 
 // flockFile takes an exclusive flock on file and returns its status.
-func flockFile(file *os.File) (unix.Stat_t, error) {
-	var st unix.Stat_t
-	if err := unix.Flock(int(file.Fd()), unix.LOCK_EX); err != nil {
+func flockFile(file *os.File) (fsys.Stat_t, error) {
+	var st fsys.Stat_t
+	if err := fsys.Flock(int(file.Fd()), fsys.LOCK_EX); err != nil {
 		return st, os.NewSyscallError("flock", err)
 	}
-	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+	if err := fsys.Fstat(int(file.Fd()), &st); err != nil {
 		return st, os.NewSyscallError("fstat", err)
 	}
 	return st, nil
@@ -426,7 +424,7 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 				return policy.ReasonProtected, g, policy.DangerFullAccess
 			}
 			if dotgit, hit := pathmatch.GitProtectedByName(wRel); hit && wRel != "." {
-				return policy.ReasonProtected, filepath.Join(r, dotgit), policy.DangerFullAccess
+				return policy.ReasonProtected, joinPath(r, dotgit), policy.DangerFullAccess
 			}
 		}
 		if dir, hit := pathmatch.GitProtectedIn(inRel, t.Path, f.gitPointed); hit {
@@ -460,10 +458,10 @@ func (f *Fence) workspaceVerdict(t *Target) (reason, matched string, needed poli
 // session cwd and cleaned lexically: not where it leads, but how it is
 // spelled, for the checks that must hold for both.
 func (f *Fence) asWritten(given string) string {
-	if !filepath.IsAbs(given) {
-		given = filepath.Join(f.policy.Base(), given)
+	if !isAbs(given) {
+		given = joinPath(f.policy.Base(), given)
 	}
-	return filepath.Clean(given)
+	return cleanPath(given)
 }
 
 // identityWithin is the identity fallback of docs/design.md §4 step 4. It runs
@@ -473,7 +471,7 @@ func (f *Fence) identityWithin(i int, target string) (string, bool) {
 	if f.rootInfos == nil {
 		f.rootInfos = make([]os.FileInfo, len(f.roots))
 		for j, r := range f.roots {
-			f.rootInfos[j], _ = os.Stat(r.Path)
+			f.rootInfos[j], _ = os.Stat(fsys.ToOS(r.Path))
 		}
 	}
 	if f.rootInfos[i] == nil {

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"bytes"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // What the portable handles need on every Unix, kept here so that Linux
@@ -14,10 +14,10 @@ import (
 func cString(buf []byte) (string, error) {
 	n := bytes.IndexByte(buf, 0)
 	if n < 0 {
-		return "", unix.ENAMETOOLONG
+		return "", fsys.ENAMETOOLONG
 	}
 	if n == 0 {
-		return "", unix.ENOENT
+		return "", fsys.ENOENT
 	}
 	return string(buf[:n]), nil
 }
@@ -31,23 +31,23 @@ func cString(buf []byte) (string, error) {
 // link's text itself under its own rules; the check keeps the answer
 // the handle's.
 func linkByName(fd int, readBack func(int) (string, error)) (string, error) {
-	var held, now unix.Stat_t
-	if err := unix.Fstat(fd, &held); err != nil {
+	var held, now fsys.Stat_t
+	if err := fsys.Fstat(fd, &held); err != nil {
 		return "", err
 	}
-	if held.Mode&unix.S_IFMT != unix.S_IFLNK {
-		return "", unix.EINVAL
+	if held.Mode&fsys.S_IFMT != fsys.S_IFLNK {
+		return "", fsys.EINVAL
 	}
 	p, err := readBack(fd)
 	if err != nil {
 		return "", err
 	}
-	text, err := readlinkat(unix.AT_FDCWD, p)
+	text, err := readlinkat(fsys.AT_FDCWD, p)
 	if err != nil {
 		return "", err
 	}
-	if err := unix.Lstat(p, &now); err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
-		return "", unix.EAGAIN
+	if err := fsys.Lstat(p, &now); err != nil || now.Dev != held.Dev || now.Ino != held.Ino {
+		return "", fsys.EAGAIN
 	}
 	return text, nil
 }

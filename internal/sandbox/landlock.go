@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
 
@@ -104,7 +105,7 @@ func (f *Fence) Enforce() error {
 func ExistingDirs(paths []string) []string {
 	var dirs []string
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(fsys.ToOS(p)); err == nil && fi.IsDir() {
 			dirs = append(dirs, p)
 		}
 	}

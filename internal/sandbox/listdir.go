@@ -9,10 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/dirent"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // ListDir is a folder opened for a listing and checked against deny_read.
@@ -38,12 +37,12 @@ func (f *Fence) OpenList(op string, t Target) (*ListDir, error) {
 	if err := f.checkReadTarget(op, t); err != nil {
 		return nil, err
 	}
-	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_DIRECTORY, followLast: true})
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: fsys.O_RDONLY | fsys.O_DIRECTORY, followLast: true})
 	if err != nil {
 		return nil, t.osError(op, err)
 	}
 	if err := f.checkReadWalked(op, t, w); err != nil {
-		unix.Close(w.fd)
+		fsys.Close(w.fd)
 		return nil, err
 	}
 	return &ListDir{f: f, op: op, dirfd: w.fd, Path: w.path}, nil
@@ -56,7 +55,7 @@ func (d *ListDir) Close() error {
 	}
 	fd := d.dirfd
 	d.dirfd = -1
-	return unix.Close(fd)
+	return fsys.Close(fd)
 }
 
 // Names returns the names of the folder's entries, unsorted, without
@@ -103,14 +102,14 @@ func (d *ListDir) Lstat(name string) (Stat, error) {
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
 	var st Stat
-	if err := unix.Fstatat(d.fd(), name, &st.Stat_t, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := fsys.Fstatat(d.fd(), name, &st.Stat_t, fsys.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Stat{}, &os.PathError{Op: "stat", Path: d.join(name), Err: err}
 	}
 	if g, ok := d.f.deniedIdentity(&st.Stat_t); ok {
 		p := d.join(name)
 		return Stat{}, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+	if st.Mode&fsys.S_IFMT == fsys.S_IFLNK {
 		// Replaced by something else since the look: no target then.
 		st.Target, _ = readlinkat(d.fd(), name)
 	}
@@ -125,7 +124,7 @@ func (d *ListDir) Open(name string) (*ListDir, error) {
 		return nil, err
 	}
 	p := d.join(name)
-	fd, _, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	fd, _, err := d.openEntry(name, p, fsys.O_RDONLY|fsys.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +133,15 @@ func (d *ListDir) Open(name string) (*ListDir, error) {
 
 // openEntry opens the entry name, whose path is p, with flags, never
 // through a symlink, and decides on what it opened (checkReadOpened)
-// before anything is read. With wantType (unix.S_IFREG) anything of
+// before anything is read. With wantType (fsys.S_IFREG) anything of
 // another type is closed unread: FS_INVALID_ARGUMENT. It returns the
 // descriptor and the size the open found (a folder's is not looked at).
 func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, int64, error) {
 	fd, err := openRead(d.fd(), name, flags)
 	switch {
-	case err == unix.ELOOP:
+	case err == fsys.ELOOP:
 		return -1, 0, fserr.Wrap(fserr.IO, "became a symlink while listed: not followed", err)
-	case err == unix.ENOTDIR:
+	case err == fsys.ENOTDIR:
 		return -1, 0, fserr.Wrap(fserr.IO, "no longer a folder: not listed", err)
 	case err != nil:
 		return -1, 0, &os.PathError{Op: "open", Path: p, Err: err}
@@ -150,24 +149,24 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 	// st stays on the stack (it is not returned): a walk opens one
 	// folder after another, and a heap Stat_t each was a tenth of its
 	// garbage.
-	var st unix.Stat_t
-	if flags&unix.O_DIRECTORY != 0 {
+	var st fsys.Stat_t
+	if flags&fsys.O_DIRECTORY != 0 {
 		// The kernel opened a folder (ENOTDIR otherwise) and no symlink
 		// (O_NOFOLLOW): its type is all the checks below use of a
 		// folder's stat (deniedIdentity judges regular files only), so a
 		// walk spares an fstat a folder.
-		st.Mode = unix.S_IFDIR
-	} else if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+		st.Mode = fsys.S_IFDIR
+	} else if err := fsys.Fstat(fd, &st); err != nil {
+		fsys.Close(fd)
 		return -1, 0, &os.PathError{Op: "fstat", Path: p, Err: err}
 	}
-	if wantType != 0 && uint32(st.Mode&unix.S_IFMT) != wantType {
-		unix.Close(fd)
+	if wantType != 0 && uint32(st.Mode&fsys.S_IFMT) != wantType {
+		fsys.Close(fd)
 		return -1, 0, fserr.New(fserr.InvalidArgument, p+": not a regular file")
 	}
 	err = d.checkEntryOpened(d.op, Target{Given: p, Path: p}, fd, p, &st)
 	if err != nil {
-		unix.Close(fd)
+		fsys.Close(fd)
 		return -1, 0, err
 	}
 	return fd, st.Size, nil
@@ -181,12 +180,12 @@ func (d *ListDir) openEntry(name, p string, flags int, wantType uint32) (int, in
 // path joined with its name, unless the folder was moved meanwhile, and
 // no move through dsh-fs carries a folder across a glob's cover
 // (docs/design.md §4, "A folder carries what lies beneath it").
-func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+func (d *ListDir) checkEntryOpened(op string, t Target, fd int, walked string, st *fsys.Stat_t) error {
 	if len(d.f.denyRead) == 0 {
 		return nil
 	}
 	m := d.f.DenyMatcher()
-	if (st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR) || m.NameCandidate(path.Base(walked)) || m.MayApplyBeneath(walked) {
+	if (st.Nlink > 1 && st.Mode&fsys.S_IFMT != fsys.S_IFDIR) || m.NameCandidate(path.Base(walked)) || m.MayApplyBeneath(walked) {
 		return d.f.checkReadOpened(op, t, fd, walked, st)
 	}
 	if g, ok := d.f.deniedIdentity(st); ok {
@@ -242,27 +241,27 @@ func (d *ListDir) Entries() ([]DirEntry, error) {
 	err := d.readDir(func(batch int) { out = slices.Grow(out, batch) }, func(name string, dt uint8) error {
 		t := EntryOther
 		switch dt {
-		case unix.DT_REG:
+		case fsys.DT_REG:
 			t = EntryFile
-		case unix.DT_DIR:
+		case fsys.DT_DIR:
 			t = EntryDir
-		case unix.DT_LNK:
+		case fsys.DT_LNK:
 			t = EntrySymlink
-		case unix.DT_UNKNOWN:
-			var st unix.Stat_t
-			err := unix.Fstatat(d.fd(), name, &st, unix.AT_SYMLINK_NOFOLLOW)
-			if err == unix.ENOENT {
+		case fsys.DT_UNKNOWN:
+			var st fsys.Stat_t
+			err := fsys.Fstatat(d.fd(), name, &st, fsys.AT_SYMLINK_NOFOLLOW)
+			if err == fsys.ENOENT {
 				return nil
 			}
 			if err != nil {
 				return &os.PathError{Op: "lstat", Path: d.join(name), Err: err}
 			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFREG:
+			switch st.Mode & fsys.S_IFMT {
+			case fsys.S_IFREG:
 				t = EntryFile
-			case unix.S_IFDIR:
+			case fsys.S_IFDIR:
 				t = EntryDir
-			case unix.S_IFLNK:
+			case fsys.S_IFLNK:
 				t = EntrySymlink
 			}
 		}
@@ -291,7 +290,7 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 	buf := *bp
 	for {
 		n, err := dirent.Read(d.fd(), buf)
-		if err == unix.EINTR {
+		if err == fsys.EINTR {
 			continue
 		}
 		if err != nil {
@@ -315,12 +314,12 @@ func (d *ListDir) readDir(grow func(records int), each func(name string, dt uint
 			// d_type (1) and d_name (NUL-terminated, padded to reclen)
 			// where the OS puts them.
 			if off+dirent.NameOff > n {
-				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
+				return &os.PathError{Op: "read folder", Path: d.Path, Err: fsys.EIO}
 			}
 			ino := binary.NativeEndian.Uint64(buf[off:])
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen < dirent.NameOff || off+reclen > n {
-				return &os.PathError{Op: "read folder", Path: d.Path, Err: unix.EIO}
+				return &os.PathError{Op: "read folder", Path: d.Path, Err: fsys.EIO}
 			}
 			dt := buf[off+dirent.TypeOff]
 			name := batch[off+dirent.NameOff : off+reclen]
@@ -364,7 +363,7 @@ func (d *ListDir) OpenFile(name string) (*FileHandle, error) {
 	if g, ok := d.deniedEntry(name); ok {
 		return nil, d.f.readDenied(d.op, Target{Given: p, Path: p}, g)
 	}
-	fd, size, err := d.openEntry(name, p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, unix.S_IFREG)
+	fd, size, err := d.openEntry(name, p, fsys.O_RDONLY|fsys.O_NONBLOCK|fsys.O_NOCTTY, fsys.S_IFREG)
 	if err != nil {
 		return nil, err
 	}
@@ -377,9 +376,9 @@ func (h *FileHandle) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	for range maxRaceRetries {
-		n, err := unix.Read(h.fd, b)
+		n, err := fsys.Read(h.fd, b)
 		switch {
-		case err == unix.EINTR:
+		case err == fsys.EINTR:
 			continue
 		case err != nil:
 			return 0, &os.PathError{Op: "read", Path: h.Path, Err: err}
@@ -388,13 +387,13 @@ func (h *FileHandle) Read(b []byte) (int, error) {
 		}
 		return n, nil
 	}
-	return 0, &os.PathError{Op: "read", Path: h.Path, Err: unix.EINTR}
+	return 0, &os.PathError{Op: "read", Path: h.Path, Err: fsys.EINTR}
 }
 
 // Seek sets the offset of the next Read, as lseek(2) does: a search that
 // found the file is not UTF-8 reads it again from its start, decoded.
 func (h *FileHandle) Seek(offset int64, whence int) (int64, error) {
-	off, err := unix.Seek(h.fd, offset, whence)
+	off, err := fsys.Seek(h.fd, offset, whence)
 	if err != nil {
 		return 0, &os.PathError{Op: "seek", Path: h.Path, Err: err}
 	}
@@ -402,4 +401,4 @@ func (h *FileHandle) Seek(offset int64, whence int) (int64, error) {
 }
 
 // Close releases the file.
-func (h *FileHandle) Close() error { return unix.Close(h.fd) }
+func (h *FileHandle) Close() error { return fsys.Close(h.fd) }

@@ -60,3 +60,13 @@ const kernelLayerNote = "macOS has no Landlock: the file tool's writes are held 
 
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock does not exist on macOS"
+
+// nameOnDisk is the name as given: one name is one entry here (a file
+// system that folds case, as macOS's may, is not folded by the fence).
+func nameOnDisk(_ int, name string) string { return name }
+
+// sharedTmp is the temporary folder every user shares, a root with tmp.
+const sharedTmp = "/tmp"
+
+// windowsName is false: every name but "", "." and ".." is a name here.
+const windowsName = false

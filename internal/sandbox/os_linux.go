@@ -62,3 +62,13 @@ const kernelLayerNote = ""
 
 // noLandlock is why enforce: landlock cannot be had.
 const noLandlock = "landlock is not available on this kernel"
+
+// nameOnDisk is the name as given: one name is one entry here (a file
+// system that folds case, as macOS's may, is not folded by the fence).
+func nameOnDisk(_ int, name string) string { return name }
+
+// sharedTmp is the temporary folder every user shares, a root with tmp.
+const sharedTmp = "/tmp"
+
+// windowsName is false: every name but "", "." and ".." is a name here.
+const windowsName = false

@@ -1,4 +1,4 @@
-//go:build darwin || (linux && dshportable)
+//go:build darwin || windows || (linux && dshportable)
 
 package sandbox
 
@@ -6,7 +6,7 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // The portable build (see doc.go): macOS, and Linux under -tags
@@ -44,18 +44,18 @@ func (t *Temp) link(string) error { return errors.ErrUnsupported }
 // at again, at most maxRaceRetries times, then EAGAIN.
 func openHandle(dirfd int, name string, flags int) (int, error) {
 	if flags&oPath == 0 {
-		return unix.Openat(dirfd, name, flags&readFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return fsys.Openat(dirfd, name, flags&readFlags|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, 0)
 	}
 	for range maxRaceRetries {
-		fd, err := unix.Openat(dirfd, name, searchFlags|unix.O_CLOEXEC, 0)
-		if flags&unix.O_DIRECTORY != 0 || err != unix.ENOTDIR && err != unix.ELOOP {
+		fd, err := fsys.Openat(dirfd, name, searchFlags|fsys.O_CLOEXEC, 0)
+		if flags&fsys.O_DIRECTORY != 0 || err != fsys.ENOTDIR && err != fsys.ELOOP {
 			return fd, err
 		}
 		if fd, err = openByType(dirfd, name); err != errChanged {
 			return fd, err
 		}
 	}
-	return -1, unix.EAGAIN
+	return -1, fsys.EAGAIN
 }
 
 // errChanged is openByType's word for a name that changed under it.
@@ -66,28 +66,28 @@ var errChanged = errors.New("changed between the look and the open")
 // or socket by specialFlags; what was opened must be what was looked at
 // (device and inode), errChanged otherwise.
 func openByType(dirfd int, name string) (int, error) {
-	var seen, opened unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &seen, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	var seen, opened fsys.Stat_t
+	if err := fsys.Fstatat(dirfd, name, &seen, fsys.AT_SYMLINK_NOFOLLOW); err != nil {
 		return -1, err
 	}
 	open := specialFlags
-	switch seen.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch seen.Mode & fsys.S_IFMT {
+	case fsys.S_IFDIR:
 		return -1, errChanged // a folder since the first open
-	case unix.S_IFLNK:
+	case fsys.S_IFLNK:
 		open = linkFlags
-	case unix.S_IFREG:
-		open = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW
+	case fsys.S_IFREG:
+		open = fsys.O_RDONLY | fsys.O_NONBLOCK | fsys.O_NOCTTY | fsys.O_NOFOLLOW
 	}
-	fd, err := unix.Openat(dirfd, name, open|unix.O_CLOEXEC, 0)
+	fd, err := fsys.Openat(dirfd, name, open|fsys.O_CLOEXEC, 0)
 	switch {
-	case err == unix.ELOOP || err == unix.ENOENT:
+	case err == fsys.ELOOP || err == fsys.ENOENT:
 		return -1, errChanged // a symlink since the look, or gone
 	case err != nil:
 		return -1, err
 	}
-	if err := unix.Fstat(fd, &opened); err != nil || opened.Dev != seen.Dev || opened.Ino != seen.Ino {
-		unix.Close(fd)
+	if err := fsys.Fstat(fd, &opened); err != nil || opened.Dev != seen.Dev || opened.Ino != seen.Ino {
+		fsys.Close(fd)
 		return -1, errChanged
 	}
 	return fd, nil

@@ -2,11 +2,9 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -22,16 +20,16 @@ import (
 // status, not following a final symlink, and what a symlink points to,
 // as stored in the link.
 type Stat struct {
-	unix.Stat_t
+	fsys.Stat_t
 	// Target is a symlink's content; "" for anything else.
 	Target string
 }
 
 // IsDir reports whether the object is a folder (never a symlink to one).
-func (s *Stat) IsDir() bool { return s.Mode&unix.S_IFMT == unix.S_IFDIR }
+func (s *Stat) IsDir() bool { return s.Mode&fsys.S_IFMT == fsys.S_IFDIR }
 
 // IsRegular reports whether the object is a regular file.
-func (s *Stat) IsRegular() bool { return s.Mode&unix.S_IFMT == unix.S_IFREG }
+func (s *Stat) IsRegular() bool { return s.Mode&fsys.S_IFMT == fsys.S_IFREG }
 
 // OpenRead opens t for reading, following symlinks, and decides on what
 // it opened: t as written and as resolved must pass deny_read, and so
@@ -66,12 +64,12 @@ func (f *Fence) openRead(op string, t Target, confined bool) (*os.File, error) {
 	if err := checkName(op, t); err != nil {
 		return nil, err
 	}
-	w, err := walkPath(f.givenAbs(t), walkSpec{flags: unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY, followLast: true})
+	w, err := walkPath(f.givenAbs(t), walkSpec{flags: fsys.O_RDONLY | fsys.O_NONBLOCK | fsys.O_NOCTTY, followLast: true})
 	if err != nil {
 		return nil, t.osError(op, err)
 	}
 	if err := checkOpened(w); err != nil {
-		unix.Close(w.fd)
+		fsys.Close(w.fd)
 		return nil, err
 	}
 	return os.NewFile(uintptr(w.fd), w.path), nil
@@ -91,12 +89,12 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 	if err != nil {
 		return Stat{}, t.osError(op, err)
 	}
-	defer unix.Close(w.fd)
+	defer fsys.Close(w.fd)
 	if err := f.checkReadWalked(op, t, w); err != nil {
 		return Stat{}, err
 	}
 	st := Stat{Stat_t: w.st}
-	if w.st.Mode&unix.S_IFMT == unix.S_IFLNK {
+	if w.st.Mode&fsys.S_IFMT == fsys.S_IFLNK {
 		st.Target, _ = linkText(w.fd)
 	}
 	return st, nil
@@ -107,8 +105,8 @@ func (f *Fence) Lstat(op string, t Target) (Stat, error) {
 // opened through the confined folder at t.Path): its path and its
 // identity must pass deny_read, as for OpenRead.
 func (f *Fence) CheckReadOpened(op string, t Target, file *os.File) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+	var st fsys.Stat_t
+	if err := fsys.Fstat(int(file.Fd()), &st); err != nil {
 		return t.osError(op, os.NewSyscallError("fstat", err))
 	}
 	return f.checkReadOpened(op, t, int(file.Fd()), t.Path, &st)
@@ -119,7 +117,7 @@ func (f *Fence) CheckReadOpened(op string, t Target, file *os.File) error {
 // otherwise (a folder on the way was renamed meanwhile), that path must
 // pass too. A regular file with several links must not be a file beneath
 // an anchored deny_read glob (see deniedIdentity).
-func (f *Fence) checkReadOpened(op string, t Target, fd int, walked string, st *unix.Stat_t) error {
+func (f *Fence) checkReadOpened(op string, t Target, fd int, walked string, st *fsys.Stat_t) error {
 	if len(f.denyRead) == 0 {
 		return nil
 	}
@@ -202,10 +200,10 @@ func (f *Fence) readDenied(op string, t Target, g string) error {
 // givenAbs is t as the caller wrote it, made absolute against the session
 // cwd but not cleaned: the walk resolves "link/.." as the kernel does.
 func (f *Fence) givenAbs(t Target) string {
-	if filepath.IsAbs(t.Given) {
+	if isAbs(t.Given) {
 		return t.Given
 	}
-	return f.policy.Base() + string(filepath.Separator) + t.Given
+	return f.policy.Base() + "/" + t.Given
 }
 
 // fdPath is what the verified /proc says of fd (openedPath): its path
@@ -263,10 +261,10 @@ func (f *Fence) deniedRead(t Target) (string, bool) {
 		return "", false
 	}
 	lexical := t.Given
-	if !filepath.IsAbs(lexical) {
-		lexical = filepath.Join(f.policy.Base(), lexical)
+	if !isAbs(lexical) {
+		lexical = joinPath(f.policy.Base(), lexical)
 	}
-	lexical = filepath.Clean(lexical)
+	lexical = cleanPath(lexical)
 	m := f.DenyMatcher()
 	i := m.First(t.Path)
 	if lexical != t.Path {

@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 
+	"github.com/dshfs/dsh-fs/internal/fsys"
 	"github.com/dshfs/dsh-fs/internal/pathmatch"
 	"github.com/dshfs/dsh-fs/internal/policy"
 )
@@ -59,7 +59,7 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 	var refused []RefusedRoot
 	seen := map[string]bool{}
 	add := func(path, origin string) error {
-		canon, err := Canonical(p.Cwd, path)
+		canon, err := canonicalPath(p.Cwd, path)
 		if err != nil {
 			return err
 		}
@@ -76,17 +76,19 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 	}
 	var configured []string
 	for _, r := range p.WritableRoots {
-		c, err := Canonical(p.Cwd, r)
+		c, err := canonicalPath(p.Cwd, r)
 		if err != nil {
 			return nil, nil, err
 		}
 		configured = append(configured, c)
 	}
 	if p.Tmp {
-		if err := add("/tmp", "tmp"); err != nil {
-			return nil, nil, err
+		if sharedTmp != "" {
+			if err := add(sharedTmp, "tmp"); err != nil {
+				return nil, nil, err
+			}
 		}
-		tmpdir, err := Canonical(p.Cwd, os.TempDir())
+		tmpdir, err := canonicalPath(p.Cwd, os.TempDir())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -191,7 +193,7 @@ func workspaceRefusal(p policy.Policy) string {
 	for _, w := range p.Workspaces {
 		g := p.ExpandHome(w)
 		// An entry names a folder and everything beneath it.
-		for dir := p.Cwd; ; dir = filepath.Dir(dir) {
+		for dir := p.Cwd; ; dir = dirOf(dir) {
 			if pathmatch.Match(g, dir) {
 				return ""
 			}
@@ -215,7 +217,7 @@ func tooBroad(dir, home string) bool {
 		}
 	}
 	for _, tree := range tooBroadTrees {
-		for d := dir; d != "/"; d = filepath.Dir(d) {
+		for d := dir; d != "/"; d = dirOf(d) {
 			if pathmatch.Match(tree, d) {
 				return true
 			}
@@ -229,7 +231,7 @@ func tooBroad(dir, home string) bool {
 func canonicalAllowRoots(p policy.Policy) []string {
 	var out []string
 	for _, r := range p.AllowRoots {
-		if c, err := Canonical(p.Cwd, p.ExpandHome(r)); err == nil {
+		if c, err := canonicalPath(p.Cwd, p.ExpandHome(r)); err == nil {
 			out = append(out, c)
 		}
 	}
@@ -271,8 +273,8 @@ func RootPaths(roots []Root) []string {
 // path relative to that ancestor.
 func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 	rel := ""
-	for dir := target; ; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil && os.SameFile(fi, rootInfo) {
+	for dir := target; ; dir = dirOf(dir) {
+		if fi, err := os.Stat(fsys.ToOS(dir)); err == nil && os.SameFile(fi, rootInfo) {
 			if rel == "" {
 				rel = "."
 			}
@@ -282,9 +284,9 @@ func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 			return "", false
 		}
 		if rel == "" {
-			rel = filepath.Base(dir)
+			rel = baseOf(dir)
 		} else {
-			rel = filepath.Base(dir) + string(filepath.Separator) + rel
+			rel = baseOf(dir) + "/" + rel
 		}
 	}
 }

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // Target is a path the fence has resolved.
@@ -54,14 +53,14 @@ func (t Target) osError(op string, err error) error {
 // /proc, byName checks the name, which the caller has verified to be the
 // opened file.
 func (t Target) CheckWritable(op string, file *os.File, byName func() error) error {
-	err := accessOpened(file.Fd(), unix.W_OK)
-	if errors.Is(err, unix.ENOENT) && byName != nil {
+	err := accessOpened(file.Fd(), fsys.W_OK)
+	if errors.Is(err, fsys.ENOENT) && byName != nil {
 		err = byName()
 	}
 	switch {
-	case err == nil, errors.Is(err, unix.ETXTBSY):
+	case err == nil, errors.Is(err, fsys.ETXTBSY):
 		return nil
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.EROFS):
+	case errors.Is(err, fsys.EACCES), errors.Is(err, fsys.EPERM), errors.Is(err, fsys.EROFS):
 		e := fserr.Wrap(fserr.Permission, op+": "+t.Given+": permission denied: the file is not writable by this user", err)
 		e.Hint = "its permissions forbid writing it, as they would forbid `> file`; nothing was changed"
 		return e

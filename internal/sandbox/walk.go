@@ -2,10 +2,9 @@ package sandbox
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // The one resolver (docs/design.md §4). Every path dsh-fs acts on is
@@ -56,26 +55,26 @@ type walkSpec struct {
 type walked struct {
 	fd      int
 	path    string
-	st      unix.Stat_t
+	st      fsys.Stat_t
 	missing []string
 }
 
 // canonical is the walked path with its missing part: what Canonical
 // returns.
 func (w walked) canonical() string {
-	return filepath.Join(append([]string{w.path}, w.missing...)...)
+	return joinPath(append([]string{w.path}, w.missing...)...)
 }
 
 // readFlags are the only open flags the resolver passes to the kernel:
 // nothing it opens is opened for writing or created.
-const readFlags = oPath | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY
+const readFlags = oPath | fsys.O_DIRECTORY | fsys.O_NOFOLLOW | fsys.O_NONBLOCK | fsys.O_NOCTTY
 
 // emptySymlink is a symlink with no text: it leads nowhere, as ENOENT
 // says, but Canonical reports it as bad input.
 type emptySymlink struct{}
 
 func (emptySymlink) Error() string        { return "an empty symlink" }
-func (emptySymlink) Is(target error) bool { return target == unix.ENOENT }
+func (emptySymlink) Is(target error) bool { return target == fsys.ENOENT }
 
 // refusedDespiteBits marks a mkdir the kernel refused (EACCES) where the
 // folder's permission bits allow it: Landlock's refusal, where it is in
@@ -89,12 +88,12 @@ func (e refusedDespiteBits) Unwrap() error { return e.PathError }
 func openRead(dirfd int, name string, flags int) (int, error) {
 	for range maxRaceRetries {
 		fd, err := openHandle(dirfd, name, flags)
-		if err == unix.EINTR {
+		if err == fsys.EINTR {
 			continue // a signal during a slow open (a FIFO, a network file system)
 		}
 		return fd, err
 	}
-	return -1, unix.EINTR
+	return -1, fsys.EINTR
 }
 
 // walkPath walks the absolute path from "/".
@@ -108,11 +107,11 @@ func walkPath(path string, spec walkSpec) (walked, error) {
 			return w, nil
 		}
 	}
-	root, err := openRead(unix.AT_FDCWD, "/", oPath|unix.O_DIRECTORY)
+	root, err := openRead(fsys.AT_FDCWD, "/", oPath|fsys.O_DIRECTORY)
 	if err != nil {
 		return walked{}, &os.PathError{Op: "open", Path: "/", Err: err}
 	}
-	defer unix.Close(root)
+	defer fsys.Close(root)
 	return walkFrom(root, "/", path, spec)
 }
 
@@ -160,7 +159,7 @@ type walker struct {
 // release closes the folders the walk opened.
 func (w *walker) release() {
 	for _, fd := range w.held[1:] {
-		unix.Close(fd)
+		fsys.Close(fd)
 	}
 	w.held = w.held[:1]
 }
@@ -170,7 +169,7 @@ func (w *walker) dir() int { return w.held[len(w.held)-1] }
 
 // at is the path of name in the folder held last.
 func (w *walker) at(name string) string {
-	return filepath.Join(append(append([]string{w.startPath}, w.names...), name)...)
+	return joinPath(append(append([]string{w.startPath}, w.names...), name)...)
 }
 
 func fail(op, path string, errno error) error {
@@ -194,11 +193,11 @@ func (w *walker) stepMissing(name string) {
 func (w *walker) stepDotDot() error {
 	if len(w.names) == 0 {
 		if w.startPath != "/" {
-			return fail("open", w.startPath+"/..", unix.EXDEV)
+			return fail("open", w.startPath+"/..", fsys.EXDEV)
 		}
 		return nil // "/.." is "/"
 	}
-	unix.Close(w.dir())
+	fsys.Close(w.dir())
 	w.held, w.names = w.held[:len(w.held)-1], w.names[:len(w.names)-1]
 	return nil
 }
@@ -214,32 +213,33 @@ func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 		}
 	}
 	fd, err := w.look(name)
-	if err == unix.ENOENT && w.spec.keepMissing {
+	if err == fsys.ENOENT && w.spec.keepMissing {
 		w.missing = []string{name}
 		return walked{}, false, nil
 	}
 	if err != nil {
 		return walked{}, true, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	name = nameOnDisk(fd, name)
+	var st fsys.Stat_t
+	if err := fsys.Fstat(fd, &st); err != nil {
+		fsys.Close(fd)
 		return walked{}, true, fail("fstat", w.at(name), err)
 	}
-	typ := uint32(st.Mode & unix.S_IFMT)
+	typ := uint32(st.Mode & fsys.S_IFMT)
 	switch {
-	case typ == unix.S_IFLNK && w.spec.noSymlinks:
-		unix.Close(fd)
-		return walked{}, true, fail("open", w.at(name), unix.ELOOP)
-	case typ == unix.S_IFLNK && (!last || w.spec.followLast):
+	case typ == fsys.S_IFLNK && w.spec.noSymlinks:
+		fsys.Close(fd)
+		return walked{}, true, fail("open", w.at(name), fsys.ELOOP)
+	case typ == fsys.S_IFLNK && (!last || w.spec.followLast):
 		return walked{}, false, w.stepSymlink(fd, name)
 	case last:
 		return w.stepLast(fd, name, typ)
-	case typ == unix.S_IFDIR:
+	case typ == fsys.S_IFDIR:
 		return walked{}, false, w.stepFolder(fd, name)
 	}
-	unix.Close(fd)
-	return walked{}, true, fail("open", w.at(name), unix.ENOTDIR)
+	fsys.Close(fd)
+	return walked{}, true, fail("open", w.at(name), fsys.ENOTDIR)
 }
 
 // openLast opens the last name as the object, at once: the common case.
@@ -249,10 +249,10 @@ func (w *walker) stepName(name string) (obj walked, done bool, err error) {
 func (w *walker) openLast(name string) (obj walked, done bool, err error) {
 	fd, err := openRead(w.dir(), name, w.spec.flags)
 	if err == nil {
-		obj, err := w.finish(fd, w.at(name))
+		obj, err := w.finish(fd, w.at(nameOnDisk(fd, name)))
 		return obj, true, err
 	}
-	lookAgain := err == unix.ELOOP || err == unix.ENOTDIR && w.spec.flags&unix.O_DIRECTORY != 0 || err == unix.ENOENT && w.spec.mkdir
+	lookAgain := err == fsys.ELOOP || err == fsys.ENOTDIR && w.spec.flags&fsys.O_DIRECTORY != 0 || err == fsys.ENOENT && w.spec.mkdir
 	if lookAgain {
 		return walked{}, false, nil
 	}
@@ -264,17 +264,17 @@ func (w *walker) openLast(name string) (obj walked, done bool, err error) {
 func (w *walker) look(name string) (int, error) {
 	dir := w.dir()
 	fd, err := openRead(dir, name, oPath)
-	if err == unix.ENOENT && w.spec.mkdir {
-		if err = unix.Mkdirat(dir, name, 0o777); err != nil && err != unix.EEXIST {
+	if err == fsys.ENOENT && w.spec.mkdir {
+		if err = fsys.Mkdirat(dir, name, 0o777); err != nil && err != fsys.EEXIST {
 			perr := &os.PathError{Op: "mkdir", Path: w.at(name), Err: err}
-			if err == unix.EACCES && unix.Faccessat(dir, ".", unix.W_OK, unix.AT_EACCESS) == nil {
+			if err == fsys.EACCES && fsys.Faccessat(dir, ".", fsys.W_OK, fsys.AT_EACCESS) == nil {
 				return -1, refusedDespiteBits{perr}
 			}
 			return -1, perr
 		}
 		fd, err = openRead(dir, name, oPath)
 	}
-	if err != nil && !(err == unix.ENOENT && w.spec.keepMissing) {
+	if err != nil && !(err == fsys.ENOENT && w.spec.keepMissing) {
 		return -1, fail("open", w.at(name), err)
 	}
 	return fd, err
@@ -298,13 +298,13 @@ func (w *walker) stepLast(fd int, name string, typ uint32) (obj walked, done boo
 	case w.spec.flags&oPath != 0:
 		obj, err := w.finish(fd, w.at(name)) // any type, the link itself included
 		return obj, true, err
-	case w.spec.flags&unix.O_DIRECTORY != 0 && typ != unix.S_IFDIR:
-		unix.Close(fd)
-		return walked{}, true, fail("open", w.at(name), unix.ENOTDIR)
+	case w.spec.flags&fsys.O_DIRECTORY != 0 && typ != fsys.S_IFDIR:
+		fsys.Close(fd)
+		return walked{}, true, fail("open", w.at(name), fsys.ENOTDIR)
 	}
-	unix.Close(fd)
+	fsys.Close(fd)
 	if w.retries++; w.retries > maxRaceRetries {
-		return walked{}, true, fail("open", w.at(name), unix.EAGAIN)
+		return walked{}, true, fail("open", w.at(name), fsys.EAGAIN)
 	}
 	w.pending = []string{name}
 	return walked{}, false, nil
@@ -315,19 +315,19 @@ func (w *walker) stepLast(fd int, name string, typ uint32) (obj walked, done boo
 // and only a walk from "/" may take one (EXDEV).
 func (w *walker) stepSymlink(fd int, name string) error {
 	target, err := linkText(fd)
-	unix.Close(fd)
+	fsys.Close(fd)
 	if err != nil {
 		return fail("readlink", w.at(name), err)
 	}
 	if w.hops++; w.hops > maxSymlinkHops {
-		return fail("open", w.at(name), unix.ELOOP)
+		return fail("open", w.at(name), fsys.ELOOP)
 	}
 	if target == "" {
 		return fail("open", w.at(name), emptySymlink{})
 	}
 	if strings.HasPrefix(target, "/") {
 		if w.startPath != "/" {
-			return fail("open", w.at(name), unix.EXDEV)
+			return fail("open", w.at(name), fsys.EXDEV)
 		}
 		w.release()
 		w.names = nil
@@ -341,7 +341,7 @@ func (w *walker) stepSymlink(fd int, name string) error {
 func (w *walker) end() (walked, error) {
 	flags := w.spec.flags
 	if len(w.missing) > 0 {
-		flags = oPath | unix.O_DIRECTORY
+		flags = oPath | fsys.O_DIRECTORY
 	}
 	fd, err := openRead(w.dir(), ".", flags)
 	if err != nil {
@@ -356,13 +356,13 @@ func (w *walker) end() (walked, error) {
 // it is a folder.
 func (w *walker) finish(fd int, path string) (walked, error) {
 	obj := walked{fd: fd, path: path}
-	if err := unix.Fstat(fd, &obj.st); err != nil {
-		unix.Close(fd)
+	if err := fsys.Fstat(fd, &obj.st); err != nil {
+		fsys.Close(fd)
 		return walked{}, fail("fstat", path, err)
 	}
-	if w.spec.folder != nil && obj.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	if w.spec.folder != nil && obj.st.Mode&fsys.S_IFMT == fsys.S_IFDIR {
 		if err := w.spec.folder(fd, path); err != nil {
-			unix.Close(fd)
+			fsys.Close(fd)
 			return walked{}, err
 		}
 	}
@@ -374,7 +374,7 @@ func (w *walker) finish(fd int, path string) (walked, error) {
 func readlinkat(dirfd int, name string) (string, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
-		n, err := unix.Readlinkat(dirfd, name, buf)
+		n, err := fsys.Readlinkat(dirfd, name, buf)
 		if err != nil {
 			return "", err
 		}
@@ -382,7 +382,7 @@ func readlinkat(dirfd int, name string) (string, error) {
 			return string(buf[:n]), nil
 		}
 		if size > 1<<20 {
-			return "", unix.ENAMETOOLONG
+			return "", fsys.ENAMETOOLONG
 		}
 	}
 }

@@ -21,9 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dshfs/dsh-fs/internal/dirent"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // Kind is the type of a folder's entry, as dirent.Read(2) tells it.
@@ -209,8 +208,8 @@ func (ix *Index) Len() (folders, entries int) { return len(ix.folders), ix.entri
 // is read.
 func Scan(root string, prev *Index) *Index {
 	ix := &Index{root: root, folders: map[string]*Folder{}}
-	var st unix.Stat_t
-	if unix.Lstat(root, &st) == nil {
+	var st fsys.Stat_t
+	if fsys.Lstat(root, &st) == nil {
 		ix.rootDev, ix.rootIno = uint64(st.Dev), st.Ino
 	}
 	if prev != nil && (prev.root != root || prev.rootDev != ix.rootDev || prev.rootIno != ix.rootIno) {
@@ -225,14 +224,14 @@ func Scan(root string, prev *Index) *Index {
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		abs := filepath.Join(root, rel)
-		if err := unix.Lstat(abs, &st); err != nil {
-			if errors.Is(err, unix.EACCES) {
+		if err := fsys.Lstat(abs, &st); err != nil {
+			if errors.Is(err, fsys.EACCES) {
 				ix.folders[rel] = &Folder{Unreadable: true}
 				ix.Stats.Read++
 			}
 			continue // gone since its folder was read
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if st.Mode&fsys.S_IFMT != fsys.S_IFDIR {
 			continue // swapped since its folder was read
 		}
 		info, ok := fss[uint64(st.Dev)]
@@ -303,7 +302,7 @@ func (ix *Index) lookup(rel string) (*Folder, bool) {
 	return ix.Folder(rel)
 }
 
-func (f *Folder) unchanged(st *unix.Stat_t) bool {
+func (f *Folder) unchanged(st *fsys.Stat_t) bool {
 	return !f.Racy && !f.Unreadable && f.Dev == uint64(st.Dev) && f.Ino == st.Ino &&
 		f.CtimeSec == st.Ctim.Sec && f.CtimeNsec == st.Ctim.Nsec
 }
@@ -321,16 +320,16 @@ func join(rel, name string) string {
 // read, so a change made while reading leaves a newer ctime behind. With
 // statEntries (a file system whose getdents inode numbers may not be its
 // stat's) each entry is looked at with fstatat.
-func readFolder(abs string, st *unix.Stat_t, statEntries bool) *Folder {
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func readFolder(abs string, st *fsys.Stat_t, statEntries bool) *Folder {
+	fd, err := fsys.Open(abs, fsys.O_RDONLY|fsys.O_DIRECTORY|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		// No permission, or swapped since the lstat: either way its
 		// entries are unknown, and it never reads as empty.
 		return &Folder{Dev: uint64(st.Dev), Ino: st.Ino, CtimeSec: st.Ctim.Sec, CtimeNsec: st.Ctim.Nsec, Unreadable: true}
 	}
-	defer unix.Close(fd)
-	var fst unix.Stat_t
-	if err := unix.Fstat(fd, &fst); err != nil {
+	defer fsys.Close(fd)
+	var fst fsys.Stat_t
+	if err := fsys.Fstat(fd, &fst); err != nil {
 		return &Folder{Unreadable: true}
 	}
 	f := &Folder{Dev: uint64(fst.Dev), Ino: fst.Ino, CtimeSec: fst.Ctim.Sec, CtimeNsec: fst.Ctim.Nsec}
@@ -354,7 +353,7 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 	buf := *bp
 	for {
 		n, err := dirent.Read(fd, buf)
-		if errors.Is(err, unix.EINTR) {
+		if errors.Is(err, fsys.EINTR) {
 			continue
 		}
 		if err != nil {
@@ -369,7 +368,7 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 			// the NUL-terminated name where the OS puts them.
 			reclen := int(b[16]) | int(b[17])<<8
 			if reclen < dirent.NameOff || reclen > len(b) {
-				return nil, unix.EIO
+				return nil, fsys.EIO
 			}
 			rec := b[:reclen]
 			b = b[reclen:]
@@ -379,9 +378,9 @@ func readEntries(fd int, statEntries bool) ([]Entry, error) {
 			}
 			if s := string(name); s != "." && s != ".." {
 				e := Entry{Name: s, Kind: kindOf(rec[dirent.TypeOff]), Ino: le64(rec)}
-				if statEntries || rec[dirent.TypeOff] == unix.DT_UNKNOWN {
-					var st unix.Stat_t
-					if err := unix.Fstatat(fd, s, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if statEntries || rec[dirent.TypeOff] == fsys.DT_UNKNOWN {
+					var st fsys.Stat_t
+					if err := fsys.Fstatat(fd, s, &st, fsys.AT_SYMLINK_NOFOLLOW); err != nil {
 						continue // gone since
 					}
 					e.Kind, e.Ino = kindOfMode(uint32(st.Mode)), st.Ino
@@ -406,27 +405,27 @@ func le64(b []byte) uint64 {
 
 func kindOf(dt byte) Kind {
 	switch dt {
-	case unix.DT_DIR:
+	case fsys.DT_DIR:
 		return KindDir
-	case unix.DT_REG:
+	case fsys.DT_REG:
 		return KindFile
-	case unix.DT_LNK:
+	case fsys.DT_LNK:
 		return KindSymlink
-	case unix.DT_SOCK:
+	case fsys.DT_SOCK:
 		return KindSocket
 	}
 	return KindOther
 }
 
 func kindOfMode(mode uint32) Kind {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch mode & fsys.S_IFMT {
+	case fsys.S_IFDIR:
 		return KindDir
-	case unix.S_IFREG:
+	case fsys.S_IFREG:
 		return KindFile
-	case unix.S_IFLNK:
+	case fsys.S_IFLNK:
 		return KindSymlink
-	case unix.S_IFSOCK:
+	case fsys.S_IFSOCK:
 		return KindSocket
 	}
 	return KindOther

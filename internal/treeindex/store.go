@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
 // Store is a folder of index files, one per root, that only this user
@@ -28,12 +28,12 @@ type Store struct {
 // anything else is refused, since whoever else could write it could
 // make a root's index say a folder holds nothing.
 func OpenStore(dir string) (*Store, error) {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
+	var st fsys.Stat_t
+	if err := fsys.Lstat(dir, &st); err != nil {
 		return nil, err
 	}
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+	case st.Mode&fsys.S_IFMT != fsys.S_IFDIR:
 		return nil, fmt.Errorf("tree index folder %s is not a folder", dir)
 	case st.Uid != uint32(os.Geteuid()):
 		return nil, fmt.Errorf("tree index folder %s is owned by uid %d, not %d", dir, st.Uid, os.Geteuid())
@@ -47,8 +47,8 @@ func OpenStore(dir string) (*Store, error) {
 // path and of its device and inode, so a root removed and made again, or
 // another file system mounted there, starts afresh.
 func fileName(root string) (string, bool) {
-	var st unix.Stat_t
-	if unix.Lstat(root, &st) != nil {
+	var st fsys.Stat_t
+	if fsys.Lstat(root, &st) != nil {
 		return "", false
 	}
 	h := sha256.Sum256([]byte(root + "\x00" + strconv.FormatUint(uint64(st.Dev), 10) + "\x00" + strconv.FormatUint(st.Ino, 10)))
@@ -67,13 +67,13 @@ func (s *Store) Load(root string) *Index {
 	if !ok {
 		return nil
 	}
-	fd, err := unix.Open(filepath.Join(s.dir, name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := fsys.Open(filepath.Join(s.dir, name), fsys.O_RDONLY|fsys.O_NOFOLLOW|fsys.O_NONBLOCK|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) ||
+	defer fsys.Close(fd)
+	var st fsys.Stat_t
+	if fsys.Fstat(fd, &st) != nil || st.Mode&fsys.S_IFMT != fsys.S_IFREG || st.Uid != uint32(os.Geteuid()) ||
 		st.Mode&0o7777 != 0o600 || st.Nlink != 1 || st.Size > maxIndexBytes {
 		return nil
 	}
@@ -86,19 +86,19 @@ func (s *Store) Load(root string) *Index {
 	// file in place: it renames a new one over it, and the mapping keeps
 	// the old. (Truncated in place by this uid's own hand, outside any
 	// session, the file would end this process with SIGBUS.)
-	data, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_PRIVATE)
+	data, err := mapFile(fd, int(st.Size))
 	if err != nil {
 		return nil
 	}
 	ix, err := decode(data)
 	if err != nil || ix.root != root {
-		unix.Munmap(data)
+		unmapFile(data)
 		return nil
 	}
 	// Its time says when it was last used, not last changed: an index
 	// loaded and found unchanged is not saved again, and the store keeps
 	// the ones used last (prune).
-	unix.Futimes(fd, nil)
+	touch(fd)
 	return ix
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package files
 
 // ls --recursive walks by handle (issue 12): it goes deeper than

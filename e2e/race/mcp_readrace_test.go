@@ -1,3 +1,5 @@
+//go:build unix
+
 package race
 
 // The read side of the symlink-swap race, against dsh-fs mcp: the

@@ -1,3 +1,5 @@
+//go:build unix
+
 package race
 
 // Issue 22: a RENAME_EXCHANGE race against move. exchange-loop swaps the

@@ -1,3 +1,5 @@
+//go:build unix
+
 package race
 
 // The symlink-swap race of docs/design.md §4 steps 6 and 7, run as STYLE.md asks:

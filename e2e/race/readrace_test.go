@@ -1,3 +1,5 @@
+//go:build unix
+
 package race
 
 // The read side of the symlink-swap race (issue 12, "Check what you

@@ -253,6 +253,11 @@ var mayMutate = registry{
 		"just mounted, opened to make the session's terminal before anything of the session runs",
 	"internal/treeindex/store.go": "the roots' tree index files, written to a temporary file and renamed in the " +
 		"store's own folder (exec's private runtime folder), never a path a call names",
+	"internal/audit/open_windows.go": "the audit log on Windows, appended at the path the trusted audit_log names " +
+		"(never one a call names), opened with CreateFile(OPEN_ALWAYS) without following a reparse point, refused " +
+		"with more than one link, and judged as a trusted file, as opened",
+	"internal/trust/owner_windows.go": "read-only: CreateFile(OPEN_EXISTING) of a trusted file's folders for " +
+		"READ_CONTROL and attributes, without following a reparse point, to read their owner and access list",
 	"internal/audit/open_unix.go": "the session's audit log, appended by exec's supervisor at the path the trusted " +
 		"audit_log names (never one a call names), outside every writable root, opened without following a " +
 		"symlink and judged as a trusted file, as opened",

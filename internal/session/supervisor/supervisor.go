@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -152,6 +153,9 @@ type supervisor struct {
 func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	s := opts.Settings
 	mark("supervisor")
+	if s.Session == nil {
+		go warmRecord()
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
@@ -217,6 +221,19 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	return sup, nil
 }
 
+// warmRecord readies, beside the start and on a processor it leaves
+// idle, what the record takes that is the same for every session of
+// this process: this process's start time and pid namespace (NewRecord;
+// the kernel's /proc/self/stat is costly to make), and encoding/json's
+// encoder of the record's types, which json builds by reflection on
+// their first use and keeps (about a millisecond of cpu here, the
+// record's nested types), where writeRecord would otherwise build it.
+func warmRecord() {
+	selfStart()
+	selfPidNS()
+	json.Marshal(&wire.Record{})
+}
+
 // planned is what plan planned of a session; err says why the session
 // cannot start, dir is the record's folder where plan made it.
 type planned struct {
@@ -240,6 +257,19 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell w
 	findCaches func() []toolchains.Cache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
+	// The record's folder is made beside the mount plan: neither reads
+	// the other, and the placeholders that the folder's sweep of
+	// stale sessions removes are made afresh after both (writeRecord,
+	// layout.RefreshPlaceholders), as they were when one followed the
+	// other.
+	dirMade := make(chan error, 1)
+	var dir string
+	go func() {
+		xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+		var err error
+		dir, err = wire.Dir(xdg, sandbox.RootPaths(roots))
+		dirMade <- err
+	}()
 	if mounts {
 		shell.Mounts = planMounts(opts, p, roots)
 	}
@@ -247,9 +277,7 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell w
 	if !seatbeltStart { // SeatbeltLayers said what holds
 		shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	}
-	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := wire.Dir(xdg, sandbox.RootPaths(roots))
-	if err != nil {
+	if err := <-dirMade; err != nil {
 		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 		return pl
 	}

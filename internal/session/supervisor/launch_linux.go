@@ -329,9 +329,19 @@ func (s *supervisor) release() {
 		l.ended.Close()
 		l.ended = nil
 	}
-	if l.sigs != nil {
-		<-l.notified
-		signal.Stop(l.sigs)
-		l.sigs = nil
+	if l.sigs != nil && s.signalsStopped == nil {
+		// Exec's signals act as they did before the launch once the
+		// runtime has handed each one's change to its signal thread and
+		// back (signal.Stop), about a millisecond for the seven here:
+		// beside the rest of the end, which close waits for it after.
+		// A signal that arrives meanwhile is caught and dropped, as one
+		// is while the git guard checks.
+		sigs, notified, stopped := l.sigs, l.notified, make(chan struct{})
+		s.signalsStopped = stopped
+		go func() {
+			defer close(stopped)
+			<-notified
+			signal.Stop(sigs)
+		}()
 	}
 }

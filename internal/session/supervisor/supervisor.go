@@ -144,6 +144,12 @@ type supervisor struct {
 	// childGone is closed once the child is waited for, after CMD ended
 	// (waitSession); close waits for it last.
 	childGone <-chan struct{}
+	// recordGone is closed once the record and the placeholders are
+	// removed beside the end (endRecord); nil where close removes them.
+	recordGone <-chan struct{}
+	// signalsStopped is closed once exec's signals are no longer
+	// caught (release); close waits for it too. nil before.
+	signalsStopped <-chan struct{}
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -437,16 +443,46 @@ func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *layout.Mou
 func (s *supervisor) close() {
 	s.abortChild()
 	s.release()
-	if s.dir != "" {
-		var hs []layout.Placeholder
-		if s.rec != nil && s.rec.Shell.Mounts != nil {
-			hs = s.rec.Shell.Mounts.Placeholders
-		}
-		wire.End(s.dir, hs)
+	if s.recordGone != nil {
+		<-s.recordGone
+	} else if s.dir != "" {
+		s.removeRecord()
 	}
 	if s.childGone != nil {
 		<-s.childGone
 	}
+	if s.signalsStopped != nil {
+		<-s.signalsStopped
+	}
+}
+
+// endRecord removes the session's record and placeholders
+// (removeRecord) once after is closed, beside the rest of the end of a
+// session whose every process ended: the git guard, which then checks
+// what the session leaves, its placeholders gone or going (an empty
+// folder or file either way), and whose walk skips a folder gone since
+// it was listed. close waits for it.
+func (s *supervisor) endRecord(after <-chan struct{}) {
+	if s.dir == "" || s.recordGone != nil {
+		return
+	}
+	gone := make(chan struct{})
+	s.recordGone = gone
+	go func() {
+		defer close(gone)
+		<-after
+		s.removeRecord()
+	}()
+}
+
+// removeRecord removes the session's folder, its record with it, and
+// the placeholders the record names (wire.End).
+func (s *supervisor) removeRecord() {
+	var hs []layout.Placeholder
+	if s.rec != nil && s.rec.Shell.Mounts != nil {
+		hs = s.rec.Shell.Mounts.Placeholders
+	}
+	wire.End(s.dir, hs)
 }
 
 // forwardSignals forwards the signals of sigs to child until done is

@@ -50,10 +50,13 @@ type launched struct {
 	// userNamespace says the first process takes a user namespace of
 	// its own as it is forked (ownUserNamespace).
 	userNamespace bool
-	first         *rawinit.Process
-	master        *os.File
-	threadEnded   chan threadEnd
-	threadGone    chan struct{}
+	// thread is the thread the session starts from, readied by the
+	// launch (newSessionThread); nil before.
+	thread      *sessionThread
+	first       *rawinit.Process
+	master      *os.File
+	threadEnded chan threadEnd
+	threadGone  chan struct{}
 }
 
 // launch readies the session's start: its streams, channels, terminal
@@ -113,6 +116,12 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	l.catchSignals()
 	// The session dies with the supervisor (Run).
 	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if l.inThread && !l.userNamespace {
+		// The session's namespaces are taken on its thread beside the
+		// plan: a network namespace's making alone is about half a
+		// millisecond here.
+		l.thread = newSessionThread(l)
+	}
 	mark("network-ready")
 	if beside != nil {
 		beside()
@@ -283,6 +292,9 @@ func (s *supervisor) abortChild() {
 // closeAll closes every end of l's pipes and the child's ends of its
 // other channels, for a child never started.
 func (l *launched) closeAll() {
+	if l.thread != nil {
+		l.thread.release()
+	}
 	l.closeSessionEnds()
 	l.pipes.brokerEnd.Close()
 }

@@ -116,15 +116,15 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	l.catchSignals()
 	// The session dies with the supervisor (Run).
 	l.child.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if l.inThread && !l.userNamespace {
-		// The session's namespaces are taken on its thread beside the
-		// plan: a network namespace's making alone is about half a
-		// millisecond here.
-		l.thread = newSessionThread(l)
-	}
 	mark("network-ready")
 	if beside != nil {
 		beside()
+	}
+	if l.inThread && !l.userNamespace {
+		// The session's namespaces are taken on its thread beside the
+		// plan, once that is under way: a network namespace's making
+		// alone is about half a millisecond here.
+		l.thread = newSessionThread(l)
 	}
 	return s.startChild(l)
 }

@@ -159,9 +159,6 @@ type supervisor struct {
 func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	s := opts.Settings
 	mark("supervisor")
-	if s.Session == nil {
-		go warmRecord()
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: cannot find dsh-fs itself: "+err.Error(), err)
@@ -202,6 +199,10 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	launchErr := sup.launch(mounts, func() {
 		planning = true
 		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
+		// From here this goroutine waits for the plan: what the record
+		// will take is readied beside it, not before, where it would
+		// take a processor from the start's own path.
+		go warmRecord()
 	})
 	mark("launched")
 	var pl planned
@@ -227,18 +228,12 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	return sup, nil
 }
 
-// warmRecord readies, beside the start and on a processor it leaves
-// idle, what the record takes that is the same for every session of
-// this process: this process's start time and pid namespace (NewRecord;
-// the kernel's /proc/self/stat is costly to make), and encoding/json's
-// encoder of the record's types, which json builds by reflection on
-// their first use and keeps (about a millisecond of cpu here, the
-// record's nested types), where writeRecord would otherwise build it.
-func warmRecord() {
-	selfStart()
-	selfPidNS()
-	json.Marshal(&wire.Record{})
-}
+// warmRecord builds, beside the plan, encoding/json's encoder of the
+// record's types, which json builds by reflection on their first use
+// and keeps (about a millisecond of cpu here, the record's nested
+// types), where writeRecord would otherwise build it on the start's
+// path.
+func warmRecord() { json.Marshal(&wire.Record{}) }
 
 // planned is what plan planned of a session; err says why the session
 // cannot start, dir is the record's folder where plan made it.

@@ -4,15 +4,22 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
+
+// The expressions are compiled on first use, not as the package is
+// initialized: every dsh-fs process links this package, and only a
+// Seatbelt session's start lints a profile.
 
 // lexical matches a path spelled through one of macOS's symlinks at the
 // root (/tmp, /var, /etc lead to /private/…): in a rule it would
 // silently match nothing, as the kernel matches the resolved path.
-var lexical = regexp.MustCompile(`(^|[^/A-Za-z0-9._-])/(tmp|var|etc)(/|$|[^A-Za-z0-9._-])`)
+var lexical = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^/A-Za-z0-9._-])/(tmp|var|etc)(/|$|[^A-Za-z0-9._-])`)
+})
 
 // quoted matches a string of the profile: "…" or #"…".
-var quoted = regexp.MustCompile(`#?"[^"]*"`)
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#?"[^"]*"`) })
 
 // Lint checks a profile against the mistakes that make Seatbelt refuse
 // it or match nothing: a string (of the text, or a parameter's value)
@@ -26,11 +33,11 @@ func Lint(prof *Profile) error {
 	if strings.Contains(strings.Join(strings.Fields(prof.Text), " "), "(allow default") {
 		return fmt.Errorf("the profile allows by default")
 	}
-	for _, s := range quoted.FindAllString(prof.Text, -1) {
+	for _, s := range quoted().FindAllString(prof.Text, -1) {
 		if len(s) > MaxString {
 			return fmt.Errorf("a string of the profile is %d bytes, over %d", len(s), MaxString)
 		}
-		if lexical.MatchString(s) {
+		if lexical().MatchString(s) {
 			return fmt.Errorf("the profile spells %s through a symlink (/tmp, /var, /etc are /private/…)", s)
 		}
 	}
@@ -39,7 +46,7 @@ func Lint(prof *Profile) error {
 		if len(p.Value) > MaxString || len(p.Name) > MaxString {
 			return fmt.Errorf("parameter %.40s is over %d bytes", p.Name, MaxString)
 		}
-		if lexical.MatchString(p.Value) {
+		if lexical().MatchString(p.Value) {
 			return fmt.Errorf("parameter %s=%s is spelled through a symlink (/tmp, /var, /etc are /private/…)", p.Name, p.Value)
 		}
 		if given[p.Name] {
@@ -50,7 +57,7 @@ func Lint(prof *Profile) error {
 			return fmt.Errorf("parameter %s is not read by the profile", p.Name)
 		}
 	}
-	for _, m := range paramRef.FindAllStringSubmatch(prof.Text, -1) {
+	for _, m := range paramRef().FindAllStringSubmatch(prof.Text, -1) {
 		if !given[m[1]] {
 			return fmt.Errorf("the profile reads parameter %s, which is not given", m[1])
 		}
@@ -59,4 +66,4 @@ func Lint(prof *Profile) error {
 }
 
 // paramRef matches a parameter read by the profile.
-var paramRef = regexp.MustCompile(`\(param "([^"]*)"\)`)
+var paramRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\(param "([^"]*)"\)`) })

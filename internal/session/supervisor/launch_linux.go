@@ -50,10 +50,13 @@ type launched struct {
 	// userNamespace says the first process takes a user namespace of
 	// its own as it is forked (ownUserNamespace).
 	userNamespace bool
-	first         *rawinit.Process
-	master        *os.File
-	threadEnded   chan threadEnd
-	threadGone    chan struct{}
+	// thread is the thread the session starts from, readied by the
+	// launch (newSessionThread); nil before.
+	thread      *sessionThread
+	first       *rawinit.Process
+	master      *os.File
+	threadEnded chan threadEnd
+	threadGone  chan struct{}
 }
 
 // launch readies the session's start: its streams, channels, terminal
@@ -116,6 +119,12 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	mark("network-ready")
 	if beside != nil {
 		beside()
+	}
+	if l.inThread && !l.userNamespace {
+		// The session's namespaces are taken on its thread beside the
+		// plan, once that is under way: a network namespace's making
+		// alone is about half a millisecond here.
+		l.thread = newSessionThread(l)
 	}
 	return s.startChild(l)
 }
@@ -283,6 +292,9 @@ func (s *supervisor) abortChild() {
 // closeAll closes every end of l's pipes and the child's ends of its
 // other channels, for a child never started.
 func (l *launched) closeAll() {
+	if l.thread != nil {
+		l.thread.release()
+	}
 	l.closeSessionEnds()
 	l.pipes.brokerEnd.Close()
 }
@@ -329,9 +341,19 @@ func (s *supervisor) release() {
 		l.ended.Close()
 		l.ended = nil
 	}
-	if l.sigs != nil {
-		<-l.notified
-		signal.Stop(l.sigs)
-		l.sigs = nil
+	if l.sigs != nil && s.signalsStopped == nil {
+		// Exec's signals act as they did before the launch once the
+		// runtime has handed each one's change to its signal thread and
+		// back (signal.Stop), about a millisecond for the seven here:
+		// beside the rest of the end, which close waits for it after.
+		// A signal that arrives meanwhile is caught and dropped, as one
+		// is while the git guard checks.
+		sigs, notified, stopped := l.sigs, l.notified, make(chan struct{})
+		s.signalsStopped = stopped
+		go func() {
+			defer close(stopped)
+			<-notified
+			signal.Stop(sigs)
+		}()
 	}
 }

@@ -75,11 +75,12 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	// looks, once the child is gone with the mount namespace its
 	// overlays are mounted in: a layer exists only with the PID
 	// namespace, whose every process ended with CMD. The record and the
-	// placeholders go after (close), in the order the lock needs, while
-	// the kernel may still tear the child's namespaces down: no process
-	// of the session is left, and a file or folder that is a mount point
-	// in another mount namespace is removed all the same (the kernel
-	// detaches the mount). close waits for the child last.
+	// placeholders go after the caches, in the order the lock needs,
+	// while the guard looks too (endRecord), and the kernel may still
+	// tear the child's namespaces down: no process of the session is
+	// left, and a file or folder that is a mount point in another mount
+	// namespace is removed all the same (the kernel detaches the mount).
+	// close waits for the child last.
 	s.childGone = waited
 	cachesGone := make(chan struct{})
 	go func() {
@@ -89,6 +90,7 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 			layout.RemoveTree(m.OverlayDir)
 		}
 	}()
+	s.endRecord(cachesGone)
 	s.endGitGuard()
 	<-cachesGone
 	mark("git-guard-end")

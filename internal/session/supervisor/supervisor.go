@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -128,6 +129,12 @@ type supervisor struct {
 	// childGone is closed once the child is waited for, after CMD ended
 	// (waitSession); close waits for it last.
 	childGone <-chan struct{}
+	// recordGone is closed once the record and the placeholders are
+	// removed beside the end (endRecord); nil where close removes them.
+	recordGone <-chan struct{}
+	// signalsStopped is closed once exec's signals are no longer
+	// caught (release); close waits for it too. nil before.
+	signalsStopped <-chan struct{}
 }
 
 // newSupervisor resolves the layers of the session of opts.Settings and
@@ -177,6 +184,10 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	launchErr := sup.launch(mounts, func() {
 		planning = true
 		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
+		// From here this goroutine waits for the plan: what the record
+		// will take is readied beside it, not before, where it would
+		// take a processor from the start's own path.
+		go warmRecord()
 	})
 	mark("launched")
 	var pl planned
@@ -202,6 +213,13 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	return sup, nil
 }
 
+// warmRecord builds, beside the plan, encoding/json's encoder of the
+// record's types, which json builds by reflection on their first use
+// and keeps (about a millisecond of cpu here, the record's nested
+// types), where writeRecord would otherwise build it on the start's
+// path.
+func warmRecord() { json.Marshal(&wire.Record{}) }
+
 // planned is what plan planned of a session; err says why the session
 // cannot start, dir is the record's folder where plan made it.
 type planned struct {
@@ -225,6 +243,19 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell w
 	findCaches func() []toolchains.Cache) (pl planned) {
 	opts, p := s.opts, s.settings.Policy
 	pl.sockets = socketGrants(p)
+	// The record's folder is made beside the mount plan: neither reads
+	// the other, and the placeholders that the folder's sweep of
+	// stale sessions removes are made afresh after both (writeRecord,
+	// layout.RefreshPlaceholders), as they were when one followed the
+	// other.
+	dirMade := make(chan error, 1)
+	var dir string
+	go func() {
+		xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
+		var err error
+		dir, err = wire.Dir(xdg, sandbox.RootPaths(roots))
+		dirMade <- err
+	}()
 	if mounts {
 		shell.Mounts = planMounts(opts, p, roots)
 	}
@@ -232,9 +263,7 @@ func (s *supervisor) plan(pr *probes, roots []sandbox.Root, mounts bool, shell w
 	if !seatbeltStart { // SeatbeltLayers said what holds
 		shell.OutsideReadOnlyHeld, shell.OutsideReadOnly = outsideReadOnlyLayer(shell.Mounts, shell.MountsWhy)
 	}
-	xdg, _ := opts.LookupEnv("XDG_RUNTIME_DIR")
-	dir, err := wire.Dir(xdg, sandbox.RootPaths(roots))
-	if err != nil {
+	if err := <-dirMade; err != nil {
 		pl.err = fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)
 		return pl
 	}
@@ -394,16 +423,46 @@ func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *layout.Mou
 func (s *supervisor) close() {
 	s.abortChild()
 	s.release()
-	if s.dir != "" {
-		var hs []layout.Placeholder
-		if s.rec != nil && s.rec.Shell.Mounts != nil {
-			hs = s.rec.Shell.Mounts.Placeholders
-		}
-		wire.End(s.dir, hs)
+	if s.recordGone != nil {
+		<-s.recordGone
+	} else if s.dir != "" {
+		s.removeRecord()
 	}
 	if s.childGone != nil {
 		<-s.childGone
 	}
+	if s.signalsStopped != nil {
+		<-s.signalsStopped
+	}
+}
+
+// endRecord removes the session's record and placeholders
+// (removeRecord) once after is closed, beside the rest of the end of a
+// session whose every process ended: the git guard, which then checks
+// what the session leaves, its placeholders gone or going (an empty
+// folder or file either way), and whose walk skips a folder gone since
+// it was listed. close waits for it.
+func (s *supervisor) endRecord(after <-chan struct{}) {
+	if s.dir == "" || s.recordGone != nil {
+		return
+	}
+	gone := make(chan struct{})
+	s.recordGone = gone
+	go func() {
+		defer close(gone)
+		<-after
+		s.removeRecord()
+	}()
+}
+
+// removeRecord removes the session's folder, its record with it, and
+// the placeholders the record names (wire.End).
+func (s *supervisor) removeRecord() {
+	var hs []layout.Placeholder
+	if s.rec != nil && s.rec.Shell.Mounts != nil {
+		hs = s.rec.Shell.Mounts.Placeholders
+	}
+	wire.End(s.dir, hs)
 }
 
 // forwardSignals forwards the signals of sigs to child until done is

@@ -93,18 +93,25 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		}
 		l.handover, l.ended = nil, nil
 	}
-	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
+	if l.thread == nil {
+		l.thread = newSessionThread(l)
+	}
 	started := make(chan error, 1)
 	l.threadEnded, l.threadGone = make(chan threadEnd, 1), make(chan struct{})
-	go onOwnThread(func() {
+	l.thread.work <- func(entered error, goBack func()) {
 		var first *rawinit.Process
 		var master *os.File
-		var err error
-		if l.userNamespace {
+		err := entered
+		switch {
+		case err != nil:
+		case l.userNamespace:
 			first, master, err = child.StartInUserNamespace(spec, l.child.Dir, files)
-		} else {
-			first, master, err = startFirst(spec, flags, l.child.Dir, files)
+		default:
+			first, master, err = applyAndStart(spec, l.child.Dir, files)
 		}
+		// Once the first process holds the session's namespaces, the
+		// thread goes back to the supervisor's (startFirst).
+		goBack()
 		if err != nil {
 			if spec.ProxyFD > 0 {
 				unix.Close(spec.ProxyFD)
@@ -127,7 +134,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		// process's parent: it ends once that process is reaped.
 		<-first.Done()
 		close(l.threadGone)
-	})
+	}
 	err = <-started
 	closeFiles()
 	l.closeSessionEnds()
@@ -140,6 +147,47 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		return fserr.New(fserr.CodeOf(err), "exec: "+err.Error())
 	}
 	return nil
+}
+
+// sessionThread is the thread a session starts from (startInThread),
+// readied as soon as the launch knows the session's namespaces: it
+// takes them (enterNamespaces) beside the plan, and waits for the start
+// it is handed, or for its release.
+type sessionThread struct {
+	work    chan func(entered error, goBack func())
+	release func()
+}
+
+// newSessionThread readies the thread of l's session: locked for good,
+// in namespaces of its own for the flags of l's child, at its folder;
+// none for a first process that takes a user namespace of its own
+// (child.StartInUserNamespace), whose thread only forks.
+func newSessionThread(l *launched) *sessionThread {
+	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
+	if l.userNamespace {
+		flags = 0
+	}
+	dir := l.child.Dir
+	t := &sessionThread{work: make(chan func(error, func()), 1)}
+	var once sync.Once
+	t.release = func() { once.Do(func() { close(t.work) }) }
+	go onOwnThread(func() {
+		back, err := enterNamespaces(flags, dir)
+		goBack := func() {
+			if back != nil {
+				back()
+				back = nil
+			}
+		}
+		// The start handed over (startInThread) is given why the thread
+		// could not take the namespaces, and what puts it back in the
+		// supervisor's; released unused, it goes back and ends.
+		if body, ok := <-t.work; ok {
+			body(err, goBack)
+		}
+		goBack()
+	})
+	return t
 }
 
 // onOwnThread runs body on a thread locked for good, which the runtime
@@ -171,22 +219,44 @@ func onOwnThread(body func()) {
 // supervisor ends the session (a placeholder removed while it is still
 // a mount point elsewhere costs the kernel a detach).
 func startFirst(spec plan.Plan, flags uintptr, dir string, files []int) (*rawinit.Process, *os.File, error) {
-	back, err := takeNamespaces(flags)
+	back, err := enterNamespaces(flags, dir)
 	if err != nil {
-		return nil, nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
+		return nil, nil, err
 	}
 	defer back()
+	return applyAndStart(spec, dir, files)
+}
+
+// enterNamespaces takes namespaces of its own for flags on the calling
+// thread (takeNamespaces), its mounts private and its working folder dir
+// where one is a mount namespace, and returns what puts the thread back
+// in the supervisor's. On an error (FS_IO, naming the layer) the thread
+// is back already.
+func enterNamespaces(flags uintptr, dir string) (back func(), err error) {
+	back, err = takeNamespaces(flags)
+	if err != nil {
+		return nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
+	}
 	if flags&unix.CLONE_NEWNS != 0 {
 		// The thread's mounts are its own from here, and so is its
 		// working folder (a new mount namespace unshares it): nothing
 		// it mounts reaches the person's namespace.
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return nil, nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
+			back()
+			return nil, fserr.Wrap(fserr.IO, "mount layer: "+err.Error(), err)
 		}
 		if err := unix.Chdir(dir); err != nil {
-			return nil, nil, fserr.Wrap(fserr.IO, "the working folder: "+err.Error(), err)
+			back()
+			return nil, fserr.Wrap(fserr.IO, "the working folder: "+err.Error(), err)
 		}
 	}
+	return back, nil
+}
+
+// applyAndStart applies spec on the calling thread, in the session's
+// namespaces (enterNamespaces), and forks the session's first process
+// from it (startFirst).
+func applyAndStart(spec plan.Plan, dir string, files []int) (*rawinit.Process, *os.File, error) {
 	mark("thread-namespaces")
 	r, err := child.Apply(spec)
 	if err != nil {

@@ -97,6 +97,26 @@ func NewFailure(h Header, err error) Failure {
 			f.Error.Hint = "no escalation lifts deny_read (" + de.Matched + "); in a dsh-fs exec session the shell finds it empty where it existed when the session started (the mount layer hides what was there then; a file created during the session is not hidden from the shell). If the task needs it, ask the user to remove that entry from deny_read in their trusted config"
 		}
 	}
+	return osSpelledFailure(f)
+}
+
+// osSpelledFailure is f with its paths as the OS spells them (osPath):
+// the failure leaves the fence here, for every front end. Its detail is
+// left as it is: the front ends switch on its type.
+func osSpelledFailure(f Failure) Failure {
+	if !osSpelled() {
+		return f
+	}
+	f.Path, f.Resolved = osPath(f.Path), osPath(f.Resolved)
+	f.Error.Message, f.Error.Hint = osPathsIn(f.Error.Message), osPathsIn(f.Error.Hint)
+	f.Error.Matched, f.Error.WorkspaceRoot = osPath(f.Error.Matched), osPath(f.Error.WorkspaceRoot)
+	f.Error.WritableRoots = osPaths(f.Error.WritableRoots)
+	f.Marker = osPathsIn(f.Marker)
+	if f.Escalation != nil {
+		e := *f.Escalation
+		e.Hint = osPathsIn(e.Hint)
+		f.Escalation = &e
+	}
 	return f
 }
 
@@ -124,7 +144,7 @@ func JSON(h Header, result any) (json.RawMessage, error) {
 	if obj := bytes.TrimSpace(body.Bytes()); len(obj) > 2 {
 		out = append(append(out[:len(out)-1], ','), obj[1:]...)
 	}
-	return json.RawMessage(out), nil
+	return json.RawMessage(osPathsJSON(out)), nil
 }
 
 // Encode writes v as one line, or indented for a person at a terminal.

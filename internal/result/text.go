@@ -49,6 +49,7 @@ type usageDetail interface {
 // Result writes one success result as text, notes included, on stdout.
 func (t Text) Result(h Header, result any) error {
 	t.Note = t.Out
+	h.Path, h.Resolved = osPath(h.Path), osPath(h.Resolved)
 	switch r := result.(type) {
 	case *fsops.ReadResult:
 		return t.read(h, r)

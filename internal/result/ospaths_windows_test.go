@@ -1,0 +1,67 @@
+//go:build windows
+
+package result
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/policy"
+)
+
+// On Windows a result gives its paths back as Windows spells them, not
+// as the fence does ("/C:/ws/a.txt"): run under Wine on this project's
+// Linux machines (GOOS=windows go test -exec …/wine-exec ./internal/result).
+
+func TestWindowsSuccessPathsInWindowsSpelling(t *testing.T) {
+	h := Header{OK: true, Op: "ls", Path: "/C:/ws", Resolved: "/C:/ws/sub dir", Mode: "workspace-write"}
+	res := map[string]any{
+		"entries": []map[string]string{{"path": "/C:/ws/sub dir/a.txt", "name": "a.txt"}, {"path": "rel/b.txt"}},
+		"content": "see /C:/ws/a.txt\n",
+		"line":    "/C:/ws/a.txt\n",
+	}
+	raw, err := JSON(h, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Path, Resolved, Content, Line string
+		Entries                       []map[string]string
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if got.Path != `C:\ws` || got.Resolved != `C:\ws\sub dir` {
+		t.Errorf("header path %q resolved %q, want C:\\ws and C:\\ws\\sub dir", got.Path, got.Resolved)
+	}
+	if got.Entries[0]["path"] != `C:\ws\sub dir\a.txt` || got.Entries[1]["path"] != "rel/b.txt" {
+		t.Errorf("entries %q: want the absolute one in Windows spelling, the relative one as it was", got.Entries)
+	}
+	if got.Content != "see /C:/ws/a.txt\n" || got.Line != "/C:/ws/a.txt\n" {
+		t.Errorf("content rewritten: %q, %q", got.Content, got.Line)
+	}
+}
+
+func TestWindowsFailurePathsInWindowsSpelling(t *testing.T) {
+	de := &policy.DeniedError{Op: "write", Path: "/C:/proj2/x.txt", Resolved: "/C:/proj2/x.txt", Workspace: "/C:/ws",
+		Mode: policy.WorkspaceWrite, Reason: policy.ReasonOutsideRoots, WritableRoots: []string{"/C:/ws", "/D:/tmp"}}
+	f := NewFailure(Header{Op: "write", Path: "/C:/proj2/x.txt", Resolved: "/C:/proj2/x.txt"}, de)
+	if f.Path != `C:\proj2\x.txt` || f.Resolved != `C:\proj2\x.txt` || f.Error.WorkspaceRoot != `C:\ws` {
+		t.Errorf("path %q resolved %q workspace %q", f.Path, f.Resolved, f.Error.WorkspaceRoot)
+	}
+	if strings.Join(f.Error.WritableRoots, ",") != `C:\ws,D:\tmp` {
+		t.Errorf("writable roots %q", f.Error.WritableRoots)
+	}
+	for _, s := range []string{f.Error.Message, f.Error.Hint, f.Marker, ToolText(f)} {
+		if strings.Contains(s, "/C:/") || strings.Contains(s, "/D:/") {
+			t.Errorf("a path in the fence's spelling left in %q", s)
+		}
+	}
+	e := fserr.New(fserr.NotFound, "read /C:/ws/my notes/a.txt: no such file; also /C:/ws/b")
+	f = NewFailure(Header{Op: "read"}, e)
+	if want := `read C:\ws\my notes\a.txt: no such file; also C:\ws\b`; f.Error.Message != want {
+		t.Errorf("message %q, want %q", f.Error.Message, want)
+	}
+}

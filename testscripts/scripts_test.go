@@ -21,7 +21,7 @@ import (
 // command.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 ".",
+		Dir:                 scriptsDir(t),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -63,6 +63,7 @@ func TestScripts(t *testing.T) {
 			// A -race build sleeps a second at exit by default: a second
 			// for every dsh-fs call of every script.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			osSetup(env)
 			return nil
 		},
 	})

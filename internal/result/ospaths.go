@@ -104,12 +104,15 @@ func pathRun(s string) int {
 }
 
 // osPathsJSON is the JSON object raw with every string value that is a
-// whole absolute fence path as the OS spells it (osPath).
+// whole absolute fence path as the OS spells it (osPath), but the values
+// of the keys that carry what a file or a link holds (heldKeys), given
+// back as they are even when they are one path and nothing else.
 func osPathsJSON(raw []byte) []byte {
 	if !osSpelled() || !bytes.Contains(raw, []byte(`:/`)) {
 		return raw
 	}
 	var out bytes.Buffer
+	key := "" // the last key met: a value's own, or its array's
 	for i := 0; i < len(raw); {
 		if raw[i] != '"' {
 			out.WriteByte(raw[i])
@@ -119,9 +122,13 @@ func osPathsJSON(raw []byte) []byte {
 		end := stringEnd(raw, i)
 		lit := raw[i:end]
 		var s string
-		if json.Unmarshal(lit, &s) == nil && isFenceDrivePath(s) {
-			enc, err := json.Marshal(osPath(s))
-			if err == nil {
+		isKey := bytes.HasPrefix(bytes.TrimLeft(raw[end:], " \t\r\n"), []byte(":"))
+		switch err := json.Unmarshal(lit, &s); {
+		case err != nil:
+		case isKey:
+			key = s
+		case !heldKeys[key] && isFenceDrivePath(s):
+			if enc, err := json.Marshal(osPath(s)); err == nil {
 				lit = enc
 			}
 		}
@@ -130,6 +137,10 @@ func osPathsJSON(raw []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// heldKeys are the keys whose string values are what a file, a match or
+// a link holds, or what the shell printed: never rewritten.
+var heldKeys = map[string]bool{"content": true, "text": true, "before": true, "after": true, "target": true, "printed": true}
 
 // stringEnd is the index just past the JSON string literal that starts
 // at raw[i].

@@ -22,6 +22,26 @@ func TestWindowsSuccessPathsInWindowsSpelling(t *testing.T) {
 		"content": "see /C:/ws/a.txt\n",
 		"line":    "/C:/ws/a.txt\n",
 	}
+	// What a file or a link holds is given back as it is, even when it is
+	// one absolute path and nothing else: a read's content, a match's
+	// text and its context, a symlink's stored target, what the shell
+	// printed.
+	whole := map[string]any{"content": "/C:/ws/a.txt", "text": "/C:/ws/b", "before": []string{"/C:/ws/c"},
+		"after": []string{"/C:/ws/d"}, "target": "/C:/ws/e", "printed": "/C:/ws/f",
+		"matches": []map[string]any{{"path": "/C:/ws/g", "text": "/C:/ws/h"}}}
+	raw2, err := JSON(Header{OK: true, Op: "read", Path: "/C:/ws/a.txt"}, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kept := range []string{`"content":"/C:/ws/a.txt"`, `"text":"/C:/ws/b"`, `"before":["/C:/ws/c"]`,
+		`"after":["/C:/ws/d"]`, `"target":"/C:/ws/e"`, `"printed":"/C:/ws/f"`, `"text":"/C:/ws/h"`} {
+		if !strings.Contains(string(raw2), kept) {
+			t.Errorf("want %s kept as the file holds it in %s", kept, raw2)
+		}
+	}
+	if !strings.Contains(string(raw2), `"path":"C:\\ws\\g"`) || !strings.Contains(string(raw2), `"path":"C:\\ws\\a.txt"`) {
+		t.Errorf("want the paths beside them in Windows spelling in %s", raw2)
+	}
 	raw, err := JSON(h, res)
 	if err != nil {
 		t.Fatal(err)

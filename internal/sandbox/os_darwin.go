@@ -70,3 +70,6 @@ const sharedTmp = "/tmp"
 
 // windowsName is false: every name but "", "." and ".." is a name here.
 const windowsName = false
+
+// osTooBroad are the folders no workspace may be on this OS (roots.go).
+var osTooBroad = broadLists{trees: tooBroadTrees, exact: tooBroadExact}

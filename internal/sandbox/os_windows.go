@@ -71,3 +71,6 @@ const sharedTmp = ""
 // windowsName says whether a name the walk opens can be refused as no
 // plain file name (EINVAL: a stream, a device, a trailing dot): Windows.
 const windowsName = true
+
+// osTooBroad are the folders no workspace may be on Windows (roots.go).
+var osTooBroad = windowsTooBroad

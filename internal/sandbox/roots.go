@@ -171,6 +171,19 @@ var (
 	tooBroadExact = []string{"/", "/var", "/opt", "/srv"}
 )
 
+// windowsTooBroad are Windows' in the fence's spelling (docs/design.md
+// §4, On Windows): a drive's root, the folder of every user's home and
+// the machine's data are never a workspace, the system's trees never
+// hold one. Matched in any case, as Windows names them.
+var windowsTooBroad = broadLists{
+	trees: []string{"/?:/Windows", "/?:/Program Files", "/?:/Program Files (x86)"},
+	exact: []string{"/", "/?:", "/?:/Users", "/?:/ProgramData"},
+}
+
+// broadLists are the folders no workspace may be (exact) and the trees
+// none may lie in (trees), as globs.
+type broadLists struct{ trees, exact []string }
+
 // workspaceRefusal says why the session cwd of p is not a writable
 // workspace, or "" when it is. A cwd a trusted source pins, or that a
 // trusted workspaces entry names exactly, is never too broad.
@@ -207,18 +220,23 @@ func workspaceRefusal(p policy.Policy) string {
 
 // tooBroad reports whether a workspace at dir would open the whole
 // system or the whole home folder to writes.
-func tooBroad(dir, home string) bool {
-	if home != "" && dir == home {
+func tooBroad(dir, home string) bool { return osTooBroad.covers(dir, home) }
+
+// covers reports whether a workspace at dir is too broad by l: dir is the
+// home folder, one of l's exact folders, or lies in one of its trees.
+// Names match in any case where the OS's do (pathmatch.Folded).
+func (l broadLists) covers(dir, home string) bool {
+	if home != "" && pathmatch.Folded(dir) == pathmatch.Folded(home) {
 		return true
 	}
-	for _, e := range tooBroadExact {
-		if dir == e {
+	for _, e := range l.exact {
+		if pathmatch.Match(pathmatch.Folded(e), pathmatch.Folded(dir)) {
 			return true
 		}
 	}
-	for _, tree := range tooBroadTrees {
+	for _, tree := range l.trees {
 		for d := dir; d != "/"; d = dirOf(d) {
-			if pathmatch.Match(tree, d) {
+			if pathmatch.Match(pathmatch.Folded(tree), pathmatch.Folded(d)) {
 				return true
 			}
 		}

@@ -298,3 +298,30 @@ func TestWithinClientNarrows(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowsTooBroad: on Windows a drive's root, the users' folder and
+// the machine's data are never a workspace, and the system's trees hold
+// none (the fence's spelling, /C:/…; run here as values). With the Unix
+// lists, which the Windows build used before, a session at C:\ wrote
+// anywhere on the drive (write_cwd_root_too_broad under Wine: exit 0).
+func TestWindowsTooBroad(t *testing.T) {
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{
+		{"/", true}, {"/C:", true}, {"/d:", true}, {"/C:/Users", true}, {"/C:/ProgramData", true},
+		{"/C:/Windows", true}, {"/C:/Windows/System32", true}, {"/C:/Program Files/Tool", true},
+		{"/C:/Users/me/proj", false}, {"/C:/proj", false}, {"/D:/work/site", false},
+	} {
+		if got := windowsTooBroad.covers(tc.dir, "/C:/Users/me"); got != tc.want {
+			t.Errorf("%s: too broad = %t, want %t", tc.dir, got, tc.want)
+		}
+	}
+	if !windowsTooBroad.covers("/C:/Users/me", "/C:/Users/me") {
+		t.Errorf("the home folder is too broad")
+	}
+	unix := broadLists{trees: tooBroadTrees, exact: tooBroadExact}
+	if unix.covers("/C:", "") {
+		t.Errorf("the Unix lists know no drive: this test's rows are Windows' own")
+	}
+}

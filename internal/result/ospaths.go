@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/dshfs/dsh-fs/internal/fsys"
 )
@@ -19,8 +20,9 @@ import (
 // string is rewritten whole only when it is one absolute path and
 // nothing else. On Unix fsys.ToOS is the identity and nothing changes.
 
-// osSpelled reports whether paths need rewriting here: not on Unix.
-func osSpelled() bool { return fsys.ToOS("/x") != "/x" }
+// osSpelled reports whether paths need rewriting here: not on Unix. The
+// answer is the OS's, so it is asked once.
+var osSpelled = sync.OnceValue(func() bool { return fsys.ToOS("/x") != "/x" })
 
 // osPath is p as the OS spells it when p is an absolute fence path on a
 // drive ("/C:" or "/C:/…"), else p.

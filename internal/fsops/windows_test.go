@@ -309,3 +309,28 @@ func makeJunction(link, target string) error {
 	var ret uint32
 	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &ret, nil)
 }
+
+// TestWindowsRootsFromOSSpelling: the writable roots of a policy as
+// Windows spells it (what dsh-fs policy and --writable-root hand the
+// fence) are derived, and end. Under Wine `dsh-fs policy` and
+// `--writable-root ..` looped forever: each walk up from `C:\…\ws` met
+// path.Dir's "." and never the "/" it waited for.
+func TestWindowsRootsFromOSSpelling(t *testing.T) {
+	base, ws, _ := winWorkspace(t)
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever, Workspaces: []string{filepath.Join(base, "elsewhere")}}
+	refused, err := sandbox.RefusedRoots(p)
+	if err != nil || len(refused) == 0 || refused[0].Origin != "cwd" {
+		t.Fatalf("refused roots: %+v, %v: want the cwd outside the workspaces", refused, err)
+	}
+	p.Workspaces = nil
+	roots, err := sandbox.WritableRoots(p)
+	if err != nil || len(roots) == 0 || fsys.ToOS(roots[0].Path) != ws {
+		t.Fatalf("writable roots: %+v, %v: want %s first", roots, err, ws)
+	}
+	for dir, want := range map[string]bool{filepath.Join(ws, ".git"): true, filepath.Join(base, "ws2"): false} {
+		if ok, err := sandbox.AllowsSessionRoot(p, dir); err != nil || ok != want {
+			t.Errorf("AllowsSessionRoot(%s) = %t, %v; want %t", dir, ok, err, want)
+		}
+	}
+}

@@ -36,8 +36,10 @@ func (f *Fence) recordApproved(req policy.EscalationRequest) {
 		}
 		// The folders a creation makes on its way are its own: the
 		// call may remove them again, empty, when it fails.
-		for dir := dirOf(p.Resolved); dir != "/" && dir != "."; dir = dirOf(dir) {
-			f.approved[dir] = true
+		for dir := range ancestors(dirOf(p.Resolved)) {
+			if dir != "/" && dir != "." {
+				f.approved[dir] = true
+			}
 		}
 	}
 }

@@ -324,7 +324,7 @@ func (h *Held) look(op string, file *os.File, path string) error {
 // checkParent checks that the folder of t exists, or, with mkdir, that
 // the nearest existing ancestor is a folder, without making anything.
 func checkParent(op string, t Target, mkdir bool) error {
-	for dir := dirOf(t.Path); ; dir = dirOf(dir) {
+	for dir := range ancestors(dirOf(t.Path)) {
 		fi, err := os.Stat(fsys.ToOS(dir))
 		switch {
 		case err == nil && fi.IsDir():
@@ -339,6 +339,7 @@ func checkParent(op string, t Target, mkdir bool) error {
 			return e
 		}
 	}
+	return fserr.New(fserr.NotFound, op+": "+t.Given+": no folder above it exists")
 }
 
 // flockFile takes an exclusive flock on file and returns its status.

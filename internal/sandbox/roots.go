@@ -42,15 +42,16 @@ type RefusedRoot struct {
 // canonicalized and listed once, a missing one under its canonical
 // spelling. The cwd and os.TempDir() are the session's proposals and do
 // not widen the trusted policy (docs/design.md §2); RefusedRoots lists
-// what is refused.
+// what is refused. p's paths may be spelled as the OS spells them; the
+// roots are in the fence's spelling (fencePaths).
 func WritableRoots(p policy.Policy) ([]Root, error) {
-	roots, _, err := deriveRoots(p)
+	roots, _, err := deriveRoots(fencePaths(p))
 	return roots, err
 }
 
 // RefusedRoots lists the candidates WritableRoots left out, and why.
 func RefusedRoots(p policy.Policy) ([]RefusedRoot, error) {
-	_, refused, err := deriveRoots(p)
+	_, refused, err := deriveRoots(fencePaths(p))
 	return refused, err
 }
 
@@ -206,12 +207,9 @@ func workspaceRefusal(p policy.Policy) string {
 	for _, w := range p.Workspaces {
 		g := p.ExpandHome(w)
 		// An entry names a folder and everything beneath it.
-		for dir := p.Cwd; ; dir = dirOf(dir) {
+		for dir := range ancestors(p.Cwd) {
 			if pathmatch.Match(g, dir) {
 				return ""
-			}
-			if dir == "/" {
-				break
 			}
 		}
 	}
@@ -235,8 +233,8 @@ func (l broadLists) covers(dir, home string) bool {
 		}
 	}
 	for _, tree := range l.trees {
-		for d := dir; d != "/"; d = dirOf(d) {
-			if pathmatch.Match(pathmatch.Folded(tree), pathmatch.Folded(d)) {
+		for d := range ancestors(dir) {
+			if d != "/" && pathmatch.Match(pathmatch.Folded(tree), pathmatch.Folded(d)) {
 				return true
 			}
 		}
@@ -265,7 +263,7 @@ func AllowsSessionRoot(trusted policy.Policy, dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return pathmatch.BeneathAny(append(RootPaths(roots), canonicalAllowRoots(trusted)...), dir), nil
+	return pathmatch.BeneathAny(append(RootPaths(roots), canonicalAllowRoots(fencePaths(trusted))...), osPath(dir)), nil
 }
 
 // Beneath reports whether the canonical target lies at or beneath the
@@ -291,15 +289,12 @@ func RootPaths(roots []Root) []string {
 // path relative to that ancestor.
 func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 	rel := ""
-	for dir := target; ; dir = dirOf(dir) {
+	for dir := range ancestors(target) {
 		if fi, err := os.Stat(fsys.ToOS(dir)); err == nil && os.SameFile(fi, rootInfo) {
 			if rel == "" {
 				rel = "."
 			}
 			return rel, true
-		}
-		if dir == "/" {
-			return "", false
 		}
 		if rel == "" {
 			rel = baseOf(dir)
@@ -307,4 +302,5 @@ func sameFileAncestor(rootInfo os.FileInfo, target string) (string, bool) {
 			rel = baseOf(dir) + "/" + rel
 		}
 	}
+	return "", false
 }

@@ -325,3 +325,28 @@ func TestWindowsTooBroad(t *testing.T) {
 		t.Errorf("the Unix lists know no drive: this test's rows are Windows' own")
 	}
 }
+
+// TestWalksUpEnd: every walk up the folders ends, whatever spelling it
+// starts from. Under Wine `dsh-fs policy`, `--writable-root ..` and
+// `--writable-root sub` looped forever: the root derivations were handed
+// the policy as Windows spells it (`C:\ws`), whose path.Dir is "." and
+// then "." again, and the walks stopped only at "/".
+func TestWalksUpEnd(t *testing.T) {
+	for _, dir := range []string{`C:\w\ws`, "ws", ".", "", "/C:/w/ws", "/C:", "/"} {
+		var got []string
+		for d := range ancestors(dir) {
+			got = append(got, d)
+			if len(got) > 8 {
+				t.Fatalf("ancestors(%q) does not end: %q", dir, got)
+			}
+		}
+		windowsTooBroad.covers(dir, "")
+		unix := broadLists{trees: tooBroadTrees, exact: tooBroadExact}
+		unix.covers(dir, "")
+		sameFileAncestor(nil, dir)
+		workspaceRefusal(policy.Policy{Cwd: dir, Workspaces: []string{"/nowhere"}})
+	}
+	if got := slices.Collect(ancestors("/C:/w/ws")); !slices.Equal(got, []string{"/C:/w/ws", "/C:/w", "/C:", "/"}) {
+		t.Errorf("ancestors of /C:/w/ws = %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"iter"
 	"path"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
@@ -17,6 +18,26 @@ import (
 func joinPath(elem ...string) string { return path.Join(elem...) }
 
 func dirOf(p string) string { return path.Dir(p) }
+
+// ancestors yields p and each folder above it, nearest first, ending
+// with the first whose folder is itself: "/" of an absolute path, "." of
+// a relative one. Every walk up the folders goes through it, so none
+// waits for a "/" that a path in another spelling never reaches (`C:\x`,
+// whose path.Dir is "." and then "." again).
+func ancestors(p string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for {
+			if !yield(p) {
+				return
+			}
+			up := dirOf(p)
+			if up == p {
+				return
+			}
+			p = up
+		}
+	}
+}
 
 func baseOf(p string) string { return path.Base(p) }
 

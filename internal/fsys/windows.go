@@ -116,7 +116,6 @@ const (
 	ENAMETOOLONG = syscall.ENAMETOOLONG
 	ENOENT       = syscall.ENOENT
 	ENOSYS       = syscall.ENOSYS
-	ENOTDIR      = syscall.ENOTDIR
 	ENOTEMPTY    = syscall.ENOTEMPTY
 	ENOTSUP      = syscall.ENOTSUP
 	EOPNOTSUPP   = syscall.EOPNOTSUPP
@@ -125,6 +124,29 @@ const (
 	ETXTBSY      = syscall.ETXTBSY
 	EXDEV        = syscall.EXDEV
 )
+
+// ENOTDIR is a name used as a folder that is none. It is not
+// syscall.ENOTDIR itself: on Windows that is ERROR_PATH_NOT_FOUND, which
+// errors.Is takes for fs.ErrNotExist, so a file opened as a folder read
+// as a missing one (FS_NOT_FOUND where Linux says FS_NOT_DIR). It is
+// syscall.ENOTDIR to errors.Is and errors.As, and never fs.ErrNotExist.
+var ENOTDIR error = notDir{}
+
+type notDir struct{}
+
+func (notDir) Error() string { return "not a folder" }
+
+// Is reports whether target is syscall.ENOTDIR: fs.ErrNotExist is not.
+func (notDir) Is(target error) bool { return target == syscall.ENOTDIR }
+
+// As sets a *syscall.Errno target to syscall.ENOTDIR, as fserr reads it.
+func (notDir) As(target any) bool {
+	p, ok := target.(*syscall.Errno)
+	if ok {
+		*p = syscall.ENOTDIR
+	}
+	return ok
+}
 
 // Access rights x/sys/windows does not name.
 const (
@@ -206,13 +228,42 @@ func openAbs(path string, flags int, mode uint32) (int, error) {
 	if !isDrive(names[0]) {
 		return -1, ENOENT
 	}
-	nt := `\??\` + names[0] + `\` + strings.Join(names[1:], `\`)
 	for _, n := range names[1:] {
 		if err := checkName(n); err != nil {
 			return -1, err
 		}
 	}
-	return ntOpen(0, nt, flags, mode)
+	fd, err := ntOpen(0, ntPath(names), flags, mode)
+	if err == ENOENT && len(names) > 2 && fileOnTheWay(names[:len(names)-1]) {
+		return -1, ENOTDIR
+	}
+	return fd, err
+}
+
+// ntPath is the NT path of a drive and the names beneath it.
+func ntPath(names []string) string {
+	return `\??\` + names[0] + `\` + strings.Join(names[1:], `\`)
+}
+
+// fileOnTheWay reports whether the nearest of the folders names and its
+// ancestors that exists is no folder. Windows fails an open by a path
+// through a file as a missing path (STATUS_OBJECT_PATH_NOT_FOUND);
+// Linux's ENOTDIR is told apart by what is there.
+func fileOnTheWay(names []string) bool {
+	for n := len(names); n > 1; n-- {
+		fd, err := ntOpen(0, ntPath(names[:n]), O_PATH|O_NOFOLLOW, 0)
+		if err == ENOENT {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		var st Stat_t
+		err = Fstat(fd, &st)
+		Close(fd)
+		return err == nil && st.Mode&S_IFMT != S_IFDIR
+	}
+	return false
 }
 
 // isDrive reports whether name is a drive letter and its colon ("C:").

@@ -200,7 +200,7 @@ func FinalPath(fd int) (string, error) {
 }
 
 // ntStatusErrno maps the NTSTATUS values the fence meets to Unix's.
-var ntStatusErrno = map[windows.NTStatus]syscall.Errno{
+var ntStatusErrno = map[windows.NTStatus]error{
 	windows.STATUS_OBJECT_NAME_NOT_FOUND:      ENOENT,
 	windows.STATUS_OBJECT_PATH_NOT_FOUND:      ENOENT,
 	windows.STATUS_NO_SUCH_FILE:               ENOENT,
@@ -226,7 +226,7 @@ var ntStatusErrno = map[windows.NTStatus]syscall.Errno{
 }
 
 // winErrno maps the Win32 errors the fence meets to Unix's.
-var winErrno = map[syscall.Errno]syscall.Errno{
+var winErrno = map[syscall.Errno]error{
 	windows.ERROR_FILE_NOT_FOUND:        ENOENT,
 	windows.ERROR_PATH_NOT_FOUND:        ENOENT,
 	windows.ERROR_BAD_NETPATH:           ENOENT,

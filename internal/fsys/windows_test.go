@@ -5,9 +5,11 @@ package fsys
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/windows"
@@ -452,5 +454,55 @@ func TestReparsePointsNotFollowed(t *testing.T) {
 	})
 	if made == 0 {
 		t.Skip("neither a junction nor a symlink can be made here")
+	}
+}
+
+// TestNotDirIsNotMissing: a file opened as a folder, by a walk or an
+// absolute path, is ENOTDIR as on Linux, and nothing reads it as a missing
+// file. Go's syscall.ENOTDIR on Windows is ERROR_PATH_NOT_FOUND, which
+// errors.Is takes for fs.ErrNotExist: grep and find of one file failed
+// FS_NOT_FOUND under Wine, where Linux says FS_NOT_DIR.
+func TestNotDirIsNotMissing(t *testing.T) {
+	_, fencePath, dir := tempFolder(t)
+	create(t, dir, "a", "x")
+	for _, c := range []struct {
+		what string
+		open func() error
+	}{
+		{"a as a folder", func() error { _, err := Openat(dir, "a", O_RDONLY|O_DIRECTORY, 0); return err }},
+		{"a handle on a as a folder", func() error { _, err := Openat(dir, "a", O_PATH|O_DIRECTORY|O_NOFOLLOW, 0); return err }},
+		{"a name beneath a", func() error { _, err := Openat(dir, "a/b", O_RDONLY, 0); return err }},
+		{"an absolute path beneath a", func() error { _, err := Open(fencePath+"/a/b/c", O_RDONLY, 0); return err }},
+	} {
+		err := c.open()
+		var errno syscall.Errno
+		if !errors.Is(err, ENOTDIR) || !errors.Is(err, syscall.ENOTDIR) || !errors.As(err, &errno) || errno != syscall.ENOTDIR {
+			t.Errorf("open %s: %v, want ENOTDIR", c.what, err)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("open %s: %v is fs.ErrNotExist", c.what, err)
+		}
+	}
+	if _, err := Open(fencePath+"/missing/b", O_RDONLY, 0); err != ENOENT {
+		t.Errorf("open beneath a missing folder: %v, want ENOENT", err)
+	}
+}
+
+// TestFlockFolder: a folder's handle takes no lock on Windows (LockFileEx
+// fails on it, EBADF under Wine), and says so as EISDIR, which the fence
+// reports as FS_IS_DIR as it does a folder on Linux; write and edit of a
+// folder failed FS_IO ("flock: bad file descriptor") under Wine.
+func TestFlockFolder(t *testing.T) {
+	_, _, dir := tempFolder(t)
+	if err := Mkdirat(dir, "d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := Openat(dir, "d", O_RDONLY|O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(fd)
+	if err := Flock(fd, LOCK_EX); err != EISDIR {
+		t.Errorf("flock a folder: %v, want EISDIR", err)
 	}
 }

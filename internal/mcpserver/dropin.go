@@ -18,6 +18,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/request"
+	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
@@ -294,7 +295,7 @@ func editedText(d diff.Result, path string) string {
 	if old, rest, ok := strings.Cut(t, "\n"); ok && strings.HasPrefix(old, "--- ") && strings.HasPrefix(rest, "+++ ") {
 		_, t, _ = strings.Cut(rest, "\n")
 	}
-	t = officialDiffHeader(path) + t
+	t = officialDiffHeader(result.OSPath(path)) + t
 	fence := "```"
 	for strings.Contains(t, fence) {
 		fence += "`"
@@ -565,7 +566,7 @@ func (m *server) searchFiles(_ context.Context, req *mcp.CallToolRequest, in sea
 	}
 	lines := make([]string, len(res.Entries))
 	for i, e := range res.Entries {
-		lines[i] = e.Path
+		lines[i] = result.OSPath(e.Path)
 	}
 	out := strings.Join(lines, "\n")
 	if res.Truncated {
@@ -610,5 +611,9 @@ func (m *server) listAllowedDirectories(_ context.Context, req *mcp.CallToolRequ
 	if within := m.roots.within(req.Session); within != nil {
 		allowed = sandbox.Intersect(allowed, within)
 	}
-	return text("Allowed directories:\n" + strings.Join(allowed, "\n"))
+	shown := make([]string, len(allowed))
+	for i, a := range allowed {
+		shown[i] = result.OSPath(a)
+	}
+	return text("Allowed directories:\n" + strings.Join(shown, "\n"))
 }

@@ -44,6 +44,11 @@ func isFenceDrivePath(p string) bool {
 
 func isLetter(c byte) bool { return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
 
+// OSPath is p as the OS spells it when p is an absolute fence path: for
+// a front end's own text that names a path (the MCP server's plain-text
+// answers), as a result's fields name it.
+func OSPath(p string) string { return osPath(p) }
+
 // osPaths is ps with each as osPath spells it.
 func osPaths(ps []string) []string {
 	if !osSpelled() || len(ps) == 0 {
@@ -133,6 +138,12 @@ func osPathsJSON(raw []byte) []byte {
 			if enc, err := json.Marshal(osPath(s)); err == nil {
 				lit = enc
 			}
+		case proseKeys[key]:
+			if w := osPathsIn(s); w != s {
+				if enc, err := json.Marshal(w); err == nil {
+					lit = enc
+				}
+			}
 		}
 		out.Write(lit)
 		i = end
@@ -143,6 +154,11 @@ func osPathsJSON(raw []byte) []byte {
 // heldKeys are the keys whose string values are what a file, a match or
 // a link holds, or what the shell printed: never rewritten.
 var heldKeys = map[string]bool{"content": true, "text": true, "before": true, "after": true, "target": true, "printed": true}
+
+// proseKeys are the keys whose string values are a result's own words,
+// which may name a path within them (stat's way_forward and shell): the
+// paths within are rewritten, as a failure's message's are.
+var proseKeys = map[string]bool{"way_forward": true, "shell": true, "writable_reason": true, "message": true, "warnings": true, "hint": true}
 
 // stringEnd is the index just past the JSON string literal that starts
 // at raw[i].

@@ -4,11 +4,14 @@ package result
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/fsops"
 	"github.com/dshfs/dsh-fs/internal/policy"
+	"github.com/dshfs/dsh-fs/internal/search"
 )
 
 // On Windows a result gives its paths back as Windows spells them, not
@@ -84,4 +87,62 @@ func TestWindowsFailurePathsInWindowsSpelling(t *testing.T) {
 	if want := `read C:\ws\my notes\a.txt: no such file; also C:\ws\b`; f.Error.Message != want {
 		t.Errorf("message %q, want %q", f.Error.Message, want)
 	}
+}
+
+// TestWindowsProseAndTextInWindowsSpelling: a success's words that name a
+// path (stat's way_forward and shell), the rows of the text form (grep's
+// and find's paths, stat's lines, what a front end renders itself, such as
+// policy's roots) and the MCP server's plain-text paths (OSPath) name it
+// as Windows does. Under Wine stat's way_forward said "dsh-fs write
+// /C:/…" and policy --output text listed "/C:/…" as a writable root.
+func TestWindowsProseAndTextInWindowsSpelling(t *testing.T) {
+	st := &fsops.StatResult{Exists: true, WritableReason: "outside writable roots",
+		Shell:      "the file tool refuses /C:/ws2/x.txt: outside writable roots",
+		WayForward: "for one change, dsh-fs write /C:/ws2/x.txt --escalate danger-full-access (or edit); for good, add /C:/ws2 to writable_roots"}
+	h := Header{OK: true, Op: "stat", Path: "/C:/ws2/x.txt", Resolved: "/C:/ws2/x.txt"}
+	raw, err := JSON(h, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	tx := Text{Out: &text, Note: &text}
+	if err := tx.Result(h, st); err != nil {
+		t.Fatal(err)
+	}
+	grep := &search.GrepResult{Total: 1, Matches: []search.Match{{Path: "/C:/ws/a.txt", Line: 2, Text: "see /C:/ws/b.txt", Before: []string{"x"}}}}
+	if err := tx.Result(Header{OK: true, Op: "grep"}, grep); err != nil {
+		t.Fatal(err)
+	}
+	find := &search.FindResult{Total: 1, Entries: []search.Found{{Path: "/C:/ws/sub/c.go", Type: "file", Size: 3}}}
+	if err := tx.Result(Header{OK: true, Op: "find"}, find); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Result(Header{OK: true, Op: "policy"}, selfRendered("writable roots:\n  /C:/ws (cwd)\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{string(raw), text.String(), OSPath("/C:/ws/a b.txt")} {
+		if strings.Contains(strings.ReplaceAll(s, "see /C:/ws/b.txt", ""), "/C:/") {
+			t.Errorf("a path in the fence's spelling left in %s", s)
+		}
+	}
+	for _, want := range []string{`dsh-fs write C:\ws2\x.txt --escalate`, `C:\ws\a.txt:2:see /C:/ws/b.txt`, `C:\ws\a.txt-1-x`,
+		`C:\ws\sub\c.go`, `  C:\ws (cwd)`} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text: want %q in\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(string(raw), `dsh-fs write C:\\ws2\\x.txt --escalate`) {
+		t.Errorf("way_forward in the fence's spelling: %s", raw)
+	}
+	if got := OSPath("/C:/ws/a b.txt"); got != `C:\ws\a b.txt` {
+		t.Errorf("OSPath = %q", got)
+	}
+}
+
+// selfRendered is a result that renders its own text, as policy's does.
+type selfRendered string
+
+func (s selfRendered) WriteText(w io.Writer) error {
+	_, err := io.WriteString(w, string(s))
+	return err
 }

@@ -71,7 +71,17 @@ func (t Text) Result(h Header, result any) error {
 	case *fsops.PatchResult:
 		t.patch(r)
 	case textRenderer:
-		return r.WriteText(t.Out)
+		if !osSpelled() {
+			return r.WriteText(t.Out)
+		}
+		// A front end's own words (policy's settings and roots): the
+		// paths within them as the OS spells them.
+		var b strings.Builder
+		if err := r.WriteText(&b); err != nil {
+			return err
+		}
+		_, err := io.WriteString(t.Out, osPathsIn(b.String()))
+		return err
 	default:
 		return fmt.Errorf("no text rendering for %T", result)
 	}
@@ -173,9 +183,9 @@ func (t Text) grep(r *search.GrepResult) error {
 	var b strings.Builder
 	for _, f := range r.Files {
 		if f.Count > 0 {
-			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+			fmt.Fprintf(&b, "%s:%d\n", osPath(f.Path), f.Count)
 		} else {
-			fmt.Fprintf(&b, "%s\n", f.Path)
+			fmt.Fprintf(&b, "%s\n", osPath(f.Path))
 		}
 	}
 	ctx := hasContext(r)
@@ -184,16 +194,17 @@ func (t Text) grep(r *search.GrepResult) error {
 		if m.Path != lastPath {
 			lastLine = 0
 		}
+		shown := osPath(m.Path)
 		first := m.Line - len(m.Before)
 		if ctx && lastPath != "" && (m.Path != lastPath || first > lastLine+1) {
 			b.WriteString("--\n")
 		}
 		for j, l := range m.Before {
 			if n := first + j; n > lastLine {
-				fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+				fmt.Fprintf(&b, "%s-%d-%s\n", shown, n, l)
 			}
 		}
-		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		fmt.Fprintf(&b, "%s:%d:%s\n", shown, m.Line, m.Text)
 		lastPath, lastLine = m.Path, m.Line
 		next := 0 // the next match's line in this file: context stops there
 		if i+1 < len(r.Matches) && r.Matches[i+1].Path == m.Path {
@@ -204,7 +215,7 @@ func (t Text) grep(r *search.GrepResult) error {
 			if next != 0 && n >= next {
 				break
 			}
-			fmt.Fprintf(&b, "%s-%d-%s\n", m.Path, n, l)
+			fmt.Fprintf(&b, "%s-%d-%s\n", shown, n, l)
 			lastLine = n
 		}
 	}
@@ -254,7 +265,7 @@ func (t Text) find(r *search.FindResult) error {
 		if e.Mtime != "" {
 			b.WriteString(e.Mtime + " ")
 		}
-		b.WriteString(e.Path + "\n")
+		b.WriteString(osPath(e.Path) + "\n")
 	}
 	if r.Total == 0 && !r.Truncated {
 		b.WriteString("(no entries match)\n")
@@ -291,10 +302,10 @@ func (t Text) stat(h Header, r *fsops.StatResult) error {
 	}
 	fmt.Fprintf(tw, "writable:\t%s\nmode:\t%s\n", writable, h.Mode)
 	if r.Shell != "" {
-		fmt.Fprintf(tw, "shell:\t%s\n", r.Shell)
+		fmt.Fprintf(tw, "shell:\t%s\n", osPathsIn(r.Shell))
 	}
 	if r.WayForward != "" {
-		fmt.Fprintf(tw, "way forward:\t%s\n", r.WayForward)
+		fmt.Fprintf(tw, "way forward:\t%s\n", osPathsIn(r.WayForward))
 	}
 	return tw.Flush()
 }

@@ -334,3 +334,21 @@ func TestWindowsRootsFromOSSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsBeneathOSSpelling: sandbox.Beneath takes the canonical paths
+// sandbox.Canonical gives, which are Windows' spelling there. Under Wine
+// `--cwd $WORK/ws/sub` beneath a trusted cwd $WORK/ws was refused as a
+// widening: C:\…\ws\sub was not beneath C:\…\ws by slash components.
+func TestWindowsBeneathOSSpelling(t *testing.T) {
+	for _, c := range []struct {
+		root, target string
+		want         bool
+	}{
+		{`C:\ws`, `C:\ws\sub`, true}, {`C:\ws`, `C:\ws`, true}, {`C:\ws`, `C:\ws2`, false},
+		{`C:\ws`, "/C:/ws/sub", true}, {"/C:/ws", `C:\ws\sub`, true}, {`C:\ws\sub`, `C:\ws`, false},
+	} {
+		if got := sandbox.Beneath(c.root, c.target); got != c.want {
+			t.Errorf("Beneath(%s, %s) = %t, want %t", c.root, c.target, got, c.want)
+		}
+	}
+}

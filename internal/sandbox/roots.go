@@ -267,9 +267,10 @@ func AllowsSessionRoot(trusted policy.Policy, dir string) (bool, error) {
 }
 
 // Beneath reports whether the canonical target lies at or beneath the
-// canonical folder root, by whole components.
+// canonical folder root, by whole components, either spelled as the OS
+// spells it (Canonical's) or as the fence does.
 func Beneath(root, target string) bool {
-	_, ok := pathmatch.Within(root, target)
+	_, ok := pathmatch.Within(osPath(root), osPath(target))
 	return ok
 }
 

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
 
 // TestTrustedFileWindows: on Windows a trusted file that Everyone may
@@ -131,5 +132,58 @@ func removeTree(dir string) {
 	})
 	for i := len(all) - 1; i >= 0; i-- {
 		os.Remove(all[i])
+	}
+}
+
+// TestUserFileProtectedWindows: the trusted user file on Windows,
+// %APPDATA%\dsh-fs\config.yaml, is a protected path of every call, as
+// ~/.config/dsh-fs/config.yaml is on Unix: a session whose workspace holds
+// it cannot create or replace it, by any case of its name, nor move its
+// folder away, and the folder's other files stay writable.
+func TestUserFileProtectedWindows(t *testing.T) {
+	base, err := os.MkdirTemp("", "appdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeTree(base)
+	if err := os.MkdirAll(filepath.Join(base, "dsh-fs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loc := Locations{SystemDir: filepath.Join(base, "etc"), Home: func() (string, error) { return filepath.Join(base, "home"), nil },
+		UserDir: func() (string, error) { return filepath.Join(base, "dsh-fs"), nil }}
+	s, err := Load(Source{Locations: loc, Getwd: func() (string, error) { return base, nil },
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sandbox.NewFence(s.Policy)
+	check := func(op, path string, denied bool) {
+		t.Helper()
+		tgt, err := f.Resolve(path)
+		if err == nil {
+			err = f.WouldWrite(op, &tgt, sandbox.Intent{})
+		}
+		if got := fserr.CodeOf(err) == fserr.SandboxDenied; got != denied {
+			t.Errorf("%s %s: %v, want denied = %t", op, path, err, denied)
+		}
+	}
+	for _, p := range []string{`dsh-fs\config.yaml`, `DSH-FS\Config.YAML`, filepath.Join(base, "dsh-fs", "config.yaml")} {
+		check("write", p, true)
+	}
+	check("write", `dsh-fs\other.yaml`, false)
+	if err := os.WriteFile(filepath.Join(base, "dsh-fs", "config.yaml"), []byte("mode: read-only\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("write", `dsh-fs\CONFIG.yaml`, true)
+	src, err := f.Resolve("dsh-fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := f.Resolve("moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Move("move", src, dst, sandbox.Intent{}); fserr.CodeOf(err) != fserr.SandboxDenied {
+		t.Errorf("move the folder of the user file away: %v, want denied", err)
 	}
 }

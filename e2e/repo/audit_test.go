@@ -270,6 +270,8 @@ var mayMutate = registry{
 		"exec's runtime folder, through that tmpfs root's descriptor: the mount point of the session's record",
 	"internal/session/layout/overlay_unix.go": "the overlays' upper and work folders, in the session's private folder: made " +
 		"and removed through descriptors, each name opened without following a symlink beneath its folder's descriptor",
+	"internal/fsys/fsystest/junction_windows.go": "junctions the Windows tests of internal/fsys and internal/fsops make " +
+		"in folders of their own (os.MkdirTemp); no dsh-fs command imports the package",
 	"internal/session/seatbelt/sbpltest/lay.go": "the shared Seatbelt table's layouts, written by tests into " +
 		"folders of their own (t.TempDir); no dsh-fs command imports the package",
 	"internal/session/layout/overlay_linux.go": "the owner's bits given back to a folder of the overlays' or a session's " +

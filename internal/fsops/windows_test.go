@@ -13,6 +13,7 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/fsys"
+	"github.com/dshfs/dsh-fs/internal/fsys/fsystest"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 )
@@ -266,7 +267,7 @@ func TestWindowsSwapDuringWrite(t *testing.T) {
 func makeLink(kind, link, target string) error {
 	var err error
 	if kind == "junction" {
-		err = makeJunction(link, target)
+		err = fsystest.MakeJunction(link, target)
 	} else {
 		from, _ := windows.UTF16PtrFromString(link)
 		to, _ := windows.UTF16PtrFromString(target)
@@ -279,35 +280,6 @@ func makeLink(kind, link, target string) error {
 		return fmt.Errorf("made, but not there as a link (%v)", err)
 	}
 	return nil
-}
-
-// makeJunction makes link, a new empty folder, a junction (a mount point
-// reparse point) to the folder target.
-func makeJunction(link, target string) error {
-	if err := os.Mkdir(link, 0o755); err != nil {
-		return err
-	}
-	u, _ := windows.UTF16PtrFromString(link)
-	h, err := windows.CreateFile(u, windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING,
-		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
-	if err != nil {
-		return err
-	}
-	defer windows.CloseHandle(h)
-	sub := windows.StringToUTF16(`\??\` + target)
-	sub = sub[:len(sub)-1]
-	n := 2 * len(sub)
-	buf := make([]byte, 16+n+4) // REPARSE_DATA_BUFFER of a mount point
-	put16 := func(off int, v uint16) { buf[off], buf[off+1] = byte(v), byte(v>>8) }
-	buf[0], buf[3] = 0x03, 0xA0 // IO_REPARSE_TAG_MOUNT_POINT
-	put16(4, uint16(len(buf)-8))
-	put16(10, uint16(n))   // SubstituteNameLength, at offset 0
-	put16(12, uint16(n+2)) // PrintNameOffset: an empty print name after it
-	for i, c := range sub {
-		put16(16+2*i, c)
-	}
-	var ret uint32
-	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &ret, nil)
 }
 
 // TestWindowsRootsFromOSSpelling: the writable roots of a policy as

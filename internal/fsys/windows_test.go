@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/dshfs/dsh-fs/internal/fsys/fsystest"
 )
 
 // These run as a Windows program: on this project's Linux machines under
@@ -353,39 +355,6 @@ func TestLockIsAdvisory(t *testing.T) {
 	}
 }
 
-// makeJunction makes the empty folder link a junction (a mount point
-// reparse point) to the folder target, an NT path.
-func makeJunction(link, target string) error {
-	if err := os.Mkdir(link, 0o755); err != nil {
-		return err
-	}
-	u, _ := windows.UTF16PtrFromString(link)
-	h, err := windows.CreateFile(u, windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING,
-		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
-	if err != nil {
-		return err
-	}
-	defer windows.CloseHandle(h)
-	sub := windows.StringToUTF16(`\??\` + target)
-	sub = sub[:len(sub)-1]
-	// REPARSE_DATA_BUFFER of a mount point: tag, length, reserved, then
-	// the substitute name (offset 0) and an empty print name after it.
-	n := 2 * len(sub)
-	buf := make([]byte, 8+8+n+2+2)
-	put16 := func(off int, v uint16) { buf[off], buf[off+1] = byte(v), byte(v>>8) }
-	buf[0], buf[1], buf[2], buf[3] = 0x03, 0x00, 0x00, 0xA0 // IO_REPARSE_TAG_MOUNT_POINT
-	put16(4, uint16(len(buf)-8))
-	put16(8, 0)
-	put16(10, uint16(n))
-	put16(12, uint16(n+2))
-	put16(14, 0)
-	for i, c := range sub {
-		put16(16+2*i, c)
-	}
-	var ret uint32
-	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &ret, nil)
-}
-
 // TestReparsePointsNotFollowed: a symlink and a junction to a folder
 // outside are opened themselves, reported as symlinks with their target
 // as the fence's path, and never followed: not as the last name where a
@@ -446,7 +415,7 @@ func TestReparsePointsNotFollowed(t *testing.T) {
 			t.Errorf("the %s's removal reached its target: %v", name, err)
 		}
 	}
-	link("junction", func(p string) error { return makeJunction(p, outside) })
+	link("junction", func(p string) error { return fsystest.MakeJunction(p, outside) })
 	link("symlink", func(p string) error {
 		from, _ := windows.UTF16PtrFromString(p)
 		to, _ := windows.UTF16PtrFromString(outside)

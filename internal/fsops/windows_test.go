@@ -324,3 +324,50 @@ func TestWindowsBeneathOSSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsTempRoot: with tmp on, the user's own temporary folder
+// (%LOCALAPPDATA%\Temp, from the known folder) is a writable root, as
+// /tmp is on Unix, and a write there through the fence succeeds; TMP
+// and TEMP, which a call sets, name a root only beneath an allowed one,
+// and their refusal names the variable.
+func TestWindowsTempRoot(t *testing.T) {
+	base, ws, _ := winWorkspace(t)
+	local, err := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, 0)
+	if err != nil {
+		t.Skipf("no LocalAppData known folder here: %v", err)
+	}
+	userTemp := filepath.Join(local, "Temp")
+	elsewhere := filepath.Join(base, "ws2")
+	t.Setenv("TMP", elsewhere)
+	t.Setenv("TEMP", elsewhere)
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Tmp: true, Protected: policy.DefaultProtected,
+		MaxMode: policy.DangerFullAccess, Approval: policy.ApprovalNever}
+	roots, err := sandbox.WritableRoots(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmp []string
+	for _, r := range roots {
+		if r.Origin == "tmp" {
+			tmp = append(tmp, fsys.ToOS(r.Path))
+		}
+	}
+	if len(tmp) != 1 || !strings.EqualFold(tmp[0], userTemp) {
+		t.Fatalf("tmp roots %q, want the user's temp folder %s alone", tmp, userTemp)
+	}
+	refused, err := sandbox.RefusedRoots(p)
+	if err != nil || len(refused) != 1 || refused[0].Origin != "tmp" || refused[0].Matched != "TMP="+elsewhere {
+		t.Fatalf("refused %+v, %v: want TMP's folder refused, named TMP=%s", refused, err, elsewhere)
+	}
+	if err := os.MkdirAll(userTemp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(userTemp, fmt.Sprintf("dsh-fs-temp-root-%d.txt", os.Getpid()))
+	defer os.Remove(name)
+	if err := winWrite(sandbox.NewFence(p), name, "t"); err != nil {
+		t.Fatalf("write in the user's temp folder: %v", err)
+	}
+	if err := winWrite(sandbox.NewFence(p), filepath.Join(elsewhere, "x.txt"), "x"); fserr.CodeOf(err) != fserr.SandboxDenied {
+		t.Fatalf("write in TMP's folder outside the roots: %v, want FS_SANDBOX_DENIED", err)
+	}
+}

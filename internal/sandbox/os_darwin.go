@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -66,7 +67,11 @@ const noLandlock = "landlock does not exist on macOS"
 func nameOnDisk(_ int, name string) string { return name }
 
 // sharedTmp is the temporary folder every user shares, a root with tmp.
-const sharedTmp = "/tmp"
+func sharedTmp() string { return "/tmp" }
+
+// tmpdirSource names the variable os.TempDir took its folder from, with
+// its value, for a refusal's Matched.
+func tmpdirSource() string { return "TMPDIR=" + os.Getenv("TMPDIR") }
 
 // windowsName is false: every name but "", "." and ".." is a name here.
 const windowsName = false

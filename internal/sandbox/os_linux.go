@@ -68,7 +68,11 @@ const noLandlock = "landlock is not available on this kernel"
 func nameOnDisk(_ int, name string) string { return name }
 
 // sharedTmp is the temporary folder every user shares, a root with tmp.
-const sharedTmp = "/tmp"
+func sharedTmp() string { return "/tmp" }
+
+// tmpdirSource names the variable os.TempDir took its folder from, with
+// its value, for a refusal's Matched.
+func tmpdirSource() string { return "TMPDIR=" + os.Getenv("TMPDIR") }
 
 // windowsName is false: every name but "", "." and ".." is a name here.
 const windowsName = false

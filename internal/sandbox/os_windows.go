@@ -2,6 +2,10 @@ package sandbox
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
 
 	"github.com/dshfs/dsh-fs/internal/fsys"
 )
@@ -64,9 +68,29 @@ func nameOnDisk(fd int, name string) string {
 	return baseOf(p)
 }
 
-// sharedTmp is none on Windows: the temporary folder is each user's
-// own (os.TempDir, %TEMP%), the root tmp gives there.
-const sharedTmp = ""
+// sharedTmp is the temporary folder Windows gives the user,
+// %LOCALAPPDATA%\Temp, taken from the shell's known folder
+// (SHGetKnownFolderPath), never from TMP or TEMP, which a call can set:
+// os.TempDir's answer is a root only beneath an allowed one, as TMPDIR's
+// is on Unix. "" where the known folder cannot be read.
+func sharedTmp() string {
+	local, err := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, 0)
+	if err != nil || !filepath.IsAbs(local) {
+		return ""
+	}
+	return filepath.Join(local, "Temp")
+}
+
+// tmpdirSource names the variable os.TempDir took its folder from (TMP,
+// then TEMP), with its value, for a refusal's Matched.
+func tmpdirSource() string {
+	for _, k := range []string{"TMP", "TEMP"} {
+		if v := os.Getenv(k); v != "" {
+			return k + "=" + v
+		}
+	}
+	return "USERPROFILE=" + os.Getenv("USERPROFILE")
+}
 
 // windowsName says whether a name the walk opens can be refused as no
 // plain file name (EINVAL: a stream, a device, a trailing dot): Windows.

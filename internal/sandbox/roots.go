@@ -84,8 +84,8 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 		configured = append(configured, c)
 	}
 	if p.Tmp {
-		if sharedTmp != "" {
-			if err := add(sharedTmp, "tmp"); err != nil {
+		if t := sharedTmp(); t != "" {
+			if err := add(t, "tmp"); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -99,7 +99,7 @@ func deriveRoots(p policy.Policy) ([]Root, []RefusedRoot, error) {
 				return nil, nil, err
 			}
 		} else {
-			refused = append(refused, RefusedRoot{Path: tmpdir, Origin: "tmp", Reason: policy.ReasonTmpdirNotAllowed, Matched: "TMPDIR=" + os.Getenv("TMPDIR")})
+			refused = append(refused, RefusedRoot{Path: tmpdir, Origin: "tmp", Reason: policy.ReasonTmpdirNotAllowed, Matched: tmpdirSource()})
 		}
 	}
 	for _, c := range configured {

@@ -73,16 +73,24 @@ func testLocations() config.Locations {
 		loc.SystemDir = dir
 	}
 	if home := os.Getenv("DSH_FS_TEST_HOME"); home != "" {
+		// The user's file is then ~/.config/dsh-fs/config.yaml of that
+		// home on every OS, so the scripts that write one run on
+		// Windows too, never reading the machine's %APPDATA%.
 		loc.Home = func() (string, error) { return home, nil }
+		loc.UserDir = nil
 	}
 	return loc
 }
 
-// LookPathIn finds an executable named name in the folders of path.
+// LookPathIn finds an executable named name in the folders of path: on
+// Windows name.exe, which has no execute bits to check.
 func LookPathIn(name, path string) (string, error) {
 	for _, dir := range filepath.SplitList(path) {
 		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		if runtime.GOOS == "windows" {
+			p += ".exe"
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode()&0o111 != 0) {
 			return p, nil
 		}
 	}

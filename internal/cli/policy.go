@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dshfs/dsh-fs/internal/policyview/report"
+	"github.com/dshfs/dsh-fs/internal/result"
 )
 
 // PolicyOptions are the inputs of policy.
@@ -72,7 +73,8 @@ func policyRun(opts *PolicyOptions) error {
 		return policySBPL(opts.App.Stdout, call.settings)
 	}
 	if opts.Context {
-		_, err := io.WriteString(opts.App.Stdout, report.Block(p, roots, call.settings.Session, opts.Verbose))
+		block := report.Block(p, roots, call.settings.Session, opts.Verbose)
+		_, err := io.WriteString(opts.App.Stdout, result.OSPathsIn(block))
 		return err
 	}
 	res, err := report.New(call.settings, roots)

@@ -49,6 +49,11 @@ func isLetter(c byte) bool { return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 // answers), as a result's fields name it.
 func OSPath(p string) string { return osPath(p) }
 
+// OSPathsIn is the text s with each absolute fence path within it as the
+// OS spells it (osPathsIn): for a front end's own block of text, as a
+// result's messages name paths.
+func OSPathsIn(s string) string { return osPathsIn(s) }
+
 // osPaths is ps with each as osPath spells it.
 func osPaths(ps []string) []string {
 	if !osSpelled() || len(ps) == 0 {

@@ -210,6 +210,8 @@ var mayMutate = registry{
 	"internal/fsys/windows_stat.go": "the fence's OS layer on Windows: NtSetInformationFile and SetFileInformationByHandle " +
 		"on a handle it opened (ntSetInfo, setInfo: rename, delete, link, truncate, attributes) and " +
 		"FSCTL_GET_REPARSE_POINT, the read of a reparse point's target (DeviceIoControl)",
+	"internal/fsys/folderlock_windows.go": "a folder's lock on Windows, which locks no folder: the lock file of the " +
+		"folder's identity in the user's %LOCALAPPDATA%\\dsh-fs\\locks, made where missing, held with LockFileEx",
 	"internal/fsys/unix.go": "the fence's OS layer on Unix: each call x/sys/unix's under its own name, audited in " +
 		"its callers as x/sys/unix's (auditedPackages), so the layer adds no path of its own",
 	"internal/sandbox/dir.go": "the confined handles, and danger-full-access's plain folder open beside them",

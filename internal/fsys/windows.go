@@ -440,6 +440,7 @@ func Close(fd int) error {
 	if fd == rootFD {
 		return nil
 	}
+	unlockFolder(fd)
 	return mapErr(windows.CloseHandle(handle(fd)))
 }
 

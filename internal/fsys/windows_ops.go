@@ -166,22 +166,21 @@ func Linkat(olddirfd int, old string, newdirfd int, new string, flags int) error
 const lockOffset = 1<<63 - 2
 
 // Flock takes the edit lock on fd (LOCK_EX only), waiting for it; it goes
-// when the handle closes. A folder takes no lock on Windows (LockFileEx
-// fails on its handle): that is EISDIR, what the fence says of a folder
-// where a file must be, never a lock pretended.
+// when the handle closes (Close). A folder's handle takes no LockFileEx:
+// its lock is its lock file's (lockFolder).
 func Flock(fd int, how int) error {
 	if how != LOCK_EX {
 		return EINVAL
 	}
-	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-	err := windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)
-	if err != nil {
-		var st Stat_t
-		if Fstat(fd, &st) == nil && st.Mode&S_IFMT == S_IFDIR {
-			return EISDIR
-		}
+	var st Stat_t
+	if err := Fstat(fd, &st); err != nil {
+		return err
 	}
-	return mapErr(err)
+	if st.Mode&S_IFMT == S_IFDIR {
+		return lockFolder(fd, &st)
+	}
+	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
+	return mapErr(windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol))
 }
 
 // Fsync flushes fd to disk; a folder's entries are the file system's

@@ -475,3 +475,44 @@ func TestFlockFolder(t *testing.T) {
 		t.Errorf("flock a folder: %v, want EISDIR", err)
 	}
 }
+
+// TestFolderLockExcludes: a folder's lock (the root's, while a write may
+// complete a git folder there) is held by any handle of that folder,
+// however it was opened, until the handle that took it closes.
+func TestFolderLockExcludes(t *testing.T) {
+	osPath, fencePath, fd := tempFolder(t)
+	if err := Flock(fd, LOCK_EX); err != nil {
+		t.Fatalf("lock the folder: %v", err)
+	}
+	other, err := Open(fencePath, O_RDONLY|O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(other)
+	var st Stat_t
+	if err := Fstat(other, &st); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := folderLockDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func() error {
+		u, _ := windows.UTF16PtrFromString(filepath.Join(dir, fmt.Sprintf("%016x-%016x.lock", st.Dev, st.Ino)))
+		h, err := windows.CreateFile(u, windows.GENERIC_READ|windows.GENERIC_WRITE,
+			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil, windows.OPEN_EXISTING, 0, 0)
+		if err != nil {
+			return err
+		}
+		defer windows.CloseHandle(h)
+		ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
+		return windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	}
+	if err := try(); err == nil {
+		t.Fatalf("the lock of %s was given to a second handle while the first holds it", osPath)
+	}
+	Close(fd)
+	if err := try(); err != nil {
+		t.Fatalf("the lock of %s is still held after its handle closed: %v", osPath, err)
+	}
+}

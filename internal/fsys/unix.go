@@ -87,6 +87,9 @@ func Fchown(fd int, uid, gid int) error { return unix.Fchown(fd, uid, gid) }
 
 func Flock(fd int, how int) error { return unix.Flock(fd, how) }
 
+// LockFolder is flock of a folder's descriptor, released as flock's is.
+func LockFolder(fd int, how int) error { return unix.Flock(fd, how) }
+
 func Fstat(fd int, st *Stat_t) error { return unix.Fstat(fd, st) }
 
 func Fstatat(dirfd int, path string, st *Stat_t, flags int) error {

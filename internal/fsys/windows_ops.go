@@ -4,6 +4,9 @@ package fsys
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/windows"
 )
@@ -120,8 +123,48 @@ func rename(olddirfd int, old string, newdirfd int, new string, replace bool) er
 			b = 1
 		}
 		err = ntSetInfo(h, windows.FileRenameInformation, renameInfo(b, handle(newdirfd), new))
+		if replace && mapErr(err) == EACCES {
+			err = replaceAside(h, newdirfd, new)
+		}
 	}
 	return mapErr(err)
+}
+
+// asideSeq names the files replaceAside moves aside.
+var asideSeq atomic.Uint64
+
+// replaceAside replaces new of newdirfd by the file open as h where the
+// volume has no POSIX rename and the plain rename refuses to replace a
+// file some handle holds open (the fence holds the file it replaces,
+// locked): new is renamed aside (a file open with delete shared may be
+// renamed), h renamed to new, and the aside file marked to go when its
+// last handle closes. Not atomic, unlike the POSIX rename: between the
+// two renames new is missing, and a process killed there leaves the old
+// file aside, under ".NAME.dsh-fs-aside-PID-N". A failed second rename
+// puts the old file back.
+func replaceAside(h windows.Handle, newdirfd int, new string) error {
+	old, _, err := openForChange(newdirfd, new, windows.DELETE)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(old)
+	aside := fmt.Sprintf(".%s.dsh-fs-aside-%d-%d", new, os.Getpid(), asideSeq.Add(1))
+	if err := checkOne(aside); err != nil {
+		return err
+	}
+	if err := ntSetInfo(old, windows.FileRenameInformation, renameInfo(0, handle(newdirfd), aside)); err != nil {
+		return err
+	}
+	if err := ntSetInfo(h, windows.FileRenameInformation, renameInfo(0, handle(newdirfd), new)); err != nil {
+		if back := ntSetInfo(old, windows.FileRenameInformation, renameInfo(0, handle(newdirfd), new)); back != nil {
+			return fmt.Errorf("%w; and the file replaced could not be put back from %s: %v", mapErr(err), aside, mapErr(back))
+		}
+		return err
+	}
+	// The replace is done; the old file goes with its last handle. Were
+	// that refused, it would stay aside: the call still replaced new.
+	ntSetInfo(old, fileDispositionInformation, []byte{1})
+	return nil
 }
 
 // renameInfo is a FILE_RENAME_INFO (and FILE_LINK_INFORMATION, laid out
@@ -166,9 +209,28 @@ func Linkat(olddirfd int, old string, newdirfd int, new string, flags int) error
 const lockOffset = 1<<63 - 2
 
 // Flock takes the edit lock on fd (LOCK_EX only), waiting for it; it goes
-// when the handle closes (Close). A folder's handle takes no LockFileEx:
-// its lock is its lock file's (lockFolder).
+// when the handle closes. A folder takes no lock this way (LockFileEx
+// fails on its handle): that is EISDIR, what the fence says of a folder
+// where a file must be, never a lock pretended. LockFolder locks one.
 func Flock(fd int, how int) error {
+	if how != LOCK_EX {
+		return EINVAL
+	}
+	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
+	err := windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)
+	if err != nil {
+		var st Stat_t
+		if Fstat(fd, &st) == nil && st.Mode&S_IFMT == S_IFDIR {
+			return EISDIR
+		}
+	}
+	return mapErr(err)
+}
+
+// LockFolder takes the lock of the folder open as fd (LOCK_EX only),
+// waiting for it; it goes when fd is closed by Close, or the process
+// ends: its lock file's (lockFolder). ENOTDIR for anything but a folder.
+func LockFolder(fd int, how int) error {
 	if how != LOCK_EX {
 		return EINVAL
 	}
@@ -176,11 +238,10 @@ func Flock(fd int, how int) error {
 	if err := Fstat(fd, &st); err != nil {
 		return err
 	}
-	if st.Mode&S_IFMT == S_IFDIR {
-		return lockFolder(fd, &st)
+	if st.Mode&S_IFMT != S_IFDIR {
+		return ENOTDIR
 	}
-	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-	return mapErr(windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol))
+	return lockFolder(fd, &st)
 }
 
 // Fsync flushes fd to disk; a folder's entries are the file system's

@@ -481,7 +481,7 @@ func TestFlockFolder(t *testing.T) {
 // however it was opened, until the handle that took it closes.
 func TestFolderLockExcludes(t *testing.T) {
 	osPath, fencePath, fd := tempFolder(t)
-	if err := Flock(fd, LOCK_EX); err != nil {
+	if err := LockFolder(fd, LOCK_EX); err != nil {
 		t.Fatalf("lock the folder: %v", err)
 	}
 	other, err := Open(fencePath, O_RDONLY|O_DIRECTORY, 0)
@@ -514,5 +514,46 @@ func TestFolderLockExcludes(t *testing.T) {
 	Close(fd)
 	if err := try(); err != nil {
 		t.Fatalf("the lock of %s is still held after its handle closed: %v", osPath, err)
+	}
+}
+
+// TestRenameOverHeldFile: a rename replaces a file the fence holds open
+// and locked, as an edit's does, on every volume: with POSIX semantics
+// where it has them, and otherwise (Wine 8, FAT) by moving the held file
+// aside, which goes once its last handle closes. The held handle still
+// reads what it opened; nothing is left beside the new file.
+func TestRenameOverHeldFile(t *testing.T) {
+	osPath, _, dir := tempFolder(t)
+	create(t, dir, "a.txt", "old")
+	create(t, dir, "new.tmp", "new")
+	held, err := Openat(dir, "a.txt", O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Flock(held, LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if err := Renameat(dir, "new.tmp", dir, "a.txt"); err != nil {
+		Close(held)
+		t.Fatalf("rename over the held a.txt: %v", err)
+	}
+	buf := make([]byte, 8)
+	if n, err := Read(held, buf); err != nil || string(buf[:n]) != "old" {
+		t.Errorf("the held handle reads %q, %v; want what it opened, old", buf[:n], err)
+	}
+	Close(held)
+	if got, err := os.ReadFile(filepath.Join(osPath, "a.txt")); err != nil || string(got) != "new" {
+		t.Errorf("a.txt after the rename: %q, %v; want new", got, err)
+	}
+	names, err := os.ReadDir(osPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 {
+		var got []string
+		for _, e := range names {
+			got = append(got, e.Name())
+		}
+		t.Errorf("the folder holds %q once the held handle closed; want a.txt alone", got)
 	}
 }

@@ -259,7 +259,7 @@ func (f *Fence) openConfined(op string, t Target, root, rel string, mkdir bool) 
 // wait a signal interrupts (EINTR) is taken up again, at most
 // maxInterruptedTries times in all, as every retry here is bounded: a
 // process signalling this one in a loop must not keep it spinning.
-func flock(fd int) error { return flockWith(fsys.Flock, fd) }
+func flock(fd int) error { return flockWith(fsys.LockFolder, fd) }
 
 // flockWith is flock through the system call sys (fsys.Flock, or a
 // test's).

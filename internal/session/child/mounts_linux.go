@@ -69,6 +69,11 @@ func (a applier) applyFiles(m *plan.Files, emptyFile string) error {
 	// writable mount when it is made, and the read-only tree binds each
 	// overlay back writable like a root.
 	writable := slices.Clip(m.Writable)
+	if m.OverlayMemory > 0 {
+		if err := MountOverlayFolders(m.OverlayDir, m.OverlayMemory, m.Overlays); err != nil {
+			return mountErr("overlays' tmpfs", m.OverlayDir, err)
+		}
+	}
 	for _, o := range m.Overlays {
 		if err := MountOverlay(o); err != nil {
 			return mountErr("overlay", o.Path, err)

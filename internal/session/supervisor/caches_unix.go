@@ -47,6 +47,7 @@ type cacheSetup struct {
 	plan     cachePlan
 	overlays []plan.Overlay
 	dir      string // the overlays' folder; "" without one
+	tmpfs    uint64 // the size of the tmpfs mounted on dir (plan.Files.OverlayMemory); 0 on disk
 	err      error
 }
 
@@ -74,12 +75,13 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		return setup
 	}
 	setup.dir = filepath.Join(dir, "caches")
-	overlays, err := layout.MakeOverlays(setup.dir, caches)
+	setup.tmpfs = overlayTmpfsSize(dir)
+	overlays, err := layout.MakeOverlays(setup.dir, caches, setup.tmpfs > 0)
 	if err != nil {
 		setup.err = err
 		return setup
 	}
-	refused, probed := pr.overlays(overlays)
+	refused, probed := pr.overlays(overlays, setup.dir, setup.tmpfs)
 	for i, o := range overlays {
 		if refused[i] != "" {
 			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
@@ -87,7 +89,8 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		}
 		// Afresh, where the probe mounted it: a volatile overlay's
 		// work folder refuses a second mount (work/incompat/volatile).
-		if err := resetProbed(o, probed); err != nil {
+		// In a tmpfs the probe's folders went with its namespace.
+		if err := resetProbed(o, probed && setup.tmpfs == 0); err != nil {
 			setup.err = err
 			return setup
 		}
@@ -117,6 +120,9 @@ func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 			m.Writable = append(m.Writable, c.Path)
 		}
 		m.Overlays, m.OverlayDir = setup.overlays, setup.dir
+		if len(setup.overlays) > 0 {
+			m.OverlayMemory = setup.tmpfs
+		}
 	}
 	shell.Caches = setup.plan.Caches
 	return nil

@@ -168,17 +168,46 @@ func TestProbeOverlaysRuns(t *testing.T) {
 	helperInEnv(t)
 	cache := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "caches")
-	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
+	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := probeOverlays(testSelf(t), overlays)
+	refused := probeOverlays(testSelf(t), plan.Files{Overlays: overlays})
 	if len(refused) != 2 || refused[0] != "" || refused[1] == "" {
 		t.Errorf("refused %q, want the missing cache's overlay alone refused", refused)
 	}
-	for i, why := range probeOverlays(filepath.Join(t.TempDir(), "no-dsh-fs"), overlays) {
+	for i, why := range probeOverlays(filepath.Join(t.TempDir(), "no-dsh-fs"), plan.Files{Overlays: overlays}) {
 		if !strings.HasPrefix(why, "the probe failed: ") {
 			t.Errorf("overlay %d: %q, want the probe's failure", i, why)
+		}
+	}
+}
+
+// TestProbeOverlaysInTmpfs: overlays whose upper and work folders a
+// tmpfs holds (plan.Files.OverlayMemory) are probed in a tmpfs of the
+// probe's own: allowed where the folder on disk is empty, which stays
+// empty; a folder missing on disk refuses them all.
+func TestProbeOverlaysInTmpfs(t *testing.T) {
+	needRoot(t)
+	helperInEnv(t)
+	cache := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "caches")
+	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := plan.Files{Overlays: overlays, OverlayDir: dir, OverlayMemory: 1 << 20}
+	refused := probeOverlays(testSelf(t), f)
+	if len(refused) != 2 || refused[0] != "" || refused[1] == "" {
+		t.Errorf("refused %q, want the missing cache's overlay alone refused", refused)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the overlays' folder on disk: %v, %v; want it empty", entries, err)
+	}
+	f.OverlayDir = filepath.Join(t.TempDir(), "missing")
+	for i, why := range probeOverlays(testSelf(t), f) {
+		if !strings.HasPrefix(why, "the overlays' tmpfs: ") {
+			t.Errorf("overlay %d: %q, want the tmpfs's failure", i, why)
 		}
 	}
 }

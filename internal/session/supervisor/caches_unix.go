@@ -75,13 +75,12 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		return setup
 	}
 	setup.dir = filepath.Join(dir, "caches")
-	setup.tmpfs = overlayTmpfsSize(dir)
-	overlays, err := layout.MakeOverlays(setup.dir, caches, setup.tmpfs > 0)
+	overlays, refused, probed, tmpfs, err := probedOverlays(pr, setup.dir, caches, overlayTmpfsSize(dir))
 	if err != nil {
 		setup.err = err
 		return setup
 	}
-	refused, probed := pr.overlays(overlays, setup.dir, setup.tmpfs)
+	setup.tmpfs = tmpfs
 	for i, o := range overlays {
 		if refused[i] != "" {
 			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
@@ -90,13 +89,38 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		// Afresh, where the probe mounted it: a volatile overlay's
 		// work folder refuses a second mount (work/incompat/volatile).
 		// In a tmpfs the probe's folders went with its namespace.
-		if err := resetProbed(o, probed && setup.tmpfs == 0); err != nil {
+		if err := resetProbed(o, probed && tmpfs == 0); err != nil {
 			setup.err = err
 			return setup
 		}
 		setup.overlays = append(setup.overlays, o)
 	}
 	return setup
+}
+
+// probedOverlays makes the overlays of caches in the new folder dir,
+// their folders in a tmpfs of tmpfs bytes (0 on disk), and probes them
+// (probes.overlays). A kernel that refuses them over a tmpfs (one built
+// without its extended attributes) may allow them on disk: where every
+// one is refused, the folders are made there and probed so, and tmpfs
+// comes back 0 (one refused for its own cache's sake leaves the rest in
+// the tmpfs).
+func probedOverlays(pr *probes, dir string, caches []plan.Cache, tmpfs uint64) (overlays []plan.Overlay, refused []string, probed bool, _ uint64, err error) {
+	if overlays, err = layout.MakeOverlays(dir, caches, tmpfs > 0); err != nil {
+		return nil, nil, false, 0, err
+	}
+	refused, probed = pr.overlays(overlays, dir, tmpfs)
+	if tmpfs == 0 || slices.Contains(refused, "") {
+		return overlays, refused, probed, tmpfs, nil
+	}
+	if err := os.Remove(dir); err != nil {
+		return nil, nil, false, 0, err
+	}
+	if overlays, err = layout.MakeOverlays(dir, caches, false); err != nil {
+		return nil, nil, false, 0, err
+	}
+	refused, probed = pr.overlays(overlays, dir, 0)
+	return overlays, refused, probed, 0, nil
 }
 
 // resetProbed empties the upper and work folders of o where the probe

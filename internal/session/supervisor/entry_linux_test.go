@@ -233,3 +233,43 @@ func TestProbesMountOnlyInTheirOwnNamespace(t *testing.T) {
 		t.Errorf("a probe started from a shell, in the shell's own mount namespace: %s\nwant status 1 and nothing mounted on %s", out, tmp)
 	}
 }
+
+// TestProbedOverlaysFallBackToDisk: overlays whose every one the kernel
+// refuses over the tmpfs are made and probed on disk instead (a kernel
+// whose tmpfs lacks what an overlay needs may allow them there); one
+// allowed keeps them all in the tmpfs. The control: caches of which one
+// is allowed stay in the tmpfs, nothing on disk.
+func TestProbedOverlaysFallBackToDisk(t *testing.T) {
+	needRoot(t)
+	helperInEnv(t)
+	cache := t.TempDir()
+	pr := &probes{self: testSelf(t), fresh: true, base: t.TempDir()}
+	for _, tc := range []struct {
+		name   string
+		caches []plan.Cache
+		tmpfs  uint64
+		onDisk []string
+	}{
+		{"one allowed", []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, 1 << 20, nil},
+		{"every one refused", []plan.Cache{{Path: filepath.Join(cache, "gone")}}, 0, []string{"0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "caches")
+			overlays, refused, _, tmpfs, err := probedOverlays(pr, dir, tc.caches, 1<<20)
+			if err != nil || len(overlays) != len(tc.caches) || len(refused) != len(tc.caches) {
+				t.Fatalf("probedOverlays: %v, %v, %v", overlays, refused, err)
+			}
+			if tmpfs != tc.tmpfs {
+				t.Errorf("tmpfs %d, want %d", tmpfs, tc.tmpfs)
+			}
+			var names []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if strings.Join(names, " ") != strings.Join(tc.onDisk, " ") {
+				t.Errorf("on disk in %s: %q, want %q", dir, names, tc.onDisk)
+			}
+		})
+	}
+}

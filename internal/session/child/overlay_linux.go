@@ -107,22 +107,10 @@ func MountOverlayFolders(dir string, size uint64, overlays []plan.Overlay) error
 			folders = append(folders, rel)
 		}
 	}
-	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	mfd, err := newTmpfs([][2]string{{"size", strconv.FormatUint(size, 10)}, {"mode", "0700"}},
+		unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOSUID)
 	if err != nil {
-		return fmt.Errorf("fsopen tmpfs: %w", err)
-	}
-	defer unix.Close(fsfd)
-	for _, kv := range [][2]string{{"size", strconv.FormatUint(size, 10)}, {"mode", "0700"}} {
-		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
-			return fmt.Errorf("fsconfig %s: %w", kv[0], err)
-		}
-	}
-	if err := unix.FsconfigCreate(fsfd); err != nil {
-		return fmt.Errorf("tmpfs: %w", err)
-	}
-	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOSUID)
-	if err != nil {
-		return fmt.Errorf("fsmount tmpfs: %w", err)
+		return err
 	}
 	defer unix.Close(mfd)
 	for _, rel := range folders {

@@ -3,10 +3,8 @@ package child
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -28,13 +26,7 @@ func TestOverlayFoldersInTmpfs(t *testing.T) {
 	}
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "cache/kept", "session/caches/")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOverlayFoldersInTmpfsChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "OVERLAY_CHILD="+tmp)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestOverlayFoldersInTmpfsChild") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	childInMountNamespace(t, "TestOverlayFoldersInTmpfsChild", "OVERLAY_CHILD="+tmp)
 	for _, dir := range []string{"cache", "session/caches"} {
 		entries, err := os.ReadDir(filepath.Join(tmp, dir))
 		var names []string

@@ -113,7 +113,7 @@ func probedOverlays(pr *probes, dir string, caches []plan.Cache, tmpfs uint64) (
 	if tmpfs == 0 || slices.Contains(refused, "") {
 		return overlays, refused, probed, tmpfs, nil
 	}
-	if err := os.Remove(dir); err != nil {
+	if err := layout.RemoveTree(dir); err != nil {
 		return nil, nil, false, 0, err
 	}
 	if overlays, err = layout.MakeOverlays(dir, caches, false); err != nil {

@@ -282,6 +282,8 @@ var mayMutate = registry{
 		"by its name beneath its parent's descriptor, never following a symlink (fchmodat AT_SYMLINK_NOFOLLOW; macOS)",
 	"internal/session/child/readview_linux.go": "the read view's mount points: folders and empty files made in the view's own new " +
 		"tmpfs, in exec's child's private mount namespace, never on the person's disk",
+	"internal/session/child/overlay_linux.go": "the overlays' upper and work folders made in the session's own new tmpfs, " +
+		"through its detached mount's descriptor before it is attached, never on the person's disk",
 }
 
 // mayOpenToRead is where the git guard and a move's walk open by handle,

@@ -118,6 +118,10 @@ func (c *compiler) files(m *plan.Files, t FilesTarget) error {
 			return err
 		}
 	}
+	if m.OverlayMemory > 0 {
+		// A root session's, whose plan the thread applies (Apply).
+		return errors.New("the overlays' tmpfs is not compiled")
+	}
 	writable := slices.Clip(m.Writable)
 	for _, o := range m.Overlays {
 		c.overlay(o)

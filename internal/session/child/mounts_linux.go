@@ -69,6 +69,11 @@ func (a applier) applyFiles(m *plan.Files, emptyFile string) error {
 	// writable mount when it is made, and the read-only tree binds each
 	// overlay back writable like a root.
 	writable := slices.Clip(m.Writable)
+	if m.OverlayMemory > 0 {
+		if err := MountOverlayFolders(m.OverlayDir, m.OverlayMemory, m.Overlays); err != nil {
+			return mountErr("overlays' tmpfs", m.OverlayDir, err)
+		}
+	}
 	for _, o := range m.Overlays {
 		if err := MountOverlay(o); err != nil {
 			return mountErr("overlay", o.Path, err)
@@ -265,12 +270,19 @@ func (a applier) hideDir(path string) error {
 // emptyTmpfs returns a detached mount of an empty tmpfs, read-only,
 // nosuid, nodev and noexec, to attach with move_mount.
 func emptyTmpfs() (int, error) {
+	return newTmpfs([][2]string{{"size", "4k"}, {"mode", "0500"}},
+		unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+}
+
+// newTmpfs returns a detached mount of a new tmpfs with the options opts
+// and the mount attributes attr, to attach with move_mount.
+func newTmpfs(opts [][2]string, attr int) (int, error) {
 	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return -1, fmt.Errorf("fsopen: %w", err)
 	}
 	defer unix.Close(fsfd)
-	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0500"}} {
+	for _, kv := range opts {
 		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
 			return -1, fmt.Errorf("fsconfig %s: %w", kv[0], err)
 		}
@@ -278,7 +290,6 @@ func emptyTmpfs() (int, error) {
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return -1, fmt.Errorf("fsconfig create: %w", err)
 	}
-	attr := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attr)
 	if err != nil {
 		return -1, fmt.Errorf("fsmount: %w", err)

@@ -128,15 +128,8 @@ func TestMountApply(t *testing.T) {
 	// swap runs last: it moves ws/.git while it runs.
 	for _, mode := range []string{"apply", "classic", "control", "swap"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMountApplyChild$", "-test.v")
-			// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
-			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(files),
+			childInMountNamespace(t, "TestMountApplyChild", "MOUNTS_CHILD="+mode, "MOUNTS_PLAN="+planJSON(files),
 				"MOUNTS_EMPTY="+empty, "MOUNTS_WS="+ws, "MOUNTS_SECRET="+tmp+"/secret", "MOUNTS_EXTRA="+tmp+"/extra")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- PASS: TestMountApplyChild") {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
 			// Nothing leaked into this namespace.
 			if fails := probeMounts(ws, tmp+"/secret"); len(fails) != len(mountProbes) {
 				t.Errorf("after the child, in the parent, these still hold: %v", heldProbes(fails))
@@ -149,6 +142,21 @@ func TestMountApply(t *testing.T) {
 				t.Errorf("the parent's mountinfo lists %s:\n%s", tmp, info)
 			}
 		})
+	}
+}
+
+// childInMountNamespace runs the test child of this binary in a mount
+// namespace of its own, env added to its environment, and fails t
+// unless it passed.
+func childInMountNamespace(t *testing.T, child string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v")
+	// GORACE: a race-enabled child would otherwise sleep 1 s at exit.
+	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unix.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+child) {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
 

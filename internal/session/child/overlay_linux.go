@@ -3,6 +3,9 @@ package child
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -77,6 +80,59 @@ func MountOverlay(o plan.Overlay) error {
 	defer unix.Close(mfd)
 	if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// MountOverlayFolders mounts a tmpfs of size bytes (mode 0700, nodev,
+// nosuid) on the empty folder dir, in the caller's private mount
+// namespace, with the upper and work folders of overlays made in it,
+// each beneath dir: what the session writes in its caches never
+// reaches a disk, and goes with the namespace. dir is opened without
+// following a symlink and mounted on through that descriptor; the
+// folders are made in the detached tmpfs before it is attached.
+func MountOverlayFolders(dir string, size uint64, overlays []plan.Overlay) error {
+	tfd, err := openTarget(dir, unix.S_IFREG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	var folders []string
+	for _, o := range overlays {
+		for _, f := range []string{o.Upper, o.Work} {
+			rel, err := filepath.Rel(dir, f)
+			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+				return fmt.Errorf("%s is not beneath %s", f, dir)
+			}
+			folders = append(folders, rel)
+		}
+	}
+	mfd, err := newTmpfs([][2]string{{"size", strconv.FormatUint(size, 10)}, {"mode", "0700"}},
+		unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOSUID)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mfd)
+	for _, rel := range folders {
+		if err := mkdirAllAt(mfd, rel); err != nil {
+			return fmt.Errorf("mkdir %s: %w", filepath.Join(dir, rel), err)
+		}
+	}
+	if err := unix.MoveMount(mfd, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// mkdirAllAt makes the relative path rel beneath the folder fd, each
+// missing folder 0700; one that exists is no error.
+func mkdirAllAt(fd int, rel string) error {
+	at := ""
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		at = filepath.Join(at, part)
+		if err := unix.Mkdirat(fd, at, 0o700); err != nil && err != unix.EEXIST {
+			return err
+		}
 	}
 	return nil
 }

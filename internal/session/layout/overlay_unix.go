@@ -21,8 +21,10 @@ import (
 // there could lead elsewhere.
 
 // MakeOverlays makes, in the new folder dir (mode 0700), the upper and
-// work folders of an overlay for each of caches.
-func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
+// work folders of an overlay for each of caches; inTmpfs makes dir
+// alone, empty, for the applier's tmpfs (plan.Files.OverlayMemory), and
+// returns the same folders, to be made in it.
+func MakeOverlays(dir string, caches []plan.Cache, inTmpfs bool) ([]plan.Overlay, error) {
 	parent, err := kernel.OpenNoSymlinks(filepath.Dir(dir), folderOnly)
 	if err != nil {
 		return nil, err
@@ -39,6 +41,11 @@ func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
 	var out []plan.Overlay
 	for i := range caches {
 		n := fmt.Sprint(i)
+		o := plan.Overlay{Path: caches[i].Path, Upper: filepath.Join(dir, n, "upper"), Work: filepath.Join(dir, n, "work")}
+		if inTmpfs {
+			out = append(out, o)
+			continue
+		}
 		if err := unix.Mkdirat(dfd, n, 0o700); err != nil {
 			return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(dir, n), Err: err}
 		}
@@ -51,7 +58,7 @@ func MakeOverlays(dir string, caches []plan.Cache) ([]plan.Overlay, error) {
 		if err != nil {
 			return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(dir, n), Err: err}
 		}
-		out = append(out, plan.Overlay{Path: caches[i].Path, Upper: filepath.Join(dir, n, "upper"), Work: filepath.Join(dir, n, "work")})
+		out = append(out, o)
 	}
 	return out, nil
 }

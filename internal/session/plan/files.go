@@ -34,9 +34,14 @@ type Files struct {
 	// Overlays are the toolchain caches seen through a copy-on-write
 	// layer, made before OutsideReadOnly, which keeps them writable.
 	// OverlayDir, the session's private folder that holds their upper
-	// and work folders, is hidden once all is made.
-	Overlays   []Overlay `json:"overlays,omitempty"`
-	OverlayDir string    `json:"overlay_dir,omitempty"`
+	// and work folders, is hidden once all is made. OverlayMemory, when
+	// not 0, keeps those folders in memory of the session's own, at
+	// most that many bytes, made by the applier over an empty
+	// OverlayDir (on Linux a tmpfs): nothing written there reaches a
+	// disk; 0 has them made on disk already.
+	Overlays      []Overlay `json:"overlays,omitempty"`
+	OverlayDir    string    `json:"overlay_dir,omitempty"`
+	OverlayMemory uint64    `json:"overlay_memory,omitempty"`
 	// View is the read view of the home folders, made after the overlays
 	// and before OutsideReadOnly; nil without one.
 	View *ReadView `json:"read_view,omitempty"`

@@ -54,17 +54,17 @@ func TestProbeOverlays(t *testing.T) {
 	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "lower"), 0o755)
-	overlays, err := layout.MakeOverlays(filepath.Join(dir, "caches"), []plan.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}})
+	overlays, err := layout.MakeOverlays(filepath.Join(dir, "caches"), []plan.Cache{{Path: filepath.Join(dir, "lower")}, {Path: filepath.Join(dir, "lower")}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(overlays) != 2 || overlays[0].Upper == overlays[1].Upper || !strings.HasPrefix(overlays[1].Work, filepath.Join(dir, "caches")) {
 		t.Errorf("overlays %+v", overlays)
 	}
-	if _, err := layout.MakeOverlays(filepath.Join(dir, "caches"), nil); err == nil {
+	if _, err := layout.MakeOverlays(filepath.Join(dir, "caches"), nil, false); err == nil {
 		t.Errorf("MakeOverlays reused a folder that exists")
 	}
-	for i, why := range probeOverlays("/bin/false", overlays) {
+	for i, why := range probeOverlays("/bin/false", plan.Files{Overlays: overlays}) {
 		if !strings.Contains(why, "the probe failed: exit status 1") {
 			t.Errorf("overlay %d: %q, want the probe's failure", i, why)
 		}

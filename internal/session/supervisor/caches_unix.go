@@ -47,6 +47,7 @@ type cacheSetup struct {
 	plan     cachePlan
 	overlays []plan.Overlay
 	dir      string // the overlays' folder; "" without one
+	tmpfs    uint64 // the size of the tmpfs mounted on dir (plan.Files.OverlayMemory); 0 on disk
 	err      error
 }
 
@@ -74,12 +75,12 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		return setup
 	}
 	setup.dir = filepath.Join(dir, "caches")
-	overlays, err := layout.MakeOverlays(setup.dir, caches)
+	overlays, refused, probed, tmpfs, err := probedOverlays(pr, setup.dir, caches, overlayTmpfsSize(dir))
 	if err != nil {
 		setup.err = err
 		return setup
 	}
-	refused, probed := pr.overlays(overlays)
+	setup.tmpfs = tmpfs
 	for i, o := range overlays {
 		if refused[i] != "" {
 			setup.plan.Refuse(o.Path, "the kernel refused the copy-on-write overlay: "+refused[i])
@@ -87,13 +88,39 @@ func readyCaches(pr *probes, dir string, s *config.Settings, found []toolchains.
 		}
 		// Afresh, where the probe mounted it: a volatile overlay's
 		// work folder refuses a second mount (work/incompat/volatile).
-		if err := resetProbed(o, probed); err != nil {
+		// In a tmpfs the probe's folders went with its namespace.
+		if err := resetProbed(o, probed && tmpfs == 0); err != nil {
 			setup.err = err
 			return setup
 		}
 		setup.overlays = append(setup.overlays, o)
 	}
 	return setup
+}
+
+// probedOverlays makes the overlays of caches in the new folder dir,
+// their folders in a tmpfs of tmpfs bytes (0 on disk), and probes them
+// (probes.overlays). A kernel that refuses them over a tmpfs (one built
+// without its extended attributes) may allow them on disk: where every
+// one is refused, the folders are made there and probed so, and tmpfs
+// comes back 0 (one refused for its own cache's sake leaves the rest in
+// the tmpfs).
+func probedOverlays(pr *probes, dir string, caches []plan.Cache, tmpfs uint64) (overlays []plan.Overlay, refused []string, probed bool, _ uint64, err error) {
+	if overlays, err = layout.MakeOverlays(dir, caches, tmpfs > 0); err != nil {
+		return nil, nil, false, 0, err
+	}
+	refused, probed = pr.overlays(overlays, dir, tmpfs)
+	if tmpfs == 0 || slices.Contains(refused, "") {
+		return overlays, refused, probed, tmpfs, nil
+	}
+	if err := layout.RemoveTree(dir); err != nil {
+		return nil, nil, false, 0, err
+	}
+	if overlays, err = layout.MakeOverlays(dir, caches, false); err != nil {
+		return nil, nil, false, 0, err
+	}
+	refused, probed = pr.overlays(overlays, dir, 0)
+	return overlays, refused, probed, 0, nil
 }
 
 // resetProbed empties the upper and work folders of o where the probe
@@ -117,6 +144,9 @@ func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 			m.Writable = append(m.Writable, c.Path)
 		}
 		m.Overlays, m.OverlayDir = setup.overlays, setup.dir
+		if len(setup.overlays) > 0 {
+			m.OverlayMemory = setup.tmpfs
+		}
 	}
 	shell.Caches = setup.plan.Caches
 	return nil

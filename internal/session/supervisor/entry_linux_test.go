@@ -168,17 +168,46 @@ func TestProbeOverlaysRuns(t *testing.T) {
 	helperInEnv(t)
 	cache := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "caches")
-	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}})
+	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := probeOverlays(testSelf(t), overlays)
+	refused := probeOverlays(testSelf(t), plan.Files{Overlays: overlays})
 	if len(refused) != 2 || refused[0] != "" || refused[1] == "" {
 		t.Errorf("refused %q, want the missing cache's overlay alone refused", refused)
 	}
-	for i, why := range probeOverlays(filepath.Join(t.TempDir(), "no-dsh-fs"), overlays) {
+	for i, why := range probeOverlays(filepath.Join(t.TempDir(), "no-dsh-fs"), plan.Files{Overlays: overlays}) {
 		if !strings.HasPrefix(why, "the probe failed: ") {
 			t.Errorf("overlay %d: %q, want the probe's failure", i, why)
+		}
+	}
+}
+
+// TestProbeOverlaysInTmpfs: overlays whose upper and work folders a
+// tmpfs holds (plan.Files.OverlayMemory) are probed in a tmpfs of the
+// probe's own: allowed where the folder on disk is empty, which stays
+// empty; a folder missing on disk refuses them all.
+func TestProbeOverlaysInTmpfs(t *testing.T) {
+	needRoot(t)
+	helperInEnv(t)
+	cache := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "caches")
+	overlays, err := layout.MakeOverlays(dir, []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := plan.Files{Overlays: overlays, OverlayDir: dir, OverlayMemory: 1 << 20}
+	refused := probeOverlays(testSelf(t), f)
+	if len(refused) != 2 || refused[0] != "" || refused[1] == "" {
+		t.Errorf("refused %q, want the missing cache's overlay alone refused", refused)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the overlays' folder on disk: %v, %v; want it empty", entries, err)
+	}
+	f.OverlayDir = filepath.Join(t.TempDir(), "missing")
+	for i, why := range probeOverlays(testSelf(t), f) {
+		if !strings.HasPrefix(why, "the overlays' tmpfs: ") {
+			t.Errorf("overlay %d: %q, want the tmpfs's failure", i, why)
 		}
 	}
 }
@@ -202,5 +231,45 @@ func TestProbesMountOnlyInTheirOwnNamespace(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "status 1") || !strings.HasSuffix(strings.TrimSpace(string(out)), "\n0") {
 		t.Errorf("a probe started from a shell, in the shell's own mount namespace: %s\nwant status 1 and nothing mounted on %s", out, tmp)
+	}
+}
+
+// TestProbedOverlaysFallBackToDisk: overlays whose every one the kernel
+// refuses over the tmpfs are made and probed on disk instead (a kernel
+// whose tmpfs lacks what an overlay needs may allow them there); one
+// allowed keeps them all in the tmpfs. The control: caches of which one
+// is allowed stay in the tmpfs, nothing on disk.
+func TestProbedOverlaysFallBackToDisk(t *testing.T) {
+	needRoot(t)
+	helperInEnv(t)
+	cache := t.TempDir()
+	pr := &probes{self: testSelf(t), fresh: true, base: t.TempDir()}
+	for _, tc := range []struct {
+		name   string
+		caches []plan.Cache
+		tmpfs  uint64
+		onDisk []string
+	}{
+		{"one allowed", []plan.Cache{{Path: cache}, {Path: filepath.Join(cache, "gone")}}, 1 << 20, nil},
+		{"every one refused", []plan.Cache{{Path: filepath.Join(cache, "gone")}}, 0, []string{"0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "caches")
+			overlays, refused, _, tmpfs, err := probedOverlays(pr, dir, tc.caches, 1<<20)
+			if err != nil || len(overlays) != len(tc.caches) || len(refused) != len(tc.caches) {
+				t.Fatalf("probedOverlays: %v, %v, %v", overlays, refused, err)
+			}
+			if tmpfs != tc.tmpfs {
+				t.Errorf("tmpfs %d, want %d", tmpfs, tc.tmpfs)
+			}
+			var names []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if strings.Join(names, " ") != strings.Join(tc.onDisk, " ") {
+				t.Errorf("on disk in %s: %q, want %q", dir, names, tc.onDisk)
+			}
+		})
 	}
 }

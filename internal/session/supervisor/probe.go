@@ -60,10 +60,14 @@ var probeKey = sync.OnceValue(func() string {
 
 // overlayKey is the key of the verdict on overlay o: the probes' key,
 // the lower folder by path and identity, and the mount its upper folder
-// lies on. "" where one cannot be read.
-func overlayKey(o plan.Overlay) string {
+// lies on, or "tmpfs" for one inTmpfs (plan.Files.OverlayMemory). ""
+// where one cannot be read.
+func overlayKey(o plan.Overlay, inTmpfs bool) string {
 	lower, ok := mountIdentity(o.Path, true)
-	upper, uok := mountIdentity(o.Upper, false)
+	upper, uok := "tmpfs", true
+	if !inTmpfs {
+		upper, uok = mountIdentity(o.Upper, false)
+	}
 	if probeKey() == "" || !ok || !uok {
 		return ""
 	}
@@ -153,15 +157,15 @@ func (p *probes) userNamespace() error {
 // overlays is probeOverlays's verdict on overlays, kept: where each is
 // kept as allowed, none is probed. probed says the probe ran (and
 // mounted each overlay it allowed).
-func (p *probes) overlays(overlays []plan.Overlay) (refused []string, probed bool) {
+func (p *probes) overlays(overlays []plan.Overlay, dir string, tmpfs uint64) (refused []string, probed bool) {
 	keys := make([]string, len(overlays))
 	for i, o := range overlays {
-		keys[i] = overlayKey(o)
+		keys[i] = overlayKey(o, tmpfs > 0)
 	}
 	if p.trust(keys...) {
 		return make([]string, len(overlays)), false
 	}
-	refused = probeOverlays(p.self, overlays)
+	refused = probeOverlays(p.self, plan.Files{Overlays: overlays, OverlayDir: dir, OverlayMemory: tmpfs})
 	for i, why := range refused {
 		if why == "" {
 			p.keep(keys[i])

@@ -85,7 +85,9 @@ func (s *supervisor) runCommand(path string, argv []string) (int, error) {
 	cachesGone := make(chan struct{})
 	go func() {
 		defer close(cachesGone)
-		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" {
+		// Upper folders in a tmpfs go with the session's namespace; its
+		// empty folder goes with the record's.
+		if m := s.rec.Shell.Mounts; m != nil && m.OverlayDir != "" && m.OverlayMemory == 0 {
 			<-waited
 			layout.RemoveTree(m.OverlayDir)
 		}

@@ -45,13 +45,16 @@ func probeUserNamespace(string) error { return errNoNamespaces }
 
 // probeOverlays refuses every overlay here: there is no overlay file
 // system.
-func probeOverlays(_ string, overlays []plan.Overlay) []string {
-	refused := make([]string, len(overlays))
+func probeOverlays(_ string, f plan.Files) []string {
+	refused := make([]string, len(f.Overlays))
 	for i := range refused {
 		refused[i] = "no overlays on " + runtime.GOOS
 	}
 	return refused
 }
+
+// overlayTmpfsSize is 0 here: no overlays.
+func overlayTmpfsSize(string) uint64 { return 0 }
 
 // mountIdentity has no mount id to read here.
 func mountIdentity(string, bool) (string, bool) { return "", false }

@@ -31,8 +31,7 @@ func lockFolder(fd int, st *Stat_t) error {
 	if err != nil {
 		return fmt.Errorf("the folder lock's folder: %w", err)
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%016x-%016x.lock", st.Dev, st.Ino))
-	u, err := windows.UTF16PtrFromString(name)
+	u, err := windows.UTF16PtrFromString(folderLockFile(dir, st))
 	if err != nil {
 		return EINVAL
 	}
@@ -42,8 +41,7 @@ func lockFolder(fd int, st *Stat_t) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-	if err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol); err != nil {
+	if err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, lockByte()); err != nil {
 		windows.CloseHandle(h)
 		return mapErr(err)
 	}
@@ -68,14 +66,31 @@ func unlockFolder(fd int) {
 	}
 }
 
-// folderLockDir is %LOCALAPPDATA%\dsh-fs\locks, made where missing.
-func folderLockDir() (string, error) {
+// folderLockFile is the lock file in dir of the folder whose identity
+// is st.
+func folderLockFile(dir string, st *Stat_t) string {
+	return filepath.Join(dir, fmt.Sprintf("%016x-%016x.lock", st.Dev, st.Ino))
+}
+
+// LocalAppData is the user's %LOCALAPPDATA% as the shell's known folder
+// gives it (SHGetKnownFolderPath), never the variable, which a call can
+// set.
+func LocalAppData() (string, error) {
 	local, err := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, 0)
 	if err != nil {
 		return "", err
 	}
 	if !filepath.IsAbs(local) {
 		return "", fmt.Errorf("LocalAppData %q is not absolute", local)
+	}
+	return local, nil
+}
+
+// folderLockDir is %LOCALAPPDATA%\dsh-fs\locks, made where missing.
+func folderLockDir() (string, error) {
+	local, err := LocalAppData()
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(local, "dsh-fs", "locks")
 	return dir, os.MkdirAll(dir, 0o700)

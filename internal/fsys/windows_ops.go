@@ -208,6 +208,11 @@ func Linkat(olddirfd int, old string, newdirfd int, new string, flags int) error
 // far past any end of file stops only another lock.
 const lockOffset = 1<<63 - 2
 
+// lockByte is the OVERLAPPED that names lockOffset to LockFileEx.
+func lockByte() *windows.Overlapped {
+	return &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
+}
+
 // Flock takes the edit lock on fd (LOCK_EX only), waiting for it; it goes
 // when the handle closes. A folder takes no lock this way (LockFileEx
 // fails on its handle): that is EISDIR, what the fence says of a folder
@@ -216,8 +221,7 @@ func Flock(fd int, how int) error {
 	if how != LOCK_EX {
 		return EINVAL
 	}
-	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-	err := windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)
+	err := windows.LockFileEx(handle(fd), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, lockByte())
 	if err != nil {
 		var st Stat_t
 		if Fstat(fd, &st) == nil && st.Mode&S_IFMT == S_IFDIR {

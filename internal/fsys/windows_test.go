@@ -348,8 +348,7 @@ func TestLockIsAdvisory(t *testing.T) {
 	if n, err := Read(other, buf); err != nil || string(buf[:n]) != "data" {
 		t.Errorf("read beside the lock: %q, %v", buf[:n], err)
 	}
-	ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-	err = windows.LockFileEx(windows.Handle(other), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	err = windows.LockFileEx(windows.Handle(other), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, lockByte())
 	if err == nil {
 		t.Errorf("a second lock was given while the first is held")
 	}
@@ -498,15 +497,14 @@ func TestFolderLockExcludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	try := func() error {
-		u, _ := windows.UTF16PtrFromString(filepath.Join(dir, fmt.Sprintf("%016x-%016x.lock", st.Dev, st.Ino)))
+		u, _ := windows.UTF16PtrFromString(folderLockFile(dir, &st))
 		h, err := windows.CreateFile(u, windows.GENERIC_READ|windows.GENERIC_WRITE,
 			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil, windows.OPEN_EXISTING, 0, 0)
 		if err != nil {
 			return err
 		}
 		defer windows.CloseHandle(h)
-		ol := &windows.Overlapped{Offset: uint32(lockOffset & 0xffffffff), OffsetHigh: uint32(lockOffset >> 32)}
-		return windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+		return windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, lockByte())
 	}
 	if err := try(); err == nil {
 		t.Fatalf("the lock of %s was given to a second handle while the first holds it", osPath)

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/windows"
-
 	"github.com/dshfs/dsh-fs/internal/fsys"
 )
 
@@ -74,8 +72,8 @@ func nameOnDisk(fd int, name string) string {
 // os.TempDir's answer is a root only beneath an allowed one, as TMPDIR's
 // is on Unix. "" where the known folder cannot be read.
 func sharedTmp() string {
-	local, err := windows.KnownFolderPath(windows.FOLDERID_LocalAppData, 0)
-	if err != nil || !filepath.IsAbs(local) {
+	local, err := fsys.LocalAppData()
+	if err != nil {
 		return ""
 	}
 	return filepath.Join(local, "Temp")

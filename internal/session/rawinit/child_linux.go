@@ -18,8 +18,8 @@ import (
 // keeps the same discipline.
 
 // The runtime's own hooks around a fork, as package syscall uses them:
-// signals blocked and the stack guard fixed before, restored after; in
-// the child, the runtime's signal handlers reset to the default.
+// signals blocked and the stack guard fixed before, restored after. The
+// child's is afterForkInChild, which reads no heap.
 //
 //go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
 func runtimeBeforeFork()
@@ -27,23 +27,24 @@ func runtimeBeforeFork()
 //go:linkname runtimeAfterFork syscall.runtime_AfterFork
 func runtimeAfterFork()
 
-//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
-func runtimeAfterForkInChild()
-
-// forkFirst forks the first process from the calling thread. The
-// parent returns its pid; the child never returns (firstProcess).
+// forkFirst forks the first process from the calling thread, without
+// the pages of r.unshared (but its stack's, found here, where it no
+// longer moves). The parent returns its pid; the child never returns
+// (firstProcess).
 //
 //go:noinline
 //go:norace
 //go:nocheckptr
 func forkFirst(r *readied) (pid uintptr, errno syscall.Errno) {
+	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, 0, uintptr(unsafe.Pointer(&r.threadMask)), 8, 0, 0)
 	runtimeBeforeFork()
+	adviseUnshared(r, uintptr(unsafe.Pointer(&pid)), unix.MADV_DONTFORK)
 	pid, _, errno = syscall.RawSyscall6(syscall.SYS_CLONE, r.clone, 0, 0, 0, 0, 0)
 	if errno != 0 || pid != 0 {
 		runtimeAfterFork()
 		return pid, errno
 	}
-	runtimeAfterForkInChild()
+	afterForkInChild(r)
 	firstProcess(r)
 	return 0, 0
 }
@@ -131,8 +132,9 @@ func begin(r *readied) syscall.Errno {
 		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.syncR), 0, 0)
 	}
 	if r.init {
-		// An init is a copy of the caller's memory, its environment
-		// and secrets included, and never executes anything: no
+		// An init holds CMD's environment and a copy of the caller's
+		// stack and data (on amd64 nothing of its heap; elsewhere all
+		// of it, secrets included) and never executes anything: no
 		// process of the session may read it (/proc/1/environ, mem) or
 		// trace it. After the maps: the caller writes them as the owner
 		// of this process's /proc files, which this makes root's.

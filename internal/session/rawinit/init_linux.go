@@ -34,7 +34,7 @@ const cmdClone = uintptr(syscall.SIGCHLD) | unix.CLONE_VM | unix.CLONE_VFORK
 // vforkCmd starts CMD (execCmd) in a child that shares the init's
 // memory and runs on its stack until its execve, the init's thread
 // waiting (CLONE_VM|CLONE_VFORK): the init is a copy of the supervisor's
-// address space, which a plain fork would copy again only for CMD's
+// address space, less its heap, which a plain fork would copy again only for CMD's
 // execve to throw away. The child never returns from here; the parent
 // returns at once, using nothing of this frame but the results rawVfork
 // wrote once the child was gone, since the child's calls may have

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -449,5 +450,50 @@ func TestDescriptors(t *testing.T) {
 				t.Errorf("CMD's descriptors %q (status %d), want 0 1 and ls's own 2", got, status)
 			}
 		})
+	}
+}
+
+// TestInitHoldsNoHeapCopy: the first process is forked without the
+// caller's heap (unshared_linux.go): what the supervisor holds there (a
+// secret here) is not in the init's memory, which reads as unmapped at
+// that address, while the init still runs CMD.
+func TestInitHoldsNoHeapCopy(t *testing.T) {
+	needRoot(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("on %s the first process is a plain copy of the caller", runtime.GOARCH)
+	}
+	secret := bytes.Repeat([]byte("dsh-fs heap secret "), 4096) // a large object: pages of its own
+	s, out := shell(t, `echo ready; read x`)
+	s.Init = true
+	hold, held, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	s.Files[0] = int(hold.Fd())
+	p, err := startIn(t, s, os.NewFile(uintptr(s.Files[1]), "w"))
+	hold.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "ready\n" {
+		t.Fatalf("CMD said %q, %v", buf, err)
+	}
+	mem, err := os.Open("/proc/" + strconv.Itoa(p.Pid()) + "/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 64)
+	n, readErr := mem.ReadAt(got, int64(uintptr(unsafe.Pointer(&secret[len(secret)/2]))))
+	mem.Close()
+	held.Close()
+	p.Wait()
+	runtime.KeepAlive(secret)
+	if bytes.Contains(got[:n], []byte("heap secret")) {
+		t.Errorf("the init holds the caller's heap: read %q at the secret's address", got[:n])
+	}
+	if readErr == nil {
+		t.Errorf("the init has the caller's heap mapped at the secret's address (read %d bytes)", n)
 	}
 }

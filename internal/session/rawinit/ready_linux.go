@@ -44,6 +44,15 @@ type readied struct {
 	blockAll, oldMask, waitSet uint64              // kernel sigsets (64 signals)
 	chldSet                    uint64
 
+	// The fork (unshared_linux.go): the caller's pages it leaves out,
+	// the signals the child resets to dfl (an all-zero sigaction), the
+	// calling thread's signal mask before it.
+	unshared   []span
+	page       uintptr
+	caught     uint64
+	dfl        [8]uint64
+	threadMask uint64
+
 	// The child's scratch space.
 	step     uint32
 	msg      [2]uint32 // a failure: its step and errno; an init's end: CMD's status and ended
@@ -105,6 +114,7 @@ func ready(s Spec) (*readied, error) {
 		r.waitSet |= sigBit(sig)
 	}
 	r.chldSet = sigBit(syscall.SIGCHLD)
+	r.caught, r.page = caughtSignals(), uintptr(os.Getpagesize())
 	r.waitSet |= r.chldSet
 	var lim unix.Rlimit
 	r.maxFD = 1 << 16
@@ -194,9 +204,13 @@ func (r *readied) pipes(s Spec) error {
 // fork forks the first process (forkFirst) and closes the child's ends
 // of the pipes here.
 func (r *readied) fork() (int, error) {
+	r.unshared = unshared(r.memory())
 	syscall.ForkLock.Lock()
 	pid, errno := forkFirst(r)
 	syscall.ForkLock.Unlock()
+	for _, s := range r.unshared {
+		syscall.Syscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, unix.MADV_DOFORK)
+	}
 	for _, f := range []*os.File{r.reportW, r.endedW, r.syncRFile} {
 		if f != nil {
 			f.Close()

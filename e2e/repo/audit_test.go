@@ -189,6 +189,11 @@ var mayRawSyscall = registry{
 		"TIOCGPTPEER, TCSETS, TIOCSWINSZ), the proxy bridge's listener (socket, bind 127.0.0.1, listen), the master and " +
 		"the listener sent back (sendmsg), and the write layer's rules on what those mounts made (openat O_PATH, " +
 		"landlock_add_rule), the ops' own descriptors closed",
+	"internal/session/rawinit/unshared_linux.go": "the first process's fork without the caller's heap: madvise " +
+		"MADV_DONTFORK of the heap's pages before the clone and MADV_DOFORK after it, and in the child, where the " +
+		"runtime's own hook would read the heap, rt_sigaction to reset its signal handlers and rt_sigprocmask",
+	"internal/session/rawinit/tp_linux_amd64.go": "arch_prctl(ARCH_GET_FS), the thread pointer, whose TLS word and C " +
+		"data the first process keeps (unshared_linux.go), which x/sys/unix has no wrapper for",
 	"internal/session/rawinit/init_linux.go": "the session's init without Go: CMD's fork, rt_sigtimedwait, wait4, kill of CMD " +
 		"and of the rest of its PID namespace, clock_gettime, and its report of the end",
 	"internal/session/rawinit/vfork_linux_amd64.s": "CMD's start from the init: clone with CLONE_VM|CLONE_VFORK, in " +

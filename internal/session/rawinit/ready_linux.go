@@ -208,9 +208,7 @@ func (r *readied) fork() (int, error) {
 	syscall.ForkLock.Lock()
 	pid, errno := forkFirst(r)
 	syscall.ForkLock.Unlock()
-	for _, s := range r.unshared {
-		syscall.Syscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, unix.MADV_DOFORK)
-	}
+	r.reshare()
 	for _, f := range []*os.File{r.reportW, r.endedW, r.syncRFile} {
 		if f != nil {
 			f.Close()

@@ -109,16 +109,14 @@ func cstrlen(p *byte) int {
 }
 
 // unshared are the pages of the caller's anonymous, private, writable
-// mappings (its heap, the runtime's own) that hold none of keep: the
-// fork leaves them out. What stays: the executable's own data (an
-// anonymous mapping right after a file's), the kernel's named mappings
-// ([stack], [vdso]), the thread's TLS word, which compiled code reads
-// back after each call into assembly, and with a C library the whole
-// mapping of the thread's C data, where the kernel writes the thread's
-// rseq area as the child first runs (a fault there ends it). Nil where
-// the thread pointer is not known (an architecture other than amd64,
-// where this was not tried) or /proc/self/maps cannot be read: the fork
-// then copies everything, as a plain fork does.
+// mappings (its heap, the runtime's) that hold none of keep; the fork
+// leaves them out. What stays: the executable's data (an anonymous
+// mapping right after a file's), the named mappings ([stack], [vdso]),
+// the thread's TLS word, which compiled code reads back after a call
+// into assembly, and with a C library the mapping of the thread's C
+// data, where the kernel writes its rseq area as the child first runs.
+// Nil where the thread pointer is not known (only amd64 reads it) or
+// /proc/self/maps cannot be read: the fork then copies everything.
 func unshared(keep []span) []span {
 	tp, known := threadPointer()
 	if !known {
@@ -225,6 +223,13 @@ func adviseUnshared(r *readied, sp, advice uintptr) {
 		if s.hi > hi {
 			syscall.RawSyscall(syscall.SYS_MADVISE, hi, s.hi-hi, advice)
 		}
+	}
+}
+
+// reshare puts back in later forks what r's fork left out.
+func (r *readied) reshare() {
+	for _, s := range r.unshared {
+		syscall.Syscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, unix.MADV_DOFORK)
 	}
 }
 

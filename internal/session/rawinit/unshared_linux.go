@@ -2,6 +2,7 @@ package rawinit
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"os/signal"
 	"slices"
@@ -132,7 +133,7 @@ func unshared(keep []span) []span {
 		keep[i].lo &^= page - 1
 		keep[i].hi = (keep[i].hi + page - 1) &^ (page - 1)
 	}
-	slices.SortFunc(keep, func(a, b span) int { return cmpUintptr(a.lo, b.lo) })
+	slices.SortFunc(keep, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	var out []span
 	var prevEnd uintptr
 	prevFile := false
@@ -178,16 +179,6 @@ func subtract(out []span, s span, keep []span) []span {
 		}
 	}
 	return append(out, s)
-}
-
-func cmpUintptr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // caughtSignals are the signals the runtime has a handler for, as a

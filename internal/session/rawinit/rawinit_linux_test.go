@@ -497,3 +497,42 @@ func TestInitHoldsNoHeapCopy(t *testing.T) {
 		t.Errorf("the init has the caller's heap mapped at the secret's address (read %d bytes)", n)
 	}
 }
+
+// TestStartFromAnyThread: Start called from a goroutine that may move
+// from thread to thread (not locked), its system calls letting the
+// runtime move it, while other goroutines keep the processors busy: the
+// fork keeps what the thread it runs on needs (its TLS word, its C
+// library's rseq area), whichever thread that is, and CMD runs every
+// time.
+func TestStartFromAnyThread(t *testing.T) {
+	needRoot(t)
+	null, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	fd := int(null.Fd())
+	for i := range 300 {
+		p, err := Start(Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Init: true, Files: []int{fd, fd, fd}})
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if status, ended, err := p.Wait(); status != 0 || !ended || err != nil {
+			t.Fatalf("start %d: status %d ended %v (%v), want 0 from CMD", i, status, ended, err)
+		}
+	}
+}

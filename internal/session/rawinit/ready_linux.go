@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -204,6 +205,10 @@ func (r *readied) pipes(s Spec) error {
 // fork forks the first process (forkFirst) and closes the child's ends
 // of the pipes here.
 func (r *readied) fork() (int, error) {
+	// What the fork keeps of the thread (its TLS word, its C data) is
+	// the thread's that forks: one thread from the maps' reading on.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	r.unshared = unshared(r.memory())
 	syscall.ForkLock.Lock()
 	pid, errno := forkFirst(r)

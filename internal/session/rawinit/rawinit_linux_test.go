@@ -536,3 +536,39 @@ func TestStartFromAnyThread(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentStarts: first processes started at once from several
+// goroutines each keep their own readied values: what one fork leaves
+// out (its caller's heap, another start's values in it) is put back
+// before another fork can run.
+func TestConcurrentStarts(t *testing.T) {
+	needRoot(t)
+	null, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	fd := int(null.Fd())
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range 60 {
+				p, err := Start(Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Init: true, Files: []int{fd, fd, fd}})
+				if err != nil {
+					errs <- fmt.Errorf("goroutine %d, start %d: %v", g, i, err)
+					return
+				}
+				if status, ended, err := p.Wait(); status != 0 || !ended || err != nil {
+					errs <- fmt.Errorf("goroutine %d, start %d: status %d ended %v (%v), want 0 from CMD", g, i, status, ended, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -210,10 +210,13 @@ func (r *readied) fork() (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	r.unshared = unshared(r.memory())
+	// Under the lock another start's fork takes too: what this fork
+	// leaves out holds that start's values, and is put back before its
+	// fork can run.
 	syscall.ForkLock.Lock()
 	pid, errno := forkFirst(r)
-	syscall.ForkLock.Unlock()
 	r.reshare()
+	syscall.ForkLock.Unlock()
 	for _, f := range []*os.File{r.reportW, r.endedW, r.syncRFile} {
 		if f != nil {
 			f.Close()

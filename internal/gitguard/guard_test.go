@@ -21,10 +21,10 @@ import (
 // The guard's unit tests play the session by hand between Start and
 // Check: what a session could do to the git directories of a root.
 
-// start is Start once the kernel's coarse clock has moved on from what
-// the test did before (a tick is a few milliseconds): the person's own
-// changes are then strictly before the session's start, as they are
-// when a person starts a session.
+// start is Start once the kernel's coarse clock has moved past what the
+// test did before (startLive): the person's own changes are then
+// strictly before the session's start, as they are when a person starts
+// a session.
 //
 // As in a session with a mount layer, the mount plan has read the roots'
 // tree indexes just before, and the end walk goes through them
@@ -62,9 +62,20 @@ func withIndexes(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *la
 // startLive is start with no index: the end walk lists every folder.
 func startLive(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *Guard {
 	t.Helper()
-	var a, b unix.Timespec
-	unix.ClockGettime(ctimeClock, &a)
-	for b = a; b == a; unix.ClockGettime(ctimeClock, &b) {
+	// A file's ctime can be ahead of the coarse clock Start reads, by a
+	// tick or more (multigrain timestamps: once the kernel hands out a
+	// fine-grained stamp, no later stamp is older). A probe made now is
+	// stamped no earlier than anything the test made before it: the
+	// clock is waited for until it has passed the probe's stamp.
+	probe := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(probe, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(probe, &st); err != nil {
+		t.Fatal(err)
+	}
+	for now := (unix.Timespec{}); now.Nano() <= st.Ctim.Nano(); unix.ClockGettime(ctimeClock, &now) {
 		time.Sleep(time.Millisecond)
 	}
 	return Start(roots, plan, "")

@@ -13,6 +13,19 @@ import (
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
+// overlayMetacopy says the session's overlays copy up only the metadata
+// of a file whose metadata alone changes: root's, which MountOverlay
+// mounts with metacopy (a user namespace cannot), where the kernel's
+// overlayfs has the option. A kernel whose overlayfs is not loaded yet
+// says no.
+func overlayMetacopy() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	_, err := os.Stat("/sys/module/overlay/parameters/metacopy")
+	return err == nil
+}
+
 // probeOverlays tries each overlay of f as the session's applier would
 // mount it, in a tmpfs of its own where f has one (OverlayMemory), and
 // returns, for each, why the kernel refused it ("" where it did not).

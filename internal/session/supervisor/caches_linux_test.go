@@ -72,8 +72,8 @@ func TestProbeOverlays(t *testing.T) {
 }
 
 // TestGoCacheProgEnv: CMD's go uses the cache program only where the
-// build cache is an overlay, the person set no GOCACHEPROG, and exec's
-// path is one word of it.
+// build cache is an overlay without metacopy, the person set no
+// GOCACHEPROG, and exec's path is one word of it.
 func TestGoCacheProgEnv(t *testing.T) {
 	over := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheOverlay}}
 	direct := []plan.Cache{{Path: "/home/p/.cache/go-build", Source: "go env GOCACHE", Layer: plan.CacheDirect}}
@@ -82,19 +82,21 @@ func TestGoCacheProgEnv(t *testing.T) {
 		what, self string
 		env        []string
 		caches     []plan.Cache
+		metacopy   bool
 		want       string
 	}{
-		{"an overlay, GOCACHE unset", "/usr/bin/dsh-fs", nil, over,
+		{"an overlay, GOCACHE unset", "/usr/bin/dsh-fs", nil, over, false,
 			"GOCACHEPROG=/usr/bin/dsh-fs __gocacheprog GOCACHE=/home/p/.cache/go-build"},
-		{"an overlay, GOCACHE set", "/usr/bin/dsh-fs", []string{"GOCACHE=/home/p/.cache/go-build"}, over,
+		{"an overlay with metacopy", "/usr/bin/dsh-fs", nil, over, true, ""},
+		{"an overlay, GOCACHE set", "/usr/bin/dsh-fs", []string{"GOCACHE=/home/p/.cache/go-build"}, over, false,
 			"GOCACHEPROG=/usr/bin/dsh-fs __gocacheprog"},
-		{"the person's GOCACHEPROG", "/usr/bin/dsh-fs", []string{"GOCACHEPROG=/bin/mine"}, over, ""},
-		{"direct", "/usr/bin/dsh-fs", nil, direct, ""},
-		{"a cache the config names", "/usr/bin/dsh-fs", nil, listed, ""},
-		{"no caches", "/usr/bin/dsh-fs", nil, nil, ""},
-		{"a space in exec's path", "/opt/my tools/dsh-fs", nil, over, ""},
+		{"the person's GOCACHEPROG", "/usr/bin/dsh-fs", []string{"GOCACHEPROG=/bin/mine"}, over, false, ""},
+		{"direct", "/usr/bin/dsh-fs", nil, direct, false, ""},
+		{"a cache the config names", "/usr/bin/dsh-fs", nil, listed, false, ""},
+		{"no caches", "/usr/bin/dsh-fs", nil, nil, false, ""},
+		{"a space in exec's path", "/opt/my tools/dsh-fs", nil, over, false, ""},
 	} {
-		if got := strings.Join(goCacheProgEnv(c.self, c.env, c.caches), " "); got != c.want {
+		if got := strings.Join(goCacheProgEnv(c.self, c.env, c.caches, c.metacopy), " "); got != c.want {
 			t.Errorf("%s: %q, want %q", c.what, got, c.want)
 		}
 	}

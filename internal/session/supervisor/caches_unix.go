@@ -155,13 +155,15 @@ func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 // goCacheProgEnv are the variables CMD's environment env gains so that
 // its go commands use the Go build cache through the session's build
 // cache program (argGoCacheProg), self run as GOCACHEPROG, where the
-// build cache is a copy-on-write overlay among caches: the go command
-// then never marks the person's entries as used, which the overlay
-// would pay for by copying each up. GOCACHE is set to the folder go
-// named, where the person has not set it. Nothing where the person set
-// GOCACHEPROG, where the build cache is no overlay, or where self's
-// path cannot be one word of GOCACHEPROG.
-func goCacheProgEnv(self string, env []string, caches []plan.Cache) []string {
+// build cache is a copy-on-write overlay among caches that copies each
+// entry the go command marks as used up whole (without metacopy, in a
+// user namespace). GOCACHE is set to the folder go named, where the
+// person has not set it. Nothing where the overlay has metacopy (the
+// go command then costs what it does outside: each mark copies up a
+// file's metadata), where the person set GOCACHEPROG, where the build
+// cache is no overlay, or where self's path cannot be one word of
+// GOCACHEPROG.
+func goCacheProgEnv(self string, env []string, caches []plan.Cache, metacopy bool) []string {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -171,7 +173,7 @@ func goCacheProgEnv(self string, env []string, caches []plan.Cache) []string {
 		return ""
 	}
 	i := slices.IndexFunc(caches, func(c plan.Cache) bool { return c.Source == "go env GOCACHE" })
-	if i < 0 || caches[i].Layer != plan.CacheOverlay || get("GOCACHEPROG") != "" ||
+	if i < 0 || caches[i].Layer != plan.CacheOverlay || metacopy || get("GOCACHEPROG") != "" ||
 		!filepath.IsAbs(self) || strings.ContainsAny(self, " \t\n'\"\\") {
 		return nil
 	}

@@ -56,6 +56,9 @@ func probeOverlays(_ string, f plan.Files) []string {
 // overlayTmpfsSize is 0 here: no overlays.
 func overlayTmpfsSize(string) uint64 { return 0 }
 
+// overlayMetacopy is false here: there is no overlay.
+func overlayMetacopy() bool { return false }
+
 // mountIdentity has no mount id to read here.
 func mountIdentity(string, bool) (string, bool) { return "", false }
 

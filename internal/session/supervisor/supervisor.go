@@ -522,6 +522,6 @@ func (s *supervisor) childEnv() []string {
 		return append(os.Environ(), s.settings.NarrowingEnv()...)
 	}
 	env := WithoutSessionVars(os.Environ())
-	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches)...)
+	env = append(env, goCacheProgEnv(s.self, env, s.rec.Shell.Caches, overlayMetacopy())...)
 	return append(env, wire.Env+"="+s.record, fmt.Sprintf("%s=%d", wire.BrokerEnv, shellBrokerFD))
 }

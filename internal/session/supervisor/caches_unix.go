@@ -153,16 +153,14 @@ func applyCaches(setup cacheSetup, shell *wire.Shell) error {
 }
 
 // goCacheProgEnv are the variables CMD's environment env gains so that
-// its go commands use the Go build cache through the session's build
-// cache program (argGoCacheProg), self run as GOCACHEPROG, where the
-// build cache is a copy-on-write overlay among caches that copies each
-// entry the go command marks as used up whole (without metacopy, in a
-// user namespace). GOCACHE is set to the folder go named, where the
-// person has not set it. Nothing where the overlay has metacopy (the
-// go command then costs what it does outside: each mark copies up a
-// file's metadata), where the person set GOCACHEPROG, where the build
-// cache is no overlay, or where self's path cannot be one word of
-// GOCACHEPROG.
+// its go commands use the Go build cache through the session's cache
+// program (argGoCacheProg), self run as GOCACHEPROG, where the build
+// cache's overlay would copy each entry go marks as used up whole (no
+// metacopy: a user namespace's), and GOCACHE, the folder go named,
+// where the person has not set it. Nothing where the overlay has
+// metacopy (a mark copies metadata alone), where the person set
+// GOCACHEPROG, where the cache is no overlay, or where self's path
+// cannot be one word of GOCACHEPROG.
 func goCacheProgEnv(self string, env []string, caches []plan.Cache, metacopy bool) []string {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {

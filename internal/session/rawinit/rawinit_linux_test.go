@@ -506,11 +506,7 @@ func TestInitHoldsNoHeapCopy(t *testing.T) {
 // time.
 func TestStartFromAnyThread(t *testing.T) {
 	needRoot(t)
-	null, err := os.Open("/dev/null")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
+	fd := devNull(t)
 	stop := make(chan struct{})
 	defer close(stop)
 	for range 4 {
@@ -525,7 +521,6 @@ func TestStartFromAnyThread(t *testing.T) {
 			}
 		}()
 	}
-	fd := int(null.Fd())
 	for i := range 300 {
 		p, err := Start(Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Init: true, Files: []int{fd, fd, fd}})
 		if err != nil {
@@ -543,12 +538,7 @@ func TestStartFromAnyThread(t *testing.T) {
 // before another fork can run.
 func TestConcurrentStarts(t *testing.T) {
 	needRoot(t)
-	null, err := os.Open("/dev/null")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
-	fd := int(null.Fd())
+	fd := devNull(t)
 	errs := make(chan error, 4)
 	for g := range 4 {
 		go func() {
@@ -571,4 +561,15 @@ func TestConcurrentStarts(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// devNull is a descriptor of /dev/null, closed at the test's end.
+func devNull(t *testing.T) int {
+	t.Helper()
+	null, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { null.Close() })
+	return int(null.Fd())
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/dshfs/dsh-fs/internal/mcpserver"
 	"github.com/dshfs/dsh-fs/internal/policy"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
+	"github.com/dshfs/dsh-fs/internal/session/wire"
+	"github.com/dshfs/dsh-fs/internal/testns"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -46,7 +49,13 @@ func Main(m *testing.M, programs map[string]func()) {
 		}
 		all[name] = run
 	}
-	testscript.Main(m, all)
+	if _, command := all[strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")]; command {
+		testscript.Main(m, all) // one of the programs, in its test's namespace
+		return
+	}
+	// The tests' sessions keep their state in a runtime folder of their
+	// own, which every program they run shares.
+	testns.Main(func() int { testscript.Main(m, all); return 0 }, wire.RuntimeBase())
 }
 
 // dshFsMcp is the test binary as dsh-fs-mcp, which dsh-fs mcp runs from

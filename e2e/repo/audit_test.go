@@ -152,6 +152,7 @@ var mayMount = registry{
 	"internal/tty/devpts_linux.go":                "the session's own devpts",
 	"internal/session/supervisor/probe_linux.go":  "the user-namespace probe's test mount",
 	"internal/session/supervisor/thread_linux.go": "the session's mount and network namespaces taken on a thread of the supervisor, its mounts made private there; the mount layer itself is child's",
+	"internal/testns/testns_linux.go":             "for tests only: an empty tmpfs over the runtime folder, in the test binary's own mount namespace",
 }
 
 var mayStart = registry{
@@ -163,6 +164,7 @@ var mayStart = registry{
 		"/usr/bin/sandbox-exec and its Seatbelt profile (seatbeltCommand): there is no child there",
 	"internal/session/toolchains/ask.go": "the toolchains asked for their caches (go env GOCACHE …): the person's own, " +
 		"from exec's $PATH, outside the session and before it",
+	"internal/testns/testns_linux.go": "for tests only: the test binary run again in a mount namespace of its own",
 }
 
 var mayRawSyscall = registry{
@@ -208,6 +210,7 @@ var mayRawSyscall = registry{
 // and danger-full-access's plain folder open beside them; and the few
 // files that write a fixed path of their own, never one a call names.
 var mayMutate = registry{
+	"internal/testns/testns_linux.go":             "for tests only: the runtime folder made where missing, before a tmpfs covers it",
 	"internal/session/supervisor/thread_linux.go": "/dev/null opened for an unset standard stream of the session's first process, as os/exec opens it",
 	"internal/fsys/windows.go": "the fence's OS layer on Windows: NtCreateFile of one name beneath a folder's handle " +
 		"(Openat, Mkdirat), each a reparse point opened itself and refused where followed, audited in its callers as " +

@@ -11,6 +11,7 @@ import (
 	"github.com/dshfs/dsh-fs/internal/fserr"
 	"github.com/dshfs/dsh-fs/internal/request"
 	"github.com/dshfs/dsh-fs/internal/session/wire"
+	"github.com/dshfs/dsh-fs/internal/testns"
 )
 
 // The test binary is its own helper process, as os/exec's tests are:
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 	if helper, ok := testHelpers[filepath.Base(os.Args[0])]; ok && len(os.Args) == 2 {
 		os.Exit(helper(os.Args[1]))
 	}
-	os.Exit(m.Run())
+	// Its sessions keep their state in a runtime folder of their own.
+	testns.Main(m.Run, wire.RuntimeBase())
 }
 
 // testCaller stands for the front end in a brokered call: it prints what

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,24 +75,40 @@ func walkAtOnce(path string, spec walkSpec) (walked, bool) {
 	if w, ok := open(path); ok || !spec.keepMissing {
 		return w, ok
 	}
-	// A path to create: its folder, at once, when only its last name is
-	// missing (a new file in a folder that exists).
-	dir, name := filepath.Split(strings.TrimRight(path, "/"))
-	if name == "" || name == "." || name == ".." || dir == "" {
-		return walked{}, false
+	// A path to create: the nearest folder above it that opens at once,
+	// when the name just beneath that folder is missing (a new file in a
+	// folder that exists, or a new tree beneath it: the exec plan's
+	// placeholders, several names deep). The names below the missing one
+	// are missing with it. A "." or ".." among them, a symlink or a file
+	// where the name is, is the component walk's.
+	var missing []string
+	for rest := path; len(missing) < maxMissingAtOnce; {
+		dir, name := filepath.Split(strings.TrimRight(rest, "/"))
+		if name == "" || name == "." || name == ".." || dir == "" {
+			return walked{}, false
+		}
+		missing = append(missing, name)
+		w, ok := open(dir)
+		if !ok {
+			rest = dir
+			continue
+		}
+		var st unix.Stat_t
+		if w.st.Mode&unix.S_IFMT != unix.S_IFDIR || unix.Fstatat(w.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
+			unix.Close(w.fd)
+			return walked{}, false
+		}
+		slices.Reverse(missing)
+		w.missing = missing
+		return w, true
 	}
-	var st unix.Stat_t
-	w, ok := open(dir)
-	if !ok {
-		return walked{}, false
-	}
-	if w.st.Mode&unix.S_IFMT != unix.S_IFDIR || unix.Fstatat(w.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
-		unix.Close(w.fd)
-		return walked{}, false
-	}
-	w.missing = []string{name}
-	return w, true
+	return walked{}, false
 }
+
+// maxMissingAtOnce bounds how many missing names walkAtOnce looks above
+// for a folder that exists, one openat2 each; deeper is the component
+// walk's.
+const maxMissingAtOnce = 8
 
 // openUnnamed opens an unnamed file in the folder dirfd (O_TMPFILE).
 // ErrUnsupported stands for a file system that lacks it: the caller then

@@ -67,7 +67,18 @@ func TestWalkAtOnce(t *testing.T) {
 		// Without following it, the last link is the object itself.
 		{path: ws + "/d/lg", spec: walkSpec{flags: oPath}, ok: true, want: ws + "/d/lg"},
 		{path: ws + "/d/new", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}, ok: true, want: ws + "/d/new"},
-		{path: ws + "/d/new/deeper", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		// A new tree: the folder above it that exists, its names missing.
+		{path: ws + "/d/new/deeper", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}, ok: true, want: ws + "/d/new/deeper"},
+		{path: ws + "/d/a/b/c/", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}, ok: true, want: ws + "/d/a/b/c"},
+		{path: ws + "/d/./new/deeper", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}, ok: true, want: ws + "/d/new/deeper"},
+		// A symlink above the missing names, one where a name is, a file
+		// where a folder is, a "." or ".." among them: the component walk's.
+		{path: ws + "/l/new/deeper", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		{path: ws + "/d/lg/new", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		{path: ws + "/f/new/deeper", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		{path: ws + "/d/new/../x", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		{path: ws + "/d/new/./x", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
+		{path: ws + "/d/1/2/3/4/5/6/7/8/9", spec: walkSpec{flags: oPath, followLast: true, keepMissing: true}},
 		{path: ws + "/nope", spec: walkSpec{flags: unix.O_RDONLY, followLast: true}},
 		{path: "/proc/self/root/etc", spec: walkSpec{flags: oPath, followLast: true}},
 	} {

@@ -180,19 +180,30 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 	rec.Shell = shell
 	sup := &supervisor{opts: opts, settings: s, rec: rec}
 	sup.callRunner = callRunner{self: self, ask: sup.askTerminal}
-	plans, planning := make(chan planned, 1), false
+	plans, planning, beside := make(chan planned, 1), false, false
 	launchErr := sup.launch(mounts, func() {
 		planning = true
-		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
-		// From here this goroutine waits for the plan: what the record
-		// will take is readied beside it, not before, where it would
-		// take a processor from the start's own path.
+		// What the record will take is readied beside the plan, not
+		// before, where it would take a processor from the start's own
+		// path.
 		go warmRecord()
+		if sup.launched.inThread {
+			// Nothing is forked now: the plan runs on this goroutine
+			// once the launch returns. A goroutine of its own waited
+			// for a processor there, about a millisecond, while this
+			// one, which only waits for it, held one.
+			return
+		}
+		beside = true
+		go func() { plans <- sup.plan(pr, roots, mounts, shell, findCaches) }()
 	})
 	mark("launched")
 	var pl planned
-	if planning {
+	switch {
+	case beside:
 		pl = <-plans
+	case planning && launchErr == nil:
+		pl = sup.plan(pr, roots, mounts, shell, findCaches)
 	}
 	mark("planned")
 	sup.dir, sup.callRunner.denials, sup.git, sup.sockets = pl.dir, pl.denials, pl.git, pl.sockets

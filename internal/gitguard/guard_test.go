@@ -53,7 +53,7 @@ func withIndexes(t *testing.T, roots []sandbox.Root, plan *layout.MountPlan) *la
 	plan.IndexStore = store
 	for _, r := range roots {
 		if r.Origin != "tmp" {
-			plan.Indexes = append(plan.Indexes, treeindex.Scan(r.Path, store.Load(r.Path)))
+			plan.Indexes = append(plan.Indexes, treeindex.Scan(r.Path, store.Load(r.Path), IndexWatch()...))
 		}
 	}
 	return plan

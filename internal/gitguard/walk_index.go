@@ -36,7 +36,7 @@ func (w *walk) scanIndexes() {
 		if prev == nil || r.Origin == "tmp" {
 			continue
 		}
-		ix := treeindex.Scan(r.Path, prev)
+		ix := treeindex.Scan(r.Path, prev, IndexWatch()...)
 		w.indexes = append(w.indexes, ix)
 		w.g.scanned.Reused += ix.Stats.Reused
 		w.g.scanned.Read += ix.Stats.Read
@@ -98,11 +98,13 @@ func (w *walk) walkFolder(ix *treeindex.Index, rel string, f *treeindex.Folder, 
 		return true
 	}
 	// Only the names that make a git directory, the symlinks and a .git
-	// are looked at: a folder's files cost no allocation.
-	var parts gitParts
+	// are looked at, and the index says which the folder holds
+	// (IndexWatch): the entries of a folder with no symlink and no .git
+	// are not decoded at all, and the others cost no allocation.
+	held, symlinks := f.Holds()
+	parts := gitParts(held) & gitPartsAll
 	var specials []special
-	if !f.Each(func(name string, kind treeindex.Kind) {
-		parts.add(name)
+	if (symlinks || held&heldDotGit != 0) && !f.Each(func(name string, kind treeindex.Kind) {
 		if kind == treeindex.KindSymlink || name == ".git" {
 			specials = append(specials, special{name, kind})
 		}
@@ -145,21 +147,22 @@ type special struct {
 	kind treeindex.Kind
 }
 
-// gitParts are the entries of a folder that make it a git directory.
+// IndexWatch are the names the end walk looks for in a folder, in the
+// order of the bits of what a folder of a tree index watching them holds
+// (treeindex.Folder.Holds): a git directory's parts, as gitParts has
+// them, then .git. The mount plan makes the roots' indexes watching them
+// too, so that the kept folders already say.
+func IndexWatch() []string { return []string{"HEAD", "objects", "refs", "commondir", ".git"} }
+
+// heldDotGit is the bit of a .git among the names a folder holds.
+const heldDotGit = 1 << 4
+
+// gitParts are the entries of a folder that make it a git directory:
+// HEAD 1, objects 2, refs 4, commondir 8 (IndexWatch's order).
 type gitParts uint8
 
-func (p *gitParts) add(name string) {
-	switch name {
-	case "HEAD":
-		*p |= 1
-	case "objects":
-		*p |= 2
-	case "refs":
-		*p |= 4
-	case "commondir":
-		*p |= 8
-	}
-}
+// gitPartsAll are the bits of gitParts.
+const gitPartsAll gitParts = 0b1111
 
 // gitDir says whether the parts make a git directory: HEAD with objects
 // and refs, or HEAD with commondir (isGitDir).

@@ -47,7 +47,7 @@ func indexOf(t *testing.T, g *Guard, ws string) *treeindex.Index {
 	if prev == nil {
 		t.Fatalf("no index of %s", ws)
 	}
-	return treeindex.Scan(ws, prev)
+	return treeindex.Scan(ws, prev, IndexWatch()...)
 }
 
 // eachFolder calls fn with each folder of ix reached from its root
@@ -197,6 +197,33 @@ var plantCases = []plantCase{{
 					sandbox.Beneath(filepath.Dir(gitDir), target) {
 					found = true
 				}
+			}
+		})
+		return found
+	},
+}, {
+	// A .git file made before the session, in a folder that does not
+	// change, pointing at a git directory outside the indexed roots
+	// that the session makes: checking only the folders that changed
+	// never reads the pointer.
+	name: "behind a .git file in an unchanged folder",
+	before: func(t *testing.T, ws, tmp string) {
+		write(t, filepath.Join(ws, "sub/.git"), "gitdir: "+filepath.Join(tmp, "gd")+"\n", 0o644)
+		write(t, filepath.Join(ws, "sub/code.go"), "package sub\n", 0o644)
+	},
+	plant: func(t *testing.T, ws, tmp string) string {
+		evilGit(t, filepath.Join(tmp, "gd"))
+		return filepath.Join(tmp, "gd")
+	},
+	naiveFinds: func(t *testing.T, g *Guard, ws, gitDir string) bool {
+		// Only the folders whose ctime moved, their .git files read.
+		found := false
+		eachFolder(indexOf(t, g, ws), func(rel string, f *treeindex.Folder) {
+			if !g.after(time.Unix(f.CtimeSec, f.CtimeNsec)) {
+				return
+			}
+			if target, ok := pointerTarget(filepath.Join(ws, rel, ".git")); ok && target == gitDir {
+				found = true
 			}
 		})
 		return found

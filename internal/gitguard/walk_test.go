@@ -112,7 +112,7 @@ func BenchmarkCheck50k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store.Sync(treeindex.Scan(ws, nil))
+	store.Sync(treeindex.Scan(ws, nil, IndexWatch()...))
 	cpu := func() time.Duration {
 		var ru unix.Rusage
 		unix.Getrusage(unix.RUSAGE_SELF, &ru)
@@ -126,7 +126,7 @@ func BenchmarkCheck50k(b *testing.B) {
 				b.StopTimer()
 				var plan *layout.MountPlan
 				if indexed {
-					plan = &layout.MountPlan{Indexes: []*treeindex.Index{treeindex.Scan(ws, store.Load(ws))}}
+					plan = &layout.MountPlan{Indexes: []*treeindex.Index{treeindex.Scan(ws, store.Load(ws), IndexWatch()...)}}
 				}
 				g := Start(roots, plan, "")
 				b.StartTimer()

@@ -10,20 +10,23 @@ import (
 
 // The file's layout, every number a uvarint but the ctime's seconds (a
 // varint) and the checksum: magic "dshtidx" and the version byte; root
-// (length, bytes), its dev and ino, the note key, folders, entries; per
-// folder its rel path, dev, ino, ctime sec and nsec, flags, its folders'
-// names, its note, its entries (count, length, encoding); per entry name,
-// kind byte, ino; the CRC-32C of all before it, 4 bytes little-endian. A
+// (length, bytes), its dev and ino, the note key, the watched names
+// (count, each a string), folders, entries; per folder its rel path, dev,
+// ino, ctime sec and nsec, flags, the watched names it holds (a byte),
+// its folders' names, its note, its entries (count, length, encoding);
+// per entry name, kind byte, ino; the CRC-32C of all before it, 4 bytes
+// little-endian. A
 // folder's entries stay encoded until asked for (Folder.Entries), so a
 // load costs a few allocations a folder and none an entry.
 const (
 	magic   = "dshtidx"
-	version = 2
+	version = 3
 )
 
 const (
 	flagUnreadable = 1 << iota
 	flagRacy
+	flagSymlinks
 )
 
 // castagnoli is the checksum's table, made at the first index read or
@@ -42,6 +45,10 @@ func encode(ix *Index) []byte {
 	b = binary.AppendUvarint(b, ix.rootDev)
 	b = binary.AppendUvarint(b, ix.rootIno)
 	b = appendString(b, ix.noteKey)
+	b = binary.AppendUvarint(b, uint64(len(ix.watch)))
+	for _, w := range ix.watch {
+		b = appendString(b, w)
+	}
 	entries := 0
 	for _, f := range ix.folders {
 		entries += f.count
@@ -61,7 +68,10 @@ func encode(ix *Index) []byte {
 		if f.Racy {
 			flags |= flagRacy
 		}
-		b = append(b, flags)
+		if f.symlinks {
+			flags |= flagSymlinks
+		}
+		b = append(b, flags, f.held)
 		b = binary.AppendUvarint(b, uint64(len(f.Dirs)))
 		for _, d := range f.Dirs {
 			b = appendString(b, d)
@@ -162,6 +172,17 @@ func decode(data []byte) (*Index, error) {
 	// entries): data is the decoded index's from here on.
 	d := &decoder{s: unsafe.String(&body[len(magic)+1], len(body)-len(magic)-1)}
 	ix := &Index{root: d.string(), rootDev: d.uvarint(), rootIno: d.uvarint(), noteKey: d.string()}
+	nw := d.uvarint()
+	if d.err != nil || nw > maxWatched {
+		return nil, errFormat
+	}
+	for range nw {
+		if w := d.string(); validName(w) {
+			ix.watch = append(ix.watch, w)
+		} else {
+			return nil, errFormat
+		}
+	}
 	nf, ne := d.uvarint(), d.uvarint()
 	if d.err != nil || nf > uint64(len(d.s)) || ne > uint64(len(d.s)) {
 		return nil, errFormat
@@ -173,8 +194,12 @@ func decode(data []byte) (*Index, error) {
 		rel := d.string()
 		f.Dev, f.Ino = d.uvarint(), d.uvarint()
 		f.CtimeSec, f.CtimeNsec = d.varint(), int64(d.uvarint())
-		flags := d.byte()
-		f.Unreadable, f.Racy = flags&flagUnreadable != 0, flags&flagRacy != 0
+		flags, held := d.byte(), d.byte()
+		f.Unreadable, f.Racy, f.symlinks = flags&flagUnreadable != 0, flags&flagRacy != 0, flags&flagSymlinks != 0
+		if held>>len(ix.watch) != 0 {
+			return nil, errFormat
+		}
+		f.held = held
 		nd := d.uvarint()
 		if d.err != nil || nd > uint64(len(d.s)) {
 			return nil, errFormat

@@ -62,6 +62,11 @@ type Folder struct {
 	// Dirs are the names of the entries that are folders, sorted: what
 	// a scan goes into, known without decoding the entries.
 	Dirs []string
+	// held and symlinks are what Holds says, made when its entries are
+	// read or its index's watch changes, never after: a folder shared
+	// between two indexes is not written to.
+	held     uint8
+	symlinks bool
 
 	// entries are sorted by name, "." and ".." left out; an index
 	// loaded from a file keeps them encoded (raw) until asked for.
@@ -82,7 +87,7 @@ func (f *Folder) Entries() []Entry {
 		entries, err := decodeEntries(f.raw, f.count, f.Dirs)
 		f.raw = ""
 		if err != nil {
-			f.setEntries(nil)
+			f.setEntries(nil, nil)
 			f.Unreadable = true
 		}
 		f.entries = entries
@@ -108,15 +113,55 @@ func (f *Folder) Each(fn func(name string, kind Kind)) bool {
 	return eachEntry(f.raw, f.count, f.Dirs, func(e Entry) { fn(e.Name, e.Kind) }) == nil
 }
 
-// setEntries sets f's entries, sorted, and its Dirs from them.
-func (f *Folder) setEntries(entries []Entry) {
+// setEntries sets f's entries, sorted, and its Dirs and what it holds of
+// watch (Holds) from them.
+func (f *Folder) setEntries(entries []Entry, watch []string) {
 	f.entries, f.raw, f.count, f.Dirs = entries, "", len(entries), nil
+	f.held, f.symlinks = 0, false
 	for _, e := range entries {
 		if e.Kind == KindDir {
 			f.Dirs = append(f.Dirs, e.Name)
 		}
+		f.note1(watch, e.Name, e.Kind)
 	}
 }
+
+// Holds says which of its index's watched names the folder holds (bit i
+// for the i-th name of Scan's watch) and whether any of its entries is a
+// symlink: what a caller looking for those learns without decoding its
+// entries. An unreadable folder holds nothing known.
+func (f *Folder) Holds() (watched uint8, symlinks bool) { return f.held, f.symlinks }
+
+// note1 adds the entry name of kind to what f holds of watch.
+func (f *Folder) note1(watch []string, name string, kind Kind) {
+	if kind == KindSymlink {
+		f.symlinks = true
+	}
+	for i, w := range watch {
+		if name == w {
+			f.held |= 1 << i
+		}
+	}
+}
+
+// watching is f as an index watching watch holds it: f itself where its
+// index watched the same names, else a copy that says what it holds of
+// watch, its kept entries looked at once for it (a copy that cannot
+// decode them is unreadable, as Entries would make it).
+func (f *Folder) watching(watch []string, same bool) *Folder {
+	if same || f.Unreadable {
+		return f
+	}
+	c := *f
+	c.held, c.symlinks = 0, false
+	if !c.Each(func(name string, kind Kind) { c.note1(watch, name, kind) }) {
+		c = Folder{Dev: f.Dev, Ino: f.Ino, CtimeSec: f.CtimeSec, CtimeNsec: f.CtimeNsec, Unreadable: true}
+	}
+	return &c
+}
+
+// maxWatched is how many names an index watches at most (Holds' bits).
+const maxWatched = 8
 
 // Note is what the caller noted about the folder's listing under the
 // index's note key (SetNote, UseNotes): "" when nothing is, or when the
@@ -137,6 +182,8 @@ type Index struct {
 	folders map[string]*Folder
 	entries int
 	noteKey string
+	// watch are the names each folder says it holds or not (Holds).
+	watch []string
 	// changed says the index differs from the file it was loaded from:
 	// a folder read or dropped, a note set or cleared.
 	changed bool
@@ -199,15 +246,15 @@ func (ix *Index) Len() (folders, entries int) { return len(ix.folders), ix.entri
 // Scan returns the index of the tree beneath root (a canonical folder),
 // taking from prev (an earlier index of the same root, or nil) every
 // folder whose device, inode and ctime are unchanged and that was not
-// racy or unreadable, and reading every other folder it meets: changed,
-// new or moved into place. Folders prev held that are gone are dropped.
-// It never follows a symlink and never stops early: there is no budget.
-// A folder it cannot read or cannot even stat (no search permission
-// above it) is recorded Unreadable, never empty. On a file system whose
-// ctimes it does not know to be kept by the kernel (fsInfo) every folder
-// is read.
-func Scan(root string, prev *Index) *Index {
-	ix := &Index{root: root, folders: map[string]*Folder{}}
+// racy or unreadable, and reading every other folder it meets. It never
+// follows a symlink and has no budget. A folder it cannot read or stat
+// is Unreadable, never empty. On a file system whose ctimes it does not
+// know to be kept by the kernel (fsInfo) every folder is read. Each
+// folder says which of the names of watch (the first maxWatched) it
+// holds (Folder.Holds): one kept from a prev that watched other names is
+// looked at once for them.
+func Scan(root string, prev *Index, watch ...string) *Index {
+	ix := &Index{root: root, folders: map[string]*Folder{}, watch: slices.Clone(watch[:min(len(watch), maxWatched)])}
 	var st fsys.Stat_t
 	if fsys.Lstat(root, &st) == nil {
 		ix.rootDev, ix.rootIno = uint64(st.Dev), st.Ino
@@ -218,6 +265,7 @@ func Scan(root string, prev *Index) *Index {
 	if prev != nil {
 		ix.noteKey = prev.noteKey
 	}
+	sameWatch := prev != nil && slices.Equal(prev.watch, ix.watch)
 	fss := map[uint64]fsInfo{}
 	stack := []string{"."}
 	for len(stack) > 0 {
@@ -241,10 +289,10 @@ func Scan(root string, prev *Index) *Index {
 		}
 		var f *Folder
 		if old, ok := prev.lookup(rel); ok && info.ctimeKept && old.unchanged(&st) {
-			f = old
+			f = old.watching(ix.watch, sameWatch)
 			ix.Stats.Reused++
 		} else {
-			f = readFolder(abs, &st, !info.dinoKept)
+			f = readFolder(abs, &st, !info.dinoKept, ix.watch)
 			ix.Stats.Read++
 			if old, ok := prev.lookup(rel); ok && old.sameListing(f) {
 				if !old.Racy {
@@ -254,7 +302,7 @@ func Scan(root string, prev *Index) *Index {
 					// with it, so nothing is saved for it, and the next
 					// scan reads it again, its ctime still not the kept
 					// one.
-					f = old
+					f = old.watching(ix.watch, sameWatch)
 					ix.Stats.Same++
 				} else {
 					// Kept racy, found the same: the listing read now
@@ -271,7 +319,7 @@ func Scan(root string, prev *Index) *Index {
 			stack = append(stack, join(rel, d))
 		}
 	}
-	ix.changed = prev == nil || ix.Stats.Read > ix.Stats.Same || len(prev.folders) != ix.Stats.Reused+ix.Stats.Same
+	ix.changed = prev == nil || !sameWatch || ix.Stats.Read > ix.Stats.Same || len(prev.folders) != ix.Stats.Reused+ix.Stats.Same
 	return ix
 }
 
@@ -320,7 +368,7 @@ func join(rel, name string) string {
 // read, so a change made while reading leaves a newer ctime behind. With
 // statEntries (a file system whose getdents inode numbers may not be its
 // stat's) each entry is looked at with fstatat.
-func readFolder(abs string, st *fsys.Stat_t, statEntries bool) *Folder {
+func readFolder(abs string, st *fsys.Stat_t, statEntries bool, watch []string) *Folder {
 	fd, err := fsys.Open(abs, fsys.O_RDONLY|fsys.O_DIRECTORY|fsys.O_NOFOLLOW|fsys.O_CLOEXEC, 0)
 	if err != nil {
 		// No permission, or swapped since the lstat: either way its
@@ -339,7 +387,7 @@ func readFolder(abs string, st *fsys.Stat_t, statEntries bool) *Folder {
 		return f
 	}
 	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
-	f.setEntries(entries)
+	f.setEntries(entries, watch)
 	ctime := time.Unix(fst.Ctim.Sec, fst.Ctim.Nsec)
 	f.Racy = !ctime.Before(time.Now().Add(-racyWindow))
 	return f

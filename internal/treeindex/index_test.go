@@ -165,7 +165,7 @@ func TestScanRacyFolderReadAgain(t *testing.T) {
 	settle()
 	stale := Scan(root, nil)
 	sf, _ := stale.Folder("a")
-	sf.setEntries(nil)
+	sf.setEntries(nil, nil)
 	sf.Racy = true
 	if got := names(Scan(root, stale), "a"); !slices.Equal(got, []string{".env"}) {
 		t.Errorf("a racy folder was trusted by its ctime: %q, want [.env]", got)
@@ -299,4 +299,64 @@ func TestScanRacyFolderSettles(t *testing.T) {
 			t.Errorf("%s: racy %t, note %q; want settled with its note", rel, f.Racy, f.Note())
 		}
 	}
+}
+
+// TestScanWatchedNames: each folder says which of the watched names it
+// holds and whether it holds a symlink, read or kept alike; a scan that
+// watches other names looks again at the kept folders for them, without
+// writing to the index it took them from.
+func TestScanWatchedNames(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "g/HEAD", "g/objects/", "g/refs/", "p/x", "p/y/", "s/", "s/l -> x", "w/.git", "w/z")
+	watch := []string{"HEAD", "objects", "refs", "commondir", ".git"}
+	want := map[string]struct {
+		held     uint8
+		symlinks bool
+	}{".": {}, "g": {0b111, false}, "g/objects": {}, "g/refs": {}, "p": {}, "p/y": {}, "s": {0, true}, "w": {0b10000, false}}
+	check := func(what string, ix *Index) {
+		t.Helper()
+		for rel, w := range want {
+			f, ok := ix.Folder(rel)
+			if !ok {
+				t.Fatalf("%s: no folder %s", what, rel)
+			}
+			if held, symlinks := f.Holds(); held != w.held || symlinks != w.symlinks {
+				t.Errorf("%s: %s holds %05b, symlinks %v; want %05b, %v", what, rel, held, symlinks, w.held, w.symlinks)
+			}
+		}
+	}
+	settle()
+	ix := Scan(root, nil, watch...)
+	check("read", ix)
+	s := newStore(t)
+	s.Sync(ix)
+	loaded := s.Load(root)
+	check("loaded", loaded)
+	warm := Scan(root, loaded, watch...)
+	check("kept", warm)
+	if g, _ := warm.Folder("g"); g != must2(loaded.Folder("g")) || warm.Changed() {
+		t.Errorf("a scan watching the same names did not keep the loaded folder as it was (changed %v)", warm.Changed())
+	}
+	other := Scan(root, loaded, "refs", "x")
+	if g, p := heldOf(other, "g"), heldOf(other, "p"); g != 0b01 || p != 0b10 {
+		t.Errorf("watching refs and x, g holds %02b and p %02b; want 01 and 10", g, p)
+	}
+	if !other.Changed() {
+		t.Error("an index watching other names than its file's reads as unchanged: it would not be saved")
+	}
+	check("loaded, after a scan watching other names", loaded)
+}
+
+// must2 is the folder of a Folder lookup that must find it.
+func must2(f *Folder, ok bool) *Folder {
+	if !ok {
+		panic("no such folder")
+	}
+	return f
+}
+
+// heldOf is which watched names the folder rel of ix holds.
+func heldOf(ix *Index, rel string) uint8 {
+	held, _ := must2(ix.Folder(rel)).Holds()
+	return held
 }

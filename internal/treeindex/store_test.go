@@ -3,6 +3,8 @@
 package treeindex
 
 import (
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,7 +96,7 @@ func TestStoreIgnoresPlantedFiles(t *testing.T) {
 	// A forged index: zz holds nothing, with zz's real ctime.
 	forged := Scan(root, nil)
 	f, _ := forged.Folder("zz")
-	f.setEntries(nil)
+	f.setEntries(nil, nil)
 	forgedData := encode(forged)
 	cases := []struct {
 		name  string
@@ -357,4 +359,29 @@ func update(s *Store, root string) *Index {
 	ix := Scan(root, s.Load(root))
 	s.Sync(ix)
 	return ix
+}
+
+// TestDecodeRefusesWatchedBeyondItsNames: a folder that says it holds a
+// watched name its index does not watch, or a file of the format before
+// the watched names, does not decode: the index is read again whole.
+func TestDecodeRefusesWatchedBeyondItsNames(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "a/b")
+	ix := Scan(root, nil, "b")
+	if _, err := decode(encode(ix)); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	a, _ := ix.Folder("a")
+	a.held = 0b10
+	if _, err := decode(encode(ix)); err == nil {
+		t.Error("a folder holding a second watched name of an index watching one decoded")
+	}
+	a.held = 0b1
+	data := encode(ix)
+	data[len(magic)] = 2
+	body := data[:len(data)-4]
+	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(body, castagnoli()))
+	if _, err := decode(data); err == nil {
+		t.Error("an index of version 2 decoded")
+	}
 }

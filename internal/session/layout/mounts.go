@@ -103,6 +103,10 @@ type planOptions struct {
 	// bound in this process's network namespace, each path as it was
 	// bound (readBoundSockets).
 	boundSockets func() ([]string, error)
+	// watch are the names the roots' tree indexes say each folder holds
+	// or not (treeindex.Scan), for the git guard, which reads them
+	// again at the end: the supervisor's (gitguard.IndexWatch).
+	watch []string
 }
 
 // sessionOptions are the options a session's plan is made with.
@@ -165,11 +169,13 @@ func (o planOptions) planIndexed(p policy.Policy, roots []sandbox.Root, store *t
 }
 
 // PlanMountsForSession is PlanMounts with the roots' tree indexes kept
-// in store (nil: none kept), but not saved: they are left in the plan's
-// Indexes, for the caller to save when nothing waits on it (SaveIndexes),
-// after CMD has started.
-func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeindex.Store) MountPlan {
-	return sessionOptions().plan(p, roots, store)
+// in store (nil: none kept), watching the names of watch, but not saved:
+// they are left in the plan's Indexes, for the caller to save when
+// nothing waits on it (SaveIndexes), after CMD has started.
+func PlanMountsForSession(p policy.Policy, roots []sandbox.Root, store *treeindex.Store, watch []string) MountPlan {
+	o := sessionOptions()
+	o.watch = watch
+	return o.plan(p, roots, store)
 }
 
 // plan is PlanMountsForSession with the options o.
@@ -220,7 +226,7 @@ func (o planOptions) plan(p policy.Policy, roots []sandbox.Root, store *treeinde
 	for _, r := range roots {
 		var ix *treeindex.Index
 		if r.Origin != "tmp" {
-			ix = treeindex.Scan(r.Path, store.Load(r.Path))
+			ix = treeindex.Scan(r.Path, store.Load(r.Path), o.watch...)
 			pl.indexes = append(pl.indexes, ix)
 		}
 		for _, g := range sandbox.GitPointerTargets(r.Path) {

@@ -422,7 +422,7 @@ func planMounts(opts Options, p policy.Policy, roots []sandbox.Root) *layout.Mou
 	if err != nil {
 		store = nil
 	}
-	plan := layout.PlanMountsForSession(p, roots, store)
+	plan := layout.PlanMountsForSession(p, roots, store, gitguard.IndexWatch())
 	return &plan
 }
 

@@ -50,6 +50,18 @@ func indexOf(t *testing.T, g *Guard, ws string) *treeindex.Index {
 	return treeindex.Scan(ws, prev, IndexWatch()...)
 }
 
+// anyChangedFolder says whether found holds for a folder of the end
+// walk's index of ws whose ctime moved during the session: the naive
+// rule that looks only at what changed.
+func anyChangedFolder(t *testing.T, g *Guard, ws string, found func(rel string, f *treeindex.Folder) bool) bool {
+	t.Helper()
+	hit := false
+	eachFolder(indexOf(t, g, ws), func(rel string, f *treeindex.Folder) {
+		hit = hit || g.after(time.Unix(f.CtimeSec, f.CtimeNsec)) && found(rel, f)
+	})
+	return hit
+}
+
 // eachFolder calls fn with each folder of ix reached from its root
 // through the listings' folders (no symlink followed).
 func eachFolder(ix *treeindex.Index, fn func(rel string, f *treeindex.Folder)) {
@@ -187,19 +199,12 @@ var plantCases = []plantCase{{
 	},
 	naiveFinds: func(t *testing.T, g *Guard, ws, gitDir string) bool {
 		// Only the folders whose ctime moved, their symlinks followed.
-		found := false
-		eachFolder(indexOf(t, g, ws), func(rel string, f *treeindex.Folder) {
-			if !g.after(time.Unix(f.CtimeSec, f.CtimeNsec)) {
-				return
-			}
-			for _, e := range f.Entries() {
-				if target, err := filepath.EvalSymlinks(filepath.Join(ws, rel, e.Name)); err == nil && e.Kind == treeindex.KindSymlink &&
-					sandbox.Beneath(filepath.Dir(gitDir), target) {
-					found = true
-				}
-			}
+		return anyChangedFolder(t, g, ws, func(rel string, f *treeindex.Folder) bool {
+			return slices.ContainsFunc(f.Entries(), func(e treeindex.Entry) bool {
+				target, err := filepath.EvalSymlinks(filepath.Join(ws, rel, e.Name))
+				return err == nil && e.Kind == treeindex.KindSymlink && sandbox.Beneath(filepath.Dir(gitDir), target)
+			})
 		})
-		return found
 	},
 }, {
 	// A .git file made before the session, in a folder that does not
@@ -217,16 +222,10 @@ var plantCases = []plantCase{{
 	},
 	naiveFinds: func(t *testing.T, g *Guard, ws, gitDir string) bool {
 		// Only the folders whose ctime moved, their .git files read.
-		found := false
-		eachFolder(indexOf(t, g, ws), func(rel string, f *treeindex.Folder) {
-			if !g.after(time.Unix(f.CtimeSec, f.CtimeNsec)) {
-				return
-			}
-			if target, ok := pointerTarget(filepath.Join(ws, rel, ".git")); ok && target == gitDir {
-				found = true
-			}
+		return anyChangedFolder(t, g, ws, func(rel string, f *treeindex.Folder) bool {
+			target, ok := pointerTarget(filepath.Join(ws, rel, ".git"))
+			return ok && target == gitDir
 		})
-		return found
 	},
 }, {
 	// A repository with a planted config made before the session in

@@ -129,6 +129,11 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	return s.startChild(l)
 }
 
+// forksChild says whether the launch forks the session's child now
+// (startChild), beside which the plan runs; a session started from the
+// supervisor's thread forks nothing before its spec.
+func (l *launched) forksChild() bool { return !l.inThread }
+
 // catchSignals catches exec's signals for l's session, to be forwarded
 // from CMD's start: one that arrives while CMD runs is CMD's to act on
 // (forwardSignals). The runtime's first signal.Notify costs a

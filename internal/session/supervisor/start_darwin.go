@@ -53,6 +53,10 @@ type launched struct {
 	sent bool
 }
 
+// forksChild is false: CMD is started by runCommand, nothing is forked
+// at the launch.
+func (l *launched) forksChild() bool { return false }
+
 // launch readies the session's start: the broker's channel, the relay to
 // the person's terminal (its pseudo-terminal made here), the proxy and
 // the signals. mounts is false: there is no mount layer on macOS. beside

@@ -187,7 +187,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 		// before, where it would take a processor from the start's own
 		// path.
 		go warmRecord()
-		if sup.launched.inThread {
+		if !sup.launched.forksChild() {
 			// Nothing is forked now: the plan runs on this goroutine
 			// once the launch returns. A goroutine of its own waited
 			// for a processor there, about a millisecond, while this

@@ -62,10 +62,12 @@ func MountAPI() error { return mountAPIWhy() }
 // in dir with files as its descriptors 0 to len(files)-1 (the
 // terminal's slave in place of each of p.Terminal's streams). It returns
 // the session's terminal's master where p has one; the bridge to the
-// proxy at p.ProxyFD is served by this process from then on. Its errors
-// name the layer that failed, as Apply's do.
-func StartInUserNamespace(p plan.Plan, dir string, files []int) (*rawinit.Process, *os.File, error) {
-	c, err := compileSession(p, dir)
+// proxy at p.ProxyFD is served by this process from then on. mounts are
+// p.Files compiled for dir (CompileFiles) by a caller that needed them
+// to know the session starts here, or nil to compile them now. Its
+// errors name the layer that failed, as Apply's do.
+func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit.Op) (*rawinit.Process, *os.File, error) {
+	c, err := compileSession(p, dir, mounts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,8 +129,9 @@ func (c *compiled) close() {
 	c.theirs.Close()
 }
 
-// compileSession compiles Apply's namespace-wide part of p into ops.
-func compileSession(p plan.Plan, dir string) (*compiled, error) {
+// compileSession compiles Apply's namespace-wide part of p into ops,
+// with p.Files' as mounts where they are compiled already.
+func compileSession(p plan.Plan, dir string, mounts []rawinit.Op) (*compiled, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
@@ -144,9 +147,11 @@ func compileSession(p plan.Plan, dir string) (*compiled, error) {
 	c.call("mount layer: make / private", unix.SYS_MOUNT, rawinit.Str(""), rawinit.Str("/"), rawinit.Str(""),
 		rawinit.Word(unix.MS_REC|unix.MS_PRIVATE), rawinit.Word(0))
 	if p.Files != nil {
-		ops, err := CompileFiles(p.Files, FilesTarget{EmptyFile: p.EmptyFile, Dir: dir, UserNamespace: true})
-		if err != nil {
-			return fail(fserr.CodeOf(err), "mount layer", err)
+		ops := mounts
+		if ops == nil {
+			if ops, err = CompileFiles(p.Files, FilesTarget{EmptyFile: p.EmptyFile, Dir: dir, UserNamespace: true}); err != nil {
+				return fail(fserr.CodeOf(err), "mount layer", err)
+			}
 		}
 		base := len(c.ops)
 		for _, o := range ops {

@@ -48,8 +48,10 @@ type launched struct {
 	// threadGone is closed once its first process is reaped.
 	inThread bool
 	// userNamespace says the first process takes a user namespace of
-	// its own as it is forked (ownUserNamespace).
+	// its own as it is forked (ownUserNamespace); mounts are then its
+	// mount layer, compiled (compileMounts).
 	userNamespace bool
+	mounts        []rawinit.Op
 	// thread is the thread the session starts from, readied by the
 	// launch (newSessionThread); nil before.
 	thread      *sessionThread
@@ -246,11 +248,14 @@ func (s *supervisor) sendSpec(spec plan.Plan) error {
 	l := s.launched
 	l.sent = true
 	<-l.notified // CMD's signals are forwarded from its start
-	if l.inThread && l.userNamespace && !compilable(spec) {
-		// More than the compiled mounts hold: the child makes them.
-		l.inThread, l.userNamespace = false, false
-		if err := s.startChild(l); err != nil {
-			return err
+	if l.inThread && l.userNamespace {
+		var ok bool
+		if l.mounts, ok = compileMounts(spec, l.child.Dir); !ok {
+			// More than the compiled mounts hold: the child makes them.
+			l.inThread, l.userNamespace = false, false
+			if err := s.startChild(l); err != nil {
+				return err
+			}
 		}
 	}
 	if l.inThread {

@@ -33,20 +33,22 @@ import (
 // inThread says whether a session with or without a mount layer
 // (mounts) starts from a thread of the supervisor (see above): for an
 // ordinary user's, where the kernel has the modern mount API. Its plan
-// may still ask for more than the compiled mounts hold (compilable):
+// may still ask for more than the compiled mounts hold (compileMounts):
 // such a session starts from the child after all, readied for it too.
 func inThread(mounts bool) bool {
 	return !ownUserNamespace(mounts) || child.MountAPI() == nil
 }
 
-// compilable says whether the first process can make spec's mount
-// layer itself (child.CompileFiles).
-func compilable(spec plan.Plan) bool {
+// compileMounts compiles spec's mount layer for the first process to
+// make itself in dir (child.CompileFiles), and says whether it can: the
+// ops are those it is then started with (StartInUserNamespace), compiled
+// once. None are needed where spec has no mount layer.
+func compileMounts(spec plan.Plan, dir string) ([]rawinit.Op, bool) {
 	if spec.Files == nil {
-		return true
+		return nil, true
 	}
-	_, err := child.CompileFiles(spec.Files, child.FilesTarget{EmptyFile: spec.EmptyFile, UserNamespace: true})
-	return err == nil
+	ops, err := child.CompileFiles(spec.Files, child.FilesTarget{EmptyFile: spec.EmptyFile, Dir: dir, UserNamespace: true})
+	return ops, err == nil
 }
 
 // ownUserNamespace says whether a session with or without a mount layer
@@ -105,7 +107,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		switch {
 		case err != nil:
 		case l.userNamespace:
-			first, master, err = child.StartInUserNamespace(spec, l.child.Dir, files)
+			first, master, err = child.StartInUserNamespace(spec, l.child.Dir, files, l.mounts)
 		default:
 			first, master, err = applyAndStart(spec, l.child.Dir, files)
 		}

@@ -60,12 +60,10 @@ func MountAPI() error { return mountAPIWhy() }
 // namespace of its own with the mount one (and the network one where p
 // has it), makes the session there with ops (see above), and runs CMD
 // in dir with files as its descriptors 0 to len(files)-1 (the
-// terminal's slave in place of each of p.Terminal's streams). It returns
-// the session's terminal's master where p has one; the bridge to the
-// proxy at p.ProxyFD is served by this process from then on. mounts are
-// p.Files compiled for dir (CompileFiles) by a caller that needed them
-// to know the session starts here, or nil to compile them now. Its
-// errors name the layer that failed, as Apply's do.
+// terminal's slave for p.Terminal's streams). It returns the terminal's
+// master where p has one; this process serves the bridge to the proxy
+// at p.ProxyFD. mounts are p.Files compiled for dir (CompileFiles), or
+// nil to compile them here. Its errors name the layer, as Apply's do.
 func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit.Op) (*rawinit.Process, *os.File, error) {
 	c, err := compileSession(p, dir, mounts)
 	if err != nil {

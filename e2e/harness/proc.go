@@ -58,6 +58,13 @@ func Env(t testing.TB, ws string) []string {
 		"DSH_FS_TEST_HOME=" + home,
 		// A race-instrumented child otherwise sleeps a second at exit.
 		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
+		// exec asks the machine's go where its caches are (go env), and
+		// go starts its telemetry sidecar, a process of its own session
+		// that writes in XDG_CONFIG_HOME after go, and exec, ended: the
+		// test's temp folder was then not empty at its removal (ci52,
+		// TestExecShellFence/touch). "2" is x/telemetry's mark of a
+		// process that starts no sidecar.
+		"GO_TELEMETRY_CHILD=2",
 	}
 	// Under go test -cover, the child writes its coverage there at exit
 	// (see cover.go).

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/dshfs/dsh-fs/internal/cli"
@@ -14,7 +15,10 @@ import (
 const Nobody = 65534
 
 // CopyExecutable copies the program from to the path to, mode 0755, with
-// the folders it needs (0755 too).
+// the folders it needs (0755 too). No process is forked while the copy is
+// open for writing (syscall.ForkLock): a child forked by a parallel test
+// would hold it until its exec, and the copy's exec would fail with
+// ETXTBSY ("text file busy", ci53; golang.org/issue/22315).
 func CopyExecutable(t *testing.T, from, to string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
@@ -25,6 +29,8 @@ func CopyExecutable(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		t.Fatal(err)

@@ -951,7 +951,7 @@ for d in range(100):
 		cat <<JSON
   {"name": "$1: dsh-fs exec -- true against bwrap … true", "loop": 20, "target": 2,
    "plain": {"label": "bwrap", "runs": [["bwrap", "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "$2", "$2", "--bind", "/tmp", "/tmp", "--unshare-pid", "--proc", "/proc", "--unshare-net", "--chdir", "$2", "true"]]},
-   "dsh": {"label": "dsh-fs exec", "runs": [["env", "-u", "DSH_FS_CWD", "-u", "DSH_FS_TMP", "$3", "exec", "--cwd", "$2", "--", "true"]]}}
+   "dsh": {"label": "dsh-fs exec", "unset": ["DSH_FS_CWD", "DSH_FS_TMP"], "runs": [["$3", "exec", "--cwd", "$2", "--", "true"]]}}
 JSON
 	}
 	# floor_row NAME WS: bwrap against the floor of one Go process.

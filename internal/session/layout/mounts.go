@@ -69,6 +69,9 @@ type MountPlan struct {
 	// Placeholders hold protected paths missing at the start; they and
 	// the targets of protected symlinks are in ReadOnly (placeholders.go).
 	Placeholders []Placeholder `json:"placeholders,omitempty"`
+	// edges are the protected paths planProtectedEdges looked at, as
+	// canonical paths, for RefreshPlaceholders. Never in the record.
+	edges []protectedEdge
 }
 
 // SaveIndexes saves each of m's Indexes that differs from what its

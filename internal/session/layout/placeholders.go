@@ -47,9 +47,9 @@ var gitPlaceholders = []string{"config", "config.worktree", "hooks/", "info/attr
 // .git folder: nothing below a folder that is not a root, so `git init`
 // in a new folder stays possible. What lies outside the roots is
 // read-only anyway, and left.
-func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []string, holders []Placeholder) {
+func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []string, holders []Placeholder, edges []protectedEdge) {
 	if p.Mode != policy.WorkspaceWrite {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rootPaths := sandbox.RootPaths(roots)
 	seen := map[string]bool{}
@@ -59,13 +59,21 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []strin
 			return
 		}
 		seen[c] = true
+		e := protectedEdge{path: c, dir: dir, anchor: c}
+		defer func() { edges = append(edges, e) }()
 		if _, err := os.Lstat(c); err == nil {
 			if c != filepath.Join(root, path) {
 				readOnly = append(readOnly, c) // through a symlink
 			}
 			return
 		}
-		if h, ok := firstMissing(c, dir); ok && !seen[h.Path+"\x00"] {
+		h, ok := firstMissing(c, dir)
+		if !ok {
+			e.anchor = ""
+			return
+		}
+		e.anchor = filepath.Dir(h.Path)
+		if !seen[h.Path+"\x00"] {
 			seen[h.Path+"\x00"] = true
 			holders = append(holders, h)
 		}
@@ -90,21 +98,31 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []strin
 		}
 	}
 	slices.Sort(readOnly)
-	return readOnly, holders
+	return readOnly, holders, edges
+}
+
+// protectedEdge is a protected path planProtectedEdges looked at: its
+// canonical path, whether it names a folder, and its anchor, the path
+// whose being there the plan's answer rests on: the path itself where
+// it was there, else the folder its placeholder was planned in ("" where
+// none could be: a file above it).
+type protectedEdge struct {
+	path, anchor string
+	dir          bool
 }
 
 // addProtectedEdges adds to m the protected symlinks' targets and the
 // placeholders of planProtectedEdges, both bound read-only.
 func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
-	edges, holders := planProtectedEdges(p, roots)
+	targets, holders, edges := planProtectedEdges(p, roots)
 	set := map[string]bool{}
-	for _, r := range append(m.ReadOnly, edges...) {
+	for _, r := range append(m.ReadOnly, targets...) {
 		set[r] = true
 	}
 	for _, h := range holders {
 		set[h.Path] = true
 	}
-	m.ReadOnly, m.Placeholders = sortedKeys(set), holders
+	m.ReadOnly, m.Placeholders, m.edges = sortedKeys(set), holders, edges
 }
 
 // RefreshPlaceholders adds to m the placeholders of protected paths
@@ -113,8 +131,25 @@ func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
 // placeholders are then in path order, a folder before what lies in it:
 // one planned in a concurrent session's placeholder folder that is gone
 // now follows the folder's own (MakePlaceholders makes them in order).
-func RefreshPlaceholders(m *MountPlan, p policy.Policy, roots []sandbox.Root) {
-	_, holders := planProtectedEdges(p, roots)
+//
+// It runs under the runtime folder's lock, on the start's path, so it
+// looks again only at what the plan's answer rests on (each edge's
+// anchor, one lstat), not at the protected globs and their canonical
+// paths: a placeholder never is a symlink, so another session's end
+// changes no canonical path, it only removes what its placeholders were.
+func RefreshPlaceholders(m *MountPlan) {
+	var holders []Placeholder
+	for _, e := range m.edges {
+		if e.anchor == "" {
+			continue
+		}
+		if _, err := os.Lstat(e.anchor); err == nil {
+			continue
+		}
+		if h, ok := firstMissing(e.path, e.dir); ok {
+			holders = append(holders, h)
+		}
+	}
 	added := false
 	for _, h := range holders {
 		if !slices.ContainsFunc(m.Placeholders, func(o Placeholder) bool { return o.Path == h.Path }) {

@@ -48,7 +48,7 @@ func TestProtectedEdges(t *testing.T) {
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**", ".claude/**", ".mcp.json", "**/.bashrc"}}
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
-	ro, holders := planProtectedEdges(p, roots)
+	ro, holders, _ := planProtectedEdges(p, roots)
 	if want := []string{filepath.Join(ws, "decoy")}; !slices.Equal(ro, want) {
 		t.Errorf("read-only %q, want %q (the link's target in the root, not the one outside)", ro, want)
 	}
@@ -80,7 +80,7 @@ func TestProtectedEdges(t *testing.T) {
 			t.Errorf("%s is left", p)
 		}
 	}
-	if ro, holders := planProtectedEdges(policy.Policy{Mode: policy.ReadOnly, Cwd: ws, Protected: p.Protected}, roots); ro != nil || holders != nil {
+	if ro, holders, _ := planProtectedEdges(policy.Policy{Mode: policy.ReadOnly, Cwd: ws, Protected: p.Protected}, roots); ro != nil || holders != nil {
 		t.Errorf("read-only mode: %q, %v", ro, holders)
 	}
 }
@@ -108,7 +108,7 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	if err := os.Remove(filepath.Join(ws, ".git", "info")); err != nil {
 		t.Fatal(err)
 	}
-	RefreshPlaceholders(&m, p, roots)
+	RefreshPlaceholders(&m)
 	if err := MakePlaceholders(&m); err != nil {
 		t.Fatalf("the refreshed plan's placeholders: %v", err)
 	}
@@ -231,7 +231,7 @@ func otherSessionEnded(t *testing.T, m *MountPlan, p policy.Policy, roots []sand
 	if err := os.RemoveAll(gone); err != nil {
 		t.Fatal(err)
 	}
-	RefreshPlaceholders(m, p, roots)
+	RefreshPlaceholders(m)
 	if err := MakePlaceholders(m); err != nil {
 		t.Fatalf("the refreshed plan's placeholders: %v", err)
 	}

@@ -216,7 +216,7 @@ func newSupervisor(opts Options, pr *probes) (*supervisor, error) {
 		return nil, pl.err
 	}
 	rec.Shell = pl.shell
-	if err := sup.writeRecord(roots); err != nil {
+	if err := sup.writeRecord(); err != nil {
 		sup.close()
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func socketGrants(p policy.Policy) []string {
 
 // writeRecord writes the session's record, with the identities the mount
 // layer hides and the placeholders it needs, and starts the audit log.
-func (s *supervisor) writeRecord(roots []sandbox.Root) error {
+func (s *supervisor) writeRecord() error {
 	if err := s.denyIdentities(s.rec.Shell.Mounts); err != nil {
 		return fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
@@ -332,7 +332,7 @@ func (s *supervisor) writeRecord(roots []sandbox.Root) error {
 	var err error
 	if s.record, err = wire.WriteWithPlaceholders(s.dir, s.rec, func(m *layout.MountPlan) error {
 		m.Runtime, m.Record = filepath.Dir(s.dir), wire.RecordPath(s.dir)
-		layout.RefreshPlaceholders(m, s.settings.Policy, roots)
+		layout.RefreshPlaceholders(m)
 		return layout.MakePlaceholders(m)
 	}); err != nil {
 		return fserr.Wrap(fserr.IO, "exec: session record: "+err.Error(), err)

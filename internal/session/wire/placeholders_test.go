@@ -84,7 +84,7 @@ func TestNestedPlaceholdersGoWithTheLastSession(t *testing.T) {
 			m := layout.PlanMounts(p, roots)
 			r.Shell.Mounts = &m
 			if _, err := WriteWithPlaceholders(dir, r, func(m *layout.MountPlan) error {
-				layout.RefreshPlaceholders(m, p, roots)
+				layout.RefreshPlaceholders(m)
 				return layout.MakePlaceholders(m)
 			}); err != nil {
 				t.Fatal(err)

@@ -36,10 +36,19 @@ func keyOf(env []string) string {
 		}
 	}
 	slices.Sort(lines)
+	// Several lookups name the same file (npm's prefix config is often
+	// a global one, pip's shims are pip and pip3): each is looked at once.
+	ids := map[string]string{}
 	file := func(kind, p string) {
-		if p != "" {
-			lines = append(lines, kind+" "+p+" "+fileIdentity(p))
+		if p == "" {
+			return
 		}
+		id, ok := ids[p]
+		if !ok {
+			id = fileIdentity(p)
+			ids[p] = id
+		}
+		lines = append(lines, kind+" "+p+" "+id)
 	}
 	for _, name := range []string{"go", "npm", "pip", "pip3", "cargo"} {
 		p := t.lookPath(name)
@@ -66,15 +75,22 @@ func keyOf(env []string) string {
 // fileIdentity is the identity of the file at p: its resolved path,
 // device, inode, size, mtime and ctime; "absent" where there is none.
 func fileIdentity(p string) string {
-	real, err := filepath.EvalSymlinks(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	real, id, err := resolvedIdentity(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "absent"
+	case err != nil:
+		return "unreadable: " + err.Error()
 	}
-	if err == nil {
-		var id string
-		if id, err = statIdentity(real); err == nil {
-			return real + " " + id
-		}
+	return real + " " + id
+}
+
+// evalIdentity is resolvedIdentity by path: the symlinks resolved one
+// component at a time (filepath.EvalSymlinks), then the file looked at.
+func evalIdentity(p string) (real, id string, err error) {
+	if real, err = filepath.EvalSymlinks(p); err != nil {
+		return "", "", err
 	}
-	return "unreadable: " + err.Error()
+	id, err = statIdentity(real)
+	return real, id, err
 }

@@ -25,6 +25,11 @@ func statIdentity(real string) (string, error) {
 	if err := unix.Stat(real, &st); err != nil {
 		return "", err
 	}
+	return identityOf(&st), nil
+}
+
+// identityOf is statIdentity's words for st.
+func identityOf(st *unix.Stat_t) string {
 	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d.%09d ctime=%d.%09d", st.Dev, st.Ino, st.Size,
-		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec), nil
+		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 }

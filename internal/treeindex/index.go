@@ -266,6 +266,7 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 		ix.noteKey = prev.noteKey
 	}
 	sameWatch := prev != nil && slices.Equal(prev.watch, ix.watch)
+	var same []sameFolder
 	fss := map[uint64]fsInfo{}
 	stack := []string{"."}
 	for len(stack) > 0 {
@@ -301,7 +302,8 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 					// are): the kept folder stays, its ctime and note
 					// with it, so nothing is saved for it, and the next
 					// scan reads it again, its ctime still not the kept
-					// one.
+					// one; unless many are (settleSame).
+					same = append(same, sameFolder{rel, f})
 					f = old.watching(ix.watch, sameWatch)
 					ix.Stats.Same++
 				} else {
@@ -320,7 +322,40 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 		}
 	}
 	ix.changed = prev == nil || !sameWatch || ix.Stats.Read > ix.Stats.Same || len(prev.folders) != ix.Stats.Reused+ix.Stats.Same
+	ix.settleSame(same)
 	return ix
+}
+
+// sameSettled is how many folders a scan may find the same (their ctime
+// moved, their listing not) and leave as kept. A session's placeholders
+// move the ctimes of a few folders (a root, its .git) at every session:
+// reading those again costs less than saving the whole index each time.
+// Many at once (a chown -R or chmod -R of the tree, a restore) would be
+// read again at every scan from then on, the whole tree in the worst
+// case: those are settled.
+const sameSettled = 8
+
+// sameFolder is a folder Scan found the same: its path, and the folder
+// as read now.
+type sameFolder struct {
+	rel   string
+	fresh *Folder
+}
+
+// settleSame, where more than sameSettled folders were found the same,
+// takes for each its ctime of now (and racy mark), with the listing and
+// note kept, and marks ix changed: saved, the next scan reuses them. A
+// kept folder may be another index's, so each is copied, never written.
+func (ix *Index) settleSame(same []sameFolder) {
+	if len(same) <= sameSettled {
+		return
+	}
+	for _, s := range same {
+		c := *ix.folders[s.rel]
+		c.Dev, c.Ino, c.CtimeSec, c.CtimeNsec, c.Racy = s.fresh.Dev, s.fresh.Ino, s.fresh.CtimeSec, s.fresh.CtimeNsec, s.fresh.Racy
+		ix.folders[s.rel] = &c
+	}
+	ix.changed = true
 }
 
 // sameListing reports whether f, just read, holds what kept held: the

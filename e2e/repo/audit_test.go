@@ -309,6 +309,8 @@ var mayOpenToRead = registry{
 	"internal/sandbox/beneath.go":             "a move's walk of what lies beneath the folder it moves (O_PATH and read-only descriptors)",
 	"internal/kernel/procfs_linux.go":         "the one open of /proc before it is verified",
 	"internal/session/layout/sockets_unix.go": "the kernel's list of bound unix sockets, net/unix of the verified /proc",
+	"internal/session/toolchains/identity_linux.go": "a toolchain's binary or config file looked at for the key of its kept answer " +
+		"(an O_PATH descriptor, following symlinks)",
 	"internal/sandbox/portable.go": "the portable build's handles (openHandle): the resolver's opens with readFlags, " +
 		"a folder's search flags, a link's or another object's read-only flags",
 }

@@ -127,16 +127,12 @@ func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
 
 // RefreshPlaceholders adds to m the placeholders of protected paths
 // missing now that were not when m was planned (a concurrent session's
-// placeholder, removed since), bound read-only like the others. The
-// placeholders are then in path order, a folder before what lies in it:
-// one planned in a concurrent session's placeholder folder that is gone
-// now follows the folder's own (MakePlaceholders makes them in order).
-//
-// It runs under the runtime folder's lock, on the start's path, so it
-// looks again only at what the plan's answer rests on (each edge's
-// anchor, one lstat), not at the protected globs and their canonical
-// paths: a placeholder never is a symlink, so another session's end
-// changes no canonical path, it only removes what its placeholders were.
+// placeholder, removed since), bound read-only, in path order: a folder
+// before what lies in it (MakePlaceholders makes them in order). It runs
+// under the runtime folder's lock, on the start's path, so it lstats
+// only each edge's anchor: a placeholder never is a symlink, so another
+// session's end changes no canonical path, only what its placeholders
+// were.
 func RefreshPlaceholders(m *MountPlan) {
 	var holders []Placeholder
 	for _, e := range m.edges {

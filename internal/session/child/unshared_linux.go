@@ -134,7 +134,8 @@ func compileSession(p plan.Plan, dir string, mounts []rawinit.Op) (*compiled, er
 	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
-	c := &compiled{env: p.Env, mine: os.NewFile(uintptr(fds[0]), "session-sent"), theirs: os.NewFile(uintptr(fds[1]), "session-sends")}
+	c := &compiled{env: p.Env, mine: os.NewFile(uintptr(fds[0]), "session-sent"), theirs: os.NewFile(uintptr(fds[1]), "session-sends"),
+		ops: make([]rawinit.Op, 0, len(mounts)+64)} // the mounts, then a few dozen (opsFor)
 	if c.env == nil {
 		c.env = os.Environ()
 	}

@@ -211,6 +211,7 @@ func (r *readied) readyOps(s Spec) error {
 	if len(s.Ops) >= 1<<15 {
 		return fserr.New(fserr.InvalidArgument, "rawinit: too many ops")
 	}
+	r.ops = make([]rop, 0, len(s.Ops)) // once: a rop is about 300 bytes
 	regs := 0
 	reg := func(i int) bool {
 		regs = max(regs, i+1)

@@ -135,7 +135,7 @@ func compileSession(p plan.Plan, dir string, mounts []rawinit.Op) (*compiled, er
 		return nil, fserr.Wrap(fserr.IO, "exec: "+err.Error(), err)
 	}
 	c := &compiled{env: p.Env, mine: os.NewFile(uintptr(fds[0]), "session-sent"), theirs: os.NewFile(uintptr(fds[1]), "session-sends"),
-		ops: make([]rawinit.Op, 0, len(mounts)+64)} // the mounts, then a few dozen (opsFor)
+		ops: make([]rawinit.Op, 0, len(mounts)+64+4*len(p.Caches))} // the mounts, a few dozen, writeRules' (opsFor)
 	if c.env == nil {
 		c.env = os.Environ()
 	}
@@ -272,7 +272,7 @@ func (c *compiled) writes() (int, error) {
 // that is missing skipped.
 func (c *compiled) writeRules(fd int) []rawinit.Op {
 	dirs, devices := kernel.WritesRights()
-	var ops []rawinit.Op
+	ops := make([]rawinit.Op, 0, 4*(len(c.caches)+2))
 	add := func(path string, rights uint64, ignoreMissing bool) {
 		// struct landlock_path_beneath_attr, packed: allowed_access, then
 		// parent_fd at byte 8, which the op before fills.

@@ -187,6 +187,8 @@ type Index struct {
 	// changed says the index differs from the file it was loaded from:
 	// a folder read or dropped, a note set or cleared.
 	changed bool
+	// same are the folders Scan found the same, for Settle.
+	same []sameFolder
 	// Stats says what the Scan that made it did.
 	Stats Stats
 }
@@ -266,7 +268,6 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 		ix.noteKey = prev.noteKey
 	}
 	sameWatch := prev != nil && slices.Equal(prev.watch, ix.watch)
-	var same []sameFolder
 	fss := map[uint64]fsInfo{}
 	stack := []string{"."}
 	for len(stack) > 0 {
@@ -302,8 +303,9 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 					// are): the kept folder stays, its ctime and note
 					// with it, so nothing is saved for it, and the next
 					// scan reads it again, its ctime still not the kept
-					// one; unless many are (settleSame).
-					same = append(same, sameFolder{rel, f})
+					// one; unless many are and the caller settles them
+					// (Settle).
+					ix.same = append(ix.same, sameFolder{rel, f})
 					f = old.watching(ix.watch, sameWatch)
 					ix.Stats.Same++
 				} else {
@@ -322,17 +324,16 @@ func Scan(root string, prev *Index, watch ...string) *Index {
 		}
 	}
 	ix.changed = prev == nil || !sameWatch || ix.Stats.Read > ix.Stats.Same || len(prev.folders) != ix.Stats.Reused+ix.Stats.Same
-	ix.settleSame(same)
 	return ix
 }
 
 // sameSettled is how many folders a scan may find the same (their ctime
-// moved, their listing not) and leave as kept. A session's placeholders
-// move the ctimes of a few folders (a root, its .git) at every session:
-// reading those again costs less than saving the whole index each time.
-// Many at once (a chown -R or chmod -R of the tree, a restore) would be
-// read again at every scan from then on, the whole tree in the worst
-// case: those are settled.
+// moved, their listing not) and Settle leave as kept. A session's
+// placeholders move the ctimes of a few folders (a root, its .git) at
+// every session: reading those again costs less than saving the whole
+// index each time. Many at once (a chown -R or chmod -R of the tree, a
+// restore) would be read again at every scan from then on, the whole
+// tree in the worst case: those are settled.
 const sameSettled = 8
 
 // sameFolder is a folder Scan found the same: its path, and the folder
@@ -342,11 +343,15 @@ type sameFolder struct {
 	fresh *Folder
 }
 
-// settleSame, where more than sameSettled folders were found the same,
-// takes for each its ctime of now (and racy mark), with the listing and
-// note kept, and marks ix changed: saved, the next scan reuses them. A
-// kept folder may be another index's, so each is copied, never written.
-func (ix *Index) settleSame(same []sameFolder) {
+// Settle, where ix's Scan found more than sameSettled folders the same,
+// gives each its ctime of now (and racy mark), with its listing and note,
+// and marks ix changed: saved, the next scan reuses them. Without it a
+// folder found the same keeps the ctime it was kept with, which a caller
+// judging what changed since the kept index (the git guard's end) reads.
+// A kept folder may be another index's, so each is copied, never written.
+func (ix *Index) Settle() {
+	same := ix.same
+	ix.same = nil
 	if len(same) <= sameSettled {
 		return
 	}

@@ -230,6 +230,11 @@ func (o planOptions) plan(p policy.Policy, roots []sandbox.Root, store *treeinde
 		var ix *treeindex.Index
 		if r.Origin != "tmp" {
 			ix = treeindex.Scan(r.Path, store.Load(r.Path), o.watch...)
+			// Before the session: ctimes moved without a listing (a
+			// chmod -R since the last session) are settled and saved.
+			// The git guard's end scan does not settle: it judges what
+			// changed during the session by the ctimes kept here.
+			ix.Settle()
 			pl.indexes = append(pl.indexes, ix)
 		}
 		for _, g := range sandbox.GitPointerTargets(r.Path) {

@@ -159,3 +159,36 @@ func TestPlanMountsGitPartsPastAnyCount(t *testing.T) {
 			got.Partial, slices.Contains(got.ReadOnly, wt+"/zz/config.worktree"))
 	}
 }
+
+// A person's chmod -R (or chown -R) of the workspace between sessions
+// moves every folder's ctime and no listing: the next plan finds them
+// the same and settles them (treeindex.Index.Settle), so the plan after
+// reads nothing again. Unsettled, every later plan read the whole tree:
+// the bench's ordinary user paid 28-44 ms a start at 50,000 files.
+func TestPlanSettlesATreeWideChmod(t *testing.T) {
+	ws := filepath.Join(canonTemp(t), "ws")
+	for i := range 12 {
+		makeTree(t, ws, fmt.Sprintf("d%02d/f", i))
+	}
+	time.Sleep(1100 * time.Millisecond) // no folder racy
+	store := indexStore(t)
+	p, roots := notePolicy(ws, nil, nil)
+	o := testOptions()
+	first := o.plan(p, roots, store)
+	first.SaveIndexes()
+	must(t, filepath.WalkDir(ws, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chmod(path, 0o755) // its own mode: only the ctime moves
+		}
+		return err
+	}))
+	time.Sleep(1100 * time.Millisecond)
+	after := o.plan(p, roots, store)
+	if ix := after.Indexes[0]; ix.Stats.Same < 12 || !ix.Changed() {
+		t.Fatalf("the plan after the chmod: %+v, changed %t; want every folder found the same, and settled", ix.Stats, ix.Changed())
+	}
+	after.SaveIndexes()
+	if ix := o.plan(p, roots, store).Indexes[0]; ix.Stats.Read != 0 {
+		t.Errorf("the plan after a settled one read %d folders again, want none (%+v)", ix.Stats.Read, ix.Stats)
+	}
+}

@@ -69,8 +69,8 @@ type MountPlan struct {
 	// Placeholders hold protected paths missing at the start; they and
 	// the targets of protected symlinks are in ReadOnly (placeholders.go).
 	Placeholders []Placeholder `json:"placeholders,omitempty"`
-	// edges are the protected paths planProtectedEdges looked at, as
-	// canonical paths, for RefreshPlaceholders. Never in the record.
+	// edges are the protected paths planProtectedEdges looked at, for
+	// RefreshPlaceholders. Never in the record.
 	edges []protectedEdge
 }
 

@@ -54,29 +54,25 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []strin
 	rootPaths := sandbox.RootPaths(roots)
 	seen := map[string]bool{}
 	edge := func(root, path string, dir bool) {
-		c, err := sandbox.Canonical(root, path)
-		if err != nil || !pathmatch.BeneathAny(rootPaths, c) || seen[c] {
+		e := protectedEdge{rootPaths: rootPaths, root: root, path: path, dir: dir}
+		l := e.look()
+		if l.c == "" || seen[l.c] {
 			return
 		}
-		seen[c] = true
-		e := protectedEdge{path: c, dir: dir, anchor: c}
-		defer func() { edges = append(edges, e) }()
-		if _, err := os.Lstat(c); err == nil {
-			if c != filepath.Join(root, path) {
-				readOnly = append(readOnly, c) // through a symlink
+		seen[l.c] = true
+		switch {
+		case l.viaLink:
+			readOnly = append(readOnly, l.c) // its anchor "": the link and its target
+		case !l.missing:
+			e.anchor = l.c
+		case l.held:
+			e.anchor = filepath.Dir(l.holder.Path)
+			if !seen[l.holder.Path+"\x00"] {
+				seen[l.holder.Path+"\x00"] = true
+				holders = append(holders, l.holder)
 			}
-			return
 		}
-		h, ok := firstMissing(c, dir)
-		if !ok {
-			e.anchor = ""
-			return
-		}
-		e.anchor = filepath.Dir(h.Path)
-		if !seen[h.Path+"\x00"] {
-			seen[h.Path+"\x00"] = true
-			holders = append(holders, h)
-		}
+		edges = append(edges, e)
 	}
 	for _, r := range roots {
 		if r.Origin == "tmp" {
@@ -101,14 +97,46 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []strin
 	return readOnly, holders, edges
 }
 
-// protectedEdge is a protected path planProtectedEdges looked at: its
-// canonical path, whether it names a folder, and its anchor, the path
-// whose being there the plan's answer rests on: the path itself where
-// it was there, else the folder its placeholder was planned in ("" where
-// none could be: a file above it).
+// protectedEdge is a protected path planProtectedEdges looked at: the
+// path relative to its root, whether it names a folder, the writable
+// roots, and its anchor, the one path whose being there the plan's
+// answer rests on: the path itself where it was there, else the folder
+// its placeholder was planned in. Where the answer rests on more than
+// one path (reached through a symlink: the link and its target) or on
+// none (a file above it), the anchor is "" and the refresh looks at the
+// edge whole again.
 type protectedEdge struct {
-	path, anchor string
-	dir          bool
+	rootPaths  []string
+	root, path string
+	dir        bool
+	anchor     string
+}
+
+// edgeLook is what an edge asks of the plan now: its canonical path ("" when
+// it is none of the plan's: unresolvable, or outside the roots), whether
+// it is reached through a symlink, or missing, and then its placeholder,
+// where one can be made (held).
+type edgeLook struct {
+	c                string
+	viaLink, missing bool
+	holder           Placeholder
+	held             bool
+}
+
+// look resolves e and looks at what is there now.
+func (e protectedEdge) look() (l edgeLook) {
+	c, err := sandbox.Canonical(e.root, e.path)
+	if err != nil || !pathmatch.BeneathAny(e.rootPaths, c) {
+		return edgeLook{}
+	}
+	l.c = c
+	if _, err := os.Lstat(c); err == nil {
+		l.viaLink = c != filepath.Join(e.root, e.path)
+		return l
+	}
+	l.missing = true
+	l.holder, l.held = firstMissing(c, e.dir)
+	return l
 }
 
 // addProtectedEdges adds to m the protected symlinks' targets and the
@@ -129,21 +157,18 @@ func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
 // missing now that were not when m was planned (a concurrent session's
 // placeholder, removed since), bound read-only, in path order: a folder
 // before what lies in it (MakePlaceholders makes them in order). It runs
-// under the runtime folder's lock, on the start's path, so it lstats
-// only each edge's anchor: a placeholder never is a symlink, so another
-// session's end changes no canonical path, only what its placeholders
-// were.
+// under the runtime folder's lock, on the start's path, so an edge whose
+// anchor is still there costs one lstat; the others are looked at whole.
 func RefreshPlaceholders(m *MountPlan) {
 	var holders []Placeholder
 	for _, e := range m.edges {
-		if e.anchor == "" {
-			continue
+		if e.anchor != "" {
+			if _, err := os.Lstat(e.anchor); err == nil {
+				continue
+			}
 		}
-		if _, err := os.Lstat(e.anchor); err == nil {
-			continue
-		}
-		if h, ok := firstMissing(e.path, e.dir); ok {
-			holders = append(holders, h)
+		if l := e.look(); l.held {
+			holders = append(holders, l.holder)
 		}
 	}
 	added := false

@@ -124,6 +124,31 @@ func TestRefreshPlaceholdersOrder(t *testing.T) {
 	}
 }
 
+// TestRefreshPlaceholdersSymlinkGone: a protected head reached through a
+// symlink when the plan was made (.codex -> decoy, its target bound) and
+// gone before the refresh (removed by another session's shell, which
+// the plan's binds do not stop): the refresh plans a placeholder for the
+// name, as a plan made now would. The refresh's first version looked
+// only at the link's target, still there, and left .codex to be made.
+func TestRefreshPlaceholdersSymlinkGone(t *testing.T) {
+	tmp := canonTemp(t)
+	makeTree(t, tmp, "ws/decoy/")
+	ws := filepath.Join(tmp, "ws")
+	must(t, os.Symlink("decoy", filepath.Join(ws, ".codex")))
+	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**"}}
+	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
+	m := planMounts(p, roots)
+	if len(m.Placeholders) != 0 || !slices.Contains(m.ReadOnly, filepath.Join(ws, "decoy")) {
+		t.Fatalf("the plan: placeholders %v, read-only %q; want none, and decoy bound", m.Placeholders, m.ReadOnly)
+	}
+	must(t, os.Remove(filepath.Join(ws, ".codex")))
+	RefreshPlaceholders(&m)
+	codex := filepath.Join(ws, ".codex")
+	if !slices.ContainsFunc(m.Placeholders, func(h Placeholder) bool { return h.Path == codex && h.Dir }) || !slices.Contains(m.ReadOnly, codex) {
+		t.Errorf("after the link went: placeholders %v, read-only %q; want a folder placeholder at .codex, bound read-only", m.Placeholders, m.ReadOnly)
+	}
+}
+
 // TestRefreshPlaceholdersDropsBindsBeneathThem: a protected file that
 // another session's placeholder made exists when the plan binds it, and
 // is gone with that session before this one takes the lock. The refresh

@@ -33,6 +33,30 @@ func Canonical(base, path string) (string, error) {
 	return fsys.ToOS(c), err
 }
 
+// LinksOn returns the symlinks Canonical(base, path) follows, each by the
+// canonical path of the link itself, in the order it meets them: what
+// path leads to rests on them as much as on its folders. A walk that
+// fails (a loop, a file used as a folder) gives the links met before.
+func LinksOn(base, path string) []string {
+	p, err := fromOS(path)
+	if err == nil && !isAbs(p) {
+		var b string
+		if b, err = fromOS(base); err == nil {
+			p = b + "/" + p
+		}
+	}
+	if err != nil {
+		return nil
+	}
+	var links []string
+	w, err := walkPath(p, walkSpec{flags: oPath, followLast: true, keepMissing: true,
+		link: func(l string) { links = append(links, fsys.ToOS(l)) }})
+	if err == nil {
+		fsys.Close(w.fd)
+	}
+	return links
+}
+
 // canonicalPath is Canonical in the fence's spelling of paths (on
 // Windows "/C:/x").
 func canonicalPath(base, path string) (string, error) {

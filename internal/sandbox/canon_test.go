@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,42 @@ func TestCanonical(t *testing.T) {
 				if got != ev {
 					t.Errorf("Canonical(%q) = %q, but EvalSymlinks says %q", path, got, ev)
 				}
+			}
+		})
+	}
+}
+
+// TestLinksOn: the links a path's resolution follows, each named by its
+// own canonical path, in the order met, through folders that are links
+// and chains, dangling or looping; none where the path has no link.
+func TestLinksOn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout []string
+		path   string
+		want   []string // relative to $ROOT
+	}{
+		{name: "no link", path: "d/g"},
+		{name: "missing", path: "d/new/x"},
+		{name: "the last", layout: []string{"ws/l => d"}, path: "l", want: []string{"ws/l"}},
+		{name: "in the middle", layout: []string{"ws/mid => ../out"}, path: "mid/sub/y", want: []string{"ws/mid"}},
+		{name: "chain across folders", layout: []string{"ws/a => d/b", "ws/d/b => ../../out/c", "out/c => sub"},
+			path: "a/y", want: []string{"ws/a", "ws/d/b", "out/c"}},
+		{name: "reached through a link", layout: []string{"ws/in => d", "ws/d/l => ../f"}, path: "in/l", want: []string{"ws/in", "ws/d/l"}},
+		{name: "dangling", layout: []string{"ws/dang => gone"}, path: "dang/x", want: []string{"ws/dang"}},
+		{name: "loop", layout: []string{"ws/a => b", "ws/b => a"}, path: "a",
+			want: slices.Repeat([]string{"ws/a", "ws/b"}, maxSymlinkHops/2)},
+	} {
+		eachWalk(t, tc.name, func(t *testing.T) {
+			root := tempRoot(t)
+			makeLayout(t, root, canonLayout...)
+			makeLayout(t, root, tc.layout...)
+			var want []string
+			for _, w := range tc.want {
+				want = append(want, filepath.Join(root, w))
+			}
+			if got := LinksOn(filepath.Join(root, "ws"), tc.path); !slices.Equal(got, want) {
+				t.Errorf("LinksOn(%q) = %q, want %q", tc.path, got, want)
 			}
 		})
 	}

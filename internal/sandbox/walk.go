@@ -43,6 +43,9 @@ type walkSpec struct {
 	// folder decides on each folder the walk opens past its start, the
 	// object included when it is a folder; its error ends the walk.
 	folder func(fd int, path string) error
+	// link is told of each symlink the walk follows, by the canonical
+	// path of the link itself, before its text is walked.
+	link func(path string)
 	// openat2, when set (by this package's tests, to play a kernel or a
 	// seccomp filter that refuses it), is called instead of the openat2
 	// system call; the portable build has none to call.
@@ -102,7 +105,7 @@ func openRead(dirfd int, name string, flags int) (int, error) {
 // ENOTDIR, EACCES…) naming the path walked so far; ELOOP for a symlink
 // refused or past maxSymlinkHops links; or the folder check's error.
 func walkPath(path string, spec walkSpec) (walked, error) {
-	if spec.folder == nil && !spec.mkdir {
+	if spec.folder == nil && spec.link == nil && !spec.mkdir {
 		if w, ok := walkAtOnce(path, spec); ok {
 			return w, nil
 		}
@@ -321,6 +324,9 @@ func (w *walker) stepSymlink(fd int, name string) error {
 	}
 	if w.hops++; w.hops > maxSymlinkHops {
 		return fail("open", w.at(name), fsys.ELOOP)
+	}
+	if w.spec.link != nil {
+		w.spec.link(w.at(name))
 	}
 	if target == "" {
 		return fail("open", w.at(name), emptySymlink{})

@@ -111,7 +111,7 @@ func CompileFiles(m *plan.Files, t FilesTarget) ([]rawinit.Op, error) {
 // twice their size of fresh pages, a page fault each, on an ordinary
 // user's start path. A short estimate only grows the slice again.
 func opsFor(m *plan.Files) int {
-	paths := len(m.Pinned) + len(m.ReadOnly) + len(m.Hidden) + len(m.HiddenFiles) + len(m.HiddenSockets) +
+	paths := len(m.Pinned) + len(m.PinnedLinks) + len(m.ReadOnly) + len(m.Hidden) + len(m.HiddenFiles) + len(m.HiddenSockets) +
 		len(m.Overlays) + len(m.Writable)
 	return 8*paths + 64
 }
@@ -150,6 +150,9 @@ func (c *compiler) files(m *plan.Files, t FilesTarget) error {
 	}
 	for _, p := range m.Pinned {
 		c.pin(p)
+	}
+	for _, p := range m.PinnedLinks {
+		c.pinLink(p)
 	}
 	for _, p := range m.ReadOnly {
 		c.bindReadOnly(-1, p, 0, "mount: bind read-only "+p)

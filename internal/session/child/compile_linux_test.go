@@ -262,7 +262,7 @@ func opsFixture(t testing.TB, owner int) opsCase {
 	t.Cleanup(func() { l.Close() })
 	os.Chmod(filepath.Join(tmp, "sock/live"), 0o777)
 	return opsCase{Files: files, Empty: empty, Dir: filepath.Join(ws, "src"), Root: tmp, Probes: []string{
-		"ws/.git", "ws/.git/config", "ws/.git/hooks", "ws/.mcp.json", "ws/.env", "ws/app/env.go", "ws/sub", "ws/sub/.git",
+		"ws/.git", "ws/.git/config", "ws/.git/hooks", "ws/.mcp.json", "ws/.codex", "ws/.env", "ws/app/env.go", "ws/sub", "ws/sub/.git",
 		"ws/src", "ws/src/main.go", "ws/src/sub", "outside/HEAD", "secret", "secret/key", "keys/a.pem", "sock/live",
 		"home", "home/.gitconfig", "home/.ssh", "home/.cache/go-build", "home/.cache/go-build/00/a", "ovl",
 		"run", "run/s1", "run/s1/record", "run/s1/denials", "run/s2", "empty"}}

@@ -41,6 +41,19 @@ func (c *compiler) pin(path string) {
 	c.close(regTarget)
 }
 
+// pinLink is pinLink: the link opened as kernel.OpenNoSymlinks opens
+// (openat2, RESOLVE_NO_SYMLINKS) with O_NOFOLLOW, which gives the final
+// link itself.
+func (c *compiler) pinLink(path string) {
+	words := "mount: pin symlink " + path
+	c.open(regTarget, path, unix.O_NOFOLLOW, words)
+	c.check(regTarget, rawinit.TypeSet(unix.S_IFLNK), words)
+	c.cloneTree(regTree, regTarget, true, words)
+	c.moveMount(regTree, regTarget, words)
+	c.close(regTree)
+	c.close(regTarget)
+}
+
 // tmpfs makes a detached tmpfs mount into regMount, with the options
 // opts and the mount attributes attrs.
 func (c *compiler) tmpfs(opts [][2]string, attrs uintptr, words string) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +34,7 @@ type applier struct {
 // applyFiles mounts m, in the child's private mount namespace and before
 // Landlock (which forbids mounting). emptyFile, an empty 0400 file, is
 // bound over hidden files. The order is the read-only tree, the pins
-// (outermost first), the read-only binds, then the hiding, since each
+// (outermost first), the pinned symlinks, the read-only binds, then the hiding, since each
 // mount is made on what the ones before it left. Every path is opened
 // without following a symlink, checked to still be what the plan says,
 // and mounted on through that descriptor, so a path swapped since the
@@ -93,6 +94,11 @@ func (a applier) applyFiles(m *plan.Files, emptyFile string) error {
 	for _, p := range m.Pinned {
 		if err := a.pin(p); err != nil {
 			return mountErr("pin", p, err)
+		}
+	}
+	for _, p := range m.PinnedLinks {
+		if err := a.pinLink(p); err != nil {
+			return mountErr("pin symlink", p, err)
 		}
 	}
 	for _, p := range m.ReadOnly {
@@ -161,6 +167,34 @@ func openTarget(path string, notType uint32) (int, error) {
 		return -1, fmt.Errorf("not a folder or a regular file")
 	}
 	return fd, nil
+}
+
+// pinLink binds the symlink path over itself, the link and not where it
+// leads (opened with O_NOFOLLOW, mounted on by descriptor): a mount
+// point, it can be neither removed nor replaced (EBUSY) with a folder
+// the session makes. It must still be a symlink, reached through none.
+func (a applier) pinLink(path string) error {
+	dir, err := kernel.OpenNoSymlinks(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.ELOOP) {
+		return fmt.Errorf("changed since the plan: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat(dir, filepath.Base(path), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return errors.New("changed since the plan: no longer a symlink")
+	}
+	return a.overItself(fd)
 }
 
 // bindReadOnly binds what the descriptor src is open on over target,

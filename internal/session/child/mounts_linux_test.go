@@ -66,8 +66,8 @@ func canonTemp(t testing.TB) string {
 
 // mountsTree is the layout of the mount tests (sandbox's mount tests
 // share it): a workspace "ws" with protected paths, a git directory by
-// content only, a .git symlink pointing out, deny_read files, and a
-// secret folder outside it.
+// content only, a .git symlink pointing out, a protected name that is a
+// symlink (.codex), deny_read files, and a secret folder outside it.
 var mountsTree = []string{
 	"ws/.git/HEAD", "ws/.git/objects/", "ws/.git/refs/", "ws/.git/config", "ws/.git/hooks/inner/",
 	"ws/sub/.git/HEAD", "ws/sub/code.go",
@@ -75,6 +75,7 @@ var mountsTree = []string{
 	"ws/.mcp.json",
 	"ws/src/.bashrc", "ws/src/main.go",
 	"ws/other/.git => ../../outside",
+	"ws/.codex => decoy-codex", "ws/decoy-codex/",
 	"ws/vendor/lib.git/HEAD", "ws/vendor/lib.git/objects/", "ws/vendor/lib.git/refs/",
 	"ws/.env", "ws/app/.env", "ws/app/env.go",
 	"ws/dsh-fs.yaml",
@@ -299,7 +300,10 @@ func applySwapped(t *testing.T, files plan.Files, ws string) {
 	}
 	// A folder to pin, or a writable root, swapped for a symlink fails
 	// the same way, before anything is mounted on where it leads.
-	for _, bad := range []plan.Files{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}}} {
+	// A symlink to pin that is a folder now, or is reached through a
+	// symlink, fails too.
+	for _, bad := range []plan.Files{{Pinned: []string{dotgit}}, {OutsideReadOnly: true, Writable: []string{dotgit}},
+		{PinnedLinks: []string{dotgit + ".moved"}}, {PinnedLinks: []string{filepath.Join(dotgit, "HEAD")}}} {
 		if err := (applier{}).applyFiles(&bad, ""); err == nil || !strings.Contains(err.Error(), dotgit) {
 			t.Errorf("Apply(%s) = %v, want an error naming %s", planJSON(bad), err, dotgit)
 		}
@@ -317,7 +321,8 @@ func applySwapped(t *testing.T, files plan.Files, ws string) {
 
 // mountProbes are what the mount layer must make true, by name.
 var mountProbes = []string{"ws/.git/config read-only", "ws/.git/hooks read-only", "ws/.mcp.json read-only",
-	"secret lists empty", "secret read-only", "ws/.env reads empty", "ws/.git pinned", "ws/sub/.git pinned"}
+	"secret lists empty", "secret read-only", "ws/.env reads empty", "ws/.git pinned", "ws/sub/.git pinned",
+	"ws/.codex pinned"}
 
 // probeMounts returns "probe: why" for each of mountProbes that does not
 // hold now. It undoes what a probe that got through wrote.
@@ -356,6 +361,15 @@ func probeMounts(ws, secret string) []string {
 			if err == nil {
 				os.Rename(dotgit+".aside", dotgit)
 			}
+		}
+	}
+	// A protected name's symlink removed would let a folder of the
+	// session's take its place.
+	codex := filepath.Join(ws, ".codex")
+	if err := os.Remove(codex); !errors.Is(err, unix.EBUSY) {
+		fail(8, "remove: %v, want EBUSY", err)
+		if err == nil {
+			os.Symlink("decoy-codex", codex)
 		}
 	}
 	return fails

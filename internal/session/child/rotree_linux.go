@@ -124,11 +124,17 @@ func (a applier) pin(path string) error {
 		return err
 	}
 	defer unix.Close(tfd)
+	return a.overItself(tfd)
+}
+
+// overItself binds what fd is open on over itself, with what is mounted
+// beneath it.
+func (a applier) overItself(fd int) error {
 	if !a.classic {
-		tree, err := unix.OpenTree(tfd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 		if err == nil {
 			defer unix.Close(tree)
-			if err := unix.MoveMount(tree, "", tfd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+			if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 				return fmt.Errorf("move_mount: %w", err)
 			}
 			return nil
@@ -137,7 +143,7 @@ func (a applier) pin(path string) error {
 			return fmt.Errorf("open_tree: %w", err)
 		}
 	}
-	if err := unix.Mount(procFd(tfd), procFd(tfd), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if err := unix.Mount(procFd(fd), procFd(fd), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind: %w", err)
 	}
 	return nil

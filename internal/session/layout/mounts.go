@@ -267,7 +267,8 @@ func (o planOptions) plan(p policy.Policy, roots []sandbox.Root, store *treeinde
 		// A git directory is pinned itself, its HEAD standing for it:
 		// with its data writable, moving it aside would let a new one
 		// with a planted config be put in its place.
-		pins := slices.Clone(m.ReadOnly)
+		// Protected paths' symlinks: their folders, as a path's.
+		pins := slices.Concat(m.ReadOnly, m.PinnedLinks)
 		for _, g := range sortedKeys(pl.gitDirs) {
 			pins = append(pins, filepath.Join(g, "HEAD"))
 		}

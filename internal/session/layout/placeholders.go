@@ -1,7 +1,9 @@
 package layout
 
 // Protected paths that a mount cannot cover as they are: reached through
-// a symlink present at the start, or missing at the start. The planning
+// a symlink present at the start, or missing at the start. The symlinks
+// are pinned themselves, so the session can neither remove nor replace
+// one with a folder of its own. The planning
 // is PlanMounts' (planProtectedEdges); exec's supervisor makes the
 // placeholders before the session (MakePlaceholders) and removes them
 // after it (RemovePlaceholders), and so does the next session's clean-up
@@ -38,41 +40,56 @@ type Placeholder struct {
 // one is not harmless, git reads it as a path.
 var gitPlaceholders = []string{"config", "config.worktree", "hooks/", "info/attributes", "objects/info/alternates", "objects/info/http-alternates"}
 
-// planProtectedEdges returns, for a workspace-write session with the
-// writable roots roots, the canonical targets of protected paths
-// reached through a symlink (to bind read-only), and the placeholders
-// of protected paths that are missing. Only the literal head of a
+// protectedEdges is what planProtectedEdges found: the canonical targets
+// of protected paths reached through a symlink (to bind read-only), the
+// symlinks in the roots those paths are reached through (to pin: each
+// is the path as much as its target is), the placeholders of protected
+// paths that are missing, and the edges looked at.
+type protectedEdges struct {
+	targets, links []string
+	holders        []Placeholder
+	edges          []protectedEdge
+}
+
+// planProtectedEdges returns the protected edges of a workspace-write
+// session with the writable roots roots. Only the literal head of a
 // protected glob relative to a root is looked at (".codex" of
 // ".codex/**", ".mcp.json"; nothing of "**/.bashrc"), and a root's own
 // .git folder: nothing below a folder that is not a root, so `git init`
 // in a new folder stays possible. What lies outside the roots is
-// read-only anyway, and left.
-func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []string, holders []Placeholder, edges []protectedEdge) {
+// read-only anyway, and left; a link in a root that leads there is not.
+func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (pe protectedEdges) {
 	if p.Mode != policy.WorkspaceWrite {
-		return nil, nil, nil
+		return pe
 	}
 	rootPaths := sandbox.RootPaths(roots)
 	seen := map[string]bool{}
 	edge := func(root, path string, dir bool) {
 		e := protectedEdge{rootPaths: rootPaths, root: root, path: path, dir: dir}
 		l := e.look()
+		for _, link := range l.links {
+			if !seen[link+"\x00link"] {
+				seen[link+"\x00link"] = true
+				pe.links = append(pe.links, link)
+			}
+		}
 		if l.c == "" || seen[l.c] {
 			return
 		}
 		seen[l.c] = true
 		switch {
 		case l.viaLink:
-			readOnly = append(readOnly, l.c) // its anchor "": the link and its target
+			pe.targets = append(pe.targets, l.c) // its anchor "": the links and their target
 		case !l.missing:
 			e.anchor = l.c
 		case l.held:
 			e.anchor = filepath.Dir(l.holder.Path)
 			if !seen[l.holder.Path+"\x00"] {
 				seen[l.holder.Path+"\x00"] = true
-				holders = append(holders, l.holder)
+				pe.holders = append(pe.holders, l.holder)
 			}
 		}
-		edges = append(edges, e)
+		pe.edges = append(pe.edges, e)
 	}
 	for _, r := range roots {
 		if r.Origin == "tmp" {
@@ -93,8 +110,9 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (readOnly []strin
 			}
 		}
 	}
-	slices.Sort(readOnly)
-	return readOnly, holders, edges
+	slices.Sort(pe.targets)
+	slices.Sort(pe.links)
+	return pe
 }
 
 // protectedEdge is a protected path planProtectedEdges looked at: the
@@ -113,25 +131,37 @@ type protectedEdge struct {
 }
 
 // edgeLook is what an edge asks of the plan now: its canonical path ("" when
-// it is none of the plan's: unresolvable, or outside the roots), whether
-// it is reached through a symlink, or missing, and then its placeholder,
-// where one can be made (held).
+// it is none of the plan's: unresolvable, or outside the roots), the
+// symlinks in the roots it is reached through, whether it is reached
+// through one, or missing, and then its placeholder, where one can be
+// made (held).
 type edgeLook struct {
 	c                string
+	links            []string
 	viaLink, missing bool
 	holder           Placeholder
 	held             bool
 }
 
-// look resolves e and looks at what is there now.
+// look resolves e and looks at what is there now. The links are looked
+// for only where the path is no plain one (a second walk, rare), and
+// kept wherever they lead: outside the roots, nowhere, or in a loop.
 func (e protectedEdge) look() (l edgeLook) {
 	c, err := sandbox.Canonical(e.root, e.path)
+	plain := filepath.Join(e.root, e.path)
+	if err != nil || c != plain {
+		for _, link := range sandbox.LinksOn(e.root, e.path) {
+			if pathmatch.BeneathAny(e.rootPaths, link) {
+				l.links = append(l.links, link)
+			}
+		}
+	}
 	if err != nil || !pathmatch.BeneathAny(e.rootPaths, c) {
-		return edgeLook{}
+		return edgeLook{links: l.links}
 	}
 	l.c = c
 	if _, err := os.Lstat(c); err == nil {
-		l.viaLink = c != filepath.Join(e.root, e.path)
+		l.viaLink = c != plain
 		return l
 	}
 	l.missing = true
@@ -140,17 +170,19 @@ func (e protectedEdge) look() (l edgeLook) {
 }
 
 // addProtectedEdges adds to m the protected symlinks' targets and the
-// placeholders of planProtectedEdges, both bound read-only.
+// placeholders of planProtectedEdges, both bound read-only, and the
+// symlinks, pinned.
 func (m *MountPlan) addProtectedEdges(p policy.Policy, roots []sandbox.Root) {
-	targets, holders, edges := planProtectedEdges(p, roots)
+	pe := planProtectedEdges(p, roots)
 	set := map[string]bool{}
-	for _, r := range append(m.ReadOnly, targets...) {
+	for _, r := range append(m.ReadOnly, pe.targets...) {
 		set[r] = true
 	}
-	for _, h := range holders {
+	for _, h := range pe.holders {
 		set[h.Path] = true
 	}
-	m.ReadOnly, m.Placeholders, m.edges = sortedKeys(set), holders, edges
+	m.ReadOnly, m.Placeholders, m.edges = sortedKeys(set), pe.holders, pe.edges
+	m.PinnedLinks = pe.links
 }
 
 // RefreshPlaceholders adds to m the placeholders of protected paths
@@ -220,7 +252,7 @@ func dropBeneathPlaceholders(m *MountPlan) {
 // mountedOn are m's lists of the paths the child mounts on (Apply), and
 // Unpinned, which names paths of ReadOnly.
 func (m *MountPlan) mountedOn() []*[]string {
-	return []*[]string{&m.ReadOnly, &m.Pinned, &m.Unpinned, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Unreadable}
+	return []*[]string{&m.ReadOnly, &m.Pinned, &m.PinnedLinks, &m.Unpinned, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Unreadable}
 }
 
 // literalHead is the glob g's leading components with no wildcard, and

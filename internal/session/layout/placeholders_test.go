@@ -33,9 +33,9 @@ func TestLiteralHead(t *testing.T) {
 }
 
 // TestProtectedEdges: a protected name that is a symlink protects its
-// target in the root; a missing one gets a placeholder, made and
-// removed only while it is the same, empty file; nothing in read-only
-// mode.
+// target in the root, and the link itself, wherever it leads; a missing
+// one gets a placeholder, made and removed only while it is the same,
+// empty file; nothing in read-only mode.
 func TestProtectedEdges(t *testing.T) {
 	tmp := canonTemp(t)
 	makeTree(t, tmp, "ws/decoy/", "ws/.git/", "outside/")
@@ -48,12 +48,15 @@ func TestProtectedEdges(t *testing.T) {
 	}
 	p := policy.Policy{Mode: policy.WorkspaceWrite, Cwd: ws, Protected: []string{".codex/**", ".claude/**", ".mcp.json", "**/.bashrc"}}
 	roots := []sandbox.Root{{Path: ws, Origin: "cwd"}}
-	ro, holders, _ := planProtectedEdges(p, roots)
-	if want := []string{filepath.Join(ws, "decoy")}; !slices.Equal(ro, want) {
-		t.Errorf("read-only %q, want %q (the link's target in the root, not the one outside)", ro, want)
+	pe := planProtectedEdges(p, roots)
+	if want := []string{filepath.Join(ws, "decoy")}; !slices.Equal(pe.targets, want) {
+		t.Errorf("read-only %q, want %q (the link's target in the root, not the one outside)", pe.targets, want)
+	}
+	if want := []string{filepath.Join(ws, ".claude"), filepath.Join(ws, ".codex")}; !slices.Equal(pe.links, want) {
+		t.Errorf("links %q, want %q (both, the one that leads outside too)", pe.links, want)
 	}
 	var paths []string
-	for _, h := range holders {
+	for _, h := range pe.holders {
 		paths = append(paths, h.Path)
 	}
 	want := []string{filepath.Join(ws, ".mcp.json"), filepath.Join(ws, ".git", "config"), filepath.Join(ws, ".git", "config.worktree"),
@@ -61,7 +64,7 @@ func TestProtectedEdges(t *testing.T) {
 	if !slices.Equal(paths, want) {
 		t.Errorf("placeholders %q, want %q", paths, want)
 	}
-	m := MountPlan{Placeholders: holders}
+	m := MountPlan{Placeholders: pe.holders}
 	if err := MakePlaceholders(&m); err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +83,8 @@ func TestProtectedEdges(t *testing.T) {
 			t.Errorf("%s is left", p)
 		}
 	}
-	if ro, holders, _ := planProtectedEdges(policy.Policy{Mode: policy.ReadOnly, Cwd: ws, Protected: p.Protected}, roots); ro != nil || holders != nil {
-		t.Errorf("read-only mode: %q, %v", ro, holders)
+	if pe := planProtectedEdges(policy.Policy{Mode: policy.ReadOnly, Cwd: ws, Protected: p.Protected}, roots); pe.targets != nil || pe.holders != nil || pe.links != nil {
+		t.Errorf("read-only mode: %+v", pe)
 	}
 }
 

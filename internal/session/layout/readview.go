@@ -152,7 +152,7 @@ func (m MountPlan) ReadViewText() string {
 func (m *MountPlan) dropUnderView() {
 	v := m.View
 	shown := func(p string) bool { return !pathmatch.BeneathAny(v.Covered, p) || pathmatch.BeneathAny(v.Kept, p) }
-	for _, list := range []*[]string{&m.ReadOnly, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Pinned} {
+	for _, list := range []*[]string{&m.ReadOnly, &m.Hidden, &m.HiddenFiles, &m.HiddenSockets, &m.Pinned, &m.PinnedLinks} {
 		*list = nonNil(slices.DeleteFunc(*list, func(p string) bool { return !shown(p) }))
 	}
 }

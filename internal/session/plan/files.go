@@ -31,6 +31,11 @@ type Files struct {
 	// nor removed (EBUSY), so a parent's rename cannot put a planted .git
 	// where the protected one was.
 	Pinned []string `json:"pinned"`
+	// PinnedLinks are symlinks in the writable roots that a protected
+	// path is reached through (.codex -> decoy), each mounted over
+	// itself, so the session can neither remove nor replace it (EBUSY)
+	// with a folder of its own; the folders above are Pinned.
+	PinnedLinks []string `json:"pinned_links,omitempty"`
 	// Overlays are the toolchain caches seen through a copy-on-write
 	// layer, made before OutsideReadOnly, which keeps them writable.
 	// OverlayDir, the session's private folder that holds their upper
@@ -60,7 +65,7 @@ type Files struct {
 
 // Empty reports whether applying f would change nothing.
 func (f Files) Empty() bool {
-	return !f.OutsideReadOnly && f.View == nil && len(f.ReadOnly)+len(f.Hidden)+len(f.HiddenFiles)+len(f.HiddenSockets)+len(f.Pinned)+len(f.Overlays) == 0
+	return !f.OutsideReadOnly && f.View == nil && len(f.ReadOnly)+len(f.Hidden)+len(f.HiddenFiles)+len(f.HiddenSockets)+len(f.Pinned)+len(f.PinnedLinks)+len(f.Overlays) == 0
 }
 
 // Overlay is one copy-on-write layer: the person's cache at Path as the

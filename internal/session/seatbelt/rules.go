@@ -178,7 +178,8 @@ func (g *gen) regexRule(rule string, res []string) {
 }
 
 // pinned are the folders that hold a protected or hidden path inside a
-// writable root, from the root down, and the plan's own pins; sorted,
+// writable root, from the root down, and the plan's own pins, its
+// symlinks included (unlink takes the link, not its target); sorted,
 // each once. The protected and hidden paths themselves are not among
 // them but where the plan pins them: their own rules deny every write.
 func pinned(p *plan.Plan, f *plan.Files) []string {
@@ -190,7 +191,7 @@ func pinned(p *plan.Plan, f *plan.Files) []string {
 			out = append(out, d)
 		}
 	}
-	for _, d := range f.Pinned {
+	for _, d := range slices.Concat(f.Pinned, f.PinnedLinks) {
 		add(d)
 	}
 	roots := append(append([]string(nil), p.Writable...), p.Caches...)

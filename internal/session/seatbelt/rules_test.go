@@ -37,7 +37,8 @@ func decide(t *testing.T, p *plan.Plan) func(op, object string) bool {
 
 // TestPlanRules: the parts of a plan no table scenario has: a cache
 // written in place and one shown through a copy-on-write layer (kept
-// read-only: macOS has none), deny_read globs held on every path by a
+// read-only: macOS has none), a protected path's symlink neither removed
+// nor made again, deny_read globs held on every path by a
 // regex (one no regex carries named and held only where the plan found
 // its files), exec's
 // runtime folder hidden but for the session's record and denial log,
@@ -49,7 +50,8 @@ func TestPlanRules(t *testing.T) {
 			Overlays:    []plan.Overlay{{Path: "/Users/a/.npm", Upper: "/private/var/run/u", Work: "/private/var/run/w"}},
 			DenyGlobs:   []string{"**/.env", "/Users/*/.ssh", "**/[Ss]ecret"},
 			HiddenFiles: []string{"/Users/a/ws/.env"},
-			ReadOnly:    []string{"/Users/a/ws/.git/hooks", "/Users/a/ws/.git/config"},
+			ReadOnly:    []string{"/Users/a/ws/.git/hooks", "/Users/a/ws/.git/config", "/Users/a/ws/decoy"},
+			PinnedLinks: []string{"/Users/a/ws/.codex"},
 			Runtime:     "/private/var/run/dsh-fs", Record: "/private/var/run/dsh-fs/s1/record.json",
 		}})
 	for _, tc := range []struct {
@@ -76,6 +78,9 @@ func TestPlanRules(t *testing.T) {
 		{sbpltest.FileWriteUnlink, "/Users/a/ws/.Git", false},
 		{sbpltest.FileWriteCreate, "/Users/a/ws/.gitx", true},
 		{sbpltest.FileWriteCreate, "/Users/a/ws/sub/x", true},
+		{sbpltest.FileWriteUnlink, "/Users/a/ws/.codex", false},
+		{sbpltest.FileWriteCreate, "/Users/a/ws/.codex", false},
+		{sbpltest.FileWriteUnlink, "/Users/a/ws/plain-link", true},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s2/record.json", false},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s1/record.json", true},
 		{sbpltest.FileReadData, "/private/var/run/dsh-fs/s1/denials/log", true},

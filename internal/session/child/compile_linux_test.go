@@ -400,7 +400,8 @@ func agentUser(t *testing.T) int {
 // TestCompiledMountsChanged: a path swapped after the plan fails the op
 // that opens or checks it, in the words applyFiles fails with, naming
 // that op, and CMD never runs: a symlink where a hidden folder was, a
-// file where a folder was, a file where a socket was.
+// file where a folder was, a file where a socket was, a folder where a
+// pinned symlink was, a symlink above one, and one gone.
 func TestCompiledMountsChanged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount (run the tests as root to cover the mount layer)")
@@ -425,17 +426,33 @@ func TestCompiledMountsChanged(t *testing.T) {
 			os.Remove(filepath.Join(tmp, "sock"))
 			return os.WriteFile(filepath.Join(tmp, "sock"), nil, 0o644)
 		}},
+		{"folder for a pinned symlink", "mount: pin symlink $ROOT/d/link: changed since the plan", false, func(tmp string) error {
+			os.Remove(filepath.Join(tmp, "d", "link"))
+			return os.Mkdir(filepath.Join(tmp, "d", "link"), 0o755)
+		}},
+		{"a pinned symlink reached through a symlink", "mount: pin symlink $ROOT/d/link: changed since the plan: too many levels of symbolic links", true,
+			func(tmp string) error {
+				os.Rename(filepath.Join(tmp, "d"), filepath.Join(tmp, "d2"))
+				return os.Symlink("d2", filepath.Join(tmp, "d"))
+			}},
+		{"a pinned symlink gone", "mount: pin symlink $ROOT/d/link: no such file or directory", false, func(tmp string) error {
+			return os.Remove(filepath.Join(tmp, "d", "link"))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := canonTemp(t)
-			makeTree(t, tmp, "hidden/", "keys/a", "ws/", "empty")
+			makeTree(t, tmp, "hidden/", "keys/a", "ws/", "empty", "d/")
 			os.Truncate(filepath.Join(tmp, "empty"), 0)
+			if err := os.Symlink("../keys", filepath.Join(tmp, "d", "link")); err != nil {
+				t.Fatal(err)
+			}
 			l, err := net.Listen("unix", filepath.Join(tmp, "sock"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			c := opsCase{Files: plan.Files{Hidden: []string{filepath.Join(tmp, "hidden")}, HiddenSockets: []string{filepath.Join(tmp, "sock")}},
+			c := opsCase{Files: plan.Files{Hidden: []string{filepath.Join(tmp, "hidden")}, HiddenSockets: []string{filepath.Join(tmp, "sock")},
+				PinnedLinks: []string{filepath.Join(tmp, "d", "link")}},
 				Empty: filepath.Join(tmp, "empty"), Root: tmp}
 			ops, err := CompileFiles(&c.Files, FilesTarget{EmptyFile: c.Empty})
 			if err != nil {
@@ -456,8 +473,11 @@ func TestCompiledMountsChanged(t *testing.T) {
 				t.Errorf("op %d's words %q, want those of the failure", opErr.Op, words)
 			}
 			// applyFiles says the same of the same swap.
-			applied := helperRunErr(t, "apply", c)
-			if !strings.Contains(applied, want[:strings.Index(want, "changed")]+"changed since the plan") {
+			applied, said := helperRunErr(t, "apply", c), want
+			if i := strings.Index(want, "changed"); i >= 0 {
+				said = want[:i] + "changed since the plan"
+			}
+			if !strings.Contains(applied, said) {
 				t.Errorf("applyFiles said %q", applied)
 			}
 		})

@@ -3,11 +3,11 @@ package layout
 // Protected paths that a mount cannot cover as they are: reached through
 // a symlink present at the start, or missing at the start. The symlinks
 // are pinned themselves, so the session can neither remove nor replace
-// one with a folder of its own. The planning
-// is PlanMounts' (planProtectedEdges); exec's supervisor makes the
-// placeholders before the session (MakePlaceholders) and removes them
-// after it (RemovePlaceholders), and so does the next session's clean-up
-// of a supervisor killed before it could (wire.removeStale).
+// one with a folder of its own. The planning is PlanMounts'
+// (planProtectedEdges); exec's supervisor makes the placeholders before
+// the session (MakePlaceholders) and removes them after it
+// (RemovePlaceholders), and so does the next session's clean-up of a
+// supervisor killed before it could (wire.removeStale).
 
 import (
 	"errors"
@@ -63,13 +63,13 @@ func planProtectedEdges(p policy.Policy, roots []sandbox.Root) (pe protectedEdge
 		return pe
 	}
 	rootPaths := sandbox.RootPaths(roots)
-	seen := map[string]bool{}
+	seen, linked := map[string]bool{}, map[string]bool{}
 	edge := func(root, path string, dir bool) {
 		e := protectedEdge{rootPaths: rootPaths, root: root, path: path, dir: dir}
 		l := e.look()
 		for _, link := range l.links {
-			if !seen[link+"\x00link"] {
-				seen[link+"\x00link"] = true
+			if !linked[link] {
+				linked[link] = true
 				pe.links = append(pe.links, link)
 			}
 		}

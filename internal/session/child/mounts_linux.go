@@ -34,12 +34,13 @@ type applier struct {
 // applyFiles mounts m, in the child's private mount namespace and before
 // Landlock (which forbids mounting). emptyFile, an empty 0400 file, is
 // bound over hidden files. The order is the read-only tree, the pins
-// (outermost first), the pinned symlinks, the read-only binds, then the hiding, since each
-// mount is made on what the ones before it left. Every path is opened
-// without following a symlink, checked to still be what the plan says,
-// and mounted on through that descriptor, so a path swapped since the
-// plan fails rather than covering where a link leads. The first failure
-// stops it; what it mounted stays, and the caller must not start CMD.
+// (outermost first), the pinned symlinks, the read-only binds, then the
+// hiding, since each mount is made on what the ones before it left.
+// Every path is opened without following a symlink, checked to still be
+// what the plan says, and mounted on through that descriptor, so a path
+// swapped since the plan fails rather than covering where a link leads.
+// The first failure stops it; what it mounted stays, and the caller
+// must not start CMD.
 func (a applier) applyFiles(m *plan.Files, emptyFile string) error {
 	empty := -1
 	if len(m.HiddenFiles)+len(m.HiddenSockets) > 0 {

@@ -68,7 +68,11 @@ type Relay struct {
 	// refusal (LineScanner); set before Start.
 	Scanner LineScanner
 
-	mu      sync.Mutex // one Pause at a time
+	// mu is held by a Pause until its resume, and by Start: one
+	// question at a time, and a relay that starts only between them.
+	// started says Start ran (under mu).
+	mu      sync.Mutex
+	started bool
 	paused  chan struct{}
 	resume  chan struct{}
 	stopped chan struct{}
@@ -185,6 +189,8 @@ func (r *Relay) Slave() *os.File { return r.slave }
 // the person's terminal in raw mode when input is relayed, and copies in
 // the background until Close.
 func (r *Relay) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.slave != nil {
 		r.slave.Close()
 	}
@@ -205,6 +211,7 @@ func (r *Relay) Start() error {
 	}
 	r.paused, r.resume = make(chan struct{}), make(chan struct{})
 	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
+	r.started = true
 	go r.loop()
 	return nil
 }
@@ -420,9 +427,17 @@ func (r *Relay) wake(c byte) { unix.Write(r.wakeW, []byte{c}) }
 // answer what the caller asks. The caller takes the screen with
 // DrawQuestion. It returns the terminal to read from (nil when exec's
 // standard input is not the terminal) and to write to, and a function
-// that resumes the relay. One Pause at a time.
+// that resumes the relay. One Pause at a time. Before Start nothing is
+// relayed and the terminal is in its own modes: it is handed over as it
+// is, and a Start waits for the resume.
 func (r *Relay) Pause() (in, out *os.File, resume func()) {
 	r.mu.Lock()
+	if !r.started {
+		if r.in != nil {
+			flushInput(r.ifd0())
+		}
+		return r.in, r.out, r.mu.Unlock
+	}
 	r.wake(wakePause)
 	select {
 	case <-r.paused:

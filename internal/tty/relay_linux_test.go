@@ -270,3 +270,74 @@ func TestRelayFilters(t *testing.T) {
 		t.Errorf("the session read %q after CSI c, want the relay's %q", got, answerDA1)
 	}
 }
+
+// TestRelayPauseBeforeStart: a question may come before the relay has
+// started (exec's network proxy asks as soon as CMD's first request
+// arrives, which can be before the supervisor starts relaying). Pause
+// then hands over the person's terminal as it is, in its own modes, and
+// a Start during the question waits for its end; after it the relay
+// flows. Before: Pause woke a loop that did not exist (its wake pipe
+// unset, descriptor 0) and waited on channels not made yet, for good;
+// the question never showed (TestExecNetworkApproveAtTerminal hung).
+func TestRelayPauseBeforeStart(t *testing.T) {
+	p := newPerson(t)
+	r, err := Open(p.term, p.term, p.term)
+	if err != nil || r == nil {
+		t.Fatalf("Open: %v, %v", r, err)
+	}
+	fd, err := unix.Dup(int(r.Slave().Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := os.NewFile(uintptr(fd), "session")
+	t.Cleanup(func() { session.Close(); r.Close() })
+
+	type handed struct {
+		in, out *os.File
+		resume  func()
+	}
+	paused := make(chan handed, 1)
+	go func() {
+		in, out, resume := r.Pause()
+		paused <- handed{in, out, resume}
+	}()
+	var h handed
+	select {
+	case h = <-paused:
+	case <-time.After(hangGuard):
+		t.Fatal("Pause before Start never returned")
+	}
+	if h.in == nil || h.out == nil {
+		t.Fatal("Pause handed over no terminal")
+	}
+	if modes, _ := unix.IoctlGetTermios(int(h.in.Fd()), unix.TCGETS); modes == nil || modes.Lflag&unix.ICANON == 0 {
+		t.Errorf("paused before Start, the person's terminal is not in its own (cooked) modes")
+	}
+	started := make(chan error, 1)
+	go func() { started <- r.Start() }()
+	h.out.WriteString("real question? ")
+	p.keys.Write([]byte("y\n"))
+	answer := make([]byte, 16)
+	h.in.SetReadDeadline(time.Now().Add(hangGuard))
+	if n, err := h.in.Read(answer); err != nil || string(answer[:n]) != "y\n" {
+		t.Errorf("the asker read %q, %v; want the person's \"y\\n\"", answer[:n], err)
+	}
+	select {
+	case err := <-started:
+		t.Errorf("Start returned (%v) during the question: the relay would take the person's terminal from the asker", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	h.resume()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("Start after the question: %v", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("Start never returned after the question")
+	}
+	session.Write([]byte("AFTER-QUESTION"))
+	if !eventually(func() bool { return strings.Contains(p.screen(), "AFTER-QUESTION") }) {
+		t.Errorf("after the question the session's output does not flow: %q", p.screen())
+	}
+}

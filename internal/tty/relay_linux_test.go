@@ -66,9 +66,10 @@ func eventually(cond func() bool) bool {
 	return cond()
 }
 
-// startRelay starts a relay for p and returns it with the session's
-// side of its terminal (a copy of the slave, as a child would hold it).
-func startRelay(t *testing.T, p *person) (*Relay, *os.File) {
+// openRelay opens a relay for p, not started, and returns it with the
+// session's side of its terminal (a copy of the slave, as a child would
+// hold it).
+func openRelay(t *testing.T, p *person) (*Relay, *os.File) {
 	t.Helper()
 	r, err := Open(p.term, p.term, p.term)
 	if err != nil || r == nil {
@@ -80,6 +81,13 @@ func startRelay(t *testing.T, p *person) (*Relay, *os.File) {
 	}
 	session := os.NewFile(uintptr(fd), "session")
 	t.Cleanup(func() { session.Close(); r.Close() })
+	return r, session
+}
+
+// startRelay is openRelay, started.
+func startRelay(t *testing.T, p *person) (*Relay, *os.File) {
+	t.Helper()
+	r, session := openRelay(t, p)
 	if err := r.Start(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -281,16 +289,7 @@ func TestRelayFilters(t *testing.T) {
 // the question never showed (TestExecNetworkApproveAtTerminal hung).
 func TestRelayPauseBeforeStart(t *testing.T) {
 	p := newPerson(t)
-	r, err := Open(p.term, p.term, p.term)
-	if err != nil || r == nil {
-		t.Fatalf("Open: %v, %v", r, err)
-	}
-	fd, err := unix.Dup(int(r.Slave().Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	session := os.NewFile(uintptr(fd), "session")
-	t.Cleanup(func() { session.Close(); r.Close() })
+	r, session := openRelay(t, p)
 
 	type handed struct {
 		in, out *os.File

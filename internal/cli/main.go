@@ -16,6 +16,9 @@ import (
 
 	"github.com/dshfs/dsh-fs/internal/config"
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	// Every binary with this command tree starts with its main
+	// goroutine's stack grown once.
+	_ "github.com/dshfs/dsh-fs/internal/mainstack"
 	"github.com/dshfs/dsh-fs/internal/result"
 	"github.com/dshfs/dsh-fs/internal/sandbox"
 	"github.com/dshfs/dsh-fs/internal/session/supervisor"

@@ -573,3 +573,41 @@ func devNull(t *testing.T) int {
 	t.Cleanup(func() { null.Close() })
 	return int(null.Fd())
 }
+
+// TestEndReadInTheKernel: the init's report of the end reaches Wait
+// through a blocking descriptor, read by the waiting thread itself, not
+// through the runtime's poller (blockingPipe says why).
+func TestEndReadInTheKernel(t *testing.T) {
+	needRoot(t)
+	s, out := shell(t, `read x`)
+	s.Init, s.MountProc = true, true
+	in, feed, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	defer feed.Close()
+	s.Files[0] = int(in.Fd())
+	p, err := startIn(t, s, os.NewFile(uintptr(s.Files[1]), "w"))
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	// Through the raw descriptor: Fd would make it blocking.
+	var flags int
+	ferr := errors.New("no descriptor")
+	if c, err := p.ended.SyscallConn(); err == nil {
+		c.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) })
+	}
+	feed.Close()
+	io.ReadAll(out)
+	if _, _, err := p.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	<-p.Done()
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		t.Error("the end's report is read through the poller (O_NONBLOCK): a wake-up more before the supervisor knows")
+	}
+}

@@ -28,25 +28,82 @@ func runtimeBeforeFork()
 func runtimeAfterFork()
 
 // forkFirst forks the first process from the calling thread, without
-// the pages of r.unshared (but its stack's, found here, where it no
-// longer moves). The parent returns its pid; the child never returns
+// the pages of unshared (but its stack's, found here, where it no longer
+// moves). The parent returns its pid; the child never returns: it waits
+// to be handed its spec (awaitStart), then lives its life
 // (firstProcess).
 //
 //go:noinline
 //go:norace
 //go:nocheckptr
-func forkFirst(r *readied) (pid uintptr, errno syscall.Errno) {
+func forkFirst(r *readied, unshared []span) (pid uintptr, errno syscall.Errno) {
 	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, 0, uintptr(unsafe.Pointer(&r.threadMask)), 8, 0, 0)
 	runtimeBeforeFork()
-	adviseUnshared(r, uintptr(unsafe.Pointer(&pid)), unix.MADV_DONTFORK)
+	adviseUnshared(unshared, r.page, uintptr(unsafe.Pointer(&pid)), unix.MADV_DONTFORK)
 	pid, _, errno = syscall.RawSyscall6(syscall.SYS_CLONE, r.clone, 0, 0, 0, 0, 0)
 	if errno != 0 || pid != 0 {
 		runtimeAfterFork()
 		return pid, errno
 	}
 	afterForkInChild(r)
+	awaitStart(r)
 	firstProcess(r)
 	return 0, 0
+}
+
+// awaitStart is the child's wait for its spec: it asks for the parent
+// death signal first, then waits for the go-ahead, or for this
+// process's end (its pidfd), which comes before the signal was set if
+// the parent died first; handed over, it takes a descriptor table of
+// its own (unshare), the caller's as it is now, and says so on the
+// report pipe (stepNone). Until then it shares the caller's table: it
+// closes nothing, and a failure is reported and ends it.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func awaitStart(r *readied) {
+	if r.parentDeath != 0 {
+		r.step = stepParentDeath
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, r.parentDeath, 0, 0, 0, 0); e != 0 {
+			fail(r, e, 125)
+		}
+	}
+	r.step = stepSync
+	r.wait[0].Fd, r.wait[0].Events = int32(r.goR), unix.POLLIN
+	n := uintptr(1)
+	if r.parent >= 0 {
+		r.wait[1].Fd, r.wait[1].Events = int32(r.parent), unix.POLLIN
+		n = 2
+	}
+	for {
+		_, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&r.wait[0])), n, 0, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			fail(r, e, 125)
+		}
+		break
+	}
+	if n == 2 && r.wait[1].Revents != 0 {
+		for { // the caller is gone: there is no session to start
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 125, 0, 0)
+		}
+	}
+	got, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.goR), uintptr(unsafe.Pointer(&r.b[0])), 1)
+	if e == 0 && got != 1 {
+		e = syscall.EPIPE
+	}
+	if e != 0 {
+		fail(r, e, 125)
+	}
+	r.step = stepUnshare
+	if _, _, e := syscall.RawSyscall(syscall.SYS_UNSHARE, unix.CLONE_FILES, 0, 0); e != 0 {
+		fail(r, e, 125)
+	}
+	r.msg[0], r.msg[1] = stepNone, 0
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(r.report), uintptr(unsafe.Pointer(&r.msg)), 8)
 }
 
 // firstProcess is the first process's life: its ops, its descriptors, its
@@ -112,41 +169,24 @@ func fail(r *readied, e syscall.Errno, code uintptr) {
 	}
 }
 
-// begin waits for a new user namespace's maps (the parent's byte on the
-// sync pipe) and asks for the parent death signal.
+// begin makes an init undumpable.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
 func begin(r *readied) syscall.Errno {
-	if r.syncR >= 0 {
-		r.step = stepSync
-		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.syncW), 0, 0)
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.syncR), uintptr(unsafe.Pointer(&r.b[0])), 1)
-		if e != 0 {
-			return e
-		}
-		if n != 1 {
-			return syscall.EPIPE // the parent gave up
-		}
-		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(r.syncR), 0, 0)
-	}
 	if r.init {
 		// An init holds CMD's environment and a copy of the caller's
 		// stack and data (on amd64 nothing of its heap; elsewhere all
 		// of it, secrets included) and never executes anything: no
 		// process of the session may read it (/proc/1/environ, mem) or
-		// trace it. After the maps: the caller writes them as the owner
-		// of this process's /proc files, which this makes root's.
+		// trace it. After the maps (Fork): the caller writes them as
+		// the owner of this process's /proc files, which this makes
+		// root's.
 		r.step = stepUndumpable
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); e != 0 {
 			return e
 		}
-	}
-	if r.parentDeath != 0 {
-		r.step = stepParentDeath
-		_, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, r.parentDeath, 0, 0, 0, 0)
-		return e
 	}
 	return 0
 }

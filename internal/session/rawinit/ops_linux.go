@@ -201,24 +201,26 @@ const procFDLen = len(procFDPrefix) + 12
 // stepOps is the first op's step; op i is stepOps+i.
 const stepOps uint32 = 1 << 16
 
-// readyOps readies s.Ops into r: its ops, its registers and what they
-// point to.
-func (r *readied) readyOps(s Spec) error {
-	r.opSpec = s.Ops
+// readyOps readies s.Ops in the arena: its ops, its registers and what
+// they point to.
+func (p *Pending) readyOps(s Spec) error {
+	r, a := p.r, p.a
+	p.opSpec = s.Ops
 	if len(s.Ops) == 0 {
 		return nil
 	}
 	if len(s.Ops) >= 1<<15 {
 		return fserr.New(fserr.InvalidArgument, "rawinit: too many ops")
 	}
-	r.ops = make([]rop, 0, len(s.Ops)) // once: a rop is about 300 bytes
+	r.ops = place[rop](a, len(s.Ops))
 	regs := 0
 	reg := func(i int) bool {
 		regs = max(regs, i+1)
 		return i >= 0 && i < MaxRegisters
 	}
 	for i, o := range s.Ops {
-		ro := rop{kind: o.Kind, nr: o.Nr, result: o.Result, skipOn: uintptr(o.SkipOn), skip: o.Skip, reg: o.Reg, types: o.Types, empty: o.Empty}
+		ro := &r.ops[i]
+		*ro = rop{kind: o.Kind, nr: o.Nr, result: o.Result, skipOn: uintptr(o.SkipOn), skip: o.Skip, reg: o.Reg, types: o.Types, empty: o.Empty}
 		bad := func(why string) error {
 			return fserr.New(fserr.InvalidArgument, "rawinit: op "+strconv.Itoa(i)+" ("+o.Words+"): "+why)
 		}
@@ -241,7 +243,7 @@ func (r *readied) readyOps(s Spec) error {
 			if o.Args[0].kind != argWord && o.Args[0].kind != argReg || o.Args[1].kind != argWord {
 				return bad("sends over no socket")
 			}
-			ro.msg, ro.rights = sendMsg(byte(o.Args[1].v))
+			ro.msg, ro.rights = sendMsg(a, byte(o.Args[1].v))
 		case OpStore:
 			if !reg(o.Reg) {
 				return bad("no such register")
@@ -265,20 +267,19 @@ func (r *readied) readyOps(s Spec) error {
 					ro.fromReg[j] = int8(a.v)
 					break
 				}
-				buf := new([procFDLen]byte)
+				buf := placeOne[[procFDLen]byte](p.a)
 				copy(buf[:], procFDPrefix)
-				ro.procBuf[j] = buf // kept alive by r.ops
+				ro.procBuf[j] = buf
 				ro.args[j], ro.procFD[j] = uintptr(unsafe.Pointer(buf)), int8(a.v)
 			case argBytes:
-				buf := append([]byte{}, a.b...)
+				buf := placeCopy(p.a, a.b)
 				if len(buf) == 0 {
-					buf = []byte{0}
+					buf = place[byte](p.a, 1)
 				}
 				ro.mem[j] = buf
 				ro.args[j] = uintptr(unsafe.Pointer(&buf[0]))
 			}
 		}
-		r.ops = append(r.ops, ro)
 	}
 	for i, o := range s.Ops {
 		if o.Kind == OpStore {
@@ -286,7 +287,7 @@ func (r *readied) readyOps(s Spec) error {
 			r.ops[i].into = unsafe.Pointer(&r.ops[at.Op].mem[at.Arg][at.Offset])
 		}
 	}
-	r.regs = make([]int, regs)
+	r.regs = place[int](a, regs)
 	for i := range r.regs {
 		r.regs[i] = -1
 	}
@@ -304,11 +305,11 @@ func storable(ops []Op, at At) bool {
 }
 
 // opFailure is the error of op i of the spec, failed with errno.
-func (r *readied) opFailure(i int, errno syscall.Errno) error {
-	if i < 0 || i >= len(r.opSpec) {
+func (p *Pending) opFailure(i int, errno syscall.Errno) error {
+	if i < 0 || i >= len(p.opSpec) {
 		return fserr.Wrap(fserr.IO, "rawinit: an unknown op: "+errno.Error(), errno)
 	}
-	o := r.opSpec[i]
+	o := p.opSpec[i]
 	e := &OpError{Op: i, Words: o.Words, Errno: errno, Changed: o.Changed != 0 && errno == o.Changed}
 	if o.Kind == OpCheck {
 		e.Errno = 0
@@ -402,17 +403,21 @@ func procFDPath(p *[procFDLen]byte, fd int) {
 	}
 }
 
-// sendMsg is an OpSend's message, readied: one byte of data, tag, and
-// room for one descriptor's rights, which the child writes at rights.
-func sendMsg(tag byte) (*unix.Msghdr, *int32) {
-	data := []byte{tag}
-	oob := unix.UnixRights(0)
-	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-	rights := (*int32)(unsafe.Pointer(uintptr(unsafe.Pointer(h)) + uintptr(unix.CmsgLen(0))))
-	iov := &unix.Iovec{Base: &data[0]}
+// sendMsg is an OpSend's message, readied in a: one byte of data, tag,
+// and room for one descriptor's rights, which the child writes at
+// rights.
+func sendMsg(a *arena, tag byte) (*unix.Msghdr, *int32) {
+	data := placeCopy(a, []byte{tag})
+	oob := place[uint64](a, (unix.CmsgSpace(4)+7)/8) // aligned for the header
+	ctl := unsafe.Slice((*byte)(unsafe.Pointer(&oob[0])), unix.CmsgSpace(4))
+	copy(ctl, unix.UnixRights(0))
+	rights := (*int32)(unsafe.Pointer(&ctl[unix.CmsgLen(0)]))
+	iov := placeOne[unix.Iovec](a)
+	iov.Base = &data[0]
 	iov.SetLen(1)
-	msg := &unix.Msghdr{Iov: iov, Iovlen: 1, Control: &oob[0]}
-	msg.SetControllen(len(oob))
+	msg := placeOne[unix.Msghdr](a)
+	msg.Iov, msg.Iovlen, msg.Control = iov, 1, &ctl[0]
+	msg.SetControllen(len(ctl))
 	return msg, rights
 }
 

@@ -43,8 +43,9 @@ type Spec struct {
 	Session bool
 	Ctty    int
 	// ParentDeath, when not 0, is sent to the first process when the
-	// thread that called Start ends (the runtime never ends the main
-	// thread): the caller keeps that thread for the session's life.
+	// thread that forked it (Start, Fork) ends (the runtime never ends
+	// the main thread): the caller keeps that thread for the session's
+	// life.
 	ParentDeath syscall.Signal
 	Layers      Layers
 	// Path, Argv and Env are CMD's execve (Env nil: empty); Dir, when not
@@ -59,8 +60,8 @@ type Spec struct {
 	// FromReg(i) in place of a descriptor is the one the ops left in
 	// register i (a terminal's slave they opened), kept open for it.
 	Files []int
-	// Ops run first, as soon as a new user namespace has its maps
-	// (ops.go).
+	// Ops run first, once the first process is handed its spec, a new
+	// user namespace's maps written (ops.go).
 	Ops []Op
 }
 
@@ -116,37 +117,21 @@ type Process struct {
 	waitErr  error
 }
 
-// Start readies s and forks its first process from the calling thread,
-// whose namespaces, root, working folder and Landlock domain the child
-// inherits: the caller locks the thread where those are its own. It
-// returns once CMD was executed, or the error that kept it from running
-// (fserr.IO, naming the step), leaving no process behind.
+// Start forks s's first process from the calling thread (Fork), whose
+// namespaces, root, working folder and Landlock domain the child
+// inherits (the caller locks the thread where those are its own), and
+// hands it s (Pending.Start). It returns once CMD was executed, or the
+// error that kept it from running (fserr.IO, naming the step), leaving
+// no process behind.
 func Start(s Spec) (*Process, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	r, err := ready(s)
+	p, err := Fork(s.early())
 	if err != nil {
 		return nil, err
 	}
-	pid, err := r.fork()
-	if err != nil {
-		return nil, err
-	}
-	if s.Clone&unix.CLONE_NEWUSER != 0 {
-		if err := mapUser(pid); err != nil {
-			r.abandon(pid)
-			return nil, fserr.Wrap(fserr.IO, "user namespace: "+err.Error(), err)
-		}
-		r.release()
-	}
-	if err := r.readFailure(); err != nil {
-		r.abandon(pid)
-		return nil, err
-	}
-	p := &Process{pid: pid, init: s.Init, ended: r.endedR, done: make(chan struct{})}
-	go p.reap()
-	return p, nil
+	return p.Start(s)
 }
 
 // check refuses a spec whose parts contradict each other.
@@ -164,7 +149,7 @@ func (s Spec) check() error {
 		return fserr.New(fserr.InvalidArgument, "rawinit: a ruleset's descriptor is one Files replaces")
 	case slices.ContainsFunc(s.Files, func(fd int) bool { return fd < -1 && (-2-fd >= MaxRegisters || len(s.Ops) == 0) }):
 		return fserr.New(fserr.InvalidArgument, "rawinit: a file from a register of no op")
-	case s.Clone&(unix.CLONE_NEWPID|unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_VFORK) != 0:
+	case s.Clone&(unix.CLONE_NEWPID|unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_VFORK|unix.CLONE_FILES) != 0:
 		return fserr.New(fserr.InvalidArgument, "rawinit: Clone names namespaces only, and not the PID one (Init)")
 	}
 	return nil

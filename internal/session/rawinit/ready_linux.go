@@ -2,10 +2,13 @@ package rawinit
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -13,24 +16,40 @@ import (
 )
 
 // readied is everything the first process reads and writes after the
-// fork, made before it: the child allocates nothing and keeps no
-// variable on its stack but a few words, so every value it needs, its
-// scratch space included, is a field here. It writes only scalar fields.
+// fork, in the arena (arena_linux.go): the child allocates nothing and
+// keeps no variable on its stack but a few words, so every value it
+// needs, its scratch space included, is a field here or in the arena. It
+// writes only scalar fields. The fields above "The spec" are set before
+// the fork (Fork), the rest by Pending.Start.
 type readied struct {
-	clone                   uintptr // clone's flags, CLONE_NEWPID and SIGCHLD included
-	init, mountProc, setsid bool
-	ctty                    int
-	parentDeath             uintptr
+	clone       uintptr // clone's flags: CLONE_FILES, CLONE_NEWPID and SIGCHLD included
+	init        bool
+	parentDeath uintptr
 
-	files  []int // the caller's descriptor for each of the child's 0, 1, …; moved by the child
-	base   int   // above every descriptor named here: the report pipe moves to base, the ended pipe to base+1
-	report int   // the report pipe's write end, as the child inherits it
-	ended  int   // the ended pipe's write end (Init), or -1
-	syncR  int   // the user namespace's go-ahead (CLONE_NEWUSER), or -1
-	syncW  int
-	maxFD  int // RLIMIT_NOFILE: the last descriptor closed where close_range is missing
+	// The hand-over (Fork, awaitStart): the go-ahead's read end, this
+	// process's pidfd (-1 without), the report pipe's and the ended
+	// pipe's write ends as the child inherits them.
+	goR    int
+	parent int
+	report int
+	ended  int // the ended pipe's write end (Init), or -1
+	wait   [2]unix.PollFd
 
-	argv0, dirName             string // for the failure's words
+	// The fork (unshared_linux.go): the signals the child resets to dfl
+	// (an all-zero sigaction), the calling thread's signal mask before
+	// it.
+	page       uintptr
+	caught     uint64
+	dfl        [8]uint64
+	threadMask uint64
+
+	// The spec.
+	mountProc, setsid bool
+	ctty              int
+	files             []int // the caller's descriptor for each of the child's 0, 1, …; moved by the child
+	base              int   // above every descriptor named here: the report pipe moves to base, the ended pipe to base+1
+	maxFD             int   // RLIMIT_NOFILE: the last descriptor closed where close_range is missing
+
 	path, dir                  *byte
 	argv, envv                 []*byte
 	procSource, procTarget     *byte
@@ -41,22 +60,12 @@ type readied struct {
 	capHdr                     unix.CapUserHeader
 	capData                    [2]unix.CapUserData // all zero: capset empties every set
 	filters                    []unix.SockFprog
-	progs                      [][]unix.SockFilter // what filters point to, kept alive
-	blockAll, oldMask, waitSet uint64              // kernel sigsets (64 signals)
+	blockAll, oldMask, waitSet uint64 // kernel sigsets (64 signals)
 	chldSet                    uint64
-
-	// The fork (unshared_linux.go): the caller's pages it leaves out,
-	// the signals the child resets to dfl (an all-zero sigaction), the
-	// calling thread's signal mask before it.
-	unshared   []span
-	page       uintptr
-	caught     uint64
-	dfl        [8]uint64
-	threadMask uint64
 
 	// The child's scratch space.
 	step     uint32
-	msg      [2]uint32 // a failure: its step and errno; an init's end: CMD's status and ended
+	msg      [2]uint32 // a failure: its step and errno; the hand-over: stepNone; an init's end: CMD's status and ended
 	nextFD   int
 	cmd      uintptr
 	cmdDone  bool
@@ -68,19 +77,49 @@ type readied struct {
 	left     unix.Timespec
 	b        [1]byte
 
-	// The ops (ops.go): readied, their registers, what they point to,
-	// and the child's scratch space for them.
-	ops    []rop // with what they point to
+	// The ops (ops.go): readied, their registers, and the child's
+	// scratch space for them.
+	ops    []rop
 	regs   []int
 	kept   uint64 // the registers Files names (FromReg), left open after the ops
-	opSpec []Op
 	opAt   int
 	opArgs [6]uintptr
 	stat   unix.Stat_t
+}
 
-	// The parent's ends of the pipes.
-	reportR, endedR, syncWFile *os.File
-	reportW, endedW, syncRFile *os.File
+// Early is what a first process must be forked with, before the rest of
+// its Spec is known: the Spec's fields of the same names.
+type Early struct {
+	Clone       uintptr
+	Init        bool
+	ParentDeath syscall.Signal
+}
+
+// early is the part of s a Pending must have been forked with.
+func (s Spec) early() Early { return Early{Clone: s.Clone, Init: s.Init, ParentDeath: s.ParentDeath} }
+
+// Pending is a first process forked before its spec is known (Fork),
+// waiting to be handed it (Start) or abandoned (Abandon): its fork and
+// a new user namespace's maps are then off the path to CMD. It shares
+// the caller's descriptor table until it is handed over, so whatever
+// the caller opens meanwhile it has as the caller has it, as if forked
+// at the hand-over; its memory is its own but for the arena.
+type Pending struct {
+	early Early
+	a     *arena
+	r     *readied // in a
+	pid   int
+	ended bool // Start or Abandon ran
+
+	// The pipes' ends: the caller's, and the child's, which the caller
+	// closes once the child holds a table of its own.
+	reportR, endedR, goW *os.File
+	reportW, endedW, goR *os.File
+	parent               int // this process's pidfd, or -1
+
+	// For the failure's words.
+	argv0, dirName string
+	opSpec         []Op
 }
 
 // forwarded are the signals an init passes on to CMD: those dsh-fs exec
@@ -89,115 +128,69 @@ type readied struct {
 var forwarded = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
-// ready makes s's readied values and pipes; on an error, nothing is left
-// open.
-func ready(s Spec) (*readied, error) {
-	r := &readied{clone: s.Clone | uintptr(syscall.SIGCHLD), init: s.Init, mountProc: s.MountProc,
-		setsid: s.Session, ctty: s.Ctty, parentDeath: uintptr(s.ParentDeath), ended: -1, syncR: -1, syncW: -1,
-		files: append([]int{}, s.Files...), keyring: s.Layers.JoinKeyring,
-		rulesets: append([]int{}, s.Layers.Rulesets...), blockAll: ^uint64(0)}
-	if s.Init {
-		r.clone |= unix.CLONE_NEWPID
+// Fork forks a first process for a Spec of e, from the calling thread,
+// whose namespaces, root and Landlock domain the child inherits, as
+// Start's does; with CLONE_NEWUSER it writes the new user namespace's
+// maps. The child then waits to be handed its spec (Start), dies with
+// the calling thread (ParentDeath) or with this process, and is ended
+// by Abandon. Its errors are fserr.IO.
+func Fork(e Early) (*Pending, error) {
+	if e.Clone&(unix.CLONE_NEWPID|unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_VFORK|unix.CLONE_FILES) != 0 {
+		return nil, fserr.New(fserr.InvalidArgument, "rawinit: Clone names namespaces only, and not the PID one (Init)")
 	}
-	if p := s.Layers.DropPrivileges; p != nil {
-		r.drop, r.lastCap = true, p.LastCap
-		r.capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
-	}
-	for _, f := range s.Layers.Filters {
-		prog := append([]unix.SockFilter{}, f...)
-		if len(prog) == 0 {
-			return nil, fserr.New(fserr.InvalidArgument, "rawinit: an empty seccomp program")
-		}
-		r.progs = append(r.progs, prog)
-		r.filters = append(r.filters, unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]})
-	}
-	for _, sig := range forwarded {
-		r.waitSet |= sigBit(sig)
-	}
-	r.chldSet = sigBit(syscall.SIGCHLD)
-	r.caught, r.page = caughtSignals(), uintptr(os.Getpagesize())
-	r.waitSet |= r.chldSet
-	var lim unix.Rlimit
-	r.maxFD = 1 << 16
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < uint64(r.maxFD) {
-		r.maxFD = int(lim.Cur)
-	}
-	if err := r.strings(s); err != nil {
-		return nil, err
-	}
-	if err := r.readyOps(s); err != nil {
-		return nil, err
-	}
-	for _, fd := range s.Files {
-		if fd < -1 {
-			r.kept |= 1 << (-2 - fd)
-			if -2-fd >= len(r.regs) {
-				r.regs = append(r.regs, make([]int, -1-fd-len(r.regs))...)
-				for i := range r.regs {
-					r.regs[i] = -1
-				}
-			}
-		}
-	}
-	if err := r.pipes(s); err != nil {
-		r.closeAll()
+	a, err := newArena()
+	if err != nil {
 		return nil, fserr.Wrap(fserr.IO, "rawinit: "+err.Error(), err)
 	}
-	return r, nil
-}
-
-// sigBit is sig's bit in a kernel sigset.
-func sigBit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
-
-// strings makes s's C strings.
-func (r *readied) strings(s Spec) error {
-	var err error
-	r.argv0, r.dirName = s.Argv[0], s.Dir
-	bad := func(e error) error {
-		return fserr.Wrap(fserr.InvalidArgument, "rawinit: a NUL in the command, its environment or folder", e)
+	p := &Pending{early: e, a: a, r: placeOne[readied](a), parent: -1}
+	r := p.r
+	r.clone = e.Clone | unix.CLONE_FILES | uintptr(syscall.SIGCHLD)
+	if e.Init {
+		r.clone |= unix.CLONE_NEWPID
 	}
-	if r.path, err = syscall.BytePtrFromString(s.Path); err != nil {
-		return bad(err)
+	r.init, r.parentDeath, r.ended, r.parent = e.Init, uintptr(e.ParentDeath), -1, -1
+	r.caught, r.page = caughtSignals(), uintptr(os.Getpagesize())
+	if err := p.pipes(); err != nil {
+		p.closeAll()
+		a.unmap()
+		return nil, fserr.Wrap(fserr.IO, "rawinit: "+err.Error(), err)
 	}
-	if r.argv, err = syscall.SlicePtrFromStrings(s.Argv); err != nil {
-		return bad(err)
+	if err := p.fork(); err != nil {
+		return nil, err
 	}
-	if r.envv, err = syscall.SlicePtrFromStrings(s.Env); err != nil {
-		return bad(err)
-	}
-	if s.Dir != "" {
-		if r.dir, err = syscall.BytePtrFromString(s.Dir); err != nil {
-			return bad(err)
+	if e.Clone&unix.CLONE_NEWUSER != 0 {
+		if err := mapUser(p.pid); err != nil {
+			p.Abandon()
+			return nil, fserr.Wrap(fserr.IO, "user namespace: "+err.Error(), err)
 		}
 	}
-	r.procSource, _ = syscall.BytePtrFromString("proc")
-	r.procTarget, _ = syscall.BytePtrFromString("/proc")
-	return nil
+	return p, nil
 }
 
-// pipes makes the report pipe, the ended pipe of an init and the user
-// namespace's go-ahead, and the base the child moves its own ends to.
-func (r *readied) pipes(s Spec) error {
+// pipes makes the report pipe, an init's ended pipe, the go-ahead and
+// this process's pidfd, which the child watches while it waits.
+func (p *Pending) pipes() error {
+	r := p.r
 	var err error
-	if r.reportR, r.reportW, err = os.Pipe(); err != nil {
+	if p.reportR, p.reportW, err = blockingPipe(); err != nil {
 		return err
 	}
-	r.report = int(r.reportW.Fd())
-	if s.Init {
-		if r.endedR, r.endedW, err = blockingPipe(); err != nil {
+	r.report = int(p.reportW.Fd())
+	if p.early.Init {
+		if p.endedR, p.endedW, err = blockingPipe(); err != nil {
 			return err
 		}
-		r.ended = int(r.endedW.Fd())
+		r.ended = int(p.endedW.Fd())
 	}
-	if s.Clone&unix.CLONE_NEWUSER != 0 {
-		if r.syncRFile, r.syncWFile, err = os.Pipe(); err != nil {
-			return err
-		}
-		r.syncR, r.syncW = int(r.syncRFile.Fd()), int(r.syncWFile.Fd())
+	if p.goR, p.goW, err = blockingPipe(); err != nil {
+		return err
 	}
-	r.base = max(len(r.files), r.report, r.ended, r.syncR, r.syncW) + 1
-	for _, fd := range r.files {
-		r.base = max(r.base, fd+1)
+	r.goR = int(p.goR.Fd())
+	// ENOSYS before Linux 5.3: the child then learns of no end of this
+	// process that comes before its own parent-death signal is set.
+	if fd, err := unix.PidfdOpen(os.Getpid(), 0); err == nil {
+		unix.CloseOnExec(fd)
+		p.parent, r.parent = fd, fd
 	}
 	return nil
 }
@@ -209,9 +202,9 @@ func (r *readied) pipes(s Spec) error {
 // which then hands it to its locked thread, two wake-ups where a read
 // takes one. On this project's bench machine that cut the time from
 // CMD's end to the supervisor's knowing it from 1.66 to 0.51 ms (`exec
-// -- true`, medians of 31 traced calls); the wait for CMD's execve on
-// the report pipe gained nothing measurable the same way and stays on
-// the poller.
+// -- true`, medians of 31 traced calls). The report pipe is read with a
+// timed poll for the hand-over (handOver), which the poller cannot do
+// with a descriptor of a table it shares.
 func blockingPipe() (r, w *os.File, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
@@ -221,71 +214,246 @@ func blockingPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
-// fork forks the first process (forkFirst) and closes the child's ends
-// of the pipes here.
-func (r *readied) fork() (int, error) {
+// fork forks the child (forkFirst) from the calling thread.
+func (p *Pending) fork() error {
 	// What the fork keeps of the thread (its TLS word, its C data) is
 	// the thread's that forks: one thread from the maps' reading on.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	r.unshared = unshared(r.memory())
+	out := unshared()
 	// Under the lock another start's fork takes too: what this fork
-	// leaves out holds that start's values, and is put back before its
-	// fork can run.
+	// leaves out is put back before that fork can run.
 	syscall.ForkLock.Lock()
-	pid, errno := forkFirst(r)
-	r.reshare()
+	pid, errno := forkFirst(p.r, out)
+	reshare(out)
 	syscall.ForkLock.Unlock()
-	for _, f := range []*os.File{r.reportW, r.endedW, r.syncRFile} {
+	if errno != 0 {
+		p.closeAll()
+		p.a.unmap()
+		return fserr.Wrap(fserr.IO, "rawinit: fork: "+errno.Error(), errno)
+	}
+	p.pid = int(pid)
+	return nil
+}
+
+// Start hands s to the child, which must have been forked for it
+// (Fork with s's Early), and returns once CMD was executed, or the error
+// that kept it from running (fserr.IO, naming the step), leaving no
+// process behind. Either way p is used up.
+func (p *Pending) Start(s Spec) (*Process, error) {
+	if p.ended {
+		return nil, fserr.New(fserr.InvalidArgument, "rawinit: a pending first process started twice")
+	}
+	if s.early() != p.early {
+		p.Abandon()
+		return nil, fserr.New(fserr.InvalidArgument, "rawinit: the spec is not the one the first process was forked for")
+	}
+	if err := s.check(); err != nil {
+		p.Abandon()
+		return nil, err
+	}
+	if err := p.ready(s); err != nil {
+		p.Abandon()
+		return nil, err
+	}
+	if err := p.handOver(); err != nil {
+		p.Abandon()
+		return nil, err
+	}
+	err := p.readFailure()
+	p.ended = true
+	p.a.unmap()
+	if err != nil {
+		p.kill()
+		p.closeAll()
+		return nil, err
+	}
+	proc := &Process{pid: p.pid, init: s.Init, ended: p.endedR, done: make(chan struct{})}
+	go proc.reap()
+	return proc, nil
+}
+
+// Fits says s is a spec p was forked for.
+func (p *Pending) Fits(s Spec) bool { return p != nil && !p.ended && s.early() == p.early }
+
+// Abandon ends the child, which never ran CMD, and reaps it; p is used
+// up. It may be called again, and on nil.
+func (p *Pending) Abandon() {
+	if p == nil || p.ended {
+		return
+	}
+	p.ended = true
+	p.kill()
+	p.closeAll()
+	p.a.unmap()
+}
+
+// ready readies s's values in the arena, after the fork's; on an error,
+// nothing is handed over.
+func (p *Pending) ready(s Spec) error {
+	r, a := p.r, p.a
+	r.mountProc, r.setsid, r.ctty = s.MountProc, s.Session, s.Ctty
+	r.files = placeCopy(a, s.Files)
+	r.keyring = s.Layers.JoinKeyring
+	r.rulesets = placeCopy(a, s.Layers.Rulesets)
+	r.blockAll = ^uint64(0)
+	if d := s.Layers.DropPrivileges; d != nil {
+		r.drop, r.lastCap = true, d.LastCap
+		r.capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
+	}
+	r.filters = place[unix.SockFprog](a, len(s.Layers.Filters))
+	for i, f := range s.Layers.Filters {
+		if len(f) == 0 {
+			return fserr.New(fserr.InvalidArgument, "rawinit: an empty seccomp program")
+		}
+		prog := placeCopy(a, f)
+		r.filters[i] = unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	}
+	for _, sig := range forwarded {
+		r.waitSet |= sigBit(sig)
+	}
+	r.chldSet = sigBit(syscall.SIGCHLD)
+	r.waitSet |= r.chldSet
+	var lim unix.Rlimit
+	r.maxFD = 1 << 16
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < uint64(r.maxFD) {
+		r.maxFD = int(lim.Cur)
+	}
+	if err := p.strings(s); err != nil {
+		return err
+	}
+	if err := p.readyOps(s); err != nil {
+		return err
+	}
+	regs := len(r.regs)
+	for _, fd := range s.Files {
+		if fd < -1 {
+			r.kept |= 1 << (-2 - fd)
+			regs = max(regs, -1-fd)
+		}
+	}
+	if regs > len(r.regs) {
+		r.regs = place[int](a, regs)
+		for i := range r.regs {
+			r.regs[i] = -1
+		}
+	}
+	r.base = max(len(r.files), r.report, r.ended, r.goR, r.parent) + 1
+	for _, fd := range r.files {
+		r.base = max(r.base, fd+1)
+	}
+	if a.full {
+		return fserr.New(fserr.InvalidArgument, "rawinit: the command, its environment and the ops take more than the first process's 16 MiB")
+	}
+	return nil
+}
+
+// sigBit is sig's bit in a kernel sigset.
+func sigBit(sig syscall.Signal) uint64 { return 1 << (uint(sig) - 1) }
+
+// strings makes s's C strings.
+func (p *Pending) strings(s Spec) error {
+	r, a := p.r, p.a
+	p.argv0, p.dirName = s.Argv[0], s.Dir
+	for _, v := range [][]string{{s.Path, s.Dir}, s.Argv, s.Env} {
+		for _, str := range v {
+			if strings.IndexByte(str, 0) >= 0 {
+				return fserr.Wrap(fserr.InvalidArgument, "rawinit: a NUL in the command, its environment or folder", syscall.EINVAL)
+			}
+		}
+	}
+	r.path, r.argv, r.envv = a.cstring(s.Path), a.cstrings(s.Argv), a.cstrings(s.Env)
+	if s.Dir != "" {
+		r.dir = a.cstring(s.Dir)
+	}
+	r.procSource, r.procTarget = a.cstring("proc"), a.cstring("/proc")
+	return nil
+}
+
+// handOverPoll is how long the caller waits for the child's hand-over
+// at a time before it looks whether the child is still there: a child
+// killed before it took its table would never close the report pipe,
+// whose write end the caller's table, shared, still holds.
+const handOverPoll = 50 * time.Millisecond
+
+// handOver lets the child go on, and waits until it holds a descriptor
+// table of its own (its first report: stepNone), then closes the
+// child's ends here.
+func (p *Pending) handOver() error {
+	if _, err := p.goW.Write([]byte{1}); err != nil {
+		return fserr.Wrap(fserr.IO, "rawinit: the hand-over: "+err.Error(), err)
+	}
+	fds := []unix.PollFd{{Fd: int32(p.reportR.Fd()), Events: unix.POLLIN}}
+	for {
+		ts := unix.NsecToTimespec(int64(handOverPoll)) // ppoll writes back what was left
+		n, err := unix.Ppoll(fds, &ts, nil)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fserr.Wrap(fserr.IO, "rawinit: the hand-over: "+err.Error(), err)
+		}
+		if n > 0 {
+			break
+		}
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err == nil && info.Signo != 0 {
+			return fserr.New(fserr.IO, "rawinit: the first process ended before its start")
+		}
+	}
+	var buf [8]byte
+	if _, err := io.ReadFull(p.reportR, buf[:]); err != nil {
+		return fserr.New(fserr.IO, "rawinit: the first process ended before its start")
+	}
+	if step := binary.NativeEndian.Uint32(buf[:4]); step != stepNone {
+		return p.failure(step, syscall.Errno(binary.NativeEndian.Uint32(buf[4:])))
+	}
+	for _, f := range []*os.File{p.reportW, p.endedW, p.goR, p.goW} {
 		if f != nil {
 			f.Close()
 		}
 	}
-	if errno != 0 {
-		r.closeAll()
-		return 0, fserr.Wrap(fserr.IO, "rawinit: fork: "+errno.Error(), errno)
+	p.reportW, p.endedW, p.goR, p.goW = nil, nil, nil, nil
+	if p.parent >= 0 {
+		unix.Close(p.parent)
+		p.parent = -1
 	}
-	return int(pid), nil
-}
-
-// release lets the child of a new user namespace go on, its maps written.
-func (r *readied) release() {
-	r.syncWFile.Write([]byte{1})
-	r.syncWFile.Close()
+	return nil
 }
 
 // readFailure reads the report pipe to its end, closed by CMD's execve
 // and the init: nil when nothing was written, else the failure it says.
-func (r *readied) readFailure() error {
+func (p *Pending) readFailure() error {
 	var buf [8]byte
-	n, _ := io.ReadFull(r.reportR, buf[:])
-	r.reportR.Close()
+	n, _ := io.ReadFull(p.reportR, buf[:])
+	p.reportR.Close()
+	p.reportR = nil
 	if n < len(buf) {
 		return nil
 	}
 	step := binary.NativeEndian.Uint32(buf[:4])
 	errno := syscall.Errno(binary.NativeEndian.Uint32(buf[4:]))
-	return r.failure(step, errno)
+	return p.failure(step, errno)
 }
 
-// abandon ends the first process at pid, which never ran CMD or whose
-// start failed, and reaps it.
-func (r *readied) abandon(pid int) {
-	syscall.Kill(pid, syscall.SIGKILL)
+// kill ends the child and reaps it.
+func (p *Pending) kill() {
+	syscall.Kill(p.pid, syscall.SIGKILL)
 	var ws syscall.WaitStatus
 	for {
-		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+		if _, err := syscall.Wait4(p.pid, &ws, 0, nil); err != syscall.EINTR {
 			break
 		}
 	}
-	r.closeAll()
 }
 
-// closeAll closes every pipe end the parent still holds.
-func (r *readied) closeAll() {
-	for _, f := range []*os.File{r.reportR, r.reportW, r.endedR, r.endedW, r.syncRFile, r.syncWFile} {
+// closeAll closes every pipe end and descriptor the caller still holds.
+func (p *Pending) closeAll() {
+	for _, f := range []*os.File{p.reportR, p.reportW, p.endedR, p.endedW, p.goR, p.goW} {
 		if f != nil {
 			f.Close()
 		}
+	}
+	p.reportR, p.reportW, p.endedR, p.endedW, p.goR, p.goW = nil, nil, nil, nil, nil, nil
+	if p.parent >= 0 {
+		unix.Close(p.parent)
+		p.parent = -1
 	}
 }

@@ -10,6 +10,7 @@ import (
 const (
 	stepNone uint32 = iota
 	stepSync
+	stepUnshare
 	stepFiles
 	stepClose
 	stepSetsid
@@ -39,7 +40,8 @@ const (
 // stepWords say what each step was, in the words of the layer it
 // belongs to: the failure's message is these, then the errno's text.
 var stepWords = [stepCount]string{
-	stepSync:             "user namespace: waiting for its maps",
+	stepSync:             "first process: waiting for its start",
+	stepUnshare:          "descriptors: a table of its own",
 	stepFiles:            "descriptors: placing them",
 	stepClose:            "descriptors: closing the others",
 	stepSetsid:           "terminal layer: setsid",
@@ -66,15 +68,15 @@ var stepWords = [stepCount]string{
 // failure is the error of a failed step: the command's name for its
 // execve ("sh: no such file or directory"), the folder for chdir, else
 // the step's words; always fserr.IO, as the session could not start.
-func (r *readied) failure(step uint32, errno syscall.Errno) error {
+func (p *Pending) failure(step uint32, errno syscall.Errno) error {
 	var what string
 	switch {
 	case step >= stepOps:
-		return r.opFailure(int(step-stepOps), errno)
+		return p.opFailure(int(step-stepOps), errno)
 	case step == stepExec:
-		what = r.argv0
+		what = p.argv0
 	case step == stepChdir:
-		what = "chdir " + r.dirName
+		what = "chdir " + p.dirName
 	case step < stepCount && stepWords[step] != "":
 		what = stepWords[step]
 	default:

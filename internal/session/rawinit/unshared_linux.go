@@ -2,10 +2,8 @@ package rawinit
 
 import (
 	"bytes"
-	"cmp"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -19,9 +17,10 @@ import (
 // faults on each shared page it writes while the session runs, and the
 // init holds a copy of everything the supervisor held at the fork, its
 // environment and secrets included. The first process reads nothing of
-// the heap but the readied values and its own stack, so every other
-// anonymous mapping of the caller is left out of the fork
-// (MADV_DONTFORK) and put back in the parent after it.
+// the heap: its values are in the arena, a shared mapping, and its
+// stack is the caller's own. So every anonymous private writable
+// mapping of the caller is left out of the fork (MADV_DONTFORK) and put
+// back in the parent after it.
 
 // span is the memory from lo up to hi.
 type span struct{ lo, hi uintptr }
@@ -34,96 +33,21 @@ const (
 	stackAbove = 4 << 10
 )
 
-// memory lists the heap objects the first process reads, writes or hands
-// to the kernel: the readied struct and everything its fields point to.
-// An object missing here is not in the child: a fault there ends it.
-func (r *readied) memory() []span {
-	var m []span
-	add := func(p unsafe.Pointer, n uintptr) {
-		if p != nil && n > 0 {
-			m = append(m, span{uintptr(p), uintptr(p) + n})
-		}
-	}
-	cstr := func(p *byte) {
-		if p != nil {
-			add(unsafe.Pointer(p), uintptr(len(unsafe.String(p, cstrlen(p))))+1)
-		}
-	}
-	ints := func(s []int) {
-		if len(s) > 0 {
-			add(unsafe.Pointer(&s[0]), uintptr(len(s))*unsafe.Sizeof(s[0]))
-		}
-	}
-	add(unsafe.Pointer(r), unsafe.Sizeof(*r))
-	ints(r.files)
-	ints(r.rulesets)
-	ints(r.regs)
-	for _, p := range []*byte{r.path, r.dir, r.procSource, r.procTarget} {
-		cstr(p)
-	}
-	for _, v := range [][]*byte{r.argv, r.envv} {
-		if len(v) > 0 {
-			add(unsafe.Pointer(&v[0]), uintptr(len(v))*unsafe.Sizeof(v[0]))
-		}
-		for _, p := range v {
-			cstr(p)
-		}
-	}
-	if len(r.filters) > 0 {
-		add(unsafe.Pointer(&r.filters[0]), uintptr(len(r.filters))*unsafe.Sizeof(r.filters[0]))
-	}
-	for _, prog := range r.progs {
-		if len(prog) > 0 {
-			add(unsafe.Pointer(&prog[0]), uintptr(len(prog))*unsafe.Sizeof(prog[0]))
-		}
-	}
-	if len(r.ops) > 0 {
-		add(unsafe.Pointer(&r.ops[0]), uintptr(len(r.ops))*unsafe.Sizeof(r.ops[0]))
-	}
-	for i := range r.ops {
-		o := &r.ops[i]
-		for j := range o.mem {
-			if len(o.mem[j]) > 0 {
-				add(unsafe.Pointer(&o.mem[j][0]), uintptr(len(o.mem[j])))
-			}
-			if o.procBuf[j] != nil {
-				add(unsafe.Pointer(o.procBuf[j]), uintptr(procFDLen))
-			}
-		}
-		if h := o.msg; h != nil {
-			add(unsafe.Pointer(h), unsafe.Sizeof(*h))
-			add(unsafe.Pointer(h.Iov), unsafe.Sizeof(*h.Iov))
-			add(unsafe.Pointer(h.Iov.Base), uintptr(h.Iov.Len))
-			add(unsafe.Pointer(h.Control), uintptr(h.Controllen))
-		}
-	}
-	return m
-}
-
-// cstrlen is the length of the NUL-terminated string at p.
-func cstrlen(p *byte) int {
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return n
-}
-
 // unshared are the pages of the caller's anonymous, private, writable
-// mappings (its heap, the runtime's) that hold none of keep; the fork
-// leaves them out. What stays: the executable's data (an anonymous
+// mappings (its heap, the runtime's); the fork leaves them out. What
+// stays: the arena (shared), the executable's data (an anonymous
 // mapping right after a file's), the named mappings ([stack], [vdso]),
 // the thread's TLS word, which compiled code reads back after a call
 // into assembly, and with a C library the mapping of the thread's C
 // data, where the kernel writes its rseq area as the child first runs.
 // Nil where the thread pointer is not known (only amd64 reads it) or
 // /proc/self/maps cannot be read: the fork then copies everything.
-func unshared(keep []span) []span {
+func unshared() []span {
 	tp, known := threadPointer()
 	if !known {
 		return nil
 	}
-	keep = append(keep, span{tp - 8, tp + 8})
+	keep := []span{{tp - 8, tp + 8}}
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return nil
@@ -133,7 +57,6 @@ func unshared(keep []span) []span {
 		keep[i].lo &^= page - 1
 		keep[i].hi = (keep[i].hi + page - 1) &^ (page - 1)
 	}
-	slices.SortFunc(keep, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	var out []span
 	var prevEnd uintptr
 	prevFile := false
@@ -194,16 +117,17 @@ func caughtSignals() uint64 {
 	return set
 }
 
-// adviseUnshared gives r.unshared the advice, but the pages from
-// stackBelow under sp to stackAbove over it: the first process's stack.
+// adviseUnshared gives the spans of unshared the advice, but the pages
+// from stackBelow under sp to stackAbove over it: the first process's
+// stack.
 //
 //go:nosplit
 //go:norace
 //go:nocheckptr
-func adviseUnshared(r *readied, sp, advice uintptr) {
-	lo, hi := (sp-stackBelow)&^(r.page-1), (sp+stackAbove+r.page-1)&^(r.page-1)
-	for i := 0; i < len(r.unshared); i++ {
-		s := r.unshared[i]
+func adviseUnshared(unshared []span, page, sp, advice uintptr) {
+	lo, hi := (sp-stackBelow)&^(page-1), (sp+stackAbove+page-1)&^(page-1)
+	for i := 0; i < len(unshared); i++ {
+		s := unshared[i]
 		if s.hi <= lo || s.lo >= hi {
 			syscall.RawSyscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, advice)
 			continue
@@ -217,9 +141,9 @@ func adviseUnshared(r *readied, sp, advice uintptr) {
 	}
 }
 
-// reshare puts back in later forks what r's fork left out.
-func (r *readied) reshare() {
-	for _, s := range r.unshared {
+// reshare puts back in later forks what a fork left out.
+func reshare(unshared []span) {
+	for _, s := range unshared {
 		syscall.Syscall(syscall.SYS_MADVISE, s.lo, s.hi-s.lo, unix.MADV_DOFORK)
 	}
 }

@@ -27,8 +27,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == userHelper {
+	switch filepath.Base(os.Args[0]) {
+	case userHelper:
 		os.Exit(runUserHelper())
+	case pendingHelper:
+		os.Exit(runPendingHelper())
 	}
 	os.Exit(m.Run())
 }

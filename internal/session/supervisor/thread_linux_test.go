@@ -66,7 +66,7 @@ var threadCases = []threadCase{
 	{name: "proxy channel not duplicated", free: 1, nilStdin: true, proxy: true, dir: "/",
 		want: "exec: network layer: too many open files"},
 	{name: "an ordinary user's first process not forked", free: -1, userNamespace: true, proxy: true, buffers: true,
-		refuseClone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | uint32(syscall.SIGCHLD), dir: "/",
+		refuseClone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_FILES | uint32(syscall.SIGCHLD), dir: "/",
 		want: "exec: rawinit: fork: operation not permitted"},
 	// After the unshare: the thread cannot go back (setns refused), so
 	// it keeps the session's namespaces and must end, never serve

@@ -56,15 +56,16 @@ const landlockRulePathBeneath = 1
 func MountAPI() error { return mountAPIWhy() }
 
 // StartInUserNamespace starts p's session from the calling thread, which
-// stays in the caller's namespaces: the first process takes a user
-// namespace of its own with the mount one (and the network one where p
-// has it), makes the session there with ops (see above), and runs CMD
-// in dir with files as its descriptors 0 to len(files)-1 (the
-// terminal's slave for p.Terminal's streams). It returns the terminal's
+// stays in the caller's namespaces: the first process (first, forked
+// ahead here, FirstEarly, or forked now) takes a user namespace of its
+// own with the mount one (and the network one where p has it), makes
+// the session there with ops (see above), and runs CMD in dir with
+// files as its descriptors 0 to len(files)-1. It returns the terminal's
 // master where p has one; this process serves the bridge to the proxy
 // at p.ProxyFD. mounts are p.Files compiled for dir (CompileFiles), or
 // nil to compile them here. Its errors name the layer, as Apply's do.
-func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit.Op) (*rawinit.Process, *os.File, error) {
+func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit.Op, first *rawinit.Pending) (*rawinit.Process, *os.File, error) {
+	defer first.Abandon() // nothing once it started
 	c, err := compileSession(p, dir, mounts)
 	if err != nil {
 		return nil, nil, err
@@ -88,12 +89,9 @@ func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit
 			files[fd] = rawinit.FromReg(regSlave)
 		}
 	}
-	clone := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS)
-	if p.Network {
-		clone |= unix.CLONE_NEWNET
-	}
-	first, err := rawinit.Start(rawinit.Spec{
-		Clone: clone, Init: p.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: syscall.SIGKILL,
+	e := FirstEarly(p.Init, p.Network, true)
+	proc, err := startFirst(first, rawinit.Spec{
+		Clone: e.Clone, Init: e.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: e.ParentDeath,
 		Layers: layers, Ops: c.ops,
 		Path: p.Path, Argv: p.Argv, Env: c.env, Dir: dir, Files: files,
 	})
@@ -102,11 +100,11 @@ func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit
 	}
 	master, err := c.receive(p)
 	if err != nil {
-		first.Signal(syscall.SIGKILL)
-		first.Wait()
+		proc.Signal(syscall.SIGKILL)
+		proc.Wait()
 		return nil, nil, fserr.Wrap(fserr.IO, err.Error(), err)
 	}
-	return first, master, nil
+	return proc, master, nil
 }
 
 // compiled is a session compiled into ops: the ops, CMD's environment,

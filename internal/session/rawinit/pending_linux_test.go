@@ -329,3 +329,30 @@ func openDescriptors(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// TestLayersMadeAfterTheFork: a Landlock ruleset made after the fork,
+// at a descriptor above the hand-over's pipes, is the one the first
+// process installs, not one its placing of descriptors wrote over.
+func TestLayersMadeAfterTheFork(t *testing.T) {
+	needRoot(t)
+	in, out := t.TempDir(), t.TempDir()
+	for _, init := range []bool{true, false} {
+		t.Run("init "+strconv.FormatBool(init), func(t *testing.T) {
+			_, start := forkIn(t, Early{Init: init})
+			s, stdout := shell(t, `cd "$1"; echo in > f && echo wrote-in; (echo out > "$2/f") 2>&- || echo refused-out`)
+			s.Argv = append(s.Argv, "sh", in, out)
+			s.Init, s.MountProc = init, init
+			s.Layers = Layers{Rulesets: []int{writableOnly(t, in)}}
+			w := os.NewFile(uintptr(s.Files[1]), "w")
+			p, err := start(s)
+			w.Close()
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			got, _ := io.ReadAll(stdout)
+			if status, _, _ := p.Wait(); status != 0 || string(got) != "wrote-in\nrefused-out\n" {
+				t.Errorf("CMD (status %d) said %q, want wrote-in, refused-out", status, got)
+			}
+		})
+	}
+}

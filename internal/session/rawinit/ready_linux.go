@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -338,8 +339,10 @@ func (p *Pending) ready(s Spec) error {
 			r.regs[i] = -1
 		}
 	}
+	// Above every descriptor the child still uses once it places its
+	// files: the rulesets were made after the fork's pipes, maybe.
 	r.base = max(len(r.files), r.report, r.ended, r.goR, r.parent) + 1
-	for _, fd := range r.files {
+	for _, fd := range slices.Concat(r.files, r.rulesets) {
 		r.base = max(r.base, fd+1)
 	}
 	if a.full {

@@ -122,11 +122,13 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	if beside != nil {
 		beside()
 	}
-	if l.inThread && !l.userNamespace {
-		// The session's namespaces are taken on its thread beside the
+	if l.inThread {
+		// The session's namespaces are taken, or its first process
+		// forked with its own (forkAhead), on its thread beside the
 		// plan, once that is under way: a network namespace's making
-		// alone is about half a millisecond here.
-		l.thread = newSessionThread(l)
+		// alone is about half a millisecond here, a fork with a user
+		// namespace about two.
+		l.thread = newSessionThread(l, s.firstEarly())
 	}
 	return s.startChild(l)
 }

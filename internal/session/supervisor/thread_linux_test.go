@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
+	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -458,4 +459,62 @@ func TestStartFirstGoesBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReleasedThreadEndsItsFirstProcess: an ordinary user's session
+// thread forks the first process ahead of the plan (forkAhead); a
+// session that ends before its start (the launch or the plan failed)
+// releases the thread, which ends that process and reaps it, and
+// closes what it opened for it.
+func TestReleasedThreadEndsItsFirstProcess(t *testing.T) {
+	needRoot(t)
+	before := descriptors()
+	l := &launched{child: exec.Command("/bin/true"), userNamespace: true}
+	l.child.SysProcAttr = &syscall.SysProcAttr{}
+	early := child.FirstEarly(true, true, true)
+	if !forkAhead(early) {
+		t.Fatal("an ordinary user's first process is not forked ahead")
+	}
+	th := newSessionThread(l, early)
+	forked := waitFor(t, func() bool { return len(children(t)) > 0 })
+	th.release()
+	ended := waitFor(t, func() bool { return len(children(t)) == 0 })
+	if !forked {
+		t.Fatal("no first process was forked ahead")
+	}
+	if !ended {
+		t.Fatalf("the first process outlived its released thread: children %v", children(t))
+	}
+	waitFor(t, func() bool { return slices.Equal(descriptors(), before) })
+	if after := descriptors(); !slices.Equal(after, before) {
+		t.Errorf("descriptors before:\n%s\nafter the release:\n%s", strings.Join(before, "\n"), strings.Join(after, "\n"))
+	}
+}
+
+// children are this process's children, by pid, from every thread's.
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err == nil {
+			pids = append(pids, strings.Fields(string(b))...)
+		}
+	}
+	return pids
+}
+
+// waitFor says whether cond came true within ten seconds.
+func waitFor(t *testing.T, cond func() bool) bool {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
 }

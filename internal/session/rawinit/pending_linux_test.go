@@ -35,12 +35,8 @@ func forkIn(t *testing.T, e Early) (*Pending, func(Spec) (*Process, error)) {
 	}
 	fc, specs, sc := make(chan forked, 1), make(chan Spec), make(chan started, 1)
 	go onEndingThread(func() {
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			fc <- forked{nil, err}
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		runtime.LockOSThread() // for good: the thread's mount namespace is the session's
+		if err := privateMounts(); err != nil {
 			fc <- forked{nil, err}
 			return
 		}
@@ -124,80 +120,53 @@ func TestStartGetsWhatCameAfterTheFork(t *testing.T) {
 	}
 }
 
-// TestAbandonLeavesNothing: a first process forked and abandoned is
-// ended and reaped, and the caller holds no descriptor more than
-// before the fork.
-func TestAbandonLeavesNothing(t *testing.T) {
+// TestUnstartedLeavesNothing: a first process that is never started (
+// abandoned, handed a spec it was not forked for, killed while it
+// waits) is ended and reaped, its start fails with the code that says
+// why and within a moment (never waiting on the report pipe its
+// caller's table still holds), and the caller holds no descriptor more
+// than before the fork.
+func TestUnstartedLeavesNothing(t *testing.T) {
 	needRoot(t)
-	before := openDescriptors(t)
-	p, err := Fork(Early{Init: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := p.pid
-	p.Abandon()
-	p.Abandon() // again: nothing
-	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
-		t.Errorf("the abandoned first process %d is still there (kill: %v)", pid, err)
-	}
-	if after := openDescriptors(t); after != before {
-		t.Errorf("%d descriptors open after, %d before", after, before)
-	}
-	if _, err := p.Start(Spec{Init: true, Path: "/bin/true", Argv: []string{"true"}, Ctty: -1}); fserr.CodeOf(err) != fserr.InvalidArgument {
-		t.Errorf("an abandoned first process started: %v", err)
-	}
-}
-
-// TestStartRefusesAnotherSpec: a spec that is not the one the first
-// process was forked for (its namespaces, init or parent death signal)
-// is refused, InvalidArgument, and the first process is ended.
-func TestStartRefusesAnotherSpec(t *testing.T) {
-	needRoot(t)
-	before := openDescriptors(t)
-	p, err := Fork(Early{Init: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := p.pid
-	_, err = p.Start(Spec{Init: false, Path: "/bin/true", Argv: []string{"true"}, Ctty: -1})
-	if fserr.CodeOf(err) != fserr.InvalidArgument {
-		t.Errorf("another spec: %v, want %s", err, fserr.InvalidArgument)
-	}
-	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
-		t.Errorf("the first process %d is still there (kill: %v)", pid, err)
-	}
-	if after := openDescriptors(t); after != before {
-		t.Errorf("%d descriptors open after, %d before", after, before)
-	}
-}
-
-// TestKilledBeforeItsStart: a first process killed while it waits (an
-// out-of-memory kill, a person's kill -9) fails its start with FS_IO
-// within a moment, never hangs on the report pipe its caller's table
-// still holds, and leaves nothing open.
-func TestKilledBeforeItsStart(t *testing.T) {
-	needRoot(t)
-	before := openDescriptors(t)
-	p, err := Fork(Early{Init: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Start(Spec{Init: true, Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Files: []int{0, 1, 2}})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if fserr.CodeOf(err) != fserr.IO || !strings.Contains(err.Error(), "ended before its start") {
-			t.Errorf("Start: %v, want FS_IO: ended before its start", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Start waits for a first process that was killed")
-	}
-	if after := openDescriptors(t); after != before {
-		t.Errorf("%d descriptors open after, %d before", after, before)
+	trueSpec := Spec{Init: true, Path: "/bin/true", Argv: []string{"true"}, Ctty: -1, Files: []int{0, 1, 2}}
+	for _, tc := range []struct {
+		name   string
+		before func(p *Pending)
+		spec   Spec
+		code   fserr.Code
+		words  string
+	}{
+		{"abandoned", func(p *Pending) { p.Abandon(); p.Abandon() }, trueSpec, fserr.InvalidArgument, "started twice"},
+		{"another spec", func(*Pending) {}, Spec{Path: "/bin/true", Argv: []string{"true"}, Ctty: -1}, fserr.InvalidArgument, "not the one"},
+		{"killed while it waits", func(p *Pending) { syscall.Kill(p.pid, syscall.SIGKILL) }, trueSpec, fserr.IO, "ended before its start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := openDescriptors(t)
+			p, err := Fork(Early{Init: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.before(p)
+			done := make(chan error, 1)
+			go func() {
+				_, err := p.Start(tc.spec)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if fserr.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.words) {
+					t.Errorf("Start: %v, want %s: …%s…", err, tc.code, tc.words)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Start waits for a first process that will never report")
+			}
+			if err := syscall.Kill(p.pid, 0); err != syscall.ESRCH {
+				t.Errorf("the first process %d is still there (kill: %v)", p.pid, err)
+			}
+			if after := openDescriptors(t); after != before {
+				t.Errorf("%d descriptors open after, %d before", after, before)
+			}
+		})
 	}
 }
 

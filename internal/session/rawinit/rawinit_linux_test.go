@@ -63,11 +63,7 @@ func startOn(t *testing.T, s Spec, w *os.File, before func() error) (*Process, e
 	c := make(chan started, 1)
 	body := func() {
 		runtime.LockOSThread() // for good: the thread's mount namespace is the session's
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			c <- started{nil, err}
-			return
-		}
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		if err := privateMounts(); err != nil {
 			c <- started{nil, err}
 			return
 		}
@@ -86,6 +82,15 @@ func startOn(t *testing.T, s Spec, w *os.File, before func() error) (*Process, e
 		w.Close() // the test's copy of CMD's output: EOF once the session's are closed
 	}
 	return got.p, got.err
+}
+
+// privateMounts gives the calling thread a mount namespace of its own,
+// its mounts private, as a session's supervisor's thread has.
+func privateMounts() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return err
+	}
+	return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 }
 
 // onEndingThread runs body, which locks its thread for good, on a thread

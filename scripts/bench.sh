@@ -39,11 +39,15 @@
 #                                     # only grep, find, stat and ls under the
 #                                     # usual deny_read list (issue 26): against
 #                                     # grep -rn, find, no list and ls -la;
-#   BENCH_ONLY=peers [BENCH_OUT=FILE] scripts/bench.sh
+#   BENCH_ONLY=peers [BENCH_BASE=REV] [BENCH_OUT=FILE] scripts/bench.sh
 #                                     # only exec's start-up against bubblewrap's
 #                                     # (20 and 50,000 files, root and an ordinary
 #                                     # user) and a no-change go build / go test of
 #                                     # this repository inside against outside;
+#                                     # with BENCH_BASE, REV's build in the same
+#                                     # run too: each start-up row again with it,
+#                                     # in copies of the workspaces of its own, and
+#                                     # this build against REV's directly;
 #                                     # printed, and written to FILE when given
 #                                     # (results.md is left alone)
 #   BENCH_ONLY=trace [BENCH_OUT=FILE] scripts/bench.sh
@@ -946,12 +950,37 @@ for d in range(100):
     for f in range(500):
         open(f"{sys.argv[1]}/d{d}/f{f}.go", "w").write("package d\n")' "$p/ws50k"
 	fi
+	# With BENCH_BASE, REV's build, and copies of the workspaces its rows
+	# use, so that neither build's notes in a workspace are the other's.
+	local base_bin="" base_name=""
+	if [[ -n ${BENCH_BASE:-} ]]; then
+		build_base "$BENCH_BASE"
+		base_bin=$TMP/base/dsh-fs
+		base_name=$(git -C "$REPO" rev-parse --short "$BENCH_BASE")
+		for w in ws20 ws50k; do
+			rm -rf "$p/$w-base" && cp -a "$p/$w" "$p/$w-base"
+		done
+	fi
 	# row NAME WS BIN: one spec entry, bwrap against dsh-fs exec in WS.
 	row() {
 		cat <<JSON
   {"name": "$1: dsh-fs exec -- true against bwrap … true", "loop": 20, "target": 2,
    "plain": {"label": "bwrap", "runs": [["bwrap", "--new-session", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "$2", "$2", "--bind", "/tmp", "/tmp", "--unshare-pid", "--proc", "/proc", "--unshare-net", "--chdir", "$2", "true"]]},
    "dsh": {"label": "dsh-fs exec", "unset": ["DSH_FS_CWD", "DSH_FS_TMP"], "runs": [["$3", "exec", "--cwd", "$2", "--", "true"]]}}
+JSON
+	}
+	# base_rows NAME WS BIN BASE_WS BASE_BIN: with BENCH_BASE, the same
+	# row with REV's build in its own workspace, and this build against
+	# REV's directly; each entry after a comma.
+	base_rows() {
+		[[ -n $base_bin ]] || return 0
+		echo ","
+		row "$1, $base_name" "$4" "$5"
+		echo ","
+		cat <<JSON
+  {"name": "$1: dsh-fs exec -- true, this build against $base_name", "loop": 20, "reference": true,
+   "plain": {"label": "$base_name", "unset": ["DSH_FS_CWD", "DSH_FS_TMP"], "runs": [["$5", "exec", "--cwd", "$4", "--", "true"]]},
+   "dsh": {"label": "this build", "unset": ["DSH_FS_CWD", "DSH_FS_TMP"], "runs": [["$3", "exec", "--cwd", "$2", "--", "true"]]}}
 JSON
 	}
 	# floor_row NAME WS: bwrap against the floor of one Go process.
@@ -965,8 +994,10 @@ JSON
 	{
 		echo "["
 		row "root, 20 files" "$p/ws20" "$BIN"
+		base_rows "root, 20 files" "$p/ws20" "$BIN" "$p/ws20-base" "$base_bin"
 		echo ","
 		row "root, 50,000 files" "$p/ws50k" "$BIN"
+		base_rows "root, 50,000 files" "$p/ws50k" "$BIN" "$p/ws50k-base" "$base_bin"
 		echo ","
 		floor_row "root, 20 files" "$p/ws20"
 		echo "]"
@@ -981,12 +1012,22 @@ JSON
 		chown "$uid:$uid" "/run/user/$uid" && chmod 0700 "/run/user/$uid"
 		for w in ws20 ws50k; do [[ -d $up/$w ]] || cp -a "$p/$w" "$up/$w"; done
 		cp "$BIN" "$up/dsh-fs" && cp "$RUNNER" "$up/benchrun" && cp "$FLOOR_SESSION" "$up/floor-session"
+		local ubase=""
+		if [[ -n $base_bin ]]; then
+			ubase=$up/dsh-fs-base
+			cp "$base_bin" "$ubase"
+			for w in ws20 ws50k; do
+				rm -rf "$up/$w-base" && cp -a "$p/$w-base" "$up/$w-base"
+			done
+		fi
 		chown -R "$uid:$uid" "$up"
 		{
 			echo "["
 			row "ordinary user, 20 files" "$up/ws20" "$up/dsh-fs"
+			base_bin=$ubase base_rows "ordinary user, 20 files" "$up/ws20" "$up/dsh-fs" "$up/ws20-base" "$ubase"
 			echo ","
 			row "ordinary user, 50,000 files" "$up/ws50k" "$up/dsh-fs"
+			base_bin=$ubase base_rows "ordinary user, 50,000 files" "$up/ws50k" "$up/dsh-fs" "$up/ws50k-base" "$ubase"
 			echo ","
 			FLOOR_SESSION=$up/floor-session floor_row "ordinary user, 20 files" "$up/ws20"
 			echo "]"
@@ -1024,6 +1065,10 @@ JSON
 		echo "20 invocations a sample; bwrap with Codex's and Claude Code's argument set (--ro-bind / /, the"
 		echo "workspace and /tmp bound, --dev /dev, --proc /proc, --unshare-pid, --unshare-net, --new-session,"
 		echo "--die-with-parent). Target: ≤ 2× bwrap, not growing with the workspace."
+		if [[ -n $base_bin ]]; then
+			echo "Rows naming $base_name are that build's (BENCH_BASE), each in copies of the workspaces of its"
+			echo "own, in the same run; \"this build against $base_name\" pairs the two builds directly."
+		fi
 		echo
 		cat "$p/root-table.md"
 		echo

@@ -157,48 +157,20 @@ func readyLayers(p plan.Plan, writes func() (int, error)) (rawinit.Layers, error
 // Start starts the session's first process from the calling thread,
 // the one Apply ran on, with r's layers: CMD of p, in dir, with files as
 // its descriptors 0 to len(files)-1 (the terminal's slave in place of
-// each of p.Terminal's streams). first, when not nil, is the first
-// process forked ahead from this thread (FirstEarly), used up here. It
-// returns once CMD runs, or with why it could not.
-func Start(p plan.Plan, r Readied, dir string, files []int, first *rawinit.Pending) (*rawinit.Process, error) {
+// each of p.Terminal's streams). It returns once CMD runs, or with why
+// it could not.
+func Start(p plan.Plan, r Readied, dir string, files []int) (*rawinit.Process, error) {
 	files = slices.Clone(files)
 	if t := p.Terminal; t != nil && r.Slave != nil {
 		for _, fd := range t.Streams {
 			files[fd] = int(r.Slave.Fd())
 		}
 	}
-	e := FirstEarly(p.Init, p.Network, false)
-	return startFirst(first, rawinit.Spec{
-		Clone: e.Clone, Init: e.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: e.ParentDeath,
+	return rawinit.Start(rawinit.Spec{
+		Init: p.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: syscall.SIGKILL,
 		Layers: r.Layers,
 		Path:   p.Path, Argv: p.Argv, Env: r.Env, Dir: dir, Files: files,
 	})
-}
-
-// FirstEarly is what the first process of a session is forked with
-// (rawinit.Fork), known before its plan: whether it is the init of a
-// PID namespace of its own, and, where it takes a user namespace of its
-// own (StartInUserNamespace), that one, a mount one and, with network,
-// a network one. It dies with the thread that forks it.
-func FirstEarly(init, network, userNamespace bool) rawinit.Early {
-	e := rawinit.Early{Init: init, ParentDeath: syscall.SIGKILL}
-	if userNamespace {
-		e.Clone = unix.CLONE_NEWUSER | unix.CLONE_NEWNS
-		if network {
-			e.Clone |= unix.CLONE_NEWNET
-		}
-	}
-	return e
-}
-
-// startFirst starts s's first process: first, forked ahead for it, or,
-// where there is none or it was forked for another spec, one forked now.
-func startFirst(first *rawinit.Pending, s rawinit.Spec) (*rawinit.Process, error) {
-	if first.Fits(s) {
-		return first.Start(s)
-	}
-	first.Abandon()
-	return rawinit.Start(s)
 }
 
 // startBridge starts, in the session's network namespace, the bridge

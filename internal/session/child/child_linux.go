@@ -86,7 +86,7 @@ func Run() int {
 	if err != nil {
 		return fail(fserr.IO, "the working folder: "+err.Error())
 	}
-	proc, err := Start(spec, r, wd, []int{0, 1, 2, BrokerFD}, nil)
+	proc, err := Start(spec, r, wd, []int{0, 1, 2, BrokerFD})
 	if err != nil {
 		return fail(fserr.CodeOf(err), err.Error())
 	}

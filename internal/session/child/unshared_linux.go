@@ -55,9 +55,21 @@ const landlockRulePathBeneath = 1
 // is then started by the child (Run).
 func MountAPI() error { return mountAPIWhy() }
 
+// UserNamespaceEarly is what StartInUserNamespace's first process is
+// forked with (rawinit.Fork), known before the plan: the init of a PID
+// namespace of its own or not, its user and mount namespaces and, with
+// network, a network one; it dies with the thread that forks it.
+func UserNamespaceEarly(init, network bool) rawinit.Early {
+	e := rawinit.Early{Clone: unix.CLONE_NEWUSER | unix.CLONE_NEWNS, Init: init, ParentDeath: syscall.SIGKILL}
+	if network {
+		e.Clone |= unix.CLONE_NEWNET
+	}
+	return e
+}
+
 // StartInUserNamespace starts p's session from the calling thread, which
 // stays in the caller's namespaces: the first process (first, forked
-// ahead here, FirstEarly, or forked now) takes a user namespace of its
+// ahead here with UserNamespaceEarly, or forked now) takes a user namespace of its
 // own with the mount one (and the network one where p has it), makes
 // the session there with ops (see above), and runs CMD in dir with
 // files as its descriptors 0 to len(files)-1. It returns the terminal's
@@ -89,7 +101,7 @@ func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit
 			files[fd] = rawinit.FromReg(regSlave)
 		}
 	}
-	e := FirstEarly(p.Init, p.Network, true)
+	e := UserNamespaceEarly(p.Init, p.Network)
 	proc, err := startFirst(first, rawinit.Spec{
 		Clone: e.Clone, Init: e.Init, MountProc: p.Init, Session: true, Ctty: p.Ctty, ParentDeath: e.ParentDeath,
 		Layers: layers, Ops: c.ops,
@@ -105,6 +117,16 @@ func StartInUserNamespace(p plan.Plan, dir string, files []int, mounts []rawinit
 		return nil, nil, fserr.Wrap(fserr.IO, err.Error(), err)
 	}
 	return proc, master, nil
+}
+
+// startFirst starts s's first process: first, forked ahead for it, or,
+// where there is none or it was forked for another spec, one forked now.
+func startFirst(first *rawinit.Pending, s rawinit.Spec) (*rawinit.Process, error) {
+	if first.Fits(s) {
+		return first.Start(s)
+	}
+	first.Abandon()
+	return rawinit.Start(s)
 }
 
 // compiled is a session compiled into ops: the ops, CMD's environment,

@@ -44,12 +44,6 @@ func (a *arena) unmap() {
 	}
 }
 
-// holds says the n bytes at address p lie in the arena.
-func (a *arena) holds(p, n uintptr) bool {
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(a.mem)))
-	return p >= lo && p+n <= lo+uintptr(len(a.mem))
-}
-
 // place is n zeroed values of T in a; where they do not fit, on the heap,
 // and a is marked full.
 func place[T any](a *arena, n int) []T {

@@ -201,19 +201,18 @@ const procFDLen = len(procFDPrefix) + 12
 // stepOps is the first op's step; op i is stepOps+i.
 const stepOps uint32 = 1 << 16
 
-// readyOps readies s.Ops in the arena: its ops, its registers and what
-// they point to.
-func (p *Pending) readyOps(s Spec) error {
+// readyOps readies s.Ops in the arena, and what they point to, and
+// says how many registers they name.
+func (p *Pending) readyOps(s Spec) (regs int, err error) {
 	r, a := p.r, p.a
 	p.opSpec = s.Ops
 	if len(s.Ops) == 0 {
-		return nil
+		return 0, nil
 	}
 	if len(s.Ops) >= 1<<15 {
-		return fserr.New(fserr.InvalidArgument, "rawinit: too many ops")
+		return 0, fserr.New(fserr.InvalidArgument, "rawinit: too many ops")
 	}
 	r.ops = place[rop](a, len(s.Ops))
-	regs := 0
 	reg := func(i int) bool {
 		regs = max(regs, i+1)
 		return i >= 0 && i < MaxRegisters
@@ -221,8 +220,8 @@ func (p *Pending) readyOps(s Spec) error {
 	for i, o := range s.Ops {
 		ro := &r.ops[i]
 		*ro = rop{kind: o.Kind, nr: o.Nr, result: o.Result, skipOn: uintptr(o.SkipOn), skip: o.Skip, reg: o.Reg, types: o.Types, empty: o.Empty}
-		bad := func(why string) error {
-			return fserr.New(fserr.InvalidArgument, "rawinit: op "+strconv.Itoa(i)+" ("+o.Words+"): "+why)
+		bad := func(why string) (int, error) {
+			return 0, fserr.New(fserr.InvalidArgument, "rawinit: op "+strconv.Itoa(i)+" ("+o.Words+"): "+why)
 		}
 		switch o.Kind {
 		case OpCall:
@@ -287,11 +286,7 @@ func (p *Pending) readyOps(s Spec) error {
 			r.ops[i].into = unsafe.Pointer(&r.ops[at.Op].mem[at.Arg][at.Offset])
 		}
 	}
-	r.regs = place[int](a, regs)
-	for i := range r.regs {
-		r.regs[i] = -1
-	}
-	return nil
+	return regs, nil
 }
 
 // storable reports whether at is 4 aligned bytes of an op's Bytes

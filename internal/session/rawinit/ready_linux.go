@@ -323,21 +323,19 @@ func (p *Pending) ready(s Spec) error {
 	if err := p.strings(s); err != nil {
 		return err
 	}
-	if err := p.readyOps(s); err != nil {
+	regs, err := p.readyOps(s)
+	if err != nil {
 		return err
 	}
-	regs := len(r.regs)
 	for _, fd := range s.Files {
 		if fd < -1 {
 			r.kept |= 1 << (-2 - fd)
 			regs = max(regs, -1-fd)
 		}
 	}
-	if regs > len(r.regs) {
-		r.regs = place[int](a, regs)
-		for i := range r.regs {
-			r.regs[i] = -1
-		}
+	r.regs = place[int](a, regs)
+	for i := range r.regs {
+		r.regs[i] = -1
 	}
 	// Above every descriptor the child still uses once it places its
 	// files: the rulesets were made after the fork's pipes, maybe.

@@ -59,6 +59,12 @@ func TestArenaHoldsEverything(t *testing.T) {
 	}
 }
 
+// holds says the n bytes at address p lie in the arena.
+func (a *arena) holds(p, n uintptr) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(a.mem)))
+	return p >= lo && p+n <= lo+uintptr(len(a.mem))
+}
+
 // walk fails t for every address in v that is not in a, following those
 // that are.
 func walk(t *testing.T, a *arena, path string, v reflect.Value) {

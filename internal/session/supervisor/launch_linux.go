@@ -124,11 +124,11 @@ func (s *supervisor) launch(mounts bool, beside func()) error {
 	}
 	if l.inThread {
 		// The session's namespaces are taken, or its first process
-		// forked with its own (forkAhead), on its thread beside the
+		// forked with its own (firstAhead), on its thread beside the
 		// plan, once that is under way: a network namespace's making
 		// alone is about half a millisecond here, a fork with a user
 		// namespace about two.
-		l.thread = newSessionThread(l, s.firstEarly())
+		l.thread = newSessionThread(l, firstAhead(l.userNamespace, s.rec.Shell.ProcessesHeld, s.rec.Shell.NetworkNamespaced))
 	}
 	return s.startChild(l)
 }

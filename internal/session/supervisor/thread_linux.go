@@ -96,7 +96,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		l.handover, l.ended = nil, nil
 	}
 	if l.thread == nil {
-		l.thread = newSessionThread(l, child.FirstEarly(spec.Init, spec.Network, l.userNamespace))
+		l.thread = newSessionThread(l, firstAhead(l.userNamespace, spec.Init, spec.Network))
 	}
 	started := make(chan error, 1)
 	l.threadEnded, l.threadGone = make(chan threadEnd, 1), make(chan struct{})
@@ -109,7 +109,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 		case l.userNamespace:
 			first, master, err = child.StartInUserNamespace(spec, l.child.Dir, files, l.mounts, forked)
 		default:
-			first, master, err = applyAndStart(spec, l.child.Dir, files, forked)
+			first, master, err = applyAndStart(spec, l.child.Dir, files)
 		}
 		// Once the first process holds the session's namespaces, the
 		// thread goes back to the supervisor's (startFirst).
@@ -154,7 +154,7 @@ func (s *supervisor) startInThread(spec plan.Plan) error {
 // sessionThread is the thread a session starts from (startInThread),
 // readied as soon as the launch knows the session's namespaces: beside
 // the plan, it takes them (enterNamespaces) and, where that pays
-// (forkAhead), forks the session's first process (rawinit.Fork), which
+// (firstAhead), forks the session's first process (rawinit.Fork), which
 // waits for its spec; then it waits for the start it is handed, or for
 // its release.
 type sessionThread struct {
@@ -162,30 +162,29 @@ type sessionThread struct {
 	release func()
 }
 
-// forkAhead says whether the session's first process is forked beside
-// the plan (rawinit.Fork) rather than once it is applied: where the fork
-// makes a user namespace, with its maps, a mount and a network one (an
-// ordinary user's session), about 2 ms here, which beside the plan took
-// 4-7 % off the whole start (farm-bench, 100 pairs, four runs: wall
-// 0.962, 0.933, 0.940, 0.930). Root's fork, from a thread already in the
-// session's namespaces, gained nothing there (1.017, 1.010, 1.010,
-// 1.025), nor forked once the plan was done (1.010, 1.002, 1.043, 0.994):
-// the plan keeps both processors busy, and a fork beside it only moves
-// its cost.
-func forkAhead(early rawinit.Early) bool { return early.Clone&unix.CLONE_NEWUSER != 0 }
-
-// firstEarly is what the session's first process is forked with ahead
-// of its plan (child.FirstEarly): what the launch decided of its PID,
-// network and user namespaces.
-func (s *supervisor) firstEarly() rawinit.Early {
-	return child.FirstEarly(s.rec.Shell.ProcessesHeld, s.rec.Shell.NetworkNamespaced, s.launched.userNamespace)
+// firstAhead is what the session's first process is forked with beside
+// the plan (rawinit.Fork), or nil where it is forked once the plan is
+// applied. Ahead where the fork makes a user namespace, with its maps,
+// a mount and a network one (an ordinary user's session): about 2 ms
+// here, which beside the plan took 4-7 % off the whole start
+// (farm-bench, 100 pairs, four runs: wall 0.962, 0.933, 0.940, 0.930).
+// Root's fork, from a thread already in the session's namespaces,
+// gained nothing there (1.017, 1.010, 1.010, 1.025), nor forked once the
+// plan was done (1.010, 1.002, 1.043, 0.994): the plan keeps both
+// processors busy, and a fork beside it only moves its cost.
+func firstAhead(userNamespace, init, network bool) *rawinit.Early {
+	if !userNamespace {
+		return nil
+	}
+	e := child.UserNamespaceEarly(init, network)
+	return &e
 }
 
 // newSessionThread readies the thread of l's session: locked for good,
 // in namespaces of its own for the flags of l's child, at its folder;
 // none for a first process that takes a user namespace of its own
 // (child.StartInUserNamespace), whose thread only forks.
-func newSessionThread(l *launched, early rawinit.Early) *sessionThread {
+func newSessionThread(l *launched, ahead *rawinit.Early) *sessionThread {
 	flags := l.child.SysProcAttr.Unshareflags | l.child.SysProcAttr.Cloneflags&unix.CLONE_NEWNET
 	if l.userNamespace {
 		flags = 0
@@ -203,10 +202,10 @@ func newSessionThread(l *launched, early rawinit.Early) *sessionThread {
 			}
 		}
 		var forked *rawinit.Pending
-		if err == nil && forkAhead(early) {
+		if err == nil && ahead != nil {
 			// Where the fork fails now, the start forks again, and
 			// says why if it fails then.
-			forked, _ = rawinit.Fork(early)
+			forked, _ = rawinit.Fork(*ahead)
 		}
 		// The start handed over (startInThread) is given why the thread
 		// could not take the namespaces, the first process forked, and
@@ -255,7 +254,7 @@ func startFirst(spec plan.Plan, flags uintptr, dir string, files []int) (*rawini
 		return nil, nil, err
 	}
 	defer back()
-	return applyAndStart(spec, dir, files, nil)
+	return applyAndStart(spec, dir, files)
 }
 
 // enterNamespaces takes namespaces of its own for flags on the calling
@@ -285,17 +284,16 @@ func enterNamespaces(flags uintptr, dir string) (back func(), err error) {
 }
 
 // applyAndStart applies spec on the calling thread, in the session's
-// namespaces (enterNamespaces), and starts the session's first process
-// from it: forked, when not nil, forked ahead there, in those namespaces.
-func applyAndStart(spec plan.Plan, dir string, files []int, forked *rawinit.Pending) (*rawinit.Process, *os.File, error) {
+// namespaces (enterNamespaces), and forks the session's first process
+// from it (startFirst).
+func applyAndStart(spec plan.Plan, dir string, files []int) (*rawinit.Process, *os.File, error) {
 	mark("thread-namespaces")
-	defer forked.Abandon() // nothing once it started
 	r, err := child.Apply(spec)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer r.Close()
-	first, err := child.Start(spec, r, dir, files, forked)
+	first, err := child.Start(spec, r, dir, files)
 	if err != nil {
 		if r.Master != nil {
 			r.Master.Close()

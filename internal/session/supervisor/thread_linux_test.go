@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dshfs/dsh-fs/internal/fserr"
-	"github.com/dshfs/dsh-fs/internal/session/child"
 	"github.com/dshfs/dsh-fs/internal/session/plan"
 )
 
@@ -462,7 +461,7 @@ func TestStartFirstGoesBack(t *testing.T) {
 }
 
 // TestReleasedThreadEndsItsFirstProcess: an ordinary user's session
-// thread forks the first process ahead of the plan (forkAhead); a
+// thread forks the first process ahead of the plan (firstAhead); a
 // session that ends before its start (the launch or the plan failed)
 // releases the thread, which ends that process and reaps it, and
 // closes what it opened for it.
@@ -471,11 +470,11 @@ func TestReleasedThreadEndsItsFirstProcess(t *testing.T) {
 	before := descriptors()
 	l := &launched{child: exec.Command("/bin/true"), userNamespace: true}
 	l.child.SysProcAttr = &syscall.SysProcAttr{}
-	early := child.FirstEarly(true, true, true)
-	if !forkAhead(early) {
+	ahead := firstAhead(true, true, true)
+	if ahead == nil {
 		t.Fatal("an ordinary user's first process is not forked ahead")
 	}
-	th := newSessionThread(l, early)
+	th := newSessionThread(l, ahead)
 	forked := waitFor(t, func() bool { return len(children(t)) > 0 })
 	th.release()
 	ended := waitFor(t, func() bool { return len(children(t)) == 0 })

@@ -325,3 +325,43 @@ func TestLayersMadeAfterTheFork(t *testing.T) {
 		})
 	}
 }
+
+// TestReportAfterALook: a first process that reports its hand-over and
+// ends (CMD ran and exited) between the caller's look at the report pipe
+// and its look at the process is started, not taken for one that died
+// first: the pipe is looked at once more. Here the report is written as
+// the process's end is looked at.
+func TestReportAfterALook(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	c.Control(func(fd uintptr) {
+		waitErr = awaitReport(int(fd), func() bool {
+			w.Write(make([]byte, 8)) // the hand-over's report, then the end
+			return true
+		})
+	})
+	if waitErr != nil {
+		t.Errorf("a report written before the end was seen: %v", waitErr)
+	}
+	// With no report at all, the end is the answer.
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	defer w2.Close()
+	c2, _ := r2.SyscallConn()
+	c2.Control(func(fd uintptr) { waitErr = awaitReport(int(fd), func() bool { return true }) })
+	if fserr.CodeOf(waitErr) != fserr.IO {
+		t.Errorf("no report and the end seen: %v, want FS_IO", waitErr)
+	}
+}

@@ -384,20 +384,8 @@ func (p *Pending) handOver() error {
 	if _, err := p.goW.Write([]byte{1}); err != nil {
 		return fserr.Wrap(fserr.IO, "rawinit: the hand-over: "+err.Error(), err)
 	}
-	fds := []unix.PollFd{{Fd: int32(p.reportR.Fd()), Events: unix.POLLIN}}
-	for {
-		ts := unix.NsecToTimespec(int64(handOverPoll)) // ppoll writes back what was left
-		n, err := unix.Ppoll(fds, &ts, nil)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fserr.Wrap(fserr.IO, "rawinit: the hand-over: "+err.Error(), err)
-		}
-		if n > 0 {
-			break
-		}
-		var info unix.Siginfo
-		if err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err == nil && info.Signo != 0 {
-			return fserr.New(fserr.IO, "rawinit: the first process ended before its start")
-		}
+	if err := awaitReport(int(p.reportR.Fd()), p.exited); err != nil {
+		return err
 	}
 	var buf [8]byte
 	if _, err := io.ReadFull(p.reportR, buf[:]); err != nil {
@@ -417,6 +405,38 @@ func (p *Pending) handOver() error {
 		p.parent = -1
 	}
 	return nil
+}
+
+// awaitReport waits until the report pipe at fd has something to read,
+// looking at each handOverPoll whether the child ended: one that ended
+// with nothing there never reports. Its report may have come between a
+// look at the pipe and one at its end, so the pipe is looked at once
+// more after the end is seen.
+func awaitReport(fd int, ended func() bool) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for gone := false; ; {
+		ts := unix.NsecToTimespec(int64(handOverPoll)) // ppoll writes back what was left
+		if gone {
+			ts = unix.Timespec{}
+		}
+		n, err := unix.Ppoll(fds, &ts, nil)
+		switch {
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return fserr.Wrap(fserr.IO, "rawinit: the hand-over: "+err.Error(), err)
+		case n > 0:
+			return nil
+		case gone:
+			return fserr.New(fserr.IO, "rawinit: the first process ended before its start")
+		}
+		gone = ended()
+	}
+}
+
+// exited says whether the child has ended, without reaping it.
+func (p *Pending) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo != 0
 }
 
 // readFailure reads the report pipe to its end, closed by CMD's execve

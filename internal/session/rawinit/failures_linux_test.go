@@ -171,6 +171,11 @@ func TestPrivilegesAndTerminalFailures(t *testing.T) {
 			func(t *testing.T) []unix.SockFilter {
 				return refusing(t, unix.SYS_PRCTL, 0, unix.PR_SET_NO_NEW_PRIVS, syscall.EPERM)
 			}, "kernel calls: no_new_privs: operation not permitted", syscall.EPERM},
+		{"a descriptor table of its own", func(t *testing.T, s *Spec) {}, func(t *testing.T) []unix.SockFilter {
+			// At the hand-over, while it still shares the caller's
+			// table: its report is the failure, and nothing is closed.
+			return refusing(t, unix.SYS_UNSHARE, 0, unix.CLONE_FILES, syscall.EPERM)
+		}, "descriptors: a table of its own: operation not permitted", syscall.EPERM},
 		{"a descriptor not open", func(t *testing.T, s *Spec) { s.Files[0] = 987 }, nil,
 			"descriptors: placing them: bad file descriptor", syscall.EBADF},
 		{"the others not closed", func(t *testing.T, s *Spec) {}, func(t *testing.T) []unix.SockFilter {
